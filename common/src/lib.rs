@@ -1,0 +1,63 @@
+//! What two or more labs share.
+//!
+//! - [`check_cuda!`] (CHECK_CUDA of the slides): every CUDA call is checked where it is made and a
+//!   failure names the call, file:line and CUDA's error name and text.
+//! - [`gpu::Gpu`]: driver, device, context; a missing GPU or driver is one clear error.
+//! - [`device_info::DeviceInfo`]: the header each lab prints, and the limits flags are checked against.
+//! - [`timing`]: CUDA events, warm-up, median: the slides' "GPU time in ms".
+//! - [`verify`]: random inputs, poisoned outputs, relative error, `Result = PASS`.
+//! - [`ptxas_view`]: `--ptxas`, the compiler's report beside the driver's view.
+//! - [`cli::run_lab`]: one `main` for all labs; errors end as one line and exit code 1.
+//! - [`integrand`]: the functions lab-simpson and lab-dynamic-parallel integrate.
+//!
+//! From the CUDA runtime calls on the slides to what the labs call (cust 0.3.2, Driver API):
+//!
+//! | slide (runtime API)              | here                                                   |
+//! |----------------------------------|--------------------------------------------------------|
+//! | `cudaMalloc` + `cudaMemcpy`      | `DeviceBuffer::from_slice`, `copy_from`, `copy_to`     |
+//! | `kernel<<<grid, block, sh, s>>>` | `launch!(kernel<<<grid, block, sh, s>>>(...))`         |
+//! | `cudaDeviceSynchronize`          | `stream.synchronize()` / `Context::synchronize()`      |
+//! | `cudaEventRecord`, `...Elapsed`  | [`timing::time_on_stream`]                             |
+//! | `cudaMemcpyToSymbol`             | `module.get_global(name)?.copy_from(..)`               |
+//! | `cudaGetDeviceProperties`        | [`device_info::DeviceInfo::query`]                     |
+//!
+//! Traps of cust 0.3.2 this crate works around: its `CUresult` is a CUDA 11.4 enum, so calls it does
+//! not wrap are declared in [`raw`] with `i32` results; `Module::get_global::<T>` panics unless
+//! `size_of::<T>()` equals the symbol's size, so the Rust type must match the CUDA declaration.
+
+pub mod cli;
+pub mod device_info;
+pub mod error;
+pub mod gpu;
+pub mod integrand;
+pub mod ptxas_view;
+pub mod raw;
+pub mod timing;
+pub mod verify;
+
+/// `1.5 GiB`, `48.0 KiB`, `512 B`: sizes as people read them.
+pub fn format_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
+    if bytes < 1024 {
+        return format!("{bytes} B");
+    }
+    let mut value = bytes as f64 / 1024.0;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    format!("{value:.1} {}", UNITS[unit])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_bytes_in_binary_units() {
+        assert_eq!(format_bytes(512), "512 B");
+        assert_eq!(format_bytes(48 * 1024), "48.0 KiB");
+        assert_eq!(format_bytes(141 * 1024 * 1024 * 1024), "141.0 GiB");
+    }
+}

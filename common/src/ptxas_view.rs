@@ -1,0 +1,65 @@
+//! `--ptxas`: the compiler's report of a kernel as the slides show it, beside what the driver says of
+//! the loaded kernel, and the slide's register arithmetic for this GPU.
+
+use anyhow::{Context as _, Result};
+use cust::function::{BlockSize, Function, FunctionAttribute};
+use kernels::KernelImage;
+
+use crate::check_cuda;
+use crate::device_info::DeviceInfo;
+
+/// Prints the report of `kernel_name` from `image`, the driver's attributes of `function` (the same
+/// kernel, loaded), and what `threads_per_block` means for registers and blocks per multiprocessor.
+pub fn print_ptxas(
+    image: &KernelImage,
+    kernel_name: &str,
+    function: &Function,
+    info: &DeviceInfo,
+    threads_per_block: u32,
+) -> Result<()> {
+    let report = image.report().with_context(|| format!("reading the ptxas report of {}", image.source))?;
+    let resources = report
+        .function(kernel_name)
+        .with_context(|| format!("{kernel_name} is not in the ptxas report of {}", image.source))?;
+    let defines: String = image.defines.iter().map(|d| format!(" -D{d}")).collect();
+    println!("$ nvcc -arch={}{defines} --ptxas-options=-v {}", kernels::TARGET_ARCH, image.source);
+    for line in &resources.lines {
+        println!("{line}");
+    }
+
+    let attribute = |which| -> Result<i32> { Ok(check_cuda!(function.get_attribute(which))?) };
+    let registers = attribute(FunctionAttribute::NumRegisters)?;
+    println!("The driver's view of the loaded kernel {kernel_name}:");
+    println!("  registers per thread       {registers}");
+    println!("  local memory per thread    {} bytes", attribute(FunctionAttribute::LocalSizeBytes)?);
+    println!("  static shared memory       {} bytes", attribute(FunctionAttribute::SharedMemorySizeBytes)?);
+    println!("  constant memory            {} bytes", attribute(FunctionAttribute::ConstSizeBytes)?);
+    println!("  max threads per block      {}", attribute(FunctionAttribute::MaxThreadsPerBlock)?);
+
+    let blocks = check_cuda!(function.max_active_blocks_per_multiprocessor(BlockSize::x(threads_per_block), 0))?;
+    println!("{}", register_arithmetic(info, registers as u32, threads_per_block, blocks));
+    Ok(())
+}
+
+/// The slide's reasoning ("32768 registers per block: 1024 threads leave 32 registers each") for this
+/// GPU and kernel. The driver's occupancy figure `driver_blocks` is the authority: it also counts the
+/// allocation granularity, shared memory and the per-multiprocessor block limit.
+fn register_arithmetic(info: &DeviceInfo, registers: u32, threads_per_block: u32, driver_blocks: u32) -> String {
+    let full = info.max_threads_per_block;
+    let per_thread_at_full = info.registers_per_block / full;
+    let per_block = registers * threads_per_block;
+    let by_registers = info.registers_per_multiprocessor / per_block.max(1);
+    format!(
+        "Registers: {} per block / {full} threads = {per_thread_at_full} per thread at full block size; \
+         this kernel uses {registers}.\n\
+         A block of {threads_per_block} threads needs {registers} x {threads_per_block} = {per_block} registers; \
+         {} registers per multiprocessor hold {by_registers} such blocks.\n\
+         Occupancy (driver): {driver_blocks} blocks of {threads_per_block} = {} threads per multiprocessor \
+         (at most {}), {:.0}% occupancy.",
+        info.registers_per_block,
+        info.registers_per_multiprocessor,
+        driver_blocks * threads_per_block,
+        info.max_threads_per_multiprocessor,
+        100.0 * f64::from(driver_blocks * threads_per_block) / f64::from(info.max_threads_per_multiprocessor),
+    )
+}

@@ -1,0 +1,100 @@
+//! GPU timing with CUDA events, as the slides time: events recorded on the working stream around the
+//! work, so the numbers are device time, not host time. Warm-up runs first (module load and first-touch
+//! costs stay out), then every repetition gets its own pair of events and the median is reported.
+
+use std::fmt;
+
+use anyhow::{ensure, Result};
+use cust::event::{Event, EventFlags};
+use cust::stream::Stream;
+
+use crate::check_cuda;
+
+/// Times of the repetitions of one piece of GPU work, in milliseconds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Timing {
+    pub samples_ms: Vec<f64>,
+}
+
+impl Timing {
+    pub fn median_ms(&self) -> f64 {
+        let mut sorted = self.samples_ms.clone();
+        sorted.sort_by(f64::total_cmp);
+        let middle = sorted.len() / 2;
+        if sorted.len() % 2 == 0 {
+            (sorted[middle - 1] + sorted[middle]) / 2.0
+        } else {
+            sorted[middle]
+        }
+    }
+
+    pub fn min_ms(&self) -> f64 {
+        self.samples_ms.iter().copied().fold(f64::INFINITY, f64::min)
+    }
+
+    pub fn max_ms(&self) -> f64 {
+        self.samples_ms.iter().copied().fold(f64::NEG_INFINITY, f64::max)
+    }
+}
+
+/// `GPU time in ms: 1.234 (median of 10, min 1.200, max 1.300)`, the slides' line plus the spread.
+impl fmt::Display for Timing {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "GPU time in ms: {:.4} (median of {}, min {:.4}, max {:.4})",
+            self.median_ms(),
+            self.samples_ms.len(),
+            self.min_ms(),
+            self.max_ms()
+        )
+    }
+}
+
+/// Runs `work` `warmup` times, then `repetitions` times between events recorded on `stream`, and
+/// returns the device time of each repetition. `work` must enqueue on `stream` (or on the NULL stream,
+/// which `stream` waits for); it must not synchronize, or host time leaks into the numbers.
+pub fn time_on_stream(
+    stream: &Stream,
+    warmup: usize,
+    repetitions: usize,
+    mut work: impl FnMut() -> Result<()>,
+) -> Result<Timing> {
+    ensure!(repetitions > 0, "--repetitions must be at least 1");
+    for _ in 0..warmup {
+        work()?;
+    }
+    // All events exist before the first is recorded: creating one inside the loop costs host time.
+    let mut events = Vec::with_capacity(2 * repetitions);
+    for _ in 0..2 * repetitions {
+        events.push(check_cuda!(Event::new(EventFlags::DEFAULT))?);
+    }
+    for pair in events.chunks(2) {
+        check_cuda!(pair[0].record(stream))?;
+        work()?;
+        check_cuda!(pair[1].record(stream))?;
+    }
+    check_cuda!(stream.synchronize())?;
+    let mut samples_ms = Vec::with_capacity(repetitions);
+    for pair in events.chunks(2) {
+        samples_ms.push(f64::from(check_cuda!(pair[1].elapsed_time_f32(&pair[0]))?));
+    }
+    Ok(Timing { samples_ms })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn median_of_an_odd_and_an_even_count() {
+        assert_eq!(Timing { samples_ms: vec![3.0, 1.0, 2.0] }.median_ms(), 2.0);
+        assert_eq!(Timing { samples_ms: vec![4.0, 1.0, 3.0, 2.0] }.median_ms(), 2.5);
+    }
+
+    #[test]
+    fn prints_the_slides_line_with_the_spread() {
+        let timing = Timing { samples_ms: vec![2.0, 1.0, 3.0] };
+        assert_eq!(timing.to_string(), "GPU time in ms: 2.0000 (median of 3, min 1.0000, max 3.0000)");
+    }
+}

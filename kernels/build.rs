@@ -1,0 +1,261 @@
+//! Compiles every CUDA source in `cuda/` with nvcc and keeps the `ptxas -v` report of that same build.
+//!
+//! For each entry of `KERNELS` this writes `<OUT_DIR>/<file>.fatbin` (or `.cubin`) and
+//! `<OUT_DIR>/<file>.ptxas`, then generates `<OUT_DIR>/kernels.rs` with one `KernelImage` constant per
+//! entry, so the binaries embed their kernels and run from any directory.
+//!
+//! Where nvcc comes from, in this order: `NVCC`, `$CUDA_PATH/bin/nvcc`, `/usr/local/cuda/bin/nvcc`,
+//! `nvcc` on `PATH`, and `.toolchain/cuda/bin/nvcc` (what `scripts/cuda-toolchain.sh` installs).
+//! The target is `CUDA_ARCH` (`sm_90` or `90`), else the compute capability of the local GPU
+//! (`nvidia-smi`), else `sm_90`: the H100/H200 of the course.
+
+use std::env;
+use std::fmt::Write as _;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{self, Command};
+
+/// Block sizes of the tiled matrix product. Each is compiled as `-DBLOCK_SIZE=<n>` and emitted as the
+/// Rust constant `MMM_BLOCK_SIZES`, so kernel and host read the number from one place.
+const MMM_BLOCK_SIZES: [u32; 2] = [16, 32];
+
+/// How a source is turned into a loadable image.
+#[derive(Clone, Copy, PartialEq)]
+enum Build {
+    /// `nvcc -fatbin`: machine code for the target plus its PTX, so newer GPUs can JIT it.
+    Fatbin,
+    /// Relocatable device code linked with the device runtime (`-rdc=true`, then `-dlink -lcudadevrt`),
+    /// needed by kernels that launch kernels. Machine code only: linked code has no PTX to JIT.
+    LinkedCubin,
+}
+
+struct Spec {
+    /// Name of the generated constant, e.g. `SIMPSON`.
+    constant: String,
+    /// Source file in `cuda/`.
+    source: &'static str,
+    /// `-D` definitions, e.g. `BLOCK_SIZE=16`.
+    defines: Vec<String>,
+    build: Build,
+}
+
+fn specs() -> Vec<Spec> {
+    let plain = |constant: &str, source| Spec {
+        constant: constant.to_string(),
+        source,
+        defines: vec![],
+        build: Build::Fatbin,
+    };
+    let mut specs = vec![plain("SIMPSON", "simpson.cu")];
+    for block_size in MMM_BLOCK_SIZES {
+        specs.push(Spec {
+            constant: format!("MMM_BS{block_size}"),
+            source: "mmm.cu",
+            defines: vec![format!("BLOCK_SIZE={block_size}")],
+            build: Build::Fatbin,
+        });
+    }
+    specs
+}
+
+fn main() {
+    let out_dir = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
+    let manifest_dir = PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
+    let cuda_dir = manifest_dir.join("cuda");
+    for var in ["NVCC", "CUDA_PATH", "CUDA_ARCH", "PATH"] {
+        println!("cargo:rerun-if-env-changed={var}");
+    }
+    println!("cargo:rerun-if-changed={}", cuda_dir.display());
+    for entry in fs::read_dir(&cuda_dir).expect("kernels/cuda exists") {
+        println!("cargo:rerun-if-changed={}", entry.expect("readable dir entry").path().display());
+    }
+
+    let nvcc = find_nvcc(&manifest_dir).unwrap_or_else(|| {
+        fail(
+            "nvcc not found (looked at NVCC, $CUDA_PATH/bin, /usr/local/cuda/bin, PATH and .toolchain/cuda/bin). \
+             Run scripts/cuda-toolchain.sh once: it installs nvcc 13.0 from PyPI into .toolchain/.",
+        )
+    });
+    let arch = target_arch();
+    let specs = specs();
+    let built: Vec<Built> = std::thread::scope(|scope| {
+        let jobs: Vec<_> = specs
+            .iter()
+            .map(|spec| scope.spawn(|| compile(&nvcc, &arch, &cuda_dir, &out_dir, spec)))
+            .collect();
+        jobs.into_iter().map(|job| job.join().expect("compile thread")).collect()
+    });
+    write_rust(&out_dir, &arch, &specs, &built);
+}
+
+/// Paths of one compiled source.
+struct Built {
+    image: PathBuf,
+    report: PathBuf,
+}
+
+fn find_nvcc(manifest_dir: &Path) -> Option<PathBuf> {
+    let mut candidates: Vec<PathBuf> = Vec::new();
+    if let Some(nvcc) = env::var_os("NVCC") {
+        candidates.push(nvcc.into());
+    }
+    if let Some(root) = env::var_os("CUDA_PATH") {
+        candidates.push(Path::new(&root).join("bin/nvcc"));
+    }
+    candidates.push("/usr/local/cuda/bin/nvcc".into());
+    if let Some(path) = env::var_os("PATH") {
+        candidates.extend(env::split_paths(&path).map(|dir| dir.join("nvcc")));
+    }
+    candidates.push(manifest_dir.join("../.toolchain/cuda/bin/nvcc"));
+    candidates.into_iter().find(|path| path.is_file())
+}
+
+/// `sm_XX` to build for: `CUDA_ARCH`, else the local GPU's compute capability, else sm_90.
+fn target_arch() -> String {
+    if let Ok(arch) = env::var("CUDA_ARCH") {
+        let digits = arch.trim().trim_start_matches("sm_").trim_start_matches("compute_");
+        if digits.is_empty() || !digits.chars().all(|c| c.is_ascii_digit()) {
+            fail(&format!("CUDA_ARCH={arch:?} is not an architecture like sm_90 or 90"));
+        }
+        return format!("sm_{digits}");
+    }
+    local_gpu_arch().unwrap_or_else(|| "sm_90".to_string())
+}
+
+fn local_gpu_arch() -> Option<String> {
+    let output = Command::new("nvidia-smi")
+        .args(["--query-gpu=compute_cap", "--format=csv,noheader"])
+        .output()
+        .ok()?;
+    let first = String::from_utf8(output.stdout).ok()?.lines().next()?.trim().replace('.', "");
+    (output.status.success() && !first.is_empty() && first.chars().all(|c| c.is_ascii_digit()))
+        .then(|| format!("sm_{first}"))
+}
+
+fn compile(nvcc: &Path, arch: &str, cuda_dir: &Path, out_dir: &Path, spec: &Spec) -> Built {
+    let stem = spec.constant.to_lowercase();
+    let compute = arch.replace("sm_", "compute_");
+    let mut common_args: Vec<String> = vec![
+        "-std=c++17".into(),
+        "-O3".into(),
+        format!("-I{}", cuda_dir.display()),
+        "--ptxas-options=-v".into(),
+    ];
+    common_args.extend(spec.defines.iter().map(|d| format!("-D{d}")));
+    let source = cuda_dir.join(spec.source).display().to_string();
+    let report = out_dir.join(format!("{stem}.ptxas"));
+    let image = match spec.build {
+        Build::Fatbin => {
+            let image = out_dir.join(format!("{stem}.fatbin"));
+            let mut args = common_args.clone();
+            args.extend([
+                "-fatbin".into(),
+                format!("-gencode=arch={compute},code=[{arch},{compute}]"),
+                source,
+                "-o".into(),
+                image.display().to_string(),
+            ]);
+            let stderr = run_nvcc(nvcc, &args);
+            fs::write(&report, stderr).expect("write ptxas report");
+            image
+        }
+        Build::LinkedCubin => {
+            let object = out_dir.join(format!("{stem}.o"));
+            let image = out_dir.join(format!("{stem}.cubin"));
+            let mut args = common_args.clone();
+            args.extend([
+                format!("-arch={arch}"),
+                "-rdc=true".into(),
+                "-dc".into(),
+                source,
+                "-o".into(),
+                object.display().to_string(),
+            ]);
+            let stderr = run_nvcc(nvcc, &args);
+            fs::write(&report, stderr).expect("write ptxas report");
+            let mut link = vec![
+                format!("-arch={arch}"),
+                "-dlink".into(),
+                object.display().to_string(),
+            ];
+            link.extend(library_dirs(nvcc));
+            link.extend([
+                "-lcudadevrt".into(),
+                "-cubin".into(),
+                "-o".into(),
+                image.display().to_string(),
+            ]);
+            run_nvcc(nvcc, &link);
+            image
+        }
+    };
+    Built { image, report }
+}
+
+/// `-L` flags for libcudadevrt.a: `lib64` in a toolkit, `lib` in the PyPI wheels.
+fn library_dirs(nvcc: &Path) -> Vec<String> {
+    let root = nvcc.parent().and_then(Path::parent).unwrap_or(Path::new("/usr/local/cuda"));
+    ["lib64", "lib"]
+        .iter()
+        .map(|dir| root.join(dir))
+        .filter(|dir| dir.join("libcudadevrt.a").is_file())
+        .map(|dir| format!("-L{}", dir.display()))
+        .collect()
+}
+
+/// Runs nvcc and returns its stderr, where ptxas writes its report; stops the build on failure with the
+/// command line and nvcc's own message.
+fn run_nvcc(nvcc: &Path, args: &[String]) -> String {
+    let output = Command::new(nvcc).args(args).output().unwrap_or_else(|err| {
+        fail(&format!("could not start {}: {err}", nvcc.display()))
+    });
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    if !output.status.success() {
+        fail(&format!(
+            "nvcc failed ({}):\n  {} {}\n{}{}",
+            output.status,
+            nvcc.display(),
+            args.join(" "),
+            String::from_utf8_lossy(&output.stdout),
+            stderr
+        ));
+    }
+    stderr
+}
+
+fn write_rust(out_dir: &Path, arch: &str, specs: &[Spec], built: &[Built]) {
+    let mut rust = String::new();
+    writeln!(rust, "/// The architecture every kernel here was compiled for (`CUDA_ARCH` or the local GPU).").unwrap();
+    writeln!(rust, "pub const TARGET_ARCH: &str = {arch:?};").unwrap();
+    writeln!(rust, "/// Block sizes the tiled `mmm` kernel is compiled for, one `MMM_BS<n>` image each.").unwrap();
+    writeln!(rust, "pub const MMM_BLOCK_SIZES: [u32; {}] = {MMM_BLOCK_SIZES:?};", MMM_BLOCK_SIZES.len()).unwrap();
+    for (spec, built) in specs.iter().zip(built) {
+        let flags: Vec<String> = spec.defines.iter().map(|d| format!("-D{d}")).collect();
+        writeln!(
+            rust,
+            "/// `cuda/{source}` {flags}compiled for {arch}.\n\
+             pub const {constant}: KernelImage = KernelImage {{\n    \
+                 source: {source:?},\n    \
+                 defines: &{defines:?},\n    \
+                 image: include_bytes!({image:?}),\n    \
+                 ptxas: include_str!({report:?}),\n    \
+                 linked_with_device_runtime: {linked},\n\
+             }};",
+            source = spec.source,
+            flags = if flags.is_empty() { String::new() } else { format!("with `{}` ", flags.join(" ")) },
+            constant = spec.constant,
+            defines = spec.defines,
+            image = built.image.display().to_string(),
+            report = built.report.display().to_string(),
+            linked = spec.build == Build::LinkedCubin,
+        )
+        .unwrap();
+    }
+    fs::write(out_dir.join("kernels.rs"), rust).expect("write kernels.rs");
+}
+
+/// Ends the build with one message; cargo shows it under the failed build script.
+fn fail(message: &str) -> ! {
+    eprintln!("error: {message}");
+    process::exit(1);
+}

@@ -1,0 +1,95 @@
+//! The labs' CUDA C kernels, compiled by `build.rs` with nvcc, and the `ptxas -v` report of that build.
+//!
+//! Each source in `cuda/` becomes one [`KernelImage`] constant (`SIMPSON`, `MMM_BS16`, ...) holding the
+//! loadable image and the report ptxas printed while making it, so what a lab shows with `--ptxas` is
+//! the report of the code it runs. [`ptxas`] turns a report into numbers.
+
+pub mod ptxas;
+
+/// One compiled CUDA source, embedded in the binary.
+#[derive(Debug, Clone, Copy)]
+pub struct KernelImage {
+    /// File in `kernels/cuda/`, as on the slide.
+    pub source: &'static str,
+    /// `-D` definitions it was compiled with, e.g. `BLOCK_SIZE=16`.
+    pub defines: &'static [&'static str],
+    /// A fatbin (machine code plus PTX), or a cubin when linked with the device runtime.
+    pub image: &'static [u8],
+    /// Everything nvcc wrote to stderr while compiling: the `ptxas info` lines.
+    pub ptxas: &'static str,
+    /// Built with `-rdc=true` and linked against `libcudadevrt` (kernels that launch kernels).
+    pub linked_with_device_runtime: bool,
+}
+
+impl KernelImage {
+    /// The parsed ptxas report. It parsed at build time too, so an error here means a broken build.
+    pub fn report(&self) -> Result<ptxas::Report, ptxas::ParseError> {
+        ptxas::Report::parse(self.ptxas)
+    }
+}
+
+include!(concat!(env!("OUT_DIR"), "/kernels.rs"));
+
+/// The tiled `mmm` image compiled for `block_size`, if it is one of [`MMM_BLOCK_SIZES`].
+pub fn mmm_for_block_size(block_size: u32) -> Option<&'static KernelImage> {
+    MMM_BLOCK_SIZES
+        .iter()
+        .zip([&MMM_BS16, &MMM_BS32])
+        .find(|(size, _)| **size == block_size)
+        .map(|(_, image)| image)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `nvcc -fatbin` output starts with the fatbin magic 0xBA55ED50 (little endian).
+    const FATBIN_MAGIC: [u8; 4] = [0x50, 0xED, 0x55, 0xBA];
+
+    fn all_images() -> Vec<(&'static str, KernelImage)> {
+        vec![("SIMPSON", SIMPSON), ("MMM_BS16", MMM_BS16), ("MMM_BS32", MMM_BS32)]
+    }
+
+    #[test]
+    fn every_kernel_is_built_as_a_fatbin_with_a_parsable_report() {
+        for (name, kernel) in all_images() {
+            assert_eq!(kernel.image[..4], FATBIN_MAGIC, "{name} is not a fatbin");
+            let report = kernel.report().unwrap_or_else(|err| panic!("{name}: {err}"));
+            assert!(!report.functions.is_empty(), "{name}: no entry function in\n{}", kernel.ptxas);
+            for function in report.functions.iter().filter(|function| function.is_entry()) {
+                assert_eq!(function.arch.as_deref(), Some(TARGET_ARCH), "{name}: {}", function.name);
+                assert!(function.registers > 0, "{name}: {} uses no registers?", function.name);
+            }
+        }
+    }
+
+    #[test]
+    fn simpson_keeps_the_slides_mangled_name_and_resources() {
+        let report = SIMPSON.report().unwrap();
+        let simpson = report.function("_Z7simpsonddPd").expect("the slide's kernel name");
+        // As on the slide: no local memory at all for 4/(1+x^2).
+        assert_eq!((simpson.stack_frame_bytes, simpson.spill_stores, simpson.spill_loads), (0, 0, 0));
+        for name in ["_Z11simpson_sinddPd", "_Z11simpson_expddPd", "_Z12simpson_peakddPd"] {
+            assert!(report.function(name).is_some_and(|f| f.is_entry()), "{name} missing:\n{}", SIMPSON.ptxas);
+        }
+    }
+
+    #[test]
+    fn tiled_mmm_reports_its_shared_tiles_for_each_block_size_and_precision() {
+        for &block_size in &MMM_BLOCK_SIZES {
+            let kernel = mmm_for_block_size(block_size).unwrap();
+            assert_eq!(kernel.defines, [format!("BLOCK_SIZE={block_size}")]);
+            let report = kernel.report().unwrap();
+            for (name, element_bytes) in [("mmm_f32", 4), ("mmm_f64", 8)] {
+                let tiles = 2 * block_size * block_size * element_bytes;
+                let function = report.function(name).unwrap_or_else(|| panic!("{name} missing"));
+                assert_eq!(function.shared_bytes, tiles, "{name} with BLOCK_SIZE {block_size}");
+                assert_eq!(function.barriers, Some(1), "{name} uses __syncthreads");
+            }
+            for name in ["mmm_ab_f32", "mmm_ab_f64"] {
+                assert_eq!(report.function(name).unwrap().shared_bytes, 0, "{name} reads global memory only");
+            }
+        }
+        assert!(mmm_for_block_size(8).is_none());
+    }
+}

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Makes sure this machine can build the labs: nvcc/ptxas to compile the kernels and libcuda.so to link
+# `cust`. A real CUDA toolkit (CUDA_PATH, /usr/local/cuda, nvcc on PATH) is used as it is; otherwise the
+# pinned PyPI wheels are installed into .toolchain/ (git-ignored) and reused on later runs, and Debian's
+# libcuda1 is installed with apt. No prompts. Versions and the reasons for the pins: ../shared/TOOLCHAIN.md.
+#
+# After one run, plain `cargo build` finds the same toolchain: kernels/build.rs looks in .toolchain/cuda
+# and .cargo/config.toml points cust's CUDA_LIBRARY_PATH there.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+toolchain="$root/.toolchain"
+# nvvm is pinned too: an unpinned one emits PTX 9.5, which ptxas 13.0 and the 13.0 driver reject.
+wheels=(nvidia-cuda-nvcc==13.0.88 nvidia-cuda-runtime==13.0.96 nvidia-cuda-crt==13.0.88 nvidia-nvvm==13.0.88)
+
+say() { echo "cuda-toolchain: $*" >&2; }
+
+have_real_nvcc() {
+    [[ -n "${CUDA_PATH:-}" && -x "$CUDA_PATH/bin/nvcc" ]] || [[ -x /usr/local/cuda/bin/nvcc ]] ||
+        command -v nvcc >/dev/null
+}
+
+install_nvcc_wheels() {
+    if [[ -x "$toolchain/cuda/bin/nvcc" ]]; then
+        return
+    fi
+    say "no CUDA toolkit found; installing ${wheels[*]} into $toolchain/venv"
+    python3 -m venv "$toolchain/venv"
+    "$toolchain/venv/bin/pip" install --quiet --disable-pip-version-check "${wheels[@]}"
+    local cu13
+    cu13=$(echo "$toolchain"/venv/lib/python3*/site-packages/nvidia/cu13)
+    ln -sfn "$cu13" "$toolchain/cuda"
+    "$toolchain/cuda/bin/nvcc" --version | tail -n 2 >&2
+}
+
+have_libcuda() {
+    ldconfig -p | grep -q 'libcuda\.so\.1 '
+}
+
+install_libcuda() {
+    if have_libcuda; then
+        return
+    fi
+    if [[ $(id -u) != 0 ]] || ! command -v apt-get >/dev/null; then
+        say "libcuda.so.1 is missing and this is not a root Debian machine: install your GPU driver" \
+            "(or Debian's libcuda1 from non-free) and run this again"
+        exit 1
+    fi
+    say "installing Debian's libcuda1 (non-free) so that cust links"
+    local sources=/etc/apt/sources.list.d/cuda-labs-non-free.sources
+    cat >"$sources" <<SOURCES
+Types: deb
+URIs: http://deb.debian.org/debian
+Suites: bookworm bookworm-updates
+Components: contrib non-free
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SOURCES
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends libcuda1 >/dev/null
+}
+
+# cust's build script wants a "CUDA root" with a lib64/ folder that holds libcuda.so.
+link_libcuda_for_cust() {
+    mkdir -p "$toolchain/link/lib64"
+    local libcuda
+    libcuda=$(ldconfig -p | awk '/libcuda\.so\.1 .*x86-64/ {print $NF; exit}')
+    ln -sfn "$libcuda" "$toolchain/link/lib64/libcuda.so"
+}
+
+mkdir -p "$toolchain"
+if have_real_nvcc; then
+    say "using the CUDA toolkit already on this machine"
+else
+    install_nvcc_wheels
+fi
+install_libcuda
+link_libcuda_for_cust
