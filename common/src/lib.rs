@@ -9,6 +9,7 @@
 //! - [`ptxas_view`]: `--ptxas`, the compiler's report beside the driver's view.
 //! - [`cli::run_lab`]: one `main` for all labs; errors end as one line and exit code 1.
 //! - [`integrand`]: the functions lab-simpson and lab-dynamic-parallel integrate.
+//! - [`testing`]: running a lab binary in tests, and whether this machine has a GPU.
 //!
 //! From the CUDA runtime calls on the slides to what the labs call (cust 0.3.2, Driver API):
 //!
@@ -32,6 +33,7 @@ pub mod gpu;
 pub mod integrand;
 pub mod ptxas_view;
 pub mod raw;
+pub mod testing;
 pub mod timing;
 pub mod verify;
 

@@ -1,0 +1,59 @@
+//! Helpers for the labs' tests: running a lab binary as a user would, and knowing whether this
+//! machine has a GPU (CI has none; the GPU tests are `#[ignore]`d there and run by
+//! `gpu-bundle/run.sh` with `--include-ignored` on a GPU machine).
+
+use std::fs;
+use std::process::Command;
+
+/// What a lab run printed and how it ended.
+#[derive(Debug)]
+pub struct Outcome {
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Outcome {
+    /// The run failed with exit code 1 and exactly one line on stderr, `<lab>: error: ...`, that
+    /// contains `needle`; no panic, no backtrace, no usage dump.
+    pub fn is_one_line_error(&self, lab: &str, needle: &str) -> bool {
+        let lines: Vec<&str> = self.stderr.lines().collect();
+        self.code == Some(1)
+            && lines.len() == 1
+            && lines[0].starts_with(&format!("{lab}: error: "))
+            && lines[0].contains(needle)
+            && !self.stderr.contains("panicked")
+    }
+}
+
+/// Runs `binary` with `args`, without a terminal.
+pub fn run(binary: &str, args: &[&str]) -> Outcome {
+    let output = Command::new(binary)
+        .args(args)
+        .env("RUST_BACKTRACE", "1") // a panic would show a backtrace; the tests check there is none
+        .output()
+        .unwrap_or_else(|err| panic!("cannot start {binary}: {err}"));
+    Outcome {
+        code: output.status.code(),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
+
+/// True where the NVIDIA kernel driver lists a GPU. (Device nodes are no sign: installing Debian's
+/// libcuda1 creates /dev/nvidiactl on machines without any GPU.)
+pub fn machine_has_gpu() -> bool {
+    fs::read_dir("/proc/driver/nvidia/gpus").is_ok_and(|gpus| gpus.count() > 0)
+}
+
+/// Asserts what a lab run without flags does on this machine: without a GPU, the one-line
+/// "no usable CUDA GPU" error; with one, a verified run.
+pub fn assert_default_run_suits_this_machine(binary: &str, lab: &str) {
+    let outcome = run(binary, &[]);
+    if machine_has_gpu() {
+        assert_eq!(outcome.code, Some(0), "{outcome:?}");
+        assert!(outcome.stdout.contains("Result = PASS"), "{outcome:?}");
+    } else {
+        assert!(outcome.is_one_line_error(lab, "no usable CUDA GPU"), "{outcome:?}");
+    }
+}

@@ -1,0 +1,173 @@
+//! The steps of lab-simpson, called in the slide's order by `main.rs` and one by one by the GPU tests.
+
+use anyhow::{ensure, Result};
+use common::device_info::DeviceInfo;
+use common::gpu::Gpu;
+use common::integrand::Integrand;
+use common::timing::{time_on_stream, Timing};
+use common::verify::poisoned_device_buffer;
+use common::{check_cuda, verify};
+use cust::launch;
+use cust::memory::CopyDestination;
+use cust::module::Module;
+use cust::stream::{Stream, StreamFlags};
+
+/// Largest relative difference allowed between a GPU and a CPU sub-interval sum: both evaluate the
+/// same formula in double precision, so they differ by a few rounding steps (FMA contraction on the GPU).
+pub const TOLERANCE: f64 = 1e-12;
+
+/// The C++ kernel for `integrand`, by the mangled name ptxas reports and the driver looks up.
+pub fn kernel_name(integrand: Integrand) -> &'static str {
+    match integrand {
+        Integrand::Pi => "_Z7simpsonddPd", // the slide's simpson(double, double, double*)
+        Integrand::Sin => "_Z11simpson_sinddPd",
+        Integrand::Exp => "_Z11simpson_expddPd",
+        Integrand::Peak => "_Z12simpson_peakddPd",
+    }
+}
+
+/// One integration: [a, b] cut into `intervals` sub-intervals, one GPU thread each.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Problem {
+    pub integrand: Integrand,
+    pub a: f64,
+    pub b: f64,
+    pub intervals: u64,
+    pub block_size: u32,
+}
+
+impl Problem {
+    /// Checks what can be checked without a GPU.
+    pub fn new(integrand: Integrand, a: f64, b: f64, intervals: u64, block_size: u32) -> Result<Problem> {
+        ensure!(a.is_finite() && b.is_finite(), "--a {a} and --b {b} must be finite numbers");
+        ensure!(b > a, "--b {b} must be greater than --a {a}");
+        ensure!(block_size > 0, "--block-size must be at least 1");
+        ensure!(intervals > 0, "--intervals must be at least 1");
+        ensure!(
+            intervals % u64::from(block_size) == 0,
+            "--intervals {intervals} is not a multiple of --block-size {block_size}: the slide's kernel gives \
+             each of its gridDim.x * blockDim.x threads one sub-interval (try --intervals {})",
+            intervals.div_ceil(u64::from(block_size)) * u64::from(block_size)
+        );
+        Ok(Problem { integrand, a, b, intervals, block_size })
+    }
+
+    /// Blocks in the grid: N / BLOCK_SIZE.
+    pub fn blocks(&self) -> u64 {
+        self.intervals / u64::from(self.block_size)
+    }
+
+    /// Checks the launch against this GPU's limits.
+    pub fn check_against(&self, info: &DeviceInfo) -> Result<()> {
+        ensure!(
+            self.block_size <= info.max_threads_per_block,
+            "--block-size {} is over this GPU's {} threads per block",
+            self.block_size,
+            info.max_threads_per_block
+        );
+        ensure!(
+            self.blocks() <= u64::from(info.max_grid_x),
+            "--intervals {} needs {} blocks of {}, over this GPU's limit of {} blocks in x",
+            self.intervals,
+            self.blocks(),
+            self.block_size,
+            info.max_grid_x
+        );
+        Ok(())
+    }
+
+    /// Width of one sub-interval, computed as the kernel computes it.
+    fn h(&self) -> f64 {
+        (self.b - self.a) / self.intervals as f64
+    }
+}
+
+/// The sums the GPU wrote, one per sub-interval, and the kernel's time.
+pub struct GpuRun {
+    pub sums: Vec<f64>,
+    pub timing: Timing,
+}
+
+/// The slide program's GPU part: allocate `sums`, launch `simpson<<<N / BLOCK_SIZE, BLOCK_SIZE>>>`
+/// (once to warm up, then `repetitions` times between events), copy `sums` back.
+pub fn simpson_on_gpu(gpu: &Gpu, module: &Module, problem: &Problem, repetitions: usize) -> Result<GpuRun> {
+    problem.check_against(&gpu.info)?;
+    let n = problem.intervals as usize;
+    gpu.ensure_fits(problem.intervals * 8, &format!("--intervals {}", problem.intervals))?;
+    let simpson = check_cuda!(module.get_function(kernel_name(problem.integrand)))?;
+    let stream = check_cuda!(Stream::new(StreamFlags::DEFAULT, None))?;
+    let sums = poisoned_device_buffer::<f64>(n)?;
+    let (a, b) = (problem.a, problem.b);
+    let (grid, block) = (problem.blocks() as u32, problem.block_size);
+
+    let timing = time_on_stream(&stream, 1, repetitions, || {
+        // __global__ void simpson(double a, double b, double* sums)
+        check_cuda!(unsafe { launch!(simpson<<<grid, block, 0, stream>>>(a, b, sums.as_device_ptr())) })?;
+        Ok(())
+    })?;
+    check_cuda!(stream.synchronize())?; // a fault in the kernel shows up here
+
+    let mut h_sums = vec![0.0; n];
+    check_cuda!(sums.copy_to(&mut h_sums))?;
+    Ok(GpuRun { sums: h_sums, timing })
+}
+
+/// The same rule on the CPU, sub-interval by sub-interval.
+pub fn simpson_on_cpu(problem: &Problem) -> Vec<f64> {
+    let h = problem.h();
+    (0..problem.intervals).map(|i| problem.integrand.simpson(problem.a + i as f64 * h, h)).collect()
+}
+
+/// Largest relative difference between GPU and CPU sums and the sub-interval where it is. Sums near
+/// zero (sin around pi) are judged against a thousandth of the largest sum rather than themselves.
+pub fn compare(gpu: &[f64], cpu: &[f64]) -> (f64, usize) {
+    let largest = cpu.iter().fold(0.0_f64, |m, s| m.max(s.abs()));
+    verify::max_relative_error(gpu, cpu, 1e-3 * largest)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refuses_an_interval_the_wrong_way_round() {
+        let err = Problem::new(Integrand::Pi, 1.0, 0.0, 1024, 256).unwrap_err();
+        assert_eq!(err.to_string(), "--b 0 must be greater than --a 1");
+    }
+
+    #[test]
+    fn refuses_intervals_that_do_not_fill_whole_blocks_and_suggests_a_size() {
+        let err = Problem::new(Integrand::Pi, 0.0, 1.0, 1000, 256).unwrap_err().to_string();
+        assert!(err.starts_with("--intervals 1000 is not a multiple of --block-size 256"), "{err}");
+        assert!(err.ends_with("(try --intervals 1024)"), "{err}");
+    }
+
+    #[test]
+    fn refuses_infinite_ends() {
+        assert!(Problem::new(Integrand::Pi, 0.0, f64::INFINITY, 1024, 256).is_err());
+        assert!(Problem::new(Integrand::Pi, f64::NAN, 1.0, 1024, 256).is_err());
+    }
+
+    #[test]
+    fn cpu_sums_add_up_to_pi() {
+        let problem = Problem::new(Integrand::Pi, 0.0, 1.0, 1 << 12, 256).unwrap();
+        let integral = common::integrand::compensated_sum(&simpson_on_cpu(&problem));
+        approx::assert_abs_diff_eq!(integral, std::f64::consts::PI, epsilon = 1e-14);
+    }
+
+    #[test]
+    fn compare_catches_an_unwritten_sum_and_a_wrong_one() {
+        let cpu = vec![1.0, 2.0, 3.0];
+        assert_eq!(compare(&cpu, &cpu), (0.0, 0));
+        assert_eq!(compare(&[1.0, f64::NAN, 3.0], &cpu).0, f64::INFINITY);
+        assert!(compare(&[1.0, 2.0, 3.0 + 1e-9], &cpu).0 > TOLERANCE);
+    }
+
+    #[test]
+    fn every_integrand_has_its_own_kernel_in_the_build() {
+        let report = kernels::SIMPSON.report().unwrap();
+        for integrand in Integrand::ALL {
+            assert!(report.function(kernel_name(integrand)).is_some(), "{integrand:?}");
+        }
+    }
+}

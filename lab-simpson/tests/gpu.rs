@@ -1,0 +1,62 @@
+//! GPU against CPU on random intervals and awkward sizes. Needs a GPU: run with
+//! `cargo test -- --include-ignored` on a GPU machine with Rust, or `bash gpu-bundle/run.sh` (README).
+
+use common::gpu::Gpu;
+use common::integrand::{compensated_sum, Integrand};
+use common::verify::Random;
+use lab_simpson::{compare, simpson_on_cpu, simpson_on_gpu, Problem, TOLERANCE};
+
+const NEEDS_GPU: &str = "needs a GPU: bash gpu-bundle/run.sh";
+
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn gpu_sums_match_the_cpu_for_every_integrand_at_awkward_sizes() {
+    let gpu = Gpu::open(0).expect(NEEDS_GPU);
+    let module = gpu.load(&kernels::SIMPSON).unwrap();
+    let mut random = Random::new(2);
+    for integrand in Integrand::ALL {
+        for (block_size, blocks) in [(1, 1), (1, 777), (32, 3), (96, 1000), (255, 17), (256, 4096), (1024, 129)] {
+            let a = random.uniform(-1.0, 0.5);
+            let b = a + random.uniform(0.1, 2.0);
+            let problem = Problem::new(integrand, a, b, blocks * u64::from(block_size), block_size).unwrap();
+            let run = simpson_on_gpu(&gpu, &module, &problem, 1).unwrap();
+            let (error, index) = compare(&run.sums, &simpson_on_cpu(&problem));
+            assert!(error <= TOLERANCE, "{problem:?}: sub-interval {index} off by {error:e}");
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn the_slides_default_gives_pi_to_1e_12() {
+    let gpu = Gpu::open(0).expect(NEEDS_GPU);
+    let module = gpu.load(&kernels::SIMPSON).unwrap();
+    let problem = Problem::new(Integrand::Pi, 0.0, 1.0, 1 << 20, 256).unwrap();
+    let run = simpson_on_gpu(&gpu, &module, &problem, 3).unwrap();
+    let pi = compensated_sum(&run.sums);
+    assert!((pi - std::f64::consts::PI).abs() <= 1e-12, "{pi}");
+    assert_eq!(run.timing.samples_ms.len(), 3);
+}
+
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn a_block_size_over_the_device_limit_is_refused_with_the_limit() {
+    let gpu = Gpu::open(0).expect(NEEDS_GPU);
+    let module = gpu.load(&kernels::SIMPSON).unwrap();
+    let too_big = gpu.info.max_threads_per_block * 2;
+    let problem = Problem::new(Integrand::Pi, 0.0, 1.0, u64::from(too_big) * 4, too_big).unwrap();
+    let err = simpson_on_gpu(&gpu, &module, &problem, 1).err().expect("refused").to_string();
+    let expected = format!("--block-size {too_big} is over this GPU's {} threads per block", too_big / 2);
+    assert_eq!(err, expected);
+}
+
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn a_problem_larger_than_gpu_memory_is_refused_before_allocating() {
+    let gpu = Gpu::open(0).expect(NEEDS_GPU);
+    let module = gpu.load(&kernels::SIMPSON).unwrap();
+    let intervals = 1024 * u64::from(gpu.info.max_grid_x); // 8 bytes each: terabytes
+    let problem = Problem::new(Integrand::Pi, 0.0, 1.0, intervals, 1024).unwrap();
+    let err = simpson_on_gpu(&gpu, &module, &problem, 1).err().expect("refused").to_string();
+    assert!(err.contains("of GPU memory, but"), "{err}");
+}

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Builds what the GPU machine runs (it has CUDA but no Rust): the release lab binaries and the GPU test
+# executables, into gpu-bundle/ (git-ignored, a few MiB), with run.sh to run them all there:
+#
+#   bash scripts/gpu-bundle.sh          # here
+#   bash gpu-bundle/run.sh [RESULTS]    # on the GPU machine, from the repository root
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/cuda-toolchain.sh
+rm -rf gpu-bundle
+mkdir -p gpu-bundle/bin gpu-bundle/tests
+cargo build --release --workspace --bins --locked
+for lab in lab-*/; do
+    lab=${lab%/}
+    cp "target/release/$lab" gpu-bundle/bin/
+done
+# Every package's tests/gpu.rs, compiled in release mode; cargo prints where each executable lands.
+cargo test --release --workspace --locked --no-run --test gpu --message-format=json 2>/dev/null |
+    python3 -c '
+import json, shutil, sys
+for line in sys.stdin:
+    msg = json.loads(line)
+    if msg.get("reason") == "compiler-artifact" and msg.get("executable") and msg["target"]["name"] == "gpu":
+        package = msg["package_id"].split("#")[0].rstrip("/").split("/")[-1]
+        shutil.copy(msg["executable"], "gpu-bundle/tests/" + package + "-gpu")
+'
+cp scripts/gpu-run.sh gpu-bundle/run.sh
+ls gpu-bundle/tests >/dev/null
+du -sh gpu-bundle

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Runs on a GPU machine, from the repository root, with what scripts/gpu-bundle.sh built (no Rust
+# needed): every GPU test executable, then every lab's experiment from the table below. Logs go to
+# RESULTS (first argument, else $OUT, else gpu-bundle/results); a summary table ends the output.
+set -uo pipefail
+bundle=$(cd "$(dirname "$0")" && pwd)
+results=${1:-${OUT:-$bundle/results}}
+mkdir -p "$results"
+
+# The labs' experiments: one line each, a label then the command line.
+labs=(
+    "simpson-default|lab-simpson"
+    "simpson-ptxas|lab-simpson --ptxas"
+    "simpson-peak|lab-simpson --integrand peak --intervals 16777216 --block-size 1024"
+    "simpson-sin-1M|lab-simpson --integrand sin --a 0 --b 3.141592653589793 --block-size 128"
+)
+
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv | tee "$results/gpu.txt"
+rows=()
+passed=0
+failed=0
+
+for test in "$bundle"/tests/*; do
+    name=$(basename "$test")
+    "$test" --include-ignored --test-threads=1 >"$results/$name.log" 2>&1
+    rc=$?
+    summary=$(grep -E '^test result:' "$results/$name.log" | tail -n 1)
+    ok=$(sed -E 's/.* ([0-9]+) passed.*/\1/' <<<"$summary")
+    bad=$(sed -E 's/.* ([0-9]+) failed.*/\1/' <<<"$summary")
+    if [[ $rc == 0 && -n $summary ]]; then verdict=PASS; passed=$((passed + 1)); else verdict=FAIL; failed=$((failed + 1)); fi
+    rows+=("$name|$verdict|${ok:-?} tests passed, ${bad:-?} failed")
+    [[ $verdict == FAIL ]] && grep -E 'panicked|FAILED|failed' "$results/$name.log" | head -n 20
+done
+
+for entry in "${labs[@]}"; do
+    label=${entry%%|*}
+    read -r -a command <<<"${entry#*|}"
+    "$bundle/bin/${command[0]}" "${command[@]:1}" >"$results/$label.log" 2>&1
+    rc=$?
+    key=$(grep -m 1 -E 'GPU time in ms' "$results/$label.log" | sed -E 's/.*GPU time in ms: ([0-9.]+).*/\1 ms/')
+    if [[ $rc == 0 ]] && grep -q 'Result = PASS' "$results/$label.log"; then
+        verdict=PASS; passed=$((passed + 1))
+    else
+        verdict=FAIL; failed=$((failed + 1)); tail -n 5 "$results/$label.log"
+    fi
+    rows+=("$label|$verdict|${key:-}")
+done
+
+echo
+printf '| %-40s | %-7s | %-40s |\n' "test or lab" verdict "key number"
+printf '|%s|%s|%s|\n' "$(printf -- '-%.0s' {1..42})" "$(printf -- '-%.0s' {1..9})" "$(printf -- '-%.0s' {1..42})"
+for row in "${rows[@]}"; do
+    IFS='|' read -r name verdict key <<<"$row"
+    printf '| %-40s | %-7s | %-40s |\n' "$name" "$verdict" "$key"
+done
+echo "gpu: $passed passed, $failed failed"
+[[ $failed == 0 ]]
