@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/cuda-toolchain.sh
 rm -rf gpu-bundle
-mkdir -p gpu-bundle/bin gpu-bundle/tests
+mkdir -p gpu-bundle/bin gpu-bundle/tests gpu-bundle/benches
 cargo build --release --workspace --bins --locked
 for lab in lab-*/; do
     lab=${lab%/}
@@ -23,6 +23,16 @@ for line in sys.stdin:
     if msg.get("reason") == "compiler-artifact" and msg.get("executable") and msg["target"]["name"] == "gpu":
         package = msg["package_id"].split("#")[0].rstrip("/").split("/")[-1]
         shutil.copy(msg["executable"], "gpu-bundle/tests/" + package + "-gpu")
+'
+# The criterion benchmarks, for RUN_BENCHES=1 bash gpu-bundle/run.sh.
+cargo bench --workspace --locked --no-run --message-format=json 2>/dev/null |
+    python3 -c '
+import json, shutil, sys
+for line in sys.stdin:
+    msg = json.loads(line)
+    if msg.get("reason") == "compiler-artifact" and msg.get("executable") and "bench" in msg["target"]["kind"]:
+        package = msg["package_id"].split("#")[0].rstrip("/").split("/")[-1]
+        shutil.copy(msg["executable"], "gpu-bundle/benches/" + package + "-" + msg["target"]["name"])
 '
 cp scripts/gpu-run.sh gpu-bundle/run.sh
 ls gpu-bundle/tests >/dev/null

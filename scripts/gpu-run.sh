@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Runs on a GPU machine, from the repository root, with what scripts/gpu-bundle.sh built (no Rust
-# needed): every GPU test executable, then every lab's experiment from the table below. Logs go to
-# RESULTS (first argument, else $OUT, else gpu-bundle/results); a summary table ends the output.
+# needed): every GPU test executable, then every lab's experiment from the table below, then, with
+# RUN_BENCHES=1, the criterion benchmarks. Logs go to RESULTS (first argument, else
+# gpu-bundle/results); a summary table ends the output.
 set -uo pipefail
 bundle=$(cd "$(dirname "$0")" && pwd)
-results=${1:-${OUT:-$bundle/results}}
+results=${1:-$bundle/results}
 mkdir -p "$results"
 
 # The labs' experiments: one line each, a label then the command line.
@@ -13,6 +14,11 @@ labs=(
     "simpson-ptxas|lab-simpson --ptxas"
     "simpson-peak|lab-simpson --integrand peak --intervals 16777216 --block-size 1024"
     "simpson-sin-1M|lab-simpson --integrand sin --a 0 --b 3.141592653589793 --block-size 128"
+    "mmm-files|lab-mmm lab-mmm/data/A.txt lab-mmm/data/B.txt"
+    "mmm-default-1024|lab-mmm"
+    "mmm-4096|lab-mmm --random 4096"
+    "mmm-non-square|lab-mmm --size 4097 1000 3001 --repetitions 3"
+    "mmm-ptxas|lab-mmm --random 256 --ptxas"
 )
 
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv | tee "$results/gpu.txt"
@@ -45,6 +51,13 @@ for entry in "${labs[@]}"; do
     fi
     rows+=("$label|$verdict|${key:-}")
 done
+
+if [[ ${RUN_BENCHES:-0} == 1 ]]; then
+    for bench in "$bundle"/benches/*; do
+        CRITERION_HOME=/tmp/criterion "$bench" --bench >"$results/bench-$(basename "$bench").log" 2>&1 ||
+            echo "benchmark $(basename "$bench") failed"
+    done
+fi
 
 echo
 printf '| %-40s | %-7s | %-40s |\n' "test or lab" verdict "key number"

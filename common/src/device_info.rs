@@ -25,6 +25,9 @@ pub struct DeviceInfo {
     pub max_threads_per_multiprocessor: u32,
     pub max_blocks_per_multiprocessor: u32,
     pub max_grid_x: u32,
+    pub max_grid_y: u32,
+    pub memory_clock_khz: u32,
+    pub memory_bus_width_bits: u32,
     pub total_constant_memory: u32,
     pub warp_size: u32,
     pub unified_addressing: bool,
@@ -63,6 +66,9 @@ impl DeviceInfo {
             max_threads_per_multiprocessor: get(DeviceAttribute::MaxThreadsPerMultiprocessor)?,
             max_blocks_per_multiprocessor: get_raw(raw::CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR)?,
             max_grid_x: get(DeviceAttribute::MaxGridDimX)?,
+            max_grid_y: get(DeviceAttribute::MaxGridDimY)?,
+            memory_clock_khz: get(DeviceAttribute::MemoryClockRate)?,
+            memory_bus_width_bits: get(DeviceAttribute::GlobalMemoryBusWidth)?,
             total_constant_memory: get(DeviceAttribute::TotalConstantMemory)?,
             warp_size: get(DeviceAttribute::WarpSize)?,
             unified_addressing: get(DeviceAttribute::UnifiedAddressing)? != 0,
@@ -71,6 +77,14 @@ impl DeviceInfo {
             async_engines: get(DeviceAttribute::AsyncEngineCount)?,
             concurrent_kernels: get(DeviceAttribute::ConcurrentKernels)? != 0,
         })
+    }
+}
+
+impl DeviceInfo {
+    /// Peak device-memory bandwidth in bytes/s from the memory clock and bus width (double data rate),
+    /// the figure the slides' bandwidth bounds start from.
+    pub fn peak_bandwidth(&self) -> f64 {
+        2.0 * f64::from(self.memory_clock_khz) * 1000.0 * f64::from(self.memory_bus_width_bits) / 8.0
     }
 }
 

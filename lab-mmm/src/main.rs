@@ -1,5 +1,193 @@
-//! lab-mmm: not written yet (issue #3).
-fn main() -> std::process::ExitCode {
-    eprintln!("lab-mmm: error: this lab is not written yet (issue #3)");
-    std::process::ExitCode::FAILURE
+//! lab-mmm: the slide program mmm.cu. Reads A and B (or makes random ones), copies them to the GPU,
+//! multiplies with the naive `mmm-ab` and the tiled `mmm` kernel, copies C back, checks C against the
+//! CPU and prints each kernel's time and GFLOP/s.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context as _, Result};
+use clap::Parser;
+use common::check_cuda;
+use common::gpu::Gpu;
+use common::matrix::{file, Element, Matrix};
+use common::mmm::{check_product, check_product_fits, check_sizes_match, load_mmm, parse_block_size, MmmKernel};
+use common::ptxas_view::print_ptxas;
+use common::verify::{verdict, Random};
+use cust::module::Module;
+use lab_mmm::{format_table, multiply_on_gpu, Precision, Row};
+
+/// C = A * B on the GPU with the slides' Matrix class (slide: mmm.cu).
+#[derive(Parser, Debug)]
+#[command(name = "lab-mmm", version, about)]
+struct Args {
+    /// Matrix files A and B, as on the slide: one row per line, numbers separated by spaces, '#' starts a
+    /// comment line. A's columns must equal B's rows. Without files: random 1024 x 1024 matrices.
+    #[arg(value_names = ["A", "B"], num_args = 2, conflicts_with_all = ["random", "size"])]
+    files: Vec<PathBuf>,
+    /// Random N x N matrices A and B instead of files.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), conflicts_with = "size")]
+    random: Option<u32>,
+    /// Random M x K matrix A and K x N matrix B instead of files.
+    #[arg(long, num_args = 3, value_names = ["M", "K", "N"], value_parser = clap::value_parser!(u32).range(1..))]
+    size: Vec<u32>,
+    /// Which kernel: naive (the slides' mmm-ab), tiled (mmm), or both.
+    #[arg(long, value_enum, default_value = "both")]
+    kernel: KernelChoice,
+    /// BLOCK_SIZE: threads per block are BLOCK_SIZE x BLOCK_SIZE, tiles are BLOCK_SIZE x BLOCK_SIZE.
+    /// The kernels are compiled for 16 and 32; give one or both, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "16,32", value_parser = parse_block_size)]
+    block_size: Vec<u32>,
+    /// Element type: f64 (the slides' double), f32, or both.
+    #[arg(long, value_enum, default_value = "both")]
+    precision: Precision,
+    /// Timed launches per kernel after one warm-up; the median is reported.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
+    repetitions: u32,
+    /// Seed of the random matrices and of the verification's random vectors and samples.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Print A, B and C (done anyway when A and B come from files).
+    #[arg(long)]
+    print: bool,
+    /// Write C (of the first precision run) to this file, in the input format.
+    #[arg(long, value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// Let --output replace an existing file.
+    #[arg(long, requires = "output")]
+    force: bool,
+    /// Also print the ptxas report of each kernel run, the driver's view of it and the register arithmetic.
+    #[arg(long)]
+    ptxas: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum KernelChoice {
+    Naive,
+    Tiled,
+    Both,
+}
+
+fn main() -> ExitCode {
+    common::cli::run_lab(run)
+}
+
+fn run(args: Args) -> Result<()> {
+    let mut random = Random::new(args.seed);
+    let (a, b) = read_or_make_inputs(&args, &mut random)?;
+    check_sizes_match(&a, &b)?;
+    if let Some(path) = args.output.as_ref().filter(|path| path.exists() && !args.force) {
+        anyhow::bail!("--output {} exists; not overwriting it (--force replaces it)", path.display());
+    }
+    let gpu = Gpu::open(0)?;
+    println!("{}", gpu.info);
+    let modules: Vec<(u32, Module)> =
+        args.block_size.iter().map(|&bs| Ok((bs, load_mmm(&gpu, bs)?))).collect::<Result<_>>()?;
+
+    let mut rows = Vec::new();
+    let mut first_c: Option<Matrix<f64>> = None;
+    if matches!(args.precision, Precision::F64 | Precision::Both) {
+        let c = multiply::<f64>(&gpu, &modules, &a, &b, &args, &mut random, &mut rows)?;
+        first_c.get_or_insert(c);
+    }
+    if matches!(args.precision, Precision::F32 | Precision::Both) {
+        let c = multiply::<f32>(&gpu, &modules, &a, &b, &args, &mut random, &mut rows)?;
+        first_c.get_or_insert(c);
+    }
+
+    println!("\n{}", format_table(&rows));
+    if let (Some(path), Some(c)) = (&args.output, &first_c) {
+        file::write(c, path, args.force)?;
+        println!("C written to {}", path.display());
+    }
+    if args.ptxas {
+        print_reports(&gpu, &modules, &rows)?;
+    }
+    let failed = rows.iter().filter(|row| !row.check.passed()).count();
+    verdict(failed == 0, &format!("{failed} of {} products differ from the CPU", rows.len()))
+}
+
+/// A and B from the two files, or random with the given sizes (default 1024 x 1024).
+fn read_or_make_inputs(args: &Args, random: &mut Random) -> Result<(Matrix<f64>, Matrix<f64>)> {
+    if let [a, b] = &args.files[..] {
+        return Ok((file::read(a)?, file::read(b)?));
+    }
+    let (m, k, n) = match (args.random, &args.size[..]) {
+        (Some(n), _) => (n, n, n),
+        (None, [m, k, n]) => (*m, *k, *n),
+        _ => {
+            println!("No matrix files given: multiplying random 1024 x 1024 matrices (see --help).");
+            (1024, 1024, 1024)
+        }
+    };
+    println!("Random A ({m} x {k}) and B ({k} x {n}), uniform in [-1, 1), seed {}.", args.seed);
+    Ok((Matrix::random(m as usize, k as usize, random)?, Matrix::random(k as usize, n as usize, random)?))
+}
+
+/// The slide's program for element type T: copy A and B to the GPU, run each kernel, copy C back,
+/// check it. Returns the last C (as f64, for --output).
+fn multiply<T: Element>(
+    gpu: &Gpu,
+    modules: &[(u32, Module)],
+    a64: &Matrix<f64>,
+    b64: &Matrix<f64>,
+    args: &Args,
+    random: &mut Random,
+    rows: &mut Vec<Row>,
+) -> Result<Matrix<f64>> {
+    let mut a: Matrix<T> = a64.convert()?;
+    let mut b: Matrix<T> = b64.convert()?;
+    for (block_size, _) in modules {
+        check_product_fits::<T>(gpu, (a.rows(), a.cols(), b.cols()), *block_size)?;
+    }
+    a.copy_to_gpu()?;
+    b.copy_to_gpu()?;
+    let mut c = Matrix::<T>::new(a.rows(), b.cols())?;
+    if args.print || !args.files.is_empty() {
+        print!("A =\n{a}B =\n{b}");
+    }
+
+    for (block_size, module) in modules {
+        for kernel in kernels_to_run(args.kernel) {
+            let timing = multiply_on_gpu(module, kernel, *block_size, &a, &b, &mut c, args.repetitions as usize)?;
+            let check = check_product(&a, &b, &c, random);
+            println!("{} {} BLOCK_SIZE {block_size}: {timing}", kernel.slide_name(), T::NAME);
+            let element_size = std::mem::size_of::<T>() as f64;
+            rows.push(Row {
+                kernel,
+                function: kernel.c_name::<T>(),
+                precision: T::NAME,
+                block_size: *block_size,
+                timing,
+                flops: 2.0 * (a.rows() * a.cols() * b.cols()) as f64,
+                bandwidth_bound: gpu.info.peak_bandwidth() / element_size
+                    * kernel.operations_per_loaded_element(*block_size),
+                check,
+            });
+        }
+    }
+    if args.print || !args.files.is_empty() {
+        print!("C = A * B ({}) =\n{c}", T::NAME);
+    }
+    c.convert()
+}
+
+fn kernels_to_run(choice: KernelChoice) -> Vec<MmmKernel> {
+    match choice {
+        KernelChoice::Naive => vec![MmmKernel::Naive],
+        KernelChoice::Tiled => vec![MmmKernel::Tiled],
+        KernelChoice::Both => vec![MmmKernel::Naive, MmmKernel::Tiled],
+    }
+}
+
+/// `--ptxas`: the report of every kernel that ran, beside the driver's view.
+fn print_reports(gpu: &Gpu, modules: &[(u32, Module)], rows: &[Row]) -> Result<()> {
+    for (block_size, module) in modules {
+        let image = kernels::mmm_for_block_size(*block_size).context("a loaded block size has an image")?;
+        for row in rows.iter().filter(|row| row.block_size == *block_size) {
+            let function = check_cuda!(module.get_function(&row.function))?;
+            println!();
+            print_ptxas(image, &row.function, &function, &gpu.info, block_size * block_size)?;
+        }
+    }
+    Ok(())
 }

@@ -1,0 +1,314 @@
+//! C = A * B as lab-mmm computes it, shared with the labs that reuse its product (streams, pinned,
+//! mapped): which kernel to launch, the launch itself, and the check against the CPU.
+
+use anyhow::{ensure, Context as _, Result};
+use clap::ValueEnum;
+use cust::function::{BlockSize, Function, GridSize};
+use cust::launch;
+use cust::module::Module;
+use cust::stream::Stream;
+
+use crate::check_cuda;
+use crate::device_info::DeviceInfo;
+use crate::gpu::Gpu;
+use crate::matrix::{Element, HostStorage, Matrix, MatrixView};
+use crate::verify::Random;
+
+/// The two kernels of `kernels/cuda/mmm.cu`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum MmmKernel {
+    /// The slides' mmm-ab: every operand straight from global memory.
+    Naive,
+    /// The slides' mmm: BLOCK_SIZE x BLOCK_SIZE tiles of A and B staged in shared memory.
+    Tiled,
+}
+
+impl MmmKernel {
+    /// The name on the slides.
+    pub fn slide_name(self) -> &'static str {
+        match self {
+            MmmKernel::Naive => "mmm-ab",
+            MmmKernel::Tiled => "mmm",
+        }
+    }
+
+    /// The `extern "C"` name in the module for element type `T`: `mmm_ab_f32`, `mmm_f64`, ...
+    pub fn c_name<T: Element>(self) -> String {
+        match self {
+            MmmKernel::Naive => format!("mmm_ab_{}", T::NAME),
+            MmmKernel::Tiled => format!("mmm_{}", T::NAME),
+        }
+    }
+
+    /// Floating-point operations per element loaded from global memory: the Greek slides' count
+    /// (mmm-ab loads two numbers per multiply-add; a tile's element serves BLOCK_SIZE of them).
+    pub fn operations_per_loaded_element(self, block_size: u32) -> f64 {
+        match self {
+            MmmKernel::Naive => 1.0,
+            MmmKernel::Tiled => f64::from(block_size),
+        }
+    }
+}
+
+/// Loads `mmm.cu` as compiled for `block_size`; only the sizes in `kernels::MMM_BLOCK_SIZES` exist.
+pub fn load_mmm(gpu: &Gpu, block_size: u32) -> Result<Module> {
+    let image = kernels::mmm_for_block_size(block_size).with_context(|| {
+        format!("--block-size {block_size}: mmm.cu is compiled for BLOCK_SIZE {:?} only", kernels::MMM_BLOCK_SIZES)
+    })?;
+    gpu.load(image)
+}
+
+/// The slide's check, before any GPU work: A's columns must equal B's rows.
+pub fn check_sizes_match<T: Element, H: HostStorage<T>>(a: &Matrix<T, H>, b: &Matrix<T, H>) -> Result<()> {
+    ensure!(
+        a.cols() == b.rows(),
+        "sizes of the matrices do not match: A is {} x {}, B is {} x {} (A's columns must equal B's rows)",
+        a.rows(),
+        a.cols(),
+        b.rows(),
+        b.cols()
+    );
+    Ok(())
+}
+
+/// A BLOCK_SIZE the kernels are compiled for (`kernels::MMM_BLOCK_SIZES`); for clap's `value_parser`.
+pub fn parse_block_size(text: &str) -> Result<u32, String> {
+    let block_size: u32 = text.parse().map_err(|_| format!("{text:?} is not a number"))?;
+    if kernels::MMM_BLOCK_SIZES.contains(&block_size) {
+        Ok(block_size)
+    } else {
+        Err(format!("mmm.cu is compiled for BLOCK_SIZE {:?} only", kernels::MMM_BLOCK_SIZES))
+    }
+}
+
+/// Refuses an m x k times k x n product in `T` that the kernels' grid or the GPU's free memory cannot
+/// take, before anything is allocated.
+pub fn check_product_fits<T: Element>(gpu: &Gpu, (m, k, n): (usize, usize, usize), block_size: u32) -> Result<()> {
+    check_grid(&gpu.info, m, n, block_size)?;
+    let bytes = ((m * k + k * n + m * n) * std::mem::size_of::<T>()) as u64;
+    gpu.ensure_fits(bytes, &format!("{m} x {k} times {k} x {n} in {}", T::NAME))
+}
+
+fn check_grid(info: &DeviceInfo, m: usize, n: usize, block_size: u32) -> Result<()> {
+    let grid = grid_for(m, n, block_size);
+    ensure!(
+        grid.y <= info.max_grid_y && grid.x <= info.max_grid_x,
+        "C of {m} x {n} needs a grid of {} x {} blocks, over this GPU's {} x {}",
+        grid.x,
+        grid.y,
+        info.max_grid_x,
+        info.max_grid_y
+    );
+    Ok(())
+}
+
+/// One thread per element of the m x n matrix C: x runs along columns, y along rows, rounded up so
+/// sizes that are not multiples of BLOCK_SIZE are covered (the kernels mask the rest).
+pub fn grid_for(m: usize, n: usize, block_size: u32) -> GridSize {
+    let blocks = |size: usize| size.div_ceil(block_size as usize) as u32;
+    GridSize::xy(blocks(n), blocks(m))
+}
+
+/// Enqueues `mmm<<<grid, (BLOCK_SIZE, BLOCK_SIZE), 0, stream>>>(a, b, c)` (or mmm-ab).
+pub fn launch_mmm<T: Element>(
+    mmm: &Function,
+    a: MatrixView<T>,
+    b: MatrixView<T>,
+    c: MatrixView<T>,
+    block_size: u32,
+    stream: &Stream,
+) -> Result<()> {
+    let grid = grid_for(c.rows as usize, c.cols as usize, block_size);
+    let block = BlockSize::xy(block_size, block_size);
+    // __global__ void mmm_f64(MatrixView<double> a, MatrixView<double> b, MatrixView<double> c)
+    check_cuda!(unsafe { launch!(mmm<<<grid, block, 0, stream>>>(a, b, c)) })?;
+    Ok(())
+}
+
+/// How a GPU product compared with the CPU.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProductCheck {
+    /// Largest |GPU - CPU| relative to the largest |element| of C (or, for Freivalds' test, the bound
+    /// on it that follows from each row).
+    pub error: f64,
+    /// Where the worst element is, (row, column); for a Freivalds row, column is 0.
+    pub worst: (usize, usize),
+    /// "exact" (every element against a CPU product) or "Freivalds + samples".
+    pub method: &'static str,
+    pub tolerance: f64,
+}
+
+impl ProductCheck {
+    pub fn passed(&self) -> bool {
+        self.error <= self.tolerance
+    }
+}
+
+/// Up to this many multiply-adds, the whole product is computed on the CPU (1024^3: about a second).
+const EXACT_LIMIT: usize = 1 << 30;
+/// Elements checked one by one, on top of Freivalds' test, for larger products.
+const SAMPLES: usize = 4096;
+
+/// Compares the GPU's C (host copy) with A * B computed on the CPU in f64: exactly for products up to
+/// 1024^3 multiply-adds, else with Freivalds' test (C x against A (B x) for a random x, O(n^2)) plus
+/// 4096 random elements computed exactly. Any NaN left from the poison fails.
+pub fn check_product<T: Element, H: HostStorage<T>>(
+    a: &Matrix<T, H>,
+    b: &Matrix<T, H>,
+    c: &Matrix<T, H>,
+    random: &mut Random,
+) -> ProductCheck {
+    check_product_with_limit(a, b, c, random, EXACT_LIMIT)
+}
+
+fn check_product_with_limit<T: Element, H: HostStorage<T>>(
+    a: &Matrix<T, H>,
+    b: &Matrix<T, H>,
+    c: &Matrix<T, H>,
+    random: &mut Random,
+    exact_limit: usize,
+) -> ProductCheck {
+    let (m, k, n) = (a.rows(), a.cols(), b.cols());
+    if m * k * n <= exact_limit {
+        let reference = multiply_on_cpu(a, b);
+        let largest = reference.iter().fold(0.0_f64, |x, v| x.max(v.abs())).max(f64::MIN_POSITIVE);
+        let (error, index) = crate::verify::max_relative_error(&to_f64(c.data()), &reference, largest);
+        return ProductCheck { error, worst: (index / n, index % n), method: "exact", tolerance: T::TOLERANCE };
+    }
+
+    let c_values = to_f64(c.data());
+    if let Some(index) = c_values.iter().position(|v| !v.is_finite()) {
+        return ProductCheck {
+            error: f64::INFINITY,
+            worst: (index / n, index % n),
+            method: "Freivalds + samples",
+            tolerance: T::TOLERANCE,
+        };
+    }
+    let largest = c_values.iter().fold(0.0_f64, |x, v| x.max(v.abs())).max(f64::MIN_POSITIVE);
+    let mut worst = (0.0, (0, 0));
+
+    // Freivalds: if every element is within tolerance * largest, row i of C x - A (B x) is within
+    // tolerance * largest * sum|x|.
+    let x: Vec<f64> = (0..n).map(|_| random.uniform(-1.0, 1.0)).collect();
+    let x_norm: f64 = x.iter().map(|v| v.abs()).sum();
+    let bx = multiply_vector(&to_f64(b.data()), k, n, &x);
+    let abx = multiply_vector(&to_f64(a.data()), m, k, &bx);
+    let cx = multiply_vector(&c_values, m, n, &x);
+    for (row, (got, want)) in cx.iter().zip(&abx).enumerate() {
+        let error = (got - want).abs() / (largest * x_norm);
+        if error > worst.0 {
+            worst = (error, (row, 0));
+        }
+    }
+    for _ in 0..SAMPLES {
+        let (i, j) = (random.below(m as u64) as usize, random.below(n as u64) as usize);
+        let exact: f64 = (0..k).map(|p| a[(i, p)].to_f64() * b[(p, j)].to_f64()).sum();
+        let error = (c_values[i * n + j] - exact).abs() / largest;
+        if error > worst.0 {
+            worst = (error, (i, j));
+        }
+    }
+    ProductCheck { error: worst.0, worst: worst.1, method: "Freivalds + samples", tolerance: T::TOLERANCE }
+}
+
+/// A * B on the CPU in f64, row-major, in i-k-j order so the inner loop runs along rows of B and C.
+pub fn multiply_on_cpu<T: Element, H: HostStorage<T>>(a: &Matrix<T, H>, b: &Matrix<T, H>) -> Vec<f64> {
+    let (m, k, n) = (a.rows(), a.cols(), b.cols());
+    let b_values = to_f64(b.data());
+    let mut c = vec![0.0; m * n];
+    for i in 0..m {
+        let c_row = &mut c[i * n..(i + 1) * n];
+        for p in 0..k {
+            let a_ip = a[(i, p)].to_f64();
+            for (c_ij, b_pj) in c_row.iter_mut().zip(&b_values[p * n..(p + 1) * n]) {
+                *c_ij += a_ip * b_pj;
+            }
+        }
+    }
+    c
+}
+
+fn multiply_vector(matrix: &[f64], rows: usize, cols: usize, x: &[f64]) -> Vec<f64> {
+    (0..rows).map(|i| matrix[i * cols..(i + 1) * cols].iter().zip(x).map(|(a, b)| a * b).sum()).collect()
+}
+
+fn to_f64<T: Element>(values: &[T]) -> Vec<f64> {
+    values.iter().map(|v| v.to_f64()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn product_of(a: &Matrix<f64>, b: &Matrix<f64>) -> Matrix<f64> {
+        Matrix::from_row_major(a.rows(), b.cols(), &multiply_on_cpu(a, b)).unwrap()
+    }
+
+    #[test]
+    fn cpu_product_of_a_small_non_square_example() {
+        let a = Matrix::<f64>::from_row_major(2, 3, &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]).unwrap();
+        let b = Matrix::<f64>::from_row_major(3, 1, &[1.0, 0.5, -1.0]).unwrap();
+        assert_eq!(multiply_on_cpu(&a, &b), vec![-1.0, 0.5]);
+    }
+
+    #[test]
+    fn refuses_inner_sizes_that_differ_and_block_sizes_that_are_not_compiled() {
+        let a = Matrix::<f64>::new(3, 4).unwrap();
+        let b = Matrix::<f64>::new(5, 2).unwrap();
+        let err = check_sizes_match(&a, &b).unwrap_err().to_string();
+        assert_eq!(err, "sizes of the matrices do not match: A is 3 x 4, B is 5 x 2 (A's columns must equal B's rows)");
+        assert_eq!(parse_block_size("32"), Ok(32));
+        assert_eq!(parse_block_size("8"), Err("mmm.cu is compiled for BLOCK_SIZE [16, 32] only".to_string()));
+        assert!(parse_block_size("x").is_err());
+    }
+
+    #[test]
+    fn grid_covers_sizes_that_are_not_multiples_of_the_block() {
+        let grid = grid_for(17, 33, 16);
+        assert_eq!((grid.x, grid.y), (3, 2));
+        let grid = grid_for(1, 1, 32);
+        assert_eq!((grid.x, grid.y), (1, 1));
+    }
+
+    #[test]
+    fn exact_check_passes_a_right_product_and_catches_one_wrong_element() {
+        let mut random = Random::new(3);
+        let a = Matrix::<f64>::random(20, 7, &mut random).unwrap();
+        let b = Matrix::<f64>::random(7, 9, &mut random).unwrap();
+        let mut c = product_of(&a, &b);
+        let check = check_product(&a, &b, &c, &mut random);
+        assert!(check.passed() && check.method == "exact", "{check:?}");
+        c[(13, 4)] += 1e-6;
+        let check = check_product(&a, &b, &c, &mut random);
+        assert!(!check.passed(), "{check:?}");
+        assert_eq!(check.worst, (13, 4));
+    }
+
+    #[test]
+    fn freivalds_check_passes_a_right_product_and_catches_a_wrong_row_and_poison() {
+        let mut random = Random::new(4);
+        let a = Matrix::<f64>::random(110, 100, &mut random).unwrap();
+        let b = Matrix::<f64>::random(100, 90, &mut random).unwrap();
+        let mut c = product_of(&a, &b);
+        let check = check_product_with_limit(&a, &b, &c, &mut random, 0);
+        assert!(check.passed() && check.method == "Freivalds + samples", "{check:?}");
+        for j in 0..90 {
+            c[(57, j)] += 1e-5; // a whole row wrong by a little: Freivalds sees it
+        }
+        let check = check_product_with_limit(&a, &b, &c, &mut random, 0);
+        assert!(!check.passed() && check.worst.0 == 57, "{check:?}");
+        c[(3, 3)] = f64::NAN;
+        let check = check_product_with_limit(&a, &b, &c, &mut random, 0);
+        assert_eq!((check.error, check.worst), (f64::INFINITY, (3, 3)));
+    }
+
+    #[test]
+    fn operations_per_loaded_element_follow_the_greek_slides() {
+        assert_eq!(MmmKernel::Tiled.operations_per_loaded_element(16), 16.0);
+        assert_eq!(MmmKernel::Tiled.operations_per_loaded_element(32), 32.0);
+        assert_eq!(MmmKernel::Naive.operations_per_loaded_element(32), 1.0);
+        assert_eq!(MmmKernel::Tiled.c_name::<f32>(), "mmm_f32");
+        assert_eq!(MmmKernel::Naive.c_name::<f64>(), "mmm_ab_f64");
+    }
+}

@@ -1,0 +1,70 @@
+//! Criterion benchmark of the two mmm kernels, both block sizes, f32 and f64, on a GPU:
+//!
+//!     cargo bench -p lab-mmm                      # sizes 1024 and 4096
+//!     MMM_BENCH_SIZES=256,512 cargo bench -p lab-mmm
+//!
+//! Each iteration is one launch plus a stream synchronize, so it includes the launch latency; the lab's
+//! own table (CUDA events, median) is the kernel time alone.
+
+use std::time::Duration;
+
+use common::gpu::Gpu;
+use common::matrix::{Element, Matrix};
+use common::mmm::{launch_mmm, load_mmm, MmmKernel};
+use common::verify::Random;
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use cust::module::Module;
+use cust::stream::{Stream, StreamFlags};
+
+fn sizes() -> Vec<usize> {
+    std::env::var("MMM_BENCH_SIZES")
+        .unwrap_or_else(|_| "1024,4096".to_string())
+        .split(',')
+        .map(|size| size.trim().parse().expect("MMM_BENCH_SIZES: comma-separated sizes"))
+        .collect()
+}
+
+fn bench_mmm(c: &mut Criterion) {
+    let gpu = Gpu::open(0).expect("the mmm benchmark needs a GPU");
+    let modules: Vec<(u32, Module)> =
+        kernels::MMM_BLOCK_SIZES.iter().map(|&bs| (bs, load_mmm(&gpu, bs).expect("load mmm"))).collect();
+    for n in sizes() {
+        let mut group = c.benchmark_group(format!("mmm/{n}x{n}"));
+        group.sample_size(10).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(3));
+        group.throughput(Throughput::Elements(2 * (n * n * n) as u64)); // FLOP per iteration
+        bench_precision::<f64>(&mut group, &modules, n);
+        bench_precision::<f32>(&mut group, &modules, n);
+        group.finish();
+    }
+}
+
+fn bench_precision<T: Element>(
+    group: &mut criterion::BenchmarkGroup<criterion::measurement::WallTime>,
+    modules: &[(u32, Module)],
+    n: usize,
+) {
+    let mut random = Random::new(1);
+    let mut a = Matrix::<T>::random(n, n, &mut random).expect("A");
+    let mut b = Matrix::<T>::random(n, n, &mut random).expect("B");
+    let mut c = Matrix::<T>::new(n, n).expect("C");
+    a.copy_to_gpu().expect("copy A");
+    b.copy_to_gpu().expect("copy B");
+    c.allocate_on_gpu().expect("allocate C");
+    let stream = Stream::new(StreamFlags::DEFAULT, None).expect("stream");
+    let (a, b, c) = (a.view().expect("A"), b.view().expect("B"), c.view().expect("C"));
+    for (block_size, module) in modules {
+        for kernel in [MmmKernel::Naive, MmmKernel::Tiled] {
+            let mmm = module.get_function(kernel.c_name::<T>()).expect("kernel");
+            let id = BenchmarkId::new(format!("{}-{}", kernel.slide_name(), T::NAME), format!("BLOCK_SIZE {block_size}"));
+            group.bench_function(id, |bencher| {
+                bencher.iter(|| {
+                    launch_mmm(&mmm, a, b, c, *block_size, &stream).expect("launch");
+                    stream.synchronize().expect("synchronize");
+                })
+            });
+        }
+    }
+}
+
+criterion_group!(benches, bench_mmm);
+criterion_main!(benches);

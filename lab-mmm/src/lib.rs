@@ -1,0 +1,118 @@
+//! The steps of lab-mmm, called by `main.rs` in the slide's order, by the GPU tests and by the
+//! benchmark.
+
+use anyhow::Result;
+use clap::ValueEnum;
+use common::matrix::{Element, Matrix};
+use common::mmm::{launch_mmm, MmmKernel, ProductCheck};
+use common::timing::{time_on_stream, Timing};
+use common::check_cuda;
+use cust::module::Module;
+use cust::stream::Stream;
+
+/// Which precisions to run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Precision {
+    F32,
+    F64,
+    /// f64 (the slides' double) first, then f32.
+    Both,
+}
+
+/// One kernel at one block size and precision: its time and how its C compared with the CPU.
+#[derive(Debug, Clone)]
+pub struct Row {
+    pub kernel: MmmKernel,
+    /// The kernel's C name in the module, e.g. `mmm_f64`.
+    pub function: String,
+    pub precision: &'static str,
+    pub block_size: u32,
+    pub timing: Timing,
+    pub check: ProductCheck,
+    /// Multiply-adds times two.
+    pub flops: f64,
+    /// The Greek slides' bound: bandwidth / element size * operations per loaded element, in FLOP/s.
+    pub bandwidth_bound: f64,
+}
+
+impl Row {
+    pub fn gflops(&self) -> f64 {
+        self.flops / (self.timing.median_ms() * 1e6)
+    }
+}
+
+/// The slide's launch for one configuration on matrices already on the GPU: C is poisoned, `mmm`
+/// (or `mmm-ab`) runs once to warm up and `repetitions` times between events, and C comes back.
+pub fn multiply_on_gpu<T: Element>(
+    module: &Module,
+    kernel: MmmKernel,
+    block_size: u32,
+    a: &Matrix<T>,
+    b: &Matrix<T>,
+    c: &mut Matrix<T>,
+    repetitions: usize,
+) -> Result<Timing> {
+    let mmm = check_cuda!(module.get_function(kernel.c_name::<T>()))?;
+    let stream = check_cuda!(Stream::new(cust::stream::StreamFlags::DEFAULT, None))?;
+    c.poison_on_gpu()?;
+    let (a_view, b_view, c_view) = (a.view()?, b.view()?, c.view()?);
+    let timing = time_on_stream(&stream, 1, repetitions, || {
+        launch_mmm(&mmm, a_view, b_view, c_view, block_size, &stream)
+    })?;
+    check_cuda!(stream.synchronize())?; // kernel faults show up here
+    c.copy_from_gpu()?;
+    Ok(timing)
+}
+
+/// The table `lab-mmm` ends with; speedups are over mmm-ab at the same precision and block size.
+pub fn format_table(rows: &[Row]) -> String {
+    let mut table = String::from(
+        "| kernel | precision | BLOCK_SIZE | GPU time in ms | GFLOP/s | speedup over mmm-ab | slide's bound GFLOP/s | max rel. error | check |\n\
+         |--------|-----------|------------|----------------|---------|---------------------|-----------------------|----------------|-------|\n",
+    );
+    for row in rows {
+        let naive = rows.iter().find(|other| {
+            other.kernel == MmmKernel::Naive && other.precision == row.precision && other.block_size == row.block_size
+        });
+        let speedup = naive.map_or("-".to_string(), |n| format!("{:.2}x", n.timing.median_ms() / row.timing.median_ms()));
+        table.push_str(&format!(
+            "| {} | {} | {} | {:.3} | {:.0} | {} | {:.0} | {:.1e} | {} |\n",
+            row.kernel.slide_name(),
+            row.precision,
+            row.block_size,
+            row.timing.median_ms(),
+            row.gflops(),
+            speedup,
+            row.bandwidth_bound / 1e9,
+            row.check.error,
+            if row.check.passed() { "PASS" } else { "FAIL" },
+        ));
+    }
+    table
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(kernel: MmmKernel, ms: f64) -> Row {
+        Row {
+            kernel,
+            function: kernel.c_name::<f64>(),
+            precision: "f64",
+            block_size: 16,
+            timing: Timing { samples_ms: vec![ms] },
+            check: ProductCheck { error: 1e-15, worst: (0, 0), method: "exact", tolerance: 1e-12 },
+            flops: 2e9,
+            bandwidth_bound: 4e12,
+        }
+    }
+
+    #[test]
+    fn table_shows_gflops_and_the_speedup_over_the_naive_kernel() {
+        let table = format_table(&[row(MmmKernel::Naive, 10.0), row(MmmKernel::Tiled, 2.5)]);
+        let lines: Vec<&str> = table.lines().collect();
+        assert_eq!(lines[2], "| mmm-ab | f64 | 16 | 10.000 | 200 | 1.00x | 4000 | 1.0e-15 | PASS |");
+        assert_eq!(lines[3], "| mmm | f64 | 16 | 2.500 | 800 | 4.00x | 4000 | 1.0e-15 | PASS |");
+    }
+}

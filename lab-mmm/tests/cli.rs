@@ -1,0 +1,90 @@
+//! The command line as a user meets it, on any machine (CI has no GPU).
+
+use common::testing::{assert_default_run_suits_this_machine, run};
+
+const LAB: &str = env!("CARGO_BIN_EXE_lab-mmm");
+
+fn data(name: &str) -> String {
+    format!("{}/data/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn temp_file(name: &str, text: &str) -> String {
+    let dir = std::env::temp_dir().join(format!("lab-mmm-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path.display().to_string()
+}
+
+#[test]
+fn help_explains_every_flag() {
+    let outcome = run(LAB, &["--help"]);
+    assert_eq!(outcome.code, Some(0));
+    for flag in ["--random", "--size", "--kernel", "--block-size", "--precision", "--repetitions", "--seed",
+        "--print", "--output", "--force", "--ptxas"] {
+        assert!(outcome.stdout.contains(flag), "--help does not mention {flag}");
+    }
+}
+
+#[test]
+fn fails_on_a_file_that_does_not_exist() {
+    let outcome = run(LAB, &["/nonexistent/A.txt", &data("B.txt")]);
+    assert!(outcome.is_one_line_error("lab-mmm", "reading /nonexistent/A.txt: No such file"), "{outcome:?}");
+}
+
+#[test]
+fn fails_on_a_malformed_number_naming_file_line_and_column() {
+    let a = temp_file("bad-number.txt", "1 2\n3 4,5\n");
+    let outcome = run(LAB, &[&a, &data("B.txt")]);
+    assert!(outcome.is_one_line_error("lab-mmm", &format!("{a}:2:3: \"4,5\" is not a finite number")), "{outcome:?}");
+}
+
+#[test]
+fn fails_on_ragged_rows() {
+    let a = temp_file("ragged.txt", "1 2 3\n4 5\n");
+    let outcome = run(LAB, &[&a, &data("B.txt")]);
+    assert!(outcome.is_one_line_error("lab-mmm", ":2: this row has 2 elements, the first row (line 1) has 3"), "{outcome:?}");
+}
+
+#[test]
+fn fails_on_an_empty_file() {
+    let a = temp_file("empty.txt", "# nothing here\n\n");
+    let outcome = run(LAB, &[&a, &data("B.txt")]);
+    assert!(outcome.is_one_line_error("lab-mmm", "no matrix in the file"), "{outcome:?}");
+}
+
+#[test]
+fn fails_when_inner_sizes_do_not_match_before_touching_the_gpu() {
+    let outcome = run(LAB, &[&data("B.txt"), &data("B.txt")]);
+    assert!(
+        outcome.is_one_line_error("lab-mmm", "sizes of the matrices do not match: A is 4 x 2, B is 4 x 2"),
+        "{outcome:?}"
+    );
+}
+
+#[test]
+fn fails_on_a_size_of_zero() {
+    for args in [vec!["--random", "0"], vec!["--size", "4", "0", "4"]] {
+        let outcome = run(LAB, &args);
+        assert!(outcome.is_one_line_error("lab-mmm", "invalid value '0'"), "{outcome:?}");
+    }
+}
+
+#[test]
+fn fails_on_a_block_size_that_is_not_compiled() {
+    let outcome = run(LAB, &["--block-size", "16,8"]);
+    assert!(outcome.is_one_line_error("lab-mmm", "compiled for BLOCK_SIZE [16, 32] only"), "{outcome:?}");
+}
+
+#[test]
+fn refuses_to_overwrite_an_output_file() {
+    let existing = temp_file("C.txt", "1\n");
+    let outcome = run(LAB, &["--random", "4", "--output", &existing]);
+    assert!(outcome.is_one_line_error("lab-mmm", "exists; not overwriting it (--force replaces it)"), "{outcome:?}");
+    assert_eq!(std::fs::read_to_string(&existing).unwrap(), "1\n");
+}
+
+#[test]
+fn default_run_needs_a_gpu_and_says_so_without_one() {
+    assert_default_run_suits_this_machine(LAB, "lab-mmm");
+}

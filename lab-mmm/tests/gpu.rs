@@ -1,0 +1,86 @@
+//! GPU against CPU for every kernel, precision and block size, at awkward sizes, with C poisoned before
+//! every launch. Needs a GPU: `bash gpu-bundle/run.sh` (README).
+
+use common::gpu::Gpu;
+use common::matrix::{Element, Matrix};
+use common::mmm::{check_product, check_product_fits, load_mmm, MmmKernel};
+use common::verify::Random;
+use cust::module::Module;
+use lab_mmm::multiply_on_gpu;
+
+const NEEDS_GPU: &str = "needs a GPU: bash gpu-bundle/run.sh";
+
+fn open() -> (Gpu, Vec<(u32, Module)>) {
+    let gpu = Gpu::open(0).expect(NEEDS_GPU);
+    let modules = kernels::MMM_BLOCK_SIZES.iter().map(|&bs| (bs, load_mmm(&gpu, bs).unwrap())).collect();
+    (gpu, modules)
+}
+
+/// Multiplies random m x k and k x n matrices with every kernel and block size and checks each C.
+fn check_shape<T: Element>(gpu: &Gpu, modules: &[(u32, Module)], (m, k, n): (usize, usize, usize), seed: u64) {
+    let mut random = Random::new(seed);
+    let mut a = Matrix::<T>::random(m, k, &mut random).unwrap();
+    let mut b = Matrix::<T>::random(k, n, &mut random).unwrap();
+    let mut c = Matrix::<T>::new(m, n).unwrap();
+    a.copy_to_gpu().unwrap();
+    b.copy_to_gpu().unwrap();
+    for (block_size, module) in modules {
+        check_product_fits::<T>(gpu, (m, k, n), *block_size).unwrap();
+        for kernel in [MmmKernel::Naive, MmmKernel::Tiled] {
+            multiply_on_gpu(module, kernel, *block_size, &a, &b, &mut c, 1).unwrap();
+            let check = check_product(&a, &b, &c, &mut random);
+            assert!(
+                check.passed(),
+                "{} {} BLOCK_SIZE {block_size} at {m} x {k} x {n}: {check:?}",
+                kernel.slide_name(),
+                T::NAME
+            );
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn every_kernel_precision_and_block_size_agrees_with_the_cpu_at_awkward_sizes() {
+    let (gpu, modules) = open();
+    let square = [1, 15, 16, 17, 31, 33, 100, 255, 1000, 1024].map(|s| (s, s, s));
+    let non_square = [(37, 1000, 129), (1000, 3, 17), (1, 513, 2), (300, 1, 400)];
+    for (seed, shape) in square.into_iter().chain(non_square).enumerate() {
+        check_shape::<f64>(&gpu, &modules, shape, seed as u64);
+        check_shape::<f32>(&gpu, &modules, shape, seed as u64 + 100);
+    }
+}
+
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn a_large_product_passes_freivalds_test_and_samples() {
+    let (gpu, modules) = open();
+    check_shape::<f32>(&gpu, &modules, (2048, 1536, 1200), 7);
+}
+
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn matrices_larger_than_gpu_memory_are_refused_with_their_sizes() {
+    let gpu = Gpu::open(0).expect(NEEDS_GPU);
+    // 1 x huge times huge x 1: two vectors that alone pass the GPU's memory.
+    let huge = (gpu.info.total_memory / 8) as usize;
+    let err = check_product_fits::<f64>(&gpu, (1, huge, 1), 16).unwrap_err().to_string();
+    assert!(err.starts_with(&format!("1 x {huge} times {huge} x 1 in f64 needs")), "{err}");
+    // And a C too wide for the grid of 16 x 16 blocks.
+    let wide = 16 * (gpu.info.max_grid_y as usize + 1);
+    let err = check_product_fits::<f32>(&gpu, (wide, 1, 1), 16).unwrap_err().to_string();
+    assert!(err.contains("needs a grid of 1 x"), "{err}");
+}
+
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn copies_go_both_ways_unchanged() {
+    let _gpu = Gpu::open(0).expect(NEEDS_GPU);
+    let mut random = Random::new(11);
+    let original = Matrix::<f64>::random(33, 17, &mut random).unwrap();
+    let mut m = Matrix::<f64>::from_row_major(33, 17, original.data()).unwrap();
+    m.copy_to_gpu().unwrap();
+    m.data_mut().fill(0.0);
+    m.copy_from_gpu().unwrap();
+    assert_eq!(m.data(), original.data());
+}
