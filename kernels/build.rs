@@ -46,7 +46,15 @@ fn specs() -> Vec<Spec> {
         defines: vec![],
         build: Build::Fatbin,
     };
-    let mut specs = vec![plain("SIMPSON", "simpson.cu")];
+    let mut specs = vec![
+        plain("SIMPSON", "simpson.cu"),
+        Spec {
+            constant: "ADAPTIVE_SIMPSON".to_string(),
+            source: "adaptive_simpson.cu",
+            defines: vec![],
+            build: Build::LinkedCubin,
+        },
+    ];
     for block_size in MMM_BLOCK_SIZES {
         specs.push(Spec {
             constant: format!("MMM_BS{block_size}"),

@@ -41,6 +41,16 @@ impl Integrand {
         antiderivative(b) - antiderivative(a)
     }
 
+    /// The name on the command line, and the suffix of the kernels' C names (`adaptive_master_pi`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Integrand::Pi => "pi",
+            Integrand::Sin => "sin",
+            Integrand::Exp => "exp",
+            Integrand::Peak => "peak",
+        }
+    }
+
     /// The formula, for printing.
     pub fn formula(self) -> &'static str {
         match self {
@@ -95,6 +105,14 @@ mod tests {
             let sums: Vec<f64> = (0..n).map(|i| integrand.simpson(i as f64 * h, h)).collect();
             let exact = integrand.exact(0.0, 1.0);
             assert_relative_eq!(compensated_sum(&sums), exact, max_relative = 1e-12);
+        }
+    }
+
+    #[test]
+    fn names_are_the_command_line_values() {
+        for integrand in Integrand::ALL {
+            let value = integrand.to_possible_value().expect("every integrand is a value");
+            assert_eq!(value.get_name(), integrand.name());
         }
     }
 

@@ -46,14 +46,23 @@ mod tests {
     /// `nvcc -fatbin` output starts with the fatbin magic 0xBA55ED50 (little endian).
     const FATBIN_MAGIC: [u8; 4] = [0x50, 0xED, 0x55, 0xBA];
 
+    /// A linked cubin is an ELF file.
+    const ELF_MAGIC: [u8; 4] = [0x7F, b'E', b'L', b'F'];
+
     fn all_images() -> Vec<(&'static str, KernelImage)> {
-        vec![("SIMPSON", SIMPSON), ("MMM_BS16", MMM_BS16), ("MMM_BS32", MMM_BS32)]
+        vec![
+            ("SIMPSON", SIMPSON),
+            ("MMM_BS16", MMM_BS16),
+            ("MMM_BS32", MMM_BS32),
+            ("ADAPTIVE_SIMPSON", ADAPTIVE_SIMPSON),
+        ]
     }
 
     #[test]
-    fn every_kernel_is_built_as_a_fatbin_with_a_parsable_report() {
+    fn every_kernel_is_built_with_a_parsable_report() {
         for (name, kernel) in all_images() {
-            assert_eq!(kernel.image[..4], FATBIN_MAGIC, "{name} is not a fatbin");
+            let magic = if kernel.linked_with_device_runtime { ELF_MAGIC } else { FATBIN_MAGIC };
+            assert_eq!(kernel.image[..4], magic, "{name} has the wrong container");
             let report = kernel.report().unwrap_or_else(|err| panic!("{name}: {err}"));
             assert!(!report.functions.is_empty(), "{name}: no entry function in\n{}", kernel.ptxas);
             for function in report.functions.iter().filter(|function| function.is_entry()) {
@@ -71,6 +80,22 @@ mod tests {
         assert_eq!((simpson.stack_frame_bytes, simpson.spill_stores, simpson.spill_loads), (0, 0, 0));
         for name in ["_Z11simpson_sinddPd", "_Z11simpson_expddPd", "_Z12simpson_peakddPd"] {
             assert!(report.function(name).is_some_and(|f| f.is_entry()), "{name} missing:\n{}", SIMPSON.ptxas);
+        }
+    }
+
+    #[test]
+    fn adaptive_simpson_is_linked_with_the_device_runtime_and_has_every_kernel() {
+        assert!(ADAPTIVE_SIMPSON.linked_with_device_runtime);
+        let report = ADAPTIVE_SIMPSON.report().unwrap();
+        for integrand in ["pi", "sin", "exp", "peak"] {
+            for kernel in ["adaptive_master", "adaptive_level"] {
+                let name = format!("{kernel}_{integrand}");
+                assert!(report.function(&name).is_some(), "{name} missing");
+            }
+        }
+        for functor in ["23FourOverOnePlusXSquared", "4Sine", "11Exponential", "4Peak"] {
+            let workers = format!("_Z7workersI{functor}EvdddddiiP5Tally");
+            assert!(report.function(&workers).is_some_and(|f| f.is_entry()), "{workers} missing");
         }
     }
 

@@ -1,0 +1,81 @@
+//! Device-driven and host-driven adaptive Simpson against the CPU reference. Needs a GPU:
+//! `bash gpu-bundle/run.sh` (README).
+
+use common::gpu::Gpu;
+use common::integrand::Integrand;
+use common::verify::Random;
+use lab_dynamic_parallel::{adaptive_on_cpu, device_driven, host_driven, set_pending_launch_limit, Problem};
+
+const NEEDS_GPU: &str = "needs a GPU: bash gpu-bundle/run.sh";
+
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn both_gpu_versions_agree_with_the_cpu_for_every_integrand_on_random_intervals() {
+    let gpu = Gpu::open(0).expect(NEEDS_GPU);
+    let module = gpu.load(&kernels::ADAPTIVE_SIMPSON).unwrap();
+    set_pending_launch_limit(1 << 16).unwrap();
+    let mut random = Random::new(5);
+    for integrand in Integrand::ALL {
+        for tolerance in [1e-6, 1e-10, 1e-12] {
+            let a = random.uniform(-0.5, 0.2);
+            let b = random.uniform(0.4, 1.5);
+            let problem = Problem::new(integrand, a, b, tolerance, 22).unwrap();
+            let cpu = adaptive_on_cpu(&problem);
+            for (name, run) in [
+                ("device", device_driven(&module, &problem, 1).unwrap()),
+                ("host", host_driven(&module, &problem, 1).unwrap()),
+            ] {
+                let tally = run.tally;
+                assert!(
+                    (tally.integral - cpu.integral).abs() <= tolerance,
+                    "{name}-driven {problem:?}: {tally:?} against CPU {cpu:?}"
+                );
+                assert_eq!(tally.launch_failures, 0, "{name}-driven {problem:?}");
+                // Same decisions as the CPU, up to an interval or two decided the other way by rounding.
+                assert!(tally.accepted.abs_diff(cpu.accepted) <= 4, "{name}-driven {problem:?}: {tally:?} vs {cpu:?}");
+                assert_eq!(tally.accepted, tally.splits + 2, "{name}-driven: every split makes two intervals");
+            }
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn the_device_driven_version_launches_one_child_grid_per_split_and_the_host_one_grid_per_level() {
+    let gpu = Gpu::open(0).expect(NEEDS_GPU);
+    let module = gpu.load(&kernels::ADAPTIVE_SIMPSON).unwrap();
+    set_pending_launch_limit(1 << 16).unwrap();
+    let problem = Problem::new(Integrand::Peak, 0.0, 1.0, 1e-10, 20).unwrap();
+    let device = device_driven(&module, &problem, 2).unwrap();
+    assert_eq!((device.host_launches, device.device_launches), (1, 1 + device.tally.splits));
+    let host = host_driven(&module, &problem, 2).unwrap();
+    assert_eq!(host.host_launches, u64::from(host.tally.deepest), "one launch per level");
+    assert_eq!(host.device_launches, 0);
+}
+
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn a_depth_limit_hit_is_reported_by_both_versions() {
+    let gpu = Gpu::open(0).expect(NEEDS_GPU);
+    let module = gpu.load(&kernels::ADAPTIVE_SIMPSON).unwrap();
+    let problem = Problem::new(Integrand::Peak, 0.0, 1.0, 1e-12, 4).unwrap();
+    let cpu = adaptive_on_cpu(&problem);
+    assert!(cpu.depth_limit_hits > 0);
+    for run in [device_driven(&module, &problem, 1).unwrap(), host_driven(&module, &problem, 1).unwrap()] {
+        assert_eq!(run.tally.depth_limit_hits, cpu.depth_limit_hits);
+        assert_eq!(run.tally.deepest, 4);
+    }
+}
+
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn a_tiny_pending_launch_limit_makes_launches_fail_and_they_are_counted() {
+    let gpu = Gpu::open(0).expect(NEEDS_GPU);
+    let module = gpu.load(&kernels::ADAPTIVE_SIMPSON).unwrap();
+    set_pending_launch_limit(4).unwrap();
+    let problem = Problem::new(Integrand::Peak, 0.0, 1.0, 1e-12, 22).unwrap();
+    let run = device_driven(&module, &problem, 1).unwrap();
+    set_pending_launch_limit(1 << 16).unwrap();
+    assert!(run.tally.launch_failures > 0, "{:?}", run.tally);
+    assert_eq!(run.device_launches, 1 + run.tally.splits - run.tally.launch_failures);
+}
