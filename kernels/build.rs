@@ -19,6 +19,24 @@ use std::process::{self, Command};
 /// Rust constant `MMM_BLOCK_SIZES`, so kernel and host read the number from one place.
 const MMM_BLOCK_SIZES: [u32; 2] = [16, 32];
 
+/// The layout of the tracer's `struct Sphere` (seven floats) and how many fit in the 64 KiB of constant
+/// memory. Passed to nvcc as -D definitions, where static_asserts check the struct against them, and
+/// emitted as Rust constants, where a test checks the Rust struct: both sides agree by construction.
+const SPHERE_FIELDS: [&str; 7] = ["x", "y", "z", "radius", "r", "g", "b"];
+const SPHERE_SIZE: u32 = 4 * SPHERE_FIELDS.len() as u32;
+const CONSTANT_MEMORY_BYTES: u32 = 64 * 1024;
+const MAX_SPHERES: u32 = CONSTANT_MEMORY_BYTES / SPHERE_SIZE;
+/// Sphere counts with their own fully unrolled constant-memory kernel (`trace_constant_fixed_N`).
+const TRACER_FIXED_COUNTS: [u32; 4] = [8, 16, 32, 64];
+
+fn tracer_defines() -> Vec<String> {
+    let mut defines = vec![format!("MAX_SPHERES={MAX_SPHERES}"), format!("SPHERE_SIZE={SPHERE_SIZE}")];
+    for (index, field) in SPHERE_FIELDS.iter().enumerate() {
+        defines.push(format!("SPHERE_OFFSET_{field}={}", 4 * index));
+    }
+    defines
+}
+
 /// How a source is turned into a loadable image.
 #[derive(Clone, Copy, PartialEq)]
 enum Build {
@@ -55,6 +73,12 @@ fn specs() -> Vec<Spec> {
             build: Build::LinkedCubin,
         },
     ];
+    specs.push(Spec {
+        constant: "TRACER".to_string(),
+        source: "tracer.cu",
+        defines: tracer_defines(),
+        build: Build::Fatbin,
+    });
     for block_size in MMM_BLOCK_SIZES {
         specs.push(Spec {
             constant: format!("MMM_BS{block_size}"),
@@ -237,6 +261,16 @@ fn write_rust(out_dir: &Path, arch: &str, specs: &[Spec], built: &[Built]) {
     writeln!(rust, "pub const TARGET_ARCH: &str = {arch:?};").unwrap();
     writeln!(rust, "/// Block sizes the tiled `mmm` kernel is compiled for, one `MMM_BS<n>` image each.").unwrap();
     writeln!(rust, "pub const MMM_BLOCK_SIZES: [u32; {}] = {MMM_BLOCK_SIZES:?};", MMM_BLOCK_SIZES.len()).unwrap();
+    writeln!(rust, "/// Spheres that fit in the tracer's 64 KiB of constant memory.").unwrap();
+    writeln!(rust, "pub const MAX_SPHERES: usize = {MAX_SPHERES};").unwrap();
+    writeln!(rust, "/// Size of the tracer's `struct Sphere` in bytes.").unwrap();
+    writeln!(rust, "pub const SPHERE_SIZE: usize = {SPHERE_SIZE};").unwrap();
+    let offsets: Vec<String> =
+        SPHERE_FIELDS.iter().enumerate().map(|(i, field)| format!("({field:?}, {})", 4 * i)).collect();
+    writeln!(rust, "/// Offset of each field of `struct Sphere`, as tracer.cu's static_asserts check them.").unwrap();
+    writeln!(rust, "pub const SPHERE_OFFSETS: [(&str, usize); {}] = [{}];", offsets.len(), offsets.join(", ")).unwrap();
+    writeln!(rust, "/// Sphere counts that have an unrolled `trace_constant_fixed_<N>` kernel.").unwrap();
+    writeln!(rust, "pub const TRACER_FIXED_COUNTS: [u32; {}] = {TRACER_FIXED_COUNTS:?};", TRACER_FIXED_COUNTS.len()).unwrap();
     for (spec, built) in specs.iter().zip(built) {
         let flags: Vec<String> = spec.defines.iter().map(|d| format!("-D{d}")).collect();
         writeln!(

@@ -10,6 +10,7 @@
 //! - [`cli::run_lab`]: one `main` for all labs; errors end as one line and exit code 1.
 //! - [`integrand`]: the functions lab-simpson and lab-dynamic-parallel integrate.
 //! - [`matrix::Matrix`]: the slides' Matrix class, host and device copies; [`mmm`]: C = A * B launched and checked.
+//! - [`output`]: files the labs write, never over existing ones without `--force`.
 //! - [`testing`]: running a lab binary in tests, and whether this machine has a GPU.
 //!
 //! From the CUDA runtime calls on the slides to what the labs call (cust 0.3.2, Driver API):
@@ -34,6 +35,7 @@ pub mod gpu;
 pub mod integrand;
 pub mod matrix;
 pub mod mmm;
+pub mod output;
 pub mod ptxas_view;
 pub mod raw;
 pub mod testing;

@@ -3,6 +3,7 @@
 //! `gpu-bundle/run.sh` with `--include-ignored` on a GPU machine).
 
 use std::fs;
+use std::path::Path;
 use std::process::Command;
 
 /// What a lab run printed and how it ended.
@@ -28,7 +29,13 @@ impl Outcome {
 
 /// Runs `binary` with `args`, without a terminal.
 pub fn run(binary: &str, args: &[&str]) -> Outcome {
+    run_in(Path::new("."), binary, args)
+}
+
+/// Runs `binary` with `args` in the folder `dir`.
+pub fn run_in(dir: &Path, binary: &str, args: &[&str]) -> Outcome {
     let output = Command::new(binary)
+        .current_dir(dir)
         .args(args)
         .env("RUST_BACKTRACE", "1") // a panic would show a backtrace; the tests check there is none
         .output()
@@ -47,9 +54,13 @@ pub fn machine_has_gpu() -> bool {
 }
 
 /// Asserts what a lab run without flags does on this machine: without a GPU, the one-line
-/// "no usable CUDA GPU" error; with one, a verified run.
+/// "no usable CUDA GPU" error; with one, a verified run. It runs in a fresh folder, where default
+/// output files (tracer.png) find no file to refuse to overwrite.
 pub fn assert_default_run_suits_this_machine(binary: &str, lab: &str) {
-    let outcome = run(binary, &[]);
+    let dir = std::env::temp_dir().join(format!("{lab}-default-run-{}", std::process::id()));
+    fs::create_dir_all(&dir).unwrap_or_else(|err| panic!("cannot create {}: {err}", dir.display()));
+    let outcome = run_in(&dir, binary, &[]);
+    let _ = fs::remove_dir_all(&dir);
     if machine_has_gpu() {
         assert_eq!(outcome.code, Some(0), "{outcome:?}");
         assert!(outcome.stdout.contains("Result = PASS"), "{outcome:?}");

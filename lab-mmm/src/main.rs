@@ -11,6 +11,7 @@ use common::check_cuda;
 use common::gpu::Gpu;
 use common::matrix::{file, Element, Matrix};
 use common::mmm::{check_product, check_product_fits, check_sizes_match, load_mmm, parse_block_size, MmmKernel};
+use common::output::check_output_path;
 use common::ptxas_view::print_ptxas;
 use common::verify::{verdict, Random};
 use cust::module::Module;
@@ -75,8 +76,8 @@ fn run(args: Args) -> Result<()> {
     let mut random = Random::new(args.seed);
     let (a, b) = read_or_make_inputs(&args, &mut random)?;
     check_sizes_match(&a, &b)?;
-    if let Some(path) = args.output.as_ref().filter(|path| path.exists() && !args.force) {
-        anyhow::bail!("--output {} exists; not overwriting it (--force replaces it)", path.display());
+    if let Some(path) = &args.output {
+        check_output_path(path, args.force)?;
     }
     let gpu = Gpu::open(0)?;
     println!("{}", gpu.info);

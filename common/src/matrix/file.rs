@@ -81,20 +81,7 @@ fn tokens(line: &str) -> impl Iterator<Item = (usize, &str)> {
 
 /// Writes `matrix` in the format above. Refuses to replace an existing file unless `overwrite`.
 pub fn write<T: Element, H: HostStorage<T>>(matrix: &Matrix<T, H>, path: &Path, overwrite: bool) -> Result<()> {
-    let mut options = fs::OpenOptions::new();
-    options.write(true);
-    if overwrite {
-        options.create(true).truncate(true);
-    } else {
-        options.create_new(true);
-    }
-    let mut file = options.open(path).with_context(|| {
-        if path.exists() && !overwrite {
-            format!("{} exists; not overwriting it (--force replaces it)", path.display())
-        } else {
-            format!("writing {}", path.display())
-        }
-    })?;
+    let mut file = crate::output::create_output_file(path, overwrite)?;
     let mut text = format!("# {} x {} matrix\n", matrix.rows(), matrix.cols());
     for row in matrix.data().chunks(matrix.cols()) {
         let cells: Vec<String> = row.iter().map(|v| format!("{:?}", v.to_f64())).collect();

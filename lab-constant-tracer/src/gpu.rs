@@ -1,0 +1,131 @@
+//! The tracer's GPU side: the spheres copied into the module's `__constant__` symbol and into a global
+//! buffer, and the three kernels launched and timed.
+
+use anyhow::{ensure, Result};
+use common::check_cuda;
+use common::timing::{time_on_stream, Timing};
+use common::verify::poison;
+use cust::function::{BlockSize, GridSize};
+use cust::launch;
+use cust::memory::{CopyDestination, DeviceBuffer};
+use cust::module::Module;
+use cust::stream::{Stream, StreamFlags};
+
+use crate::scene::{check_count, Sphere, View};
+
+/// Threads per block are 16 x 16 pixels.
+const TILE: u32 = 16;
+
+/// Where a kernel reads the spheres from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Variant {
+    /// `__constant__` memory, the slide's way, any count.
+    Constant,
+    /// A global-memory buffer, same code.
+    Global,
+    /// `__constant__` memory with the count fixed at compile time (`trace_constant_fixed_<N>`).
+    ConstantFixed(u32),
+}
+
+impl Variant {
+    pub fn name(self) -> String {
+        match self {
+            Variant::Constant => "constant".to_string(),
+            Variant::Global => "global".to_string(),
+            Variant::ConstantFixed(n) => format!("constant, {n} fixed"),
+        }
+    }
+
+    pub fn kernel_name(self) -> String {
+        match self {
+            Variant::Constant => "trace_constant".to_string(),
+            Variant::Global => "trace_global".to_string(),
+            Variant::ConstantFixed(n) => format!("trace_constant_fixed_{n}"),
+        }
+    }
+
+    /// The variants that can render `count` spheres.
+    pub fn all_for(count: usize) -> Vec<Variant> {
+        let mut variants = vec![Variant::Constant, Variant::Global];
+        if let Some(&n) = kernels::TRACER_FIXED_COUNTS.iter().find(|&&n| n as usize == count) {
+            variants.push(Variant::ConstantFixed(n));
+        }
+        variants
+    }
+}
+
+/// The whole `sphere_storage` symbol as Rust sees it: `Module::get_global` checks that the sizes agree.
+type SphereStorage = [Sphere; kernels::MAX_SPHERES];
+
+/// `cudaMemcpyToSymbol(sphere_storage, host_spheres, ...)`: the spheres into constant memory (the rest
+/// of the storage zeroed).
+pub fn copy_to_constant(module: &Module, spheres: &[Sphere]) -> Result<()> {
+    check_count(spheres.len())?;
+    let mut storage: Box<SphereStorage> = Box::new([Sphere::default(); kernels::MAX_SPHERES]);
+    storage[..spheres.len()].copy_from_slice(spheres);
+    let mut symbol = check_cuda!(module.get_global::<SphereStorage>(c"sphere_storage"))?;
+    check_cuda!(symbol.copy_from(&*storage))?;
+    Ok(())
+}
+
+/// `cudaMemcpyFromSymbol`: the first `count` spheres back out of constant memory.
+pub fn copy_from_constant(module: &Module, count: usize) -> Result<Vec<Sphere>> {
+    check_count(count)?;
+    let symbol = check_cuda!(module.get_global::<SphereStorage>(c"sphere_storage"))?;
+    let mut storage: Box<SphereStorage> = Box::new([Sphere::default(); kernels::MAX_SPHERES]);
+    check_cuda!(symbol.copy_to(&mut *storage))?;
+    Ok(storage[..count].to_vec())
+}
+
+/// The device buffers of one scene: the spheres in global memory and the image.
+pub struct DeviceScene {
+    pub spheres: DeviceBuffer<Sphere>,
+    pub count: usize,
+    pub image: DeviceBuffer<u32>,
+    pub view: View,
+}
+
+impl DeviceScene {
+    /// Copies the spheres to constant memory and to a global buffer, and allocates the image.
+    pub fn new(module: &Module, spheres: &[Sphere], view: View) -> Result<DeviceScene> {
+        copy_to_constant(module, spheres)?;
+        Ok(DeviceScene {
+            spheres: check_cuda!(DeviceBuffer::from_slice(spheres))?,
+            count: spheres.len(),
+            image: common::verify::poisoned_device_buffer(view.pixels())?,
+            view,
+        })
+    }
+
+    /// Poisons the image, renders it with `variant` (once to warm up, then `repetitions` times between
+    /// events) and copies it back.
+    pub fn render(&mut self, module: &Module, variant: Variant, repetitions: usize) -> Result<(Vec<u32>, Timing)> {
+        if let Variant::ConstantFixed(n) = variant {
+            ensure!(n as usize == self.count, "trace_constant_fixed_{n} renders {n} spheres, not {}", self.count);
+        }
+        let trace = check_cuda!(module.get_function(variant.kernel_name()))?;
+        let stream = check_cuda!(Stream::new(StreamFlags::DEFAULT, None))?;
+        poison(&mut self.image)?;
+        let grid = GridSize::xy((self.view.width as u32).div_ceil(TILE), (self.view.height as u32).div_ceil(TILE));
+        let block = BlockSize::xy(TILE, TILE);
+        let (spheres, count, image, view) =
+            (self.spheres.as_device_ptr(), self.count as i32, self.image.as_device_ptr(), self.view);
+        let timing = time_on_stream(&stream, 1, repetitions, || {
+            match variant {
+                // __global__ void trace_constant(int count, unsigned int* image, View view)
+                Variant::Constant => check_cuda!(unsafe { launch!(trace<<<grid, block, 0, stream>>>(count, image, view)) }),
+                // __global__ void trace_global(const Sphere* spheres, int count, unsigned int* image, View view)
+                Variant::Global => {
+                    check_cuda!(unsafe { launch!(trace<<<grid, block, 0, stream>>>(spheres, count, image, view)) })
+                }
+                // __global__ void trace_constant_fixed_N(unsigned int* image, View view)
+                Variant::ConstantFixed(_) => check_cuda!(unsafe { launch!(trace<<<grid, block, 0, stream>>>(image, view)) }),
+            }?;
+            Ok(())
+        })?;
+        check_cuda!(stream.synchronize())?;
+        let mut pixels = vec![0u32; self.view.pixels()];
+        check_cuda!(self.image.copy_to(&mut pixels))?;
+        Ok((pixels, timing))
+    }
+}
