@@ -29,12 +29,15 @@ const MAX_SPHERES: u32 = CONSTANT_MEMORY_BYTES / SPHERE_SIZE;
 /// Sphere counts with their own fully unrolled constant-memory kernel (`trace_constant_fixed_N`).
 const TRACER_FIXED_COUNTS: [u32; 4] = [8, 16, 32, 64];
 
-fn tracer_defines() -> Vec<String> {
-    let mut defines = vec![format!("MAX_SPHERES={MAX_SPHERES}"), format!("SPHERE_SIZE={SPHERE_SIZE}")];
+/// `-fmad=false` keeps nvcc from contracting a * b + c into one FMA, so the GPU computes exactly what
+/// the CPU reference computes (Rust never contracts); with FMAs, rays that graze a sphere's edge can
+/// come out the other way.
+fn tracer_flags() -> Vec<String> {
+    let mut flags = vec!["-fmad=false".to_string(), format!("-DMAX_SPHERES={MAX_SPHERES}"), format!("-DSPHERE_SIZE={SPHERE_SIZE}")];
     for (index, field) in SPHERE_FIELDS.iter().enumerate() {
-        defines.push(format!("SPHERE_OFFSET_{field}={}", 4 * index));
+        flags.push(format!("-DSPHERE_OFFSET_{field}={}", 4 * index));
     }
-    defines
+    flags
 }
 
 /// How a source is turned into a loadable image.
@@ -52,8 +55,8 @@ struct Spec {
     constant: String,
     /// Source file in `cuda/`.
     source: &'static str,
-    /// `-D` definitions, e.g. `BLOCK_SIZE=16`.
-    defines: Vec<String>,
+    /// Extra nvcc flags, e.g. `-DBLOCK_SIZE=16`.
+    flags: Vec<String>,
     build: Build,
 }
 
@@ -61,7 +64,7 @@ fn specs() -> Vec<Spec> {
     let plain = |constant: &str, source| Spec {
         constant: constant.to_string(),
         source,
-        defines: vec![],
+        flags: vec![],
         build: Build::Fatbin,
     };
     let mut specs = vec![
@@ -69,21 +72,21 @@ fn specs() -> Vec<Spec> {
         Spec {
             constant: "ADAPTIVE_SIMPSON".to_string(),
             source: "adaptive_simpson.cu",
-            defines: vec![],
+            flags: vec![],
             build: Build::LinkedCubin,
         },
     ];
     specs.push(Spec {
         constant: "TRACER".to_string(),
         source: "tracer.cu",
-        defines: tracer_defines(),
+        flags: tracer_flags(),
         build: Build::Fatbin,
     });
     for block_size in MMM_BLOCK_SIZES {
         specs.push(Spec {
             constant: format!("MMM_BS{block_size}"),
             source: "mmm.cu",
-            defines: vec![format!("BLOCK_SIZE={block_size}")],
+            flags: vec![format!("-DBLOCK_SIZE={block_size}")],
             build: Build::Fatbin,
         });
     }
@@ -173,7 +176,7 @@ fn compile(nvcc: &Path, arch: &str, cuda_dir: &Path, out_dir: &Path, spec: &Spec
         format!("-I{}", cuda_dir.display()),
         "--ptxas-options=-v".into(),
     ];
-    common_args.extend(spec.defines.iter().map(|d| format!("-D{d}")));
+    common_args.extend(spec.flags.iter().cloned());
     let source = cuda_dir.join(spec.source).display().to_string();
     let report = out_dir.join(format!("{stem}.ptxas"));
     let image = match spec.build {
@@ -272,21 +275,20 @@ fn write_rust(out_dir: &Path, arch: &str, specs: &[Spec], built: &[Built]) {
     writeln!(rust, "/// Sphere counts that have an unrolled `trace_constant_fixed_<N>` kernel.").unwrap();
     writeln!(rust, "pub const TRACER_FIXED_COUNTS: [u32; {}] = {TRACER_FIXED_COUNTS:?};", TRACER_FIXED_COUNTS.len()).unwrap();
     for (spec, built) in specs.iter().zip(built) {
-        let flags: Vec<String> = spec.defines.iter().map(|d| format!("-D{d}")).collect();
         writeln!(
             rust,
-            "/// `cuda/{source}` {flags}compiled for {arch}.\n\
+            "/// `cuda/{source}` {with}compiled for {arch}.\n\
              pub const {constant}: KernelImage = KernelImage {{\n    \
                  source: {source:?},\n    \
-                 defines: &{defines:?},\n    \
+                 flags: &{flags:?},\n    \
                  image: include_bytes!({image:?}),\n    \
                  ptxas: include_str!({report:?}),\n    \
                  linked_with_device_runtime: {linked},\n\
              }};",
             source = spec.source,
-            flags = if flags.is_empty() { String::new() } else { format!("with `{}` ", flags.join(" ")) },
+            with = if spec.flags.is_empty() { String::new() } else { format!("with `{}` ", spec.flags.join(" ")) },
             constant = spec.constant,
-            defines = spec.defines,
+            flags = spec.flags,
             image = built.image.display().to_string(),
             report = built.report.display().to_string(),
             linked = spec.build == Build::LinkedCubin,

@@ -8,8 +8,18 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/cuda-toolchain.sh
 rm -rf gpu-bundle
-mkdir -p gpu-bundle/bin gpu-bundle/tests gpu-bundle/benches
+mkdir -p gpu-bundle/bin gpu-bundle/tests gpu-bundle/benches gpu-bundle/kernels
 cargo build --release --workspace --bins --locked
+# The kernel images themselves, for cuobjdump --dump-sass on the GPU machine.
+kernels_out=$(cargo build --release -p kernels --locked --message-format=json 2>/dev/null |
+    python3 -c '
+import json, sys
+for line in sys.stdin:
+    msg = json.loads(line)
+    if msg.get("reason") == "build-script-executed" and msg["package_id"].split("#")[0].endswith("/kernels"):
+        print(msg["out_dir"])
+')
+cp "$kernels_out"/*.fatbin "$kernels_out"/*.cubin gpu-bundle/kernels/
 for lab in lab-*/; do
     lab=${lab%/}
     cp "target/release/$lab" gpu-bundle/bin/

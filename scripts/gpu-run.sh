@@ -8,7 +8,8 @@ bundle=$(cd "$(dirname "$0")" && pwd)
 results=${1:-$bundle/results}
 mkdir -p "$results"
 
-# The labs' experiments: one line each, a label then the command line.
+# The labs' experiments: one line each, a label then the command line; RESULTS stands for the results
+# folder.
 labs=(
     "simpson-default|lab-simpson"
     "simpson-ptxas|lab-simpson --ptxas"
@@ -19,6 +20,14 @@ labs=(
     "mmm-4096|lab-mmm --random 4096"
     "mmm-non-square|lab-mmm --size 4097 1000 3001 --repetitions 3"
     "mmm-ptxas|lab-mmm --random 256 --ptxas"
+    "dynamic-default-peak|lab-dynamic-parallel"
+    "dynamic-pi|lab-dynamic-parallel --integrand pi --tolerance 0.000000000001"
+    "dynamic-sin|lab-dynamic-parallel --integrand sin --a 0 --b 3 --tolerance 0.000000000001"
+    "dynamic-exp|lab-dynamic-parallel --integrand exp --a -1 --b 2"
+    "dynamic-ptxas|lab-dynamic-parallel --ptxas --repetitions 3"
+    "tracer-default|lab-constant-tracer --output RESULTS/tracer.png"
+    "tracer-scene-file|lab-constant-tracer --scene lab-constant-tracer/scenes/three.txt --output RESULTS/three.png --no-sweep"
+    "tracer-ptxas|lab-constant-tracer --ptxas --no-sweep --spheres 8 --output RESULTS/eight.png"
 )
 
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv | tee "$results/gpu.txt"
@@ -41,6 +50,7 @@ done
 for entry in "${labs[@]}"; do
     label=${entry%%|*}
     read -r -a command <<<"${entry#*|}"
+    command=("${command[@]//RESULTS/$results}")
     "$bundle/bin/${command[0]}" "${command[@]:1}" >"$results/$label.log" 2>&1
     rc=$?
     key=$(grep -m 1 -E 'GPU time in ms' "$results/$label.log" | sed -E 's/.*GPU time in ms: ([0-9.]+).*/\1 ms/')

@@ -21,8 +21,8 @@ pub fn print_ptxas(
     let resources = report
         .function(kernel_name)
         .with_context(|| format!("{kernel_name} is not in the ptxas report of {}", image.source))?;
-    let defines: String = image.defines.iter().map(|d| format!(" -D{d}")).collect();
-    println!("$ nvcc -arch={}{defines} --ptxas-options=-v {}", kernels::TARGET_ARCH, image.source);
+    let flags: String = image.flags.iter().map(|flag| format!(" {flag}")).collect();
+    println!("$ nvcc -arch={}{flags} --ptxas-options=-v {}", kernels::TARGET_ARCH, image.source);
     for line in &resources.lines {
         println!("{line}");
     }

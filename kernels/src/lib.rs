@@ -11,8 +11,8 @@ pub mod ptxas;
 pub struct KernelImage {
     /// File in `kernels/cuda/`, as on the slide.
     pub source: &'static str,
-    /// `-D` definitions it was compiled with, e.g. `BLOCK_SIZE=16`.
-    pub defines: &'static [&'static str],
+    /// nvcc flags it was compiled with beyond the usual ones, e.g. `-DBLOCK_SIZE=16`.
+    pub flags: &'static [&'static str],
     /// A fatbin (machine code plus PTX), or a cubin when linked with the device runtime.
     pub image: &'static [u8],
     /// Everything nvcc wrote to stderr while compiling: the `ptxas info` lines.
@@ -103,7 +103,7 @@ mod tests {
     fn tiled_mmm_reports_its_shared_tiles_for_each_block_size_and_precision() {
         for &block_size in &MMM_BLOCK_SIZES {
             let kernel = mmm_for_block_size(block_size).unwrap();
-            assert_eq!(kernel.defines, [format!("BLOCK_SIZE={block_size}")]);
+            assert_eq!(kernel.flags, [format!("-DBLOCK_SIZE={block_size}")]);
             let report = kernel.report().unwrap();
             for (name, element_bytes) in [("mmm_f32", 4), ("mmm_f64", 8)] {
                 let tiles = 2 * block_size * block_size * element_bytes;
