@@ -76,6 +76,7 @@ fn specs() -> Vec<Spec> {
             build: Build::LinkedCubin,
         },
     ];
+    specs.push(plain("STREAMS", "streams.cu"));
     specs.push(Spec {
         constant: "TRACER".to_string(),
         source: "tracer.cu",

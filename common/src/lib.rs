@@ -11,6 +11,8 @@
 //! - [`integrand`]: the functions lab-simpson and lab-dynamic-parallel integrate.
 //! - [`matrix::Matrix`]: the slides' Matrix class, host and device copies; [`mmm`]: C = A * B launched and checked.
 //! - [`output`]: files the labs write, never over existing ones without `--force`.
+//! - [`batch`]: the COUNT products of the streams lectures, run serially, kernels only, or streamed.
+//! - [`timeline`]: events around every copy and kernel, fork and join of streams, the SVG chronogram.
 //! - [`testing`]: running a lab binary in tests, and whether this machine has a GPU.
 //!
 //! From the CUDA runtime calls on the slides to what the labs call (cust 0.3.2, Driver API):
@@ -28,7 +30,9 @@
 //! not wrap are declared in [`raw`] with `i32` results; `Module::get_global::<T>` panics unless
 //! `size_of::<T>()` equals the symbol's size, so the Rust type must match the CUDA declaration.
 
+pub mod batch;
 pub mod cli;
+pub mod context;
 pub mod device_info;
 pub mod error;
 pub mod gpu;
@@ -39,6 +43,7 @@ pub mod output;
 pub mod ptxas_view;
 pub mod raw;
 pub mod testing;
+pub mod timeline;
 pub mod timing;
 pub mod verify;
 

@@ -14,9 +14,23 @@ use crate::check_cuda;
 #[derive(Debug, Clone, PartialEq)]
 pub struct Timing {
     pub samples_ms: Vec<f64>,
+    pub clock: Clock,
+}
+
+/// Which clock took a [`Timing`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Clock {
+    /// CUDA events on a stream: device time.
+    Gpu,
+    /// The host's monotonic clock around work that ends in a synchronize: what the program waits.
+    Host,
 }
 
 impl Timing {
+    pub fn gpu(samples_ms: Vec<f64>) -> Timing {
+        Timing { samples_ms, clock: Clock::Gpu }
+    }
+
     pub fn median_ms(&self) -> f64 {
         let mut sorted = self.samples_ms.clone();
         sorted.sort_by(f64::total_cmp);
@@ -37,12 +51,17 @@ impl Timing {
     }
 }
 
-/// `GPU time in ms: 1.234 (median of 10, min 1.200, max 1.300)`, the slides' line plus the spread.
+/// `GPU time in ms: 1.234 (median of 10, min 1.200, max 1.300)`, the slides' line plus the spread
+/// (`host time in ms: ...` for the host clock).
 impl fmt::Display for Timing {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let clock = match self.clock {
+            Clock::Gpu => "GPU",
+            Clock::Host => "host",
+        };
         write!(
             f,
-            "GPU time in ms: {:.4} (median of {}, min {:.4}, max {:.4})",
+            "{clock} time in ms: {:.4} (median of {}, min {:.4}, max {:.4})",
             self.median_ms(),
             self.samples_ms.len(),
             self.min_ms(),
@@ -79,7 +98,23 @@ pub fn time_on_stream(
     for pair in events.chunks(2) {
         samples_ms.push(f64::from(check_cuda!(pair[1].elapsed_time_f32(&pair[0]))?));
     }
-    Ok(Timing { samples_ms })
+    Ok(Timing::gpu(samples_ms))
+}
+
+/// Runs `work` `warmup` times, then `repetitions` times on the host clock. For work that ends by
+/// synchronizing (per stream or for the device), where what the host waits for is the lesson.
+pub fn time_on_host(warmup: usize, repetitions: usize, mut work: impl FnMut() -> Result<()>) -> Result<Timing> {
+    ensure!(repetitions > 0, "--repetitions must be at least 1");
+    for _ in 0..warmup {
+        work()?;
+    }
+    let mut samples_ms = Vec::with_capacity(repetitions);
+    for _ in 0..repetitions {
+        let start = std::time::Instant::now();
+        work()?;
+        samples_ms.push(start.elapsed().as_secs_f64() * 1e3);
+    }
+    Ok(Timing { samples_ms, clock: Clock::Host })
 }
 
 #[cfg(test)]
@@ -88,13 +123,15 @@ mod tests {
 
     #[test]
     fn median_of_an_odd_and_an_even_count() {
-        assert_eq!(Timing { samples_ms: vec![3.0, 1.0, 2.0] }.median_ms(), 2.0);
-        assert_eq!(Timing { samples_ms: vec![4.0, 1.0, 3.0, 2.0] }.median_ms(), 2.5);
+        assert_eq!(Timing::gpu(vec![3.0, 1.0, 2.0]).median_ms(), 2.0);
+        assert_eq!(Timing::gpu(vec![4.0, 1.0, 3.0, 2.0]).median_ms(), 2.5);
     }
 
     #[test]
     fn prints_the_slides_line_with_the_spread() {
-        let timing = Timing { samples_ms: vec![2.0, 1.0, 3.0] };
+        let timing = Timing::gpu(vec![2.0, 1.0, 3.0]);
         assert_eq!(timing.to_string(), "GPU time in ms: 2.0000 (median of 3, min 1.0000, max 3.0000)");
+        let host = time_on_host(1, 2, || Ok(())).unwrap();
+        assert!(host.to_string().starts_with("host time in ms: ") && host.samples_ms.len() == 2);
     }
 }

@@ -55,6 +55,8 @@ mod tests {
             ("MMM_BS16", MMM_BS16),
             ("MMM_BS32", MMM_BS32),
             ("ADAPTIVE_SIMPSON", ADAPTIVE_SIMPSON),
+            ("TRACER", TRACER),
+            ("STREAMS", STREAMS),
         ]
     }
 

@@ -101,7 +101,7 @@ mod tests {
             function: kernel.c_name::<f64>(),
             precision: "f64",
             block_size: 16,
-            timing: Timing { samples_ms: vec![ms] },
+            timing: Timing::gpu(vec![ms]),
             check: ProductCheck { error: 1e-15, worst: (0, 0), method: "exact", tolerance: 1e-12 },
             flops: 2e9,
             bandwidth_bound: 4e12,

@@ -1,0 +1,184 @@
+//! The German slides' stream experiment: COUNT independent products of random N x N double matrices,
+//! run the ways of their table. lab-streams runs it from pageable memory, lab-pinned from pinned
+//! memory; the host storage is the batch's type parameter, the programs are the same.
+//!
+//! | program (slide)          | here                     |
+//! |--------------------------|--------------------------|
+//! | `mmm`                    | [`Batch::serial`]        |
+//! | `mmm-without-transfers`  | [`Batch::kernels_only`]  |
+//! | `mmm-streamed`           | [`Batch::streamed`]      |
+
+use anyhow::{ensure, Result};
+use cust::function::Function;
+use cust::stream::Stream;
+
+use crate::check_cuda;
+use crate::matrix::{HostStorage, Matrix};
+use crate::mmm::{check_product, launch_mmm, ProductCheck};
+use crate::timeline::{fork, join, step, Kind, Recorder, Span};
+use crate::timing::{time_on_stream, Timing};
+use crate::verify::{Poison, Random};
+
+/// One program of the table, timed and checked.
+#[derive(Debug, Clone)]
+pub struct Measured {
+    pub timing: Timing,
+    /// The worst product of the batch against the CPU.
+    pub check: ProductCheck,
+}
+
+/// COUNT products C_i = A_i * B_i, each matrix with a host and a device copy.
+pub struct Batch<H: HostStorage<f64>> {
+    pub a: Vec<Matrix<f64, H>>,
+    pub b: Vec<Matrix<f64, H>>,
+    pub c: Vec<Matrix<f64, H>>,
+    pub block_size: u32,
+}
+
+impl<H: HostStorage<f64>> Batch<H> {
+    /// Random A_i and B_i, and every device copy allocated now: cuMemAlloc during the timed programs
+    /// would serialize the streams.
+    pub fn random(count: usize, n: usize, block_size: u32, seed: u64) -> Result<Self> {
+        ensure!(count > 0, "the batch needs at least one product");
+        let mut random = Random::new(seed);
+        let mut batch = Batch { a: Vec::new(), b: Vec::new(), c: Vec::new(), block_size };
+        for _ in 0..count {
+            batch.a.push(Matrix::random(n, n, &mut random)?);
+            batch.b.push(Matrix::random(n, n, &mut random)?);
+            batch.c.push(Matrix::new(n, n)?);
+        }
+        for matrix in batch.a.iter_mut().chain(&mut batch.b).chain(&mut batch.c) {
+            matrix.allocate_on_gpu()?;
+        }
+        Ok(batch)
+    }
+
+    pub fn count(&self) -> usize {
+        self.a.len()
+    }
+
+    /// Device bytes the batch needs, for the check against free GPU memory.
+    pub fn bytes(count: usize, n: usize) -> u64 {
+        3 * (count * n * n * std::mem::size_of::<f64>()) as u64
+    }
+
+    /// NaN into every C, host and device copy, so a product a program skipped cannot pass.
+    pub fn poison_results(&mut self) -> Result<()> {
+        for c in &mut self.c {
+            c.poison_on_gpu()?;
+            c.data_mut().fill(f64::POISON);
+        }
+        Ok(())
+    }
+
+    /// `mmm`: per product, copy A and B in, run the kernel, copy C out, all in order on the default
+    /// stream (synchronous copies; the kernel on `stream`, which syncs with the NULL stream).
+    pub fn serial(&mut self, mmm: &Function, stream: &Stream, mut recorder: Option<&mut Recorder>) -> Result<()> {
+        let block_size = self.block_size;
+        for i in 0..self.count() {
+            let (a, b, c) = (&mut self.a[i], &mut self.b[i], &mut self.c[i]);
+            step(&mut recorder, stream, 0, Kind::CopyIn, &format!("A{i}, B{i}"), || {
+                a.copy_to_gpu()?;
+                b.copy_to_gpu()
+            })?;
+            step(&mut recorder, stream, 0, Kind::Kernel, &format!("mmm {i}"), || {
+                launch_mmm(mmm, a.view()?, b.view()?, c.view()?, block_size, stream)
+            })?;
+            step(&mut recorder, stream, 0, Kind::CopyOut, &format!("C{i}"), || c.copy_from_gpu())?;
+        }
+        Ok(())
+    }
+
+    /// `mmm-without-transfers`: the kernels alone, on matrices already on the GPU.
+    pub fn kernels_only(&mut self, mmm: &Function, stream: &Stream) -> Result<()> {
+        for i in 0..self.count() {
+            launch_mmm(mmm, self.a[i].view()?, self.b[i].view()?, self.c[i].view()?, self.block_size, stream)?;
+        }
+        Ok(())
+    }
+
+    /// `mmm-streamed`: product i on stream i, its copies with cudaMemcpyAsync and its kernel with
+    /// `<<<..., stream>>>`; forked from `main` and joined back into it, so events on `main` time it.
+    pub fn streamed(
+        &mut self,
+        mmm: &Function,
+        main: &Stream,
+        streams: &[Stream],
+        mut recorder: Option<&mut Recorder>,
+    ) -> Result<()> {
+        ensure!(streams.len() == self.count(), "one stream per product");
+        fork(main, streams)?;
+        let block_size = self.block_size;
+        for (i, stream) in streams.iter().enumerate() {
+            let (a, b, c) = (&mut self.a[i], &mut self.b[i], &mut self.c[i]);
+            step(&mut recorder, stream, i, Kind::CopyIn, &format!("A{i}, B{i}"), || {
+                a.copy_to_gpu_async(stream)?;
+                b.copy_to_gpu_async(stream)
+            })?;
+            step(&mut recorder, stream, i, Kind::Kernel, &format!("mmm {i}"), || {
+                launch_mmm(mmm, a.view()?, b.view()?, c.view()?, block_size, stream)
+            })?;
+            step(&mut recorder, stream, i, Kind::CopyOut, &format!("C{i}"), || c.copy_from_gpu_async(stream))?;
+        }
+        join(main, streams)
+    }
+
+    /// Copies every C back (for `kernels_only`, whose products stay on the GPU).
+    pub fn copy_results_from_gpu(&mut self) -> Result<()> {
+        for c in &mut self.c {
+            c.copy_from_gpu()?;
+        }
+        Ok(())
+    }
+
+    /// `serial`, timed on `main` (one warm-up, then `repetitions`), then checked.
+    pub fn time_serial(&mut self, mmm: &Function, main: &Stream, repetitions: usize, random: &mut Random) -> Result<Measured> {
+        self.poison_results()?;
+        let timing = time_on_stream(main, 1, repetitions, || self.serial(mmm, main, None))?;
+        self.finish(main, timing, random)
+    }
+
+    /// `kernels_only`, timed on `main`, then C copied back and checked.
+    pub fn time_kernels_only(&mut self, mmm: &Function, main: &Stream, repetitions: usize, random: &mut Random) -> Result<Measured> {
+        self.poison_results()?;
+        let timing = time_on_stream(main, 1, repetitions, || self.kernels_only(mmm, main))?;
+        check_cuda!(main.synchronize())?;
+        self.copy_results_from_gpu()?;
+        self.finish(main, timing, random)
+    }
+
+    /// `streamed`, timed on `main` (fork and join), then checked.
+    pub fn time_streamed(
+        &mut self,
+        mmm: &Function,
+        main: &Stream,
+        streams: &[Stream],
+        repetitions: usize,
+        random: &mut Random,
+    ) -> Result<Measured> {
+        self.poison_results()?;
+        let timing = time_on_stream(main, 1, repetitions, || self.streamed(mmm, main, streams, None))?;
+        self.finish(main, timing, random)
+    }
+
+    /// One more `streamed` run with events around every copy and kernel, for the chronogram.
+    pub fn record_streamed(&mut self, mmm: &Function, main: &Stream, streams: &[Stream]) -> Result<Vec<Span>> {
+        let mut recorder = Recorder::start(main)?;
+        self.streamed(mmm, main, streams, Some(&mut recorder))?;
+        check_cuda!(main.synchronize())?;
+        recorder.spans()
+    }
+
+    fn finish(&self, main: &Stream, timing: Timing, random: &mut Random) -> Result<Measured> {
+        check_cuda!(main.synchronize())?; // faults of any kernel show up here
+        Ok(Measured { timing, check: self.check(random) })
+    }
+
+    /// Checks every C against its A * B on the CPU; the worst check comes first.
+    pub fn check(&self, random: &mut Random) -> ProductCheck {
+        let mut checks: Vec<ProductCheck> =
+            (0..self.count()).map(|i| check_product(&self.a[i], &self.b[i], &self.c[i], random)).collect();
+        checks.sort_by(|x, y| y.error.total_cmp(&x.error));
+        checks.swap_remove(0)
+    }
+}

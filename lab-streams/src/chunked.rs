@@ -1,0 +1,51 @@
+//! `--mode chunked`: the French slides' pipeline. One job cut into Nst chunks on Nst streams: all
+//! copies in are enqueued, then all kernels, then all copies out; the host then waits per stream or
+//! once for the device. Host time, since how the host waits is part of the lesson.
+
+use anyhow::Result;
+use common::check_cuda;
+use common::timing::time_on_host;
+use common::verify::Random;
+use cust::module::Module;
+use cust::stream::{Stream, StreamFlags};
+use lab_streams::vector::{Synchronize, VectorJob};
+
+use crate::Args;
+
+pub const STREAM_COUNTS: [usize; 5] = [1, 2, 4, 8, 16];
+/// Elements checked against the CPU per run (all are checked for being written).
+pub const SAMPLES: usize = 4096;
+
+pub fn run(module: &Module, args: &Args) -> Result<bool> {
+    let work = check_cuda!(module.get_function("vector_work"))?;
+    let mut job = VectorJob::random(args.elements as usize, args.steps, args.seed)?;
+    let mut random = Random::new(args.seed);
+    println!(
+        "\nChunked pipeline: {} floats ({} MiB each way), {} fused multiply-adds each, pageable host memory",
+        args.elements,
+        args.elements as usize * 4 >> 20,
+        args.steps
+    );
+    println!("\n| streams | synchronize | host time in ms | speedup over 1 stream | check |");
+    println!("|---------|-------------|-----------------|-----------------------|-------|");
+    let mut passed = true;
+    for how in [Synchronize::PerStream, Synchronize::Device] {
+        let mut one_stream_ms = None;
+        for count in STREAM_COUNTS {
+            let streams: Vec<Stream> =
+                (0..count).map(|_| check_cuda!(Stream::new(StreamFlags::DEFAULT, None))).collect::<Result<_, _>>()?;
+            job.poison()?;
+            let timing = time_on_host(1, args.repetitions as usize, || job.pipeline(&work, &streams, how))?;
+            let wrong = job.wrong_elements(SAMPLES, &mut random);
+            passed &= wrong == 0;
+            let baseline = *one_stream_ms.get_or_insert(timing.median_ms());
+            println!(
+                "| {count} | {how:?} | {:.3} | {:.2}x | {} |",
+                timing.median_ms(),
+                baseline / timing.median_ms(),
+                if wrong == 0 { "PASS".to_string() } else { format!("FAIL ({wrong} wrong)") }
+            );
+        }
+    }
+    Ok(passed)
+}

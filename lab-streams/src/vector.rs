@@ -1,0 +1,207 @@
+//! The vector jobs of the streams lectures: the French slides' chunked job (one chunk per stream; all
+//! copies in, then all kernels, then all copies out) and the Korean notes' 15-stream sample.
+
+use std::ops::Range;
+
+use anyhow::Result;
+use common::check_cuda;
+use common::context::synchronize_device;
+use common::timeline::{fork, join};
+use common::verify::{Poison, Random};
+use cust::function::Function;
+use cust::launch;
+use cust::memory::{AsyncCopyDestination, DeviceBuffer};
+use cust::stream::Stream;
+
+/// Threads per block of the vector kernels.
+pub const BLOCK_SIZE: u32 = 256;
+
+/// How the host waits for a pipeline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Synchronize {
+    /// cudaStreamSynchronize on each stream in turn.
+    PerStream,
+    /// One cudaDeviceSynchronize.
+    Device,
+}
+
+/// `n` split into `parts` contiguous ranges of nearly equal length (the first ones one longer).
+pub fn chunks(n: usize, parts: usize) -> Vec<Range<usize>> {
+    let (base, extra) = (n / parts, n % parts);
+    let mut start = 0;
+    (0..parts)
+        .map(|part| {
+            let length = base + usize::from(part < extra);
+            let range = start..start + length;
+            start += length;
+            range
+        })
+        .collect()
+}
+
+/// The French slides' job: `out[i]` is `in[i]` after `steps` fused multiply-adds, in pageable memory.
+pub struct VectorJob {
+    pub input: Vec<f32>,
+    pub output: Vec<f32>,
+    pub steps: i32,
+    d_in: DeviceBuffer<f32>,
+    d_out: DeviceBuffer<f32>,
+}
+
+impl VectorJob {
+    /// Random inputs in [-1, 1); device buffers allocated now, before any timing.
+    pub fn random(n: usize, steps: u32, seed: u64) -> Result<VectorJob> {
+        let mut random = Random::new(seed);
+        let input: Vec<f32> = (0..n).map(|_| random.uniform(-1.0, 1.0) as f32).collect();
+        Ok(VectorJob {
+            d_in: check_cuda!(DeviceBuffer::from_slice(&input))?,
+            d_out: common::verify::poisoned_device_buffer(n)?,
+            output: vec![f32::POISON; n],
+            input,
+            steps: steps as i32,
+        })
+    }
+
+    /// NaN into the output, host and device.
+    pub fn poison(&mut self) -> Result<()> {
+        self.output.fill(f32::POISON);
+        common::verify::poison(&mut self.d_out)
+    }
+
+    /// Stage 1 of the pipeline: every chunk's copy to the GPU, each on its stream.
+    pub fn copies_in(&mut self, streams: &[Stream]) -> Result<()> {
+        for (stream, range) in streams.iter().zip(chunks(self.input.len(), streams.len())) {
+            let mut d_chunk = self.d_in.index(range.clone());
+            // SAFETY: `self.input` outlives the copy: the caller synchronizes before dropping the job.
+            check_cuda!(unsafe { d_chunk.async_copy_from(&self.input[range], stream) })?;
+        }
+        Ok(())
+    }
+
+    /// Stage 2: every chunk's kernel, each on its stream.
+    pub fn kernels(&self, work: &Function, streams: &[Stream]) -> Result<()> {
+        for (stream, range) in streams.iter().zip(chunks(self.input.len(), streams.len())) {
+            let (d_in, d_out) = (self.d_in.index(range.clone()), self.d_out.index(range.clone()));
+            let (n, steps) = (range.len() as i32, self.steps);
+            let blocks = (range.len() as u32).div_ceil(BLOCK_SIZE).max(1);
+            // __global__ void vector_work(const float* in, float* out, int n, int steps)
+            check_cuda!(unsafe {
+                launch!(work<<<blocks, BLOCK_SIZE, 0, stream>>>(d_in.as_device_ptr(), d_out.as_device_ptr(), n, steps))
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Stage 3: every chunk's copy back, each on its stream.
+    pub fn copies_out(&mut self, streams: &[Stream]) -> Result<()> {
+        for (stream, range) in streams.iter().zip(chunks(self.output.len(), streams.len())) {
+            let d_chunk = self.d_out.index(range.clone());
+            // SAFETY: as in copies_in; the host reads `output` only after synchronizing.
+            check_cuda!(unsafe { d_chunk.async_copy_to(&mut self.output[range], stream) })?;
+        }
+        Ok(())
+    }
+
+    /// The whole pipeline, then the host waits as `how` says.
+    pub fn pipeline(&mut self, work: &Function, streams: &[Stream], how: Synchronize) -> Result<()> {
+        self.copies_in(streams)?;
+        self.kernels(work, streams)?;
+        self.copies_out(streams)?;
+        wait(streams, how)
+    }
+
+    /// The CPU's value of element `i`: the same fused multiply-adds, so the same bits.
+    pub fn expected(&self, i: usize) -> f32 {
+        (0..self.steps).fold(self.input[i], |x, _| x.mul_add(0.999, 0.001))
+    }
+
+    /// Elements still poisoned (never copied back) plus, at `samples` random elements, values that
+    /// differ from the CPU's; 0 means the run is right.
+    pub fn wrong_elements(&self, samples: usize, random: &mut Random) -> usize {
+        let unwritten = self.output.iter().filter(|x| x.is_poison()).count();
+        let differing = (0..samples)
+            .map(|_| random.below(self.output.len() as u64) as usize)
+            .filter(|&i| self.output[i].to_bits() != self.expected(i).to_bits())
+            .count();
+        unwritten + differing
+    }
+}
+
+/// Waits for `streams` one by one, or for the whole device.
+pub fn wait(streams: &[Stream], how: Synchronize) -> Result<()> {
+    match how {
+        Synchronize::PerStream => {
+            for stream in streams {
+                check_cuda!(stream.synchronize())?;
+            }
+            Ok(())
+        }
+        Synchronize::Device => synchronize_device(),
+    }
+}
+
+/// The Korean notes' sample: `out += in` five times over N ints, split over the streams, each stream
+/// copying its part of `in` and `out` in, running the kernel and copying `out` back.
+pub struct AddFiveTimes {
+    pub input: Vec<i32>,
+    pub original: Vec<i32>,
+    pub output: Vec<i32>,
+    d_in: DeviceBuffer<i32>,
+    d_out: DeviceBuffer<i32>,
+}
+
+impl AddFiveTimes {
+    /// Random ints from 1 to 1000 (five additions cannot overflow).
+    pub fn random(n: usize, seed: u64) -> Result<AddFiveTimes> {
+        let mut random = Random::new(seed);
+        let mut draw = || (1 + random.below(1000)) as i32;
+        let input: Vec<i32> = (0..n).map(|_| draw()).collect();
+        let original: Vec<i32> = (0..n).map(|_| draw()).collect();
+        Ok(AddFiveTimes {
+            d_in: check_cuda!(DeviceBuffer::from_slice(&input))?,
+            d_out: check_cuda!(DeviceBuffer::from_slice(&original))?,
+            output: vec![0; n],
+            input,
+            original,
+        })
+    }
+
+    /// One run over `streams`, forked from and joined into `main` (events on `main` time it).
+    pub fn run(&mut self, add: &Function, main: &Stream, streams: &[Stream]) -> Result<()> {
+        self.output.fill(i32::MIN);
+        fork(main, streams)?;
+        for (stream, range) in streams.iter().zip(chunks(self.input.len(), streams.len())) {
+            let (mut d_in, mut d_out) = (self.d_in.index(range.clone()), self.d_out.index(range.clone()));
+            // SAFETY: the host vectors outlive the copies; the caller synchronizes before reading.
+            unsafe {
+                check_cuda!(d_in.async_copy_from(&self.input[range.clone()], stream))?;
+                check_cuda!(d_out.async_copy_from(&self.original[range.clone()], stream))?;
+            }
+            let n = range.len() as i32;
+            let blocks = (range.len() as u32).div_ceil(BLOCK_SIZE).max(1);
+            // __global__ void add_five_times(const int* in, int* out, int n)
+            check_cuda!(unsafe {
+                launch!(add<<<blocks, BLOCK_SIZE, 0, stream>>>(d_in.as_device_ptr(), d_out.as_device_ptr(), n))
+            })?;
+            check_cuda!(unsafe { d_out.async_copy_to(&mut self.output[range], stream) })?;
+        }
+        join(main, streams)
+    }
+
+    /// Elements that are not original + 5 * input (all of them checked).
+    pub fn wrong_elements(&self) -> usize {
+        (0..self.input.len()).filter(|&i| self.output[i] != self.original[i] + 5 * self.input[i]).count()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunks_cover_everything_once_in_order() {
+        assert_eq!(chunks(10, 3), vec![0..4, 4..7, 7..10]);
+        assert_eq!(chunks(512 * 65535, 15).iter().map(|r| r.len()).collect::<Vec<_>>(), vec![2_236_928; 15]);
+        assert_eq!(chunks(2, 4), vec![0..1, 1..2, 2..2, 2..2]);
+    }
+}

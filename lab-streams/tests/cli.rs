@@ -1,0 +1,47 @@
+//! The command line as a user meets it, on any machine (CI has no GPU).
+
+use common::testing::{assert_default_run_suits_this_machine, run};
+
+const LAB: &str = env!("CARGO_BIN_EXE_lab-streams");
+
+#[test]
+fn help_explains_every_flag() {
+    let outcome = run(LAB, &["--help"]);
+    assert_eq!(outcome.code, Some(0));
+    for flag in ["--mode", "--size", "--count", "--block-size", "--elements", "--steps", "--repetitions", "--seed",
+        "--timeline", "--force"] {
+        assert!(outcome.stdout.contains(flag), "--help does not mention {flag}");
+    }
+}
+
+#[test]
+fn fails_on_zero_sizes_and_counts() {
+    for flag in ["--size", "--count", "--elements", "--steps", "--repetitions"] {
+        let outcome = run(LAB, &[flag, "0"]);
+        assert!(outcome.is_one_line_error("lab-streams", "invalid value '0'"), "{flag}: {outcome:?}");
+    }
+}
+
+#[test]
+fn fails_on_an_unknown_mode_and_an_uncompiled_block_size() {
+    let outcome = run(LAB, &["--mode", "fast"]);
+    assert!(outcome.is_one_line_error("lab-streams", "'fast'"), "{outcome:?}");
+    let outcome = run(LAB, &["--block-size", "64"]);
+    assert!(outcome.is_one_line_error("lab-streams", "compiled for BLOCK_SIZE [16, 32] only"), "{outcome:?}");
+}
+
+#[test]
+fn refuses_a_timeline_over_an_existing_file_or_in_a_missing_folder() {
+    let existing = std::env::temp_dir().join(format!("lab-streams-cli-{}.svg", std::process::id()));
+    std::fs::write(&existing, "keep").unwrap();
+    let outcome = run(LAB, &["--timeline", existing.to_str().unwrap()]);
+    assert!(outcome.is_one_line_error("lab-streams", "exists; not overwriting it"), "{outcome:?}");
+    assert_eq!(std::fs::read_to_string(&existing).unwrap(), "keep");
+    let outcome = run(LAB, &["--timeline", "/nonexistent/t.svg"]);
+    assert!(outcome.is_one_line_error("lab-streams", "the folder /nonexistent does not exist"), "{outcome:?}");
+}
+
+#[test]
+fn default_run_needs_a_gpu_and_says_so_without_one() {
+    assert_default_run_suits_this_machine(LAB, "lab-streams");
+}
