@@ -19,6 +19,9 @@ use crate::timeline::{fork, join, step, Kind, Recorder, Span};
 use crate::timing::{time_on_stream, Timing};
 use crate::verify::{Poison, Random};
 
+/// The slides' `mmm-without-transfers` time on their Fermi GPU: their ratios are taken against it.
+pub const SLIDE_KERNELS_ONLY_MS: f64 = 1641.09;
+
 /// One program of the table, timed and checked.
 #[derive(Debug, Clone)]
 pub struct Measured {
@@ -174,11 +177,57 @@ impl<H: HostStorage<f64>> Batch<H> {
         Ok(Measured { timing, check: self.check(random) })
     }
 
+    /// Lanes for the chronogram: one per stream.
+    pub fn lanes(&self) -> Vec<String> {
+        (0..self.count()).map(|i| format!("stream {i}")).collect()
+    }
+
     /// Checks every C against its A * B on the CPU; the worst check comes first.
     pub fn check(&self, random: &mut Random) -> ProductCheck {
         let mut checks: Vec<ProductCheck> =
             (0..self.count()).map(|i| check_product(&self.a[i], &self.b[i], &self.c[i], random)).collect();
         checks.sort_by(|x, y| y.error.total_cmp(&x.error));
         checks.swap_remove(0)
+    }
+}
+
+/// The table of the streams labs: each program's GPU time, its ratio to the kernels alone
+/// (`kernels_ms`), and the slides' Fermi time and ratio where the slides have one.
+pub fn slide_table(rows: &[(&str, &Measured, Option<f64>)], kernels_ms: f64) -> String {
+    let mut table = String::from(
+        "| program | GPU time in ms | ratio to kernels only | slide (Fermi) ms | slide ratio | check |\n\
+         |---------|----------------|-----------------------|------------------|-------------|-------|\n",
+    );
+    for (name, measured, slide_ms) in rows {
+        let (slide_ms, slide_ratio) = match slide_ms {
+            Some(ms) => (format!("{ms:.2}"), format!("{:.3}", ms / SLIDE_KERNELS_ONLY_MS)),
+            None => ("-".to_string(), "-".to_string()),
+        };
+        table.push_str(&format!(
+            "| {name} | {:.2} | {:.3} | {slide_ms} | {slide_ratio} | {} (max rel. error {:.1e}) |\n",
+            measured.timing.median_ms(),
+            measured.timing.median_ms() / kernels_ms,
+            if measured.check.passed() { "PASS" } else { "FAIL" },
+            measured.check.error
+        ));
+    }
+    table
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slide_table_puts_our_ratio_beside_the_slides() {
+        let measured = |ms| Measured {
+            timing: Timing::gpu(vec![ms]),
+            check: ProductCheck { error: 1e-16, worst: (0, 0), method: "exact", tolerance: 1e-12 },
+        };
+        let (kernels, streamed) = (measured(100.0), measured(125.0));
+        let table = slide_table(&[("mmm-without-transfers", &kernels, Some(1641.09)), ("x", &streamed, None)], 100.0);
+        let lines: Vec<&str> = table.lines().collect();
+        assert_eq!(lines[2], "| mmm-without-transfers | 100.00 | 1.000 | 1641.09 | 1.000 | PASS (max rel. error 1.0e-16) |");
+        assert_eq!(lines[3], "| x | 125.00 | 1.250 | - | - | PASS (max rel. error 1.0e-16) |");
     }
 }

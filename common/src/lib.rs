@@ -12,6 +12,7 @@
 //! - [`matrix::Matrix`]: the slides' Matrix class, host and device copies; [`mmm`]: C = A * B launched and checked.
 //! - [`output`]: files the labs write, never over existing ones without `--force`.
 //! - [`batch`]: the COUNT products of the streams lectures, run serially, kernels only, or streamed.
+//! - [`host_memory`]: mapped and registered host memory, and the limit on pinning.
 //! - [`timeline`]: events around every copy and kernel, fork and join of streams, the SVG chronogram.
 //! - [`testing`]: running a lab binary in tests, and whether this machine has a GPU.
 //!
@@ -36,6 +37,7 @@ pub mod context;
 pub mod device_info;
 pub mod error;
 pub mod gpu;
+pub mod host_memory;
 pub mod integrand;
 pub mod matrix;
 pub mod mmm;

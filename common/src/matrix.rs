@@ -4,7 +4,8 @@
 //!
 //! The host copy's memory is a type parameter, so the later labs swap it without copying this type:
 //! `Matrix<f64>` keeps it in pageable memory (`Vec`, the slides' `new[]`), `Matrix<f64, Pinned<f64>>`
-//! in page-locked memory (`cudaMallocHost`, cust's `LockedBuffer`).
+//! in page-locked memory (`cudaMallocHost`, cust's `LockedBuffer`); `common::host_memory` adds mapped
+//! and registered memory.
 //!
 //! Invariants: `data.len() == rows * cols`; the device copy, when present, has the same length; sizes
 //! are at least 1 x 1 and fit the kernels' `int`. Allocate before timing: `cuMemAlloc` and synchronous
@@ -81,6 +82,7 @@ pub type Pinned<T> = LockedBuffer<T>;
 impl<T: Element> HostStorage<T> for LockedBuffer<T> {
     const KIND: &'static str = "pinned";
     fn filled(len: usize, value: T) -> Result<LockedBuffer<T>> {
+        crate::host_memory::check_pinnable((len * std::mem::size_of::<T>()) as u64, 0)?;
         Ok(check_cuda!(LockedBuffer::new(&value, len))?)
     }
 }
@@ -145,6 +147,11 @@ impl<T: Element, H: HostStorage<T>> Matrix<T, H> {
 
     pub fn cols(&self) -> usize {
         self.cols
+    }
+
+    /// The host copy's storage itself (pinned, mapped, ...), for what only that kind of memory offers.
+    pub fn host(&self) -> &H {
+        &self.data
     }
 
     /// The host copy, row-major.

@@ -2,7 +2,7 @@
 //! bindings type `CUresult` as a Rust enum from CUDA 11.4, which a newer driver's code would break).
 //! Check each call with [`check_cuda!`](crate::check_cuda).
 
-use std::ffi::c_int;
+use std::ffi::{c_int, c_void};
 
 /// `CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN`: shared memory a block may have after
 /// `cuFuncSetAttribute` raises its limit (227 KiB on Hopper).
@@ -13,4 +13,30 @@ pub const CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR: c_int = 106;
 extern "C" {
     /// `CUresult cuDeviceGetAttribute(int* pi, CUdevice_attribute attrib, CUdevice dev)`
     pub fn cuDeviceGetAttribute(value: *mut c_int, attribute: c_int, device: c_int) -> c_int;
+}
+
+/// `CU_MEMHOSTALLOC_PORTABLE`: pinned for every context, not just the one that allocated it.
+pub const CU_MEMHOSTALLOC_PORTABLE: u32 = 0x01;
+/// `CU_MEMHOSTALLOC_DEVICEMAP`: mapped into the device's address space (cudaHostAllocMapped).
+pub const CU_MEMHOSTALLOC_DEVICEMAP: u32 = 0x02;
+/// `CU_MEMHOSTALLOC_WRITECOMBINED`: write-combined: fast for the GPU to read over the bus, very slow
+/// for the CPU to read.
+pub const CU_MEMHOSTALLOC_WRITECOMBINED: u32 = 0x04;
+/// `CU_MEMHOSTREGISTER_DEVICEMAP`: registered memory mapped for the device too.
+pub const CU_MEMHOSTREGISTER_DEVICEMAP: u32 = 0x02;
+
+extern "C" {
+    /// `CUresult cuMemHostAlloc(void** pp, size_t bytesize, unsigned int Flags)` (cudaHostAlloc)
+    pub fn cuMemHostAlloc(pointer: *mut *mut c_void, bytes: usize, flags: u32) -> c_int;
+    /// `CUresult cuMemFreeHost(void* p)` (cudaFreeHost)
+    pub fn cuMemFreeHost(pointer: *mut c_void) -> c_int;
+    /// `CUresult cuMemHostGetDevicePointer(CUdeviceptr* pdptr, void* p, unsigned int Flags)`
+    /// (cudaHostGetDevicePointer; `_v2` is the name the header maps it to)
+    #[link_name = "cuMemHostGetDevicePointer_v2"]
+    pub fn cuMemHostGetDevicePointer(device_pointer: *mut u64, pointer: *mut c_void, flags: u32) -> c_int;
+    /// `CUresult cuMemHostRegister(void* p, size_t bytesize, unsigned int Flags)` (cudaHostRegister)
+    #[link_name = "cuMemHostRegister_v2"]
+    pub fn cuMemHostRegister(pointer: *mut c_void, bytes: usize, flags: u32) -> c_int;
+    /// `CUresult cuMemHostUnregister(void* p)` (cudaHostUnregister)
+    pub fn cuMemHostUnregister(pointer: *mut c_void) -> c_int;
 }

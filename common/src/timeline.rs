@@ -156,6 +156,19 @@ fn union(mut intervals: Vec<(f64, f64)>) -> Vec<(f64, f64)> {
     merged
 }
 
+/// Writes the chronogram to `path` (never over an existing file unless `overwrite`) and returns the
+/// line that says what it shows.
+pub fn write_svg(path: &std::path::Path, overwrite: bool, title: &str, lanes: &[String], spans: &[Span]) -> Result<String> {
+    let mut file = crate::output::create_output_file(path, overwrite)?;
+    std::io::Write::write_all(&mut file, svg(title, lanes, spans).as_bytes())
+        .map_err(|err| anyhow::anyhow!("writing {}: {err}", path.display()))?;
+    let (kernel_ms, copy_ms, both_ms) = overlap(spans);
+    Ok(format!(
+        "Timeline written to {}: kernels busy {kernel_ms:.1} ms, copies busy {copy_ms:.1} ms, both at once {both_ms:.1} ms",
+        path.display()
+    ))
+}
+
 const WIDTH: f64 = 1000.0;
 const LEFT: f64 = 110.0;
 const RIGHT: f64 = 20.0;

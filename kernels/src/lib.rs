@@ -57,6 +57,7 @@ mod tests {
             ("ADAPTIVE_SIMPSON", ADAPTIVE_SIMPSON),
             ("TRACER", TRACER),
             ("STREAMS", STREAMS),
+            ("MAPPED", MAPPED),
         ]
     }
 

@@ -1,5 +1,130 @@
-//! lab-pinned: not written yet (issue #5).
-fn main() -> std::process::ExitCode {
-    eprintln!("lab-pinned: error: this lab is not written yet (issue #5)");
-    std::process::ExitCode::FAILURE
+//! lab-pinned: page-locked host memory. Continues the table of lab-streams with the streamed products
+//! from pinned matrices (`cudaMallocHost`), next to pageable ones, then measures copy bandwidth of
+//! pageable, pinned and registered (`malloc` + `cudaHostRegister`) memory from 4 KiB to 1 GiB.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Result;
+use clap::Parser;
+use common::batch::{slide_table, Batch, Measured};
+use common::check_cuda;
+use common::gpu::Gpu;
+use common::host_memory::check_pinnable;
+use common::matrix::Pinned;
+use common::mmm::{load_mmm, parse_block_size, MmmKernel};
+use common::output::check_output_path;
+use common::timeline::write_svg;
+use common::verify::{verdict, Random};
+use cust::stream::{Stream, StreamFlags};
+use lab_pinned::sweep::{self, parse_bytes, sizes, Kind};
+
+/// Page-locked (pinned) and registered host memory, measured (slide: mmm-streamed-and-pinned).
+#[derive(Parser, Debug)]
+#[command(name = "lab-pinned", version, about)]
+struct Args {
+    /// Size N of the N x N double matrices.
+    #[arg(long, default_value_t = 4096, value_parser = clap::value_parser!(u32).range(1..))]
+    size: u32,
+    /// Number of independent products (COUNT), one stream each.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=64))]
+    count: u32,
+    /// BLOCK_SIZE of the tiled kernel (16 or 32).
+    #[arg(long, default_value_t = 16, value_parser = parse_block_size)]
+    block_size: u32,
+    /// Timed runs after one warm-up; the median is reported.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+    repetitions: u32,
+    /// Seed of the random matrices and of the checks.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Largest copy of the bandwidth sweep (4 KiB, 16 KiB, ... up to this), e.g. 1GiB or 64MiB.
+    #[arg(long, default_value = "1GiB", value_parser = parse_bytes)]
+    sweep_max: usize,
+    /// Skip the bandwidth sweep.
+    #[arg(long)]
+    no_sweep: bool,
+    /// Plot the sweep as an SVG into this file.
+    #[arg(long, value_name = "FILE.svg")]
+    plot: Option<PathBuf>,
+    /// Draw the streamed run from pinned memory as an SVG chronogram into this file.
+    #[arg(long, value_name = "FILE.svg")]
+    timeline: Option<PathBuf>,
+    /// Let --plot and --timeline replace existing files.
+    #[arg(long)]
+    force: bool,
+}
+
+/// The slides' nvprof totals on their Fermi GPU.
+const SLIDE_MS: [(&str, Option<f64>); 5] = [
+    ("mmm (pageable)", Some(2034.15)),
+    ("mmm (pinned)", None),
+    ("mmm-without-transfers", Some(1641.09)),
+    ("mmm-streamed (pageable)", Some(1850.16)),
+    ("mmm-streamed-and-pinned", Some(1712.28)),
+];
+
+fn main() -> ExitCode {
+    common::cli::run_lab(run)
+}
+
+fn run(args: Args) -> Result<()> {
+    let (count, n) = (args.count as usize, args.size as usize);
+    // Refuse before anything is allocated: the pinned batch, and the largest pinned sweep buffer.
+    check_pinnable(Batch::<Vec<f64>>::bytes(count, n), 0)?;
+    if !args.no_sweep {
+        check_pinnable(args.sweep_max as u64, 0)?;
+    }
+    for path in args.plot.iter().chain(&args.timeline) {
+        check_output_path(path, args.force)?;
+    }
+    let gpu = Gpu::open(0)?;
+    println!("{}", gpu.info);
+    gpu.ensure_fits(2 * Batch::<Vec<f64>>::bytes(count, n), &format!("two batches of {count} products of {n} x {n} doubles"))?;
+    let module = load_mmm(&gpu, args.block_size)?;
+    let mmm = check_cuda!(module.get_function(MmmKernel::Tiled.c_name::<f64>()))?;
+    let main = check_cuda!(Stream::new(StreamFlags::DEFAULT, None))?;
+    let streams: Vec<Stream> =
+        (0..count).map(|_| check_cuda!(Stream::new(StreamFlags::DEFAULT, None))).collect::<Result<_, _>>()?;
+    let mut random = Random::new(args.seed);
+    let repetitions = args.repetitions as usize;
+
+    println!("\nCOUNT = {count} products of random {n} x {n} doubles, tiled mmm with BLOCK_SIZE {}", args.block_size);
+    // malloc'ed matrices, as in lab-streams ...
+    let mut pageable = Batch::<Vec<f64>>::random(count, n, args.block_size, args.seed)?;
+    // ... and the same from cudaMallocHost
+    let mut pinned = Batch::<Pinned<f64>>::random(count, n, args.block_size, args.seed)?;
+    let measured = [
+        pageable.time_serial(&mmm, &main, repetitions, &mut random)?,
+        pinned.time_serial(&mmm, &main, repetitions, &mut random)?,
+        pageable.time_kernels_only(&mmm, &main, repetitions, &mut random)?,
+        pageable.time_streamed(&mmm, &main, &streams, repetitions, &mut random)?,
+        pinned.time_streamed(&mmm, &main, &streams, repetitions, &mut random)?,
+    ];
+    for (m, (name, _)) in measured.iter().zip(SLIDE_MS) {
+        println!("{name:<24} {}", m.timing);
+    }
+    let rows: Vec<(&str, &Measured, Option<f64>)> =
+        measured.iter().zip(SLIDE_MS).map(|(m, (name, ms))| (name, m, ms)).collect();
+    println!("\n{}", slide_table(&rows, measured[2].timing.median_ms()));
+    if let Some(path) = &args.timeline {
+        let spans = pinned.record_streamed(&mmm, &main, &streams)?;
+        let title = format!("mmm-streamed-and-pinned: {count} products of {n} x {n} doubles, {}", gpu.info.name);
+        println!("{}", write_svg(path, args.force, &title, &pinned.lanes(), &spans)?);
+    }
+    drop((pageable, pinned)); // unpin before the sweep pins its own buffers
+
+    if !args.no_sweep {
+        let mut points = Vec::new();
+        for kind in Kind::ALL {
+            points.extend(sweep::measure(kind, &sizes(args.sweep_max), &main, &mut random)?);
+        }
+        println!("\nCopy bandwidth (cudaMemcpy, median), GB/s = 10^9 bytes/s; every size checked by a round trip:\n");
+        println!("{}", sweep::table(&points));
+        if let Some(path) = &args.plot {
+            sweep::plot(&points, &format!("Copy bandwidth by host memory, {}", gpu.info.name), path, args.force)?;
+            println!("Plot written to {}", path.display());
+        }
+    }
+    verdict(measured.iter().all(|m| m.check.passed()), "a product differs from the CPU reference")
 }

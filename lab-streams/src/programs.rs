@@ -1,11 +1,11 @@
 //! `--mode mmm`: the German slides' table, from pageable host memory.
 
 use anyhow::Result;
-use common::batch::{Batch, Measured};
+use common::batch::{slide_table, Batch, Measured};
 use common::check_cuda;
 use common::gpu::Gpu;
 use common::mmm::{load_mmm, MmmKernel};
-use common::timeline::{overlap, svg};
+use common::timeline::write_svg;
 use common::verify::Random;
 use cust::stream::{Stream, StreamFlags};
 
@@ -40,37 +40,14 @@ pub fn run(gpu: &Gpu, args: &Args) -> Result<bool> {
     let streamed = batch.time_streamed(&mmm, &main, &streams, repetitions, &mut random)?;
     println!("mmm-streamed           {}", streamed.timing);
 
-    let measured = [&serial, &kernels, &streamed];
-    println!("\n{}", table(&measured, kernels.timing.median_ms()));
+    let kernels_ms = kernels.timing.median_ms();
+    let rows: Vec<(&str, &Measured, Option<f64>)> =
+        [&serial, &kernels, &streamed].into_iter().zip(SLIDE_MS).map(|(m, (name, ms))| (name, m, Some(ms))).collect();
+    println!("\n{}", slide_table(&rows, kernels_ms));
     if let Some(path) = &args.timeline {
         let spans = batch.record_streamed(&mmm, &main, &streams)?;
-        let lanes: Vec<String> = (0..count).map(|i| format!("stream {i}")).collect();
         let title = format!("mmm-streamed: {count} products of {n} x {n} doubles, pageable host memory, {}", gpu.info.name);
-        let mut file = common::output::create_output_file(path, args.force)?;
-        std::io::Write::write_all(&mut file, svg(&title, &lanes, &spans).as_bytes())?;
-        let (kernel_ms, copy_ms, both_ms) = overlap(&spans);
-        println!(
-            "Timeline written to {}: kernels busy {kernel_ms:.1} ms, copies busy {copy_ms:.1} ms, both at once {both_ms:.1} ms",
-            path.display()
-        );
+        println!("{}", write_svg(path, args.force, &title, &batch.lanes(), &spans)?);
     }
-    Ok(measured.iter().all(|m| m.check.passed()))
-}
-
-fn table(measured: &[&Measured; 3], kernels_ms: f64) -> String {
-    let mut table = String::from(
-        "| program | GPU time in ms | ratio to kernels only | slide (Fermi) ms | slide ratio | check |\n\
-         |---------|----------------|-----------------------|------------------|-------------|-------|\n",
-    );
-    for (m, (name, slide_ms)) in measured.iter().zip(SLIDE_MS) {
-        table.push_str(&format!(
-            "| {name} | {:.2} | {:.3} | {slide_ms:.2} | {:.3} | {} (max rel. error {:.1e}) |\n",
-            m.timing.median_ms(),
-            m.timing.median_ms() / kernels_ms,
-            slide_ms / SLIDE_MS[1].1,
-            if m.check.passed() { "PASS" } else { "FAIL" },
-            m.check.error
-        ));
-    }
-    table
+    Ok([&serial, &kernels, &streamed].iter().all(|m| m.check.passed()))
 }

@@ -1,0 +1,211 @@
+//! Host memory beyond cust's: mapped memory (`cudaHostAlloc(..., cudaHostAllocMapped)`, read and
+//! written by kernels over the bus through `cudaHostGetDevicePointer`) and registered memory
+//! (`cudaHostRegister`: pinning what `malloc` gave). Both are [`HostStorage`] for [`Matrix`], next to
+//! pageable `Vec` and pinned `LockedBuffer`.
+//!
+//! Pinned memory cannot be paged out; pinning too much can bring the whole system down, so every
+//! allocation here is first checked against [`PINNABLE_SHARE`] of the machine's memory.
+//!
+//! [`Matrix`]: crate::matrix::Matrix
+
+use std::ffi::c_void;
+use std::ops::{Deref, DerefMut};
+
+use anyhow::{ensure, Context as _, Result};
+use cust::memory::{DeviceCopy, DevicePointer};
+
+use crate::check_cuda;
+use crate::matrix::{Element, HostStorage, Matrix, MatrixView};
+use crate::raw;
+
+/// The largest share of the machine's memory the labs pin at once, in total.
+pub const PINNABLE_SHARE: f64 = 0.5;
+
+/// Refuses to pin `bytes` (on top of `already_pinned`) if that passes [`PINNABLE_SHARE`] of the
+/// machine's memory, with the numbers.
+pub fn check_pinnable(bytes: u64, already_pinned: u64) -> Result<()> {
+    let total = machine_memory()?;
+    let limit = (total as f64 * PINNABLE_SHARE) as u64;
+    ensure!(
+        already_pinned + bytes <= limit,
+        "pinning {} would lock {} of this machine's {} of memory, more than the {:.0}% the labs allow \
+         (pinned pages cannot be swapped out; too many can bring the whole system down)",
+        crate::format_bytes(bytes),
+        crate::format_bytes(already_pinned + bytes),
+        crate::format_bytes(total),
+        100.0 * PINNABLE_SHARE
+    );
+    Ok(())
+}
+
+/// MemTotal from /proc/meminfo.
+fn machine_memory() -> Result<u64> {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").context("reading /proc/meminfo")?;
+    parse_mem_total(&meminfo).context("no MemTotal line in /proc/meminfo")
+}
+
+fn parse_mem_total(meminfo: &str) -> Option<u64> {
+    let line = meminfo.lines().find(|line| line.starts_with("MemTotal:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// Mapped, page-locked host memory: the host writes and reads it as a slice, kernels through
+/// [`Mapped::device_pointer`] (which equals the host address where unified addressing is on).
+pub struct Mapped<T: DeviceCopy> {
+    pointer: *mut T,
+    len: usize,
+}
+
+impl<T: DeviceCopy> Mapped<T> {
+    /// `cudaHostAlloc(&p, len * sizeof(T), cudaHostAllocMapped [| cudaHostAllocWriteCombined])`.
+    pub fn new(len: usize, value: T, write_combined: bool) -> Result<Mapped<T>> {
+        let bytes = len.checked_mul(std::mem::size_of::<T>()).context("mapped allocation too large")?;
+        check_pinnable(bytes as u64, 0)?;
+        let flags = raw::CU_MEMHOSTALLOC_DEVICEMAP | if write_combined { raw::CU_MEMHOSTALLOC_WRITECOMBINED } else { 0 };
+        let mut pointer: *mut c_void = std::ptr::null_mut();
+        // SAFETY: the driver writes a pointer to `bytes` bytes of host memory or fails.
+        check_cuda!(unsafe { raw::cuMemHostAlloc(&mut pointer, bytes.max(1), flags) })?;
+        let mut mapped = Mapped { pointer: pointer.cast::<T>(), len };
+        mapped.fill(value);
+        Ok(mapped)
+    }
+
+    /// `cudaHostGetDevicePointer`: the address kernels use for this memory.
+    pub fn device_pointer(&self) -> Result<DevicePointer<T>> {
+        let mut device = 0u64;
+        // SAFETY: `pointer` came from cuMemHostAlloc with DEVICEMAP.
+        check_cuda!(unsafe { raw::cuMemHostGetDevicePointer(&mut device, self.pointer.cast(), 0) })?;
+        Ok(DevicePointer::from_raw(device))
+    }
+
+    /// The host address, to compare with the device pointer.
+    pub fn host_address(&self) -> u64 {
+        self.pointer as u64
+    }
+}
+
+impl<T: DeviceCopy> Deref for Mapped<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        // SAFETY: `len` elements were allocated (and written) in `new`; freed only in drop.
+        unsafe { std::slice::from_raw_parts(self.pointer, self.len) }
+    }
+}
+
+impl<T: DeviceCopy> DerefMut for Mapped<T> {
+    fn deref_mut(&mut self) -> &mut [T] {
+        // SAFETY: as in deref; `&mut self` makes this the only reference.
+        unsafe { std::slice::from_raw_parts_mut(self.pointer, self.len) }
+    }
+}
+
+impl<T: DeviceCopy> AsRef<[T]> for Mapped<T> {
+    fn as_ref(&self) -> &[T] {
+        self
+    }
+}
+
+impl<T: DeviceCopy> AsMut<[T]> for Mapped<T> {
+    fn as_mut(&mut self) -> &mut [T] {
+        self
+    }
+}
+
+impl<T: DeviceCopy> Drop for Mapped<T> {
+    fn drop(&mut self) {
+        // SAFETY: allocated by cuMemHostAlloc, freed once. A failure here has no one to report to.
+        unsafe { raw::cuMemFreeHost(self.pointer.cast()) };
+    }
+}
+
+impl<T: Element> HostStorage<T> for Mapped<T> {
+    const KIND: &'static str = "mapped";
+    fn filled(len: usize, value: T) -> Result<Mapped<T>> {
+        Mapped::new(len, value, false)
+    }
+}
+
+impl<T: Element> Matrix<T, Mapped<T>> {
+    /// The kernel argument for a mapped matrix: no device copy, the kernel reads the host memory.
+    pub fn mapped_view(&self) -> Result<MatrixView<T>> {
+        Ok(MatrixView { rows: self.rows() as i32, cols: self.cols() as i32, data: self.host().device_pointer()? })
+    }
+}
+
+/// Memory that `malloc` gave (a `Vec`), pinned after the fact with `cudaHostRegister` and unpinned
+/// with `cudaHostUnregister` when dropped: handy for legacy code that allocates its own buffers.
+pub struct Registered<T: DeviceCopy> {
+    data: Vec<T>,
+}
+
+impl<T: DeviceCopy> Registered<T> {
+    /// Registers `data` as page-locked (`flags`: 0, or `raw::CU_MEMHOSTREGISTER_DEVICEMAP`).
+    pub fn register(mut data: Vec<T>, flags: u32) -> Result<Registered<T>> {
+        let bytes = std::mem::size_of_val(data.as_slice());
+        check_pinnable(bytes as u64, 0)?;
+        ensure!(bytes > 0, "cannot register an empty buffer");
+        // SAFETY: the Vec's buffer stays where it is (it is never grown) until drop unregisters it.
+        check_cuda!(unsafe { raw::cuMemHostRegister(data.as_mut_ptr().cast(), bytes, flags) })?;
+        Ok(Registered { data })
+    }
+}
+
+impl<T: DeviceCopy> Deref for Registered<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        &self.data
+    }
+}
+
+impl<T: DeviceCopy> DerefMut for Registered<T> {
+    fn deref_mut(&mut self) -> &mut [T] {
+        &mut self.data
+    }
+}
+
+impl<T: DeviceCopy> AsRef<[T]> for Registered<T> {
+    fn as_ref(&self) -> &[T] {
+        &self.data
+    }
+}
+
+impl<T: DeviceCopy> AsMut<[T]> for Registered<T> {
+    fn as_mut(&mut self) -> &mut [T] {
+        &mut self.data
+    }
+}
+
+impl<T: DeviceCopy> Drop for Registered<T> {
+    fn drop(&mut self) {
+        // SAFETY: registered in `register`; unregistered once, before the Vec frees the memory.
+        unsafe { raw::cuMemHostUnregister(self.data.as_mut_ptr().cast()) };
+    }
+}
+
+impl<T: Element> HostStorage<T> for Registered<T> {
+    const KIND: &'static str = "registered";
+    fn filled(len: usize, value: T) -> Result<Registered<T>> {
+        Registered::register(vec![value; len], 0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_mem_total_in_bytes() {
+        let meminfo = "MemTotal:       24576000 kB\nMemFree:        1000 kB\n";
+        assert_eq!(parse_mem_total(meminfo), Some(24_576_000 * 1024));
+        assert_eq!(parse_mem_total("MemFree: 1 kB\n"), None);
+    }
+
+    #[test]
+    fn refuses_to_pin_more_than_half_of_the_machine() {
+        let total = machine_memory().unwrap();
+        assert!(check_pinnable(total / 4, 0).is_ok());
+        let err = check_pinnable(total / 4, total / 3).unwrap_err().to_string();
+        assert!(err.starts_with("pinning ") && err.contains("more than the 50% the labs allow"), "{err}");
+    }
+}

@@ -1,0 +1,59 @@
+//! Pinned and registered memory on the GPU: products from pinned matrices, round trips and the sweep.
+//! Needs a GPU: `bash gpu-bundle/run.sh` (README).
+
+use common::batch::Batch;
+use common::gpu::Gpu;
+use common::host_memory::Registered;
+use common::matrix::{Matrix, Pinned};
+use common::mmm::{load_mmm, MmmKernel};
+use common::verify::Random;
+use cust::stream::{Stream, StreamFlags};
+use lab_pinned::sweep::{measure, sizes, Kind};
+
+const NEEDS_GPU: &str = "needs a GPU: bash gpu-bundle/run.sh";
+
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn streamed_products_from_pinned_matrices_are_right() {
+    let gpu = Gpu::open(0).expect(NEEDS_GPU);
+    let mut random = Random::new(1);
+    for (count, n, block_size) in [(1, 1, 16), (3, 47, 16), (4, 129, 32)] {
+        let module = load_mmm(&gpu, block_size).unwrap();
+        let mmm = module.get_function(MmmKernel::Tiled.c_name::<f64>()).unwrap();
+        let main = Stream::new(StreamFlags::DEFAULT, None).unwrap();
+        let streams: Vec<Stream> = (0..count).map(|_| Stream::new(StreamFlags::DEFAULT, None).unwrap()).collect();
+        let mut batch = Batch::<Pinned<f64>>::random(count, n, block_size, 7).unwrap();
+        assert!(batch.time_serial(&mmm, &main, 1, &mut random).unwrap().check.passed());
+        assert!(batch.time_streamed(&mmm, &main, &streams, 1, &mut random).unwrap().check.passed());
+    }
+}
+
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn registered_and_pinned_matrices_copy_both_ways_unchanged() {
+    let _gpu = Gpu::open(0).expect(NEEDS_GPU);
+    let original = Matrix::<f64>::random(31, 17, &mut Random::new(2)).unwrap();
+    let mut registered = original.convert::<f64, Registered<f64>>().unwrap();
+    let mut pinned = original.convert::<f64, Pinned<f64>>().unwrap();
+    registered.copy_to_gpu().unwrap();
+    pinned.copy_to_gpu().unwrap();
+    registered.data_mut().fill(f64::NAN);
+    pinned.data_mut().fill(f64::NAN);
+    registered.copy_from_gpu().unwrap();
+    pinned.copy_from_gpu().unwrap();
+    assert_eq!(registered.data(), original.data());
+    assert_eq!(pinned.data(), original.data());
+}
+
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn the_sweep_round_trips_every_size_and_measures_positive_bandwidth() {
+    let _gpu = Gpu::open(0).expect(NEEDS_GPU);
+    let stream = Stream::new(StreamFlags::DEFAULT, None).unwrap();
+    let mut random = Random::new(3);
+    for kind in Kind::ALL {
+        let points = measure(kind, &sizes(4 << 20), &stream, &mut random).unwrap();
+        assert_eq!(points.len(), 6);
+        assert!(points.iter().all(|p| p.host_to_device > 0.0 && p.device_to_host > 0.0), "{points:?}");
+    }
+}
