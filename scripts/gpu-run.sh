@@ -28,6 +28,13 @@ labs=(
     "tracer-default|lab-constant-tracer --output RESULTS/tracer.png"
     "tracer-scene-file|lab-constant-tracer --scene lab-constant-tracer/scenes/three.txt --output RESULTS/three.png --no-sweep"
     "tracer-ptxas|lab-constant-tracer --ptxas --no-sweep --spheres 8 --output RESULTS/eight.png"
+    "streams-mmm|lab-streams --timeline RESULTS/streams-timeline.svg"
+    "streams-chunked|lab-streams --mode chunked"
+    "streams-fifteen|lab-streams --mode fifteen"
+    "streams-overlap|lab-streams --mode overlap"
+    "pinned|lab-pinned --timeline RESULTS/pinned-timeline.svg --plot RESULTS/bandwidth.svg"
+    "mapped|lab-mapped"
+    "mapped-write-combined|lab-mapped --write-combined --count 2"
 )
 
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv | tee "$results/gpu.txt"

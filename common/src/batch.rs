@@ -42,6 +42,16 @@ impl<H: HostStorage<f64>> Batch<H> {
     /// Random A_i and B_i, and every device copy allocated now: cuMemAlloc during the timed programs
     /// would serialize the streams.
     pub fn random(count: usize, n: usize, block_size: u32, seed: u64) -> Result<Self> {
+        let mut batch = Self::random_on_host(count, n, block_size, seed)?;
+        for matrix in batch.a.iter_mut().chain(&mut batch.b).chain(&mut batch.c) {
+            matrix.allocate_on_gpu()?;
+        }
+        Ok(batch)
+    }
+
+    /// The same matrices (for the same seed) with no device copies: for mapped memory, which kernels
+    /// read where it is.
+    pub fn random_on_host(count: usize, n: usize, block_size: u32, seed: u64) -> Result<Self> {
         ensure!(count > 0, "the batch needs at least one product");
         let mut random = Random::new(seed);
         let mut batch = Batch { a: Vec::new(), b: Vec::new(), c: Vec::new(), block_size };
@@ -49,9 +59,6 @@ impl<H: HostStorage<f64>> Batch<H> {
             batch.a.push(Matrix::random(n, n, &mut random)?);
             batch.b.push(Matrix::random(n, n, &mut random)?);
             batch.c.push(Matrix::new(n, n)?);
-        }
-        for matrix in batch.a.iter_mut().chain(&mut batch.b).chain(&mut batch.c) {
-            matrix.allocate_on_gpu()?;
         }
         Ok(batch)
     }
@@ -65,10 +72,13 @@ impl<H: HostStorage<f64>> Batch<H> {
         3 * (count * n * n * std::mem::size_of::<f64>()) as u64
     }
 
-    /// NaN into every C, host and device copy, so a product a program skipped cannot pass.
+    /// NaN into every C, host and (where there is one) device copy, so a product a program skipped
+    /// cannot pass.
     pub fn poison_results(&mut self) -> Result<()> {
         for c in &mut self.c {
-            c.poison_on_gpu()?;
+            if c.is_on_gpu() {
+                c.poison_on_gpu()?;
+            }
             c.data_mut().fill(f64::POISON);
         }
         Ok(())

@@ -208,6 +208,11 @@ impl<T: Element, H: HostStorage<T>> Matrix<T, H> {
         Ok(())
     }
 
+    /// Whether the matrix has a device copy.
+    pub fn is_on_gpu(&self) -> bool {
+        self.cuda_data.is_some()
+    }
+
     /// Allocates the device copy if there is none (contents undefined until written).
     pub fn allocate_on_gpu(&mut self) -> Result<()> {
         if self.cuda_data.is_none() {

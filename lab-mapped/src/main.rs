@@ -1,5 +1,140 @@
-//! lab-mapped: not written yet (issue #5).
-fn main() -> std::process::ExitCode {
-    eprintln!("lab-mapped: error: this lab is not written yet (issue #5)");
-    std::process::ExitCode::FAILURE
+//! lab-mapped: mapped (zero-copy) host memory. The slides' `mmm-mapped` (kernels read A and B and
+//! write C in host memory, through `cudaHostGetDevicePointer`) against the pinned streamed version,
+//! then the two jobs where mapped memory is competitive: the zero-copy `vectorAdd` and a write-only
+//! kernel, each against explicit copies.
+
+use std::process::ExitCode;
+
+use anyhow::Result;
+use clap::Parser;
+use common::batch::{slide_table, Batch, Measured};
+use common::check_cuda;
+use common::gpu::Gpu;
+use common::host_memory::{check_pinnable, Mapped};
+use common::matrix::Pinned;
+use common::mmm::{load_mmm, parse_block_size, MmmKernel};
+use common::verify::{verdict, Random};
+use cust::stream::{Stream, StreamFlags};
+use lab_mapped::{time_mapped, Memory, VectorAdd, WriteOnly};
+
+/// Mapped (zero-copy) host memory against explicit copies (slide: mmm-mapped).
+#[derive(Parser, Debug)]
+#[command(name = "lab-mapped", version, about)]
+struct Args {
+    /// Size N of the N x N double matrices (every element of A and B crosses the bus N / BLOCK_SIZE
+    /// times in mmm-mapped, so keep it moderate).
+    #[arg(long, default_value_t = 2048, value_parser = clap::value_parser!(u32).range(1..))]
+    size: u32,
+    /// Number of independent products (COUNT).
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=64))]
+    count: u32,
+    /// BLOCK_SIZE of the tiled kernel (16 or 32).
+    #[arg(long, default_value_t = 16, value_parser = parse_block_size)]
+    block_size: u32,
+    /// Floats in the vectorAdd and write-only jobs.
+    #[arg(long, default_value_t = 1 << 24, value_parser = clap::value_parser!(u32).range(1..))]
+    elements: u32,
+    /// Allocate vectorAdd's mapped inputs write-combined (cudaHostAllocWriteCombined).
+    #[arg(long)]
+    write_combined: bool,
+    /// Timed runs after one warm-up; the median is reported.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+    repetitions: u32,
+    /// Seed of the random inputs and of the checks.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+}
+
+fn main() -> ExitCode {
+    common::cli::run_lab(run)
+}
+
+fn run(args: Args) -> Result<()> {
+    let (count, n, elements) = (args.count as usize, args.size as usize, args.elements as usize);
+    // The pinned batch, the mapped batch and the vector jobs' pinned and mapped buffers.
+    check_pinnable(2 * Batch::<Vec<f64>>::bytes(count, n) + 8 * 4 * elements as u64, 0)?;
+    let gpu = Gpu::open(0)?;
+    println!("{}", gpu.info);
+    println!(
+        "unifiedAddressing: {}, integrated: {}, canMapHostMemory: {}",
+        yes(gpu.info.unified_addressing),
+        yes(gpu.info.integrated),
+        yes(gpu.info.can_map_host_memory)
+    );
+    let probe = Mapped::new(1, 0.0f32, false)?;
+    let device_address = probe.device_pointer()?.as_raw();
+    println!(
+        "A mapped buffer: host address {:#x}, device pointer {device_address:#x} ({})",
+        probe.host_address(),
+        if probe.host_address() == device_address { "the same: unified addressing" } else { "different" }
+    );
+
+    gpu.ensure_fits(Batch::<Vec<f64>>::bytes(count, n), &format!("{count} products of {n} x {n} doubles"))?;
+    let module = load_mmm(&gpu, args.block_size)?;
+    let mmm = check_cuda!(module.get_function(MmmKernel::Tiled.c_name::<f64>()))?;
+    let main = check_cuda!(Stream::new(StreamFlags::DEFAULT, None))?;
+    let streams: Vec<Stream> =
+        (0..count).map(|_| check_cuda!(Stream::new(StreamFlags::DEFAULT, None))).collect::<Result<_, _>>()?;
+    let mut random = Random::new(args.seed);
+    let repetitions = args.repetitions as usize;
+
+    println!("\nCOUNT = {count} products of random {n} x {n} doubles, tiled mmm with BLOCK_SIZE {}", args.block_size);
+    let mut pinned = Batch::<Pinned<f64>>::random(count, n, args.block_size, args.seed)?;
+    let kernels = pinned.time_kernels_only(&mmm, &main, repetitions, &mut random)?;
+    let streamed = pinned.time_streamed(&mmm, &main, &streams, repetitions, &mut random)?;
+    drop(pinned);
+    // cudaHostAlloc(..., cudaHostAllocMapped) for A, B and C; the kernels get cudaHostGetDevicePointer's
+    let mut mapped = Batch::<Mapped<f64>>::random_on_host(count, n, args.block_size, args.seed)?;
+    let zero_copy = time_mapped(&mut mapped, &mmm, &main, repetitions, &mut random)?;
+    drop(mapped);
+    println!("mmm-without-transfers    {}", kernels.timing);
+    println!("mmm-streamed-and-pinned  {}", streamed.timing);
+    println!("mmm-mapped               {}", zero_copy.timing);
+    let rows: [(&str, &Measured, Option<f64>); 3] = [
+        ("mmm-without-transfers", &kernels, Some(1641.09)),
+        ("mmm-streamed-and-pinned", &streamed, Some(1712.28)),
+        ("mmm-mapped", &zero_copy, Some(3047.22)),
+    ];
+    println!("\n{}", slide_table(&rows, kernels.timing.median_ms()));
+
+    let vectors = gpu.load(&kernels::MAPPED)?;
+    let add = check_cuda!(vectors.get_function("vector_add"))?;
+    let write = check_cuda!(vectors.get_function("write_only"))?;
+    let mut job = VectorAdd::random(elements, args.write_combined, args.seed)?;
+    let mut writes = WriteOnly::new(elements)?;
+    println!(
+        "Touched once: {elements} floats; explicit = pinned buffers copied with cudaMemcpyAsync, zero-copy = mapped{}\n",
+        if args.write_combined { " (inputs write-combined)" } else { "" }
+    );
+    println!("| job | explicit copies GPU ms | zero-copy GPU ms | zero-copy / explicit | check |");
+    println!("|-----|------------------------|------------------|----------------------|-------|");
+    let mut passed = rows.iter().all(|(_, m, _)| m.check.passed());
+    let explicit = job.time(&add, Memory::Explicit, &main, repetitions)?;
+    let mut wrong = job.wrong_elements();
+    let zero = job.time(&add, Memory::ZeroCopy, &main, repetitions)?;
+    wrong += job.wrong_elements();
+    passed &= print_row("vectorAdd (2 reads, 1 write)", explicit.median_ms(), zero.median_ms(), wrong);
+    let explicit = writes.time(&write, Memory::Explicit, &main, repetitions)?;
+    let mut wrong = writes.wrong_elements();
+    let zero = writes.time(&write, Memory::ZeroCopy, &main, repetitions)?;
+    wrong += writes.wrong_elements();
+    passed &= print_row("write only (1 write)", explicit.median_ms(), zero.median_ms(), wrong);
+    verdict(passed, "a GPU result differs from the CPU reference")
+}
+
+fn print_row(job: &str, explicit_ms: f64, zero_copy_ms: f64, wrong: usize) -> bool {
+    println!(
+        "| {job} | {explicit_ms:.3} | {zero_copy_ms:.3} | {:.2} | {} |",
+        zero_copy_ms / explicit_ms,
+        if wrong == 0 { "PASS".to_string() } else { format!("FAIL ({wrong} wrong)") }
+    );
+    wrong == 0
+}
+
+fn yes(flag: bool) -> &'static str {
+    if flag {
+        "yes"
+    } else {
+        "no"
+    }
 }

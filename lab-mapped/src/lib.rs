@@ -1,0 +1,176 @@
+//! lab-mapped's programs: the slides' `mmm-mapped`, and the zero-copy vector jobs next to their
+//! explicit-copy versions. `main.rs` calls them in order; the GPU tests one by one.
+
+use anyhow::Result;
+use common::batch::{Batch, Measured};
+use common::check_cuda;
+use common::host_memory::Mapped;
+use common::mmm::launch_mmm;
+use common::timing::{time_on_stream, Timing};
+use common::verify::{poisoned_device_buffer, Poison, Random};
+use cust::function::Function;
+use cust::launch;
+use cust::memory::{AsyncCopyDestination, DeviceBuffer, DevicePointer, LockedBuffer};
+use cust::stream::Stream;
+
+/// Threads per block of the vector kernels.
+pub const BLOCK_SIZE: u32 = 256;
+
+/// `mmm-mapped`: every product's kernel reads A and B and writes C in mapped host memory, through
+/// the device pointers of `cudaHostGetDevicePointer`; no copies. All on `stream`, timed and checked.
+pub fn time_mapped(
+    batch: &mut Batch<Mapped<f64>>,
+    mmm: &Function,
+    stream: &Stream,
+    repetitions: usize,
+    random: &mut Random,
+) -> Result<Measured> {
+    batch.poison_results()?;
+    let timing = time_on_stream(stream, 1, repetitions, || {
+        for i in 0..batch.count() {
+            let (a, b, c) = (batch.a[i].mapped_view()?, batch.b[i].mapped_view()?, batch.c[i].mapped_view()?);
+            launch_mmm(mmm, a, b, c, batch.block_size, stream)?;
+        }
+        Ok(())
+    })?;
+    check_cuda!(stream.synchronize())?;
+    Ok(Measured { timing, check: batch.check(random) })
+}
+
+/// Where the vector jobs keep their data: pinned host buffers copied to device buffers and back, or
+/// mapped host buffers the kernel reads and writes directly.
+pub enum Memory {
+    Explicit,
+    ZeroCopy,
+}
+
+/// The zero-copy `vectorAdd` of the Korean notes, c = a + b, both ways.
+pub struct VectorAdd {
+    a: Vec<f32>,
+    b: Vec<f32>,
+    pinned: [LockedBuffer<f32>; 3],
+    device: [DeviceBuffer<f32>; 3],
+    mapped: [Mapped<f32>; 3],
+    /// The last run's c, as the host sees it.
+    pub c: Vec<f32>,
+}
+
+impl VectorAdd {
+    /// Random a and b; a and b in mapped memory are write-combined if asked (fast for the GPU to read
+    /// over the bus, slow for the CPU to read).
+    pub fn random(n: usize, write_combined: bool, seed: u64) -> Result<VectorAdd> {
+        let mut random = Random::new(seed);
+        let a: Vec<f32> = (0..n).map(|_| random.uniform(-1.0, 1.0) as f32).collect();
+        let b: Vec<f32> = (0..n).map(|_| random.uniform(-1.0, 1.0) as f32).collect();
+        let pinned = [check_cuda!(LockedBuffer::from_slice(&a))?, check_cuda!(LockedBuffer::from_slice(&b))?, check_cuda!(LockedBuffer::new(&0.0, n))?];
+        let device = [poisoned_device_buffer(n)?, poisoned_device_buffer(n)?, poisoned_device_buffer(n)?];
+        let mut mapped = [Mapped::new(n, 0.0, write_combined)?, Mapped::new(n, 0.0, write_combined)?, Mapped::new(n, 0.0, false)?];
+        mapped[0].copy_from_slice(&a);
+        mapped[1].copy_from_slice(&b);
+        Ok(VectorAdd { a, b, pinned, device, mapped, c: vec![f32::POISON; n] })
+    }
+
+    /// Runs once to warm up and `repetitions` times between events on `stream`; `c` holds the result.
+    pub fn time(&mut self, add: &Function, memory: Memory, stream: &Stream, repetitions: usize) -> Result<Timing> {
+        let n = self.a.len();
+        let blocks = (n as u32).div_ceil(BLOCK_SIZE);
+        self.pinned[2].fill(f32::POISON);
+        self.mapped[2].fill(f32::POISON);
+        common::verify::poison(&mut self.device[2])?;
+        let timing = match memory {
+            Memory::Explicit => {
+                let (pinned, device) = (&mut self.pinned, &mut self.device);
+                time_on_stream(stream, 1, repetitions, || {
+                    // SAFETY: pinned buffers outlive the copies; the stream is synchronized below.
+                    unsafe {
+                        check_cuda!(device[0].async_copy_from(&pinned[0], stream))?;
+                        check_cuda!(device[1].async_copy_from(&pinned[1], stream))?;
+                    }
+                    launch_add(add, device[0].as_device_ptr(), device[1].as_device_ptr(), device[2].as_device_ptr(), n, blocks, stream)?;
+                    check_cuda!(unsafe { device[2].async_copy_to(&mut pinned[2], stream) })?;
+                    Ok(())
+                })?
+            }
+            Memory::ZeroCopy => {
+                let pointers = [self.mapped[0].device_pointer()?, self.mapped[1].device_pointer()?, self.mapped[2].device_pointer()?];
+                time_on_stream(stream, 1, repetitions, || launch_add(add, pointers[0], pointers[1], pointers[2], n, blocks, stream))?
+            }
+        };
+        check_cuda!(stream.synchronize())?;
+        self.c = match memory {
+            Memory::Explicit => self.pinned[2].to_vec(),
+            Memory::ZeroCopy => self.mapped[2].to_vec(),
+        };
+        Ok(timing)
+    }
+
+    /// Elements of `c` that are not a + b (every element checked).
+    pub fn wrong_elements(&self) -> usize {
+        (0..self.a.len()).filter(|&i| self.c[i].to_bits() != (self.a[i] + self.b[i]).to_bits()).count()
+    }
+}
+
+fn launch_add(
+    add: &Function,
+    a: DevicePointer<f32>,
+    b: DevicePointer<f32>,
+    c: DevicePointer<f32>,
+    n: usize,
+    blocks: u32,
+    stream: &Stream,
+) -> Result<()> {
+    // __global__ void vector_add(const float* a, const float* b, float* c, int n)
+    check_cuda!(unsafe { launch!(add<<<blocks, BLOCK_SIZE, 0, stream>>>(a, b, c, n as i32)) })?;
+    Ok(())
+}
+
+/// The write-only job: out[i] = (i mod 1000) / 4, into device memory and copied back, or straight
+/// into mapped memory.
+pub struct WriteOnly {
+    pinned: LockedBuffer<f32>,
+    device: DeviceBuffer<f32>,
+    mapped: Mapped<f32>,
+    /// The last run's output, as the host sees it.
+    pub out: Vec<f32>,
+}
+
+impl WriteOnly {
+    pub fn new(n: usize) -> Result<WriteOnly> {
+        Ok(WriteOnly {
+            pinned: check_cuda!(LockedBuffer::new(&f32::POISON, n))?,
+            device: poisoned_device_buffer(n)?,
+            mapped: Mapped::new(n, f32::POISON, false)?,
+            out: vec![f32::POISON; n],
+        })
+    }
+
+    pub fn time(&mut self, write: &Function, memory: Memory, stream: &Stream, repetitions: usize) -> Result<Timing> {
+        let n = self.out.len();
+        let blocks = (n as u32).div_ceil(BLOCK_SIZE);
+        self.pinned.fill(f32::POISON);
+        self.mapped.fill(f32::POISON);
+        common::verify::poison(&mut self.device)?;
+        let (target, copy_back) = match memory {
+            Memory::Explicit => (self.device.as_device_ptr(), true),
+            Memory::ZeroCopy => (self.mapped.device_pointer()?, false),
+        };
+        let (device, pinned) = (&self.device, &mut self.pinned);
+        let timing = time_on_stream(stream, 1, repetitions, || {
+            // __global__ void write_only(float* out, int n)
+            check_cuda!(unsafe { launch!(write<<<blocks, BLOCK_SIZE, 0, stream>>>(target, n as i32)) })?;
+            if copy_back {
+                // SAFETY: the pinned buffer outlives the copy; the stream is synchronized below.
+                check_cuda!(unsafe { device.async_copy_to(pinned, stream) })?;
+            }
+            Ok(())
+        })?;
+        check_cuda!(stream.synchronize())?;
+        self.out = if copy_back { self.pinned.to_vec() } else { self.mapped.to_vec() };
+        Ok(timing)
+    }
+
+    /// Elements that are not (i mod 1000) / 4 (every element checked).
+    pub fn wrong_elements(&self) -> usize {
+        self.out.iter().enumerate().filter(|(i, x)| x.to_bits() != ((i % 1000) as f32 * 0.25).to_bits()).count()
+    }
+}

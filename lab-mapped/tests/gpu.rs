@@ -1,0 +1,58 @@
+//! Mapped memory on the GPU against the CPU, with poisoned outputs. Needs a GPU:
+//! `bash gpu-bundle/run.sh` (README).
+
+use common::batch::Batch;
+use common::gpu::Gpu;
+use common::host_memory::Mapped;
+use common::mmm::{load_mmm, MmmKernel};
+use common::verify::Random;
+use cust::stream::{Stream, StreamFlags};
+use lab_mapped::{time_mapped, Memory, VectorAdd, WriteOnly};
+
+const NEEDS_GPU: &str = "needs a GPU: bash gpu-bundle/run.sh";
+
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn mapped_products_are_right_at_awkward_sizes() {
+    let gpu = Gpu::open(0).expect(NEEDS_GPU);
+    let mut random = Random::new(1);
+    let stream = Stream::new(StreamFlags::DEFAULT, None).unwrap();
+    for (count, n, block_size) in [(1, 1, 16), (3, 33, 16), (2, 100, 32)] {
+        let module = load_mmm(&gpu, block_size).unwrap();
+        let mmm = module.get_function(MmmKernel::Tiled.c_name::<f64>()).unwrap();
+        let mut batch = Batch::<Mapped<f64>>::random_on_host(count, n, block_size, n as u64).unwrap();
+        let measured = time_mapped(&mut batch, &mmm, &stream, 1, &mut random).unwrap();
+        assert!(measured.check.passed(), "{count} x {n}: {:?}", measured.check);
+        assert!(batch.c.iter().all(|c| !c.is_on_gpu()), "no device copies: the kernel wrote host memory");
+    }
+}
+
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn vector_add_and_write_only_are_right_both_ways() {
+    let gpu = Gpu::open(0).expect(NEEDS_GPU);
+    let module = gpu.load(&kernels::MAPPED).unwrap();
+    let (add, write) = (module.get_function("vector_add").unwrap(), module.get_function("write_only").unwrap());
+    let stream = Stream::new(StreamFlags::DEFAULT, None).unwrap();
+    for (n, write_combined) in [(1, false), (1000, true), ((1 << 20) + 7, false)] {
+        let mut job = VectorAdd::random(n, write_combined, n as u64).unwrap();
+        let mut writes = WriteOnly::new(n).unwrap();
+        for memory in [Memory::Explicit, Memory::ZeroCopy] {
+            job.time(&add, memory, &stream, 1).unwrap();
+            assert_eq!(job.wrong_elements(), 0, "vectorAdd of {n}");
+        }
+        for memory in [Memory::Explicit, Memory::ZeroCopy] {
+            writes.time(&write, memory, &stream, 1).unwrap();
+            assert_eq!(writes.wrong_elements(), 0, "write-only of {n}");
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn with_unified_addressing_the_device_pointer_is_the_host_address() {
+    let gpu = Gpu::open(0).expect(NEEDS_GPU);
+    assert!(gpu.info.can_map_host_memory && gpu.info.unified_addressing);
+    let mapped = Mapped::new(16, 1.5f64, false).unwrap();
+    assert_eq!(mapped.device_pointer().unwrap().as_raw(), mapped.host_address());
+}
