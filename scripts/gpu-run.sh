@@ -60,7 +60,7 @@ for entry in "${labs[@]}"; do
     command=("${command[@]//RESULTS/$results}")
     "$bundle/bin/${command[0]}" "${command[@]:1}" >"$results/$label.log" 2>&1
     rc=$?
-    key=$(grep -m 1 -E 'GPU time in ms' "$results/$label.log" | sed -E 's/.*GPU time in ms: ([0-9.]+).*/\1 ms/')
+    key=$(grep -m 1 -oE '(GPU|host) time in ms: [0-9.]+' "$results/$label.log" | sed -E 's/ time in ms: / /; s/$/ ms/')
     if [[ $rc == 0 ]] && grep -q 'Result = PASS' "$results/$label.log"; then
         verdict=PASS; passed=$((passed + 1))
     else

@@ -39,12 +39,15 @@ pub struct Batch<H: HostStorage<f64>> {
 }
 
 impl<H: HostStorage<f64>> Batch<H> {
-    /// Random A_i and B_i, and every device copy allocated now: cuMemAlloc during the timed programs
-    /// would serialize the streams.
+    /// Random A_i and B_i, already copied to the GPU (so `kernels_only` finds them there), and C's
+    /// device copy allocated: cuMemAlloc during the timed programs would serialize the streams.
     pub fn random(count: usize, n: usize, block_size: u32, seed: u64) -> Result<Self> {
         let mut batch = Self::random_on_host(count, n, block_size, seed)?;
-        for matrix in batch.a.iter_mut().chain(&mut batch.b).chain(&mut batch.c) {
-            matrix.allocate_on_gpu()?;
+        for matrix in batch.a.iter_mut().chain(&mut batch.b) {
+            matrix.copy_to_gpu()?;
+        }
+        for c in &mut batch.c {
+            c.allocate_on_gpu()?;
         }
         Ok(batch)
     }

@@ -135,6 +135,7 @@ pub fn table(points: &[Point]) -> String {
     table.push_str("\n|------|");
     table.push_str(&"---|---|".repeat(Kind::ALL.len()));
     let mut sizes: Vec<usize> = points.iter().map(|p| p.bytes).collect();
+    sizes.sort_unstable();
     sizes.dedup();
     for bytes in sizes {
         table.push_str(&format!("\n| {} |", common::format_bytes(bytes as u64)));
@@ -169,7 +170,7 @@ pub fn plot(points: &[Point], title: &str, path: &Path, overwrite: bool) -> Resu
         .configure_mesh()
         .x_desc("bytes per copy")
         .y_desc("GB/s")
-        .x_label_formatter(&|bytes| common::format_bytes(*bytes as u64))
+        .x_label_formatter(&|bytes| decimal_bytes(*bytes))
         .draw()
         .map_err(|e| draw(&e))?;
     let colours = [RGBColor(225, 87, 89), RGBColor(78, 121, 167), RGBColor(89, 161, 79)];
@@ -196,6 +197,15 @@ pub fn plot(points: &[Point], title: &str, path: &Path, overwrite: bool) -> Resu
         .draw()
         .map_err(|e| draw(&e))?;
     root.present().map_err(|e| draw(&e))
+}
+
+/// The log axis ticks at powers of ten: 10 kB, 1 MB, 1 GB.
+fn decimal_bytes(bytes: f64) -> String {
+    let (value, unit) = [(1e9, "GB"), (1e6, "MB"), (1e3, "kB")]
+        .into_iter()
+        .find(|(scale, _)| bytes >= *scale)
+        .map_or((bytes, "B"), |(scale, unit)| (bytes / scale, unit));
+    format!("{value:.0} {unit}")
 }
 
 #[cfg(test)]
@@ -225,14 +235,23 @@ mod tests {
     }
 
     #[test]
-    fn table_has_a_row_per_size_and_two_columns_per_kind() {
-        let points = vec![
-            point(Kind::Pageable, 4096, 1.0, 2.0),
-            point(Kind::Pinned, 4096, 3.0, 4.0),
-            point(Kind::Registered, 4096, 5.0, 6.0),
-        ];
+    fn table_has_one_row_per_size_and_two_columns_per_kind() {
+        let points: Vec<Point> = Kind::ALL
+            .iter()
+            .enumerate()
+            .flat_map(|(k, &kind)| [4096, 16384].map(|bytes| point(kind, bytes, 2.0 * k as f64 + 1.0, 2.0 * k as f64 + 2.0)))
+            .collect();
         let table = table(&points);
+        assert_eq!(table.lines().count(), 2 + 2, "{table}");
         assert!(table.contains("| 4.0 KiB | 1.00 | 2.00 | 3.00 | 4.00 | 5.00 | 6.00 |"), "{table}");
+        assert!(table.contains("| 16.0 KiB | 1.00 | 2.00 |"), "{table}");
+    }
+
+    #[test]
+    fn axis_labels_are_decimal_units() {
+        assert_eq!(decimal_bytes(1e4), "10 kB");
+        assert_eq!(decimal_bytes(1e9), "1 GB");
+        assert_eq!(decimal_bytes(500.0), "500 B");
     }
 
     #[test]
