@@ -68,6 +68,13 @@ impl Integrand {
     }
 }
 
+/// The checks both Simpson labs make of `--a` and `--b`.
+pub fn check_interval(a: f64, b: f64) -> anyhow::Result<()> {
+    anyhow::ensure!(a.is_finite() && b.is_finite(), "--a {a} and --b {b} must be finite numbers");
+    anyhow::ensure!(b > a, "--b {b} must be greater than --a {a}");
+    Ok(())
+}
+
 /// Adds many terms with Neumaier's compensated summation: a million partial sums added naively lose
 /// about 1e-13 to rounding, which would hide Simpson's own error.
 pub fn compensated_sum(values: &[f64]) -> f64 {

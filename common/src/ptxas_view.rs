@@ -52,7 +52,7 @@ fn register_arithmetic(info: &DeviceInfo, registers: u32, threads_per_block: u32
     format!(
         "Registers: {} per block / {full} threads = {per_thread_at_full} per thread at full block size; \
          this kernel uses {registers}.\n\
-         A block of {threads_per_block} threads needs {registers} x {threads_per_block} = {per_block} registers; \
+         A block of {threads_per_block} thread(s) needs {registers} x {threads_per_block} = {per_block} registers; \
          {} registers per multiprocessor hold {by_registers} such blocks.\n\
          Occupancy (driver): {driver_blocks} blocks of {threads_per_block} = {} threads per multiprocessor \
          (at most {}), {:.0}% occupancy.",

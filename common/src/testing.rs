@@ -47,6 +47,15 @@ pub fn run_in(dir: &Path, binary: &str, args: &[&str]) -> Outcome {
     }
 }
 
+/// Writes `text` to a fresh file `name` in a temporary folder of this test process and returns its path.
+pub fn temp_file(name: &str, text: &str) -> String {
+    let dir = std::env::temp_dir().join(format!("cuda-labs-test-{}", std::process::id()));
+    fs::create_dir_all(&dir).unwrap_or_else(|err| panic!("cannot create {}: {err}", dir.display()));
+    let path = dir.join(name);
+    fs::write(&path, text).unwrap_or_else(|err| panic!("cannot write {}: {err}", path.display()));
+    path.display().to_string()
+}
+
 /// True where the NVIDIA kernel driver lists a GPU. (Device nodes are no sign: installing Debian's
 /// libcuda1 creates /dev/nvidiactl on machines without any GPU.)
 pub fn machine_has_gpu() -> bool {

@@ -110,22 +110,20 @@ pub fn step(
 
 /// Makes each of `streams` wait for what `main` has enqueued so far: the fork of fork-and-join.
 pub fn fork(main: &Stream, streams: &[Stream]) -> Result<()> {
-    for stream in streams {
-        let event = check_cuda!(Event::new(EventFlags::DISABLE_TIMING))?;
-        check_cuda!(event.record(main))?;
-        check_cuda!(stream.wait_event(event, StreamWaitEventFlags::DEFAULT))?;
-    }
-    Ok(())
+    streams.iter().try_for_each(|stream| wait_for(stream, main))
 }
 
 /// Makes `main` wait for everything enqueued on `streams` so far: the join, done with events instead
 /// of the slides' cudaDeviceSynchronize so the host need not wait and an event on `main` can time it.
 pub fn join(main: &Stream, streams: &[Stream]) -> Result<()> {
-    for stream in streams {
-        let event = check_cuda!(Event::new(EventFlags::DISABLE_TIMING))?;
-        check_cuda!(event.record(stream))?;
-        check_cuda!(main.wait_event(event, StreamWaitEventFlags::DEFAULT))?;
-    }
+    streams.iter().try_for_each(|stream| wait_for(main, stream))
+}
+
+/// cudaEventRecord on `other`, cudaStreamWaitEvent on `waiter`.
+fn wait_for(waiter: &Stream, other: &Stream) -> Result<()> {
+    let event = check_cuda!(Event::new(EventFlags::DISABLE_TIMING))?;
+    check_cuda!(event.record(other))?;
+    check_cuda!(waiter.wait_event(event, StreamWaitEventFlags::DEFAULT))?;
     Ok(())
 }
 
@@ -194,7 +192,7 @@ pub fn svg(title: &str, lanes: &[String], spans: &[Span]) -> String {
     for (index, name) in lanes.iter().enumerate() {
         let y = TOP + LANE * index as f64;
         let _ = writeln!(out, r#"<text x="{}" y="{}" text-anchor="end">{}</text>"#, LEFT - 8.0, y + LANE * 0.65, escape(name));
-        let _ = writeln!(out, r#"<line x1="{LEFT}" y1="{y}" x2="{}" y2="{y}" stroke="{}"/>"#, WIDTH - RIGHT, "#ddd");
+        let _ = writeln!(out, r##"<line x1="{LEFT}" y1="{y}" x2="{}" y2="{y}" stroke="#ddd"/>"##, WIDTH - RIGHT);
     }
     for span in spans {
         let y = TOP + LANE * span.lane as f64 + 4.0;

@@ -61,8 +61,7 @@ pub struct Problem {
 
 impl Problem {
     pub fn new(integrand: Integrand, a: f64, b: f64, tolerance: f64, max_depth: u32) -> Result<Problem> {
-        ensure!(a.is_finite() && b.is_finite(), "--a {a} and --b {b} must be finite numbers");
-        ensure!(b > a, "--b {b} must be greater than --a {a}");
+        common::integrand::check_interval(a, b)?;
         ensure!(tolerance > 0.0 && tolerance.is_finite(), "--tolerance {tolerance} must be a positive number");
         ensure!(
             (1..=MAX_NESTING_DEPTH).contains(&max_depth),

@@ -1,19 +1,11 @@
 //! The command line as a user meets it, on any machine (CI has no GPU).
 
-use common::testing::{assert_default_run_suits_this_machine, run};
+use common::testing::{assert_default_run_suits_this_machine, run, temp_file};
 
 const LAB: &str = env!("CARGO_BIN_EXE_lab-mmm");
 
 fn data(name: &str) -> String {
     format!("{}/data/{name}", env!("CARGO_MANIFEST_DIR"))
-}
-
-fn temp_file(name: &str, text: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("lab-mmm-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    std::fs::write(&path, text).unwrap();
-    path.display().to_string()
 }
 
 #[test]

@@ -9,6 +9,7 @@ use anyhow::Result;
 use clap::Parser;
 use common::batch::{slide_table, Batch, Measured};
 use common::check_cuda;
+use common::context::new_streams;
 use common::gpu::Gpu;
 use common::host_memory::check_pinnable;
 use common::matrix::Pinned;
@@ -84,8 +85,7 @@ fn run(args: Args) -> Result<()> {
     let module = load_mmm(&gpu, args.block_size)?;
     let mmm = check_cuda!(module.get_function(MmmKernel::Tiled.c_name::<f64>()))?;
     let main = check_cuda!(Stream::new(StreamFlags::DEFAULT, None))?;
-    let streams: Vec<Stream> =
-        (0..count).map(|_| check_cuda!(Stream::new(StreamFlags::DEFAULT, None))).collect::<Result<_, _>>()?;
+    let streams = new_streams(count)?;
     let mut random = Random::new(args.seed);
     let repetitions = args.repetitions as usize;
 

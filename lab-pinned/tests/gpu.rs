@@ -21,7 +21,7 @@ fn streamed_products_from_pinned_matrices_are_right() {
         let module = load_mmm(&gpu, block_size).unwrap();
         let mmm = module.get_function(MmmKernel::Tiled.c_name::<f64>()).unwrap();
         let main = Stream::new(StreamFlags::DEFAULT, None).unwrap();
-        let streams: Vec<Stream> = (0..count).map(|_| Stream::new(StreamFlags::DEFAULT, None).unwrap()).collect();
+        let streams = common::context::new_streams(count).unwrap();
         let mut batch = Batch::<Pinned<f64>>::random(count, n, block_size, 7).unwrap();
         assert!(batch.time_serial(&mmm, &main, 1, &mut random).unwrap().check.passed());
         assert!(batch.time_streamed(&mmm, &main, &streams, 1, &mut random).unwrap().check.passed());

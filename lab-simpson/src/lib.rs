@@ -39,8 +39,7 @@ pub struct Problem {
 impl Problem {
     /// Checks what can be checked without a GPU.
     pub fn new(integrand: Integrand, a: f64, b: f64, intervals: u64, block_size: u32) -> Result<Problem> {
-        ensure!(a.is_finite() && b.is_finite(), "--a {a} and --b {b} must be finite numbers");
-        ensure!(b > a, "--b {b} must be greater than --a {a}");
+        common::integrand::check_interval(a, b)?;
         ensure!(block_size > 0, "--block-size must be at least 1");
         ensure!(intervals > 0, "--intervals must be at least 1");
         ensure!(

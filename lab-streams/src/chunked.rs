@@ -4,10 +4,10 @@
 
 use anyhow::Result;
 use common::check_cuda;
+use common::context::new_streams;
 use common::timing::time_on_host;
 use common::verify::Random;
 use cust::module::Module;
-use cust::stream::{Stream, StreamFlags};
 use lab_streams::vector::{Synchronize, VectorJob};
 
 use crate::Args;
@@ -23,7 +23,7 @@ pub fn run(module: &Module, args: &Args) -> Result<bool> {
     println!(
         "\nChunked pipeline: {} floats ({} MiB each way), {} fused multiply-adds each, pageable host memory",
         args.elements,
-        args.elements as usize * 4 >> 20,
+        (args.elements as usize * 4) >> 20,
         args.steps
     );
     println!("\n| streams | synchronize | host time in ms | speedup over 1 stream | check |");
@@ -33,8 +33,7 @@ pub fn run(module: &Module, args: &Args) -> Result<bool> {
     for how in [Synchronize::PerStream, Synchronize::Device] {
         let mut one_stream_ms = None;
         for count in STREAM_COUNTS {
-            let streams: Vec<Stream> =
-                (0..count).map(|_| check_cuda!(Stream::new(StreamFlags::DEFAULT, None))).collect::<Result<_, _>>()?;
+            let streams = new_streams(count)?;
             job.poison()?;
             let timing = time_on_host(1, args.repetitions as usize, || job.pipeline(&work, &streams, how))?;
             let wrong = job.wrong_elements(SAMPLES, &mut random);

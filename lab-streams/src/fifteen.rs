@@ -3,6 +3,7 @@
 
 use anyhow::Result;
 use common::check_cuda;
+use common::context::new_streams;
 use common::timing::time_on_stream;
 use cust::module::Module;
 use cust::stream::{Stream, StreamFlags};
@@ -23,8 +24,7 @@ pub fn run(module: &Module, args: &Args) -> Result<bool> {
     let mut one_stream_ms = None;
     let mut last = None;
     for count in [1, 15] {
-        let streams: Vec<Stream> =
-            (0..count).map(|_| check_cuda!(Stream::new(StreamFlags::DEFAULT, None))).collect::<Result<_, _>>()?;
+        let streams = new_streams(count)?;
         let timing = time_on_stream(&main, 1, args.repetitions as usize, || job.run(&add, &main, &streams))?;
         check_cuda!(main.synchronize())?;
         let wrong = job.wrong_elements();

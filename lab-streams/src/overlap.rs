@@ -6,9 +6,9 @@ use std::time::Instant;
 
 use anyhow::Result;
 use common::check_cuda;
+use common::context::new_streams;
 use common::verify::Random;
 use cust::module::Module;
-use cust::stream::{Stream, StreamFlags};
 use lab_streams::vector::{wait, Synchronize, VectorJob};
 
 use crate::Args;
@@ -18,8 +18,7 @@ const STREAMS: usize = 4;
 pub fn run(module: &Module, args: &Args) -> Result<bool> {
     let work = check_cuda!(module.get_function("vector_work"))?;
     let mut job = VectorJob::random(args.elements as usize, args.steps, args.seed)?;
-    let streams: Vec<Stream> =
-        (0..STREAMS).map(|_| check_cuda!(Stream::new(StreamFlags::DEFAULT, None))).collect::<Result<_, _>>()?;
+    let streams = new_streams(STREAMS)?;
     job.pipeline(&work, &streams, Synchronize::Device)?; // warm-up
 
     // Size the CPU's share so that it takes about as long as the GPU's.

@@ -3,6 +3,7 @@
 use anyhow::Result;
 use common::batch::{slide_table, Batch, Measured};
 use common::check_cuda;
+use common::context::new_streams;
 use common::gpu::Gpu;
 use common::mmm::{load_mmm, MmmKernel};
 use common::timeline::write_svg;
@@ -27,8 +28,7 @@ pub fn run(gpu: &Gpu, args: &Args) -> Result<bool> {
     // cust 0.3.2 drops NON_BLOCKING, so these streams sync with the NULL stream like the slide's
     // cudaStreamCreate; `main` carries the timing events.
     let main = check_cuda!(Stream::new(StreamFlags::DEFAULT, None))?;
-    let streams: Vec<Stream> =
-        (0..count).map(|_| check_cuda!(Stream::new(StreamFlags::DEFAULT, None))).collect::<Result<_, _>>()?;
+    let streams = new_streams(count)?;
     let mut batch = Batch::<Vec<f64>>::random(count, n, args.block_size, args.seed)?;
     let mut random = Random::new(args.seed);
     let repetitions = args.repetitions as usize;

@@ -12,7 +12,7 @@ use lab_streams::vector::{AddFiveTimes, Synchronize, VectorJob};
 const NEEDS_GPU: &str = "needs a GPU: bash gpu-bundle/run.sh";
 
 fn streams(count: usize) -> Vec<Stream> {
-    (0..count).map(|_| Stream::new(StreamFlags::DEFAULT, None).unwrap()).collect()
+    common::context::new_streams(count).unwrap()
 }
 
 #[test]
