@@ -1,6 +1,6 @@
 //! Compiles every CUDA source in `cuda/` with nvcc and keeps the `ptxas -v` report of that same build.
 //!
-//! For each entry of `KERNELS` this writes `<OUT_DIR>/<file>.fatbin` (or `.cubin`) and
+//! For each entry of `specs()` this writes `<OUT_DIR>/<file>.fatbin` (or `.cubin`) and
 //! `<OUT_DIR>/<file>.ptxas`, then generates `<OUT_DIR>/kernels.rs` with one `KernelImage` constant per
 //! entry, so the binaries embed their kernels and run from any directory.
 //!
@@ -276,6 +276,15 @@ fn write_rust(out_dir: &Path, arch: &str, specs: &[Spec], built: &[Built]) {
     writeln!(rust, "pub const SPHERE_OFFSETS: [(&str, usize); {}] = [{}];", offsets.len(), offsets.join(", ")).unwrap();
     writeln!(rust, "/// Sphere counts that have an unrolled `trace_constant_fixed_<N>` kernel.").unwrap();
     writeln!(rust, "pub const TRACER_FIXED_COUNTS: [u32; {}] = {TRACER_FIXED_COUNTS:?};", TRACER_FIXED_COUNTS.len()).unwrap();
+    let by_block_size: Vec<String> = MMM_BLOCK_SIZES.iter().map(|bs| format!("({bs}, MMM_BS{bs})")).collect();
+    writeln!(rust, "/// The tiled `mmm` images by BLOCK_SIZE.").unwrap();
+    writeln!(
+        rust,
+        "pub const MMM_BY_BLOCK_SIZE: [(u32, KernelImage); {}] = [{}];",
+        MMM_BLOCK_SIZES.len(),
+        by_block_size.join(", ")
+    )
+    .unwrap();
     for (spec, built) in specs.iter().zip(built) {
         writeln!(
             rust,

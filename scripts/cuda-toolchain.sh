@@ -28,8 +28,8 @@ install_nvcc_wheels() {
     python3 -m venv "$toolchain/venv"
     "$toolchain/venv/bin/pip" install --quiet --disable-pip-version-check "${wheels[@]}"
     local cu13
-    cu13=$(echo "$toolchain"/venv/lib/python3*/site-packages/nvidia/cu13)
-    ln -sfn "$cu13" "$toolchain/cuda"
+    cu13=$(cd "$toolchain" && echo venv/lib/python3*/site-packages/nvidia/cu13)
+    ln -sfn "$cu13" "$toolchain/cuda" # relative, so the checkout can move
     "$toolchain/cuda/bin/nvcc" --version | tail -n 2 >&2
 }
 

@@ -2,7 +2,7 @@
 //!
 //! - [`check_cuda!`] (CHECK_CUDA of the slides): every CUDA call is checked where it is made and a
 //!   failure names the call, file:line and CUDA's error name and text.
-//! - [`gpu::Gpu`]: driver, device, context; a missing GPU or driver is one clear error.
+//! - [`gpu::Gpu`]: driver, device, context; no GPU, or a driver that cannot use it, is one clear error.
 //! - [`device_info::DeviceInfo`]: the header each lab prints, and the limits flags are checked against.
 //! - [`timing`]: CUDA events, warm-up, median: the slides' "GPU time in ms".
 //! - [`verify`]: random inputs, poisoned outputs, relative error, `Result = PASS`.
@@ -22,7 +22,10 @@
 //! |----------------------------------|--------------------------------------------------------|
 //! | `cudaMalloc` + `cudaMemcpy`      | `DeviceBuffer::from_slice`, `copy_from`, `copy_to`     |
 //! | `kernel<<<grid, block, sh, s>>>` | `launch!(kernel<<<grid, block, sh, s>>>(...))`         |
-//! | `cudaDeviceSynchronize`          | `stream.synchronize()` / `Context::synchronize()`      |
+//! | `cudaDeviceSynchronize`          | [`context::synchronize_device`]                        |
+//! | `cudaStreamSynchronize`          | `stream.synchronize()`                                 |
+//! | `cudaStreamCreate`               | [`context::new_streams`]                               |
+//! | `cudaMallocHost`, `cudaHostAlloc`, `cudaHostRegister` | `LockedBuffer`, [`host_memory::Mapped`], [`host_memory::Registered`] |
 //! | `cudaEventRecord`, `...Elapsed`  | [`timing::time_on_stream`]                             |
 //! | `cudaMemcpyToSymbol`             | `module.get_global(name)?.copy_from(..)`               |
 //! | `cudaGetDeviceProperties`        | [`device_info::DeviceInfo::query`]                     |

@@ -32,11 +32,7 @@ include!(concat!(env!("OUT_DIR"), "/kernels.rs"));
 
 /// The tiled `mmm` image compiled for `block_size`, if it is one of [`MMM_BLOCK_SIZES`].
 pub fn mmm_for_block_size(block_size: u32) -> Option<&'static KernelImage> {
-    MMM_BLOCK_SIZES
-        .iter()
-        .zip([&MMM_BS16, &MMM_BS32])
-        .find(|(size, _)| **size == block_size)
-        .map(|(_, image)| image)
+    MMM_BY_BLOCK_SIZE.iter().find(|(size, _)| *size == block_size).map(|(_, image)| image)
 }
 
 #[cfg(test)]

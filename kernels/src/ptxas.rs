@@ -10,7 +10,7 @@
 //!
 //! Registers and shared memory limit how many threads fit on a multiprocessor; stack frame and spills
 //! are local memory, which lives in slow device memory; `cmem[0]` holds the kernel's parameters
-//! (CUDA 12+ may leave it out), other banks the constants (`cmem[3]` is `__constant__` data on Hopper,
+//! (nvcc 13 leaves that line out), other banks the constants (`cmem[3]` is `__constant__` data on Hopper,
 //! `cmem[16]` compiler constants on Fermi).
 
 use std::fmt;
@@ -92,8 +92,9 @@ impl Report {
                 Some(info) => {
                     if let Some(rest) = info.strip_prefix("Compiling entry function") {
                         let (name, arch) = parse_entry(rest).ok_or_else(|| error("expected 'NAME' for 'sm_XX'".into()))?;
-                        current = Some(report.function_index(&name));
-                        report.functions[current.unwrap()].arch = Some(arch);
+                        let index = report.function_index(&name);
+                        report.functions[index].arch = Some(arch);
+                        current = Some(index);
                     } else if let Some(name) = info.strip_prefix("Function properties for") {
                         current = Some(report.function_index(name.trim()));
                     } else if info.starts_with("Used") {

@@ -76,6 +76,9 @@ fn run(args: Args) -> Result<()> {
     let mut random = Random::new(args.seed);
     let (a, b) = read_or_make_inputs(&args, &mut random)?;
     check_sizes_match(&a, &b)?;
+    if args.print || !args.files.is_empty() {
+        print!("A =\n{a}B =\n{b}");
+    }
     if let Some(path) = &args.output {
         check_output_path(path, args.force)?;
     }
@@ -143,9 +146,6 @@ fn multiply<T: Element>(
     a.copy_to_gpu()?;
     b.copy_to_gpu()?;
     let mut c = Matrix::<T>::new(a.rows(), b.cols())?;
-    if args.print || !args.files.is_empty() {
-        print!("A =\n{a}B =\n{b}");
-    }
 
     for (block_size, module) in modules {
         for kernel in kernels_to_run(args.kernel) {

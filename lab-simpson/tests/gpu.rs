@@ -60,3 +60,24 @@ fn a_problem_larger_than_gpu_memory_is_refused_before_allocating() {
     let err = simpson_on_gpu(&gpu, &module, &problem, 1).err().expect("refused").to_string();
     assert!(err.contains("of GPU memory, but"), "{err}");
 }
+
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn a_launch_the_driver_refuses_is_one_error_naming_the_call_and_the_cuda_error() {
+    use common::check_cuda;
+    use cust::launch;
+    use cust::stream::{Stream, StreamFlags};
+    let gpu = Gpu::open(0).expect(NEEDS_GPU);
+    let module = gpu.load(&kernels::SIMPSON).unwrap();
+    let simpson = module.get_function("_Z7simpsonddPd").unwrap();
+    let stream = Stream::new(StreamFlags::DEFAULT, None).unwrap();
+    let sums = common::verify::poisoned_device_buffer::<f64>(4096).unwrap();
+    // Past Problem::check_against on purpose: twice the threads a block may have.
+    let too_many = 2 * gpu.info.max_threads_per_block;
+    let err = check_cuda!(unsafe { launch!(simpson<<<2, too_many, 0, stream>>>(0.0f64, 1.0f64, sums.as_device_ptr())) })
+        .unwrap_err()
+        .to_string();
+    assert!(err.starts_with("unsafe { launch!(simpson<<<2, too_many, 0, stream>>>"), "{err}");
+    assert!(err.contains("lab-simpson/tests/gpu.rs:") && err.contains("CUDA_ERROR_INVALID_VALUE (1)"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
