@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::Parser;
-use common::batch::{slide_table, Batch, Measured};
+use common::batch::{slide_ms, slide_table, Batch, Measured};
 use common::check_cuda;
 use common::context::new_streams;
 use common::gpu::Gpu;
@@ -91,9 +91,9 @@ fn run(args: Args) -> Result<()> {
     println!("mmm-streamed-and-pinned  {}", streamed.timing);
     println!("mmm-mapped               {}", zero_copy.timing);
     let rows: [(&str, &Measured, Option<f64>); 3] = [
-        ("mmm-without-transfers", &kernels, Some(1641.09)),
-        ("mmm-streamed-and-pinned", &streamed, Some(1712.28)),
-        ("mmm-mapped", &zero_copy, Some(3047.22)),
+        ("mmm-without-transfers", &kernels, Some(slide_ms::MMM_WITHOUT_TRANSFERS)),
+        ("mmm-streamed-and-pinned", &streamed, Some(slide_ms::MMM_STREAMED_AND_PINNED)),
+        ("mmm-mapped", &zero_copy, Some(slide_ms::MMM_MAPPED)),
     ];
     println!("\n{}", slide_table(&rows, kernels.timing.median_ms()));
 

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::Parser;
-use common::batch::{slide_table, Batch, Measured};
+use common::batch::{slide_ms, slide_table, Batch, Measured};
 use common::check_cuda;
 use common::context::new_streams;
 use common::gpu::Gpu;
@@ -58,11 +58,11 @@ struct Args {
 
 /// The slides' nvprof totals on their Fermi GPU.
 const SLIDE_MS: [(&str, Option<f64>); 5] = [
-    ("mmm (pageable)", Some(2034.15)),
+    ("mmm (pageable)", Some(slide_ms::MMM)),
     ("mmm (pinned)", None),
-    ("mmm-without-transfers", Some(1641.09)),
-    ("mmm-streamed (pageable)", Some(1850.16)),
-    ("mmm-streamed-and-pinned", Some(1712.28)),
+    ("mmm-without-transfers", Some(slide_ms::MMM_WITHOUT_TRANSFERS)),
+    ("mmm-streamed (pageable)", Some(slide_ms::MMM_STREAMED)),
+    ("mmm-streamed-and-pinned", Some(slide_ms::MMM_STREAMED_AND_PINNED)),
 ];
 
 fn main() -> ExitCode {
