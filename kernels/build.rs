@@ -110,9 +110,17 @@ fn main() {
     let nvcc = find_nvcc(&manifest_dir).unwrap_or_else(|| {
         fail(
             "nvcc not found (looked at NVCC, $CUDA_PATH/bin, /usr/local/cuda/bin, PATH and .toolchain/cuda/bin). \
-             Run scripts/cuda-toolchain.sh once: it installs nvcc 13.0 from PyPI into .toolchain/.",
+             Run `bash scripts/cuda-toolchain.sh` once from the repository root: it installs nvcc 13.0 from PyPI \
+             into .toolchain/ (and the driver library for linking, where it is missing).",
         )
     });
+    if !have_libcuda() {
+        fail(
+            "libcuda.so.1 (the NVIDIA driver's library, which every lab links) not found. Run \
+             `bash scripts/cuda-toolchain.sh` once from the repository root (it installs Debian's libcuda1, \
+             enough to build and to run the tests that need no GPU), or install the NVIDIA driver.",
+        );
+    }
     let arch = target_arch();
     let specs = specs();
     let built: Vec<Built> = std::thread::scope(|scope| {
@@ -145,6 +153,16 @@ fn find_nvcc(manifest_dir: &Path) -> Option<PathBuf> {
     }
     candidates.push(manifest_dir.join("../.toolchain/cuda/bin/nvcc"));
     candidates.into_iter().find(|path| path.is_file())
+}
+
+/// Whether the dynamic linker knows libcuda.so.1, which the labs link through cust (see
+/// .cargo/config.toml): checked here so that a machine without it gets a message, not a linker error.
+fn have_libcuda() -> bool {
+    let listed = Command::new("ldconfig")
+        .arg("-p")
+        .output()
+        .is_ok_and(|out| String::from_utf8_lossy(&out.stdout).contains("libcuda.so.1 "));
+    listed || Path::new("/usr/lib/x86_64-linux-gnu/libcuda.so.1").exists()
 }
 
 /// `sm_XX` to build for: `CUDA_ARCH`, else the local GPU's compute capability, else sm_90.

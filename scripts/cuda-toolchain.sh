@@ -4,8 +4,8 @@
 # pinned PyPI wheels are installed into .toolchain/ (git-ignored) and reused on later runs, and Debian's
 # libcuda1 is installed with apt. No prompts. Versions and the reasons for the pins: ../shared/TOOLCHAIN.md.
 #
-# After one run, plain `cargo build` finds the same toolchain: kernels/build.rs looks in .toolchain/cuda
-# and .cargo/config.toml points cust's CUDA_LIBRARY_PATH there.
+# After one run, plain `cargo build` finds the same toolchain: kernels/build.rs looks in .toolchain/cuda,
+# and cust finds the driver library through kernels/link (see .cargo/config.toml).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -46,25 +46,37 @@ install_libcuda() {
             "(or Debian's libcuda1 from non-free) and run this again"
         exit 1
     fi
-    say "installing Debian's libcuda1 (non-free) so that cust links"
-    local sources=/etc/apt/sources.list.d/cuda-labs-non-free.sources
-    cat >"$sources" <<SOURCES
-Types: deb
-URIs: http://deb.debian.org/debian
-Suites: bookworm bookworm-updates
-Components: contrib non-free
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-SOURCES
+    say "installing Debian's libcuda1 (non-free) so that the labs link"
+    enable_non_free
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends libcuda1 >/dev/null
 }
 
-# cust's build script wants a "CUDA root" with a lib64/ folder that holds libcuda.so.
-link_libcuda_for_cust() {
-    mkdir -p "$toolchain/link/lib64"
-    local libcuda
-    libcuda=$(ldconfig -p | awk '/libcuda\.so\.1 .*x86-64/ {print $NF; exit}')
-    ln -sfn "$libcuda" "$toolchain/link/lib64/libcuda.so"
+# libcuda1 is in Debian's non-free component. Rather than naming a server, this adds "contrib non-free"
+# to the Debian entries this machine's apt already uses (deb822 .sources files and a one-line
+# sources.list), wherever they list "main" without "non-free".
+enable_non_free() {
+    rm -f /etc/apt/sources.list.d/cuda-labs-non-free.sources # written by earlier versions of this script
+    python3 - /etc/apt/sources.list.d/*.sources /etc/apt/sources.list <<'PYTHON'
+import re, sys
+for path in sys.argv[1:]:
+    try:
+        text = open(path).read()
+    except OSError:
+        continue
+    if path.endswith(".sources"):
+        def add(stanza):
+            debian = "debian-archive-keyring" in stanza or re.search(r"^URIs:.*/debian", stanza, re.M)
+            if not debian or "non-free" in stanza:
+                return stanza
+            return re.sub(r"^(Components:.*\bmain\b.*)$", r"\1 contrib non-free", stanza, flags=re.M)
+        new = "\n\n".join(add(stanza) for stanza in text.split("\n\n"))
+    else:
+        new = re.sub(r"^(deb\s.*/debian\S*\s+\S+\s+main)\s*$", r"\1 contrib non-free", text, flags=re.M)
+    if new != text:
+        open(path, "w").write(new)
+        print(f"cuda-toolchain: added contrib non-free to {path}", file=sys.stderr)
+PYTHON
 }
 
 mkdir -p "$toolchain"
@@ -74,4 +86,3 @@ else
     install_nvcc_wheels
 fi
 install_libcuda
-link_libcuda_for_cust

@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
-# Builds what the GPU machine runs (it has CUDA but no Rust): the release lab binaries and the GPU test
-# executables, into gpu-bundle/ (git-ignored, a few MiB), with run.sh to run them all there:
+# Builds what the GPU machine runs (it has CUDA but no Rust): the release lab binaries, the dev-profile
+# ones (what `cargo run -p lab-x` runs, for time-labs.sh), and the GPU test executables, into
+# gpu-bundle/ (git-ignored, a few tens of MiB), with run.sh and time-labs.sh to run them there:
 #
 #   bash scripts/gpu-bundle.sh          # here
 #   bash gpu-bundle/run.sh [RESULTS]    # on the GPU machine, from the repository root
+#   bash gpu-bundle/time-labs.sh        # there: every lab's default run, both profiles, timed
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/cuda-toolchain.sh
 rm -rf gpu-bundle
-mkdir -p gpu-bundle/bin gpu-bundle/tests gpu-bundle/benches gpu-bundle/kernels
+mkdir -p gpu-bundle/bin gpu-bundle/bin-dev gpu-bundle/tests gpu-bundle/benches gpu-bundle/kernels
 cargo build --release --workspace --bins --locked
+cargo build --workspace --bins --locked
 # The kernel images themselves, for cuobjdump --dump-sass on the GPU machine.
 kernels_out=$(cargo build --release -p kernels --locked --message-format=json 2>/dev/null |
     python3 -c '
@@ -23,6 +26,9 @@ cp "$kernels_out"/*.fatbin "$kernels_out"/*.cubin gpu-bundle/kernels/
 for lab in lab-*/; do
     lab=${lab%/}
     cp "target/release/$lab" gpu-bundle/bin/
+    # Without its line tables (only backtraces use them) the dev binary is a fifth of the size; the
+    # code, and so its speed, is unchanged.
+    strip --strip-debug -o "gpu-bundle/bin-dev/$lab" "target/debug/$lab"
 done
 # Every package's tests/gpu.rs, compiled in release mode; cargo prints where each executable lands.
 cargo test --release --workspace --locked --no-run --test gpu --message-format=json 2>/dev/null |
@@ -45,5 +51,6 @@ for line in sys.stdin:
         shutil.copy(msg["executable"], "gpu-bundle/benches/" + package + "-" + msg["target"]["name"])
 '
 cp scripts/gpu-run.sh gpu-bundle/run.sh
+cp scripts/time-labs.sh gpu-bundle/time-labs.sh
 ls gpu-bundle/tests >/dev/null
 du -sh gpu-bundle

@@ -15,7 +15,10 @@ use clap::Parser;
 ///
 /// `--help` and `--version` print and exit 0. A bad flag, or an error from `run`, prints
 /// `lab-name: error: <message and its causes on one line>` and exits 1.
+///
+/// With `LAB_PHASES` set, the run ends with the [`crate::phases`] line on stderr.
 pub fn run_lab<A: Parser>(run: impl FnOnce(A) -> anyhow::Result<()>) -> ExitCode {
+    crate::phases::start();
     let name = A::command().get_name().to_string();
     install_one_line_panic_hook(name.clone());
     let args = match A::try_parse() {
@@ -27,7 +30,11 @@ pub fn run_lab<A: Parser>(run: impl FnOnce(A) -> anyhow::Result<()>) -> ExitCode
         }
         Err(err) => return fail(&name, &first_line_of_clap_error(&err.render().to_string())),
     };
-    match run(args) {
+    let result = run(args);
+    if crate::phases::requested() {
+        eprintln!("{}", crate::phases::summary());
+    }
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => fail(&name, &format!("{err:#}")),
     }

@@ -38,14 +38,42 @@ pub fn check_pinnable(bytes: u64, already_pinned: u64) -> Result<()> {
     Ok(())
 }
 
+/// Refuses, before anything is allocated, host buffers of `bytes` in all that would not fit in the
+/// memory this machine has available now (MemAvailable): a lab that asks for more would be killed, or
+/// would stall the machine swapping, long before it printed anything.
+pub fn ensure_host_fits(bytes: u64, what: &str) -> Result<()> {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").context("reading /proc/meminfo")?;
+    let available = meminfo_bytes(&meminfo, "MemAvailable").context("no MemAvailable line in /proc/meminfo")?;
+    ensure!(
+        bytes <= available,
+        "{what} needs {} of host memory, but this machine has {} available",
+        crate::format_bytes(bytes),
+        crate::format_bytes(available)
+    );
+    Ok(())
+}
+
+/// `len` copies of `value` in a new `Vec`, or a one-line error if the allocation fails: Rust's `vec!`
+/// would abort the whole program with a message about the allocator instead.
+pub fn try_filled_vec<T: Clone>(len: usize, value: T, what: &str) -> Result<Vec<T>> {
+    let mut data = Vec::new();
+    data.try_reserve_exact(len).map_err(|_| {
+        let bytes = (len as u64).saturating_mul(std::mem::size_of::<T>() as u64);
+        anyhow::anyhow!("cannot allocate {} of host memory for {what}", crate::format_bytes(bytes))
+    })?;
+    data.resize(len, value);
+    Ok(data)
+}
+
 /// MemTotal from /proc/meminfo.
 fn machine_memory() -> Result<u64> {
     let meminfo = std::fs::read_to_string("/proc/meminfo").context("reading /proc/meminfo")?;
-    parse_mem_total(&meminfo).context("no MemTotal line in /proc/meminfo")
+    meminfo_bytes(&meminfo, "MemTotal").context("no MemTotal line in /proc/meminfo")
 }
 
-fn parse_mem_total(meminfo: &str) -> Option<u64> {
-    let line = meminfo.lines().find(|line| line.starts_with("MemTotal:"))?;
+/// The line `key:   24576000 kB` of /proc/meminfo, in bytes.
+fn meminfo_bytes(meminfo: &str, key: &str) -> Option<u64> {
+    let line = meminfo.lines().find(|line| line.split(':').next() == Some(key))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib * 1024)
 }
@@ -186,7 +214,7 @@ impl<T: DeviceCopy> Drop for Registered<T> {
 impl<T: Element> HostStorage<T> for Registered<T> {
     const KIND: &'static str = "registered";
     fn filled(len: usize, value: T) -> Result<Registered<T>> {
-        Registered::register(vec![value; len], 0)
+        Registered::register(try_filled_vec(len, value, "a registered buffer")?, 0)
     }
 }
 
@@ -195,10 +223,25 @@ mod tests {
     use super::*;
 
     #[test]
-    fn reads_mem_total_in_bytes() {
-        let meminfo = "MemTotal:       24576000 kB\nMemFree:        1000 kB\n";
-        assert_eq!(parse_mem_total(meminfo), Some(24_576_000 * 1024));
-        assert_eq!(parse_mem_total("MemFree: 1 kB\n"), None);
+    fn reads_meminfo_lines_in_bytes() {
+        let meminfo = "MemTotal:       24576000 kB\nMemFree:        1000 kB\nMemAvailable:   2000 kB\n";
+        assert_eq!(meminfo_bytes(meminfo, "MemTotal"), Some(24_576_000 * 1024));
+        assert_eq!(meminfo_bytes(meminfo, "MemAvailable"), Some(2000 * 1024));
+        assert_eq!(meminfo_bytes("MemFree: 1 kB\n", "MemTotal"), None);
+    }
+
+    #[test]
+    fn refuses_host_buffers_larger_than_the_available_memory() {
+        assert!(ensure_host_fits(1 << 20, "a small buffer").is_ok());
+        let err = ensure_host_fits(u64::MAX / 2, "A and B").unwrap_err().to_string();
+        assert!(err.starts_with("A and B needs 8388608.0 TiB of host memory, but this machine has "), "{err}");
+    }
+
+    #[test]
+    fn a_failed_host_allocation_is_an_error_not_an_abort() {
+        assert_eq!(try_filled_vec(3, 1.5f64, "x").unwrap(), vec![1.5; 3]);
+        let err = try_filled_vec(usize::MAX / 16, 0.0f64, "the matrix A").unwrap_err().to_string();
+        assert!(err.starts_with("cannot allocate ") && err.ends_with(" of host memory for the matrix A"), "{err}");
     }
 
     #[test]

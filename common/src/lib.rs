@@ -12,9 +12,12 @@
 //! - [`matrix::Matrix`]: the slides' Matrix class, host and device copies; [`mmm`]: C = A * B launched and checked.
 //! - [`output`]: files the labs write, never over existing ones without `--force`.
 //! - [`batch`]: the COUNT products of the streams lectures, run serially, kernels only, or streamed.
-//! - [`host_memory`]: mapped and registered host memory, and the limit on pinning.
+//! - [`host_memory`]: mapped and registered host memory, the limit on pinning, and the check of host
+//!   buffers against available memory before anything is allocated.
 //! - [`timeline`]: events around every copy and kernel, fork and join of streams, the SVG chronogram.
 //! - [`testing`]: running a lab binary in tests, and whether this machine has a GPU.
+//! - [`phases`]: where a run's wall time goes (setup, GPU, verification, output), for `scripts/time-labs.sh`.
+//! - [`progress`]: a progress bar on stderr for long work, drawn only on a terminal.
 //!
 //! From the CUDA runtime calls on the slides to what the labs call (cust 0.3.2, Driver API):
 //!
@@ -45,6 +48,8 @@ pub mod integrand;
 pub mod matrix;
 pub mod mmm;
 pub mod output;
+pub mod phases;
+pub mod progress;
 pub mod ptxas_view;
 pub mod raw;
 pub mod testing;

@@ -28,7 +28,7 @@ use crate::verify::{Poison, Random};
 
 /// What a matrix element may be: `f32` or `f64`, the precisions the kernels are compiled for.
 pub trait Element:
-    DeviceCopy + Poison + Copy + Default + PartialEq + PartialOrd + fmt::Debug + FromStr + Send + Sync + 'static
+    DeviceCopy + Poison + Copy + Default + PartialEq + PartialOrd + fmt::Debug + FromStr + Into<f64> + Send + Sync + 'static
 {
     /// `f32` or `f64`: the suffix of the kernels' C names (`mmm_f64`).
     const NAME: &'static str;
@@ -71,7 +71,7 @@ pub trait HostStorage<T: Element>: Deref<Target = [T]> + DerefMut + AsRef<[T]> +
 impl<T: Element> HostStorage<T> for Vec<T> {
     const KIND: &'static str = "pageable";
     fn filled(len: usize, value: T) -> Result<Vec<T>> {
-        Ok(vec![value; len])
+        crate::host_memory::try_filled_vec(len, value, "a matrix")
     }
 }
 

@@ -157,6 +157,7 @@ fn union(mut intervals: Vec<(f64, f64)>) -> Vec<(f64, f64)> {
 /// Writes the chronogram to `path` (never over an existing file unless `overwrite`) and returns the
 /// line that says what it shows.
 pub fn write_svg(path: &std::path::Path, overwrite: bool, title: &str, lanes: &[String], spans: &[Span]) -> Result<String> {
+    let _phase = crate::phases::enter(crate::phases::Phase::Output);
     let mut file = crate::output::create_output_file(path, overwrite)?;
     std::io::Write::write_all(&mut file, svg(title, lanes, spans).as_bytes())
         .map_err(|err| anyhow::anyhow!("writing {}: {err}", path.display()))?;

@@ -9,6 +9,7 @@ use cust::event::{Event, EventFlags};
 use cust::stream::Stream;
 
 use crate::check_cuda;
+use crate::phases::{self, Phase};
 
 /// Times of the repetitions of one piece of GPU work, in milliseconds.
 #[derive(Debug, Clone, PartialEq)]
@@ -80,6 +81,7 @@ pub fn time_on_stream(
     mut work: impl FnMut() -> Result<()>,
 ) -> Result<Timing> {
     ensure!(repetitions > 0, "--repetitions must be at least 1");
+    let _phase = phases::enter(Phase::Gpu);
     for _ in 0..warmup {
         work()?;
     }
@@ -105,6 +107,7 @@ pub fn time_on_stream(
 /// synchronizing (per stream or for the device), where what the host waits for is the lesson.
 pub fn time_on_host(warmup: usize, repetitions: usize, mut work: impl FnMut() -> Result<()>) -> Result<Timing> {
     ensure!(repetitions > 0, "--repetitions must be at least 1");
+    let _phase = phases::enter(Phase::Gpu);
     for _ in 0..warmup {
         work()?;
     }

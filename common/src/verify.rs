@@ -4,26 +4,27 @@
 use anyhow::{bail, Result};
 use cust::memory::{CopyDestination, DeviceBuffer, DeviceCopy};
 
+use rand_pcg::rand_core::{Rng as _, SeedableRng as _};
+use rand_pcg::Pcg64Mcg;
+use rayon::prelude::*;
+
 use crate::check_cuda;
 
-/// A small, seedable random generator (SplitMix64), so a run can be repeated from its printed seed
-/// independently of any crate's versioned algorithms.
+/// The labs' seedable random numbers: PCG-64 (MCG variant) from `rand_pcg`, whose output for a seed
+/// is promised not to change between versions, so a printed seed repeats a run's inputs exactly.
+/// The conversions to floats and ranges below are ours and fixed for the same reason.
 #[derive(Debug, Clone)]
 pub struct Random {
-    state: u64,
+    generator: Pcg64Mcg,
 }
 
 impl Random {
     pub fn new(seed: u64) -> Random {
-        Random { state: seed }
+        Random { generator: Pcg64Mcg::seed_from_u64(seed) }
     }
 
     pub fn next_u64(&mut self) -> u64 {
-        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        self.generator.next_u64()
     }
 
     /// Uniform in [0, 1), with 53 random bits.
@@ -73,30 +74,33 @@ impl Poison for u32 {
 /// A device buffer of `len` elements filled with poison: anything the kernel leaves unwritten stays
 /// NaN (or 0xDEADBEEF) and fails the comparison with the CPU.
 pub fn poisoned_device_buffer<T: Poison>(len: usize) -> Result<DeviceBuffer<T>> {
-    Ok(check_cuda!(DeviceBuffer::from_slice(&vec![T::POISON; len]))?)
+    let poison = crate::host_memory::try_filled_vec(len, T::POISON, "the poison of an output buffer")?;
+    Ok(check_cuda!(DeviceBuffer::from_slice(&poison))?)
 }
 
 /// Overwrites an existing device buffer with poison.
 pub fn poison<T: Poison>(buffer: &mut DeviceBuffer<T>) -> Result<()> {
-    let poison = vec![T::POISON; buffer.len()];
+    let poison = crate::host_memory::try_filled_vec(buffer.len(), T::POISON, "the poison of an output buffer")?;
     Ok(check_cuda!(buffer.copy_from(&poison))?)
 }
 
-/// The largest `|gpu - cpu| / scale` over all elements, and where; `scale` is `|cpu|` per element, or
-/// `floor` where that is smaller, so values near zero are judged absolutely. Unwritten (poisoned) or
-/// NaN elements give infinity, and so do slices of different lengths.
-pub fn max_relative_error(gpu: &[f64], cpu: &[f64], floor: f64) -> (f64, usize) {
+/// The largest `|gpu - cpu| / scale` over all elements, and where (the first such element); `scale` is
+/// `|cpu|` per element, or `floor` where that is smaller, so values near zero are judged absolutely.
+/// Unwritten (poisoned) or NaN elements give infinity, and so do slices of different lengths. GPU
+/// values may be f32 or f64; the comparison is in f64, on all cores.
+pub fn max_relative_error<G: Copy + Into<f64> + Sync>(gpu: &[G], cpu: &[f64], floor: f64) -> (f64, usize) {
     if gpu.len() != cpu.len() {
         return (f64::INFINITY, gpu.len().min(cpu.len()));
     }
-    let mut worst = (0.0, 0);
-    for (index, (g, c)) in gpu.iter().zip(cpu).enumerate() {
-        let error = if g.is_nan() || c.is_nan() { f64::INFINITY } else { (g - c).abs() / c.abs().max(floor) };
-        if error > worst.0 {
-            worst = (error, index);
-        }
-    }
-    worst
+    gpu.par_iter()
+        .zip(cpu)
+        .enumerate()
+        .map(|(index, (&g, &c))| {
+            let g: f64 = g.into();
+            let error = if g.is_nan() || c.is_nan() { f64::INFINITY } else { (g - c).abs() / c.abs().max(floor) };
+            (error, index)
+        })
+        .reduce(|| (0.0, 0), |x, y| if y.0 > x.0 || (y.0 == x.0 && y.1 < x.1) { y } else { x })
 }
 
 /// Prints `Result = PASS` or `Result = FAIL` like cuda-samples, and fails the program on FAIL.

@@ -3,6 +3,7 @@
 
 use anyhow::{ensure, Result};
 use common::check_cuda;
+use common::host_memory::try_filled_vec;
 use common::timing::{time_on_stream, Timing};
 use common::verify::poison;
 use cust::function::{BlockSize, GridSize};
@@ -124,7 +125,7 @@ impl DeviceScene {
             Ok(())
         })?;
         check_cuda!(stream.synchronize())?;
-        let mut pixels = vec![0u32; self.view.pixels()];
+        let mut pixels = try_filled_vec(self.view.pixels(), 0u32, "the image")?;
         check_cuda!(self.image.copy_to(&mut pixels))?;
         Ok((pixels, timing))
     }

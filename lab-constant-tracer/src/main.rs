@@ -10,7 +10,9 @@ use anyhow::{ensure, Result};
 use clap::Parser;
 use common::check_cuda;
 use common::gpu::Gpu;
+use common::host_memory::ensure_host_fits;
 use common::output::check_output_path;
+use common::progress::Progress;
 use common::ptxas_view::print_ptxas;
 use common::verify::{verdict, Random};
 use lab_constant_tracer::gpu::{copy_from_constant, DeviceScene, Variant};
@@ -62,6 +64,9 @@ fn main() -> ExitCode {
 
 fn run(args: Args) -> Result<()> {
     let view = View::new(args.width, args.height)?;
+    let image_bytes = 4 * view.pixels() as u64;
+    // The GPU's image, its poison, the CPU's image and the PNG's bytes.
+    ensure_host_fits(4 * image_bytes, &format!("a {} x {} image", args.width, args.height))?;
     let spheres = match &args.scene {
         Some(path) => read_scene(path)?,
         None => random_scene(args.spheres, args.seed)?,
@@ -72,6 +77,7 @@ fn run(args: Args) -> Result<()> {
     check_output_path(&args.output, args.force)?;
     let gpu = Gpu::open(0)?;
     println!("{}", gpu.info);
+    gpu.ensure_fits(image_bytes, &format!("a {} x {} image", args.width, args.height))?;
     let module = gpu.load(&kernels::TRACER)?;
 
     // cudaMemcpyToSymbol(sphere_storage, host_spheres, ...), and the same spheres in global memory
@@ -115,7 +121,9 @@ fn sweep(module: &cust::module::Module, args: &Args, view: View) -> Result<bool>
     println!("|---------|-------------|-----------|--------------------------|-------------------|-------|");
     let mut random = Random::new(args.seed);
     let mut all_passed = true;
+    let progress = Progress::new(args.sweep.len(), "lab-constant-tracer: sweep");
     for &count in &args.sweep {
+        progress.step(format!("{count} spheres"));
         let spheres = random_scene(count, args.seed + count as u64)?;
         let mut scene = DeviceScene::new(module, &spheres, view)?;
         let mut times = Vec::new();
@@ -127,13 +135,14 @@ fn sweep(module: &cust::module::Module, args: &Args, view: View) -> Result<bool>
         }
         all_passed &= passed;
         let fixed = times.get(2).map_or("-".to_string(), |ms| format!("{ms:.3}"));
-        println!(
+        progress.done();
+        progress.println(format!(
             "| {count} | {:.3} | {:.3} | {fixed} | {:.2} | {} |",
             times[0],
             times[1],
             times[1] / times[0],
             if passed { "PASS" } else { "FAIL" }
-        );
+        ));
     }
     Ok(all_passed)
 }

@@ -9,7 +9,9 @@ use std::io::BufWriter;
 use std::path::Path;
 
 use anyhow::{Context as _, Result};
+use common::phases::{self, Phase};
 use common::verify::{Poison, Random};
+use rayon::prelude::*;
 
 use crate::scene::{Sphere, View};
 
@@ -75,10 +77,11 @@ pub fn trace_pixel(spheres: &[Sphere], view: &View, px: usize, py: usize) -> u32
     rgb | 0xFF00_0000
 }
 
-/// The whole image on the CPU, row by row.
+/// The whole image on the CPU, pixel by pixel, on all cores.
 pub fn render_on_cpu(spheres: &[Sphere], view: &View) -> Vec<u32> {
-    let (width, height) = (view.width as usize, view.height as usize);
-    (0..height).flat_map(|py| (0..width).map(move |px| (px, py))).map(|(px, py)| trace_pixel(spheres, view, px, py)).collect()
+    let _phase = phases::enter(Phase::Verify);
+    let width = view.width as usize;
+    (0..width * view.height as usize).into_par_iter().map(|index| trace_pixel(spheres, view, index % width, index / width)).collect()
 }
 
 /// How a GPU image compares with a reference.
@@ -112,6 +115,7 @@ impl Comparison {
 
 /// Pixel by pixel against a whole reference image.
 pub fn compare(gpu: &[u32], reference: &[u32]) -> Comparison {
+    let _phase = phases::enter(Phase::Verify);
     let mut comparison = Comparison::default();
     for (g, r) in gpu.iter().zip(reference) {
         comparison.add(*g, *r);
@@ -123,6 +127,7 @@ pub fn compare(gpu: &[u32], reference: &[u32]) -> Comparison {
 /// Against the CPU at `samples` random pixels (and every unwritten pixel counted): for images whose
 /// full CPU render would take too long.
 pub fn compare_sampled(gpu: &[u32], spheres: &[Sphere], view: &View, samples: usize, random: &mut Random) -> Comparison {
+    let _phase = phases::enter(Phase::Verify);
     let mut comparison = Comparison::default();
     let width = view.width as usize;
     for _ in 0..samples {
@@ -135,6 +140,7 @@ pub fn compare_sampled(gpu: &[u32], spheres: &[Sphere], view: &View, samples: us
 
 /// Writes the image as an 8-bit RGBA PNG (never over an existing file unless `overwrite`).
 pub fn write_png(path: &Path, view: &View, image: &[u32], overwrite: bool) -> Result<()> {
+    let _phase = phases::enter(Phase::Output);
     let file = common::output::create_output_file(path, overwrite)?;
     let mut encoder = png::Encoder::new(BufWriter::new(file), view.width as u32, view.height as u32);
     encoder.set_color(png::ColorType::Rgba);

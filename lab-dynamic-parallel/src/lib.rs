@@ -86,6 +86,7 @@ impl Problem {
 
 /// The same decisions as the kernels' `decide`, depth first on the CPU.
 pub fn adaptive_on_cpu(problem: &Problem) -> Tally {
+    let _phase = common::phases::enter(common::phases::Phase::Verify);
     let mut tally = Tally::default();
     let mut pending: Vec<Interval> = problem.first_intervals().into();
     let mut contributions = Vec::new();

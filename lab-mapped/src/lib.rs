@@ -4,7 +4,7 @@
 use anyhow::Result;
 use common::batch::{Batch, Measured};
 use common::check_cuda;
-use common::host_memory::Mapped;
+use common::host_memory::{try_filled_vec, Mapped};
 use common::mmm::launch_mmm;
 use common::timing::{time_on_stream, Timing};
 use common::verify::{poisoned_device_buffer, Poison, Random};
@@ -67,7 +67,7 @@ impl VectorAdd {
         let mut mapped = [Mapped::new(n, 0.0, write_combined)?, Mapped::new(n, 0.0, write_combined)?, Mapped::new(n, 0.0, false)?];
         mapped[0].copy_from_slice(&a);
         mapped[1].copy_from_slice(&b);
-        Ok(VectorAdd { a, b, pinned, device, mapped, c: vec![f32::POISON; n] })
+        Ok(VectorAdd { a, b, pinned, device, mapped, c: try_filled_vec(n, f32::POISON, "vectorAdd's c")? })
     }
 
     /// Runs once to warm up and `repetitions` times between events on `stream`; `c` holds the result.
@@ -140,7 +140,7 @@ impl WriteOnly {
             pinned: check_cuda!(LockedBuffer::new(&f32::POISON, n))?,
             device: poisoned_device_buffer(n)?,
             mapped: Mapped::new(n, f32::POISON, false)?,
-            out: vec![f32::POISON; n],
+            out: try_filled_vec(n, f32::POISON, "the write-only job's output")?,
         })
     }
 

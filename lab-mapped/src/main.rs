@@ -11,9 +11,10 @@ use common::batch::{slide_ms, slide_table, Batch, Measured};
 use common::check_cuda;
 use common::context::new_streams;
 use common::gpu::Gpu;
-use common::host_memory::{check_pinnable, Mapped};
+use common::host_memory::{check_pinnable, ensure_host_fits, Mapped};
 use common::matrix::Pinned;
 use common::mmm::{load_mmm, parse_block_size, MmmKernel};
+use common::progress::Progress;
 use common::verify::{verdict, Random};
 use cust::stream::{Stream, StreamFlags};
 use lab_mapped::{time_mapped, Memory, VectorAdd, WriteOnly};
@@ -24,7 +25,7 @@ use lab_mapped::{time_mapped, Memory, VectorAdd, WriteOnly};
 struct Args {
     /// Size N of the N x N double matrices (every element of A and B crosses the bus N / BLOCK_SIZE
     /// times in mmm-mapped, so keep it moderate).
-    #[arg(long, default_value_t = 2048, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..))]
     size: u32,
     /// Number of independent products (COUNT).
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=64))]
@@ -53,7 +54,9 @@ fn main() -> ExitCode {
 fn run(args: Args) -> Result<()> {
     let (count, n, elements) = (args.count as usize, args.size as usize, args.elements as usize);
     // The pinned batch, the mapped batch and the vector jobs' pinned and mapped buffers.
-    check_pinnable(2 * Batch::<Vec<f64>>::bytes(count, n) + 8 * 4 * elements as u64, 0)?;
+    let host_bytes = 2 * Batch::<Vec<f64>>::bytes(count, n) + 8 * 4 * elements as u64;
+    check_pinnable(host_bytes, 0)?;
+    ensure_host_fits(host_bytes, "these sizes")?;
     let gpu = Gpu::open(0)?;
     println!("{}", gpu.info);
     println!(
@@ -79,14 +82,16 @@ fn run(args: Args) -> Result<()> {
     let repetitions = args.repetitions as usize;
 
     println!("\nCOUNT = {count} products of random {n} x {n} doubles, tiled mmm with BLOCK_SIZE {}", args.block_size);
+    let progress = Progress::new(3, "lab-mapped");
     let mut pinned = Batch::<Pinned<f64>>::random(count, n, args.block_size, args.seed)?;
-    let kernels = pinned.time_kernels_only(&mmm, &main, repetitions, &mut random)?;
-    let streamed = pinned.time_streamed(&mmm, &main, &streams, repetitions, &mut random)?;
+    let kernels = progress.run("mmm-without-transfers", || pinned.time_kernels_only(&mmm, &main, repetitions, &mut random))?;
+    let streamed =
+        progress.run("mmm-streamed-and-pinned", || pinned.time_streamed(&mmm, &main, &streams, repetitions, &mut random))?;
     drop(pinned);
     // cudaHostAlloc(..., cudaHostAllocMapped) for A, B and C; the kernels get cudaHostGetDevicePointer's
     let mut mapped = Batch::<Mapped<f64>>::random_on_host(count, n, args.block_size, args.seed)?;
-    let zero_copy = time_mapped(&mut mapped, &mmm, &main, repetitions, &mut random)?;
-    drop(mapped);
+    let zero_copy = progress.run("mmm-mapped", || time_mapped(&mut mapped, &mmm, &main, repetitions, &mut random))?;
+    drop((mapped, progress));
     println!("mmm-without-transfers    {}", kernels.timing);
     println!("mmm-streamed-and-pinned  {}", streamed.timing);
     println!("mmm-mapped               {}", zero_copy.timing);

@@ -10,8 +10,10 @@ use clap::Parser;
 use common::check_cuda;
 use common::gpu::Gpu;
 use common::matrix::{file, Element, Matrix};
-use common::mmm::{check_product, check_product_fits, check_sizes_match, load_mmm, parse_block_size, MmmKernel};
+use common::host_memory::ensure_host_fits;
+use common::mmm::{check_product_fits, check_sizes_match, load_mmm, parse_block_size, CpuProduct, MmmKernel};
 use common::output::check_output_path;
+use common::progress::Progress;
 use common::ptxas_view::print_ptxas;
 use common::verify::{verdict, Random};
 use cust::module::Module;
@@ -74,29 +76,51 @@ fn main() -> ExitCode {
 
 fn run(args: Args) -> Result<()> {
     let mut random = Random::new(args.seed);
-    let (a, b) = read_or_make_inputs(&args, &mut random)?;
-    check_sizes_match(&a, &b)?;
-    if args.print || !args.files.is_empty() {
-        print!("A =\n{a}B =\n{b}");
-    }
+    let files = read_files(&args)?;
+    let sizes = match &files {
+        Some((a, b)) => {
+            check_sizes_match(a, b)?;
+            (a.rows(), a.cols(), b.cols())
+        }
+        None => random_sizes(&args),
+    };
+    // Every size is checked against host and GPU memory before the random matrices are filled.
+    ensure_host_fits(host_bytes(sizes), &format!("multiplying {} x {} by {} x {}", sizes.0, sizes.1, sizes.1, sizes.2))?;
     if let Some(path) = &args.output {
         check_output_path(path, args.force)?;
     }
     let gpu = Gpu::open(0)?;
     println!("{}", gpu.info);
+    for &block_size in &args.block_size {
+        if runs_f64(args.precision) {
+            check_product_fits::<f64>(&gpu, sizes, block_size)?;
+        }
+        if runs_f32(args.precision) {
+            check_product_fits::<f32>(&gpu, sizes, block_size)?;
+        }
+    }
+    let (a, b) = match files {
+        Some(files) => files,
+        None => random_inputs(sizes, args.seed, &mut random)?,
+    };
+    if args.print || !args.files.is_empty() {
+        print!("A =\n{a}B =\n{b}");
+    }
     let modules: Vec<(u32, Module)> =
         args.block_size.iter().map(|&bs| Ok((bs, load_mmm(&gpu, bs)?))).collect::<Result<_>>()?;
+    let progress = Progress::new(configurations(&args), "lab-mmm");
 
     let mut rows = Vec::new();
     let mut first_c: Option<Matrix<f64>> = None;
-    if matches!(args.precision, Precision::F64 | Precision::Both) {
-        let c = multiply::<f64>(&gpu, &modules, &a, &b, &args, &mut random, &mut rows)?;
+    if runs_f64(args.precision) {
+        let c = multiply::<f64>(&gpu, &modules, &a, &b, &args, &mut random, &mut rows, &progress)?;
         first_c.get_or_insert(c);
     }
-    if matches!(args.precision, Precision::F32 | Precision::Both) {
-        let c = multiply::<f32>(&gpu, &modules, &a, &b, &args, &mut random, &mut rows)?;
+    if runs_f32(args.precision) {
+        let c = multiply::<f32>(&gpu, &modules, &a, &b, &args, &mut random, &mut rows, &progress)?;
         first_c.get_or_insert(c);
     }
+    drop(progress);
 
     println!("\n{}", format_table(&rows));
     if let (Some(path), Some(c)) = (&args.output, &first_c) {
@@ -110,21 +134,50 @@ fn run(args: Args) -> Result<()> {
     verdict(failed == 0, &format!("{failed} of {} products differ from the CPU", rows.len()))
 }
 
-/// A and B from the two files, or random with the given sizes (default 1024 x 1024).
-fn read_or_make_inputs(args: &Args, random: &mut Random) -> Result<(Matrix<f64>, Matrix<f64>)> {
-    if let [a, b] = &args.files[..] {
-        return Ok((file::read(a)?, file::read(b)?));
+/// A and B from the two files, if given.
+fn read_files(args: &Args) -> Result<Option<(Matrix<f64>, Matrix<f64>)>> {
+    match &args.files[..] {
+        [a, b] => Ok(Some((file::read(a)?, file::read(b)?))),
+        _ => Ok(None),
     }
-    let (m, k, n) = match (args.random, &args.size[..]) {
-        (Some(n), _) => (n, n, n),
-        (None, [m, k, n]) => (*m, *k, *n),
+}
+
+/// (M, K, N) of the random A (M x K) and B (K x N): --random, --size, or 1024 x 1024.
+fn random_sizes(args: &Args) -> (usize, usize, usize) {
+    match (args.random, &args.size[..]) {
+        (Some(n), _) => (n as usize, n as usize, n as usize),
+        (None, [m, k, n]) => (*m as usize, *k as usize, *n as usize),
         _ => {
             println!("No matrix files given: multiplying random 1024 x 1024 matrices (see --help).");
             (1024, 1024, 1024)
         }
-    };
-    println!("Random A ({m} x {k}) and B ({k} x {n}), uniform in [-1, 1), seed {}.", args.seed);
-    Ok((Matrix::random(m as usize, k as usize, random)?, Matrix::random(k as usize, n as usize, random)?))
+    }
+}
+
+fn random_inputs((m, k, n): (usize, usize, usize), seed: u64, random: &mut Random) -> Result<(Matrix<f64>, Matrix<f64>)> {
+    println!("Random A ({m} x {k}) and B ({k} x {n}), uniform in [-1, 1), seed {seed}.");
+    Ok((Matrix::random(m, k, random)?, Matrix::random(k, n, random)?))
+}
+
+/// Host memory the run needs at most: A and B in f64, their copies and C in the precision running, and
+/// three m x n f64 arrays (the CPU reference, C converted back, the C kept for --output).
+fn host_bytes((m, k, n): (usize, usize, usize)) -> u64 {
+    let (inputs, product) = ((m * k + k * n) as u64, (m * n) as u64);
+    8 * inputs + 8 * (inputs + product) + 3 * 8 * product
+}
+
+fn runs_f64(precision: Precision) -> bool {
+    matches!(precision, Precision::F64 | Precision::Both)
+}
+
+fn runs_f32(precision: Precision) -> bool {
+    matches!(precision, Precision::F32 | Precision::Both)
+}
+
+/// Kernels timed in all: precisions x block sizes x kernels, for the progress bar.
+fn configurations(args: &Args) -> usize {
+    let precisions = usize::from(runs_f64(args.precision)) + usize::from(runs_f32(args.precision));
+    precisions * args.block_size.len() * kernels_to_run(args.kernel).len()
 }
 
 /// The slide's program for element type T: copy A and B to the GPU, run each kernel, copy C back,
@@ -137,21 +190,22 @@ fn multiply<T: Element>(
     args: &Args,
     random: &mut Random,
     rows: &mut Vec<Row>,
+    progress: &Progress,
 ) -> Result<Matrix<f64>> {
     let mut a: Matrix<T> = a64.convert()?;
     let mut b: Matrix<T> = b64.convert()?;
-    for (block_size, _) in modules {
-        check_product_fits::<T>(gpu, (a.rows(), a.cols(), b.cols()), *block_size)?;
-    }
     a.copy_to_gpu()?;
     b.copy_to_gpu()?;
     let mut c = Matrix::<T>::new(a.rows(), b.cols())?;
+    let reference = CpuProduct::new(&a, &b, random); // one CPU product for every kernel below
 
     for (block_size, module) in modules {
         for kernel in kernels_to_run(args.kernel) {
+            progress.step(format!("{} {} BLOCK_SIZE {block_size}", kernel.slide_name(), T::NAME));
             let timing = multiply_on_gpu(module, kernel, *block_size, &a, &b, &mut c, args.repetitions as usize)?;
-            let check = check_product(&a, &b, &c, random);
-            println!("{} {} BLOCK_SIZE {block_size}: {timing}", kernel.slide_name(), T::NAME);
+            let check = reference.check(&a, &b, &c, random);
+            progress.done();
+            progress.println(format!("{} {} BLOCK_SIZE {block_size}: {timing}", kernel.slide_name(), T::NAME));
             let element_size = std::mem::size_of::<T>() as f64;
             rows.push(Row {
                 kernel,

@@ -5,8 +5,10 @@ use std::path::Path;
 
 use anyhow::{ensure, Context as _, Result};
 use common::check_cuda;
-use common::host_memory::{check_pinnable, Registered};
+use common::host_memory::{check_pinnable, try_filled_vec, Registered};
 use common::output::create_output_file;
+use common::progress::Progress;
+use common::phases::{self, Phase};
 use common::timing::time_on_stream;
 use common::verify::Random;
 use cust::memory::{CopyDestination, DeviceBuffer, LockedBuffer};
@@ -62,13 +64,13 @@ enum HostBuffer {
 impl HostBuffer {
     fn new(kind: Kind, bytes: usize) -> Result<HostBuffer> {
         Ok(match kind {
-            Kind::Pageable => HostBuffer::Pageable(vec![0; bytes]),
+            Kind::Pageable => HostBuffer::Pageable(try_filled_vec(bytes, 0, "a pageable buffer")?),
             Kind::Pinned => {
                 check_pinnable(bytes as u64, 0)?;
                 HostBuffer::Pinned(check_cuda!(LockedBuffer::new(&0u8, bytes))?)
             }
             // cudaHostRegister on memory malloc gave; unregistered when dropped.
-            Kind::Registered => HostBuffer::Registered(Registered::register(vec![0; bytes], 0)?),
+            Kind::Registered => HostBuffer::Registered(Registered::register(try_filled_vec(bytes, 0, "a registered buffer")?, 0)?),
         })
     }
 
@@ -92,13 +94,14 @@ pub struct Point {
 
 /// Times synchronous copies (cudaMemcpy) of every size for `kind`, after checking that the data makes
 /// the round trip unchanged at every size.
-pub fn measure(kind: Kind, sizes: &[usize], stream: &Stream, random: &mut Random) -> Result<Vec<Point>> {
+pub fn measure(kind: Kind, sizes: &[usize], stream: &Stream, random: &mut Random, progress: &Progress) -> Result<Vec<Point>> {
     let max = *sizes.iter().max().context("no sizes to sweep")?;
     let mut host = HostBuffer::new(kind, max)?;
     // SAFETY: every byte read back is first written by a copy.
     let mut device: DeviceBuffer<u8> = check_cuda!(unsafe { DeviceBuffer::uninitialized(max) })?;
     let mut points = Vec::new();
     for &bytes in sizes {
+        progress.step(format!("{} {}", kind.name(), common::format_bytes(bytes as u64)));
         round_trip(host.bytes(), &mut device, bytes, random)?;
         let repetitions = (256 << 20) / bytes;
         let repetitions = repetitions.clamp(3, 50);
@@ -109,13 +112,14 @@ pub fn measure(kind: Kind, sizes: &[usize], stream: &Stream, random: &mut Random
         let to_host = time_on_stream(stream, 2, repetitions, || Ok(check_cuda!(device_part.copy_to(&mut host.bytes()[..bytes]))?))?;
         let gbs = |ms: f64| bytes as f64 / (ms * 1e6);
         points.push(Point { kind, bytes, host_to_device: gbs(to_device.median_ms()), device_to_host: gbs(to_host.median_ms()) });
+        progress.done();
     }
     Ok(points)
 }
 
 /// Random bytes to the GPU and back into a poisoned buffer: they must come back unchanged.
 fn round_trip(host: &mut [u8], device: &mut DeviceBuffer<u8>, bytes: usize, random: &mut Random) -> Result<()> {
-    let original: Vec<u8> = (0..bytes).map(|_| random.next_u64() as u8).collect();
+    let original: Vec<u8> = (0..bytes.div_ceil(8)).flat_map(|_| random.next_u64().to_le_bytes()).take(bytes).collect();
     host[..bytes].copy_from_slice(&original);
     let mut part = device.index(0..bytes);
     check_cuda!(part.copy_from(&host[..bytes]))?;
@@ -153,6 +157,7 @@ pub fn table(points: &[Point]) -> String {
 /// The plot: GB/s over copy size (log scale), a line per kind and direction.
 pub fn plot(points: &[Point], title: &str, path: &Path, overwrite: bool) -> Result<()> {
     use plotters::prelude::*;
+    let _phase = phases::enter(Phase::Output);
     drop(create_output_file(path, overwrite)?); // the same refusal as every output; plotters rewrites it
     let top = points.iter().flat_map(|p| [p.host_to_device, p.device_to_host]).fold(1.0_f64, f64::max) * 1.1;
     let (min, max) = points.iter().fold((f64::MAX, 0.0_f64), |(lo, hi), p| (lo.min(p.bytes as f64), hi.max(p.bytes as f64)));

@@ -6,6 +6,7 @@ use common::gpu::Gpu;
 use common::host_memory::Registered;
 use common::matrix::{Matrix, Pinned};
 use common::mmm::{load_mmm, MmmKernel};
+use common::progress::Progress;
 use common::verify::Random;
 use cust::stream::{Stream, StreamFlags};
 use lab_pinned::sweep::{measure, sizes, Kind};
@@ -52,7 +53,7 @@ fn the_sweep_round_trips_every_size_and_measures_positive_bandwidth() {
     let stream = Stream::new(StreamFlags::DEFAULT, None).unwrap();
     let mut random = Random::new(3);
     for kind in Kind::ALL {
-        let points = measure(kind, &sizes(4 << 20), &stream, &mut random).unwrap();
+        let points = measure(kind, &sizes(4 << 20), &stream, &mut random, &Progress::new(0, "test")).unwrap();
         assert_eq!(points.len(), 6);
         assert!(points.iter().all(|p| p.host_to_device > 0.0 && p.device_to_host > 0.0), "{points:?}");
     }

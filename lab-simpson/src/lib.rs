@@ -3,6 +3,8 @@
 use anyhow::{ensure, Result};
 use common::device_info::DeviceInfo;
 use common::gpu::Gpu;
+use common::host_memory::try_filled_vec;
+use common::phases::{self, Phase};
 use common::integrand::Integrand;
 use common::timing::{time_on_stream, Timing};
 use common::verify::poisoned_device_buffer;
@@ -11,6 +13,7 @@ use cust::launch;
 use cust::memory::CopyDestination;
 use cust::module::Module;
 use cust::stream::{Stream, StreamFlags};
+use rayon::prelude::*;
 
 /// Largest relative difference allowed between a GPU and a CPU sub-interval sum: both evaluate the
 /// same formula in double precision, so they differ by a few rounding steps (FMA contraction on the GPU).
@@ -48,6 +51,8 @@ impl Problem {
              each of its gridDim.x * blockDim.x threads one sub-interval (try --intervals {})",
             intervals.div_ceil(u64::from(block_size)) * u64::from(block_size)
         );
+        // The sums: the poison sent to the GPU, the GPU's copied back, the CPU's.
+        common::host_memory::ensure_host_fits(3 * 8 * intervals, &format!("--intervals {intervals}"))?;
         Ok(Problem { integrand, a, b, intervals, block_size })
     }
 
@@ -106,20 +111,22 @@ pub fn simpson_on_gpu(gpu: &Gpu, module: &Module, problem: &Problem, repetitions
     })?;
     check_cuda!(stream.synchronize())?; // a fault in the kernel shows up here
 
-    let mut h_sums = vec![0.0; n];
+    let mut h_sums = try_filled_vec(n, 0.0, "the sums")?;
     check_cuda!(sums.copy_to(&mut h_sums))?;
     Ok(GpuRun { sums: h_sums, timing })
 }
 
-/// The same rule on the CPU, sub-interval by sub-interval.
+/// The same rule on the CPU, sub-interval by sub-interval, on all cores.
 pub fn simpson_on_cpu(problem: &Problem) -> Vec<f64> {
+    let _phase = phases::enter(Phase::Verify);
     let h = problem.h();
-    (0..problem.intervals).map(|i| problem.integrand.simpson(problem.a + i as f64 * h, h)).collect()
+    (0..problem.intervals).into_par_iter().map(|i| problem.integrand.simpson(problem.a + i as f64 * h, h)).collect()
 }
 
 /// Largest relative difference between GPU and CPU sums and the sub-interval where it is. Sums near
 /// zero (sin around pi) are judged against a thousandth of the largest sum rather than themselves.
 pub fn compare(gpu: &[f64], cpu: &[f64]) -> (f64, usize) {
+    let _phase = phases::enter(Phase::Verify);
     let largest = cpu.iter().fold(0.0_f64, |m, s| m.max(s.abs()));
     verify::max_relative_error(gpu, cpu, 1e-3 * largest)
 }

@@ -5,6 +5,7 @@
 use anyhow::Result;
 use common::check_cuda;
 use common::context::new_streams;
+use common::progress::Progress;
 use common::timing::time_on_host;
 use common::verify::Random;
 use cust::module::Module;
@@ -30,9 +31,11 @@ pub fn run(module: &Module, args: &Args) -> Result<bool> {
     println!("|---------|-------------|-----------------|-----------------------|-------|");
     let mut passed = true;
     let mut best: Option<(f64, usize, Synchronize)> = None;
+    let progress = Progress::new(2 * STREAM_COUNTS.len(), "lab-streams --mode chunked");
     for how in [Synchronize::PerStream, Synchronize::Device] {
         let mut one_stream_ms = None;
         for count in STREAM_COUNTS {
+            progress.step(format!("{count} streams, {how:?}"));
             let streams = new_streams(count)?;
             job.poison()?;
             let timing = time_on_host(1, args.repetitions as usize, || job.pipeline(&work, &streams, how))?;
@@ -42,14 +45,16 @@ pub fn run(module: &Module, args: &Args) -> Result<bool> {
             if best.is_none_or(|(ms, _, _)| timing.median_ms() < ms) {
                 best = Some((timing.median_ms(), count, how));
             }
-            println!(
+            progress.done();
+            progress.println(format!(
                 "| {count} | {how:?} | {:.3} | {:.2}x | {} |",
                 timing.median_ms(),
                 baseline / timing.median_ms(),
                 if wrong == 0 { "PASS".to_string() } else { format!("FAIL ({wrong} wrong)") }
-            );
+            ));
         }
     }
+    drop(progress);
     if let Some((ms, count, how)) = best {
         println!("\nFastest: {count} streams, {how:?}: host time in ms: {ms:.3}");
     }

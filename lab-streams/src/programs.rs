@@ -6,6 +6,7 @@ use common::check_cuda;
 use common::context::new_streams;
 use common::gpu::Gpu;
 use common::mmm::{load_mmm, MmmKernel};
+use common::progress::Progress;
 use common::timeline::write_svg;
 use common::verify::Random;
 use cust::stream::{Stream, StreamFlags};
@@ -37,12 +38,14 @@ pub fn run(gpu: &Gpu, args: &Args) -> Result<bool> {
     let mut random = Random::new(args.seed);
     let repetitions = args.repetitions as usize;
 
-    let serial = batch.time_serial(&mmm, &main, repetitions, &mut random)?;
-    println!("mmm                    {}", serial.timing);
-    let kernels = batch.time_kernels_only(&mmm, &main, repetitions, &mut random)?;
-    println!("mmm-without-transfers  {}", kernels.timing);
-    let streamed = batch.time_streamed(&mmm, &main, &streams, repetitions, &mut random)?;
-    println!("mmm-streamed           {}", streamed.timing);
+    let progress = Progress::new(SLIDE_MS.len(), "lab-streams");
+    let serial = progress.run("mmm", || batch.time_serial(&mmm, &main, repetitions, &mut random))?;
+    progress.println(format!("mmm                    {}", serial.timing));
+    let kernels = progress.run("mmm-without-transfers", || batch.time_kernels_only(&mmm, &main, repetitions, &mut random))?;
+    progress.println(format!("mmm-without-transfers  {}", kernels.timing));
+    let streamed = progress.run("mmm-streamed", || batch.time_streamed(&mmm, &main, &streams, repetitions, &mut random))?;
+    progress.println(format!("mmm-streamed           {}", streamed.timing));
+    drop(progress);
 
     let kernels_ms = kernels.timing.median_ms();
     let rows: Vec<(&str, &Measured, Option<f64>)> =

@@ -5,13 +5,16 @@ use std::ops::Range;
 
 use anyhow::Result;
 use common::check_cuda;
+use common::host_memory::try_filled_vec;
 use common::context::synchronize_device;
+use common::phases::{self, Phase};
 use common::timeline::{fork, join};
 use common::verify::{Poison, Random};
 use cust::function::Function;
 use cust::launch;
 use cust::memory::{AsyncCopyDestination, DeviceBuffer};
 use cust::stream::Stream;
+use rayon::prelude::*;
 
 /// Threads per block of the vector kernels.
 pub const BLOCK_SIZE: u32 = 256;
@@ -56,7 +59,7 @@ impl VectorJob {
         Ok(VectorJob {
             d_in: check_cuda!(DeviceBuffer::from_slice(&input))?,
             d_out: common::verify::poisoned_device_buffer(n)?,
-            output: vec![f32::POISON; n],
+            output: try_filled_vec(n, f32::POISON, "the output")?,
             input,
             steps: steps as i32,
         })
@@ -118,7 +121,8 @@ impl VectorJob {
     /// Elements still poisoned (never copied back) plus, at `samples` random elements, values that
     /// differ from the CPU's; 0 means the run is right.
     pub fn wrong_elements(&self, samples: usize, random: &mut Random) -> usize {
-        let unwritten = self.output.iter().filter(|x| x.is_poison()).count();
+        let _phase = phases::enter(Phase::Verify);
+        let unwritten = self.output.par_iter().filter(|x| x.is_poison()).count();
         let differing = (0..samples)
             .map(|_| random.below(self.output.len() as u64) as usize)
             .filter(|&i| self.output[i].to_bits() != self.expected(i).to_bits())
@@ -160,7 +164,7 @@ impl AddFiveTimes {
         Ok(AddFiveTimes {
             d_in: check_cuda!(DeviceBuffer::from_slice(&input))?,
             d_out: check_cuda!(DeviceBuffer::from_slice(&original))?,
-            output: vec![0; n],
+            output: try_filled_vec(n, 0, "Out")?,
             input,
             original,
         })
@@ -190,7 +194,8 @@ impl AddFiveTimes {
 
     /// Elements that are not original + 5 * input (all of them checked).
     pub fn wrong_elements(&self) -> usize {
-        (0..self.input.len()).filter(|&i| self.output[i] != self.original[i] + 5 * self.input[i]).count()
+        let _phase = phases::enter(Phase::Verify);
+        (0..self.input.len()).into_par_iter().filter(|&i| self.output[i] != self.original[i] + 5 * self.input[i]).count()
     }
 }
 

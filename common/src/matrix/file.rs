@@ -81,6 +81,7 @@ fn tokens(line: &str) -> impl Iterator<Item = (usize, &str)> {
 
 /// Writes `matrix` in the format above. Refuses to replace an existing file unless `overwrite`.
 pub fn write<T: Element, H: HostStorage<T>>(matrix: &Matrix<T, H>, path: &Path, overwrite: bool) -> Result<()> {
+    let _phase = crate::phases::enter(crate::phases::Phase::Output);
     let mut file = crate::output::create_output_file(path, overwrite)?;
     let mut text = format!("# {} x {} matrix\n", matrix.rows(), matrix.cols());
     for row in matrix.data().chunks(matrix.cols()) {
