@@ -39,4 +39,8 @@ extern "C" {
     pub fn cuMemHostRegister(pointer: *mut c_void, bytes: usize, flags: u32) -> c_int;
     /// `CUresult cuMemHostUnregister(void* p)` (cudaHostUnregister)
     pub fn cuMemHostUnregister(pointer: *mut c_void) -> c_int;
+    /// `CUresult cuMemsetD32(CUdeviceptr dstDevice, unsigned int ui, size_t N)` (cudaMemset with a
+    /// 32-bit word; cust has it only for bytemuck's Pod types)
+    #[link_name = "cuMemsetD32_v2"]
+    pub fn cuMemsetD32(device_pointer: u64, value: u32, words: usize) -> c_int;
 }

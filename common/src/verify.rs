@@ -1,8 +1,8 @@
 //! How every lab checks itself: random inputs that are never all zero, outputs poisoned before the run
 //! so unwritten elements show, a CPU reference, and a PASS/FAIL verdict that fails the program.
 
-use anyhow::{bail, Result};
-use cust::memory::{CopyDestination, DeviceBuffer, DeviceCopy};
+use anyhow::{bail, ensure, Result};
+use cust::memory::{DeviceBuffer, DeviceCopy};
 
 use rand_pcg::rand_core::{Rng as _, SeedableRng as _};
 use rand_pcg::Pcg64Mcg;
@@ -43,28 +43,34 @@ impl Random {
     }
 }
 
-/// A value no correct kernel writes, to fill output buffers with before a run.
+/// A value no correct kernel writes, to fill output buffers with before a run. Its bits are one 32-bit
+/// word repeated, so the GPU fills a buffer with it by itself (`cuMemsetD32`, no host copy).
 pub trait Poison: DeviceCopy {
+    /// The repeated word: all ones is a NaN both as f32 and as f64.
+    const POISON_WORD: u32;
     const POISON: Self;
     /// True if this element still holds the poison (NaN for floats, where `==` would not work).
     fn is_poison(&self) -> bool;
 }
 
 impl Poison for f32 {
-    const POISON: f32 = f32::NAN;
+    const POISON_WORD: u32 = u32::MAX;
+    const POISON: f32 = f32::from_bits(u32::MAX);
     fn is_poison(&self) -> bool {
         self.is_nan()
     }
 }
 
 impl Poison for f64 {
-    const POISON: f64 = f64::NAN;
+    const POISON_WORD: u32 = u32::MAX;
+    const POISON: f64 = f64::from_bits(u64::MAX);
     fn is_poison(&self) -> bool {
         self.is_nan()
     }
 }
 
 impl Poison for u32 {
+    const POISON_WORD: u32 = 0xDEAD_BEEF;
     const POISON: u32 = 0xDEAD_BEEF;
     fn is_poison(&self) -> bool {
         *self == Self::POISON
@@ -74,14 +80,19 @@ impl Poison for u32 {
 /// A device buffer of `len` elements filled with poison: anything the kernel leaves unwritten stays
 /// NaN (or 0xDEADBEEF) and fails the comparison with the CPU.
 pub fn poisoned_device_buffer<T: Poison>(len: usize) -> Result<DeviceBuffer<T>> {
-    let poison = crate::host_memory::try_filled_vec(len, T::POISON, "the poison of an output buffer")?;
-    Ok(check_cuda!(DeviceBuffer::from_slice(&poison))?)
+    // SAFETY: every element is written by the memset below before anything reads it.
+    let mut buffer = check_cuda!(unsafe { DeviceBuffer::uninitialized(len) })?;
+    poison(&mut buffer)?;
+    Ok(buffer)
 }
 
-/// Overwrites an existing device buffer with poison.
+/// Overwrites an existing device buffer with poison (a memset on the device; synchronous, so do it
+/// outside timed regions).
 pub fn poison<T: Poison>(buffer: &mut DeviceBuffer<T>) -> Result<()> {
-    let poison = crate::host_memory::try_filled_vec(buffer.len(), T::POISON, "the poison of an output buffer")?;
-    Ok(check_cuda!(buffer.copy_from(&poison))?)
+    let bytes = std::mem::size_of_val(&**buffer);
+    ensure!(bytes % 4 == 0, "a poisoned buffer must hold whole 32-bit words");
+    // SAFETY: `bytes / 4` words from the start of the buffer are exactly the buffer.
+    Ok(check_cuda!(unsafe { crate::raw::cuMemsetD32(buffer.as_device_ptr().as_raw(), T::POISON_WORD, bytes / 4) })?)
 }
 
 /// The largest `|gpu - cpu| / scale` over all elements, and where (the first such element); `scale` is
@@ -139,6 +150,9 @@ mod tests {
     #[test]
     fn poison_is_recognised() {
         assert!(f32::POISON.is_poison() && f64::POISON.is_poison() && u32::POISON.is_poison());
+        assert_eq!(f32::POISON.to_bits(), f32::POISON_WORD, "the memset word makes the poison");
+        assert_eq!(f64::POISON.to_bits(), u64::from(f64::POISON_WORD) << 32 | u64::from(f64::POISON_WORD));
+        assert_eq!(u32::POISON, u32::POISON_WORD);
         assert!(!1.0f64.is_poison() && !0u32.is_poison());
     }
 

@@ -210,4 +210,33 @@ mod tests {
     fn refuses_an_empty_image() {
         assert!(View::new(0, 10).unwrap_err().to_string().contains("at least 1 x 1"));
     }
+
+    /// Property tests (issue 12): any scene file gives spheres or a one-line error, never a panic.
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+
+        fn answers_in_one_line(text: &str) -> Result<(), TestCaseError> {
+            match parse_scene(text, "scene.txt") {
+                Ok(spheres) => prop_assert!(spheres.iter().all(|s| s.radius.is_finite())),
+                Err(err) => {
+                    let message = format!("{err:#}");
+                    prop_assert!(message.starts_with("scene.txt") && !message.contains('\n'), "{}", message);
+                }
+            }
+            Ok(())
+        }
+
+        proptest! {
+            #[test]
+            fn any_bytes_give_spheres_or_a_one_line_error(bytes in proptest::collection::vec(any::<u8>(), 0..400)) {
+                answers_in_one_line(&String::from_utf8_lossy(&bytes))?;
+            }
+
+            #[test]
+            fn number_like_text_gives_spheres_or_a_one_line_error(text in "[0-9eE.+ \t\n#xinfa-]{0,300}") {
+                answers_in_one_line(&text)?;
+            }
+        }
+    }
 }

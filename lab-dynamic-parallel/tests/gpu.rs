@@ -26,8 +26,11 @@ fn both_gpu_versions_agree_with_the_cpu_for_every_integrand_on_random_intervals(
                 ("host", host_driven(&module, &problem, 1).unwrap()),
             ] {
                 let tally = run.tally;
+                // The tolerance, plus what summing the accepted intervals' estimates in another order
+                // can change (at most one rounding per term).
+                let rounding = tally.accepted as f64 * f64::EPSILON * cpu.integral.abs();
                 assert!(
-                    (tally.integral - cpu.integral).abs() <= tolerance,
+                    (tally.integral - cpu.integral).abs() <= tolerance + rounding,
                     "{name}-driven {problem:?}: {tally:?} against CPU {cpu:?}"
                 );
                 assert_eq!(tally.launch_failures, 0, "{name}-driven {problem:?}");

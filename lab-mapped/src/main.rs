@@ -56,7 +56,7 @@ fn run(args: Args) -> Result<()> {
     // The pinned batch, the mapped batch and the vector jobs' pinned and mapped buffers.
     let host_bytes = 2 * Batch::<Vec<f64>>::bytes(count, n) + 8 * 4 * elements as u64;
     check_pinnable(host_bytes, 0)?;
-    ensure_host_fits(host_bytes, "these sizes")?;
+    ensure_host_fits(host_bytes, &format!("--size {n} --count {count} --elements {elements}"))?;
     let gpu = Gpu::open(0)?;
     println!("{}", gpu.info);
     println!(

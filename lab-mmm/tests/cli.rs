@@ -80,3 +80,11 @@ fn refuses_to_overwrite_an_output_file() {
 fn default_run_needs_a_gpu_and_says_so_without_one() {
     assert_default_run_suits_this_machine(LAB, "lab-mmm");
 }
+
+#[test]
+fn refuses_random_matrices_larger_than_host_memory_before_filling_them() {
+    // Issue 12: this used to fill host matrices for a minute, or abort with a backtrace.
+    let outcome = run(LAB, &["--random", "200000"]);
+    let needle = "multiplying 200000 x 200000 by 200000 x 200000 needs 2.3 TiB of host memory, but this machine has";
+    assert!(outcome.is_one_line_error("lab-mmm", needle), "{outcome:?}");
+}

@@ -277,4 +277,15 @@ mod tests {
         assert!(plot(&points, "again", &path, false).is_err(), "never over an existing file");
         std::fs::remove_dir_all(&dir).unwrap();
     }
+
+    proptest::proptest! {
+        /// Property test (issue 12): any --sweep-max text is a size of at least 4 KiB or an error.
+        #[test]
+        fn any_sweep_size_text_is_a_size_or_an_error(text in "\\PC{0,12}|[0-9]{1,25}[KMGiB ]{0,4}") {
+            match parse_bytes(&text) {
+                Ok(bytes) => proptest::prop_assert!(bytes >= 4096),
+                Err(message) => proptest::prop_assert!(!message.contains('\n')),
+            }
+        }
+    }
 }

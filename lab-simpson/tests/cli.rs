@@ -49,3 +49,9 @@ fn fails_on_an_unknown_integrand() {
 fn default_run_needs_a_gpu_and_says_so_without_one() {
     assert_default_run_suits_this_machine(LAB, "lab-simpson");
 }
+
+#[test]
+fn refuses_more_sub_intervals_than_host_memory_holds_before_touching_the_gpu() {
+    let outcome = run(LAB, &["--intervals", "1099511627776"]);
+    assert!(outcome.is_one_line_error("lab-simpson", "--intervals 1099511627776 needs 24.0 TiB of host memory"), "{outcome:?}");
+}

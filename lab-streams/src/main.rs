@@ -72,21 +72,24 @@ fn main() -> ExitCode {
     common::cli::run_lab(run)
 }
 
-/// Host memory the chosen modes need at most: the batch's A, B and C (mmm), the vector job's input,
-/// output and the CPU's values (chunked, overlap), the 15-stream sample's three int arrays.
-fn host_bytes(args: &Args) -> u64 {
-    let batch = if runs(args, Mode::Mmm) { Batch::<Vec<f64>>::bytes(args.count as usize, args.size as usize) } else { 0 };
-    let vector = if runs(args, Mode::Chunked) || runs(args, Mode::Overlap) { 3 * 4 * u64::from(args.elements) } else { 0 };
-    let fifteen = if runs(args, Mode::Fifteen) { 3 * 4 * fifteen::N as u64 } else { 0 };
-    batch.max(vector).max(fifteen)
-}
-
-/// GPU memory the chosen modes need at most (one mode runs at a time).
-fn gpu_bytes(args: &Args) -> u64 {
-    let batch = if runs(args, Mode::Mmm) { Batch::<Vec<f64>>::bytes(args.count as usize, args.size as usize) } else { 0 };
-    let vector = if runs(args, Mode::Chunked) || runs(args, Mode::Overlap) { 2 * 4 * u64::from(args.elements) } else { 0 };
-    let fifteen = if runs(args, Mode::Fifteen) { 2 * 4 * fifteen::N as u64 } else { 0 };
-    batch.max(vector).max(fifteen)
+/// The largest job of the chosen modes (one mode runs at a time), with its host and GPU bytes: the
+/// batch's A, B and C (mmm); the vector job's input and output, and on the host the CPU's values
+/// (chunked, overlap); the 15-stream sample's In and Out, and on the host the original Out.
+fn largest_job(args: &Args) -> (String, u64, u64) {
+    let (count, n, elements) = (args.count as u64, args.size as u64, u64::from(args.elements));
+    let mut jobs = Vec::new();
+    if runs(args, Mode::Mmm) {
+        let bytes = Batch::<Vec<f64>>::bytes(count as usize, n as usize);
+        jobs.push((format!("COUNT = {count} products of {n} x {n} doubles"), bytes, bytes));
+    }
+    if runs(args, Mode::Chunked) || runs(args, Mode::Overlap) {
+        jobs.push((format!("--elements {elements}"), 3 * 4 * elements, 2 * 4 * elements));
+    }
+    if runs(args, Mode::Fifteen) {
+        let n = fifteen::N as u64;
+        jobs.push(("the 15-stream sample".to_string(), 3 * 4 * n, 2 * 4 * n));
+    }
+    jobs.into_iter().max_by_key(|(_, host, _)| *host).unwrap_or_default()
 }
 
 fn runs(args: &Args, mode: Mode) -> bool {
@@ -97,10 +100,11 @@ fn run(args: Args) -> Result<()> {
     if let Some(path) = &args.timeline {
         check_output_path(path, args.force)?;
     }
-    ensure_host_fits(host_bytes(&args), "these sizes")?;
+    let (job, host_bytes, gpu_bytes) = largest_job(&args);
+    ensure_host_fits(host_bytes, &job)?;
     let gpu = Gpu::open(0)?;
     println!("{}", gpu.info);
-    gpu.ensure_fits(gpu_bytes(&args), "these sizes")?;
+    gpu.ensure_fits(gpu_bytes, &job)?;
     let module = gpu.load(&kernels::STREAMS)?;
     let mut passed = true;
     if runs(&args, Mode::Mmm) {

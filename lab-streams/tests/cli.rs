@@ -45,3 +45,9 @@ fn refuses_a_timeline_over_an_existing_file_or_in_a_missing_folder() {
 fn default_run_needs_a_gpu_and_says_so_without_one() {
     assert_default_run_suits_this_machine(LAB, "lab-streams");
 }
+
+#[test]
+fn refuses_a_batch_larger_than_host_memory_before_touching_the_gpu() {
+    let outcome = run(LAB, &["--size", "100000", "--count", "64"]);
+    assert!(outcome.is_one_line_error("lab-streams", "COUNT = 64 products of 100000 x 100000 doubles needs 14.0 TiB of host memory"), "{outcome:?}");
+}

@@ -146,4 +146,45 @@ mod tests {
         write(&m, &path, true).unwrap();
         fs::remove_dir_all(&dir).unwrap();
     }
+
+    /// Property tests (issue 12): whatever a matrix file holds, the reader answers with a matrix or a
+    /// one-line error that names the file, never a panic.
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+
+        fn answers_in_one_line(text: &str) -> Result<(), TestCaseError> {
+            match parse::<f64>(text, "A.txt") {
+                Ok(matrix) => prop_assert!(matrix.rows() >= 1 && matrix.cols() >= 1),
+                Err(err) => {
+                    let message = format!("{err:#}");
+                    prop_assert!(message.starts_with("A.txt") && !message.contains('\n'), "{}", message);
+                }
+            }
+            Ok(())
+        }
+
+        proptest! {
+            #[test]
+            fn any_bytes_give_a_matrix_or_a_one_line_error(bytes in proptest::collection::vec(any::<u8>(), 0..400)) {
+                answers_in_one_line(&String::from_utf8_lossy(&bytes))?;
+            }
+
+            #[test]
+            fn number_like_text_gives_a_matrix_or_a_one_line_error(text in "[0-9eE.+ \t\n#xinfa-]{0,300}") {
+                answers_in_one_line(&text)?;
+            }
+        }
+
+        #[test]
+        fn a_file_that_is_not_text_is_a_one_line_error() {
+            let dir = std::env::temp_dir().join(format!("matrix-bytes-test-{}", std::process::id()));
+            fs::create_dir_all(&dir).unwrap();
+            let path = dir.join("binary.txt");
+            fs::write(&path, [0x31, 0x20, 0xFF, 0xFE, 0x0A]).unwrap();
+            let message = format!("{:#}", read::<f64>(&path).unwrap_err());
+            assert!(message.starts_with("reading ") && message.contains("binary.txt") && !message.contains('\n'), "{message}");
+            fs::remove_dir_all(&dir).unwrap();
+        }
+    }
 }
