@@ -11,10 +11,11 @@
 use anyhow::{ensure, Result};
 use cust::function::Function;
 use cust::stream::Stream;
+use rayon::prelude::*;
 
 use crate::check_cuda;
 use crate::matrix::{HostStorage, Matrix};
-use crate::mmm::{check_product, launch_mmm, ProductCheck};
+use crate::mmm::{launch_mmm, CpuProduct, ProductCheck};
 use crate::timeline::{fork, join, step, Kind, Recorder, Span};
 use crate::timing::{time_on_stream, Timing};
 use crate::verify::{Poison, Random};
@@ -43,6 +44,8 @@ pub struct Batch<H: HostStorage<f64>> {
     pub b: Vec<Matrix<f64, H>>,
     pub c: Vec<Matrix<f64, H>>,
     pub block_size: u32,
+    /// The CPU's A_i * B_i, made at the first check and reused by every later program's check.
+    references: Vec<CpuProduct>,
 }
 
 impl<H: HostStorage<f64>> Batch<H> {
@@ -50,12 +53,7 @@ impl<H: HostStorage<f64>> Batch<H> {
     /// device copy allocated: cuMemAlloc during the timed programs would serialize the streams.
     pub fn random(count: usize, n: usize, block_size: u32, seed: u64) -> Result<Self> {
         let mut batch = Self::random_on_host(count, n, block_size, seed)?;
-        for matrix in batch.a.iter_mut().chain(&mut batch.b) {
-            matrix.copy_to_gpu()?;
-        }
-        for c in &mut batch.c {
-            c.allocate_on_gpu()?;
-        }
+        batch.upload()?;
         Ok(batch)
     }
 
@@ -64,13 +62,35 @@ impl<H: HostStorage<f64>> Batch<H> {
     pub fn random_on_host(count: usize, n: usize, block_size: u32, seed: u64) -> Result<Self> {
         ensure!(count > 0, "the batch needs at least one product");
         let mut random = Random::new(seed);
-        let mut batch = Batch { a: Vec::new(), b: Vec::new(), c: Vec::new(), block_size };
+        let mut batch = Batch { a: Vec::new(), b: Vec::new(), c: Vec::new(), block_size, references: Vec::new() };
         for _ in 0..count {
             batch.a.push(Matrix::random(n, n, &mut random)?);
             batch.b.push(Matrix::random(n, n, &mut random)?);
             batch.c.push(Matrix::new(n, n)?);
         }
         Ok(batch)
+    }
+
+    /// The same A_i and B_i as `other`, in this batch's host memory, copied to the GPU like
+    /// [`Batch::random`] does: lab-pinned's pinned batch is its pageable batch, copied.
+    pub fn copy_of<G: HostStorage<f64>>(other: &Batch<G>) -> Result<Self> {
+        let copy = |matrices: &[Matrix<f64, G>]| matrices.iter().map(Matrix::convert).collect::<Result<Vec<_>>>();
+        let mut batch =
+            Batch { a: copy(&other.a)?, b: copy(&other.b)?, c: copy(&other.c)?, block_size: other.block_size, references: Vec::new() };
+        batch.upload()?;
+        Ok(batch)
+    }
+
+    /// A and B copied to the GPU (so `kernels_only` finds them there) and C's device copy allocated:
+    /// cuMemAlloc during the timed programs would serialize the streams.
+    fn upload(&mut self) -> Result<()> {
+        for matrix in self.a.iter_mut().chain(&mut self.b) {
+            matrix.copy_to_gpu()?;
+        }
+        for c in &mut self.c {
+            c.allocate_on_gpu()?;
+        }
+        Ok(())
     }
 
     pub fn count(&self) -> usize {
@@ -89,7 +109,7 @@ impl<H: HostStorage<f64>> Batch<H> {
             if c.is_on_gpu() {
                 c.poison_on_gpu()?;
             }
-            c.data_mut().fill(f64::POISON);
+            c.data_mut().par_iter_mut().for_each(|x| *x = f64::POISON);
         }
         Ok(())
     }
@@ -192,7 +212,7 @@ impl<H: HostStorage<f64>> Batch<H> {
         recorder.spans()
     }
 
-    fn finish(&self, main: &Stream, timing: Timing, random: &mut Random) -> Result<Measured> {
+    fn finish(&mut self, main: &Stream, timing: Timing, random: &mut Random) -> Result<Measured> {
         check_cuda!(main.synchronize())?; // faults of any kernel show up here
         Ok(Measured { timing, check: self.check(random) })
     }
@@ -202,10 +222,15 @@ impl<H: HostStorage<f64>> Batch<H> {
         (0..self.count()).map(|i| format!("stream {i}")).collect()
     }
 
-    /// Checks every C against its A * B on the CPU; the worst check comes first.
-    pub fn check(&self, random: &mut Random) -> ProductCheck {
+    /// Checks every C against its A * B on the CPU (computed at the first check, then reused); the
+    /// worst check comes first.
+    pub fn check(&mut self, random: &mut Random) -> ProductCheck {
+        while self.references.len() < self.count() {
+            let i = self.references.len();
+            self.references.push(CpuProduct::new(&self.a[i], &self.b[i], random));
+        }
         let mut checks: Vec<ProductCheck> =
-            (0..self.count()).map(|i| check_product(&self.a[i], &self.b[i], &self.c[i], random)).collect();
+            (0..self.count()).map(|i| self.references[i].check(&self.a[i], &self.b[i], &self.c[i], random)).collect();
         checks.sort_by(|x, y| y.error.total_cmp(&x.error));
         checks.swap_remove(0)
     }

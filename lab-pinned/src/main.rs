@@ -97,7 +97,7 @@ fn run(args: Args) -> Result<()> {
     // malloc'ed matrices, as in lab-streams ...
     let mut pageable = Batch::<Vec<f64>>::random(count, n, args.block_size, args.seed)?;
     // ... and the same from cudaMallocHost
-    let mut pinned = Batch::<Pinned<f64>>::random(count, n, args.block_size, args.seed)?;
+    let mut pinned = Batch::<Pinned<f64>>::copy_of(&pageable)?;
     let progress = Progress::new(SLIDE_MS.len(), "lab-pinned");
     let measured = [
         progress.run(SLIDE_MS[0].0, || pageable.time_serial(&mmm, &main, repetitions, &mut random))?,
