@@ -174,8 +174,8 @@ pub struct CpuProduct {
 }
 
 enum Reference {
-    /// Every element of A * B.
-    Exact(Vec<f64>),
+    /// Every element of A * B, and the largest |element| the errors are measured against.
+    Exact { product: Vec<f64>, largest: f64 },
     /// Freivalds' random vector x, its sum of |x_j| and A (B x).
     Freivalds { x: Vec<f64>, x_norm: f64, abx: Vec<f64> },
 }
@@ -194,7 +194,9 @@ impl CpuProduct {
         let _phase = phases::enter(Phase::Verify);
         let (m, k, n) = (a.rows(), a.cols(), b.cols());
         if m * k * n <= exact_limit {
-            return CpuProduct { n, reference: Reference::Exact(multiply_on_cpu(a, b)) };
+            let product = multiply_on_cpu(a, b);
+            let largest = largest_magnitude(&product);
+            return CpuProduct { n, reference: Reference::Exact { product, largest } };
         }
         let x: Vec<f64> = (0..n).map(|_| random.uniform(-1.0, 1.0)).collect();
         let x_norm = x.iter().map(|v| v.abs()).sum();
@@ -212,54 +214,70 @@ impl CpuProduct {
         random: &mut Random,
     ) -> ProductCheck {
         let _phase = phases::enter(Phase::Verify);
-        let (n, k) = (self.n, a.cols());
-        let c_values = c.data();
+        let n = self.n;
         match &self.reference {
-            Reference::Exact(reference) => {
-                let largest = reference.par_iter().map(|v| v.abs()).reduce(|| 0.0, f64::max).max(f64::MIN_POSITIVE);
-                let (error, index) = crate::verify::max_relative_error(c_values, reference, largest);
+            Reference::Exact { product, largest } => {
+                let (error, index) = crate::verify::max_relative_error(c.data(), product, *largest);
                 ProductCheck { error, worst: (index / n, index % n), method: "exact", tolerance: T::TOLERANCE }
             }
             Reference::Freivalds { x, x_norm, abx } => {
-                let method = "Freivalds + samples";
-                if let Some(index) = c_values.par_iter().position_first(|v| !v.to_f64().is_finite()) {
-                    return ProductCheck { error: f64::INFINITY, worst: (index / n, index % n), method, tolerance: T::TOLERANCE };
-                }
-                let largest =
-                    c_values.par_iter().map(|v| v.to_f64().abs()).reduce(|| 0.0, f64::max).max(f64::MIN_POSITIVE);
-                // If every element is within tolerance * largest, row i of C x - A (B x) is within
-                // tolerance * largest * sum|x|.
-                let cx = multiply_vector(c_values, n, x);
-                let mut worst = (0.0, (0, 0));
-                for (row, (got, want)) in cx.iter().zip(abx).enumerate() {
-                    let error = (got - want).abs() / (largest * x_norm);
-                    if error > worst.0 {
-                        worst = (error, (row, 0));
-                    }
-                }
-                let rows: Vec<usize> = (0..SAMPLE_SIDE).map(|_| random.below(c.rows() as u64) as usize).collect();
-                let columns: Vec<usize> = (0..SAMPLE_SIDE).map(|_| random.below(n as u64) as usize).collect();
-                // B's sampled columns gathered once, so the inner products below read memory in order.
-                let (a_values, b_values) = (a.data(), b.data());
-                let b_columns: Vec<Vec<f64>> =
-                    columns.iter().map(|&j| (0..k).map(|p| b_values[p * n + j].to_f64()).collect()).collect();
-                let sampled = rows
-                    .par_iter()
-                    .flat_map_iter(|&i| {
-                        let a_row = &a_values[i * k..(i + 1) * k];
-                        columns.iter().zip(&b_columns).map(move |(&j, b_column)| {
-                            let exact: f64 = a_row.iter().zip(b_column).map(|(x, y)| x.to_f64() * y).sum();
-                            ((c_values[i * n + j].to_f64() - exact).abs() / largest, (i, j))
-                        })
-                    })
-                    .reduce(|| (0.0, (0, 0)), |x, y| if y.0 > x.0 { y } else { x });
-                if sampled.0 > worst.0 {
-                    worst = sampled;
-                }
-                ProductCheck { error: worst.0, worst: worst.1, method, tolerance: T::TOLERANCE }
+                let (error, worst) = self.freivalds_and_samples(a, b, c, (x, *x_norm, abx), random);
+                ProductCheck { error, worst, method: "Freivalds + samples", tolerance: T::TOLERANCE }
             }
         }
     }
+
+    /// The largest error Freivalds' test bounds, or the largest of the sampled block's, with where.
+    fn freivalds_and_samples<T: Element, H: HostStorage<T>>(
+        &self,
+        a: &Matrix<T, H>,
+        b: &Matrix<T, H>,
+        c: &Matrix<T, H>,
+        (x, x_norm, abx): (&[f64], f64, &[f64]),
+        random: &mut Random,
+    ) -> (f64, (usize, usize)) {
+        let (n, k) = (self.n, a.cols());
+        let c_values = c.data();
+        if let Some(index) = c_values.par_iter().position_first(|v| !v.to_f64().is_finite()) {
+            return (f64::INFINITY, (index / n, index % n));
+        }
+        let largest = largest_magnitude(c_values);
+        // If every element is within tolerance * largest, row i of C x - A (B x) is within
+        // tolerance * largest * sum|x|.
+        let cx = multiply_vector(c_values, n, x);
+        let mut worst = (0.0, (0, 0));
+        for (row, (got, want)) in cx.iter().zip(abx).enumerate() {
+            let error = (got - want).abs() / (largest * x_norm);
+            if error > worst.0 {
+                worst = (error, (row, 0));
+            }
+        }
+        let rows: Vec<usize> = (0..SAMPLE_SIDE).map(|_| random.below(c.rows() as u64) as usize).collect();
+        let columns: Vec<usize> = (0..SAMPLE_SIDE).map(|_| random.below(n as u64) as usize).collect();
+        // B's sampled columns gathered once, so the inner products below read memory in order.
+        let (a_values, b_values) = (a.data(), b.data());
+        let b_columns: Vec<Vec<f64>> =
+            columns.iter().map(|&j| (0..k).map(|p| b_values[p * n + j].to_f64()).collect()).collect();
+        let sampled = rows
+            .par_iter()
+            .flat_map_iter(|&i| {
+                let a_row = &a_values[i * k..(i + 1) * k];
+                columns.iter().zip(&b_columns).map(move |(&j, b_column)| {
+                    let exact: f64 = a_row.iter().zip(b_column).map(|(x, y)| x.to_f64() * y).sum();
+                    ((c_values[i * n + j].to_f64() - exact).abs() / largest, (i, j))
+                })
+            })
+            .reduce(|| (0.0, (0, 0)), |x, y| if y.0 > x.0 { y } else { x });
+        if sampled.0 > worst.0 {
+            worst = sampled;
+        }
+        worst
+    }
+}
+
+/// The largest |value| (at least the smallest positive f64, so errors can be divided by it).
+fn largest_magnitude<T: Element>(values: &[T]) -> f64 {
+    values.par_iter().map(|v| v.to_f64().abs()).reduce(|| 0.0, f64::max).max(f64::MIN_POSITIVE)
 }
 
 /// A * B on the CPU in f64, row-major, rows in parallel; in i-k-j order so the inner loop runs along
