@@ -147,7 +147,7 @@ impl<T: DeviceCopy> Drop for Mapped<T> {
     }
 }
 
-impl<T: Element> HostStorage<T> for Mapped<T> {
+impl<T: DeviceCopy> HostStorage<T> for Mapped<T> {
     const KIND: &'static str = "mapped";
     fn filled(len: usize, value: T) -> Result<Mapped<T>> {
         Mapped::new(len, value, false)
@@ -211,7 +211,7 @@ impl<T: DeviceCopy> Drop for Registered<T> {
     }
 }
 
-impl<T: Element> HostStorage<T> for Registered<T> {
+impl<T: DeviceCopy> HostStorage<T> for Registered<T> {
     const KIND: &'static str = "registered";
     fn filled(len: usize, value: T) -> Result<Registered<T>> {
         Registered::register(try_filled_vec(len, value, "a registered buffer")?, 0)

@@ -62,15 +62,15 @@ impl Element for f64 {
     }
 }
 
-/// Host memory for a matrix's `data`.
-pub trait HostStorage<T: Element>: Deref<Target = [T]> + DerefMut + AsRef<[T]> + AsMut<[T]> + Sized {
+/// Host memory for a matrix's `data` or a vector job's buffers: pageable, pinned, mapped or registered.
+pub trait HostStorage<T: DeviceCopy>: Deref<Target = [T]> + DerefMut + AsRef<[T]> + AsMut<[T]> + Sized {
     /// How the slides call this memory, for printing.
     const KIND: &'static str;
     fn filled(len: usize, value: T) -> Result<Self>;
 }
 
 /// Pageable memory (`malloc`, `new[]`): the driver copies it through a pinned staging buffer.
-impl<T: Element> HostStorage<T> for Vec<T> {
+impl<T: DeviceCopy> HostStorage<T> for Vec<T> {
     const KIND: &'static str = "pageable";
     fn filled(len: usize, value: T) -> Result<Vec<T>> {
         crate::host_memory::try_filled_vec(len, value, "a matrix")
@@ -81,7 +81,7 @@ impl<T: Element> HostStorage<T> for Vec<T> {
 /// `cudaMemcpyAsync` overlap with kernels.
 pub type Pinned<T> = LockedBuffer<T>;
 
-impl<T: Element> HostStorage<T> for LockedBuffer<T> {
+impl<T: DeviceCopy> HostStorage<T> for LockedBuffer<T> {
     const KIND: &'static str = "pinned";
     fn filled(len: usize, value: T) -> Result<LockedBuffer<T>> {
         crate::host_memory::check_pinnable((len * std::mem::size_of::<T>()) as u64, 0)?;

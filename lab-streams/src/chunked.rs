@@ -1,14 +1,19 @@
 //! `--mode chunked`: the French slides' pipeline. One job cut into Nst chunks on Nst streams: all
 //! copies in are enqueued, then all kernels, then all copies out; the host then waits per stream or
-//! once for the device. Host time, since how the host waits is part of the lesson.
+//! once for the device. Host time, since how the host waits is part of the lesson. The host buffers
+//! are pinned by default, as the slides' `cudaHostAlloc` makes them; `--host-memory pageable` shows
+//! what the pipeline loses without that.
 
 use anyhow::Result;
 use common::check_cuda;
 use common::context::new_streams;
+use common::matrix::HostStorage;
 use common::progress::Progress;
+use common::timeline::{fork, write_svg, Recorder};
 use common::timing::time_on_host;
 use common::verify::Random;
 use cust::module::Module;
+use cust::stream::{Stream, StreamFlags};
 use lab_streams::vector::{Synchronize, VectorJob};
 
 use crate::Args;
@@ -17,15 +22,16 @@ pub const STREAM_COUNTS: [usize; 5] = [1, 2, 4, 8, 16];
 /// Elements checked against the CPU per run (all are checked for being written).
 pub const SAMPLES: usize = 4096;
 
-pub fn run(module: &Module, args: &Args) -> Result<bool> {
+pub fn run<H: HostStorage<f32>>(module: &Module, args: &Args) -> Result<bool> {
     let work = check_cuda!(module.get_function("vector_work"))?;
-    let mut job = VectorJob::random(args.elements as usize, args.steps, args.seed)?;
+    let mut job = VectorJob::<H>::random(args.elements as usize, args.steps, args.seed)?;
     let mut random = Random::new(args.seed);
     println!(
-        "\nChunked pipeline: {} floats ({} MiB each way), {} fused multiply-adds each, pageable host memory",
+        "\nChunked pipeline: {} floats ({} MiB each way), {} fused multiply-adds each, {} host memory",
         args.elements,
         (args.elements as usize * 4) >> 20,
-        args.steps
+        args.steps,
+        H::KIND
     );
     println!("\n| streams | synchronize | host time in ms | speedup over 1 stream | check |");
     println!("|---------|-------------|-----------------|-----------------------|-------|");
@@ -38,7 +44,7 @@ pub fn run(module: &Module, args: &Args) -> Result<bool> {
             progress.step(format!("{count} streams, {how:?}"));
             let streams = new_streams(count)?;
             job.poison()?;
-            let timing = time_on_host(1, args.repetitions as usize, || job.pipeline(&work, &streams, how))?;
+            let timing = time_on_host(1, args.repetitions as usize, || job.pipeline(&work, &streams, how, None))?;
             let wrong = job.wrong_elements(SAMPLES, &mut random);
             passed &= wrong == 0;
             let baseline = *one_stream_ms.get_or_insert(timing.median_ms());
@@ -50,13 +56,24 @@ pub fn run(module: &Module, args: &Args) -> Result<bool> {
                 "| {count} | {how:?} | {:.3} | {:.2}x | {} |",
                 timing.median_ms(),
                 baseline / timing.median_ms(),
-                if wrong == 0 { "PASS".to_string() } else { format!("FAIL ({wrong} wrong)") }
+                crate::check_cell(wrong)
             ));
         }
     }
     drop(progress);
     if let Some((ms, count, how)) = best {
         println!("\nFastest: {count} streams, {how:?}: host time in ms: {ms:.3}");
+    }
+    if let Some(path) = &args.timeline {
+        let count = *STREAM_COUNTS.last().expect("stream counts");
+        let streams = new_streams(count)?;
+        let main = check_cuda!(Stream::new(StreamFlags::DEFAULT, None))?;
+        let mut recorder = Recorder::start(&main)?;
+        fork(&main, &streams)?;
+        job.pipeline(&work, &streams, Synchronize::Device, Some(&mut recorder))?;
+        let lanes: Vec<String> = (0..count).map(|i| format!("stream {i}")).collect();
+        let title = format!("chunked pipeline: {} floats on {count} streams, {} host memory", args.elements, H::KIND);
+        println!("{}", write_svg(path, args.force, &title, &lanes, &recorder.spans()?)?);
     }
     Ok(passed)
 }

@@ -3,7 +3,8 @@
 //! `--mode mmm` (the default) is the German slides' table: COUNT products of random N x N doubles
 //! run serially (`mmm`), as kernels only (`mmm-without-transfers`) and one stream per product
 //! (`mmm-streamed`), from pageable host memory as on the slides. The other modes are the French
-//! slides' chunked pipeline, the Korean notes' 15-stream sample and CPU work overlapped with the GPU.
+//! slides' chunked pipeline, the Korean notes' 15-stream sample and CPU work overlapped with the GPU,
+//! from pinned host memory as in those originals (`--host-memory pageable` for the contrast).
 
 mod chunked;
 mod fifteen;
@@ -13,11 +14,12 @@ mod programs;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Result;
+use anyhow::{ensure, Result};
 use clap::Parser;
 use common::batch::Batch;
 use common::gpu::Gpu;
 use common::host_memory::ensure_host_fits;
+use common::matrix::Pinned;
 use common::mmm::parse_block_size;
 use common::output::check_output_path;
 use common::verify::verdict;
@@ -51,7 +53,13 @@ pub struct Args {
     /// Seed of the random inputs and of the checks' samples.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// mmm: draw the mmm-streamed run as an SVG chronogram (one lane per stream) into this file.
+    /// chunked, fifteen and overlap: host memory of the vector jobs; pinned as in the originals, or
+    /// pageable to see what streams lose without it. (mmm always runs from pageable memory, as the
+    /// German table does; lab-pinned runs it pinned.)
+    #[arg(long, value_enum, default_value = "pinned")]
+    host_memory: HostMemory,
+    /// Draw one run as an SVG chronogram (one lane per stream) into this file: mmm-streamed, the
+    /// chunked pipeline on 16 streams or the 15-stream sample, whichever --mode names.
     #[arg(long, value_name = "FILE.svg")]
     timeline: Option<PathBuf>,
     /// Let --timeline replace an existing file.
@@ -66,6 +74,14 @@ enum Mode {
     Fifteen,
     Overlap,
     All,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum HostMemory {
+    /// cudaHostAlloc / cudaMallocHost: the copy engines read it directly, copies overlap kernels.
+    Pinned,
+    /// malloc: every copy goes through the driver's staging buffer and holds the host.
+    Pageable,
 }
 
 fn main() -> ExitCode {
@@ -98,6 +114,10 @@ fn runs(args: &Args, mode: Mode) -> bool {
 
 fn run(args: Args) -> Result<()> {
     if let Some(path) = &args.timeline {
+        ensure!(
+            matches!(args.mode, Mode::Mmm | Mode::Chunked | Mode::Fifteen),
+            "--timeline draws one run: use it with --mode mmm, chunked or fifteen"
+        );
         check_output_path(path, args.force)?;
     }
     let (job, host_bytes, gpu_bytes) = largest_job(&args);
@@ -110,14 +130,24 @@ fn run(args: Args) -> Result<()> {
     if runs(&args, Mode::Mmm) {
         passed &= programs::run(&gpu, &args)?;
     }
+    let pinned = args.host_memory == HostMemory::Pinned;
     if runs(&args, Mode::Chunked) {
-        passed &= chunked::run(&module, &args)?;
+        passed &= if pinned { chunked::run::<Pinned<f32>>(&module, &args)? } else { chunked::run::<Vec<f32>>(&module, &args)? };
     }
     if runs(&args, Mode::Fifteen) {
-        passed &= fifteen::run(&module, &args)?;
+        passed &= if pinned { fifteen::run::<Pinned<i32>>(&module, &args)? } else { fifteen::run::<Vec<i32>>(&module, &args)? };
     }
     if runs(&args, Mode::Overlap) {
-        passed &= overlap::run(&module, &args)?;
+        passed &= if pinned { overlap::run::<Pinned<f32>>(&module, &args)? } else { overlap::run::<Vec<f32>>(&module, &args)? };
     }
     verdict(passed, "a GPU result differs from the CPU reference")
+}
+
+/// A table's check column: PASS, or how many elements were wrong.
+fn check_cell(wrong: usize) -> String {
+    if wrong == 0 {
+        "PASS".to_string()
+    } else {
+        format!("FAIL ({wrong} wrong)")
+    }
 }

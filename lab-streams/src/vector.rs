@@ -1,14 +1,16 @@
 //! The vector jobs of the streams lectures: the French slides' chunked job (one chunk per stream; all
-//! copies in, then all kernels, then all copies out) and the Korean notes' 15-stream sample.
+//! copies in, then all kernels, then all copies out) and the Korean notes' 15-stream sample. Both
+//! keep their host buffers in pinned memory as the originals do (`cudaHostAlloc`, `cudaMallocHost`),
+//! or in pageable memory for the contrast: the storage is the type parameter `H`.
 
 use std::ops::Range;
 
 use anyhow::Result;
 use common::check_cuda;
-use common::host_memory::try_filled_vec;
 use common::context::synchronize_device;
+use common::matrix::HostStorage;
 use common::phases::{self, Phase};
-use common::timeline::{fork, join};
+use common::timeline::{fork, join, step, Kind, Recorder};
 use common::verify::{Poison, Random};
 use cust::function::Function;
 use cust::launch;
@@ -42,24 +44,25 @@ pub fn chunks(n: usize, parts: usize) -> Vec<Range<usize>> {
         .collect()
 }
 
-/// The French slides' job: `out[i]` is `in[i]` after `steps` fused multiply-adds, in pageable memory.
-pub struct VectorJob {
-    pub input: Vec<f32>,
-    pub output: Vec<f32>,
+/// The French slides' job: `out[i]` is `in[i]` after `steps` fused multiply-adds.
+pub struct VectorJob<H: HostStorage<f32>> {
+    pub input: H,
+    pub output: H,
     pub steps: i32,
     d_in: DeviceBuffer<f32>,
     d_out: DeviceBuffer<f32>,
 }
 
-impl VectorJob {
-    /// Random inputs in [-1, 1); device buffers allocated now, before any timing.
-    pub fn random(n: usize, steps: u32, seed: u64) -> Result<VectorJob> {
+impl<H: HostStorage<f32>> VectorJob<H> {
+    /// Random inputs in [-1, 1); host and device buffers allocated now, before any timing.
+    pub fn random(n: usize, steps: u32, seed: u64) -> Result<Self> {
         let mut random = Random::new(seed);
-        let input: Vec<f32> = (0..n).map(|_| random.uniform(-1.0, 1.0) as f32).collect();
+        let mut input = H::filled(n, 0.0)?;
+        input.iter_mut().for_each(|x| *x = random.uniform(-1.0, 1.0) as f32);
         Ok(VectorJob {
             d_in: check_cuda!(DeviceBuffer::from_slice(&input))?,
             d_out: common::verify::poisoned_device_buffer(n)?,
-            output: try_filled_vec(n, f32::POISON, "the output")?,
+            output: H::filled(n, f32::POISON)?,
             input,
             steps: steps as i32,
         })
@@ -72,44 +75,47 @@ impl VectorJob {
     }
 
     /// Stage 1 of the pipeline: every chunk's copy to the GPU, each on its stream.
-    pub fn copies_in(&mut self, streams: &[Stream]) -> Result<()> {
-        for (stream, range) in streams.iter().zip(chunks(self.input.len(), streams.len())) {
+    pub fn copies_in(&mut self, streams: &[Stream], recorder: &mut Option<&mut Recorder>) -> Result<()> {
+        for (lane, (stream, range)) in streams.iter().zip(chunks(self.input.len(), streams.len())).enumerate() {
             let mut d_chunk = self.d_in.index(range.clone());
             // SAFETY: `self.input` outlives the copy: the caller synchronizes before dropping the job.
-            check_cuda!(unsafe { d_chunk.async_copy_from(&self.input[range], stream) })?;
+            step(recorder, stream, lane, Kind::CopyIn, "in", || Ok(check_cuda!(unsafe { d_chunk.async_copy_from(&self.input[range], stream) })?))?;
         }
         Ok(())
     }
 
     /// Stage 2: every chunk's kernel, each on its stream.
-    pub fn kernels(&self, work: &Function, streams: &[Stream]) -> Result<()> {
-        for (stream, range) in streams.iter().zip(chunks(self.input.len(), streams.len())) {
+    pub fn kernels(&self, work: &Function, streams: &[Stream], recorder: &mut Option<&mut Recorder>) -> Result<()> {
+        for (lane, (stream, range)) in streams.iter().zip(chunks(self.input.len(), streams.len())).enumerate() {
             let (d_in, d_out) = (self.d_in.index(range.clone()), self.d_out.index(range.clone()));
             let (n, steps) = (range.len() as i32, self.steps);
             let blocks = (range.len() as u32).div_ceil(BLOCK_SIZE).max(1);
             // __global__ void vector_work(const float* in, float* out, int n, int steps)
-            check_cuda!(unsafe {
-                launch!(work<<<blocks, BLOCK_SIZE, 0, stream>>>(d_in.as_device_ptr(), d_out.as_device_ptr(), n, steps))
+            step(recorder, stream, lane, Kind::Kernel, "work", || {
+                Ok(check_cuda!(unsafe {
+                    launch!(work<<<blocks, BLOCK_SIZE, 0, stream>>>(d_in.as_device_ptr(), d_out.as_device_ptr(), n, steps))
+                })?)
             })?;
         }
         Ok(())
     }
 
     /// Stage 3: every chunk's copy back, each on its stream.
-    pub fn copies_out(&mut self, streams: &[Stream]) -> Result<()> {
-        for (stream, range) in streams.iter().zip(chunks(self.output.len(), streams.len())) {
+    pub fn copies_out(&mut self, streams: &[Stream], recorder: &mut Option<&mut Recorder>) -> Result<()> {
+        for (lane, (stream, range)) in streams.iter().zip(chunks(self.output.len(), streams.len())).enumerate() {
             let d_chunk = self.d_out.index(range.clone());
             // SAFETY: as in copies_in; the host reads `output` only after synchronizing.
-            check_cuda!(unsafe { d_chunk.async_copy_to(&mut self.output[range], stream) })?;
+            step(recorder, stream, lane, Kind::CopyOut, "out", || Ok(check_cuda!(unsafe { d_chunk.async_copy_to(&mut self.output[range], stream) })?))?;
         }
         Ok(())
     }
 
-    /// The whole pipeline, then the host waits as `how` says.
-    pub fn pipeline(&mut self, work: &Function, streams: &[Stream], how: Synchronize) -> Result<()> {
-        self.copies_in(streams)?;
-        self.kernels(work, streams)?;
-        self.copies_out(streams)?;
+    /// The whole pipeline, then the host waits as `how` says; with a recorder, every copy and kernel
+    /// lies between events for the chronogram.
+    pub fn pipeline(&mut self, work: &Function, streams: &[Stream], how: Synchronize, mut recorder: Option<&mut Recorder>) -> Result<()> {
+        self.copies_in(streams, &mut recorder)?;
+        self.kernels(work, streams, &mut recorder)?;
+        self.copies_out(streams, &mut recorder)?;
         wait(streams, how)
     }
 
@@ -145,57 +151,63 @@ pub fn wait(streams: &[Stream], how: Synchronize) -> Result<()> {
 }
 
 /// The Korean notes' sample: `out += in` five times over N ints, split over the streams, each stream
-/// copying its part of `in` and `out` in, running the kernel and copying `out` back.
-pub struct AddFiveTimes {
-    pub input: Vec<i32>,
-    pub original: Vec<i32>,
-    pub output: Vec<i32>,
+/// copying its part of `in` and `out` in, running the kernel and copying `out` back. (The notes copy
+/// `out` in only once, before the first run; copying it in every run makes every run the same.)
+pub struct AddFiveTimes<H: HostStorage<i32>> {
+    pub input: H,
+    pub original: H,
+    pub output: H,
     d_in: DeviceBuffer<i32>,
     d_out: DeviceBuffer<i32>,
 }
 
-impl AddFiveTimes {
+impl<H: HostStorage<i32>> AddFiveTimes<H> {
     /// Random ints from 1 to 1000 (five additions cannot overflow).
-    pub fn random(n: usize, seed: u64) -> Result<AddFiveTimes> {
+    pub fn random(n: usize, seed: u64) -> Result<Self> {
         let mut random = Random::new(seed);
-        let mut draw = || (1 + random.below(1000)) as i32;
-        let input: Vec<i32> = (0..n).map(|_| draw()).collect();
-        let original: Vec<i32> = (0..n).map(|_| draw()).collect();
+        let (mut input, mut original) = (H::filled(n, 0)?, H::filled(n, 0)?);
+        input.iter_mut().chain(original.iter_mut()).for_each(|x| *x = (1 + random.below(1000)) as i32);
         Ok(AddFiveTimes {
             d_in: check_cuda!(DeviceBuffer::from_slice(&input))?,
             d_out: check_cuda!(DeviceBuffer::from_slice(&original))?,
-            output: try_filled_vec(n, 0, "Out")?,
+            output: H::filled(n, i32::MIN)?,
             input,
             original,
         })
     }
 
-    /// One run over `streams`, forked from and joined into `main` (events on `main` time it).
-    pub fn run(&mut self, add: &Function, main: &Stream, streams: &[Stream]) -> Result<()> {
-        self.output.fill(i32::MIN);
+    /// One run over `streams`, forked from and joined into `main` (events on `main` time it); with a
+    /// recorder, every copy and kernel lies between events for the chronogram.
+    pub fn run(&mut self, add: &Function, main: &Stream, streams: &[Stream], mut recorder: Option<&mut Recorder>) -> Result<()> {
         fork(main, streams)?;
-        for (stream, range) in streams.iter().zip(chunks(self.input.len(), streams.len())) {
+        for (lane, (stream, range)) in streams.iter().zip(chunks(self.input.len(), streams.len())).enumerate() {
             let (mut d_in, mut d_out) = (self.d_in.index(range.clone()), self.d_out.index(range.clone()));
-            // SAFETY: the host vectors outlive the copies; the caller synchronizes before reading.
-            unsafe {
+            // SAFETY: the host buffers outlive the copies; the caller synchronizes before reading.
+            step(&mut recorder, stream, lane, Kind::CopyIn, "In, Out", || unsafe {
                 check_cuda!(d_in.async_copy_from(&self.input[range.clone()], stream))?;
-                check_cuda!(d_out.async_copy_from(&self.original[range.clone()], stream))?;
-            }
+                Ok(check_cuda!(d_out.async_copy_from(&self.original[range.clone()], stream))?)
+            })?;
             let n = range.len() as i32;
             let blocks = (range.len() as u32).div_ceil(BLOCK_SIZE).max(1);
             // __global__ void add_five_times(const int* in, int* out, int n)
-            check_cuda!(unsafe {
-                launch!(add<<<blocks, BLOCK_SIZE, 0, stream>>>(d_in.as_device_ptr(), d_out.as_device_ptr(), n))
+            step(&mut recorder, stream, lane, Kind::Kernel, "kernel", || {
+                Ok(check_cuda!(unsafe { launch!(add<<<blocks, BLOCK_SIZE, 0, stream>>>(d_in.as_device_ptr(), d_out.as_device_ptr(), n)) })?)
             })?;
-            check_cuda!(unsafe { d_out.async_copy_to(&mut self.output[range], stream) })?;
+            step(&mut recorder, stream, lane, Kind::CopyOut, "Out", || Ok(check_cuda!(unsafe { d_out.async_copy_to(&mut self.output[range], stream) })?))?;
         }
         join(main, streams)
+    }
+
+    /// Out back to the poison value, so a part no stream copied back shows.
+    pub fn poison(&mut self) {
+        self.output.fill(i32::MIN);
     }
 
     /// Elements that are not original + 5 * input (all of them checked).
     pub fn wrong_elements(&self) -> usize {
         let _phase = phases::enter(Phase::Verify);
-        (0..self.input.len()).into_par_iter().filter(|&i| self.output[i] != self.original[i] + 5 * self.input[i]).count()
+        let (input, original, output) = (&self.input[..], &self.original[..], &self.output[..]);
+        (0..input.len()).into_par_iter().filter(|&i| output[i] != original[i] + 5 * input[i]).count()
     }
 }
 

@@ -9,7 +9,7 @@ fn help_explains_every_flag() {
     let outcome = run(LAB, &["--help"]);
     assert_eq!(outcome.code, Some(0));
     for flag in ["--mode", "--size", "--count", "--block-size", "--elements", "--steps", "--repetitions", "--seed",
-        "--timeline", "--force"] {
+        "--timeline", "--force", "--host-memory"] {
         assert!(outcome.stdout.contains(flag), "--help does not mention {flag}");
     }
 }
@@ -39,6 +39,16 @@ fn refuses_a_timeline_over_an_existing_file_or_in_a_missing_folder() {
     assert_eq!(std::fs::read_to_string(&existing).unwrap(), "keep");
     let outcome = run(LAB, &["--timeline", "/nonexistent/t.svg"]);
     assert!(outcome.is_one_line_error("lab-streams", "the folder /nonexistent does not exist"), "{outcome:?}");
+}
+
+#[test]
+fn refuses_an_unknown_host_memory_and_a_timeline_for_modes_it_cannot_draw() {
+    let outcome = run(LAB, &["--mode", "chunked", "--host-memory", "mapped"]);
+    assert!(outcome.is_one_line_error("lab-streams", "'mapped'"), "{outcome:?}");
+    for mode in ["overlap", "all"] {
+        let outcome = run(LAB, &["--mode", mode, "--timeline", "/tmp/lab-streams-never-written.svg"]);
+        assert!(outcome.is_one_line_error("lab-streams", "--timeline draws one run: use it with --mode mmm, chunked or fifteen"), "{mode}: {outcome:?}");
+    }
 }
 
 #[test]

@@ -3,8 +3,9 @@
 
 use common::batch::Batch;
 use common::gpu::Gpu;
+use common::matrix::{HostStorage, Pinned};
 use common::mmm::{load_mmm, MmmKernel};
-use common::timeline::Kind;
+use common::timeline::{fork, Kind, Recorder};
 use common::verify::Random;
 use cust::stream::{Stream, StreamFlags};
 use lab_streams::vector::{AddFiveTimes, Synchronize, VectorJob};
@@ -57,20 +58,19 @@ fn the_timeline_has_copy_in_kernel_copy_out_in_order_on_every_stream() {
     assert!(batch.check(&mut Random::new(3)).passed());
 }
 
-#[test]
-#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
-fn the_chunked_pipeline_writes_every_element_right_for_any_chunking() {
+/// The pipeline, from `H` host memory, right at every element for awkward sizes and stream counts.
+fn check_chunked_pipeline<H: HostStorage<f32>>() {
     let gpu = Gpu::open(0).expect(NEEDS_GPU);
     let module = gpu.load(&kernels::STREAMS).unwrap();
     let work = module.get_function("vector_work").unwrap();
     for n in [1, 1000, (1 << 20) + 3] {
-        let mut job = VectorJob::random(n, 37, n as u64).unwrap();
+        let mut job = VectorJob::<H>::random(n, 37, n as u64).unwrap();
         for count in [1, 3, 16] {
             for how in [Synchronize::PerStream, Synchronize::Device] {
                 job.poison().unwrap();
-                job.pipeline(&work, &streams(count), how).unwrap();
+                job.pipeline(&work, &streams(count), how, None).unwrap();
                 let wrong = (0..n).filter(|&i| job.output[i].to_bits() != job.expected(i).to_bits()).count();
-                assert_eq!(wrong, 0, "{n} elements on {count} streams, {how:?}");
+                assert_eq!(wrong, 0, "{n} elements on {count} streams, {how:?}, {}", H::KIND);
             }
         }
     }
@@ -78,17 +78,54 @@ fn the_chunked_pipeline_writes_every_element_right_for_any_chunking() {
 
 #[test]
 #[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
-fn the_fifteen_stream_sample_adds_five_times_everywhere() {
+fn the_chunked_pipeline_writes_every_element_right_from_pinned_and_pageable_memory() {
+    check_chunked_pipeline::<Pinned<f32>>();
+    check_chunked_pipeline::<Vec<f32>>();
+}
+
+/// The 15-stream sample from `H` host memory, every element checked, Out poisoned before each run.
+fn check_fifteen<H: HostStorage<i32>>() {
     let gpu = Gpu::open(0).expect(NEEDS_GPU);
     let module = gpu.load(&kernels::STREAMS).unwrap();
     let add = module.get_function("add_five_times").unwrap();
     let main = Stream::new(StreamFlags::DEFAULT, None).unwrap();
     for n in [7, 1000, 512 * 65535] {
-        let mut job = AddFiveTimes::random(n, 4).unwrap();
+        let mut job = AddFiveTimes::<H>::random(n, 4).unwrap();
         for count in [1, 15] {
-            job.run(&add, &main, &streams(count)).unwrap();
+            job.poison();
+            job.run(&add, &main, &streams(count), None).unwrap();
             main.synchronize().unwrap();
-            assert_eq!(job.wrong_elements(), 0, "{n} ints on {count} streams");
+            assert_eq!(job.wrong_elements(), 0, "{n} ints on {count} streams, {}", H::KIND);
         }
     }
+}
+
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn the_fifteen_stream_sample_adds_five_times_everywhere_from_pinned_and_pageable_memory() {
+    check_fifteen::<Pinned<i32>>();
+    check_fifteen::<Vec<i32>>();
+}
+
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn the_pipeline_chronogram_has_a_copy_in_kernel_and_copy_out_per_stream_in_order() {
+    let gpu = Gpu::open(0).expect(NEEDS_GPU);
+    let module = gpu.load(&kernels::STREAMS).unwrap();
+    let work = module.get_function("vector_work").unwrap();
+    let main = Stream::new(StreamFlags::DEFAULT, None).unwrap();
+    let streams = streams(5);
+    let mut job = VectorJob::<Pinned<f32>>::random(100_003, 50, 9).unwrap();
+    job.poison().unwrap();
+    let mut recorder = Recorder::start(&main).unwrap();
+    fork(&main, &streams).unwrap();
+    job.pipeline(&work, &streams, Synchronize::Device, Some(&mut recorder)).unwrap();
+    let spans = recorder.spans().unwrap();
+    assert_eq!(spans.len(), 15);
+    for lane in 0..5 {
+        let mine: Vec<_> = spans.iter().filter(|s| s.lane == lane).collect();
+        assert_eq!(mine.iter().map(|s| s.kind).collect::<Vec<_>>(), vec![Kind::CopyIn, Kind::Kernel, Kind::CopyOut]);
+        assert!(mine.windows(2).all(|w| w[0].end_ms <= w[1].start_ms + 1e-3), "lane {lane}: {mine:?}");
+    }
+    assert_eq!(job.wrong_elements(100_003, &mut Random::new(1)), 0);
 }
