@@ -6,6 +6,7 @@
 #   bash scripts/gpu-bundle.sh          # here
 #   bash gpu-bundle/run.sh [RESULTS]    # on the GPU machine, from the repository root
 #   bash gpu-bundle/time-labs.sh        # there: every lab's default run, both profiles, timed
+#   bash gpu-bundle/compare.sh          # there: the slide programs (reference/, built there) beside the labs
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/cuda-toolchain.sh
@@ -51,6 +52,11 @@ for line in sys.stdin:
         shutil.copy(msg["executable"], "gpu-bundle/benches/" + package + "-" + msg["target"]["name"])
 '
 cp scripts/gpu-run.sh gpu-bundle/run.sh
+# The reference programs travel as sources: the GPU machine's nvcc builds them for its GPU.
+cp -r reference gpu-bundle/reference
+cp scripts/compare.sh scripts/compare-lib.sh scripts/compare-rows.txt gpu-bundle/
+mkdir -p gpu-bundle/scenes
+cp lab-constant-tracer/scenes/sixty-four.txt gpu-bundle/scenes/
 cp scripts/time-labs.sh gpu-bundle/time-labs.sh
 ls gpu-bundle/tests >/dev/null
 du -sh gpu-bundle

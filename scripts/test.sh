@@ -7,7 +7,12 @@ cd "$(dirname "$0")/.."
 bash scripts/cuda-toolchain.sh
 cargo build --workspace --all-targets --locked
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+references=$(mktemp -d)
+trap 'rm -rf "$log" "$references"' EXIT
+# The slide programs in CUDA C++ compile with the pinned nvcc (cuBLAS's is reported skipped: the
+# toolchain has no cuBLAS), and compare.sh reads both sides' saved outputs right.
+bash scripts/compare.sh --build-only "$references"
+bash scripts/test-compare.sh
 cargo test --workspace --locked 2>&1 | tee "$log"
 # cargo prints one "test result:" line per test binary; the last is often an empty doc-test run.
 awk '/^test result:/ {
@@ -17,5 +22,5 @@ awk '/^test result:/ {
             if ($i ~ /^ignored;/) ignored += $(i - 1)
         }
      }
-     END { print "skipped: the GPU tests, for bash gpu-bundle/run.sh on a GPU machine"
+     END { print "skipped: the GPU tests, for bash gpu-bundle/run.sh on a GPU machine; reference/cublas/gemm.cu (no cuBLAS here)"
            printf "tests: %d passed, %d failed, %d skipped\n", passed, failed, ignored }' "$log"

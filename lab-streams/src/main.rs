@@ -44,8 +44,9 @@ pub struct Args {
     /// chunked and overlap: number of floats in the vector job.
     #[arg(long, default_value_t = 1 << 24, value_parser = clap::value_parser!(u32).range(1..))]
     elements: u32,
-    /// chunked and overlap: fused multiply-adds per element, to set kernel time against copy time.
-    #[arg(long, default_value_t = 20000, value_parser = clap::value_parser!(u32).range(1..))]
+    /// chunked and overlap: fused multiply-adds per element, to set kernel time against copy time
+    /// (2000 makes the kernels take about as long as each copy on an H200: the most overlap can hide).
+    #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u32).range(1..))]
     steps: u32,
     /// Timed runs after one warm-up; the median is reported.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]

@@ -1,0 +1,60 @@
+# compare-lib.sh: how scripts/compare.sh reads the two sides' output, in functions that
+# scripts/test-compare.sh checks on saved outputs (no GPU needed).
+
+# ms_after KEY FILE: the first number after the first match of the extended regex KEY in FILE, or "-".
+# Both sides print the same lines, e.g. "mmm-streamed   GPU time in ms: 38.7299 (median of 3, ...)" or the
+# table row "| 16 | Device | 12.345 | ...", so one key finds the number on either side.
+ms_after() {
+    awk -v key="$1" '
+        !found && match($0, key) {
+            rest = substr($0, RSTART + RLENGTH)
+            if (match(rest, /[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?/)) { print substr(rest, RSTART, RLENGTH); found = 1 }
+        }
+        END { if (!found) print "-" }' "$2" 2>/dev/null || echo "-"
+}
+
+# verdict_of FILE EXIT_CODE: PASS or FAIL from the program's "Result = ..." line; without one, what
+# its exit code says (a teacher's own program may print no verdict).
+verdict_of() {
+    if grep -q '^Result = PASS' "$1" 2>/dev/null; then echo PASS
+    elif grep -q '^Result = FAIL' "$1" 2>/dev/null; then echo FAIL
+    elif [ "$2" = 0 ]; then echo "exit 0, no verdict"
+    else echo "exit $2"
+    fi
+}
+
+# ratio RUST ORIGINAL: Rust / original with two decimals, or "-" when either is missing.
+ratio() {
+    awk -v rust="$1" -v original="$2" 'BEGIN {
+        if (rust == "-" || original == "-" || original + 0 == 0) print "-"; else printf "%.2f\n", rust / original }'
+}
+
+# original_for PROGRAM REFERENCE_DIR ORIGINALS_DIR: the .cu to build for PROGRAM (a path such as
+# streams/mmm-streamed.cu): the teacher's file at the same path under ORIGINALS_DIR, else one of the same
+# name directly in ORIGINALS_DIR, else ours.
+original_for() {
+    local program=$1 reference=$2 originals=$3
+    if [ -n "$originals" ] && [ -f "$originals/$program" ]; then echo "$originals/$program"
+    elif [ -n "$originals" ] && [ -f "$originals/$(basename "$program")" ]; then echo "$originals/$(basename "$program")"
+    else echo "$reference/$program"
+    fi
+}
+
+# build_flags SOURCE: the extra nvcc flags a program names in its "// build: ..." line.
+build_flags() {
+    sed -n 's|^// build: ||p' "$1" | head -n 1
+}
+
+# log_name COMMAND...: the name of a run's output file in compare.sh's folder, and of its saved copy in
+# scripts/fixtures/compare/: a reference program's binary name (streams-mmm-streamed), or the lab's name
+# with the values of --mode and --precision (lab-streams-chunked, lab-mmm-f32).
+log_name() {
+    local name
+    name=$(basename "$1")
+    shift
+    while [ $# -gt 0 ]; do
+        case $1 in --mode|--precision) name=$name-$2; shift ;; esac
+        shift
+    done
+    echo "$name"
+}

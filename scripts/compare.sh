@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# compare.sh: the slide programs in CUDA C++ (reference/) beside the Rust labs, on the same GPU, with the
+# same sizes and repetitions; one table: program, original ms, Rust ms, Rust / original, both verdicts.
+#
+#   bash scripts/compare.sh [--originals DIR] [--only PATTERN]     in a checkout (labs: target/release)
+#   bash gpu-bundle/compare.sh [--originals DIR] [--only PATTERN]  on the GPU machine (labs: gpu-bundle/bin)
+#   bash scripts/compare.sh --build-only DIR                       compile every reference program into DIR
+#
+# --originals DIR  build a teacher's own .cu instead of ours wherever DIR has one at the same path
+#                  (streams/mmm-streamed.cu) or of the same name (mmm-streamed.cu). Such a program gets
+#                  the arguments ours gets and should print the same "GPU time in ms:" line (see
+#                  reference/README.md); where it prints no "Result =" line its exit code is shown.
+# --only PATTERN   run only the rows whose program name matches PATTERN (grep -E).
+# Environment: NVCC (default: nvcc on PATH, /usr/local/cuda/bin/nvcc, .toolchain/cuda/bin/nvcc),
+# ARCH (default: the GPU's, from nvidia-smi, else sm_90), WORK (outputs; default a fresh temp folder).
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+if [ -d "$here/reference" ]; then          # the GPU bundle: compare.sh, reference/, bin/
+    root=$here; labs=${LABS:-$here/bin}
+else                                        # a checkout: scripts/compare.sh
+    root=$(cd "$here/.." && pwd); labs=${LABS:-$root/target/release}
+fi
+source "$root/$( [ -f "$root/compare-lib.sh" ] && echo compare-lib.sh || echo scripts/compare-lib.sh )"
+reference=$root/reference
+originals="" only="" build_only=""
+while [ $# -gt 0 ]; do
+    case $1 in
+        --originals) originals=$(cd "$2" && pwd); shift 2 ;;
+        --only) only=$2; shift 2 ;;
+        --build-only) build_only=$2; shift 2 ;;
+        -h|--help) sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        *) echo "compare.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+    esac
+done
+
+nvcc=${NVCC:-$(command -v nvcc || true)}
+for candidate in /usr/local/cuda/bin/nvcc "$root/.toolchain/cuda/bin/nvcc"; do
+    if [ -z "$nvcc" ] && [ -x "$candidate" ]; then nvcc=$candidate; fi
+done
+[ -n "$nvcc" ] || { echo "compare.sh: nvcc not found (set NVCC, or run bash scripts/cuda-toolchain.sh)" >&2; exit 1; }
+if [ -z "${ARCH:-}" ]; then
+    cap=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1 | tr -d '. ' || true)
+    ARCH=sm_${cap:-90}
+fi
+cuda_lib=$(cd "$(dirname "$nvcc")/.." && pwd)/lib
+
+# build PROGRAM OUT: compiles one reference program (or the teacher's) with -O3 for this GPU. Returns 2
+# for a cuBLAS program where cuBLAS is not installed (CI's toolchain has none), 1 with the reason if
+# the compiler fails.
+build() {
+    local program=$1 out=$2 source flags log
+    source=$(original_for "$program" "$reference" "$originals")
+    flags=$(build_flags "$reference/$program")
+    log=$out.build.log
+    if [[ $flags == *-lcublas* ]] && [ ! -f "$(dirname "$nvcc")/../include/cublas_v2.h" ]; then
+        echo "compare.sh: $program skipped: cuBLAS is not installed beside $nvcc" >&2
+        return 2
+    fi
+    # shellcheck disable=SC2086 # flags are words
+    if "$nvcc" -O3 -arch="$ARCH" -I"$reference" -I"$reference/$(dirname "$program")" -L"$cuda_lib" $flags \
+        -o "$out" "$source" >"$log" 2>&1; then
+        return 0
+    fi
+    echo "compare.sh: $program not built: $(grep -m1 -iE 'error|cannot find' "$log" || tail -n 1 "$log")" >&2
+    return 1
+}
+
+programs=$(cd "$reference" && ls ./*/*.cu | sed 's|^\./||')
+work=${WORK:-$(mktemp -d)}
+mkdir -p "$work"
+
+if [ -n "$build_only" ]; then
+    mkdir -p "$build_only"
+    failed=0
+    for program in $programs; do
+        status=0
+        build "$program" "$build_only/$(echo "${program%.cu}" | tr / -)" || status=$?
+        if [ $status = 1 ]; then failed=1; fi
+    done
+    exit $failed
+fi
+
+# The rows (scripts/compare-rows.txt): program | reference program and arguments | its key | lab and
+# arguments | its key. {scene} and {work} stand for the tracer's scene file and this run's folder.
+scene=$root/lab-constant-tracer/scenes/sixty-four.txt
+[ -f "$scene" ] || scene=$root/scenes/sixty-four.txt
+rows_file=$root/compare-rows.txt
+[ -f "$rows_file" ] || rows_file=$root/scripts/compare-rows.txt
+rows=$(grep -v '^#' "$rows_file" | sed -e "s|{scene}|$scene|g" -e "s|{work}|$work|g")
+[ -z "$only" ] || rows=$(echo "$rows" | grep -E "^[^|]*($only)" || true)
+[ -n "$rows" ] || { echo "compare.sh: no row matches --only '$only'" >&2; exit 2; }
+
+# run COMMAND...: runs each distinct command once (several rows read one run); sets last_log to its
+# output file in $work and last_code to its exit code.
+declare -A outputs=() codes=()
+run() {
+    local key=$*
+    if [ -z "${outputs[$key]:-}" ]; then
+        outputs[$key]=$work/$(log_name "$@").log
+        echo "compare.sh: running $*" >&2
+        set +e; "$@" >"${outputs[$key]}" 2>&1; codes[$key]=$?; set -e
+    fi
+    last_log=${outputs[$key]} last_code=${codes[$key]}
+}
+
+echo "# The slide programs (CUDA C++, reference/) beside the Rust labs"
+echo
+echo "$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -n 1 || echo 'no GPU found'); nvcc $("$nvcc" --version | sed -n 's/.*release \([0-9.]*\).*/\1/p'), -O3 -arch=$ARCH${originals:+, originals from $originals}"
+echo
+echo "| program | original ms | Rust ms | Rust / original | original | Rust |"
+echo "|---------|-------------|---------|-----------------|----------|------|"
+declare -A built=()
+while IFS='|' read -r name reference_command reference_key lab_command lab_key; do
+    read -r program arguments <<<"$reference_command"
+    binary=$work/$(echo "${program%.cu}" | tr / -)
+    if [ -z "${built[$program]:-}" ]; then
+        status=0
+        build "$program" "$binary" || status=$?
+        case $status in 0) built[$program]=yes ;; 2) built[$program]="no cuBLAS" ;; *) built[$program]="not built" ;; esac
+    fi
+    if [ "${built[$program]}" = yes ]; then
+        # shellcheck disable=SC2086 # arguments are words
+        run "$binary" $arguments
+        original_ms=$(ms_after "$reference_key" "$last_log")
+        original_verdict=$(verdict_of "$last_log" "$last_code")
+    else
+        original_ms="-" original_verdict=${built[$program]}
+    fi
+    read -r lab lab_arguments <<<"$lab_command"
+    # shellcheck disable=SC2086 # arguments are words
+    run "$labs/$lab" $lab_arguments
+    rust_ms=$(ms_after "$lab_key" "$last_log")
+    rust_verdict=$(verdict_of "$last_log" "$last_code")
+    echo "| $name | $original_ms | $rust_ms | $(ratio "$rust_ms" "$original_ms") | $original_verdict | $rust_verdict |"
+done <<<"$rows"
+echo
+echo "Outputs of every run: $work"

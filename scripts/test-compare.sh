@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Checks, without a GPU, how scripts/compare.sh reads both sides: every row's keys against saved outputs
+# of the reference programs and the labs (scripts/fixtures/compare/, from an H200 run of compare.sh),
+# plus the verdict, ratio and --originals rules. Run by scripts/test.sh.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/compare-lib.sh
+fixtures=scripts/fixtures/compare
+failures=0 checks=0
+expect() {  # expect WHAT GOT WANTED
+    checks=$((checks + 1))
+    if [ "$2" != "$3" ]; then echo "FAIL: $1: got '$2', wanted '$3'"; failures=$((failures + 1)); fi
+}
+is_number() { [[ $1 =~ ^[0-9]+(\.[0-9]+)?$ ]] && echo yes || echo "no ($1)"; }
+
+# Every row's key finds a time in the saved output of its program and of its lab (named as log_name
+# says: lab-streams-chunked.log, lab-mmm-f32.log).
+while IFS='|' read -r name reference_command reference_key lab_command lab_key; do
+    read -r program _ <<<"$reference_command"
+    expect "$name: original" "$(is_number "$(ms_after "$reference_key" "$fixtures/$(echo "${program%.cu}" | tr / -).log")")" yes
+    # shellcheck disable=SC2086 # the command's words
+    fixture=$(log_name $lab_command)
+    expect "$name: Rust ($fixture)" "$(is_number "$(ms_after "$lab_key" "$fixtures/$fixture.log")")" yes
+done < <(grep -v '^#' scripts/compare-rows.txt)
+
+# Every row has its five fields (a key with a bare | would split its row).
+expect "rows with five fields" "$(grep -v '^#' scripts/compare-rows.txt | awk -F'|' 'NF != 5' | wc -l)" 0
+
+# The two vectorAdd keys read two different columns of the same table row.
+row=$fixtures/zero-copy-vectorAdd.log
+explicit=$(ms_after '^. vectorAdd \(2 reads, 1 write\) .' "$row")
+zero_copy=$(ms_after '^. vectorAdd \(2 reads, 1 write\) . [0-9.]+ .' "$row")
+expect "vectorAdd columns differ" "$([ "$explicit" != "$zero_copy" ] && echo yes || echo no)" yes
+# A key that is not there, or a file that is not there, gives "-", and so does the ratio.
+expect "missing key" "$(ms_after '^no such line' "$row")" "-"
+expect "missing file" "$(ms_after 'GPU time' /nonexistent/log)" "-"
+expect "ratio" "$(ratio 3 2)" "1.50"
+expect "ratio, one side missing" "$(ratio - 2)" "-"
+# Verdicts: the program's own line first, else its exit code.
+scratch=$(mktemp -d)
+printf 'GPU time in ms: 1.0\nResult = FAIL\n' >"$scratch/fail.log"
+: >"$scratch/silent.log"
+expect "verdict PASS" "$(verdict_of "$fixtures/simpson-simpson.log" 0)" PASS
+expect "verdict FAIL despite exit 0" "$(verdict_of "$scratch/fail.log" 0)" FAIL
+expect "no verdict, exit 0" "$(verdict_of "$scratch/silent.log" 0)" "exit 0, no verdict"
+expect "no verdict, exit 3" "$(verdict_of "$scratch/silent.log" 3)" "exit 3"
+# --originals: the same path first, then the same name, else ours.
+mkdir -p "$scratch/originals/streams"
+touch "$scratch/originals/streams/mmm.cu" "$scratch/originals/mmm-mapped.cu"
+expect "original at the same path" "$(original_for streams/mmm.cu reference "$scratch/originals")" "$scratch/originals/streams/mmm.cu"
+expect "original of the same name" "$(original_for streams/mmm-mapped.cu reference "$scratch/originals")" "$scratch/originals/mmm-mapped.cu"
+expect "ours where there is none" "$(original_for simpson/simpson.cu reference "$scratch/originals")" reference/simpson/simpson.cu
+expect "ours without --originals" "$(original_for simpson/simpson.cu reference "")" reference/simpson/simpson.cu
+expect "build flags of dynamic parallelism" "$(build_flags reference/dynamic/adaptive.cu)" "-rdc=true -lcudadevrt"
+expect "no build flags" "$(build_flags reference/simpson/simpson.cu)" ""
+expect "log name of a lab run" "$(log_name bin/lab-mmm --random 1024 --precision f32 --repetitions 10)" lab-mmm-f32
+expect "log name of a reference run" "$(log_name /tmp/x/streams-mmm 2048 10 3)" streams-mmm
+rm -rf "$scratch"
+
+echo "compare.sh's reading: $checks checks, $failures failed"
+[ "$failures" = 0 ]
