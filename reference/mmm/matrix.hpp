@@ -1,6 +1,6 @@
 // matrix.hpp: the German slides' Matrix class (host data and GPU data in one object, copy_to_gpu /
 // copy_from_gpu, operator() on both sides) and mmm.cu's main program, shared by mmm.cu (the tiled
-// kernel) and mmm-ab.cu (the naive one). Each of those defines `mmm` and includes this file.
+// kernel) and mmm-ab.cu (the naive one), which hand their kernel to run().
 //
 //   mmm A B               multiplies the matrices of two files (one row per line, as lab-mmm reads)
 //   mmm --random N [R]    beyond the slide: random N x N matrices, the kernel timed R times (default 10)
@@ -77,9 +77,6 @@ struct Matrix {
     }
 };
 
-// The kernel, defined by mmm.cu or mmm-ab.cu (a forward declaration, as the CUDA guide's MatMul has).
-__global__ void mmm(Matrix a, Matrix b, Matrix c);
-
 static const char* cmdname;
 
 static void usage() {
@@ -119,8 +116,8 @@ static std::ostream& operator<<(std::ostream& out, Matrix& A) {
     return out;
 }
 
-// mmm.cu's main, for the kernel `mmm` of the including file; `name` labels the timing line.
-static int run(int argc, char** argv, const char* name) {
+// mmm.cu's main, for `kernel` (the tiled mmm or mmm-ab); `name` labels the timing line.
+static int run(int argc, char** argv, const char* name, void (*kernel)(Matrix, Matrix, Matrix)) {
     cmdname = argv[0];
     Matrix A, B;
     int repetitions = 1;
@@ -151,7 +148,7 @@ static int run(int argc, char** argv, const char* name) {
     dim3 block(BLOCK_SIZE, BLOCK_SIZE);
     dim3 grid(A.N / BLOCK_SIZE, A.N / BLOCK_SIZE);
     const Timing timing = time_gpu(repetitions, [&] {
-        mmm<<<grid, block>>>(A, B, C);
+        kernel<<<grid, block>>>(A, B, C);
         CHECK_LAUNCH();
     });
     C.copy_from_gpu();

@@ -2,7 +2,7 @@
 // from global memory. Main program: matrix.hpp. Beside: lab-mmm --kernel naive --precision f64.
 #include "matrix.hpp"
 
-__global__ void mmm(Matrix a, Matrix b, Matrix c) {
+__global__ void mmm_ab(Matrix a, Matrix b, Matrix c) {
     unsigned int row = blockIdx.y * BLOCK_SIZE + threadIdx.y;
     unsigned int col = blockIdx.x * BLOCK_SIZE + threadIdx.x;
     double sum = 0;
@@ -12,4 +12,4 @@ __global__ void mmm(Matrix a, Matrix b, Matrix c) {
     c(row, col) = sum;
 }
 
-int main(int argc, char** argv) { return run(argc, argv, "mmm-ab"); }
+int main(int argc, char** argv) { return run(argc, argv, "mmm-ab", mmm_ab); }

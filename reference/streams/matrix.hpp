@@ -71,25 +71,8 @@ struct SquareMatrix {
     __device__ T& operator()(unsigned int i, unsigned int j) { return cuda_data[i * N + j]; }
 };
 
-// The tiled kernel of mmm.cu, for square matrices with BLOCK_SIZE | N.
-__global__ void mmm(SquareMatrix<double> a, SquareMatrix<double> b, SquareMatrix<double> c) {
-    __shared__ double ablock[BLOCK_SIZE][BLOCK_SIZE];
-    __shared__ double bblock[BLOCK_SIZE][BLOCK_SIZE];
-    unsigned int row = blockIdx.y * BLOCK_SIZE + threadIdx.y;
-    unsigned int col = blockIdx.x * BLOCK_SIZE + threadIdx.x;
-    double sum = 0;
-    for (int round = 0; round < gridDim.y; ++round) {
-        ablock[threadIdx.y][threadIdx.x] = a(row, round * BLOCK_SIZE + threadIdx.x);
-        bblock[threadIdx.y][threadIdx.x] = b(round * BLOCK_SIZE + threadIdx.y, col);
-        __syncthreads();
-#pragma unroll
-        for (int k = 0; k < BLOCK_SIZE; ++k) {
-            sum += ablock[threadIdx.y][k] * bblock[k][threadIdx.x];
-        }
-        __syncthreads();
-    }
-    c(row, col) = sum;
-}
+// The tiled kernel of mmm.cu, here as mmm<SquareMatrix<double>>.
+#include "../mmm/kernel.cuh"
 
 // COUNT products C[i] = A[i] * B[i] of random N x N matrices, and what every program needs around them.
 struct Batch {
