@@ -36,7 +36,7 @@ impl Timing {
         let mut sorted = self.samples_ms.clone();
         sorted.sort_by(f64::total_cmp);
         let middle = sorted.len() / 2;
-        if sorted.len() % 2 == 0 {
+        if sorted.len().is_multiple_of(2) {
             (sorted[middle - 1] + sorted[middle]) / 2.0
         } else {
             sorted[middle]

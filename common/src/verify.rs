@@ -90,7 +90,7 @@ pub fn poisoned_device_buffer<T: Poison>(len: usize) -> Result<DeviceBuffer<T>> 
 /// outside timed regions).
 pub fn poison<T: Poison>(buffer: &mut DeviceBuffer<T>) -> Result<()> {
     let bytes = buffer.len() * std::mem::size_of::<T>();
-    ensure!(bytes % 4 == 0, "a poisoned buffer must hold whole 32-bit words");
+    ensure!(bytes.is_multiple_of(4), "a poisoned buffer must hold whole 32-bit words");
     // SAFETY: `bytes / 4` words from the start of the buffer are exactly the buffer.
     Ok(check_cuda!(unsafe { crate::raw::cuMemsetD32(buffer.as_device_ptr().as_raw(), T::POISON_WORD, bytes / 4) })?)
 }
