@@ -16,7 +16,7 @@ use rayon::prelude::*;
 use crate::check_cuda;
 use crate::matrix::{HostStorage, Matrix};
 use crate::mmm::{launch_mmm, CpuProduct, ProductCheck};
-use crate::timeline::{fork, join, step, Kind, Recorder, Span};
+use crate::timeline::{fork, join, record, step, stream_lanes, Kind, Recorder, Span};
 use crate::timing::{time_on_stream, Timing};
 use crate::verify::{Poison, Random};
 
@@ -206,10 +206,7 @@ impl<H: HostStorage<f64>> Batch<H> {
 
     /// One more `streamed` run with events around every copy and kernel, for the chronogram.
     pub fn record_streamed(&mut self, mmm: &Function, main: &Stream, streams: &[Stream]) -> Result<Vec<Span>> {
-        let mut recorder = Recorder::start(main)?;
-        self.streamed(mmm, main, streams, Some(&mut recorder))?;
-        check_cuda!(main.synchronize())?;
-        recorder.spans()
+        record(main, |recorder| self.streamed(mmm, main, streams, Some(recorder)))
     }
 
     fn finish(&mut self, main: &Stream, timing: Timing, random: &mut Random) -> Result<Measured> {
@@ -219,7 +216,7 @@ impl<H: HostStorage<f64>> Batch<H> {
 
     /// Lanes for the chronogram: one per stream.
     pub fn lanes(&self) -> Vec<String> {
-        (0..self.count()).map(|i| format!("stream {i}")).collect()
+        stream_lanes(self.count())
     }
 
     /// Checks every C against its A * B on the CPU (computed at the first check, then reused); the

@@ -92,6 +92,20 @@ impl Recorder {
     }
 }
 
+/// Runs `work` once with a recorder started on `main` (the work forks its streams from `main`), waits
+/// for `main`, and returns the spans: the one recorded run behind every chronogram.
+pub fn record(main: &Stream, work: impl FnOnce(&mut Recorder) -> Result<()>) -> Result<Vec<Span>> {
+    let mut recorder = Recorder::start(main)?;
+    work(&mut recorder)?;
+    check_cuda!(main.synchronize())?;
+    recorder.spans()
+}
+
+/// The chronogram's lanes, one per stream: "stream 0", "stream 1", ...
+pub fn stream_lanes(count: usize) -> Vec<String> {
+    (0..count).map(|i| format!("stream {i}")).collect()
+}
+
 /// Optionally records: `step(recorder, ...)` runs `operation` between events when there is a
 /// recorder, and plainly otherwise, so timed runs and the recorded run enqueue the same work.
 pub fn step(

@@ -115,6 +115,15 @@ pub fn max_relative_error<G: Copy + Into<f64> + Sync>(gpu: &[G], cpu: &[f64], fl
 }
 
 /// Prints `Result = PASS` or `Result = FAIL` like cuda-samples, and fails the program on FAIL.
+/// A table's check column: PASS, or how many elements were wrong.
+pub fn check_cell(wrong: usize) -> String {
+    if wrong == 0 {
+        "PASS".to_string()
+    } else {
+        format!("FAIL ({wrong} wrong)")
+    }
+}
+
 pub fn verdict(pass: bool, what: &str) -> Result<()> {
     if pass {
         println!("Result = PASS");

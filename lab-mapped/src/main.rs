@@ -15,7 +15,7 @@ use common::host_memory::{check_pinnable, ensure_host_fits, Mapped};
 use common::matrix::Pinned;
 use common::mmm::{load_mmm, parse_block_size, MmmKernel};
 use common::progress::Progress;
-use common::verify::{verdict, Random};
+use common::verify::{check_cell, verdict, Random};
 use cust::stream::{Stream, StreamFlags};
 use lab_mapped::{time_mapped, Memory, VectorAdd, WriteOnly};
 
@@ -131,7 +131,7 @@ fn print_row(job: &str, explicit_ms: f64, zero_copy_ms: f64, wrong: usize) -> bo
     println!(
         "| {job} | {explicit_ms:.3} | {zero_copy_ms:.3} | {:.2} | {} |",
         zero_copy_ms / explicit_ms,
-        if wrong == 0 { "PASS".to_string() } else { format!("FAIL ({wrong} wrong)") }
+        check_cell(wrong)
     );
     wrong == 0
 }

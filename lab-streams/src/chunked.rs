@@ -9,9 +9,9 @@ use common::check_cuda;
 use common::context::new_streams;
 use common::matrix::HostStorage;
 use common::progress::Progress;
-use common::timeline::{fork, write_svg, Recorder};
+use common::timeline::{fork, record, stream_lanes, write_svg};
 use common::timing::time_on_host;
-use common::verify::Random;
+use common::verify::{check_cell, Random};
 use cust::module::Module;
 use cust::stream::{Stream, StreamFlags};
 use lab_streams::vector::{Synchronize, VectorJob};
@@ -56,7 +56,7 @@ pub fn run<H: HostStorage<f32>>(module: &Module, args: &Args) -> Result<bool> {
                 "| {count} | {how:?} | {:.3} | {:.2}x | {} |",
                 timing.median_ms(),
                 baseline / timing.median_ms(),
-                crate::check_cell(wrong)
+                check_cell(wrong)
             ));
         }
     }
@@ -68,12 +68,12 @@ pub fn run<H: HostStorage<f32>>(module: &Module, args: &Args) -> Result<bool> {
         let count = *STREAM_COUNTS.last().expect("stream counts");
         let streams = new_streams(count)?;
         let main = check_cuda!(Stream::new(StreamFlags::DEFAULT, None))?;
-        let mut recorder = Recorder::start(&main)?;
-        fork(&main, &streams)?;
-        job.pipeline(&work, &streams, Synchronize::Device, Some(&mut recorder))?;
-        let lanes: Vec<String> = (0..count).map(|i| format!("stream {i}")).collect();
+        let spans = record(&main, |recorder| {
+            fork(&main, &streams)?;
+            job.pipeline(&work, &streams, Synchronize::Device, Some(recorder))
+        })?;
         let title = format!("chunked pipeline: {} floats on {count} streams, {} host memory", args.elements, H::KIND);
-        println!("{}", write_svg(path, args.force, &title, &lanes, &recorder.spans()?)?);
+        println!("{}", write_svg(path, args.force, &title, &stream_lanes(count), &spans)?);
     }
     Ok(passed)
 }

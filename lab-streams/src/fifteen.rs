@@ -6,8 +6,9 @@ use anyhow::Result;
 use common::check_cuda;
 use common::context::new_streams;
 use common::matrix::HostStorage;
-use common::timeline::{write_svg, Recorder};
+use common::timeline::{record, stream_lanes, write_svg};
 use common::timing::time_on_stream;
+use common::verify::check_cell;
 use cust::module::Module;
 use cust::stream::{Stream, StreamFlags};
 use lab_streams::vector::AddFiveTimes;
@@ -36,7 +37,7 @@ pub fn run<H: HostStorage<i32>>(module: &Module, args: &Args) -> Result<bool> {
         let wrong = job.wrong_elements();
         passed &= wrong == 0;
         let baseline = *one_stream_ms.get_or_insert(timing.median_ms());
-        println!("| {count} | {:.3} | {:.2}x | {} |", timing.median_ms(), baseline / timing.median_ms(), crate::check_cell(wrong));
+        println!("| {count} | {:.3} | {:.2}x | {} |", timing.median_ms(), baseline / timing.median_ms(), check_cell(wrong));
         last = Some(timing);
     }
     if let Some(timing) = last {
@@ -44,12 +45,9 @@ pub fn run<H: HostStorage<i32>>(module: &Module, args: &Args) -> Result<bool> {
     }
     if let Some(path) = &args.timeline {
         let streams = new_streams(STREAMS)?;
-        let mut recorder = Recorder::start(&main)?;
-        job.run(&add, &main, &streams, Some(&mut recorder))?;
-        check_cuda!(main.synchronize())?;
-        let lanes: Vec<String> = (0..STREAMS).map(|i| format!("stream {i}")).collect();
+        let spans = record(&main, |recorder| job.run(&add, &main, &streams, Some(recorder)))?;
         let title = format!("Korean 15-stream sample: {N} ints, {} host memory", H::KIND);
-        println!("{}", write_svg(path, args.force, &title, &lanes, &recorder.spans()?)?);
+        println!("{}", write_svg(path, args.force, &title, &stream_lanes(STREAMS), &spans)?);
     }
     Ok(passed)
 }

@@ -143,12 +143,3 @@ fn run(args: Args) -> Result<()> {
     }
     verdict(passed, "a GPU result differs from the CPU reference")
 }
-
-/// A table's check column: PASS, or how many elements were wrong.
-fn check_cell(wrong: usize) -> String {
-    if wrong == 0 {
-        "PASS".to_string()
-    } else {
-        format!("FAIL ({wrong} wrong)")
-    }
-}
