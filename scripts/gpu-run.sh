@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # Runs on a GPU machine, from the repository root, with what scripts/gpu-bundle.sh built (no Rust
 # needed): every GPU test executable, then every lab's experiment from the table below, then, with
-# RUN_BENCHES=1, the criterion benchmarks. Logs go to RESULTS (first argument, else
-# gpu-bundle/results); a summary table ends the output.
+# RUN_BENCHES=1, the criterion benchmarks. The experiments on several GPUs run where the machine has
+# two or more, and are listed as not run otherwise; MULTI_GPU_ONLY=1 runs nothing else. Logs go to
+# RESULTS (first argument, else gpu-bundle/results); a summary table ends the output.
 set -uo pipefail
 bundle=$(cd "$(dirname "$0")" && pwd)
 results=${1:-$bundle/results}
 mkdir -p "$results"
 
-# The labs' experiments: one line each, a label then the command line; RESULTS stands for the results
-# folder.
+# The labs' experiments: one line each, a label then the command line (which may start with
+# VARIABLE=value settings); RESULTS stands for the results folder.
 labs=(
     "simpson-default|lab-simpson"
     "simpson-ptxas|lab-simpson --ptxas"
@@ -34,17 +35,53 @@ labs=(
     "streams-fifteen|lab-streams --mode fifteen --timeline RESULTS/fifteen-timeline.svg"
     "streams-fifteen-pageable|lab-streams --mode fifteen --host-memory pageable"
     "streams-overlap|lab-streams --mode overlap"
+    "streams-concurrent|lab-streams --mode concurrent --timeline RESULTS/concurrent-timeline.svg"
+    "streams-concurrent-by-stream|lab-streams --mode concurrent --order stream-by-stream --timeline RESULTS/concurrent-by-stream-timeline.svg"
+    "streams-concurrent-by-stream-32-queues|CUDA_DEVICE_MAX_CONNECTIONS=32 lab-streams --mode concurrent --order stream-by-stream --timeline RESULTS/concurrent-by-stream-32-timeline.svg"
+    "streams-concurrent-132-blocks|lab-streams --mode concurrent --blocks-per-kernel 132 --steps 200000 --timeline RESULTS/concurrent-132-blocks-timeline.svg"
     "pinned|lab-pinned --timeline RESULTS/pinned-timeline.svg --plot RESULTS/bandwidth.svg"
     "mapped|lab-mapped"
     "mapped-write-combined|lab-mapped --write-combined --count 2"
 )
 
+# On two or more GPUs: the German products and the French pipeline spread over all of them.
+multi_gpu_labs=(
+    "devices-mmm|lab-streams --devices GPUS --timeline RESULTS/devices-mmm-timeline.svg"
+    "devices-mmm-4096|lab-streams --devices GPUS --size 4096"
+    "devices-mmm-awkward|lab-streams --devices GPUS --size 1000 --count 5 --block-size 32"
+    "devices-chunked|lab-streams --devices GPUS --mode chunked --timeline RESULTS/devices-chunked-timeline.svg"
+    "devices-chunked-1GiB|lab-streams --devices GPUS --mode chunked --elements 268435456"
+    "devices-chunked-awkward|lab-streams --devices GPUS --mode chunked --elements 1000003 --steps 37"
+)
+
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv | tee "$results/gpu.txt"
+gpus=$(nvidia-smi -L | grep -c '^GPU ')
 rows=()
 passed=0
 failed=0
 
-for test in "$bundle"/tests/*; do
+# Runs one experiment ("label|command"): its log, and its row with the verdict and the first time.
+run_lab() {
+    local label=${1%%|*} settings=() command
+    read -r -a command <<<"${1#*|}"
+    command=("${command[@]//RESULTS/$results}")
+    command=("${command[@]//GPUS/$gpus}")
+    while [[ ${command[0]} == *=* ]]; do settings+=("${command[0]}"); command=("${command[@]:1}"); done
+    env "${settings[@]}" "$bundle/bin/${command[0]}" "${command[@]:1}" >"$results/$label.log" 2>&1
+    local rc=$? verdict
+    local key
+    key=$(grep -m 1 -oE '(GPU|host) time in ms: [0-9.]+' "$results/$label.log" | sed -E 's/ time in ms: / /; s/$/ ms/')
+    if [[ $rc == 0 ]] && grep -q 'Result = PASS' "$results/$label.log"; then
+        verdict=PASS; passed=$((passed + 1))
+    else
+        verdict=FAIL; failed=$((failed + 1)); tail -n 5 "$results/$label.log"
+    fi
+    rows+=("$label|$verdict|${key:-}")
+}
+
+if [[ ${MULTI_GPU_ONLY:-0} == 1 ]]; then labs=(); tests=(); else tests=("$bundle"/tests/*); fi
+
+for test in "${tests[@]}"; do
     name=$(basename "$test")
     "$test" --include-ignored --test-threads=1 >"$results/$name.log" 2>&1
     rc=$?
@@ -57,19 +94,25 @@ for test in "$bundle"/tests/*; do
 done
 
 for entry in "${labs[@]}"; do
-    label=${entry%%|*}
-    read -r -a command <<<"${entry#*|}"
-    command=("${command[@]//RESULTS/$results}")
-    "$bundle/bin/${command[0]}" "${command[@]:1}" >"$results/$label.log" 2>&1
-    rc=$?
-    key=$(grep -m 1 -oE '(GPU|host) time in ms: [0-9.]+' "$results/$label.log" | sed -E 's/ time in ms: / /; s/$/ ms/')
-    if [[ $rc == 0 ]] && grep -q 'Result = PASS' "$results/$label.log"; then
-        verdict=PASS; passed=$((passed + 1))
-    else
-        verdict=FAIL; failed=$((failed + 1)); tail -n 5 "$results/$label.log"
-    fi
-    rows+=("$label|$verdict|${key:-}")
+    run_lab "$entry"
 done
+
+if ((gpus >= 2)); then
+    for entry in "${multi_gpu_labs[@]}"; do
+        run_lab "$entry"
+    done
+else
+    for entry in "${multi_gpu_labs[@]}"; do
+        rows+=("${entry%%|*}|not run|needs 2 GPUs, this machine has $gpus")
+    done
+fi
+# Asking for one GPU more than there are is a one-line error.
+"$bundle/bin/lab-streams" --devices $((gpus + 1)) >"$results/devices-too-many.log" 2>&1
+if [[ $? == 1 ]] && grep -q "^lab-streams: error: --devices $((gpus + 1)): this machine has $gpus GPU" "$results/devices-too-many.log"; then
+    passed=$((passed + 1)); rows+=("devices-too-many|PASS|one-line error")
+else
+    failed=$((failed + 1)); rows+=("devices-too-many|FAIL|$(head -c 60 "$results/devices-too-many.log")")
+fi
 
 if [[ ${RUN_BENCHES:-0} == 1 ]]; then
     for bench in "$bundle"/benches/*; do

@@ -15,8 +15,8 @@ use rayon::prelude::*;
 
 use crate::check_cuda;
 use crate::matrix::{HostStorage, Matrix};
-use crate::mmm::{launch_mmm, CpuProduct, ProductCheck};
-use crate::timeline::{fork, join, record, step, stream_lanes, Kind, Recorder, Span};
+use crate::mmm::{launch_mmm, launch_mmm_maybe_stamped, CpuProduct, ProductCheck};
+use crate::timeline::{fork, join, kernel_step, record, step, stream_lanes, Kernel, Kind, Recorder, Span};
 use crate::timing::{time_on_stream, Timing};
 use crate::verify::{Poison, Random};
 
@@ -116,18 +116,13 @@ impl<H: HostStorage<f64>> Batch<H> {
 
     /// `mmm`: per product, copy A and B in, run the kernel, copy C out, all in order on the default
     /// stream (synchronous copies; the kernel on `stream`, which syncs with the NULL stream).
-    pub fn serial(&mut self, mmm: &Function, stream: &Stream, mut recorder: Option<&mut Recorder>) -> Result<()> {
-        let block_size = self.block_size;
+    pub fn serial(&mut self, mmm: &Function, stream: &Stream) -> Result<()> {
         for i in 0..self.count() {
             let (a, b, c) = (&mut self.a[i], &mut self.b[i], &mut self.c[i]);
-            step(&mut recorder, stream, 0, Kind::CopyIn, &format!("A{i}, B{i}"), || {
-                a.copy_to_gpu()?;
-                b.copy_to_gpu()
-            })?;
-            step(&mut recorder, stream, 0, Kind::Kernel, &format!("mmm {i}"), || {
-                launch_mmm(mmm, a.view()?, b.view()?, c.view()?, block_size, stream)
-            })?;
-            step(&mut recorder, stream, 0, Kind::CopyOut, &format!("C{i}"), || c.copy_from_gpu())?;
+            a.copy_to_gpu()?;
+            b.copy_to_gpu()?;
+            launch_mmm(mmm, a.view()?, b.view()?, c.view()?, self.block_size, stream)?;
+            c.copy_from_gpu()?;
         }
         Ok(())
     }
@@ -142,9 +137,10 @@ impl<H: HostStorage<f64>> Batch<H> {
 
     /// `mmm-streamed`: product i on stream i, its copies with cudaMemcpyAsync and its kernel with
     /// `<<<..., stream>>>`; forked from `main` and joined back into it, so events on `main` time it.
+    /// With a recorder, the copies lie between events and the kernels are the stamped twins.
     pub fn streamed(
         &mut self,
-        mmm: &Function,
+        mmm: &Kernel,
         main: &Stream,
         streams: &[Stream],
         mut recorder: Option<&mut Recorder>,
@@ -158,8 +154,8 @@ impl<H: HostStorage<f64>> Batch<H> {
                 a.copy_to_gpu_async(stream)?;
                 b.copy_to_gpu_async(stream)
             })?;
-            step(&mut recorder, stream, i, Kind::Kernel, &format!("mmm {i}"), || {
-                launch_mmm(mmm, a.view()?, b.view()?, c.view()?, block_size, stream)
+            kernel_step(&mut recorder, i, &format!("mmm {i}"), |stamp| {
+                launch_mmm_maybe_stamped(mmm, (a.view()?, b.view()?, c.view()?), block_size, stream, stamp)
             })?;
             step(&mut recorder, stream, i, Kind::CopyOut, &format!("C{i}"), || c.copy_from_gpu_async(stream))?;
         }
@@ -177,7 +173,7 @@ impl<H: HostStorage<f64>> Batch<H> {
     /// `serial`, timed on `main` (one warm-up, then `repetitions`), then checked.
     pub fn time_serial(&mut self, mmm: &Function, main: &Stream, repetitions: usize, random: &mut Random) -> Result<Measured> {
         self.poison_results()?;
-        let timing = time_on_stream(main, 1, repetitions, || self.serial(mmm, main, None))?;
+        let timing = time_on_stream(main, 1, repetitions, || self.serial(mmm, main))?;
         self.finish(main, timing, random)
     }
 
@@ -193,7 +189,7 @@ impl<H: HostStorage<f64>> Batch<H> {
     /// `streamed`, timed on `main` (fork and join), then checked.
     pub fn time_streamed(
         &mut self,
-        mmm: &Function,
+        mmm: &Kernel,
         main: &Stream,
         streams: &[Stream],
         repetitions: usize,
@@ -204,8 +200,8 @@ impl<H: HostStorage<f64>> Batch<H> {
         self.finish(main, timing, random)
     }
 
-    /// One more `streamed` run with events around every copy and kernel, for the chronogram.
-    pub fn record_streamed(&mut self, mmm: &Function, main: &Stream, streams: &[Stream]) -> Result<Vec<Span>> {
+    /// One more `streamed` run, recorded for the chronogram.
+    pub fn record_streamed(&mut self, mmm: &Kernel, main: &Stream, streams: &[Stream]) -> Result<Vec<Span>> {
         record(main, |recorder| self.streamed(mmm, main, streams, Some(recorder)))
     }
 

@@ -1,7 +1,8 @@
 //! Host memory beyond cust's: mapped memory (`cudaHostAlloc(..., cudaHostAllocMapped)`, read and
-//! written by kernels over the bus through `cudaHostGetDevicePointer`) and registered memory
-//! (`cudaHostRegister`: pinning what `malloc` gave). Both are [`HostStorage`] for [`Matrix`], next to
-//! pageable `Vec` and pinned `LockedBuffer`.
+//! written by kernels over the bus through `cudaHostGetDevicePointer`), portable pinned memory
+//! (`cudaHostAllocPortable`, pinned for every GPU's context) and registered memory (`cudaHostRegister`:
+//! pinning what `malloc` gave). All are [`HostStorage`] for [`Matrix`], next to pageable `Vec` and
+//! pinned `LockedBuffer`.
 //!
 //! Pinned memory cannot be paged out; pinning too much can bring the whole system down, so every
 //! allocation here is first checked against [`PINNABLE_SHARE`] of the machine's memory.
@@ -78,25 +79,60 @@ fn meminfo_bytes(meminfo: &str, key: &str) -> Option<u64> {
     Some(kib * 1024)
 }
 
-/// Mapped, page-locked host memory: the host writes and reads it as a slice, kernels through
-/// [`Mapped::device_pointer`] (which equals the host address where unified addressing is on).
-pub struct Mapped<T: DeviceCopy> {
+/// Host memory from `cudaHostAlloc` (`cuMemHostAlloc`), page-locked, with the flags of its kind `K`:
+/// [`Mapped`] or [`Portable`].
+pub struct HostAlloc<T: DeviceCopy, K: HostAllocKind> {
     pointer: *mut T,
     len: usize,
+    kind: std::marker::PhantomData<K>,
+}
+
+/// The `cudaHostAlloc` flags of a [`HostAlloc`] and how the labs call it.
+pub trait HostAllocKind {
+    const FLAGS: u32;
+    const KIND: &'static str;
+}
+
+/// `cudaHostAllocMapped`: see [`Mapped`].
+pub struct MappedMemory;
+impl HostAllocKind for MappedMemory {
+    const FLAGS: u32 = raw::CU_MEMHOSTALLOC_DEVICEMAP;
+    const KIND: &'static str = "mapped";
+}
+
+/// `cudaHostAllocPortable`: see [`Portable`].
+pub struct PortableMemory;
+impl HostAllocKind for PortableMemory {
+    const FLAGS: u32 = raw::CU_MEMHOSTALLOC_PORTABLE;
+    const KIND: &'static str = "portable pinned";
+}
+
+/// Mapped, page-locked host memory: the host writes and reads it as a slice, kernels through
+/// [`Mapped::device_pointer`] (which equals the host address where unified addressing is on).
+pub type Mapped<T> = HostAlloc<T, MappedMemory>;
+
+/// Page-locked memory that every context treats as pinned, not just the one that allocated it: the
+/// slides' flag for host buffers that several GPUs copy from and to at full speed.
+pub type Portable<T> = HostAlloc<T, PortableMemory>;
+
+impl<T: DeviceCopy, K: HostAllocKind> HostAlloc<T, K> {
+    /// `cudaHostAlloc(&p, len * sizeof(T), K::FLAGS | extra_flags)`, every element `value`.
+    fn allocate(len: usize, value: T, extra_flags: u32) -> Result<Self> {
+        let bytes = len.checked_mul(std::mem::size_of::<T>()).context("host allocation too large")?;
+        check_pinnable(bytes as u64, 0)?;
+        let mut pointer: *mut c_void = std::ptr::null_mut();
+        // SAFETY: the driver writes a pointer to `bytes` bytes of host memory or fails.
+        check_cuda!(unsafe { raw::cuMemHostAlloc(&mut pointer, bytes.max(1), K::FLAGS | extra_flags) })?;
+        let mut memory = HostAlloc { pointer: pointer.cast::<T>(), len, kind: std::marker::PhantomData };
+        memory.fill(value);
+        Ok(memory)
+    }
 }
 
 impl<T: DeviceCopy> Mapped<T> {
     /// `cudaHostAlloc(&p, len * sizeof(T), cudaHostAllocMapped [| cudaHostAllocWriteCombined])`.
     pub fn new(len: usize, value: T, write_combined: bool) -> Result<Mapped<T>> {
-        let bytes = len.checked_mul(std::mem::size_of::<T>()).context("mapped allocation too large")?;
-        check_pinnable(bytes as u64, 0)?;
-        let flags = raw::CU_MEMHOSTALLOC_DEVICEMAP | if write_combined { raw::CU_MEMHOSTALLOC_WRITECOMBINED } else { 0 };
-        let mut pointer: *mut c_void = std::ptr::null_mut();
-        // SAFETY: the driver writes a pointer to `bytes` bytes of host memory or fails.
-        check_cuda!(unsafe { raw::cuMemHostAlloc(&mut pointer, bytes.max(1), flags) })?;
-        let mut mapped = Mapped { pointer: pointer.cast::<T>(), len };
-        mapped.fill(value);
-        Ok(mapped)
+        Self::allocate(len, value, if write_combined { raw::CU_MEMHOSTALLOC_WRITECOMBINED } else { 0 })
     }
 
     /// `cudaHostGetDevicePointer`: the address kernels use for this memory.
@@ -113,34 +149,34 @@ impl<T: DeviceCopy> Mapped<T> {
     }
 }
 
-impl<T: DeviceCopy> Deref for Mapped<T> {
+impl<T: DeviceCopy, K: HostAllocKind> Deref for HostAlloc<T, K> {
     type Target = [T];
     fn deref(&self) -> &[T] {
-        // SAFETY: `len` elements were allocated (and written) in `new`; freed only in drop.
+        // SAFETY: `len` elements were allocated (and written) in `allocate`; freed only in drop.
         unsafe { std::slice::from_raw_parts(self.pointer, self.len) }
     }
 }
 
-impl<T: DeviceCopy> DerefMut for Mapped<T> {
+impl<T: DeviceCopy, K: HostAllocKind> DerefMut for HostAlloc<T, K> {
     fn deref_mut(&mut self) -> &mut [T] {
         // SAFETY: as in deref; `&mut self` makes this the only reference.
         unsafe { std::slice::from_raw_parts_mut(self.pointer, self.len) }
     }
 }
 
-impl<T: DeviceCopy> AsRef<[T]> for Mapped<T> {
+impl<T: DeviceCopy, K: HostAllocKind> AsRef<[T]> for HostAlloc<T, K> {
     fn as_ref(&self) -> &[T] {
         self
     }
 }
 
-impl<T: DeviceCopy> AsMut<[T]> for Mapped<T> {
+impl<T: DeviceCopy, K: HostAllocKind> AsMut<[T]> for HostAlloc<T, K> {
     fn as_mut(&mut self) -> &mut [T] {
         self
     }
 }
 
-impl<T: DeviceCopy> Drop for Mapped<T> {
+impl<T: DeviceCopy, K: HostAllocKind> Drop for HostAlloc<T, K> {
     fn drop(&mut self) {
         // SAFETY: allocated by cuMemHostAlloc, freed once. A failure here has no one to report to.
         unsafe { raw::cuMemFreeHost(self.pointer.cast()) };
@@ -148,9 +184,16 @@ impl<T: DeviceCopy> Drop for Mapped<T> {
 }
 
 impl<T: DeviceCopy> HostStorage<T> for Mapped<T> {
-    const KIND: &'static str = "mapped";
+    const KIND: &'static str = MappedMemory::KIND;
     fn filled(len: usize, value: T) -> Result<Mapped<T>> {
         Mapped::new(len, value, false)
+    }
+}
+
+impl<T: DeviceCopy> HostStorage<T> for Portable<T> {
+    const KIND: &'static str = PortableMemory::KIND;
+    fn filled(len: usize, value: T) -> Result<Portable<T>> {
+        Portable::allocate(len, value, 0)
     }
 }
 

@@ -7,6 +7,7 @@ use rayon::prelude::*;
 use cust::function::{BlockSize, Function, GridSize};
 use cust::launch;
 use cust::module::Module;
+use cust::memory::{DeviceCopy, DevicePointer};
 use cust::stream::Stream;
 
 use crate::check_cuda;
@@ -14,6 +15,7 @@ use crate::device_info::DeviceInfo;
 use crate::gpu::Gpu;
 use crate::matrix::{Element, HostStorage, Matrix, MatrixView};
 use crate::phases::{self, Phase};
+use crate::timeline::{Kernel, Stamp};
 use crate::verify::Random;
 
 /// The two kernels of `kernels/cuda/mmm.cu`.
@@ -120,10 +122,31 @@ pub fn launch_mmm<T: Element>(
     block_size: u32,
     stream: &Stream,
 ) -> Result<()> {
-    let grid = grid_for(c.rows as usize, c.cols as usize, block_size);
-    let block = BlockSize::xy(block_size, block_size);
+    let (grid, block) = launch_shape(&c, block_size);
     // __global__ void mmm_f64(MatrixView<double> a, MatrixView<double> b, MatrixView<double> c)
     check_cuda!(unsafe { launch!(mmm<<<grid, block, 0, stream>>>(a, b, c)) })?;
+    Ok(())
+}
+
+/// One thread per element of C in BLOCK_SIZE x BLOCK_SIZE blocks.
+fn launch_shape<T: DeviceCopy>(c: &MatrixView<T>, block_size: u32) -> (GridSize, BlockSize) {
+    (grid_for(c.rows as usize, c.cols as usize, block_size), BlockSize::xy(block_size, block_size))
+}
+
+/// [`launch_mmm`] for the chronograms: `mmm_f64_stamped` with the same grid, stamping when it ran,
+/// or plain `mmm` where `stamp` is `None` (see [`crate::timeline::kernel_step`]).
+pub fn launch_mmm_maybe_stamped(
+    mmm: &Kernel,
+    (a, b, c): (MatrixView<f64>, MatrixView<f64>, MatrixView<f64>),
+    block_size: u32,
+    stream: &Stream,
+    stamp: Option<DevicePointer<Stamp>>,
+) -> Result<()> {
+    let Some(stamp) = stamp else { return launch_mmm(&mmm.plain, a, b, c, block_size, stream) };
+    let (grid, block) = launch_shape(&c, block_size);
+    let stamped = &mmm.stamped;
+    // __global__ void mmm_f64_stamped(MatrixView<double> a, MatrixView<double> b, MatrixView<double> c, Stamp* stamp)
+    check_cuda!(unsafe { launch!(stamped<<<grid, block, 0, stream>>>(a, b, c, stamp)) })?;
     Ok(())
 }
 

@@ -1,11 +1,24 @@
-//! The chronogram the slides draw by hand: events recorded around every copy and kernel of every
-//! stream, turned into one lane per stream with copies in, kernels and copies out in distinct colours
-//! on a time axis in ms, written as a small SVG of rectangles.
+//! The chronogram the slides draw by hand: every copy and kernel of every stream, one lane per stream,
+//! copies in, kernels and copies out in distinct colours on a time axis in ms, written as a small SVG
+//! of rectangles.
+//!
+//! Bars show execution, not queueing. An event recorded before an operation fires when its stream
+//! reaches it, which may be long before the hardware starts it (behind other streams' work), so:
+//! - a kernel's bar is its twin `<name>_stamped` timing itself: from the first block's start to the last
+//!   block's end on the GPU's global timer (`kernels/cuda/stamps.cuh`);
+//! - a copy's bar ends at the event after it (the copy is done) and starts no earlier than the copy
+//!   before it in the same direction ended: a direction's copies run one at a time, in the order they
+//!   finish (see [`place_copies`]).
 
 use std::fmt::Write as _;
+use std::time::Instant;
 
-use anyhow::Result;
+use anyhow::{anyhow, ensure, Result};
 use cust::event::{Event, EventFlags};
+use cust::function::Function;
+use cust::launch;
+use cust::memory::{CopyDestination, DeviceBuffer, DeviceCopy, DevicePointer};
+use cust::module::Module;
 use cust::stream::{Stream, StreamWaitEventFlags};
 
 use crate::check_cuda;
@@ -48,22 +61,93 @@ pub struct Span {
     pub end_ms: f64,
 }
 
-/// Records CUDA events around operations as they are enqueued; [`Recorder::spans`] reads them once
-/// the device is done.
+/// What a stamped kernel writes, laid out like `struct Stamp` in `kernels/cuda/stamps.cuh`: the
+/// global timer in ns at its first block's start and its last block's end.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stamp {
+    pub start: u64,
+    pub end: u64,
+}
+
+// SAFETY: two integers, copied to and from the device as they are.
+unsafe impl DeviceCopy for Stamp {}
+
+impl Stamp {
+    /// Before the launch: any block's start is earlier, any block's end later.
+    pub const UNWRITTEN: Stamp = Stamp { start: u64::MAX, end: 0 };
+}
+
+/// A kernel with its stamped twin: `name` for the timed runs, `name_stamped` (the same body between
+/// `stamp_start` and `stamp_end`, one more parameter: the `Stamp*`) for the recorded run.
+pub struct Kernel<'m> {
+    pub plain: Function<'m>,
+    pub stamped: Function<'m>,
+}
+
+impl<'m> Kernel<'m> {
+    pub fn get(module: &'m Module, name: &str) -> Result<Kernel<'m>> {
+        Ok(Kernel {
+            plain: check_cuda!(module.get_function(name))?,
+            stamped: check_cuda!(module.get_function(format!("{name}_stamped")))?,
+        })
+    }
+}
+
+/// Kernels one recording can hold (16 bytes of GPU memory each).
+pub const MAX_KERNELS: usize = 4096;
+
+/// How a recorded operation is timed.
+enum Times {
+    /// Events recorded on its stream before and after it (copies).
+    Events(Event, Event),
+    /// The stamp it wrote at this index (kernels).
+    Stamp(usize),
+}
+
+struct Mark {
+    lane: usize,
+    kind: Kind,
+    label: String,
+    times: Times,
+}
+
+/// Records the operations of one run as they are enqueued: events around copies, a stamp slot per
+/// kernel; [`Recorder::spans`] reads them once the device is done.
 pub struct Recorder {
     origin: Event,
-    marks: Vec<(usize, Kind, String, Event, Event)>,
+    after_clock: Event,
+    /// The global timer at the origin, read by `read_global_timer` (kernels/cuda/timeline.cu).
+    clock: DeviceBuffer<u64>,
+    stamps: DeviceBuffer<Stamp>,
+    marks: Vec<Mark>,
+    kernels: usize,
+    /// The host's clock when the origin was enqueued (on an idle GPU, when it fired, to within µs):
+    /// lines up the recorders of several GPUs.
+    pub started: Instant,
+    _clock_module: Module,
 }
 
 impl Recorder {
-    /// Starts the clock with an event on `stream` (record before forking the other streams from it).
+    /// Starts the clock on `stream` (record before forking the other streams from it): an event, the
+    /// global timer read by a one-thread kernel, another event. Kernel stamps are placed on the events'
+    /// axis through that reading, taken as the time of the second event: the kernel reads the timer as
+    /// its last act and the event fires as it ends (on an H200 the two clocks then agree to a few µs).
     pub fn start(stream: &Stream) -> Result<Recorder> {
-        let origin = check_cuda!(Event::new(EventFlags::DEFAULT))?;
+        let module = crate::gpu::load_image(&kernels::TIMELINE)?;
+        let read_global_timer = check_cuda!(module.get_function("read_global_timer"))?;
+        let clock = check_cuda!(DeviceBuffer::from_slice(&[0u64]))?;
+        let stamps = check_cuda!(DeviceBuffer::from_slice(&vec![Stamp::UNWRITTEN; MAX_KERNELS]))?;
+        let (origin, after_clock) = (check_cuda!(Event::new(EventFlags::DEFAULT))?, check_cuda!(Event::new(EventFlags::DEFAULT))?);
+        let started = Instant::now();
         check_cuda!(origin.record(stream))?;
-        Ok(Recorder { origin, marks: Vec::new() })
+        // __global__ void read_global_timer(unsigned long long* now)
+        check_cuda!(unsafe { launch!(read_global_timer<<<1, 1, 0, stream>>>(clock.as_device_ptr())) })?;
+        check_cuda!(after_clock.record(stream))?;
+        Ok(Recorder { origin, after_clock, clock, stamps, marks: Vec::new(), kernels: 0, started, _clock_module: module })
     }
 
-    /// Enqueues `operation` on `stream` between two events, as `kind` in lane `lane`.
+    /// Enqueues the copy (or copies) `operation` on `stream` between two events, as `kind` in `lane`.
     pub fn around(
         &mut self,
         stream: &Stream,
@@ -76,19 +160,65 @@ impl Recorder {
         check_cuda!(start.record(stream))?;
         operation()?;
         check_cuda!(end.record(stream))?;
-        self.marks.push((lane, kind, label.to_string(), start, end));
+        self.marks.push(Mark { lane, kind, label: label.to_string(), times: Times::Events(start, end) });
+        Ok(())
+    }
+
+    /// Launches a stamped kernel: `launch` gets the `Stamp*` to pass as its last argument.
+    pub fn kernel(&mut self, lane: usize, label: &str, launch: impl FnOnce(DevicePointer<Stamp>) -> Result<()>) -> Result<()> {
+        ensure!(self.kernels < MAX_KERNELS, "a chronogram holds at most {MAX_KERNELS} kernels");
+        // SAFETY: the index is within the buffer (checked above).
+        let stamp = unsafe { self.stamps.as_device_ptr().add(self.kernels) };
+        launch(stamp)?;
+        self.marks.push(Mark { lane, kind: Kind::Kernel, label: label.to_string(), times: Times::Stamp(self.kernels) });
+        self.kernels += 1;
         Ok(())
     }
 
     /// The spans, once everything recorded has finished (synchronize first).
     pub fn spans(&self) -> Result<Vec<Span>> {
-        let since_origin = |event: &Event| -> Result<f64> { Ok(f64::from(check_cuda!(event.elapsed_time_f32(&self.origin))?)) };
-        self.marks
+        let ms_since_origin = |event: &Event| -> Result<f64> { Ok(f64::from(check_cuda!(event.elapsed_time_f32(&self.origin))?)) };
+        let mut clock = [0u64];
+        check_cuda!(self.clock.copy_to(&mut clock[..]))?;
+        let mut stamps = vec![Stamp::UNWRITTEN; MAX_KERNELS];
+        check_cuda!(self.stamps.copy_to(&mut stamps[..]))?;
+        let clock_ms = ms_since_origin(&self.after_clock)?;
+        let on_axis = |ns: u64| clock_ms + (ns as f64 - clock[0] as f64) / 1e6;
+        let mut spans = self
+            .marks
             .iter()
-            .map(|(lane, kind, label, start, end)| {
-                Ok(Span { lane: *lane, kind: *kind, label: label.clone(), start_ms: since_origin(start)?, end_ms: since_origin(end)? })
+            .map(|mark| {
+                let (start_ms, end_ms) = match &mark.times {
+                    Times::Events(start, end) => (ms_since_origin(start)?, ms_since_origin(end)?),
+                    Times::Stamp(index) => {
+                        let stamp = stamps[*index];
+                        if stamp.start == u64::MAX || stamp.end == 0 {
+                            return Err(anyhow!("kernel \"{}\" of lane {} left no stamp: did it run?", mark.label, mark.lane));
+                        }
+                        (on_axis(stamp.start), on_axis(stamp.end))
+                    }
+                };
+                Ok(Span { lane: mark.lane, kind: mark.kind, label: mark.label.clone(), start_ms, end_ms })
             })
-            .collect()
+            .collect::<Result<Vec<Span>>>()?;
+        place_copies(&mut spans);
+        Ok(spans)
+    }
+}
+
+/// Starts each copy when the copy engine of its direction was free: no earlier than the end of the
+/// copy in the same direction that finished before it. Events give a copy's end exactly (the event
+/// after it fires when it is done) but its start only as the moment its stream reached it; copies of
+/// one direction run one at a time, so the one before it in that direction had to finish first.
+pub fn place_copies(spans: &mut [Span]) {
+    for direction in [Kind::CopyIn, Kind::CopyOut] {
+        let mut order: Vec<usize> = (0..spans.len()).filter(|&i| spans[i].kind == direction).collect();
+        order.sort_by(|&x, &y| spans[x].end_ms.total_cmp(&spans[y].end_ms));
+        let mut engine_free_ms = f64::NEG_INFINITY;
+        for i in order {
+            spans[i].start_ms = spans[i].start_ms.max(engine_free_ms);
+            engine_free_ms = spans[i].end_ms;
+        }
     }
 }
 
@@ -106,7 +236,7 @@ pub fn stream_lanes(count: usize) -> Vec<String> {
     (0..count).map(|i| format!("stream {i}")).collect()
 }
 
-/// Optionally records: `step(recorder, ...)` runs `operation` between events when there is a
+/// Optionally records a copy: `step(recorder, ...)` runs `operation` between events when there is a
 /// recorder, and plainly otherwise, so timed runs and the recorded run enqueue the same work.
 pub fn step(
     recorder: &mut Option<&mut Recorder>,
@@ -119,6 +249,20 @@ pub fn step(
     match recorder {
         Some(recorder) => recorder.around(stream, lane, kind, label, operation),
         None => operation(),
+    }
+}
+
+/// Optionally records a kernel: `launch` gets `Some(stamp)` when there is a recorder (launch the
+/// stamped twin with it) and `None` otherwise (launch the kernel itself).
+pub fn kernel_step(
+    recorder: &mut Option<&mut Recorder>,
+    lane: usize,
+    label: &str,
+    launch: impl FnOnce(Option<DevicePointer<Stamp>>) -> Result<()>,
+) -> Result<()> {
+    match recorder {
+        Some(recorder) => recorder.kernel(lane, label, |stamp| launch(Some(stamp))),
+        None => launch(None),
     }
 }
 
@@ -152,7 +296,8 @@ pub fn overlap(spans: &[Span]) -> (f64, f64, f64) {
         .flat_map(|k| copies.iter().map(move |c| (k.1.min(c.1) - k.0.max(c.0)).max(0.0)))
         .sum();
     let length = |set: &[(f64, f64)]| set.iter().map(|(a, b)| b - a).sum::<f64>();
-    (length(&kernels), length(&copies), both)
+    // `+ 0.0`: an empty sum is -0.0, which would print as "-0.0 ms".
+    (length(&kernels) + 0.0, length(&copies) + 0.0, both + 0.0)
 }
 
 /// Merges intervals into disjoint ones, sorted.
@@ -187,7 +332,10 @@ const LEFT: f64 = 110.0;
 const RIGHT: f64 = 20.0;
 const TOP: f64 = 50.0;
 const LANE: f64 = 28.0;
-const BOTTOM: f64 = 60.0;
+const BOTTOM: f64 = 80.0;
+
+/// What the bars mean, written under every chronogram.
+pub const BARS: &str = "Kernels: first block's start to last block's end (GPU global timer). Copies: end at the event after them; start no earlier than the previous copy in the same direction ended.";
 
 /// The SVG chronogram: a lane per name in `lanes`, a rectangle per span, a time axis in ms, a legend.
 pub fn svg(title: &str, lanes: &[String], spans: &[Span]) -> String {
@@ -233,6 +381,7 @@ pub fn svg(title: &str, lanes: &[String], spans: &[Span]) -> String {
         tick += step;
     }
     let _ = writeln!(out, r#"<text x="{}" y="{}" text-anchor="middle">time in ms</text>"#, LEFT + plot / 2.0, axis_y + 38.0);
+    let _ = writeln!(out, r#"<text x="{LEFT}" y="{}" font-size="10">{}</text>"#, axis_y + 60.0, escape(BARS));
     out.push_str("</svg>\n");
     out
 }
@@ -300,7 +449,30 @@ mod tests {
         ];
         // Kernels 2-9 (7 ms), copies 0-4 and 7-8 (5 ms), both at 2-4 and 7-8 (3 ms).
         assert_eq!(overlap(&spans), (7.0, 5.0, 3.0));
-        assert_eq!(overlap(&[]), (0.0, 0.0, 0.0));
+        let none = overlap(&[]);
+        assert_eq!(none, (0.0, 0.0, 0.0));
+        assert!(!format!("{:.1} {:.1} {:.1}", none.0, none.1, none.2).contains('-'), "{none:?}");
+    }
+
+    #[test]
+    fn says_what_the_bars_mean() {
+        assert!(svg("t", &["s".to_string()], &[]).contains(">Kernels: first block's start to last block's end (GPU global timer)."));
+    }
+
+    #[test]
+    fn copies_of_one_direction_start_when_the_one_before_them_ended() {
+        // Four streams reach their copies in at 0 ms; the engine runs them one after another, 5 ms each.
+        let mut spans: Vec<Span> = (0..4).map(|lane| span(lane, Kind::CopyIn, 0.0, 5.0 * (lane + 1) as f64)).collect();
+        // Copies out are placed on their own engine; a kernel is left alone.
+        spans.push(span(0, Kind::CopyOut, 6.0, 8.0));
+        spans.push(span(1, Kind::CopyOut, 5.5, 9.0));
+        spans.push(span(2, Kind::Kernel, 1.0, 30.0));
+        // A copy its stream reached after the engine was free keeps its own start.
+        spans.push(span(3, Kind::CopyIn, 40.0, 41.0));
+        place_copies(&mut spans);
+        let starts: Vec<f64> = spans.iter().map(|s| s.start_ms).collect();
+        assert_eq!(starts, vec![0.0, 5.0, 10.0, 15.0, 6.0, 8.0, 1.0, 40.0]);
+        assert!(spans.iter().all(|s| s.start_ms <= s.end_ms));
     }
 
     #[test]

@@ -54,6 +54,7 @@ mod tests {
             ("TRACER", TRACER),
             ("STREAMS", STREAMS),
             ("MAPPED", MAPPED),
+            ("TIMELINE", TIMELINE),
         ]
     }
 
@@ -69,6 +70,21 @@ mod tests {
                 assert!(function.registers > 0, "{name}: {} uses no registers?", function.name);
             }
         }
+    }
+
+    #[test]
+    fn every_kernel_a_chronogram_draws_has_its_stamped_twin_and_the_clock_is_there() {
+        let streams = STREAMS.report().unwrap();
+        for name in ["vector_work", "add_five_times", "lcg_work"] {
+            for twin in [name.to_string(), format!("{name}_stamped")] {
+                assert!(streams.function(&twin).is_some_and(|f| f.is_entry()), "{twin} missing:\n{}", STREAMS.ptxas);
+            }
+        }
+        for &block_size in &MMM_BLOCK_SIZES {
+            let report = mmm_for_block_size(block_size).unwrap().report().unwrap();
+            assert!(report.function("mmm_f64_stamped").is_some_and(|f| f.is_entry()), "BLOCK_SIZE {block_size}");
+        }
+        assert!(TIMELINE.report().unwrap().function("read_global_timer").is_some());
     }
 
     #[test]

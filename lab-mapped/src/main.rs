@@ -14,6 +14,7 @@ use common::gpu::Gpu;
 use common::host_memory::{check_pinnable, ensure_host_fits, Mapped};
 use common::matrix::Pinned;
 use common::mmm::{load_mmm, parse_block_size, MmmKernel};
+use common::timeline::Kernel;
 use common::progress::Progress;
 use common::verify::{check_cell, verdict, Random};
 use cust::stream::{Stream, StreamFlags};
@@ -75,7 +76,7 @@ fn run(args: Args) -> Result<()> {
 
     gpu.ensure_fits(Batch::<Vec<f64>>::bytes(count, n), &format!("{count} products of {n} x {n} doubles"))?;
     let module = load_mmm(&gpu, args.block_size)?;
-    let mmm = check_cuda!(module.get_function(MmmKernel::Tiled.c_name::<f64>()))?;
+    let mmm = Kernel::get(&module, &MmmKernel::Tiled.c_name::<f64>())?;
     let main = check_cuda!(Stream::new(StreamFlags::DEFAULT, None))?;
     let streams = new_streams(count)?;
     let mut random = Random::new(args.seed);
@@ -84,13 +85,13 @@ fn run(args: Args) -> Result<()> {
     println!("\nCOUNT = {count} products of random {n} x {n} doubles, tiled mmm with BLOCK_SIZE {}", args.block_size);
     let progress = Progress::new(3, "lab-mapped");
     let mut pinned = Batch::<Pinned<f64>>::random(count, n, args.block_size, args.seed)?;
-    let kernels = progress.run("mmm-without-transfers", || pinned.time_kernels_only(&mmm, &main, repetitions, &mut random))?;
+    let kernels = progress.run("mmm-without-transfers", || pinned.time_kernels_only(&mmm.plain, &main, repetitions, &mut random))?;
     let streamed =
         progress.run("mmm-streamed-and-pinned", || pinned.time_streamed(&mmm, &main, &streams, repetitions, &mut random))?;
     drop(pinned);
     // cudaHostAlloc(..., cudaHostAllocMapped) for A, B and C; the kernels get cudaHostGetDevicePointer's
     let mut mapped = Batch::<Mapped<f64>>::random_on_host(count, n, args.block_size, args.seed)?;
-    let zero_copy = progress.run("mmm-mapped", || time_mapped(&mut mapped, &mmm, &main, repetitions, &mut random))?;
+    let zero_copy = progress.run("mmm-mapped", || time_mapped(&mut mapped, &mmm.plain, &main, repetitions, &mut random))?;
     drop((mapped, progress));
     println!("mmm-without-transfers    {}", kernels.timing);
     println!("mmm-streamed-and-pinned  {}", streamed.timing);

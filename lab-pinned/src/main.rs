@@ -16,7 +16,7 @@ use common::matrix::Pinned;
 use common::mmm::{load_mmm, parse_block_size, MmmKernel};
 use common::output::check_output_path;
 use common::progress::Progress;
-use common::timeline::write_svg;
+use common::timeline::{write_svg, Kernel};
 use common::verify::{verdict, Random};
 use cust::stream::{Stream, StreamFlags};
 use lab_pinned::sweep::{self, parse_bytes, sizes, Kind};
@@ -88,7 +88,7 @@ fn run(args: Args) -> Result<()> {
     println!("{}", gpu.info);
     gpu.ensure_fits(2 * Batch::<Vec<f64>>::bytes(count, n), &format!("two batches of {count} products of {n} x {n} doubles"))?;
     let module = load_mmm(&gpu, args.block_size)?;
-    let mmm = check_cuda!(module.get_function(MmmKernel::Tiled.c_name::<f64>()))?;
+    let mmm = Kernel::get(&module, &MmmKernel::Tiled.c_name::<f64>())?;
     let main = check_cuda!(Stream::new(StreamFlags::DEFAULT, None))?;
     let streams = new_streams(count)?;
     let mut random = Random::new(args.seed);
@@ -101,9 +101,9 @@ fn run(args: Args) -> Result<()> {
     let mut pinned = Batch::<Pinned<f64>>::copy_of(&pageable)?;
     let progress = Progress::new(SLIDE_MS.len(), "lab-pinned");
     let measured = [
-        progress.run(SLIDE_MS[0].0, || pageable.time_serial(&mmm, &main, repetitions, &mut random))?,
-        progress.run(SLIDE_MS[1].0, || pinned.time_serial(&mmm, &main, repetitions, &mut random))?,
-        progress.run(SLIDE_MS[2].0, || pageable.time_kernels_only(&mmm, &main, repetitions, &mut random))?,
+        progress.run(SLIDE_MS[0].0, || pageable.time_serial(&mmm.plain, &main, repetitions, &mut random))?,
+        progress.run(SLIDE_MS[1].0, || pinned.time_serial(&mmm.plain, &main, repetitions, &mut random))?,
+        progress.run(SLIDE_MS[2].0, || pageable.time_kernels_only(&mmm.plain, &main, repetitions, &mut random))?,
         progress.run(SLIDE_MS[3].0, || pageable.time_streamed(&mmm, &main, &streams, repetitions, &mut random))?,
         progress.run(SLIDE_MS[4].0, || pinned.time_streamed(&mmm, &main, &streams, repetitions, &mut random))?,
     ];

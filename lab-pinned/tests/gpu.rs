@@ -7,6 +7,7 @@ use common::host_memory::Registered;
 use common::matrix::{Matrix, Pinned};
 use common::mmm::{load_mmm, MmmKernel};
 use common::progress::Progress;
+use common::timeline::Kernel;
 use common::verify::Random;
 use cust::stream::{Stream, StreamFlags};
 use lab_pinned::sweep::{measure, sizes, Kind};
@@ -20,11 +21,11 @@ fn streamed_products_from_pinned_matrices_are_right() {
     let mut random = Random::new(1);
     for (count, n, block_size) in [(1, 1, 16), (3, 47, 16), (4, 129, 32)] {
         let module = load_mmm(&gpu, block_size).unwrap();
-        let mmm = module.get_function(MmmKernel::Tiled.c_name::<f64>()).unwrap();
+        let mmm = Kernel::get(&module, &MmmKernel::Tiled.c_name::<f64>()).unwrap();
         let main = Stream::new(StreamFlags::DEFAULT, None).unwrap();
         let streams = common::context::new_streams(count).unwrap();
         let mut batch = Batch::<Pinned<f64>>::random(count, n, block_size, 7).unwrap();
-        assert!(batch.time_serial(&mmm, &main, 1, &mut random).unwrap().check.passed());
+        assert!(batch.time_serial(&mmm.plain, &main, 1, &mut random).unwrap().check.passed());
         assert!(batch.time_streamed(&mmm, &main, &streams, 1, &mut random).unwrap().check.passed());
     }
 }

@@ -6,7 +6,7 @@ use anyhow::Result;
 use common::check_cuda;
 use common::context::new_streams;
 use common::matrix::HostStorage;
-use common::timeline::{record, stream_lanes, write_svg};
+use common::timeline::{record, stream_lanes, write_svg, Kernel};
 use common::timing::time_on_stream;
 use common::verify::check_cell;
 use cust::module::Module;
@@ -20,7 +20,7 @@ pub const N: usize = 512 * 65535;
 pub const STREAMS: usize = 15;
 
 pub fn run<H: HostStorage<i32>>(module: &Module, args: &Args) -> Result<bool> {
-    let add = check_cuda!(module.get_function("add_five_times"))?;
+    let add = Kernel::get(module, "add_five_times")?;
     let main = check_cuda!(Stream::new(StreamFlags::DEFAULT, None))?;
     let mut job = AddFiveTimes::<H>::random(N, args.seed)?;
     println!("\nKorean notes' sample: N = 512 x 65535 = {N} ints, Out += In five times, {} host memory\n", H::KIND);

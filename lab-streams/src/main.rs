@@ -4,9 +4,13 @@
 //! run serially (`mmm`), as kernels only (`mmm-without-transfers`) and one stream per product
 //! (`mmm-streamed`), from pageable host memory as on the slides. The other modes are the French
 //! slides' chunked pipeline, the Korean notes' 15-stream sample and CPU work overlapped with the GPU,
-//! from pinned host memory as in those originals (`--host-memory pageable` for the contrast).
+//! from pinned host memory as in those originals (`--host-memory pageable` for the contrast), and
+//! many small kernels at once on one GPU (`concurrent`). `--devices N` spreads the German products or
+//! the French pipeline over N GPUs.
 
 mod chunked;
+mod concurrent;
+mod devices;
 mod fifteen;
 mod overlap;
 mod programs;
@@ -29,7 +33,8 @@ use common::verify::verdict;
 #[command(name = "lab-streams", version, about)]
 pub struct Args {
     /// Which experiment: mmm (the slides' table), chunked (one job in chunks over 1 to 16 streams),
-    /// fifteen (15 streams over 512 x 65535 ints), overlap (CPU work during GPU work), or all.
+    /// fifteen (15 streams over 512 x 65535 ints), overlap (CPU work during GPU work), concurrent
+    /// (small kernels on 1 to 32 streams: how many run at once), or all.
     #[arg(long, value_enum, default_value = "mmm")]
     mode: Mode,
     /// mmm: size N of the N x N double matrices (the slides used 4096; 2048 shows the same in seconds).
@@ -45,9 +50,23 @@ pub struct Args {
     #[arg(long, default_value_t = 1 << 24, value_parser = clap::value_parser!(u32).range(1..))]
     elements: u32,
     /// chunked and overlap: fused multiply-adds per element, to set kernel time against copy time
-    /// (2000 makes the kernels take about as long as each copy on an H200: the most overlap can hide).
-    #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u32).range(1..))]
-    steps: u32,
+    /// (default 2000: the kernels take about as long as each copy on an H200, the most overlap can
+    /// hide). concurrent: multiply-adds per thread of each small kernel (default 1000000, about 1 ms).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    steps: Option<u32>,
+    /// concurrent: number of small kernels, spread round-robin over the streams.
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    kernels: u32,
+    /// concurrent: which stream each kernel goes to; launched in order either way.
+    #[arg(long, value_enum, default_value = "round-robin")]
+    order: lab_streams::small_kernels::Order,
+    /// concurrent: blocks of 256 threads per small kernel (one block fills a 132th of an H200).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    blocks_per_kernel: u32,
+    /// mmm and chunked: spread the work over GPUs 0 to N-1 (portable pinned host memory, one context
+    /// and its streams per GPU) and compare 1, 2, ... N GPUs.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=64))]
+    devices: Option<u32>,
     /// Timed runs after one warm-up; the median is reported.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
     repetitions: u32,
@@ -60,7 +79,8 @@ pub struct Args {
     #[arg(long, value_enum, default_value = "pinned")]
     host_memory: HostMemory,
     /// Draw one run as an SVG chronogram (one lane per stream) into this file: mmm-streamed, the
-    /// chunked pipeline on 16 streams or the 15-stream sample, whichever --mode names.
+    /// chunked pipeline on 16 streams, the 15-stream sample or the small kernels on 32 streams,
+    /// whichever --mode names (with --devices: the run on N GPUs, a lane per GPU and stream).
     #[arg(long, value_name = "FILE.svg")]
     timeline: Option<PathBuf>,
     /// Let --timeline replace an existing file.
@@ -74,6 +94,7 @@ enum Mode {
     Chunked,
     Fifteen,
     Overlap,
+    Concurrent,
     All,
 }
 
@@ -113,16 +134,27 @@ fn runs(args: &Args, mode: Mode) -> bool {
     args.mode == mode || args.mode == Mode::All
 }
 
+impl Args {
+    /// Multiply-adds per element of the French slides' vector job.
+    fn vector_steps(&self) -> u32 {
+        self.steps.unwrap_or(chunked::STEPS)
+    }
+}
+
 fn run(args: Args) -> Result<()> {
     if let Some(path) = &args.timeline {
         ensure!(
-            matches!(args.mode, Mode::Mmm | Mode::Chunked | Mode::Fifteen),
-            "--timeline draws one run: use it with --mode mmm, chunked or fifteen"
+            args.mode != Mode::Overlap && args.mode != Mode::All,
+            "--timeline draws one run: use it with --mode mmm, chunked, fifteen or concurrent"
         );
         check_output_path(path, args.force)?;
     }
     let (job, host_bytes, gpu_bytes) = largest_job(&args);
     ensure_host_fits(host_bytes, &job)?;
+    if let Some(devices) = args.devices {
+        ensure!(matches!(args.mode, Mode::Mmm | Mode::Chunked), "--devices spreads --mode mmm or chunked over several GPUs");
+        return verdict(devices::run(&args, devices)?, "a GPU result differs from the CPU reference");
+    }
     let gpu = Gpu::open(0)?;
     println!("{}", gpu.info);
     gpu.ensure_fits(gpu_bytes, &job)?;
@@ -140,6 +172,9 @@ fn run(args: Args) -> Result<()> {
     }
     if runs(&args, Mode::Overlap) {
         passed &= if pinned { overlap::run::<Pinned<f32>>(&module, &args)? } else { overlap::run::<Vec<f32>>(&module, &args)? };
+    }
+    if runs(&args, Mode::Concurrent) {
+        passed &= concurrent::run(&gpu, &module, &args)?;
     }
     verdict(passed, "a GPU result differs from the CPU reference")
 }

@@ -6,9 +6,9 @@
 use std::time::Instant;
 
 use anyhow::Result;
-use common::check_cuda;
 use common::matrix::HostStorage;
 use common::context::new_streams;
+use common::timeline::Kernel;
 use common::verify::Random;
 use cust::module::Module;
 use lab_streams::vector::{wait, Synchronize, VectorJob};
@@ -18,8 +18,8 @@ use crate::Args;
 const STREAMS: usize = 4;
 
 pub fn run<H: HostStorage<f32>>(module: &Module, args: &Args) -> Result<bool> {
-    let work = check_cuda!(module.get_function("vector_work"))?;
-    let mut job = VectorJob::<H>::random(args.elements as usize, args.steps, args.seed)?;
+    let work = Kernel::get(module, "vector_work")?;
+    let mut job = VectorJob::<H>::random(args.elements as usize, args.vector_steps(), args.seed)?;
     let streams = new_streams(STREAMS)?;
     job.pipeline(&work, &streams, Synchronize::Device, None)?; // warm-up
 
@@ -55,7 +55,7 @@ pub fn run<H: HostStorage<f32>>(module: &Module, args: &Args) -> Result<bool> {
     println!(
         "\nCPU work during GPU work: the GPU runs the chunked job on {STREAMS} streams ({} floats, {} steps, {} host memory),",
         args.elements,
-        args.steps,
+        job.steps,
         H::KIND
     );
     println!("the CPU computes the reference of {cpu_elements} elements (about as long as the GPU's {gpu_ms:.2} ms)\n");

@@ -7,7 +7,7 @@ use common::context::new_streams;
 use common::gpu::Gpu;
 use common::mmm::{load_mmm, MmmKernel};
 use common::progress::Progress;
-use common::timeline::write_svg;
+use common::timeline::{write_svg, Kernel};
 use common::verify::Random;
 use cust::stream::{Stream, StreamFlags};
 
@@ -29,7 +29,7 @@ pub fn run(gpu: &Gpu, args: &Args) -> Result<bool> {
         args.block_size
     );
     let module = load_mmm(gpu, args.block_size)?;
-    let mmm = check_cuda!(module.get_function(MmmKernel::Tiled.c_name::<f64>()))?;
+    let mmm = Kernel::get(&module, &MmmKernel::Tiled.c_name::<f64>())?;
     // cust 0.3.2 drops NON_BLOCKING, so these streams sync with the NULL stream like the slide's
     // cudaStreamCreate; `main` carries the timing events.
     let main = check_cuda!(Stream::new(StreamFlags::DEFAULT, None))?;
@@ -39,9 +39,9 @@ pub fn run(gpu: &Gpu, args: &Args) -> Result<bool> {
     let repetitions = args.repetitions as usize;
 
     let progress = Progress::new(SLIDE_MS.len(), "lab-streams");
-    let serial = progress.run("mmm", || batch.time_serial(&mmm, &main, repetitions, &mut random))?;
+    let serial = progress.run("mmm", || batch.time_serial(&mmm.plain, &main, repetitions, &mut random))?;
     progress.println(format!("mmm                    {}", serial.timing));
-    let kernels = progress.run("mmm-without-transfers", || batch.time_kernels_only(&mmm, &main, repetitions, &mut random))?;
+    let kernels = progress.run("mmm-without-transfers", || batch.time_kernels_only(&mmm.plain, &main, repetitions, &mut random))?;
     progress.println(format!("mmm-without-transfers  {}", kernels.timing));
     let streamed = progress.run("mmm-streamed", || batch.time_streamed(&mmm, &main, &streams, repetitions, &mut random))?;
     progress.println(format!("mmm-streamed           {}", streamed.timing));

@@ -10,9 +10,8 @@ use common::check_cuda;
 use common::context::synchronize_device;
 use common::matrix::HostStorage;
 use common::phases::{self, Phase};
-use common::timeline::{fork, join, step, Kind, Recorder};
+use common::timeline::{fork, join, kernel_step, step, Kernel, Kind, Recorder};
 use common::verify::{Poison, Random};
-use cust::function::Function;
 use cust::launch;
 use cust::memory::{AsyncCopyDestination, DeviceBuffer};
 use cust::stream::Stream;
@@ -85,15 +84,19 @@ impl<H: HostStorage<f32>> VectorJob<H> {
     }
 
     /// Stage 2: every chunk's kernel, each on its stream.
-    pub fn kernels(&self, work: &Function, streams: &[Stream], recorder: &mut Option<&mut Recorder>) -> Result<()> {
+    pub fn kernels(&self, work: &Kernel, streams: &[Stream], recorder: &mut Option<&mut Recorder>) -> Result<()> {
         for (lane, (stream, range)) in streams.iter().zip(chunks(self.input.len(), streams.len())).enumerate() {
             let (d_in, d_out) = (self.d_in.index(range.clone()), self.d_out.index(range.clone()));
-            let (n, steps) = (range.len() as i32, self.steps);
+            let (d_in, d_out, n, steps) = (d_in.as_device_ptr(), d_out.as_device_ptr(), range.len() as i32, self.steps);
             let blocks = (range.len() as u32).div_ceil(BLOCK_SIZE).max(1);
-            // __global__ void vector_work(const float* in, float* out, int n, int steps)
-            step(recorder, stream, lane, Kind::Kernel, "work", || {
+            kernel_step(recorder, lane, "work", |stamp| {
+                let (plain, stamped) = (&work.plain, &work.stamped);
                 Ok(check_cuda!(unsafe {
-                    launch!(work<<<blocks, BLOCK_SIZE, 0, stream>>>(d_in.as_device_ptr(), d_out.as_device_ptr(), n, steps))
+                    match stamp {
+                        // __global__ void vector_work(const float* in, float* out, int n, int steps)
+                        None => launch!(plain<<<blocks, BLOCK_SIZE, 0, stream>>>(d_in, d_out, n, steps)),
+                        Some(stamp) => launch!(stamped<<<blocks, BLOCK_SIZE, 0, stream>>>(d_in, d_out, n, steps, stamp)),
+                    }
                 })?)
             })?;
         }
@@ -110,13 +113,18 @@ impl<H: HostStorage<f32>> VectorJob<H> {
         Ok(())
     }
 
-    /// The whole pipeline, then the host waits as `how` says; with a recorder, every copy and kernel
-    /// lies between events for the chronogram.
-    pub fn pipeline(&mut self, work: &Function, streams: &[Stream], how: Synchronize, mut recorder: Option<&mut Recorder>) -> Result<()> {
+    /// The whole pipeline, then the host waits as `how` says; with a recorder, the run is recorded
+    /// for the chronogram.
+    pub fn pipeline(&mut self, work: &Kernel, streams: &[Stream], how: Synchronize, recorder: Option<&mut Recorder>) -> Result<()> {
+        self.enqueue(work, streams, recorder)?;
+        wait(streams, how)
+    }
+
+    /// The three stages, enqueued; the host does not wait.
+    pub fn enqueue(&mut self, work: &Kernel, streams: &[Stream], mut recorder: Option<&mut Recorder>) -> Result<()> {
         self.copies_in(streams, &mut recorder)?;
         self.kernels(work, streams, &mut recorder)?;
-        self.copies_out(streams, &mut recorder)?;
-        wait(streams, how)
+        self.copies_out(streams, &mut recorder)
     }
 
     /// The CPU's value of element `i`: the same fused multiply-adds, so the same bits.
@@ -178,7 +186,7 @@ impl<H: HostStorage<i32>> AddFiveTimes<H> {
 
     /// One run over `streams`, forked from and joined into `main` (events on `main` time it); with a
     /// recorder, every copy and kernel lies between events for the chronogram.
-    pub fn run(&mut self, add: &Function, main: &Stream, streams: &[Stream], mut recorder: Option<&mut Recorder>) -> Result<()> {
+    pub fn run(&mut self, add: &Kernel, main: &Stream, streams: &[Stream], mut recorder: Option<&mut Recorder>) -> Result<()> {
         fork(main, streams)?;
         for (lane, (stream, range)) in streams.iter().zip(chunks(self.input.len(), streams.len())).enumerate() {
             let (mut d_in, mut d_out) = (self.d_in.index(range.clone()), self.d_out.index(range.clone()));
@@ -187,11 +195,17 @@ impl<H: HostStorage<i32>> AddFiveTimes<H> {
                 check_cuda!(d_in.async_copy_from(&self.input[range.clone()], stream))?;
                 Ok(check_cuda!(d_out.async_copy_from(&self.original[range.clone()], stream))?)
             })?;
-            let n = range.len() as i32;
-            let blocks = (range.len() as u32).div_ceil(BLOCK_SIZE).max(1);
-            // __global__ void add_five_times(const int* in, int* out, int n)
-            step(&mut recorder, stream, lane, Kind::Kernel, "kernel", || {
-                Ok(check_cuda!(unsafe { launch!(add<<<blocks, BLOCK_SIZE, 0, stream>>>(d_in.as_device_ptr(), d_out.as_device_ptr(), n)) })?)
+            let (n, blocks) = (range.len() as i32, (range.len() as u32).div_ceil(BLOCK_SIZE).max(1));
+            let (d_in, d_out_pointer) = (d_in.as_device_ptr(), d_out.as_device_ptr());
+            kernel_step(&mut recorder, lane, "kernel", |stamp| {
+                let (plain, stamped) = (&add.plain, &add.stamped);
+                Ok(check_cuda!(unsafe {
+                    match stamp {
+                        // __global__ void add_five_times(const int* in, int* out, int n)
+                        None => launch!(plain<<<blocks, BLOCK_SIZE, 0, stream>>>(d_in, d_out_pointer, n)),
+                        Some(stamp) => launch!(stamped<<<blocks, BLOCK_SIZE, 0, stream>>>(d_in, d_out_pointer, n, stamp)),
+                    }
+                })?)
             })?;
             step(&mut recorder, stream, lane, Kind::CopyOut, "Out", || Ok(check_cuda!(unsafe { d_out.async_copy_to(&mut self.output[range], stream) })?))?;
         }

@@ -9,14 +9,14 @@ fn help_explains_every_flag() {
     let outcome = run(LAB, &["--help"]);
     assert_eq!(outcome.code, Some(0));
     for flag in ["--mode", "--size", "--count", "--block-size", "--elements", "--steps", "--repetitions", "--seed",
-        "--timeline", "--force", "--host-memory"] {
+        "--timeline", "--force", "--host-memory", "--kernels", "--blocks-per-kernel", "--devices", "concurrent", "--order"] {
         assert!(outcome.stdout.contains(flag), "--help does not mention {flag}");
     }
 }
 
 #[test]
 fn fails_on_zero_sizes_and_counts() {
-    for flag in ["--size", "--count", "--elements", "--steps", "--repetitions"] {
+    for flag in ["--size", "--count", "--elements", "--steps", "--repetitions", "--kernels", "--blocks-per-kernel", "--devices"] {
         let outcome = run(LAB, &[flag, "0"]);
         assert!(outcome.is_one_line_error("lab-streams", "invalid value '0'"), "{flag}: {outcome:?}");
     }
@@ -47,7 +47,7 @@ fn refuses_an_unknown_host_memory_and_a_timeline_for_modes_it_cannot_draw() {
     assert!(outcome.is_one_line_error("lab-streams", "'mapped'"), "{outcome:?}");
     for mode in ["overlap", "all"] {
         let outcome = run(LAB, &["--mode", mode, "--timeline", "/tmp/lab-streams-never-written.svg"]);
-        assert!(outcome.is_one_line_error("lab-streams", "--timeline draws one run: use it with --mode mmm, chunked or fifteen"), "{mode}: {outcome:?}");
+        assert!(outcome.is_one_line_error("lab-streams", "--timeline draws one run: use it with --mode mmm, chunked, fifteen or concurrent"), "{mode}: {outcome:?}");
     }
 }
 
@@ -60,4 +60,16 @@ fn default_run_needs_a_gpu_and_says_so_without_one() {
 fn refuses_a_batch_larger_than_host_memory_before_touching_the_gpu() {
     let outcome = run(LAB, &["--size", "100000", "--count", "64"]);
     assert!(outcome.is_one_line_error("lab-streams", "COUNT = 64 products of 100000 x 100000 doubles needs 14.0 TiB of host memory"), "{outcome:?}");
+}
+
+#[test]
+fn spreads_only_the_products_and_the_pipeline_over_several_gpus() {
+    for mode in ["fifteen", "overlap", "concurrent", "all"] {
+        let outcome = run(LAB, &["--mode", mode, "--devices", "2"]);
+        assert!(outcome.is_one_line_error("lab-streams", "--devices spreads --mode mmm or chunked over several GPUs"), "{mode}: {outcome:?}");
+    }
+    let outcome = run(LAB, &["--devices", "65"]);
+    assert!(outcome.is_one_line_error("lab-streams", "invalid value '65'"), "{outcome:?}");
+    let outcome = run(LAB, &["--kernels", "4097"]);
+    assert!(outcome.is_one_line_error("lab-streams", "invalid value '4097'"), "{outcome:?}");
 }

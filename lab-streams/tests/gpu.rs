@@ -3,11 +3,13 @@
 
 use common::batch::Batch;
 use common::gpu::Gpu;
+use common::host_memory::Portable;
 use common::matrix::{HostStorage, Pinned};
 use common::mmm::{load_mmm, MmmKernel};
-use common::timeline::{fork, Kind, Recorder};
+use common::timeline::{fork, record, Kernel, Kind, Recorder, Span};
 use common::verify::Random;
 use cust::stream::{Stream, StreamFlags};
+use lab_streams::small_kernels::{most_at_once, streams_of, Order, SmallKernels};
 use lab_streams::vector::{AddFiveTimes, Synchronize, VectorJob};
 
 const NEEDS_GPU: &str = "needs a GPU: bash gpu-bundle/run.sh";
@@ -16,26 +18,43 @@ fn streams(count: usize) -> Vec<Stream> {
     common::context::new_streams(count).unwrap()
 }
 
-#[test]
-#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
-fn the_three_matrix_programs_compute_every_product() {
+/// Every lane's spans in the order its stream ran them, each starting after the one before ended
+/// (kernels timed by their stamps, copies by events: the two clocks agree to within 5 µs).
+fn assert_in_stream_order(spans: &[Span], lanes: usize, kinds: &[Kind]) {
+    for lane in 0..lanes {
+        let mine: Vec<_> = spans.iter().filter(|s| s.lane == lane).collect();
+        assert_eq!(mine.iter().map(|s| s.kind).collect::<Vec<_>>(), kinds, "lane {lane}");
+        assert!(mine.windows(2).all(|w| w[0].end_ms <= w[1].start_ms + 5e-3), "lane {lane}: {mine:#?}");
+        assert!(mine.iter().all(|s| s.start_ms >= 0.0 && s.end_ms > s.start_ms), "lane {lane}: {mine:#?}");
+    }
+}
+
+/// The three programs from `H` host memory, each product checked.
+fn check_three_programs<H: HostStorage<f64>>() {
     let gpu = Gpu::open(0).expect(NEEDS_GPU);
     let mut random = Random::new(1);
     for (count, n, block_size) in [(1, 1, 16), (3, 33, 16), (5, 100, 32), (2, 257, 32)] {
         let module = load_mmm(&gpu, block_size).unwrap();
-        let mmm = module.get_function(MmmKernel::Tiled.c_name::<f64>()).unwrap();
+        let mmm = Kernel::get(&module, &MmmKernel::Tiled.c_name::<f64>()).unwrap();
         let main = Stream::new(StreamFlags::DEFAULT, None).unwrap();
         let streams = streams(count);
-        let mut batch = Batch::<Vec<f64>>::random(count, n, block_size, n as u64).unwrap();
+        let mut batch = Batch::<H>::random(count, n, block_size, n as u64).unwrap();
         // Kernels first, on a fresh batch: A and B must already be on the GPU (lab-mapped's first
         // GPU run found them uninitialized when only the serial program had copied them before).
-        let kernels = batch.time_kernels_only(&mmm, &main, 1, &mut random).unwrap();
-        let serial = batch.time_serial(&mmm, &main, 1, &mut random).unwrap();
+        let kernels = batch.time_kernels_only(&mmm.plain, &main, 1, &mut random).unwrap();
+        let serial = batch.time_serial(&mmm.plain, &main, 1, &mut random).unwrap();
         let streamed = batch.time_streamed(&mmm, &main, &streams, 1, &mut random).unwrap();
         for (name, measured) in [("serial", serial), ("kernels only", kernels), ("streamed", streamed)] {
-            assert!(measured.check.passed(), "{name}, {count} x {n}: {:?}", measured.check);
+            assert!(measured.check.passed(), "{name}, {count} x {n}, {}: {:?}", H::KIND, measured.check);
         }
     }
+}
+
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn the_three_matrix_programs_compute_every_product_from_pageable_and_portable_memory() {
+    check_three_programs::<Vec<f64>>();
+    check_three_programs::<Portable<f64>>();
 }
 
 #[test]
@@ -43,18 +62,15 @@ fn the_three_matrix_programs_compute_every_product() {
 fn the_timeline_has_copy_in_kernel_copy_out_in_order_on_every_stream() {
     let gpu = Gpu::open(0).expect(NEEDS_GPU);
     let module = load_mmm(&gpu, 16).unwrap();
-    let mmm = module.get_function(MmmKernel::Tiled.c_name::<f64>()).unwrap();
+    let mmm = Kernel::get(&module, &MmmKernel::Tiled.c_name::<f64>()).unwrap();
     let main = Stream::new(StreamFlags::DEFAULT, None).unwrap();
     let streams = streams(4);
-    let mut batch = Batch::<Vec<f64>>::random(4, 300, 16, 2).unwrap();
+    let mut batch = Batch::<Pinned<f64>>::random(4, 300, 16, 2).unwrap();
+    batch.poison_results().unwrap();
     let spans = batch.record_streamed(&mmm, &main, &streams).unwrap();
     assert_eq!(spans.len(), 12);
-    for lane in 0..4 {
-        let mine: Vec<_> = spans.iter().filter(|s| s.lane == lane).collect();
-        assert_eq!(mine.iter().map(|s| s.kind).collect::<Vec<_>>(), vec![Kind::CopyIn, Kind::Kernel, Kind::CopyOut]);
-        assert!(mine.windows(2).all(|w| w[0].end_ms <= w[1].start_ms + 1e-3), "lane {lane}: {mine:?}");
-        assert!(mine.iter().all(|s| s.start_ms >= 0.0 && s.end_ms > s.start_ms), "lane {lane}: {mine:?}");
-    }
+    assert_in_stream_order(&spans, 4, &[Kind::CopyIn, Kind::Kernel, Kind::CopyOut]);
+    // The stamped twin computed the products as well as the kernel itself does.
     assert!(batch.check(&mut Random::new(3)).passed());
 }
 
@@ -62,7 +78,7 @@ fn the_timeline_has_copy_in_kernel_copy_out_in_order_on_every_stream() {
 fn check_chunked_pipeline<H: HostStorage<f32>>() {
     let gpu = Gpu::open(0).expect(NEEDS_GPU);
     let module = gpu.load(&kernels::STREAMS).unwrap();
-    let work = module.get_function("vector_work").unwrap();
+    let work = Kernel::get(&module, "vector_work").unwrap();
     for n in [1, 1000, (1 << 20) + 3] {
         let mut job = VectorJob::<H>::random(n, 37, n as u64).unwrap();
         for count in [1, 3, 16] {
@@ -78,16 +94,17 @@ fn check_chunked_pipeline<H: HostStorage<f32>>() {
 
 #[test]
 #[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
-fn the_chunked_pipeline_writes_every_element_right_from_pinned_and_pageable_memory() {
+fn the_chunked_pipeline_writes_every_element_right_from_pinned_pageable_and_portable_memory() {
     check_chunked_pipeline::<Pinned<f32>>();
     check_chunked_pipeline::<Vec<f32>>();
+    check_chunked_pipeline::<Portable<f32>>();
 }
 
 /// The 15-stream sample from `H` host memory, every element checked, Out poisoned before each run.
 fn check_fifteen<H: HostStorage<i32>>() {
     let gpu = Gpu::open(0).expect(NEEDS_GPU);
     let module = gpu.load(&kernels::STREAMS).unwrap();
-    let add = module.get_function("add_five_times").unwrap();
+    let add = Kernel::get(&module, "add_five_times").unwrap();
     let main = Stream::new(StreamFlags::DEFAULT, None).unwrap();
     for n in [7, 1000, 512 * 65535] {
         let mut job = AddFiveTimes::<H>::random(n, 4).unwrap();
@@ -112,7 +129,7 @@ fn the_fifteen_stream_sample_adds_five_times_everywhere_from_pinned_and_pageable
 fn the_pipeline_chronogram_has_a_copy_in_kernel_and_copy_out_per_stream_in_order() {
     let gpu = Gpu::open(0).expect(NEEDS_GPU);
     let module = gpu.load(&kernels::STREAMS).unwrap();
-    let work = module.get_function("vector_work").unwrap();
+    let work = Kernel::get(&module, "vector_work").unwrap();
     let main = Stream::new(StreamFlags::DEFAULT, None).unwrap();
     let streams = streams(5);
     let mut job = VectorJob::<Pinned<f32>>::random(100_003, 50, 9).unwrap();
@@ -122,10 +139,61 @@ fn the_pipeline_chronogram_has_a_copy_in_kernel_and_copy_out_per_stream_in_order
     job.pipeline(&work, &streams, Synchronize::Device, Some(&mut recorder)).unwrap();
     let spans = recorder.spans().unwrap();
     assert_eq!(spans.len(), 15);
-    for lane in 0..5 {
-        let mine: Vec<_> = spans.iter().filter(|s| s.lane == lane).collect();
-        assert_eq!(mine.iter().map(|s| s.kind).collect::<Vec<_>>(), vec![Kind::CopyIn, Kind::Kernel, Kind::CopyOut]);
-        assert!(mine.windows(2).all(|w| w[0].end_ms <= w[1].start_ms + 1e-3), "lane {lane}: {mine:?}");
+    assert_in_stream_order(&spans, 5, &[Kind::CopyIn, Kind::Kernel, Kind::CopyOut]);
+    // Copies of one direction never overlap once placed by the copy engine's order.
+    for kind in [Kind::CopyIn, Kind::CopyOut] {
+        let mut copies: Vec<_> = spans.iter().filter(|s| s.kind == kind).collect();
+        copies.sort_by(|x, y| x.end_ms.total_cmp(&y.end_ms));
+        assert!(copies.windows(2).all(|w| w[0].end_ms <= w[1].start_ms), "{kind:?}: {copies:#?}");
     }
     assert_eq!(job.wrong_elements(100_003, &mut Random::new(1)), 0);
+}
+
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn small_kernels_on_any_number_of_streams_compute_every_result() {
+    let gpu = Gpu::open(0).expect(NEEDS_GPU);
+    let module = gpu.load(&kernels::STREAMS).unwrap();
+    let lcg = Kernel::get(&module, "lcg_work").unwrap();
+    let main = Stream::new(StreamFlags::DEFAULT, None).unwrap();
+    for (kernels, blocks, steps) in [(1, 1, 1), (7, 3, 1000), (64, 1, 12_345), (33, 2, 7)] {
+        let mut job = SmallKernels::random(kernels, blocks, steps, kernels as u64).unwrap();
+        for (count, order) in [(1, Order::RoundRobin), (5, Order::RoundRobin), (5, Order::StreamByStream), (32, Order::StreamByStream)] {
+            let case = format!("{kernels} kernels of {blocks} blocks, {steps} steps, {count} streams, {order:?}");
+            job.poison().unwrap();
+            job.launch(&lcg, &main, &streams(count), order, None).unwrap();
+            main.synchronize().unwrap();
+            assert_eq!(job.wrong_elements().unwrap(), 0, "{case}");
+            // The stamped twins compute the same, and stamp every kernel.
+            job.poison().unwrap();
+            let spans = record(&main, |recorder| job.launch(&lcg, &main, &streams(count), order, Some(recorder))).unwrap();
+            assert_eq!(job.wrong_elements().unwrap(), 0, "stamped: {case}");
+            assert_eq!(spans.len(), kernels);
+            assert!(spans.iter().all(|s| s.kind == Kind::Kernel && s.start_ms >= 0.0 && s.end_ms > s.start_ms), "{spans:#?}");
+            // Kernels of one stream run one after the other, on the stream `order` gave them.
+            let lanes = streams_of(kernels, count, order);
+            assert_eq!(spans.iter().map(|s| s.lane).collect::<Vec<_>>(), lanes, "{case}");
+            for lane in 0..count {
+                let mine: Vec<_> = spans.iter().filter(|s| s.lane == lane).collect();
+                assert!(mine.windows(2).all(|w| w[0].end_ms <= w[1].start_ms), "{case}, lane {lane}: {mine:#?}");
+            }
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn small_kernels_on_several_streams_run_at_the_same_time() {
+    let gpu = Gpu::open(0).expect(NEEDS_GPU);
+    let module = gpu.load(&kernels::STREAMS).unwrap();
+    let lcg = Kernel::get(&module, "lcg_work").unwrap();
+    let main = Stream::new(StreamFlags::DEFAULT, None).unwrap();
+    // 16 one-block kernels of about 0.2 ms on 4 streams: a GPU with 132 multiprocessors runs them
+    // side by side; on one stream they cannot overlap.
+    let job = SmallKernels::random(16, 1, 100_000, 5).unwrap();
+    let one = record(&main, |recorder| job.launch(&lcg, &main, &streams(1), Order::RoundRobin, Some(recorder))).unwrap();
+    let four = record(&main, |recorder| job.launch(&lcg, &main, &streams(4), Order::RoundRobin, Some(recorder))).unwrap();
+    assert_eq!(most_at_once(&one), 1, "{one:#?}");
+    assert!(most_at_once(&four) >= 2, "{four:#?}");
+    assert_eq!(job.wrong_elements().unwrap(), 0);
 }

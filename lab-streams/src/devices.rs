@@ -1,0 +1,232 @@
+//! `--devices N`: the German COUNT products (`--mode mmm`) or the French pipeline (`--mode chunked`)
+//! spread over N GPUs, as the German slides' last use of streams. One host thread drives every GPU the
+//! way the slides' `cudaSetDevice` loop does: a context per GPU, made current before its work is
+//! enqueued, its own streams, and its share of the work. Host buffers are pinned as portable
+//! (`cudaHostAllocPortable`), so every GPU's copy engines read and write them directly.
+//!
+//! Timed on the host from the first enqueue to the last GPU done (events belong to one context and
+//! cannot time several GPUs), for 1, 2, ... N GPUs, every result checked.
+
+use anyhow::{ensure, Result};
+use common::batch::Batch;
+use common::check_cuda;
+use common::context::new_streams;
+use common::gpu::{self, Gpu};
+use common::host_memory::Portable;
+use common::mmm::{load_mmm, MmmKernel};
+use common::progress::Progress;
+use common::timeline::{fork, join, write_svg, Kernel, Recorder, Span};
+use common::timing::time_on_host;
+use common::verify::{check_cell, Random};
+use cust::module::Module;
+use cust::stream::{Stream, StreamFlags};
+use lab_streams::vector::{chunks, VectorJob};
+
+use crate::{chunked, Args, Mode};
+
+/// The work one GPU gets: its products, or its part of the vector job.
+trait Share: Sized {
+    /// The kernel it launches (with its `_stamped` twin).
+    fn kernel_name() -> String;
+    /// Share `index` of `of` for `gpu`, allocated there (its context is current), with the module
+    /// and streams it needs.
+    fn new(gpu: &Gpu, index: usize, of: usize, args: &Args) -> Result<(Self, Module, usize)>;
+    /// Enqueues the work on `streams`, forked from `main` and joined back into it.
+    fn enqueue(&mut self, kernel: &Kernel, main: &Stream, streams: &[Stream], recorder: Option<&mut Recorder>) -> Result<()>;
+    fn poison(&mut self) -> Result<()>;
+    /// Whether the results are right, and the table's cell that says so.
+    fn check(&mut self, random: &mut Random) -> (bool, String);
+}
+
+/// The German slides' products: each GPU gets its share of the COUNT products, one stream each.
+impl Share for Batch<Portable<f64>> {
+    fn kernel_name() -> String {
+        MmmKernel::Tiled.c_name::<f64>()
+    }
+
+    fn new(gpu: &Gpu, index: usize, of: usize, args: &Args) -> Result<(Self, Module, usize)> {
+        let (count, n) = (chunks(args.count as usize, of)[index].len(), args.size as usize);
+        gpu.ensure_fits(Batch::<Portable<f64>>::bytes(count, n), &format!("{count} products of {n} x {n} doubles"))?;
+        let batch = Batch::random(count, n, args.block_size, args.seed + index as u64)?;
+        Ok((batch, load_mmm(gpu, args.block_size)?, count))
+    }
+
+    fn enqueue(&mut self, mmm: &Kernel, main: &Stream, streams: &[Stream], recorder: Option<&mut Recorder>) -> Result<()> {
+        self.streamed(mmm, main, streams, recorder)
+    }
+
+    fn poison(&mut self) -> Result<()> {
+        self.poison_results()
+    }
+
+    fn check(&mut self, random: &mut Random) -> (bool, String) {
+        let check = Batch::check(self, random);
+        (check.passed(), format!("{} (max rel. error {:.1e})", if check.passed() { "PASS" } else { "FAIL" }, check.error))
+    }
+}
+
+/// The French slides' pipeline: GPU g of d gets the g-th of d contiguous parts of the vector, in
+/// chunks over 16 streams.
+impl Share for VectorJob<Portable<f32>> {
+    fn kernel_name() -> String {
+        "vector_work".to_string()
+    }
+
+    fn new(gpu: &Gpu, index: usize, of: usize, args: &Args) -> Result<(Self, Module, usize)> {
+        let elements = chunks(args.elements as usize, of)[index].len().max(1);
+        gpu.ensure_fits(2 * 4 * elements as u64, &format!("{elements} floats"))?;
+        let job = VectorJob::random(elements, args.vector_steps(), args.seed + index as u64)?;
+        Ok((job, gpu.load(&kernels::STREAMS)?, *chunked::STREAM_COUNTS.last().expect("stream counts")))
+    }
+
+    fn enqueue(&mut self, work: &Kernel, main: &Stream, streams: &[Stream], recorder: Option<&mut Recorder>) -> Result<()> {
+        fork(main, streams)?;
+        VectorJob::enqueue(self, work, streams, recorder)?;
+        join(main, streams)
+    }
+
+    fn poison(&mut self) -> Result<()> {
+        VectorJob::poison(self)
+    }
+
+    fn check(&mut self, random: &mut Random) -> (bool, String) {
+        let wrong = self.wrong_elements(chunked::SAMPLES, random);
+        (wrong == 0, check_cell(wrong))
+    }
+}
+
+/// One GPU's part of a run. Its fields are dropped with its context current (see `Drop`), the context
+/// itself last.
+struct Part<S: Share> {
+    share: S,
+    streams: Vec<Stream>,
+    main: Stream,
+    module: Module,
+    gpu: Gpu,
+}
+
+impl<S: Share> Drop for Part<S> {
+    fn drop(&mut self) {
+        // Buffers, streams and the module belong to this GPU's context. Nothing to report a failure to.
+        let _ = self.gpu.make_current();
+    }
+}
+
+/// The parts of a run on GPUs 0 to `count` - 1.
+fn parts<S: Share>(count: usize, args: &Args) -> Result<Vec<Part<S>>> {
+    (0..count)
+        .map(|index| {
+            let gpu = Gpu::open(index as u32)?;
+            let (share, module, streams) = S::new(&gpu, index, count, args)?;
+            let main = check_cuda!(Stream::new(StreamFlags::DEFAULT, None))?;
+            Ok(Part { share, streams: new_streams(streams)?, main, module, gpu })
+        })
+        .collect()
+}
+
+/// Every part's work enqueued on its GPU, then the host waits for all of them; with recorders (one
+/// per part), the recorded run.
+fn run_once<S: Share>(parts: &mut [Part<S>], mut recorders: Option<&mut [Recorder]>) -> Result<()> {
+    for (index, part) in parts.iter_mut().enumerate() {
+        part.gpu.make_current()?;
+        let kernel = Kernel::get(&part.module, &S::kernel_name())?;
+        let recorder = recorders.as_deref_mut().map(|recorders| &mut recorders[index]);
+        part.share.enqueue(&kernel, &part.main, &part.streams, recorder)?;
+    }
+    for part in parts.iter() {
+        part.gpu.make_current()?;
+        check_cuda!(part.main.synchronize())?;
+    }
+    Ok(())
+}
+
+/// Runs `--mode mmm` or `--mode chunked` on 1 to `devices` GPUs; returns whether every result passed.
+pub fn run(args: &Args, devices: u32) -> Result<bool> {
+    let available = gpu::count()?;
+    ensure!(
+        devices <= available,
+        "--devices {devices}: this machine has {available} GPU{}",
+        if available == 1 { "" } else { "s" }
+    );
+    match args.mode {
+        Mode::Mmm => {
+            ensure!(devices <= args.count, "--devices {devices} needs at least {devices} products (--count {})", args.count);
+            println!(
+                "COUNT = {} products of random {n} x {n} doubles, tiled mmm with BLOCK_SIZE {}, portable pinned host memory, \
+                 one stream per product",
+                args.count,
+                args.block_size,
+                n = args.size
+            );
+            spread::<Batch<Portable<f64>>>(args, devices as usize)
+        }
+        _ => {
+            println!(
+                "Chunked pipeline: {} floats, {} fused multiply-adds each, portable pinned host memory, 16 streams per GPU",
+                args.elements,
+                args.vector_steps()
+            );
+            spread::<VectorJob<Portable<f32>>>(args, devices as usize)
+        }
+    }
+}
+
+fn spread<S: Share>(args: &Args, devices: usize) -> Result<bool> {
+    for index in 0..devices {
+        println!("{}", Gpu::open(index as u32)?.info);
+    }
+    println!("\n| GPUs | host time in ms | speedup over 1 GPU | check |");
+    println!("|------|-----------------|--------------------|-------|");
+    let mut random = Random::new(args.seed);
+    let (mut passed, mut one_gpu_ms) = (true, None);
+    let progress = Progress::new(devices, "lab-streams --devices");
+    for count in 1..=devices {
+        progress.step(format!("{count} GPUs"));
+        let mut parts = parts::<S>(count, args)?;
+        for part in &mut parts {
+            part.gpu.make_current()?;
+            part.share.poison()?;
+        }
+        let timing = time_on_host(1, args.repetitions as usize, || run_once(&mut parts, None))?;
+        let checks: Vec<(bool, String)> = parts.iter_mut().map(|part| part.share.check(&mut random)).collect();
+        passed &= checks.iter().all(|(ok, _)| *ok);
+        let cell = checks.iter().map(|(_, cell)| cell.as_str()).collect::<Vec<_>>().join(", ");
+        let baseline = *one_gpu_ms.get_or_insert(timing.median_ms());
+        progress.done();
+        progress.println(format!("| {count} | {:.3} | {:.2}x | {cell} |", timing.median_ms(), baseline / timing.median_ms()));
+        if count == devices {
+            progress.println(format!("\n{count} GPUs: {timing}"));
+            if let Some(path) = &args.timeline {
+                let (lanes, spans) = record(&mut parts)?;
+                let title = format!("{count} GPUs, a lane per GPU and stream, portable pinned host memory");
+                progress.println(write_svg(path, args.force, &title, &lanes, &spans)?);
+            }
+        }
+    }
+    Ok(passed)
+}
+
+/// One recorded run on every part: a recorder per GPU, started before any work is enqueued; their
+/// spans moved onto the first one's axis by the host clock and into a lane per GPU and stream.
+fn record<S: Share>(parts: &mut [Part<S>]) -> Result<(Vec<String>, Vec<Span>)> {
+    let mut recorders = Vec::new();
+    for part in parts.iter() {
+        part.gpu.make_current()?;
+        recorders.push(Recorder::start(&part.main)?);
+    }
+    run_once(parts, Some(&mut recorders))?;
+    let (mut lanes, mut spans) = (Vec::new(), Vec::new());
+    for (index, (part, recorder)) in parts.iter().zip(&recorders).enumerate() {
+        part.gpu.make_current()?;
+        let offset_ms = (recorder.started - recorders[0].started).as_secs_f64() * 1e3;
+        let first_lane = lanes.len();
+        lanes.extend((0..part.streams.len()).map(|stream| format!("GPU {index} stream {stream}")));
+        spans.extend(recorder.spans()?.into_iter().map(|span| Span {
+            lane: first_lane + span.lane,
+            start_ms: span.start_ms + offset_ms,
+            end_ms: span.end_ms + offset_ms,
+            ..span
+        }));
+    }
+    Ok((lanes, spans))
+}
