@@ -12,9 +12,10 @@
 //! - [`matrix::Matrix`]: the slides' Matrix class, host and device copies; [`mmm`]: C = A * B launched and checked.
 //! - [`output`]: files the labs write, never over existing ones without `--force`.
 //! - [`batch`]: the COUNT products of the streams lectures, run serially, kernels only, or streamed.
-//! - [`host_memory`]: mapped and registered host memory, the limit on pinning, and the check of host
-//!   buffers against available memory before anything is allocated.
-//! - [`timeline`]: events around every copy and kernel, fork and join of streams, the SVG chronogram.
+//! - [`host_memory`]: mapped, portable and registered host memory, the limit on pinning, and the check
+//!   of host buffers against available memory before anything is allocated.
+//! - [`timeline`]: when every copy and kernel ran (events for copies, in-kernel timer stamps for
+//!   kernels), fork and join of streams, the SVG chronogram.
 //! - [`testing`]: running a lab binary in tests, and whether this machine has a GPU.
 //! - [`phases`]: where a run's wall time goes (setup, GPU, verification, output), for `scripts/time-labs.sh`.
 //! - [`progress`]: a progress bar on stderr for long work, drawn only on a terminal.
@@ -28,7 +29,8 @@
 //! | `cudaDeviceSynchronize`          | [`context::synchronize_device`]                        |
 //! | `cudaStreamSynchronize`          | `stream.synchronize()`                                 |
 //! | `cudaStreamCreate`               | [`context::new_streams`]                               |
-//! | `cudaMallocHost`, `cudaHostAlloc`, `cudaHostRegister` | `LockedBuffer`, [`host_memory::Mapped`], [`host_memory::Registered`] |
+//! | `cudaMallocHost`, `cudaHostAlloc`, `cudaHostRegister` | `LockedBuffer`, [`host_memory::Mapped`], [`host_memory::Portable`], [`host_memory::Registered`] |
+//! | `cudaSetDevice`                  | [`gpu::Gpu::make_current`]                             |
 //! | `cudaEventRecord`, `...Elapsed`  | [`timing::time_on_stream`]                             |
 //! | `cudaMemcpyToSymbol`             | `module.get_global(name)?.copy_from(..)`               |
 //! | `cudaGetDeviceProperties`        | [`device_info::DeviceInfo::query`]                     |

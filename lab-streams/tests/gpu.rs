@@ -19,12 +19,12 @@ fn streams(count: usize) -> Vec<Stream> {
 }
 
 /// Every lane's spans in the order its stream ran them, each starting after the one before ended
-/// (kernels timed by their stamps, copies by events: the two clocks agree to within 5 µs).
+/// (kernels timed by their stamps, copies by events: the two clocks agree to within 10 µs).
 fn assert_in_stream_order(spans: &[Span], lanes: usize, kinds: &[Kind]) {
     for lane in 0..lanes {
         let mine: Vec<_> = spans.iter().filter(|s| s.lane == lane).collect();
         assert_eq!(mine.iter().map(|s| s.kind).collect::<Vec<_>>(), kinds, "lane {lane}");
-        assert!(mine.windows(2).all(|w| w[0].end_ms <= w[1].start_ms + 5e-3), "lane {lane}: {mine:#?}");
+        assert!(mine.windows(2).all(|w| w[0].end_ms <= w[1].start_ms + 1e-2), "lane {lane}: {mine:#?}");
         assert!(mine.iter().all(|s| s.start_ms >= 0.0 && s.end_ms > s.start_ms), "lane {lane}: {mine:#?}");
     }
 }
