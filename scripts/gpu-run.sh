@@ -21,6 +21,8 @@ labs=(
     "mmm-4096|lab-mmm --random 4096"
     "mmm-non-square|lab-mmm --size 4097 1000 3001 --repetitions 3"
     "mmm-ptxas|lab-mmm --random 256 --ptxas"
+    "mmm-ladder|lab-mmm --ladder"
+    "mmm-ladder-awkward|lab-mmm --ladder --size 1000 777 1531"
     "dynamic-default-peak|lab-dynamic-parallel"
     "dynamic-pi|lab-dynamic-parallel --integrand pi --tolerance 0.000000000001"
     "dynamic-sin|lab-dynamic-parallel --integrand sin --a 0 --b 3 --tolerance 0.000000000001"

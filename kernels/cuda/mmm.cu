@@ -2,21 +2,12 @@
 // Compiled once per BLOCK_SIZE (-DBLOCK_SIZE=16, -DBLOCK_SIZE=32); the host reads the same numbers
 // from kernels::MMM_BLOCK_SIZES. Unlike the slides, any sizes work: A is m x k, B is k x n, and
 // threads outside C (or tile elements outside A and B) are masked instead of required away.
+#include "matrix_view.cuh"
 #include "stamps.cuh"
 
 #ifndef BLOCK_SIZE
 #error "compile with -DBLOCK_SIZE=16 or 32"
 #endif
-
-// What a kernel receives for a Matrix: the slides' non-owning "clone" of the host object, i.e. the
-// sizes and the device pointer (cuda_data). Row-major, like common::Matrix.
-template <typename T>
-struct MatrixView {
-    int rows;
-    int cols;
-    T* data;
-    __device__ T& operator()(int i, int j) { return data[(size_t)i * cols + j]; }
-};
 
 // mmm-ab: one thread per c(row, col), every operand straight from global memory. Within a warp all
 // threads share `row`, so a(row, k) is one address (a broadcast, no coalescing to be had) while b(k, col)

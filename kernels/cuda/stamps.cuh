@@ -1,4 +1,5 @@
 // stamps.cuh: when a kernel really ran, as its blocks saw it.
+#pragma once
 //
 // An event recorded before a launch fires when the stream reaches the launch, which can be long before
 // the kernel gets a multiprocessor (other streams' kernels may hold them all). So the chronograms time

@@ -1,4 +1,5 @@
-//! Criterion benchmark of the two mmm kernels, both block sizes, f32 and f64, on a GPU:
+//! Criterion benchmark of the two mmm kernels, both block sizes, f32 and f64, and of every step of
+//! `--ladder`, on a GPU:
 //!
 //!     cargo bench -p lab-mmm                      # sizes 1024 and 4096
 //!     MMM_BENCH_SIZES=256,512 cargo bench -p lab-mmm
@@ -15,6 +16,7 @@ use common::gpu::Gpu;
 use common::matrix::{Element, Matrix};
 use common::mmm::{launch_mmm, load_mmm, MmmKernel};
 use common::verify::Random;
+use lab_mmm::ladder::{launch_step, Ladder, Step};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use cust::module::Module;
 use cust::stream::{Stream, StreamFlags};
@@ -39,13 +41,19 @@ fn bench_mmm(c: &mut Criterion) {
         bench_precision::<f32>(&mut group, &modules, n);
         group.finish();
     }
+    let ladder = Ladder::load(&gpu).expect("load the ladder");
+    for n in sizes() {
+        let mut group = c.benchmark_group(format!("mmm-ladder/{n}x{n} (elem = multiply-add = 2 FLOP)"));
+        group.sample_size(10).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(3));
+        group.throughput(Throughput::Elements((n * n * n) as u64));
+        bench_ladder::<f64>(&mut group, &ladder, n);
+        bench_ladder::<f32>(&mut group, &ladder, n);
+        group.finish();
+    }
 }
 
-fn bench_precision<T: Element>(
-    group: &mut criterion::BenchmarkGroup<criterion::measurement::WallTime>,
-    modules: &[(u32, Module)],
-    n: usize,
-) {
+/// A, B and C of n x n on the GPU, as the kernels' views.
+fn operands<T: Element>(n: usize) -> (Matrix<T>, Matrix<T>, Matrix<T>) {
     let mut random = Random::new(1);
     let mut a = Matrix::<T>::random(n, n, &mut random).expect("A");
     let mut b = Matrix::<T>::random(n, n, &mut random).expect("B");
@@ -53,6 +61,30 @@ fn bench_precision<T: Element>(
     a.copy_to_gpu().expect("copy A");
     b.copy_to_gpu().expect("copy B");
     c.allocate_on_gpu().expect("allocate C");
+    (a, b, c)
+}
+
+fn bench_ladder<T: Element>(group: &mut criterion::BenchmarkGroup<criterion::measurement::WallTime>, ladder: &Ladder, n: usize) {
+    let (a, b, c) = operands::<T>(n);
+    let views = (a.view().expect("A"), b.view().expect("B"), c.view().expect("C"));
+    let stream = Stream::new(StreamFlags::DEFAULT, None).expect("stream");
+    for step in Step::ALL {
+        let Some(function) = ladder.function::<T>(step).expect("kernel") else { continue };
+        group.bench_function(BenchmarkId::new(T::NAME, step.name()), |bencher| {
+            bencher.iter(|| {
+                launch_step(&function, step, views, &stream).expect("launch");
+                stream.synchronize().expect("synchronize");
+            })
+        });
+    }
+}
+
+fn bench_precision<T: Element>(
+    group: &mut criterion::BenchmarkGroup<criterion::measurement::WallTime>,
+    modules: &[(u32, Module)],
+    n: usize,
+) {
+    let (a, b, c) = operands::<T>(n);
     let stream = Stream::new(StreamFlags::DEFAULT, None).expect("stream");
     let (a, b, c) = (a.view().expect("A"), b.view().expect("B"), c.view().expect("C"));
     for (block_size, module) in modules {

@@ -10,6 +10,8 @@ use common::check_cuda;
 use cust::module::Module;
 use cust::stream::Stream;
 
+pub mod ladder;
+
 /// Which precisions to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Precision {

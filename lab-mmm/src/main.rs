@@ -1,6 +1,7 @@
 //! lab-mmm: the slide program mmm.cu. Reads A and B (or makes random ones), copies them to the GPU,
 //! multiplies with the naive `mmm-ab` and the tiled `mmm` kernel, copies C back, checks C against the
-//! CPU and prints each kernel's time and GFLOP/s.
+//! CPU and prints each kernel's time and GFLOP/s. `--ladder` goes beyond the slides: the steps from the
+//! tiled kernel towards cuBLAS.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -17,6 +18,7 @@ use common::progress::Progress;
 use common::ptxas_view::print_ptxas;
 use common::verify::{verdict, Random};
 use cust::module::Module;
+use lab_mmm::ladder::{format_ladder, resources, run_step, Ladder, Rung, Step};
 use lab_mmm::{format_table, multiply_on_gpu, Precision, Row};
 
 /// C = A * B on the GPU with the slides' Matrix class (slide: mmm.cu).
@@ -61,6 +63,11 @@ struct Args {
     /// Also print the ptxas report of each kernel run, the driver's view of it and the register arithmetic.
     #[arg(long)]
     ptxas: bool,
+    /// Beyond the slides: the tiled kernel, then register blocking, 16-byte loads, cp.async double
+    /// buffering and (f64) the tensor cores, each timed and checked (random 4096 x 4096 unless sizes
+    /// are given; --kernel and --block-size do not apply).
+    #[arg(long, conflicts_with_all = ["files", "output", "print"])]
+    ladder: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -103,6 +110,9 @@ fn run(args: Args) -> Result<()> {
         Some(files) => files,
         None => random_inputs(sizes, args.seed, &mut random)?,
     };
+    if args.ladder {
+        return climb(&gpu, &a, &b, &args, &mut random);
+    }
     if args.print || !args.files.is_empty() {
         print!("A =\n{a}B =\n{b}");
     }
@@ -142,14 +152,16 @@ fn read_files(args: &Args) -> Result<Option<(Matrix<f64>, Matrix<f64>)>> {
     }
 }
 
-/// (M, K, N) of the random A (M x K) and B (K x N): --random, --size, or 1024 x 1024.
+/// (M, K, N) of the random A (M x K) and B (K x N): --random, --size, or 1024 x 1024 (4096 x 4096 for
+/// the ladder, where the small size would hide what each step gains).
 fn random_sizes(args: &Args) -> (usize, usize, usize) {
     match (args.random, &args.size[..]) {
         (Some(n), _) => (n as usize, n as usize, n as usize),
         (None, [m, k, n]) => (*m as usize, *k as usize, *n as usize),
         _ => {
-            println!("No matrix files given: multiplying random 1024 x 1024 matrices (see --help).");
-            (1024, 1024, 1024)
+            let n = if args.ladder { 4096 } else { 1024 };
+            println!("No matrix files given: multiplying random {n} x {n} matrices (see --help).");
+            (n, n, n)
         }
     }
 }
@@ -224,6 +236,54 @@ fn multiply<T: Element>(
         print!("C = A * B ({}) =\n{c}", T::NAME);
     }
     c.convert()
+}
+
+/// `--ladder`: every step in f64 (the slides' double), then in f32, each checked; the table last.
+fn climb(gpu: &Gpu, a64: &Matrix<f64>, b64: &Matrix<f64>, args: &Args, random: &mut Random) -> Result<()> {
+    let ladder = Ladder::load(gpu)?;
+    let mut rungs = Vec::new();
+    if runs_f64(args.precision) {
+        climb_in::<f64>(gpu, &ladder, a64, b64, args, random, &mut rungs)?;
+    }
+    if runs_f32(args.precision) {
+        climb_in::<f32>(gpu, &ladder, a64, b64, args, random, &mut rungs)?;
+    }
+    println!("\n{}", format_ladder(&rungs));
+    let failed = rungs.iter().filter(|rung| !rung.check.passed()).count();
+    verdict(failed == 0, &format!("{failed} of {} products differ from the CPU", rungs.len()))
+}
+
+/// The ladder in precision T: A and B copied to the GPU once, each step run, timed and checked.
+fn climb_in<T: Element>(
+    gpu: &Gpu,
+    ladder: &Ladder,
+    a64: &Matrix<f64>,
+    b64: &Matrix<f64>,
+    args: &Args,
+    random: &mut Random,
+    rungs: &mut Vec<Rung>,
+) -> Result<()> {
+    let mut a: Matrix<T> = a64.convert()?;
+    let mut b: Matrix<T> = b64.convert()?;
+    a.copy_to_gpu()?;
+    b.copy_to_gpu()?;
+    let mut c = Matrix::<T>::new(a.rows(), b.cols())?;
+    let reference = CpuProduct::new(&a, &b, random);
+    let progress = Progress::new(Step::ALL.len(), &format!("lab-mmm --ladder ({})", T::NAME));
+    for step in Step::ALL {
+        progress.step(step.name());
+        let Some(timing) = run_step(ladder, step, &a, &b, &mut c, args.repetitions as usize)? else {
+            progress.done();
+            continue;
+        };
+        let check = reference.check(&a, &b, &c, random);
+        let (registers, shared_bytes, blocks_per_sm, occupancy) = resources::<T>(gpu, ladder, step)?;
+        progress.done();
+        progress.println(format!("{} {}: {timing}", step.name(), T::NAME));
+        let flops = 2.0 * (a.rows() * a.cols() * b.cols()) as f64;
+        rungs.push(Rung { step, precision: T::NAME, timing, check, flops, registers, shared_bytes, blocks_per_sm, occupancy });
+    }
+    Ok(())
 }
 
 fn kernels_to_run(choice: KernelChoice) -> Vec<MmmKernel> {

@@ -6,6 +6,7 @@ use common::matrix::{Element, Matrix};
 use common::mmm::{check_product, check_product_fits, load_mmm, MmmKernel};
 use common::verify::Random;
 use cust::module::Module;
+use lab_mmm::ladder::{run_step, Ladder, Step};
 use lab_mmm::multiply_on_gpu;
 
 const NEEDS_GPU: &str = "needs a GPU: bash gpu-bundle/run.sh";
@@ -83,4 +84,36 @@ fn copies_go_both_ways_unchanged() {
     m.data_mut().fill(0.0);
     m.copy_from_gpu().unwrap();
     assert_eq!(m.data(), original.data());
+}
+
+/// Every step of the ladder against the CPU, C poisoned before each: sizes that are not multiples of
+/// any tile, k too short for one tile, odd row lengths (no 16-byte loads) and even ones.
+fn check_ladder<T: Element>(ladder: &Ladder, (m, k, n): (usize, usize, usize), seed: u64) {
+    let mut random = Random::new(seed);
+    let mut a = Matrix::<T>::random(m, k, &mut random).unwrap();
+    let mut b = Matrix::<T>::random(k, n, &mut random).unwrap();
+    let mut c = Matrix::<T>::new(m, n).unwrap();
+    a.copy_to_gpu().unwrap();
+    b.copy_to_gpu().unwrap();
+    for step in Step::ALL {
+        if run_step(ladder, step, &a, &b, &mut c, 1).unwrap().is_none() {
+            continue;
+        }
+        let check = check_product(&a, &b, &c, &mut random);
+        assert!(check.passed(), "{} {} at {m} x {k} x {n}: {check:?}", step.name(), T::NAME);
+    }
+}
+
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn every_step_of_the_ladder_is_right_at_awkward_sizes() {
+    let gpu = Gpu::open(0).expect(NEEDS_GPU);
+    let ladder = Ladder::load(&gpu).unwrap();
+    for (seed, shape) in [(1, 1, 1), (127, 129, 131), (200, 3, 77), (257, 255, 130), (64, 64, 64), (300, 301, 299), (129, 1024, 258)]
+        .into_iter()
+        .enumerate()
+    {
+        check_ladder::<f64>(&ladder, shape, seed as u64);
+        check_ladder::<f32>(&ladder, shape, seed as u64);
+    }
 }

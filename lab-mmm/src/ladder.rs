@@ -1,0 +1,279 @@
+//! `--ladder`: the steps from the slides' tiled kernel towards cuBLAS (`kernels/cuda/mmm_ladder.cu`),
+//! each timed like the slide's kernels and checked against the CPU.
+
+use anyhow::{Context as _, Result};
+use common::{check_cuda, raw};
+use common::gpu::Gpu;
+use common::matrix::{Element, Matrix, MatrixView};
+use common::mmm::{launch_mmm, load_mmm, MmmKernel, ProductCheck};
+use common::timing::{time_on_stream, Timing};
+use cust::function::{BlockSize, Function, GridSize};
+use cust::launch;
+use cust::module::Module;
+use cust::stream::{Stream, StreamFlags};
+use kernels::KernelImage;
+
+/// One rung of the ladder.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// The slides' tiled mmm with BLOCK_SIZE 32: where the course stops.
+    Tiled,
+    /// Each thread computes 8 x 8 elements of a 128 x 128 block tile.
+    RegisterBlocked,
+    /// 16-byte loads; the A tile stored k-major with a padding column.
+    WideLoads,
+    /// Two shared-memory stages filled with cp.async.
+    AsyncCopies,
+    /// FP64 tensor cores: mma.sync m8n8k4 (f64 only).
+    TensorCores,
+    /// FP64 tensor cores with the shape Hopper added, m16n8k4 (f64 only).
+    HopperTensorCores,
+}
+
+/// The slides' BLOCK_SIZE for the first rung: the faster of the two on an H200.
+pub const TILED_BLOCK_SIZE: u32 = 32;
+
+impl Step {
+    pub const ALL: [Step; 6] =
+        [Step::Tiled, Step::RegisterBlocked, Step::WideLoads, Step::AsyncCopies, Step::TensorCores, Step::HopperTensorCores];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Step::Tiled => "0. mmm, tiled (the slides, BLOCK_SIZE 32)",
+            Step::RegisterBlocked => "1. register blocking, 8 x 8 per thread",
+            Step::WideLoads => "2. 16-byte loads, A tile k-major and padded",
+            Step::AsyncCopies => "3. cp.async into two stages",
+            Step::TensorCores => "4. FP64 tensor cores, mma m8n8k4 (DMMA.8)",
+            Step::HopperTensorCores => "5. Hopper's mma m16n8k4 (DMMA.16)",
+        }
+    }
+
+    /// The kernel's C name for `T`, or `None` where the step has no kernel in that precision.
+    pub fn c_name<T: Element>(self) -> Option<String> {
+        let stem = match self {
+            Step::Tiled => return Some(MmmKernel::Tiled.c_name::<T>()),
+            Step::RegisterBlocked => "register_blocked",
+            Step::WideLoads => "wide_loads",
+            Step::AsyncCopies => "async_copies",
+            Step::TensorCores | Step::HopperTensorCores if T::NAME != "f64" => return None,
+            Step::TensorCores => "dmma_m8n8k4",
+            Step::HopperTensorCores => "dmma_m16n8k4",
+        };
+        Some(format!("{stem}_{}", T::NAME))
+    }
+
+    /// The image holding the step's kernel (for its ptxas report).
+    pub fn image(self) -> &'static KernelImage {
+        match self {
+            Step::Tiled => kernels::mmm_for_block_size(TILED_BLOCK_SIZE).expect("BLOCK_SIZE 32 is compiled"),
+            _ => &kernels::MMM_LADDER,
+        }
+    }
+
+    /// Threads per block, the rows x columns of C one block computes, and its dynamic shared memory.
+    pub fn shape(self) -> (u32, (u32, u32), u32) {
+        match self {
+            Step::Tiled => (TILED_BLOCK_SIZE * TILED_BLOCK_SIZE, (TILED_BLOCK_SIZE, TILED_BLOCK_SIZE), 0),
+            Step::RegisterBlocked | Step::WideLoads | Step::AsyncCopies => (256, (128, 128), 0),
+            // 4 x 2 warps of 32 x 32, two stages in dynamic shared memory.
+            Step::TensorCores | Step::HopperTensorCores => (256, (128, 64), dmma_shared_bytes(128, 64)),
+        }
+    }
+}
+
+/// Two stages of the A tile (rows x (16 + 4)) and the B tile (16 x (cols + 4)) in doubles, as
+/// `DmmaShape::SHARED_BYTES` in mmm_ladder.cu.
+fn dmma_shared_bytes(rows: u32, cols: u32) -> u32 {
+    const DK: u32 = 16;
+    const PAD: u32 = 4;
+    2 * (rows * (DK + PAD) + DK * (cols + PAD)) * 8
+}
+
+/// The modules the ladder launches from: the slides' mmm (BLOCK_SIZE 32) and the ladder's kernels.
+pub struct Ladder {
+    tiled: Module,
+    ladder: Module,
+}
+
+impl Ladder {
+    pub fn load(gpu: &Gpu) -> Result<Ladder> {
+        Ok(Ladder { tiled: load_mmm(gpu, TILED_BLOCK_SIZE)?, ladder: gpu.load(&kernels::MMM_LADDER)? })
+    }
+
+    pub fn function<T: Element>(&self, step: Step) -> Result<Option<Function<'_>>> {
+        let Some(name) = step.c_name::<T>() else { return Ok(None) };
+        let module = if step == Step::Tiled { &self.tiled } else { &self.ladder };
+        Ok(Some(check_cuda!(module.get_function(&name))?))
+    }
+}
+
+/// Poisons C, runs `step` once to warm up and `repetitions` times between events, copies C back.
+/// `None` where the step has no kernel in precision `T`.
+pub fn run_step<T: Element>(
+    ladder: &Ladder,
+    step: Step,
+    a: &Matrix<T>,
+    b: &Matrix<T>,
+    c: &mut Matrix<T>,
+    repetitions: usize,
+) -> Result<Option<Timing>> {
+    let Some(function) = ladder.function::<T>(step)? else { return Ok(None) };
+    let stream = check_cuda!(Stream::new(StreamFlags::DEFAULT, None))?;
+    c.poison_on_gpu()?;
+    let views = (a.view()?, b.view()?, c.view()?);
+    let timing = time_on_stream(&stream, 1, repetitions, || launch_step(&function, step, views, &stream))?;
+    check_cuda!(stream.synchronize())?; // kernel faults show up here
+    c.copy_from_gpu()?;
+    Ok(Some(timing))
+}
+
+/// Enqueues one product C = A * B with `step`'s kernel (`function`, from [`Ladder::function`]).
+pub fn launch_step<T: Element>(
+    function: &Function,
+    step: Step,
+    (a, b, c): (MatrixView<T>, MatrixView<T>, MatrixView<T>),
+    stream: &Stream,
+) -> Result<()> {
+    if step == Step::Tiled {
+        return launch_mmm(function, a, b, c, TILED_BLOCK_SIZE, stream);
+    }
+    let (threads, (tile_rows, tile_cols), shared) = step.shape();
+    allow_dynamic_shared(function, shared)?;
+    let grid = GridSize::xy((c.cols as u32).div_ceil(tile_cols), (c.rows as u32).div_ceil(tile_rows));
+    // __global__ void register_blocked_f64(MatrixView<double> a, MatrixView<double> b, MatrixView<double> c), ...
+    check_cuda!(unsafe { launch!(function<<<grid, threads, shared, stream>>>(a, b, c)) })?;
+    Ok(())
+}
+
+/// cudaFuncSetAttribute(MaxDynamicSharedMemorySize): needed above 48 KiB of dynamic shared memory.
+fn allow_dynamic_shared(function: &Function, bytes: u32) -> Result<()> {
+    // SAFETY: a loaded function's handle and a plain integer attribute.
+    check_cuda!(unsafe {
+        raw::cuFuncSetAttribute(function.to_raw().cast(), raw::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes as i32)
+    })?;
+    Ok(())
+}
+
+/// One rung, measured.
+#[derive(Debug, Clone)]
+pub struct Rung {
+    pub step: Step,
+    pub precision: &'static str,
+    pub timing: Timing,
+    pub check: ProductCheck,
+    /// Multiply-adds times two.
+    pub flops: f64,
+    pub registers: u32,
+    pub shared_bytes: u32,
+    /// Blocks a multiprocessor holds at once, and the share of its threads they are.
+    pub blocks_per_sm: u32,
+    pub occupancy: f64,
+}
+
+impl Rung {
+    pub fn tflops(&self) -> f64 {
+        self.flops / (self.timing.median_ms() * 1e9)
+    }
+}
+
+/// Registers and shared memory from the ptxas report, blocks per multiprocessor from the driver.
+pub fn resources<T: Element>(gpu: &Gpu, ladder: &Ladder, step: Step) -> Result<(u32, u32, u32, f64)> {
+    let name = step.c_name::<T>().context("a step that ran has a kernel")?;
+    let report = step.image().report().with_context(|| format!("reading the ptxas report of {}", step.image().source))?;
+    let function = report.function(&name).with_context(|| format!("{name} is not in the ptxas report"))?;
+    let (threads, _, dynamic) = step.shape();
+    let loaded = ladder.function::<T>(step)?.context("a step that ran has a kernel")?;
+    let blocks = check_cuda!(loaded.max_active_blocks_per_multiprocessor(BlockSize::x(threads), dynamic as usize))?;
+    let occupancy = f64::from(blocks * threads) / f64::from(gpu.info.max_threads_per_multiprocessor);
+    Ok((function.registers, function.shared_bytes + dynamic, blocks, occupancy))
+}
+
+/// The ladder's table: every rung's time, TFLOP/s, speedup over the rung before (same precision),
+/// its resources and its check.
+pub fn format_ladder(rungs: &[Rung]) -> String {
+    let mut table = String::from(
+        "| step | precision | GPU time in ms | TFLOP/s | speedup over the step before | registers | shared memory | blocks per SM (occupancy) | max rel. error | check |\n\
+         |------|-----------|----------------|---------|------------------------------|-----------|---------------|---------------------------|----------------|-------|\n",
+    );
+    for (index, rung) in rungs.iter().enumerate() {
+        let before = rungs[..index].iter().rev().find(|other| other.precision == rung.precision);
+        let speedup = before.map_or("-".to_string(), |b| format!("{:.2}x", b.timing.median_ms() / rung.timing.median_ms()));
+        table.push_str(&format!(
+            "| {} | {} | {:.3} | {:.2} | {speedup} | {} | {} B | {} ({:.0}%) | {:.1e} | {} |\n",
+            rung.step.name(),
+            rung.precision,
+            rung.timing.median_ms(),
+            rung.tflops(),
+            rung.registers,
+            rung.shared_bytes,
+            rung.blocks_per_sm,
+            100.0 * rung.occupancy,
+            rung.check.error,
+            if rung.check.passed() { "PASS" } else { "FAIL" },
+        ));
+    }
+    table
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rung(step: Step, precision: &'static str, ms: f64) -> Rung {
+        Rung {
+            step,
+            precision,
+            timing: Timing::gpu(vec![ms]),
+            check: ProductCheck { error: 1e-15, worst: (0, 0), method: "exact", tolerance: 1e-12 },
+            flops: 2e9,
+            registers: 96,
+            shared_bytes: 37888,
+            blocks_per_sm: 2,
+            occupancy: 0.125,
+        }
+    }
+
+    #[test]
+    fn every_step_names_its_kernel_and_only_f64_has_tensor_cores() {
+        assert_eq!(Step::Tiled.c_name::<f64>().as_deref(), Some("mmm_f64"));
+        assert_eq!(Step::AsyncCopies.c_name::<f32>().as_deref(), Some("async_copies_f32"));
+        assert_eq!(Step::TensorCores.c_name::<f64>().as_deref(), Some("dmma_m8n8k4_f64"));
+        assert_eq!(Step::HopperTensorCores.c_name::<f64>().as_deref(), Some("dmma_m16n8k4_f64"));
+        assert_eq!((Step::TensorCores.c_name::<f32>(), Step::HopperTensorCores.c_name::<f32>()), (None, None));
+        for step in Step::ALL {
+            for name in [step.c_name::<f64>(), step.c_name::<f32>()].into_iter().flatten() {
+                let report = step.image().report().unwrap();
+                assert!(report.function(&name).is_some_and(|f| f.is_entry()), "{name} is not in {}", step.image().source);
+            }
+        }
+    }
+
+    #[test]
+    fn no_ladder_kernel_spills_and_each_fits_its_block() {
+        let report = kernels::MMM_LADDER.report().unwrap();
+        for step in &Step::ALL[1..] {
+            for name in [step.c_name::<f64>(), step.c_name::<f32>()].into_iter().flatten() {
+                let function = report.function(&name).unwrap();
+                assert_eq!((function.spill_stores, function.spill_loads), (0, 0), "{name} spills");
+                // 64 Ki registers per multiprocessor must hold at least one block.
+                assert!(function.registers * step.shape().0 <= 65536, "{name}: {} registers", function.registers);
+                assert!(function.shared_bytes + step.shape().2 <= 227 * 1024, "{name}: shared memory");
+            }
+        }
+    }
+
+    #[test]
+    fn table_compares_each_step_with_the_one_before_in_its_precision() {
+        let table = format_ladder(&[
+            rung(Step::Tiled, "f64", 40.0),
+            rung(Step::RegisterBlocked, "f64", 10.0),
+            rung(Step::Tiled, "f32", 20.0),
+            rung(Step::TensorCores, "f64", 5.0),
+        ]);
+        let lines: Vec<&str> = table.lines().collect();
+        assert!(lines[2].starts_with("| 0. mmm, tiled (the slides, BLOCK_SIZE 32) | f64 | 40.000 | 0.05 | - | 96 | 37888 B | 2 (12%) |"), "{}", lines[2]);
+        assert!(lines[3].contains("| 10.000 | 0.20 | 4.00x |"), "{}", lines[3]);
+        assert!(lines[4].contains("| f32 | 20.000 | 0.10 | - |"), "{}", lines[4]);
+        assert!(lines[5].contains("| 5.000 | 0.40 | 2.00x |"), "{}", lines[5]);
+    }
+}
