@@ -213,6 +213,19 @@ __device__ __forceinline__ void copy_element(T* shared, MatrixView<T> m, int r, 
     cp_async<sizeof(T)>(shared, inside ? &m(r, col) : m.data, inside);
 }
 
+// A 16-byte piece of m's row r from column col into `shared`: one cp.async where `wide` (the row length
+// is a multiple of the piece, so the piece lies wholly inside or outside), else element by element.
+template <typename T>
+__device__ __forceinline__ void copy_piece(T* shared, MatrixView<T> m, int r, int col, bool wide) {
+    if (wide) {
+        const bool inside = r < m.rows && col < m.cols;
+        cp_async<16>(shared, inside ? &m(r, col) : m.data, inside);
+    } else {
+#pragma unroll
+        for (int q = 0; q < Wide<T>::N; ++q) copy_element(shared + q, m, r, col + q);
+    }
+}
+
 // The next pair of tiles, started: A element by element into its transposed place, B in 16-byte
 // pieces where its rows allow.
 template <typename T>
@@ -225,13 +238,7 @@ __device__ __forceinline__ void start_tiles(MatrixView<T> a, MatrixView<T> b, T 
     }
     for (int v = threadIdx.x; v < BK * BN / V; v += THREADS) {
         const int kk = v / (BN / V), n = (v % (BN / V)) * V;
-        if (wide_b) {
-            const bool inside = k0 + kk < b.rows && col0 + n < b.cols;
-            cp_async<16>(&bs[kk][n], inside ? &b(k0 + kk, col0 + n) : b.data, inside);
-        } else {
-#pragma unroll
-            for (int q = 0; q < V; ++q) copy_element(&bs[kk][n + q], b, k0 + kk, col0 + n + q);
-        }
+        copy_piece(&bs[kk][n], b, k0 + kk, col0 + n, wide_b);
     }
     cp_async_commit();
 }
@@ -298,31 +305,17 @@ struct DmmaShape {
     static constexpr int SHARED_BYTES = 2 * (A_STAGE + B_STAGE) * sizeof(double);
 };
 
-// The next pair of tiles, started with cp.async: 16-byte pieces where the rows allow, else elements.
+// The next pair of tiles, started with cp.async (copy_piece).
 template <class S>
 __device__ __forceinline__ void start_dmma_tiles(MatrixView<double> a, MatrixView<double> b, double* as, double* bs,
                                                  int row0, int col0, int k0, bool wide_a, bool wide_b) {
     for (int v = threadIdx.x; v < S::DM * DK / 2; v += S::THREADS) {
         const int r = v / (DK / 2), kk = (v % (DK / 2)) * 2;
-        double* to = &as[r * (DK + DPAD) + kk];
-        if (wide_a) {
-            const bool inside = row0 + r < a.rows && k0 + kk < a.cols;
-            cp_async<16>(to, inside ? &a(row0 + r, k0 + kk) : a.data, inside);
-        } else {
-            copy_element(to, a, row0 + r, k0 + kk);
-            copy_element(to + 1, a, row0 + r, k0 + kk + 1);
-        }
+        copy_piece(&as[r * (DK + DPAD) + kk], a, row0 + r, k0 + kk, wide_a);
     }
     for (int v = threadIdx.x; v < DK * S::DN / 2; v += S::THREADS) {
         const int kk = v / (S::DN / 2), n = (v % (S::DN / 2)) * 2;
-        double* to = &bs[kk * (S::DN + DPAD) + n];
-        if (wide_b) {
-            const bool inside = k0 + kk < b.rows && col0 + n < b.cols;
-            cp_async<16>(to, inside ? &b(k0 + kk, col0 + n) : b.data, inside);
-        } else {
-            copy_element(to, b, k0 + kk, col0 + n);
-            copy_element(to + 1, b, k0 + kk, col0 + n + 1);
-        }
+        copy_piece(&bs[kk * (S::DN + DPAD) + n], b, k0 + kk, col0 + n, wide_b);
     }
     cp_async_commit();
 }

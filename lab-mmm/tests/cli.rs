@@ -13,7 +13,7 @@ fn help_explains_every_flag() {
     let outcome = run(LAB, &["--help"]);
     assert_eq!(outcome.code, Some(0));
     for flag in ["--random", "--size", "--kernel", "--block-size", "--precision", "--repetitions", "--seed",
-        "--print", "--output", "--force", "--ptxas"] {
+        "--print", "--output", "--force", "--ptxas", "--ladder"] {
         assert!(outcome.stdout.contains(flag), "--help does not mention {flag}");
     }
 }
@@ -87,4 +87,12 @@ fn refuses_random_matrices_larger_than_host_memory_before_filling_them() {
     let outcome = run(LAB, &["--random", "200000"]);
     let needle = "multiplying 200000 x 200000 by 200000 x 200000 needs 2.3 TiB of host memory, but this machine has";
     assert!(outcome.is_one_line_error("lab-mmm", needle), "{outcome:?}");
+}
+
+#[test]
+fn the_ladder_runs_on_random_matrices_only() {
+    let outcome = run(LAB, &["--ladder", "lab-mmm/data/A.txt", "lab-mmm/data/B.txt"]);
+    assert!(outcome.is_one_line_error("lab-mmm", "'--ladder' cannot be used with"), "{outcome:?}");
+    let outcome = run(LAB, &["--ladder", "--output", "/tmp/lab-mmm-never-written.txt"]);
+    assert!(outcome.is_one_line_error("lab-mmm", "'--ladder' cannot be used with"), "{outcome:?}");
 }

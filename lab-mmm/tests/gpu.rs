@@ -17,14 +17,19 @@ fn open() -> (Gpu, Vec<(u32, Module)>) {
     (gpu, modules)
 }
 
+/// Random m x k and k x n matrices on the GPU, and an m x n C.
+fn operands<T: Element>((m, k, n): (usize, usize, usize), random: &mut Random) -> (Matrix<T>, Matrix<T>, Matrix<T>) {
+    let mut a = Matrix::<T>::random(m, k, random).unwrap();
+    let mut b = Matrix::<T>::random(k, n, random).unwrap();
+    a.copy_to_gpu().unwrap();
+    b.copy_to_gpu().unwrap();
+    (a, b, Matrix::<T>::new(m, n).unwrap())
+}
+
 /// Multiplies random m x k and k x n matrices with every kernel and block size and checks each C.
 fn check_shape<T: Element>(gpu: &Gpu, modules: &[(u32, Module)], (m, k, n): (usize, usize, usize), seed: u64) {
     let mut random = Random::new(seed);
-    let mut a = Matrix::<T>::random(m, k, &mut random).unwrap();
-    let mut b = Matrix::<T>::random(k, n, &mut random).unwrap();
-    let mut c = Matrix::<T>::new(m, n).unwrap();
-    a.copy_to_gpu().unwrap();
-    b.copy_to_gpu().unwrap();
+    let (a, b, mut c) = operands::<T>((m, k, n), &mut random);
     for (block_size, module) in modules {
         check_product_fits::<T>(gpu, (m, k, n), *block_size).unwrap();
         for kernel in [MmmKernel::Naive, MmmKernel::Tiled] {
@@ -90,11 +95,7 @@ fn copies_go_both_ways_unchanged() {
 /// any tile, k too short for one tile, odd row lengths (no 16-byte loads) and even ones.
 fn check_ladder<T: Element>(ladder: &Ladder, (m, k, n): (usize, usize, usize), seed: u64) {
     let mut random = Random::new(seed);
-    let mut a = Matrix::<T>::random(m, k, &mut random).unwrap();
-    let mut b = Matrix::<T>::random(k, n, &mut random).unwrap();
-    let mut c = Matrix::<T>::new(m, n).unwrap();
-    a.copy_to_gpu().unwrap();
-    b.copy_to_gpu().unwrap();
+    let (a, b, mut c) = operands::<T>((m, k, n), &mut random);
     for step in Step::ALL {
         if run_step(ladder, step, &a, &b, &mut c, 1).unwrap().is_none() {
             continue;
