@@ -123,11 +123,11 @@ fn run(args: Args) -> Result<()> {
     let mut rows = Vec::new();
     let mut first_c: Option<Matrix<f64>> = None;
     if runs_f64(args.precision) {
-        let c = multiply::<f64>(&gpu, &modules, &a, &b, &args, &mut random, &mut rows, &progress)?;
+        let c = multiply::<f64>(&gpu, &modules, (&a, &b), &args, &mut random, &mut rows, &progress)?;
         first_c.get_or_insert(c);
     }
     if runs_f32(args.precision) {
-        let c = multiply::<f32>(&gpu, &modules, &a, &b, &args, &mut random, &mut rows, &progress)?;
+        let c = multiply::<f32>(&gpu, &modules, (&a, &b), &args, &mut random, &mut rows, &progress)?;
         first_c.get_or_insert(c);
     }
     drop(progress);
@@ -197,8 +197,7 @@ fn configurations(args: &Args) -> usize {
 fn multiply<T: Element>(
     gpu: &Gpu,
     modules: &[(u32, Module)],
-    a64: &Matrix<f64>,
-    b64: &Matrix<f64>,
+    (a64, b64): (&Matrix<f64>, &Matrix<f64>),
     args: &Args,
     random: &mut Random,
     rows: &mut Vec<Row>,

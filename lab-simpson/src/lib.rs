@@ -46,7 +46,7 @@ impl Problem {
         ensure!(block_size > 0, "--block-size must be at least 1");
         ensure!(intervals > 0, "--intervals must be at least 1");
         ensure!(
-            intervals % u64::from(block_size) == 0,
+            intervals.is_multiple_of(u64::from(block_size)),
             "--intervals {intervals} is not a multiple of --block-size {block_size}: the slide's kernel gives \
              each of its gridDim.x * blockDim.x threads one sub-interval (try --intervals {})",
             intervals.div_ceil(u64::from(block_size)) * u64::from(block_size)
