@@ -73,7 +73,7 @@ impl Share for VectorJob<Portable<f32>> {
     }
 
     fn new(gpu: &Gpu, index: usize, of: usize, args: &Args) -> Result<(Self, Module, usize)> {
-        let elements = chunks(args.elements as usize, of)[index].len().max(1);
+        let elements = chunks(args.elements as usize, of)[index].len();
         gpu.ensure_fits(2 * 4 * elements as u64, &format!("{elements} floats"))?;
         let job = VectorJob::random(elements, args.vector_steps(), args.seed + index as u64)?;
         Ok((job, gpu.load(&kernels::STREAMS)?, *chunked::STREAM_COUNTS.last().expect("stream counts")))
@@ -142,32 +142,31 @@ fn run_once<S: Share>(parts: &mut [Part<S>], mut recorders: Option<&mut [Recorde
 
 /// Runs `--mode mmm` or `--mode chunked` on 1 to `devices` GPUs; returns whether every result passed.
 pub fn run(args: &Args, devices: u32) -> Result<bool> {
+    // Every GPU gets at least one product or element; checked before the driver is asked anything.
+    let (work, unit) = if args.mode == Mode::Mmm { (args.count, "products (--count") } else { (args.elements, "elements (--elements") };
+    ensure!(devices <= work, "--devices {devices} needs at least {devices} {unit} {work})");
     let available = gpu::count()?;
     ensure!(
         devices <= available,
         "--devices {devices}: this machine has {available} GPU{}",
         if available == 1 { "" } else { "s" }
     );
-    match args.mode {
-        Mode::Mmm => {
-            ensure!(devices <= args.count, "--devices {devices} needs at least {devices} products (--count {})", args.count);
-            println!(
-                "COUNT = {} products of random {n} x {n} doubles, tiled mmm with BLOCK_SIZE {}, portable pinned host memory, \
-                 one stream per product",
-                args.count,
-                args.block_size,
-                n = args.size
-            );
-            spread::<Batch<Portable<f64>>>(args, devices as usize)
-        }
-        _ => {
-            println!(
-                "Chunked pipeline: {} floats, {} fused multiply-adds each, portable pinned host memory, 16 streams per GPU",
-                args.elements,
-                args.vector_steps()
-            );
-            spread::<VectorJob<Portable<f32>>>(args, devices as usize)
-        }
+    if args.mode == Mode::Mmm {
+        println!(
+            "COUNT = {} products of random {n} x {n} doubles, tiled mmm with BLOCK_SIZE {}, portable pinned host memory, \
+             one stream per product",
+            args.count,
+            args.block_size,
+            n = args.size
+        );
+        spread::<Batch<Portable<f64>>>(args, devices as usize)
+    } else {
+        println!(
+            "Chunked pipeline: {} floats, {} fused multiply-adds each, portable pinned host memory, 16 streams per GPU",
+            args.elements,
+            args.vector_steps()
+        );
+        spread::<VectorJob<Portable<f32>>>(args, devices as usize)
     }
 }
 

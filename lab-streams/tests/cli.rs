@@ -68,6 +68,10 @@ fn spreads_only_the_products_and_the_pipeline_over_several_gpus() {
         let outcome = run(LAB, &["--mode", mode, "--devices", "2"]);
         assert!(outcome.is_one_line_error("lab-streams", "--devices spreads --mode mmm or chunked over several GPUs"), "{mode}: {outcome:?}");
     }
+    let outcome = run(LAB, &["--devices", "3", "--count", "2"]);
+    assert!(outcome.is_one_line_error("lab-streams", "--devices 3 needs at least 3 products (--count 2)"), "{outcome:?}");
+    let outcome = run(LAB, &["--devices", "2", "--mode", "chunked", "--elements", "1"]);
+    assert!(outcome.is_one_line_error("lab-streams", "--devices 2 needs at least 2 elements (--elements 1)"), "{outcome:?}");
     let outcome = run(LAB, &["--devices", "65"]);
     assert!(outcome.is_one_line_error("lab-streams", "invalid value '65'"), "{outcome:?}");
     let outcome = run(LAB, &["--kernels", "4097"]);
