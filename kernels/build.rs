@@ -80,6 +80,7 @@ fn specs() -> Vec<Spec> {
     specs.push(plain("MAPPED", "mapped.cu"));
     specs.push(plain("TIMELINE", "timeline.cu"));
     specs.push(plain("MMM_LADDER", "mmm_ladder.cu"));
+    specs.push(plain("MEMORY", "memory.cu"));
     specs.push(Spec {
         constant: "TRACER".to_string(),
         source: "tracer.cu",

@@ -44,6 +44,8 @@ labs=(
     "pinned|lab-pinned --timeline RESULTS/pinned-timeline.svg --plot RESULTS/bandwidth.svg"
     "mapped|lab-mapped"
     "mapped-write-combined|lab-mapped --write-combined --count 2"
+    "memory-default|lab-memory"
+    "memory-indexing-awkward|lab-memory --mode indexing --grid 70 3 2 --block 7 5 3"
 )
 
 # On two or more GPUs: the German products and the French pipeline spread over all of them.

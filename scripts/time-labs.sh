@@ -18,7 +18,7 @@ else
     release=$root/target/release
     dev=$root/target/debug
 fi
-labs=(lab-simpson lab-mmm lab-streams lab-pinned lab-mapped lab-constant-tracer lab-dynamic-parallel)
+labs=(lab-simpson lab-mmm lab-streams lab-pinned lab-mapped lab-constant-tracer lab-dynamic-parallel lab-memory)
 
 # "phases: setup 1.0 ms, GPU 2.0 ms, verification 3.0 ms, output 4.0 ms, total 10.0 ms" -> "1.0 2.0 3.0 4.0"
 phases_of() {

@@ -55,6 +55,8 @@ mod tests {
             ("STREAMS", STREAMS),
             ("MAPPED", MAPPED),
             ("TIMELINE", TIMELINE),
+            ("MMM_LADDER", MMM_LADDER),
+            ("MEMORY", MEMORY),
         ]
     }
 

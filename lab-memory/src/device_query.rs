@@ -1,0 +1,129 @@
+//! `--mode device-query`: what `cudaGetDeviceProperties` tells (the Greek slides loop over the devices
+//! and read `maxThreadsPerBlock`, `sharedMemoryPerBlock`, ...), like the toolkit's deviceQuery, plus the
+//! figures that follow from it: peak memory bandwidth, resident threads, FP32 and FP64 throughput. The
+//! bandwidth is then measured with a device-to-device copy, checked element by element.
+
+use anyhow::Result;
+use common::check_cuda;
+use common::device_info::DeviceInfo;
+use common::format_bytes;
+use common::timing::{time_on_stream, Timing};
+use common::verify::Random;
+use cust::device::{Device, DeviceAttribute};
+use cust::memory::{CopyDestination, DeviceBuffer};
+use cust::stream::{Stream, StreamFlags};
+
+/// FP32 lanes and FP64 units per multiprocessor by compute capability (the CUDA programming guide's
+/// throughput table); `None` for one this table does not know.
+pub fn units_per_multiprocessor((major, minor): (i32, i32)) -> Option<(u32, u32)> {
+    match (major, minor) {
+        (9, 0) => Some((128, 64)),
+        (8, 0) => Some((64, 32)),
+        (8, 6) | (8, 7) | (8, 9) => Some((128, 2)),
+        (7, 0) => Some((64, 32)),
+        (7, 5) => Some((64, 2)),
+        (6, 0) => Some((64, 32)),
+        _ => None,
+    }
+}
+
+/// The properties and the figures derived from them.
+pub struct Query {
+    pub info: DeviceInfo,
+    /// The multiprocessors' clock (kHz), the highest the driver reports.
+    pub clock_khz: u32,
+    pub max_grid_z: u32,
+    pub max_block: (u32, u32, u32),
+}
+
+impl Query {
+    pub fn read(device: Device, info: DeviceInfo) -> Result<Query> {
+        let get = |attribute| -> Result<u32> { Ok(check_cuda!(device.get_attribute(attribute))? as u32) };
+        Ok(Query {
+            clock_khz: get(DeviceAttribute::ClockRate)?,
+            max_grid_z: get(DeviceAttribute::MaxGridDimZ)?,
+            max_block: (get(DeviceAttribute::MaxBlockDimX)?, get(DeviceAttribute::MaxBlockDimY)?, get(DeviceAttribute::MaxBlockDimZ)?),
+            info,
+        })
+    }
+
+    /// Threads the GPU holds at once.
+    pub fn resident_threads(&self) -> u64 {
+        u64::from(self.info.multiprocessors) * u64::from(self.info.max_threads_per_multiprocessor)
+    }
+
+    /// Peak FP32 and FP64 FLOP/s without tensor cores: units x 2 (a fused multiply-add) x clock.
+    pub fn peak_flops(&self) -> Option<(f64, f64)> {
+        let (fp32, fp64) = units_per_multiprocessor(self.info.compute_capability)?;
+        let per_unit = 2.0 * f64::from(self.info.multiprocessors) * f64::from(self.clock_khz) * 1e3;
+        Some((per_unit * f64::from(fp32), per_unit * f64::from(fp64)))
+    }
+
+    /// The listing, one property per line.
+    pub fn lines(&self) -> Vec<(String, String)> {
+        let i = &self.info;
+        let (major, minor) = i.compute_capability;
+        let yes = |b: bool| if b { "yes" } else { "no" }.to_string();
+        let mut lines = vec![
+            ("name".to_string(), i.name.clone()),
+            ("compute capability".into(), format!("{major}.{minor}")),
+            ("multiprocessors".into(), i.multiprocessors.to_string()),
+            ("clock (highest)".into(), format!("{} MHz", self.clock_khz / 1000)),
+            ("global memory".into(), format_bytes(i.total_memory)),
+            ("memory clock".into(), format!("{} MHz", i.memory_clock_khz / 1000)),
+            ("memory bus width".into(), format!("{} bits", i.memory_bus_width_bits)),
+            ("L2 cache".into(), format_bytes(i.l2_bytes.into())),
+            ("constant memory".into(), format_bytes(i.total_constant_memory.into())),
+            ("shared memory per block".into(), format!("{} ({} opt-in)", format_bytes(i.shared_per_block.into()), format_bytes(i.shared_per_block_optin.into()))),
+            ("shared memory per multiprocessor".into(), format_bytes(i.shared_per_multiprocessor.into())),
+            ("registers per block".into(), i.registers_per_block.to_string()),
+            ("registers per multiprocessor".into(), i.registers_per_multiprocessor.to_string()),
+            ("warp size".into(), i.warp_size.to_string()),
+            ("max threads per block".into(), i.max_threads_per_block.to_string()),
+            ("max block dimensions".into(), format!("{} x {} x {}", self.max_block.0, self.max_block.1, self.max_block.2)),
+            ("max grid dimensions".into(), format!("{} x {} x {}", i.max_grid_x, i.max_grid_y, self.max_grid_z)),
+            ("max threads per multiprocessor".into(), i.max_threads_per_multiprocessor.to_string()),
+            ("max blocks per multiprocessor".into(), i.max_blocks_per_multiprocessor.to_string()),
+            ("copy engines".into(), i.async_engines.to_string()),
+            ("concurrent kernels".into(), yes(i.concurrent_kernels)),
+            ("unified addressing".into(), yes(i.unified_addressing)),
+            ("can map host memory".into(), yes(i.can_map_host_memory)),
+            ("integrated".into(), yes(i.integrated)),
+            ("-> peak memory bandwidth".into(), format!("{:.0} GB/s (2 x memory clock x bus width)", i.peak_bandwidth() / 1e9)),
+            ("-> resident threads".into(), format!("{} (multiprocessors x threads each)", self.resident_threads())),
+        ];
+        lines.push(match self.peak_flops() {
+            Some((fp32, fp64)) => (
+                "-> FP32 / FP64 (no tensor cores)".into(),
+                format!("{:.1} / {:.1} TFLOP/s (units x 2 x clock x multiprocessors)", fp32 / 1e12, fp64 / 1e12),
+            ),
+            None => ("-> FP32 / FP64".into(), format!("unknown for compute capability {major}.{minor}")),
+        });
+        lines
+    }
+}
+
+/// Copies `bytes` of random words device to device (cudaMemcpy, events, one warm-up), checks the copy
+/// word by word, and returns the timing and the words that differ.
+pub fn measure_copy(bytes: usize, repetitions: usize, seed: u64) -> Result<(Timing, usize)> {
+    let mut random = Random::new(seed);
+    let words: Vec<u32> = (0..bytes / 4).map(|_| random.next_u64() as u32).collect();
+    let source = check_cuda!(DeviceBuffer::from_slice(&words))?;
+    let mut destination = common::verify::poisoned_device_buffer::<u32>(words.len())?;
+    let stream = check_cuda!(Stream::new(StreamFlags::DEFAULT, None))?;
+    let timing = time_on_stream(&stream, 1, repetitions, || Ok(check_cuda!(destination.copy_from(&source))?))?;
+    let mut back = vec![0u32; words.len()];
+    check_cuda!(destination.copy_to(&mut back[..]))?;
+    Ok((timing, back.iter().zip(&words).filter(|(x, y)| x != y).count()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hopper_has_128_fp32_lanes_and_64_fp64_units_per_multiprocessor() {
+        assert_eq!(units_per_multiprocessor((9, 0)), Some((128, 64)));
+        assert_eq!(units_per_multiprocessor((2, 0)), None);
+    }
+}

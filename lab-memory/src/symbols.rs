@@ -1,0 +1,78 @@
+//! `--mode symbols`: the Chinese notes' `__device__` variables (`kernels/cuda/memory.cu`): written from
+//! the host with `cudaMemcpyToSymbol`, changed by a kernel, read back with `cudaMemcpyFromSymbol`.
+
+use anyhow::Result;
+use common::check_cuda;
+use cust::launch;
+use cust::memory::CopyDestination;
+use cust::module::Module;
+use cust::stream::{Stream, StreamFlags};
+
+/// `SYMBOL_LENGTH` in memory.cu: the length of `devArray`.
+pub const SYMBOL_LENGTH: usize = 256;
+
+/// What the host puts in and gets back.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Symbols {
+    pub data: f32,
+    pub array: Vec<f32>,
+}
+
+impl Symbols {
+    /// What `scale_symbols(factor)` makes of `self`, computed on the CPU (each element one multiply
+    /// and one add, rounded as the GPU rounds them: `devArray[i] * factor + i` may be fused there, so
+    /// the check allows one rounding).
+    pub fn scaled(&self, factor: f32) -> Symbols {
+        Symbols {
+            data: self.data * factor,
+            array: self.array.iter().enumerate().map(|(i, x)| x.mul_add(factor, i as f32)).collect(),
+        }
+    }
+
+    /// Elements (devData first) further than one rounding from `expected`.
+    pub fn differences(&self, expected: &Symbols) -> usize {
+        let close = |x: f32, y: f32| (x - y).abs() <= f32::EPSILON * x.abs().max(y.abs()).max(1.0);
+        usize::from(!close(self.data, expected.data))
+            + self.array.iter().zip(&expected.array).filter(|(x, y)| !close(**x, **y)).count()
+    }
+}
+
+/// cudaMemcpyToSymbol(devData, ...), cudaMemcpyToSymbol(devArray, ...), scale_symbols<<<1, 256>>>,
+/// cudaMemcpyFromSymbol for both.
+pub fn round_trip(module: &Module, input: &Symbols, factor: f32) -> Result<Symbols> {
+    let mut data = check_cuda!(module.get_global::<f32>(c"devData"))?;
+    let mut array = check_cuda!(module.get_global::<[f32; SYMBOL_LENGTH]>(c"devArray"))?;
+    let host_array: [f32; SYMBOL_LENGTH] = input.array.clone().try_into().map_err(|_| anyhow::anyhow!("devArray holds {SYMBOL_LENGTH} floats"))?;
+    check_cuda!(data.copy_from(&input.data))?;
+    check_cuda!(array.copy_from(&host_array))?;
+    let scale = check_cuda!(module.get_function("scale_symbols"))?;
+    let stream = check_cuda!(Stream::new(StreamFlags::DEFAULT, None))?;
+    // __global__ void scale_symbols(float factor)
+    check_cuda!(unsafe { launch!(scale<<<1, SYMBOL_LENGTH as u32, 0, stream>>>(factor)) })?;
+    check_cuda!(stream.synchronize())?;
+    let (mut data_back, mut array_back) = (0.0f32, [0.0f32; SYMBOL_LENGTH]);
+    check_cuda!(data.copy_to(&mut data_back))?;
+    check_cuda!(array.copy_to(&mut array_back))?;
+    Ok(Symbols { data: data_back, array: array_back.to_vec() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scaling_multiplies_and_adds_the_index() {
+        let input = Symbols { data: 3.14, array: vec![1.0, 2.0, 0.5] };
+        let scaled = input.scaled(2.0);
+        assert_eq!(scaled, Symbols { data: 6.28, array: vec![2.0, 5.0, 3.0] });
+        assert_eq!(scaled.differences(&input.scaled(2.0)), 0);
+        assert_eq!(input.differences(&scaled), 4);
+    }
+
+    #[test]
+    fn the_symbols_exist_with_the_sizes_the_host_assumes() {
+        let source = include_str!("../../kernels/cuda/memory.cu");
+        assert!(source.contains(&format!("#define SYMBOL_LENGTH {SYMBOL_LENGTH}")));
+        assert!(source.contains("__device__ float devData;") && source.contains("__device__ float devArray[SYMBOL_LENGTH];"));
+    }
+}
