@@ -154,12 +154,12 @@ pub fn picture(mapping: &Mapping) -> String {
     }
     let mut out = String::new();
     for (y, row) in at.iter().enumerate() {
-        if y > 0 && y as u32 % block.1 == 0 {
+        if y > 0 && (y as u32).is_multiple_of(block.1) {
             out.push_str(&"-".repeat(row.len() * (cell + 1) + 2 * (grid.0 as usize - 1)));
             out.push('\n');
         }
         for (x, index) in row.iter().enumerate() {
-            if x > 0 && x as u32 % block.0 == 0 {
+            if x > 0 && (x as u32).is_multiple_of(block.0) {
                 out.push_str(" |");
             }
             out.push_str(&format!(" {index:>cell$}"));

@@ -61,6 +61,7 @@ mod tests {
     use super::*;
 
     #[test]
+    #[allow(clippy::approx_constant)] // the notes' 3.14, not pi
     fn scaling_multiplies_and_adds_the_index() {
         let input = Symbols { data: 3.14, array: vec![1.0, 2.0, 0.5] };
         let scaled = input.scaled(2.0);

@@ -100,10 +100,14 @@ impl Ladder {
         Ok(Ladder { tiled: load_mmm(gpu, TILED_BLOCK_SIZE)?, ladder: gpu.load(&kernels::MMM_LADDER)? })
     }
 
+    /// The step's kernel in precision `T`, allowed the dynamic shared memory it launches with; `None`
+    /// where the step has no kernel in that precision.
     pub fn function<T: Element>(&self, step: Step) -> Result<Option<Function<'_>>> {
         let Some(name) = step.c_name::<T>() else { return Ok(None) };
         let module = if step == Step::Tiled { &self.tiled } else { &self.ladder };
-        Ok(Some(check_cuda!(module.get_function(&name))?))
+        let function = check_cuda!(module.get_function(&name))?;
+        allow_dynamic_shared(&function, step.shape().2)?;
+        Ok(Some(function))
     }
 }
 
@@ -127,7 +131,8 @@ pub fn run_step<T: Element>(
     Ok(Some(timing))
 }
 
-/// Enqueues one product C = A * B with `step`'s kernel (`function`, from [`Ladder::function`]).
+/// Enqueues one product C = A * B with `step`'s kernel (`function`, from [`Ladder::function`], which
+/// has already allowed its dynamic shared memory: nothing but the launch happens here).
 pub fn launch_step<T: Element>(
     function: &Function,
     step: Step,
@@ -138,7 +143,6 @@ pub fn launch_step<T: Element>(
         return launch_mmm(function, a, b, c, TILED_BLOCK_SIZE, stream);
     }
     let (threads, (tile_rows, tile_cols), shared) = step.shape();
-    allow_dynamic_shared(function, shared)?;
     let grid = GridSize::xy((c.cols as u32).div_ceil(tile_cols), (c.rows as u32).div_ceil(tile_rows));
     // __global__ void register_blocked_f64(MatrixView<double> a, MatrixView<double> b, MatrixView<double> c), ...
     check_cuda!(unsafe { launch!(function<<<grid, threads, shared, stream>>>(a, b, c)) })?;

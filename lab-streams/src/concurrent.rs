@@ -11,7 +11,6 @@ use common::progress::Progress;
 use common::timeline::{record, stream_lanes, write_svg, Kernel};
 use common::timing::time_on_stream;
 use common::verify::check_cell;
-use cust::device::DeviceAttribute;
 use cust::module::Module;
 use cust::stream::{Stream, StreamFlags};
 use lab_streams::small_kernels::{most_at_once, Order, SmallKernels};
@@ -28,7 +27,7 @@ pub fn run(gpu: &Gpu, module: &Module, args: &Args) -> Result<bool> {
     let lcg = Kernel::get(module, "lcg_work")?;
     let main = check_cuda!(Stream::new(StreamFlags::DEFAULT, None))?;
     let mut job = SmallKernels::random(args.kernels as usize, args.blocks_per_kernel, args.steps.unwrap_or(STEPS), args.seed)?;
-    print_limits(gpu, &job, args.order)?;
+    print_limits(gpu, &job, args.order);
     println!("\n| streams | GPU time in ms | speedup over 1 stream | most kernels at once | check |");
     println!("|---------|----------------|-----------------------|----------------------|-------|");
     let mut passed = true;
@@ -66,9 +65,8 @@ pub fn run(gpu: &Gpu, module: &Module, args: &Args) -> Result<bool> {
 }
 
 /// What bounds the number of kernels at once on this GPU, for the table's reader.
-fn print_limits(gpu: &Gpu, job: &SmallKernels, order: Order) -> Result<()> {
+fn print_limits(gpu: &Gpu, job: &SmallKernels, order: Order) {
     let info = &gpu.info;
-    let concurrent = check_cuda!(gpu.device.get_attribute(DeviceAttribute::ConcurrentKernels))? != 0;
     let connections = std::env::var("CUDA_DEVICE_MAX_CONNECTIONS").unwrap_or_else(|_| "not set: 8".to_string());
     println!(
         "\nConcurrent kernels: {} kernels of {} block(s) x {BLOCK_SIZE} threads, {} multiply-adds per thread, {}",
@@ -83,10 +81,9 @@ fn print_limits(gpu: &Gpu, job: &SmallKernels, order: Order) -> Result<()> {
     println!(
         "Limits: concurrent kernels {}; {} multiprocessors x {} blocks and {} threads each; \
          CUDA_DEVICE_MAX_CONNECTIONS (hardware queues the streams share) = {connections}",
-        if concurrent { "supported" } else { "NOT supported" },
+        if info.concurrent_kernels { "supported" } else { "NOT supported" },
         info.multiprocessors,
         info.max_blocks_per_multiprocessor,
         info.max_threads_per_multiprocessor
     );
-    Ok(())
 }

@@ -11,6 +11,7 @@ use anyhow::{ensure, Result};
 use common::batch::Batch;
 use common::check_cuda;
 use common::context::new_streams;
+use common::device_info::DeviceInfo;
 use common::gpu::{self, Gpu};
 use common::host_memory::Portable;
 use common::mmm::{load_mmm, MmmKernel};
@@ -18,6 +19,7 @@ use common::progress::Progress;
 use common::timeline::{fork, join, write_svg, Kernel, Recorder, Span};
 use common::timing::time_on_host;
 use common::verify::{check_cell, Random};
+use cust::device::Device;
 use cust::module::Module;
 use cust::stream::{Stream, StreamFlags};
 use lab_streams::vector::{chunks, VectorJob};
@@ -171,8 +173,9 @@ pub fn run(args: &Args, devices: u32) -> Result<bool> {
 }
 
 fn spread<S: Share>(args: &Args, devices: usize) -> Result<bool> {
-    for index in 0..devices {
-        println!("{}", Gpu::open(index as u32)?.info);
+    for index in 0..devices as u32 {
+        // The properties need no context: the GPUs' contexts are made per run, in `parts`.
+        println!("{}", DeviceInfo::query(check_cuda!(Device::get_device(index))?, index)?);
     }
     println!("\n| GPUs | host time in ms | speedup over 1 GPU | check |");
     println!("|------|-----------------|--------------------|-------|");
