@@ -40,6 +40,10 @@ fn tracer_flags() -> Vec<String> {
     flags
 }
 
+/// Register caps the register-pressure kernel is compiled with (`-maxrregcount=<n>`), besides once
+/// without a cap; emitted as `REGISTER_CAPS`, one image per cap.
+const REGISTER_CAPS: [u32; 4] = [16, 24, 32, 64];
+
 /// How a source is turned into a loadable image.
 #[derive(Clone, Copy, PartialEq)]
 enum Build {
@@ -81,6 +85,15 @@ fn specs() -> Vec<Spec> {
     specs.push(plain("TIMELINE", "timeline.cu"));
     specs.push(plain("MMM_LADDER", "mmm_ladder.cu"));
     specs.push(plain("MEMORY", "memory.cu"));
+    specs.push(plain("REGISTERS", "registers.cu"));
+    for cap in REGISTER_CAPS {
+        specs.push(Spec {
+            constant: format!("REGISTERS_CAP{cap}"),
+            source: "registers.cu",
+            flags: vec![format!("-maxrregcount={cap}")],
+            build: Build::Fatbin,
+        });
+    }
     specs.push(Spec {
         constant: "TRACER".to_string(),
         source: "tracer.cu",
@@ -306,6 +319,13 @@ fn write_rust(out_dir: &Path, arch: &str, specs: &[Spec], built: &[Built]) {
         by_block_size.join(", ")
     )
     .unwrap();
+    let by_cap: Vec<String> = REGISTER_CAPS
+        .iter()
+        .map(|cap| format!("(Some({cap}), REGISTERS_CAP{cap})"))
+        .chain(["(None, REGISTERS)".to_string()])
+        .collect();
+    writeln!(rust, "/// The register-pressure kernel by `-maxrregcount` cap, tightest first; `None` is no cap.").unwrap();
+    writeln!(rust, "pub const REGISTER_CAPS: [(Option<u32>, KernelImage); {}] = [{}];", by_cap.len(), by_cap.join(", ")).unwrap();
     for (spec, built) in specs.iter().zip(built) {
         writeln!(
             rust,

@@ -44,8 +44,11 @@ labs=(
     "pinned|lab-pinned --timeline RESULTS/pinned-timeline.svg --plot RESULTS/bandwidth.svg"
     "mapped|lab-mapped"
     "mapped-write-combined|lab-mapped --write-combined --count 2"
-    "memory-default|lab-memory"
+    "memory-default|lab-memory --plot RESULTS/coalescing.svg"
     "memory-indexing-awkward|lab-memory --mode indexing --grid 70 3 2 --block 7 5 3"
+    "memory-coalescing-awkward|lab-memory --mode coalescing --notes-threads 768 --buffer-bytes 100000003"
+    "memory-banks-awkward|lab-memory --mode banks --steps 999 --transpose 1000 3001"
+    "memory-registers-ptxas|lab-memory --mode registers --ptxas --rounds 257"
 )
 
 # On two or more GPUs: the German products and the French pipeline spread over all of them.

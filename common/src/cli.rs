@@ -40,6 +40,22 @@ pub fn run_lab<A: Parser>(run: impl FnOnce(A) -> anyhow::Result<()>) -> ExitCode
     }
 }
 
+/// `4096`, `64KiB`, `16MiB`, `1GiB` (also K, M, G): a byte count for a flag (`--sweep-max`,
+/// `--buffer-bytes`); clap shows the message.
+pub fn parse_bytes(text: &str) -> Result<usize, String> {
+    let digits_end = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
+    let (number, unit) = text.split_at(digits_end);
+    let number: usize = number.parse().map_err(|_| format!("{text:?} is not a size like 4096, 64KiB or 1GiB"))?;
+    let scale = match unit.trim() {
+        "" | "B" => 1,
+        "K" | "KiB" => 1 << 10,
+        "M" | "MiB" => 1 << 20,
+        "G" | "GiB" => 1 << 30,
+        _ => return Err(format!("{text:?}: unknown unit {unit:?} (use KiB, MiB or GiB)")),
+    };
+    number.checked_mul(scale).filter(|bytes| *bytes >= 4096).ok_or_else(|| format!("{text:?} must be at least 4096 bytes"))
+}
+
 fn fail(name: &str, message: &str) -> ExitCode {
     let one_line = message.lines().map(str::trim).collect::<Vec<_>>().join(" ");
     eprintln!("{name}: error: {one_line}");
@@ -74,5 +90,27 @@ mod tests {
     fn keeps_only_the_first_line_of_a_clap_error() {
         let rendered = "error: invalid value 'x' for '--block-size <N>': invalid digit\n\nUsage: lab [OPTIONS]\n";
         assert_eq!(first_line_of_clap_error(rendered), "invalid value 'x' for '--block-size <N>': invalid digit");
+    }
+
+    #[test]
+    fn parses_sizes_with_binary_units() {
+        assert_eq!(parse_bytes("1GiB"), Ok(1 << 30));
+        assert_eq!(parse_bytes("64KiB"), Ok(64 << 10));
+        assert_eq!(parse_bytes("4096"), Ok(4096));
+        assert_eq!(parse_bytes("16M"), Ok(16 << 20));
+        assert!(parse_bytes("1TB").unwrap_err().contains("unknown unit"));
+        assert!(parse_bytes("100").unwrap_err().contains("at least 4096"));
+        assert!(parse_bytes("lots").is_err());
+    }
+
+    proptest::proptest! {
+        /// Property test (issue 12): any size text is a size of at least 4 KiB or an error.
+        #[test]
+        fn any_sweep_size_text_is_a_size_or_an_error(text in "\\PC{0,12}|[0-9]{1,25}[KMGiB ]{0,4}") {
+            match parse_bytes(&text) {
+                Ok(bytes) => proptest::prop_assert!(bytes >= 4096),
+                Err(message) => proptest::prop_assert!(!message.contains('\n')),
+            }
+        }
     }
 }

@@ -50,3 +50,134 @@ extern "C" {
     #[link_name = "cuMemsetD32_v2"]
     pub fn cuMemsetD32(device_pointer: u64, value: u32, words: usize) -> c_int;
 }
+
+/// `CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT`: the percentage of the unified L1 / shared
+/// memory a kernel would like as shared memory (cudaFuncAttributePreferredSharedMemoryCarveout), the
+/// successor of cudaFuncSetCacheConfig; -1 is no preference, 0 the most L1, 100 the most shared memory.
+pub const CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT: c_int = 9;
+
+/// `CU_FUNC_CACHE_PREFER_NONE`: cudaFuncSetCacheConfig's default, no preference.
+pub const CU_FUNC_CACHE_PREFER_NONE: c_int = 0x00;
+/// `CU_FUNC_CACHE_PREFER_SHARED`: more shared memory, less L1.
+pub const CU_FUNC_CACHE_PREFER_SHARED: c_int = 0x01;
+/// `CU_FUNC_CACHE_PREFER_L1`: more L1, less shared memory.
+pub const CU_FUNC_CACHE_PREFER_L1: c_int = 0x02;
+/// `CU_FUNC_CACHE_PREFER_EQUAL`: as much of each.
+pub const CU_FUNC_CACHE_PREFER_EQUAL: c_int = 0x03;
+
+/// `CU_MEMORYTYPE_HOST`, for [`Memcpy2D`].
+pub const CU_MEMORYTYPE_HOST: u32 = 0x01;
+/// `CU_MEMORYTYPE_DEVICE`, for [`Memcpy2D`].
+pub const CU_MEMORYTYPE_DEVICE: u32 = 0x02;
+
+/// `CUDA_MEMCPY2D`: a copy of `height` rows of `width_bytes` each, rows `*_pitch` bytes apart
+/// (cudaMemcpy2D). Arrays are not used here, so their handles stay null.
+#[repr(C)]
+#[derive(Debug)]
+pub struct Memcpy2D {
+    pub src_x_bytes: usize,
+    pub src_y: usize,
+    pub src_memory_type: u32,
+    pub src_host: *const c_void,
+    pub src_device: u64,
+    pub src_array: *mut c_void,
+    pub src_pitch: usize,
+    pub dst_x_bytes: usize,
+    pub dst_y: usize,
+    pub dst_memory_type: u32,
+    pub dst_host: *mut c_void,
+    pub dst_device: u64,
+    pub dst_array: *mut c_void,
+    pub dst_pitch: usize,
+    pub width_bytes: usize,
+    pub height: usize,
+}
+
+impl Memcpy2D {
+    /// `height` rows of `width_bytes` from device memory at `source` (rows `source_pitch` apart) into
+    /// `destination` on the host, packed (rows `width_bytes` apart).
+    pub fn device_to_host(source: u64, source_pitch: usize, destination: *mut c_void, width_bytes: usize, height: usize) -> Memcpy2D {
+        Memcpy2D {
+            src_x_bytes: 0,
+            src_y: 0,
+            src_memory_type: CU_MEMORYTYPE_DEVICE,
+            src_host: std::ptr::null(),
+            src_device: source,
+            src_array: std::ptr::null_mut(),
+            src_pitch: source_pitch,
+            dst_x_bytes: 0,
+            dst_y: 0,
+            dst_memory_type: CU_MEMORYTYPE_HOST,
+            dst_host: destination,
+            dst_device: 0,
+            dst_array: std::ptr::null_mut(),
+            dst_pitch: width_bytes,
+            width_bytes,
+            height,
+        }
+    }
+}
+
+/// `CU_RESOURCE_TYPE_LINEAR`: a texture over plain device memory.
+pub const CU_RESOURCE_TYPE_LINEAR: u32 = 0x02;
+/// `CU_AD_FORMAT_FLOAT`: 32-bit float elements.
+pub const CU_AD_FORMAT_FLOAT: u32 = 0x20;
+
+/// `CUDA_RESOURCE_DESC` with its union spelled as the `linear` member (device pointer, format,
+/// channels, bytes) padded to the union's 128 bytes.
+#[repr(C)]
+pub struct ResourceDesc {
+    pub resource_type: u32,
+    pub device_pointer: u64,
+    pub format: u32,
+    pub channels: u32,
+    pub bytes: usize,
+    pub reserved: [u8; 128 - 24],
+    pub flags: u32,
+}
+
+/// `CUDA_TEXTURE_DESC`; all zeros is what `tex1Dfetch` of whole elements needs (point filtering,
+/// element coordinates, no flags).
+#[repr(C)]
+#[derive(Default)]
+pub struct TextureDesc {
+    pub address_mode: [u32; 3],
+    pub filter_mode: u32,
+    pub flags: u32,
+    pub max_anisotropy: u32,
+    pub mipmap_filter_mode: u32,
+    pub mipmap_level_bias: f32,
+    pub min_mipmap_level_clamp: f32,
+    pub max_mipmap_level_clamp: f32,
+    pub border_color: [f32; 4],
+    pub reserved: [i32; 12],
+}
+
+extern "C" {
+    /// `CUresult cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config)` (cudaFuncSetCacheConfig)
+    pub fn cuFuncSetCacheConfig(function: *mut c_void, config: c_int) -> c_int;
+    /// `CUresult cuMemcpy2D(const CUDA_MEMCPY2D* pCopy)` (cudaMemcpy2D)
+    #[link_name = "cuMemcpy2D_v2"]
+    pub fn cuMemcpy2D(copy: *const Memcpy2D) -> c_int;
+    /// `CUresult cuTexObjectCreate(CUtexObject* pTexObject, const CUDA_RESOURCE_DESC* pResDesc,
+    /// const CUDA_TEXTURE_DESC* pTexDesc, const CUDA_RESOURCE_VIEW_DESC* pResViewDesc)`
+    /// (cudaCreateTextureObject)
+    pub fn cuTexObjectCreate(texture: *mut u64, resource: *const ResourceDesc, texture_desc: *const TextureDesc, view: *const c_void) -> c_int;
+    /// `CUresult cuTexObjectDestroy(CUtexObject texObject)` (cudaDestroyTextureObject)
+    pub fn cuTexObjectDestroy(texture: u64) -> c_int;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn structs_have_the_sizes_of_cuda_h() {
+        // sizeof(CUDA_MEMCPY2D), sizeof(CUDA_RESOURCE_DESC), sizeof(CUDA_TEXTURE_DESC) on x86-64.
+        assert_eq!(std::mem::size_of::<Memcpy2D>(), 128);
+        assert_eq!(std::mem::size_of::<ResourceDesc>(), 144);
+        assert_eq!(std::mem::offset_of!(ResourceDesc, device_pointer), 8);
+        assert_eq!(std::mem::offset_of!(ResourceDesc, flags), 136);
+        assert_eq!(std::mem::size_of::<TextureDesc>(), 104);
+    }
+}

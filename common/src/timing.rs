@@ -74,15 +74,23 @@ impl fmt::Display for Timing {
 /// Runs `work` `warmup` times, then `repetitions` times between events recorded on `stream`, and
 /// returns the device time of each repetition. `work` must enqueue on `stream` (or on the NULL stream,
 /// which `stream` waits for); it must not synchronize, or host time leaks into the numbers.
-pub fn time_on_stream(
+pub fn time_on_stream(stream: &Stream, warmup: usize, repetitions: usize, work: impl FnMut() -> Result<()>) -> Result<Timing> {
+    time_on_stream_after(stream, warmup, repetitions, || Ok(()), work)
+}
+
+/// [`time_on_stream`] with `before` enqueued ahead of every run of `work`, outside its events: what
+/// must happen before each run but is not part of what is timed (emptying the L2 cache, say).
+pub fn time_on_stream_after(
     stream: &Stream,
     warmup: usize,
     repetitions: usize,
+    mut before: impl FnMut() -> Result<()>,
     mut work: impl FnMut() -> Result<()>,
 ) -> Result<Timing> {
     ensure!(repetitions > 0, "--repetitions must be at least 1");
     let _phase = phases::enter(Phase::Gpu);
     for _ in 0..warmup {
+        before()?;
         work()?;
     }
     // All events exist before the first is recorded: creating one inside the loop costs host time.
@@ -91,6 +99,7 @@ pub fn time_on_stream(
         events.push(check_cuda!(Event::new(EventFlags::DEFAULT))?);
     }
     for pair in events.chunks(2) {
+        before()?;
         check_cuda!(pair[0].record(stream))?;
         work()?;
         check_cuda!(pair[1].record(stream))?;

@@ -57,6 +57,11 @@ mod tests {
             ("TIMELINE", TIMELINE),
             ("MMM_LADDER", MMM_LADDER),
             ("MEMORY", MEMORY),
+            ("REGISTERS", REGISTERS),
+            ("REGISTERS_CAP16", REGISTERS_CAP16),
+            ("REGISTERS_CAP24", REGISTERS_CAP24),
+            ("REGISTERS_CAP32", REGISTERS_CAP32),
+            ("REGISTERS_CAP64", REGISTERS_CAP64),
         ]
     }
 
@@ -114,6 +119,39 @@ mod tests {
             let workers = format!("_Z7workersI{functor}EvdddddiiP5Tally");
             assert!(report.function(&workers).is_some_and(|f| f.is_entry()), "{workers} missing");
         }
+    }
+
+    #[test]
+    fn register_caps_bound_the_registers_and_the_tight_ones_spill() {
+        let uncapped = REGISTERS.report().unwrap().function("register_pressure").unwrap().clone();
+        assert_eq!((uncapped.spill_stores, uncapped.spill_loads), (0, 0), "{}", REGISTERS.ptxas);
+        for (cap, image) in REGISTER_CAPS {
+            let report = image.report().unwrap();
+            let kernel = report.function("register_pressure").unwrap_or_else(|| panic!("{cap:?}:\n{}", image.ptxas));
+            if let Some(cap) = cap {
+                assert_eq!(image.flags, [format!("-maxrregcount={cap}")]);
+                // ptxas does not go below its floor (24 on sm_90), whatever the cap says.
+                assert!(kernel.registers <= cap.max(24), "cap {cap}: {} registers", kernel.registers);
+                if cap < uncapped.registers {
+                    assert!(kernel.spill_stores > 0 && kernel.spill_loads > 0, "cap {cap} below {} must spill", uncapped.registers);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn memory_has_every_kernel_of_lab_memory() {
+        let report = MEMORY.report().unwrap();
+        let modes = [
+            "index_3d_3d", "scale_symbols", "kernel_1", "kernel_2", "fill_pattern", "strided_copy", "bank_walk_32", "bank_walk_64",
+            "transpose_naive", "transpose_shared", "transpose_padded", "copy_tiles", "cached_gather", "gather_plain", "gather_readonly", "gather_texture",
+        ];
+        for name in modes {
+            assert!(report.function(name).is_some_and(|f| f.is_entry()), "{name} missing:\n{}", MEMORY.ptxas);
+        }
+        // One padding column: 32 x 33 floats instead of 32 x 32.
+        assert_eq!(report.function("transpose_shared").unwrap().shared_bytes, 32 * 32 * 4);
+        assert_eq!(report.function("transpose_padded").unwrap().shared_bytes, 32 * 33 * 4);
     }
 
     #[test]

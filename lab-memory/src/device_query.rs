@@ -7,11 +7,11 @@ use anyhow::Result;
 use common::check_cuda;
 use common::device_info::DeviceInfo;
 use common::format_bytes;
+use common::phases::{self, Phase};
 use common::timing::{time_on_stream, Timing};
 use common::verify::Random;
 use cust::device::{Device, DeviceAttribute};
 use cust::memory::{CopyDestination, DeviceBuffer};
-use cust::stream::{Stream, StreamFlags};
 
 /// FP32 lanes and FP64 units per multiprocessor by compute capability (the CUDA programming guide's
 /// throughput table); `None` for one this table does not know.
@@ -110,10 +110,11 @@ pub fn measure_copy(bytes: usize, repetitions: usize, seed: u64) -> Result<(Timi
     let words: Vec<u32> = (0..bytes / 4).map(|_| random.next_u64() as u32).collect();
     let source = check_cuda!(DeviceBuffer::from_slice(&words))?;
     let mut destination = common::verify::poisoned_device_buffer::<u32>(words.len())?;
-    let stream = check_cuda!(Stream::new(StreamFlags::DEFAULT, None))?;
+    let stream = crate::new_stream()?;
     let timing = time_on_stream(&stream, 1, repetitions, || Ok(check_cuda!(destination.copy_from(&source))?))?;
     let mut back = vec![0u32; words.len()];
     check_cuda!(destination.copy_to(&mut back[..]))?;
+    let _phase = phases::enter(Phase::Verify);
     Ok((timing, back.iter().zip(&words).filter(|(x, y)| x != y).count()))
 }
 

@@ -10,7 +10,6 @@ use cust::function::{BlockSize, GridSize};
 use cust::launch;
 use cust::memory::{CopyDestination, DeviceBuffer, DeviceCopy};
 use cust::module::Module;
-use cust::stream::{Stream, StreamFlags};
 
 /// How many dimensions a grid or a block has.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -127,7 +126,7 @@ pub fn run(module: &Module, helper: Helper, grid: (u32, u32, u32), block: (u32, 
     let threads = u64::from(grid.0 * grid.1 * grid.2) * u64::from(block.0 * block.1 * block.2);
     ensure!(threads <= i32::MAX as u64, "{threads} threads do not fit the kernels' int index");
     let kernel = check_cuda!(module.get_function(helper.kernel()))?;
-    let stream = check_cuda!(Stream::new(StreamFlags::DEFAULT, None))?;
+    let stream = crate::new_stream()?;
     let mut placements = vec![Placement::NEVER_WRITTEN; threads as usize];
     let out = check_cuda!(DeviceBuffer::from_slice(&placements))?;
     let (grid_size, block_size) = (GridSize::xyz(grid.0, grid.1, grid.2), BlockSize::xyz(block.0, block.1, block.2));

@@ -1,5 +1,53 @@
 //! lab-memory's experiments, called by `main.rs` and by the GPU tests.
 
+pub mod banks;
+pub mod cache;
+pub mod coalescing;
 pub mod device_query;
 pub mod indexing;
+pub mod readonly;
+pub mod registers;
 pub mod symbols;
+
+use anyhow::Result;
+use common::check_cuda;
+use common::verify::{poison, poisoned_device_buffer};
+use cust::memory::DeviceBuffer;
+use cust::stream::{Stream, StreamFlags};
+
+/// Blocks of `block` threads that cover `n` threads: `(n + block - 1) / block`.
+pub fn blocks_for(n: usize, block: u32) -> u32 {
+    n.div_ceil(block as usize) as u32
+}
+
+/// The stream an experiment launches on and times with events.
+pub fn new_stream() -> Result<Stream> {
+    Ok(check_cuda!(Stream::new(StreamFlags::DEFAULT, None))?)
+}
+
+/// memory.cu's `mix`: the 32-bit integer hash behind the inputs the GPU makes itself (coalescing) and
+/// the positions it reads (cache), recomputed here for the CPU reference.
+pub fn mix(mut x: u32) -> u32 {
+    x ^= x >> 16;
+    x = x.wrapping_mul(0x7feb_352d);
+    x ^= x >> 15;
+    x = x.wrapping_mul(0x846c_a68b);
+    x ^= x >> 16;
+    x
+}
+
+/// Empties the L2 cache before a timed run: a memset over twice its size. Runs that stream more than
+/// the L2 holds would otherwise find part of their data there from the run before.
+pub struct Flush {
+    buffer: DeviceBuffer<u32>,
+}
+
+impl Flush {
+    pub fn new(l2_bytes: u32) -> Result<Flush> {
+        Ok(Flush { buffer: poisoned_device_buffer::<u32>(2 * l2_bytes as usize / 4)? })
+    }
+
+    pub fn run(&mut self) -> Result<()> {
+        poison(&mut self.buffer)
+    }
+}

@@ -6,7 +6,6 @@ use common::check_cuda;
 use cust::launch;
 use cust::memory::CopyDestination;
 use cust::module::Module;
-use cust::stream::{Stream, StreamFlags};
 
 /// `SYMBOL_LENGTH` in memory.cu: the length of `devArray`.
 pub const SYMBOL_LENGTH: usize = 256;
@@ -46,7 +45,7 @@ pub fn round_trip(module: &Module, input: &Symbols, factor: f32) -> Result<Symbo
     check_cuda!(data.copy_from(&input.data))?;
     check_cuda!(array.copy_from(&host_array))?;
     let scale = check_cuda!(module.get_function("scale_symbols"))?;
-    let stream = check_cuda!(Stream::new(StreamFlags::DEFAULT, None))?;
+    let stream = crate::new_stream()?;
     // __global__ void scale_symbols(float factor)
     check_cuda!(unsafe { launch!(scale<<<1, SYMBOL_LENGTH as u32, 0, stream>>>(factor)) })?;
     check_cuda!(stream.synchronize())?;

@@ -1,6 +1,6 @@
 //! The command line as a user meets it, on any machine (CI has no GPU).
 
-use common::testing::{assert_default_run_suits_this_machine, run};
+use common::testing::{assert_default_run_suits_this_machine, run, temp_file};
 
 const LAB: &str = env!("CARGO_BIN_EXE_lab-memory");
 
@@ -8,21 +8,42 @@ const LAB: &str = env!("CARGO_BIN_EXE_lab-memory");
 fn help_explains_every_flag() {
     let outcome = run(LAB, &["--help"]);
     assert_eq!(outcome.code, Some(0));
-    for flag in ["--mode", "--grid", "--block", "--copy-bytes", "--repetitions", "--seed", "indexing", "symbols", "device-query"] {
+    let flags = [
+        "--mode", "--notes-threads", "--buffer-bytes", "--plot", "--force", "--steps", "--transpose", "--rounds", "--ptxas", "--grid", "--block",
+        "--copy-bytes", "--repetitions", "--seed",
+    ];
+    let modes = ["coalescing", "banks", "indexing", "registers", "cache", "symbols", "readonly", "device-query"];
+    for flag in flags.into_iter().chain(modes) {
         assert!(outcome.stdout.contains(flag), "--help does not mention {flag}");
     }
 }
 
 #[test]
 fn refuses_empty_grids_and_blocks_and_blocks_over_1024_threads() {
-    for args in [&["--grid", "0", "1", "1"][..], &["--block", "4", "0", "1"], &["--repetitions", "0"], &["--copy-bytes", "2"]] {
+    let bad = [
+        &["--grid", "0", "1", "1"][..], &["--block", "4", "0", "1"], &["--repetitions", "0"], &["--copy-bytes", "2"], &["--notes-threads", "100"],
+        &["--buffer-bytes", "100"], &["--buffer-bytes", "1TB"], &["--transpose", "0", "5"], &["--steps", "0"],
+    ];
+    for args in bad {
         let outcome = run(LAB, args);
         assert!(outcome.is_one_line_error("lab-memory", "invalid value"), "{args:?}: {outcome:?}");
     }
     let outcome = run(LAB, &["--block", "32", "32", "2"]);
     assert!(outcome.is_one_line_error("lab-memory", "--block 32 x 32 x 2 is 2048 threads, more than a block may have (1024)"), "{outcome:?}");
-    let outcome = run(LAB, &["--mode", "banks"]);
-    assert!(outcome.is_one_line_error("lab-memory", "'banks'"), "{outcome:?}");
+    let outcome = run(LAB, &["--mode", "texture"]);
+    assert!(outcome.is_one_line_error("lab-memory", "'texture'"), "{outcome:?}");
+    let outcome = run(LAB, &["--notes-threads", "1000"]);
+    assert!(outcome.is_one_line_error("lab-memory", "--notes-threads 1000 is not a multiple of 256: the notes' kernels check no bound"), "{outcome:?}");
+}
+
+#[test]
+fn never_plots_over_a_file_or_into_a_missing_folder() {
+    let existing = temp_file("lab-memory-plot.svg", "keep");
+    let outcome = run(LAB, &["--mode", "coalescing", "--plot", &existing]);
+    assert!(outcome.is_one_line_error("lab-memory", "exists; not overwriting it (--force replaces it)"), "{outcome:?}");
+    assert_eq!(std::fs::read_to_string(&existing).unwrap(), "keep");
+    let outcome = run(LAB, &["--plot", "/no/such/folder/plot.svg"]);
+    assert!(outcome.is_one_line_error("lab-memory", "the folder /no/such/folder does not exist"), "{outcome:?}");
 }
 
 #[test]

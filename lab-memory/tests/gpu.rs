@@ -3,8 +3,13 @@
 
 use common::gpu::Gpu;
 use common::verify::Random;
+use lab_memory::banks::{self, Transpose, Word};
+use lab_memory::cache::{self, Preference};
+use lab_memory::coalescing::{self, Access, Notes, Sweep};
 use lab_memory::device_query::measure_copy;
 use lab_memory::indexing::{self, Helper};
+use lab_memory::readonly::{self, Path, Pattern};
+use lab_memory::registers::{self, Variant, Work};
 use lab_memory::symbols::{round_trip, Symbols, SYMBOL_LENGTH};
 
 const NEEDS_GPU: &str = "needs a GPU: bash gpu-bundle/run.sh";
@@ -46,5 +51,104 @@ fn the_bandwidth_copy_copies_every_word() {
         let (timing, wrong) = measure_copy(bytes, 2, bytes as u64).unwrap();
         assert_eq!(wrong, 0, "{bytes} bytes");
         assert_eq!(timing.samples_ms.len(), 2);
+    }
+}
+
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn the_notes_kernels_write_their_places_and_nothing_beside() {
+    let gpu = Gpu::open(0).expect(NEEDS_GPU);
+    let module = gpu.load(&kernels::MEMORY).unwrap();
+    for (blocks, block) in [(1, 32), (3, 96), (7, 256), (1000, 1024)] {
+        for kernel in [Notes::Kernel1, Notes::Kernel2] {
+            let run = coalescing::run_notes(&module, kernel, blocks, block, gpu.info.l2_bytes, 2).unwrap();
+            assert_eq!(run.wrong, 0, "{} on {blocks} x {block}", kernel.name());
+            assert_eq!(run.access.elements, (blocks * block) as usize);
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn the_strided_copy_is_right_at_every_stride_and_offset() {
+    let gpu = Gpu::open(0).expect(NEEDS_GPU);
+    let module = gpu.load(&kernels::MEMORY).unwrap();
+    for (floats, seed) in [(1_000_003, 9), (4096, 1)] {
+        let mut sweep = Sweep::new(&module, floats, gpu.info.l2_bytes, seed).unwrap();
+        for stride in [1, 2, 3, 7, 8, 33, 1000, 1024] {
+            for offset in [0, 1, 5, 31, 32] {
+                let measured = sweep.measure(Access::fitting(stride, offset, floats), 2).unwrap();
+                assert_eq!(measured.wrong, 0, "{floats} floats, {:?}", measured.access);
+            }
+        }
+        // One element, and a launch shorter than a warp.
+        for elements in [1, 17] {
+            let measured = sweep.measure(Access { stride: 5, offset: 3, elements }, 1).unwrap();
+            assert_eq!(measured.wrong, 0, "{elements} elements");
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn the_bank_walks_end_where_the_cpu_says_and_every_transpose_is_right() {
+    let gpu = Gpu::open(0).expect(NEEDS_GPU);
+    let module = gpu.load(&kernels::MEMORY).unwrap();
+    for word in Word::ALL {
+        for (stride, steps, blocks) in [(1, 1, 1), (3, 777, 5), (16, 64, 2), (32, 4097, 3)] {
+            let (_timing, wrong) = banks::walk(&module, word, stride, steps, blocks, 1).unwrap();
+            assert_eq!(wrong, 0, "{word:?} stride {stride} steps {steps}");
+        }
+    }
+    for (rows, cols) in [(1, 1), (33, 65), (100, 37), (1000, 1001), (32, 256)] {
+        let input = banks::random_matrix(rows, cols, (rows * cols) as u64);
+        for kernel in Transpose::ALL {
+            let (_timing, wrong) = banks::transpose(&module, kernel, &input, rows, cols, gpu.info.l2_bytes, 1).unwrap();
+            assert_eq!(wrong, 0, "{kernel:?} {rows} x {cols}");
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn every_register_cap_computes_what_the_cpu_computes() {
+    let _gpu = Gpu::open(0).expect(NEEDS_GPU);
+    for (n, rounds) in [(1, 0), (255, 1), (1000, 7), (4099, 33)] {
+        let work = Work::new(n, rounds, 1, n as u64);
+        for variant in Variant::all().unwrap() {
+            let measured = registers::run(&variant, &work, 1).unwrap();
+            assert_eq!((measured.checked, measured.wrong), (n, 0), "{} with {n} threads, {rounds} rounds", variant.label());
+            assert!(measured.blocks_per_multiprocessor > 0);
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn the_gather_is_right_under_every_cache_preference() {
+    let gpu = Gpu::open(0).expect(NEEDS_GPU);
+    let module = gpu.load(&kernels::MEMORY).unwrap();
+    for (bytes, threads, reads) in [(4, 1, 1), (12_344, 1000, 5), (100 << 10, 4097, 64)] {
+        let gather = cache::Gather::new(bytes, threads, reads, 3);
+        for preference in Preference::all() {
+            let (_timing, wrong) = cache::measure(&module, &gather, preference, 1).unwrap();
+            assert_eq!(wrong, 0, "{} table {bytes} B, {threads} threads", preference.name());
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn every_read_path_gathers_the_same_elements() {
+    let gpu = Gpu::open(0).expect(NEEDS_GPU);
+    let module = gpu.load(&kernels::MEMORY).unwrap();
+    for (table, n) in [(1, 1), (1000, 1001), (1 << 20, 70_000)] {
+        for pattern in Pattern::ALL {
+            let gather = readonly::Gather::new(table, n, pattern, table as u64).unwrap();
+            for path in Path::ALL {
+                let (_timing, wrong) = readonly::measure(&module, &gather, path, 1).unwrap();
+                assert_eq!(wrong, 0, "{path:?} {pattern:?} table {table}, {n} elements");
+            }
+        }
     }
 }

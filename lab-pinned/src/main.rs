@@ -19,7 +19,8 @@ use common::progress::Progress;
 use common::timeline::{write_svg, Kernel};
 use common::verify::{verdict, Random};
 use cust::stream::{Stream, StreamFlags};
-use lab_pinned::sweep::{self, parse_bytes, sizes, Kind};
+use common::cli::parse_bytes;
+use lab_pinned::sweep::{self, sizes, Kind};
 
 /// Page-locked (pinned) and registered host memory, measured (slide: mmm-streamed-and-pinned).
 #[derive(Parser, Debug)]

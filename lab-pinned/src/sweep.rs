@@ -14,21 +14,6 @@ use common::verify::Random;
 use cust::memory::{CopyDestination, DeviceBuffer, LockedBuffer};
 use cust::stream::Stream;
 
-/// `4096`, `64KiB`, `16MiB`, `1GiB` (also K, M, G): a byte count for `--sweep-max`.
-pub fn parse_bytes(text: &str) -> Result<usize, String> {
-    let digits_end = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
-    let (number, unit) = text.split_at(digits_end);
-    let number: usize = number.parse().map_err(|_| format!("{text:?} is not a size like 4096, 64KiB or 1GiB"))?;
-    let scale = match unit.trim() {
-        "" | "B" => 1,
-        "K" | "KiB" => 1 << 10,
-        "M" | "MiB" => 1 << 20,
-        "G" | "GiB" => 1 << 30,
-        _ => return Err(format!("{text:?}: unknown unit {unit:?} (use KiB, MiB or GiB)")),
-    };
-    number.checked_mul(scale).filter(|bytes| *bytes >= 4096).ok_or_else(|| format!("{text:?} must be at least 4096 bytes"))
-}
-
 /// Copy sizes: 4 KiB, 16 KiB, ... up to `max` (powers of four).
 pub fn sizes(max: usize) -> Vec<usize> {
     std::iter::successors(Some(4096usize), |size| Some(size * 4)).take_while(|size| *size <= max).collect()
@@ -222,17 +207,6 @@ mod tests {
     }
 
     #[test]
-    fn parses_sizes_with_binary_units() {
-        assert_eq!(parse_bytes("1GiB"), Ok(1 << 30));
-        assert_eq!(parse_bytes("64KiB"), Ok(64 << 10));
-        assert_eq!(parse_bytes("4096"), Ok(4096));
-        assert_eq!(parse_bytes("16M"), Ok(16 << 20));
-        assert!(parse_bytes("1TB").unwrap_err().contains("unknown unit"));
-        assert!(parse_bytes("100").unwrap_err().contains("at least 4096"));
-        assert!(parse_bytes("lots").is_err());
-    }
-
-    #[test]
     fn sizes_go_from_4_kib_to_1_gib_in_powers_of_four() {
         let sizes = sizes(1 << 30);
         assert_eq!((sizes.len(), sizes[0], sizes[9]), (10, 4096, 1 << 30));
@@ -276,16 +250,5 @@ mod tests {
         assert_eq!(coloured, 6 + 6, "a line per kind and direction, and its legend sample");
         assert!(plot(&points, "again", &path, false).is_err(), "never over an existing file");
         std::fs::remove_dir_all(&dir).unwrap();
-    }
-
-    proptest::proptest! {
-        /// Property test (issue 12): any --sweep-max text is a size of at least 4 KiB or an error.
-        #[test]
-        fn any_sweep_size_text_is_a_size_or_an_error(text in "\\PC{0,12}|[0-9]{1,25}[KMGiB ]{0,4}") {
-            match parse_bytes(&text) {
-                Ok(bytes) => proptest::prop_assert!(bytes >= 4096),
-                Err(message) => proptest::prop_assert!(!message.contains('\n')),
-            }
-        }
     }
 }

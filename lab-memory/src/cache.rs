@@ -1,0 +1,149 @@
+//! `--mode cache`: L1 and shared memory are one store per multiprocessor, split by a preference the
+//! kernel states: `cudaFuncSetCacheConfig` (the Chinese notes: Kepler's 16 + 48, 32 + 32, 48 + 16 KB)
+//! and its successor, the carveout attribute (`cudaFuncAttributePreferredSharedMemoryCarveout`, a
+//! percentage). `cached_gather` (`kernels/cuda/memory.cu`) adds table entries at hashed positions; when
+//! the table fits the L1 the preference leaves, it is read from L1, else from L2.
+
+use std::ffi::c_int;
+
+use anyhow::Result;
+use common::phases::{self, Phase};
+use common::timing::{time_on_stream, Timing};
+use common::verify::{poisoned_device_buffer, Random};
+use common::{check_cuda, raw};
+use cust::function::Function;
+use cust::launch;
+use cust::memory::{CopyDestination, DeviceBuffer};
+use cust::module::Module;
+use rayon::prelude::*;
+
+use crate::{blocks_for, mix, new_stream};
+
+/// Threads per block of the gather.
+pub const BLOCK: u32 = 256;
+
+/// A kernel's stated preference between L1 and shared memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Preference {
+    /// Neither call made.
+    Default,
+    /// `cudaFuncSetCacheConfig(kernel, cudaFuncCachePrefer...)`: the `CU_FUNC_CACHE_PREFER_*` value.
+    CacheConfig(c_int),
+    /// `cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, percent)`.
+    Carveout(i32),
+}
+
+impl Preference {
+    pub fn all() -> Vec<Preference> {
+        vec![
+            Preference::Default,
+            Preference::CacheConfig(raw::CU_FUNC_CACHE_PREFER_L1),
+            Preference::CacheConfig(raw::CU_FUNC_CACHE_PREFER_EQUAL),
+            Preference::CacheConfig(raw::CU_FUNC_CACHE_PREFER_SHARED),
+            Preference::Carveout(0),
+            Preference::Carveout(50),
+            Preference::Carveout(100),
+        ]
+    }
+
+    /// The call as a CUDA C programmer writes it.
+    pub fn name(self) -> String {
+        match self {
+            Preference::Default => "no preference (default)".to_string(),
+            Preference::CacheConfig(config) => {
+                let which = match config {
+                    raw::CU_FUNC_CACHE_PREFER_L1 => "PreferL1",
+                    raw::CU_FUNC_CACHE_PREFER_EQUAL => "PreferEqual",
+                    raw::CU_FUNC_CACHE_PREFER_SHARED => "PreferShared",
+                    _ => "PreferNone",
+                };
+                format!("cudaFuncSetCacheConfig({which})")
+            }
+            Preference::Carveout(percent) => format!("carveout {percent}% shared"),
+        }
+    }
+
+    /// States this preference on `function`, after clearing both settings, so one run's choice does
+    /// not stay for the next.
+    pub fn apply(self, function: &Function) -> Result<()> {
+        let (config, carveout) = match self {
+            Preference::Default => (raw::CU_FUNC_CACHE_PREFER_NONE, -1),
+            Preference::CacheConfig(config) => (config, -1),
+            Preference::Carveout(percent) => (raw::CU_FUNC_CACHE_PREFER_NONE, percent),
+        };
+        let handle = function.to_raw().cast();
+        // SAFETY: a loaded function's handle and plain integer settings.
+        check_cuda!(unsafe { raw::cuFuncSetAttribute(handle, raw::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, carveout) })?;
+        check_cuda!(unsafe { raw::cuFuncSetCacheConfig(handle, config) })?;
+        Ok(())
+    }
+}
+
+/// What thread `i` of `cached_gather` computes: the sum, in order, of `reads` hashed entries.
+pub fn gather_sum(table: &[f32], i: usize, reads: usize) -> f32 {
+    (0..reads).fold(0.0f32, |sum, r| sum + table[mix((i as u32).wrapping_mul(131).wrapping_add(r as u32)) as usize % table.len()])
+}
+
+/// A table of random floats and the expected sums of `threads` threads.
+pub struct Gather {
+    pub table: Vec<f32>,
+    pub threads: usize,
+    pub reads: usize,
+    pub expected: Vec<f32>,
+}
+
+impl Gather {
+    pub fn new(table_bytes: usize, threads: usize, reads: usize, seed: u64) -> Gather {
+        let mut random = Random::new(seed);
+        let table: Vec<f32> = (0..table_bytes / 4).map(|_| random.uniform(0.5, 1.5) as f32).collect();
+        let _phase = phases::enter(Phase::Verify);
+        let expected = (0..threads).into_par_iter().map(|i| gather_sum(&table, i, reads)).collect();
+        Gather { table, threads, reads, expected }
+    }
+}
+
+/// Runs the gather with `preference`; returns the timing and the sums that differ from the CPU's.
+pub fn measure(module: &Module, gather: &Gather, preference: Preference, repetitions: usize) -> Result<(Timing, usize)> {
+    let table = check_cuda!(DeviceBuffer::from_slice(&gather.table))?;
+    let out = poisoned_device_buffer::<f32>(gather.threads)?;
+    let function = check_cuda!(module.get_function("cached_gather"))?;
+    preference.apply(&function)?;
+    let stream = new_stream()?;
+    let grid = blocks_for(gather.threads, BLOCK);
+    let timing = time_on_stream(&stream, 1, repetitions, || {
+        // __global__ void cached_gather(const float* table, unsigned table_words, float* out, int n, int reads)
+        check_cuda!(unsafe {
+            launch!(function<<<grid, BLOCK, 0, stream>>>(table.as_device_ptr(), gather.table.len() as u32, out.as_device_ptr(), gather.threads as i32, gather.reads as i32))
+        })?;
+        Ok(())
+    })?;
+    let mut back = vec![0.0f32; gather.threads];
+    check_cuda!(out.copy_to(&mut back[..]))?;
+    let _phase = phases::enter(Phase::Verify);
+    Ok((timing, back.iter().zip(&gather.expected).filter(|(g, c)| g.to_bits() != c.to_bits()).count()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_sum_adds_the_hashed_entries_in_order() {
+        let table = [1.0f32, 2.0, 4.0];
+        let by_hand = (0..5).fold(0.0f32, |s, r| s + table[mix(7 * 131 + r) as usize % 3]);
+        assert_eq!(gather_sum(&table, 7, 5), by_hand);
+        assert_eq!(gather_sum(&table, 7, 0), 0.0);
+        let gather = Gather::new(4096, 100, 8, 1);
+        assert_eq!(gather.table.len(), 1024);
+        assert_eq!(gather.expected[99], gather_sum(&gather.table, 99, 8));
+        assert!(gather.expected.iter().all(|s| (4.0..12.0).contains(s)), "8 entries in [0.5, 1.5)");
+    }
+
+    #[test]
+    fn every_preference_has_the_callers_name() {
+        let names: Vec<String> = Preference::all().into_iter().map(Preference::name).collect();
+        assert_eq!(names[0], "no preference (default)");
+        assert!(names.contains(&"cudaFuncSetCacheConfig(PreferShared)".to_string()));
+        assert!(names.contains(&"carveout 100% shared".to_string()));
+    }
+}

@@ -1,0 +1,384 @@
+//! `--mode coalescing`: the Chinese notes' `kernel_1` (`x[tid]`) and `kernel_2` (`x[1000*tid]`), then a
+//! copy `out[offset + i*stride] = in[offset + i*stride] + 1` swept over strides and misaligned offsets
+//! (`kernels/cuda/memory.cu`). Memory moves in 32-byte sectors: a warp's 32 floats at stride 1 fill 4
+//! sectors, at stride 8 or more every float needs its own. The effective bandwidth (bytes the program
+//! asked for, per second) is set against the peak from the memory clock and bus width.
+//!
+//! Every run starts with the L2 cache emptied (a memset over twice its size, outside the timed events),
+//! so wide strides, which touch few sectors, still come from DRAM. The input is a hash of the index that
+//! the GPU writes and the host recomputes ([`pattern`]); the check reads back every element written and
+//! its right neighbour, which must still hold the poison.
+
+use std::ffi::c_void;
+use std::path::Path;
+
+use anyhow::{ensure, Result};
+use common::output::create_output_file;
+use common::phases::{self, Phase};
+use common::timing::{time_on_stream_after, Timing};
+use common::verify::{poison, poisoned_device_buffer, Poison};
+use common::{check_cuda, raw};
+use cust::launch;
+use cust::memory::{CopyDestination, DeviceBuffer, LockedBuffer};
+use cust::module::Module;
+use cust::stream::Stream;
+use rayon::prelude::*;
+
+use crate::{blocks_for, mix, new_stream, Flush};
+
+/// `kernel_2`'s stride: `x[1000*tid]`.
+pub const NOTES_STRIDE: usize = 1000;
+/// Threads per block of every launch here.
+pub const BLOCK: u32 = 256;
+/// `COPIES_PER_THREAD` in memory.cu: elements each thread of `strided_copy` copies.
+pub const COPIES_PER_THREAD: usize = 4;
+/// The most elements one sweep launch copies (2^24 threads: enough to keep every multiprocessor's
+/// loads in flight at stride 1).
+pub const MAX_ELEMENTS: usize = 1 << 24;
+
+/// What `fill_pattern` writes at index `j`: a float in [0.5, 1.5), never zero, exact on both sides.
+pub fn pattern(j: usize, seed: u32) -> f32 {
+    0.5 + (mix(j as u32 ^ seed) >> 8) as f32 * (1.0 / 16_777_216.0)
+}
+
+/// One launch of the sweep: `elements` threads, thread i at `offset + i * stride` (in floats).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Access {
+    pub stride: usize,
+    pub offset: usize,
+    pub elements: usize,
+}
+
+impl Access {
+    /// The launch for `stride` and `offset` in buffers of `floats`: as many elements as fit, at most
+    /// [`MAX_ELEMENTS`].
+    pub fn fitting(stride: usize, offset: usize, floats: usize) -> Access {
+        let elements = floats.saturating_sub(offset + 2) / stride + 1;
+        Access { stride, offset, elements: elements.min(MAX_ELEMENTS) }
+    }
+
+    /// Floats a buffer needs: up to the last element, plus its neighbour that the check reads.
+    pub fn span(&self) -> usize {
+        self.offset + (self.elements - 1) * self.stride + 2
+    }
+
+    /// Distinct 32-byte sectors the first full warp touches, in one direction: 4 when coalesced and
+    /// aligned, 5 when misaligned, up to 32.
+    pub fn sectors_per_warp(&self) -> usize {
+        let mut sectors: Vec<usize> = (0..32).map(|lane| (self.offset + lane * self.stride) * 4 / 32).collect();
+        sectors.dedup();
+        sectors.len()
+    }
+
+    /// The sector model's bandwidth, given the coalesced one: it falls with the bytes moved per byte
+    /// asked for.
+    pub fn predicted(&self, coalesced_bandwidth: f64) -> f64 {
+        coalesced_bandwidth * 4.0 / self.sectors_per_warp() as f64
+    }
+}
+
+/// A timed, checked launch.
+#[derive(Debug, Clone)]
+pub struct Measured {
+    pub access: Access,
+    pub timing: Timing,
+    /// Elements (or neighbours) that are not what the CPU expects.
+    pub wrong: usize,
+}
+
+impl Measured {
+    /// Bytes read and written that the program asked for, per second (median run).
+    pub fn bandwidth(&self) -> f64 {
+        8.0 * self.access.elements as f64 / (self.timing.median_ms() * 1e-3)
+    }
+}
+
+/// The strides of the sweep, 1 to 1024.
+pub fn strides() -> Vec<usize> {
+    vec![1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 128, 256, 512, 1024]
+}
+
+/// The offsets of the misalignment sweep, in floats (8 floats are one sector, 32 a 128-byte line).
+pub fn offsets() -> Vec<usize> {
+    vec![0, 1, 2, 4, 8, 16, 24, 31, 32]
+}
+
+/// The sweep's buffers: `input` holds the pattern, `output` is poisoned before every launch.
+pub struct Sweep<'a> {
+    module: &'a Module,
+    stream: Stream,
+    input: DeviceBuffer<f32>,
+    output: DeviceBuffer<f32>,
+    flush: Flush,
+    /// Where every check's elements land (pinned, made once).
+    staging: LockedBuffer<f32>,
+    seed: u32,
+}
+
+impl<'a> Sweep<'a> {
+    /// Two buffers of `floats` each, the input filled by `fill_pattern`.
+    pub fn new(module: &'a Module, floats: usize, l2_bytes: u32, seed: u32) -> Result<Sweep<'a>> {
+        let stream = new_stream()?;
+        let input = poisoned_device_buffer::<f32>(floats)?;
+        let fill = check_cuda!(module.get_function("fill_pattern"))?;
+        // __global__ void fill_pattern(float* x, size_t len, unsigned seed)
+        check_cuda!(unsafe { launch!(fill<<<1024, BLOCK, 0, stream>>>(input.as_device_ptr(), floats, seed)) })?;
+        check_cuda!(stream.synchronize())?;
+        let output = poisoned_device_buffer::<f32>(floats)?;
+        let staging = staging(MAX_ELEMENTS.min(floats))?;
+        let sweep = Sweep { module, stream, input, output, flush: Flush::new(l2_bytes)?, staging, seed };
+        sweep.warm_up()?;
+        Ok(sweep)
+    }
+
+    /// Copies the whole buffer, untimed, for 20 ms: a GPU that was idle runs its first launches at a
+    /// lower clock, and the first row of the table would pay for it.
+    fn warm_up(&self) -> Result<()> {
+        let _phase = phases::enter(Phase::Gpu);
+        let access = Access::fitting(1, 0, self.input.len());
+        let start = std::time::Instant::now();
+        while start.elapsed().as_secs_f64() < 20e-3 {
+            launch_copy(self.module, &self.stream, &self.input, &self.output, access)?;
+            check_cuda!(self.stream.synchronize())?;
+        }
+        Ok(())
+    }
+
+    /// Times `access` (the L2 emptied before each run) and checks it.
+    pub fn measure(&mut self, access: Access, repetitions: usize) -> Result<Measured> {
+        ensure!(access.elements > 0 && access.span() <= self.input.len(), "stride {} offset {}: {} elements do not fit", access.stride, access.offset, access.elements);
+        poison(&mut self.output)?;
+        let timing = time_on_stream_after(&self.stream, 1, repetitions, || self.flush.run(), || {
+            launch_copy(self.module, &self.stream, &self.input, &self.output, access)
+        })?;
+        let back = read_strided(&self.output, access.offset, access.stride, access.elements, self.staging.as_mut_slice())?;
+        let seed = self.seed;
+        let wrong = back.wrong(|i| pattern(access.offset + i * access.stride, seed) + 1.0);
+        Ok(Measured { access, timing, wrong })
+    }
+}
+
+/// One `strided_copy` launch of `access`, enqueued on `stream`.
+fn launch_copy(module: &Module, stream: &Stream, input: &DeviceBuffer<f32>, output: &DeviceBuffer<f32>, access: Access) -> Result<()> {
+    let copy = check_cuda!(module.get_function("strided_copy"))?;
+    let grid = blocks_for(access.elements.div_ceil(COPIES_PER_THREAD), BLOCK);
+    // __global__ void strided_copy(const float* in, float* out, int stride, int offset, int n)
+    check_cuda!(unsafe {
+        launch!(copy<<<grid, BLOCK, 0, stream>>>(input.as_device_ptr(), output.as_device_ptr(), access.stride as i32, access.offset as i32, access.elements as i32))
+    })?;
+    Ok(())
+}
+
+/// What a launch left: the elements it was to write, and the floats just after them, which it was not
+/// to write (for stride 1 only the one after the last element).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Readback {
+    pub elements: Vec<f32>,
+    pub neighbours: Vec<f32>,
+}
+
+impl Readback {
+    /// Elements that differ from `expected(i)`, plus neighbours that are no longer poison.
+    pub fn wrong(&self, expected: impl Fn(usize) -> f32 + Sync) -> usize {
+        let _phase = phases::enter(Phase::Verify);
+        let elements = self.elements.par_iter().enumerate().filter(|&(i, &value)| value != expected(i)).count();
+        elements + self.neighbours.iter().filter(|value| !value.is_poison()).count()
+    }
+}
+
+/// Element `offset + i * stride` and its right neighbour for i < `elements`: one copy for stride 1, a
+/// 2D copy (cudaMemcpy2D, rows of two floats, `stride` floats apart) otherwise. Both land in `staging`
+/// (at least `2 * elements` floats), which should be pinned: the copy engine then writes the rows
+/// itself, where into pageable memory the driver would stage millions of 8-byte rows.
+pub fn read_strided(buffer: &DeviceBuffer<f32>, offset: usize, stride: usize, elements: usize, staging: &mut [f32]) -> Result<Readback> {
+    ensure!(elements > 0 && offset + (elements - 1) * stride + 2 <= buffer.len(), "reading past the end of the buffer");
+    ensure!(staging.len() >= 2 * elements, "the staging buffer holds {} floats, not {}", staging.len(), 2 * elements);
+    if stride == 1 {
+        let run = &mut staging[..elements + 1];
+        check_cuda!(buffer.index(offset..offset + elements + 1).copy_to(&mut run[..]))?;
+        return Ok(Readback { elements: run[..elements].to_vec(), neighbours: vec![run[elements]] });
+    }
+    let copy = raw::Memcpy2D::device_to_host(
+        buffer.as_device_ptr().as_raw() + 4 * offset as u64,
+        4 * stride,
+        staging.as_mut_ptr().cast::<c_void>(),
+        8,
+        elements,
+    );
+    // SAFETY: the rows lie inside `buffer` and `staging` holds `elements` rows of 8 bytes (both checked).
+    check_cuda!(unsafe { raw::cuMemcpy2D(&copy) })?;
+    let pairs = &staging[..2 * elements];
+    Ok(Readback { elements: pairs.iter().step_by(2).copied().collect(), neighbours: pairs.iter().skip(1).step_by(2).copied().collect() })
+}
+
+/// Pinned host memory for [`read_strided`]: `2 * elements` floats.
+pub fn staging(elements: usize) -> Result<LockedBuffer<f32>> {
+    Ok(check_cuda!(LockedBuffer::new(&0.0f32, 2 * elements))?)
+}
+
+/// The notes' kernels: `kernel_1` writes `x[tid]`, `kernel_2` writes `x[1000*tid]`, each `threadIdx.x`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Notes {
+    Kernel1,
+    Kernel2,
+}
+
+impl Notes {
+    pub fn name(self) -> &'static str {
+        match self {
+            Notes::Kernel1 => "kernel_1",
+            Notes::Kernel2 => "kernel_2",
+        }
+    }
+
+    pub fn stride(self) -> usize {
+        match self {
+            Notes::Kernel1 => 1,
+            Notes::Kernel2 => NOTES_STRIDE,
+        }
+    }
+
+    /// Floats the buffer needs for `threads`, with the neighbour of the last write.
+    pub fn floats(self, threads: usize) -> usize {
+        (threads - 1) * self.stride() + 2
+    }
+}
+
+/// Runs a notes kernel on `blocks` x `block` threads, the L2 emptied before each run; checks that
+/// thread t wrote `t % block` at `t * stride` and nothing beside it.
+pub fn run_notes(module: &Module, kernel: Notes, blocks: u32, block: u32, l2_bytes: u32, repetitions: usize) -> Result<Measured> {
+    let threads = blocks as usize * block as usize;
+    ensure!(threads > 0 && kernel.stride() * (threads - 1) < i32::MAX as usize, "{} threads overflow the notes' int index", threads);
+    let x = poisoned_device_buffer::<f32>(kernel.floats(threads))?;
+    let function = check_cuda!(module.get_function(kernel.name()))?;
+    let stream = new_stream()?;
+    let mut flush = Flush::new(l2_bytes)?;
+    let timing = time_on_stream_after(&stream, 1, repetitions, || flush.run(), || {
+        // __global__ void kernel_1(float* x), kernel_2(float* x)
+        check_cuda!(unsafe { launch!(function<<<blocks, block, 0, stream>>>(x.as_device_ptr())) })?;
+        Ok(())
+    })?;
+    let wrong = read_strided(&x, 0, kernel.stride(), threads, staging(threads)?.as_mut_slice())?.wrong(|t| (t % block as usize) as f32);
+    Ok(Measured { access: Access { stride: kernel.stride(), offset: 0, elements: threads }, timing, wrong })
+}
+
+/// The two sweeps as an SVG: effective bandwidth against stride (log scale) with the sector model, and
+/// against offset, each under the peak.
+pub fn plot(strides: &[Measured], offsets: &[Measured], peak: f64, title: &str, path: &Path, overwrite: bool) -> Result<()> {
+    use plotters::prelude::*;
+    let _phase = phases::enter(Phase::Output);
+    drop(create_output_file(path, overwrite)?); // the same refusal as every output; plotters rewrites it
+    let draw = |err: &dyn std::fmt::Display| anyhow::anyhow!("drawing {}: {err}", path.display());
+    let root = SVGBackend::new(path, (1100, 520)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| draw(&e))?;
+    let root = root.titled(title, ("sans-serif", 18)).map_err(|e| draw(&e))?;
+    let (left, right) = root.split_horizontally(650);
+    let top = peak / 1e9 * 1.08;
+    let peak_style = BLACK.stroke_width(1);
+    let (measured_colour, model_colour) = (RGBColor(78, 121, 167), RGBColor(225, 87, 89));
+
+    let max_stride = strides.iter().map(|m| m.access.stride).max().unwrap_or(1) as f64;
+    let mut chart = ChartBuilder::on(&left)
+        .margin(12)
+        .x_label_area_size(45)
+        .y_label_area_size(60)
+        .build_cartesian_2d((1.0..max_stride * 1.2).log_scale(), 0.0..top)
+        .map_err(|e| draw(&e))?;
+    chart.configure_mesh().x_desc("stride (floats)").y_desc("effective GB/s").draw().map_err(|e| draw(&e))?;
+    let coalesced = strides.first().map_or(0.0, Measured::bandwidth);
+    let series = [
+        ("measured", measured_colour.stroke_width(3), strides.iter().map(|m| (m.access.stride as f64, m.bandwidth() / 1e9)).collect::<Vec<_>>()),
+        ("32-byte sector model", model_colour.stroke_width(2), strides.iter().map(|m| (m.access.stride as f64, m.access.predicted(coalesced) / 1e9)).collect()),
+        ("peak", peak_style, vec![(1.0, peak / 1e9), (max_stride * 1.2, peak / 1e9)]),
+    ];
+    for (label, style, points) in series {
+        chart
+            .draw_series(LineSeries::new(points, style))
+            .map_err(|e| draw(&e))?
+            .label(label)
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
+    }
+    chart.configure_series_labels().position(SeriesLabelPosition::UpperRight).border_style(BLACK).background_style(WHITE).draw().map_err(|e| draw(&e))?;
+
+    let max_offset = offsets.iter().map(|m| m.access.offset).max().unwrap_or(1).max(1) as f64;
+    let mut chart = ChartBuilder::on(&right)
+        .margin(12)
+        .x_label_area_size(45)
+        .y_label_area_size(60)
+        .build_cartesian_2d(0.0..max_offset, 0.0..top)
+        .map_err(|e| draw(&e))?;
+    chart.configure_mesh().x_desc("offset (floats), stride 1").y_desc("effective GB/s").draw().map_err(|e| draw(&e))?;
+    chart
+        .draw_series(LineSeries::new(offsets.iter().map(|m| (m.access.offset as f64, m.bandwidth() / 1e9)), measured_colour.stroke_width(3)))
+        .map_err(|e| draw(&e))?;
+    chart.draw_series(PointSeries::of_element(offsets.iter().map(|m| (m.access.offset as f64, m.bandwidth() / 1e9)), 4, measured_colour.filled(), &|c, s, st| Circle::new(c, s, st))).map_err(|e| draw(&e))?;
+    chart.draw_series(LineSeries::new(vec![(0.0, peak / 1e9), (max_offset, peak / 1e9)], peak_style)).map_err(|e| draw(&e))?;
+    root.present().map_err(|e| draw(&e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_pattern_is_the_gpus_hash_in_half_to_three_halves() {
+        // mix(0) = 0, so index 0 with seed 0 is exactly 0.5; other values spread over [0.5, 1.5).
+        assert_eq!(pattern(0, 0), 0.5);
+        let values: Vec<f32> = (0..10_000).map(|j| pattern(j, 7)).collect();
+        assert!(values.iter().all(|v| (0.5..1.5).contains(v)));
+        assert!(values.iter().any(|v| *v < 0.6) && values.iter().any(|v| *v > 1.4));
+        assert_ne!(pattern(1, 7), pattern(2, 7));
+        let source = include_str!("../../kernels/cuda/memory.cu");
+        for constant in ["0x7feb352dU", "0x846ca68bU", "0.5f + (float)(mix((unsigned)j ^ seed) >> 8) * (1.0f / 16777216.0f)", "#define COPIES_PER_THREAD 4"] {
+            assert!(source.contains(constant), "memory.cu's hash changed: {constant}");
+        }
+    }
+
+    #[test]
+    fn sectors_per_warp_follow_stride_and_alignment() {
+        let at = |stride, offset| Access { stride, offset, elements: 1 << 20 }.sectors_per_warp();
+        assert_eq!([at(1, 0), at(2, 0), at(4, 0), at(8, 0), at(1024, 0)], [4, 8, 16, 32, 32]);
+        assert_eq!([at(1, 1), at(1, 8), at(1, 31), at(1, 32)], [5, 4, 5, 4]);
+        let access = Access { stride: 2, offset: 0, elements: 10 };
+        assert_eq!(access.predicted(100.0), 50.0);
+    }
+
+    #[test]
+    fn a_launch_fits_its_buffer_with_the_neighbour() {
+        for (stride, offset) in [(1, 0), (3, 31), (1024, 0), (1000, 5)] {
+            let floats = 1_000_003;
+            let access = Access::fitting(stride, offset, floats);
+            assert!(access.span() <= floats && access.span() + stride > floats, "{access:?}");
+        }
+        assert_eq!(Access::fitting(1, 0, 1 << 30).elements, MAX_ELEMENTS);
+        assert_eq!(Notes::Kernel2.floats(3), 2002);
+    }
+
+    #[test]
+    fn the_check_catches_wrong_values_and_writes_beside_the_elements() {
+        let poison = f32::POISON;
+        let expected = |i: usize| i as f32;
+        let back = |elements: &[f32], neighbours: &[f32]| Readback { elements: elements.to_vec(), neighbours: neighbours.to_vec() };
+        assert_eq!(back(&[0.0, 1.0], &[poison, poison]).wrong(expected), 0);
+        assert_eq!(back(&[0.0, 7.0], &[poison, poison]).wrong(expected), 1);
+        assert_eq!(back(&[0.0, 1.0], &[3.0, poison]).wrong(expected), 1, "a write beside an element");
+        assert_eq!(back(&[0.0, poison], &[poison, poison]).wrong(expected), 1, "never written");
+        assert_eq!(back(&[0.0, 1.0, 2.0], &[9.0]).wrong(expected), 1, "a write past the last element");
+    }
+
+    #[test]
+    fn the_plot_has_both_sweeps_under_the_peak() {
+        let dir = std::env::temp_dir().join(format!("coalescing-plot-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("coalescing.svg");
+        let measured = |stride, offset, ms| Measured { access: Access { stride, offset, elements: 1 << 20 }, timing: Timing::gpu(vec![ms]), wrong: 0 };
+        let strides: Vec<Measured> = strides().into_iter().map(|s| measured(s, 0, 0.01 * s.min(16) as f64)).collect();
+        let offsets: Vec<Measured> = offsets().into_iter().map(|o| measured(1, o, 0.011)).collect();
+        plot(&strides, &offsets, 1e12, "made-up numbers", &path, false).unwrap();
+        let svg = std::fs::read_to_string(&path).unwrap();
+        assert!(svg.starts_with("<svg") && svg.contains("stride (floats)") && svg.contains("offset (floats), stride 1"));
+        assert!(svg.contains("32-byte sector model") && svg.contains("made-up numbers"));
+        assert!(plot(&strides, &offsets, 1e12, "again", &path, false).is_err(), "never over an existing file");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
