@@ -71,6 +71,7 @@ fn specs() -> Vec<Spec> {
         flags: vec![],
         build: Build::Fatbin,
     };
+    let flagged = |constant: String, source, flags| Spec { constant, source, flags, build: Build::Fatbin };
     let mut specs = vec![
         plain("SIMPSON", "simpson.cu"),
         Spec {
@@ -87,26 +88,11 @@ fn specs() -> Vec<Spec> {
     specs.push(plain("MEMORY", "memory.cu"));
     specs.push(plain("REGISTERS", "registers.cu"));
     for cap in REGISTER_CAPS {
-        specs.push(Spec {
-            constant: format!("REGISTERS_CAP{cap}"),
-            source: "registers.cu",
-            flags: vec![format!("-maxrregcount={cap}")],
-            build: Build::Fatbin,
-        });
+        specs.push(flagged(format!("REGISTERS_CAP{cap}"), "registers.cu", vec![format!("-maxrregcount={cap}")]));
     }
-    specs.push(Spec {
-        constant: "TRACER".to_string(),
-        source: "tracer.cu",
-        flags: tracer_flags(),
-        build: Build::Fatbin,
-    });
+    specs.push(flagged("TRACER".to_string(), "tracer.cu", tracer_flags()));
     for block_size in MMM_BLOCK_SIZES {
-        specs.push(Spec {
-            constant: format!("MMM_BS{block_size}"),
-            source: "mmm.cu",
-            flags: vec![format!("-DBLOCK_SIZE={block_size}")],
-            build: Build::Fatbin,
-        });
+        specs.push(flagged(format!("MMM_BS{block_size}"), "mmm.cu", vec![format!("-DBLOCK_SIZE={block_size}")]));
     }
     specs
 }

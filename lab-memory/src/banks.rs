@@ -16,7 +16,7 @@ use cust::launch;
 use cust::memory::{CopyDestination, DeviceBuffer};
 use cust::module::Module;
 
-use crate::{new_stream, Flush};
+use crate::{differing, new_stream, Flush};
 
 /// `BANK_TABLE_BYTES` in memory.cu: the table each block walks.
 pub const BANK_TABLE_BYTES: usize = 16384;
@@ -181,11 +181,7 @@ pub fn transpose(module: &Module, kernel: Transpose, input: &[f32], rows: usize,
         check_cuda!(unsafe { launch!(function<<<grid, block, 0, stream>>>(device_in.as_device_ptr(), out.as_device_ptr(), rows as i32, cols as i32)) })?;
         Ok(())
     })?;
-    let mut back = vec![0.0f32; rows * cols];
-    check_cuda!(out.copy_to(&mut back[..]))?;
-    let _phase = phases::enter(Phase::Verify);
-    let expected = kernel.expected(input, rows, cols);
-    Ok((timing, back.iter().zip(&expected).filter(|(g, c)| g.to_bits() != c.to_bits()).count()))
+    Ok((timing, differing(&out, &kernel.expected(input, rows, cols))?))
 }
 
 #[cfg(test)]

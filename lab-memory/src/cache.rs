@@ -13,11 +13,11 @@ use common::verify::{poisoned_device_buffer, Random};
 use common::{check_cuda, raw};
 use cust::function::Function;
 use cust::launch;
-use cust::memory::{CopyDestination, DeviceBuffer};
+use cust::memory::DeviceBuffer;
 use cust::module::Module;
 use rayon::prelude::*;
 
-use crate::{blocks_for, mix, new_stream};
+use crate::{blocks_for, differing, mix, new_stream};
 
 /// Threads per block of the gather.
 pub const BLOCK: u32 = 256;
@@ -117,10 +117,7 @@ pub fn measure(module: &Module, gather: &Gather, preference: Preference, repetit
         })?;
         Ok(())
     })?;
-    let mut back = vec![0.0f32; gather.threads];
-    check_cuda!(out.copy_to(&mut back[..]))?;
-    let _phase = phases::enter(Phase::Verify);
-    Ok((timing, back.iter().zip(&gather.expected).filter(|(g, c)| g.to_bits() != c.to_bits()).count()))
+    Ok((timing, differing(&out, &gather.expected)?))
 }
 
 #[cfg(test)]

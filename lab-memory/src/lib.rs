@@ -11,8 +11,9 @@ pub mod symbols;
 
 use anyhow::Result;
 use common::check_cuda;
+use common::phases::{self, Phase};
 use common::verify::{poison, poisoned_device_buffer};
-use cust::memory::DeviceBuffer;
+use cust::memory::{CopyDestination, DeviceBuffer};
 use cust::stream::{Stream, StreamFlags};
 
 /// Blocks of `block` threads that cover `n` threads: `(n + block - 1) / block`.
@@ -23,6 +24,15 @@ pub fn blocks_for(n: usize, block: u32) -> u32 {
 /// The stream an experiment launches on and times with events.
 pub fn new_stream() -> Result<Stream> {
     Ok(check_cuda!(Stream::new(StreamFlags::DEFAULT, None))?)
+}
+
+/// Copies `out` back and counts the elements whose bits differ from `expected` (bit for bit: these
+/// kernels move or add floats in the CPU's order, so nothing may round differently).
+pub fn differing(out: &DeviceBuffer<f32>, expected: &[f32]) -> Result<usize> {
+    let mut back = vec![0.0f32; out.len()];
+    check_cuda!(out.copy_to(&mut back[..]))?;
+    let _phase = phases::enter(Phase::Verify);
+    Ok(back.len().abs_diff(expected.len()) + back.iter().zip(expected).filter(|(g, c)| g.to_bits() != c.to_bits()).count())
 }
 
 /// memory.cu's `mix`: the 32-bit integer hash behind the inputs the GPU makes itself (coalescing) and

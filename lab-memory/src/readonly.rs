@@ -8,15 +8,14 @@
 use std::ffi::c_void;
 
 use anyhow::Result;
-use common::phases::{self, Phase};
 use common::timing::{time_on_stream, Timing};
 use common::verify::{poisoned_device_buffer, Random};
 use common::{check_cuda, raw};
 use cust::launch;
-use cust::memory::{CopyDestination, DeviceBuffer};
+use cust::memory::DeviceBuffer;
 use cust::module::Module;
 
-use crate::{blocks_for, new_stream};
+use crate::{blocks_for, differing, new_stream};
 
 /// Threads per block of the gathers.
 pub const BLOCK: u32 = 256;
@@ -153,10 +152,7 @@ pub fn measure(module: &Module, gather: &Gather, path: Path, repetitions: usize)
         })?;
         Ok(())
     })?;
-    let mut back = vec![0.0f32; n];
-    check_cuda!(out.copy_to(&mut back[..]))?;
-    let _phase = phases::enter(Phase::Verify);
-    Ok((timing, back.iter().zip(&gather.expected).filter(|(g, c)| g.to_bits() != c.to_bits()).count()))
+    Ok((timing, differing(&out, &gather.expected)?))
 }
 
 #[cfg(test)]
