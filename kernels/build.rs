@@ -15,6 +15,9 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{self, Command};
 
+#[path = "src/nvcc.rs"]
+mod nvcc;
+
 /// Block sizes of the tiled matrix product. Each is compiled as `-DBLOCK_SIZE=<n>` and emitted as the
 /// Rust constant `MMM_BLOCK_SIZES`, so kernel and host read the number from one place.
 const MMM_BLOCK_SIZES: [u32; 2] = [16, 32];
@@ -109,13 +112,7 @@ fn main() {
         println!("cargo:rerun-if-changed={}", entry.expect("readable dir entry").path().display());
     }
 
-    let nvcc = find_nvcc(&manifest_dir).unwrap_or_else(|| {
-        fail(
-            "nvcc not found (looked at NVCC, $CUDA_PATH/bin, /usr/local/cuda/bin, PATH and .toolchain/cuda/bin). \
-             Run `bash scripts/cuda-toolchain.sh` once from the repository root: it installs nvcc 13.0 from PyPI \
-             into .toolchain/ (and the driver library for linking, where it is missing).",
-        )
-    });
+    let nvcc = nvcc::find(&manifest_dir).unwrap_or_else(|| fail(&format!("nvcc not found ({})", nvcc::HOW_TO_GET_NVCC)));
     if !have_libcuda() {
         fail(
             "libcuda.so.1 (the NVIDIA driver's library, which every lab links) not found. Run \
@@ -132,29 +129,13 @@ fn main() {
             .collect();
         jobs.into_iter().map(|job| job.join().expect("compile thread")).collect()
     });
-    write_rust(&out_dir, &arch, &specs, &built);
+    write_rust(&out_dir, &cuda_dir, &arch, &specs, &built);
 }
 
 /// Paths of one compiled source.
 struct Built {
     image: PathBuf,
     report: PathBuf,
-}
-
-fn find_nvcc(manifest_dir: &Path) -> Option<PathBuf> {
-    let mut candidates: Vec<PathBuf> = Vec::new();
-    if let Some(nvcc) = env::var_os("NVCC") {
-        candidates.push(nvcc.into());
-    }
-    if let Some(root) = env::var_os("CUDA_PATH") {
-        candidates.push(Path::new(&root).join("bin/nvcc"));
-    }
-    candidates.push("/usr/local/cuda/bin/nvcc".into());
-    if let Some(path) = env::var_os("PATH") {
-        candidates.extend(env::split_paths(&path).map(|dir| dir.join("nvcc")));
-    }
-    candidates.push(manifest_dir.join("../.toolchain/cuda/bin/nvcc"));
-    candidates.into_iter().find(|path| path.is_file())
 }
 
 /// Whether the dynamic linker knows libcuda.so.1, which the labs link through cust (see
@@ -191,73 +172,26 @@ fn local_gpu_arch() -> Option<String> {
 
 fn compile(nvcc: &Path, arch: &str, cuda_dir: &Path, out_dir: &Path, spec: &Spec) -> Built {
     let stem = spec.constant.to_lowercase();
-    let compute = arch.replace("sm_", "compute_");
-    let mut common_args: Vec<String> = vec![
-        "-std=c++17".into(),
-        "-O3".into(),
-        format!("-I{}", cuda_dir.display()),
-        "--ptxas-options=-v".into(),
-    ];
-    common_args.extend(spec.flags.iter().cloned());
-    let source = cuda_dir.join(spec.source).display().to_string();
+    let base = nvcc::base_flags(cuda_dir, &spec.flags);
+    let source = cuda_dir.join(spec.source);
     let report = out_dir.join(format!("{stem}.ptxas"));
     let image = match spec.build {
         Build::Fatbin => {
             let image = out_dir.join(format!("{stem}.fatbin"));
-            let mut args = common_args.clone();
-            args.extend([
-                "-fatbin".into(),
-                format!("-gencode=arch={compute},code=[{arch},{compute}]"),
-                source,
-                "-o".into(),
-                image.display().to_string(),
-            ]);
-            let stderr = run_nvcc(nvcc, &args);
+            let stderr = run_nvcc(nvcc, &nvcc::fatbin_args(&base, arch, &source, &image));
             fs::write(&report, stderr).expect("write ptxas report");
             image
         }
         Build::LinkedCubin => {
             let object = out_dir.join(format!("{stem}.o"));
             let image = out_dir.join(format!("{stem}.cubin"));
-            let mut args = common_args.clone();
-            args.extend([
-                format!("-arch={arch}"),
-                "-rdc=true".into(),
-                "-dc".into(),
-                source,
-                "-o".into(),
-                object.display().to_string(),
-            ]);
-            let stderr = run_nvcc(nvcc, &args);
+            let stderr = run_nvcc(nvcc, &nvcc::relocatable_args(&base, arch, &source, &object));
             fs::write(&report, stderr).expect("write ptxas report");
-            let mut link = vec![
-                format!("-arch={arch}"),
-                "-dlink".into(),
-                object.display().to_string(),
-            ];
-            link.extend(library_dirs(nvcc));
-            link.extend([
-                "-lcudadevrt".into(),
-                "-cubin".into(),
-                "-o".into(),
-                image.display().to_string(),
-            ]);
-            run_nvcc(nvcc, &link);
+            run_nvcc(nvcc, &nvcc::device_link_args(nvcc, arch, &object, &image));
             image
         }
     };
     Built { image, report }
-}
-
-/// `-L` flags for libcudadevrt.a: `lib64` in a toolkit, `lib` in the PyPI wheels.
-fn library_dirs(nvcc: &Path) -> Vec<String> {
-    let root = nvcc.parent().and_then(Path::parent).unwrap_or(Path::new("/usr/local/cuda"));
-    ["lib64", "lib"]
-        .iter()
-        .map(|dir| root.join(dir))
-        .filter(|dir| dir.join("libcudadevrt.a").is_file())
-        .map(|dir| format!("-L{}", dir.display()))
-        .collect()
 }
 
 /// Runs nvcc and returns its stderr, where ptxas writes its report; stops the build on failure with the
@@ -280,7 +214,7 @@ fn run_nvcc(nvcc: &Path, args: &[String]) -> String {
     stderr
 }
 
-fn write_rust(out_dir: &Path, arch: &str, specs: &[Spec], built: &[Built]) {
+fn write_rust(out_dir: &Path, cuda_dir: &Path, arch: &str, specs: &[Spec], built: &[Built]) {
     let mut rust = String::new();
     writeln!(rust, "/// The architecture every kernel here was compiled for (`CUDA_ARCH` or the local GPU).").unwrap();
     writeln!(rust, "pub const TARGET_ARCH: &str = {arch:?};").unwrap();
@@ -312,6 +246,18 @@ fn write_rust(out_dir: &Path, arch: &str, specs: &[Spec], built: &[Built]) {
         .collect();
     writeln!(rust, "/// The register-pressure kernel by `-maxrregcount` cap, tightest first; `None` is no cap.").unwrap();
     writeln!(rust, "pub const REGISTER_CAPS: [(Option<u32>, KernelImage); {}] = [{}];", by_cap.len(), by_cap.join(", ")).unwrap();
+    let mut headers: Vec<PathBuf> = fs::read_dir(cuda_dir)
+        .expect("kernels/cuda exists")
+        .map(|entry| entry.expect("readable dir entry").path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "cuh"))
+        .collect();
+    headers.sort();
+    let embedded: Vec<String> = headers
+        .iter()
+        .map(|path| format!("({:?}, include_str!({:?}))", path.file_name().unwrap().to_string_lossy(), path.display().to_string()))
+        .collect();
+    writeln!(rust, "/// The headers in `cuda/`, by file name: a student's file compiled at run time includes them too.").unwrap();
+    writeln!(rust, "pub const HEADERS: [(&str, &str); {}] = [{}];", embedded.len(), embedded.join(", ")).unwrap();
     for (spec, built) in specs.iter().zip(built) {
         writeln!(
             rust,

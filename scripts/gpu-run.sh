@@ -6,6 +6,8 @@
 # RESULTS (first argument, else gpu-bundle/results); a summary table ends the output.
 set -uo pipefail
 bundle=$(cd "$(dirname "$0")" && pwd)
+# The GPU tests that run a lab binary (assignments: --kernel-source, --check) find it here.
+export LAB_BIN_DIR="$bundle/bin"
 results=${1:-$bundle/results}
 mkdir -p "$results"
 

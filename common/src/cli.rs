@@ -64,8 +64,14 @@ fn fail(name: &str, message: &str) -> ExitCode {
 
 /// clap's message without its "error: " prefix and the usage lines that follow it.
 fn first_line_of_clap_error(rendered: &str) -> String {
-    let first = rendered.lines().next().unwrap_or("bad command line");
-    first.strip_prefix("error: ").unwrap_or(first).to_string()
+    let mut lines = rendered.lines();
+    let first = lines.next().unwrap_or("bad command line");
+    let first = first.strip_prefix("error: ").unwrap_or(first);
+    // "the following required arguments were not provided:" names them on the next line.
+    match (first.ends_with(':'), lines.next()) {
+        (true, Some(next)) if !next.trim().is_empty() => format!("{first} {}", next.trim()),
+        _ => first.to_string(),
+    }
 }
 
 /// A bug should still end in one line: which lab, what, where.
@@ -90,6 +96,8 @@ mod tests {
     fn keeps_only_the_first_line_of_a_clap_error() {
         let rendered = "error: invalid value 'x' for '--block-size <N>': invalid digit\n\nUsage: lab [OPTIONS]\n";
         assert_eq!(first_line_of_clap_error(rendered), "invalid value 'x' for '--block-size <N>': invalid digit");
+        let missing = "error: the following required arguments were not provided:\n  --kernel-source <FILE.cu>\n\nUsage: lab\n";
+        assert_eq!(first_line_of_clap_error(missing), "the following required arguments were not provided: --kernel-source <FILE.cu>");
     }
 
     #[test]

@@ -19,6 +19,7 @@
 //! - [`testing`]: running a lab binary in tests, and whether this machine has a GPU.
 //! - [`phases`]: where a run's wall time goes (setup, GPU, verification, output), for `scripts/time-labs.sh`.
 //! - [`progress`]: a progress bar on stderr for long work, drawn only on a terminal.
+//! - [`assignment`]: a student's kernel in a lab: `--kernel-source` (compiled at run time) and `--check`.
 //!
 //! From the CUDA runtime calls on the slides to what the labs call (cust 0.3.2, Driver API):
 //!
@@ -39,6 +40,7 @@
 //! not wrap are declared in [`raw`] with `i32` results; `Module::get_global::<T>` panics unless
 //! `size_of::<T>()` equals the symbol's size, so the Rust type must match the CUDA declaration.
 
+pub mod assignment;
 pub mod batch;
 pub mod cli;
 pub mod context;

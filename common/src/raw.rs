@@ -153,7 +153,29 @@ pub struct TextureDesc {
     pub reserved: [i32; 12],
 }
 
+/// `CUDA_ERROR_INVALID_VALUE`: what `cuFuncGetParamInfo` answers past the last parameter.
+pub const CUDA_ERROR_INVALID_VALUE: c_int = 1;
+
+/// `CUresult cuFuncGetParamInfo(CUfunction func, size_t paramIndex, size_t* paramOffset,
+/// size_t* paramSize)`: where a kernel's parameter lies and how big it is.
+pub type FuncGetParamInfo = unsafe extern "C" fn(function: *mut c_void, index: usize, offset: *mut usize, size: *mut usize) -> c_int;
+
+/// `cuFuncGetParamInfo`, from drivers of CUDA 12.4 on, looked up when called (`cuGetProcAddress`), so
+/// the labs still link against an older libcuda (CI's); `None` from a driver without it.
+pub fn func_get_param_info() -> Option<FuncGetParamInfo> {
+    let mut pointer: *mut c_void = std::ptr::null_mut();
+    let mut found = 0;
+    // SAFETY: a NUL-terminated name and two out-parameters; the driver is initialized by then.
+    let status = unsafe { cuGetProcAddress(c"cuFuncGetParamInfo".as_ptr(), &mut pointer, 12040, 0, &mut found) };
+    // SAFETY: a non-null pointer the driver returned for this name has this signature (cuda.h).
+    (status == 0 && !pointer.is_null()).then(|| unsafe { std::mem::transmute::<*mut c_void, FuncGetParamInfo>(pointer) })
+}
+
 extern "C" {
+    /// `CUresult cuGetProcAddress(const char* symbol, void** pfn, int cudaVersion, cuuint64_t flags,
+    /// CUdriverProcAddressQueryResult* symbolStatus)`
+    #[link_name = "cuGetProcAddress_v2"]
+    fn cuGetProcAddress(symbol: *const std::ffi::c_char, pointer: *mut *mut c_void, cuda_version: c_int, flags: u64, status: *mut c_int) -> c_int;
     /// `CUresult cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config)` (cudaFuncSetCacheConfig)
     pub fn cuFuncSetCacheConfig(function: *mut c_void, config: c_int) -> c_int;
     /// `CUresult cuMemcpy2D(const CUDA_MEMCPY2D* pCopy)` (cudaMemcpy2D)

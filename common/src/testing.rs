@@ -47,6 +47,29 @@ pub fn run_in(dir: &Path, binary: &str, args: &[&str]) -> Outcome {
     }
 }
 
+/// The lab binary `name` for a test: in `LAB_BIN_DIR` when set (gpu-bundle/run.sh sets it on the GPU
+/// machine, where the test executables run without the cargo tree), else cargo's own (`built`, from
+/// `env!("CARGO_BIN_EXE_<name>")`).
+pub fn lab_binary(name: &str, built: &str) -> String {
+    std::env::var_os("LAB_BIN_DIR").map_or(built.to_string(), |dir| Path::new(&dir).join(name).display().to_string())
+}
+
+/// A file of the repository (`assignments/...`, `kernels/cuda/...`), from the current folder when it is
+/// the repository root (gpu-bundle/run.sh runs there), else from cargo's tree (`manifest_dir/..`).
+pub fn repository_file(relative: &str, manifest_dir: &str) -> String {
+    let here = Path::new(relative);
+    if here.exists() {
+        here.display().to_string()
+    } else {
+        Path::new(manifest_dir).join("..").join(relative).display().to_string()
+    }
+}
+
+/// The row of a `--check` table whose case contains `case` (the first such), for asserting on it.
+pub fn check_row<'a>(stdout: &'a str, case: &str) -> &'a str {
+    stdout.lines().find(|line| line.starts_with("| ") && line.contains(case)).unwrap_or_else(|| panic!("no row for {case:?} in\n{stdout}"))
+}
+
 /// Writes `text` to a fresh file `name` in a temporary folder of this test process and returns its path.
 pub fn temp_file(name: &str, text: &str) -> String {
     let dir = std::env::temp_dir().join(format!("cuda-labs-test-{}", std::process::id()));

@@ -15,6 +15,10 @@
 // times from device memory (or L2).
 template <typename T>
 __device__ void mmm_ab(MatrixView<T> a, MatrixView<T> b, MatrixView<T> c) {
+    // BEGIN ASSIGNMENT
+    // TODO: one thread per element c(row, col): row from the y coordinates (block and thread), col from x.
+    // TODO: The grid may be larger than C: threads outside it do nothing. The others add
+    // TODO: a(row, k) * b(k, col) for k = 0 .. a.cols - 1 and write the sum to c(row, col).
     const int row = blockIdx.y * blockDim.y + threadIdx.y;
     const int col = blockIdx.x * blockDim.x + threadIdx.x;
     if (row < c.rows && col < c.cols) {
@@ -24,12 +28,18 @@ __device__ void mmm_ab(MatrixView<T> a, MatrixView<T> b, MatrixView<T> c) {
         }
         c(row, col) = sum;
     }
+    // END ASSIGNMENT
 }
 
 // mmm: BLOCK_SIZE x BLOCK_SIZE threads stage one tile of A and one of B in shared memory, then each
 // thread reads BLOCK_SIZE pairs from the tiles: BLOCK_SIZE operations per float loaded from global.
 template <typename T>
 __device__ void mmm(MatrixView<T> a, MatrixView<T> b, MatrixView<T> c) {
+    // BEGIN ASSIGNMENT
+    // TODO: blocks of BLOCK_SIZE x BLOCK_SIZE threads, one per element of a BLOCK_SIZE x BLOCK_SIZE tile of C.
+    // TODO: For each tile of A's row band and B's column band: every thread loads one element of each into
+    // TODO: __shared__ T as[BLOCK_SIZE][BLOCK_SIZE], bs[BLOCK_SIZE][BLOCK_SIZE] (0 outside A or B),
+    // TODO: __syncthreads(), adds as[ty][k] * bs[k][tx] over k, __syncthreads() again. Write c(row, col) if inside C.
     __shared__ T as[BLOCK_SIZE][BLOCK_SIZE];
     __shared__ T bs[BLOCK_SIZE][BLOCK_SIZE];
     const int tx = threadIdx.x;
@@ -51,6 +61,7 @@ __device__ void mmm(MatrixView<T> a, MatrixView<T> b, MatrixView<T> c) {
     if (row < c.rows && col < c.cols) {
         c(row, col) = sum;
     }
+    // END ASSIGNMENT
 }
 
 // Plain C names for the host to look up, one per precision.

@@ -4,7 +4,10 @@
 //! loadable image and the report ptxas printed while making it, so what a lab shows with `--ptxas` is
 //! the report of the code it runs. [`ptxas`] turns a report into numbers.
 
+pub mod assignment;
+pub mod nvcc;
 pub mod ptxas;
+pub mod runtime;
 
 /// One compiled CUDA source, embedded in the binary.
 #[derive(Debug, Clone, Copy)]

@@ -10,6 +10,7 @@ use common::check_cuda;
 use cust::module::Module;
 use cust::stream::Stream;
 
+pub mod check;
 pub mod ladder;
 
 /// Which precisions to run.

@@ -16,10 +16,12 @@ use common::mmm::{check_product_fits, check_sizes_match, load_mmm, parse_block_s
 use common::output::check_output_path;
 use common::progress::Progress;
 use common::ptxas_view::print_ptxas;
+use common::assignment::{run_check, Entry, StudentArgs};
 use common::verify::{verdict, Random};
 use cust::module::Module;
 use lab_mmm::ladder::{format_ladder, resources, run_step, Ladder, Rung, Step};
-use lab_mmm::{format_table, multiply_on_gpu, Precision, Row};
+use kernels::KernelImage;
+use lab_mmm::{check, format_table, multiply_on_gpu, Precision, Row};
 
 /// C = A * B on the GPU with the slides' Matrix class (slide: mmm.cu).
 #[derive(Parser, Debug)]
@@ -66,8 +68,10 @@ struct Args {
     /// Beyond the slides: the tiled kernel, then register blocking, 16-byte loads, cp.async double
     /// buffering and (f64) the tensor cores, each timed and checked (random 4096 x 4096 unless sizes
     /// are given; --kernel and --block-size do not apply).
-    #[arg(long, conflicts_with_all = ["files", "output", "print"])]
+    #[arg(long, conflicts_with_all = ["files", "output", "print", "kernel_source"])]
     ladder: bool,
+    #[command(flatten)]
+    student: StudentArgs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -82,6 +86,25 @@ fn main() -> ExitCode {
 }
 
 fn run(args: Args) -> Result<()> {
+    // A student's mmm.cu (assignments/02-mmm-ab, 03-mmm-tiled) is compiled first, before the GPU opens.
+    let chosen = kernels_to_run(args.kernel);
+    let entries: Vec<Entry> = chosen.iter().flat_map(|&kernel| check::entries(kernel)).collect();
+    if args.student.check || args.student.check_case.is_some() {
+        let image = args.student.image(&kernels::MMM_BS16, &entries)?;
+        if let Some(case) = args.student.check_case {
+            return check::run_case(image, &chosen, case);
+        }
+        let cases: Vec<String> = check::cases(&chosen).iter().map(check::name).collect();
+        return run_check(&args.student, image, &cases, "lab-mmm");
+    }
+    let images: Vec<(u32, &'static KernelImage)> = args
+        .block_size
+        .iter()
+        .map(|&bs| {
+            let ours = kernels::mmm_for_block_size(bs).with_context(|| format!("--block-size {bs}: mmm.cu is compiled for BLOCK_SIZE {:?} only", kernels::MMM_BLOCK_SIZES))?;
+            Ok((bs, args.student.image(ours, &entries)?))
+        })
+        .collect::<Result<_>>()?;
     let mut random = Random::new(args.seed);
     let files = read_files(&args)?;
     let sizes = match &files {
@@ -116,8 +139,12 @@ fn run(args: Args) -> Result<()> {
     if args.print || !args.files.is_empty() {
         print!("A =\n{a}B =\n{b}");
     }
-    let modules: Vec<(u32, Module)> =
-        args.block_size.iter().map(|&bs| Ok((bs, load_mmm(&gpu, bs)?))).collect::<Result<_>>()?;
+    let modules: Vec<(u32, Module)> = images.iter().map(|&(bs, image)| Ok((bs, gpu.load(image)?))).collect::<Result<_>>()?;
+    if args.student.student() {
+        for ((bs, module), (_, image)) in modules.iter().zip(&images) {
+            check::require_our_parameters(module, &load_mmm(&gpu, *bs)?, &chosen, image.source)?;
+        }
+    }
     let progress = Progress::new(configurations(&args), "lab-mmm");
 
     let mut rows = Vec::new();
@@ -138,7 +165,7 @@ fn run(args: Args) -> Result<()> {
         println!("C written to {}", path.display());
     }
     if args.ptxas {
-        print_reports(&gpu, &modules, &rows)?;
+        print_reports(&gpu, &modules, &images, &rows)?;
     }
     let failed = rows.iter().filter(|row| !row.check.passed()).count();
     verdict(failed == 0, &format!("{failed} of {} products differ from the CPU", rows.len()))
@@ -294,9 +321,8 @@ fn kernels_to_run(choice: KernelChoice) -> Vec<MmmKernel> {
 }
 
 /// `--ptxas`: the report of every kernel that ran, beside the driver's view.
-fn print_reports(gpu: &Gpu, modules: &[(u32, Module)], rows: &[Row]) -> Result<()> {
-    for (block_size, module) in modules {
-        let image = kernels::mmm_for_block_size(*block_size).context("a loaded block size has an image")?;
+fn print_reports(gpu: &Gpu, modules: &[(u32, Module)], images: &[(u32, &'static KernelImage)], rows: &[Row]) -> Result<()> {
+    for ((block_size, module), (_, image)) in modules.iter().zip(images) {
         for row in rows.iter().filter(|row| row.block_size == *block_size) {
             let function = check_cuda!(module.get_function(&row.function))?;
             println!();

@@ -96,3 +96,12 @@ fn the_ladder_runs_on_random_matrices_only() {
     let outcome = run(LAB, &["--ladder", "--output", "/tmp/lab-mmm-never-written.txt"]);
     assert!(outcome.is_one_line_error("lab-mmm", "'--ladder' cannot be used with"), "{outcome:?}");
 }
+
+#[test]
+fn a_students_file_without_the_weeks_kernel_is_one_line_naming_it() {
+    let other = common::testing::temp_file("other.cu", "#include \"matrix_view.cuh\"\nextern \"C\" __global__ void mmm_ab_f64(MatrixView<double> a, MatrixView<double> b, MatrixView<double> c) {}\n");
+    let outcome = run(LAB, &["--kernel-source", &other, "--kernel", "naive"]);
+    assert!(outcome.is_one_line_error("lab-mmm", "has no kernel `extern \"C\" __global__ void mmm_ab_f32(MatrixView<float> a, MatrixView<float> b, MatrixView<float> c)` (the lab looks for `mmm_ab_f32`); it has the kernels mmm_ab_f64"), "{outcome:?}");
+    let outcome = run(LAB, &["--kernel-source", &other, "--ladder"]);
+    assert!(outcome.is_one_line_error("lab-mmm", "cannot be used with"), "{outcome:?}");
+}

@@ -118,3 +118,59 @@ fn every_step_of_the_ladder_is_right_at_awkward_sizes() {
         check_ladder::<f32>(&ladder, shape, seed as u64);
     }
 }
+
+/// `lab-mmm --kernel-source FILE --kernel KERNEL --check`, as a student runs it (assignments/02, 03).
+fn check(file: &str, kernel: &str) -> common::testing::Outcome {
+    let lab = common::testing::lab_binary("lab-mmm", env!("CARGO_BIN_EXE_lab-mmm"));
+    let file = common::testing::repository_file(file, env!("CARGO_MANIFEST_DIR"));
+    common::testing::run(&lab, &["--kernel-source", &file, "--kernel", kernel, "--check"])
+}
+
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn weeks_2_and_3_the_solution_passes_and_the_templates_fail() {
+    for (kernel, template) in [("naive", "assignments/02-mmm-ab/mmm.cu"), ("tiled", "assignments/03-mmm-tiled/mmm.cu")] {
+        let solution = check("kernels/cuda/mmm.cu", kernel);
+        assert_eq!(solution.code, Some(0), "{solution:?}");
+        assert!(solution.stdout.contains("Solution is correct: all 12 cases pass"), "{solution:?}");
+        let template = check(template, kernel);
+        assert_eq!(template.code, Some(1), "{template:?}");
+        assert!(template.stderr.contains("12 of 12 cases failed"), "{template:?}");
+        let row = common::testing::check_row(&template.stdout, "f64, 17 x 33 times 33 x 5");
+        assert!(row.contains("| FAIL | 85 of 85 | C(0, 0) | never written |") && row.contains("block (0, 0), thread (0, 0)"), "{row}");
+    }
+}
+
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn week_2_broken_kernels_are_caught() {
+    // b(col, k) for b(k, col): wrong from the first element on, on any B that is not symmetric.
+    let swapped = check("assignments/02-mmm-ab/broken/swapped-indices.cu", "naive");
+    assert_eq!(swapped.code, Some(1), "{swapped:?}");
+    let row = common::testing::check_row(&swapped.stdout, "f64, 17 x 33 times 33 x 5");
+    assert!(row.contains("| FAIL |") && row.contains("| C(0, 0) |") && !row.contains("never written"), "{row}");
+    // No bounds check: threads outside C write into the next rows of C (or past it), with sums of
+    // elements read past A and B.
+    let unbounded = check("assignments/02-mmm-ab/broken/missing-bounds-check.cu", "naive");
+    assert_eq!(unbounded.code, Some(1), "{unbounded:?}");
+    let row = common::testing::check_row(&unbounded.stdout, "f64, 17 x 33 times 33 x 5");
+    assert!(row.contains("| FAIL |") || row.contains("| FAULT |"), "{row}");
+    assert!(!unbounded.stderr.contains("panicked"), "{unbounded:?}");
+}
+
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn week_3_broken_kernels_are_caught() {
+    let unsynchronized = check("assignments/03-mmm-tiled/broken/missing-syncthreads.cu", "tiled");
+    assert_eq!(unsynchronized.code, Some(1), "{unsynchronized:?}");
+    assert!(common::testing::check_row(&unsynchronized.stdout, "f64, 1000 x 999").contains("| FAIL |"), "{unsynchronized:?}");
+    // The tile loop stops before the last, partial tile: only a k that is no multiple of 16 notices.
+    let past = check("assignments/03-mmm-tiled/broken/off-by-one-bound.cu", "tiled");
+    assert_eq!(past.code, Some(1), "{past:?}");
+    assert!(common::testing::check_row(&past.stdout, "f64, 64 x 64 times").contains("| PASS |"), "{past:?}");
+    let row = common::testing::check_row(&past.stdout, "f64, 17 x 33 times 33 x 5");
+    assert!(row.contains("| FAIL |") && row.contains("| C(0, 0) |"), "{row}");
+    let swapped = check("assignments/03-mmm-tiled/broken/swapped-tile-indices.cu", "tiled");
+    assert_eq!(swapped.code, Some(1), "{swapped:?}");
+    assert!(common::testing::check_row(&swapped.stdout, "f64, 64 x 64 times").contains("| FAIL |"), "{swapped:?}");
+}

@@ -1,5 +1,7 @@
 //! The steps of lab-simpson, called in the slide's order by `main.rs` and one by one by the GPU tests.
 
+pub mod check;
+
 use anyhow::{ensure, Result};
 use common::device_info::DeviceInfo;
 use common::gpu::Gpu;

@@ -11,7 +11,8 @@ use common::integrand::{compensated_sum, Integrand};
 use common::ptxas_view::print_ptxas;
 use common::verify::verdict;
 use common::check_cuda;
-use lab_simpson::{compare, kernel_name, simpson_on_cpu, simpson_on_gpu, Problem, TOLERANCE};
+use common::assignment::{run_check, Entry, StudentArgs};
+use lab_simpson::{check, compare, kernel_name, simpson_on_cpu, simpson_on_gpu, Problem, TOLERANCE};
 
 /// Simpson's rule on the GPU, one sub-interval per thread (slide: simpson.cu).
 #[derive(Parser, Debug)]
@@ -38,6 +39,8 @@ struct Args {
     /// Also print the kernel's ptxas report, the driver's view of it and the register arithmetic.
     #[arg(long)]
     ptxas: bool,
+    #[command(flatten)]
+    student: StudentArgs,
 }
 
 fn main() -> ExitCode {
@@ -45,10 +48,21 @@ fn main() -> ExitCode {
 }
 
 fn run(args: Args) -> Result<()> {
+    // A student's file (assignments/01-simpson) is compiled first, before the GPU is opened.
+    let integrands = if args.student.check || args.student.check_case.is_some() { Integrand::ALL.to_vec() } else { vec![args.integrand] };
+    let entries: Vec<Entry> = integrands.into_iter().map(check::entry).collect();
+    let image = args.student.image(&kernels::SIMPSON, &entries)?;
+    if args.student.check {
+        let cases: Vec<String> = check::cases().iter().map(check::name).collect();
+        return run_check(&args.student, image, &cases, "lab-simpson");
+    }
+    if let Some(case) = args.student.check_case {
+        return check::run_case(image, case);
+    }
     let problem = Problem::new(args.integrand, args.a, args.b, args.intervals, args.block_size)?;
     let gpu = Gpu::open(0)?;
     println!("{}", gpu.info);
-    let module = gpu.load(&kernels::SIMPSON)?;
+    let module = gpu.load(image)?;
 
     // sums = cudaMalloc(N doubles); simpson<<<N / BLOCK_SIZE, BLOCK_SIZE>>>(a, b, sums); copy sums back
     let run = simpson_on_gpu(&gpu, &module, &problem, args.repetitions as usize)?;
@@ -76,7 +90,7 @@ fn run(args: Args) -> Result<()> {
     if args.ptxas {
         let name = kernel_name(args.integrand);
         let function = check_cuda!(module.get_function(name))?;
-        print_ptxas(&kernels::SIMPSON, name, &function, &gpu.info, args.block_size)?;
+        print_ptxas(image, name, &function, &gpu.info, args.block_size)?;
     }
     verdict(error <= TOLERANCE, &format!("GPU sum of sub-interval {index} differs from the CPU by {error:.3e}"))
 }

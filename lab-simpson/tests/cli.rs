@@ -55,3 +55,32 @@ fn refuses_more_sub_intervals_than_host_memory_holds_before_touching_the_gpu() {
     let outcome = run(LAB, &["--intervals", "1099511627776"]);
     assert!(outcome.is_one_line_error("lab-simpson", "--intervals 1099511627776 needs 24.0 TiB of host memory"), "{outcome:?}");
 }
+
+#[test]
+fn a_students_kernel_is_compiled_before_the_gpu_and_its_errors_are_clear() {
+    let missing = run(LAB, &["--kernel-source", "no-such-kernel.cu"]);
+    assert!(missing.is_one_line_error("lab-simpson", "cannot read the kernel source no-such-kernel.cu: "), "{missing:?}");
+    // nvcc's own message, file and line, then the lab's one line.
+    let bad = common::testing::temp_file("bad.cu", "__global__ void simpson(double a, double b, double* sums) {\n  sums[0] = c;\n}\n");
+    let outcome = run(LAB, &["--kernel-source", &bad]);
+    assert_eq!(outcome.code, Some(1), "{outcome:?}");
+    assert!(outcome.stderr.contains("bad.cu(2): error: identifier \"c\" is undefined"), "{outcome:?}");
+    assert!(outcome.stderr.trim_end().ends_with("bad.cu (its messages are above)"), "{outcome:?}");
+    let float = common::testing::temp_file("float.cu", "__global__ void simpson(float a, float b, float* sums) { sums[0] = a + b; }\n");
+    let outcome = run(LAB, &["--kernel-source", &float]);
+    assert!(outcome.is_one_line_error("lab-simpson", "has no kernel `__global__ void simpson(double a, double b, double* sums)` (the lab looks for `_Z7simpsonddPd`); it has the kernels _Z7simpsonffPf"), "{outcome:?}");
+    let outcome = run(LAB, &["--check"]);
+    assert!(outcome.is_one_line_error("lab-simpson", "the following required arguments were not provided: --kernel-source <FILE.cu>"), "{outcome:?}");
+}
+
+#[test]
+fn the_week_1_template_compiles_and_shows_its_ptxas_report() {
+    let template = common::testing::repository_file("assignments/01-simpson/simpson.cu", env!("CARGO_MANIFEST_DIR"));
+    let outcome = run(LAB, &["--kernel-source", &template]);
+    assert!(outcome.stdout.contains("ptxas info    : Compiling entry function '_Z7simpsonddPd' for 'sm_"), "{outcome:?}");
+    if !common::testing::machine_has_gpu() {
+        assert!(outcome.is_one_line_error("lab-simpson", "no usable CUDA GPU"), "{outcome:?}");
+        let check = run(LAB, &["--kernel-source", &template, "--check"]);
+        assert!(check.is_one_line_error("lab-simpson", "no usable CUDA GPU"), "one error, not one per case: {check:?}");
+    }
+}

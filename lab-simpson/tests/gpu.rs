@@ -82,3 +82,39 @@ fn a_launch_the_driver_refuses_is_one_error_naming_the_call_and_the_cuda_error()
     assert!(err.contains("lab-simpson/tests/gpu.rs:") && err.contains("CUDA_ERROR_INVALID_VALUE (1)"), "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
 }
+
+/// `lab-simpson --kernel-source FILE --check`, as a student runs it (assignments/01-simpson).
+fn check(file: &str) -> common::testing::Outcome {
+    let lab = common::testing::lab_binary("lab-simpson", env!("CARGO_BIN_EXE_lab-simpson"));
+    let file = common::testing::repository_file(file, env!("CARGO_MANIFEST_DIR"));
+    common::testing::run(&lab, &["--kernel-source", &file, "--check"])
+}
+
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn week_1_the_solution_passes_the_check_and_the_template_fails_it() {
+    let solution = check("kernels/cuda/simpson.cu");
+    assert_eq!(solution.code, Some(0), "{solution:?}");
+    assert!(solution.stdout.contains("Solution is correct: all 6 cases pass"), "{solution:?}");
+    let template = check("assignments/01-simpson/simpson.cu");
+    assert_eq!(template.code, Some(1), "{template:?}");
+    assert!(template.stderr.contains("6 of 6 cases failed"), "{template:?}");
+    let row = common::testing::check_row(&template.stdout, "96 sub-intervals");
+    assert!(row.contains("| FAIL | 96 of 96 | sub-interval 0 | never written |") && row.contains("block 0, thread 0"), "{row}");
+}
+
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn week_1_broken_kernels_are_caught_where_they_go_wrong() {
+    // i = threadIdx.x: every block rewrites the first 32 sums; block 1 should have written sum 32.
+    let missing = check("assignments/01-simpson/broken/missing-block-offset.cu");
+    assert_eq!(missing.code, Some(1), "{missing:?}");
+    let row = common::testing::check_row(&missing.stdout, "96 sub-intervals");
+    assert!(row.contains("| FAIL | 64 of 96 | sub-interval 32 | never written |") && row.contains("block 1, thread 0"), "{row}");
+    assert!(common::testing::check_row(&missing.stdout, " 1 sub-intervals").contains("| PASS |"), "one block has no other block to miss");
+    // x = a + (i + 1) h: every sum is written, each for the wrong sub-interval.
+    let shifted = check("assignments/01-simpson/broken/off-by-one.cu");
+    assert_eq!(shifted.code, Some(1), "{shifted:?}");
+    let row = common::testing::check_row(&shifted.stdout, "96 sub-intervals");
+    assert!(row.contains("| FAIL | 96 of 96 | sub-interval 0 |") && !row.contains("never written") && row.contains("block 0, thread 0"), "{row}");
+}

@@ -1,0 +1,150 @@
+//! `--kernel-source FILE.cu`: a student's CUDA file compiled when the lab runs, with the nvcc the build
+//! found and the flags one of our images was built with ([`crate::nvcc`]), before any GPU is opened,
+//! so a compile error shows on a machine without one. The headers of `cuda/` ([`crate::HEADERS`])
+//! are written beside the compile, so `#include "matrix_view.cuh"` works as in our sources.
+
+use std::fmt;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use crate::{nvcc, KernelImage, HEADERS, TARGET_ARCH};
+
+/// Why a student's file did not become a kernel image.
+#[derive(Debug)]
+pub enum CompileError {
+    /// The file is not there (or not readable).
+    Missing { path: PathBuf, reason: String },
+    /// No nvcc anywhere the build looks.
+    NoNvcc,
+    /// nvcc ran and failed; `messages` is what it printed, `FILE(line): error: ...` as nvcc writes it.
+    Nvcc { path: PathBuf, messages: String },
+    /// Starting nvcc or handling its files failed.
+    Io(String),
+}
+
+impl fmt::Display for CompileError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CompileError::Missing { path, reason } => write!(f, "cannot read the kernel source {}: {reason}", path.display()),
+            CompileError::NoNvcc => write!(f, "--kernel-source needs nvcc to compile the file, and none was found ({})", nvcc::HOW_TO_GET_NVCC),
+            CompileError::Nvcc { path, .. } => write!(f, "nvcc could not compile {} (its messages are above)", path.display()),
+            CompileError::Io(reason) => write!(f, "{reason}"),
+        }
+    }
+}
+
+impl std::error::Error for CompileError {}
+
+/// A fresh folder for one compile: several compiles in one process, and several processes, never share.
+fn scratch_dir() -> Result<PathBuf, CompileError> {
+    static COUNT: AtomicUsize = AtomicUsize::new(0);
+    let dir = std::env::temp_dir().join(format!("lab-kernel-{}-{}", std::process::id(), COUNT.fetch_add(1, Ordering::Relaxed)));
+    fs::create_dir_all(&dir).map_err(|err| CompileError::Io(format!("cannot make {}: {err}", dir.display())))?;
+    for (name, text) in HEADERS {
+        fs::write(dir.join(name), text).map_err(|err| CompileError::Io(format!("cannot write {name} to {}: {err}", dir.display())))?;
+    }
+    Ok(dir)
+}
+
+/// Runs nvcc; its stderr (the ptxas report, or the errors) either way.
+fn run(nvcc: &Path, args: &[String], source: &Path) -> Result<String, CompileError> {
+    let output = Command::new(nvcc).args(args).output().map_err(|err| CompileError::Io(format!("could not start {}: {err}", nvcc.display())))?;
+    let messages = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    if output.status.success() {
+        Ok(messages)
+    } else {
+        Err(CompileError::Nvcc { path: source.to_path_buf(), messages })
+    }
+}
+
+/// Compiles `source` as `like` was compiled (its flags, fatbin or linked with the device runtime, for
+/// [`TARGET_ARCH`]). The image lives as long as the program, like the embedded ones.
+pub fn compile(source: &Path, like: &KernelImage) -> Result<KernelImage, CompileError> {
+    fs::metadata(source).map_err(|err| CompileError::Missing { path: source.to_path_buf(), reason: err.to_string() })?;
+    let nvcc = nvcc::find(Path::new(env!("CARGO_MANIFEST_DIR"))).ok_or(CompileError::NoNvcc)?;
+    let dir = scratch_dir()?;
+    let flags: Vec<String> = like.flags.iter().map(|flag| flag.to_string()).collect();
+    let base = nvcc::base_flags(&dir, &flags);
+    let result = if like.linked_with_device_runtime {
+        let (object, image) = (dir.join("kernel.o"), dir.join("kernel.cubin"));
+        run(&nvcc, &nvcc::relocatable_args(&base, TARGET_ARCH, source, &object), source)
+            .and_then(|report| run(&nvcc, &nvcc::device_link_args(&nvcc, TARGET_ARCH, &object, &image), source).map(|_| (report, image)))
+    } else {
+        let image = dir.join("kernel.fatbin");
+        run(&nvcc, &nvcc::fatbin_args(&base, TARGET_ARCH, source, &image), source).map(|report| (report, image))
+    };
+    let compiled = result.and_then(|(report, image)| {
+        let bytes = fs::read(&image).map_err(|err| CompileError::Io(format!("cannot read {}: {err}", image.display())))?;
+        Ok((report, bytes))
+    });
+    // The folder holds only our copies of the headers and nvcc's output: nothing the user gave.
+    let _ = fs::remove_dir_all(&dir);
+    let (report, bytes) = compiled?;
+    Ok(KernelImage {
+        source: Box::leak(source.display().to_string().into_boxed_str()),
+        flags: like.flags,
+        image: Box::leak(bytes.into_boxed_slice()),
+        ptxas: Box::leak(report.into_boxed_str()),
+        linked_with_device_runtime: like.linked_with_device_runtime,
+    })
+}
+
+/// An image written by [`compile`]'s caller for its own child processes (`--check` runs every case in
+/// one), read back with `like`'s flags and no report.
+pub fn load(path: &Path, like: &KernelImage) -> Result<KernelImage, CompileError> {
+    let bytes = fs::read(path).map_err(|err| CompileError::Missing { path: path.to_path_buf(), reason: err.to_string() })?;
+    Ok(KernelImage {
+        source: Box::leak(path.display().to_string().into_boxed_str()),
+        flags: like.flags,
+        image: Box::leak(bytes.into_boxed_slice()),
+        ptxas: "",
+        linked_with_device_runtime: like.linked_with_device_runtime,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(name: &str, text: &str) -> PathBuf {
+        let path = std::env::temp_dir().join(format!("runtime-test-{}-{name}", std::process::id()));
+        fs::write(&path, text).unwrap();
+        path
+    }
+
+    #[test]
+    fn compiles_a_file_like_ours_with_our_headers_and_reports_it() {
+        let path = write("ok.cu", "#include \"matrix_view.cuh\"\nextern \"C\" __global__ void twice(MatrixView<float> m) { m(0, 0) *= 2; }\n");
+        let image = compile(&path, &crate::MMM_BS16).unwrap();
+        assert_eq!(image.flags, crate::MMM_BS16.flags);
+        assert_eq!(image.image[..4], [0x50, 0xED, 0x55, 0xBA], "a fatbin");
+        assert!(image.report().unwrap().function("twice").is_some_and(|f| f.is_entry()), "{}", image.ptxas);
+        fs::remove_file(path).unwrap();
+    }
+
+    #[test]
+    fn a_compile_error_keeps_nvccs_file_and_line() {
+        let path = write("bad.cu", "__global__ void k(float* x) {\n  x[0] = y;\n}\n");
+        match compile(&path, &crate::SIMPSON) {
+            Err(error @ CompileError::Nvcc { .. }) => {
+                let CompileError::Nvcc { messages, .. } = &error else { unreachable!() };
+                assert!(messages.contains("bad.cu(2): error"), "{messages}");
+                assert!(error.to_string().ends_with("bad.cu (its messages are above)"), "{error}");
+            }
+            other => panic!("{other:?}"),
+        }
+        fs::remove_file(path).unwrap();
+        let missing = compile(Path::new("/no/such/kernel.cu"), &crate::SIMPSON).unwrap_err().to_string();
+        assert!(missing.starts_with("cannot read the kernel source /no/such/kernel.cu: "), "{missing}");
+    }
+
+    #[test]
+    fn a_kernel_that_launches_kernels_is_linked_with_the_device_runtime() {
+        let path = write("child.cu", "__global__ void child(int* x) { *x = 1; }\n__global__ void parent(int* x) { child<<<1, 1>>>(x); }\n");
+        let image = compile(&path, &crate::ADAPTIVE_SIMPSON).unwrap();
+        assert!(image.linked_with_device_runtime && image.image[..4] == [0x7F, b'E', b'L', b'F']);
+        fs::remove_file(path).unwrap();
+    }
+}
