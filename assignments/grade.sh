@@ -13,7 +13,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 
 if [[ $# -ne 2 ]]; then
-    echo "usage: bash assignments/grade.sh WEEK SUBMISSIONS  (WEEK: 01-simpson, 02-mmm-ab, 03-mmm-tiled)" >&2
+    echo "usage: bash assignments/grade.sh WEEK SUBMISSIONS  (WEEK: 01-simpson, 02-mmm-ab, 03-mmm-tiled, 04-constant-tracer, 07-dynamic-parallelism)" >&2
     exit 2
 fi
 week=$1 submissions=$2
@@ -21,7 +21,9 @@ case $week in
     01-simpson) lab=lab-simpson; week_args=() ;;
     02-mmm-ab) lab=lab-mmm; week_args=(--kernel naive) ;;
     03-mmm-tiled) lab=lab-mmm; week_args=(--kernel tiled) ;;
-    *) echo "grade.sh: no kernel week $week (01-simpson, 02-mmm-ab, 03-mmm-tiled)" >&2; exit 2 ;;
+    04-constant-tracer) lab=lab-constant-tracer; week_args=() ;;
+    07-dynamic-parallelism) lab=lab-dynamic-parallel; week_args=() ;;
+    *) echo "grade.sh: no kernel week $week (01-simpson, 02-mmm-ab, 03-mmm-tiled, 04-constant-tracer, 07-dynamic-parallelism)" >&2; exit 2 ;;
 esac
 [[ -d $submissions ]] || { echo "grade.sh: $submissions is not a folder" >&2; exit 2; }
 

@@ -162,9 +162,17 @@ pub struct Outcome {
     pub wrong: usize,
     pub elements: usize,
     pub first: Option<FirstWrong>,
-    /// Median times (ms) of the student's kernel and ours on the case.
-    pub student_ms: f64,
-    pub ours_ms: f64,
+    /// Median times (ms) of the student's kernel and ours on the case; none for a rule read from the
+    /// compiler's report.
+    pub student_ms: Option<f64>,
+    pub ours_ms: Option<f64>,
+}
+
+impl Outcome {
+    /// The student's time over ours, where both ran.
+    pub fn ratio(&self) -> Option<f64> {
+        Some(self.student_ms? / self.ours_ms?)
+    }
 }
 
 /// A row of the check table, as a child process reports it (or the fault it died of).
@@ -185,7 +193,8 @@ impl Row {
         match &self.result {
             Ok(o) => {
                 let first = o.first.clone().unwrap_or(FirstWrong { position: String::new(), value: String::new(), expected: String::new(), computed_by: String::new() });
-                let fields = [clean(&self.case), o.wrong.to_string(), o.elements.to_string(), clean(&first.position), clean(&first.value), clean(&first.expected), clean(&first.computed_by), o.student_ms.to_string(), o.ours_ms.to_string()];
+                let time = |ms: Option<f64>| ms.map_or(String::new(), |ms| ms.to_string());
+                let fields = [clean(&self.case), o.wrong.to_string(), o.elements.to_string(), clean(&first.position), clean(&first.value), clean(&first.expected), clean(&first.computed_by), time(o.student_ms), time(o.ours_ms)];
                 format!("{LINE_TAG}\t{}", fields.join("\t"))
             }
             Err(fault) => format!("{LINE_TAG}\t{}\tfault\t{}", clean(&self.case), clean(fault)),
@@ -199,9 +208,10 @@ impl Row {
             [case, "fault", fault] => Some(Row { case: case.to_string(), result: Err(fault.to_string()) }),
             [case, wrong, elements, position, value, expected, by, student, ours] => {
                 let first = (!position.is_empty()).then(|| FirstWrong { position: position.to_string(), value: value.to_string(), expected: expected.to_string(), computed_by: by.to_string() });
+                let time = |text: &str| if text.is_empty() { Some(None) } else { text.parse().ok().map(Some) };
                 Some(Row {
                     case: case.to_string(),
-                    result: Ok(Outcome { wrong: wrong.parse().ok()?, elements: elements.parse().ok()?, first, student_ms: student.parse().ok()?, ours_ms: ours.parse().ok()? }),
+                    result: Ok(Outcome { wrong: wrong.parse().ok()?, elements: elements.parse().ok()?, first, student_ms: time(student)?, ours_ms: time(ours)? }),
                 })
             }
             _ => None,
@@ -228,12 +238,13 @@ pub fn first_mismatch<G: Copy, C: Copy>(gpu: &[G], cpu: &[C], ok: impl Fn(G, C) 
     (wrong + gpu.len().abs_diff(cpu.len()), first)
 }
 
-/// A value for the table: "never written" for the poison (NaN), else the number.
+/// A value for the table: "never written" for the poison (NaN), else the number to 13 digits (a
+/// double off by a few roundings must show where it differs).
 pub fn shown(value: f64) -> String {
     if value.is_nan() {
         "never written".to_string()
     } else {
-        format!("{value:.6e}")
+        format!("{value:.12e}")
     }
 }
 
@@ -248,11 +259,15 @@ const CASE_TIME_LIMIT: Duration = Duration::from_secs(120);
 /// The parent's side of `--check`: writes the compiled image where the children find it, runs each
 /// case in a child (this program, with the parent's other flags), prints the table (or CSV) and fails
 /// unless every case passed.
-pub fn run_check(args: &StudentArgs, image: &KernelImage, cases: &[String], lab: &str) -> Result<()> {
+///
+/// `rules` are rows the lab made from the compiler's report (where a variable lives, say), before
+/// any case ran; they count like cases.
+pub fn run_check(args: &StudentArgs, image: &KernelImage, cases: &[String], rules: Vec<Row>, lab: &str) -> Result<()> {
     crate::gpu::count()?; // no GPU: one error now, not one per case
     let path = std::env::temp_dir().join(format!("{lab}-check-{}.image", std::process::id()));
     std::fs::write(&path, image.image).with_context(|| format!("writing {}", path.display()))?;
-    let rows: Vec<Row> = cases.iter().enumerate().map(|(index, case)| run_child(&path, index, case)).collect();
+    let mut rows = rules;
+    rows.extend(cases.iter().enumerate().map(|(index, case)| run_child(&path, index, case)));
     let _ = std::fs::remove_file(&path); // our own scratch file
     let source = args.kernel_source.as_deref().unwrap_or(Path::new("?"));
     if args.csv {
@@ -332,7 +347,9 @@ pub fn table(rows: &[Row]) -> String {
             Ok(o) => {
                 let verdict = if o.wrong == 0 { "PASS" } else { "FAIL" };
                 let first = o.first.as_ref().map_or("| - | - | - | -".to_string(), |f| format!("| {} | {} | {} | {}", f.position, f.value, f.expected, f.computed_by));
-                format!("| {} | {verdict} | {} of {} {first} | {:.4} | {:.4} | {:.2}x |", row.case, o.wrong, o.elements, o.student_ms, o.ours_ms, o.student_ms / o.ours_ms)
+                let ms = |ms: Option<f64>| ms.map_or("-".to_string(), |ms| format!("{ms:.4}"));
+                let ratio = o.ratio().map_or("-".to_string(), |r| format!("{r:.2}x"));
+                format!("| {} | {verdict} | {} of {} {first} | {} | {} | {ratio} |", row.case, o.wrong, o.elements, ms(o.student_ms), ms(o.ours_ms))
             }
             Err(fault) => format!("| {} | FAULT | {fault} | | | | | | | |", row.case),
         };
@@ -347,7 +364,7 @@ pub fn table(rows: &[Row]) -> String {
 pub fn csv(source: &Path, rows: &[Row]) -> String {
     let header: Vec<String> = rows.iter().map(|row| format!("\"{}\"", row.case.replace('"', "'"))).collect();
     let verdicts: Vec<&str> = rows.iter().map(|row| if row.passed() { "PASS" } else if row.result.is_err() { "FAULT" } else { "FAIL" }).collect();
-    let ratios: Vec<f64> = rows.iter().filter(|row| row.passed()).filter_map(|row| row.result.as_ref().ok()).map(|o| o.student_ms / o.ours_ms).collect();
+    let ratios: Vec<f64> = rows.iter().filter(|row| row.passed()).filter_map(|row| row.result.as_ref().ok()?.ratio()).collect();
     let mean = if ratios.is_empty() { String::new() } else { format!("{:.3}", (ratios.iter().map(|r| r.ln()).sum::<f64>() / ratios.len() as f64).exp()) };
     let passed = rows.iter().filter(|row| row.passed()).count();
     format!(
@@ -371,7 +388,7 @@ mod tests {
 
     fn outcome(wrong: usize) -> Outcome {
         let first = (wrong > 0).then(|| FirstWrong { position: "C(1, 2)".into(), value: "never written".into(), expected: "3.0e0".into(), computed_by: "block (0, 0), thread (2, 1)".into() });
-        Outcome { wrong, elements: 12, first, student_ms: 2.0, ours_ms: 1.0 }
+        Outcome { wrong, elements: 12, first, student_ms: Some(2.0), ours_ms: Some(1.0) }
     }
 
     #[test]
@@ -380,6 +397,7 @@ mod tests {
             Row { case: "17 x 33 x 5, f64".into(), result: Ok(outcome(0)) },
             Row { case: "1 x 1 x 1".into(), result: Ok(outcome(3)) },
             Row { case: "tabs\tand\nnewlines".into(), result: Err("CUDA_ERROR_ILLEGAL_ADDRESS (700)".into()) },
+            Row { case: "a rule".into(), result: Ok(Outcome { student_ms: None, ours_ms: None, ..outcome(1) }) },
         ] {
             let back = Row::from_line(&row.to_line()).unwrap();
             assert_eq!(back.case, clean(&row.case));

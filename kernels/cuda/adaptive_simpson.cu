@@ -64,6 +64,12 @@ __global__ void workers(double a, double b, double whole_left, double whole_righ
                                            : Interval{middle, b, whole_right, tolerance, depth};
     double left, right;
     if (decide(F(), mine, max_depth, tally, &left, &right)) return;
+    // BEGIN ASSIGNMENT
+    // TODO: not accurate enough: launch a child grid of workers<F>, one block of two threads (one per half),
+    // TODO: on the stream cudaStreamFireAndForget, for [mine.a, mine.b] with the halves' estimates left and
+    // TODO: right, half of mine.tolerance, one level deeper. If cudaGetLastError() says the launch failed
+    // TODO: (the pending-launch limit), add 1 to tally->launch_failures, left + right to tally->integral
+    // TODO: and 1 to tally->accepted, with atomicAdd.
     // Not accurate enough: hand the two halves to a new child grid and let it decide.
     workers<F><<<1, 2, 0, cudaStreamFireAndForget>>>(mine.a, mine.b, left, right, mine.tolerance / 2.0,
                                                       depth + 1, max_depth, tally);
@@ -73,6 +79,7 @@ __global__ void workers(double a, double b, double whole_left, double whole_righ
         atomicAdd(&tally->integral, left + right);
         atomicAdd(&tally->accepted, 1ULL);
     }
+    // END ASSIGNMENT
 }
 
 // The master: decides from the whole interval's estimate that there is work and starts the first

@@ -23,7 +23,12 @@ static_assert(offsetof(Sphere, x) == SPHERE_OFFSET_x && offsetof(Sphere, y) == S
 // As on the slide: raw bytes, because types with non-trivial constructors may not be __constant__.
 // MAX_SPHERES fills the 64 KiB of constant memory. The host writes it through the module's symbol
 // (cuModuleGetGlobal + copy: cudaMemcpyToSymbol) and reads it back (cudaMemcpyFromSymbol).
+// BEGIN ASSIGNMENT
+// TODO: put sphere_storage in constant memory (__constant__): 64 KiB that every thread reads through a
+// TODO: cache that broadcasts one address to a whole warp. Keep its type, size and alignment.
+// STARTER: __device__ __align__(16) char sphere_storage[sizeof(Sphere) * MAX_SPHERES];
 __constant__ __align__(16) char sphere_storage[sizeof(Sphere) * MAX_SPHERES];
+// END ASSIGNMENT
 
 // Camera and light, passed by value; the same struct as `View` in lab-constant-tracer.
 struct View {
@@ -103,7 +108,11 @@ __device__ void trace(const Sphere* spheres, int count, unsigned int* image, Vie
 
 // Spheres from constant memory, any count up to MAX_SPHERES.
 extern "C" __global__ void trace_constant(int count, unsigned int* image, View view) {
+    // BEGIN ASSIGNMENT
+    // TODO: render with the first `count` spheres of sphere_storage, seen as an array of Sphere
+    // TODO: (reinterpret_cast<const Sphere*>), through trace<0> like trace_global below.
     trace<0>(reinterpret_cast<const Sphere*>(sphere_storage), count, image, view);
+    // END ASSIGNMENT
 }
 
 // The same from global memory.

@@ -15,6 +15,8 @@ use common::output::check_output_path;
 use common::progress::Progress;
 use common::ptxas_view::print_ptxas;
 use common::verify::{verdict, Random};
+use common::assignment::{run_check, StudentArgs};
+use lab_constant_tracer::check;
 use lab_constant_tracer::gpu::{copy_from_constant, DeviceScene, Variant};
 use lab_constant_tracer::render::{compare, compare_sampled, render_on_cpu, write_png, Comparison};
 use lab_constant_tracer::scene::{random_scene, read_scene, View};
@@ -56,6 +58,8 @@ struct Args {
     /// Also print the ptxas reports of the three kernels.
     #[arg(long)]
     ptxas: bool,
+    #[command(flatten)]
+    student: StudentArgs,
 }
 
 fn main() -> ExitCode {
@@ -63,6 +67,15 @@ fn main() -> ExitCode {
 }
 
 fn run(args: Args) -> Result<()> {
+    // A student's tracer.cu (assignments/04-constant-tracer) is compiled first, before the GPU opens.
+    let image = args.student.image(&kernels::TRACER, &check::ENTRIES)?;
+    if args.student.check {
+        let cases: Vec<String> = check::cases().iter().map(check::name).collect();
+        return run_check(&args.student, image, &cases, vec![check::storage_rule(image)?], "lab-constant-tracer");
+    }
+    if let Some(case) = args.student.check_case {
+        return check::run_case(image, case);
+    }
     let view = View::new(args.width, args.height)?;
     let image_bytes = 4 * view.pixels() as u64;
     // The GPU's image, its poison, the CPU's image and the PNG's bytes.
@@ -78,7 +91,7 @@ fn run(args: Args) -> Result<()> {
     let gpu = Gpu::open(0)?;
     println!("{}", gpu.info);
     gpu.ensure_fits(image_bytes, &format!("a {} x {} image", args.width, args.height))?;
-    let module = gpu.load(&kernels::TRACER)?;
+    let module = gpu.load(image)?;
 
     // cudaMemcpyToSymbol(sphere_storage, host_spheres, ...), and the same spheres in global memory
     let mut scene = DeviceScene::new(&module, &spheres, view)?;
@@ -107,7 +120,7 @@ fn run(args: Args) -> Result<()> {
         for variant in [Variant::Constant, Variant::Global, Variant::ConstantFixed(kernels::TRACER_FIXED_COUNTS[0])] {
             let function = check_cuda!(module.get_function(variant.kernel_name()))?;
             println!();
-            print_ptxas(&kernels::TRACER, &variant.kernel_name(), &function, &gpu.info, 256)?;
+            print_ptxas(image, &variant.kernel_name(), &function, &gpu.info, 256)?;
         }
     }
     verdict(all_passed, "a GPU image differs from the CPU render past the tolerance")

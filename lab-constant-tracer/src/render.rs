@@ -107,10 +107,15 @@ impl Comparison {
             self.unwritten += 1;
             return;
         }
-        let difference = (0..4).map(|c| ((gpu >> (8 * c)) & 0xFF).abs_diff((reference >> (8 * c)) & 0xFF)).max().unwrap_or(0);
+        let difference = channel_difference(gpu, reference);
         self.max_channel_difference = self.max_channel_difference.max(difference);
         self.pixels_off += usize::from(difference > CHANNEL_TOLERANCE);
     }
+}
+
+/// The largest difference of one colour channel (or alpha) between two RGBA pixels.
+pub fn channel_difference(gpu: u32, reference: u32) -> u32 {
+    (0..4).map(|c| ((gpu >> (8 * c)) & 0xFF).abs_diff((reference >> (8 * c)) & 0xFF)).max().unwrap_or(0)
 }
 
 /// Pixel by pixel against a whole reference image.

@@ -58,3 +58,40 @@ fn spheres_read_back_from_the_constant_symbol_are_the_ones_written() {
     let too_many = vec![Default::default(); kernels::MAX_SPHERES + 1];
     assert!(copy_to_constant(&module, &too_many).unwrap_err().to_string().contains("do not fit in constant memory"));
 }
+
+/// `lab-constant-tracer --kernel-source FILE --check`, as a student runs it (assignments/04-constant-tracer).
+fn check(file: &str) -> common::testing::Outcome {
+    let lab = common::testing::lab_binary("lab-constant-tracer", env!("CARGO_BIN_EXE_lab-constant-tracer"));
+    let file = common::testing::repository_file(file, env!("CARGO_MANIFEST_DIR"));
+    common::testing::run(&lab, &["--kernel-source", &file, "--check"])
+}
+
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn week_4_the_solution_passes_and_the_template_fails_on_both_counts() {
+    let solution = check("kernels/cuda/tracer.cu");
+    assert_eq!(solution.code, Some(0), "{solution:?}");
+    assert!(solution.stdout.contains("Solution is correct: all 7 cases pass"), "{solution:?}");
+    let template = check("assignments/04-constant-tracer/tracer.cu");
+    assert_eq!(template.code, Some(1), "{template:?}");
+    let rule = common::testing::check_row(&template.stdout, "sphere_storage lives in constant memory");
+    assert!(rule.contains("| FAIL |") && rule.contains("in global memory (65520 bytes gmem"), "{rule}");
+    let row = common::testing::check_row(&template.stdout, "17 x 13 pixels");
+    assert!(row.contains("| FAIL | 221 of 221 | pixel (0, 0) | never written |") && row.contains("block (0, 0), thread (0, 0)"), "{row}");
+}
+
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn week_4_broken_kernels_are_caught() {
+    // Right images from global memory: only the rule fails.
+    let global = check("assignments/04-constant-tracer/broken/global-memory.cu");
+    assert_eq!(global.code, Some(1), "{global:?}");
+    assert!(global.stderr.contains("1 of 7 cases failed"), "{global:?}");
+    assert!(common::testing::check_row(&global.stdout, "sphere_storage lives in constant memory").contains("| FAIL |"), "{global:?}");
+    // One sphere too few: pixels where the last sphere shows are wrong, none unwritten.
+    let missing = check("assignments/04-constant-tracer/broken/last-sphere-missing.cu");
+    assert_eq!(missing.code, Some(1), "{missing:?}");
+    assert!(common::testing::check_row(&missing.stdout, "sphere_storage lives in constant memory").contains("| PASS |"), "{missing:?}");
+    let row = common::testing::check_row(&missing.stdout, "640 x 480 pixels, 64 spheres");
+    assert!(row.contains("| FAIL |") && row.contains("| pixel (") && !row.contains("never written"), "{row}");
+}

@@ -2,6 +2,8 @@
 //! from the device (a master kernel and worker grids that launch child grids) and driven from the host
 //! (one launch per level). `main.rs` calls them in order; the GPU tests call them one by one.
 
+pub mod check;
+
 use anyhow::{ensure, Result};
 use common::check_cuda;
 use common::integrand::Integrand;

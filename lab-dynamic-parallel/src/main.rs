@@ -11,9 +11,10 @@ use common::check_cuda;
 use common::gpu::Gpu;
 use common::integrand::Integrand;
 use common::ptxas_view::print_ptxas;
+use common::assignment::{run_check, Entry, StudentArgs};
 use common::verify::verdict;
 use lab_dynamic_parallel::{
-    adaptive_on_cpu, device_driven, host_driven, set_pending_launch_limit, GpuRun, Problem, Tally,
+    adaptive_on_cpu, check, device_driven, host_driven, set_pending_launch_limit, GpuRun, Problem, Tally,
 };
 
 /// Adaptive Simpson integration with dynamic parallelism (master and workers) against host-driven
@@ -47,6 +48,8 @@ struct Args {
     /// Also print the ptxas reports of the master, worker and level kernels.
     #[arg(long)]
     ptxas: bool,
+    #[command(flatten)]
+    student: StudentArgs,
 }
 
 fn main() -> ExitCode {
@@ -54,10 +57,22 @@ fn main() -> ExitCode {
 }
 
 fn run(args: Args) -> Result<()> {
+    // A student's adaptive_simpson.cu (assignments/07-dynamic-parallelism) is compiled (and linked with
+    // the device runtime) first, before the GPU opens.
+    let integrands = if args.student.check || args.student.check_case.is_some() { Integrand::ALL.to_vec() } else { vec![args.integrand] };
+    let entries: Vec<Entry> = integrands.into_iter().map(check::entry).collect();
+    let image = args.student.image(&kernels::ADAPTIVE_SIMPSON, &entries)?;
+    if args.student.check {
+        let cases: Vec<String> = check::cases().iter().map(check::name).collect();
+        return run_check(&args.student, image, &cases, Vec::new(), "lab-dynamic-parallel");
+    }
+    if let Some(case) = args.student.check_case {
+        return check::run_case(image, case);
+    }
     let problem = Problem::new(args.integrand, args.a, args.b, args.tolerance, args.max_depth)?;
     let gpu = Gpu::open(0)?;
     println!("{}", gpu.info);
-    let module = gpu.load(&kernels::ADAPTIVE_SIMPSON)?;
+    let module = gpu.load(image)?;
     set_pending_launch_limit(args.pending_launches as usize)?;
     println!(
         "Adaptive Simpson of {} over [{}, {}], tolerance {:e}, depth limit {}, pending-launch limit {}",
@@ -90,7 +105,7 @@ fn run(args: Args) -> Result<()> {
     report_limits("host-driven", &host.tally);
 
     if args.ptxas {
-        print_reports(&gpu, &module, args.integrand)?;
+        print_reports(&gpu, image, &module, args.integrand)?;
     }
     let within = |tally: &Tally| (tally.integral - cpu.integral).abs() <= args.tolerance;
     verdict(
@@ -133,7 +148,7 @@ fn report_limits(name: &str, tally: &Tally) {
 }
 
 /// `--ptxas`: the master, the workers (a C++ template, so its mangled name) and the level kernel.
-fn print_reports(gpu: &Gpu, module: &cust::module::Module, integrand: Integrand) -> Result<()> {
+fn print_reports(gpu: &Gpu, image: &kernels::KernelImage, module: &cust::module::Module, integrand: Integrand) -> Result<()> {
     let workers = match integrand {
         Integrand::Pi => "_Z7workersI23FourOverOnePlusXSquaredEvdddddiiP5Tally",
         Integrand::Sin => "_Z7workersI4SineEvdddddiiP5Tally",
@@ -148,7 +163,7 @@ fn print_reports(gpu: &Gpu, module: &cust::module::Module, integrand: Integrand)
     for (name, threads) in kernels {
         let function = check_cuda!(module.get_function(&name))?;
         println!();
-        print_ptxas(&kernels::ADAPTIVE_SIMPSON, &name, &function, &gpu.info, threads)?;
+        print_ptxas(image, &name, &function, &gpu.info, threads)?;
     }
     Ok(())
 }

@@ -82,3 +82,39 @@ fn a_tiny_pending_launch_limit_makes_launches_fail_and_they_are_counted() {
     assert!(run.tally.launch_failures > 0, "{:?}", run.tally);
     assert_eq!(run.device_launches, 1 + run.tally.splits - run.tally.launch_failures);
 }
+
+/// `lab-dynamic-parallel --kernel-source FILE --check`, as a student runs it (assignments/07).
+fn check(file: &str) -> common::testing::Outcome {
+    let lab = common::testing::lab_binary("lab-dynamic-parallel", env!("CARGO_BIN_EXE_lab-dynamic-parallel"));
+    let file = common::testing::repository_file(file, env!("CARGO_MANIFEST_DIR"));
+    common::testing::run(&lab, &["--kernel-source", &file, "--check"])
+}
+
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn week_7_the_solution_passes_and_the_template_fails() {
+    let solution = check("kernels/cuda/adaptive_simpson.cu");
+    assert_eq!(solution.code, Some(0), "{solution:?}");
+    assert!(solution.stdout.contains("Solution is correct: all 6 cases pass"), "{solution:?}");
+    let template = check("assignments/07-dynamic-parallelism/adaptive_simpson.cu");
+    assert_eq!(template.code, Some(1), "{template:?}");
+    // Without the child launch every split interval is lost.
+    let row = common::testing::check_row(&template.stdout, "tolerance 1e-10, depth limit 20");
+    assert!(row.contains("| FAIL |") && row.contains("| intervals accepted |"), "{row}");
+    assert!(common::testing::check_row(&template.stdout, "depth limit 1").contains("| PASS |"), "depth 1 needs no child grid");
+}
+
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn week_7_broken_kernels_are_caught() {
+    let loose = check("assignments/07-dynamic-parallelism/broken/tolerance-not-halved.cu");
+    assert_eq!(loose.code, Some(1), "{loose:?}");
+    assert!(common::testing::check_row(&loose.stdout, "sin(x) on [0, 3]").contains("| FAIL | "), "{loose:?}");
+    // Same decisions while no depth limit is hit; the deepest level stays 1.
+    let flat = check("assignments/07-dynamic-parallelism/broken/depth-not-increased.cu");
+    assert_eq!(flat.code, Some(1), "{flat:?}");
+    let row = common::testing::check_row(&flat.stdout, "tolerance 1e-10, depth limit 20");
+    assert!(row.contains("| FAIL | 1 of 4 | deepest level | 1.000000000000e0 |"), "{row}");
+    let swapped = check("assignments/07-dynamic-parallelism/broken/halves-swapped.cu");
+    assert_eq!(swapped.code, Some(1), "{swapped:?}");
+}

@@ -95,7 +95,7 @@ fn run(args: Args) -> Result<()> {
             return check::run_case(image, &chosen, case);
         }
         let cases: Vec<String> = check::cases(&chosen).iter().map(check::name).collect();
-        return run_check(&args.student, image, &cases, "lab-mmm");
+        return run_check(&args.student, image, &cases, Vec::new(), "lab-mmm");
     }
     let images: Vec<(u32, &'static KernelImage)> = args
         .block_size

@@ -1,0 +1,78 @@
+//! `--kernel-source` and `--check` for lab-dynamic-parallel (assignments/07-dynamic-parallelism): the
+//! student writes the child launch in `workers`. Each case integrates one function device-driven and
+//! compares what the tree of grids reports (the integral, the intervals accepted, the splits, the
+//! deepest level) with the CPU's run of the same decisions.
+
+use anyhow::{Context as _, Result};
+use common::assignment::{first_mismatch, report_case, require_same_parameters, shown, Entry, FirstWrong, Outcome};
+use common::check_cuda;
+use common::gpu::Gpu;
+use common::integrand::Integrand;
+use kernels::KernelImage;
+
+use crate::{adaptive_on_cpu, device_driven, set_pending_launch_limit, Problem, Tally};
+
+/// The masters the lab launches, by integrand.
+pub fn entry(integrand: Integrand) -> Entry {
+    let (name, declaration) = match integrand {
+        Integrand::Pi => ("adaptive_master_pi", "extern \"C\" __global__ void adaptive_master_pi(double a, double b, double tolerance, int max_depth, Tally* tally)"),
+        Integrand::Sin => ("adaptive_master_sin", "extern \"C\" __global__ void adaptive_master_sin(double a, double b, double tolerance, int max_depth, Tally* tally)"),
+        Integrand::Exp => ("adaptive_master_exp", "extern \"C\" __global__ void adaptive_master_exp(double a, double b, double tolerance, int max_depth, Tally* tally)"),
+        Integrand::Peak => ("adaptive_master_peak", "extern \"C\" __global__ void adaptive_master_peak(double a, double b, double tolerance, int max_depth, Tally* tally)"),
+    };
+    Entry { name, declaration }
+}
+
+/// Every integrand; tolerances from coarse to fine; a depth limit of 1, one that stops the splitting
+/// early, and the default.
+pub fn cases() -> Vec<Problem> {
+    let case = |integrand, a, b, tolerance, max_depth| Problem { integrand, a, b, tolerance, max_depth };
+    vec![
+        case(Integrand::Peak, 0.0, 1.0, 1e-6, 1),
+        case(Integrand::Pi, 0.0, 1.0, 1e-10, 20),
+        case(Integrand::Sin, 0.0, 3.0, 1e-12, 20),
+        case(Integrand::Exp, -1.0, 2.0, 1e-12, 5),
+        case(Integrand::Peak, 0.0, 1.0, 1e-10, 20),
+        case(Integrand::Peak, -0.7, 0.35, 1e-8, 24),
+    ]
+}
+
+pub fn name(problem: &Problem) -> String {
+    format!("{} on [{}, {}], tolerance {:e}, depth limit {}", problem.integrand.formula(), problem.a, problem.b, problem.tolerance, problem.max_depth)
+}
+
+/// What a run reports, in the table's words, with the CPU's value beside it.
+fn quantities(gpu: &Tally, cpu: &Tally) -> [(&'static str, f64, f64); 4] {
+    [
+        ("intervals accepted", gpu.accepted as f64, cpu.accepted as f64),
+        ("intervals split", gpu.splits as f64, cpu.splits as f64),
+        ("deepest level", f64::from(gpu.deepest), f64::from(cpu.deepest)),
+        ("integral", gpu.integral, cpu.integral),
+    ]
+}
+
+/// Runs case `index` device-driven with the student's image and ours, and prints its row.
+pub fn run_case(student: &KernelImage, index: usize) -> Result<()> {
+    let problem = *cases().get(index).with_context(|| format!("there is no check case {index}"))?;
+    let gpu = Gpu::open(0)?;
+    let (theirs, ours) = (gpu.load(student)?, gpu.load(&kernels::ADAPTIVE_SIMPSON)?);
+    let entry = entry(problem.integrand);
+    require_same_parameters(&check_cuda!(theirs.get_function(entry.name))?, &check_cuda!(ours.get_function(entry.name))?, &entry, student.source)?;
+    set_pending_launch_limit(32768)?;
+    let reference = device_driven(&ours, &problem, 3)?;
+    let run = device_driven(&theirs, &problem, 3)?;
+    let cpu = adaptive_on_cpu(&problem);
+    let all = quantities(&run.tally, &cpu);
+    let (gpu_values, cpu_values): (Vec<f64>, Vec<f64>) = all.iter().map(|(_, g, c)| (*g, *c)).unzip();
+    // Counts must match exactly; the integral (atomic adds in any order) to within the tolerance.
+    let within = |g: f64, c: f64| (g - c).abs() <= problem.tolerance.max(1e-12 * c.abs());
+    let (wrong, first) = first_mismatch(&gpu_values, &cpu_values, within);
+    let first = first.map(|i| FirstWrong {
+        position: all[i].0.to_string(),
+        value: shown(all[i].1),
+        expected: shown(all[i].2),
+        computed_by: format!("the tree of {} child grids", run.device_launches),
+    });
+    report_case(&name(&problem), Outcome { wrong, elements: all.len(), first, student_ms: Some(run.timing.median_ms()), ours_ms: Some(reference.timing.median_ms()) });
+    Ok(())
+}
