@@ -115,6 +115,8 @@ fn week_7_broken_kernels_are_caught() {
     assert_eq!(flat.code, Some(1), "{flat:?}");
     let row = common::testing::check_row(&flat.stdout, "1/((x-0.3)^2+1e-4) on [0, 1], tolerance 1e-10");
     assert!(row.contains("| FAIL | 1 of 4 | deepest level | 1 | 16 |"), "{row}");
-    let swapped = check("assignments/07-dynamic-parallelism/broken/halves-swapped.cu");
-    assert_eq!(swapped.code, Some(1), "{swapped:?}");
+    // Every right half is lost: fewer intervals accepted than split.
+    let lonely = check("assignments/07-dynamic-parallelism/broken/one-thread-per-child.cu");
+    assert_eq!(lonely.code, Some(1), "{lonely:?}");
+    assert!(common::testing::check_row(&lonely.stdout, "4/(1+x^2) on [0, 1]").contains("| FAIL | "), "{lonely:?}");
 }

@@ -1,4 +1,5 @@
-// A deliberately broken submission (assignments/README.md): the child gets the right half's estimate for the left half and the other way round.
+// A deliberately broken submission (assignments/README.md): the child grid has one thread, so only the
+// left half of each split interval is ever decided.
 // lab-dynamic-parallel --check must catch it; the GPU tests run it.
 
 // adaptive_simpson.cu: adaptive Simpson integration, driven from the device (dynamic parallelism: a
@@ -68,7 +69,7 @@ __global__ void workers(double a, double b, double whole_left, double whole_righ
     double left, right;
     if (decide(F(), mine, max_depth, tally, &left, &right)) return;
     // Not accurate enough: hand the two halves to a new child grid and let it decide.
-    workers<F><<<1, 2, 0, cudaStreamFireAndForget>>>(mine.a, mine.b, right, left, mine.tolerance / 2.0,  // BUG: halves swapped
+    workers<F><<<1, 1, 0, cudaStreamFireAndForget>>>(mine.a, mine.b, left, right, mine.tolerance / 2.0,  // BUG: one thread, two halves
                                                       depth + 1, max_depth, tally);
     if (cudaGetLastError() != cudaSuccess) {
         // Typically the pending-launch limit: keep this interval's estimate and report the failure.
