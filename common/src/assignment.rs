@@ -76,6 +76,28 @@ impl StudentArgs {
         }
         Ok(Box::leak(Box::new(image)))
     }
+
+    /// Whether this run checks (`--check`, or one case of it in a child process): the lab then needs
+    /// every kernel the cases call.
+    pub fn checking(&self) -> bool {
+        self.check || self.check_case.is_some()
+    }
+
+    /// `--check` (the parent: every case in a child, `rules` first) or one case in a child; `None` when
+    /// neither was asked for and the lab runs its experiment.
+    pub fn run_check_if_asked(
+        &self,
+        image: &KernelImage,
+        lab: &str,
+        cases: &[String],
+        rules: impl FnOnce() -> Result<Vec<Row>>,
+        run_case: impl FnOnce(usize) -> Result<()>,
+    ) -> Option<Result<()>> {
+        if self.check {
+            return Some(rules().and_then(|rules| run_check(self, image, cases, rules, lab)));
+        }
+        self.check_case.map(run_case)
+    }
 }
 
 /// Every entry the lab calls must be a kernel of the student's image; the error names what the lab

@@ -65,6 +65,16 @@ pub fn repository_file(relative: &str, manifest_dir: &str) -> String {
     }
 }
 
+/// `LAB --kernel-source FILE [extra] --check`, as a student runs it: `lab` and `built` as for
+/// [`lab_binary`], `file` as for [`repository_file`].
+pub fn check_kernel_source(lab: &str, built: &str, manifest_dir: &str, file: &str, extra: &[&str]) -> Outcome {
+    let file = repository_file(file, manifest_dir);
+    let mut args = vec!["--kernel-source", file.as_str()];
+    args.extend(extra);
+    args.push("--check");
+    run(&lab_binary(lab, built), &args)
+}
+
 /// The row of a `--check` table whose case contains `case` (the first such), for asserting on it.
 pub fn check_row<'a>(stdout: &'a str, case: &str) -> &'a str {
     stdout.lines().find(|line| line.starts_with("| ") && line.contains(case)).unwrap_or_else(|| panic!("no row for {case:?} in\n{stdout}"))

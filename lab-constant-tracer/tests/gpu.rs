@@ -61,9 +61,7 @@ fn spheres_read_back_from_the_constant_symbol_are_the_ones_written() {
 
 /// `lab-constant-tracer --kernel-source FILE --check`, as a student runs it (assignments/04-constant-tracer).
 fn check(file: &str) -> common::testing::Outcome {
-    let lab = common::testing::lab_binary("lab-constant-tracer", env!("CARGO_BIN_EXE_lab-constant-tracer"));
-    let file = common::testing::repository_file(file, env!("CARGO_MANIFEST_DIR"));
-    common::testing::run(&lab, &["--kernel-source", &file, "--check"])
+    common::testing::check_kernel_source("lab-constant-tracer", env!("CARGO_BIN_EXE_lab-constant-tracer"), env!("CARGO_MANIFEST_DIR"), file, &[])
 }
 
 #[test]

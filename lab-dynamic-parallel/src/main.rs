@@ -11,7 +11,7 @@ use common::check_cuda;
 use common::gpu::Gpu;
 use common::integrand::Integrand;
 use common::ptxas_view::print_ptxas;
-use common::assignment::{run_check, Entry, StudentArgs};
+use common::assignment::{Entry, StudentArgs};
 use common::verify::verdict;
 use lab_dynamic_parallel::{
     adaptive_on_cpu, check, device_driven, host_driven, set_pending_launch_limit, GpuRun, Problem, Tally,
@@ -59,15 +59,12 @@ fn main() -> ExitCode {
 fn run(args: Args) -> Result<()> {
     // A student's adaptive_simpson.cu (assignments/07-dynamic-parallelism) is compiled (and linked with
     // the device runtime) first, before the GPU opens.
-    let integrands = if args.student.check || args.student.check_case.is_some() { Integrand::ALL.to_vec() } else { vec![args.integrand] };
+    let integrands = if args.student.checking() { Integrand::ALL.to_vec() } else { vec![args.integrand] };
     let entries: Vec<Entry> = integrands.into_iter().map(check::entry).collect();
     let image = args.student.image(&kernels::ADAPTIVE_SIMPSON, &entries)?;
-    if args.student.check {
-        let cases: Vec<String> = check::cases().iter().map(check::name).collect();
-        return run_check(&args.student, image, &cases, Vec::new(), "lab-dynamic-parallel");
-    }
-    if let Some(case) = args.student.check_case {
-        return check::run_case(image, case);
+    let cases: Vec<String> = check::cases().iter().map(check::name).collect();
+    if let Some(done) = args.student.run_check_if_asked(image, "lab-dynamic-parallel", &cases, || Ok(Vec::new()), |case| check::run_case(image, case)) {
+        return done;
     }
     let problem = Problem::new(args.integrand, args.a, args.b, args.tolerance, args.max_depth)?;
     let gpu = Gpu::open(0)?;

@@ -85,9 +85,7 @@ fn a_tiny_pending_launch_limit_makes_launches_fail_and_they_are_counted() {
 
 /// `lab-dynamic-parallel --kernel-source FILE --check`, as a student runs it (assignments/07).
 fn check(file: &str) -> common::testing::Outcome {
-    let lab = common::testing::lab_binary("lab-dynamic-parallel", env!("CARGO_BIN_EXE_lab-dynamic-parallel"));
-    let file = common::testing::repository_file(file, env!("CARGO_MANIFEST_DIR"));
-    common::testing::run(&lab, &["--kernel-source", &file, "--check"])
+    common::testing::check_kernel_source("lab-dynamic-parallel", env!("CARGO_BIN_EXE_lab-dynamic-parallel"), env!("CARGO_MANIFEST_DIR"), file, &[])
 }
 
 #[test]

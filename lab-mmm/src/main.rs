@@ -16,7 +16,7 @@ use common::mmm::{check_product_fits, check_sizes_match, load_mmm, parse_block_s
 use common::output::check_output_path;
 use common::progress::Progress;
 use common::ptxas_view::print_ptxas;
-use common::assignment::{run_check, Entry, StudentArgs};
+use common::assignment::{Entry, StudentArgs};
 use common::verify::{verdict, Random};
 use cust::module::Module;
 use lab_mmm::ladder::{format_ladder, resources, run_step, Ladder, Rung, Step};
@@ -89,13 +89,12 @@ fn run(args: Args) -> Result<()> {
     // A student's mmm.cu (assignments/02-mmm-ab, 03-mmm-tiled) is compiled first, before the GPU opens.
     let chosen = kernels_to_run(args.kernel);
     let entries: Vec<Entry> = chosen.iter().flat_map(|&kernel| check::entries(kernel)).collect();
-    if args.student.check || args.student.check_case.is_some() {
+    if args.student.checking() {
         let image = args.student.image(&kernels::MMM_BS16, &entries)?;
-        if let Some(case) = args.student.check_case {
-            return check::run_case(image, &chosen, case);
-        }
         let cases: Vec<String> = check::cases(&chosen).iter().map(check::name).collect();
-        return run_check(&args.student, image, &cases, Vec::new(), "lab-mmm");
+        if let Some(done) = args.student.run_check_if_asked(image, "lab-mmm", &cases, || Ok(Vec::new()), |case| check::run_case(image, &chosen, case)) {
+            return done;
+        }
     }
     let images: Vec<(u32, &'static KernelImage)> = args
         .block_size

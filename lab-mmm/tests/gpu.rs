@@ -121,9 +121,7 @@ fn every_step_of_the_ladder_is_right_at_awkward_sizes() {
 
 /// `lab-mmm --kernel-source FILE --kernel KERNEL --check`, as a student runs it (assignments/02, 03).
 fn check(file: &str, kernel: &str) -> common::testing::Outcome {
-    let lab = common::testing::lab_binary("lab-mmm", env!("CARGO_BIN_EXE_lab-mmm"));
-    let file = common::testing::repository_file(file, env!("CARGO_MANIFEST_DIR"));
-    common::testing::run(&lab, &["--kernel-source", &file, "--kernel", kernel, "--check"])
+    common::testing::check_kernel_source("lab-mmm", env!("CARGO_BIN_EXE_lab-mmm"), env!("CARGO_MANIFEST_DIR"), file, &["--kernel", kernel])
 }
 
 #[test]

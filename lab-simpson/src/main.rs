@@ -11,7 +11,7 @@ use common::integrand::{compensated_sum, Integrand};
 use common::ptxas_view::print_ptxas;
 use common::verify::verdict;
 use common::check_cuda;
-use common::assignment::{run_check, Entry, StudentArgs};
+use common::assignment::{Entry, StudentArgs};
 use lab_simpson::{check, compare, kernel_name, simpson_on_cpu, simpson_on_gpu, Problem, TOLERANCE};
 
 /// Simpson's rule on the GPU, one sub-interval per thread (slide: simpson.cu).
@@ -49,15 +49,12 @@ fn main() -> ExitCode {
 
 fn run(args: Args) -> Result<()> {
     // A student's file (assignments/01-simpson) is compiled first, before the GPU is opened.
-    let integrands = if args.student.check || args.student.check_case.is_some() { Integrand::ALL.to_vec() } else { vec![args.integrand] };
+    let integrands = if args.student.checking() { Integrand::ALL.to_vec() } else { vec![args.integrand] };
     let entries: Vec<Entry> = integrands.into_iter().map(check::entry).collect();
     let image = args.student.image(&kernels::SIMPSON, &entries)?;
-    if args.student.check {
-        let cases: Vec<String> = check::cases().iter().map(check::name).collect();
-        return run_check(&args.student, image, &cases, Vec::new(), "lab-simpson");
-    }
-    if let Some(case) = args.student.check_case {
-        return check::run_case(image, case);
+    let cases: Vec<String> = check::cases().iter().map(check::name).collect();
+    if let Some(done) = args.student.run_check_if_asked(image, "lab-simpson", &cases, || Ok(Vec::new()), |case| check::run_case(image, case)) {
+        return done;
     }
     let problem = Problem::new(args.integrand, args.a, args.b, args.intervals, args.block_size)?;
     let gpu = Gpu::open(0)?;

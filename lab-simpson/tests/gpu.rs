@@ -85,9 +85,7 @@ fn a_launch_the_driver_refuses_is_one_error_naming_the_call_and_the_cuda_error()
 
 /// `lab-simpson --kernel-source FILE --check`, as a student runs it (assignments/01-simpson).
 fn check(file: &str) -> common::testing::Outcome {
-    let lab = common::testing::lab_binary("lab-simpson", env!("CARGO_BIN_EXE_lab-simpson"));
-    let file = common::testing::repository_file(file, env!("CARGO_MANIFEST_DIR"));
-    common::testing::run(&lab, &["--kernel-source", &file, "--check"])
+    common::testing::check_kernel_source("lab-simpson", env!("CARGO_BIN_EXE_lab-simpson"), env!("CARGO_MANIFEST_DIR"), file, &[])
 }
 
 #[test]
