@@ -141,6 +141,13 @@ mod tests {
     }
 
     #[test]
+    fn without_nvcc_the_error_says_how_to_get_one() {
+        let message = CompileError::NoNvcc.to_string();
+        assert!(message.starts_with("--kernel-source needs nvcc to compile the file, and none was found"), "{message}");
+        assert!(message.contains("bash scripts/cuda-toolchain.sh"), "{message}");
+    }
+
+    #[test]
     fn a_kernel_that_launches_kernels_is_linked_with_the_device_runtime() {
         let path = write("child.cu", "__global__ void child(int* x) { *x = 1; }\n__global__ void parent(int* x) { child<<<1, 1>>>(x); }\n");
         let image = compile(&path, &crate::ADAPTIVE_SIMPSON).unwrap();
