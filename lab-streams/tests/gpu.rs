@@ -19,12 +19,13 @@ fn streams(count: usize) -> Vec<Stream> {
 }
 
 /// Every lane's spans in the order its stream ran them, each starting after the one before ended
-/// (kernels timed by their stamps, copies by events: the two clocks agree to within 10 µs).
+/// (kernels timed by their stamps, copies by events: the two clocks are aligned by a clock kernel and
+/// were seen to disagree by up to 12 µs on an H200, so the test allows 20).
 fn assert_in_stream_order(spans: &[Span], lanes: usize, kinds: &[Kind]) {
     for lane in 0..lanes {
         let mine: Vec<_> = spans.iter().filter(|s| s.lane == lane).collect();
         assert_eq!(mine.iter().map(|s| s.kind).collect::<Vec<_>>(), kinds, "lane {lane}");
-        assert!(mine.windows(2).all(|w| w[0].end_ms <= w[1].start_ms + 1e-2), "lane {lane}: {mine:#?}");
+        assert!(mine.windows(2).all(|w| w[0].end_ms <= w[1].start_ms + 2e-2), "lane {lane}: {mine:#?}");
         assert!(mine.iter().all(|s| s.start_ms >= 0.0 && s.end_ms > s.start_ms), "lane {lane}: {mine:#?}");
     }
 }
@@ -169,7 +170,8 @@ fn small_kernels_on_any_number_of_streams_compute_every_result() {
             let spans = record(&main, |recorder| job.launch(&lcg, &main, &streams(count), order, Some(recorder))).unwrap();
             assert_eq!(job.wrong_elements().unwrap(), 0, "stamped: {case}");
             assert_eq!(spans.len(), kernels);
-            assert!(spans.iter().all(|s| s.kind == Kind::Kernel && s.start_ms >= 0.0 && s.end_ms > s.start_ms), "{spans:#?}");
+            // A one-step kernel can end within one tick of %globaltimer (a microsecond): zero length.
+            assert!(spans.iter().all(|s| s.kind == Kind::Kernel && s.start_ms >= 0.0 && s.end_ms >= s.start_ms), "{spans:#?}");
             // Kernels of one stream run one after the other, on the stream `order` gave them.
             let lanes = streams_of(kernels, count, order);
             assert_eq!(spans.iter().map(|s| s.lane).collect::<Vec<_>>(), lanes, "{case}");
