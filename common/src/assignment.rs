@@ -285,7 +285,7 @@ const CASE_TIME_LIMIT: Duration = Duration::from_secs(30);
 ///
 /// `rules` are rows the lab made from the compiler's report (where a variable lives, say), before
 /// any case ran; they count like cases.
-pub fn run_check(args: &StudentArgs, image: &KernelImage, cases: &[String], rules: Vec<Row>, lab: &str) -> Result<()> {
+fn run_check(args: &StudentArgs, image: &KernelImage, cases: &[String], rules: Vec<Row>, lab: &str) -> Result<()> {
     crate::gpu::count()?; // no GPU: one error now, not one per case
     let path = std::env::temp_dir().join(format!("{lab}-check-{}.image", std::process::id()));
     std::fs::write(&path, image.image).with_context(|| format!("writing {}", path.display()))?;

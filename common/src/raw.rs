@@ -49,6 +49,9 @@ extern "C" {
     /// 32-bit word; cust has it only for bytemuck's Pod types)
     #[link_name = "cuMemsetD32_v2"]
     pub fn cuMemsetD32(device_pointer: u64, value: u32, words: usize) -> c_int;
+    /// `CUresult cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream)`
+    /// (cudaMemsetAsync with a 32-bit word): enqueued on the stream, the host does not wait.
+    pub fn cuMemsetD32Async(device_pointer: u64, value: u32, words: usize, stream: *mut c_void) -> c_int;
 }
 
 /// `CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT`: the percentage of the unified L1 / shared

@@ -173,10 +173,10 @@ pub fn transpose(module: &Module, kernel: Transpose, input: &[f32], rows: usize,
     let out = poisoned_device_buffer::<f32>(rows * cols)?;
     let function = check_cuda!(module.get_function(kernel.kernel()))?;
     let stream = new_stream()?;
-    let mut flush = Flush::new(l2_bytes)?;
+    let flush = Flush::new(l2_bytes)?;
     let grid = GridSize::xy(cols.div_ceil(Transpose::TILE as usize) as u32, rows.div_ceil(Transpose::TILE as usize) as u32);
     let block = BlockSize::xy(Transpose::TILE, Transpose::BLOCK_ROWS);
-    let timing = time_on_stream_after(&stream, 1, repetitions, || flush.run(), || {
+    let timing = time_on_stream_after(&stream, 1, repetitions, || flush.run(&stream), || {
         // __global__ void transpose_padded(const float* in, float* out, int rows, int cols)
         check_cuda!(unsafe { launch!(function<<<grid, block, 0, stream>>>(device_in.as_device_ptr(), out.as_device_ptr(), rows as i32, cols as i32)) })?;
         Ok(())

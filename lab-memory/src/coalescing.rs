@@ -20,6 +20,7 @@ use common::verify::{poison, poisoned_device_buffer, Poison};
 use common::{check_cuda, raw};
 use cust::launch;
 use cust::memory::{CopyDestination, DeviceBuffer, LockedBuffer};
+use cust::function::Function;
 use cust::module::Module;
 use cust::stream::Stream;
 use rayon::prelude::*;
@@ -105,7 +106,8 @@ pub fn offsets() -> Vec<usize> {
 
 /// The sweep's buffers: `input` holds the pattern, `output` is poisoned before every launch.
 pub struct Sweep<'a> {
-    module: &'a Module,
+    /// `strided_copy`, fetched once: a lookup inside the timed runs would be host time between events.
+    copy: Function<'a>,
     stream: Stream,
     input: DeviceBuffer<f32>,
     output: DeviceBuffer<f32>,
@@ -126,7 +128,8 @@ impl<'a> Sweep<'a> {
         check_cuda!(stream.synchronize())?;
         let output = poisoned_device_buffer::<f32>(floats)?;
         let staging = staging(MAX_ELEMENTS.min(floats))?;
-        let sweep = Sweep { module, stream, input, output, flush: Flush::new(l2_bytes)?, staging, seed };
+        let copy = check_cuda!(module.get_function("strided_copy"))?;
+        let sweep = Sweep { copy, stream, input, output, flush: Flush::new(l2_bytes)?, staging, seed };
         sweep.warm_up()?;
         Ok(sweep)
     }
@@ -138,7 +141,7 @@ impl<'a> Sweep<'a> {
         let access = Access::fitting(1, 0, self.input.len());
         let start = std::time::Instant::now();
         while start.elapsed().as_secs_f64() < 20e-3 {
-            launch_copy(self.module, &self.stream, &self.input, &self.output, access)?;
+            self.launch(access)?;
             check_cuda!(self.stream.synchronize())?;
         }
         Ok(())
@@ -148,25 +151,23 @@ impl<'a> Sweep<'a> {
     pub fn measure(&mut self, access: Access, repetitions: usize) -> Result<Measured> {
         ensure!(access.elements > 0 && access.span() <= self.input.len(), "stride {} offset {}: {} elements do not fit", access.stride, access.offset, access.elements);
         poison(&mut self.output)?;
-        let timing = time_on_stream_after(&self.stream, 1, repetitions, || self.flush.run(), || {
-            launch_copy(self.module, &self.stream, &self.input, &self.output, access)
-        })?;
+        let timing = time_on_stream_after(&self.stream, 1, repetitions, || self.flush.run(&self.stream), || self.launch(access))?;
         let back = read_strided(&self.output, access.offset, access.stride, access.elements, self.staging.as_mut_slice())?;
         let seed = self.seed;
         let wrong = back.wrong(|i| pattern(access.offset + i * access.stride, seed) + 1.0);
         Ok(Measured { access, timing, wrong })
     }
-}
 
-/// One `strided_copy` launch of `access`, enqueued on `stream`.
-fn launch_copy(module: &Module, stream: &Stream, input: &DeviceBuffer<f32>, output: &DeviceBuffer<f32>, access: Access) -> Result<()> {
-    let copy = check_cuda!(module.get_function("strided_copy"))?;
-    let grid = blocks_for(access.elements.div_ceil(COPIES_PER_THREAD), BLOCK);
-    // __global__ void strided_copy(const float* in, float* out, int stride, int offset, int n)
-    check_cuda!(unsafe {
-        launch!(copy<<<grid, BLOCK, 0, stream>>>(input.as_device_ptr(), output.as_device_ptr(), access.stride as i32, access.offset as i32, access.elements as i32))
-    })?;
-    Ok(())
+    /// One `strided_copy` launch of `access`, enqueued on the sweep's stream.
+    fn launch(&self, access: Access) -> Result<()> {
+        let (copy, stream) = (&self.copy, &self.stream);
+        let grid = blocks_for(access.elements.div_ceil(COPIES_PER_THREAD), BLOCK);
+        // __global__ void strided_copy(const float* in, float* out, int stride, int offset, int n)
+        check_cuda!(unsafe {
+            launch!(copy<<<grid, BLOCK, 0, stream>>>(self.input.as_device_ptr(), self.output.as_device_ptr(), access.stride as i32, access.offset as i32, access.elements as i32))
+        })?;
+        Ok(())
+    }
 }
 
 /// What a launch left: the elements it was to write, and the floats just after them, which it was not
@@ -252,8 +253,8 @@ pub fn run_notes(module: &Module, kernel: Notes, blocks: u32, block: u32, l2_byt
     let x = poisoned_device_buffer::<f32>(kernel.floats(threads))?;
     let function = check_cuda!(module.get_function(kernel.name()))?;
     let stream = new_stream()?;
-    let mut flush = Flush::new(l2_bytes)?;
-    let timing = time_on_stream_after(&stream, 1, repetitions, || flush.run(), || {
+    let flush = Flush::new(l2_bytes)?;
+    let timing = time_on_stream_after(&stream, 1, repetitions, || flush.run(&stream), || {
         // __global__ void kernel_1(float* x), kernel_2(float* x)
         check_cuda!(unsafe { launch!(function<<<blocks, block, 0, stream>>>(x.as_device_ptr())) })?;
         Ok(())
