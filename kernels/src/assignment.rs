@@ -11,7 +11,10 @@
 //! nvcc sees comments and our solution; [`template`] keeps the `TODO` lines and drops the rest of the
 //! block. A `// STARTER: code` line among the hints becomes `code` in the template: something that
 //! compiles but is not yet the answer (a `__device__` where `__constant__` belongs), for blocks the rest
-//! of the file needs in order to compile. `cargo run -p kernels --bin templates` writes every week's template into `assignments/`; a test
+//! of the file needs in order to compile.
+//!
+//! The deliberately broken submissions in `assignments/<week>/broken/` are made the same way: our
+//! solution with one [`Mistake`] put in, so they follow every change to our kernels. `cargo run -p kernels --bin templates` writes every week's template into `assignments/`; a test
 //! checks that the committed ones are what it makes.
 
 use crate::KernelImage;
@@ -22,22 +25,169 @@ pub const HINT: &str = "// TODO";
 pub const STARTER: &str = "// STARTER: ";
 
 /// A week whose students write a kernel: its folder in `assignments/`, the source in `cuda/` its
-/// template comes from, and the image of ours the lab runs (a student's file is compiled like it).
+/// template comes from, the image of ours the lab runs (a student's file is compiled like it), and the
+/// broken submissions its check must catch.
 #[derive(Debug, Clone, Copy)]
 pub struct Week {
     pub folder: &'static str,
     pub source: &'static str,
     pub like: &'static KernelImage,
+    pub broken: &'static [Mistake],
 }
+
+/// One mistake a student makes: `correct` (text that occurs exactly once in our solution) becomes
+/// `wrong` in `broken/<name>.cu`, whose header says `what` goes wrong.
+#[derive(Debug, Clone, Copy)]
+pub struct Mistake {
+    pub name: &'static str,
+    pub what: &'static str,
+    pub correct: &'static str,
+    pub wrong: &'static str,
+}
+
+const fn mistake(name: &'static str, what: &'static str, correct: &'static str, wrong: &'static str) -> Mistake {
+    Mistake { name, what, correct, wrong }
+}
+
+/// The child launch of `workers` in adaptive_simpson.cu, which every week-7 mistake changes.
+const CHILD_LAUNCH: &str = "    workers<F><<<1, 2, 0, cudaStreamFireAndForget>>>(mine.a, mine.b, left, right, mine.tolerance / 2.0,\n                                                      depth + 1, max_depth, tally);";
 
 /// The kernel weeks, in course order.
 pub const WEEKS: [Week; 5] = [
-    Week { folder: "01-simpson", source: "simpson.cu", like: &crate::SIMPSON },
-    Week { folder: "02-mmm-ab", source: "mmm.cu", like: &crate::MMM_BS16 },
-    Week { folder: "03-mmm-tiled", source: "mmm.cu", like: &crate::MMM_BS16 },
-    Week { folder: "04-constant-tracer", source: "tracer.cu", like: &crate::TRACER },
-    Week { folder: "07-dynamic-parallelism", source: "adaptive_simpson.cu", like: &crate::ADAPTIVE_SIMPSON },
+    Week {
+        folder: "01-simpson",
+        source: "simpson.cu",
+        like: &crate::SIMPSON,
+        broken: &[
+            mistake(
+                "missing-block-offset",
+                "every block writes the first blockDim.x sums; the rest are never written.",
+                "const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;",
+                "const long long i = threadIdx.x;  // BUG: forgets the block's offset",
+            ),
+            mistake(
+                "off-by-one",
+                "each thread integrates the sub-interval after its own.",
+                "const double x = a + i * h;",
+                "const double x = a + (i + 1) * h;  // BUG: starts one sub-interval late",
+            ),
+        ],
+    },
+    Week {
+        folder: "02-mmm-ab",
+        source: "mmm.cu",
+        like: &crate::MMM_BS16,
+        broken: &[
+            mistake("swapped-indices", "B is read as if transposed.", "sum += a(row, k) * b(k, col);", "sum += a(row, k) * b(col, k);  // BUG: B's indices swapped"),
+            mistake(
+                "missing-bounds-check",
+                "threads outside C write past its rows and end.",
+                "    if (row < c.rows && col < c.cols) {\n        T sum = 0;",
+                "    {  // BUG: no check that (row, col) lies inside C\n        T sum = 0;",
+            ),
+        ],
+    },
+    Week {
+        folder: "03-mmm-tiled",
+        source: "mmm.cu",
+        like: &crate::MMM_BS16,
+        broken: &[
+            mistake(
+                "missing-syncthreads",
+                "the first __syncthreads() is gone.",
+                "        __syncthreads();  // the tiles are complete before anyone reads them",
+                "        // BUG: no __syncthreads() here: threads read tiles other warps have not written yet",
+            ),
+            mistake(
+                "off-by-one-bound",
+                "the tile loop stops one tile early when k is no multiple of BLOCK_SIZE (the last, partial tile is never added).",
+                "    for (int tile = 0; tile < a.cols; tile += BLOCK_SIZE) {",
+                "    for (int tile = 0; tile + BLOCK_SIZE <= a.cols; tile += BLOCK_SIZE) {  // BUG: skips the last, partial tile",
+            ),
+            mistake(
+                "swapped-tile-indices",
+                "the shared tile of B is indexed the wrong way round.",
+                "sum += as[ty][k] * bs[k][tx];",
+                "sum += as[ty][k] * bs[tx][k];  // BUG: the tile of B read across instead of down",
+            ),
+        ],
+    },
+    Week {
+        folder: "04-constant-tracer",
+        source: "tracer.cu",
+        like: &crate::TRACER,
+        broken: &[
+            mistake(
+                "global-memory",
+                "the spheres live in global memory; the images are right, the lesson is missed.",
+                "__constant__ __align__(16) char sphere_storage[sizeof(Sphere) * MAX_SPHERES];",
+                "__device__ __align__(16) char sphere_storage[sizeof(Sphere) * MAX_SPHERES];  // BUG: global memory, not __constant__",
+            ),
+            mistake(
+                "last-sphere-missing",
+                "trace_constant hands trace one sphere too few.",
+                "    trace<0>(reinterpret_cast<const Sphere*>(sphere_storage), count, image, view);",
+                "    trace<0>(reinterpret_cast<const Sphere*>(sphere_storage), count - 1, image, view);  // BUG: off by one",
+            ),
+        ],
+    },
+    Week {
+        folder: "07-dynamic-parallelism",
+        source: "adaptive_simpson.cu",
+        like: &crate::ADAPTIVE_SIMPSON,
+        broken: &[
+            mistake(
+                "tolerance-not-halved",
+                "children get the parent's tolerance, not half of it: they stop splitting too early.",
+                CHILD_LAUNCH,
+                "    workers<F><<<1, 2, 0, cudaStreamFireAndForget>>>(mine.a, mine.b, left, right, mine.tolerance,  // BUG: not halved\n                                                      depth + 1, max_depth, tally);",
+            ),
+            mistake(
+                "depth-not-increased",
+                "children start at their parent's depth: the depth limit never comes.",
+                CHILD_LAUNCH,
+                "    workers<F><<<1, 2, 0, cudaStreamFireAndForget>>>(mine.a, mine.b, left, right, mine.tolerance / 2.0,\n                                                      depth, max_depth, tally);  // BUG: depth + 1",
+            ),
+            mistake(
+                "one-thread-per-child",
+                "the child grid has one thread, so only the left half of each split interval is ever decided.",
+                CHILD_LAUNCH,
+                "    workers<F><<<1, 1, 0, cudaStreamFireAndForget>>>(mine.a, mine.b, left, right, mine.tolerance / 2.0,  // BUG: one thread, two halves\n                                                      depth + 1, max_depth, tally);",
+            ),
+        ],
+    },
 ];
+
+impl Week {
+    /// Every file the week's folder gets from `text`, our source: the template, then `broken/*.cu`,
+    /// each as (path inside the folder, contents).
+    pub fn files(&self, text: &str) -> Result<Vec<(String, String)>, String> {
+        let mut files = vec![(self.source.to_string(), template(self.source, text)?)];
+        let solution = solution(text);
+        for mistake in self.broken {
+            let found = solution.matches(mistake.correct).count();
+            if found != 1 {
+                return Err(format!("{}: the mistake {} changes text found {found} times in the solution, not once", self.source, mistake.name));
+            }
+            let header = format!(
+                "// A deliberately broken submission (assignments/README.md): {}\n\
+                 // Made from kernels/cuda/{} by `cargo run -p kernels --bin templates`; --check must catch it (the GPU tests run it).\n\n",
+                mistake.what, self.source
+            );
+            files.push((format!("broken/{}.cu", mistake.name), header + &solution.replacen(mistake.correct, mistake.wrong, 1)));
+        }
+        Ok(files)
+    }
+}
+
+/// Our source as a student would hand it in: without the marker, hint and starter lines.
+pub fn solution(text: &str) -> String {
+    let marker = |line: &str| {
+        let line = line.trim();
+        line == BEGIN || line == END || line.starts_with(HINT) || line.starts_with(STARTER)
+    };
+    text.lines().filter(|line| !marker(line)).map(|line| format!("{line}\n")).collect()
+}
 
 /// The week's template from the text of its source: a header saying where it comes from, then the
 /// source with every assignment block cut down to its hint. Errors name the line of a malformed block.
@@ -134,13 +284,26 @@ mod tests {
     }
 
     #[test]
-    fn the_committed_templates_are_what_the_generator_makes_and_hold_no_solution() {
+    fn the_committed_templates_and_broken_kernels_are_what_the_generator_makes() {
+        for week in WEEKS {
+            let source = std::fs::read_to_string(repository().join("kernels/cuda").join(week.source)).unwrap();
+            let folder = repository().join("assignments").join(week.folder);
+            let made = week.files(&source).unwrap();
+            for (name, text) in &made {
+                let committed = std::fs::read_to_string(folder.join(name)).unwrap_or_default();
+                assert!(&committed == text, "{}/{name} is not what the generator makes: run `cargo run -p kernels --bin templates`", week.folder);
+            }
+            // Nothing else in broken/: every broken kernel there is one the generator makes.
+            let listed: Vec<String> = std::fs::read_dir(folder.join("broken")).unwrap().map(|entry| format!("broken/{}", entry.unwrap().file_name().to_string_lossy())).collect();
+            assert!(listed.iter().all(|name| made.iter().any(|(made, _)| made == name)), "{}: {listed:?}", week.folder);
+        }
+    }
+
+    #[test]
+    fn no_template_holds_a_solution_line() {
         for week in WEEKS {
             let source = std::fs::read_to_string(repository().join("kernels/cuda").join(week.source)).unwrap();
             let made = template(week.source, &source).unwrap();
-            let path = repository().join("assignments").join(week.folder).join(week.source);
-            let committed = std::fs::read_to_string(&path).unwrap_or_default();
-            assert!(committed == made, "{} is not what the generator makes: run `cargo run -p kernels --bin templates`", path.display());
             let solution = solution_lines(&source);
             assert!(!solution.is_empty(), "{} marks no assignment", week.source);
             // A solution line may also stand outside the blocks (an atomicAdd the master shares): the
@@ -154,14 +317,21 @@ mod tests {
     }
 
     #[test]
+    fn a_mistake_must_change_text_that_occurs_once() {
+        const MISTAKES: [Mistake; 1] = [mistake("m", "w", "x;", "y;")];
+        let week = Week { folder: "t", source: "t.cu", like: &crate::SIMPSON, broken: &MISTAKES };
+        assert_eq!(week.files("x;\n").unwrap()[1].1.lines().last(), Some("y;"));
+        assert!(week.files("x;\nx;\n").unwrap_err().contains("found 2 times in the solution, not once"));
+        assert!(week.files("z;\n").unwrap_err().contains("found 0 times"));
+        assert_eq!(solution(SOURCE), "a\n  x = y + z;\nb\n");
+    }
+
+    #[test]
     fn every_template_and_every_broken_kernel_compiles() {
         for week in WEEKS {
-            let folder = repository().join("assignments").join(week.folder);
-            let mut files = vec![folder.join(week.source)];
-            if let Ok(entries) = std::fs::read_dir(folder.join("broken")) {
-                files.extend(entries.map(|entry| entry.unwrap().path()));
-            }
-            for file in files {
+            let source = std::fs::read_to_string(repository().join("kernels/cuda").join(week.source)).unwrap();
+            for (name, _) in week.files(&source).unwrap() {
+                let file = repository().join("assignments").join(week.folder).join(name);
                 crate::runtime::compile(&file, week.like).unwrap_or_else(|err| match err {
                     crate::runtime::CompileError::Nvcc { messages, .. } => panic!("{}:\n{messages}", file.display()),
                     other => panic!("{}: {other}", file.display()),
