@@ -1,58 +1,115 @@
 #!/usr/bin/env bash
 # Grades a folder of submissions for one week into CSV on stdout:
 #
-#   bash assignments/grade.sh 02-mmm-ab submissions/ > grades.csv
+#   bash assignments/grade.sh [--jobs N] [--sanitize] [--cases FILE] WEEK SUBMISSIONS > grades.csv
 #
-# A submission is submissions/<student>.cu or submissions/<student>/<any name>.cu (the first .cu in
+# A submission is SUBMISSIONS/<student>.cu or SUBMISSIONS/<student>/<any name>.cu (the first .cu in
 # the folder). Each runs through the week's lab with --kernel-source FILE --check --csv: one row per
-# student with every case's PASS / FAIL / FAULT, how many passed, and the geometric mean of the
-# student's time over ours (cases that passed). A file that does not compile gets "compile error" and
-# the first line nvcc printed. Needs a GPU. The labs come from LAB_BIN_DIR (a folder with the lab
-# binaries, e.g. gpu-bundle/bin) or else from `cargo run --release`.
+# student with every case's PASS / FAIL / FAULT, how many passed, the geometric mean of the student's
+# time over ours (cases that passed), the hash of the case set, and a note (a compile error's first
+# line, or why there is no result). Fields are quoted as RFC 4180 says; every row is as long as the
+# header, which is always printed.
+#
+#   --jobs N      grade N submissions at once, each on its own GPU where there are several
+#                 (CUDA_VISIBLE_DEVICES in turn over the GPUs nvidia-smi lists); the CSV is the same,
+#                 in the same order, as with one job
+#   --sanitize    run every case under compute-sanitizer (lab --check --sanitize; slow)
+#   --cases FILE  the cases in FILE instead of the week's (hidden cases; see the week's README)
+#
+# Folders and files are taken from where this is called. Needs a GPU. The labs come from
+# LAB_BIN_DIR (a folder with the lab binaries, e.g. gpu-bundle/bin) or else from `cargo build --release`.
 set -uo pipefail
-cd "$(dirname "$0")/.."
 
-if [[ $# -ne 2 ]]; then
-    echo "usage: bash assignments/grade.sh WEEK SUBMISSIONS  (WEEK: 01-simpson, 02-mmm-ab, 03-mmm-tiled, 04-constant-tracer, 07-dynamic-parallelism)" >&2
-    exit 2
-fi
-week=$1 submissions=$2
+usage="usage: bash assignments/grade.sh [--jobs N] [--sanitize] [--cases FILE] WEEK SUBMISSIONS  (WEEK: 01-simpson, 02-mmm-ab, 03-mmm-tiled, 04-constant-tracer, 07-dynamic-parallelism)"
+caller=$(pwd)
+repository=$(cd "$(dirname "$0")/.." && pwd)
+absolute() { [[ $1 == /* ]] && printf '%s' "$1" || printf '%s/%s' "$caller" "$1"; }
+fail() { echo "grade.sh: $1" >&2; exit "${2:-1}"; }
+
+jobs=1 sanitize=() case_args=() positional=()
+while [[ $# -gt 0 ]]; do
+    case $1 in
+        --jobs) [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || fail "--jobs needs a whole number of at least 1, not '${2:-}'" 2; jobs=$2; shift 2 ;;
+        --sanitize) sanitize=(--sanitize); shift ;;
+        --cases) [[ -f ${2:-} ]] || fail "--cases: '${2:-}' is not a file" 2; case_args=(--cases "$(absolute "$2")"); shift 2 ;;
+        -h|--help) echo "$usage"; exit 0 ;;
+        -*) fail "unknown option $1; $usage" 2 ;;
+        *) positional+=("$1"); shift ;;
+    esac
+done
+[[ ${#positional[@]} -eq 2 ]] || fail "$usage" 2
+week=${positional[0]} submissions=$(absolute "${positional[1]}")
 case $week in
     01-simpson) lab=lab-simpson; week_args=() ;;
     02-mmm-ab) lab=lab-mmm; week_args=(--kernel naive) ;;
     03-mmm-tiled) lab=lab-mmm; week_args=(--kernel tiled) ;;
     04-constant-tracer) lab=lab-constant-tracer; week_args=() ;;
     07-dynamic-parallelism) lab=lab-dynamic-parallel; week_args=() ;;
-    *) echo "grade.sh: no kernel week $week (01-simpson, 02-mmm-ab, 03-mmm-tiled, 04-constant-tracer, 07-dynamic-parallelism)" >&2; exit 2 ;;
+    *) fail "no kernel week $week (01-simpson, 02-mmm-ab, 03-mmm-tiled, 04-constant-tracer, 07-dynamic-parallelism)" 2 ;;
 esac
-[[ -d $submissions ]] || { echo "grade.sh: $submissions is not a folder" >&2; exit 2; }
+[[ -d $submissions ]] || fail "${positional[1]} is not a folder" 2
 
 if [[ -n ${LAB_BIN_DIR:-} ]]; then
-    run_lab=("$LAB_BIN_DIR/$lab")
+    lab_bin=$(absolute "$LAB_BIN_DIR")/$lab
 else
-    cargo build --release -q -p "$lab" || exit 1
-    run_lab=("target/release/$lab")
+    (cd "$repository" && cargo build --release -q -p "$lab") || fail "cargo build --release -p $lab failed"
+    lab_bin=$repository/target/release/$lab
 fi
+[[ -x $lab_bin ]] || fail "$lab_bin is not an executable lab (LAB_BIN_DIR=${LAB_BIN_DIR:-unset})"
 
-header_done=0
-for entry in "$submissions"/*; do
+# The lab runs, and says which cases it checks: the CSV header and the case set's hash.
+header=$("$lab_bin" "${week_args[@]}" "${case_args[@]}" --list-cases --csv 2>&1) || fail "$lab_bin does not run: $header"
+listing=$("$lab_bin" "${week_args[@]}" "${case_args[@]}" --list-cases 2>&1) || fail "$lab_bin does not run: $listing"
+read -r cases _ _ _ hash <<<"$(head -n 1 <<<"$listing" | tr -d '():')"
+[[ $cases =~ ^[0-9]+$ ]] || fail "$lab_bin listed no cases: $listing"
+gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
+[[ $gpus -gt 0 ]] || fail "no GPU here (nvidia-smi lists none); grading runs every case on one"
+
+csv_field() { local text=${1//\"/\"\"}; printf '"%s"' "$text"; }
+
+# A row for a submission without results: a dash per case, nothing passed, the note.
+row_without_results() {
+    local dashes
+    dashes=$(printf ',-%.0s' $(seq "$cases"))
+    printf '%s,%s%s,0/%s,,%s,%s\n' "$(csv_field "$1")" "$(csv_field "$2")" "$dashes" "$cases" "$hash" "$(csv_field "$3")"
+}
+
+# Grades submission number $1 ($2) into $scratch/$1.row, on GPU $1 modulo the GPU count.
+grade_one() {
+    local index=$1 entry=$2 student file output
     student=$(basename "$entry" .cu)
     if [[ -d $entry ]]; then
         file=$(find "$entry" -maxdepth 1 -name '*.cu' | sort | head -n 1)
     else
         file=$entry
     fi
-    [[ $file == *.cu && -f $file ]] || { echo "grade.sh: $entry: no .cu file, skipped" >&2; continue; }
-    output=$("${run_lab[@]}" --kernel-source "$file" "${week_args[@]}" --check --csv 2>/tmp/grade-stderr.$$)
-    if [[ $(wc -l <<<"$output") -ge 2 ]] && head -n 1 <<<"$output" | grep -q '^file,'; then
-        if [[ $header_done == 0 ]]; then
-            echo "student,$(head -n 1 <<<"$output")"
-            header_done=1
-        fi
-        echo "\"$student\",$(sed -n 2p <<<"$output")"
-    else
-        reason=$(grep -m 1 -E 'error' /tmp/grade-stderr.$$ | tr -d '"' | cut -c 1-200)
-        echo "\"$student\",\"$file\",compile error or no result: $reason"
+    if [[ $file != *.cu || ! -f $file ]]; then
+        row_without_results "$student" "$entry" "no .cu file" >"$scratch/$index.row"
+        return
     fi
+    output=$(CUDA_VISIBLE_DEVICES=$((index % gpus)) "$lab_bin" --kernel-source "$file" "${week_args[@]}" "${case_args[@]}" "${sanitize[@]}" --check --csv 2>"$scratch/$index.err")
+    if [[ $(head -n 1 <<<"$output") == "$header" && $(wc -l <<<"$output") -eq 2 ]]; then
+        printf '%s,%s,""\n' "$(csv_field "$student")" "$(sed -n 2p <<<"$output")" >"$scratch/$index.row"
+    else
+        local reason
+        reason=$(grep -m 1 -E 'error' "$scratch/$index.err" || tail -n 1 "$scratch/$index.err")
+        row_without_results "$student" "$file" "compile error or no result: ${reason:-no message}" >"$scratch/$index.row"
+    fi
+}
+
+scratch=$(mktemp -d) || fail "cannot make a private folder"
+trap 'rm -rf "$scratch"' EXIT
+echo "student,$header,note"
+index=0
+for entry in "$submissions"/*; do
+    [[ -e $entry ]] || continue
+    while [[ $(jobs -rp | wc -l) -ge $jobs ]]; do
+        wait -n
+    done
+    grade_one "$index" "$entry" &
+    index=$((index + 1))
 done
-rm -f /tmp/grade-stderr.$$
+wait
+for ((i = 0; i < index; i++)); do
+    cat "$scratch/$i.row"
+done

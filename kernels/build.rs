@@ -1,19 +1,24 @@
-//! Compiles every CUDA source in `cuda/` with nvcc and keeps the `ptxas -v` report of that same build.
+//! Compiles every CUDA source in `cuda/` with nvcc, once for each target architecture, and keeps the
+//! `ptxas -v` report of each of those builds.
 //!
-//! For each entry of `specs()` this writes `<OUT_DIR>/<file>.fatbin` (or `.cubin`) and
-//! `<OUT_DIR>/<file>.ptxas`, then generates `<OUT_DIR>/kernels.rs` with one `KernelImage` constant per
-//! entry, so the binaries embed their kernels and run from any directory.
+//! For each entry of `specs()` and each architecture this writes `<OUT_DIR>/<file>.sm_XX.fatbin` (or a
+//! linked `.cubin`, with its relocatable `.ptx`) and `<OUT_DIR>/<file>.sm_XX.ptxas`, then generates
+//! `<OUT_DIR>/kernels.rs` with one `KernelImage` constant per entry, holding every architecture's build,
+//! so the binaries embed their kernels and run from any directory on any GPU they were built for.
 //!
 //! Where nvcc comes from, in this order: `NVCC`, `$CUDA_PATH/bin/nvcc`, `/usr/local/cuda/bin/nvcc`,
 //! `nvcc` on `PATH`, and `.toolchain/cuda/bin/nvcc` (what `scripts/cuda-toolchain.sh` installs).
-//! The target is `CUDA_ARCH` (`sm_90` or `90`), else the compute capability of the local GPU
-//! (`nvidia-smi`), else `sm_90`: the H100/H200 of the course.
+//! The architectures are `CUDA_ARCH` (a list such as `75;80;90`, or `native`, `all`, `all-major`: see
+//! [`nvcc::parse_arch_list`]), else the local GPUs' (`native`), else `all-major`: machine code for the
+//! first architecture of every major version nvcc supports, each with its PTX, which the driver compiles
+//! for GPUs that come later.
 
 use std::env;
 use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{self, Command};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 #[path = "src/nvcc.rs"]
 mod nvcc;
@@ -120,21 +125,43 @@ fn main() {
              enough to build and to run the tests that need no GPU), or install the NVIDIA driver.",
         );
     }
-    let arch = target_arch();
+    let (archs, chosen_by) = target_archs(&nvcc);
     let specs = specs();
-    let built: Vec<Built> = std::thread::scope(|scope| {
-        let jobs: Vec<_> = specs
-            .iter()
-            .map(|spec| scope.spawn(|| compile(&nvcc, &arch, &cuda_dir, &out_dir, spec)))
-            .collect();
-        jobs.into_iter().map(|job| job.join().expect("compile thread")).collect()
-    });
-    write_rust(&out_dir, &cuda_dir, &arch, &specs, &built);
+    let jobs: Vec<(&Spec, u32)> = specs.iter().flat_map(|spec| archs.iter().map(move |&arch| (spec, arch))).collect();
+    let built = run_in_parallel(&jobs, |&(spec, arch)| compile(&nvcc, arch, &cuda_dir, &out_dir, spec));
+    write_rust(&out_dir, &cuda_dir, &archs, &chosen_by, &specs, &jobs, &built);
 }
 
-/// Paths of one compiled source.
+/// `f` over every job, on as many threads as the machine has cores (nvcc is single-threaded), results
+/// in the jobs' order.
+fn run_in_parallel<J: Sync, R: Send>(jobs: &[J], f: impl Fn(&J) -> R + Sync) -> Vec<R> {
+    let next = AtomicUsize::new(0);
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).min(jobs.len().max(1));
+    let mut results: Vec<(usize, R)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut mine = Vec::new();
+                    loop {
+                        let index = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(job) = jobs.get(index) else { return mine };
+                        mine.push((index, f(job)));
+                    }
+                })
+            })
+            .collect();
+        workers.into_iter().flat_map(|worker| worker.join().expect("compile thread")).collect()
+    });
+    results.sort_by_key(|(index, _)| *index);
+    results.into_iter().map(|(_, result)| result).collect()
+}
+
+/// Paths of one source compiled for one architecture.
 struct Built {
     image: PathBuf,
+    /// The relocatable PTX of a source linked with the device runtime, for the driver to link on a GPU
+    /// newer than every build (a fatbin carries its PTX inside).
+    ptx: Option<PathBuf>,
     report: PathBuf,
 }
 
@@ -148,61 +175,83 @@ fn have_libcuda() -> bool {
     listed || Path::new("/usr/lib/x86_64-linux-gnu/libcuda.so.1").exists()
 }
 
-/// `sm_XX` to build for: `CUDA_ARCH`, else the local GPU's compute capability, else sm_90.
-fn target_arch() -> String {
-    if let Ok(arch) = env::var("CUDA_ARCH") {
-        let digits = arch.trim().trim_start_matches("sm_").trim_start_matches("compute_");
-        if digits.is_empty() || !digits.chars().all(|c| c.is_ascii_digit()) {
-            fail(&format!("CUDA_ARCH={arch:?} is not an architecture like sm_90 or 90"));
-        }
-        return format!("sm_{digits}");
-    }
-    local_gpu_arch().unwrap_or_else(|| "sm_90".to_string())
+/// The architectures to build for and what chose them, for the labs' messages: `CUDA_ARCH`, else the
+/// local GPUs, else every major architecture nvcc supports.
+fn target_archs(nvcc: &Path) -> (Vec<u32>, String) {
+    let supported = nvcc::supported_archs(nvcc).unwrap_or_else(|err| fail(&err));
+    let local = local_gpu_archs();
+    let (value, chosen_by) = match env::var("CUDA_ARCH") {
+        Ok(value) => (value.clone(), format!("CUDA_ARCH={value}")),
+        Err(_) if local.is_ok() => ("native".to_string(), "the GPU of the build machine (CUDA_ARCH unset)".to_string()),
+        Err(_) => ("all-major".to_string(), "every major architecture (no GPU at build time, CUDA_ARCH unset)".to_string()),
+    };
+    let archs = nvcc::parse_arch_list(&value, &supported, || local.clone()).unwrap_or_else(|err| fail(&format!("CUDA_ARCH={value:?}: {err}")));
+    (archs, chosen_by)
 }
 
-fn local_gpu_arch() -> Option<String> {
+/// The compute capabilities of the GPUs `nvidia-smi` sees, as 86 for 8.6.
+fn local_gpu_archs() -> Result<Vec<u32>, String> {
     let output = Command::new("nvidia-smi")
         .args(["--query-gpu=compute_cap", "--format=csv,noheader"])
         .output()
-        .ok()?;
-    let first = String::from_utf8(output.stdout).ok()?.lines().next()?.trim().replace('.', "");
-    (output.status.success() && !first.is_empty() && first.chars().all(|c| c.is_ascii_digit()))
-        .then(|| format!("sm_{first}"))
+        .map_err(|err| format!("`native` needs nvidia-smi to find the GPUs: {err}"))?;
+    let text = String::from_utf8_lossy(&output.stdout);
+    let archs: Vec<u32> = text.lines().filter_map(|line| line.trim().replace('.', "").parse().ok()).collect();
+    if !output.status.success() || archs.is_empty() {
+        return Err("`native` found no GPU (nvidia-smi lists none)".to_string());
+    }
+    Ok(archs)
 }
 
-fn compile(nvcc: &Path, arch: &str, cuda_dir: &Path, out_dir: &Path, spec: &Spec) -> Built {
-    let stem = spec.constant.to_lowercase();
+/// One source for one architecture; `None` for a linked source where this CUDA's device runtime has
+/// no code for `arch` (x86-64 toolkits lack the Jetson architectures sm_87 and sm_88, whose GPUs then
+/// run the sm_86 build, and a Jetson's own toolkit builds for them).
+fn compile(nvcc: &Path, arch: u32, cuda_dir: &Path, out_dir: &Path, spec: &Spec) -> Option<Built> {
+    let stem = format!("{}.sm_{arch}", spec.constant.to_lowercase());
     let base = nvcc::base_flags(cuda_dir, &spec.flags);
     let source = cuda_dir.join(spec.source);
     let report = out_dir.join(format!("{stem}.ptxas"));
-    let image = match spec.build {
+    let (image, ptx) = match spec.build {
         Build::Fatbin => {
             let image = out_dir.join(format!("{stem}.fatbin"));
             let stderr = run_nvcc(nvcc, &nvcc::fatbin_args(&base, arch, &source, &image));
             fs::write(&report, stderr).expect("write ptxas report");
-            image
+            (image, None)
         }
         Build::LinkedCubin => {
             let object = out_dir.join(format!("{stem}.o"));
             let image = out_dir.join(format!("{stem}.cubin"));
+            let ptx = out_dir.join(format!("{stem}.ptx"));
             let stderr = run_nvcc(nvcc, &nvcc::relocatable_args(&base, arch, &source, &object));
             fs::write(&report, stderr).expect("write ptxas report");
-            run_nvcc(nvcc, &nvcc::device_link_args(nvcc, arch, &object, &image));
-            image
+            if let Err(message) = try_nvcc(nvcc, &nvcc::device_link_args(nvcc, arch, &object, &image)) {
+                if message.contains("Undefined reference to '__cudaCDP2") {
+                    println!("cargo:warning={}: no build for sm_{arch}: this CUDA's libcudadevrt.a has no code for it", spec.source);
+                    return None;
+                }
+                fail(&message);
+            }
+            run_nvcc(nvcc, &nvcc::relocatable_ptx_args(&base, arch, &source, &ptx));
+            (image, Some(ptx))
         }
     };
-    Built { image, report }
+    Some(Built { image, ptx, report })
 }
 
 /// Runs nvcc and returns its stderr, where ptxas writes its report; stops the build on failure with the
 /// command line and nvcc's own message.
 fn run_nvcc(nvcc: &Path, args: &[String]) -> String {
+    try_nvcc(nvcc, args).unwrap_or_else(|message| fail(&message))
+}
+
+/// Runs nvcc: its stderr, or the message for a failure (the command line and what nvcc said).
+fn try_nvcc(nvcc: &Path, args: &[String]) -> Result<String, String> {
     let output = Command::new(nvcc).args(args).output().unwrap_or_else(|err| {
         fail(&format!("could not start {}: {err}", nvcc.display()))
     });
     let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
     if !output.status.success() {
-        fail(&format!(
+        return Err(format!(
             "nvcc failed ({}):\n  {} {}\n{}{}",
             output.status,
             nvcc.display(),
@@ -211,13 +260,15 @@ fn run_nvcc(nvcc: &Path, args: &[String]) -> String {
             stderr
         ));
     }
-    stderr
+    Ok(stderr)
 }
 
-fn write_rust(out_dir: &Path, cuda_dir: &Path, arch: &str, specs: &[Spec], built: &[Built]) {
+fn write_rust(out_dir: &Path, cuda_dir: &Path, archs: &[u32], chosen_by: &str, specs: &[Spec], jobs: &[(&Spec, u32)], built: &[Option<Built>]) {
     let mut rust = String::new();
-    writeln!(rust, "/// The architecture every kernel here was compiled for (`CUDA_ARCH` or the local GPU).").unwrap();
-    writeln!(rust, "pub const TARGET_ARCH: &str = {arch:?};").unwrap();
+    writeln!(rust, "/// The architectures every kernel here was compiled for, ascending: 86 is sm_86.").unwrap();
+    writeln!(rust, "pub const BUILT_ARCHS: [u32; {}] = {archs:?};", archs.len()).unwrap();
+    writeln!(rust, "/// What chose [`BUILT_ARCHS`], for messages that say how to build for another GPU.").unwrap();
+    writeln!(rust, "pub const ARCHS_CHOSEN_BY: &str = {chosen_by:?};").unwrap();
     writeln!(rust, "/// Block sizes the tiled `mmm` kernel is compiled for, one `MMM_BS<n>` image each.").unwrap();
     writeln!(rust, "pub const MMM_BLOCK_SIZES: [u32; {}] = {MMM_BLOCK_SIZES:?};", MMM_BLOCK_SIZES.len()).unwrap();
     writeln!(rust, "/// Spheres that fit in the tracer's 64 KiB of constant memory.").unwrap();
@@ -258,27 +309,42 @@ fn write_rust(out_dir: &Path, cuda_dir: &Path, arch: &str, specs: &[Spec], built
         .collect();
     writeln!(rust, "/// The headers in `cuda/`, by file name: a student's file compiled at run time includes them too.").unwrap();
     writeln!(rust, "pub const HEADERS: [(&str, &str); {}] = [{}];", embedded.len(), embedded.join(", ")).unwrap();
-    for (spec, built) in specs.iter().zip(built) {
+    for spec in specs {
+        let builds: Vec<String> = jobs
+            .iter()
+            .zip(built)
+            .filter(|((of, _), _)| std::ptr::eq(*of, spec))
+            .filter_map(|(job, built)| Some((job, built.as_ref()?)))
+            .map(|((_, arch), built)| {
+                let ptx = built.ptx.as_ref().map_or("None".to_string(), |ptx| format!("Some(include_str!({:?}))", ptx.display().to_string()));
+                format!(
+                    "ArchImage {{ arch: {arch}, image: include_bytes!({:?}), relocatable_ptx: {ptx}, ptxas: include_str!({:?}) }}",
+                    built.image.display().to_string(),
+                    built.report.display().to_string()
+                )
+            })
+            .collect();
         writeln!(
             rust,
-            "/// `cuda/{source}` {with}compiled for {arch}.\n\
+            "/// `cuda/{source}` {with}compiled for each of [`BUILT_ARCHS`] (a linked source: those its device runtime has).\n\
              pub const {constant}: KernelImage = KernelImage {{\n    \
                  source: {source:?},\n    \
                  flags: &{flags:?},\n    \
-                 image: include_bytes!({image:?}),\n    \
-                 ptxas: include_str!({report:?}),\n    \
+                 builds: &[\n        {builds},\n    ],\n    \
                  linked_with_device_runtime: {linked},\n\
              }};",
             source = spec.source,
             with = if spec.flags.is_empty() { String::new() } else { format!("with `{}` ", spec.flags.join(" ")) },
             constant = spec.constant,
             flags = spec.flags,
-            image = built.image.display().to_string(),
-            report = built.report.display().to_string(),
+            builds = builds.join(",\n        "),
             linked = spec.build == Build::LinkedCubin,
         )
         .unwrap();
     }
+    let all: Vec<String> = specs.iter().map(|spec| format!("({:?}, {})", spec.constant, spec.constant)).collect();
+    writeln!(rust, "/// Every image above, by constant name: for tests that look at all of them.").unwrap();
+    writeln!(rust, "pub const ALL: [(&str, KernelImage); {}] = [{}];", all.len(), all.join(", ")).unwrap();
     fs::write(out_dir.join("kernels.rs"), rust).expect("write kernels.rs");
 }
 

@@ -7,13 +7,35 @@
 #   bash gpu-bundle/run.sh [RESULTS]    # on the GPU machine, from the repository root
 #   bash gpu-bundle/time-labs.sh        # there: every lab's default run, both profiles, timed
 #   bash gpu-bundle/compare.sh          # there: the slide programs (reference/, built there) beside the labs
+#   bash gpu-bundle/time-checks.sh      # there: each week's --check, plain and --sanitize, timed; grade.sh
+#
+# The kernels are built for CUDA_ARCH (kernels/build.rs: here, without a GPU, every major architecture).
+# A bundle for one older architecture, to test on a newer GPU what a T4 or an A100 would run:
+#
+#   CUDA_ARCH=sm_75 bash scripts/gpu-bundle.sh --no-dev gpu-bundle-sm75
+#
+# FOLDER (default gpu-bundle) is where it goes; --no-dev leaves out the dev-profile binaries and the
+# benchmarks (run.sh and the GPU tests need neither). With CUDA_ARCH set, the build goes to
+# target/arch-<CUDA_ARCH> so that it does not replace the default build in target/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+dev=1
+if [[ ${1:-} == --no-dev ]]; then
+    dev=0
+    shift
+fi
+bundle=${1:-gpu-bundle}
+if [[ -n ${CUDA_ARCH:-} && -z ${CARGO_TARGET_DIR:-} ]]; then
+    export CARGO_TARGET_DIR="target/arch-${CUDA_ARCH//[^A-Za-z0-9_-]/_}"
+fi
+target=${CARGO_TARGET_DIR:-target}
 bash scripts/cuda-toolchain.sh
-rm -rf gpu-bundle
-mkdir -p gpu-bundle/bin gpu-bundle/bin-dev gpu-bundle/tests gpu-bundle/benches gpu-bundle/kernels
+rm -rf "$bundle"
+mkdir -p "$bundle/bin" "$bundle/bin-dev" "$bundle/tests" "$bundle/benches" "$bundle/kernels"
 cargo build --release --workspace --bins --locked
-cargo build --workspace --bins --locked
+if [[ $dev == 1 ]]; then
+    cargo build --workspace --bins --locked
+fi
 # The kernel images themselves, for cuobjdump --dump-sass on the GPU machine.
 kernels_out=$(cargo build --release -p kernels --locked --message-format=json 2>/dev/null |
     python3 -c '
@@ -23,40 +45,45 @@ for line in sys.stdin:
     if msg.get("reason") == "build-script-executed" and msg["package_id"].split("#")[0].endswith("/kernels"):
         print(msg["out_dir"])
 ')
-cp "$kernels_out"/*.fatbin "$kernels_out"/*.cubin gpu-bundle/kernels/
+cp "$kernels_out"/*.fatbin "$kernels_out"/*.cubin "$bundle/kernels/"
 for lab in lab-*/; do
     lab=${lab%/}
-    cp "target/release/$lab" gpu-bundle/bin/
+    cp "$target/release/$lab" "$bundle/bin/"
     # Without its line tables (only backtraces use them) the dev binary is a fifth of the size; the
     # code, and so its speed, is unchanged.
-    strip --strip-debug -o "gpu-bundle/bin-dev/$lab" "target/debug/$lab"
+    if [[ $dev == 1 ]]; then
+        strip --strip-debug -o "$bundle/bin-dev/$lab" "$target/debug/$lab"
+    fi
 done
 # Every package's tests/gpu.rs, compiled in release mode; cargo prints where each executable lands.
 cargo test --release --workspace --locked --no-run --test gpu --message-format=json 2>/dev/null |
-    python3 -c '
-import json, shutil, sys
+    BUNDLE=$bundle python3 -c '
+import json, os, shutil, sys
 for line in sys.stdin:
     msg = json.loads(line)
     if msg.get("reason") == "compiler-artifact" and msg.get("executable") and msg["target"]["name"] == "gpu":
         package = msg["package_id"].split("#")[0].rstrip("/").split("/")[-1]
-        shutil.copy(msg["executable"], "gpu-bundle/tests/" + package + "-gpu")
+        shutil.copy(msg["executable"], os.environ["BUNDLE"] + "/tests/" + package + "-gpu")
 '
 # The criterion benchmarks, for RUN_BENCHES=1 bash gpu-bundle/run.sh.
-cargo bench --workspace --locked --no-run --message-format=json 2>/dev/null |
-    python3 -c '
-import json, shutil, sys
+if [[ $dev == 1 ]]; then
+    cargo bench --workspace --locked --no-run --message-format=json 2>/dev/null |
+        BUNDLE=$bundle python3 -c '
+import json, os, shutil, sys
 for line in sys.stdin:
     msg = json.loads(line)
     if msg.get("reason") == "compiler-artifact" and msg.get("executable") and "bench" in msg["target"]["kind"]:
         package = msg["package_id"].split("#")[0].rstrip("/").split("/")[-1]
-        shutil.copy(msg["executable"], "gpu-bundle/benches/" + package + "-" + msg["target"]["name"])
+        shutil.copy(msg["executable"], os.environ["BUNDLE"] + "/benches/" + package + "-" + msg["target"]["name"])
 '
-cp scripts/gpu-run.sh gpu-bundle/run.sh
+fi
+cp scripts/gpu-run.sh "$bundle/run.sh"
 # The reference programs travel as sources: the GPU machine's nvcc builds them for its GPU.
-cp -r reference gpu-bundle/reference
-cp scripts/compare.sh scripts/compare-lib.sh scripts/compare-rows.txt gpu-bundle/
-mkdir -p gpu-bundle/scenes
-cp lab-constant-tracer/scenes/sixty-four.txt gpu-bundle/scenes/
-cp scripts/time-labs.sh gpu-bundle/time-labs.sh
-ls gpu-bundle/tests >/dev/null
-du -sh gpu-bundle
+cp -r reference "$bundle/reference"
+cp scripts/compare.sh scripts/compare-lib.sh scripts/compare-rows.txt "$bundle/"
+mkdir -p "$bundle/scenes"
+cp lab-constant-tracer/scenes/sixty-four.txt "$bundle/scenes/"
+cp scripts/time-labs.sh "$bundle/time-labs.sh"
+cp scripts/time-checks.sh "$bundle/time-checks.sh"
+ls "$bundle/tests" >/dev/null
+du -sh "$bundle"

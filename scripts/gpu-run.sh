@@ -3,7 +3,9 @@
 # needed): every GPU test executable, then every lab's experiment from the table below, then, with
 # RUN_BENCHES=1, the criterion benchmarks. The experiments on several GPUs run where the machine has
 # two or more, and are listed as not run otherwise; MULTI_GPU_ONLY=1 runs nothing else. Logs go to
-# RESULTS (first argument, else gpu-bundle/results); a summary table ends the output.
+# RESULTS (first argument, else gpu-bundle/results); a summary table ends the output. GPU_TEST_ARGS
+# passes more arguments to every test executable ("--skip sanitize" leaves out the slow
+# compute-sanitizer tests).
 set -uo pipefail
 bundle=$(cd "$(dirname "$0")" && pwd)
 # The GPU tests that run a lab binary (assignments: --kernel-source, --check) find it here.
@@ -92,7 +94,9 @@ if [[ ${MULTI_GPU_ONLY:-0} == 1 ]]; then labs=(); tests=(); else tests=("$bundle
 
 for test in "${tests[@]}"; do
     name=$(basename "$test")
-    "$test" --include-ignored --test-threads=1 >"$results/$name.log" 2>&1
+    # GPU_TEST_ARGS: more arguments for every test executable, e.g. "--skip sanitize".
+    # shellcheck disable=SC2086
+    "$test" --include-ignored --test-threads=1 ${GPU_TEST_ARGS:-} >"$results/$name.log" 2>&1
     rc=$?
     summary=$(grep -E '^test result:' "$results/$name.log" | tail -n 1)
     ok=$(sed -E 's/.* ([0-9]+) passed.*/\1/' <<<"$summary")

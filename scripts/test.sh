@@ -14,6 +14,10 @@ trap 'rm -rf "$log" "$references"' EXIT
 bash scripts/compare.sh --build-only "$references"
 bash scripts/test-compare.sh
 cargo test --workspace --locked 2>&1 | tee "$log"
+# Every architecture this nvcc supports, not only the default's major ones (issue 28): the kernels
+# built for each, in a target folder of their own, and their tests, which check each build's report
+# against kernels::NEEDS.
+CUDA_ARCH=all CARGO_TARGET_DIR=target/arch-all cargo test -p kernels --lib --locked 2>&1 | tee -a "$log"
 # cargo prints one "test result:" line per test binary; the last is often an empty doc-test run.
 awk '/^test result:/ {
         for (i = 2; i <= NF; i++) {

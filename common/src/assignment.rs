@@ -7,40 +7,67 @@
 //! `--kernel-image` and `--check-case`): a kernel that faults or traps ruins its CUDA context for good,
 //! so it takes only its own case with it, and the next case starts on a fresh one.
 
-use std::ffi::c_void;
+pub mod case_process;
+pub mod cases_file;
+pub mod output;
+pub mod parameters;
+pub mod sanitizer;
+
 use std::fmt;
-use std::io::Read as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 use anyhow::{bail, Context as _, Result};
-use cust::function::Function;
 use kernels::runtime::{self, CompileError};
 use kernels::KernelImage;
 
-use crate::{check_cuda, raw};
+use crate::private_dir::PrivateDir;
+use crate::verify::Poison;
+use case_process::{CaseRun, Limits};
+use sanitizer::Tool;
 
 /// The flags every lab with a student's kernel has, flattened into its own (`#[command(flatten)]`).
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct StudentArgs {
     /// Your kernel: compile this CUDA file with nvcc when the lab starts (the flags ours are built with)
-    /// and run the experiment with it instead of ours. Its ptxas report is printed first.
+    /// and run the experiment with it instead of ours. Without --check its ptxas report is printed first.
     #[arg(long, value_name = "FILE.cu")]
     pub kernel_source: Option<PathBuf>,
     /// With --kernel-source: run the week's test cases (awkward sizes, random inputs, outputs poisoned
-    /// first) and print one table; the exit code is 0 only if every case passes.
+    /// first, guard zones around them) and print one table; the exit code is 0 only if every case passes.
     #[arg(long, requires = "kernel_source")]
     pub check: bool,
-    /// With --check: print the results as CSV (a header and one row), for assignments/grade.sh.
-    #[arg(long, requires = "check")]
+    /// With --check: print the results as CSV (a header and one row), for assignments/grade.sh; with
+    /// --list-cases: the CSV header alone.
+    #[arg(long)]
     pub csv: bool,
+    /// With --check: run each case under compute-sanitizer (memcheck; racecheck and synccheck too
+    /// where the kernels use shared memory or barriers); its first finding fails the case. Slow.
+    #[arg(long, requires = "check")]
+    pub sanitize: bool,
+    /// With --check: show what every case printed, not only the failing ones'.
+    #[arg(long, requires = "check")]
+    pub show_output: bool,
+    /// With --check or --list-cases: the cases in FILE instead of the week's (one per line, `#`
+    /// comments; the lab's README says the fields).
+    #[arg(long, value_name = "FILE")]
+    pub cases: Option<PathBuf>,
+    /// Print the cases --check runs, with the case set's hash, and exit (no GPU needed).
+    #[arg(long, conflicts_with = "check")]
+    pub list_cases: bool,
     /// Internal (--check's child processes): the image the parent compiled.
     #[arg(long, hide = true, requires = "check_case")]
     pub kernel_image: Option<PathBuf>,
     /// Internal (--check's child processes): the case to run.
-    #[arg(long, hide = true, requires = "kernel_image")]
+    #[arg(long, hide = true, requires_all = ["kernel_image", "check_result"])]
     pub check_case: Option<usize>,
+    /// Internal (--check's child processes): the file the case's row goes to.
+    #[arg(long, hide = true, requires = "check_case")]
+    pub check_result: Option<PathBuf>,
+    /// Internal (--check's child processes): the case runs under compute-sanitizer.
+    #[arg(long, hide = true, requires = "check_case")]
+    pub under_sanitizer: bool,
 }
 
 /// A kernel the lab calls: the entry name it looks up (mangled for C++ kernels) and the declaration a
@@ -57,53 +84,145 @@ impl StudentArgs {
         self.kernel_source.is_some() || self.kernel_image.is_some()
     }
 
-    /// The image to run: `ours`, or the student's file compiled like it (its report shown and its
-    /// entries checked), or in a child process the parent's compile. Needs no GPU.
+    /// The image to run: `ours`, or the student's file compiled like it (its entries and their
+    /// parameters checked, its report shown), or in a child process the parent's compile. Needs no GPU.
     pub fn image(&self, ours: &'static KernelImage, entries: &[Entry]) -> Result<&'static KernelImage> {
+        if self.csv && !self.check && !self.list_cases {
+            bail!("--csv goes with --check or --list-cases");
+        }
+        if self.cases.is_some() && !self.checking() {
+            bail!("--cases goes with --check or --list-cases");
+        }
         if let Some(path) = &self.kernel_image {
-            return Ok(Box::leak(Box::new(runtime::load(path, ours)?)));
+            let arch = crate::gpu::first_gpu_arch().context("no usable CUDA GPU for the check's case")?;
+            return Ok(Box::leak(Box::new(runtime::load(path, ours, arch)?)));
         }
         let Some(path) = &self.kernel_source else { return Ok(ours) };
-        let image = runtime::compile(path, ours).map_err(|err| {
+        if self.list_cases {
+            return Ok(ours); // listing the cases compiles nothing
+        }
+        let (arch, for_whom) = compile_target();
+        let image = runtime::compile(path, ours, arch).map_err(|err| {
             if let CompileError::Nvcc { messages, .. } = &err {
                 eprint!("{messages}");
             }
             anyhow::Error::new(err)
         })?;
         require_entries(&image, entries)?;
+        for entry in entries {
+            require_same_parameters(&image, ours, entry)?;
+        }
         if !self.check {
-            print_report(&image, entries);
+            print_report(&image, entries, &for_whom);
         }
         Ok(Box::leak(Box::new(image)))
     }
 
-    /// Whether this run checks (`--check`, or one case of it in a child process): the lab then needs
-    /// every kernel the cases call.
+    /// Whether this run checks (`--check`, `--list-cases`, or one case of it in a child process): the
+    /// lab then needs every kernel the cases call.
     pub fn checking(&self) -> bool {
-        self.check || self.check_case.is_some()
+        self.check || self.list_cases || self.check_case.is_some()
     }
 
-    /// `--check` (the parent: every case in a child, `rules` first) or one case in a child; `None` when
-    /// neither was asked for and the lab runs its experiment.
-    pub fn run_check_if_asked(
+    /// `--list-cases`, `--check` (the parent: every case in a child, `rules` first) or one case in a
+    /// child (its row written for the parent); `None` when none was asked for and the lab runs its
+    /// experiment. `entries` are the kernels the cases run, `run_case` runs one.
+    pub fn run_check_if_asked<C>(
         &self,
         image: &KernelImage,
-        lab: &str,
-        cases: &[String],
+        check: &Check<'_, C>,
         rules: impl FnOnce() -> Result<Vec<Row>>,
-        run_case: impl FnOnce(usize) -> Result<()>,
+        run_case: impl FnOnce(&C, CaseContext) -> Result<Outcome>,
     ) -> Option<Result<()>> {
-        if self.check {
-            return Some(rules().and_then(|rules| run_check(self, image, cases, rules, lab)));
+        if self.list_cases {
+            return Some(rules().map(|rules| list_cases(self, check, &rules)));
         }
-        self.check_case.map(run_case)
+        if self.check {
+            return Some(rules().and_then(|rules| run_check(self, image, check, rules)));
+        }
+        let index = self.check_case?;
+        Some(run_one_case(self, check, index, run_case))
     }
+}
+
+/// What a lab's `--check` runs: its name (for the private folder), the kernels the cases call (their
+/// ptxas report chooses the sanitizer's tools) and the cases.
+pub struct Check<'a, C> {
+    pub lab: &'a str,
+    pub entries: &'a [Entry],
+    pub cases: cases_file::CaseSet<C>,
+}
+
+/// What a case's child knows about its run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CaseContext {
+    pub index: usize,
+    /// Under compute-sanitizer: times mean nothing there, so the case runs the student's kernel once
+    /// per poison and not ours.
+    pub sanitized: bool,
+}
+
+impl CaseContext {
+    /// Timed launches of the student's kernel after its warm-up.
+    pub fn repetitions(&self) -> usize {
+        if self.sanitized {
+            1
+        } else {
+            3
+        }
+    }
+
+    /// Whether our kernel runs too, for the time ratio.
+    pub fn times_ours(&self) -> bool {
+        !self.sanitized
+    }
+}
+
+/// In a check's child: runs case `index` and writes its row where the parent said.
+fn run_one_case<C>(args: &StudentArgs, check: &Check<'_, C>, index: usize, run_case: impl FnOnce(&C, CaseContext) -> Result<Outcome>) -> Result<()> {
+    let (Some(case), Some(name)) = (check.cases.cases.get(index), check.cases.names.get(index)) else {
+        bail!("there is no check case {index}");
+    };
+    let result = args.check_result.as_deref().context("--check-case needs --check-result")?;
+    let outcome = run_case(case, CaseContext { index, sanitized: args.under_sanitizer })?;
+    case_process::write_row(result, &Row { case: name.clone(), result: Ok(outcome) })
+}
+
+/// `--list-cases`: the case names (rules first) and the set's hash, or with `--csv` the CSV header.
+fn list_cases<C>(args: &StudentArgs, check: &Check<'_, C>, rules: &[Row]) {
+    let names: Vec<&str> = rules.iter().map(|row| row.case.as_str()).chain(check.cases.names.iter().map(String::as_str)).collect();
+    if args.csv {
+        println!("{}", csv_header(&names));
+    } else {
+        println!("{} cases (case set {}):", names.len(), check.cases.hash);
+        for name in names {
+            println!("{name}");
+        }
+    }
+}
+
+/// The architecture a student's file is compiled for: GPU 0's, where the labs run it, else (no GPU here)
+/// the newest the labs are built for, so that compile errors still show. With a sentence that says which.
+fn compile_target() -> (u32, String) {
+    match crate::gpu::first_gpu_arch() {
+        Some(arch) => (arch, "for GPU 0".to_string()),
+        None => {
+            let newest = kernels::BUILT_ARCHS[kernels::BUILT_ARCHS.len() - 1];
+            (newest, "no GPU found: for the newest architecture the labs are built for".to_string())
+        }
+    }
+}
+
+/// The build of a student's image (it has one, for the GPU it runs on) and its parsed report.
+fn student_report(image: &KernelImage) -> Result<kernels::ptxas::Report> {
+    let build = image.newest().with_context(|| format!("{} was not compiled", image.source))?;
+    build.report().with_context(|| format!("reading nvcc's report on {}", image.source))
 }
 
 /// Every entry the lab calls must be a kernel of the student's image; the error names what the lab
 /// looked for and what the file has.
 pub fn require_entries(image: &KernelImage, entries: &[Entry]) -> Result<()> {
-    let report = image.report().with_context(|| format!("reading nvcc's report on {}", image.source))?;
+    let report = student_report(image)?;
     let kernels: Vec<&str> = report.functions.iter().filter(|f| f.is_entry()).map(|f| f.name.as_str()).collect();
     for entry in entries {
         if !kernels.contains(&entry.name) {
@@ -114,10 +233,13 @@ pub fn require_entries(image: &KernelImage, entries: &[Entry]) -> Result<()> {
     Ok(())
 }
 
-/// The ptxas report of the student's entries, as the slides show ours.
-fn print_report(image: &KernelImage, entries: &[Entry]) {
-    println!("$ nvcc -arch={}{} --ptxas-options=-v {}", kernels::TARGET_ARCH, image.flags.iter().map(|f| format!(" {f}")).collect::<String>(), image.source);
-    if let Ok(report) = image.report() {
+/// The ptxas report of the student's entries, as the slides show ours, after the command that made it
+/// and for which GPU.
+fn print_report(image: &KernelImage, entries: &[Entry], for_whom: &str) {
+    let Some(build) = image.newest() else { return };
+    crate::ptxas_view::print_command(image, build.arch);
+    println!("({for_whom}, {})", kernels::arch_name(build.arch));
+    if let Ok(report) = build.report() {
         for entry in entries {
             for line in report.function(entry.name).map(|f| f.lines.as_slice()).unwrap_or_default() {
                 println!("{line}");
@@ -126,35 +248,25 @@ fn print_report(image: &KernelImage, entries: &[Entry]) {
     }
 }
 
-/// `cuFuncGetParamInfo`: each parameter's (offset, size) in bytes; the driver's view of a signature,
-/// which it knows even for `extern "C"` kernels whose names say nothing of their parameters.
-fn parameters(function: &Function, get: raw::FuncGetParamInfo) -> Result<Vec<(usize, usize)>> {
-    let mut list = Vec::new();
-    loop {
-        let (mut offset, mut size) = (0usize, 0usize);
-        // SAFETY: a loaded function's handle and two out-parameters.
-        let status = unsafe { get(function.to_raw().cast::<c_void>(), list.len(), &mut offset, &mut size) };
-        if status == raw::CUDA_ERROR_INVALID_VALUE {
-            return Ok(list); // past the last parameter
+/// The student's kernel takes what ours takes (same parameter sizes and offsets, read from both
+/// images: [`parameters`]), so the lab's launch fits it; otherwise a one-line error with both lists.
+pub fn require_same_parameters(student: &KernelImage, ours: &KernelImage, entry: &Entry) -> Result<()> {
+    // The newest builds: a student's only one, and ours with every kernel (parameters do not change with
+    // the architecture).
+    let image = |of: &KernelImage| of.newest().map_or(&[][..], |build| build.image);
+    let expected = parameters::parameters(image(ours), entry.name).map_err(|why| anyhow::anyhow!("reading our {}'s parameters: {why}", entry.name))?;
+    let theirs = match parameters::parameters(image(student), entry.name) {
+        Ok(theirs) => theirs,
+        Err(why) => {
+            eprintln!("note: {}: {why}; the parameters of {} are not compared", student.source, entry.name);
+            return Ok(());
         }
-        check_cuda!(status)?;
-        list.push((offset, size));
-    }
-}
-
-/// The student's kernel takes what ours takes (same parameter sizes and offsets), so the lab's launch
-/// fits it; otherwise a one-line error with both lists.
-/// A driver older than CUDA 12.4 cannot say; the check then rests on the names alone, and says so.
-pub fn require_same_parameters(student: &Function, ours: &Function, entry: &Entry, source: &str) -> Result<()> {
-    let Some(get) = raw::func_get_param_info() else {
-        eprintln!("note: this driver cannot list kernel parameters (cuFuncGetParamInfo, CUDA 12.4); {}'s are not compared", entry.name);
-        return Ok(());
     };
-    let (theirs, expected) = (parameters(student, get)?, parameters(ours, get)?);
     if theirs != expected {
         let sizes = |list: &[(usize, usize)]| list.iter().map(|(_, size)| format!("{size}")).collect::<Vec<_>>().join(", ");
         bail!(
-            "{source}: kernel `{}` takes {} parameter(s) of {} bytes, but the lab passes {} of {} bytes: `{}`",
+            "{}: kernel `{}` takes {} parameter(s) of {} bytes, but the lab passes {} of {} bytes: `{}`",
+            student.source,
             entry.name,
             theirs.len(),
             sizes(&theirs),
@@ -171,7 +283,7 @@ pub fn require_same_parameters(student: &Function, ours: &Function, entry: &Entr
 pub struct FirstWrong {
     /// Where: "sub-interval 256", "C(3, 17)".
     pub position: String,
-    /// What it holds: a number, or "never written" for the poison.
+    /// What it holds: a number, or "never written" for an element that kept both poisons.
     pub value: String,
     pub expected: String,
     /// Which block and thread should have computed it: "block (1, 0), thread (0, 3)".
@@ -185,15 +297,24 @@ pub struct Outcome {
     pub elements: usize,
     pub first: Option<FirstWrong>,
     /// Median times (ms) of the student's kernel and ours on the case; none for a rule read from the
-    /// compiler's report.
+    /// compiler's report, or under compute-sanitizer.
     pub student_ms: Option<f64>,
     pub ours_ms: Option<f64>,
+    /// A fault beyond the values, which fails the case however right they are: a write outside the
+    /// output or into an input (the guard zones and input copies), or compute-sanitizer's first finding.
+    pub finding: Option<String>,
 }
 
 impl Outcome {
     /// The student's time over ours, where both ran.
     pub fn ratio(&self) -> Option<f64> {
         Some(self.student_ms? / self.ours_ms?)
+    }
+
+    /// The first of `findings` (guard zones, then inputs) becomes the outcome's finding.
+    pub fn with_findings(mut self, findings: impl IntoIterator<Item = Option<String>>) -> Outcome {
+        self.finding = self.finding.or_else(|| findings.into_iter().flatten().next());
+        self
     }
 }
 
@@ -206,34 +327,55 @@ pub struct Row {
 
 impl Row {
     pub fn passed(&self) -> bool {
-        matches!(&self.result, Ok(outcome) if outcome.wrong == 0)
+        matches!(&self.result, Ok(outcome) if outcome.wrong == 0 && outcome.finding.is_none())
     }
 
-    /// The child's line on stdout: tab-separated, so it survives any text but tabs and newlines,
-    /// which [`clean`] replaces.
+    /// PASS, FAIL (wrong values or a finding) or FAULT (no result).
+    pub fn verdict(&self) -> &'static str {
+        match &self.result {
+            _ if self.passed() => "PASS",
+            Ok(_) => "FAIL",
+            Err(_) => "FAULT",
+        }
+    }
+
+    /// The child's line in its result file: tab-separated, so it survives any text but tabs and
+    /// newlines, which [`clean`] replaces.
     pub fn to_line(&self) -> String {
         match &self.result {
             Ok(o) => {
                 let first = o.first.clone().unwrap_or(FirstWrong { position: String::new(), value: String::new(), expected: String::new(), computed_by: String::new() });
                 let time = |ms: Option<f64>| ms.map_or(String::new(), |ms| ms.to_string());
-                let fields = [clean(&self.case), o.wrong.to_string(), o.elements.to_string(), clean(&first.position), clean(&first.value), clean(&first.expected), clean(&first.computed_by), time(o.student_ms), time(o.ours_ms)];
+                let fields = [
+                    clean(&self.case),
+                    o.wrong.to_string(),
+                    o.elements.to_string(),
+                    clean(&first.position),
+                    clean(&first.value),
+                    clean(&first.expected),
+                    clean(&first.computed_by),
+                    time(o.student_ms),
+                    time(o.ours_ms),
+                    o.finding.as_deref().map_or(String::new(), clean),
+                ];
                 format!("{LINE_TAG}\t{}", fields.join("\t"))
             }
             Err(fault) => format!("{LINE_TAG}\t{}\tfault\t{}", clean(&self.case), clean(fault)),
         }
     }
 
-    /// Reads a line written by [`Row::to_line`].
+    /// Reads a line written by [`Row::to_line`]; anything else is `None`.
     pub fn from_line(line: &str) -> Option<Row> {
         let fields: Vec<&str> = line.strip_prefix(LINE_TAG)?.strip_prefix('\t')?.split('\t').collect();
         match fields.as_slice() {
             [case, "fault", fault] => Some(Row { case: case.to_string(), result: Err(fault.to_string()) }),
-            [case, wrong, elements, position, value, expected, by, student, ours] => {
+            [case, wrong, elements, position, value, expected, by, student, ours, finding] => {
                 let first = (!position.is_empty()).then(|| FirstWrong { position: position.to_string(), value: value.to_string(), expected: expected.to_string(), computed_by: by.to_string() });
                 let time = |text: &str| if text.is_empty() { Some(None) } else { text.parse().ok().map(Some) };
+                let finding = (!finding.is_empty()).then(|| finding.to_string());
                 Some(Row {
                     case: case.to_string(),
-                    result: Ok(Outcome { wrong: wrong.parse().ok()?, elements: elements.parse().ok()?, first, student_ms: time(student)?, ours_ms: time(ours)? }),
+                    result: Ok(Outcome { wrong: wrong.parse().ok()?, elements: elements.parse().ok()?, first, student_ms: time(student)?, ours_ms: time(ours)?, finding }),
                 })
             }
             _ => None,
@@ -260,43 +402,81 @@ pub fn first_mismatch<G: Copy, C: Copy>(gpu: &[G], cpu: &[C], ok: impl Fn(G, C) 
     (wrong + gpu.len().abs_diff(cpu.len()), first)
 }
 
-/// A value for the table: "never written" for the poison (NaN), else the number to 13 digits (a
-/// double off by a few roundings must show where it differs).
+/// A number for the table, to 13 digits (a double off by a few roundings must show where it
+/// differs); a NaN is "NaN": whether it was ever written is [`written`]'s to say.
 pub fn shown(value: f64) -> String {
     if value.is_nan() {
-        "never written".to_string()
+        "NaN".to_string()
     } else {
         format!("{value:.12e}")
     }
 }
 
-/// In a check's child process: prints the case's row for the parent.
-pub fn report_case(case: &str, outcome: Outcome) {
-    println!("{}", Row { case: case.to_string(), result: Ok(outcome) }.to_line());
+/// What an output element holds, from the case's two runs, the first with [`Poison::POISON_WORD`]
+/// in the output and the second with [`Poison::SECOND_POISON_WORD`]: "never written" only where it
+/// kept each run's poison, else the first run's value as `show` writes it (a NaN the kernel wrote is
+/// a NaN, not "never written").
+pub fn written<T: Poison>(first: T, second: T, show: impl Fn(T) -> String) -> String {
+    if first.holds_word(T::POISON_WORD) && second.holds_word(T::SECOND_POISON_WORD) {
+        "never written".to_string()
+    } else {
+        show(first)
+    }
 }
 
-/// How long one case may run before it counts as hung. Our kernels take under 2 s per case, process
-/// start included; a broken tree of child grids was seen to run for minutes without end.
-const CASE_TIME_LIMIT: Duration = Duration::from_secs(30);
+/// When a case counts as hung: after 30 s without output (our kernels take under 2 s per case,
+/// process start included; a broken tree of child grids was seen to run for minutes without end), or
+/// after 5 minutes however much it prints (a correct kernel printing from each of a million threads
+/// takes about 20 s on an H200).
+const CASE_LIMITS: Limits = Limits { silence: Duration::from_secs(30), total: Duration::from_secs(300) };
 
-/// The parent's side of `--check`: writes the compiled image where the children find it, runs each
-/// case in a child (this program, with the parent's other flags), prints the table (or CSV) and fails
-/// unless every case passed.
+/// The same under compute-sanitizer, which slows kernels down 10 to 100 times (racecheck the most)
+/// and prints nothing until the program ends: only the total counts.
+const SANITIZED_LIMITS: Limits = Limits { silence: Duration::from_secs(600), total: Duration::from_secs(600) };
+
+/// The most of a sanitizer's log that is read: its first finding is near the top.
+const MAX_LOG_BYTES: u64 = 4 << 20;
+
+/// The parent's side of `--check`: writes the compiled image into a private folder, runs each case
+/// in a child (this program, with the parent's other flags; under compute-sanitizer with
+/// `--sanitize`), prints the table (or CSV) and what failing cases printed, and fails unless every
+/// case passed.
 ///
 /// `rules` are rows the lab made from the compiler's report (where a variable lives, say), before
 /// any case ran; they count like cases.
-fn run_check(args: &StudentArgs, image: &KernelImage, cases: &[String], rules: Vec<Row>, lab: &str) -> Result<()> {
+fn run_check<C>(args: &StudentArgs, image: &KernelImage, check: &Check<'_, C>, rules: Vec<Row>) -> Result<()> {
+    let sanitizer = match args.sanitize {
+        true => Some(sanitizer::find().with_context(|| format!("--sanitize needs NVIDIA's compute-sanitizer, and none was found ({})", sanitizer::WHERE_WE_LOOK))?),
+        false => None,
+    };
     crate::gpu::count()?; // no GPU: one error now, not one per case
-    let path = std::env::temp_dir().join(format!("{lab}-check-{}.image", std::process::id()));
-    std::fs::write(&path, image.image).with_context(|| format!("writing {}", path.display()))?;
+    let dir = PrivateDir::new(&format!("{}-check", check.lab))?;
+    let image_path = dir.path().join("kernel.image");
+    let build = image.newest().with_context(|| format!("{} was not compiled", image.source))?;
+    std::fs::write(&image_path, build.image).with_context(|| format!("writing {}", image_path.display()))?;
+    let exe = std::env::current_exe().context("finding this program to run the cases")?;
+    let tools = Tool::for_kernels(uses_shared_memory_or_barriers(image, check.entries));
+    let runs: Vec<CaseRun> = check
+        .cases
+        .names
+        .iter()
+        .enumerate()
+        .map(|(index, name)| {
+            let child = Child { exe: &exe, image: &image_path, dir: dir.path(), index, name };
+            match &sanitizer {
+                Some(sanitizer) => child.run_sanitized(sanitizer, &tools),
+                None => child.run(None),
+            }
+        })
+        .collect();
     let mut rows = rules;
-    rows.extend(cases.iter().enumerate().map(|(index, case)| run_child(&path, index, case)));
-    let _ = std::fs::remove_file(&path); // our own scratch file
+    rows.extend(runs.iter().map(|run| run.row.clone()));
     let source = args.kernel_source.as_deref().unwrap_or(Path::new("?"));
     if args.csv {
-        print!("{}", csv(source, &rows));
+        print!("{}", csv(source, &rows, &check.cases.hash));
     } else {
-        println!("\n--check of {} ({} cases):\n\n{}", source.display(), rows.len(), table(&rows));
+        println!("\n--check of {} ({} cases, case set {}{}):\n\n{}", source.display(), rows.len(), check.cases.hash, if sanitizer.is_some() { ", under compute-sanitizer" } else { "" }, table(&rows));
+        print!("{}", outputs(&runs, args.show_output));
     }
     let failed = rows.iter().filter(|row| !row.passed()).count();
     if failed > 0 {
@@ -306,9 +486,94 @@ fn run_check(args: &StudentArgs, image: &KernelImage, cases: &[String], rules: V
     Ok(())
 }
 
-/// This program's command line for case `index`: the parent's flags without `--kernel-source`,
-/// `--check` and `--csv`, plus the image and the case.
-fn child_args(image: &Path, index: usize) -> Vec<String> {
+/// Whether any of the student's `entries` has shared memory or a barrier in its ptxas report (the
+/// parent compiled it, so the report is there).
+fn uses_shared_memory_or_barriers(image: &KernelImage, entries: &[Entry]) -> bool {
+    let Ok(report) = student_report(image) else { return true }; // unknown: run every tool
+    entries.iter().filter_map(|entry| report.function(entry.name)).any(|f| f.shared_bytes > 0 || f.barriers.unwrap_or(0) > 0)
+}
+
+/// One case's child process, as the parent starts it.
+struct Child<'a> {
+    exe: &'a Path,
+    image: &'a Path,
+    dir: &'a Path,
+    index: usize,
+    name: &'a str,
+}
+
+impl Child<'_> {
+    /// Runs the case once, under `tool` of compute-sanitizer when given as (sanitizer, tool, log).
+    fn run(&self, sanitizer: Option<(&Path, Tool, &Path)>) -> CaseRun {
+        let suffix = sanitizer.map_or(String::new(), |(_, tool, _)| format!("-{}", tool.name()));
+        let result = self.dir.join(format!("result-{}{suffix}", self.index));
+        let command = match sanitizer {
+            Some((program, tool, log)) => {
+                let mut command = Command::new(program);
+                command.args(sanitizer::arguments(tool, log)).arg(self.exe);
+                command
+            }
+            None => Command::new(self.exe),
+        };
+        let mut command = command;
+        command.args(child_args(self.image, self.index, &result, sanitizer.is_some()));
+        let (limits, finished) = match sanitizer {
+            Some(_) => (SANITIZED_LIMITS, Some(sanitizer::ERROR_EXIT_CODE)),
+            None => (CASE_LIMITS, None),
+        };
+        case_process::run(command, &result, self.name, limits, finished)
+    }
+
+    /// Runs the case under each tool in turn until one finds something; the first run (memcheck)
+    /// gives the values and the output. A later tool's run that ends without a row fails the case
+    /// too: a check that did not run is not a pass.
+    fn run_sanitized(&self, sanitizer: &Path, tools: &[Tool]) -> CaseRun {
+        let mut first: Option<CaseRun> = None;
+        for &tool in tools {
+            let log = self.dir.join(format!("sanitizer-{}-{}.log", self.index, tool.name()));
+            let run = self.run(Some((sanitizer, tool, &log)));
+            let finding = read_log(&log).and_then(|report| sanitizer::first_finding(tool, &report));
+            let row = match (&first, run.row.result.is_err()) {
+                (None, _) | (Some(_), true) => with_finding(run.row.clone(), finding.clone(), tool),
+                (Some(first), false) => with_finding(first.row.clone(), finding.clone(), tool),
+            };
+            let stop = finding.is_some() || row.result.is_err();
+            let (stdout, stderr) = match first.take() {
+                Some(first) => (first.stdout, first.stderr),
+                None => (run.stdout, run.stderr),
+            };
+            first = Some(CaseRun { row, stdout, stderr });
+            if stop {
+                break;
+            }
+        }
+        first.unwrap_or_else(|| self.run(None))
+    }
+}
+
+/// A sanitizer's finding on a case's row: it fails a row with results, and replaces the fault of one
+/// without (the finding says why the case died). A fault under racecheck or synccheck says so.
+fn with_finding(row: Row, finding: Option<String>, tool: Tool) -> Row {
+    let result = match (row.result, finding) {
+        (Ok(outcome), finding) => Ok(Outcome { finding: finding.or(outcome.finding.clone()), ..outcome }),
+        (Err(_), Some(finding)) => Err(finding),
+        (Err(fault), None) if tool == Tool::Memcheck => Err(fault),
+        (Err(fault), None) => Err(format!("under {}: {fault}", tool.name())),
+    };
+    Row { case: row.case, result }
+}
+
+/// The start of a sanitizer's log, if it wrote one.
+fn read_log(path: &Path) -> Option<String> {
+    use std::io::Read as _;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path).and_then(|file| file.take(MAX_LOG_BYTES).read_to_end(&mut bytes)).ok()?;
+    Some(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// This program's command line for case `index`: the parent's flags without those of the parent
+/// alone, plus the image, the case, its result file and whether a sanitizer runs it.
+fn child_args(image: &Path, index: usize, result: &Path, sanitized: bool) -> Vec<String> {
     let mut args = Vec::new();
     let mut skip_value = false;
     for arg in std::env::args().skip(1) {
@@ -316,65 +581,47 @@ fn child_args(image: &Path, index: usize) -> Vec<String> {
             continue;
         }
         match arg.as_str() {
-            "--check" | "--csv" => {}
+            "--check" | "--csv" | "--sanitize" | "--show-output" => {}
             "--kernel-source" => skip_value = true,
             _ if arg.starts_with("--kernel-source=") => {}
             _ => args.push(arg),
         }
     }
     args.extend(["--kernel-image".to_string(), image.display().to_string(), "--check-case".to_string(), index.to_string()]);
+    args.extend(["--check-result".to_string(), result.display().to_string()]);
+    if sanitized {
+        args.push("--under-sanitizer".to_string());
+    }
     args
 }
 
-fn run_child(image: &Path, index: usize, case: &str) -> Row {
-    let fault = |why: String| Row { case: case.to_string(), result: Err(why) };
-    let exe = match std::env::current_exe() {
-        Ok(exe) => exe,
-        Err(err) => return fault(format!("cannot find this program to run the case: {err}")),
-    };
-    let mut child = match Command::new(exe).args(child_args(image, index)).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn() {
-        Ok(child) => child,
-        Err(err) => return fault(format!("cannot start the case: {err}")),
-    };
-    let start = Instant::now();
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) if start.elapsed() > CASE_TIME_LIMIT => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return fault(format!("still running after {} s (an endless loop?); stopped", CASE_TIME_LIMIT.as_secs()));
+/// What the cases printed, under the table: the failing cases', or every case's with `all`.
+fn outputs(runs: &[CaseRun], all: bool) -> String {
+    let mut out = String::new();
+    for run in runs.iter().filter(|run| all || !run.row.passed()) {
+        for (stream, captured) in [("stdout", &run.stdout), ("stderr", &run.stderr)] {
+            if !captured.is_empty() {
+                out.push_str(&format!("\n{} of case \"{}\" ({} lines, {} bytes):\n{}", stream, run.row.case, captured.lines(), captured.bytes, captured.shown()));
             }
-            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
-            Err(err) => return fault(format!("lost the case: {err}")),
-        }
-    };
-    let (mut stdout, mut stderr) = (String::new(), String::new());
-    let _ = child.stdout.take().map(|mut out| out.read_to_string(&mut stdout));
-    let _ = child.stderr.take().map(|mut err| err.read_to_string(&mut stderr));
-    match stdout.lines().find_map(Row::from_line) {
-        Some(row) if status.success() => row,
-        _ => {
-            let why = stderr.lines().rev().find(|line| !line.trim().is_empty()).unwrap_or("no message").trim();
-            fault(format!("{why} ({status})"))
         }
     }
+    out
 }
 
 /// The check table.
 pub fn table(rows: &[Row]) -> String {
-    let mut out = String::from("| case | verdict | wrong | first wrong element | its value | expected | computed by | your GPU time in ms | ours | ratio |\n");
-    out.push_str("|------|---------|-------|---------------------|-----------|----------|-------------|---------------------|------|-------|\n");
+    let mut out = String::from("| case | verdict | wrong | first wrong element | its value | expected | computed by | your GPU time in ms | ours | ratio | outside the values |\n");
+    out.push_str("|------|---------|-------|---------------------|-----------|----------|-------------|---------------------|------|-------|--------------------|\n");
     for row in rows {
         let line = match &row.result {
             Ok(o) => {
-                let verdict = if o.wrong == 0 { "PASS" } else { "FAIL" };
                 let first = o.first.as_ref().map_or("| - | - | - | -".to_string(), |f| format!("| {} | {} | {} | {}", f.position, f.value, f.expected, f.computed_by));
                 let ms = |ms: Option<f64>| ms.map_or("-".to_string(), |ms| format!("{ms:.4}"));
                 let ratio = o.ratio().map_or("-".to_string(), |r| format!("{r:.2}x"));
-                format!("| {} | {verdict} | {} of {} {first} | {} | {} | {ratio} |", row.case, o.wrong, o.elements, ms(o.student_ms), ms(o.ours_ms))
+                let finding = o.finding.as_deref().unwrap_or("-");
+                format!("| {} | {} | {} of {} {first} | {} | {} | {ratio} | {finding} |", row.case, row.verdict(), o.wrong, o.elements, ms(o.student_ms), ms(o.ours_ms))
             }
-            Err(fault) => format!("| {} | FAULT | {fault} | | | | | | | |", row.case),
+            Err(fault) => format!("| {} | FAULT | {fault} | | | | | | | | |", row.case),
         };
         out.push_str(&line);
         out.push('\n');
@@ -382,21 +629,27 @@ pub fn table(rows: &[Row]) -> String {
     out
 }
 
-/// The grading row: the file, each case's verdict, how many passed, and the geometric mean of the time
-/// ratios over the cases that passed.
-pub fn csv(source: &Path, rows: &[Row]) -> String {
-    let header: Vec<String> = rows.iter().map(|row| format!("\"{}\"", row.case.replace('"', "'"))).collect();
-    let verdicts: Vec<&str> = rows.iter().map(|row| if row.passed() { "PASS" } else if row.result.is_err() { "FAULT" } else { "FAIL" }).collect();
+/// A text field for CSV (RFC 4180): always quoted, quotes inside doubled, so commas, quotes and line
+/// breaks in a name stay in one field.
+pub fn csv_field(text: &str) -> String {
+    format!("\"{}\"", text.replace('"', "\"\""))
+}
+
+/// The CSV header for these case names.
+fn csv_header(cases: &[&str]) -> String {
+    let names: Vec<String> = cases.iter().map(|name| csv_field(name)).collect();
+    format!("file,{},passed,time ratio,case set", names.join(","))
+}
+
+/// The grading row: the file, each case's verdict, how many passed, the geometric mean of the time
+/// ratios over the cases that passed, and the case set's hash.
+pub fn csv(source: &Path, rows: &[Row], case_set: &str) -> String {
+    let names: Vec<&str> = rows.iter().map(|row| row.case.as_str()).collect();
+    let verdicts: Vec<&str> = rows.iter().map(Row::verdict).collect();
     let ratios: Vec<f64> = rows.iter().filter(|row| row.passed()).filter_map(|row| row.result.as_ref().ok()?.ratio()).collect();
     let mean = if ratios.is_empty() { String::new() } else { format!("{:.3}", (ratios.iter().map(|r| r.ln()).sum::<f64>() / ratios.len() as f64).exp()) };
     let passed = rows.iter().filter(|row| row.passed()).count();
-    format!(
-        "file,{},passed,time ratio\n\"{}\",{},{passed}/{},{mean}\n",
-        header.join(","),
-        source.display().to_string().replace('"', "'"),
-        verdicts.join(","),
-        rows.len()
-    )
+    format!("{}\n{},{},{passed}/{},{mean},{case_set}\n", csv_header(&names), csv_field(&source.display().to_string()), verdicts.join(","), rows.len())
 }
 
 impl fmt::Display for FirstWrong {
@@ -411,7 +664,11 @@ mod tests {
 
     fn outcome(wrong: usize) -> Outcome {
         let first = (wrong > 0).then(|| FirstWrong { position: "C(1, 2)".into(), value: "never written".into(), expected: "3.0e0".into(), computed_by: "block (0, 0), thread (2, 1)".into() });
-        Outcome { wrong, elements: 12, first, student_ms: Some(2.0), ours_ms: Some(1.0) }
+        Outcome { wrong, elements: 12, first, student_ms: Some(2.0), ours_ms: Some(1.0), finding: None }
+    }
+
+    fn found(finding: &str) -> Outcome {
+        Outcome { finding: Some(finding.into()), ..outcome(0) }
     }
 
     #[test]
@@ -421,12 +678,15 @@ mod tests {
             Row { case: "1 x 1 x 1".into(), result: Ok(outcome(3)) },
             Row { case: "tabs\tand\nnewlines".into(), result: Err("CUDA_ERROR_ILLEGAL_ADDRESS (700)".into()) },
             Row { case: "a rule".into(), result: Ok(Outcome { student_ms: None, ours_ms: None, ..outcome(1) }) },
+            Row { case: "past C".into(), result: Ok(found("written outside C: C[m*n + 40], 40 elements past the end")) },
         ] {
             let back = Row::from_line(&row.to_line()).unwrap();
             assert_eq!(back.case, clean(&row.case));
             assert_eq!(back.result, row.result);
         }
         assert!(Row::from_line("other output").is_none());
+        assert!(Row::from_line("CHECK-ROW\ta\t1\t2").is_none());
+        assert!(Row::from_line("CHECK-ROW\ta\tx\t12\t\t\t\t\t\t\t").is_none(), "a count that is no number");
     }
 
     #[test]
@@ -435,26 +695,74 @@ mod tests {
             Row { case: "a".into(), result: Ok(outcome(0)) },
             Row { case: "b".into(), result: Ok(outcome(3)) },
             Row { case: "c".into(), result: Err("killed".into()) },
+            Row { case: "d".into(), result: Ok(found("A(3, 7) was changed")) },
         ];
         let table = table(&rows);
-        assert!(table.contains("| a | PASS | 0 of 12 | - | - | - | - | 2.0000 | 1.0000 | 2.00x |"), "{table}");
+        assert!(table.contains("| a | PASS | 0 of 12 | - | - | - | - | 2.0000 | 1.0000 | 2.00x | - |"), "{table}");
         assert!(table.contains("| b | FAIL | 3 of 12 | C(1, 2) | never written | 3.0e0 | block (0, 0), thread (2, 1) |"), "{table}");
         assert!(table.contains("| c | FAULT | killed |"), "{table}");
-        assert_eq!(csv(Path::new("alice/mmm.cu"), &rows), "file,\"a\",\"b\",\"c\",passed,time ratio\n\"alice/mmm.cu\",PASS,FAIL,FAULT,1/3,2.000\n");
+        assert!(table.contains("| d | FAIL | 0 of 12 | - | - | - | - | 2.0000 | 1.0000 | 2.00x | A(3, 7) was changed |"), "{table}");
+        assert_eq!(
+            csv(Path::new("alice/mmm.cu"), &rows, "0123456789abcdef"),
+            "file,\"a\",\"b\",\"c\",\"d\",passed,time ratio,case set\n\"alice/mmm.cu\",PASS,FAIL,FAULT,FAIL,1/4,2.000,0123456789abcdef\n"
+        );
+    }
+
+    #[test]
+    fn csv_fields_keep_commas_quotes_and_line_breaks_inside() {
+        assert_eq!(csv_field("Doe, Jane \"JD\"/mmm.cu"), "\"Doe, Jane \"\"JD\"\"/mmm.cu\"");
+        assert_eq!(csv_field("mmm.cu(3): error: x\nmore"), "\"mmm.cu(3): error: x\nmore\"");
+        let rows = vec![Row { case: "f64, 1 x 1 times 1 x 1".into(), result: Ok(outcome(0)) }];
+        let text = csv(Path::new("a \"b\", c.cu"), &rows, "h");
+        assert_eq!(text.lines().nth(1), Some("\"a \"\"b\"\", c.cu\",PASS,1/1,2.000,h"));
+        assert!(text.starts_with("file,\"f64, 1 x 1 times 1 x 1\",passed"));
     }
 
     #[test]
     fn mismatches_count_and_point_at_the_first() {
         assert_eq!(first_mismatch(&[1.0, 2.0, 5.0, 7.0], &[1.0, 2.0, 3.0, 4.0], |g: f64, c: f64| g == c), (2, Some(2)));
         assert_eq!(first_mismatch(&[1.0], &[1.0, 2.0], |g: f64, c: f64| g == c), (1, None));
-        assert_eq!(shown(f64::NAN), "never written");
+        assert_eq!(shown(f64::NAN), "NaN");
+    }
+
+    #[test]
+    fn never_written_means_both_poisons_stayed() {
+        let second = f64::from_bits(u64::from(f64::SECOND_POISON_WORD) << 32 | u64::from(f64::SECOND_POISON_WORD));
+        assert_eq!(written(f64::POISON, second, shown), "never written");
+        // The kernel's own NaN, in either run, is a value it wrote.
+        assert_eq!(written(f64::NAN, f64::NAN, shown), "NaN");
+        assert_eq!(written(f64::POISON, f64::POISON, shown), "NaN");
+        assert_eq!(written(2.5, 2.5, shown), "2.500000000000e0");
+        assert_eq!(written(u32::POISON, u32::SECOND_POISON_WORD, |p| format!("{p:x}")), "never written");
+    }
+
+    #[test]
+    fn a_sanitizer_finding_fails_a_case_and_explains_a_fault() {
+        let row = |result| Row { case: "c".into(), result };
+        assert_eq!(with_finding(row(Ok(outcome(0))), None, Tool::Memcheck), row(Ok(outcome(0))));
+        assert!(!with_finding(row(Ok(outcome(0))), Some("memcheck: x".into()), Tool::Memcheck).passed());
+        assert_eq!(with_finding(row(Err("launch failed".into())), Some("memcheck: x".into()), Tool::Memcheck).result, Err("memcheck: x".into()));
+        assert_eq!(with_finding(row(Err("stopped".into())), None, Tool::Racecheck).result, Err("under racecheck: stopped".into()));
     }
 
     #[test]
     fn a_missing_kernel_names_what_the_lab_looked_for() {
-        let image = KernelImage { source: "mine.cu", flags: &[], image: &[], ptxas: "ptxas info    : Compiling entry function '_Z7simpsonffPf' for 'sm_90'\nptxas info    : Used 8 registers\n", linked_with_device_runtime: false };
+        let build = kernels::ArchImage { arch: 90, image: &[], relocatable_ptx: None, ptxas: "ptxas info    : Compiling entry function '_Z7simpsonffPf' for 'sm_90'\nptxas info    : Used 8 registers\n" };
+        let image = KernelImage { source: "mine.cu", flags: &[], builds: Box::leak(Box::new([build])), linked_with_device_runtime: false };
         let entry = Entry { name: "_Z7simpsonddPd", declaration: "__global__ void simpson(double a, double b, double* sums)" };
         let error = require_entries(&image, &[entry]).unwrap_err().to_string();
         assert_eq!(error, "mine.cu has no kernel `__global__ void simpson(double a, double b, double* sums)` (the lab looks for `_Z7simpsonddPd`); it has the kernels _Z7simpsonffPf");
+    }
+
+    #[test]
+    fn a_different_signature_is_found_in_the_images_without_a_gpu() {
+        let dir = PrivateDir::new("signature-test").unwrap();
+        let path = dir.path().join("mmm.cu");
+        std::fs::write(&path, "#include \"matrix_view.cuh\"\nextern \"C\" __global__ void mmm_f64(MatrixView<double> a, MatrixView<double> b) { b(0, 0) = a(0, 0); }\n").unwrap();
+        let image = runtime::compile(&path, &kernels::MMM_BS16, kernels::BUILT_ARCHS[0]).unwrap();
+        let entry = Entry { name: "mmm_f64", declaration: "extern \"C\" __global__ void mmm_f64(MatrixView<double> a, MatrixView<double> b, MatrixView<double> c)" };
+        let error = require_same_parameters(&image, &kernels::MMM_BS16, &entry).unwrap_err().to_string();
+        assert!(error.ends_with("kernel `mmm_f64` takes 2 parameter(s) of 16, 16 bytes, but the lab passes 3 of 16, 16, 16 bytes: `extern \"C\" __global__ void mmm_f64(MatrixView<double> a, MatrixView<double> b, MatrixView<double> c)`"), "{error}");
+        require_same_parameters(&kernels::MMM_BS16, &kernels::MMM_BS16, &entry).unwrap();
     }
 }

@@ -83,6 +83,11 @@ impl DeviceInfo {
 impl DeviceInfo {
     /// Peak device-memory bandwidth in bytes/s from the memory clock and bus width (double data rate),
     /// the figure the slides' bandwidth bounds start from.
+    /// The architecture as the compilers name it: 86 for compute capability 8.6 (sm_86).
+    pub fn arch(&self) -> u32 {
+        (self.compute_capability.0 * 10 + self.compute_capability.1) as u32
+    }
+
     pub fn peak_bandwidth(&self) -> f64 {
         2.0 * f64::from(self.memory_clock_khz) * 1000.0 * f64::from(self.memory_bus_width_bits) / 8.0
     }
@@ -101,7 +106,7 @@ impl fmt::Display for DeviceInfo {
             crate::format_bytes(self.total_memory),
             crate::format_bytes(self.l2_bytes.into()),
         )?;
-        write!(
+        writeln!(
             f,
             "  per block: {} threads, {} registers, {} shared memory ({} opt-in); {} constant memory",
             self.max_threads_per_block,
@@ -109,6 +114,7 @@ impl fmt::Display for DeviceInfo {
             crate::format_bytes(self.shared_per_block.into()),
             crate::format_bytes(self.shared_per_block_optin.into()),
             crate::format_bytes(self.total_constant_memory.into()),
-        )
+        )?;
+        write!(f, "  {}", kernels::build_summary(self.arch()))
     }
 }

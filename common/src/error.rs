@@ -8,7 +8,7 @@ use std::fmt;
 /// Checks a CUDA call where it is made:
 ///
 /// ```ignore
-/// let module = check_cuda!(Module::from_fatbin(kernels::SIMPSON.image, &[]))?;
+/// let module = check_cuda!(Module::from_ptx(PTX, &[]))?;
 /// check_cuda!(stream.synchronize())?; // kernel faults show up here
 /// ```
 ///

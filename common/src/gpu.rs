@@ -1,14 +1,16 @@
 //! Opening the GPU: driver, device, context, and the modules the labs load.
 
 use anyhow::{ensure, Context as _, Result};
+use std::ffi::CString;
+
 use cust::context::{Context, CurrentContext};
-use cust::device::Device;
+use cust::device::{Device, DeviceAttribute};
 use cust::module::Module;
 use cust::CudaFlags;
-use kernels::KernelImage;
+use kernels::{ArchImage, Code, KernelImage};
 
-use crate::check_cuda;
 use crate::device_info::DeviceInfo;
+use crate::{check_cuda, raw};
 
 /// The GPU a lab runs on, with its context current on this thread for as long as this lives.
 pub struct Gpu {
@@ -35,7 +37,7 @@ impl Gpu {
         Ok(check_cuda!(CurrentContext::set_current(&self.context))?)
     }
 
-    /// Loads an embedded kernel image (fatbin or cubin) into this GPU's context.
+    /// Loads a kernel image into this GPU's context: the build this GPU runs (see [`load_image`]).
     pub fn load(&self, kernel: &KernelImage) -> Result<Module> {
         load_image(kernel)
     }
@@ -61,12 +63,56 @@ pub fn count() -> Result<u32> {
     Ok(check_cuda!(Device::num_devices())?)
 }
 
-/// Loads an embedded kernel image (fatbin or cubin) into the current context.
+/// The architecture of the current context's GPU: 86 for compute capability 8.6.
+pub fn current_arch() -> Result<u32> {
+    let device = check_cuda!(CurrentContext::get_device())?;
+    arch_of(device)
+}
+
+fn arch_of(device: Device) -> Result<u32> {
+    let major = check_cuda!(device.get_attribute(DeviceAttribute::ComputeCapabilityMajor))?;
+    let minor = check_cuda!(device.get_attribute(DeviceAttribute::ComputeCapabilityMinor))?;
+    Ok((major * 10 + minor) as u32)
+}
+
+/// The architecture of GPU 0 (the one the labs with a student's kernel run on), without opening a
+/// context; `None` without a GPU or a driver.
+pub fn first_gpu_arch() -> Option<u32> {
+    cust::init(CudaFlags::empty()).ok()?;
+    arch_of(Device::get_device(0).ok()?).ok()
+}
+
+/// Loads a kernel image into the current context: the build this GPU runs ([`KernelImage::code_for`]),
+/// as machine code, or as PTX the driver compiles (linked with the device runtime here first where the
+/// kernels launch kernels, since linked code carries no PTX).
 pub fn load_image(kernel: &KernelImage) -> Result<Module> {
-    let module = if kernel.linked_with_device_runtime {
-        check_cuda!(Module::from_cubin(kernel.image, &[]))
-    } else {
-        check_cuda!(Module::from_fatbin(kernel.image, &[]))
+    let code = kernel.code_or_error(current_arch()?).map_err(anyhow::Error::msg)?;
+    let module = match code {
+        Code::Ptx(build) if kernel.linked_with_device_runtime => link_with_device_runtime(kernel, build),
+        Code::Machine(build) if kernel.linked_with_device_runtime => Ok(check_cuda!(Module::from_cubin(build.image, &[]))?),
+        Code::Machine(build) | Code::Ptx(build) => Ok(check_cuda!(Module::from_fatbin(build.image, &[]))?),
     };
-    module.with_context(|| format!("loading {} (built for {})", kernel.source, kernels::TARGET_ARCH))
+    module.with_context(|| format!("loading {} ({})", kernel.source, code.describe()))
+}
+
+/// cuLinkCreate, the relocatable PTX and libcudadevrt.a in, cuLinkComplete, and the linked cubin loaded:
+/// what `nvcc -dlink -lcudadevrt` did at build time for the architectures built, done for this GPU.
+fn link_with_device_runtime(kernel: &KernelImage, build: &ArchImage) -> Result<Module> {
+    let ptx = build.relocatable_ptx.context("a linked image runs as PTX only with its relocatable PTX")?;
+    let library = kernels::runtime::device_runtime_library().with_context(|| {
+        format!(
+            "{} launches kernels from the GPU; to run its compute_{} PTX on this newer GPU it must be linked with \
+             libcudadevrt.a from a CUDA toolkit, and none was found ({})",
+            kernel.source,
+            build.arch,
+            kernels::nvcc::HOW_TO_GET_NVCC
+        )
+    })?;
+    let library = CString::new(library.display().to_string()).context("the library's path has a NUL byte")?;
+    let ptx = CString::new(ptx).context("the PTX has a NUL byte")?;
+    let link = raw::Link::create()?;
+    link.add_ptx(&ptx)?;
+    link.add_library(&library)?;
+    let cubin = link.complete()?;
+    Ok(check_cuda!(Module::from_cubin(cubin, &[]))?)
 }

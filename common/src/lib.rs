@@ -19,7 +19,8 @@
 //! - [`testing`]: running a lab binary in tests, and whether this machine has a GPU.
 //! - [`phases`]: where a run's wall time goes (setup, GPU, verification, output), for `scripts/time-labs.sh`.
 //! - [`progress`]: a progress bar on stderr for long work, drawn only on a terminal.
-//! - [`assignment`]: a student's kernel in a lab: `--kernel-source` (compiled at run time) and `--check`.
+//! - [`assignment`]: a student's kernel in a lab: `--kernel-source` (compiled at run time) and `--check`;
+//!   [`guard`]: the guard zones around its output; [`private_dir`]: files only this user can touch.
 //!
 //! From the CUDA runtime calls on the slides to what the labs call (cust 0.3.2, Driver API):
 //!
@@ -47,12 +48,14 @@ pub mod context;
 pub mod device_info;
 pub mod error;
 pub mod gpu;
+pub mod guard;
 pub mod host_memory;
 pub mod integrand;
 pub mod matrix;
 pub mod mmm;
 pub mod output;
 pub mod phases;
+pub mod private_dir;
 pub mod progress;
 pub mod ptxas_view;
 pub mod raw;

@@ -238,6 +238,15 @@ impl<T: Element, H: HostStorage<T>> Matrix<T, H> {
         crate::verify::poison(device)
     }
 
+    /// The device copy as it is now, leaving the host copy alone: to see whether a kernel wrote into
+    /// an input it was to read only.
+    pub fn read_gpu_copy(&self) -> Result<Vec<T>> {
+        let device = self.cuda_data.as_ref().context("the matrix has no device copy: copy_to_gpu first")?;
+        let mut now = crate::host_memory::try_filled_vec(self.rows * self.cols, T::default(), "a matrix's device copy")?;
+        check_cuda!(device.copy_to(&mut now))?;
+        Ok(now)
+    }
+
     /// The kernel argument for this matrix (the slides' shallow "clone").
     pub fn view(&self) -> Result<MatrixView<T>> {
         let device = self.cuda_data.as_ref().context("the matrix has no device copy: copy_to_gpu first")?;

@@ -3,12 +3,12 @@
 
 use anyhow::{Context as _, Result};
 use cust::function::{BlockSize, Function, FunctionAttribute};
-use kernels::KernelImage;
+use kernels::{Code, KernelImage};
 
 use crate::check_cuda;
 use crate::device_info::DeviceInfo;
 
-/// Prints the report of `kernel_name` from `image`, the driver's attributes of `function` (the same
+/// Prints the report of `kernel_name` from the build of `image` this GPU runs, the driver's attributes of `function` (the same
 /// kernel, loaded), and what `threads_per_block` means for registers and blocks per multiprocessor.
 pub fn print_ptxas(
     image: &KernelImage,
@@ -17,14 +17,22 @@ pub fn print_ptxas(
     info: &DeviceInfo,
     threads_per_block: u32,
 ) -> Result<()> {
-    let report = image.report().with_context(|| format!("reading the ptxas report of {}", image.source))?;
+    let (code, report) = image.report_for(info.arch()).map_err(anyhow::Error::msg)?;
+    let build = code.build();
     let resources = report
         .function(kernel_name)
-        .with_context(|| format!("{kernel_name} is not in the ptxas report of {}", image.source))?;
-    let flags: String = image.flags.iter().map(|flag| format!(" {flag}")).collect();
-    println!("$ nvcc -arch={}{flags} --ptxas-options=-v {}", kernels::TARGET_ARCH, image.source);
+        .with_context(|| format!("{kernel_name} is not in the ptxas report of {} for {}", image.source, kernels::arch_name(build.arch)))?;
+    print_command(image, build.arch);
     for line in &resources.lines {
         println!("{line}");
+    }
+    if let Code::Ptx(_) = code {
+        println!(
+            "(This {} GPU runs {}: ptxas's report above is for {}; the driver's numbers below are for the code it made.)",
+            kernels::arch_name(info.arch()),
+            code.describe(),
+            kernels::arch_name(build.arch)
+        );
     }
 
     let attribute = |which| -> Result<i32> { Ok(check_cuda!(function.get_attribute(which))?) };
@@ -39,6 +47,12 @@ pub fn print_ptxas(
     let blocks = check_cuda!(function.max_active_blocks_per_multiprocessor(BlockSize::x(threads_per_block), 0))?;
     println!("{}", register_arithmetic(info, registers as u32, threads_per_block, blocks));
     Ok(())
+}
+
+/// The command line the report comes from, as the slides show it: `$ nvcc -arch=sm_90 ... simpson.cu`.
+pub fn print_command(image: &KernelImage, arch: u32) {
+    let flags: String = image.flags.iter().map(|flag| format!(" {flag}")).collect();
+    println!("$ nvcc -arch={}{flags} --ptxas-options=-v {}", kernels::arch_name(arch), image.source);
 }
 
 /// The slide's reasoning ("32768 registers per block: 1024 threads leave 32 registers each") for this

@@ -156,29 +156,7 @@ pub struct TextureDesc {
     pub reserved: [i32; 12],
 }
 
-/// `CUDA_ERROR_INVALID_VALUE`: what `cuFuncGetParamInfo` answers past the last parameter.
-pub const CUDA_ERROR_INVALID_VALUE: c_int = 1;
-
-/// `CUresult cuFuncGetParamInfo(CUfunction func, size_t paramIndex, size_t* paramOffset,
-/// size_t* paramSize)`: where a kernel's parameter lies and how big it is.
-pub type FuncGetParamInfo = unsafe extern "C" fn(function: *mut c_void, index: usize, offset: *mut usize, size: *mut usize) -> c_int;
-
-/// `cuFuncGetParamInfo`, from drivers of CUDA 12.4 on, looked up when called (`cuGetProcAddress`), so
-/// the labs still link against an older libcuda (CI's); `None` from a driver without it.
-pub fn func_get_param_info() -> Option<FuncGetParamInfo> {
-    let mut pointer: *mut c_void = std::ptr::null_mut();
-    let mut found = 0;
-    // SAFETY: a NUL-terminated name and two out-parameters; the driver is initialized by then.
-    let status = unsafe { cuGetProcAddress(c"cuFuncGetParamInfo".as_ptr(), &mut pointer, 12040, 0, &mut found) };
-    // SAFETY: a non-null pointer the driver returned for this name has this signature (cuda.h).
-    (status == 0 && !pointer.is_null()).then(|| unsafe { std::mem::transmute::<*mut c_void, FuncGetParamInfo>(pointer) })
-}
-
 extern "C" {
-    /// `CUresult cuGetProcAddress(const char* symbol, void** pfn, int cudaVersion, cuuint64_t flags,
-    /// CUdriverProcAddressQueryResult* symbolStatus)`
-    #[link_name = "cuGetProcAddress_v2"]
-    fn cuGetProcAddress(symbol: *const std::ffi::c_char, pointer: *mut *mut c_void, cuda_version: c_int, flags: u64, status: *mut c_int) -> c_int;
     /// `CUresult cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config)` (cudaFuncSetCacheConfig)
     pub fn cuFuncSetCacheConfig(function: *mut c_void, config: c_int) -> c_int;
     /// `CUresult cuMemcpy2D(const CUDA_MEMCPY2D* pCopy)` (cudaMemcpy2D)
@@ -190,6 +168,97 @@ extern "C" {
     pub fn cuTexObjectCreate(texture: *mut u64, resource: *const ResourceDesc, texture_desc: *const TextureDesc, view: *const c_void) -> c_int;
     /// `CUresult cuTexObjectDestroy(CUtexObject texObject)` (cudaDestroyTextureObject)
     pub fn cuTexObjectDestroy(texture: u64) -> c_int;
+}
+
+/// `CUjitInputType`: what a piece handed to the linker is.
+const CU_JIT_INPUT_PTX: c_int = 1;
+/// An archive of host objects with device code in them, such as libcudadevrt.a.
+const CU_JIT_INPUT_LIBRARY: c_int = 4;
+/// `CUjit_option`s for the linker's error log: the buffer and its size.
+const CU_JIT_ERROR_LOG_BUFFER: c_int = 5;
+const CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: c_int = 6;
+const LINK_LOG_BYTES: usize = 4096;
+
+extern "C" {
+    /// `CUresult cuLinkCreate(unsigned int numOptions, CUjit_option* options, void** optionValues,
+    /// CUlinkState* stateOut)`
+    #[link_name = "cuLinkCreate_v2"]
+    fn cuLinkCreate(options_count: u32, options: *mut c_int, values: *mut *mut c_void, state: *mut *mut c_void) -> c_int;
+    /// `CUresult cuLinkAddData(CUlinkState state, CUjitInputType type, void* data, size_t size,
+    /// const char* name, unsigned int numOptions, CUjit_option* options, void** optionValues)`
+    #[link_name = "cuLinkAddData_v2"]
+    fn cuLinkAddData(state: *mut c_void, kind: c_int, data: *mut c_void, size: usize, name: *const std::ffi::c_char, options_count: u32, options: *mut c_int, values: *mut *mut c_void) -> c_int;
+    /// `CUresult cuLinkAddFile(CUlinkState state, CUjitInputType type, const char* path,
+    /// unsigned int numOptions, CUjit_option* options, void** optionValues)`
+    #[link_name = "cuLinkAddFile_v2"]
+    fn cuLinkAddFile(state: *mut c_void, kind: c_int, path: *const std::ffi::c_char, options_count: u32, options: *mut c_int, values: *mut *mut c_void) -> c_int;
+    /// `CUresult cuLinkComplete(CUlinkState state, void** cubinOut, size_t* sizeOut)`
+    fn cuLinkComplete(state: *mut c_void, cubin: *mut *mut c_void, size: *mut usize) -> c_int;
+    /// `CUresult cuLinkDestroy(CUlinkState state)`
+    fn cuLinkDestroy(state: *mut c_void) -> c_int;
+}
+
+/// A pending link (cuLinkCreate ... cuLinkDestroy), with the error log the driver writes into.
+pub struct Link {
+    state: *mut c_void,
+    /// The driver writes here while the state lives: boxed so the address it was given stays put.
+    log: Box<[u8; LINK_LOG_BYTES]>,
+    _options: Box<[c_int; 2]>,
+    _values: Box<[*mut c_void; 2]>,
+}
+
+impl Link {
+    /// cuLinkCreate with an error log.
+    pub fn create() -> anyhow::Result<Link> {
+        let mut log = Box::new([0u8; LINK_LOG_BYTES]);
+        let mut options = Box::new([CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES]);
+        // The size is passed by value in the pointer's place, as cuda.h says for this option.
+        let mut values = Box::new([log.as_mut_ptr().cast::<c_void>(), LINK_LOG_BYTES as *mut c_void]);
+        let mut state = std::ptr::null_mut();
+        // SAFETY: two options with their values, which live in boxes as long as the state (dropped together).
+        crate::check_cuda!(unsafe { cuLinkCreate(2, options.as_mut_ptr(), values.as_mut_ptr(), &mut state) })?;
+        Ok(Link { state, log, _options: options, _values: values })
+    }
+
+    /// cuLinkAddData of PTX text.
+    pub fn add_ptx(&self, ptx: &std::ffi::CStr) -> anyhow::Result<()> {
+        // SAFETY: a live link state; the PTX is NUL-terminated and its size counts the NUL, as
+        // cuLinkAddData wants for PTX; the driver copies what it reads before returning.
+        let status = unsafe {
+            cuLinkAddData(self.state, CU_JIT_INPUT_PTX, ptx.as_ptr() as *mut c_void, ptx.to_bytes_with_nul().len(), c"relocatable.ptx".as_ptr(), 0, std::ptr::null_mut(), std::ptr::null_mut())
+        };
+        crate::check_cuda!(status).map_err(|err| anyhow::anyhow!("{err}: {}", self.log()))
+    }
+
+    /// cuLinkAddFile of a library (an archive such as libcudadevrt.a).
+    pub fn add_library(&self, path: &std::ffi::CStr) -> anyhow::Result<()> {
+        // SAFETY: a live link state and a NUL-terminated path, read during the call.
+        let status = unsafe { cuLinkAddFile(self.state, CU_JIT_INPUT_LIBRARY, path.as_ptr(), 0, std::ptr::null_mut(), std::ptr::null_mut()) };
+        crate::check_cuda!(status).map_err(|err| anyhow::anyhow!("{err}: {}", self.log()))
+    }
+
+    /// What the linker said, for an error's context.
+    pub fn log(&self) -> String {
+        let end = self.log.iter().position(|&byte| byte == 0).unwrap_or(LINK_LOG_BYTES);
+        format!("linking with the device runtime: {}", String::from_utf8_lossy(&self.log[..end]).trim())
+    }
+
+    /// cuLinkComplete: the linked cubin, owned by the link state (valid while `self` lives).
+    pub fn complete(&self) -> anyhow::Result<&[u8]> {
+        let (mut cubin, mut size) = (std::ptr::null_mut(), 0usize);
+        // SAFETY: a live link state and two out-parameters.
+        crate::check_cuda!(unsafe { cuLinkComplete(self.state, &mut cubin, &mut size) }).map_err(|err| anyhow::anyhow!("{err}: {}", self.log()))?;
+        // SAFETY: the driver returned `size` bytes at `cubin`, which it keeps until cuLinkDestroy (Drop),
+        // and the slice borrows `self`.
+        Ok(unsafe { std::slice::from_raw_parts(cubin.cast::<u8>(), size) })
+    }
+}
+
+impl Drop for Link {
+    fn drop(&mut self) {
+        // SAFETY: the state from cuLinkCreate, destroyed once.
+        unsafe { cuLinkDestroy(self.state) };
+    }
 }
 
 #[cfg(test)]

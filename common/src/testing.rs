@@ -5,6 +5,9 @@
 use std::fs;
 use std::path::Path;
 use std::process::Command;
+use std::sync::OnceLock;
+
+use crate::private_dir::PrivateDir;
 
 /// What a lab run printed and how it ended.
 #[derive(Debug)]
@@ -80,10 +83,11 @@ pub fn check_row<'a>(stdout: &'a str, case: &str) -> &'a str {
     stdout.lines().find(|line| line.starts_with("| ") && line.contains(case)).unwrap_or_else(|| panic!("no row for {case:?} in\n{stdout}"))
 }
 
-/// Writes `text` to a fresh file `name` in a temporary folder of this test process and returns its path.
+/// Writes `text` to a fresh file `name` in a private temporary folder of this test process
+/// ([`PrivateDir`]: no other account can guess or touch it) and returns its path.
 pub fn temp_file(name: &str, text: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("cuda-labs-test-{}", std::process::id()));
-    fs::create_dir_all(&dir).unwrap_or_else(|err| panic!("cannot create {}: {err}", dir.display()));
+    static DIR: OnceLock<PrivateDir> = OnceLock::new();
+    let dir = DIR.get_or_init(|| PrivateDir::new("cuda-labs-test").unwrap_or_else(|err| panic!("{err:#}"))).path();
     let path = dir.join(name);
     fs::write(&path, text).unwrap_or_else(|err| panic!("cannot write {}: {err}", path.display()));
     path.display().to_string()

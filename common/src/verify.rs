@@ -49,31 +49,55 @@ pub trait Poison: DeviceCopy {
     /// The repeated word: all ones is a NaN both as f32 and as f64.
     const POISON_WORD: u32;
     const POISON: Self;
+    /// A second poison, for a second run: an element that holds [`Poison::POISON_WORD`] after the first
+    /// run and this after the second was never written; one that holds a poison only once was
+    /// written with those bits (a kernel's own NaN). A NaN as f32 and f64 too, with other bits.
+    const SECOND_POISON_WORD: u32;
     /// True if this element still holds the poison (NaN for floats, where `==` would not work).
     fn is_poison(&self) -> bool;
+    /// The element's bits, to compare exactly (NaN == NaN, 0.0 != -0.0).
+    fn bits(&self) -> u64;
+    /// True if the element is `word` repeated: the memset's pattern.
+    fn holds_word(&self, word: u32) -> bool {
+        let repeated = u64::from(word) << 32 | u64::from(word);
+        let size = std::mem::size_of::<Self>();
+        self.bits() == if size >= 8 { repeated } else { u64::from(word) }
+    }
 }
 
 impl Poison for f32 {
     const POISON_WORD: u32 = u32::MAX;
     const POISON: f32 = f32::from_bits(u32::MAX);
+    const SECOND_POISON_WORD: u32 = 0x7FF5_5A5A;
     fn is_poison(&self) -> bool {
         self.is_nan()
+    }
+    fn bits(&self) -> u64 {
+        u64::from(self.to_bits())
     }
 }
 
 impl Poison for f64 {
     const POISON_WORD: u32 = u32::MAX;
     const POISON: f64 = f64::from_bits(u64::MAX);
+    const SECOND_POISON_WORD: u32 = 0x7FF5_5A5A;
     fn is_poison(&self) -> bool {
         self.is_nan()
+    }
+    fn bits(&self) -> u64 {
+        self.to_bits()
     }
 }
 
 impl Poison for u32 {
     const POISON_WORD: u32 = 0xDEAD_BEEF;
     const POISON: u32 = 0xDEAD_BEEF;
+    const SECOND_POISON_WORD: u32 = 0x0BAD_F00D;
     fn is_poison(&self) -> bool {
         *self == Self::POISON
+    }
+    fn bits(&self) -> u64 {
+        u64::from(*self)
     }
 }
 
@@ -163,6 +187,11 @@ mod tests {
         assert_eq!(f64::POISON.to_bits(), u64::from(f64::POISON_WORD) << 32 | u64::from(f64::POISON_WORD));
         assert_eq!(u32::POISON, u32::POISON_WORD);
         assert!(!1.0f64.is_poison() && !0u32.is_poison());
+        // The second poison is a poison too (NaN), but other bits.
+        assert!(f64::from_bits(u64::from(f64::SECOND_POISON_WORD) << 32 | u64::from(f64::SECOND_POISON_WORD)).is_nan());
+        assert!(f32::from_bits(f32::SECOND_POISON_WORD).is_nan());
+        assert!(f64::POISON.holds_word(f64::POISON_WORD) && !f64::POISON.holds_word(f64::SECOND_POISON_WORD));
+        assert!(f32::from_bits(f32::SECOND_POISON_WORD).holds_word(f32::SECOND_POISON_WORD) && 0xDEAD_BEEFu32.holds_word(u32::POISON_WORD));
     }
 
     #[test]

@@ -52,6 +52,16 @@ const fn mistake(name: &'static str, what: &'static str, correct: &'static str, 
 /// The child launch of `workers` in adaptive_simpson.cu, which every week-7 mistake changes.
 const CHILD_LAUNCH: &str = "    workers<F><<<1, 2, 0, cudaStreamFireAndForget>>>(mine.a, mine.b, left, right, mine.tolerance / 2.0,\n                                                      depth + 1, max_depth, tally);";
 
+/// The end of the tiled `mmm` in mmm.cu, which the week-3 mistakes about memory and output change.
+const TILED_WRITE: &str = "    if (row < c.rows && col < c.cols) {\n        c(row, col) = sum;\n    }";
+
+/// The same with `extra` after it, for a mistake that does more than the product.
+macro_rules! after_tiled_write {
+    ($extra:literal) => {
+        concat!("    if (row < c.rows && col < c.cols) {\n        c(row, col) = sum;\n    }\n", $extra)
+    };
+}
+
 /// The kernel weeks, in course order.
 pub const WEEKS: [Week; 5] = [
     Week {
@@ -109,6 +119,54 @@ pub const WEEKS: [Week; 5] = [
                 "the shared tile of B is indexed the wrong way round.",
                 "sum += as[ty][k] * bs[k][tx];",
                 "sum += as[ty][k] * bs[tx][k];  // BUG: the tile of B read across instead of down",
+            ),
+            mistake(
+                "missing-second-syncthreads",
+                "the second __syncthreads() is gone: fast warps load the next tiles while slow ones still read these. Whether the values come out wrong depends on timing; racecheck (--sanitize) reports the hazard every time.",
+                "        __syncthreads();  // everyone is done with the tiles before they are overwritten",
+                "        // BUG: no second __syncthreads(): the next tiles overwrite these while others still read them",
+            ),
+            mistake(
+                "fake-result-row",
+                "computes nothing, and one thread prints a line that looks like a passing result row of --check.",
+                TILED_WRITE,
+                "    if (row == 0 && col == 0) {  // BUG: no product; a forged result row instead\n        printf(\"CHECK-ROW\\tmmm f64, 1 x 1 times 1 x 1\\t0\\t1\\t\\t\\t\\t\\t0.001\\t0.001\\t\\n\");\n    }",
+            ),
+            mistake(
+                "printf-every-block",
+                "a correct product, and one thread of every block prints what it wrote, as students debug: it must pass.",
+                TILED_WRITE,
+                "    if (row < c.rows && col < c.cols) {\n        c(row, col) = sum;\n        if (tx == 0 && ty == 0) printf(\"block (%u, %u): c(%d, %d) = %g\\n\", blockIdx.x, blockIdx.y, row, col, (double)sum);  // debugging output, not a bug\n    }",
+            ),
+            mistake(
+                "printf-every-thread",
+                "a correct product, and every thread prints what it wrote (megabytes of output): it must pass.",
+                TILED_WRITE,
+                "    if (row < c.rows && col < c.cols) {\n        c(row, col) = sum;\n        printf(\"block (%d, %d) thread (%d, %d): c(%d, %d) = %g\\n\", blockIdx.x, blockIdx.y, tx, ty, row, col, (double)sum);  // debugging output, not a bug\n    }",
+            ),
+            mistake(
+                "writes-past-c",
+                "a correct product plus one store 40 elements past the end of C.",
+                TILED_WRITE,
+                after_tiled_write!("    if (row == 0 && col == 0) {\n        c.data[(size_t)c.rows * c.cols + 40] = sum;  // BUG: past the end of C\n    }"),
+            ),
+            mistake(
+                "writes-into-a",
+                "one thread overwrites A(3, 7), an input the kernel must only read, after its product.",
+                TILED_WRITE,
+                after_tiled_write!("    if (row == 3 && col == 0 && a.rows > 3 && a.cols > 7) {\n        a(3, 7) = 0;  // BUG: writes into the input A\n    }"),
+            ),
+            mistake(
+                "writes-nan",
+                "C(0, 0) is written, as NaN (0 / 0): the check must show the NaN, not call it never written.",
+                TILED_WRITE,
+                "    if (row < c.rows && col < c.cols) {\n        c(row, col) = (row == 0 && col == 0) ? sum * T(0) / T(0) : sum;  // BUG: NaN in C(0, 0)\n    }",
+            ),
+            mistake(
+                "traps",
+                "thread (0, 0) of block (0, 0) executes __trap() before writing: every case dies, and the others still run.",
+                TILED_WRITE,
+                "    if (row == 0 && col == 0) {\n        __trap();  // BUG: aborts the kernel\n    }\n    if (row < c.rows && col < c.cols) {\n        c(row, col) = sum;\n    }",
             ),
         ],
     },
@@ -332,7 +390,8 @@ mod tests {
             let source = std::fs::read_to_string(repository().join("kernels/cuda").join(week.source)).unwrap();
             for (name, _) in week.files(&source).unwrap() {
                 let file = repository().join("assignments").join(week.folder).join(name);
-                crate::runtime::compile(&file, week.like).unwrap_or_else(|err| match err {
+                // For the oldest GPU the labs are built for: the template must build on a student's T4 too.
+                crate::runtime::compile(&file, week.like, crate::BUILT_ARCHS[0]).unwrap_or_else(|err| match err {
                     crate::runtime::CompileError::Nvcc { messages, .. } => panic!("{}:\n{messages}", file.display()),
                     other => panic!("{}: {other}", file.display()),
                 });

@@ -1,6 +1,7 @@
 //! `--kernel-source FILE.cu`: a student's CUDA file compiled when the lab runs, with the nvcc the build
-//! found and the flags one of our images was built with ([`crate::nvcc`]), before any GPU is opened,
-//! so a compile error shows on a machine without one. The headers of `cuda/` ([`crate::HEADERS`])
+//! found and the flags one of our images was built with ([`crate::nvcc`]), for the architecture of the
+//! GPU it will run on (the caller asks the driver; without a GPU, the newest the labs were built for,
+//! so a compile error still shows on a machine without one). The headers of `cuda/` ([`crate::HEADERS`])
 //! are written beside the compile, so `#include "matrix_view.cuh"` works as in our sources.
 
 use std::fmt;
@@ -9,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use crate::{nvcc, KernelImage, HEADERS, TARGET_ARCH};
+use crate::{arch_name, nvcc, ArchImage, KernelImage, HEADERS};
 
 /// Why a student's file did not become a kernel image.
 #[derive(Debug)]
@@ -20,6 +21,8 @@ pub enum CompileError {
     NoNvcc,
     /// nvcc ran and failed; `messages` is what it printed, `FILE(line): error: ...` as nvcc writes it.
     Nvcc { path: PathBuf, messages: String },
+    /// The GPU is newer than anything this nvcc can compile for.
+    Unsupported { arch: u32, supported: Vec<u32> },
     /// Starting nvcc or handling its files failed.
     Io(String),
 }
@@ -30,6 +33,12 @@ impl fmt::Display for CompileError {
             CompileError::Missing { path, reason } => write!(f, "cannot read the kernel source {}: {reason}", path.display()),
             CompileError::NoNvcc => write!(f, "--kernel-source needs nvcc to compile the file, and none was found ({})", nvcc::HOW_TO_GET_NVCC),
             CompileError::Nvcc { path, .. } => write!(f, "nvcc could not compile {} (its messages are above)", path.display()),
+            CompileError::Unsupported { arch, supported } => write!(
+                f,
+                "this GPU is {}, and the nvcc found compiles for {} at the newest: install a newer CUDA toolkit (or set NVCC)",
+                arch_name(*arch),
+                supported.last().map_or("nothing".to_string(), |newest| arch_name(*newest))
+            ),
             CompileError::Io(reason) => write!(f, "{reason}"),
         }
     }
@@ -59,21 +68,25 @@ fn run(nvcc: &Path, args: &[String], source: &Path) -> Result<String, CompileErr
     }
 }
 
-/// Compiles `source` as `like` was compiled (its flags, fatbin or linked with the device runtime, for
-/// [`TARGET_ARCH`]). The image lives as long as the program, like the embedded ones.
-pub fn compile(source: &Path, like: &KernelImage) -> Result<KernelImage, CompileError> {
+/// Compiles `source` as `like` was compiled (its flags, fatbin or linked with the device runtime) for
+/// architecture `arch` (90 for sm_90). The image lives as long as the program, like the embedded ones.
+pub fn compile(source: &Path, like: &KernelImage, arch: u32) -> Result<KernelImage, CompileError> {
     fs::metadata(source).map_err(|err| CompileError::Missing { path: source.to_path_buf(), reason: err.to_string() })?;
     let nvcc = nvcc::find(Path::new(env!("CARGO_MANIFEST_DIR"))).ok_or(CompileError::NoNvcc)?;
+    let supported = nvcc::supported_archs(&nvcc).map_err(CompileError::Io)?;
+    if !supported.contains(&arch) {
+        return Err(CompileError::Unsupported { arch, supported });
+    }
     let dir = scratch_dir()?;
     let flags: Vec<String> = like.flags.iter().map(|flag| flag.to_string()).collect();
     let base = nvcc::base_flags(&dir, &flags);
     let result = if like.linked_with_device_runtime {
         let (object, image) = (dir.join("kernel.o"), dir.join("kernel.cubin"));
-        run(&nvcc, &nvcc::relocatable_args(&base, TARGET_ARCH, source, &object), source)
-            .and_then(|report| run(&nvcc, &nvcc::device_link_args(&nvcc, TARGET_ARCH, &object, &image), source).map(|_| (report, image)))
+        run(&nvcc, &nvcc::relocatable_args(&base, arch, source, &object), source)
+            .and_then(|report| run(&nvcc, &nvcc::device_link_args(&nvcc, arch, &object, &image), source).map(|_| (report, image)))
     } else {
         let image = dir.join("kernel.fatbin");
-        run(&nvcc, &nvcc::fatbin_args(&base, TARGET_ARCH, source, &image), source).map(|report| (report, image))
+        run(&nvcc, &nvcc::fatbin_args(&base, arch, source, &image), source).map(|report| (report, image))
     };
     let compiled = result.and_then(|(report, image)| {
         let bytes = fs::read(&image).map_err(|err| CompileError::Io(format!("cannot read {}: {err}", image.display())))?;
@@ -82,26 +95,31 @@ pub fn compile(source: &Path, like: &KernelImage) -> Result<KernelImage, Compile
     // The folder holds only our copies of the headers and nvcc's output: nothing the user gave.
     let _ = fs::remove_dir_all(&dir);
     let (report, bytes) = compiled?;
-    Ok(KernelImage {
-        source: Box::leak(source.display().to_string().into_boxed_str()),
-        flags: like.flags,
-        image: Box::leak(bytes.into_boxed_slice()),
-        ptxas: Box::leak(report.into_boxed_str()),
-        linked_with_device_runtime: like.linked_with_device_runtime,
-    })
+    Ok(one_build(source, like, arch, bytes, report))
 }
 
 /// An image written by [`compile`]'s caller for its own child processes (`--check` runs every case in
-/// one), read back with `like`'s flags and no report.
-pub fn load(path: &Path, like: &KernelImage) -> Result<KernelImage, CompileError> {
+/// one), read back with `like`'s flags, for the same architecture `arch`, and no report.
+pub fn load(path: &Path, like: &KernelImage, arch: u32) -> Result<KernelImage, CompileError> {
     let bytes = fs::read(path).map_err(|err| CompileError::Missing { path: path.to_path_buf(), reason: err.to_string() })?;
-    Ok(KernelImage {
-        source: Box::leak(path.display().to_string().into_boxed_str()),
+    Ok(one_build(path, like, arch, bytes, String::new()))
+}
+
+/// A student's image: one build, leaked so that it lives as long as the embedded ones.
+fn one_build(source: &Path, like: &KernelImage, arch: u32, image: Vec<u8>, ptxas: String) -> KernelImage {
+    let build = ArchImage { arch, image: Box::leak(image.into_boxed_slice()), relocatable_ptx: None, ptxas: Box::leak(ptxas.into_boxed_str()) };
+    KernelImage {
+        source: Box::leak(source.display().to_string().into_boxed_str()),
         flags: like.flags,
-        image: Box::leak(bytes.into_boxed_slice()),
-        ptxas: "",
+        builds: Box::leak(Box::new([build])),
         linked_with_device_runtime: like.linked_with_device_runtime,
-    })
+    }
+}
+
+/// libcudadevrt.a of the nvcc the labs find, for linking relocatable PTX with the device runtime at
+/// run time; `None` without a CUDA toolkit.
+pub fn device_runtime_library() -> Option<std::path::PathBuf> {
+    Some(nvcc::library_dir(&nvcc::find(Path::new(env!("CARGO_MANIFEST_DIR")))?)?.join("libcudadevrt.a"))
 }
 
 #[cfg(test)]
@@ -117,17 +135,19 @@ mod tests {
     #[test]
     fn compiles_a_file_like_ours_with_our_headers_and_reports_it() {
         let path = write("ok.cu", "#include \"matrix_view.cuh\"\nextern \"C\" __global__ void twice(MatrixView<float> m) { m(0, 0) *= 2; }\n");
-        let image = compile(&path, &crate::MMM_BS16).unwrap();
+        let image = compile(&path, &crate::MMM_BS16, 86).unwrap();
         assert_eq!(image.flags, crate::MMM_BS16.flags);
-        assert_eq!(image.image[..4], [0x50, 0xED, 0x55, 0xBA], "a fatbin");
-        assert!(image.report().unwrap().function("twice").is_some_and(|f| f.is_entry()), "{}", image.ptxas);
+        let [build] = image.builds else { panic!("one build") };
+        assert_eq!((build.arch, &build.image[..4]), (86, &[0x50, 0xED, 0x55, 0xBA][..]), "a fatbin for the GPU's architecture");
+        let twice = build.report().unwrap().function("twice").cloned();
+        assert_eq!(twice.and_then(|f| f.arch).as_deref(), Some("sm_86"), "{}", build.ptxas);
         fs::remove_file(path).unwrap();
     }
 
     #[test]
     fn a_compile_error_keeps_nvccs_file_and_line() {
         let path = write("bad.cu", "__global__ void k(float* x) {\n  x[0] = y;\n}\n");
-        match compile(&path, &crate::SIMPSON) {
+        match compile(&path, &crate::SIMPSON, 90) {
             Err(error @ CompileError::Nvcc { .. }) => {
                 let CompileError::Nvcc { messages, .. } = &error else { unreachable!() };
                 assert!(messages.contains("bad.cu(2): error"), "{messages}");
@@ -136,8 +156,23 @@ mod tests {
             other => panic!("{other:?}"),
         }
         fs::remove_file(path).unwrap();
-        let missing = compile(Path::new("/no/such/kernel.cu"), &crate::SIMPSON).unwrap_err().to_string();
+        let missing = compile(Path::new("/no/such/kernel.cu"), &crate::SIMPSON, 90).unwrap_err().to_string();
         assert!(missing.starts_with("cannot read the kernel source /no/such/kernel.cu: "), "{missing}");
+    }
+
+    #[test]
+    fn a_gpu_newer_than_nvcc_knows_is_named_with_what_to_do() {
+        let path = write("new.cu", "__global__ void k(float* x) { *x = 1; }\n");
+        let message = compile(&path, &crate::SIMPSON, 990).unwrap_err().to_string();
+        assert!(message.starts_with("this GPU is sm_990, and the nvcc found compiles for sm_1"), "{message}");
+        assert!(message.ends_with("at the newest: install a newer CUDA toolkit (or set NVCC)"), "{message}");
+        fs::remove_file(path).unwrap();
+    }
+
+    #[test]
+    fn the_device_runtime_library_is_found_beside_nvcc() {
+        let library = device_runtime_library().expect("the toolchain has libcudadevrt.a");
+        assert!(library.ends_with("libcudadevrt.a") && library.is_file(), "{}", library.display());
     }
 
     #[test]
@@ -150,8 +185,8 @@ mod tests {
     #[test]
     fn a_kernel_that_launches_kernels_is_linked_with_the_device_runtime() {
         let path = write("child.cu", "__global__ void child(int* x) { *x = 1; }\n__global__ void parent(int* x) { child<<<1, 1>>>(x); }\n");
-        let image = compile(&path, &crate::ADAPTIVE_SIMPSON).unwrap();
-        assert!(image.linked_with_device_runtime && image.image[..4] == [0x7F, b'E', b'L', b'F']);
+        let image = compile(&path, &crate::ADAPTIVE_SIMPSON, 75).unwrap();
+        assert!(image.linked_with_device_runtime && image.builds[0].image[..4] == [0x7F, b'E', b'L', b'F']);
         fs::remove_file(path).unwrap();
     }
 }

@@ -1,11 +1,15 @@
 //! `--kernel-source` and `--check` for lab-constant-tracer (assignments/04-constant-tracer): the student
 //! puts `sphere_storage` in `__constant__` memory and writes `trace_constant`. The check reads from the
 //! compiler's report where `sphere_storage` lives, then renders random scenes of awkward sizes with the
-//! student's `trace_constant` and compares every pixel with the CPU's render.
+//! student's `trace_constant` and compares every pixel with the CPU's render. The image has guard
+//! zones on both sides; `trace_constant` gets no other global buffer (the spheres are in constant
+//! memory, which a kernel cannot write).
+
+use std::path::Path;
 
 use anyhow::{Context as _, Result};
-use common::assignment::{first_mismatch, report_case, require_same_parameters, Entry, FirstWrong, Outcome, Row};
-use common::check_cuda;
+use common::assignment::cases_file::{field, CaseFormat, CaseSet};
+use common::assignment::{first_mismatch, written, CaseContext, Entry, FirstWrong, Outcome, Row};
 use common::gpu::Gpu;
 use common::verify::Poison;
 use kernels::KernelImage;
@@ -23,19 +27,34 @@ pub const ENTRIES: [Entry; 2] = [
     Entry { name: "trace_global", declaration: "extern \"C\" __global__ void trace_global(const Sphere* spheres, int count, unsigned int* image, View view)" },
 ];
 
-/// One case: an image of width x height pixels and a random scene of `spheres` spheres.
+/// One case: an image of width x height pixels and a random scene of `spheres` spheres from `seed`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Case {
     pub width: u32,
     pub height: u32,
     pub spheres: usize,
+    pub seed: u64,
 }
 
 /// One pixel, a few pixels, images that are no multiple of the 16 x 16 blocks, and the most spheres
 /// constant memory holds.
 pub fn cases() -> Vec<Case> {
-    let case = |width, height, spheres| Case { width, height, spheres };
-    vec![case(1, 1, 1), case(17, 13, 3), case(640, 480, 64), case(1000, 3, 100), case(33, 1001, kernels::MAX_SPHERES), case(1024, 768, 8)]
+    let sizes = [(1, 1, 1), (17, 13, 3), (640, 480, 64), (1000, 3, 100), (33, 1001, kernels::MAX_SPHERES), (1024, 768, 8)];
+    sizes.into_iter().enumerate().map(|(index, (width, height, spheres))| Case { width, height, spheres, seed: index as u64 + 1 }).collect()
+}
+
+/// The fields of a line of a `--cases` file.
+pub const CASE_FIELDS: &str = "WIDTH HEIGHT SPHERES SEED";
+
+/// The week's cases, or those of a `--cases` file: `640 480 64 3` per line.
+pub fn case_set(file: Option<&Path>) -> Result<CaseSet<Case>> {
+    let parse = |fields: &[&str]| -> Result<Vec<Case>, String> {
+        let (width, height) = (field(fields[0], "WIDTH", 1..=8192)?, field(fields[1], "HEIGHT", 1..=8192)?);
+        let spheres = field(fields[2], "SPHERES", 1..=kernels::MAX_SPHERES)?;
+        Ok(vec![Case { width, height, spheres, seed: field(fields[3], "SEED", 0..=u64::MAX)? }])
+    };
+    let line = |c: &Case| format!("{} {} {} {}", c.width, c.height, c.spheres, c.seed);
+    CaseFormat { fields: CASE_FIELDS, parse: &parse, line: &line, name: &name }.load(file, cases())
 }
 
 pub fn name(case: &Case) -> String {
@@ -44,7 +63,8 @@ pub fn name(case: &Case) -> String {
 
 /// The rule read from the compiler's report: `sphere_storage` must not be in global memory.
 pub fn storage_rule(image: &KernelImage) -> Result<Row> {
-    let report = image.report().with_context(|| format!("reading nvcc's report on {}", image.source))?;
+    let build = image.newest().with_context(|| format!("{} was not compiled", image.source))?;
+    let report = build.report().with_context(|| format!("reading nvcc's report on {}", image.source))?;
     let storage = kernels::MAX_SPHERES * kernels::SPHERE_SIZE;
     let in_global = report.global_bytes as usize >= storage;
     let first = in_global.then(|| FirstWrong {
@@ -55,40 +75,40 @@ pub fn storage_rule(image: &KernelImage) -> Result<Row> {
     });
     Ok(Row {
         case: "sphere_storage lives in constant memory (ptxas report)".to_string(),
-        result: Ok(Outcome { wrong: usize::from(in_global), elements: 1, first, student_ms: None, ours_ms: None }),
+        result: Ok(Outcome { wrong: usize::from(in_global), elements: 1, first, student_ms: None, ours_ms: None, finding: None }),
     })
 }
 
-/// Renders case `index` with the student's `trace_constant` and ours, and prints its row.
-pub fn run_case(student: &KernelImage, index: usize) -> Result<()> {
-    let case = *cases().get(index).with_context(|| format!("there is no check case {index}"))?;
+/// Renders one case with the student's `trace_constant` (twice, with two poisons) and ours (for the
+/// time).
+pub fn run_case(student: &KernelImage, case: &Case, context: CaseContext) -> Result<Outcome> {
     let view = View::new(case.width, case.height)?;
-    let spheres = random_scene(case.spheres, index as u64 + 1)?;
+    let spheres = random_scene(case.spheres, case.seed)?;
     let gpu = Gpu::open(0)?;
-    let (theirs, ours) = (gpu.load(student)?, gpu.load(&kernels::TRACER)?);
-    let entry = ENTRIES[0];
-    require_same_parameters(&check_cuda!(theirs.get_function(entry.name))?, &check_cuda!(ours.get_function(entry.name))?, &entry, student.source)?;
-    let (_, reference_time) = DeviceScene::new(&ours, &spheres, view)?.render(&ours, Variant::Constant, 3)?;
-    let (image, timing) = DeviceScene::new(&theirs, &spheres, view)?.render(&theirs, Variant::Constant, 3)?;
+    let theirs = gpu.load(student)?;
+    let ours_ms = match context.times_ours() {
+        true => {
+            let ours = gpu.load(&kernels::TRACER)?;
+            Some(DeviceScene::new(&ours, &spheres, view)?.render(&ours, Variant::Constant, 3)?.1.median_ms())
+        }
+        false => None,
+    };
+    let mut scene = DeviceScene::new(&theirs, &spheres, view)?;
+    let (image, timing) = scene.render_poisoned(&theirs, Variant::Constant, context.repetitions(), u32::POISON_WORD)?;
+    let (again, _) = scene.render_poisoned(&theirs, Variant::Constant, 1, u32::SECOND_POISON_WORD)?;
+    let outside = scene.trespass()?.map(|trespass| trespass.describe("image", "width*height"));
     let reference = render_on_cpu(&spheres, &view);
     let (wrong, first) = first_mismatch(&image, &reference, |g: u32, r: u32| !g.is_poison() && channel_difference(g, r).saturating_sub(CHANNEL_TOLERANCE) == 0);
-    let colour = |pixel: u32| {
-        if pixel.is_poison() {
-            "never written".to_string()
-        } else {
-            format!("rgb({}, {}, {})", pixel & 0xFF, (pixel >> 8) & 0xFF, (pixel >> 16) & 0xFF)
-        }
-    };
+    let colour = |pixel: u32| format!("rgb({}, {}, {})", pixel & 0xFF, (pixel >> 8) & 0xFF, (pixel >> 16) & 0xFF);
     let width = view.width as usize;
     let first = first.map(|i| {
         let (x, y) = (i % width, i / width);
         FirstWrong {
             position: format!("pixel ({x}, {y})"),
-            value: colour(image[i]),
+            value: written(image[i], again[i], colour),
             expected: colour(reference[i]),
             computed_by: format!("block ({}, {}), thread ({}, {})", x / TILE, y / TILE, x % TILE, y % TILE),
         }
     });
-    report_case(&name(&case), Outcome { wrong, elements: reference.len(), first, student_ms: Some(timing.median_ms()), ours_ms: Some(reference_time.median_ms()) });
-    Ok(())
+    Ok(Outcome { wrong, elements: reference.len(), first, student_ms: Some(timing.median_ms()), ours_ms, finding: None }.with_findings([outside]))
 }

@@ -3,9 +3,9 @@
 
 use anyhow::{ensure, Result};
 use common::check_cuda;
-use common::host_memory::try_filled_vec;
+use common::guard::{Guarded, Trespass};
 use common::timing::{time_on_stream, Timing};
-use common::verify::poison;
+use common::verify::Poison as _;
 use cust::function::{BlockSize, GridSize};
 use cust::launch;
 use cust::memory::{CopyDestination, DeviceBuffer};
@@ -78,11 +78,12 @@ pub fn copy_from_constant(module: &Module, count: usize) -> Result<Vec<Sphere>> 
     Ok(storage[..count].to_vec())
 }
 
-/// The device buffers of one scene: the spheres in global memory and the image.
+/// The device buffers of one scene: the spheres in global memory and the image (with guard zones
+/// around it, which `--check` reads).
 pub struct DeviceScene {
     pub spheres: DeviceBuffer<Sphere>,
     pub count: usize,
-    pub image: DeviceBuffer<u32>,
+    pub image: Guarded<u32>,
     pub view: View,
 }
 
@@ -93,7 +94,7 @@ impl DeviceScene {
         Ok(DeviceScene {
             spheres: check_cuda!(DeviceBuffer::from_slice(spheres))?,
             count: spheres.len(),
-            image: common::verify::poisoned_device_buffer(view.pixels())?,
+            image: Guarded::new(view.pixels())?,
             view,
         })
     }
@@ -101,12 +102,22 @@ impl DeviceScene {
     /// Poisons the image, renders it with `variant` (once to warm up, then `repetitions` times between
     /// events) and copies it back.
     pub fn render(&mut self, module: &Module, variant: Variant, repetitions: usize) -> Result<(Vec<u32>, Timing)> {
+        self.render_poisoned(module, variant, repetitions, u32::POISON_WORD)
+    }
+
+    /// Whether anything was written outside the image, in the guard zones around it.
+    pub fn trespass(&self) -> Result<Option<Trespass>> {
+        self.image.trespass()
+    }
+
+    /// [`DeviceScene::render`] with the image poisoned with `poison` first.
+    pub fn render_poisoned(&mut self, module: &Module, variant: Variant, repetitions: usize, poison: u32) -> Result<(Vec<u32>, Timing)> {
         if let Variant::ConstantFixed(n) = variant {
             ensure!(n as usize == self.count, "trace_constant_fixed_{n} renders {n} spheres, not {}", self.count);
         }
         let trace = check_cuda!(module.get_function(variant.kernel_name()))?;
         let stream = check_cuda!(Stream::new(StreamFlags::DEFAULT, None))?;
-        poison(&mut self.image)?;
+        self.image.fill(poison)?;
         let grid = GridSize::xy((self.view.width as u32).div_ceil(TILE), (self.view.height as u32).div_ceil(TILE));
         let block = BlockSize::xy(TILE, TILE);
         let (spheres, count, image, view) =
@@ -125,8 +136,6 @@ impl DeviceScene {
             Ok(())
         })?;
         check_cuda!(stream.synchronize())?;
-        let mut pixels = try_filled_vec(self.view.pixels(), 0u32, "the image")?;
-        check_cuda!(self.image.copy_to(&mut pixels))?;
-        Ok((pixels, timing))
+        Ok((self.image.read()?, timing))
     }
 }

@@ -15,7 +15,7 @@ use common::output::check_output_path;
 use common::progress::Progress;
 use common::ptxas_view::print_ptxas;
 use common::verify::{verdict, Random};
-use common::assignment::StudentArgs;
+use common::assignment::{Check, StudentArgs};
 use lab_constant_tracer::check;
 use lab_constant_tracer::gpu::{copy_from_constant, DeviceScene, Variant};
 use lab_constant_tracer::render::{compare, compare_sampled, render_on_cpu, write_png, Comparison};
@@ -69,9 +69,9 @@ fn main() -> ExitCode {
 fn run(args: Args) -> Result<()> {
     // A student's tracer.cu (assignments/04-constant-tracer) is compiled first, before the GPU opens.
     let image = args.student.image(&kernels::TRACER, &check::ENTRIES)?;
-    let cases: Vec<String> = check::cases().iter().map(check::name).collect();
+    let cases = Check { lab: "lab-constant-tracer", entries: &check::ENTRIES, cases: check::case_set(args.student.cases.as_deref())? };
     let rules = || Ok(vec![check::storage_rule(image)?]);
-    if let Some(done) = args.student.run_check_if_asked(image, "lab-constant-tracer", &cases, rules, |case| check::run_case(image, case)) {
+    if let Some(done) = args.student.run_check_if_asked(image, &cases, rules, |case, context| check::run_case(image, case, context)) {
         return done;
     }
     let view = View::new(args.width, args.height)?;

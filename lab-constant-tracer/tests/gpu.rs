@@ -94,3 +94,12 @@ fn week_4_broken_kernels_are_caught() {
     let row = common::testing::check_row(&missing.stdout, "17 x 13 pixels, 3 spheres");
     assert!(row.contains("| FAIL |") && row.contains("| pixel (") && !row.contains("never written"), "{row}");
 }
+
+/// Issue 21: under compute-sanitizer the solution passes: none of our calls is an error.
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn week_4_the_solution_passes_under_compute_sanitizer() {
+    let solution = common::testing::check_kernel_source("lab-constant-tracer", env!("CARGO_BIN_EXE_lab-constant-tracer"), env!("CARGO_MANIFEST_DIR"), "kernels/cuda/tracer.cu", &["--sanitize"]);
+    assert_eq!(solution.code, Some(0), "{solution:?}");
+    assert!(solution.stdout.contains("Solution is correct: all 7 cases pass") && solution.stdout.contains("under compute-sanitizer"), "{solution:?}");
+}

@@ -3,14 +3,17 @@
 //! compares what the tree of grids reports (the integral, the intervals accepted, the splits, the
 //! deepest level) with the CPU's run of the same decisions.
 
-use anyhow::{Context as _, Result};
-use common::assignment::{first_mismatch, report_case, require_same_parameters, shown, Entry, FirstWrong, Outcome};
-use common::check_cuda;
+use std::path::Path;
+
+use anyhow::Result;
+use common::assignment::cases_file::{choice, field, CaseFormat, CaseSet};
+use common::assignment::{first_mismatch, shown, CaseContext, Entry, FirstWrong, Outcome};
 use common::gpu::Gpu;
+use common::guard::Guarded;
 use common::integrand::Integrand;
 use kernels::KernelImage;
 
-use crate::{adaptive_on_cpu, device_driven, set_pending_launch_limit, Problem, Tally};
+use crate::{adaptive_on_cpu, device_driven, device_driven_into, set_pending_launch_limit, Problem, Tally, MAX_NESTING_DEPTH};
 
 /// The masters the lab launches, by integrand.
 pub fn entry(integrand: Integrand) -> Entry {
@@ -37,6 +40,22 @@ pub fn cases() -> Vec<Problem> {
     ]
 }
 
+/// The fields of a line of a `--cases` file.
+pub const CASE_FIELDS: &str = "INTEGRAND A B TOLERANCE MAX_DEPTH";
+
+/// The week's cases, or those of a `--cases` file: `peak 0 1 1e-10 20` per line.
+pub fn case_set(file: Option<&Path>) -> Result<CaseSet<Problem>> {
+    let parse = |fields: &[&str]| -> Result<Vec<Problem>, String> {
+        let integrand = choice(fields[0], "INTEGRAND", &Integrand::ALL.map(|i| (i.name(), i)))?;
+        let (a, b) = (field(fields[1], "A", -1e6..=1e6)?, field(fields[2], "B", -1e6..=1e6)?);
+        let tolerance = field(fields[3], "TOLERANCE", 1e-15..=1.0)?;
+        let max_depth = field(fields[4], "MAX_DEPTH", 1..=MAX_NESTING_DEPTH)?;
+        Problem::new(integrand, a, b, tolerance, max_depth).map(|problem| vec![problem]).map_err(|err| err.to_string())
+    };
+    let line = |p: &Problem| format!("{} {} {} {:e} {}", p.integrand.name(), p.a, p.b, p.tolerance, p.max_depth);
+    CaseFormat { fields: CASE_FIELDS, parse: &parse, line: &line, name: &name }.load(file, cases())
+}
+
 pub fn name(problem: &Problem) -> String {
     format!("{} on [{}, {}], tolerance {:e}, depth limit {}", problem.integrand.formula(), problem.a, problem.b, problem.tolerance, problem.max_depth)
 }
@@ -51,17 +70,19 @@ fn quantities(gpu: &Tally, cpu: &Tally) -> [(&'static str, f64, f64); 4] {
     ]
 }
 
-/// Runs case `index` device-driven with the student's image and ours, and prints its row.
-pub fn run_case(student: &KernelImage, index: usize) -> Result<()> {
-    let problem = *cases().get(index).with_context(|| format!("there is no check case {index}"))?;
+/// Runs one case device-driven with the student's image and ours (for the time).
+pub fn run_case(student: &KernelImage, problem: &Problem, context: CaseContext) -> Result<Outcome> {
     let gpu = Gpu::open(0)?;
-    let (theirs, ours) = (gpu.load(student)?, gpu.load(&kernels::ADAPTIVE_SIMPSON)?);
-    let entry = entry(problem.integrand);
-    require_same_parameters(&check_cuda!(theirs.get_function(entry.name))?, &check_cuda!(ours.get_function(entry.name))?, &entry, student.source)?;
+    let theirs = gpu.load(student)?;
     set_pending_launch_limit(32768)?;
-    let reference = device_driven(&ours, &problem, 3)?;
-    let run = device_driven(&theirs, &problem, 3)?;
-    let cpu = adaptive_on_cpu(&problem);
+    let ours_ms = match context.times_ours() {
+        true => Some(device_driven(&gpu.load(&kernels::ADAPTIVE_SIMPSON)?, problem, 3)?.timing.median_ms()),
+        false => None,
+    };
+    let tally = Guarded::<Tally>::new(1)?;
+    let run = device_driven_into(&theirs, problem, &tally, context.repetitions())?;
+    let outside = tally.trespass()?.map(|trespass| trespass.describe("tally", "1"));
+    let cpu = adaptive_on_cpu(problem);
     let all = quantities(&run.tally, &cpu);
     let (gpu_values, cpu_values): (Vec<f64>, Vec<f64>) = all.iter().map(|(_, g, c)| (*g, *c)).unzip();
     // Counts must match exactly; the integral (atomic adds in any order) to within the tolerance.
@@ -75,6 +96,5 @@ pub fn run_case(student: &KernelImage, index: usize) -> Result<()> {
         expected: value(i, all[i].2),
         computed_by: "every worker grid (atomicAdd into the Tally)".to_string(),
     });
-    report_case(&name(&problem), Outcome { wrong, elements: all.len(), first, student_ms: Some(run.timing.median_ms()), ours_ms: Some(reference.timing.median_ms()) });
-    Ok(())
+    Ok(Outcome { wrong, elements: all.len(), first, student_ms: Some(run.timing.median_ms()), ours_ms, finding: None }.with_findings([outside]))
 }

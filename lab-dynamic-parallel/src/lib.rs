@@ -6,6 +6,7 @@ pub mod check;
 
 use anyhow::{ensure, Result};
 use common::check_cuda;
+use common::guard::Guarded;
 use common::integrand::Integrand;
 use common::timing::{time_on_stream, Timing};
 use cust::context::{CurrentContext, ResourceLimit};
@@ -134,23 +135,27 @@ pub fn set_pending_launch_limit(limit: usize) -> Result<()> {
 /// Device-driven: the host launches `adaptive_master<<<1, 1>>>` once; every further grid is launched by
 /// the GPU. The stream's synchronize returns when the whole tree of grids has finished.
 pub fn device_driven(module: &Module, problem: &Problem, repetitions: usize) -> Result<GpuRun> {
+    device_driven_into(module, problem, &Guarded::new(1)?, repetitions)
+}
+
+/// The same with the tally in `tally` (guard zones around it, for `--check`).
+pub fn device_driven_into(module: &Module, problem: &Problem, tally: &Guarded<Tally>, repetitions: usize) -> Result<GpuRun> {
     let master = check_cuda!(module.get_function(format!("adaptive_master_{}", problem.integrand.name())))?;
     let stream = check_cuda!(Stream::new(StreamFlags::DEFAULT, None))?;
-    let mut tally = check_cuda!(DeviceBuffer::from_slice(&[Tally::default()]))?;
+    let mut body = tally.body();
     let zero = [Tally::default()];
     let (a, b, tolerance, max_depth) = (problem.a, problem.b, problem.tolerance, problem.max_depth as i32);
+    let d_tally = tally.as_device_ptr();
 
     let timing = time_on_stream(&stream, 1, repetitions, || {
         // SAFETY: `zero` outlives the copy (it is pageable, so the call returns once it is staged).
-        check_cuda!(unsafe { tally.async_copy_from(&zero, &stream) })?;
+        check_cuda!(unsafe { body.async_copy_from(&zero, &stream) })?;
         // __global__ void adaptive_master_pi(double a, double b, double tolerance, int max_depth, Tally* tally)
-        check_cuda!(unsafe {
-            launch!(master<<<1, 1, 0, stream>>>(a, b, tolerance, max_depth, tally.as_device_ptr()))
-        })?;
+        check_cuda!(unsafe { launch!(master<<<1, 1, 0, stream>>>(a, b, tolerance, max_depth, d_tally)) })?;
         Ok(())
     })?;
     check_cuda!(stream.synchronize())?;
-    let result = read_tally(&tally)?;
+    let result = tally.read()?.first().copied().unwrap_or_default();
     Ok(GpuRun {
         tally: result,
         timing,

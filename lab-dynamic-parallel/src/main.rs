@@ -11,7 +11,7 @@ use common::check_cuda;
 use common::gpu::Gpu;
 use common::integrand::Integrand;
 use common::ptxas_view::print_ptxas;
-use common::assignment::{Entry, StudentArgs};
+use common::assignment::{Check, Entry, StudentArgs};
 use common::verify::verdict;
 use lab_dynamic_parallel::{
     adaptive_on_cpu, check, device_driven, host_driven, set_pending_launch_limit, GpuRun, Problem, Tally,
@@ -62,8 +62,8 @@ fn run(args: Args) -> Result<()> {
     let integrands = if args.student.checking() { Integrand::ALL.to_vec() } else { vec![args.integrand] };
     let entries: Vec<Entry> = integrands.into_iter().map(check::entry).collect();
     let image = args.student.image(&kernels::ADAPTIVE_SIMPSON, &entries)?;
-    let cases: Vec<String> = check::cases().iter().map(check::name).collect();
-    if let Some(done) = args.student.run_check_if_asked(image, "lab-dynamic-parallel", &cases, || Ok(Vec::new()), |case| check::run_case(image, case)) {
+    let cases = Check { lab: "lab-dynamic-parallel", entries: &entries, cases: check::case_set(args.student.cases.as_deref())? };
+    if let Some(done) = args.student.run_check_if_asked(image, &cases, || Ok(Vec::new()), |problem, context| check::run_case(image, problem, context)) {
         return done;
     }
     let problem = Problem::new(args.integrand, args.a, args.b, args.tolerance, args.max_depth)?;

@@ -118,3 +118,12 @@ fn week_7_broken_kernels_are_caught() {
     assert_eq!(lonely.code, Some(1), "{lonely:?}");
     assert!(common::testing::check_row(&lonely.stdout, "4/(1+x^2) on [0, 1]").contains("| FAIL | "), "{lonely:?}");
 }
+
+/// Issue 21: under compute-sanitizer the solution passes: none of our calls is an error.
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn week_7_the_solution_passes_under_compute_sanitizer() {
+    let solution = common::testing::check_kernel_source("lab-dynamic-parallel", env!("CARGO_BIN_EXE_lab-dynamic-parallel"), env!("CARGO_MANIFEST_DIR"), "kernels/cuda/adaptive_simpson.cu", &["--sanitize"]);
+    assert_eq!(solution.code, Some(0), "{solution:?}");
+    assert!(solution.stdout.contains("Solution is correct: all 6 cases pass") && solution.stdout.contains("under compute-sanitizer"), "{solution:?}");
+}

@@ -17,6 +17,8 @@ use cust::memory::{CopyDestination, DeviceBuffer};
 /// throughput table); `None` for one this table does not know.
 pub fn units_per_multiprocessor((major, minor): (i32, i32)) -> Option<(u32, u32)> {
     match (major, minor) {
+        (12, 0) | (12, 1) => Some((128, 2)),
+        (10, 0) => Some((128, 64)),
         (9, 0) => Some((128, 64)),
         (8, 0) => Some((64, 32)),
         (8, 6) | (8, 7) | (8, 9) => Some((128, 2)),
@@ -126,5 +128,13 @@ mod tests {
     fn hopper_has_128_fp32_lanes_and_64_fp64_units_per_multiprocessor() {
         assert_eq!(units_per_multiprocessor((9, 0)), Some((128, 64)));
         assert_eq!(units_per_multiprocessor((2, 0)), None);
+    }
+
+    #[test]
+    fn every_gpu_of_the_course_is_in_the_table_and_only_data_centre_ones_have_fast_fp64() {
+        // T4 and RTX 20, A100, RTX 30, RTX 40 and L4, H100 and H200, B200, RTX 50.
+        for (capability, fp64) in [((7, 5), 2), ((8, 0), 32), ((8, 6), 2), ((8, 9), 2), ((9, 0), 64), ((10, 0), 64), ((12, 0), 2)] {
+            assert_eq!(units_per_multiprocessor(capability).map(|(_, units)| units), Some(fp64), "{capability:?}");
+        }
     }
 }

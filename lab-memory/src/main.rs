@@ -238,8 +238,14 @@ fn registers(gpu: &Gpu, args: &Args) -> Result<bool> {
     // Eight blocks of 256 per multiprocessor, twice over: every variant fills the GPU at least twice.
     let n = 2 * 2048 * gpu.info.multiprocessors as usize;
     let work = Work::new(n, args.rounds as usize, 61, args.seed);
-    let variants = Variant::all()?;
-    println!("\nRegister caps: {} threads keep {} floats live through {} rounds (the CPU recomputes one thread in {})\n", n, registers::LIVE, args.rounds, work.step);
+    let variants = Variant::all(gpu.info.arch())?;
+    let (code, _) = kernels::REGISTERS.report_for(gpu.info.arch()).map_err(anyhow::Error::msg)?;
+    println!("\nRegister caps: {} threads keep {} floats live through {} rounds (the CPU recomputes one thread in {})", n, registers::LIVE, args.rounds, work.step);
+    println!(
+        "Registers are the loaded kernel's (the driver's); spills and stack frame are ptxas's for {} (this GPU runs {}); ptxas's floor and choices differ by architecture.\n",
+        kernels::arch_name(code.build().arch),
+        code.describe()
+    );
     let mut rows = Vec::new();
     let mut passed = true;
     for variant in &variants {
@@ -254,7 +260,7 @@ fn registers(gpu: &Gpu, args: &Args) -> Result<bool> {
         let r = &variant.resources;
         println!(
             "| {} | {} | {} B | {} B | {} B | {} ({:.0}%) | {:.4} | {:.2}x | {} |",
-            variant.cap.map_or("none".to_string(), |cap| cap.to_string()), r.registers, r.spill_stores, r.spill_loads, r.stack_frame_bytes,
+            variant.cap.map_or("none".to_string(), |cap| cap.to_string()), m.registers, r.spill_stores, r.spill_loads, r.stack_frame_bytes,
             m.blocks_per_multiprocessor, 100.0 * m.occupancy(&gpu.info), m.timing.median_ms(), m.timing.median_ms() / uncapped, check_cell(m.wrong)
         );
     }

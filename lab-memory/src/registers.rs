@@ -9,7 +9,7 @@ use common::device_info::DeviceInfo;
 use common::phases::{self, Phase};
 use common::timing::{time_on_stream, Timing};
 use common::verify::{poisoned_device_buffer, Random};
-use cust::function::BlockSize;
+use cust::function::{BlockSize, FunctionAttribute};
 use cust::launch;
 use cust::memory::{CopyDestination, DeviceBuffer};
 use kernels::ptxas::FunctionResources;
@@ -49,12 +49,13 @@ pub struct Variant {
 }
 
 impl Variant {
-    /// Every cap, tightest first, then the uncapped build.
-    pub fn all() -> Result<Vec<Variant>> {
+    /// Every cap, tightest first, then the uncapped build; resources as ptxas gave them for the code a
+    /// GPU of architecture `arch` runs.
+    pub fn all(arch: u32) -> Result<Vec<Variant>> {
         kernels::REGISTER_CAPS
             .iter()
             .map(|(cap, image)| {
-                let report = image.report().with_context(|| format!("the ptxas report of {}", image.source))?;
+                let (_, report) = image.report_for(arch).map_err(anyhow::Error::msg)?;
                 let resources = report.function(KERNEL).with_context(|| format!("{KERNEL} is not in the report of {:?}", image.flags))?.clone();
                 Ok(Variant { cap: *cap, image, resources })
             })
@@ -90,6 +91,9 @@ impl Work {
 /// The measured side of a variant.
 pub struct Measured {
     pub timing: Timing,
+    /// Registers per thread of the loaded kernel (the driver's: the code that runs, also where the
+    /// driver compiled it from PTX and ptxas's report is an older architecture's).
+    pub registers: u32,
     pub blocks_per_multiprocessor: u32,
     pub checked: usize,
     pub wrong: usize,
@@ -105,6 +109,7 @@ impl Measured {
 pub fn run(variant: &Variant, work: &Work, repetitions: usize) -> Result<Measured> {
     let module = common::gpu::load_image(variant.image)?;
     let function = check_cuda!(module.get_function(KERNEL))?;
+    let registers = check_cuda!(function.get_attribute(FunctionAttribute::NumRegisters))? as u32;
     let blocks_per_multiprocessor = check_cuda!(function.max_active_blocks_per_multiprocessor(BlockSize::x(BLOCK), 0))?;
     let input = check_cuda!(DeviceBuffer::from_slice(&work.input))?;
     let out = poisoned_device_buffer::<f32>(work.n)?;
@@ -120,7 +125,7 @@ pub fn run(variant: &Variant, work: &Work, repetitions: usize) -> Result<Measure
     let _phase = phases::enter(Phase::Verify);
     let checked: Vec<usize> = work.checked().collect();
     let wrong = checked.iter().filter(|&&i| back[i].to_bits() != thread_result(&work.input, work.n, i, work.rounds).to_bits()).count();
-    Ok(Measured { timing, blocks_per_multiprocessor, checked: checked.len(), wrong })
+    Ok(Measured { timing, registers, blocks_per_multiprocessor, checked: checked.len(), wrong })
 }
 
 #[cfg(test)]
@@ -153,7 +158,7 @@ mod tests {
 
     #[test]
     fn every_variant_is_there_uncapped_last() {
-        let variants = Variant::all().unwrap();
+        let variants = Variant::all(kernels::BUILT_ARCHS[0]).unwrap();
         assert_eq!(variants.len(), kernels::REGISTER_CAPS.len());
         assert_eq!(variants.last().unwrap().label(), "none");
         assert_eq!(variants[0].label(), "-maxrregcount=16");

@@ -112,10 +112,10 @@ fn the_bank_walks_end_where_the_cpu_says_and_every_transpose_is_right() {
 #[test]
 #[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
 fn every_register_cap_computes_what_the_cpu_computes() {
-    let _gpu = Gpu::open(0).expect(NEEDS_GPU);
+    let gpu = Gpu::open(0).expect(NEEDS_GPU);
     for (n, rounds) in [(1, 0), (255, 1), (1000, 7), (4099, 33)] {
         let work = Work::new(n, rounds, 1, n as u64);
-        for variant in Variant::all().unwrap() {
+        for variant in Variant::all(gpu.info.arch()).unwrap() {
             let measured = registers::run(&variant, &work, 1).unwrap();
             assert_eq!((measured.checked, measured.wrong), (n, 0), "{} with {n} threads, {rounds} rounds", variant.label());
             assert!(measured.blocks_per_multiprocessor > 0);

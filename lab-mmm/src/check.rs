@@ -1,18 +1,23 @@
 //! `--kernel-source` and `--check` for lab-mmm (assignments/02-mmm-ab and 03-mmm-tiled): the student's
 //! `mmm_ab` or `mmm` in mmm.cu, compiled with BLOCK_SIZE 16 for the check. Each case multiplies random
 //! matrices of awkward sizes in one precision; every element of C is compared with the CPU's product.
+//! C has guard zones on both sides, and A and B are compared with their host copies afterwards: a
+//! write outside C or into A or B fails the case.
 
-use anyhow::{Context as _, Result};
-use common::assignment::{first_mismatch, report_case, require_same_parameters, shown, Entry, FirstWrong, Outcome};
-use common::check_cuda;
+use std::path::Path;
+
+use anyhow::Result;
+use common::assignment::cases_file::{choice, field, CaseFormat, CaseSet};
+use common::assignment::{first_mismatch, shown, written, CaseContext, Entry, FirstWrong, Outcome};
 use common::gpu::Gpu;
+use common::guard::{first_changed, Guarded};
 use common::matrix::{Element, Matrix};
 use common::mmm::{multiply_on_cpu, MmmKernel};
 use common::verify::Random;
 use cust::module::Module;
 use kernels::KernelImage;
 
-use crate::multiply_on_gpu;
+use crate::{multiply_into, multiply_on_gpu};
 
 /// BLOCK_SIZE of the check.
 pub const BLOCK_SIZE: u32 = 16;
@@ -31,17 +36,7 @@ pub fn entries(kernel: MmmKernel) -> [Entry; 2] {
     }
 }
 
-/// The student's kernels take what ours take (the driver's parameter sizes): the lab's launch fits.
-pub fn require_our_parameters(student: &Module, ours: &Module, kernels: &[MmmKernel], source: &str) -> Result<()> {
-    for entry in kernels.iter().flat_map(|&kernel| entries(kernel)) {
-        let theirs = check_cuda!(student.get_function(entry.name))?;
-        let expected = check_cuda!(ours.get_function(entry.name))?;
-        require_same_parameters(&theirs, &expected, &entry, source)?;
-    }
-    Ok(())
-}
-
-/// One case: a kernel, a precision, A (m x k) and B (k x n).
+/// One case: a kernel, a precision, A (m x k) and B (k x n), and the seed of their random elements.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Case {
     pub kernel: MmmKernel,
@@ -49,57 +44,93 @@ pub struct Case {
     pub m: usize,
     pub k: usize,
     pub n: usize,
+    pub seed: u64,
 }
 
 /// The week's cases for each of `kernels`: one element, sizes below, at and above a tile, none of them
 /// multiples of 16 but one, a k shorter than a tile, in both precisions.
 pub fn cases(kernels: &[MmmKernel]) -> Vec<Case> {
     let sizes = [(1, 1, 1), (17, 33, 5), (64, 64, 64), (100, 7, 129), (255, 257, 256), (1000, 999, 1001)];
-    kernels
-        .iter()
-        .flat_map(|&kernel| [true, false].into_iter().flat_map(move |f64| sizes.map(|(m, k, n)| Case { kernel, f64, m, k, n })))
-        .collect()
+    let all = kernels.iter().flat_map(|&kernel| [true, false].into_iter().flat_map(move |f64| sizes.map(|(m, k, n)| (kernel, f64, m, k, n))));
+    all.enumerate().map(|(index, (kernel, f64, m, k, n))| Case { kernel, f64, m, k, n, seed: index as u64 + 1 }).collect()
+}
+
+/// The fields of a line of a `--cases` file; each line runs with every kernel `--kernel` chose.
+pub const CASE_FIELDS: &str = "M K N PRECISION SEED";
+
+/// The largest M, K or N of a `--cases` line: its three matrices, their copies and the CPU's product
+/// in f64 stay near 1 GB.
+const LARGEST_SIDE: usize = 8192;
+
+/// The week's cases for `kernels`, or those of a `--cases` file: `1000 999 1001 f64 7` per line.
+pub fn case_set(kernels: &[MmmKernel], file: Option<&Path>) -> Result<CaseSet<Case>> {
+    let parse = |fields: &[&str]| -> Result<Vec<Case>, String> {
+        let side = |index: usize, name: &str| field(fields[index], name, 1..=LARGEST_SIDE);
+        let (m, k, n) = (side(0, "M")?, side(1, "K")?, side(2, "N")?);
+        let f64 = choice(fields[3], "PRECISION", &[("f64", true), ("f32", false)])?;
+        let seed = field(fields[4], "SEED", 0..=u64::MAX)?;
+        Ok(kernels.iter().map(|&kernel| Case { kernel, f64, m, k, n, seed }).collect())
+    };
+    let line = |c: &Case| format!("{} {} {} {} {} {}", c.kernel.slide_name(), c.m, c.k, c.n, if c.f64 { "f64" } else { "f32" }, c.seed);
+    CaseFormat { fields: CASE_FIELDS, parse: &parse, line: &line, name: &name }.load(file, cases(kernels))
 }
 
 pub fn name(case: &Case) -> String {
     format!("{} {}, {} x {} times {} x {}", case.kernel.slide_name(), if case.f64 { "f64" } else { "f32" }, case.m, case.k, case.k, case.n)
 }
 
-/// Runs case `index` of `kernels` with the student's image and ours, and prints its row.
-pub fn run_case(student: &KernelImage, kernels: &[MmmKernel], index: usize) -> Result<()> {
-    let case = *cases(kernels).get(index).with_context(|| format!("there is no check case {index}"))?;
+/// Runs one case with the student's image (twice, with two poisons) and ours (for the time).
+pub fn run_case(student: &KernelImage, case: &Case, context: CaseContext) -> Result<Outcome> {
     let gpu = Gpu::open(0)?;
     let theirs = gpu.load(student)?;
     let ours = gpu.load(&kernels::MMM_BS16)?;
-    require_our_parameters(&theirs, &ours, &[case.kernel], student.source)?;
-    let outcome = if case.f64 { compare::<f64>(&theirs, &ours, &case, index)? } else { compare::<f32>(&theirs, &ours, &case, index)? };
-    report_case(&name(&case), outcome);
-    Ok(())
+    if case.f64 {
+        compare::<f64>(&theirs, &ours, case, context)
+    } else {
+        compare::<f32>(&theirs, &ours, case, context)
+    }
 }
 
-/// C from the student's kernel against the CPU's product, element by element; both kernels timed.
-fn compare<T: Element>(theirs: &Module, ours: &Module, case: &Case, seed: usize) -> Result<Outcome> {
-    let mut random = Random::new(seed as u64 + 1);
+/// C from the student's kernel against the CPU's product, element by element; C's guard zones and
+/// the device copies of A and B checked; both kernels timed.
+fn compare<T: Element>(theirs: &Module, ours: &Module, case: &Case, context: CaseContext) -> Result<Outcome> {
+    let mut random = Random::new(case.seed);
     let mut a: Matrix<T> = Matrix::<f64>::random(case.m, case.k, &mut random)?.convert()?;
     let mut b: Matrix<T> = Matrix::<f64>::random(case.k, case.n, &mut random)?.convert()?;
     a.copy_to_gpu()?;
     b.copy_to_gpu()?;
-    let mut c = Matrix::<T>::new(case.m, case.n)?;
-    let reference_time = multiply_on_gpu(ours, case.kernel, BLOCK_SIZE, &a, &b, &mut c, 3)?;
-    let timing = multiply_on_gpu(theirs, case.kernel, BLOCK_SIZE, &a, &b, &mut c, 3)?;
+    let ours_ms = match context.times_ours() {
+        true => Some(multiply_on_gpu(ours, case.kernel, BLOCK_SIZE, &a, &b, &mut Matrix::<T>::new(case.m, case.n)?, 3)?.median_ms()),
+        false => None,
+    };
+    let mut c = Guarded::<T>::new(case.m * case.n)?;
+    let timing = multiply_into(theirs, case.kernel, BLOCK_SIZE, (&a, &b), &mut c, T::POISON_WORD, context.repetitions())?;
+    let gpu = c.read()?;
+    multiply_into(theirs, case.kernel, BLOCK_SIZE, (&a, &b), &mut c, T::SECOND_POISON_WORD, 1)?;
+    let again = c.read()?;
+    let findings = [c.trespass()?.map(|trespass| trespass.describe("C", "m*n")), changed("A", &a)?, changed("B", &b)?];
     let cpu = multiply_on_cpu(&a, &b);
     let largest = cpu.iter().fold(f64::MIN_POSITIVE, |m, v| m.max(v.abs()));
-    let gpu: Vec<f64> = c.data().iter().map(|v| v.to_f64()).collect();
-    let (wrong, first) = first_mismatch(&gpu, &cpu, |g, e| (g - e).abs() <= T::TOLERANCE * largest);
+    let (wrong, first) = first_mismatch(&gpu, &cpu, |g: T, e| (g.to_f64() - e).abs() <= T::TOLERANCE * largest);
     let bs = BLOCK_SIZE as usize;
     let first = first.map(|i| {
         let (row, col) = (i / case.n, i % case.n);
         FirstWrong {
             position: format!("C({row}, {col})"),
-            value: shown(gpu[i]),
+            value: written(gpu[i], again[i], |v: T| shown(v.to_f64())),
             expected: shown(cpu[i]),
             computed_by: format!("block ({}, {}), thread ({}, {})", col / bs, row / bs, col % bs, row % bs),
         }
     });
-    Ok(Outcome { wrong, elements: cpu.len(), first, student_ms: Some(timing.median_ms()), ours_ms: Some(reference_time.median_ms()) })
+    Ok(Outcome { wrong, elements: cpu.len(), first, student_ms: Some(timing.median_ms()), ours_ms, finding: None }.with_findings(findings))
+}
+
+/// "A(3, 7) was changed" where the kernel wrote into an input, from its device copy.
+fn changed<T: Element>(name: &str, matrix: &Matrix<T>) -> Result<Option<String>> {
+    let now = matrix.read_gpu_copy()?;
+    Ok(first_changed(matrix.data(), &now).map(|(i, count)| {
+        let (row, col) = (i / matrix.cols(), i % matrix.cols());
+        let more = if count > 1 { format!(" (and {} more elements of {name})", count - 1) } else { String::new() };
+        format!("{name}({row}, {col}) was changed: {} instead of {}{more}", shown(now[i].to_f64()), shown(matrix.data()[i].to_f64()))
+    }))
 }

@@ -7,7 +7,7 @@ use common::gpu::Gpu;
 use common::matrix::{Element, Matrix, MatrixView};
 use common::mmm::{launch_mmm, load_mmm, MmmKernel, ProductCheck};
 use common::timing::{time_on_stream, Timing};
-use cust::function::{BlockSize, Function, GridSize};
+use cust::function::{BlockSize, Function, FunctionAttribute, GridSize};
 use cust::launch;
 use cust::module::Module;
 use cust::stream::{Stream, StreamFlags};
@@ -89,25 +89,49 @@ fn dmma_shared_bytes(rows: u32, cols: u32) -> u32 {
     2 * (rows * (DK + PAD) + DK * (cols + PAD)) * 8
 }
 
-/// The modules the ladder launches from: the slides' mmm (BLOCK_SIZE 32) and the ladder's kernels.
+/// The modules the ladder launches from: the slides' mmm (BLOCK_SIZE 32) and the ladder's kernels, and
+/// the GPU's architecture, which some steps need to be new enough.
 pub struct Ladder {
     tiled: Module,
     ladder: Module,
+    arch: u32,
 }
 
 impl Ladder {
     pub fn load(gpu: &Gpu) -> Result<Ladder> {
-        Ok(Ladder { tiled: load_mmm(gpu, TILED_BLOCK_SIZE)?, ladder: gpu.load(&kernels::MMM_LADDER)? })
+        Ok(Ladder { tiled: load_mmm(gpu, TILED_BLOCK_SIZE)?, ladder: gpu.load(&kernels::MMM_LADDER)?, arch: gpu.info.arch() })
+    }
+
+    /// Why the step's kernel in precision `T` cannot run here ("needs sm_90 (...), this GPU is sm_86"),
+    /// or `None` where it can or the step has no kernel in `T`.
+    pub fn unavailable<T: Element>(&self, step: Step) -> Option<String> {
+        let name = step.c_name::<T>()?;
+        step.image().can_run(&name, self.arch).err()
     }
 
     /// The step's kernel in precision `T`, allowed the dynamic shared memory it launches with; `None`
-    /// where the step has no kernel in that precision.
+    /// where the step has no kernel in that precision or cannot run here ([`Ladder::unavailable`]).
     pub fn function<T: Element>(&self, step: Step) -> Result<Option<Function<'_>>> {
         let Some(name) = step.c_name::<T>() else { return Ok(None) };
+        if self.unavailable::<T>(step).is_some() {
+            return Ok(None);
+        }
         let module = if step == Step::Tiled { &self.tiled } else { &self.ladder };
         let function = check_cuda!(module.get_function(&name))?;
         allow_dynamic_shared(&function, step.shape().2)?;
         Ok(Some(function))
+    }
+
+    /// Whether the loaded module has the step's kernel in `T` at all: for the tests, which check that a
+    /// step the ladder calls unavailable really is missing (or the GPU too old for it).
+    pub fn has_kernel<T: Element>(&self, step: Step) -> bool {
+        let module = if step == Step::Tiled { &self.tiled } else { &self.ladder };
+        step.c_name::<T>().is_some_and(|name| module.get_function(&name).is_ok())
+    }
+
+    /// The GPU's architecture: 90 for sm_90.
+    pub fn arch(&self) -> u32 {
+        self.arch
     }
 }
 
@@ -180,27 +204,45 @@ impl Rung {
     }
 }
 
-/// Registers and shared memory from the ptxas report, blocks per multiprocessor from the driver.
+/// Registers, shared memory (static and dynamic) and blocks per multiprocessor, from the driver: the
+/// code that runs, also where the driver compiled it from PTX (ptxas's report is then an older
+/// architecture's).
 pub fn resources<T: Element>(gpu: &Gpu, ladder: &Ladder, step: Step) -> Result<(u32, u32, u32, f64)> {
-    let name = step.c_name::<T>().context("a step that ran has a kernel")?;
-    let report = step.image().report().with_context(|| format!("reading the ptxas report of {}", step.image().source))?;
-    let function = report.function(&name).with_context(|| format!("{name} is not in the ptxas report"))?;
     let (threads, _, dynamic) = step.shape();
     let loaded = ladder.function::<T>(step)?.context("a step that ran has a kernel")?;
+    let registers = check_cuda!(loaded.get_attribute(FunctionAttribute::NumRegisters))? as u32;
+    let shared = check_cuda!(loaded.get_attribute(FunctionAttribute::SharedMemorySizeBytes))? as u32;
     let blocks = check_cuda!(loaded.max_active_blocks_per_multiprocessor(BlockSize::x(threads), dynamic as usize))?;
     let occupancy = f64::from(blocks * threads) / f64::from(gpu.info.max_threads_per_multiprocessor);
-    Ok((function.registers, function.shared_bytes + dynamic, blocks, occupancy))
+    Ok((registers, shared + dynamic, blocks, occupancy))
+}
+
+/// A line of the ladder's table: a step measured, or one this GPU or build cannot run, with the reason.
+#[derive(Debug, Clone)]
+pub enum LadderRow {
+    Ran(Rung),
+    NotRun { step: Step, precision: &'static str, why: String },
 }
 
 /// The ladder's table: every rung's time, TFLOP/s, speedup over the rung before (same precision),
-/// its resources and its check.
-pub fn format_ladder(rungs: &[Rung]) -> String {
+/// its resources and its check; a step that cannot run here says why in its row.
+pub fn format_ladder(rows: &[LadderRow]) -> String {
     let mut table = String::from(
         "| step | precision | GPU time in ms | TFLOP/s | speedup over the step before | registers | shared memory | blocks per SM (occupancy) | max rel. error | check |\n\
          |------|-----------|----------------|---------|------------------------------|-----------|---------------|---------------------------|----------------|-------|\n",
     );
-    for (index, rung) in rungs.iter().enumerate() {
-        let before = rungs[..index].iter().rev().find(|other| other.precision == rung.precision);
+    for (index, row) in rows.iter().enumerate() {
+        let rung = match row {
+            LadderRow::Ran(rung) => rung,
+            LadderRow::NotRun { step, precision, why } => {
+                table.push_str(&format!("| {} | {precision} | not run: {why} | | | | | | | - |\n", step.name()));
+                continue;
+            }
+        };
+        let before = rows[..index].iter().rev().find_map(|other| match other {
+            LadderRow::Ran(other) if other.precision == rung.precision => Some(other),
+            _ => None,
+        });
         let speedup = before.map_or("-".to_string(), |b| format!("{:.2}x", b.timing.median_ms() / rung.timing.median_ms()));
         table.push_str(&format!(
             "| {} | {} | {:.3} | {:.2} | {speedup} | {} | {} B | {} ({:.0}%) | {:.1e} | {} |\n",
@@ -237,6 +279,10 @@ mod tests {
         }
     }
 
+    fn ran(step: Step, precision: &'static str, ms: f64) -> LadderRow {
+        LadderRow::Ran(rung(step, precision, ms))
+    }
+
     #[test]
     fn every_step_names_its_kernel_and_only_f64_has_tensor_cores() {
         assert_eq!(Step::Tiled.c_name::<f64>().as_deref(), Some("mmm_f64"));
@@ -246,7 +292,8 @@ mod tests {
         assert_eq!((Step::TensorCores.c_name::<f32>(), Step::HopperTensorCores.c_name::<f32>()), (None, None));
         for step in Step::ALL {
             for name in [step.c_name::<f64>(), step.c_name::<f32>()].into_iter().flatten() {
-                let report = step.image().report().unwrap();
+                // In the newest build; older ones may lack what needs a newer GPU (kernels::NEEDS).
+                let report = step.image().newest().unwrap().report().unwrap();
                 assert!(report.function(&name).is_some_and(|f| f.is_entry()), "{name} is not in {}", step.image().source);
             }
         }
@@ -254,14 +301,19 @@ mod tests {
 
     #[test]
     fn no_ladder_kernel_spills_and_each_fits_its_block() {
-        let report = kernels::MMM_LADDER.report().unwrap();
-        for step in &Step::ALL[1..] {
-            for name in [step.c_name::<f64>(), step.c_name::<f32>()].into_iter().flatten() {
-                let function = report.function(&name).unwrap();
-                assert_eq!((function.spill_stores, function.spill_loads), (0, 0), "{name} spills");
-                // 64 Ki registers per multiprocessor must hold at least one block.
-                assert!(function.registers * step.shape().0 <= 65536, "{name}: {} registers", function.registers);
-                assert!(function.shared_bytes + step.shape().2 <= 227 * 1024, "{name}: shared memory");
+        for build in kernels::MMM_LADDER.builds {
+            let report = build.report().unwrap();
+            for step in &Step::ALL[1..] {
+                // A kernel missing from an older build is what kernels::NEEDS says; its tests check that.
+                for name in [step.c_name::<f64>(), step.c_name::<f32>()].into_iter().flatten() {
+                    let Some(function) = report.function(&name) else { continue };
+                    let arch = build.arch;
+                    assert_eq!((function.spill_stores, function.spill_loads), (0, 0), "{name} spills on sm_{arch}");
+                    // 64 Ki registers per multiprocessor must hold at least one block.
+                    assert!(function.registers * step.shape().0 <= 65536, "{name} on sm_{arch}: {} registers", function.registers);
+                    // sm_75 has the least shared memory per block: 64 KiB.
+                    assert!(function.shared_bytes + step.shape().2 <= 64 * 1024, "{name} on sm_{arch}: shared memory");
+                }
             }
         }
     }
@@ -269,15 +321,17 @@ mod tests {
     #[test]
     fn table_compares_each_step_with_the_one_before_in_its_precision() {
         let table = format_ladder(&[
-            rung(Step::Tiled, "f64", 40.0),
-            rung(Step::RegisterBlocked, "f64", 10.0),
-            rung(Step::Tiled, "f32", 20.0),
-            rung(Step::TensorCores, "f64", 5.0),
+            ran(Step::Tiled, "f64", 40.0),
+            ran(Step::RegisterBlocked, "f64", 10.0),
+            ran(Step::Tiled, "f32", 20.0),
+            LadderRow::NotRun { step: Step::HopperTensorCores, precision: "f64", why: "needs sm_90 (FP64 mma m16n8k4, new with Hopper), this GPU is sm_86".into() },
+            ran(Step::TensorCores, "f64", 5.0),
         ]);
         let lines: Vec<&str> = table.lines().collect();
         assert!(lines[2].starts_with("| 0. mmm, tiled (the slides, BLOCK_SIZE 32) | f64 | 40.000 | 0.05 | - | 96 | 37888 B | 2 (12%) |"), "{}", lines[2]);
         assert!(lines[3].contains("| 10.000 | 0.20 | 4.00x |"), "{}", lines[3]);
         assert!(lines[4].contains("| f32 | 20.000 | 0.10 | - |"), "{}", lines[4]);
-        assert!(lines[5].contains("| 5.000 | 0.40 | 2.00x |"), "{}", lines[5]);
+        assert_eq!(lines[5], "| 5. Hopper's mma m16n8k4 (DMMA.16) | f64 | not run: needs sm_90 (FP64 mma m16n8k4, new with Hopper), this GPU is sm_86 | | | | | | | - |");
+        assert!(lines[6].contains("| 5.000 | 0.40 | 2.00x |"), "{}", lines[6]);
     }
 }

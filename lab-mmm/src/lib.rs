@@ -1,9 +1,10 @@
 //! The steps of lab-mmm, called by `main.rs` in the slide's order, by the GPU tests and by the
 //! benchmark.
 
-use anyhow::Result;
+use anyhow::{ensure, Result};
 use clap::ValueEnum;
-use common::matrix::{Element, Matrix};
+use common::guard::Guarded;
+use common::matrix::{Element, Matrix, MatrixView};
 use common::mmm::{launch_mmm, MmmKernel, ProductCheck};
 use common::timing::{time_on_stream, Timing};
 use common::check_cuda;
@@ -55,15 +56,35 @@ pub fn multiply_on_gpu<T: Element>(
     c: &mut Matrix<T>,
     repetitions: usize,
 ) -> Result<Timing> {
+    c.poison_on_gpu()?;
+    let timing = launch_timed(module, kernel, block_size, (a.view()?, b.view()?, c.view()?), repetitions)?;
+    c.copy_from_gpu()?;
+    Ok(timing)
+}
+
+/// The same into a C with guard zones around it (`--check`), poisoned with `poison` first; C stays
+/// on the GPU.
+pub fn multiply_into<T: Element>(
+    module: &Module,
+    kernel: MmmKernel,
+    block_size: u32,
+    (a, b): (&Matrix<T>, &Matrix<T>),
+    c: &mut Guarded<T>,
+    poison: u32,
+    repetitions: usize,
+) -> Result<Timing> {
+    ensure!(c.len() == a.rows() * b.cols(), "C holds {} elements, not {} x {}", c.len(), a.rows(), b.cols());
+    c.fill(poison)?;
+    let c_view = MatrixView { rows: a.rows() as i32, cols: b.cols() as i32, data: c.as_device_ptr() };
+    launch_timed(module, kernel, block_size, (a.view()?, b.view()?, c_view), repetitions)
+}
+
+/// One warm-up launch and `repetitions` timed ones on a stream of their own, then a synchronize.
+fn launch_timed<T: Element>(module: &Module, kernel: MmmKernel, block_size: u32, (a, b, c): (MatrixView<T>, MatrixView<T>, MatrixView<T>), repetitions: usize) -> Result<Timing> {
     let mmm = check_cuda!(module.get_function(kernel.c_name::<T>()))?;
     let stream = check_cuda!(Stream::new(cust::stream::StreamFlags::DEFAULT, None))?;
-    c.poison_on_gpu()?;
-    let (a_view, b_view, c_view) = (a.view()?, b.view()?, c.view()?);
-    let timing = time_on_stream(&stream, 1, repetitions, || {
-        launch_mmm(&mmm, a_view, b_view, c_view, block_size, &stream)
-    })?;
+    let timing = time_on_stream(&stream, 1, repetitions, || launch_mmm(&mmm, a, b, c, block_size, &stream))?;
     check_cuda!(stream.synchronize())?; // kernel faults show up here
-    c.copy_from_gpu()?;
     Ok(timing)
 }
 

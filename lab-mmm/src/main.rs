@@ -12,14 +12,14 @@ use common::check_cuda;
 use common::gpu::Gpu;
 use common::matrix::{file, Element, Matrix};
 use common::host_memory::ensure_host_fits;
-use common::mmm::{check_product_fits, check_sizes_match, load_mmm, parse_block_size, CpuProduct, MmmKernel};
+use common::mmm::{check_product_fits, check_sizes_match, parse_block_size, CpuProduct, MmmKernel};
 use common::output::check_output_path;
 use common::progress::Progress;
 use common::ptxas_view::print_ptxas;
-use common::assignment::{Entry, StudentArgs};
+use common::assignment::{Check, Entry, StudentArgs};
 use common::verify::{verdict, Random};
 use cust::module::Module;
-use lab_mmm::ladder::{format_ladder, resources, run_step, Ladder, Rung, Step};
+use lab_mmm::ladder::{format_ladder, resources, run_step, Ladder, LadderRow, Rung, Step};
 use kernels::KernelImage;
 use lab_mmm::{check, format_table, multiply_on_gpu, Precision, Row};
 
@@ -91,8 +91,8 @@ fn run(args: Args) -> Result<()> {
     let entries: Vec<Entry> = chosen.iter().flat_map(|&kernel| check::entries(kernel)).collect();
     if args.student.checking() {
         let image = args.student.image(&kernels::MMM_BS16, &entries)?;
-        let cases: Vec<String> = check::cases(&chosen).iter().map(check::name).collect();
-        if let Some(done) = args.student.run_check_if_asked(image, "lab-mmm", &cases, || Ok(Vec::new()), |case| check::run_case(image, &chosen, case)) {
+        let cases = Check { lab: "lab-mmm", entries: &entries, cases: check::case_set(&chosen, args.student.cases.as_deref())? };
+        if let Some(done) = args.student.run_check_if_asked(image, &cases, || Ok(Vec::new()), |case, context| check::run_case(image, case, context)) {
             return done;
         }
     }
@@ -139,11 +139,6 @@ fn run(args: Args) -> Result<()> {
         print!("A =\n{a}B =\n{b}");
     }
     let modules: Vec<(u32, Module)> = images.iter().map(|&(bs, image)| Ok((bs, gpu.load(image)?))).collect::<Result<_>>()?;
-    if args.student.student() {
-        for ((bs, module), (_, image)) in modules.iter().zip(&images) {
-            check::require_our_parameters(module, &load_mmm(&gpu, *bs)?, &chosen, image.source)?;
-        }
-    }
     let progress = Progress::new(configurations(&args), "lab-mmm");
 
     let mut rows = Vec::new();
@@ -266,19 +261,21 @@ fn multiply<T: Element>(
 /// `--ladder`: every step in f64 (the slides' double), then in f32, each checked; the table last.
 fn climb(gpu: &Gpu, a64: &Matrix<f64>, b64: &Matrix<f64>, args: &Args, random: &mut Random) -> Result<()> {
     let ladder = Ladder::load(gpu)?;
-    let mut rungs = Vec::new();
+    let mut rows = Vec::new();
     if runs_f64(args.precision) {
-        climb_in::<f64>(gpu, &ladder, a64, b64, args, random, &mut rungs)?;
+        climb_in::<f64>(gpu, &ladder, a64, b64, args, random, &mut rows)?;
     }
     if runs_f32(args.precision) {
-        climb_in::<f32>(gpu, &ladder, a64, b64, args, random, &mut rungs)?;
+        climb_in::<f32>(gpu, &ladder, a64, b64, args, random, &mut rows)?;
     }
-    println!("\n{}", format_ladder(&rungs));
+    println!("\n{}", format_ladder(&rows));
+    let rungs: Vec<&Rung> = rows.iter().filter_map(|row| if let LadderRow::Ran(rung) = row { Some(rung) } else { None }).collect();
     let failed = rungs.iter().filter(|rung| !rung.check.passed()).count();
     verdict(failed == 0, &format!("{failed} of {} products differ from the CPU", rungs.len()))
 }
 
-/// The ladder in precision T: A and B copied to the GPU once, each step run, timed and checked.
+/// The ladder in precision T: A and B copied to the GPU once, each step run, timed and checked; a step
+/// this GPU or build cannot run gets a row that says why.
 fn climb_in<T: Element>(
     gpu: &Gpu,
     ladder: &Ladder,
@@ -286,7 +283,7 @@ fn climb_in<T: Element>(
     b64: &Matrix<f64>,
     args: &Args,
     random: &mut Random,
-    rungs: &mut Vec<Rung>,
+    rows: &mut Vec<LadderRow>,
 ) -> Result<()> {
     let mut a: Matrix<T> = a64.convert()?;
     let mut b: Matrix<T> = b64.convert()?;
@@ -297,6 +294,11 @@ fn climb_in<T: Element>(
     let progress = Progress::new(Step::ALL.len(), &format!("lab-mmm --ladder ({})", T::NAME));
     for step in Step::ALL {
         progress.step(step.name());
+        if let Some(why) = ladder.unavailable::<T>(step) {
+            progress.done();
+            rows.push(LadderRow::NotRun { step, precision: T::NAME, why });
+            continue;
+        }
         let Some(timing) = run_step(ladder, step, &a, &b, &mut c, args.repetitions as usize)? else {
             progress.done();
             continue;
@@ -306,7 +308,7 @@ fn climb_in<T: Element>(
         progress.done();
         progress.println(format!("{} {}: {timing}", step.name(), T::NAME));
         let flops = 2.0 * (a.rows() * a.cols() * b.cols()) as f64;
-        rungs.push(Rung { step, precision: T::NAME, timing, check, flops, registers, shared_bytes, blocks_per_sm, occupancy });
+        rows.push(LadderRow::Ran(Rung { step, precision: T::NAME, timing, check, flops, registers, shared_bytes, blocks_per_sm, occupancy }));
     }
     Ok(())
 }

@@ -105,3 +105,33 @@ fn a_students_file_without_the_weeks_kernel_is_one_line_naming_it() {
     let outcome = run(LAB, &["--kernel-source", &other, "--ladder"]);
     assert!(outcome.is_one_line_error("lab-mmm", "cannot be used with"), "{outcome:?}");
 }
+
+/// Issue 21: hidden cases are read and checked before anything else, errors naming file, line and
+/// value; `--list-cases` shows them (and with `--csv` the grading header) on any machine.
+#[test]
+fn a_cases_file_is_listed_or_refused_line_by_line_without_a_gpu() {
+    let cases = temp_file("week3-cases.txt", "# M K N PRECISION SEED\n31 47 19 f64 5  # odd sizes\n\n300 17 1 f32 6\n");
+    let listed = run(LAB, &["--kernel", "tiled", "--list-cases", "--cases", &cases]);
+    assert_eq!(listed.code, Some(0), "{listed:?}");
+    let lines: Vec<&str> = listed.stdout.lines().collect();
+    assert!(lines[0].starts_with("2 cases (case set ") && lines[1..] == ["mmm f64, 31 x 47 times 47 x 19", "mmm f32, 300 x 17 times 17 x 1"], "{listed:?}");
+    let header = run(LAB, &["--kernel", "naive", "--list-cases", "--csv", "--cases", &cases]);
+    assert_eq!(header.stdout, "file,\"mmm-ab f64, 31 x 47 times 47 x 19\",\"mmm-ab f32, 300 x 17 times 17 x 1\",passed,time ratio,case set\n", "{header:?}");
+    let bad = temp_file("bad-cases.txt", "31 47 19 f64 5\n0 47 19 f64 5\n");
+    let refused = run(LAB, &["--kernel", "tiled", "--list-cases", "--cases", &bad]);
+    assert!(refused.is_one_line_error("lab-mmm", &format!("{bad}:2: M \"0\" is not a number from 1 to 8192")), "{refused:?}");
+    let short = temp_file("short-cases.txt", "31 47\n");
+    assert!(run(LAB, &["--list-cases", "--cases", &short]).is_one_line_error("lab-mmm", ":1: 2 fields where a case has 5 (M K N PRECISION SEED)"));
+    // The week's own cases have a hash of their own.
+    let week = run(LAB, &["--kernel", "tiled", "--list-cases"]);
+    assert!(week.stdout.starts_with("12 cases (case set ") && !week.stdout.contains(&lines[0][lines[0].len() - 18..]), "{week:?}");
+}
+
+#[test]
+fn check_flags_without_check_are_one_line_errors() {
+    assert!(run(LAB, &["--csv"]).is_one_line_error("lab-mmm", "--csv goes with --check or --list-cases"));
+    let cases = temp_file("unused-cases.txt", "1 1 1 f64 1\n");
+    assert!(run(LAB, &["--cases", &cases]).is_one_line_error("lab-mmm", "--cases goes with --check or --list-cases"));
+    // --sanitize needs --check, which needs a file.
+    assert!(run(LAB, &["--sanitize"]).is_one_line_error("lab-mmm", "--kernel-source"));
+}

@@ -92,12 +92,21 @@ fn copies_go_both_ways_unchanged() {
 }
 
 /// Every step of the ladder against the CPU, C poisoned before each: sizes that are not multiples of
-/// any tile, k too short for one tile, odd row lengths (no 16-byte loads) and even ones.
+/// any tile, k too short for one tile, odd row lengths (no 16-byte loads) and even ones. A step is
+/// skipped only where it has no kernel in `T`, or the ladder says it cannot run here, and then its
+/// kernel really is missing from the code this GPU runs (or the GPU is older than it needs).
 fn check_ladder<T: Element>(ladder: &Ladder, (m, k, n): (usize, usize, usize), seed: u64) {
     let mut random = Random::new(seed);
     let (a, b, mut c) = operands::<T>((m, k, n), &mut random);
     for step in Step::ALL {
+        if let Some(why) = ladder.unavailable::<T>(step) {
+            let needs = kernels::needs(&step.c_name::<T>().unwrap()).unwrap_or_else(|| panic!("{} is unavailable ({why}) but needs nothing", step.name()));
+            assert!(!ladder.has_kernel::<T>(step) || ladder.arch() < needs.arch, "{} is unavailable ({why}) but loaded", step.name());
+            eprintln!("{} {}: not run: {why}", step.name(), T::NAME);
+            continue;
+        }
         if run_step(ladder, step, &a, &b, &mut c, 1).unwrap().is_none() {
+            assert!(step.c_name::<T>().is_none(), "{} {} did not run", step.name(), T::NAME);
             continue;
         }
         let check = check_product(&a, &b, &c, &mut random);
@@ -171,4 +180,136 @@ fn week_3_broken_kernels_are_caught() {
     let swapped = check("assignments/03-mmm-tiled/broken/swapped-tile-indices.cu", "tiled");
     assert_eq!(swapped.code, Some(1), "{swapped:?}");
     assert!(common::testing::check_row(&swapped.stdout, "f64, 64 x 64 times").contains("| FAIL |"), "{swapped:?}");
+}
+
+/// `lab-mmm --kernel-source FILE --kernel KERNEL --check` with more flags (`--sanitize`, `--show-output`).
+fn check_with(file: &str, kernel: &str, flags: &[&str]) -> common::testing::Outcome {
+    let mut extra = vec!["--kernel", kernel];
+    extra.extend(flags);
+    common::testing::check_kernel_source("lab-mmm", env!("CARGO_BIN_EXE_lab-mmm"), env!("CARGO_MANIFEST_DIR"), file, &extra)
+}
+
+/// Issue 21: a kernel's printf is output, never a result, however much of it there is.
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn week_3_a_forged_result_row_is_only_output() {
+    let forged = check("assignments/03-mmm-tiled/broken/fake-result-row.cu", "tiled");
+    assert_eq!(forged.code, Some(1), "{forged:?}");
+    assert!(forged.stderr.contains("12 of 12 cases failed"), "{forged:?}");
+    let row = common::testing::check_row(&forged.stdout, "f64, 1 x 1 times 1 x 1");
+    assert!(row.contains("| FAIL | 1 of 1 | C(0, 0) | never written |"), "{row}");
+    // Its line is shown under the table as what the failing case printed.
+    assert!(forged.stdout.contains("stdout of case \"mmm f64, 1 x 1 times 1 x 1\"") && forged.stdout.contains("CHECK-ROW\tmmm f64, 1 x 1 times 1 x 1\t0\t1"), "{forged:?}");
+}
+
+/// Issue 21: a correct kernel that prints from every block, as students debug, passes the week's
+/// cases (it once stalled on a full pipe and was called an endless loop).
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn week_3_a_correct_kernel_that_prints_from_every_block_passes() {
+    let chatty = check("assignments/03-mmm-tiled/broken/printf-every-block.cu", "tiled");
+    assert_eq!(chatty.code, Some(0), "{chatty:?}");
+    assert!(chatty.stdout.contains("Solution is correct: all 12 cases pass"), "{chatty:?}");
+}
+
+/// Issue 21: one that prints from every thread too: megabytes a case, far past a pipe's 64 KiB and
+/// the GPU's 1 MiB printf buffer. Printing a million lines per launch takes seconds on the GPU, so
+/// the cases stop at 255 x 257 x 256 (65280 lines a launch). `--show-output` shows it, cut to the
+/// first 100 and last 20 lines with the count of the rest.
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn week_3_a_correct_kernel_that_prints_from_every_thread_passes() {
+    let cases = common::testing::temp_file("chatty-cases.txt", "1 1 1 f64 1\n100 7 129 f32 2\n255 257 256 f64 3\n");
+    let shown = check_with("assignments/03-mmm-tiled/broken/printf-every-thread.cu", "tiled", &["--cases", &cases, "--show-output"]);
+    assert_eq!(shown.code, Some(0), "{shown:?}");
+    assert!(shown.stdout.contains("Solution is correct: all 3 cases pass"), "{shown:?}");
+    assert!(shown.stdout.contains("stdout of case \"mmm f64, 255 x 257 times 257 x 256\""), "{shown:?}");
+    assert!(shown.stdout.contains("more lines ...]") && shown.stdout.contains(": c("), "{shown:?}");
+}
+
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn week_3_writes_outside_c_or_into_a_fail_and_say_where() {
+    let past = check("assignments/03-mmm-tiled/broken/writes-past-c.cu", "tiled");
+    assert_eq!(past.code, Some(1), "{past:?}");
+    assert!(past.stderr.contains("12 of 12 cases failed"), "{past:?}");
+    for case in ["f64, 1 x 1 times 1 x 1", "f64, 17 x 33 times 33 x 5", "f32, 1000 x 999 times 999 x 1001"] {
+        let row = common::testing::check_row(&past.stdout, case);
+        assert!(row.contains("| FAIL | 0 of ") && row.contains("written outside C: C[m*n + 40], 40 elements past the end"), "{row}");
+    }
+    let into_a = check("assignments/03-mmm-tiled/broken/writes-into-a.cu", "tiled");
+    assert_eq!(into_a.code, Some(1), "{into_a:?}");
+    let row = common::testing::check_row(&into_a.stdout, "f64, 17 x 33 times 33 x 5");
+    assert!(row.contains("| FAIL |") && row.contains("A(3, 7) was changed: 0.000000000000e0 instead of"), "{row}");
+    // A has no element (3, 7) in a 1 x 1 product: nothing to change there.
+    assert!(common::testing::check_row(&into_a.stdout, "f64, 1 x 1 times 1 x 1").contains("| PASS |"), "{into_a:?}");
+}
+
+/// Issue 21: a NaN the kernel wrote is a NaN; "never written" needs both poisons to stay.
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn week_3_a_nan_the_kernel_wrote_is_not_called_never_written() {
+    let nan = check("assignments/03-mmm-tiled/broken/writes-nan.cu", "tiled");
+    assert_eq!(nan.code, Some(1), "{nan:?}");
+    for case in ["f64, 17 x 33 times 33 x 5", "f32, 17 x 33 times 33 x 5"] {
+        let row = common::testing::check_row(&nan.stdout, case);
+        assert!(row.contains("| FAIL | 1 of 85 | C(0, 0) | NaN |"), "{row}");
+    }
+}
+
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn week_3_a_kernel_that_traps_faults_every_case_and_the_others_still_run() {
+    let trapped = check("assignments/03-mmm-tiled/broken/traps.cu", "tiled");
+    assert_eq!(trapped.code, Some(1), "{trapped:?}");
+    assert!(trapped.stderr.contains("12 of 12 cases failed"), "{trapped:?}");
+    for case in ["f64, 1 x 1 times 1 x 1", "f32, 1000 x 999 times 999 x 1001"] {
+        assert!(common::testing::check_row(&trapped.stdout, case).contains("| FAULT |"), "{trapped:?}");
+    }
+}
+
+/// Issue 21: racecheck reports the missing second barrier in every run, on every case with more than
+/// one tile (k > 16); a single tile has no next tile to overwrite it. Four of the week's cases, the
+/// largest among them (racecheck takes about a minute on it).
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn week_3_a_missing_second_barrier_is_caught_under_sanitize() {
+    let cases = common::testing::temp_file("race-cases.txt", "17 33 5 f64 1\n255 257 256 f64 2\n64 64 64 f32 3\n1000 999 1001 f32 4\n");
+    let racy = check_with("assignments/03-mmm-tiled/broken/missing-second-syncthreads.cu", "tiled", &["--sanitize", "--cases", &cases]);
+    assert_eq!(racy.code, Some(1), "{racy:?}");
+    for case in ["f64, 17 x 33 times 33 x 5", "f64, 255 x 257 times 257 x 256", "f32, 64 x 64 times 64 x 64", "f32, 1000 x 999 times 999 x 1001"] {
+        let row = common::testing::check_row(&racy.stdout, case);
+        assert!(row.contains("| FAIL |") && row.contains("racecheck: shared-memory hazard"), "{row}");
+    }
+}
+
+/// Issue 21: our own calls give compute-sanitizer nothing to report, and the solution passes under
+/// it; a write past C is found there too (by the guard zones, which memcheck cannot see into). On
+/// awkward cases of up to 255 x 257 x 256, so that all three tools finish in seconds
+/// (`gpu-bundle/time-checks.sh` times the week's own cases under `--sanitize`).
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn weeks_2_and_3_the_solution_passes_under_compute_sanitizer() {
+    let cases = common::testing::temp_file("sanitize-cases.txt", "1 1 1 f64 1\n17 33 5 f64 2\n100 7 129 f32 3\n255 257 256 f64 4\n");
+    for kernel in ["naive", "tiled"] {
+        let solution = check_with("kernels/cuda/mmm.cu", kernel, &["--sanitize", "--cases", &cases]);
+        assert_eq!(solution.code, Some(0), "{solution:?}");
+        assert!(solution.stdout.contains("Solution is correct: all 4 cases pass"), "{solution:?}");
+        assert!(solution.stdout.contains("under compute-sanitizer"), "{solution:?}");
+    }
+    let past = check_with("assignments/03-mmm-tiled/broken/writes-past-c.cu", "tiled", &["--sanitize", "--cases", &cases]);
+    let row = common::testing::check_row(&past.stdout, "f64, 17 x 33 times 33 x 5");
+    assert!(row.contains("| FAIL |") && row.contains("40 elements past the end"), "{row}");
+}
+
+/// Issue 21: hidden cases from a file, named in the CSV by their hash.
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn week_3_hidden_cases_run_from_a_file() {
+    let cases = common::testing::temp_file("hidden-cases.txt", "# M K N PRECISION SEED\n31 47 19 f64 5\n300 17 1 f32 6\n");
+    let hidden = check_with("kernels/cuda/mmm.cu", "tiled", &["--cases", &cases, "--csv"]);
+    assert_eq!(hidden.code, Some(0), "{hidden:?}");
+    let lines: Vec<&str> = hidden.stdout.lines().collect();
+    assert_eq!(lines[0], "file,\"mmm f64, 31 x 47 times 47 x 19\",\"mmm f32, 300 x 17 times 17 x 1\",passed,time ratio,case set", "{hidden:?}");
+    assert!(lines[1].contains(",PASS,PASS,2/2,"), "{hidden:?}");
 }

@@ -1,14 +1,20 @@
 //! `--kernel-source` and `--check` for lab-simpson (assignments/01-simpson): the student's `simpson_rule`
 //! runs in all four kernels of simpson.cu; each case integrates one function with an awkward count of
-//! sub-intervals or block size, and every sub-interval's sum is compared with the CPU's.
+//! sub-intervals or block size, and every sub-interval's sum is compared with the CPU's. The sums
+//! have guard zones on both sides; a write outside them fails the case.
+
+use std::path::Path;
 
 use anyhow::Result;
-use common::assignment::{first_mismatch, report_case, shown, Entry, FirstWrong, Outcome};
+use common::assignment::cases_file::{choice, field, CaseFormat, CaseSet};
+use common::assignment::{first_mismatch, shown, written, CaseContext, Entry, FirstWrong, Outcome};
 use common::gpu::Gpu;
+use common::guard::Guarded;
 use common::integrand::Integrand;
+use common::verify::Poison as _;
 use kernels::KernelImage;
 
-use crate::{kernel_name, simpson_on_cpu, simpson_on_gpu, Problem, TOLERANCE};
+use crate::{kernel_name, simpson_into, simpson_on_cpu, simpson_on_gpu, Problem, TOLERANCE};
 
 /// The kernel of `integrand` as the lab looks it up and as a student declares it.
 pub fn entry(integrand: Integrand) -> Entry {
@@ -35,28 +41,49 @@ pub fn cases() -> Vec<Problem> {
     ]
 }
 
+/// The fields of a line of a `--cases` file.
+pub const CASE_FIELDS: &str = "INTEGRAND A B INTERVALS BLOCK_SIZE";
+
+/// The week's cases, or those of a `--cases` file: `pi 0 1 96 32` per line.
+pub fn case_set(file: Option<&Path>) -> Result<CaseSet<Problem>> {
+    let parse = |fields: &[&str]| -> Result<Vec<Problem>, String> {
+        let integrand = choice(fields[0], "INTEGRAND", &Integrand::ALL.map(|i| (i.name(), i)))?;
+        let (a, b) = (field(fields[1], "A", -1e6..=1e6)?, field(fields[2], "B", -1e6..=1e6)?);
+        let intervals = field(fields[3], "INTERVALS", 1..=1 << 26)?;
+        let block_size = field(fields[4], "BLOCK_SIZE", 1..=1024)?;
+        Problem::new(integrand, a, b, intervals, block_size).map(|problem| vec![problem]).map_err(|err| err.to_string())
+    };
+    let line = |p: &Problem| format!("{} {} {} {} {}", p.integrand.name(), p.a, p.b, p.intervals, p.block_size);
+    CaseFormat { fields: CASE_FIELDS, parse: &parse, line: &line, name: &name }.load(file, cases())
+}
+
 /// How a case is named in the table.
 pub fn name(problem: &Problem) -> String {
     format!("{} on [{}, {}], {} sub-intervals, blocks of {}", problem.integrand.formula(), problem.a, problem.b, problem.intervals, problem.block_size)
 }
 
-/// Runs case `index` with the student's image and ours and prints its row (a check's child process).
-pub fn run_case(student: &KernelImage, index: usize) -> Result<()> {
-    let problem = cases().get(index).cloned().ok_or_else(|| anyhow::anyhow!("there is no check case {index}"))?;
+/// Runs one case with the student's image (twice, with two poisons) and ours (for the time).
+pub fn run_case(student: &KernelImage, problem: &Problem, context: CaseContext) -> Result<Outcome> {
     let gpu = Gpu::open(0)?;
-    let theirs = simpson_on_gpu(&gpu, &gpu.load(student)?, &problem, 3)?;
-    let ours = simpson_on_gpu(&gpu, &gpu.load(&kernels::SIMPSON)?, &problem, 3)?;
-    let cpu = simpson_on_cpu(&problem);
+    let module = gpu.load(student)?;
+    let mut sums = Guarded::<f64>::new(problem.intervals as usize)?;
+    let theirs = simpson_into(&gpu, &module, problem, &mut sums, f64::POISON_WORD, context.repetitions())?;
+    let again = simpson_into(&gpu, &module, problem, &mut sums, f64::SECOND_POISON_WORD, 1)?;
+    let outside = sums.trespass()?.map(|trespass| trespass.describe("sums", "n"));
+    let ours_ms = match context.times_ours() {
+        true => Some(simpson_on_gpu(&gpu, &gpu.load(&kernels::SIMPSON)?, problem, 3)?.timing.median_ms()),
+        false => None,
+    };
+    let cpu = simpson_on_cpu(problem);
     // The same floor as `compare`: sums near zero are judged against a thousandth of the largest.
     let floor = 1e-3 * cpu.iter().fold(0.0_f64, |m, s| m.max(s.abs()));
     let (wrong, first) = first_mismatch(&theirs.sums, &cpu, |g, c| (g - c).abs() <= TOLERANCE * c.abs().max(floor));
     let block = problem.block_size as usize;
     let first = first.map(|i| FirstWrong {
         position: format!("sub-interval {i}"),
-        value: shown(theirs.sums[i]),
+        value: written(theirs.sums[i], again.sums[i], shown),
         expected: shown(cpu[i]),
         computed_by: format!("block {}, thread {}", i / block, i % block),
     });
-    report_case(&name(&problem), Outcome { wrong, elements: cpu.len(), first, student_ms: Some(theirs.timing.median_ms()), ours_ms: Some(ours.timing.median_ms()) });
-    Ok(())
+    Ok(Outcome { wrong, elements: cpu.len(), first, student_ms: Some(theirs.timing.median_ms()), ours_ms, finding: None }.with_findings([outside]))
 }

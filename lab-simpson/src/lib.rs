@@ -5,14 +5,13 @@ pub mod check;
 use anyhow::{ensure, Result};
 use common::device_info::DeviceInfo;
 use common::gpu::Gpu;
-use common::host_memory::try_filled_vec;
 use common::phases::{self, Phase};
 use common::integrand::Integrand;
 use common::timing::{time_on_stream, Timing};
-use common::verify::poisoned_device_buffer;
+use common::guard::Guarded;
+use common::verify::Poison as _;
 use common::{check_cuda, verify};
 use cust::launch;
-use cust::memory::CopyDestination;
 use cust::module::Module;
 use cust::stream::{Stream, StreamFlags};
 use rayon::prelude::*;
@@ -97,25 +96,28 @@ pub struct GpuRun {
 /// The slide program's GPU part: allocate `sums`, launch `simpson<<<N / BLOCK_SIZE, BLOCK_SIZE>>>`
 /// (once to warm up, then `repetitions` times between events), copy `sums` back.
 pub fn simpson_on_gpu(gpu: &Gpu, module: &Module, problem: &Problem, repetitions: usize) -> Result<GpuRun> {
+    let mut sums = Guarded::<f64>::new(problem.intervals as usize)?;
+    simpson_into(gpu, module, problem, &mut sums, f64::POISON_WORD, repetitions)
+}
+
+/// The same into `sums` (guard zones around it, for `--check`), poisoned with `poison` first.
+pub fn simpson_into(gpu: &Gpu, module: &Module, problem: &Problem, sums: &mut Guarded<f64>, poison: u32, repetitions: usize) -> Result<GpuRun> {
     problem.check_against(&gpu.info)?;
-    let n = problem.intervals as usize;
+    ensure!(sums.len() as u64 == problem.intervals, "{} sums for {} sub-intervals", sums.len(), problem.intervals);
     gpu.ensure_fits(problem.intervals * 8, &format!("--intervals {}", problem.intervals))?;
     let simpson = check_cuda!(module.get_function(kernel_name(problem.integrand)))?;
     let stream = check_cuda!(Stream::new(StreamFlags::DEFAULT, None))?;
-    let sums = poisoned_device_buffer::<f64>(n)?;
-    let (a, b) = (problem.a, problem.b);
+    sums.fill(poison)?;
+    let (a, b, d_sums) = (problem.a, problem.b, sums.as_device_ptr());
     let (grid, block) = (problem.blocks() as u32, problem.block_size);
 
     let timing = time_on_stream(&stream, 1, repetitions, || {
         // __global__ void simpson(double a, double b, double* sums)
-        check_cuda!(unsafe { launch!(simpson<<<grid, block, 0, stream>>>(a, b, sums.as_device_ptr())) })?;
+        check_cuda!(unsafe { launch!(simpson<<<grid, block, 0, stream>>>(a, b, d_sums)) })?;
         Ok(())
     })?;
     check_cuda!(stream.synchronize())?; // a fault in the kernel shows up here
-
-    let mut h_sums = try_filled_vec(n, 0.0, "the sums")?;
-    check_cuda!(sums.copy_to(&mut h_sums))?;
-    Ok(GpuRun { sums: h_sums, timing })
+    Ok(GpuRun { sums: sums.read()?, timing })
 }
 
 /// The same rule on the CPU, sub-interval by sub-interval, on all cores.
@@ -173,9 +175,8 @@ mod tests {
 
     #[test]
     fn every_integrand_has_its_own_kernel_in_the_build() {
-        let report = kernels::SIMPSON.report().unwrap();
         for integrand in Integrand::ALL {
-            assert!(report.function(kernel_name(integrand)).is_some(), "{integrand:?}");
+            assert!(kernels::SIMPSON.in_every_build(kernel_name(integrand)), "{integrand:?}");
         }
     }
 }

@@ -11,7 +11,7 @@ use common::integrand::{compensated_sum, Integrand};
 use common::ptxas_view::print_ptxas;
 use common::verify::verdict;
 use common::check_cuda;
-use common::assignment::{Entry, StudentArgs};
+use common::assignment::{Check, Entry, StudentArgs};
 use lab_simpson::{check, compare, kernel_name, simpson_on_cpu, simpson_on_gpu, Problem, TOLERANCE};
 
 /// Simpson's rule on the GPU, one sub-interval per thread (slide: simpson.cu).
@@ -52,8 +52,8 @@ fn run(args: Args) -> Result<()> {
     let integrands = if args.student.checking() { Integrand::ALL.to_vec() } else { vec![args.integrand] };
     let entries: Vec<Entry> = integrands.into_iter().map(check::entry).collect();
     let image = args.student.image(&kernels::SIMPSON, &entries)?;
-    let cases: Vec<String> = check::cases().iter().map(check::name).collect();
-    if let Some(done) = args.student.run_check_if_asked(image, "lab-simpson", &cases, || Ok(Vec::new()), |case| check::run_case(image, case)) {
+    let cases = Check { lab: "lab-simpson", entries: &entries, cases: check::case_set(args.student.cases.as_deref())? };
+    if let Some(done) = args.student.run_check_if_asked(image, &cases, || Ok(Vec::new()), |problem, context| check::run_case(image, problem, context)) {
         return done;
     }
     let problem = Problem::new(args.integrand, args.a, args.b, args.intervals, args.block_size)?;

@@ -1,0 +1,254 @@
+//! One case of `--check` in a child process, as the parent sees it.
+//!
+//! The result channel: the child writes its one row into a file the parent names, in the parent's
+//! private folder (`--check-result PATH`), never on stdout or stderr. A student's code is device code
+//! only; its `printf` reaches stdout and nothing else, so it cannot write a row. The parent accepts
+//! exactly one well-formed row for the case it asked for; none, two, an oversized or a malformed one
+//! make the case a FAULT that says which.
+//!
+//! Output that flows: stdout and stderr are read on threads of their own while the child runs
+//! ([`super::output`]), so a kernel printing megabytes never blocks. A case counts as hung when it
+//! has printed nothing for [`Limits::silence`] (a kernel's `printf` reaches the pipe at every
+//! synchronization, so a busy printing kernel is not silent, and an endless loop is), and is stopped
+//! anyway at [`Limits::total`]. The child is the leader of its own process group, so a stop ends it
+//! and anything it started (compute-sanitizer's target) together.
+
+use std::path::Path;
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::output::{drain, Activity, Captured};
+use super::Row;
+
+/// When a case is stopped: after `silence` without a byte on stdout or stderr, or after `total`.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    pub silence: Duration,
+    pub total: Duration,
+}
+
+/// The most bytes a result file may hold: one row is a few hundred.
+pub const MAX_ROW_BYTES: u64 = 16 * 1024;
+
+/// What a case's child left behind.
+#[derive(Debug, Clone)]
+pub struct CaseRun {
+    pub row: Row,
+    pub stdout: Captured,
+    pub stderr: Captured,
+}
+
+/// How the child ended.
+enum Ending {
+    Exited(ExitStatus),
+    Silent,
+    TooLong,
+    Lost(String),
+}
+
+/// Runs `command` (stdout and stderr drained, stdin closed) within `limits`, then takes the row for
+/// `case` from `result`. The row is read after a successful exit, or after exit code `finished`
+/// where one is given: compute-sanitizer's exit code for "the program ran, and I found errors".
+pub fn run(mut command: Command, result: &Path, case: &str, limits: Limits, finished: Option<i32>) -> CaseRun {
+    use std::os::unix::process::CommandExt as _;
+    let fault = |why: String| Row { case: case.to_string(), result: Err(why) };
+    let spawned = command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0).spawn();
+    let mut child = match spawned {
+        Ok(child) => child,
+        Err(err) => return CaseRun { row: fault(format!("cannot start the case: {err}")), stdout: Captured::default(), stderr: Captured::default() },
+    };
+    let activity = Arc::new(Activity::start());
+    let stdout = child.stdout.take().map(|stream| drain(stream, Arc::clone(&activity)));
+    let stderr = child.stderr.take().map(|stream| drain(stream, Arc::clone(&activity)));
+    let ending = wait(&mut child, limits, &activity);
+    let joined = |handle: Option<std::thread::JoinHandle<Captured>>| handle.and_then(|h| h.join().ok()).unwrap_or_default();
+    let (stdout, stderr) = (joined(stdout), joined(stderr));
+    let row = match ending {
+        Ending::Silent => fault(format!("printed nothing for {} s and did not end (an endless loop?); stopped", limits.silence.as_secs())),
+        Ending::TooLong => fault(format!("still running after {} s; stopped", limits.total.as_secs())),
+        Ending::Lost(why) => fault(format!("lost the case: {why}")),
+        Ending::Exited(status) if status.success() || (finished.is_some() && status.code() == finished) => read_row(result, case).unwrap_or_else(fault),
+        Ending::Exited(status) => fault(format!("{} ({status})", stderr.last_line().unwrap_or("no message"))),
+    };
+    CaseRun { row, stdout, stderr }
+}
+
+/// Waits for the child, stopping its whole process group once it has been silent or running too long.
+fn wait(child: &mut std::process::Child, limits: Limits, activity: &Activity) -> Ending {
+    loop {
+        let stopped = if activity.running_for() > limits.total {
+            Some(Ending::TooLong)
+        } else if activity.silent_for() > limits.silence {
+            Some(Ending::Silent)
+        } else {
+            None
+        };
+        match child.try_wait() {
+            Ok(Some(status)) => return Ending::Exited(status),
+            Ok(None) if stopped.is_some() => {
+                stop_group(child);
+                let _ = child.wait(); // reaped; how it ended no longer matters
+                return stopped.unwrap_or(Ending::TooLong);
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+            Err(err) => {
+                stop_group(child);
+                return Ending::Lost(err.to_string());
+            }
+        }
+    }
+}
+
+/// SIGKILL to the child's process group (it leads one of its own: `process_group(0)`).
+fn stop_group(child: &std::process::Child) {
+    if let Ok(group) = libc::pid_t::try_from(child.id()) {
+        // SAFETY: kill(2) with a negative pid signals that process group; ours by construction.
+        unsafe { libc::kill(-group, libc::SIGKILL) };
+    }
+}
+
+/// The one row the child wrote for `case`, or why there is none.
+pub fn read_row(path: &Path, case: &str) -> Result<Row, String> {
+    use std::io::Read as _;
+    let file = match std::fs::File::open(path) {
+        Ok(file) => file,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Err("the case ended without reporting a result".to_string()),
+        Err(err) => return Err(format!("cannot read the case's result: {err}")),
+    };
+    let mut bytes = Vec::new();
+    file.take(MAX_ROW_BYTES + 1).read_to_end(&mut bytes).map_err(|err| format!("cannot read the case's result: {err}"))?;
+    if bytes.len() as u64 > MAX_ROW_BYTES {
+        return Err(format!("the case's result is oversized (over {MAX_ROW_BYTES} bytes)"));
+    }
+    let text = String::from_utf8(bytes).map_err(|_| "the case's result is malformed (not UTF-8)".to_string())?;
+    let lines: Vec<&str> = text.lines().collect();
+    match lines.as_slice() {
+        [line] if text.ends_with('\n') => {
+            let row = Row::from_line(line).ok_or("the case's result is malformed")?;
+            if row.case == case {
+                Ok(row)
+            } else {
+                Err(format!("the case's result is for another case ({})", row.case))
+            }
+        }
+        [] => Err("the case's result is empty".to_string()),
+        [_] => Err("the case's result is malformed (no line end)".to_string()),
+        more => Err(format!("the case reported {} results, not one", more.len())),
+    }
+}
+
+/// In the child: writes the row into the file the parent named. The file must not exist yet: a
+/// second row is refused here, and the parent would refuse it too.
+pub fn write_row(path: &Path, row: &Row) -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    use std::io::Write as _;
+    let mut file = std::fs::OpenOptions::new().write(true).create_new(true).open(path).with_context(|| format!("writing the case's result to {}", path.display()))?;
+    writeln!(file, "{}", row.to_line()).with_context(|| format!("writing the case's result to {}", path.display()))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Outcome, Row};
+    use super::*;
+    use crate::private_dir::PrivateDir;
+
+    const CASE: &str = "17 x 33 x 5";
+
+    fn good_row() -> Row {
+        Row { case: CASE.to_string(), result: Ok(Outcome { wrong: 0, elements: 85, first: None, student_ms: Some(1.0), ours_ms: Some(1.0), finding: None }) }
+    }
+
+    /// A stand-in child: `sh -c SCRIPT` with `$1` the result file.
+    fn stand_in(script: &str, limit: Duration) -> CaseRun {
+        stand_in_with(script, Limits { silence: limit, total: limit }, None)
+    }
+
+    fn stand_in_with(script: &str, limits: Limits, finished: Option<i32>) -> CaseRun {
+        let dir = PrivateDir::new("case-process-test").unwrap();
+        let result = dir.path().join("result");
+        let mut command = Command::new("sh");
+        command.arg("-c").arg(script).arg("sh").arg(&result).env("ROW", good_row().to_line()).env("FAKE", Row { case: CASE.into(), result: Ok(Outcome { wrong: 0, ..outcome() }) }.to_line());
+        run(command, &result, CASE, limits, finished)
+    }
+
+    fn outcome() -> Outcome {
+        Outcome { wrong: 3, elements: 85, first: None, student_ms: None, ours_ms: None, finding: None }
+    }
+
+    #[test]
+    fn the_row_comes_from_the_result_file_and_a_row_on_stdout_is_ignored() {
+        let run = stand_in("printf '%s\\n' \"$FAKE\"; printf '%s\\n' \"$ROW\" > \"$1\"", Duration::from_secs(20));
+        assert_eq!(run.row, good_row());
+        // A row printed on stdout alone (a kernel's printf) is no result.
+        let forged = stand_in("printf '%s\\n' \"$ROW\"", Duration::from_secs(20));
+        assert_eq!(forged.row.result, Err("the case ended without reporting a result".to_string()));
+        assert_eq!(forged.stdout.last_line(), Some(good_row().to_line().trim()));
+    }
+
+    #[test]
+    fn two_oversized_malformed_or_foreign_rows_are_faults_with_a_reason() {
+        let limit = Duration::from_secs(20);
+        let fault = |script: &str| stand_in(script, limit).row.result.unwrap_err();
+        assert_eq!(fault("printf '%s\\n%s\\n' \"$ROW\" \"$ROW\" > \"$1\""), "the case reported 2 results, not one");
+        assert!(fault("head -c 100000 /dev/zero | tr '\\0' x > \"$1\"").starts_with("the case's result is oversized"));
+        assert_eq!(fault("echo 'CHECK-ROW\tnonsense' > \"$1\""), "the case's result is malformed");
+        assert_eq!(fault("printf '%s' \"$ROW\" > \"$1\""), "the case's result is malformed (no line end)");
+        assert_eq!(fault(": > \"$1\""), "the case's result is empty");
+        assert!(fault("printf '%s\\n' \"$ROW\" | sed 's/17 x 33/18 x 33/' > \"$1\"").starts_with("the case's result is for another case"));
+        // A child that fails says why, from its last line on stderr.
+        let failed = fault("echo 'lab-mmm: error: CUDA_ERROR_ILLEGAL_ADDRESS' >&2; exit 1");
+        assert!(failed.starts_with("lab-mmm: error: CUDA_ERROR_ILLEGAL_ADDRESS (exit status: 1)"), "{failed}");
+    }
+
+    #[test]
+    fn megabytes_of_output_flow_while_the_child_runs() {
+        // 8 MiB on stdout and 8 MiB on stderr: far past a pipe's 64 KiB, which would stall a child
+        // whose parent reads only after it exits.
+        let run = stand_in(
+            "i=0; while [ $i -lt 16 ]; do head -c 524288 /dev/zero | tr '\\0' 'x' | fold -w 99; head -c 524288 /dev/zero | tr '\\0' 'y' | fold -w 99 >&2; i=$((i+1)); done; printf '%s\\n' \"$ROW\" > \"$1\"",
+            Duration::from_secs(60),
+        );
+        assert_eq!(run.row, good_row());
+        assert!(run.stdout.bytes >= 8 << 20 && run.stderr.bytes >= 8 << 20, "{} {}", run.stdout.bytes, run.stderr.bytes);
+        assert!(run.stdout.shown().lines().count() <= super::super::output::HEAD + 1 + super::super::output::TAIL);
+    }
+
+    #[test]
+    fn a_hung_child_and_its_children_are_stopped_at_the_limit() {
+        // The background sleep holds stdout too: had it survived the stop, the drain would wait for it.
+        let silent = Limits { silence: Duration::from_millis(300), total: Duration::from_secs(20) };
+        let run = stand_in_with("sleep 30 & sleep 30", silent, None);
+        assert_eq!(run.row.result, Err("printed nothing for 0 s and did not end (an endless loop?); stopped".to_string()));
+        let chatty = stand_in_with("while true; do echo still here; sleep 0.05; done", Limits { silence: Duration::from_secs(20), total: Duration::from_millis(500) }, None);
+        assert_eq!(chatty.row.result, Err("still running after 0 s; stopped".to_string()));
+    }
+
+    /// Issue 21: a correct kernel that prints from every thread is slow, but never silent for long.
+    #[test]
+    fn a_child_that_keeps_printing_runs_past_the_silence_limit() {
+        let limits = Limits { silence: Duration::from_millis(400), total: Duration::from_secs(20) };
+        let run = stand_in_with("i=0; while [ $i -lt 12 ]; do echo block $i; sleep 0.1; i=$((i+1)); done; printf '%s\\n' \"$ROW\" > \"$1\"", limits, None);
+        assert_eq!(run.row, good_row());
+        assert_eq!(run.stdout.lines(), 12);
+    }
+
+    /// Under compute-sanitizer a finding changes the exit code; the row the case wrote still counts.
+    #[test]
+    fn the_exit_code_of_a_finished_run_with_findings_still_gives_the_row() {
+        let limits = Limits { silence: Duration::from_secs(20), total: Duration::from_secs(20) };
+        let script = "printf '%s\\n' \"$ROW\" > \"$1\"; exit 86";
+        assert_eq!(stand_in_with(script, limits, Some(86)).row, good_row());
+        assert!(stand_in_with(script, limits, None).row.result.unwrap_err().ends_with("(exit status: 86)"));
+    }
+
+    #[test]
+    fn a_child_writes_its_row_once() {
+        let dir = PrivateDir::new("case-process-test").unwrap();
+        let path = dir.path().join("result");
+        write_row(&path, &good_row()).unwrap();
+        assert!(write_row(&path, &good_row()).is_err());
+        assert_eq!(read_row(&path, CASE).unwrap(), good_row());
+    }
+}
