@@ -9,12 +9,11 @@ use anyhow::Result;
 use common::assignment::cases_file::{choice, field, CaseFormat, CaseSet};
 use common::assignment::{first_mismatch, shown, written, CaseContext, Entry, FirstWrong, Outcome};
 use common::gpu::Gpu;
-use common::guard::Guarded;
 use common::integrand::Integrand;
 use common::verify::Poison as _;
 use kernels::KernelImage;
 
-use crate::{kernel_name, simpson_into, simpson_on_cpu, simpson_on_gpu, Problem, TOLERANCE};
+use crate::{allocate_sums, kernel_name, simpson_into, simpson_on_cpu, simpson_on_gpu, Problem, TOLERANCE};
 
 /// The kernel of `integrand` as the lab looks it up and as a student declares it.
 pub fn entry(integrand: Integrand) -> Entry {
@@ -66,9 +65,9 @@ pub fn name(problem: &Problem) -> String {
 pub fn run_case(student: &KernelImage, problem: &Problem, context: CaseContext) -> Result<Outcome> {
     let gpu = Gpu::open(0)?;
     let module = gpu.load(student)?;
-    let mut sums = Guarded::<f64>::new(problem.intervals as usize)?;
-    let theirs = simpson_into(&gpu, &module, problem, &mut sums, f64::POISON_WORD, context.repetitions())?;
-    let again = simpson_into(&gpu, &module, problem, &mut sums, f64::SECOND_POISON_WORD, 1)?;
+    let mut sums = allocate_sums(&gpu, problem)?;
+    let theirs = simpson_into(&module, problem, &mut sums, f64::POISON_WORD, context.repetitions())?;
+    let again = simpson_into(&module, problem, &mut sums, f64::SECOND_POISON_WORD, 1)?;
     let outside = sums.trespass()?.map(|trespass| trespass.describe("sums", "n"));
     let ours_ms = match context.times_ours() {
         true => Some(simpson_on_gpu(&gpu, &gpu.load(&kernels::SIMPSON)?, problem, 3)?.timing.median_ms()),

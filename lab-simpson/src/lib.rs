@@ -96,15 +96,22 @@ pub struct GpuRun {
 /// The slide program's GPU part: allocate `sums`, launch `simpson<<<N / BLOCK_SIZE, BLOCK_SIZE>>>`
 /// (once to warm up, then `repetitions` times between events), copy `sums` back.
 pub fn simpson_on_gpu(gpu: &Gpu, module: &Module, problem: &Problem, repetitions: usize) -> Result<GpuRun> {
-    let mut sums = Guarded::<f64>::new(problem.intervals as usize)?;
-    simpson_into(gpu, module, problem, &mut sums, f64::POISON_WORD, repetitions)
+    let mut sums = allocate_sums(gpu, problem)?;
+    simpson_into(module, problem, &mut sums, f64::POISON_WORD, repetitions)
 }
 
-/// The same into `sums` (guard zones around it, for `--check`), poisoned with `poison` first.
-pub fn simpson_into(gpu: &Gpu, module: &Module, problem: &Problem, sums: &mut Guarded<f64>, poison: u32, repetitions: usize) -> Result<GpuRun> {
+/// The device array `sums`, with guard zones around it (for `--check`), once `problem` is known to
+/// run on this GPU: its block size, and memory for the sums, checked before anything is allocated.
+pub fn allocate_sums(gpu: &Gpu, problem: &Problem) -> Result<Guarded<f64>> {
     problem.check_against(&gpu.info)?;
+    let bytes = problem.intervals.saturating_mul(8).saturating_add(2 * common::guard::GUARD_BYTES as u64);
+    gpu.ensure_fits(bytes, &format!("--intervals {}", problem.intervals))?;
+    Guarded::new(problem.intervals as usize)
+}
+
+/// The same into `sums` (from [`allocate_sums`]), poisoned with `poison` first.
+pub fn simpson_into(module: &Module, problem: &Problem, sums: &mut Guarded<f64>, poison: u32, repetitions: usize) -> Result<GpuRun> {
     ensure!(sums.len() as u64 == problem.intervals, "{} sums for {} sub-intervals", sums.len(), problem.intervals);
-    gpu.ensure_fits(problem.intervals * 8, &format!("--intervals {}", problem.intervals))?;
     let simpson = check_cuda!(module.get_function(kernel_name(problem.integrand)))?;
     let stream = check_cuda!(Stream::new(StreamFlags::DEFAULT, None))?;
     sums.fill(poison)?;
