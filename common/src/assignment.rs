@@ -11,6 +11,7 @@ pub mod case_process;
 pub mod cases_file;
 pub mod output;
 pub mod parameters;
+pub mod progress;
 pub mod sanitizer;
 
 use std::fmt;
@@ -25,6 +26,7 @@ use kernels::KernelImage;
 use crate::private_dir::PrivateDir;
 use crate::verify::Poison;
 use case_process::{CaseRun, Limits};
+use progress::Progress;
 use sanitizer::Tool;
 
 /// The flags every lab with a student's kernel has, flattened into its own (`#[command(flatten)]`).
@@ -456,19 +458,21 @@ fn run_check<C>(args: &StudentArgs, image: &KernelImage, check: &Check<'_, C>, r
     std::fs::write(&image_path, build.image).with_context(|| format!("writing {}", image_path.display()))?;
     let exe = std::env::current_exe().context("finding this program to run the cases")?;
     let tools = Tool::for_kernels(uses_shared_memory_or_barriers(image, check.entries));
+    let progress = Progress::new(check.cases.names.len());
     let runs: Vec<CaseRun> = check
         .cases
         .names
         .iter()
         .enumerate()
         .map(|(index, name)| {
-            let child = Child { exe: &exe, image: &image_path, dir: dir.path(), index, name };
+            let child = Child { exe: &exe, image: &image_path, dir: dir.path(), index, name, progress: &progress };
             match &sanitizer {
                 Some(sanitizer) => child.run_sanitized(sanitizer, &tools),
                 None => child.run(None),
             }
         })
         .collect();
+    progress.clear();
     let mut rows = rules;
     rows.extend(runs.iter().map(|run| run.row.clone()));
     let source = args.kernel_source.as_deref().unwrap_or(Path::new("?"));
@@ -500,11 +504,13 @@ struct Child<'a> {
     dir: &'a Path,
     index: usize,
     name: &'a str,
+    progress: &'a Progress,
 }
 
 impl Child<'_> {
     /// Runs the case once, under `tool` of compute-sanitizer when given as (sanitizer, tool, log).
     fn run(&self, sanitizer: Option<(&Path, Tool, &Path)>) -> CaseRun {
+        self.progress.case(self.index, self.name, sanitizer.map(|(_, tool, _)| tool.name()));
         let suffix = sanitizer.map_or(String::new(), |(_, tool, _)| format!("-{}", tool.name()));
         let result = self.dir.join(format!("result-{}{suffix}", self.index));
         let command = match sanitizer {

@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# Checks assignments/grade.sh without a GPU (run by scripts/test.sh): a stand-in lab answers --check
+# as a lab would, as each submission's first line says, and the real lab-mmm lists the cases. What is
+# checked: the CSV (every row as long as the header, names with commas and quotes as RFC 4180 says,
+# the rows for a compile error, a run without a result and a folder without a .cu file), that
+# --jobs 3 gives the same CSV as one job, that each submission gets GPU (index mod GPU count), that
+# --cases reaches the lab, the progress lines on stderr, and the one-line errors for bad arguments.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+real_lab=$PWD/${CARGO_TARGET_DIR:-target}/debug/lab-mmm
+[[ -x $real_lab ]] || { echo "test-grade.sh: build the workspace first ($real_lab is missing)"; exit 1; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0 checks=0
+expect() {  # expect WHAT GOT WANTED
+    checks=$((checks + 1))
+    if [[ $2 != "$3" ]]; then echo "FAIL: $1: got '$2', wanted '$3'"; failures=$((failures + 1)); fi
+}
+
+# The stand-in lab: --list-cases goes to the real one; --check answers from the submission's first
+# line ("// pass", "// compile error", anything else: no result) after a random pause, so that jobs
+# finish out of order, and notes the GPU it was given.
+mkdir -p "$work/bin" "$work/gpus" "$work/no-gpu"
+cat >"$work/bin/lab-mmm" <<'STUB'
+#!/usr/bin/env bash
+set -u
+file= args=() plain=()
+while (($#)); do
+    case $1 in
+        --kernel-source) file=$2; shift 2 ;;
+        --check | --sanitize) shift ;;
+        --csv) args+=("$1"); shift ;;
+        *) args+=("$1"); plain+=("$1"); shift ;;
+    esac
+done
+[[ -n $file ]] || exec "$REAL_LAB" "${args[@]}"
+echo "$(basename "$file") ${CUDA_VISIBLE_DEVICES:-unset}" >>"$STUB_LOG"
+sleep "0.$((RANDOM % 4))"
+case $(head -n 1 "$file") in
+    "// pass")
+        listing=$("$REAL_LAB" "${plain[@]}" --list-cases)
+        read -r cases _ _ _ hash <<<"$(head -n 1 <<<"$listing" | tr -d '():')"
+        "$REAL_LAB" "${args[@]}" --list-cases
+        verdicts=$(printf 'PASS,%.0s' $(seq "$cases"))
+        printf '"%s",%s%s/%s,1.000,%s\n' "${file//\"/\"\"}" "$verdicts" "$cases" "$cases" "$hash" ;;
+    "// compile error")
+        echo "$file(3): error: identifier \"x\" is undefined" >&2
+        exit 1 ;;
+    *) exit 1 ;;
+esac
+STUB
+printf '#!/usr/bin/env bash\necho "GPU 0: Stand-in (UUID: GPU-0)"\necho "GPU 1: Stand-in (UUID: GPU-1)"\n' >"$work/gpus/nvidia-smi"
+printf '#!/usr/bin/env bash\nexit 9\n' >"$work/no-gpu/nvidia-smi"
+chmod +x "$work/bin/lab-mmm" "$work/gpus/nvidia-smi" "$work/no-gpu/nvidia-smi"
+
+subs=$work/submissions
+mkdir -p "$subs/in a folder" "$subs/empty folder"
+echo "// pass" >"$subs/alice.cu"
+echo "// pass" >"$subs/Doe, Jane \"JD\".cu"
+echo "// compile error" >"$subs/bob.cu"
+echo "// crashes" >"$subs/carol.cu"
+echo "// pass" >"$subs/in a folder/mmm.cu"
+
+export REAL_LAB=$real_lab LAB_BIN_DIR=$work/bin STUB_LOG=$work/stub.log
+grade() {  # grade NAME ARGS...: stdout to NAME.csv, stderr to NAME.err, the exit code echoed
+    local name=$1
+    shift
+    LC_ALL=C PATH="$work/gpus:$PATH" bash assignments/grade.sh "$@" >"$work/$name.csv" 2>"$work/$name.err" && echo 0 || echo $?
+}
+
+# One job, then three: the same CSV, row by row.
+expect "one job exits" "$(grade one 03-mmm-tiled "$subs")" 0
+rm -f "$STUB_LOG"
+expect "three jobs exit" "$(grade three --jobs 3 03-mmm-tiled "$subs")" 0
+expect "three jobs give one job's CSV" "$(cmp -s "$work/one.csv" "$work/three.csv" && echo same || echo different)" same
+
+# The CSV, as a spreadsheet reads it: one row per submission in name order, each as long as the header.
+summary=$(python3 - "$work/one.csv" <<'PY'
+import csv, sys
+rows = list(csv.reader(open(sys.argv[1], newline="")))
+header, body = rows[0], rows[1:]
+print("lengths", "same" if all(len(row) == len(header) for row in rows) else [len(row) for row in rows])
+print("columns", header[0], header[1], header[-4], header[-3], header[-2], header[-1], len(header))
+for row in body:
+    print("row", row[0], "|", row[-4], "|", row[-1])
+PY
+)
+expect "every row as long as the header" "$(grep '^lengths' <<<"$summary")" "lengths same"
+expect "header" "$(grep '^columns' <<<"$summary")" "columns student file passed time ratio case set note 18"
+expect "rows" "$(grep '^row' <<<"$summary")" "$(cat <<ROWS
+row Doe, Jane "JD" | 12/12 | 
+row alice | 12/12 | 
+row bob | 0/12 | compile error or no result: $subs/bob.cu(3): error: identifier "x" is undefined
+row carol | 0/12 | compile error or no result: no message
+row empty folder | 0/12 | no .cu file
+row in a folder | 12/12 | 
+ROWS
+)"
+
+# With three jobs over two GPUs, submission i ran on GPU i mod 2 (empty folder, index 4, runs nothing).
+expect "GPUs in turn" "$(LC_ALL=C sort "$STUB_LOG" | tr '\n' ';')" "Doe, Jane \"JD\".cu 0;alice.cu 1;bob.cu 0;carol.cu 1;mmm.cu 1;"
+
+# Progress: a line per submission on stderr, none in the CSV.
+expect "progress lines" "$(grep -c '^grade.sh: graded [1-6] of 6: ' "$work/three.err")" 6
+expect "no progress in the CSV" "$(grep -c 'grade.sh' "$work/three.csv" || true)" 0
+
+# --cases reaches the lab: the header has the file's cases and another case set.
+printf '1 1 1 f64 1\n17 33 5 f32 2\n' >"$work/cases.txt"
+expect "--cases exits" "$(grade hidden --cases "$work/cases.txt" 03-mmm-tiled "$subs")" 0
+expect "--cases header" "$(head -n 1 "$work/hidden.csv")" 'student,file,"mmm f64, 1 x 1 times 1 x 1","mmm f32, 17 x 33 times 33 x 5",passed,time ratio,case set,note'
+expect "--cases rows" "$(grep -c ',2/2,' "$work/hidden.csv")" 3
+case_set() { python3 -c 'import csv, sys; print(list(csv.reader(open(sys.argv[1], newline="")))[2][-2])' "$1"; }
+expect "another case set" "$([[ $(case_set "$work/hidden.csv") != "$(case_set "$work/one.csv")" ]] && echo yes)" yes
+
+# Bad arguments: one line on stderr, exit 2; no GPU: exit 1.
+for bad in "--jobs 0 03-mmm-tiled $subs" "09-nothing $subs" "03-mmm-tiled $work/missing" "--cases $work/missing 03-mmm-tiled $subs" "--fast 03-mmm-tiled $subs"; do
+    # shellcheck disable=SC2086 # the words of the bad command line
+    expect "grade.sh $bad exits" "$(grade bad $bad)" 2
+    expect "grade.sh $bad says why in one line" "$(wc -l <"$work/bad.err") $(grep -c '^grade.sh: ' "$work/bad.err")" "1 1"
+done
+expect "no GPU exits" "$(LC_ALL=C PATH="$work/no-gpu:$PATH" bash assignments/grade.sh 03-mmm-tiled "$subs" >/dev/null 2>"$work/no-gpu.err" && echo 0 || echo $?)" 1
+expect "no GPU says so" "$(cat "$work/no-gpu.err")" "grade.sh: no GPU here (nvidia-smi lists none); grading runs every case on one"
+
+echo "test-grade.sh: $checks checks, $failures failed"
+[[ $failures == 0 ]]
