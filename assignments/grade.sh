@@ -11,8 +11,8 @@
 # header, which is always printed.
 #
 #   --jobs N      grade N submissions at once, each on its own GPU where there are several
-#                 (CUDA_VISIBLE_DEVICES in turn over the GPUs nvidia-smi lists); the CSV is the same,
-#                 in the same order, as with one job
+#                 (those CUDA_VISIBLE_DEVICES names, else all nvidia-smi lists; more jobs than GPUs
+#                 share them in turn); the CSV is the same, in the same order, as with one job
 #   --sanitize    run every case under compute-sanitizer (lab --check --sanitize; slow)
 #   --cases FILE  the cases in FILE instead of the week's (hidden cases; see the week's README)
 #
@@ -57,13 +57,24 @@ else
 fi
 [[ -x $lab_bin ]] || fail "$lab_bin is not an executable lab (LAB_BIN_DIR=${LAB_BIN_DIR:-unset})"
 
-# The lab runs, and says which cases it checks: the CSV header and the case set's hash.
-header=$("$lab_bin" "${week_args[@]}" "${case_args[@]}" --list-cases --csv 2>&1) || fail "$lab_bin does not run: $header"
-listing=$("$lab_bin" "${week_args[@]}" "${case_args[@]}" --list-cases 2>&1) || fail "$lab_bin does not run: $listing"
+scratch=$(mktemp -d) || fail "cannot make a private folder"
+trap 'rm -rf "$scratch"' EXIT
+
+# The lab runs, and says which cases it checks: the CSV header and the case set's hash (what it
+# prints on stderr stays out of both, and is quoted if it fails).
+header=$("$lab_bin" "${week_args[@]}" "${case_args[@]}" --list-cases --csv 2>"$scratch/list.err") || fail "$lab_bin does not run: $(head -n 1 "$scratch/list.err")"
+listing=$("$lab_bin" "${week_args[@]}" "${case_args[@]}" --list-cases 2>"$scratch/list.err") || fail "$lab_bin does not run: $(head -n 1 "$scratch/list.err")"
 read -r cases _ _ _ hash <<<"$(head -n 1 <<<"$listing" | tr -d '():')"
 [[ $cases =~ ^[0-9]+$ ]] || fail "$lab_bin listed no cases: $listing"
+# The GPUs to grade on: those CUDA_VISIBLE_DEVICES names (a scheduler's share of the machine), else
+# every GPU nvidia-smi lists.
 gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
 [[ $gpus -gt 0 ]] || fail "no GPU here (nvidia-smi lists none); grading runs every case on one"
+if [[ -n ${CUDA_VISIBLE_DEVICES:-} ]]; then
+    IFS=, read -r -a devices <<<"$CUDA_VISIBLE_DEVICES"
+else
+    read -r -a devices <<<"$(seq -s ' ' 0 $((gpus - 1)))"
+fi
 
 csv_field() { local text=${1//\"/\"\"}; printf '"%s"' "$text"; }
 
@@ -74,9 +85,9 @@ row_without_results() {
     printf '%s,%s%s,0/%s,,%s,%s\n' "$(csv_field "$1")" "$(csv_field "$2")" "$dashes" "$cases" "$hash" "$(csv_field "$3")"
 }
 
-# Grades submission number $1 ($2) into $scratch/$1.row, on GPU $1 modulo the GPU count.
+# Grades submission number $1 ($2) into $scratch/$1.row, on GPU $3 (a CUDA_VISIBLE_DEVICES value).
 grade_one() {
-    local index=$1 entry=$2 student file output
+    local index=$1 entry=$2 device=$3 student file output
     student=$(basename "$entry" .cu)
     if [[ -d $entry ]]; then
         file=$(find "$entry" -maxdepth 1 -name '*.cu' | sort | head -n 1)
@@ -87,7 +98,7 @@ grade_one() {
         row_without_results "$student" "$entry" "no .cu file" >"$scratch/$index.row"
         return
     fi
-    output=$(CUDA_VISIBLE_DEVICES=$((index % gpus)) "$lab_bin" --kernel-source "$file" "${week_args[@]}" "${case_args[@]}" "${sanitize[@]}" --check --csv 2>"$scratch/$index.err")
+    output=$(CUDA_VISIBLE_DEVICES=$device "$lab_bin" --kernel-source "$file" "${week_args[@]}" "${case_args[@]}" "${sanitize[@]}" --check --csv 2>"$scratch/$index.err")
     if [[ $(head -n 1 <<<"$output") == "$header" && $(wc -l <<<"$output") -eq 2 ]]; then
         printf '%s,%s,""\n' "$(csv_field "$student")" "$(sed -n 2p <<<"$output")" >"$scratch/$index.row"
     else
@@ -97,22 +108,42 @@ grade_one() {
     fi
 }
 
-scratch=$(mktemp -d) || fail "cannot make a private folder"
-trap 'rm -rf "$scratch"' EXIT
 echo "student,$header,note"
 entries=()
 for entry in "$submissions"/*; do
     [[ -e $entry ]] && entries+=("$entry")
 done
 total=${#entries[@]}
+# Job slot s grades on GPU devices[s mod the GPU count]; a submission takes a free slot, so that with
+# no more jobs than GPUs no two submissions share a GPU, whatever order they finish in.
+slot_pids=()
+# Sets slot to a slot whose job has ended (or never started), or to nothing if all are busy. Run in
+# this shell, not in $(...), so that `jobs` sees this shell's jobs.
+find_free_slot() {
+    local candidate running
+    running=" $(jobs -rp | tr '\n' ' ') "
+    slot=
+    for ((candidate = 0; candidate < jobs; candidate++)); do
+        if [[ -z ${slot_pids[candidate]:-} || $running != *" ${slot_pids[candidate]} "* ]]; then
+            slot=$candidate
+            return
+        fi
+    done
+}
 index=0
 for entry in "${entries[@]}"; do
-    while [[ $(jobs -rp | wc -l) -ge $jobs ]]; do
+    find_free_slot
+    while [[ -z $slot ]]; do
         wait -n
+        find_free_slot
     done
     # A line on stderr as each submission is done, for whoever waits (a sanitized week 3 takes minutes
     # per submission); stdout is only the CSV.
-    { grade_one "$index" "$entry"; echo "grade.sh: graded $((index + 1)) of $total: $(basename "$entry" .cu)" >&2; } &
+    {
+        grade_one "$index" "$entry" "${devices[slot % ${#devices[@]}]}"
+        echo "grade.sh: graded $((index + 1)) of $total: $(basename "$entry" .cu)" >&2
+    } &
+    slot_pids[slot]=$!
     index=$((index + 1))
 done
 wait

@@ -1,8 +1,9 @@
 //! Compiles every CUDA source in `cuda/` with nvcc, once for each target architecture, and keeps the
 //! `ptxas -v` report of each of those builds.
 //!
-//! For each entry of `specs()` and each architecture this writes `<OUT_DIR>/<file>.sm_XX.fatbin` (or a
-//! linked `.cubin`, with its relocatable `.ptx`) and `<OUT_DIR>/<file>.sm_XX.ptxas`, then generates
+//! For each entry of `specs()` and each architecture this writes `<OUT_DIR>/<name>.sm_XX.fatbin` (or a
+//! linked `.cubin`, with its relocatable `.ptx`) and `<OUT_DIR>/<name>.sm_XX.ptxas`, `<name>` being the
+//! entry's constant in lower case (`mmm_bs16.sm_90.fatbin`), then generates
 //! `<OUT_DIR>/kernels.rs` with one `KernelImage` constant per entry, holding every architecture's build,
 //! so the binaries embed their kernels and run from any directory on any GPU they were built for.
 //!

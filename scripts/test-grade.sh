@@ -3,11 +3,13 @@
 # as a lab would, as each submission's first line says, and the real lab-mmm lists the cases. What is
 # checked: the CSV (every row as long as the header, names with commas and quotes as RFC 4180 says,
 # the rows for a compile error, a run without a result and a folder without a .cu file), that
-# --jobs 3 gives the same CSV as one job, that each submission gets GPU (index mod GPU count), that
-# --cases reaches the lab, the progress lines on stderr, and the one-line errors for bad arguments.
+# --jobs 3 gives the same CSV as one job, that no two jobs share a GPU (and only CUDA_VISIBLE_DEVICES's
+# are used where it is set), that --cases reaches the lab, the progress lines on stderr, and the one-line errors for bad arguments.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-real_lab=$PWD/${CARGO_TARGET_DIR:-target}/debug/lab-mmm
+target=${CARGO_TARGET_DIR:-target}
+[[ $target == /* ]] || target=$PWD/$target
+real_lab=$target/debug/lab-mmm
 [[ -x $real_lab ]] || { echo "test-grade.sh: build the workspace first ($real_lab is missing)"; exit 1; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -34,7 +36,8 @@ while (($#)); do
     esac
 done
 [[ -n $file ]] || exec "$REAL_LAB" "${args[@]}"
-echo "$(basename "$file") ${CUDA_VISIBLE_DEVICES:-unset}" >>"$STUB_LOG"
+echo "begin $(basename "$file") ${CUDA_VISIBLE_DEVICES:-unset}" >>"$STUB_LOG"
+trap 'echo "end $(basename "$file") ${CUDA_VISIBLE_DEVICES:-unset}" >>"$STUB_LOG"' EXIT
 sleep "0.$((RANDOM % 4))"
 case $(head -n 1 "$file") in
     "// pass")
@@ -97,8 +100,31 @@ row in a folder | 12/12 |
 ROWS
 )"
 
-# With three jobs over two GPUs, submission i ran on GPU i mod 2 (empty folder, index 4, runs nothing).
-expect "GPUs in turn" "$(LC_ALL=C sort "$STUB_LOG" | tr '\n' ';')" "Doe, Jane \"JD\".cu 0;alice.cu 1;bob.cu 0;carol.cu 1;mmm.cu 1;"
+# Which GPUs the jobs ran on, from the stand-in's log: "same GPU at once" if two overlapped on one.
+gpus_used() {
+    python3 - "$STUB_LOG" <<'PY'
+import sys
+running, used, clash = {}, set(), False
+for line in open(sys.argv[1]):
+    event, rest = line.split(" ", 1)
+    gpu = rest.rsplit(" ", 1)[1].strip()
+    used.add(gpu)
+    running[gpu] = running.get(gpu, 0) + (1 if event == "begin" else -1)
+    clash = clash or running[gpu] > 1
+print("same GPU at once" if clash else "one at a time on " + ",".join(sorted(used)))
+PY
+}
+# Two jobs on two GPUs: never two submissions on one GPU, whatever order they finish in (five runs,
+# random pauses); with CUDA_VISIBLE_DEVICES set, only the GPUs it names.
+for run in 1 2 3 4 5; do
+    rm -f "$STUB_LOG"
+    grade two --jobs 2 03-mmm-tiled "$subs" >/dev/null
+    expect "two jobs on two GPUs, run $run" "$(gpus_used)" "one at a time on 0,1"
+done
+rm -f "$STUB_LOG"
+expect "a scheduler's GPUs exit" "$(CUDA_VISIBLE_DEVICES=5,7 grade share --jobs 2 03-mmm-tiled "$subs")" 0
+expect "a scheduler's GPUs" "$(gpus_used)" "one at a time on 5,7"
+expect "a scheduler's GPUs, same CSV" "$(cmp -s "$work/one.csv" "$work/share.csv" && echo same || echo different)" same
 
 # Progress: a line per submission on stderr, none in the CSV.
 expect "progress lines" "$(grep -c '^grade.sh: graded [1-6] of 6: ' "$work/three.err")" 6

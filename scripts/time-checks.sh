@@ -53,14 +53,16 @@ for entry in "${weeks[@]}"; do
     time_check "$week" "$lab" "$file" "$flags" sanitize
 done
 
-# Every field but the time ratio (timings differ between runs) must be the same, row by row.
+# Every field but the time ratio (timings differ between runs) must be the same, row by row, except
+# in the rows of the two kernels without a barrier, whose verdicts depend on the threads' timing.
 same_csv() {
     python3 - "$1" "$2" <<'PY'
 import csv, sys
 def rows(path):
     table = list(csv.reader(open(path, newline="")))
     ratio = table[0].index("time ratio")
-    return [row[:ratio] + row[ratio + 1:] for row in table]
+    racy = ("missing-syncthreads", "missing-second-syncthreads")
+    return [row[:ratio] + row[ratio + 1:] for row in table if row[0] not in racy]
 one, two = rows(sys.argv[1]), rows(sys.argv[2])
 sys.exit(0 if one == two and len(one) > 1 and len({len(row) for row in one}) == 1 else 1)
 PY

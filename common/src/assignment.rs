@@ -14,6 +14,7 @@ pub mod parameters;
 pub mod progress;
 pub mod sanitizer;
 
+use std::ffi::OsString;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -81,11 +82,6 @@ pub struct Entry {
 }
 
 impl StudentArgs {
-    /// Whether the lab runs a student's kernel (from a file, or in a check's child process).
-    pub fn student(&self) -> bool {
-        self.kernel_source.is_some() || self.kernel_image.is_some()
-    }
-
     /// The image to run: `ours`, or the student's file compiled like it (its entries and their
     /// parameters checked, its report shown), or in a child process the parent's compile. Needs no GPU.
     pub fn image(&self, ours: &'static KernelImage, entries: &[Entry]) -> Result<&'static KernelImage> {
@@ -158,7 +154,6 @@ pub struct Check<'a, C> {
 /// What a case's child knows about its run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CaseContext {
-    pub index: usize,
     /// Under compute-sanitizer: times mean nothing there, so the case runs the student's kernel once
     /// per poison and not ours.
     pub sanitized: bool,
@@ -186,7 +181,7 @@ fn run_one_case<C>(args: &StudentArgs, check: &Check<'_, C>, index: usize, run_c
         bail!("there is no check case {index}");
     };
     let result = args.check_result.as_deref().context("--check-case needs --check-result")?;
-    let outcome = run_case(case, CaseContext { index, sanitized: args.under_sanitizer })?;
+    let outcome = run_case(case, CaseContext { sanitized: args.under_sanitizer })?;
     case_process::write_row(result, &Row { case: name.clone(), result: Ok(outcome) })
 }
 
@@ -578,25 +573,26 @@ fn read_log(path: &Path) -> Option<String> {
 }
 
 /// This program's command line for case `index`: the parent's flags without those of the parent
-/// alone, plus the image, the case, its result file and whether a sanitizer runs it.
-fn child_args(image: &Path, index: usize, result: &Path, sanitized: bool) -> Vec<String> {
+/// alone, plus the image, the case, its result file and whether a sanitizer runs it. Arguments stay
+/// `OsString`s: a path need not be UTF-8.
+fn child_args(image: &Path, index: usize, result: &Path, sanitized: bool) -> Vec<OsString> {
     let mut args = Vec::new();
     let mut skip_value = false;
-    for arg in std::env::args().skip(1) {
+    for arg in std::env::args_os().skip(1) {
         if std::mem::take(&mut skip_value) {
             continue;
         }
-        match arg.as_str() {
-            "--check" | "--csv" | "--sanitize" | "--show-output" => {}
-            "--kernel-source" => skip_value = true,
-            _ if arg.starts_with("--kernel-source=") => {}
+        match arg.to_str() {
+            Some("--check" | "--csv" | "--sanitize" | "--show-output") => {}
+            Some("--kernel-source") => skip_value = true,
+            Some(text) if text.starts_with("--kernel-source=") => {}
             _ => args.push(arg),
         }
     }
-    args.extend(["--kernel-image".to_string(), image.display().to_string(), "--check-case".to_string(), index.to_string()]);
-    args.extend(["--check-result".to_string(), result.display().to_string()]);
+    args.extend([OsString::from("--kernel-image"), image.into(), "--check-case".into(), index.to_string().into()]);
+    args.extend([OsString::from("--check-result"), result.into()]);
     if sanitized {
-        args.push("--under-sanitizer".to_string());
+        args.push("--under-sanitizer".into());
     }
     args
 }

@@ -81,13 +81,13 @@ impl DeviceInfo {
 }
 
 impl DeviceInfo {
-    /// Peak device-memory bandwidth in bytes/s from the memory clock and bus width (double data rate),
-    /// the figure the slides' bandwidth bounds start from.
     /// The architecture as the compilers name it: 86 for compute capability 8.6 (sm_86).
     pub fn arch(&self) -> u32 {
         (self.compute_capability.0 * 10 + self.compute_capability.1) as u32
     }
 
+    /// Peak device-memory bandwidth in bytes/s from the memory clock and bus width (double data rate),
+    /// the figure the slides' bandwidth bounds start from.
     pub fn peak_bandwidth(&self) -> f64 {
         2.0 * f64::from(self.memory_clock_khz) * 1000.0 * f64::from(self.memory_bus_width_bits) / 8.0
     }

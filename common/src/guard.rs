@@ -62,9 +62,13 @@ impl<T: DeviceCopy> Guarded<T> {
     }
 
     /// The output, between the guards, for copies in and out.
-    pub fn body(&self) -> DeviceSlice<T> {
-        // SAFETY: the output's `len` elements lie inside `words`, which lives as long as `self`; the
-        // slice is a (pointer, length) pair that the callers use while `self` is borrowed.
+    ///
+    /// # Safety
+    /// A `DeviceSlice` is a (pointer, length) pair with no lifetime, and its copies are safe to call:
+    /// the caller must not use it, nor let a copy it started run, after `self` is dropped.
+    pub unsafe fn body(&self) -> DeviceSlice<T> {
+        // SAFETY: the output's `len` elements lie inside `words`, which lives as long as `self`; how
+        // long the slice is used is the caller's promise (above).
         unsafe { DeviceSlice::from_raw_parts(self.as_device_ptr(), self.len) }
     }
 
@@ -81,7 +85,8 @@ impl<T: DeviceCopy> Guarded<T> {
         T: Default + Clone,
     {
         let mut host = crate::host_memory::try_filled_vec(self.len, T::default(), "a guarded output")?;
-        check_cuda!(self.body().copy_to(&mut host))?;
+        // SAFETY: a synchronous copy, done before this borrow of `self` ends.
+        check_cuda!(unsafe { self.body() }.copy_to(&mut host))?;
         Ok(host)
     }
 

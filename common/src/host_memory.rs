@@ -123,9 +123,15 @@ impl<T: DeviceCopy, K: HostAllocKind> HostAlloc<T, K> {
         let mut pointer: *mut c_void = std::ptr::null_mut();
         // SAFETY: the driver writes a pointer to `bytes` bytes of host memory or fails.
         check_cuda!(unsafe { raw::cuMemHostAlloc(&mut pointer, bytes.max(1), K::FLAGS | extra_flags) })?;
-        let mut memory = HostAlloc { pointer: pointer.cast::<T>(), len, kind: std::marker::PhantomData };
-        memory.fill(value);
-        Ok(memory)
+        let pointer = pointer.cast::<T>();
+        // Filled through the raw pointer: a `&mut [T]` over memory not yet initialised would be
+        // undefined behaviour, however briefly it lived.
+        for index in 0..len {
+            // SAFETY: `index < len`, inside the `len * size_of::<T>()` bytes just allocated; page-locked
+            // memory is page-aligned, so aligned for `T`; `write` reads nothing that was there.
+            unsafe { pointer.add(index).write(value) };
+        }
+        Ok(HostAlloc { pointer, len, kind: std::marker::PhantomData })
     }
 }
 

@@ -201,23 +201,27 @@ extern "C" {
 /// A pending link (cuLinkCreate ... cuLinkDestroy), with the error log the driver writes into.
 pub struct Link {
     state: *mut c_void,
-    /// The driver writes here while the state lives: boxed so the address it was given stays put.
-    log: Box<[u8; LINK_LOG_BYTES]>,
-    _options: Box<[c_int; 2]>,
-    _values: Box<[*mut c_void; 2]>,
+    /// What the driver was given and keeps using while the state lives: the log it writes into and
+    /// the option arrays. Raw pointers from `Box::into_raw`, freed in Drop after the state: a `Box`
+    /// moved into the struct would claim to be the only way to its memory, which the driver's copy of
+    /// the pointer contradicts.
+    log: *mut [u8; LINK_LOG_BYTES],
+    options: *mut [c_int; 2],
+    values: *mut [*mut c_void; 2],
 }
 
 impl Link {
     /// cuLinkCreate with an error log.
     pub fn create() -> anyhow::Result<Link> {
-        let mut log = Box::new([0u8; LINK_LOG_BYTES]);
-        let mut options = Box::new([CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES]);
+        let log = Box::into_raw(Box::new([0u8; LINK_LOG_BYTES]));
+        let options = Box::into_raw(Box::new([CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES]));
         // The size is passed by value in the pointer's place, as cuda.h says for this option.
-        let mut values = Box::new([log.as_mut_ptr().cast::<c_void>(), LINK_LOG_BYTES as *mut c_void]);
-        let mut state = std::ptr::null_mut();
-        // SAFETY: two options with their values, which live in boxes as long as the state (dropped together).
-        crate::check_cuda!(unsafe { cuLinkCreate(2, options.as_mut_ptr(), values.as_mut_ptr(), &mut state) })?;
-        Ok(Link { state, log, _options: options, _values: values })
+        let values = Box::into_raw(Box::new([log.cast::<c_void>(), LINK_LOG_BYTES as *mut c_void]));
+        // Owned from here on, so that an error below frees them too (Drop skips a null state).
+        let mut link = Link { state: std::ptr::null_mut(), log, options, values };
+        // SAFETY: two options with their values, in allocations that live until Drop, after the state.
+        crate::check_cuda!(unsafe { cuLinkCreate(2, options.cast::<c_int>(), values.cast::<*mut c_void>(), &mut link.state) })?;
+        Ok(link)
     }
 
     /// cuLinkAddData of PTX text.
@@ -239,8 +243,11 @@ impl Link {
 
     /// What the linker said, for an error's context.
     pub fn log(&self) -> String {
-        let end = self.log.iter().position(|&byte| byte == 0).unwrap_or(LINK_LOG_BYTES);
-        format!("linking with the device runtime: {}", String::from_utf8_lossy(&self.log[..end]).trim())
+        // SAFETY: `log` is a live allocation of ours (freed only in Drop); the driver writes it only
+        // during the link calls, none of which runs while this reference lives.
+        let log = unsafe { &*self.log };
+        let end = log.iter().position(|&byte| byte == 0).unwrap_or(LINK_LOG_BYTES);
+        format!("linking with the device runtime: {}", String::from_utf8_lossy(&log[..end]).trim())
     }
 
     /// cuLinkComplete: the linked cubin, owned by the link state (valid while `self` lives).
@@ -256,8 +263,17 @@ impl Link {
 
 impl Drop for Link {
     fn drop(&mut self) {
-        // SAFETY: the state from cuLinkCreate, destroyed once.
-        unsafe { cuLinkDestroy(self.state) };
+        if !self.state.is_null() {
+            // SAFETY: the state from cuLinkCreate, destroyed once.
+            unsafe { cuLinkDestroy(self.state) };
+        }
+        // SAFETY: each pointer came from `Box::into_raw` in `create` and is freed once, here, after
+        // the state that used them is gone.
+        unsafe {
+            drop(Box::from_raw(self.log));
+            drop(Box::from_raw(self.options));
+            drop(Box::from_raw(self.values));
+        }
     }
 }
 

@@ -89,20 +89,30 @@ pub fn time_on_stream_after(
 ) -> Result<Timing> {
     ensure!(repetitions > 0, "--repetitions must be at least 1");
     let _phase = phases::enter(Phase::Gpu);
-    for _ in 0..warmup {
-        before()?;
-        work()?;
-    }
     // All events exist before the first is recorded: creating one inside the loop costs host time.
     let mut events = Vec::with_capacity(2 * repetitions);
     for _ in 0..2 * repetitions {
         events.push(check_cuda!(Event::new(EventFlags::DEFAULT))?);
     }
-    for pair in events.chunks(2) {
-        before()?;
-        check_cuda!(pair[0].record(stream))?;
-        work()?;
-        check_cuda!(pair[1].record(stream))?;
+    let enqueued = (|| -> Result<()> {
+        for _ in 0..warmup {
+            before()?;
+            work()?;
+        }
+        for pair in events.chunks(2) {
+            before()?;
+            check_cuda!(pair[0].record(stream))?;
+            work()?;
+            check_cuda!(pair[1].record(stream))?;
+        }
+        Ok(())
+    })();
+    if let Err(err) = enqueued {
+        // What was enqueued before the error may still read or write memory that the caller frees
+        // once this returns: wait for all of it, on every stream (work may fork), before saying so.
+        // A failure to wait adds nothing to the error already in hand.
+        let _ = cust::context::CurrentContext::synchronize();
+        return Err(err);
     }
     check_cuda!(stream.synchronize())?;
     let mut samples_ms = Vec::with_capacity(repetitions);

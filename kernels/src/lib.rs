@@ -139,13 +139,14 @@ impl KernelImage {
 
 /// Which build a GPU of architecture `gpu` runs, chosen as the driver chooses: machine code of the same
 /// major version and the newest minor version not above the GPU's (`machine`); else the PTX of the
-/// newest build older than the GPU (`with_ptx`), compiled when loading; none where every build is newer.
+/// newest build not newer than the GPU (`with_ptx`), compiled when loading; none where every build is
+/// newer.
 /// Returns the build's architecture and whether it runs as machine code.
 pub fn choose(mut machine: impl DoubleEndedIterator<Item = u32>, mut with_ptx: impl DoubleEndedIterator<Item = u32>, gpu: u32) -> Option<(u32, bool)> {
     if let Some(arch) = machine.rfind(|arch| arch / 10 == gpu / 10 && *arch <= gpu) {
         return Some((arch, true));
     }
-    with_ptx.rfind(|arch| *arch < gpu).map(|arch| (arch, false))
+    with_ptx.rfind(|arch| *arch <= gpu).map(|arch| (arch, false))
 }
 
 /// One line on what this build gives a GPU of architecture `gpu`, for the header every lab prints:

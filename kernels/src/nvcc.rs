@@ -15,18 +15,24 @@ pub const HOW_TO_GET_NVCC: &str = "looked at NVCC, $CUDA_PATH/bin, /usr/local/cu
 /// and `<repository>/.toolchain/cuda/bin/nvcc` (what `scripts/cuda-toolchain.sh` installs), where
 /// `kernels_dir` is this crate's folder.
 pub fn find(kernels_dir: &Path) -> Option<PathBuf> {
+    find_tool("nvcc", "NVCC", kernels_dir)
+}
+
+/// A CUDA program found as nvcc is ([`find`]): the variable `variable` names it, else `name` in
+/// `$CUDA_PATH/bin`, `/usr/local/cuda/bin`, on `PATH`, in `<repository>/.toolchain/cuda/bin`.
+pub fn find_tool(name: &str, variable: &str, kernels_dir: &Path) -> Option<PathBuf> {
     let mut candidates: Vec<PathBuf> = Vec::new();
-    if let Some(nvcc) = env::var_os("NVCC") {
-        candidates.push(nvcc.into());
+    if let Some(tool) = env::var_os(variable) {
+        candidates.push(tool.into());
     }
     if let Some(root) = env::var_os("CUDA_PATH") {
-        candidates.push(Path::new(&root).join("bin/nvcc"));
+        candidates.push(Path::new(&root).join("bin").join(name));
     }
-    candidates.push("/usr/local/cuda/bin/nvcc".into());
+    candidates.push(Path::new("/usr/local/cuda/bin").join(name));
     if let Some(path) = env::var_os("PATH") {
-        candidates.extend(env::split_paths(&path).map(|dir| dir.join("nvcc")));
+        candidates.extend(env::split_paths(&path).map(|dir| dir.join(name)));
     }
-    candidates.push(kernels_dir.join("../.toolchain/cuda/bin/nvcc"));
+    candidates.push(kernels_dir.join("../.toolchain/cuda/bin").join(name));
     candidates.into_iter().find(|path| path.is_file())
 }
 

@@ -47,10 +47,20 @@ impl fmt::Display for CompileError {
 impl std::error::Error for CompileError {}
 
 /// A fresh folder for one compile: several compiles in one process, and several processes, never share.
+/// Made by us alone (an existing folder or link of that name, which another account could have put
+/// there to swap the image between nvcc and our read, is skipped), readable by us alone.
 fn scratch_dir() -> Result<PathBuf, CompileError> {
+    use std::os::unix::fs::DirBuilderExt as _;
     static COUNT: AtomicUsize = AtomicUsize::new(0);
-    let dir = std::env::temp_dir().join(format!("lab-kernel-{}-{}", std::process::id(), COUNT.fetch_add(1, Ordering::Relaxed)));
-    fs::create_dir_all(&dir).map_err(|err| CompileError::Io(format!("cannot make {}: {err}", dir.display())))?;
+    let mut tries = 0;
+    let dir = loop {
+        let dir = std::env::temp_dir().join(format!("lab-kernel-{}-{}", std::process::id(), COUNT.fetch_add(1, Ordering::Relaxed)));
+        match fs::DirBuilder::new().mode(0o700).create(&dir) {
+            Ok(()) => break dir,
+            Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists && tries < 100 => tries += 1,
+            Err(err) => return Err(CompileError::Io(format!("cannot make {}: {err}", dir.display()))),
+        }
+    };
     for (name, text) in HEADERS {
         fs::write(dir.join(name), text).map_err(|err| CompileError::Io(format!("cannot write {name} to {}: {err}", dir.display())))?;
     }

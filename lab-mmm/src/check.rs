@@ -62,11 +62,19 @@ pub const CASE_FIELDS: &str = "M K N PRECISION SEED";
 /// in f64 stay near 1 GB.
 const LARGEST_SIDE: usize = 8192;
 
+/// The largest M x K x N of a `--cases` line, 2048³: the case's child computes the CPU's product
+/// without printing, in a few seconds at this size, well inside the 30 s a silent case may run before
+/// it counts as hung (4096³ takes minutes on a few cores).
+const LARGEST_PRODUCT: usize = 1 << 33;
+
 /// The week's cases for `kernels`, or those of a `--cases` file: `1000 999 1001 f64 7` per line.
 pub fn case_set(kernels: &[MmmKernel], file: Option<&Path>) -> Result<CaseSet<Case>> {
     let parse = |fields: &[&str]| -> Result<Vec<Case>, String> {
         let side = |index: usize, name: &str| field(fields[index], name, 1..=LARGEST_SIDE);
         let (m, k, n) = (side(0, "M")?, side(1, "K")?, side(2, "N")?);
+        if m * k * n > LARGEST_PRODUCT {
+            return Err(format!("M x K x N = {} is over {LARGEST_PRODUCT} (2048 x 2048 x 2048), too long for the CPU's product", m * k * n));
+        }
         let f64 = choice(fields[3], "PRECISION", &[("f64", true), ("f32", false)])?;
         let seed = field(fields[4], "SEED", 0..=u64::MAX)?;
         Ok(kernels.iter().map(|&kernel| Case { kernel, f64, m, k, n, seed }).collect())

@@ -120,6 +120,8 @@ fn a_cases_file_is_listed_or_refused_line_by_line_without_a_gpu() {
     let bad = temp_file("bad-cases.txt", "31 47 19 f64 5\n0 47 19 f64 5\n");
     let refused = run(LAB, &["--kernel", "tiled", "--list-cases", "--cases", &bad]);
     assert!(refused.is_one_line_error("lab-mmm", &format!("{bad}:2: M \"0\" is not a number from 1 to 8192")), "{refused:?}");
+    let huge = temp_file("huge-cases.txt", "2048 2048 2048 f64 1\n2048 2048 2049 f64 1\n");
+    assert!(run(LAB, &["--list-cases", "--cases", &huge]).is_one_line_error("lab-mmm", ":2: M x K x N = 8594128896 is over 8589934592 (2048 x 2048 x 2048), too long for the CPU's product"));
     let short = temp_file("short-cases.txt", "31 47\n");
     assert!(run(LAB, &["--list-cases", "--cases", &short]).is_one_line_error("lab-mmm", ":1: 2 fields where a case has 5 (M K N PRECISION SEED)"));
     // The week's own cases have a hash of their own.

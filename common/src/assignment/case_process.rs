@@ -62,6 +62,9 @@ pub fn run(mut command: Command, result: &Path, case: &str, limits: Limits, fini
     let stdout = child.stdout.take().map(|stream| drain(stream, Arc::clone(&activity)));
     let stderr = child.stderr.take().map(|stream| drain(stream, Arc::clone(&activity)));
     let ending = wait(&mut child, limits, &activity);
+    // Whatever the case left behind in its group (a process still holding the pipes) goes too, or
+    // the readers below would wait for it.
+    stop_group(&child);
     let joined = |handle: Option<std::thread::JoinHandle<Captured>>| handle.and_then(|h| h.join().ok()).unwrap_or_default();
     let (stdout, stderr) = (joined(stdout), joined(stderr));
     let row = match ending {
@@ -94,13 +97,15 @@ fn wait(child: &mut std::process::Child, limits: Limits, activity: &Activity) ->
             Ok(None) => std::thread::sleep(Duration::from_millis(20)),
             Err(err) => {
                 stop_group(child);
+                let _ = child.wait(); // reaped, if it still can be
                 return Ending::Lost(err.to_string());
             }
         }
     }
 }
 
-/// SIGKILL to the child's process group (it leads one of its own: `process_group(0)`).
+/// SIGKILL to the child's process group (it leads one of its own: `process_group(0)`); nothing where
+/// the group has no process left.
 fn stop_group(child: &std::process::Child) {
     if let Ok(group) = libc::pid_t::try_from(child.id()) {
         // SAFETY: kill(2) with a negative pid signals that process group; ours by construction.
@@ -200,6 +205,14 @@ mod tests {
         // A child that fails says why, from its last line on stderr.
         let failed = fault("echo 'lab-mmm: error: CUDA_ERROR_ILLEGAL_ADDRESS' >&2; exit 1");
         assert!(failed.starts_with("lab-mmm: error: CUDA_ERROR_ILLEGAL_ADDRESS (exit status: 1)"), "{failed}");
+    }
+
+    #[test]
+    fn a_process_the_case_left_holding_its_output_does_not_hold_up_the_parent() {
+        let started = std::time::Instant::now();
+        let run = stand_in("sleep 60 & printf '%s\\n' \"$ROW\" > \"$1\"", Duration::from_secs(120));
+        assert_eq!(run.row, good_row());
+        assert!(started.elapsed() < Duration::from_secs(30), "waited {:?} for the leftover sleep", started.elapsed());
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //!
 //! The report goes to a log file of its own (`--log-file`), never mixed with the kernel's `printf`.
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 /// The exit code compute-sanitizer gives when it found an error (`--error-exitcode`); any code
@@ -43,35 +44,16 @@ impl Tool {
     }
 }
 
-/// compute-sanitizer, in the order nvcc is looked for: `COMPUTE_SANITIZER`, `$CUDA_PATH/bin`,
-/// `/usr/local/cuda/bin`, `PATH`, and `<repository>/.toolchain/cuda/bin`.
+/// compute-sanitizer, found as nvcc is: `COMPUTE_SANITIZER`, `$CUDA_PATH/bin`, `/usr/local/cuda/bin`,
+/// `PATH`, and `<repository>/.toolchain/cuda/bin`.
 pub fn find() -> Option<PathBuf> {
-    const NAME: &str = "compute-sanitizer";
-    let mut candidates: Vec<PathBuf> = Vec::new();
-    if let Some(path) = std::env::var_os("COMPUTE_SANITIZER") {
-        candidates.push(path.into());
-    }
-    if let Some(root) = std::env::var_os("CUDA_PATH") {
-        candidates.push(Path::new(&root).join("bin").join(NAME));
-    }
-    candidates.push(Path::new("/usr/local/cuda/bin").join(NAME));
-    if let Some(path) = std::env::var_os("PATH") {
-        candidates.extend(std::env::split_paths(&path).map(|dir| dir.join(NAME)));
-    }
-    candidates.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("../.toolchain/cuda/bin").join(NAME));
-    candidates.into_iter().find(|path| path.is_file())
+    kernels::nvcc::find_tool("compute-sanitizer", "COMPUTE_SANITIZER", &Path::new(env!("CARGO_MANIFEST_DIR")).join("../kernels"))
 }
 
 /// The arguments before the program: the tool, its report into `log`, and our exit code on errors.
-pub fn arguments(tool: Tool, log: &Path) -> Vec<String> {
-    vec![
-        "--tool".to_string(),
-        tool.name().to_string(),
-        "--error-exitcode".to_string(),
-        ERROR_EXIT_CODE.to_string(),
-        "--log-file".to_string(),
-        log.display().to_string(),
-    ]
+pub fn arguments(tool: Tool, log: &Path) -> Vec<OsString> {
+    let words = ["--tool", tool.name(), "--error-exitcode", &ERROR_EXIT_CODE.to_string(), "--log-file"].map(OsString::from);
+    words.into_iter().chain([log.as_os_str().to_owned()]).collect()
 }
 
 /// The first error in a compute-sanitizer report, in one line: what, in which kernel, which block
