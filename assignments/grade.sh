@@ -117,8 +117,8 @@ total=${#entries[@]}
 # Job slot s grades on GPU devices[s mod the GPU count]; a submission takes a free slot, so that with
 # no more jobs than GPUs no two submissions share a GPU, whatever order they finish in.
 slot_pids=()
-# Sets slot to a slot whose job has ended (or never started), or to nothing if all are busy. Run in
-# this shell, not in $(...), so that `jobs` sees this shell's jobs.
+# Sets the variable slot to a slot whose job has ended (or never started), or to nothing if all are
+# busy; a variable rather than output, so that the slot table is read and kept in this shell.
 find_free_slot() {
     local candidate running
     running=" $(jobs -rp | tr '\n' ' ') "
