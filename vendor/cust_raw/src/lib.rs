@@ -1,0 +1,4 @@
+#![allow(warnings)]
+
+mod cuda;
+pub use cuda::*;
