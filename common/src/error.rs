@@ -85,8 +85,8 @@ impl CudaStatus for c_int {
 
 type ErrorTextFn = unsafe extern "C" fn(c_int, *mut *const c_char) -> c_int;
 
-// Declared here rather than taken from cust::sys: its CUresult is a Rust enum from CUDA 11.4, and a
-// newer driver's code outside that enum would be undefined behaviour. These take and return plain ints.
+// Declared here with plain ints, like the calls in `raw`, so any code goes in and out as the driver has
+// it, whatever the bindings' CUresult knows.
 extern "C" {
     fn cuGetErrorName(error: c_int, text: *mut *const c_char) -> c_int;
     fn cuGetErrorString(error: c_int, text: *mut *const c_char) -> c_int;

@@ -26,7 +26,7 @@ impl Gpu {
         let count = count()?;
         ensure!(ordinal < count, "GPU {ordinal} does not exist: this machine has {count}");
         let device = check_cuda!(Device::get_device(ordinal))?;
-        let context = check_cuda!(Context::new(device))?;
+        let context = new_context(device)?;
         let info = DeviceInfo::query(device, ordinal)?;
         Ok(Gpu { device, info, context })
     }
@@ -56,10 +56,30 @@ impl Gpu {
     }
 }
 
+/// cust's `Context::new` (the device's primary context, made current), failing with the driver's own
+/// code: cust 0.3.2 reports codes its `CudaError` lacks as `UnknownError`, among them
+/// `CUDA_ERROR_DEVICE_UNAVAILABLE` (46), what a shared GPU in exclusive-process mode that another
+/// process holds returns (issue 30). So the context is retained here first by a raw call that keeps the
+/// code; cust's retain then only adds a reference to it, and ours is given back.
+fn new_context(device: Device) -> Result<Context> {
+    let mut handle = std::ptr::null_mut();
+    // SAFETY: the driver writes one context handle; the device is one cuDeviceGet returned.
+    check_cuda!(unsafe { raw::cuDevicePrimaryCtxRetain(&mut handle, device.as_raw()) })?;
+    let context = check_cuda!(Context::new(device));
+    // SAFETY: gives back the one reference retained above, whether or not cust's retain succeeded; the
+    // context lives on with cust's reference, which its `Context` releases when dropped.
+    let released = check_cuda!(unsafe { raw::cuDevicePrimaryCtxRelease(device.as_raw()) });
+    let context = context?;
+    released?;
+    Ok(context)
+}
+
 /// How many GPUs this machine has (initializing the driver). Without a GPU or a driver this is the
-/// error the user sees, so it says so plainly.
+/// error the user sees, so it says so plainly, with the driver's own code (cuInit through `raw`, not
+/// `cust::init`, which reports the codes it does not know, like 803, as unknown).
 pub fn count() -> Result<u32> {
-    check_cuda!(cust::init(CudaFlags::empty())).context("no usable CUDA GPU (this lab needs an NVIDIA GPU and its driver)")?;
+    // SAFETY: cuInit takes flags only; 0 is the one value defined.
+    check_cuda!(unsafe { raw::cuInit(0) }).context("no usable CUDA GPU (this lab needs an NVIDIA GPU and its driver)")?;
     Ok(check_cuda!(Device::num_devices())?)
 }
 

@@ -1,6 +1,7 @@
-//! Driver API calls that cust 0.3.2 does not wrap, declared here with plain `i32` results (cust's
-//! bindings type `CUresult` as a Rust enum from CUDA 11.4, which a newer driver's code would break).
-//! Check each call with [`check_cuda!`](crate::check_cuda).
+//! Driver API calls that cust 0.3.2 does not wrap, or whose failure cust would report wrongly, declared
+//! here with plain `i32` results: cust's `CudaError` names only part of CUDA 11.4's codes and turns every
+//! other code into `UnknownError` (999), while these keep the driver's own code for
+//! [`check_cuda!`](crate::check_cuda) to name (issue 30). Check each call with it.
 
 use std::ffi::{c_int, c_void};
 
@@ -13,6 +14,20 @@ pub const CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR: c_int = 106;
 /// `CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`: dynamic shared memory a kernel may be launched
 /// with; above 48 KiB it must be raised first (cudaFuncSetAttribute).
 pub const CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: c_int = 8;
+
+extern "C" {
+    /// `CUresult cuInit(unsigned int Flags)` (what `cust::init` calls): starting the driver fails with
+    /// codes cust does not know, such as `CUDA_ERROR_SYSTEM_DRIVER_MISMATCH` (803) after a driver update
+    /// without a reboot.
+    pub fn cuInit(flags: u32) -> c_int;
+    /// `CUresult cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev)` (what cust's `Context::new`
+    /// calls): fails with `CUDA_ERROR_DEVICE_UNAVAILABLE` (46), which cust does not know, on a GPU in
+    /// exclusive-process mode that another process holds.
+    pub fn cuDevicePrimaryCtxRetain(context: *mut *mut c_void, device: c_int) -> c_int;
+    /// `CUresult cuDevicePrimaryCtxRelease(CUdevice dev)` (`_v2` is the name the header maps it to)
+    #[link_name = "cuDevicePrimaryCtxRelease_v2"]
+    pub fn cuDevicePrimaryCtxRelease(device: c_int) -> c_int;
+}
 
 extern "C" {
     /// `CUresult cuDeviceGetAttribute(int* pi, CUdevice_attribute attrib, CUdevice dev)`

@@ -2137,212 +2137,118 @@ pub type CUexecAffinityParam = CUexecAffinityParam_v1;
 #[repr(transparent)]
 #[derive(Debug, Copy, Clone, Hash, PartialOrd, Ord, PartialEq, Eq)]
 pub struct cudaError_enum(pub i32);
-impl cudaError_enum {
-    pub const CUDA_SUCCESS: cudaError_enum = cudaError_enum(0);
-    pub const CUDA_ERROR_INVALID_VALUE: cudaError_enum = cudaError_enum(1);
-    pub const CUDA_ERROR_OUT_OF_MEMORY: cudaError_enum = cudaError_enum(2);
-    pub const CUDA_ERROR_NOT_INITIALIZED: cudaError_enum = cudaError_enum(3);
-    pub const CUDA_ERROR_DEINITIALIZED: cudaError_enum = cudaError_enum(4);
-    pub const CUDA_ERROR_PROFILER_DISABLED: cudaError_enum = cudaError_enum(5);
-    pub const CUDA_ERROR_PROFILER_NOT_INITIALIZED: cudaError_enum = cudaError_enum(6);
-    pub const CUDA_ERROR_PROFILER_ALREADY_STARTED: cudaError_enum = cudaError_enum(7);
-    pub const CUDA_ERROR_PROFILER_ALREADY_STOPPED: cudaError_enum = cudaError_enum(8);
-    pub const CUDA_ERROR_STUB_LIBRARY: cudaError_enum = cudaError_enum(34);
-    pub const CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER: cudaError_enum = cudaError_enum(36);
-    pub const CUDA_ERROR_DEVICE_UNAVAILABLE: cudaError_enum = cudaError_enum(46);
-    pub const CUDA_ERROR_NO_DEVICE: cudaError_enum = cudaError_enum(100);
-    pub const CUDA_ERROR_INVALID_DEVICE: cudaError_enum = cudaError_enum(101);
-    pub const CUDA_ERROR_DEVICE_NOT_LICENSED: cudaError_enum = cudaError_enum(102);
-    pub const CUDA_ERROR_INVALID_IMAGE: cudaError_enum = cudaError_enum(200);
-    pub const CUDA_ERROR_INVALID_CONTEXT: cudaError_enum = cudaError_enum(201);
-    pub const CUDA_ERROR_CONTEXT_ALREADY_CURRENT: cudaError_enum = cudaError_enum(202);
-    pub const CUDA_ERROR_MAP_FAILED: cudaError_enum = cudaError_enum(205);
-    pub const CUDA_ERROR_UNMAP_FAILED: cudaError_enum = cudaError_enum(206);
-    pub const CUDA_ERROR_ARRAY_IS_MAPPED: cudaError_enum = cudaError_enum(207);
-    pub const CUDA_ERROR_ALREADY_MAPPED: cudaError_enum = cudaError_enum(208);
-    pub const CUDA_ERROR_NO_BINARY_FOR_GPU: cudaError_enum = cudaError_enum(209);
-    pub const CUDA_ERROR_ALREADY_ACQUIRED: cudaError_enum = cudaError_enum(210);
-    pub const CUDA_ERROR_NOT_MAPPED: cudaError_enum = cudaError_enum(211);
-    pub const CUDA_ERROR_NOT_MAPPED_AS_ARRAY: cudaError_enum = cudaError_enum(212);
-    pub const CUDA_ERROR_NOT_MAPPED_AS_POINTER: cudaError_enum = cudaError_enum(213);
-    pub const CUDA_ERROR_ECC_UNCORRECTABLE: cudaError_enum = cudaError_enum(214);
-    pub const CUDA_ERROR_UNSUPPORTED_LIMIT: cudaError_enum = cudaError_enum(215);
-    pub const CUDA_ERROR_CONTEXT_ALREADY_IN_USE: cudaError_enum = cudaError_enum(216);
-    pub const CUDA_ERROR_PEER_ACCESS_UNSUPPORTED: cudaError_enum = cudaError_enum(217);
-    pub const CUDA_ERROR_INVALID_PTX: cudaError_enum = cudaError_enum(218);
-    pub const CUDA_ERROR_INVALID_GRAPHICS_CONTEXT: cudaError_enum = cudaError_enum(219);
-    pub const CUDA_ERROR_NVLINK_UNCORRECTABLE: cudaError_enum = cudaError_enum(220);
-    pub const CUDA_ERROR_JIT_COMPILER_NOT_FOUND: cudaError_enum = cudaError_enum(221);
-    pub const CUDA_ERROR_UNSUPPORTED_PTX_VERSION: cudaError_enum = cudaError_enum(222);
-    pub const CUDA_ERROR_JIT_COMPILATION_DISABLED: cudaError_enum = cudaError_enum(223);
-    pub const CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY: cudaError_enum = cudaError_enum(224);
-    pub const CUDA_ERROR_UNSUPPORTED_DEVSIDE_SYNC: cudaError_enum = cudaError_enum(225);
-    pub const CUDA_ERROR_CONTAINED: cudaError_enum = cudaError_enum(226);
-    pub const CUDA_ERROR_INVALID_SOURCE: cudaError_enum = cudaError_enum(300);
-    pub const CUDA_ERROR_FILE_NOT_FOUND: cudaError_enum = cudaError_enum(301);
-    pub const CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND: cudaError_enum = cudaError_enum(302);
-    pub const CUDA_ERROR_SHARED_OBJECT_INIT_FAILED: cudaError_enum = cudaError_enum(303);
-    pub const CUDA_ERROR_OPERATING_SYSTEM: cudaError_enum = cudaError_enum(304);
-    pub const CUDA_ERROR_INVALID_HANDLE: cudaError_enum = cudaError_enum(400);
-    pub const CUDA_ERROR_ILLEGAL_STATE: cudaError_enum = cudaError_enum(401);
-    pub const CUDA_ERROR_LOSSY_QUERY: cudaError_enum = cudaError_enum(402);
-    pub const CUDA_ERROR_NOT_FOUND: cudaError_enum = cudaError_enum(500);
-    pub const CUDA_ERROR_NOT_READY: cudaError_enum = cudaError_enum(600);
-    pub const CUDA_ERROR_ILLEGAL_ADDRESS: cudaError_enum = cudaError_enum(700);
-    pub const CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES: cudaError_enum = cudaError_enum(701);
-    pub const CUDA_ERROR_LAUNCH_TIMEOUT: cudaError_enum = cudaError_enum(702);
-    pub const CUDA_ERROR_LAUNCH_INCOMPATIBLE_TEXTURING: cudaError_enum = cudaError_enum(703);
-    pub const CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED: cudaError_enum = cudaError_enum(704);
-    pub const CUDA_ERROR_PEER_ACCESS_NOT_ENABLED: cudaError_enum = cudaError_enum(705);
-    pub const CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE: cudaError_enum = cudaError_enum(708);
-    pub const CUDA_ERROR_CONTEXT_IS_DESTROYED: cudaError_enum = cudaError_enum(709);
-    pub const CUDA_ERROR_ASSERT: cudaError_enum = cudaError_enum(710);
-    pub const CUDA_ERROR_TOO_MANY_PEERS: cudaError_enum = cudaError_enum(711);
-    pub const CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED: cudaError_enum = cudaError_enum(712);
-    pub const CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED: cudaError_enum = cudaError_enum(713);
-    pub const CUDA_ERROR_HARDWARE_STACK_ERROR: cudaError_enum = cudaError_enum(714);
-    pub const CUDA_ERROR_ILLEGAL_INSTRUCTION: cudaError_enum = cudaError_enum(715);
-    pub const CUDA_ERROR_MISALIGNED_ADDRESS: cudaError_enum = cudaError_enum(716);
-    pub const CUDA_ERROR_INVALID_ADDRESS_SPACE: cudaError_enum = cudaError_enum(717);
-    pub const CUDA_ERROR_INVALID_PC: cudaError_enum = cudaError_enum(718);
-    pub const CUDA_ERROR_LAUNCH_FAILED: cudaError_enum = cudaError_enum(719);
-    pub const CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE: cudaError_enum = cudaError_enum(720);
-    pub const CUDA_ERROR_TENSOR_MEMORY_LEAK: cudaError_enum = cudaError_enum(721);
-    pub const CUDA_ERROR_NOT_PERMITTED: cudaError_enum = cudaError_enum(800);
-    pub const CUDA_ERROR_NOT_SUPPORTED: cudaError_enum = cudaError_enum(801);
-    pub const CUDA_ERROR_SYSTEM_NOT_READY: cudaError_enum = cudaError_enum(802);
-    pub const CUDA_ERROR_SYSTEM_DRIVER_MISMATCH: cudaError_enum = cudaError_enum(803);
-    pub const CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE: cudaError_enum = cudaError_enum(804);
-    pub const CUDA_ERROR_MPS_CONNECTION_FAILED: cudaError_enum = cudaError_enum(805);
-    pub const CUDA_ERROR_MPS_RPC_FAILURE: cudaError_enum = cudaError_enum(806);
-    pub const CUDA_ERROR_MPS_SERVER_NOT_READY: cudaError_enum = cudaError_enum(807);
-    pub const CUDA_ERROR_MPS_MAX_CLIENTS_REACHED: cudaError_enum = cudaError_enum(808);
-    pub const CUDA_ERROR_MPS_MAX_CONNECTIONS_REACHED: cudaError_enum = cudaError_enum(809);
-    pub const CUDA_ERROR_MPS_CLIENT_TERMINATED: cudaError_enum = cudaError_enum(810);
-    pub const CUDA_ERROR_CDP_NOT_SUPPORTED: cudaError_enum = cudaError_enum(811);
-    pub const CUDA_ERROR_CDP_VERSION_MISMATCH: cudaError_enum = cudaError_enum(812);
-    pub const CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED: cudaError_enum = cudaError_enum(900);
-    pub const CUDA_ERROR_STREAM_CAPTURE_INVALIDATED: cudaError_enum = cudaError_enum(901);
-    pub const CUDA_ERROR_STREAM_CAPTURE_MERGE: cudaError_enum = cudaError_enum(902);
-    pub const CUDA_ERROR_STREAM_CAPTURE_UNMATCHED: cudaError_enum = cudaError_enum(903);
-    pub const CUDA_ERROR_STREAM_CAPTURE_UNJOINED: cudaError_enum = cudaError_enum(904);
-    pub const CUDA_ERROR_STREAM_CAPTURE_ISOLATION: cudaError_enum = cudaError_enum(905);
-    pub const CUDA_ERROR_STREAM_CAPTURE_IMPLICIT: cudaError_enum = cudaError_enum(906);
-    pub const CUDA_ERROR_CAPTURED_EVENT: cudaError_enum = cudaError_enum(907);
-    pub const CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD: cudaError_enum = cudaError_enum(908);
-    pub const CUDA_ERROR_TIMEOUT: cudaError_enum = cudaError_enum(909);
-    pub const CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE: cudaError_enum = cudaError_enum(910);
-    pub const CUDA_ERROR_EXTERNAL_DEVICE: cudaError_enum = cudaError_enum(911);
-    pub const CUDA_ERROR_INVALID_CLUSTER_SIZE: cudaError_enum = cudaError_enum(912);
-    pub const CUDA_ERROR_FUNCTION_NOT_LOADED: cudaError_enum = cudaError_enum(913);
-    pub const CUDA_ERROR_INVALID_RESOURCE_TYPE: cudaError_enum = cudaError_enum(914);
-    pub const CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION: cudaError_enum = cudaError_enum(915);
-    pub const CUDA_ERROR_KEY_ROTATION: cudaError_enum = cudaError_enum(916);
-    pub const CUDA_ERROR_UNKNOWN: cudaError_enum = cudaError_enum(999);
-    /// Every code above with its name, as `cuda.h` of CUDA 13.0 lists them (a test compares).
-    pub const ALL: &'static [(&'static str, cudaError_enum)] = &[
-        ("CUDA_SUCCESS", cudaError_enum::CUDA_SUCCESS),
-        ("CUDA_ERROR_INVALID_VALUE", cudaError_enum::CUDA_ERROR_INVALID_VALUE),
-        ("CUDA_ERROR_OUT_OF_MEMORY", cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY),
-        ("CUDA_ERROR_NOT_INITIALIZED", cudaError_enum::CUDA_ERROR_NOT_INITIALIZED),
-        ("CUDA_ERROR_DEINITIALIZED", cudaError_enum::CUDA_ERROR_DEINITIALIZED),
-        ("CUDA_ERROR_PROFILER_DISABLED", cudaError_enum::CUDA_ERROR_PROFILER_DISABLED),
-        ("CUDA_ERROR_PROFILER_NOT_INITIALIZED", cudaError_enum::CUDA_ERROR_PROFILER_NOT_INITIALIZED),
-        ("CUDA_ERROR_PROFILER_ALREADY_STARTED", cudaError_enum::CUDA_ERROR_PROFILER_ALREADY_STARTED),
-        ("CUDA_ERROR_PROFILER_ALREADY_STOPPED", cudaError_enum::CUDA_ERROR_PROFILER_ALREADY_STOPPED),
-        ("CUDA_ERROR_STUB_LIBRARY", cudaError_enum::CUDA_ERROR_STUB_LIBRARY),
-        ("CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER", cudaError_enum::CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER),
-        ("CUDA_ERROR_DEVICE_UNAVAILABLE", cudaError_enum::CUDA_ERROR_DEVICE_UNAVAILABLE),
-        ("CUDA_ERROR_NO_DEVICE", cudaError_enum::CUDA_ERROR_NO_DEVICE),
-        ("CUDA_ERROR_INVALID_DEVICE", cudaError_enum::CUDA_ERROR_INVALID_DEVICE),
-        ("CUDA_ERROR_DEVICE_NOT_LICENSED", cudaError_enum::CUDA_ERROR_DEVICE_NOT_LICENSED),
-        ("CUDA_ERROR_INVALID_IMAGE", cudaError_enum::CUDA_ERROR_INVALID_IMAGE),
-        ("CUDA_ERROR_INVALID_CONTEXT", cudaError_enum::CUDA_ERROR_INVALID_CONTEXT),
-        ("CUDA_ERROR_CONTEXT_ALREADY_CURRENT", cudaError_enum::CUDA_ERROR_CONTEXT_ALREADY_CURRENT),
-        ("CUDA_ERROR_MAP_FAILED", cudaError_enum::CUDA_ERROR_MAP_FAILED),
-        ("CUDA_ERROR_UNMAP_FAILED", cudaError_enum::CUDA_ERROR_UNMAP_FAILED),
-        ("CUDA_ERROR_ARRAY_IS_MAPPED", cudaError_enum::CUDA_ERROR_ARRAY_IS_MAPPED),
-        ("CUDA_ERROR_ALREADY_MAPPED", cudaError_enum::CUDA_ERROR_ALREADY_MAPPED),
-        ("CUDA_ERROR_NO_BINARY_FOR_GPU", cudaError_enum::CUDA_ERROR_NO_BINARY_FOR_GPU),
-        ("CUDA_ERROR_ALREADY_ACQUIRED", cudaError_enum::CUDA_ERROR_ALREADY_ACQUIRED),
-        ("CUDA_ERROR_NOT_MAPPED", cudaError_enum::CUDA_ERROR_NOT_MAPPED),
-        ("CUDA_ERROR_NOT_MAPPED_AS_ARRAY", cudaError_enum::CUDA_ERROR_NOT_MAPPED_AS_ARRAY),
-        ("CUDA_ERROR_NOT_MAPPED_AS_POINTER", cudaError_enum::CUDA_ERROR_NOT_MAPPED_AS_POINTER),
-        ("CUDA_ERROR_ECC_UNCORRECTABLE", cudaError_enum::CUDA_ERROR_ECC_UNCORRECTABLE),
-        ("CUDA_ERROR_UNSUPPORTED_LIMIT", cudaError_enum::CUDA_ERROR_UNSUPPORTED_LIMIT),
-        ("CUDA_ERROR_CONTEXT_ALREADY_IN_USE", cudaError_enum::CUDA_ERROR_CONTEXT_ALREADY_IN_USE),
-        ("CUDA_ERROR_PEER_ACCESS_UNSUPPORTED", cudaError_enum::CUDA_ERROR_PEER_ACCESS_UNSUPPORTED),
-        ("CUDA_ERROR_INVALID_PTX", cudaError_enum::CUDA_ERROR_INVALID_PTX),
-        ("CUDA_ERROR_INVALID_GRAPHICS_CONTEXT", cudaError_enum::CUDA_ERROR_INVALID_GRAPHICS_CONTEXT),
-        ("CUDA_ERROR_NVLINK_UNCORRECTABLE", cudaError_enum::CUDA_ERROR_NVLINK_UNCORRECTABLE),
-        ("CUDA_ERROR_JIT_COMPILER_NOT_FOUND", cudaError_enum::CUDA_ERROR_JIT_COMPILER_NOT_FOUND),
-        ("CUDA_ERROR_UNSUPPORTED_PTX_VERSION", cudaError_enum::CUDA_ERROR_UNSUPPORTED_PTX_VERSION),
-        ("CUDA_ERROR_JIT_COMPILATION_DISABLED", cudaError_enum::CUDA_ERROR_JIT_COMPILATION_DISABLED),
-        ("CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY", cudaError_enum::CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY),
-        ("CUDA_ERROR_UNSUPPORTED_DEVSIDE_SYNC", cudaError_enum::CUDA_ERROR_UNSUPPORTED_DEVSIDE_SYNC),
-        ("CUDA_ERROR_CONTAINED", cudaError_enum::CUDA_ERROR_CONTAINED),
-        ("CUDA_ERROR_INVALID_SOURCE", cudaError_enum::CUDA_ERROR_INVALID_SOURCE),
-        ("CUDA_ERROR_FILE_NOT_FOUND", cudaError_enum::CUDA_ERROR_FILE_NOT_FOUND),
-        ("CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND", cudaError_enum::CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND),
-        ("CUDA_ERROR_SHARED_OBJECT_INIT_FAILED", cudaError_enum::CUDA_ERROR_SHARED_OBJECT_INIT_FAILED),
-        ("CUDA_ERROR_OPERATING_SYSTEM", cudaError_enum::CUDA_ERROR_OPERATING_SYSTEM),
-        ("CUDA_ERROR_INVALID_HANDLE", cudaError_enum::CUDA_ERROR_INVALID_HANDLE),
-        ("CUDA_ERROR_ILLEGAL_STATE", cudaError_enum::CUDA_ERROR_ILLEGAL_STATE),
-        ("CUDA_ERROR_LOSSY_QUERY", cudaError_enum::CUDA_ERROR_LOSSY_QUERY),
-        ("CUDA_ERROR_NOT_FOUND", cudaError_enum::CUDA_ERROR_NOT_FOUND),
-        ("CUDA_ERROR_NOT_READY", cudaError_enum::CUDA_ERROR_NOT_READY),
-        ("CUDA_ERROR_ILLEGAL_ADDRESS", cudaError_enum::CUDA_ERROR_ILLEGAL_ADDRESS),
-        ("CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES", cudaError_enum::CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES),
-        ("CUDA_ERROR_LAUNCH_TIMEOUT", cudaError_enum::CUDA_ERROR_LAUNCH_TIMEOUT),
-        ("CUDA_ERROR_LAUNCH_INCOMPATIBLE_TEXTURING", cudaError_enum::CUDA_ERROR_LAUNCH_INCOMPATIBLE_TEXTURING),
-        ("CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED", cudaError_enum::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED),
-        ("CUDA_ERROR_PEER_ACCESS_NOT_ENABLED", cudaError_enum::CUDA_ERROR_PEER_ACCESS_NOT_ENABLED),
-        ("CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE", cudaError_enum::CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE),
-        ("CUDA_ERROR_CONTEXT_IS_DESTROYED", cudaError_enum::CUDA_ERROR_CONTEXT_IS_DESTROYED),
-        ("CUDA_ERROR_ASSERT", cudaError_enum::CUDA_ERROR_ASSERT),
-        ("CUDA_ERROR_TOO_MANY_PEERS", cudaError_enum::CUDA_ERROR_TOO_MANY_PEERS),
-        ("CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED", cudaError_enum::CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED),
-        ("CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED", cudaError_enum::CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED),
-        ("CUDA_ERROR_HARDWARE_STACK_ERROR", cudaError_enum::CUDA_ERROR_HARDWARE_STACK_ERROR),
-        ("CUDA_ERROR_ILLEGAL_INSTRUCTION", cudaError_enum::CUDA_ERROR_ILLEGAL_INSTRUCTION),
-        ("CUDA_ERROR_MISALIGNED_ADDRESS", cudaError_enum::CUDA_ERROR_MISALIGNED_ADDRESS),
-        ("CUDA_ERROR_INVALID_ADDRESS_SPACE", cudaError_enum::CUDA_ERROR_INVALID_ADDRESS_SPACE),
-        ("CUDA_ERROR_INVALID_PC", cudaError_enum::CUDA_ERROR_INVALID_PC),
-        ("CUDA_ERROR_LAUNCH_FAILED", cudaError_enum::CUDA_ERROR_LAUNCH_FAILED),
-        ("CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE", cudaError_enum::CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE),
-        ("CUDA_ERROR_TENSOR_MEMORY_LEAK", cudaError_enum::CUDA_ERROR_TENSOR_MEMORY_LEAK),
-        ("CUDA_ERROR_NOT_PERMITTED", cudaError_enum::CUDA_ERROR_NOT_PERMITTED),
-        ("CUDA_ERROR_NOT_SUPPORTED", cudaError_enum::CUDA_ERROR_NOT_SUPPORTED),
-        ("CUDA_ERROR_SYSTEM_NOT_READY", cudaError_enum::CUDA_ERROR_SYSTEM_NOT_READY),
-        ("CUDA_ERROR_SYSTEM_DRIVER_MISMATCH", cudaError_enum::CUDA_ERROR_SYSTEM_DRIVER_MISMATCH),
-        ("CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE", cudaError_enum::CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE),
-        ("CUDA_ERROR_MPS_CONNECTION_FAILED", cudaError_enum::CUDA_ERROR_MPS_CONNECTION_FAILED),
-        ("CUDA_ERROR_MPS_RPC_FAILURE", cudaError_enum::CUDA_ERROR_MPS_RPC_FAILURE),
-        ("CUDA_ERROR_MPS_SERVER_NOT_READY", cudaError_enum::CUDA_ERROR_MPS_SERVER_NOT_READY),
-        ("CUDA_ERROR_MPS_MAX_CLIENTS_REACHED", cudaError_enum::CUDA_ERROR_MPS_MAX_CLIENTS_REACHED),
-        ("CUDA_ERROR_MPS_MAX_CONNECTIONS_REACHED", cudaError_enum::CUDA_ERROR_MPS_MAX_CONNECTIONS_REACHED),
-        ("CUDA_ERROR_MPS_CLIENT_TERMINATED", cudaError_enum::CUDA_ERROR_MPS_CLIENT_TERMINATED),
-        ("CUDA_ERROR_CDP_NOT_SUPPORTED", cudaError_enum::CUDA_ERROR_CDP_NOT_SUPPORTED),
-        ("CUDA_ERROR_CDP_VERSION_MISMATCH", cudaError_enum::CUDA_ERROR_CDP_VERSION_MISMATCH),
-        ("CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED", cudaError_enum::CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED),
-        ("CUDA_ERROR_STREAM_CAPTURE_INVALIDATED", cudaError_enum::CUDA_ERROR_STREAM_CAPTURE_INVALIDATED),
-        ("CUDA_ERROR_STREAM_CAPTURE_MERGE", cudaError_enum::CUDA_ERROR_STREAM_CAPTURE_MERGE),
-        ("CUDA_ERROR_STREAM_CAPTURE_UNMATCHED", cudaError_enum::CUDA_ERROR_STREAM_CAPTURE_UNMATCHED),
-        ("CUDA_ERROR_STREAM_CAPTURE_UNJOINED", cudaError_enum::CUDA_ERROR_STREAM_CAPTURE_UNJOINED),
-        ("CUDA_ERROR_STREAM_CAPTURE_ISOLATION", cudaError_enum::CUDA_ERROR_STREAM_CAPTURE_ISOLATION),
-        ("CUDA_ERROR_STREAM_CAPTURE_IMPLICIT", cudaError_enum::CUDA_ERROR_STREAM_CAPTURE_IMPLICIT),
-        ("CUDA_ERROR_CAPTURED_EVENT", cudaError_enum::CUDA_ERROR_CAPTURED_EVENT),
-        ("CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD", cudaError_enum::CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD),
-        ("CUDA_ERROR_TIMEOUT", cudaError_enum::CUDA_ERROR_TIMEOUT),
-        ("CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE", cudaError_enum::CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE),
-        ("CUDA_ERROR_EXTERNAL_DEVICE", cudaError_enum::CUDA_ERROR_EXTERNAL_DEVICE),
-        ("CUDA_ERROR_INVALID_CLUSTER_SIZE", cudaError_enum::CUDA_ERROR_INVALID_CLUSTER_SIZE),
-        ("CUDA_ERROR_FUNCTION_NOT_LOADED", cudaError_enum::CUDA_ERROR_FUNCTION_NOT_LOADED),
-        ("CUDA_ERROR_INVALID_RESOURCE_TYPE", cudaError_enum::CUDA_ERROR_INVALID_RESOURCE_TYPE),
-        ("CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION", cudaError_enum::CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION),
-        ("CUDA_ERROR_KEY_ROTATION", cudaError_enum::CUDA_ERROR_KEY_ROTATION),
-        ("CUDA_ERROR_UNKNOWN", cudaError_enum::CUDA_ERROR_UNKNOWN),
-    ];
+// PATCHED: one list makes both the constants and `ALL`, so that the two cannot differ.
+macro_rules! result_codes {
+    ($($name:ident = $value:literal,)*) => {
+        impl cudaError_enum {
+            $(pub const $name: cudaError_enum = cudaError_enum($value);)*
+            /// Every named code with its name, as `cuda.h` of CUDA 13.0 lists them (a test compares).
+            pub const ALL: &'static [(&'static str, cudaError_enum)] = &[$((stringify!($name), cudaError_enum::$name),)*];
+        }
+    };
+}
+result_codes! {
+    CUDA_SUCCESS = 0,
+    CUDA_ERROR_INVALID_VALUE = 1,
+    CUDA_ERROR_OUT_OF_MEMORY = 2,
+    CUDA_ERROR_NOT_INITIALIZED = 3,
+    CUDA_ERROR_DEINITIALIZED = 4,
+    CUDA_ERROR_PROFILER_DISABLED = 5,
+    CUDA_ERROR_PROFILER_NOT_INITIALIZED = 6,
+    CUDA_ERROR_PROFILER_ALREADY_STARTED = 7,
+    CUDA_ERROR_PROFILER_ALREADY_STOPPED = 8,
+    CUDA_ERROR_STUB_LIBRARY = 34,
+    CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER = 36,
+    CUDA_ERROR_DEVICE_UNAVAILABLE = 46,
+    CUDA_ERROR_NO_DEVICE = 100,
+    CUDA_ERROR_INVALID_DEVICE = 101,
+    CUDA_ERROR_DEVICE_NOT_LICENSED = 102,
+    CUDA_ERROR_INVALID_IMAGE = 200,
+    CUDA_ERROR_INVALID_CONTEXT = 201,
+    CUDA_ERROR_CONTEXT_ALREADY_CURRENT = 202,
+    CUDA_ERROR_MAP_FAILED = 205,
+    CUDA_ERROR_UNMAP_FAILED = 206,
+    CUDA_ERROR_ARRAY_IS_MAPPED = 207,
+    CUDA_ERROR_ALREADY_MAPPED = 208,
+    CUDA_ERROR_NO_BINARY_FOR_GPU = 209,
+    CUDA_ERROR_ALREADY_ACQUIRED = 210,
+    CUDA_ERROR_NOT_MAPPED = 211,
+    CUDA_ERROR_NOT_MAPPED_AS_ARRAY = 212,
+    CUDA_ERROR_NOT_MAPPED_AS_POINTER = 213,
+    CUDA_ERROR_ECC_UNCORRECTABLE = 214,
+    CUDA_ERROR_UNSUPPORTED_LIMIT = 215,
+    CUDA_ERROR_CONTEXT_ALREADY_IN_USE = 216,
+    CUDA_ERROR_PEER_ACCESS_UNSUPPORTED = 217,
+    CUDA_ERROR_INVALID_PTX = 218,
+    CUDA_ERROR_INVALID_GRAPHICS_CONTEXT = 219,
+    CUDA_ERROR_NVLINK_UNCORRECTABLE = 220,
+    CUDA_ERROR_JIT_COMPILER_NOT_FOUND = 221,
+    CUDA_ERROR_UNSUPPORTED_PTX_VERSION = 222,
+    CUDA_ERROR_JIT_COMPILATION_DISABLED = 223,
+    CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY = 224,
+    CUDA_ERROR_UNSUPPORTED_DEVSIDE_SYNC = 225,
+    CUDA_ERROR_CONTAINED = 226,
+    CUDA_ERROR_INVALID_SOURCE = 300,
+    CUDA_ERROR_FILE_NOT_FOUND = 301,
+    CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND = 302,
+    CUDA_ERROR_SHARED_OBJECT_INIT_FAILED = 303,
+    CUDA_ERROR_OPERATING_SYSTEM = 304,
+    CUDA_ERROR_INVALID_HANDLE = 400,
+    CUDA_ERROR_ILLEGAL_STATE = 401,
+    CUDA_ERROR_LOSSY_QUERY = 402,
+    CUDA_ERROR_NOT_FOUND = 500,
+    CUDA_ERROR_NOT_READY = 600,
+    CUDA_ERROR_ILLEGAL_ADDRESS = 700,
+    CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES = 701,
+    CUDA_ERROR_LAUNCH_TIMEOUT = 702,
+    CUDA_ERROR_LAUNCH_INCOMPATIBLE_TEXTURING = 703,
+    CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED = 704,
+    CUDA_ERROR_PEER_ACCESS_NOT_ENABLED = 705,
+    CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE = 708,
+    CUDA_ERROR_CONTEXT_IS_DESTROYED = 709,
+    CUDA_ERROR_ASSERT = 710,
+    CUDA_ERROR_TOO_MANY_PEERS = 711,
+    CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED = 712,
+    CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED = 713,
+    CUDA_ERROR_HARDWARE_STACK_ERROR = 714,
+    CUDA_ERROR_ILLEGAL_INSTRUCTION = 715,
+    CUDA_ERROR_MISALIGNED_ADDRESS = 716,
+    CUDA_ERROR_INVALID_ADDRESS_SPACE = 717,
+    CUDA_ERROR_INVALID_PC = 718,
+    CUDA_ERROR_LAUNCH_FAILED = 719,
+    CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE = 720,
+    CUDA_ERROR_TENSOR_MEMORY_LEAK = 721,
+    CUDA_ERROR_NOT_PERMITTED = 800,
+    CUDA_ERROR_NOT_SUPPORTED = 801,
+    CUDA_ERROR_SYSTEM_NOT_READY = 802,
+    CUDA_ERROR_SYSTEM_DRIVER_MISMATCH = 803,
+    CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE = 804,
+    CUDA_ERROR_MPS_CONNECTION_FAILED = 805,
+    CUDA_ERROR_MPS_RPC_FAILURE = 806,
+    CUDA_ERROR_MPS_SERVER_NOT_READY = 807,
+    CUDA_ERROR_MPS_MAX_CLIENTS_REACHED = 808,
+    CUDA_ERROR_MPS_MAX_CONNECTIONS_REACHED = 809,
+    CUDA_ERROR_MPS_CLIENT_TERMINATED = 810,
+    CUDA_ERROR_CDP_NOT_SUPPORTED = 811,
+    CUDA_ERROR_CDP_VERSION_MISMATCH = 812,
+    CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED = 900,
+    CUDA_ERROR_STREAM_CAPTURE_INVALIDATED = 901,
+    CUDA_ERROR_STREAM_CAPTURE_MERGE = 902,
+    CUDA_ERROR_STREAM_CAPTURE_UNMATCHED = 903,
+    CUDA_ERROR_STREAM_CAPTURE_UNJOINED = 904,
+    CUDA_ERROR_STREAM_CAPTURE_ISOLATION = 905,
+    CUDA_ERROR_STREAM_CAPTURE_IMPLICIT = 906,
+    CUDA_ERROR_CAPTURED_EVENT = 907,
+    CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD = 908,
+    CUDA_ERROR_TIMEOUT = 909,
+    CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE = 910,
+    CUDA_ERROR_EXTERNAL_DEVICE = 911,
+    CUDA_ERROR_INVALID_CLUSTER_SIZE = 912,
+    CUDA_ERROR_FUNCTION_NOT_LOADED = 913,
+    CUDA_ERROR_INVALID_RESOURCE_TYPE = 914,
+    CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION = 915,
+    CUDA_ERROR_KEY_ROTATION = 916,
+    CUDA_ERROR_UNKNOWN = 999,
 }
 pub use self::cudaError_enum as CUresult;
 impl CUdevice_P2PAttribute_enum {
