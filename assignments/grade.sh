@@ -140,8 +140,9 @@ for entry in "${entries[@]}"; do
     # A line on stderr as each submission is done, for whoever waits (a sanitized week 3 takes minutes
     # per submission); stdout is only the CSV.
     {
+        started=$SECONDS
         grade_one "$index" "$entry" "${devices[slot % ${#devices[@]}]}"
-        echo "grade.sh: graded $((index + 1)) of $total: $(basename "$entry" .cu)" >&2
+        echo "grade.sh: graded $((index + 1)) of $total: $(basename "$entry" .cu) ($((SECONDS - started)) s)" >&2
     } &
     slot_pids[slot]=$!
     index=$((index + 1))

@@ -6,6 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/cuda-toolchain.sh
 cargo build --workspace --all-targets --locked
+# No warning anywhere, and every unsafe block and unsafe fn documented (the workspace's [lints]).
+cargo clippy --workspace --all-targets --locked -- -D warnings
 log=$(mktemp)
 references=$(mktemp -d)
 trap 'rm -rf "$log" "$references"' EXIT

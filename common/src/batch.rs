@@ -14,9 +14,10 @@ use cust::stream::Stream;
 use rayon::prelude::*;
 
 use crate::check_cuda;
+use crate::context::{fork, join, Streams};
 use crate::matrix::{HostStorage, Matrix};
 use crate::mmm::{launch_mmm, launch_mmm_maybe_stamped, CpuProduct, ProductCheck};
-use crate::timeline::{fork, join, kernel_step, record, step, stream_lanes, Kernel, Kind, Recorder, Span};
+use crate::timeline::{kernel_step, record, step, stream_lanes, Kernel, Kind, Recorder, Span};
 use crate::timing::{time_on_stream, Timing};
 use crate::verify::{Poison, Random};
 
@@ -138,11 +139,16 @@ impl<H: HostStorage<f64>> Batch<H> {
     /// `mmm-streamed`: product i on stream i, its copies with cudaMemcpyAsync and its kernel with
     /// `<<<..., stream>>>`; forked from `main` and joined back into it, so events on `main` time it.
     /// With a recorder, the copies lie between events and the kernels are the stamped twins.
-    pub fn streamed(
+    ///
+    /// # Safety
+    /// The copies run after this returns, also when it returns an error: until the device has finished
+    /// them (synchronize `main` after an `Ok`, the device after an error), the batch must not be read,
+    /// written or dropped. [`time_on_stream`] and [`record`] wait so on every path.
+    pub unsafe fn streamed(
         &mut self,
         mmm: &Kernel,
         main: &Stream,
-        streams: &[Stream],
+        streams: &Streams,
         mut recorder: Option<&mut Recorder>,
     ) -> Result<()> {
         ensure!(streams.len() == self.count(), "one stream per product");
@@ -151,13 +157,17 @@ impl<H: HostStorage<f64>> Batch<H> {
         for (i, stream) in streams.iter().enumerate() {
             let (a, b, c) = (&mut self.a[i], &mut self.b[i], &mut self.c[i]);
             step(&mut recorder, stream, i, Kind::CopyIn, &format!("A{i}, B{i}"), || {
-                a.copy_to_gpu_async(stream)?;
-                b.copy_to_gpu_async(stream)
+                // SAFETY: this function's own contract: the batch stays untouched until the copies ran.
+                unsafe {
+                    a.copy_to_gpu_async(stream)?;
+                    b.copy_to_gpu_async(stream)
+                }
             })?;
             kernel_step(&mut recorder, i, &format!("mmm {i}"), |stamp| {
                 launch_mmm_maybe_stamped(mmm, (a.view()?, b.view()?, c.view()?), block_size, stream, stamp)
             })?;
-            step(&mut recorder, stream, i, Kind::CopyOut, &format!("C{i}"), || c.copy_from_gpu_async(stream))?;
+            // SAFETY: as for the copies in.
+            step(&mut recorder, stream, i, Kind::CopyOut, &format!("C{i}"), || unsafe { c.copy_from_gpu_async(stream) })?;
         }
         join(main, streams)
     }
@@ -191,18 +201,21 @@ impl<H: HostStorage<f64>> Batch<H> {
         &mut self,
         mmm: &Kernel,
         main: &Stream,
-        streams: &[Stream],
+        streams: &Streams,
         repetitions: usize,
         random: &mut Random,
     ) -> Result<Measured> {
         self.poison_results()?;
-        let timing = time_on_stream(main, 1, repetitions, || self.streamed(mmm, main, streams, None))?;
+        // SAFETY: time_on_stream returns only once the device has finished, on every path; `self` is
+        // borrowed until then.
+        let timing = time_on_stream(main, 1, repetitions, || unsafe { self.streamed(mmm, main, streams, None) })?;
         self.finish(main, timing, random)
     }
 
     /// One more `streamed` run, recorded for the chronogram.
-    pub fn record_streamed(&mut self, mmm: &Kernel, main: &Stream, streams: &[Stream]) -> Result<Vec<Span>> {
-        record(main, |recorder| self.streamed(mmm, main, streams, Some(recorder)))
+    pub fn record_streamed(&mut self, mmm: &Kernel, main: &Stream, streams: &Streams) -> Result<Vec<Span>> {
+        // SAFETY: as in time_streamed: record returns only once the device has finished.
+        record(main, |recorder| unsafe { self.streamed(mmm, main, streams, Some(recorder)) })
     }
 
     fn finish(&mut self, main: &Stream, timing: Timing, random: &mut Random) -> Result<Measured> {

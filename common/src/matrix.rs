@@ -199,20 +199,30 @@ impl<T: Element, H: HostStorage<T>> Matrix<T, H> {
         Ok(())
     }
 
-    /// `cudaMemcpyAsync` host to device on `stream`. The host copy must stay untouched until the stream
-    /// has passed this copy; from pageable memory the call returns only once the data is staged.
-    pub fn copy_to_gpu_async(&mut self, stream: &Stream) -> Result<()> {
+    /// `cudaMemcpyAsync` host to device on `stream` (from pageable memory the call returns only once
+    /// the data is staged).
+    ///
+    /// # Safety
+    /// The copy reads the host copy and writes the device copy after this returns: until `stream` has
+    /// passed it (synchronize, or wait for an event recorded after it), the matrix must not be
+    /// written, resized or dropped, nor its device copy read or written by other work.
+    pub unsafe fn copy_to_gpu_async(&mut self, stream: &Stream) -> Result<()> {
         let device = self.cuda_data.as_mut().context("allocate_on_gpu before an asynchronous copy")?;
-        // SAFETY: lengths are equal (invariant); `self` owns both sides and outlives the copy as long as
-        // the caller synchronizes `stream` before dropping or reading the matrix, as documented.
+        // SAFETY: the lengths are equal (the matrix's invariant); the caller keeps both sides alive and
+        // untouched until the stream has passed the copy (this function's contract).
         check_cuda!(unsafe { device.async_copy_from(self.data.as_ref(), stream) })?;
         Ok(())
     }
 
-    /// `cudaMemcpyAsync` device to host on `stream`; read the host copy only after synchronizing.
-    pub fn copy_from_gpu_async(&mut self, stream: &Stream) -> Result<()> {
+    /// `cudaMemcpyAsync` device to host on `stream`.
+    ///
+    /// # Safety
+    /// The copy writes the host copy after this returns: until `stream` has passed it, the matrix must
+    /// not be read, written, resized or dropped, nor its device copy written by other work.
+    pub unsafe fn copy_from_gpu_async(&mut self, stream: &Stream) -> Result<()> {
         let device = self.cuda_data.as_ref().context("copy_from_gpu_async before the matrix was on the GPU")?;
-        // SAFETY: as in copy_to_gpu_async.
+        // SAFETY: as in copy_to_gpu_async: equal lengths, and the caller's contract keeps the host copy
+        // alive and unread until the copy is done.
         check_cuda!(unsafe { device.async_copy_to(self.data.as_mut(), stream) })?;
         Ok(())
     }

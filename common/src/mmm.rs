@@ -124,6 +124,8 @@ pub fn launch_mmm<T: Element>(
 ) -> Result<()> {
     let (grid, block) = launch_shape(&c, block_size);
     // __global__ void mmm_f64(MatrixView<double> a, MatrixView<double> b, MatrixView<double> c)
+    // SAFETY: a, b and c match the kernel's MatrixView parameters above, and the grid covers C only; the
+    // views' buffers outlive the kernel (device memory is freed only once the GPU is done with it).
     check_cuda!(unsafe { launch!(mmm<<<grid, block, 0, stream>>>(a, b, c)) })?;
     Ok(())
 }
@@ -146,6 +148,7 @@ pub fn launch_mmm_maybe_stamped(
     let (grid, block) = launch_shape(&c, block_size);
     let stamped = &mmm.stamped;
     // __global__ void mmm_f64_stamped(MatrixView<double> a, MatrixView<double> b, MatrixView<double> c, Stamp* stamp)
+    // SAFETY: as in launch_mmm, and the stamp points at a live slot of the recorder's stamp buffer.
     check_cuda!(unsafe { launch!(stamped<<<grid, block, 0, stream>>>(a, b, c, stamp)) })?;
     Ok(())
 }

@@ -292,6 +292,61 @@ impl Drop for Link {
     }
 }
 
+/// `CU_EVENT_DISABLE_TIMING`: an event that only orders work (cheaper to record and wait for).
+const CU_EVENT_DISABLE_TIMING: u32 = 0x02;
+
+extern "C" {
+    /// `CUresult cuEventCreate(CUevent* phEvent, unsigned int Flags)`
+    fn cuEventCreate(event: *mut *mut c_void, flags: u32) -> c_int;
+    /// `CUresult cuEventRecord(CUevent hEvent, CUstream hStream)`
+    fn cuEventRecord(event: *mut c_void, stream: *mut c_void) -> c_int;
+    /// `CUresult cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags)`
+    fn cuStreamWaitEvent(stream: *mut c_void, event: *mut c_void, flags: u32) -> c_int;
+    /// `CUresult cuEventDestroy(CUevent hEvent)` (`_v2` is the name the header maps it to)
+    #[link_name = "cuEventDestroy_v2"]
+    fn cuEventDestroy(event: *mut c_void) -> c_int;
+}
+
+/// An event that orders streams (`cudaEventCreateWithFlags(&e, cudaEventDisableTiming)`), recorded and
+/// waited for as often as needed. cust's `Stream::wait_event` takes its `Event` by value and destroys
+/// it, so an event made once, before a timed window, could be waited for only once; this one stays.
+pub struct OrderEvent(*mut c_void);
+
+// SAFETY: a CUDA event handle may be recorded, waited for and destroyed from any host thread (the driver
+// API is thread-safe); the handle is not tied to the thread that created it.
+unsafe impl Send for OrderEvent {}
+
+impl OrderEvent {
+    pub fn new() -> anyhow::Result<OrderEvent> {
+        let mut event = std::ptr::null_mut();
+        // SAFETY: the driver writes one event handle into `event`.
+        crate::check_cuda!(unsafe { cuEventCreate(&mut event, CU_EVENT_DISABLE_TIMING) })?;
+        Ok(OrderEvent(event))
+    }
+
+    /// cudaEventRecord: the event completes when `stream` reaches this point.
+    pub fn record(&self, stream: &cust::stream::Stream) -> anyhow::Result<()> {
+        // SAFETY: both handles are live: the event is ours until Drop, the stream is borrowed.
+        crate::check_cuda!(unsafe { cuEventRecord(self.0, stream.as_inner().cast()) })?;
+        Ok(())
+    }
+
+    /// cudaStreamWaitEvent: work enqueued on `waiter` after this waits for the last `record`.
+    pub fn wait(&self, waiter: &cust::stream::Stream) -> anyhow::Result<()> {
+        // SAFETY: as in `record`; 0 is the default flag.
+        crate::check_cuda!(unsafe { cuStreamWaitEvent(waiter.as_inner().cast(), self.0, 0) })?;
+        Ok(())
+    }
+}
+
+impl Drop for OrderEvent {
+    fn drop(&mut self) {
+        // SAFETY: the handle came from cuEventCreate and is destroyed once; a wait still pending on it
+        // is kept by the driver until it completes. Nothing to report a failure to.
+        unsafe { cuEventDestroy(self.0) };
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -19,9 +19,10 @@ use cust::function::Function;
 use cust::launch;
 use cust::memory::{CopyDestination, DeviceBuffer, DeviceCopy, DevicePointer};
 use cust::module::Module;
-use cust::stream::{Stream, StreamWaitEventFlags};
+use cust::stream::Stream;
 
 use crate::check_cuda;
+use crate::context::WaitForDevice;
 
 /// What a span on the timeline is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -97,10 +98,14 @@ impl<'m> Kernel<'m> {
 /// Kernels one recording can hold (16 bytes of GPU memory each).
 pub const MAX_KERNELS: usize = 4096;
 
+/// Copies one recording can hold: their events are made when the recorder starts, so that making
+/// them does not hold up the recorded run.
+pub const MAX_COPIES: usize = 512;
+
 /// How a recorded operation is timed.
 enum Times {
-    /// Events recorded on its stream before and after it (copies).
-    Events(Event, Event),
+    /// The pair of events at this index, recorded on its stream before and after it (copies).
+    Events(usize),
     /// The stamp it wrote at this index (kernels).
     Stamp(usize),
 }
@@ -120,12 +125,20 @@ pub struct Recorder {
     /// The global timer at the origin, read by `read_global_timer` (kernels/cuda/timeline.cu).
     clock: DeviceBuffer<u64>,
     stamps: DeviceBuffer<Stamp>,
+    /// `MAX_COPIES` pairs of events, start and end, used in order.
+    copy_events: Vec<(Event, Event)>,
     marks: Vec<Mark>,
     kernels: usize,
+    copies: usize,
     /// The host's clock when the origin was enqueued (on an idle GPU, when it fired, to within µs):
     /// lines up the recorders of several GPUs.
     pub started: Instant,
     _clock_module: Module,
+}
+
+/// An event that can time (the recorder reads its times).
+fn new_event() -> Result<Event> {
+    Ok(check_cuda!(Event::new(EventFlags::DEFAULT))?)
 }
 
 impl Recorder {
@@ -138,13 +151,15 @@ impl Recorder {
         let read_global_timer = check_cuda!(module.get_function("read_global_timer"))?;
         let clock = check_cuda!(DeviceBuffer::from_slice(&[0u64]))?;
         let stamps = check_cuda!(DeviceBuffer::from_slice(&vec![Stamp::UNWRITTEN; MAX_KERNELS]))?;
-        let (origin, after_clock) = (check_cuda!(Event::new(EventFlags::DEFAULT))?, check_cuda!(Event::new(EventFlags::DEFAULT))?);
+        let (origin, after_clock) = (new_event()?, new_event()?);
+        let copy_events = (0..MAX_COPIES).map(|_| Ok((new_event()?, new_event()?))).collect::<Result<Vec<_>>>()?;
         let started = Instant::now();
         check_cuda!(origin.record(stream))?;
         // __global__ void read_global_timer(unsigned long long* now)
+        // SAFETY: one pointer to the recorder's own one-element buffer, as the kernel above takes.
         check_cuda!(unsafe { launch!(read_global_timer<<<1, 1, 0, stream>>>(clock.as_device_ptr())) })?;
         check_cuda!(after_clock.record(stream))?;
-        Ok(Recorder { origin, after_clock, clock, stamps, marks: Vec::new(), kernels: 0, started, _clock_module: module })
+        Ok(Recorder { origin, after_clock, clock, stamps, copy_events, marks: Vec::new(), kernels: 0, copies: 0, started, _clock_module: module })
     }
 
     /// Enqueues the copy (or copies) `operation` on `stream` between two events, as `kind` in `lane`.
@@ -156,11 +171,13 @@ impl Recorder {
         label: &str,
         operation: impl FnOnce() -> Result<()>,
     ) -> Result<()> {
-        let (start, end) = (check_cuda!(Event::new(EventFlags::DEFAULT))?, check_cuda!(Event::new(EventFlags::DEFAULT))?);
+        ensure!(self.copies < MAX_COPIES, "a chronogram holds at most {MAX_COPIES} copies");
+        let (start, end) = &self.copy_events[self.copies];
         check_cuda!(start.record(stream))?;
         operation()?;
         check_cuda!(end.record(stream))?;
-        self.marks.push(Mark { lane, kind, label: label.to_string(), times: Times::Events(start, end) });
+        self.marks.push(Mark { lane, kind, label: label.to_string(), times: Times::Events(self.copies) });
+        self.copies += 1;
         Ok(())
     }
 
@@ -189,7 +206,10 @@ impl Recorder {
             .iter()
             .map(|mark| {
                 let (start_ms, end_ms) = match &mark.times {
-                    Times::Events(start, end) => (ms_since_origin(start)?, ms_since_origin(end)?),
+                    Times::Events(index) => {
+                        let (start, end) = &self.copy_events[*index];
+                        (ms_since_origin(start)?, ms_since_origin(end)?)
+                    }
                     Times::Stamp(index) => {
                         let stamp = stamps[*index];
                         if stamp.start == u64::MAX || stamp.end == 0 {
@@ -224,8 +244,12 @@ pub fn place_copies(spans: &mut [Span]) {
 
 /// Runs `work` once with a recorder started on `main` (the work forks its streams from `main`), waits
 /// for `main`, and returns the spans: the one recorded run behind every chronogram.
+///
+/// Returns only once the device has finished everything enqueued, on every path out (errors and
+/// panics included): `work` may enqueue asynchronous copies on memory the caller owns.
 pub fn record(main: &Stream, work: impl FnOnce(&mut Recorder) -> Result<()>) -> Result<Vec<Span>> {
     let mut recorder = Recorder::start(main)?;
+    let _wait = WaitForDevice; // dropped before the recorder, whose buffers the stamped kernels write
     work(&mut recorder)?;
     check_cuda!(main.synchronize())?;
     recorder.spans()
@@ -264,25 +288,6 @@ pub fn kernel_step(
         Some(recorder) => recorder.kernel(lane, label, |stamp| launch(Some(stamp))),
         None => launch(None),
     }
-}
-
-/// Makes each of `streams` wait for what `main` has enqueued so far: the fork of fork-and-join.
-pub fn fork(main: &Stream, streams: &[Stream]) -> Result<()> {
-    streams.iter().try_for_each(|stream| wait_for(stream, main))
-}
-
-/// Makes `main` wait for everything enqueued on `streams` so far: the join, done with events instead
-/// of the slides' cudaDeviceSynchronize so the host need not wait and an event on `main` can time it.
-pub fn join(main: &Stream, streams: &[Stream]) -> Result<()> {
-    streams.iter().try_for_each(|stream| wait_for(main, stream))
-}
-
-/// cudaEventRecord on `other`, cudaStreamWaitEvent on `waiter`.
-fn wait_for(waiter: &Stream, other: &Stream) -> Result<()> {
-    let event = check_cuda!(Event::new(EventFlags::DISABLE_TIMING))?;
-    check_cuda!(event.record(other))?;
-    check_cuda!(waiter.wait_event(event, StreamWaitEventFlags::DEFAULT))?;
-    Ok(())
 }
 
 /// How long kernels ran, how long copies ran, and how long both ran at once (on any streams), in ms:

@@ -9,6 +9,7 @@ use cust::event::{Event, EventFlags};
 use cust::stream::Stream;
 
 use crate::check_cuda;
+use crate::context::WaitForDevice;
 use crate::phases::{self, Phase};
 
 /// Times of the repetitions of one piece of GPU work, in milliseconds.
@@ -74,6 +75,9 @@ impl fmt::Display for Timing {
 /// Runs `work` `warmup` times, then `repetitions` times between events recorded on `stream`, and
 /// returns the device time of each repetition. `work` must enqueue on `stream` (or on the NULL stream,
 /// which `stream` waits for); it must not synchronize, or host time leaks into the numbers.
+///
+/// Returns only once the device has finished everything enqueued, on every path out (errors and panics
+/// included), so `work` may enqueue asynchronous copies on memory the caller owns.
 pub fn time_on_stream(stream: &Stream, warmup: usize, repetitions: usize, work: impl FnMut() -> Result<()>) -> Result<Timing> {
     time_on_stream_after(stream, warmup, repetitions, || Ok(()), work)
 }
@@ -94,25 +98,18 @@ pub fn time_on_stream_after(
     for _ in 0..2 * repetitions {
         events.push(check_cuda!(Event::new(EventFlags::DEFAULT))?);
     }
-    let enqueued = (|| -> Result<()> {
-        for _ in 0..warmup {
-            before()?;
-            work()?;
-        }
-        for pair in events.chunks(2) {
-            before()?;
-            check_cuda!(pair[0].record(stream))?;
-            work()?;
-            check_cuda!(pair[1].record(stream))?;
-        }
-        Ok(())
-    })();
-    if let Err(err) = enqueued {
-        // What was enqueued before the error may still read or write memory that the caller frees
-        // once this returns: wait for all of it, on every stream (work may fork), before saying so.
-        // A failure to wait adds nothing to the error already in hand.
-        let _ = cust::context::CurrentContext::synchronize();
-        return Err(err);
+    // What is enqueued may read or write memory the caller frees once this returns: every way out
+    // waits for all of it, on every stream (work may fork).
+    let _wait = WaitForDevice;
+    for _ in 0..warmup {
+        before()?;
+        work()?;
+    }
+    for pair in events.chunks(2) {
+        before()?;
+        check_cuda!(pair[0].record(stream))?;
+        work()?;
+        check_cuda!(pair[1].record(stream))?;
     }
     check_cuda!(stream.synchronize())?;
     let mut samples_ms = Vec::with_capacity(repetitions);
@@ -124,9 +121,11 @@ pub fn time_on_stream_after(
 
 /// Runs `work` `warmup` times, then `repetitions` times on the host clock. For work that ends by
 /// synchronizing (per stream or for the device), where what the host waits for is the lesson.
+/// Like [`time_on_stream`], it returns only once the current context's device is idle, on every path.
 pub fn time_on_host(warmup: usize, repetitions: usize, mut work: impl FnMut() -> Result<()>) -> Result<Timing> {
     ensure!(repetitions > 0, "--repetitions must be at least 1");
     let _phase = phases::enter(Phase::Gpu);
+    let _wait = WaitForDevice;
     for _ in 0..warmup {
         work()?;
     }

@@ -125,12 +125,18 @@ impl DeviceScene {
         let timing = time_on_stream(&stream, 1, repetitions, || {
             match variant {
                 // __global__ void trace_constant(int count, unsigned int* image, View view)
+                // SAFETY: the arguments match the kernel's C signature beside the launch, in type and order,
+                // and point into live device buffers as large as the kernel indexes.
                 Variant::Constant => check_cuda!(unsafe { launch!(trace<<<grid, block, 0, stream>>>(count, image, view)) }),
                 // __global__ void trace_global(const Sphere* spheres, int count, unsigned int* image, View view)
                 Variant::Global => {
+                    // SAFETY: the arguments match the kernel's C signature beside the launch, in type and
+                    // order, and point into live device buffers as large as the kernel indexes.
                     check_cuda!(unsafe { launch!(trace<<<grid, block, 0, stream>>>(spheres, count, image, view)) })
                 }
                 // __global__ void trace_constant_fixed_N(unsigned int* image, View view)
+                // SAFETY: the arguments match the kernel's C signature beside the launch, in type and order,
+                // and point into live device buffers as large as the kernel indexes.
                 Variant::ConstantFixed(_) => check_cuda!(unsafe { launch!(trace<<<grid, block, 0, stream>>>(image, view)) }),
             }?;
             Ok(())

@@ -154,6 +154,8 @@ pub fn device_driven_into(module: &Module, problem: &Problem, tally: &Guarded<Ta
         // SAFETY: `zero` outlives the copy (it is pageable, so the call returns once it is staged).
         check_cuda!(unsafe { body.async_copy_from(&zero, &stream) })?;
         // __global__ void adaptive_master_pi(double a, double b, double tolerance, int max_depth, Tally* tally)
+        // SAFETY: the arguments match the kernel above; d_tally points at the guarded tally, borrowed for
+        // this whole call.
         check_cuda!(unsafe { launch!(master<<<1, 1, 0, stream>>>(a, b, tolerance, max_depth, d_tally)) })?;
         Ok(())
     })?;
@@ -192,6 +194,8 @@ pub fn host_driven(module: &Module, problem: &Problem, repetitions: usize) -> Re
             let blocks = (count as u32).div_ceil(LEVEL_BLOCK_SIZE);
             // __global__ void adaptive_level_pi(const Interval* intervals, int count, Interval* next,
             //                                   unsigned int* next_count, int max_depth, Tally* tally)
+            // SAFETY: the arguments match the kernel's C signature beside the launch, in type and order, and
+            // point into live device buffers as large as the kernel indexes.
             check_cuda!(unsafe {
                 launch!(level<<<blocks, LEVEL_BLOCK_SIZE, 0, stream>>>(
                     intervals, count as i32, next.as_device_ptr(), next_count.as_device_ptr(), max_depth,

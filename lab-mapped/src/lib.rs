@@ -87,6 +87,8 @@ impl VectorAdd {
                         check_cuda!(device[1].async_copy_from(&pinned[1], stream))?;
                     }
                     launch_add(add, device[0].as_device_ptr(), device[1].as_device_ptr(), device[2].as_device_ptr(), n, blocks, stream)?;
+                    // SAFETY: the pinned buffer outlives the copy, and the host reads it only after
+                    // time_on_stream has waited (on every path).
                     check_cuda!(unsafe { device[2].async_copy_to(&mut pinned[2], stream) })?;
                     Ok(())
                 })?
@@ -120,6 +122,8 @@ fn launch_add(
     stream: &Stream,
 ) -> Result<()> {
     // __global__ void vector_add(const float* a, const float* b, float* c, int n)
+    // SAFETY: the arguments match the kernel above; a, b and c hold n floats each, in device or mapped
+    // memory, and callers touch mapped memory only after time_on_stream has waited.
     check_cuda!(unsafe { launch!(add<<<blocks, BLOCK_SIZE, 0, stream>>>(a, b, c, n as i32)) })?;
     Ok(())
 }
@@ -157,6 +161,8 @@ impl WriteOnly {
         let (device, pinned) = (&self.device, &mut self.pinned);
         let timing = time_on_stream(stream, 1, repetitions, || {
             // __global__ void write_only(float* out, int n)
+            // SAFETY: the arguments match the kernel above; `target` holds n floats (device or mapped
+            // memory), untouched by the host until time_on_stream has waited.
             check_cuda!(unsafe { launch!(write<<<blocks, BLOCK_SIZE, 0, stream>>>(target, n as i32)) })?;
             if copy_back {
                 // SAFETY: the pinned buffer outlives the copy; the stream is synchronized below.

@@ -102,6 +102,8 @@ pub fn walk(module: &Module, word: Word, stride: usize, steps: usize, blocks: u3
     let stream = new_stream()?;
     let timing = time_on_stream(&stream, 1, repetitions, || {
         // __global__ void bank_walk_32(unsigned* out, int stride, int steps)
+        // SAFETY: the arguments match the kernel's C signature beside the launch, in type and order, and
+        // point into live device buffers as large as the kernel indexes.
         check_cuda!(unsafe { launch!(function<<<blocks, WALK_BLOCK, 0, stream>>>(out.as_device_ptr(), stride as i32, steps as i32)) })?;
         Ok(())
     })?;
@@ -178,6 +180,8 @@ pub fn transpose(module: &Module, kernel: Transpose, input: &[f32], rows: usize,
     let block = BlockSize::xy(Transpose::TILE, Transpose::BLOCK_ROWS);
     let timing = time_on_stream_after(&stream, 1, repetitions, || flush.run(&stream), || {
         // __global__ void transpose_padded(const float* in, float* out, int rows, int cols)
+        // SAFETY: the arguments match the kernel's C signature beside the launch, in type and order, and
+        // point into live device buffers as large as the kernel indexes.
         check_cuda!(unsafe { launch!(function<<<grid, block, 0, stream>>>(device_in.as_device_ptr(), out.as_device_ptr(), rows as i32, cols as i32)) })?;
         Ok(())
     })?;

@@ -74,6 +74,7 @@ impl Preference {
         let handle = function.to_raw().cast();
         // SAFETY: a loaded function's handle and plain integer settings.
         check_cuda!(unsafe { raw::cuFuncSetAttribute(handle, raw::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, carveout) })?;
+        // SAFETY: as above.
         check_cuda!(unsafe { raw::cuFuncSetCacheConfig(handle, config) })?;
         Ok(())
     }
@@ -112,6 +113,8 @@ pub fn measure(module: &Module, gather: &Gather, preference: Preference, repetit
     let grid = blocks_for(gather.threads, BLOCK);
     let timing = time_on_stream(&stream, 1, repetitions, || {
         // __global__ void cached_gather(const float* table, unsigned table_words, float* out, int n, int reads)
+        // SAFETY: the arguments match the kernel's C signature beside the launch, in type and order, and
+        // point into live device buffers as large as the kernel indexes.
         check_cuda!(unsafe {
             launch!(function<<<grid, BLOCK, 0, stream>>>(table.as_device_ptr(), gather.table.len() as u32, out.as_device_ptr(), gather.threads as i32, gather.reads as i32))
         })?;

@@ -124,6 +124,8 @@ impl<'a> Sweep<'a> {
         let input = poisoned_device_buffer::<f32>(floats)?;
         let fill = check_cuda!(module.get_function("fill_pattern"))?;
         // __global__ void fill_pattern(float* x, size_t len, unsigned seed)
+        // SAFETY: the arguments match the kernel's C signature beside the launch, in type and order, and
+        // point into live device buffers as large as the kernel indexes.
         check_cuda!(unsafe { launch!(fill<<<1024, BLOCK, 0, stream>>>(input.as_device_ptr(), floats, seed)) })?;
         check_cuda!(stream.synchronize())?;
         let output = poisoned_device_buffer::<f32>(floats)?;
@@ -163,6 +165,8 @@ impl<'a> Sweep<'a> {
         let (copy, stream) = (&self.copy, &self.stream);
         let grid = blocks_for(access.elements.div_ceil(COPIES_PER_THREAD), BLOCK);
         // __global__ void strided_copy(const float* in, float* out, int stride, int offset, int n)
+        // SAFETY: the arguments match the kernel's C signature beside the launch, in type and order, and
+        // point into live device buffers as large as the kernel indexes.
         check_cuda!(unsafe {
             launch!(copy<<<grid, BLOCK, 0, stream>>>(self.input.as_device_ptr(), self.output.as_device_ptr(), access.stride as i32, access.offset as i32, access.elements as i32))
         })?;
@@ -256,6 +260,8 @@ pub fn run_notes(module: &Module, kernel: Notes, blocks: u32, block: u32, l2_byt
     let flush = Flush::new(l2_bytes)?;
     let timing = time_on_stream_after(&stream, 1, repetitions, || flush.run(&stream), || {
         // __global__ void kernel_1(float* x), kernel_2(float* x)
+        // SAFETY: the arguments match the kernel's C signature beside the launch, in type and order, and
+        // point into live device buffers as large as the kernel indexes.
         check_cuda!(unsafe { launch!(function<<<blocks, block, 0, stream>>>(x.as_device_ptr())) })?;
         Ok(())
     })?;

@@ -131,6 +131,8 @@ pub fn run(module: &Module, helper: Helper, grid: (u32, u32, u32), block: (u32, 
     let out = check_cuda!(DeviceBuffer::from_slice(&placements))?;
     let (grid_size, block_size) = (GridSize::xyz(grid.0, grid.1, grid.2), BlockSize::xyz(block.0, block.1, block.2));
     // __global__ void index_2d_3d(Placement* out, int n), ...
+    // SAFETY: the arguments match the kernel's C signature beside the launch, in type and order, and point
+    // into live device buffers as large as the kernel indexes.
     check_cuda!(unsafe { launch!(kernel<<<grid_size, block_size, 0, stream>>>(out.as_device_ptr(), threads as i32)) })?;
     check_cuda!(stream.synchronize())?;
     check_cuda!(out.copy_to(&mut placements[..]))?;

@@ -144,6 +144,8 @@ pub fn measure(module: &Module, gather: &Gather, path: Path, repetitions: usize)
     let timing = time_on_stream(&stream, 1, repetitions, || {
         // __global__ void gather_plain(const float* in, const int* index, float* out, int n), likewise
         // gather_readonly; gather_texture(cudaTextureObject_t in, const int* index, float* out, int n)
+        // SAFETY: the arguments match the kernel's C signature beside the launch, in type and order, and
+        // point into live device buffers as large as the kernel indexes.
         check_cuda!(unsafe {
             match path {
                 Path::Texture => launch!(function<<<grid, BLOCK, 0, stream>>>(texture.handle, index, output, n as i32)),

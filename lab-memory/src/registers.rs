@@ -117,6 +117,8 @@ pub fn run(variant: &Variant, work: &Work, repetitions: usize) -> Result<Measure
     let grid = blocks_for(work.n, BLOCK);
     let timing = time_on_stream(&stream, 1, repetitions, || {
         // __global__ void register_pressure(const float* in, float* out, int n, int rounds)
+        // SAFETY: the arguments match the kernel's C signature beside the launch, in type and order, and
+        // point into live device buffers as large as the kernel indexes.
         check_cuda!(unsafe { launch!(function<<<grid, BLOCK, 0, stream>>>(input.as_device_ptr(), out.as_device_ptr(), work.n as i32, work.rounds as i32)) })?;
         Ok(())
     })?;

@@ -47,6 +47,8 @@ pub fn round_trip(module: &Module, input: &Symbols, factor: f32) -> Result<Symbo
     let scale = check_cuda!(module.get_function("scale_symbols"))?;
     let stream = crate::new_stream()?;
     // __global__ void scale_symbols(float factor)
+    // SAFETY: one float, as the kernel above takes; it writes only the module's own __constant__ and
+    // __device__ symbols.
     check_cuda!(unsafe { launch!(scale<<<1, SYMBOL_LENGTH as u32, 0, stream>>>(factor)) })?;
     check_cuda!(stream.synchronize())?;
     let (mut data_back, mut array_back) = (0.0f32, [0.0f32; SYMBOL_LENGTH]);

@@ -169,6 +169,8 @@ pub fn launch_step<T: Element>(
     let (threads, (tile_rows, tile_cols), shared) = step.shape();
     let grid = GridSize::xy((c.cols as u32).div_ceil(tile_cols), (c.rows as u32).div_ceil(tile_rows));
     // __global__ void register_blocked_f64(MatrixView<double> a, MatrixView<double> b, MatrixView<double> c), ...
+    // SAFETY: the arguments match the kernel's C signature beside the launch, in type and order, and point
+    // into live device buffers as large as the kernel indexes.
     check_cuda!(unsafe { launch!(function<<<grid, threads, shared, stream>>>(a, b, c)) })?;
     Ok(())
 }

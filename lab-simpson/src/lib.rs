@@ -120,6 +120,8 @@ pub fn simpson_into(module: &Module, problem: &Problem, sums: &mut Guarded<f64>,
 
     let timing = time_on_stream(&stream, 1, repetitions, || {
         // __global__ void simpson(double a, double b, double* sums)
+        // SAFETY: the arguments match the kernel's C signature beside the launch, in type and order, and
+        // point into live device buffers as large as the kernel indexes.
         check_cuda!(unsafe { launch!(simpson<<<grid, block, 0, stream>>>(a, b, d_sums)) })?;
         Ok(())
     })?;

@@ -75,6 +75,8 @@ fn a_launch_the_driver_refuses_is_one_error_naming_the_call_and_the_cuda_error()
     let sums = common::verify::poisoned_device_buffer::<f64>(4096).unwrap();
     // Past Problem::check_against on purpose: twice the threads a block may have.
     let too_many = 2 * gpu.info.max_threads_per_block;
+    // SAFETY: the arguments match simpson(double a, double b, double* sums); the launch is meant to be
+    // refused, and would write at most `sums`.
     let err = check_cuda!(unsafe { launch!(simpson<<<2, too_many, 0, stream>>>(0.0f64, 1.0f64, sums.as_device_ptr())) })
         .unwrap_err()
         .to_string();

@@ -6,10 +6,10 @@
 
 use anyhow::Result;
 use common::check_cuda;
-use common::context::new_streams;
+use common::context::{fork, new_streams};
 use common::matrix::HostStorage;
 use common::progress::Progress;
-use common::timeline::{fork, record, stream_lanes, write_svg, Kernel};
+use common::timeline::{record, stream_lanes, write_svg, Kernel};
 use common::timing::time_on_host;
 use common::verify::{check_cell, Random};
 use cust::module::Module;

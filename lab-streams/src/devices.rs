@@ -10,15 +10,16 @@
 use anyhow::{ensure, Result};
 use common::batch::Batch;
 use common::check_cuda;
-use common::context::new_streams;
+use common::context::{fork, join, new_streams, Streams};
 use common::device_info::DeviceInfo;
 use common::gpu::{self, Gpu};
 use common::host_memory::Portable;
 use common::mmm::{load_mmm, MmmKernel};
 use common::progress::Progress;
-use common::timeline::{fork, join, write_svg, Kernel, Recorder, Span};
+use common::timeline::{write_svg, Kernel, Recorder, Span};
 use common::timing::time_on_host;
 use common::verify::{check_cell, Random};
+use cust::context::CurrentContext;
 use cust::device::Device;
 use cust::module::Module;
 use cust::stream::{Stream, StreamFlags};
@@ -34,7 +35,11 @@ trait Share: Sized {
     /// and streams it needs.
     fn new(gpu: &Gpu, index: usize, of: usize, args: &Args) -> Result<(Self, Module, usize)>;
     /// Enqueues the work on `streams`, forked from `main` and joined back into it.
-    fn enqueue(&mut self, kernel: &Kernel, main: &Stream, streams: &[Stream], recorder: Option<&mut Recorder>) -> Result<()>;
+    ///
+    /// # Safety
+    /// The copies use the share's host memory after this returns (also after an error): until its GPU
+    /// has finished them, the share must not be used or dropped.
+    unsafe fn enqueue(&mut self, kernel: &Kernel, main: &Stream, streams: &Streams, recorder: Option<&mut Recorder>) -> Result<()>;
     fn poison(&mut self) -> Result<()>;
     /// Whether the results are right, and the table's cell that says so.
     fn check(&mut self, random: &mut Random) -> (bool, String);
@@ -53,8 +58,9 @@ impl Share for Batch<Portable<f64>> {
         Ok((batch, load_mmm(gpu, args.block_size)?, count))
     }
 
-    fn enqueue(&mut self, mmm: &Kernel, main: &Stream, streams: &[Stream], recorder: Option<&mut Recorder>) -> Result<()> {
-        self.streamed(mmm, main, streams, recorder)
+    unsafe fn enqueue(&mut self, mmm: &Kernel, main: &Stream, streams: &Streams, recorder: Option<&mut Recorder>) -> Result<()> {
+        // SAFETY: the same contract as this function's.
+        unsafe { self.streamed(mmm, main, streams, recorder) }
     }
 
     fn poison(&mut self) -> Result<()> {
@@ -81,9 +87,10 @@ impl Share for VectorJob<Portable<f32>> {
         Ok((job, gpu.load(&kernels::STREAMS)?, *chunked::STREAM_COUNTS.last().expect("stream counts")))
     }
 
-    fn enqueue(&mut self, work: &Kernel, main: &Stream, streams: &[Stream], recorder: Option<&mut Recorder>) -> Result<()> {
+    unsafe fn enqueue(&mut self, work: &Kernel, main: &Stream, streams: &Streams, recorder: Option<&mut Recorder>) -> Result<()> {
         fork(main, streams)?;
-        VectorJob::enqueue(self, work, streams, recorder)?;
+        // SAFETY: the same contract as this function's.
+        unsafe { VectorJob::enqueue(self, work, streams, recorder) }?;
         join(main, streams)
     }
 
@@ -97,48 +104,81 @@ impl Share for VectorJob<Portable<f32>> {
     }
 }
 
-/// One GPU's part of a run. Its fields are dropped with its context current (see `Drop`), the context
-/// itself last.
-struct Part<S: Share> {
-    share: S,
-    streams: Vec<Stream>,
+/// One GPU with what a run needs on it, made before anything is timed. Its fields are dropped with
+/// its context current (see `Drop`), the context itself last.
+struct Part {
+    streams: Streams,
     main: Stream,
     module: Module,
     gpu: Gpu,
 }
 
-impl<S: Share> Drop for Part<S> {
+impl Drop for Part {
     fn drop(&mut self) {
-        // Buffers, streams and the module belong to this GPU's context. Nothing to report a failure to.
+        // Streams and the module belong to this GPU's context. Nothing to report a failure to.
         let _ = self.gpu.make_current();
     }
 }
 
+/// The GPUs of a run and the share of the work each has (`shares[i]` lives on `parts[i]`): two lists,
+/// so that the kernels can be looked up in the parts' modules once, before the timed runs, while the
+/// shares are used mutably.
+struct Spread<S: Share> {
+    shares: Vec<S>,
+    parts: Vec<Part>,
+}
+
+impl<S: Share> Drop for Spread<S> {
+    fn drop(&mut self) {
+        // Each share's buffers belong to its GPU's context: dropped with that context current.
+        for (share, part) in self.shares.drain(..).zip(&self.parts) {
+            let _ = part.gpu.make_current();
+            drop(share);
+        }
+    }
+}
+
 /// The parts of a run on GPUs 0 to `count` - 1.
-fn parts<S: Share>(count: usize, args: &Args) -> Result<Vec<Part<S>>> {
-    (0..count)
-        .map(|index| {
-            let gpu = Gpu::open(index as u32)?;
-            let (share, module, streams) = S::new(&gpu, index, count, args)?;
-            let main = check_cuda!(Stream::new(StreamFlags::DEFAULT, None))?;
-            Ok(Part { share, streams: new_streams(streams)?, main, module, gpu })
-        })
-        .collect()
+fn spread_over<S: Share>(count: usize, args: &Args) -> Result<Spread<S>> {
+    let mut spread = Spread { shares: Vec::new(), parts: Vec::new() };
+    for index in 0..count {
+        let gpu = Gpu::open(index as u32)?;
+        let (share, module, streams) = S::new(&gpu, index, count, args)?;
+        let main = check_cuda!(Stream::new(StreamFlags::DEFAULT, None))?;
+        spread.parts.push(Part { streams: new_streams(streams)?, main, module, gpu });
+        spread.shares.push(share);
+    }
+    Ok(spread)
+}
+
+/// Waits for every part's GPU when dropped: every way out of [`run_once`] before its own waits.
+struct WaitForParts<'a>(&'a [Part]);
+
+impl Drop for WaitForParts<'_> {
+    fn drop(&mut self) {
+        for part in self.0 {
+            // Nothing to add to the error on its way out.
+            let _ = part.gpu.make_current().map(|()| CurrentContext::synchronize());
+        }
+    }
 }
 
 /// Every part's work enqueued on its GPU, then the host waits for all of them; with recorders (one
-/// per part), the recorded run.
-fn run_once<S: Share>(parts: &mut [Part<S>], mut recorders: Option<&mut [Recorder]>) -> Result<()> {
-    for (index, part) in parts.iter_mut().enumerate() {
+/// per part), the recorded run. `kernels[i]` is part i's kernel.
+fn run_once<S: Share>(shares: &mut [S], parts: &[Part], kernels: &[Kernel], mut recorders: Option<&mut [Recorder]>) -> Result<()> {
+    let waiting = WaitForParts(parts);
+    for (index, (share, part)) in shares.iter_mut().zip(parts).enumerate() {
         part.gpu.make_current()?;
-        let kernel = Kernel::get(&part.module, &S::kernel_name())?;
         let recorder = recorders.as_deref_mut().map(|recorders| &mut recorders[index]);
-        part.share.enqueue(&kernel, &part.main, &part.streams, recorder)?;
+        // SAFETY: the shares stay borrowed until every GPU has finished: the waits below, or
+        // `waiting` on any other way out.
+        unsafe { share.enqueue(&kernels[index], &part.main, &part.streams, recorder) }?;
     }
-    for part in parts.iter() {
+    for part in parts {
         part.gpu.make_current()?;
         check_cuda!(part.main.synchronize())?;
     }
+    std::mem::forget(waiting); // every GPU is done: no second wait inside what is timed
     Ok(())
 }
 
@@ -174,7 +214,7 @@ pub fn run(args: &Args, devices: u32) -> Result<bool> {
 
 fn spread<S: Share>(args: &Args, devices: usize) -> Result<bool> {
     for index in 0..devices as u32 {
-        // The properties need no context: the GPUs' contexts are made per run, in `parts`.
+        // The properties need no context: the GPUs' contexts are made per run, in `spread_over`.
         println!("{}", DeviceInfo::query(check_cuda!(Device::get_device(index))?, index)?);
     }
     println!("\n| GPUs | host time in ms | speedup over 1 GPU | check |");
@@ -184,13 +224,14 @@ fn spread<S: Share>(args: &Args, devices: usize) -> Result<bool> {
     let progress = Progress::new(devices, "lab-streams --devices");
     for count in 1..=devices {
         progress.step(format!("{count} GPUs"));
-        let mut parts = parts::<S>(count, args)?;
-        for part in &mut parts {
+        let mut spread = spread_over::<S>(count, args)?;
+        for (share, part) in spread.shares.iter_mut().zip(&spread.parts) {
             part.gpu.make_current()?;
-            part.share.poison()?;
+            share.poison()?;
         }
-        let timing = time_on_host(1, args.repetitions as usize, || run_once(&mut parts, None))?;
-        let checks: Vec<(bool, String)> = parts.iter_mut().map(|part| part.share.check(&mut random)).collect();
+        let kernels = spread.parts.iter().map(|part| Kernel::get(&part.module, &S::kernel_name())).collect::<Result<Vec<_>>>()?;
+        let timing = time_on_host(1, args.repetitions as usize, || run_once(&mut spread.shares, &spread.parts, &kernels, None))?;
+        let checks: Vec<(bool, String)> = spread.shares.iter_mut().map(|share| share.check(&mut random)).collect();
         passed &= checks.iter().all(|(ok, _)| *ok);
         let cell = checks.iter().map(|(_, cell)| cell.as_str()).collect::<Vec<_>>().join(", ");
         let baseline = *one_gpu_ms.get_or_insert(timing.median_ms());
@@ -199,7 +240,7 @@ fn spread<S: Share>(args: &Args, devices: usize) -> Result<bool> {
         if count == devices {
             progress.println(format!("\n{count} GPUs: {timing}"));
             if let Some(path) = &args.timeline {
-                let (lanes, spans) = record(&mut parts)?;
+                let (lanes, spans) = record(&mut spread.shares, &spread.parts, &kernels)?;
                 let title = format!("{count} GPUs, a lane per GPU and stream, portable pinned host memory");
                 progress.println(write_svg(path, args.force, &title, &lanes, &spans)?);
             }
@@ -210,13 +251,13 @@ fn spread<S: Share>(args: &Args, devices: usize) -> Result<bool> {
 
 /// One recorded run on every part: a recorder per GPU, started before any work is enqueued; their
 /// spans moved onto the first one's axis by the host clock and into a lane per GPU and stream.
-fn record<S: Share>(parts: &mut [Part<S>]) -> Result<(Vec<String>, Vec<Span>)> {
+fn record<S: Share>(shares: &mut [S], parts: &[Part], kernels: &[Kernel]) -> Result<(Vec<String>, Vec<Span>)> {
     let mut recorders = Vec::new();
-    for part in parts.iter() {
+    for part in parts {
         part.gpu.make_current()?;
         recorders.push(Recorder::start(&part.main)?);
     }
-    run_once(parts, Some(&mut recorders))?;
+    run_once(shares, parts, kernels, Some(&mut recorders))?;
     let (mut lanes, mut spans) = (Vec::new(), Vec::new());
     for (index, (part, recorder)) in parts.iter().zip(&recorders).enumerate() {
         part.gpu.make_current()?;

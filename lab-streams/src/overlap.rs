@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use anyhow::Result;
 use common::matrix::HostStorage;
-use common::context::new_streams;
+use common::context::{new_streams, WaitForDevice};
 use common::timeline::Kernel;
 use common::verify::Random;
 use cust::module::Module;
@@ -44,11 +44,16 @@ pub fn run<H: HostStorage<f32>>(module: &Module, args: &Args) -> Result<bool> {
 
     job.poison()?;
     let start = Instant::now();
-    job.copies_in(&streams, &mut None)?; // pinned: returns at once; pageable: once the data is staged
+    let waiting = WaitForDevice; // any way out before the explicit wait below waits for the GPU first
+    // SAFETY: the copies read `input` and write `output` after these calls return. Meanwhile the CPU
+    // only reads `input` (cpu_work), and `output` is read only after the wait below (or `waiting`).
+    unsafe { job.copies_in(&streams, &mut None) }?; // pinned: returns at once; pageable: once the data is staged
     job.kernels(&work, &streams, &mut None)?; // returns at once
     let expected = cpu_work(&job); // the CPU works while the kernels run
-    job.copies_out(&streams, &mut None)?; // pinned: returns at once; pageable: once the data is back
+    // SAFETY: as above.
+    unsafe { job.copies_out(&streams, &mut None) }?; // pinned: returns at once; pageable: once the data is back
     wait(&streams, Synchronize::Device)?; // explicit, before the results are used
+    waiting.disarm();
     let overlapped_ms = start.elapsed().as_secs_f64() * 1e3;
     let overlapped_ok = matches(&job, &expected);
 

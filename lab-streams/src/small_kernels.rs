@@ -6,7 +6,8 @@ use std::ops::Range;
 
 use anyhow::Result;
 use common::check_cuda;
-use common::timeline::{fork, join, kernel_step, Kernel, Recorder, Span};
+use common::context::{fork, join, Streams};
+use common::timeline::{kernel_step, Kernel, Recorder, Span};
 use common::verify::{poison, poisoned_device_buffer, Random};
 use cust::launch;
 use cust::memory::{CopyDestination, DeviceBuffer};
@@ -88,7 +89,7 @@ impl SmallKernels {
 
     /// Every kernel, on the streams `order` gives, forked from `main` and joined back into it (events
     /// on `main` time the whole); with a recorder, the stamped twins.
-    pub fn launch(&self, lcg: &Kernel, main: &Stream, streams: &[Stream], order: Order, mut recorder: Option<&mut Recorder>) -> Result<()> {
+    pub fn launch(&self, lcg: &Kernel, main: &Stream, streams: &Streams, order: Order, mut recorder: Option<&mut Recorder>) -> Result<()> {
         fork(main, streams)?;
         for (k, lane) in streams_of(self.kernels, streams.len(), order).into_iter().enumerate() {
             let stream = &streams[lane];
@@ -97,6 +98,8 @@ impl SmallKernels {
             let (n, steps, blocks) = (range.len() as i32, self.steps as i32, self.blocks);
             kernel_step(&mut recorder, lane, &format!("kernel {k}"), |stamp| {
                 let (plain, stamped) = (&lcg.plain, &lcg.stamped);
+                // SAFETY: the arguments match the kernel's C signature beside the launch, in type and order,
+                // and point into live device buffers as large as the kernel indexes.
                 Ok(check_cuda!(unsafe {
                     match stamp {
                         // __global__ void lcg_work(const unsigned* seeds, unsigned* out, int n, int steps)

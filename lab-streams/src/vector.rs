@@ -7,10 +7,10 @@ use std::ops::Range;
 
 use anyhow::Result;
 use common::check_cuda;
-use common::context::synchronize_device;
+use common::context::{fork, join, synchronize_device, Streams, WaitForDevice};
 use common::matrix::HostStorage;
 use common::phases::{self, Phase};
-use common::timeline::{fork, join, kernel_step, step, Kernel, Kind, Recorder};
+use common::timeline::{kernel_step, step, Kernel, Kind, Recorder};
 use common::verify::{Poison, Random};
 use cust::launch;
 use cust::memory::{AsyncCopyDestination, DeviceBuffer};
@@ -74,10 +74,15 @@ impl<H: HostStorage<f32>> VectorJob<H> {
     }
 
     /// Stage 1 of the pipeline: every chunk's copy to the GPU, each on its stream.
-    pub fn copies_in(&mut self, streams: &[Stream], recorder: &mut Option<&mut Recorder>) -> Result<()> {
+    ///
+    /// # Safety
+    /// The copies read `input` after this returns (also after an error): until the streams have
+    /// passed them, `input` must not be written and the job not dropped.
+    pub unsafe fn copies_in(&mut self, streams: &[Stream], recorder: &mut Option<&mut Recorder>) -> Result<()> {
         for (lane, (stream, range)) in streams.iter().zip(chunks(self.input.len(), streams.len())).enumerate() {
             let mut d_chunk = self.d_in.index(range.clone());
-            // SAFETY: `self.input` outlives the copy: the caller synchronizes before dropping the job.
+            // SAFETY: equal lengths (same range of equal buffers); `input` stays alive and unwritten
+            // until the copy ran (this function's contract).
             step(recorder, stream, lane, Kind::CopyIn, "in", || Ok(check_cuda!(unsafe { d_chunk.async_copy_from(&self.input[range], stream) })?))?;
         }
         Ok(())
@@ -91,6 +96,8 @@ impl<H: HostStorage<f32>> VectorJob<H> {
             let blocks = (range.len() as u32).div_ceil(BLOCK_SIZE).max(1);
             kernel_step(recorder, lane, "work", |stamp| {
                 let (plain, stamped) = (&work.plain, &work.stamped);
+                // SAFETY: the arguments match the kernel's C signature beside the launch, in type and order,
+                // and point into live device buffers as large as the kernel indexes.
                 Ok(check_cuda!(unsafe {
                     match stamp {
                         // __global__ void vector_work(const float* in, float* out, int n, int steps)
@@ -104,10 +111,15 @@ impl<H: HostStorage<f32>> VectorJob<H> {
     }
 
     /// Stage 3: every chunk's copy back, each on its stream.
-    pub fn copies_out(&mut self, streams: &[Stream], recorder: &mut Option<&mut Recorder>) -> Result<()> {
+    ///
+    /// # Safety
+    /// The copies write `output` after this returns (also after an error): until the streams have
+    /// passed them, `output` must not be read or written and the job not dropped.
+    pub unsafe fn copies_out(&mut self, streams: &[Stream], recorder: &mut Option<&mut Recorder>) -> Result<()> {
         for (lane, (stream, range)) in streams.iter().zip(chunks(self.output.len(), streams.len())).enumerate() {
             let d_chunk = self.d_out.index(range.clone());
-            // SAFETY: as in copies_in; the host reads `output` only after synchronizing.
+            // SAFETY: equal lengths; `output` stays alive and untouched until the copy ran (this
+            // function's contract).
             step(recorder, stream, lane, Kind::CopyOut, "out", || Ok(check_cuda!(unsafe { d_chunk.async_copy_to(&mut self.output[range], stream) })?))?;
         }
         Ok(())
@@ -116,15 +128,27 @@ impl<H: HostStorage<f32>> VectorJob<H> {
     /// The whole pipeline, then the host waits as `how` says; with a recorder, the run is recorded
     /// for the chronogram.
     pub fn pipeline(&mut self, work: &Kernel, streams: &[Stream], how: Synchronize, recorder: Option<&mut Recorder>) -> Result<()> {
-        self.enqueue(work, streams, recorder)?;
-        wait(streams, how)
+        let waiting = WaitForDevice;
+        // SAFETY: the job stays borrowed until the device has finished: `wait` below, or `waiting` on
+        // any other way out.
+        unsafe { self.enqueue(work, streams, recorder) }?;
+        wait(streams, how)?;
+        waiting.disarm(); // the host has waited as `how` says: no second wait inside what is timed
+        Ok(())
     }
 
     /// The three stages, enqueued; the host does not wait.
-    pub fn enqueue(&mut self, work: &Kernel, streams: &[Stream], mut recorder: Option<&mut Recorder>) -> Result<()> {
-        self.copies_in(streams, &mut recorder)?;
-        self.kernels(work, streams, &mut recorder)?;
-        self.copies_out(streams, &mut recorder)
+    ///
+    /// # Safety
+    /// As for [`Self::copies_in`] and [`Self::copies_out`]: the job is neither used nor dropped until
+    /// the streams have finished.
+    pub unsafe fn enqueue(&mut self, work: &Kernel, streams: &[Stream], mut recorder: Option<&mut Recorder>) -> Result<()> {
+        // SAFETY: the caller's contract covers both stages' copies.
+        unsafe {
+            self.copies_in(streams, &mut recorder)?;
+            self.kernels(work, streams, &mut recorder)?;
+            self.copies_out(streams, &mut recorder)
+        }
     }
 
     /// The CPU's value of element `i`: the same fused multiply-adds, so the same bits.
@@ -186,11 +210,18 @@ impl<H: HostStorage<i32>> AddFiveTimes<H> {
 
     /// One run over `streams`, forked from and joined into `main` (events on `main` time it); with a
     /// recorder, every copy and kernel lies between events for the chronogram.
-    pub fn run(&mut self, add: &Kernel, main: &Stream, streams: &[Stream], mut recorder: Option<&mut Recorder>) -> Result<()> {
+    ///
+    /// # Safety
+    /// The copies read `input` and `original` and write `output` after this returns (also after an
+    /// error): until the device has finished them, the job must not be used or dropped.
+    /// [`time_on_stream`](common::timing::time_on_stream) and [`record`](common::timeline::record)
+    /// wait so on every path.
+    pub unsafe fn run(&mut self, add: &Kernel, main: &Stream, streams: &Streams, mut recorder: Option<&mut Recorder>) -> Result<()> {
         fork(main, streams)?;
         for (lane, (stream, range)) in streams.iter().zip(chunks(self.input.len(), streams.len())).enumerate() {
             let (mut d_in, mut d_out) = (self.d_in.index(range.clone()), self.d_out.index(range.clone()));
-            // SAFETY: the host buffers outlive the copies; the caller synchronizes before reading.
+            // SAFETY: equal lengths (one range of equal buffers); the host buffers stay alive and
+            // untouched until the copies ran (this function's contract).
             step(&mut recorder, stream, lane, Kind::CopyIn, "In, Out", || unsafe {
                 check_cuda!(d_in.async_copy_from(&self.input[range.clone()], stream))?;
                 Ok(check_cuda!(d_out.async_copy_from(&self.original[range.clone()], stream))?)
@@ -199,6 +230,8 @@ impl<H: HostStorage<i32>> AddFiveTimes<H> {
             let (d_in, d_out_pointer) = (d_in.as_device_ptr(), d_out.as_device_ptr());
             kernel_step(&mut recorder, lane, "kernel", |stamp| {
                 let (plain, stamped) = (&add.plain, &add.stamped);
+                // SAFETY: the arguments match the kernel's C signature beside the launch, in type and order,
+                // and point into live device buffers as large as the kernel indexes.
                 Ok(check_cuda!(unsafe {
                     match stamp {
                         // __global__ void add_five_times(const int* in, int* out, int n)
@@ -207,6 +240,7 @@ impl<H: HostStorage<i32>> AddFiveTimes<H> {
                     }
                 })?)
             })?;
+            // SAFETY: as for the copies in.
             step(&mut recorder, stream, lane, Kind::CopyOut, "Out", || Ok(check_cuda!(unsafe { d_out.async_copy_to(&mut self.output[range], stream) })?))?;
         }
         join(main, streams)

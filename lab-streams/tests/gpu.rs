@@ -6,7 +6,9 @@ use common::gpu::Gpu;
 use common::host_memory::Portable;
 use common::matrix::{HostStorage, Pinned};
 use common::mmm::{load_mmm, MmmKernel};
-use common::timeline::{fork, record, Kernel, Kind, Recorder, Span};
+use common::context::{fork, Streams};
+use common::timeline::{record, Kernel, Kind, Recorder, Span};
+use common::timing::time_on_stream;
 use common::verify::Random;
 use cust::stream::{Stream, StreamFlags};
 use lab_streams::small_kernels::{most_at_once, streams_of, Order, SmallKernels};
@@ -14,7 +16,7 @@ use lab_streams::vector::{AddFiveTimes, Synchronize, VectorJob};
 
 const NEEDS_GPU: &str = "needs a GPU: bash gpu-bundle/run.sh";
 
-fn streams(count: usize) -> Vec<Stream> {
+fn streams(count: usize) -> Streams {
     common::context::new_streams(count).unwrap()
 }
 
@@ -111,8 +113,9 @@ fn check_fifteen<H: HostStorage<i32>>() {
         let mut job = AddFiveTimes::<H>::random(n, 4).unwrap();
         for count in [1, 15] {
             job.poison();
-            job.run(&add, &main, &streams(count), None).unwrap();
-            main.synchronize().unwrap();
+            let streams = streams(count);
+            // SAFETY: time_on_stream returns only once the device has finished, on every path.
+            time_on_stream(&main, 0, 1, || unsafe { job.run(&add, &main, &streams, None) }).unwrap();
             assert_eq!(job.wrong_elements(), 0, "{n} ints on {count} streams, {}", H::KIND);
         }
     }
