@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Grades a folder of submissions for one week into CSV on stdout:
 #
-#   bash assignments/grade.sh [--jobs N] [--sanitize] [--cases FILE] WEEK SUBMISSIONS > grades.csv
+#   bash assignments/grade.sh [--jobs N] [--sanitize] [--cases FILE] [--limit SECONDS] WEEK SUBMISSIONS > grades.csv
 #
 # A submission is SUBMISSIONS/<student>.cu or SUBMISSIONS/<student>/<any name>.cu (the first .cu in
 # the folder). Each runs through the week's lab with --kernel-source FILE --check --csv: one row per
@@ -15,22 +15,25 @@
 #                 share them in turn); the CSV is the same, in the same order, as with one job
 #   --sanitize    run every case under compute-sanitizer (lab --check --sanitize; slow)
 #   --cases FILE  the cases in FILE instead of the week's (hidden cases; see the week's README)
+#   --limit SECONDS  a submission's --check stops after this (the lab's --time-limit; default 600,
+#                 3600 with --sanitize): the case running then and those after it are FAULTs
 #
 # Folders and files are taken from where this is called. Needs a GPU. The labs come from
 # LAB_BIN_DIR (a folder with the lab binaries, e.g. gpu-bundle/bin) or else from `cargo build --release`.
 set -uo pipefail
 
-usage="usage: bash assignments/grade.sh [--jobs N] [--sanitize] [--cases FILE] WEEK SUBMISSIONS  (WEEK: 01-simpson, 02-mmm-ab, 03-mmm-tiled, 04-constant-tracer, 07-dynamic-parallelism)"
+usage="usage: bash assignments/grade.sh [--jobs N] [--sanitize] [--cases FILE] [--limit SECONDS] WEEK SUBMISSIONS  (WEEK: 01-simpson, 02-mmm-ab, 03-mmm-tiled, 04-constant-tracer, 07-dynamic-parallelism)"
 caller=$(pwd)
 repository=$(cd "$(dirname "$0")/.." && pwd)
 absolute() { [[ $1 == /* ]] && printf '%s' "$1" || printf '%s/%s' "$caller" "$1"; }
 fail() { echo "grade.sh: $1" >&2; exit "${2:-1}"; }
 
-jobs=1 sanitize=() case_args=() positional=()
+jobs=1 sanitize=() case_args=() positional=() limit=
 while [[ $# -gt 0 ]]; do
     case $1 in
         --jobs) [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || fail "--jobs needs a whole number of at least 1, not '${2:-}'" 2; jobs=$2; shift 2 ;;
         --sanitize) sanitize=(--sanitize); shift ;;
+        --limit) [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || fail "--limit needs a whole number of seconds, not '${2:-}'" 2; limit=$2; shift 2 ;;
         --cases) [[ -f ${2:-} ]] || fail "--cases: '${2:-}' is not a file" 2; case_args=(--cases "$(absolute "$2")"); shift 2 ;;
         -h|--help) echo "$usage"; exit 0 ;;
         -*) fail "unknown option $1; $usage" 2 ;;
@@ -38,6 +41,9 @@ while [[ $# -gt 0 ]]; do
     esac
 done
 [[ ${#positional[@]} -eq 2 ]] || fail "$usage" 2
+# Each submission's --check ends within the limit, whatever its kernel does (the lab's --time-limit):
+# 10 minutes, an hour under compute-sanitizer (week 3's solution takes about 3 minutes there).
+[[ -n $limit ]] || limit=$([[ ${#sanitize[@]} -gt 0 ]] && echo 3600 || echo 600)
 week=${positional[0]} submissions=$(absolute "${positional[1]}")
 case $week in
     01-simpson) lab=lab-simpson; week_args=() ;;
@@ -98,7 +104,7 @@ grade_one() {
         row_without_results "$student" "$entry" "no .cu file" >"$scratch/$index.row"
         return
     fi
-    output=$(CUDA_VISIBLE_DEVICES=$device "$lab_bin" --kernel-source "$file" "${week_args[@]}" "${case_args[@]}" "${sanitize[@]}" --check --csv 2>"$scratch/$index.err")
+    output=$(CUDA_VISIBLE_DEVICES=$device "$lab_bin" --kernel-source "$file" "${week_args[@]}" "${case_args[@]}" "${sanitize[@]}" --check --time-limit "$limit" --csv 2>"$scratch/$index.err")
     if [[ $(head -n 1 <<<"$output") == "$header" && $(wc -l <<<"$output") -eq 2 ]]; then
         printf '%s,%s,""\n' "$(csv_field "$student")" "$(sed -n 2p <<<"$output")" >"$scratch/$index.row"
     else

@@ -4,7 +4,7 @@
 # checked: the CSV (every row as long as the header, names with commas and quotes as RFC 4180 says,
 # the rows for a compile error, a run without a result and a folder without a .cu file), that
 # --jobs 3 gives the same CSV as one job, that no two jobs share a GPU (and only CUDA_VISIBLE_DEVICES's
-# are used where it is set), that --cases reaches the lab, the progress lines on stderr, and the one-line errors for bad arguments.
+# are used where it is set), that --cases and the time limit reach the lab, the progress lines on stderr, and the one-line errors for bad arguments.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target=${CARGO_TARGET_DIR:-target}
@@ -31,6 +31,7 @@ while (($#)); do
     case $1 in
         --kernel-source) file=$2; shift 2 ;;
         --check | --sanitize) shift ;;
+        --time-limit) echo "$2" >>"$STUB_LOG.limits"; shift 2 ;;
         --csv) args+=("$1"); shift ;;
         *) args+=("$1"); plain+=("$1"); shift ;;
     esac
@@ -130,6 +131,16 @@ expect "a scheduler's GPUs, same CSV" "$(cmp -s "$work/one.csv" "$work/share.csv
 expect "progress lines" "$(grep -c '^grade.sh: graded [1-6] of 6: ' "$work/three.err")" 6
 expect "no progress in the CSV" "$(grep -c 'grade.sh' "$work/three.csv" || true)" 0
 
+# Every --check has a time limit: 10 minutes, an hour with --sanitize, or --limit's.
+limits() { sort -u "$STUB_LOG.limits" | tr '\n' ' '; rm -f "$STUB_LOG.limits"; }
+rm -f "$STUB_LOG.limits"
+grade limited 03-mmm-tiled "$subs" >/dev/null
+expect "a time limit by default" "$(limits)" "600 "
+grade limited --sanitize 03-mmm-tiled "$subs" >/dev/null
+expect "a longer one under the sanitizer" "$(limits)" "3600 "
+grade limited --limit 42 --sanitize 03-mmm-tiled "$subs" >/dev/null
+expect "--limit reaches the lab" "$(limits)" "42 "
+
 # --cases reaches the lab: the header has the file's cases and another case set.
 printf '1 1 1 f64 1\n17 33 5 f32 2\n' >"$work/cases.txt"
 expect "--cases exits" "$(grade hidden --cases "$work/cases.txt" 03-mmm-tiled "$subs")" 0
@@ -139,7 +150,7 @@ case_set() { python3 -c 'import csv, sys; print(list(csv.reader(open(sys.argv[1]
 expect "another case set" "$([[ $(case_set "$work/hidden.csv") != "$(case_set "$work/one.csv")" ]] && echo yes)" yes
 
 # Bad arguments: one line on stderr, exit 2; no GPU: exit 1.
-for bad in "--jobs 0 03-mmm-tiled $subs" "09-nothing $subs" "03-mmm-tiled $work/missing" "--cases $work/missing 03-mmm-tiled $subs" "--fast 03-mmm-tiled $subs"; do
+for bad in "--jobs 0 03-mmm-tiled $subs" "09-nothing $subs" "03-mmm-tiled $work/missing" "--cases $work/missing 03-mmm-tiled $subs" "--fast 03-mmm-tiled $subs" "--limit 0 03-mmm-tiled $subs" "--limit 1.5 03-mmm-tiled $subs"; do
     # shellcheck disable=SC2086 # the words of the bad command line
     expect "grade.sh $bad exits" "$(grade bad $bad)" 2
     expect "grade.sh $bad says why in one line" "$(wc -l <"$work/bad.err") $(grep -c '^grade.sh: ' "$work/bad.err")" "1 1"

@@ -18,7 +18,7 @@ use std::ffi::OsString;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context as _, Result};
 use kernels::runtime::{self, CompileError};
@@ -52,6 +52,11 @@ pub struct StudentArgs {
     /// With --check: show what every case printed, not only the failing ones'.
     #[arg(long, requires = "check")]
     pub show_output: bool,
+    /// With --check: stop after SECONDS in all; the case still running then and the cases after it
+    /// fail with a note. For grading, so that one slow submission cannot hold up the others
+    /// (assignments/grade.sh sets it).
+    #[arg(long, value_name = "SECONDS", requires = "check", value_parser = clap::value_parser!(u64).range(1..))]
+    pub time_limit: Option<u64>,
     /// With --check or --list-cases: the cases in FILE instead of the week's (one per line, `#`
     /// comments; the lab's README says the fields).
     #[arg(long, value_name = "FILE")]
@@ -454,13 +459,14 @@ fn run_check<C>(args: &StudentArgs, image: &KernelImage, check: &Check<'_, C>, r
     let exe = std::env::current_exe().context("finding this program to run the cases")?;
     let tools = Tool::for_kernels(uses_shared_memory_or_barriers(image, check.entries));
     let progress = Progress::new(check.cases.names.len());
+    let deadline = args.time_limit.map(|seconds| Deadline { at: Instant::now() + Duration::from_secs(seconds), seconds });
     let runs: Vec<CaseRun> = check
         .cases
         .names
         .iter()
         .enumerate()
         .map(|(index, name)| {
-            let child = Child { exe: &exe, image: &image_path, dir: dir.path(), index, name, progress: &progress };
+            let child = Child { exe: &exe, image: &image_path, dir: dir.path(), index, name, progress: &progress, deadline };
             match &sanitizer {
                 Some(sanitizer) => child.run_sanitized(sanitizer, &tools),
                 None => child.run(None),
@@ -500,6 +506,23 @@ struct Child<'a> {
     index: usize,
     name: &'a str,
     progress: &'a Progress,
+    deadline: Option<Deadline>,
+}
+
+/// `--time-limit`: when the whole check must end.
+#[derive(Debug, Clone, Copy)]
+struct Deadline {
+    at: Instant,
+    seconds: u64,
+}
+
+/// A case's limits cut to what is left before `deadline`, and whether the deadline is what binds;
+/// `None` once nothing is left.
+fn within(limits: Limits, deadline: Option<Deadline>, now: Instant) -> Option<(Limits, bool)> {
+    let Some(deadline) = deadline else { return Some((limits, false)) };
+    let left = deadline.at.checked_duration_since(now).filter(|left| !left.is_zero())?;
+    let binds = left < limits.total;
+    Some((Limits { silence: limits.silence.min(left), total: limits.total.min(left) }, binds))
 }
 
 impl Child<'_> {
@@ -522,7 +545,15 @@ impl Child<'_> {
             Some(_) => (SANITIZED_LIMITS, Some(sanitizer::ERROR_EXIT_CODE)),
             None => (CASE_LIMITS, None),
         };
-        case_process::run(command, &result, self.name, limits, finished)
+        let seconds = self.deadline.map_or(0, |deadline| deadline.seconds);
+        let Some((limits, deadline_binds)) = within(limits, self.deadline, Instant::now()) else {
+            return CaseRun::fault(self.name, format!("not run: the --time-limit of {seconds} s was used up"));
+        };
+        let mut run = case_process::run(command, &result, self.name, limits, finished);
+        if deadline_binds && matches!(&run.row.result, Err(why) if why.starts_with("still running") || why.starts_with("printed nothing")) {
+            run.row.result = Err(format!("still running when the --time-limit of {seconds} s ran out; stopped"));
+        }
+        run
     }
 
     /// Runs the case under each tool in turn until one finds something; the first run (memcheck)
@@ -584,8 +615,8 @@ fn child_args(image: &Path, index: usize, result: &Path, sanitized: bool) -> Vec
         }
         match arg.to_str() {
             Some("--check" | "--csv" | "--sanitize" | "--show-output") => {}
-            Some("--kernel-source") => skip_value = true,
-            Some(text) if text.starts_with("--kernel-source=") => {}
+            Some("--kernel-source" | "--time-limit") => skip_value = true,
+            Some(text) if text.starts_with("--kernel-source=") || text.starts_with("--time-limit=") => {}
             _ => args.push(arg),
         }
     }
@@ -671,6 +702,20 @@ mod tests {
 
     fn found(finding: &str) -> Outcome {
         Outcome { finding: Some(finding.into()), ..outcome(0) }
+    }
+
+    #[test]
+    fn a_time_limit_cuts_the_cases_limits_to_what_is_left_and_then_runs_none() {
+        let (now, limits) = (Instant::now(), Limits { silence: Duration::from_secs(30), total: Duration::from_secs(300) });
+        assert_eq!(within(limits, None, now), Some((limits, false)));
+        let deadline = |seconds| Some(Deadline { at: now + Duration::from_secs(seconds), seconds });
+        assert_eq!(within(limits, deadline(600), now), Some((limits, false)));
+        let cut = Limits { silence: Duration::from_secs(30), total: Duration::from_secs(100) };
+        assert_eq!(within(limits, deadline(100), now), Some((cut, true)));
+        let cut = Limits { silence: Duration::from_secs(10), total: Duration::from_secs(10) };
+        assert_eq!(within(limits, deadline(10), now), Some((cut, true)));
+        assert_eq!(within(limits, deadline(10), now + Duration::from_secs(10)), None);
+        assert_eq!(within(limits, deadline(10), now + Duration::from_secs(11)), None);
     }
 
     #[test]

@@ -136,4 +136,7 @@ fn check_flags_without_check_are_one_line_errors() {
     assert!(run(LAB, &["--cases", &cases]).is_one_line_error("lab-mmm", "--cases goes with --check or --list-cases"));
     // --sanitize needs --check, which needs a file.
     assert!(run(LAB, &["--sanitize"]).is_one_line_error("lab-mmm", "--kernel-source"));
+    assert!(run(LAB, &["--time-limit", "60"]).is_one_line_error("lab-mmm", "--kernel-source"));
+    let source = temp_file("time-limit.cu", "");
+    assert!(run(LAB, &["--kernel-source", &source, "--check", "--time-limit", "0"]).is_one_line_error("lab-mmm", "--time-limit"));
 }

@@ -227,6 +227,20 @@ fn week_3_a_correct_kernel_that_prints_from_every_thread_passes() {
     assert!(shown.stdout.contains("more lines ...]") && shown.stdout.contains(": c("), "{shown:?}");
 }
 
+/// A submission that would run for minutes (every thread printing, at the week's million-element
+/// cases) ends at --time-limit, as grade.sh runs it: the case running then and the cases after it are
+/// FAULTs that say so, and no case of the run is lost from the table.
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn week_3_a_time_limit_ends_a_check_that_would_run_for_minutes() {
+    let limited = check_with("assignments/03-mmm-tiled/broken/printf-every-thread.cu", "tiled", &["--time-limit", "20"]);
+    assert_eq!(limited.code, Some(1), "{limited:?}");
+    assert!(limited.stdout.contains("--time-limit of 20 s"), "{limited:?}");
+    let last = common::testing::check_row(&limited.stdout, "f32, 1000 x 999 times 999 x 1001");
+    assert!(last.contains("| FAULT |") && last.contains("--time-limit of 20 s"), "{last}");
+    assert!(common::testing::check_row(&limited.stdout, "f64, 1 x 1 times 1 x 1").contains("| PASS |"), "{limited:?}");
+}
+
 #[test]
 #[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
 fn week_3_writes_outside_c_or_into_a_fail_and_say_where() {

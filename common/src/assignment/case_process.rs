@@ -22,7 +22,7 @@ use super::output::{drain, Activity, Captured};
 use super::Row;
 
 /// When a case is stopped: after `silence` without a byte on stdout or stderr, or after `total`.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
     pub silence: Duration,
     pub total: Duration,
@@ -37,6 +37,13 @@ pub struct CaseRun {
     pub row: Row,
     pub stdout: Captured,
     pub stderr: Captured,
+}
+
+impl CaseRun {
+    /// A case that ends as a fault without having run, or without output of its own.
+    pub fn fault(case: &str, why: String) -> CaseRun {
+        CaseRun { row: Row { case: case.to_string(), result: Err(why) }, stdout: Captured::default(), stderr: Captured::default() }
+    }
 }
 
 /// How the child ended.
