@@ -109,6 +109,12 @@ impl HostAllocKind for PortableMemory {
 
 /// Mapped, page-locked host memory: the host writes and reads it as a slice, kernels through
 /// [`Mapped::device_pointer`] (which equals the host address where unified addressing is on).
+///
+/// Why a slice over memory a kernel may write is sound here (issue 30): a kernel gets at this memory
+/// only through a launch, which is `unsafe`, and every launch on mapped memory is inside
+/// `time_on_stream`, which returns only once the GPU is done; the `&mut` borrow of the buffer's owner
+/// lasts that long, so no slice of it exists while a kernel runs. A slice made afterwards reads what
+/// the kernel wrote: the synchronize makes the GPU's writes visible to the host.
 pub type Mapped<T> = HostAlloc<T, MappedMemory>;
 
 /// Page-locked memory that every context treats as pinned, not just the one that allocated it: the
