@@ -483,12 +483,23 @@ fn run_check<C>(args: &StudentArgs, image: &KernelImage, check: &Check<'_, C>, r
         println!("\n--check of {} ({} cases, case set {}{}):\n\n{}", source.display(), rows.len(), check.cases.hash, if sanitizer.is_some() { ", under compute-sanitizer" } else { "" }, table(&rows));
         print!("{}", outputs(&runs, args.show_output));
     }
+    let verdict = verdict(&rows)?;
+    // With --csv, stdout is the CSV alone: grade.sh takes exactly its header and its row.
+    if args.csv {
+        eprintln!("{verdict}");
+    } else {
+        println!("{verdict}");
+    }
+    Ok(())
+}
+
+/// The last line of `--check`: that every case passed, or the error that says how many failed.
+fn verdict(rows: &[Row]) -> Result<String> {
     let failed = rows.iter().filter(|row| !row.passed()).count();
     if failed > 0 {
         bail!("{failed} of {} cases failed", rows.len());
     }
-    println!("Solution is correct: all {} cases pass", rows.len());
-    Ok(())
+    Ok(format!("Solution is correct: all {} cases pass", rows.len()))
 }
 
 /// Whether any of the student's `entries` has shared memory or a barrier in its ptxas report (the
@@ -753,6 +764,14 @@ mod tests {
             csv(Path::new("alice/mmm.cu"), &rows, "0123456789abcdef"),
             "file,\"a\",\"b\",\"c\",\"d\",passed,time ratio,case set\n\"alice/mmm.cu\",PASS,FAIL,FAULT,FAIL,1/4,2.000,0123456789abcdef\n"
         );
+    }
+
+    #[test]
+    fn the_verdict_counts_the_cases_that_did_not_pass() {
+        let pass = Row { case: "a".into(), result: Ok(outcome(0)) };
+        assert_eq!(verdict(std::slice::from_ref(&pass)).unwrap(), "Solution is correct: all 1 cases pass");
+        let rows = vec![pass, Row { case: "b".into(), result: Err("killed".into()) }];
+        assert_eq!(verdict(&rows).unwrap_err().to_string(), "1 of 2 cases failed");
     }
 
     #[test]

@@ -133,6 +133,22 @@ fn check(file: &str, kernel: &str) -> common::testing::Outcome {
     common::testing::check_kernel_source("lab-mmm", env!("CARGO_BIN_EXE_lab-mmm"), env!("CARGO_MANIFEST_DIR"), file, &["--kernel", kernel])
 }
 
+/// With --csv, stdout is the CSV alone, a header and one row (grade.sh takes nothing else): a
+/// passing solution's verdict line once followed the row there, and grade.sh then called every
+/// passing submission "no result".
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn week_3_csv_is_the_header_and_one_row_and_nothing_else() {
+    for file in ["kernels/cuda/mmm.cu", "assignments/03-mmm-tiled/mmm.cu"] {
+        let csv = check_with(file, "tiled", &["--csv"]);
+        let lines: Vec<&str> = csv.stdout.lines().collect();
+        assert_eq!(lines.len(), 2, "{csv:?}");
+        assert!(lines[0].starts_with("file,\"mmm f64, 1 x 1 times 1 x 1\","), "{csv:?}");
+        let passed = if file.starts_with("kernels") { ",12/12," } else { ",0/12," };
+        assert!(lines[1].contains(passed), "{csv:?}");
+    }
+}
+
 #[test]
 #[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
 fn weeks_2_and_3_the_solution_passes_and_the_templates_fail() {
