@@ -7,8 +7,9 @@
 //! - a kernel's bar is its twin `<name>_stamped` timing itself: from the first block's start to the last
 //!   block's end on the GPU's global timer (`kernels/cuda/stamps.cuh`);
 //! - a copy's bar ends at the event after it (the copy is done) and starts no earlier than the copy
-//!   before it in the same direction ended: a direction's copies run one at a time, in the order they
-//!   finish (see [`place_copies`]).
+//!   before it on the same copy engine ended: with two or more engines, a direction's copies run one
+//!   at a time; with one, all copies do (see [`place_copies`]). The start is inferred, and the legend
+//!   says so, with the engine count of the GPU.
 
 use std::fmt::Write as _;
 use std::time::Instant;
@@ -130,6 +131,8 @@ pub struct Recorder {
     marks: Vec<Mark>,
     kernels: usize,
     copies: usize,
+    /// The GPU's copy engines, which decide how copies are placed.
+    copy_engines: u32,
     /// The host's clock when the origin was enqueued (on an idle GPU, when it fired, to within µs):
     /// lines up the recorders of several GPUs.
     pub started: Instant,
@@ -159,7 +162,8 @@ impl Recorder {
         // SAFETY: one pointer to the recorder's own one-element buffer, as the kernel above takes.
         check_cuda!(unsafe { launch!(read_global_timer<<<1, 1, 0, stream>>>(clock.as_device_ptr())) })?;
         check_cuda!(after_clock.record(stream))?;
-        Ok(Recorder { origin, after_clock, clock, stamps, copy_events, marks: Vec::new(), kernels: 0, copies: 0, started, _clock_module: module })
+        let copy_engines = copy_engines()?;
+        Ok(Recorder { origin, after_clock, clock, stamps, copy_events, marks: Vec::new(), kernels: 0, copies: 0, copy_engines, started, _clock_module: module })
     }
 
     /// Enqueues the copy (or copies) `operation` on `stream` between two events, as `kind` in `lane`.
@@ -221,18 +225,20 @@ impl Recorder {
                 Ok(Span { lane: mark.lane, kind: mark.kind, label: mark.label.clone(), start_ms, end_ms })
             })
             .collect::<Result<Vec<Span>>>()?;
-        place_copies(&mut spans);
+        place_copies(&mut spans, self.copy_engines);
         Ok(spans)
     }
 }
 
-/// Starts each copy when the copy engine of its direction was free: no earlier than the end of the
-/// copy in the same direction that finished before it. Events give a copy's end exactly (the event
-/// after it fires when it is done) but its start only as the moment its stream reached it; copies of
-/// one direction run one at a time, so the one before it in that direction had to finish first.
-pub fn place_copies(spans: &mut [Span]) {
-    for direction in [Kind::CopyIn, Kind::CopyOut] {
-        let mut order: Vec<usize> = (0..spans.len()).filter(|&i| spans[i].kind == direction).collect();
+/// Starts each copy when its copy engine was free: no earlier than the end of the copy on the same
+/// engine that finished before it. Events give a copy's end exactly (the event after it fires when it
+/// is done) but its start only as the moment its stream reached it. With two or more copy engines
+/// (`copy_engines`, the device's `asyncEngineCount`) each direction has its own and runs its copies
+/// one at a time; with one (or none), every copy waits for the one before it, in either direction.
+pub fn place_copies(spans: &mut [Span], copy_engines: u32) {
+    let queues: &[&[Kind]] = if copy_engines >= 2 { &[&[Kind::CopyIn], &[Kind::CopyOut]] } else { &[&[Kind::CopyIn, Kind::CopyOut]] };
+    for kinds in queues {
+        let mut order: Vec<usize> = (0..spans.len()).filter(|&i| kinds.contains(&spans[i].kind)).collect();
         order.sort_by(|&x, &y| spans[x].end_ms.total_cmp(&spans[y].end_ms));
         let mut engine_free_ms = f64::NEG_INFINITY;
         for i in order {
@@ -323,7 +329,7 @@ fn union(mut intervals: Vec<(f64, f64)>) -> Vec<(f64, f64)> {
 pub fn write_svg(path: &std::path::Path, overwrite: bool, title: &str, lanes: &[String], spans: &[Span]) -> Result<String> {
     let _phase = crate::phases::enter(crate::phases::Phase::Output);
     let mut file = crate::output::create_output_file(path, overwrite)?;
-    std::io::Write::write_all(&mut file, svg(title, lanes, spans).as_bytes())
+    std::io::Write::write_all(&mut file, svg(title, lanes, spans, &bars(copy_engines()?)).as_bytes())
         .map_err(|err| anyhow::anyhow!("writing {}: {err}", path.display()))?;
     let (kernel_ms, copy_ms, both_ms) = overlap(spans);
     Ok(format!(
@@ -339,11 +345,26 @@ const TOP: f64 = 50.0;
 const LANE: f64 = 28.0;
 const BOTTOM: f64 = 80.0;
 
-/// What the bars mean, written under every chronogram.
-pub const BARS: &str = "Kernels: first block's start to last block's end (GPU global timer). Copies: end at the event after them; start no earlier than the previous copy in the same direction ended.";
+/// The copy engines of the current context's GPU (`asyncEngineCount`).
+fn copy_engines() -> Result<u32> {
+    let device = check_cuda!(cust::context::CurrentContext::get_device())?;
+    Ok(check_cuda!(device.get_attribute(cust::device::DeviceAttribute::AsyncEngineCount))?.max(0) as u32)
+}
 
-/// The SVG chronogram: a lane per name in `lanes`, a rectangle per span, a time axis in ms, a legend.
-pub fn svg(title: &str, lanes: &[String], spans: &[Span]) -> String {
+/// What the bars mean, written under every chronogram: which times were measured, and how the copies'
+/// starts were inferred for a GPU with `copy_engines` copy engines.
+pub fn bars(copy_engines: u32) -> String {
+    let copies = if copy_engines >= 2 {
+        format!("start inferred as no earlier than the previous copy in the same direction ended ({copy_engines} copy engines: one direction at a time on each)")
+    } else {
+        format!("start inferred as no earlier than the previous copy in either direction ended ({copy_engines} copy engine)")
+    };
+    format!("Kernels: first block's start to last block's end (GPU global timer). Copies: end at the event after them; {copies}.")
+}
+
+/// The SVG chronogram: a lane per name in `lanes`, a rectangle per span, a time axis in ms, and
+/// `bars`, what the bars mean.
+pub fn svg(title: &str, lanes: &[String], spans: &[Span], bars: &str) -> String {
     let end = spans.iter().fold(0.0_f64, |m, s| m.max(s.end_ms)).max(1e-3);
     let step = tick_step(end);
     let plot = WIDTH - LEFT - RIGHT;
@@ -386,7 +407,7 @@ pub fn svg(title: &str, lanes: &[String], spans: &[Span]) -> String {
         tick += step;
     }
     let _ = writeln!(out, r#"<text x="{}" y="{}" text-anchor="middle">time in ms</text>"#, LEFT + plot / 2.0, axis_y + 38.0);
-    let _ = writeln!(out, r#"<text x="{LEFT}" y="{}" font-size="10">{}</text>"#, axis_y + 60.0, escape(BARS));
+    let _ = writeln!(out, r#"<text x="{LEFT}" y="{}" font-size="10">{}</text>"#, axis_y + 60.0, escape(bars));
     out.push_str("</svg>\n");
     out
 }
@@ -419,7 +440,7 @@ mod tests {
     fn draws_one_rectangle_per_span_in_its_lane_and_colour() {
         let lanes = vec!["stream 0".to_string(), "stream 1".to_string()];
         let spans = vec![span(0, Kind::CopyIn, 0.0, 2.0), span(0, Kind::Kernel, 2.0, 7.0), span(1, Kind::CopyOut, 7.0, 8.0)];
-        let svg = svg("mmm-streamed", &lanes, &spans);
+        let svg = svg("mmm-streamed", &lanes, &spans, &bars(2));
         assert!(svg.starts_with("<svg ") && svg.ends_with("</svg>\n"));
         // Three spans plus the background and three legend squares.
         assert_eq!(svg.matches("<rect").count(), 3 + 1 + 3);
@@ -432,7 +453,7 @@ mod tests {
 
     #[test]
     fn the_time_axis_has_round_ticks_up_to_the_end() {
-        let svg = svg("t", &["s".to_string()], &[span(0, Kind::Kernel, 0.0, 8.0)]);
+        let svg = svg("t", &["s".to_string()], &[span(0, Kind::Kernel, 0.0, 8.0)], &bars(2));
         for tick in ["0", "1", "2", "4", "8"] {
             assert!(svg.contains(&format!(r#"text-anchor="middle">{tick}</text>"#)), "tick {tick} missing");
         }
@@ -461,7 +482,9 @@ mod tests {
 
     #[test]
     fn says_what_the_bars_mean() {
-        assert!(svg("t", &["s".to_string()], &[]).contains(">Kernels: first block's start to last block's end (GPU global timer)."));
+        assert!(svg("t", &["s".to_string()], &[], &bars(2)).contains(">Kernels: first block's start to last block's end (GPU global timer)."));
+        assert!(bars(7).contains("same direction ended (7 copy engines"), "{}", bars(7));
+        assert!(bars(1).contains("either direction ended (1 copy engine)"), "{}", bars(1));
     }
 
     #[test]
@@ -474,15 +497,20 @@ mod tests {
         spans.push(span(2, Kind::Kernel, 1.0, 30.0));
         // A copy its stream reached after the engine was free keeps its own start.
         spans.push(span(3, Kind::CopyIn, 40.0, 41.0));
-        place_copies(&mut spans);
+        let mut one_engine = spans.clone();
+        place_copies(&mut spans, 2);
         let starts: Vec<f64> = spans.iter().map(|s| s.start_ms).collect();
         assert_eq!(starts, vec![0.0, 5.0, 10.0, 15.0, 6.0, 8.0, 1.0, 40.0]);
         assert!(spans.iter().all(|s| s.start_ms <= s.end_ms));
+        // One engine: a copy out waits for every copy that ended before it, in either direction.
+        place_copies(&mut one_engine, 1);
+        let starts: Vec<f64> = one_engine.iter().map(|s| s.start_ms).collect();
+        assert_eq!(starts, vec![0.0, 9.0, 10.0, 15.0, 6.0, 8.0, 1.0, 40.0]);
     }
 
     #[test]
     fn labels_are_escaped() {
-        let svg = svg("a < b & c", &["<lane>".to_string()], &[]);
+        let svg = svg("a < b & c", &["<lane>".to_string()], &[], &bars(2));
         assert!(svg.contains("a &lt; b &amp; c") && svg.contains("&lt;lane&gt;"));
     }
 }
