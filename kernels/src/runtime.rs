@@ -67,10 +67,12 @@ fn scratch_dir() -> Result<PathBuf, CompileError> {
     Ok(dir)
 }
 
-/// Runs nvcc; its stderr (the ptxas report, or the errors) either way.
-fn run(nvcc: &Path, args: &[String], source: &Path) -> Result<String, CompileError> {
+/// Runs nvcc on `copy`, our copy of `source`; its stderr (the ptxas report, or the errors) either way,
+/// with the copy's path turned back into the student's.
+fn run(nvcc: &Path, args: &[String], source: &Path, copy: &Path) -> Result<String, CompileError> {
     let output = Command::new(nvcc).args(args).output().map_err(|err| CompileError::Io(format!("could not start {}: {err}", nvcc.display())))?;
-    let messages = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    let messages = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr))
+        .replace(&copy.display().to_string(), &source.display().to_string());
     if output.status.success() {
         Ok(messages)
     } else {
@@ -88,15 +90,21 @@ pub fn compile(source: &Path, like: &KernelImage, arch: u32) -> Result<KernelIma
         return Err(CompileError::Unsupported { arch, supported });
     }
     let dir = scratch_dir()?;
-    let flags: Vec<String> = like.flags.iter().map(|flag| flag.to_string()).collect();
+    // nvcc compiles a copy under a name of ours: it reads commas in its arguments as list separators
+    // and hands file names on to its own tools, so "Doe, Jane.cu" failed in fatbinary and a `"` broke
+    // the command line. Messages get the student's name back (`run`).
+    let copy = dir.join("student.cu");
+    fs::copy(source, &copy).map_err(|err| CompileError::Missing { path: source.to_path_buf(), reason: err.to_string() })?;
+    let mut flags: Vec<String> = like.flags.iter().map(|flag| flag.to_string()).collect();
+    flags.extend(include_dir_of(source));
     let base = nvcc::base_flags(&dir, &flags);
     let result = if like.linked_with_device_runtime {
         let (object, image) = (dir.join("kernel.o"), dir.join("kernel.cubin"));
-        run(&nvcc, &nvcc::relocatable_args(&base, arch, source, &object), source)
-            .and_then(|report| run(&nvcc, &nvcc::device_link_args(&nvcc, arch, &object, &image), source).map(|_| (report, image)))
+        run(&nvcc, &nvcc::relocatable_args(&base, arch, &copy, &object), source, &copy)
+            .and_then(|report| run(&nvcc, &nvcc::device_link_args(&nvcc, arch, &object, &image), source, &copy).map(|_| (report, image)))
     } else {
         let image = dir.join("kernel.fatbin");
-        run(&nvcc, &nvcc::fatbin_args(&base, arch, source, &image), source).map(|report| (report, image))
+        run(&nvcc, &nvcc::fatbin_args(&base, arch, &copy, &image), source, &copy).map(|report| (report, image))
     };
     let compiled = result.and_then(|(report, image)| {
         let bytes = fs::read(&image).map_err(|err| CompileError::Io(format!("cannot read {}: {err}", image.display())))?;
@@ -106,6 +114,13 @@ pub fn compile(source: &Path, like: &KernelImage, arch: u32) -> Result<KernelIma
     let _ = fs::remove_dir_all(&dir);
     let (report, bytes) = compiled?;
     Ok(one_build(source, like, arch, bytes, report))
+}
+
+/// `-I` with the folder of the student's file, so that `#include "mine.cuh"` beside it still works from
+/// the copy; none for a folder whose name has a comma, which nvcc would split in two.
+fn include_dir_of(source: &Path) -> Option<String> {
+    let folder = source.canonicalize().ok()?.parent()?.display().to_string();
+    (!folder.contains(',')).then(|| format!("-I{folder}"))
 }
 
 /// An image written by [`compile`]'s caller for its own child processes (`--check` runs every case in
@@ -168,6 +183,30 @@ mod tests {
         fs::remove_file(path).unwrap();
         let missing = compile(Path::new("/no/such/kernel.cu"), &crate::SIMPSON, 90).unwrap_err().to_string();
         assert!(missing.starts_with("cannot read the kernel source /no/such/kernel.cu: "), "{missing}");
+    }
+
+    /// Issue 26: nvcc once failed a correct file for its name ("my mmm, v2.cu": fatbinary took the
+    /// comma for a separator; a `"` broke the command line). A header beside the file is still found.
+    #[test]
+    fn any_file_name_compiles_and_errors_keep_the_students_name() {
+        let folder = std::env::temp_dir().join(format!("runtime-test-{}-names", std::process::id()));
+        fs::create_dir_all(&folder).unwrap();
+        fs::write(folder.join("mine.cuh"), "#define SCALE 2\n").unwrap();
+        for name in ["my mmm, v2.cu", "Doe, Jane \"JD\".cu", "semi;colon $HOME.cu"] {
+            let path = folder.join(name);
+            fs::write(&path, "#include \"mine.cuh\"\n__global__ void k(float* x) { *x = SCALE; }\n").unwrap();
+            let image = compile(&path, &crate::SIMPSON, 90).unwrap_or_else(|err| panic!("{name}: {err}"));
+            assert_eq!(image.source, path.display().to_string());
+            fs::write(&path, "__global__ void k(float* x) {\n  x[0] = y;\n}\n").unwrap();
+            match compile(&path, &crate::SIMPSON, 90) {
+                Err(CompileError::Nvcc { messages, .. }) => {
+                    assert!(messages.contains(&format!("{}(2): error", path.display())), "{name}: {messages}");
+                    assert!(!messages.contains("student.cu"), "{name}: {messages}");
+                }
+                other => panic!("{name}: {other:?}"),
+            }
+        }
+        fs::remove_dir_all(folder).unwrap();
     }
 
     #[test]
