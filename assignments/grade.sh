@@ -82,7 +82,13 @@ else
     read -r -a devices <<<"$(seq -s ' ' 0 $((gpus - 1)))"
 fi
 
-csv_field() { local text=${1//\"/\"\"}; printf '"%s"' "$text"; }
+# A CSV field: quoted, quotes doubled (RFC 4180), and a leading ' where a spreadsheet would read a
+# formula (a name that begins with =, +, -, @, a tab or a carriage return), as the labs' CSV does.
+csv_field() {
+    local text=${1//\"/\"\"}
+    [[ $text == [=+@-]* || $text == $'\t'* || $text == $'\r'* ]] && text="'$text"
+    printf '"%s"' "$text"
+}
 
 # A row for a submission without results: a dash per case, nothing passed, the note.
 row_without_results() {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Checks assignments/grade.sh without a GPU (run by scripts/test.sh): a stand-in lab answers --check
 # as a lab would, as each submission's first line says, and the real lab-mmm lists the cases. What is
-# checked: the CSV (every row as long as the header, names with commas and quotes as RFC 4180 says,
+# checked: the CSV (every row as long as the header, names with commas and quotes as RFC 4180 says, a
+# name that a spreadsheet would take for a formula kept as text,
 # the rows for a compile error, a run without a result and a folder without a .cu file), that
 # --jobs 3 gives the same CSV as one job, that no two jobs share a GPU (and only CUDA_VISIBLE_DEVICES's
 # are used where it is set), that --cases and the time limit reach the lab, the progress lines on stderr, and the one-line errors for bad arguments.
@@ -60,6 +61,7 @@ chmod +x "$work/bin/lab-mmm" "$work/gpus/nvidia-smi" "$work/no-gpu/nvidia-smi"
 subs=$work/submissions
 mkdir -p "$subs/in a folder" "$subs/empty folder"
 echo "// pass" >"$subs/alice.cu"
+echo "// pass" >"$subs/=1+2.cu"
 echo "// pass" >"$subs/Doe, Jane \"JD\".cu"
 echo "// compile error" >"$subs/bob.cu"
 echo "// crashes" >"$subs/carol.cu"
@@ -92,6 +94,7 @@ PY
 expect "every row as long as the header" "$(grep '^lengths' <<<"$summary")" "lengths same"
 expect "header" "$(grep '^columns' <<<"$summary")" "columns student file passed time ratio case set note 18"
 expect "rows" "$(grep '^row' <<<"$summary")" "$(cat <<ROWS
+row '=1+2 | 12/12 | 
 row Doe, Jane "JD" | 12/12 | 
 row alice | 12/12 | 
 row bob | 0/12 | compile error or no result: $subs/bob.cu(3): error: identifier "x" is undefined
@@ -128,7 +131,7 @@ expect "a scheduler's GPUs" "$(gpus_used)" "one at a time on 5,7"
 expect "a scheduler's GPUs, same CSV" "$(cmp -s "$work/one.csv" "$work/share.csv" && echo same || echo different)" same
 
 # Progress: a line per submission on stderr, none in the CSV.
-expect "progress lines" "$(grep -c '^grade.sh: graded [1-6] of 6: ' "$work/three.err")" 6
+expect "progress lines" "$(grep -c '^grade.sh: graded [1-7] of 7: ' "$work/three.err")" 7
 expect "no progress in the CSV" "$(grep -c 'grade.sh' "$work/three.csv" || true)" 0
 
 # Every --check has a time limit: 10 minutes, an hour with --sanitize, or --limit's.
@@ -145,7 +148,7 @@ expect "--limit reaches the lab" "$(limits)" "42 "
 printf '1 1 1 f64 1\n17 33 5 f32 2\n' >"$work/cases.txt"
 expect "--cases exits" "$(grade hidden --cases "$work/cases.txt" 03-mmm-tiled "$subs")" 0
 expect "--cases header" "$(head -n 1 "$work/hidden.csv")" 'student,file,"mmm f64, 1 x 1 times 1 x 1","mmm f32, 17 x 33 times 33 x 5",passed,time ratio,case set,note'
-expect "--cases rows" "$(grep -c ',2/2,' "$work/hidden.csv")" 3
+expect "--cases rows" "$(grep -c ',2/2,' "$work/hidden.csv")" 4
 case_set() { python3 -c 'import csv, sys; print(list(csv.reader(open(sys.argv[1], newline="")))[2][-2])' "$1"; }
 expect "another case set" "$([[ $(case_set "$work/hidden.csv") != "$(case_set "$work/one.csv")" ]] && echo yes)" yes
 

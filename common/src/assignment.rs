@@ -674,9 +674,12 @@ pub fn table(rows: &[Row]) -> String {
 }
 
 /// A text field for CSV (RFC 4180): always quoted, quotes inside doubled, so commas, quotes and line
-/// breaks in a name stay in one field.
+/// breaks in a name stay in one field. A field a spreadsheet would take for a formula (it begins with
+/// `=`, `+`, `-`, `@`, a tab or a carriage return: a submission named `=HYPERLINK(...)`) gets a `'`
+/// first, which spreadsheets show as text (issue 29).
 pub fn csv_field(text: &str) -> String {
-    format!("\"{}\"", text.replace('"', "\"\""))
+    let as_text = if text.starts_with(['=', '+', '-', '@', '\t', '\r']) { "'" } else { "" };
+    format!("\"{as_text}{}\"", text.replace('"', "\"\""))
 }
 
 /// The CSV header for these case names.
@@ -782,6 +785,14 @@ mod tests {
         let text = csv(Path::new("a \"b\", c.cu"), &rows, "h");
         assert_eq!(text.lines().nth(1), Some("\"a \"\"b\"\", c.cu\",PASS,1/1,2.000,h"));
         assert!(text.starts_with("file,\"f64, 1 x 1 times 1 x 1\",passed"));
+    }
+
+    #[test]
+    fn csv_fields_that_look_like_formulas_stay_text() {
+        for (name, field) in [("=HYPERLINK(\"x\")", "\"'=HYPERLINK(\"\"x\"\")\""), ("+cmd|x", "\"'+cmd|x\""), ("-1", "\"'-1\""), ("@SUM(A1)", "\"'@SUM(A1)\""), ("\tx", "\"'\tx\""), ("\rx", "\"'\rx\"")] {
+            assert_eq!(csv_field(name), field);
+        }
+        assert_eq!(csv_field("a=b-c"), "\"a=b-c\"", "only the first character counts");
     }
 
     #[test]
