@@ -7,7 +7,9 @@
 use std::fmt;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::io::Read;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::{arch_name, nvcc, ArchImage, KernelImage, HEADERS};
@@ -23,6 +25,8 @@ pub enum CompileError {
     Nvcc { path: PathBuf, messages: String },
     /// The GPU is newer than anything this nvcc can compile for.
     Unsupported { arch: u32, supported: Vec<u32> },
+    /// nvcc was still running after the time limit (an `#include "/dev/zero"`, say), and was stopped.
+    TooLong { path: PathBuf, seconds: u64 },
     /// Starting nvcc or handling its files failed.
     Io(String),
 }
@@ -39,6 +43,7 @@ impl fmt::Display for CompileError {
                 arch_name(*arch),
                 supported.last().map_or("nothing".to_string(), |newest| arch_name(*newest))
             ),
+            CompileError::TooLong { path, seconds } => write!(f, "the compiler did not finish {} in {seconds} s; stopped", path.display()),
             CompileError::Io(reason) => write!(f, "{reason}"),
         }
     }
@@ -67,10 +72,21 @@ fn scratch_dir() -> Result<PathBuf, CompileError> {
     Ok(dir)
 }
 
-/// Runs nvcc on `copy`, our copy of `source`; its stderr (the ptxas report, or the errors) either way,
-/// with the copy's path turned back into the student's.
-fn run(nvcc: &Path, args: &[String], source: &Path, copy: &Path) -> Result<String, CompileError> {
-    let output = Command::new(nvcc).args(args).output().map_err(|err| CompileError::Io(format!("could not start {}: {err}", nvcc.display())))?;
+/// How long nvcc may take for a student's file: ours compile in seconds; a file that includes
+/// `/dev/zero` would keep the preprocessor reading (and growing) until the machine gives out.
+const NVCC_LIMIT: Duration = Duration::from_secs(120);
+
+/// What is kept of each of nvcc's output streams: a template that recurses without end can print
+/// megabytes of instantiation notes; the first errors are what helps.
+const MAX_MESSAGE_BYTES: u64 = 256 * 1024;
+
+/// Runs nvcc on `copy`, our copy of `source`, within `limit`; its stderr (the ptxas report, or the
+/// errors) either way, with the copy's path turned back into the student's.
+fn run(nvcc: &Path, args: &[String], source: &Path, copy: &Path, limit: Duration) -> Result<String, CompileError> {
+    let output = run_bounded(Command::new(nvcc).args(args), limit).map_err(|err| match err {
+        Bounded::TooLong => CompileError::TooLong { path: source.to_path_buf(), seconds: limit.as_secs() },
+        Bounded::Io(err) => CompileError::Io(format!("could not run {}: {err}", nvcc.display())),
+    })?;
     let messages = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr))
         .replace(&copy.display().to_string(), &source.display().to_string());
     if output.status.success() {
@@ -80,9 +96,56 @@ fn run(nvcc: &Path, args: &[String], source: &Path, copy: &Path) -> Result<Strin
     }
 }
 
+/// Why [`run_bounded`] returned no output.
+enum Bounded {
+    TooLong,
+    Io(std::io::Error),
+}
+
+/// `command.output()` with a time limit and at most [`MAX_MESSAGE_BYTES`] kept per stream (the rest is
+/// read and dropped, so the program never blocks on a full pipe). The program runs in a process group
+/// of its own, killed whole at the limit: nvcc's preprocessor and compilers are its children.
+fn run_bounded(command: &mut Command, limit: Duration) -> Result<Output, Bounded> {
+    use std::os::unix::process::CommandExt as _;
+    let mut child = command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0).spawn().map_err(Bounded::Io)?;
+    let keep = |stream: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut kept = Vec::new();
+            if let Some(mut stream) = stream {
+                let _ = (&mut stream).take(MAX_MESSAGE_BYTES).read_to_end(&mut kept);
+                let _ = std::io::copy(&mut stream, &mut std::io::sink());
+            }
+            kept
+        })
+    };
+    let stdout = keep(child.stdout.take().map(|s| Box::new(s) as Box<dyn Read + Send>));
+    let stderr = keep(child.stderr.take().map(|s| Box::new(s) as Box<dyn Read + Send>));
+    let started = Instant::now();
+    let status = loop {
+        match child.try_wait().map_err(Bounded::Io)? {
+            Some(status) => break Some(status),
+            None if started.elapsed() >= limit => break None,
+            None => std::thread::sleep(Duration::from_millis(20)),
+        }
+    };
+    if status.is_none() {
+        // SAFETY: kill(2) with the negated id of the group this child leads; no memory is involved.
+        unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
+        let _ = child.wait();
+    }
+    let (stdout, stderr) = (stdout.join().unwrap_or_default(), stderr.join().unwrap_or_default());
+    let status = status.ok_or(Bounded::TooLong)?;
+    Ok(Output { status, stdout, stderr })
+}
+
 /// Compiles `source` as `like` was compiled (its flags, fatbin or linked with the device runtime) for
 /// architecture `arch` (90 for sm_90). The image lives as long as the program, like the embedded ones.
 pub fn compile(source: &Path, like: &KernelImage, arch: u32) -> Result<KernelImage, CompileError> {
+    compile_within(source, like, arch, NVCC_LIMIT)
+}
+
+/// [`compile`] with nvcc stopped after `limit`.
+fn compile_within(source: &Path, like: &KernelImage, arch: u32, limit: Duration) -> Result<KernelImage, CompileError> {
     fs::metadata(source).map_err(|err| CompileError::Missing { path: source.to_path_buf(), reason: err.to_string() })?;
     let nvcc = nvcc::find(Path::new(env!("CARGO_MANIFEST_DIR"))).ok_or(CompileError::NoNvcc)?;
     let supported = nvcc::supported_archs(&nvcc).map_err(CompileError::Io)?;
@@ -100,11 +163,11 @@ pub fn compile(source: &Path, like: &KernelImage, arch: u32) -> Result<KernelIma
     let base = nvcc::base_flags(&dir, &flags);
     let result = if like.linked_with_device_runtime {
         let (object, image) = (dir.join("kernel.o"), dir.join("kernel.cubin"));
-        run(&nvcc, &nvcc::relocatable_args(&base, arch, &copy, &object), source, &copy)
-            .and_then(|report| run(&nvcc, &nvcc::device_link_args(&nvcc, arch, &object, &image), source, &copy).map(|_| (report, image)))
+        run(&nvcc, &nvcc::relocatable_args(&base, arch, &copy, &object), source, &copy, limit)
+            .and_then(|report| run(&nvcc, &nvcc::device_link_args(&nvcc, arch, &object, &image), source, &copy, limit).map(|_| (report, image)))
     } else {
         let image = dir.join("kernel.fatbin");
-        run(&nvcc, &nvcc::fatbin_args(&base, arch, &copy, &image), source, &copy).map(|report| (report, image))
+        run(&nvcc, &nvcc::fatbin_args(&base, arch, &copy, &image), source, &copy, limit).map(|report| (report, image))
     };
     let compiled = result.and_then(|(report, image)| {
         let bytes = fs::read(&image).map_err(|err| CompileError::Io(format!("cannot read {}: {err}", image.display())))?;
@@ -207,6 +270,25 @@ mod tests {
             }
         }
         fs::remove_dir_all(folder).unwrap();
+    }
+
+    /// Issue 29: a file that keeps nvcc busy is stopped at the limit (its preprocessor included), and
+    /// one that makes it print without end is cut to what is kept.
+    #[test]
+    fn a_compile_that_would_not_end_is_stopped_and_its_messages_bounded() {
+        let zero = write("zero.cu", "#include \"/dev/zero\"\n");
+        let message = compile_within(&zero, &crate::SIMPSON, 90, Duration::from_secs(3)).unwrap_err().to_string();
+        assert_eq!(message, format!("the compiler did not finish {} in 3 s; stopped", zero.display()));
+        fs::remove_file(zero).unwrap();
+        // A template that recurses without end: nvcc's own depth limit ends it with an error.
+        let endless = write("endless.cu", "template<int N> struct R { static const int v = R<N + 1>::v; };\n__global__ void k(int* x) { *x = R<0>::v; }\n");
+        match compile(&endless, &crate::SIMPSON, 90) {
+            Err(CompileError::Nvcc { messages, .. }) => assert!(messages.contains("endless.cu(1): error") && messages.len() as u64 <= 2 * MAX_MESSAGE_BYTES, "{messages}"),
+            other => panic!("{other:?}"),
+        }
+        fs::remove_file(endless).unwrap();
+        let output = run_bounded(Command::new("sh").args(["-c", "yes error | head -c 5000000; echo done >&2"]), Duration::from_secs(30)).ok().unwrap();
+        assert_eq!((output.stdout.len() as u64, output.stderr), (MAX_MESSAGE_BYTES, b"done\n".to_vec()));
     }
 
     #[test]
