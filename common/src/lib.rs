@@ -57,7 +57,7 @@ pub mod matrix;
 pub mod mmm;
 pub mod output;
 pub mod phases;
-pub mod private_dir;
+pub use kernels::private_dir;
 pub mod progress;
 pub mod ptxas_view;
 pub mod raw;

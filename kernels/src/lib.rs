@@ -8,6 +8,7 @@
 
 pub mod assignment;
 pub mod nvcc;
+pub mod private_dir;
 pub mod ptxas;
 pub mod runtime;
 

@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 use std::io::Read;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
+use crate::private_dir::PrivateDir;
 use crate::{arch_name, nvcc, ArchImage, KernelImage, HEADERS};
 
 /// Why a student's file did not become a kernel image.
@@ -51,23 +51,13 @@ impl fmt::Display for CompileError {
 
 impl std::error::Error for CompileError {}
 
-/// A fresh folder for one compile: several compiles in one process, and several processes, never share.
-/// Made by us alone (an existing folder or link of that name, which another account could have put
-/// there to swap the image between nvcc and our read, is skipped), readable by us alone.
-fn scratch_dir() -> Result<PathBuf, CompileError> {
-    use std::os::unix::fs::DirBuilderExt as _;
-    static COUNT: AtomicUsize = AtomicUsize::new(0);
-    let mut tries = 0;
-    let dir = loop {
-        let dir = std::env::temp_dir().join(format!("lab-kernel-{}-{}", std::process::id(), COUNT.fetch_add(1, Ordering::Relaxed)));
-        match fs::DirBuilder::new().mode(0o700).create(&dir) {
-            Ok(()) => break dir,
-            Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists && tries < 100 => tries += 1,
-            Err(err) => return Err(CompileError::Io(format!("cannot make {}: {err}", dir.display()))),
-        }
-    };
+/// A fresh private folder for one compile (a name nobody can predict, readable by us alone, so that
+/// no other account can put a file or link there to swap the image between nvcc and our read), with
+/// our headers in it; removed when dropped.
+fn scratch_dir() -> Result<PrivateDir, CompileError> {
+    let dir = PrivateDir::new("lab-kernel").map_err(|err| CompileError::Io(err.to_string()))?;
     for (name, text) in HEADERS {
-        fs::write(dir.join(name), text).map_err(|err| CompileError::Io(format!("cannot write {name} to {}: {err}", dir.display())))?;
+        fs::write(dir.path().join(name), text).map_err(|err| CompileError::Io(format!("cannot write {name} to {}: {err}", dir.path().display())))?;
     }
     Ok(dir)
 }
@@ -152,7 +142,8 @@ fn compile_within(source: &Path, like: &KernelImage, arch: u32, limit: Duration)
     if !supported.contains(&arch) {
         return Err(CompileError::Unsupported { arch, supported });
     }
-    let dir = scratch_dir()?;
+    let scratch = scratch_dir()?;
+    let dir = scratch.path();
     // nvcc compiles a copy under a name of ours: it reads commas in its arguments as list separators
     // and hands file names on to its own tools, so "Doe, Jane.cu" failed in fatbinary and a `"` broke
     // the command line. Messages get the student's name back (`run`).
@@ -160,7 +151,7 @@ fn compile_within(source: &Path, like: &KernelImage, arch: u32, limit: Duration)
     fs::copy(source, &copy).map_err(|err| CompileError::Missing { path: source.to_path_buf(), reason: err.to_string() })?;
     let mut flags: Vec<String> = like.flags.iter().map(|flag| flag.to_string()).collect();
     flags.extend(include_dir_of(source));
-    let base = nvcc::base_flags(&dir, &flags);
+    let base = nvcc::base_flags(dir, &flags);
     let result = if like.linked_with_device_runtime {
         let (object, image) = (dir.join("kernel.o"), dir.join("kernel.cubin"));
         run(&nvcc, &nvcc::relocatable_args(&base, arch, &copy, &object), source, &copy, limit)
@@ -173,8 +164,6 @@ fn compile_within(source: &Path, like: &KernelImage, arch: u32, limit: Duration)
         let bytes = fs::read(&image).map_err(|err| CompileError::Io(format!("cannot read {}: {err}", image.display())))?;
         Ok((report, bytes))
     });
-    // The folder holds only our copies of the headers and nvcc's output: nothing the user gave.
-    let _ = fs::remove_dir_all(&dir);
     let (report, bytes) = compiled?;
     Ok(one_build(source, like, arch, bytes, report))
 }

@@ -140,3 +140,20 @@ fn check_flags_without_check_are_one_line_errors() {
     let source = temp_file("time-limit.cu", "");
     assert!(run(LAB, &["--kernel-source", &source, "--check", "--time-limit", "0"]).is_one_line_error("lab-mmm", "--time-limit"));
 }
+
+/// Issue 29: a student's file is compiled, and --check would run, in private folders made for the
+/// purpose: with TMPDIR and the working folder fresh and empty, both are empty again after the run
+/// (here it ends at the missing GPU, after the compile; on a GPU machine, after the cases).
+#[test]
+fn a_check_leaves_no_file_behind_in_the_temporary_or_working_folder() {
+    let (tmp, work) = (common::private_dir::PrivateDir::new("tmpdir-test").unwrap(), common::private_dir::PrivateDir::new("cwd-test").unwrap());
+    let source = format!("{}/../kernels/cuda/mmm.cu", env!("CARGO_MANIFEST_DIR"));
+    for args in [&["--kernel-source", &source, "--kernel", "tiled", "--check"][..], &["--kernel-source", &source, "--kernel", "tiled"][..]] {
+        let output = std::process::Command::new(LAB).args(args).current_dir(work.path()).env("TMPDIR", tmp.path()).output().unwrap();
+        assert!(!String::from_utf8_lossy(&output.stderr).contains("panicked"), "{output:?}");
+        for dir in [tmp.path(), work.path()] {
+            let left: Vec<_> = std::fs::read_dir(dir).unwrap().map(|entry| entry.unwrap().path()).collect();
+            assert!(left.is_empty(), "{args:?} left {left:?}");
+        }
+    }
+}

@@ -1,5 +1,5 @@
-//! A fresh private folder for files a lab hands to its own child processes (`--check`'s compiled
-//! image and each case's result file). `mkdtemp(3)` picks a name nobody can predict and creates it
+//! A fresh private folder for files a lab writes for itself or hands to its own child processes
+//! (nvcc's work for a student's file, `--check`'s compiled image and each case's result file). `mkdtemp(3)` picks a name nobody can predict and creates it
 //! with mode 0700 in one step, so another account on a shared course machine can neither create the
 //! path first (a link, or a file of its own) nor read or write what is in it.
 
@@ -7,7 +7,7 @@ use std::ffi::{CString, OsString};
 use std::os::unix::ffi::{OsStrExt as _, OsStringExt as _};
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Context as _, Result};
+use std::io::{Error, ErrorKind, Result};
 
 /// A folder made by `mkdtemp` under the temporary folder; removed with everything in it on drop.
 #[derive(Debug)]
@@ -19,11 +19,14 @@ impl PrivateDir {
     /// `$TMPDIR/<prefix>-XXXXXX`, mode 0700.
     pub fn new(prefix: &str) -> Result<PrivateDir> {
         let template = std::env::temp_dir().join(format!("{prefix}-XXXXXX"));
-        let mut bytes = CString::new(template.as_os_str().as_bytes()).context("the temporary folder's path holds a NUL byte")?.into_bytes_with_nul();
+        let mut bytes = CString::new(template.as_os_str().as_bytes())
+            .map_err(|_| Error::new(ErrorKind::InvalidInput, "the temporary folder's path holds a NUL byte"))?
+            .into_bytes_with_nul();
         // SAFETY: a writable NUL-terminated template ending in XXXXXX, which mkdtemp overwrites in place.
         let made = unsafe { libc::mkdtemp(bytes.as_mut_ptr().cast::<libc::c_char>()) };
         if made.is_null() {
-            bail!("cannot create a private folder in {}: {}", std::env::temp_dir().display(), std::io::Error::last_os_error());
+            let why = Error::last_os_error();
+            return Err(Error::new(why.kind(), format!("cannot create a private folder in {}: {why}", std::env::temp_dir().display())));
         }
         bytes.pop(); // the NUL
         Ok(PrivateDir { path: PathBuf::from(OsString::from_vec(bytes)) })
