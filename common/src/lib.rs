@@ -68,7 +68,7 @@ pub mod verify;
 
 /// `1.5 GiB`, `48.0 KiB`, `512 B`: sizes as people read them.
 pub fn format_bytes(bytes: u64) -> String {
-    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
+    const UNITS: [&str; 6] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
     if bytes < 1024 {
         return format!("{bytes} B");
     }

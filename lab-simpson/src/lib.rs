@@ -2,7 +2,7 @@
 
 pub mod check;
 
-use anyhow::{ensure, Result};
+use anyhow::{ensure, Context as _, Result};
 use common::device_info::DeviceInfo;
 use common::gpu::Gpu;
 use common::phases::{self, Phase};
@@ -46,14 +46,17 @@ impl Problem {
         common::integrand::check_interval(a, b)?;
         ensure!(block_size > 0, "--block-size must be at least 1");
         ensure!(intervals > 0, "--intervals must be at least 1");
+        // The next multiple up, where there is one below 2^64 (checked arithmetic: any u64 is a user's).
+        let next = intervals.div_ceil(u64::from(block_size)).checked_mul(u64::from(block_size));
         ensure!(
             intervals.is_multiple_of(u64::from(block_size)),
             "--intervals {intervals} is not a multiple of --block-size {block_size}: the slide's kernel gives \
-             each of its gridDim.x * blockDim.x threads one sub-interval (try --intervals {})",
-            intervals.div_ceil(u64::from(block_size)) * u64::from(block_size)
+             each of its gridDim.x * blockDim.x threads one sub-interval (try {})",
+            next.map_or(format!("a multiple of {block_size}"), |next| format!("--intervals {next}"))
         );
         // The sums: the poison sent to the GPU, the GPU's copied back, the CPU's.
-        common::host_memory::ensure_host_fits(3 * 8 * intervals, &format!("--intervals {intervals}"))?;
+        let bytes = intervals.checked_mul(3 * 8).with_context(|| format!("--intervals {intervals} is too large: its sums alone would need over 16 EiB"))?;
+        common::host_memory::ensure_host_fits(bytes, &format!("--intervals {intervals}"))?;
         Ok(Problem { integrand, a, b, intervals, block_size })
     }
 

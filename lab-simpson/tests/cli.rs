@@ -50,6 +50,20 @@ fn default_run_needs_a_gpu_and_says_so_without_one() {
     assert_default_run_suits_this_machine(LAB, "lab-simpson");
 }
 
+/// Issue 26: any u64 is an answer, not an overflow (it was a panic in the dev profile and a wrapped
+/// size in release).
+#[test]
+fn any_interval_count_up_to_the_largest_u64_is_a_one_line_error() {
+    for (intervals, message) in [
+        ("18446744073709551615", "--intervals 18446744073709551615 is not a multiple of --block-size 256: the slide's kernel gives each of its gridDim.x * blockDim.x threads one sub-interval (try a multiple of 256)"),
+        ("18446744073709551360", "--intervals 18446744073709551360 is too large: its sums alone would need over 16 EiB"),
+        ("576460752303423488", "--intervals 576460752303423488 needs 12.0 EiB of host memory"),
+    ] {
+        let outcome = run(LAB, &["--intervals", intervals]);
+        assert!(outcome.is_one_line_error("lab-simpson", message), "{outcome:?}");
+    }
+}
+
 #[test]
 fn refuses_more_sub_intervals_than_host_memory_holds_before_touching_the_gpu() {
     let outcome = run(LAB, &["--intervals", "1099511627776"]);

@@ -18,10 +18,43 @@ use anyhow::{bail, Context as _, Result};
 
 use super::{Element, HostStorage, Matrix};
 
+/// The most a matrix file may hold: 8192 x 8192 doubles as text are about 1.3 GiB. A path such as
+/// `/dev/urandom` would otherwise be read until the machine runs out of memory (issue 26).
+const MAX_FILE_BYTES: u64 = 2 << 30;
+
+/// What is read first to tell a text file from binary data: random bytes hold a NUL within it.
+const SNIFF_BYTES: u64 = 64 << 10;
+
 /// Reads a matrix file; errors name the file, the line and the column.
 pub fn read<T: Element>(path: &Path) -> Result<Matrix<T>> {
-    let text = fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    parse(&text, &path.display().to_string())
+    parse(&read_text(path)?, &path.display().to_string())
+}
+
+/// The file's text, at most [`MAX_FILE_BYTES`] of it, refused early if it starts with binary data.
+fn read_text(path: &Path) -> Result<String> {
+    use std::io::Read as _;
+    let name = path.display();
+    let file = fs::File::open(path).with_context(|| format!("reading {name}"))?;
+    let mut limited = file.take(MAX_FILE_BYTES + 1);
+    let mut bytes = Vec::new();
+    (&mut limited).take(SNIFF_BYTES).read_to_end(&mut bytes).with_context(|| format!("reading {name}"))?;
+    if let Some(at) = bytes.iter().position(|&byte| byte == 0) {
+        bail!("{name}: not a text matrix file (a NUL byte at byte {at})");
+    }
+    limited.read_to_end(&mut bytes).with_context(|| format!("reading {name}"))?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        bail!("{name}: larger than {}, more than a matrix file lab-mmm reads", crate::format_bytes(MAX_FILE_BYTES));
+    }
+    String::from_utf8(bytes).map_err(|err| anyhow::anyhow!("{name}: not UTF-8 text (at byte {})", err.utf8_error().valid_up_to()))
+}
+
+/// A token as an error shows it: the whole of a short one, the start of a long one.
+fn shown(token: &str) -> String {
+    const SHOWN: usize = 40;
+    match token.char_indices().nth(SHOWN) {
+        Some((end, _)) => format!("{:?}... ({} bytes)", &token[..end], token.len()),
+        None => format!("{token:?}"),
+    }
 }
 
 /// Parses the text of a matrix file called `name` (for messages).
@@ -42,7 +75,7 @@ pub fn parse<T: Element>(text: &str, name: &str) -> Result<Matrix<T>> {
                 .parse()
                 .ok()
                 .filter(|v: &f64| v.is_finite())
-                .with_context(|| format!("{name}:{line_number}:{column}: {token:?} is not a finite number"))?;
+                .with_context(|| format!("{name}:{line_number}:{column}: {} is not a finite number", shown(token)))?;
             values.push(T::from_f64(value));
             count += 1;
         }
@@ -123,6 +156,17 @@ mod tests {
             let err = parse::<f32>(text, "E.txt").unwrap_err().to_string();
             assert_eq!(err, "E.txt: no matrix in the file (it is empty or only comments)");
         }
+    }
+
+    /// Issue 26: a stream of random bytes is refused at once (it was read until the machine ran out of
+    /// memory), and a long token is shown cut.
+    #[test]
+    fn binary_data_and_long_tokens_are_refused_in_one_short_line() {
+        let err = read::<f64>(Path::new("/dev/urandom")).unwrap_err().to_string();
+        assert!(err.starts_with("/dev/urandom: not a text matrix file (a NUL byte at byte "), "{err}");
+        let long = format!("1 {}\n", "x".repeat(1 << 20));
+        let err = parse::<f64>(&long, "L.txt").unwrap_err().to_string();
+        assert_eq!(err, format!("L.txt:1:3: {:?}... (1048576 bytes) is not a finite number", "x".repeat(40)));
     }
 
     #[test]
