@@ -289,7 +289,7 @@ mod tests {
     fn refuses_host_buffers_larger_than_the_available_memory() {
         assert!(ensure_host_fits(1 << 20, "a small buffer").is_ok());
         let err = ensure_host_fits(u64::MAX / 2, "A and B").unwrap_err().to_string();
-        assert!(err.starts_with("A and B needs 8388608.0 TiB of host memory, but this machine has "), "{err}");
+        assert!(err.starts_with("A and B needs 8.0 EiB of host memory, but this machine has "), "{err}");
     }
 
     #[test]
