@@ -28,7 +28,7 @@ pub fn run_lab<A: Parser>(run: impl FnOnce(A) -> anyhow::Result<()>) -> ExitCode
             let _ = err.print();
             return ExitCode::SUCCESS;
         }
-        Err(err) => return fail(&name, &first_line_of_clap_error(&err.render().to_string())),
+        Err(err) => return fail(&name, &one_line_clap_error(&err.render().to_string())),
     };
     let result = run(args);
     if crate::phases::requested() {
@@ -62,16 +62,40 @@ fn fail(name: &str, message: &str) -> ExitCode {
     ExitCode::FAILURE
 }
 
-/// clap's message without its "error: " prefix and the usage lines that follow it.
-fn first_line_of_clap_error(rendered: &str) -> String {
+/// clap's message on one line: without its "error: " prefix and the usage lines, but with what it
+/// says is accepted (`[possible values: ...]`), ranges in words, and a negative number called one.
+fn one_line_clap_error(rendered: &str) -> String {
     let mut lines = rendered.lines();
     let first = lines.next().unwrap_or("bad command line");
     let first = first.strip_prefix("error: ").unwrap_or(first);
+    let rest: Vec<&str> = lines.map(str::trim).collect();
     // "the following required arguments were not provided:" names them on the next line.
-    match (first.ends_with(':'), lines.next()) {
-        (true, Some(next)) if !next.trim().is_empty() => format!("{first} {}", next.trim()),
+    let mut message = match (first.ends_with(':'), rest.first()) {
+        (true, Some(next)) if !next.is_empty() => format!("{first} {next}"),
         _ => first.to_string(),
+    };
+    if let Some(values) = rest.iter().find(|line| line.starts_with("[possible values:")) {
+        message = format!("{message} {values}");
     }
+    if let Some(number) = message.strip_prefix("unexpected argument '").and_then(|tail| tail.strip_suffix("' found")) {
+        if number.starts_with('-') && number[1..].parse::<f64>().is_ok() {
+            message = format!("{number} is not accepted: the values here are not negative");
+        }
+    }
+    readable_range(&message)
+}
+
+/// "0 is not in 1..=4294967295" as "0 is not accepted: the least is 1" (the upper end is only the
+/// integer type's), and "9 is not in 1..=8" as "9 is not between 1 and 8".
+fn readable_range(message: &str) -> String {
+    let Some(at) = message.find(" is not in ") else { return message.to_string() };
+    let range = &message[at + " is not in ".len()..];
+    let Some((low, high)) = range.split_once("..=") else { return message.to_string() };
+    let high_end = high.find(|c: char| !c.is_ascii_digit()).unwrap_or(high.len());
+    let (high_number, after) = high.split_at(high_end);
+    let type_limits = ["2147483647", "4294967295", "9223372036854775807", "18446744073709551615"];
+    let words = if type_limits.contains(&high_number) { format!(" is not accepted: the least is {low}") } else { format!(" is not between {low} and {high_number}") };
+    format!("{}{words}{after}", &message[..at])
 }
 
 /// A bug should still end in one line: which lab, what, where.
@@ -95,9 +119,24 @@ mod tests {
     #[test]
     fn keeps_only_the_first_line_of_a_clap_error() {
         let rendered = "error: invalid value 'x' for '--block-size <N>': invalid digit\n\nUsage: lab [OPTIONS]\n";
-        assert_eq!(first_line_of_clap_error(rendered), "invalid value 'x' for '--block-size <N>': invalid digit");
+        assert_eq!(one_line_clap_error(rendered), "invalid value 'x' for '--block-size <N>': invalid digit");
         let missing = "error: the following required arguments were not provided:\n  --kernel-source <FILE.cu>\n\nUsage: lab\n";
-        assert_eq!(first_line_of_clap_error(missing), "the following required arguments were not provided: --kernel-source <FILE.cu>");
+        assert_eq!(one_line_clap_error(missing), "the following required arguments were not provided: --kernel-source <FILE.cu>");
+    }
+
+    /// Issue 26: the one line still says what is accepted.
+    #[test]
+    fn a_clap_error_keeps_what_is_accepted() {
+        let values = "error: invalid value 'tiles' for '--kernel <KERNEL>'\n  [possible values: naive, tiled]\n\n  tip: a similar value exists: 'tiled'\n\nFor more information, try '--help'.\n";
+        assert_eq!(one_line_clap_error(values), "invalid value 'tiles' for '--kernel <KERNEL>' [possible values: naive, tiled]");
+        let least = "error: invalid value '0' for '--block-size <BLOCK_SIZE>': 0 is not in 1..=4294967295\n\nFor more information, try '--help'.\n";
+        assert_eq!(one_line_clap_error(least), "invalid value '0' for '--block-size <BLOCK_SIZE>': 0 is not accepted: the least is 1");
+        let between = "error: invalid value '99' for '--count <COUNT>': 99 is not in 1..=64\n";
+        assert_eq!(one_line_clap_error(between), "invalid value '99' for '--count <COUNT>': 99 is not between 1 and 64");
+        let negative = "error: unexpected argument '-5' found\n\n  tip: to pass '-5' as a value, use '-- -5'\n\nUsage: lab-mmm [OPTIONS]\n";
+        assert_eq!(one_line_clap_error(negative), "-5 is not accepted: the values here are not negative");
+        let flag = "error: unexpected argument '--fast' found\n\nUsage: lab\n";
+        assert_eq!(one_line_clap_error(flag), "unexpected argument '--fast' found");
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Opening the GPU: driver, device, context, and the modules the labs load.
 
-use anyhow::{ensure, Context as _, Result};
+use anyhow::{bail, ensure, Context as _, Result};
 use std::ffi::CString;
 
 use cust::context::{Context, CurrentContext};
@@ -79,7 +79,11 @@ fn new_context(device: Device) -> Result<Context> {
 /// `cust::init`, which reports the codes it does not know, like 803, as unknown).
 pub fn count() -> Result<u32> {
     // SAFETY: cuInit takes flags only; 0 is the one value defined.
-    check_cuda!(unsafe { raw::cuInit(0) }).context("no usable CUDA GPU (this lab needs an NVIDIA GPU and its driver)")?;
+    if let Err(err) = check_cuda!(unsafe { raw::cuInit(0) }) {
+        // The machine's state, not a bug of ours: the driver's name and words for it, without the
+        // call and our source location that other CUDA errors carry.
+        bail!("no usable CUDA GPU (this lab needs an NVIDIA GPU and its driver): {} ({}): {}", err.name(), err.code, err.text());
+    }
     Ok(check_cuda!(Device::num_devices())?)
 }
 
