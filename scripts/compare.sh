@@ -81,6 +81,12 @@ if [ -n "$build_only" ]; then
     exit $failed
 fi
 
+# Every row runs on a GPU: without one, say so once instead of a table of failed runs.
+if ! nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
+    echo "compare.sh: no GPU here (nvidia-smi lists none); the programs run on one (--build-only DIR compiles them without)" >&2
+    exit 1
+fi
+
 # The rows (scripts/compare-rows.txt): program | reference program and arguments | its key | lab and
 # arguments | its key. {scene} and {work} stand for the tracer's scene file and this run's folder.
 scene=$root/lab-constant-tracer/scenes/sixty-four.txt

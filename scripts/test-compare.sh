@@ -55,6 +55,15 @@ expect "build flags of dynamic parallelism" "$(build_flags reference/dynamic/ada
 expect "no build flags" "$(build_flags reference/simpson/simpson.cu)" ""
 expect "log name of a lab run" "$(log_name bin/lab-mmm --random 1024 --precision f32 --repetitions 10)" lab-mmm-f32
 expect "log name of a reference run" "$(log_name /tmp/x/streams-mmm 2048 10 3)" streams-mmm
+# Without a GPU: one line and exit 1, not a table of failed runs (issue 26).
+mkdir -p "$scratch/no-gpu"
+printf '#!/usr/bin/env bash\nexit 9\n' >"$scratch/no-gpu/nvidia-smi"
+chmod +x "$scratch/no-gpu/nvidia-smi"
+status=0
+PATH="$scratch/no-gpu:$PATH" ARCH=sm_90 bash scripts/compare.sh --only simpson >"$scratch/out" 2>"$scratch/err" || status=$?
+expect "no GPU: exit 1" "$status" 1
+expect "no GPU: says so in one line" "$(cat "$scratch/err")" "compare.sh: no GPU here (nvidia-smi lists none); the programs run on one (--build-only DIR compiles them without)"
+expect "no GPU: no table" "$(wc -c <"$scratch/out")" 0
 rm -rf "$scratch"
 
 echo "compare.sh's reading: $checks checks, $failures failed"
