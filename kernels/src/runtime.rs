@@ -34,7 +34,7 @@ pub enum CompileError {
 impl fmt::Display for CompileError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            CompileError::Missing { path, reason } => write!(f, "cannot read the kernel source {}: {reason}", path.display()),
+            CompileError::Missing { path, reason } => write!(f, "cannot read the kernel source {}{}: {reason}", path.display(), looked_in(path)),
             CompileError::NoNvcc => write!(f, "--kernel-source needs nvcc to compile the file, and none was found ({})", nvcc::HOW_TO_GET_NVCC),
             CompileError::Nvcc { path, .. } => write!(f, "nvcc could not compile {} (its messages are above)", path.display()),
             CompileError::Unsupported { arch, supported } => write!(
@@ -50,6 +50,15 @@ impl fmt::Display for CompileError {
 }
 
 impl std::error::Error for CompileError {}
+
+/// For a relative path, the folder it was looked for in (a week's README command run from the
+/// repository root instead of the week's folder, say).
+fn looked_in(path: &Path) -> String {
+    match std::env::current_dir() {
+        Ok(folder) if path.is_relative() => format!(" (looked in {})", folder.display()),
+        _ => String::new(),
+    }
+}
 
 /// A fresh private folder for one compile (a name nobody can predict, readable by us alone, so that
 /// no other account can put a file or link there to swap the image between nvcc and our read), with
@@ -235,6 +244,10 @@ mod tests {
         fs::remove_file(path).unwrap();
         let missing = compile(Path::new("/no/such/kernel.cu"), &crate::SIMPSON, 90).unwrap_err().to_string();
         assert!(missing.starts_with("cannot read the kernel source /no/such/kernel.cu: "), "{missing}");
+        // Issue 26: a relative path names the folder it was looked for in.
+        let relative = compile(Path::new("no-such-mmm.cu"), &crate::SIMPSON, 90).unwrap_err().to_string();
+        let here = std::env::current_dir().unwrap();
+        assert!(relative.starts_with(&format!("cannot read the kernel source no-such-mmm.cu (looked in {}): ", here.display())), "{relative}");
     }
 
     /// Issue 26: nvcc once failed a correct file for its name ("my mmm, v2.cu": fatbinary took the

@@ -73,7 +73,7 @@ fn refuses_more_sub_intervals_than_host_memory_holds_before_touching_the_gpu() {
 #[test]
 fn a_students_kernel_is_compiled_before_the_gpu_and_its_errors_are_clear() {
     let missing = run(LAB, &["--kernel-source", "no-such-kernel.cu"]);
-    assert!(missing.is_one_line_error("lab-simpson", "cannot read the kernel source no-such-kernel.cu: "), "{missing:?}");
+    assert!(missing.is_one_line_error("lab-simpson", "cannot read the kernel source no-such-kernel.cu (looked in "), "{missing:?}");
     // nvcc's own message, file and line, then the lab's one line.
     let bad = common::testing::temp_file("bad.cu", "__global__ void simpson(double a, double b, double* sums) {\n  sums[0] = c;\n}\n");
     let outcome = run(LAB, &["--kernel-source", &bad]);
