@@ -115,7 +115,7 @@ grade_one() {
         printf '%s,%s,""\n' "$(csv_field "$student")" "$(sed -n 2p <<<"$output")" >"$scratch/$index.row"
     else
         local reason
-        reason=$(grep -m 1 -E 'error' "$scratch/$index.err" || tail -n 1 "$scratch/$index.err")
+        reason=$(grep -m 1 -E '(\): error|^lab-[a-z-]+: error: )' "$scratch/$index.err" || tail -n 1 "$scratch/$index.err")
         row_without_results "$student" "$file" "compile error or no result: ${reason:-no message}" >"$scratch/$index.row"
     fi
 }

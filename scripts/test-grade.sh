@@ -51,6 +51,11 @@ case $(head -n 1 "$file") in
     "// compile error")
         echo "$file(3): error: identifier \"x\" is undefined" >&2
         exit 1 ;;
+    "// warns, then fails")
+        echo "$file(5): warning #177-D: variable \"error_count\" was declared but never referenced" >&2
+        echo "$file compiled (for GPU 0, sm_90): mmm_f64 40 registers, 4096 bytes shared" >&2
+        echo "lab-mmm: error: the cases need a GPU: no usable CUDA GPU" >&2
+        exit 1 ;;
     *) exit 1 ;;
 esac
 STUB
@@ -65,6 +70,7 @@ echo "// pass" >"$subs/=1+2.cu"
 echo "// pass" >"$subs/Doe, Jane \"JD\".cu"
 echo "// compile error" >"$subs/bob.cu"
 echo "// crashes" >"$subs/carol.cu"
+echo "// warns, then fails" >"$subs/dave errors.cu"
 echo "// pass" >"$subs/in a folder/mmm.cu"
 
 export REAL_LAB=$real_lab LAB_BIN_DIR=$work/bin STUB_LOG=$work/stub.log
@@ -99,6 +105,7 @@ row Doe, Jane "JD" | 12/12 |
 row alice | 12/12 | 
 row bob | 0/12 | compile error or no result: $subs/bob.cu(3): error: identifier "x" is undefined
 row carol | 0/12 | compile error or no result: no message
+row dave errors | 0/12 | compile error or no result: lab-mmm: error: the cases need a GPU: no usable CUDA GPU
 row empty folder | 0/12 | no .cu file
 row in a folder | 12/12 | 
 ROWS
@@ -131,7 +138,7 @@ expect "a scheduler's GPUs" "$(gpus_used)" "one at a time on 5,7"
 expect "a scheduler's GPUs, same CSV" "$(cmp -s "$work/one.csv" "$work/share.csv" && echo same || echo different)" same
 
 # Progress: a line per submission on stderr, none in the CSV.
-expect "progress lines" "$(grep -c '^grade.sh: graded [1-7] of 7: ' "$work/three.err")" 7
+expect "progress lines" "$(grep -c '^grade.sh: graded [1-8] of 8: ' "$work/three.err")" 8
 expect "no progress in the CSV" "$(grep -c 'grade.sh' "$work/three.csv" || true)" 0
 
 # Every --check has a time limit: 10 minutes, an hour with --sanitize, or --limit's.

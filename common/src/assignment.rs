@@ -86,6 +86,15 @@ pub struct Entry {
     pub declaration: &'static str,
 }
 
+impl Entry {
+    /// The kernel's name as the student wrote it (`simpson`, not `_Z7simpsonddPd`): the identifier
+    /// before the parameters in its declaration.
+    pub fn c_name(&self) -> &'static str {
+        let before = self.declaration.split('(').next().unwrap_or(self.declaration);
+        before.rsplit(|c: char| c.is_whitespace() || c == '*').next().unwrap_or(self.name)
+    }
+}
+
 impl StudentArgs {
     /// The image to run: `ours`, or the student's file compiled like it (its entries and their
     /// parameters checked, its report shown), or in a child process the parent's compile. Needs no GPU.
@@ -115,7 +124,14 @@ impl StudentArgs {
         for entry in entries {
             require_same_parameters(&image, ours, entry)?;
         }
-        if !self.check {
+        // nvcc's warnings for a file that compiled, which the report alone would drop.
+        for warning in warnings(&image) {
+            eprintln!("{warning}");
+        }
+        if self.check {
+            // Before any case (and before the GPU is needed): that the file compiled, and to what.
+            eprintln!("{}", compiled(&image, entries, &for_whom));
+        } else {
             print_report(&image, entries, &for_whom);
         }
         Ok(Box::leak(Box::new(image)))
@@ -233,6 +249,24 @@ pub fn require_entries(image: &KernelImage, entries: &[Entry]) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// nvcc's warning lines in the student's report (`mmm.cu(12): warning #177-D: variable ...`).
+fn warnings(image: &KernelImage) -> Vec<&'static str> {
+    image.newest().map(|build| build.ptxas.lines().filter(|line| line.contains("warning")).collect()).unwrap_or_default()
+}
+
+/// One line for `--check`: the file compiled, for which architecture, and each entry's registers and
+/// shared memory (`mmm.cu compiled (for GPU 0, sm_90): mmm_f64 40 registers, 4096 bytes shared; ...`).
+fn compiled(image: &KernelImage, entries: &[Entry], for_whom: &str) -> String {
+    let Some(build) = image.newest() else { return format!("{} compiled", image.source) };
+    let report = build.report().ok();
+    let resources: Vec<String> = entries
+        .iter()
+        .filter_map(|entry| Some((entry, report.as_ref()?.function(entry.name)?)))
+        .map(|(entry, f)| format!("{} {} registers, {} bytes shared", entry.c_name(), f.registers, f.shared_bytes))
+        .collect();
+    format!("{} compiled ({for_whom}, {}): {}", image.source, kernels::arch_name(build.arch), resources.join("; "))
 }
 
 /// The ptxas report of the student's entries, as the slides show ours, after the command that made it
@@ -451,7 +485,7 @@ fn run_check<C>(args: &StudentArgs, image: &KernelImage, check: &Check<'_, C>, r
         true => Some(sanitizer::find().with_context(|| format!("--sanitize needs NVIDIA's compute-sanitizer, and none was found ({})", sanitizer::WHERE_WE_LOOK))?),
         false => None,
     };
-    crate::gpu::count()?; // no GPU: one error now, not one per case
+    crate::gpu::count().context("the cases need a GPU")?; // no GPU: one error now, not one per case
     let dir = PrivateDir::new(&format!("{}-check", check.lab))?;
     let image_path = dir.path().join("kernel.image");
     let build = image.newest().with_context(|| format!("{} was not compiled", image.source))?;

@@ -94,7 +94,11 @@ fn the_week_1_template_compiles_and_shows_its_ptxas_report() {
     assert!(outcome.stdout.contains("ptxas info    : Compiling entry function '_Z7simpsonddPd' for 'sm_"), "{outcome:?}");
     if !common::testing::machine_has_gpu() {
         assert!(outcome.is_one_line_error("lab-simpson", "no usable CUDA GPU"), "{outcome:?}");
+        // Issue 26: first that the file compiled and to what, then one line: the cases need a GPU.
         let check = run(LAB, &["--kernel-source", &template, "--check"]);
-        assert!(check.is_one_line_error("lab-simpson", "no usable CUDA GPU"), "one error, not one per case: {check:?}");
+        let lines: Vec<&str> = check.stderr.lines().collect();
+        assert_eq!((check.code, lines.len()), (Some(1), 2), "one error, not one per case: {check:?}");
+        assert!(lines[0].ends_with("simpson 4 registers, 0 bytes shared; simpson_sin 4 registers, 0 bytes shared; simpson_exp 4 registers, 0 bytes shared; simpson_peak 4 registers, 0 bytes shared") && lines[0].contains("simpson.cu compiled (no GPU found"), "{check:?}");
+        assert!(lines[1].starts_with("lab-simpson: error: the cases need a GPU: no usable CUDA GPU"), "{check:?}");
     }
 }
