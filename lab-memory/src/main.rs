@@ -69,9 +69,10 @@ struct Args {
     /// indexing: threads per block in x, y and z (likewise; at most 1024 in all).
     #[arg(long, num_args = 3, value_names = ["X", "Y", "Z"], default_values_t = [4, 3, 2], value_parser = clap::value_parser!(u32).range(1..=1024))]
     block: Vec<u32>,
-    /// device-query: bytes of the device-to-device copy that measures the memory bandwidth.
-    #[arg(long, default_value_t = 1 << 28, value_parser = clap::value_parser!(u64).range(4..=(1u64 << 34)))]
-    copy_bytes: u64,
+    /// device-query: size of the device-to-device copy that measures the memory bandwidth (4096 to
+    /// 16GiB, written like --buffer-bytes: 1073741824, 1GiB).
+    #[arg(long, default_value = "256MiB", value_parser = parse_bytes)]
+    copy_bytes: usize,
     /// Timed runs after one warm-up; the median is reported.
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
     repetitions: u32,
@@ -106,6 +107,7 @@ fn main() -> ExitCode {
 
 fn run(args: Args) -> Result<()> {
     let block: u32 = args.block.iter().product();
+    anyhow::ensure!(args.copy_bytes <= 1 << 34, "--copy-bytes {} is over 16 GiB", args.copy_bytes);
     anyhow::ensure!(block <= 1024, "--block {} x {} x {} is {block} threads, more than a block may have (1024)", args.block[0], args.block[1], args.block[2]);
     anyhow::ensure!(args.notes_threads.is_multiple_of(coalescing::BLOCK), "--notes-threads {} is not a multiple of {}: the notes' kernels check no bound", args.notes_threads, coalescing::BLOCK);
     if let Some(path) = &args.plot {
@@ -373,7 +375,7 @@ fn device_query(gpu: &Gpu, args: &Args) -> Result<bool> {
     for (name, value) in query.lines() {
         println!("  {name:<34} {value}");
     }
-    let bytes = args.copy_bytes as usize / 4 * 4;
+    let bytes = args.copy_bytes / 4 * 4;
     gpu.ensure_fits(2 * bytes as u64, &format!("--copy-bytes {bytes}"))?;
     let (timing, wrong) = measure_copy(bytes, args.repetitions as usize, args.seed)?;
     // A device-to-device copy reads and writes every byte.

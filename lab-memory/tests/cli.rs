@@ -28,6 +28,9 @@ fn refuses_empty_grids_and_blocks_and_blocks_over_1024_threads() {
         let outcome = run(LAB, args);
         assert!(outcome.is_one_line_error("lab-memory", "invalid value"), "{args:?}: {outcome:?}");
     }
+    // Issue 26: --copy-bytes reads sizes like --buffer-bytes, and says its limit.
+    let outcome = run(LAB, &["--mode", "device-query", "--copy-bytes", "17GiB"]);
+    assert!(outcome.is_one_line_error("lab-memory", "--copy-bytes 18253611008 is over 16 GiB"), "{outcome:?}");
     let outcome = run(LAB, &["--block", "32", "32", "2"]);
     assert!(outcome.is_one_line_error("lab-memory", "--block 32 x 32 x 2 is 2048 threads, more than a block may have (1024)"), "{outcome:?}");
     let outcome = run(LAB, &["--mode", "texture"]);
