@@ -273,7 +273,7 @@ fn compiled(image: &KernelImage, entries: &[Entry], for_whom: &str) -> String {
 /// and for which GPU.
 fn print_report(image: &KernelImage, entries: &[Entry], for_whom: &str) {
     let Some(build) = image.newest() else { return };
-    crate::ptxas_view::print_command(image, build.arch);
+    println!("{}", crate::ptxas_view::student_command(image, build.arch, image.linked_with_device_runtime));
     println!("({for_whom}, {})", kernels::arch_name(build.arch));
     if let Ok(report) = build.report() {
         for entry in entries {

@@ -55,6 +55,33 @@ pub fn print_command(image: &KernelImage, arch: u32) {
     println!("$ nvcc -arch={}{flags} --ptxas-options=-v {}", kernels::arch_name(arch), image.source);
 }
 
+/// The command that compiled a student's file (`--kernel-source`), written so that it runs again from
+/// a shell as shown: our headers' folder, the flags, the file quoted where it needs it, and
+/// `-c -o /dev/null`, since the report is what it is for.
+pub fn student_command(image: &KernelImage, arch: u32, linked: bool) -> String {
+    let flags: String = image.flags.iter().map(|flag| format!(" {}", shell_word(flag))).collect();
+    let built_at = concat!(env!("CARGO_MANIFEST_DIR"), "/../kernels/cuda");
+    let headers = shell_word(&std::path::Path::new(built_at).canonicalize().map_or(built_at.to_string(), |path| path.display().to_string()));
+    let relocatable = if linked { " -rdc=true" } else { "" };
+    // nvcc takes a comma in a file name for a list separator (the labs compile a copy, runtime.rs).
+    let comma = if image.source.contains(',') { "  # nvcc splits names at commas: rename the file to run this" } else { "" };
+    format!(
+        "$ nvcc -std=c++17 -O3 -I {headers}{flags} -arch={}{relocatable} --ptxas-options=-v -c {} -o /dev/null{comma}",
+        kernels::arch_name(arch),
+        shell_word(image.source)
+    )
+}
+
+/// `text` as one shell word: as it is where that is safe, else in single quotes (a `'` inside as
+/// `'\''`).
+fn shell_word(text: &str) -> String {
+    if !text.is_empty() && text.chars().all(|c| c.is_ascii_alphanumeric() || "_./=+-:,@%".contains(c)) {
+        text.to_string()
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
+    }
+}
+
 /// The slide's reasoning ("32768 registers per block: 1024 threads leave 32 registers each") for this
 /// GPU and kernel. The driver's occupancy figure `driver_blocks` is the authority: it also counts the
 /// allocation granularity, shared memory and the per-multiprocessor block limit.
@@ -76,4 +103,38 @@ fn register_arithmetic(info: &DeviceInfo, registers: u32, threads_per_block: u32
         info.max_threads_per_multiprocessor,
         100.0 * f64::from(driver_blocks * threads_per_block) / f64::from(info.max_threads_per_multiprocessor),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 26: the line printed for a student's file runs again from a shell as it stands (it had
+    /// no include path and unquoted paths), whatever the file is called.
+    #[test]
+    fn a_students_command_runs_again_as_printed() {
+        let dir = crate::private_dir::PrivateDir::new("command-test").unwrap();
+        let source = dir.path().join("my mmm v2 'x'.cu");
+        std::fs::copy(concat!(env!("CARGO_MANIFEST_DIR"), "/../kernels/cuda/mmm.cu"), &source).unwrap();
+        let image = KernelImage { source: Box::leak(source.display().to_string().into_boxed_str()), ..kernels::MMM_BS16 };
+        let line = student_command(&image, 90, false);
+        assert!(line.starts_with("$ nvcc -std=c++17 -O3 -I ") && line.ends_with("'\\''x'\\''.cu' -o /dev/null"), "{line}");
+        let nvcc = kernels::nvcc::find(std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../kernels"))).expect("nvcc");
+        let command = format!("{}{}", shell_word(&nvcc.display().to_string()), line.strip_prefix("$ nvcc").unwrap());
+        let output = std::process::Command::new("sh").arg("-c").arg(&command).output().unwrap();
+        assert!(output.status.success(), "{command}: {}", String::from_utf8_lossy(&output.stderr));
+        assert!(String::from_utf8_lossy(&output.stderr).contains("ptxas info    : Used"), "{command}");
+        // nvcc itself cannot take a name with a comma (fatbinary splits it): the line says so.
+        let comma = KernelImage { source: "Doe, Jane.cu", ..kernels::MMM_BS16 };
+        assert!(student_command(&comma, 90, false).ends_with("-c 'Doe, Jane.cu' -o /dev/null  # nvcc splits names at commas: rename the file to run this"));
+    }
+
+    #[test]
+    fn shell_words_are_quoted_only_where_needed() {
+        assert_eq!(shell_word("kernels/cuda/mmm.cu"), "kernels/cuda/mmm.cu");
+        assert_eq!(shell_word("-DBLOCK_SIZE=16"), "-DBLOCK_SIZE=16");
+        assert_eq!(shell_word("a b.cu"), "'a b.cu'");
+        assert_eq!(shell_word("it's.cu"), "'it'\\''s.cu'");
+        assert_eq!(shell_word(""), "''");
+    }
 }
