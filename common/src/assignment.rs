@@ -561,13 +561,17 @@ struct Deadline {
     seconds: u64,
 }
 
-/// A case's limits cut to what is left before `deadline`, and whether the deadline is what binds;
-/// `None` once nothing is left.
-fn within(limits: Limits, deadline: Option<Deadline>, now: Instant) -> Option<(Limits, bool)> {
-    let Some(deadline) = deadline else { return Some((limits, false)) };
+/// A case's limits cut to what is left before `deadline`; `None` once nothing is left.
+fn within(limits: Limits, deadline: Option<Deadline>, now: Instant) -> Option<Limits> {
+    let Some(deadline) = deadline else { return Some(limits) };
     let left = deadline.at.checked_duration_since(now).filter(|left| !left.is_zero())?;
-    let binds = left < limits.total;
-    Some((Limits { silence: limits.silence.min(left), total: limits.total.min(left) }, binds))
+    Some(Limits { silence: limits.silence.min(left), total: limits.total.min(left) })
+}
+
+/// Whether a case stopped at `cut` ended for the deadline rather than at its own `limits`: the limit
+/// that stopped it (`why`, from case_process) is one the deadline made shorter.
+fn stopped_by_deadline(why: &str, limits: Limits, cut: Limits) -> bool {
+    (why.starts_with("still running") && cut.total < limits.total) || (why.starts_with("printed nothing") && cut.silence < limits.silence)
 }
 
 impl Child<'_> {
@@ -591,11 +595,11 @@ impl Child<'_> {
             None => (CASE_LIMITS, None),
         };
         let seconds = self.deadline.map_or(0, |deadline| deadline.seconds);
-        let Some((limits, deadline_binds)) = within(limits, self.deadline, Instant::now()) else {
+        let Some(cut) = within(limits, self.deadline, Instant::now()) else {
             return CaseRun::fault(self.name, format!("not run: the --time-limit of {seconds} s was used up"));
         };
-        let mut run = case_process::run(command, &result, self.name, limits, finished);
-        if deadline_binds && matches!(&run.row.result, Err(why) if why.starts_with("still running") || why.starts_with("printed nothing")) {
+        let mut run = case_process::run(command, &result, self.name, cut, finished);
+        if matches!(&run.row.result, Err(why) if stopped_by_deadline(why, limits, cut)) {
             run.row.result = Err(format!("still running when the --time-limit of {seconds} s ran out; stopped"));
         }
         run
@@ -755,13 +759,18 @@ mod tests {
     #[test]
     fn a_time_limit_cuts_the_cases_limits_to_what_is_left_and_then_runs_none() {
         let (now, limits) = (Instant::now(), Limits { silence: Duration::from_secs(30), total: Duration::from_secs(300) });
-        assert_eq!(within(limits, None, now), Some((limits, false)));
+        assert_eq!(within(limits, None, now), Some(limits));
         let deadline = |seconds| Some(Deadline { at: now + Duration::from_secs(seconds), seconds });
-        assert_eq!(within(limits, deadline(600), now), Some((limits, false)));
+        assert_eq!(within(limits, deadline(600), now), Some(limits));
         let cut = Limits { silence: Duration::from_secs(30), total: Duration::from_secs(100) };
-        assert_eq!(within(limits, deadline(100), now), Some((cut, true)));
+        assert_eq!(within(limits, deadline(100), now), Some(cut));
+        // A real hang found by its silence is not blamed on the deadline; a stop at the cut total is.
+        assert!(!stopped_by_deadline("printed nothing for 30 s and did not end (an endless loop?); stopped", limits, cut));
+        assert!(stopped_by_deadline("still running after 100 s; stopped", limits, cut));
         let cut = Limits { silence: Duration::from_secs(10), total: Duration::from_secs(10) };
-        assert_eq!(within(limits, deadline(10), now), Some((cut, true)));
+        assert_eq!(within(limits, deadline(10), now), Some(cut));
+        assert!(stopped_by_deadline("printed nothing for 10 s and did not end (an endless loop?); stopped", limits, cut));
+        assert!(!stopped_by_deadline("still running after 300 s; stopped", limits, limits));
         assert_eq!(within(limits, deadline(10), now + Duration::from_secs(10)), None);
         assert_eq!(within(limits, deadline(10), now + Duration::from_secs(11)), None);
     }
