@@ -17,6 +17,8 @@ bash scripts/compare.sh --build-only "$references"
 bash scripts/test-compare.sh
 # grade.sh's CSV, --jobs, GPUs in turn, --cases and errors, with a stand-in lab (no GPU).
 bash scripts/test-grade.sh
+# Every `cargo run` line of every README parses and finds its files from where the README says.
+bash scripts/test-readme-commands.sh
 cargo test --workspace --locked 2>&1 | tee "$log"
 # Every architecture this nvcc supports, not only the default's major ones (issue 28): the kernels
 # built for each, in a target folder of their own, and their tests, which check each build's report

@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{Context as _, Result};
+use anyhow::{bail, Context as _, Result};
 use clap::Parser;
 use common::check_cuda;
 use common::gpu::Gpu;
@@ -31,11 +31,13 @@ struct Args {
     /// comment line. A's columns must equal B's rows. Without files: random 1024 x 1024 matrices.
     #[arg(value_names = ["A", "B"], num_args = 2, conflicts_with_all = ["random", "size"])]
     files: Vec<PathBuf>,
-    /// Random N x N matrices A and B instead of files.
+    /// Random N x N matrices A and B instead of files: the same as --size N, spelled as in the
+    /// reference program (reference/mmm).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), conflicts_with = "size")]
     random: Option<u32>,
-    /// Random M x K matrix A and K x N matrix B instead of files.
-    #[arg(long, num_args = 3, value_names = ["M", "K", "N"], value_parser = clap::value_parser!(u32).range(1..))]
+    /// Random matrices instead of files, sized as in the other labs: --size N for N x N A and B, or
+    /// --size M K N for an M x K A and a K x N B.
+    #[arg(long, num_args = 1..=3, value_names = ["N|M", "K", "N"], value_parser = clap::value_parser!(u32).range(1..))]
     size: Vec<u32>,
     /// Which kernel: naive (the slides' mmm-ab), tiled (mmm), or both.
     #[arg(long, value_enum, default_value = "both")]
@@ -111,7 +113,7 @@ fn run(args: Args) -> Result<()> {
             check_sizes_match(a, b)?;
             (a.rows(), a.cols(), b.cols())
         }
-        None => random_sizes(&args),
+        None => random_sizes(&args)?,
     };
     // Every size is checked against host and GPU memory before the random matrices are filled.
     ensure_host_fits(host_bytes(sizes), &format!("multiplying {} x {} by {} x {}", sizes.0, sizes.1, sizes.1, sizes.2))?;
@@ -173,18 +175,19 @@ fn read_files(args: &Args) -> Result<Option<(Matrix<f64>, Matrix<f64>)>> {
     }
 }
 
-/// (M, K, N) of the random A (M x K) and B (K x N): --random, --size, or 1024 x 1024 (4096 x 4096 for
-/// the ladder, where the small size would hide what each step gains).
-fn random_sizes(args: &Args) -> (usize, usize, usize) {
-    match (args.random, &args.size[..]) {
-        (Some(n), _) => (n as usize, n as usize, n as usize),
-        (None, [m, k, n]) => (*m as usize, *k as usize, *n as usize),
-        _ => {
+/// (M, K, N) of the random A (M x K) and B (K x N): --random N, --size N, --size M K N, or 1024 x 1024
+/// (4096 x 4096 for the ladder, where the small size would hide what each step gains).
+fn random_sizes(args: &Args) -> Result<(usize, usize, usize)> {
+    Ok(match (args.random, &args.size[..]) {
+        (Some(n), _) | (None, &[n]) => (n as usize, n as usize, n as usize),
+        (None, &[m, k, n]) => (m as usize, k as usize, n as usize),
+        (None, []) => {
             let n = if args.ladder { 4096 } else { 1024 };
             println!("No matrix files given: multiplying random {n} x {n} matrices (see --help).");
             (n, n, n)
         }
-    }
+        (None, two) => bail!("--size takes N (N x N matrices) or M K N, not the {} numbers {two:?}", two.len()),
+    })
 }
 
 fn random_inputs((m, k, n): (usize, usize, usize), seed: u64, random: &mut Random) -> Result<(Matrix<f64>, Matrix<f64>)> {
@@ -194,9 +197,12 @@ fn random_inputs((m, k, n): (usize, usize, usize), seed: u64, random: &mut Rando
 
 /// Host memory the run needs at most: A and B in f64, their copies and C in the precision running, and
 /// three m x n f64 arrays (the CPU reference, C converted back, the C kept for --output).
+/// Computed in u128 (sizes up to 2^32 - 1 each) and saturated, so a size no machine can hold is
+/// refused by the fit check rather than wrapping.
 fn host_bytes((m, k, n): (usize, usize, usize)) -> u64 {
-    let (inputs, product) = ((m * k + k * n) as u64, (m * n) as u64);
-    8 * inputs + 8 * (inputs + product) + 3 * 8 * product
+    let (m, k, n) = (m as u128, k as u128, n as u128);
+    let (inputs, product) = (m * k + k * n, m * n);
+    u64::try_from(8 * inputs + 8 * (inputs + product) + 3 * 8 * product).unwrap_or(u64::MAX)
 }
 
 fn runs_f64(precision: Precision) -> bool {

@@ -56,7 +56,7 @@ fn fails_when_inner_sizes_do_not_match_before_touching_the_gpu() {
 
 #[test]
 fn fails_on_a_size_of_zero() {
-    for args in [vec!["--random", "0"], vec!["--size", "4", "0", "4"]] {
+    for args in [vec!["--random", "0"], vec!["--size", "0"], vec!["--size", "4", "0", "4"]] {
         let outcome = run(LAB, &args);
         assert!(outcome.is_one_line_error("lab-mmm", "invalid value '0'"), "{outcome:?}");
     }
@@ -156,4 +156,25 @@ fn a_check_leaves_no_file_behind_in_the_temporary_or_working_folder() {
             assert!(left.is_empty(), "{args:?} left {left:?}");
         }
     }
+}
+
+#[test]
+fn size_reads_as_in_the_other_labs_one_number_for_square_matrices() {
+    // Too large for any host, so the run stops at the size check (before any GPU) and names the sizes.
+    let outcome = run(LAB, &["--size", "3000000"]);
+    assert!(outcome.is_one_line_error("lab-mmm", "multiplying 3000000 x 3000000 by 3000000 x 3000000 needs"), "{outcome:?}");
+    let outcome = run(LAB, &["--size", "3000000", "3000000", "7"]);
+    assert!(outcome.is_one_line_error("lab-mmm", "multiplying 3000000 x 3000000 by 3000000 x 7 needs"), "{outcome:?}");
+}
+
+#[test]
+fn size_with_two_numbers_says_what_it_takes() {
+    let outcome = run(LAB, &["--size", "4", "5"]);
+    assert!(outcome.is_one_line_error("lab-mmm", "--size takes N (N x N matrices) or M K N, not the 2 numbers [4, 5]"), "{outcome:?}");
+}
+
+#[test]
+fn the_largest_sizes_are_refused_without_overflow() {
+    let outcome = run(LAB, &["--size", "4294967295"]);
+    assert!(outcome.is_one_line_error("lab-mmm", "needs 16.0 EiB of host memory"), "{outcome:?}");
 }
