@@ -98,9 +98,11 @@ impl<H: HostStorage<f64>> Batch<H> {
         self.a.len()
     }
 
-    /// Device bytes the batch needs, for the check against free GPU memory.
+    /// Device bytes the batch needs, for the check against free GPU memory. Saturates at u64::MAX
+    /// (any user's --size and --count), so a batch no machine holds is refused, not wrapped around.
     pub fn bytes(count: usize, n: usize) -> u64 {
-        3 * (count * n * n * std::mem::size_of::<f64>()) as u64
+        let bytes = 3 * count as u128 * n as u128 * n as u128 * std::mem::size_of::<f64>() as u128;
+        u64::try_from(bytes).unwrap_or(u64::MAX)
     }
 
     /// NaN into every C, host and (where there is one) device copy, so a product a program skipped

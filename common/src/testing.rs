@@ -116,3 +116,125 @@ pub fn assert_default_run_suits_this_machine(binary: &str, lab: &str) {
         assert!(!outcome.stderr.contains(" failed at "), "{outcome:?}");
     }
 }
+
+/// The value flags of a lab's `--help` (`--size`, `-n, --intervals`, ...), each with how many values
+/// it takes at least and at most (`--size <N|M> [K] [N]`: 1 and 3).
+fn value_flags(help: &str) -> Vec<(String, usize, usize)> {
+    help.lines()
+        .filter_map(|line| {
+            let head: Vec<&str> = line.trim_start().split("  ").next()?.split_whitespace().collect();
+            let flag = head.iter().find(|word| word.starts_with("--"))?.trim_end_matches(',');
+            let required = head.iter().filter(|word| word.starts_with('<')).count();
+            let optional = head.iter().filter(|word| word.starts_with('[')).count();
+            (line.trim_start().starts_with('-') && required > 0 && !matches!(flag, "--help" | "--version"))
+                .then(|| (flag.to_string(), required, required + optional))
+        })
+        .collect()
+}
+
+/// What users type where a number or a size belongs: the edges of u32 and u64 and past them, negative
+/// numbers, units, floats, hex, nothing; then random u64s from `seed`.
+fn awkward_values(seed: u64, random_count: usize) -> Vec<String> {
+    let fixed = ["0", "1", "-1", "-5", "4294967295", "4294967296", "1152921504606846976", "18446744073709551615",
+        "18446744073709551616", "99999999999999999999999", "1e3", "1.5", "0x10", "NaN", "inf", "", " ", "1,2",
+        "16KiB", "1GiB", "16EiB", "17179869184GiB", "4 KiB", "nonsense"];
+    let mut random = crate::verify::Random::new(seed);
+    let random_values = (0..random_count).map(|_| random.next_u64() >> random.below(64)).map(|value| value.to_string());
+    fixed.iter().map(|value| value.to_string()).chain(random_values).collect()
+}
+
+/// The property of issue 26 (items 5 to 7) for every value flag in `lab`'s `--help`, each given every
+/// [`awkward_values`] value, once or as many times as it takes: the run ends within 60 s, with exit
+/// code 0 or one line `<lab>: error: ...` of at most 400 characters and exit code 1; never a panic
+/// (an overflow included) or a usage dump. The GPU is hidden (`CUDA_VISIBLE_DEVICES` empty) and the run is in a
+/// fresh private folder, so a value that is accepted stops at the no-GPU error on any machine and a
+/// file flag given a number writes nothing here. Returns how many runs it checked.
+pub fn assert_every_value_flag_fails_cleanly(binary: &str, lab: &str) -> usize {
+    let help = run(binary, &["--help"]);
+    let flags = value_flags(&help.stdout);
+    assert!(flags.len() >= 3, "{lab} --help lists only {flags:?}:\n{}", help.stdout);
+    let dir = PrivateDir::new("cuda-labs-flags").unwrap_or_else(|err| panic!("{err:#}"));
+    let mut runs: Vec<Vec<String>> = flags
+        .iter()
+        .flat_map(|(flag, least, most)| {
+            let counts = if least == most { vec![*least] } else { vec![*least, *most] };
+            counts.into_iter().flat_map(move |count| {
+                awkward_values(crate::verify::Random::new(flag.len() as u64).next_u64(), 4)
+                    .into_iter()
+                    .map(move |value| std::iter::once(flag.clone()).chain(std::iter::repeat_n(value, count)).collect())
+            })
+        })
+        .collect();
+    runs.extend(flag_combinations(&flags, 128));
+    let failures: Vec<String> = std::thread::scope(|scope| {
+        let chunks: Vec<_> = runs.chunks(runs.len().div_ceil(4)).collect();
+        let workers: Vec<_> = chunks
+            .into_iter()
+            .map(|chunk| scope.spawn(|| chunk.iter().filter_map(|args| bad_ending(dir.path(), binary, lab, args)).collect::<Vec<_>>()))
+            .collect();
+        workers.into_iter().flat_map(|worker| worker.join().expect("a checking thread panicked")).collect()
+    });
+    assert!(failures.is_empty(), "{} of {} runs of {lab} ended badly:\n{}", failures.len(), runs.len(), failures.join("\n"));
+    runs.len()
+}
+
+/// `count` runs with about half of `flags` each, every one given numbers that most flags accept (one
+/// per value it takes: small, powers of two, u32's largest, random u32s), so that flags whose product
+/// overflows (--size and --count) meet past the parser.
+fn flag_combinations(flags: &[(String, usize, usize)], count: u64) -> Vec<Vec<String>> {
+    let mut random = crate::verify::Random::new(count);
+    let values: Vec<String> = [1, 2, 3, 16, 32, 64, 1024, 65_535, 1 << 24, u32::MAX]
+        .into_iter()
+        .chain((0..8).map(|_| (random.next_u64() as u32) >> random.below(32)))
+        .map(|value| value.to_string())
+        .collect();
+    (0..count)
+        .map(|_| {
+            let mut args = Vec::new();
+            for (flag, _, most) in flags {
+                if random.below(2) == 0 {
+                    continue;
+                }
+                args.push(flag.clone());
+                args.extend((0..*most).map(|_| values[random.below(values.len() as u64) as usize].clone()));
+            }
+            args
+        })
+        .collect()
+}
+
+/// `None` if `binary args` ended as [`assert_every_value_flag_fails_cleanly`] requires, else what went
+/// wrong.
+fn bad_ending(dir: &Path, binary: &str, lab: &str, args: &[String]) -> Option<String> {
+    let mut child = Command::new(binary)
+        .current_dir(dir)
+        .args(args)
+        .env("CUDA_VISIBLE_DEVICES", "")
+        .env("RUST_BACKTRACE", "1")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|err| panic!("cannot start {binary}: {err}"));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let status = loop {
+        match child.try_wait().expect("waiting for a lab") {
+            Some(status) => break status,
+            None if std::time::Instant::now() > deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Some(format!("{args:?}: still running after 60 s"));
+            }
+            None => std::thread::sleep(std::time::Duration::from_millis(5)),
+        }
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().expect("stderr is piped"), &mut stderr).expect("reading stderr");
+    let lines: Vec<&str> = stderr.lines().collect();
+    let one_line_error = status.code() == Some(1)
+        && lines.len() == 1
+        && lines[0].starts_with(&format!("{lab}: error: "))
+        && lines[0].len() <= 400
+        && !["panicked", "internal error", "attempt to", "Usage:"].iter().any(|word| lines[0].contains(word));
+    (!(status.success() || one_line_error)).then(|| format!("{args:?}: exit {:?}, stderr {stderr:?}", status.code()))
+}

@@ -55,7 +55,7 @@ fn main() -> ExitCode {
 fn run(args: Args) -> Result<()> {
     let (count, n, elements) = (args.count as usize, args.size as usize, args.elements as usize);
     // The pinned batch, the mapped batch and the vector jobs' pinned and mapped buffers.
-    let host_bytes = 2 * Batch::<Vec<f64>>::bytes(count, n) + 8 * 4 * elements as u64;
+    let host_bytes = Batch::<Vec<f64>>::bytes(count, n).saturating_mul(2).saturating_add(8 * 4 * elements as u64);
     check_pinnable(host_bytes, 0)?;
     ensure_host_fits(host_bytes, &format!("--size {n} --count {count} --elements {elements}"))?;
     let gpu = Gpu::open(0)?;

@@ -1,6 +1,6 @@
 //! The command line as a user meets it, on any machine (CI has no GPU).
 
-use common::testing::{assert_default_run_suits_this_machine, run, temp_file};
+use common::testing::{assert_default_run_suits_this_machine, assert_every_value_flag_fails_cleanly, run, temp_file};
 
 const LAB: &str = env!("CARGO_BIN_EXE_lab-memory");
 
@@ -52,4 +52,10 @@ fn never_plots_over_a_file_or_into_a_missing_folder() {
 #[test]
 fn default_run_needs_a_gpu_and_says_so_without_one() {
     assert_default_run_suits_this_machine(LAB, "lab-memory");
+}
+
+#[test]
+fn every_value_flag_takes_any_number_or_word_without_a_panic() {
+    // Every flag of --help with numbers at and past u32 and u64, negative ones, units and words.
+    assert_every_value_flag_fails_cleanly(LAB, "lab-memory");
 }

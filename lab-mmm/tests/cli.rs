@@ -1,6 +1,6 @@
 //! The command line as a user meets it, on any machine (CI has no GPU).
 
-use common::testing::{assert_default_run_suits_this_machine, run, temp_file};
+use common::testing::{assert_default_run_suits_this_machine, assert_every_value_flag_fails_cleanly, run, temp_file};
 
 const LAB: &str = env!("CARGO_BIN_EXE_lab-mmm");
 
@@ -177,4 +177,10 @@ fn size_with_two_numbers_says_what_it_takes() {
 fn the_largest_sizes_are_refused_without_overflow() {
     let outcome = run(LAB, &["--size", "4294967295"]);
     assert!(outcome.is_one_line_error("lab-mmm", "needs 16.0 EiB of host memory"), "{outcome:?}");
+}
+
+#[test]
+fn every_value_flag_takes_any_number_or_word_without_a_panic() {
+    // Every flag of --help with numbers at and past u32 and u64, negative ones, units and words.
+    assert_every_value_flag_fails_cleanly(LAB, "lab-mmm");
 }

@@ -77,7 +77,7 @@ fn run(args: Args) -> Result<()> {
     let (count, n) = (args.count as usize, args.size as usize);
     // Refuse before anything is allocated: the pinned batch, and the largest pinned sweep buffer.
     check_pinnable(Batch::<Vec<f64>>::bytes(count, n), 0)?;
-    ensure_host_fits(2 * Batch::<Vec<f64>>::bytes(count, n), &format!("two batches of {count} products of {n} x {n} doubles"))?;
+    ensure_host_fits(Batch::<Vec<f64>>::bytes(count, n).saturating_mul(2), &format!("two batches of {count} products of {n} x {n} doubles"))?;
     if !args.no_sweep {
         check_pinnable(args.sweep_max as u64, 0)?;
         ensure_host_fits(2 * args.sweep_max as u64, &format!("--sweep-max {}", common::format_bytes(args.sweep_max as u64)))?;
@@ -87,7 +87,7 @@ fn run(args: Args) -> Result<()> {
     }
     let gpu = Gpu::open(0)?;
     println!("{}", gpu.info);
-    gpu.ensure_fits(2 * Batch::<Vec<f64>>::bytes(count, n), &format!("two batches of {count} products of {n} x {n} doubles"))?;
+    gpu.ensure_fits(Batch::<Vec<f64>>::bytes(count, n).saturating_mul(2), &format!("two batches of {count} products of {n} x {n} doubles"))?;
     let module = load_mmm(&gpu, args.block_size)?;
     let mmm = Kernel::get(&module, &MmmKernel::Tiled.c_name::<f64>())?;
     let main = check_cuda!(Stream::new(StreamFlags::DEFAULT, None))?;

@@ -1,6 +1,6 @@
 //! The command line as a user meets it, on any machine (CI has no GPU).
 
-use common::testing::{assert_default_run_suits_this_machine, run};
+use common::testing::{assert_default_run_suits_this_machine, assert_every_value_flag_fails_cleanly, run};
 
 const LAB: &str = env!("CARGO_BIN_EXE_lab-pinned");
 
@@ -42,4 +42,10 @@ fn refuses_to_overwrite_a_plot() {
 #[test]
 fn default_run_needs_a_gpu_and_says_so_without_one() {
     assert_default_run_suits_this_machine(LAB, "lab-pinned");
+}
+
+#[test]
+fn every_value_flag_takes_any_number_or_word_without_a_panic() {
+    // Every flag of --help with numbers at and past u32 and u64, negative ones, units and words.
+    assert_every_value_flag_fails_cleanly(LAB, "lab-pinned");
 }

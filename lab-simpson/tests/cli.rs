@@ -1,6 +1,6 @@
 //! The command line as a user meets it, on any machine (CI has no GPU).
 
-use common::testing::{assert_default_run_suits_this_machine, run};
+use common::testing::{assert_default_run_suits_this_machine, assert_every_value_flag_fails_cleanly, run};
 
 const LAB: &str = env!("CARGO_BIN_EXE_lab-simpson");
 
@@ -101,4 +101,10 @@ fn the_week_1_template_compiles_and_shows_its_ptxas_report() {
         assert!(lines[0].ends_with("simpson 4 registers, 0 bytes shared; simpson_sin 4 registers, 0 bytes shared; simpson_exp 4 registers, 0 bytes shared; simpson_peak 4 registers, 0 bytes shared") && lines[0].contains("simpson.cu compiled (no GPU found"), "{check:?}");
         assert!(lines[1].starts_with("lab-simpson: error: the cases need a GPU: no usable CUDA GPU"), "{check:?}");
     }
+}
+
+#[test]
+fn every_value_flag_takes_any_number_or_word_without_a_panic() {
+    // Every flag of --help with numbers at and past u32 and u64, negative ones, units and words.
+    assert_every_value_flag_fails_cleanly(LAB, "lab-simpson");
 }

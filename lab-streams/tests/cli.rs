@@ -1,6 +1,6 @@
 //! The command line as a user meets it, on any machine (CI has no GPU).
 
-use common::testing::{assert_default_run_suits_this_machine, run};
+use common::testing::{assert_default_run_suits_this_machine, assert_every_value_flag_fails_cleanly, run};
 
 const LAB: &str = env!("CARGO_BIN_EXE_lab-streams");
 
@@ -76,4 +76,10 @@ fn spreads_only_the_products_and_the_pipeline_over_several_gpus() {
     assert!(outcome.is_one_line_error("lab-streams", "invalid value '65'"), "{outcome:?}");
     let outcome = run(LAB, &["--kernels", "4097"]);
     assert!(outcome.is_one_line_error("lab-streams", "invalid value '4097'"), "{outcome:?}");
+}
+
+#[test]
+fn every_value_flag_takes_any_number_or_word_without_a_panic() {
+    // Every flag of --help with numbers at and past u32 and u64, negative ones, units and words.
+    assert_every_value_flag_fails_cleanly(LAB, "lab-streams");
 }
