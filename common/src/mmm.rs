@@ -156,10 +156,11 @@ pub fn launch_mmm_maybe_stamped(
 /// How a GPU product compared with the CPU.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ProductCheck {
-    /// Largest |GPU - CPU| relative to the largest |element| of C (or, for Freivalds' test, the bound
-    /// on it that follows from each row).
+    /// Largest |GPU - CPU| relative to the largest |element| of C, over every element ("exact") or
+    /// over the rows Freivalds' test points at and a random block ("Freivalds + samples"): always
+    /// elements computed exactly on the CPU, never an estimate.
     pub error: f64,
-    /// Where the worst element is, (row, column); for a Freivalds row, column is 0.
+    /// Where the worst element is, (row, column).
     pub worst: (usize, usize),
     /// "exact" (every element against a CPU product) or "Freivalds + samples".
     pub method: &'static str,
@@ -178,11 +179,21 @@ const EXACT_LIMIT: usize = 1 << 30;
 /// Rows and columns of the random block of C checked element by element, on top of Freivalds' test,
 /// for larger products: 64 x 64 = 4096 elements.
 const SAMPLE_SIDE: usize = 64;
+/// Random vectors of +1 and -1 in Freivalds' test. With entries of size one, a wrong element moves its
+/// row's residual by its whole error at any size (uniform entries in (-1, 1) could nearly hide it),
+/// and two wrong elements of one row cancel in all eight vectors with probability 1/256 only.
+const FREIVALDS_VECTORS: usize = 8;
+/// Rows whose residuals stand out most, recomputed exactly on the CPU (issue 29): the residuals only
+/// choose which rows are looked at; whether a product passes is decided by exact elements.
+const SUSPECT_ROWS: usize = 16;
+
+/// One row of the vectors of Freivalds' test (or of a product with them).
+type Signs = [f64; FREIVALDS_VECTORS];
 
 /// Compares the GPU's C (host copy) with A * B computed on the CPU in f64: exactly for products up to
-/// 1024^3 multiply-adds, else with Freivalds' test (C x against A (B x) for a random x, O(n^2)) plus
-/// the 4096 elements where 64 random rows meet 64 random columns, computed exactly. Any NaN left from
-/// the poison fails.
+/// 1024^3 multiply-adds, else with Freivalds' test (C X against A (B X) for eight random sign vectors
+/// X, O(n^2)) to find the rows that are off, those rows recomputed exactly, and the 4096 elements
+/// where 64 random rows meet 64 random columns. Any NaN left from the poison fails.
 pub fn check_product<T: Element, H: HostStorage<T>>(
     a: &Matrix<T, H>,
     b: &Matrix<T, H>,
@@ -202,8 +213,9 @@ pub struct CpuProduct {
 enum Reference {
     /// Every element of A * B, and the largest |element| the errors are measured against.
     Exact { product: Vec<f64>, largest: f64 },
-    /// Freivalds' random vector x, its sum of |x_j| and A (B x).
-    Freivalds { x: Vec<f64>, x_norm: f64, abx: Vec<f64> },
+    /// Freivalds' sign vectors X (n rows), A (B X) (m rows), and the length of each row of A, which
+    /// scales the rounding of that row of C.
+    Freivalds { x: Vec<Signs>, abx: Vec<Signs>, a_row_lengths: Vec<f64> },
 }
 
 impl CpuProduct {
@@ -224,11 +236,11 @@ impl CpuProduct {
             let largest = largest_magnitude(&product);
             return CpuProduct { n, reference: Reference::Exact { product, largest } };
         }
-        let x: Vec<f64> = (0..n).map(|_| random.uniform(-1.0, 1.0)).collect();
-        let x_norm = x.iter().map(|v| v.abs()).sum();
-        let bx = multiply_vector(b.data(), n, &x);
-        let abx = multiply_vector(a.data(), k, &bx);
-        CpuProduct { n, reference: Reference::Freivalds { x, x_norm, abx } }
+        let x: Vec<Signs> = (0..n).map(|_| std::array::from_fn(|_| if random.below(2) == 0 { -1.0 } else { 1.0 })).collect();
+        let bx = multiply_vectors(b.data(), n, &x);
+        let abx = multiply_vectors(a.data(), k, &bx);
+        let a_row_lengths = a.data().par_chunks(k).map(|row| row.iter().map(|v| v.to_f64().powi(2)).sum::<f64>().sqrt()).collect();
+        CpuProduct { n, reference: Reference::Freivalds { x, abx, a_row_lengths } }
     }
 
     /// Checks the GPU's C against this reference; `a` and `b` must be the matrices it was made from.
@@ -246,59 +258,82 @@ impl CpuProduct {
                 let (error, index) = crate::verify::max_relative_error(c.data(), product, *largest);
                 ProductCheck { error, worst: (index / n, index % n), method: "exact", tolerance: T::TOLERANCE }
             }
-            Reference::Freivalds { x, x_norm, abx } => {
-                let (error, worst) = self.freivalds_and_samples(a, b, c, (x, *x_norm, abx), random);
+            Reference::Freivalds { x, abx, a_row_lengths } => {
+                let (error, worst) = self.freivalds_and_samples(a, b, c, (x, abx, a_row_lengths), random);
                 ProductCheck { error, worst, method: "Freivalds + samples", tolerance: T::TOLERANCE }
             }
         }
     }
 
-    /// The largest error Freivalds' test bounds, or the largest of the sampled block's, with where.
+    /// The largest error of the rows Freivalds' test points at and of the sampled block, relative to
+    /// the largest |element| of C, with where.
     fn freivalds_and_samples<T: Element, H: HostStorage<T>>(
         &self,
         a: &Matrix<T, H>,
         b: &Matrix<T, H>,
         c: &Matrix<T, H>,
-        (x, x_norm, abx): (&[f64], f64, &[f64]),
+        (x, abx, a_row_lengths): (&[Signs], &[Signs], &[f64]),
         random: &mut Random,
     ) -> (f64, (usize, usize)) {
-        let (n, k) = (self.n, a.cols());
+        let n = self.n;
         let c_values = c.data();
         if let Some(index) = c_values.par_iter().position_first(|v| !v.to_f64().is_finite()) {
             return (f64::INFINITY, (index / n, index % n));
         }
         let largest = largest_magnitude(c_values);
-        // If every element is within tolerance * largest, row i of C x - A (B x) is within
-        // tolerance * largest * sum|x|.
-        let cx = multiply_vector(c_values, n, x);
-        let mut worst = (0.0, (0, 0));
-        for (row, (got, want)) in cx.iter().zip(abx).enumerate() {
-            let error = (got - want).abs() / (largest * x_norm);
-            if error > worst.0 {
-                worst = (error, (row, 0));
-            }
-        }
+        let suspects = suspect_rows(&multiply_vectors(c_values, n, x), abx, a_row_lengths);
         let rows: Vec<usize> = (0..SAMPLE_SIDE).map(|_| random.below(c.rows() as u64) as usize).collect();
         let columns: Vec<usize> = (0..SAMPLE_SIDE).map(|_| random.below(n as u64) as usize).collect();
-        // B's sampled columns gathered once, so the inner products below read memory in order.
-        let (a_values, b_values) = (a.data(), b.data());
-        let b_columns: Vec<Vec<f64>> =
-            columns.iter().map(|&j| (0..k).map(|p| b_values[p * n + j].to_f64()).collect()).collect();
-        let sampled = rows
-            .par_iter()
-            .flat_map_iter(|&i| {
-                let a_row = &a_values[i * k..(i + 1) * k];
-                columns.iter().zip(&b_columns).map(move |(&j, b_column)| {
-                    let exact: f64 = a_row.iter().zip(b_column).map(|(x, y)| x.to_f64() * y).sum();
-                    ((c_values[i * n + j].to_f64() - exact).abs() / largest, (i, j))
-                })
-            })
-            .reduce(|| (0.0, (0, 0)), |x, y| if y.0 > x.0 { y } else { x });
-        if sampled.0 > worst.0 {
-            worst = sampled;
-        }
-        worst
+        let every_column: Vec<usize> = (0..n).collect();
+        let worst_of = |rows: &[usize], columns: &[usize], exact: Vec<f64>| {
+            let errors = rows.iter().zip(exact.chunks(columns.len())).flat_map(|(&i, exact_row)| {
+                columns.iter().zip(exact_row).map(move |(&j, want)| ((c_values[i * n + j].to_f64() - want).abs() / largest, (i, j)))
+            });
+            errors.fold((0.0, (0, 0)), |worst, error| if error.0 > worst.0 { error } else { worst })
+        };
+        let suspected = worst_of(&suspects, &every_column, exact_rows(a, b, &suspects));
+        let sampled = worst_of(&rows, &columns, exact_block(a, b, &rows, &columns));
+        if sampled.0 > suspected.0 { sampled } else { suspected }
     }
+}
+
+/// The [`SUSPECT_ROWS`] rows of C whose residuals C X - A (B X) are largest for the length of their
+/// row of A (rounding grows with it, so rows of large numbers do not crowd out a wrong element
+/// elsewhere; a residual in a row of zeros comes first).
+fn suspect_rows(cx: &[Signs], abx: &[Signs], a_row_lengths: &[f64]) -> Vec<usize> {
+    let score = |i: usize| {
+        let residual = cx[i].iter().zip(&abx[i]).map(|(got, want)| (got - want).abs()).fold(0.0, f64::max);
+        if residual == 0.0 { 0.0 } else { residual / a_row_lengths[i] }
+    };
+    let scores: Vec<f64> = (0..cx.len()).into_par_iter().map(score).collect();
+    let mut rows: Vec<usize> = (0..cx.len()).collect();
+    let count = SUSPECT_ROWS.min(rows.len());
+    rows.select_nth_unstable_by(count - 1, |&i, &j| scores[j].total_cmp(&scores[i]));
+    rows.truncate(count);
+    rows
+}
+
+/// The elements of A * B where `rows` meet `columns`, exactly (in f64), row by row: B's columns are
+/// gathered once, so the inner products read memory in order.
+fn exact_block<T: Element, H: HostStorage<T>>(a: &Matrix<T, H>, b: &Matrix<T, H>, rows: &[usize], columns: &[usize]) -> Vec<f64> {
+    let (k, n) = (a.cols(), b.cols());
+    let (a_values, b_values) = (a.data(), b.data());
+    let b_columns: Vec<f64> = columns.iter().flat_map(|&j| (0..k).map(move |p| b_values[p * n + j].to_f64())).collect();
+    rows.par_iter()
+        .flat_map_iter(|&i| {
+            let a_row = &a_values[i * k..(i + 1) * k];
+            b_columns.chunks(k).map(move |b_column| a_row.iter().zip(b_column).map(|(x, y)| x.to_f64() * y).sum::<f64>())
+        })
+        .collect()
+}
+
+/// Whole rows of A * B, exactly (in f64).
+fn exact_rows<T: Element, H: HostStorage<T>>(a: &Matrix<T, H>, b: &Matrix<T, H>, rows: &[usize]) -> Vec<f64> {
+    let (k, n) = (a.cols(), b.cols());
+    let (a_values, b_values) = (a.data(), b.data());
+    let mut product = vec![0.0; rows.len() * n];
+    product.par_chunks_mut(n).zip(rows).for_each(|(c_row, &i)| multiply_row(&a_values[i * k..(i + 1) * k], b_values, c_row));
+    product
 }
 
 /// The largest |value| (at least the smallest positive f64, so errors can be divided by it).
@@ -312,20 +347,36 @@ pub fn multiply_on_cpu<T: Element, H: HostStorage<T>>(a: &Matrix<T, H>, b: &Matr
     let (k, n) = (a.cols(), b.cols());
     let (a_values, b_values) = (a.data(), b.data());
     let mut c = vec![0.0; a.rows() * n];
-    c.par_chunks_mut(n).zip(a_values.par_chunks(k)).for_each(|(c_row, a_row)| {
-        for (p, a_ip) in a_row.iter().enumerate() {
-            let a_ip = a_ip.to_f64();
-            for (c_ij, b_pj) in c_row.iter_mut().zip(&b_values[p * n..(p + 1) * n]) {
-                *c_ij += a_ip * b_pj.to_f64();
-            }
-        }
-    });
+    c.par_chunks_mut(n).zip(a_values.par_chunks(k)).for_each(|(c_row, a_row)| multiply_row(a_row, b_values, c_row));
     c
 }
 
-/// `matrix` (row-major, `cols` columns) times `x`, rows in parallel, in f64.
-fn multiply_vector<T: Element>(matrix: &[T], cols: usize, x: &[f64]) -> Vec<f64> {
-    matrix.par_chunks(cols).map(|row| row.iter().zip(x).map(|(a, b)| a.to_f64() * b).sum()).collect()
+/// `c_row` += `a_row` * B, in i-k-j order: the inner loop runs along rows of B (`c_row.len()` columns).
+fn multiply_row<T: Element>(a_row: &[T], b_values: &[T], c_row: &mut [f64]) {
+    let n = c_row.len();
+    for (a_ip, b_row) in a_row.iter().zip(b_values.chunks(n)) {
+        let a_ip = a_ip.to_f64();
+        for (c_ij, b_pj) in c_row.iter_mut().zip(b_row) {
+            *c_ij += a_ip * b_pj.to_f64();
+        }
+    }
+}
+
+/// `matrix` (row-major, `cols` columns) times the vectors `x` (`cols` rows), rows in parallel, in f64.
+fn multiply_vectors<T: Element>(matrix: &[T], cols: usize, x: &[Signs]) -> Vec<Signs> {
+    matrix
+        .par_chunks(cols)
+        .map(|row| {
+            let mut sums = [0.0; FREIVALDS_VECTORS];
+            for (value, x_row) in row.iter().zip(x) {
+                let value = value.to_f64();
+                for (sum, sign) in sums.iter_mut().zip(x_row) {
+                    *sum += value * sign;
+                }
+            }
+            sums
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -392,6 +443,77 @@ mod tests {
         c[(3, 3)] = f64::NAN;
         let check = CpuProduct::with_limit(&a, &b, &mut random, 0).check(&a, &b, &c, &mut random);
         assert_eq!((check.error, check.worst), (f64::INFINITY, (3, 3)));
+    }
+
+    /// A, B and a right C of the given sizes, cheap to multiply at any size: B is the identity
+    /// (`identity`, k = n) or has at most 32 rows. C carries noise of 1 % of the tolerance, about what
+    /// a correct f32 kernel's rounding leaves at K = 4096.
+    fn right_product<T: Element>(m: usize, k: usize, n: usize, identity: bool, random: &mut Random) -> [Matrix<T>; 3] {
+        let a: Matrix<T> = Matrix::<f64>::random(m, k, random).unwrap().convert().unwrap();
+        let b: Matrix<T> = if identity {
+            let ones: Vec<T> = (0..k * n).map(|index| T::from_f64(if index / n == index % n { 1.0 } else { 0.0 })).collect();
+            Matrix::from_row_major(k, n, &ones).unwrap()
+        } else {
+            Matrix::<f64>::random(k, n, random).unwrap().convert().unwrap()
+        };
+        let product = if identity { a.data().iter().map(|v| v.to_f64()).collect() } else { multiply_on_cpu(&a, &b) };
+        let noise = T::TOLERANCE / 100.0 * largest_magnitude(&product);
+        let c: Vec<T> = product.iter().map(|v| T::from_f64(v + random.uniform(-noise, noise))).collect();
+        let c = Matrix::from_row_major(m, n, &c).unwrap();
+        [a, b, c]
+    }
+
+    /// Issue 29: for every size, Freivalds' path passes a right product and fails every product with
+    /// one wrong element (off by 1 % of C's typical element, its root mean square), a few, a wrong
+    /// last row or a wrong last column, and names a wrong element.
+    fn assert_freivalds_finds_every_wrong_product<T: Element>(m: usize, k: usize, n: usize, identity: bool, seed: u64) {
+        let mut random = Random::new(seed);
+        let [a, b, c] = right_product::<T>(m, k, n, identity, &mut random);
+        let reference = CpuProduct::with_limit(&a, &b, &mut random, 0);
+        let check = reference.check(&a, &b, &c, &mut random);
+        let case = format!("{} {m} x {k} x {n} (B the identity: {identity}, seed {seed})", T::NAME);
+        assert!(check.passed() && check.method == "Freivalds + samples", "{case}: a right product fails: {check:?}");
+        let typical = (c.data().iter().map(|v| v.to_f64().powi(2)).sum::<f64>() / (m * n) as f64).sqrt();
+        let few = 2 + random.below(4) as usize;
+        let cells = |count: usize, random: &mut Random| -> Vec<(usize, usize)> {
+            (0..count).map(|_| (random.below(m as u64) as usize, random.below(n as u64) as usize)).collect()
+        };
+        let wrongs: [(&str, Vec<(usize, usize)>); 4] = [
+            ("one element", cells(1, &mut random)),
+            ("a few elements", cells(few, &mut random)),
+            ("the last row", (0..n).map(|j| (m - 1, j)).collect()),
+            ("the last column", (0..m).map(|i| (i, n - 1)).collect()),
+        ];
+        for (what, elements) in wrongs {
+            let mut wrong = Matrix::<T>::from_row_major(m, n, c.data()).unwrap();
+            for &(i, j) in &elements {
+                let sign = if random.below(2) == 0 { -1.0 } else { 1.0 };
+                wrong[(i, j)] = T::from_f64(wrong[(i, j)].to_f64() + sign * 0.01 * typical);
+            }
+            let check = reference.check(&a, &b, &wrong, &mut random);
+            assert!(!check.passed(), "{case}: {what} {elements:?} off by 1 % passes: {check:?}");
+            assert!(elements.contains(&check.worst), "{case}: {what} {elements:?}, but {:?} is named", check.worst);
+        }
+    }
+
+    #[test]
+    fn freivalds_finds_one_wrong_element_at_4096_in_every_trial() {
+        for seed in 0..2 {
+            assert_freivalds_finds_every_wrong_product::<f32>(4096, 4096, 4096, true, seed);
+            assert_freivalds_finds_every_wrong_product::<f64>(4096, 4096, 4096, true, seed);
+        }
+    }
+
+    #[test]
+    fn freivalds_finds_wrong_elements_at_random_sizes() {
+        let mut random = Random::new(29);
+        for seed in 0..12 {
+            let (m, n) = (1 + random.below(4096) as usize, 1 + random.below(4096) as usize);
+            let identity = seed % 2 == 0;
+            let k = if identity { n } else { 1 + random.below(32) as usize };
+            assert_freivalds_finds_every_wrong_product::<f32>(m, k, n, identity, seed);
+            assert_freivalds_finds_every_wrong_product::<f64>(m, k, n, identity, seed);
+        }
     }
 
     #[test]
