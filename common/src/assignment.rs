@@ -25,6 +25,7 @@ use kernels::runtime::{self, CompileError};
 use kernels::KernelImage;
 
 use crate::private_dir::PrivateDir;
+use crate::timing::Timing;
 use crate::verify::Poison;
 use case_process::{CaseRun, Limits};
 use progress::Progress;
@@ -180,19 +181,65 @@ pub struct CaseContext {
     pub sanitized: bool,
 }
 
+/// Rounds of [`TIMED_LAUNCHES`] launches per kernel in [`CaseContext::time`]; the kernel that goes
+/// first alternates from round to round.
+const TIME_ROUNDS: usize = 4;
+/// Timed launches per kernel and round (each round's own warm-up comes first).
+const TIMED_LAUNCHES: usize = 3;
+/// A ratio whose kernels' launch times spread more than this ([`Timing::relative_spread`]) is shown
+/// as not comparable and left out of the CSV's mean.
+const MAX_SPREAD: f64 = 0.10;
+
 impl CaseContext {
-    /// Timed launches of the student's kernel after its warm-up.
-    pub fn repetitions(&self) -> usize {
+    /// The student's kernel (`theirs`) and ours timed on the case, each closure running its kernel
+    /// the given number of times after a warm-up (issue 29: a fair ratio). Over [`TIME_ROUNDS`]
+    /// rounds, ours goes first in the even ones and theirs in the odd ones, so neither always meets
+    /// the colder GPU; the medians are over every round's launches. None under compute-sanitizer,
+    /// where times mean nothing.
+    pub fn time(
+        &self,
+        mut ours: impl FnMut(usize) -> Result<Timing>,
+        mut theirs: impl FnMut(usize) -> Result<Timing>,
+    ) -> Result<Option<Times>> {
         if self.sanitized {
-            1
-        } else {
-            3
+            return Ok(None);
         }
+        let (mut ours_ms, mut theirs_ms) = (Vec::new(), Vec::new());
+        for round in 0..TIME_ROUNDS {
+            if round % 2 == 0 {
+                ours_ms.extend(ours(TIMED_LAUNCHES)?.samples_ms);
+                theirs_ms.extend(theirs(TIMED_LAUNCHES)?.samples_ms);
+            } else {
+                theirs_ms.extend(theirs(TIMED_LAUNCHES)?.samples_ms);
+                ours_ms.extend(ours(TIMED_LAUNCHES)?.samples_ms);
+            }
+        }
+        Ok(Some(Times::of(&Timing::gpu(theirs_ms), &Timing::gpu(ours_ms))))
+    }
+}
+
+/// The student's kernel and ours on one case: medians and how far their launches spread.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Times {
+    pub student_ms: f64,
+    pub ours_ms: f64,
+    /// The larger of the two kernels' [`Timing::relative_spread`].
+    pub spread: f64,
+}
+
+impl Times {
+    pub fn of(student: &Timing, ours: &Timing) -> Times {
+        Times { student_ms: student.median_ms(), ours_ms: ours.median_ms(), spread: student.relative_spread().max(ours.relative_spread()) }
     }
 
-    /// Whether our kernel runs too, for the time ratio.
-    pub fn times_ours(&self) -> bool {
-        !self.sanitized
+    /// The student's time over ours.
+    pub fn ratio(&self) -> f64 {
+        self.student_ms / self.ours_ms
+    }
+
+    /// Whether the launches were steady enough for the ratio to mean something.
+    pub fn comparable(&self) -> bool {
+        self.spread <= MAX_SPREAD
     }
 }
 
@@ -332,20 +379,15 @@ pub struct Outcome {
     pub wrong: usize,
     pub elements: usize,
     pub first: Option<FirstWrong>,
-    /// Median times (ms) of the student's kernel and ours on the case; none for a rule read from the
-    /// compiler's report, or under compute-sanitizer.
-    pub student_ms: Option<f64>,
-    pub ours_ms: Option<f64>,
+    /// The student's kernel and ours timed on the case; none for a rule read from the compiler's
+    /// report, or under compute-sanitizer.
+    pub times: Option<Times>,
     /// A fault beyond the values, which fails the case however right they are: a write outside the
     /// output or into an input (the guard zones and input copies), or compute-sanitizer's first finding.
     pub finding: Option<String>,
 }
 
 impl Outcome {
-    /// The student's time over ours, where both ran.
-    pub fn ratio(&self) -> Option<f64> {
-        Some(self.student_ms? / self.ours_ms?)
-    }
 
     /// The first of `findings` (guard zones, then inputs) becomes the outcome's finding.
     pub fn with_findings(mut self, findings: impl IntoIterator<Item = Option<String>>) -> Outcome {
@@ -381,7 +423,7 @@ impl Row {
         match &self.result {
             Ok(o) => {
                 let first = o.first.clone().unwrap_or(FirstWrong { position: String::new(), value: String::new(), expected: String::new(), computed_by: String::new() });
-                let time = |ms: Option<f64>| ms.map_or(String::new(), |ms| ms.to_string());
+                let time = |field: fn(&Times) -> f64| o.times.as_ref().map_or(String::new(), |times| field(times).to_string());
                 let fields = [
                     clean(&self.case),
                     o.wrong.to_string(),
@@ -390,8 +432,9 @@ impl Row {
                     clean(&first.value),
                     clean(&first.expected),
                     clean(&first.computed_by),
-                    time(o.student_ms),
-                    time(o.ours_ms),
+                    time(|times| times.student_ms),
+                    time(|times| times.ours_ms),
+                    time(|times| times.spread),
                     o.finding.as_deref().map_or(String::new(), clean),
                 ];
                 format!("{LINE_TAG}\t{}", fields.join("\t"))
@@ -405,13 +448,16 @@ impl Row {
         let fields: Vec<&str> = line.strip_prefix(LINE_TAG)?.strip_prefix('\t')?.split('\t').collect();
         match fields.as_slice() {
             [case, "fault", fault] => Some(Row { case: case.to_string(), result: Err(fault.to_string()) }),
-            [case, wrong, elements, position, value, expected, by, student, ours, finding] => {
+            [case, wrong, elements, position, value, expected, by, student, ours, spread, finding] => {
                 let first = (!position.is_empty()).then(|| FirstWrong { position: position.to_string(), value: value.to_string(), expected: expected.to_string(), computed_by: by.to_string() });
-                let time = |text: &str| if text.is_empty() { Some(None) } else { text.parse().ok().map(Some) };
+                let times = match [*student, *ours, *spread] {
+                    ["", "", ""] => None,
+                    _ => Some(Times { student_ms: student.parse().ok()?, ours_ms: ours.parse().ok()?, spread: spread.parse().ok()? }),
+                };
                 let finding = (!finding.is_empty()).then(|| finding.to_string());
                 Some(Row {
                     case: case.to_string(),
-                    result: Ok(Outcome { wrong: wrong.parse().ok()?, elements: elements.parse().ok()?, first, student_ms: time(student)?, ours_ms: time(ours)?, finding }),
+                    result: Ok(Outcome { wrong: wrong.parse().ok()?, elements: elements.parse().ok()?, first, times, finding }),
                 })
             }
             _ => None,
@@ -692,16 +738,15 @@ fn outputs(runs: &[CaseRun], all: bool) -> String {
 
 /// The check table.
 pub fn table(rows: &[Row]) -> String {
-    let mut out = String::from("| case | verdict | wrong | first wrong element | its value | expected | computed by | your GPU time in ms | ours | ratio | outside the values |\n");
-    out.push_str("|------|---------|-------|---------------------|-----------|----------|-------------|---------------------|------|-------|--------------------|\n");
+    let mut out = String::from("| case | verdict | wrong | first wrong element | its value | expected | computed by | your GPU time in ms | ours | ratio (spread) | outside the values |\n");
+    out.push_str("|------|---------|-------|---------------------|-----------|----------|-------------|---------------------|------|----------------|--------------------|\n");
     for row in rows {
         let line = match &row.result {
             Ok(o) => {
                 let first = o.first.as_ref().map_or("| - | - | - | -".to_string(), |f| format!("| {} | {} | {} | {}", f.position, f.value, f.expected, f.computed_by));
-                let ms = |ms: Option<f64>| ms.map_or("-".to_string(), |ms| format!("{ms:.4}"));
-                let ratio = o.ratio().map_or("-".to_string(), |r| format!("{r:.2}x"));
+                let (student, ours, ratio) = o.times.as_ref().map_or(("-".into(), "-".into(), "-".into()), time_cells);
                 let finding = o.finding.as_deref().unwrap_or("-");
-                format!("| {} | {} | {} of {} {first} | {} | {} | {ratio} | {finding} |", row.case, row.verdict(), o.wrong, o.elements, ms(o.student_ms), ms(o.ours_ms))
+                format!("| {} | {} | {} of {} {first} | {student} | {ours} | {ratio} | {finding} |", row.case, row.verdict(), o.wrong, o.elements)
             }
             Err(fault) => format!("| {} | FAULT | {fault} | | | | | | | | |", row.case),
         };
@@ -709,6 +754,17 @@ pub fn table(rows: &[Row]) -> String {
         out.push('\n');
     }
     out
+}
+
+/// The table's time cells: `0.1234`, `0.1000`, `1.23x ±2%`, with "not comparable" where the launches
+/// spread too widely for the ratio to mean something.
+fn time_cells(times: &Times) -> (String, String, String) {
+    let spread = format!("±{:.0}%", 100.0 * times.spread);
+    let ratio = match times.comparable() {
+        true => format!("{:.2}x {spread}", times.ratio()),
+        false => format!("{:.2}x {spread}, not comparable", times.ratio()),
+    };
+    (format!("{:.4}", times.student_ms), format!("{:.4}", times.ours_ms), ratio)
 }
 
 /// A text field for CSV (RFC 4180): always quoted, quotes inside doubled, so commas, quotes and line
@@ -727,11 +783,13 @@ fn csv_header(cases: &[&str]) -> String {
 }
 
 /// The grading row: the file, each case's verdict, how many passed, the geometric mean of the time
-/// ratios over the cases that passed, and the case set's hash.
+/// ratios over the cases that passed whose times are comparable ([`Times::comparable`]), and the case
+/// set's hash.
 pub fn csv(source: &Path, rows: &[Row], case_set: &str) -> String {
     let names: Vec<&str> = rows.iter().map(|row| row.case.as_str()).collect();
     let verdicts: Vec<&str> = rows.iter().map(Row::verdict).collect();
-    let ratios: Vec<f64> = rows.iter().filter(|row| row.passed()).filter_map(|row| row.result.as_ref().ok()?.ratio()).collect();
+    let comparable = |row: &Row| row.result.as_ref().ok()?.times.filter(Times::comparable).map(|times| times.ratio());
+    let ratios: Vec<f64> = rows.iter().filter(|row| row.passed()).filter_map(comparable).collect();
     let mean = if ratios.is_empty() { String::new() } else { format!("{:.3}", (ratios.iter().map(|r| r.ln()).sum::<f64>() / ratios.len() as f64).exp()) };
     let passed = rows.iter().filter(|row| row.passed()).count();
     format!("{}\n{},{},{passed}/{},{mean},{case_set}\n", csv_header(&names), csv_field(&source.display().to_string()), verdicts.join(","), rows.len())
@@ -749,11 +807,37 @@ mod tests {
 
     fn outcome(wrong: usize) -> Outcome {
         let first = (wrong > 0).then(|| FirstWrong { position: "C(1, 2)".into(), value: "never written".into(), expected: "3.0e0".into(), computed_by: "block (0, 0), thread (2, 1)".into() });
-        Outcome { wrong, elements: 12, first, student_ms: Some(2.0), ours_ms: Some(1.0), finding: None }
+        Outcome { wrong, elements: 12, first, times: Some(Times { student_ms: 2.0, ours_ms: 1.0, spread: 0.02 }), finding: None }
     }
 
     fn found(finding: &str) -> Outcome {
         Outcome { finding: Some(finding.into()), ..outcome(0) }
+    }
+
+    #[test]
+    fn the_kernel_that_runs_first_alternates_and_the_medians_are_over_every_round() {
+        let order = std::cell::RefCell::new(String::new());
+        let run = |who: char, ms: f64| {
+            let order = &order;
+            move |launches: usize| {
+                order.borrow_mut().push(who);
+                Ok(Timing::gpu(vec![ms; launches]))
+            }
+        };
+        let times = CaseContext { sanitized: false }.time(run('o', 1.0), run('t', 3.0)).unwrap().unwrap();
+        assert_eq!(order.borrow().as_str(), "otto".repeat(TIME_ROUNDS / 2));
+        assert_eq!((times.student_ms, times.ours_ms, times.spread, times.ratio()), (3.0, 1.0, 0.0, 3.0));
+        order.borrow_mut().clear();
+        assert_eq!(CaseContext { sanitized: true }.time(run('o', 1.0), run('t', 3.0)).unwrap(), None);
+        assert_eq!(order.borrow().as_str(), "", "nothing is timed under compute-sanitizer");
+    }
+
+    #[test]
+    fn a_ratio_of_unsteady_times_is_marked_and_left_out_of_the_csv_mean() {
+        let unsteady = Outcome { times: Some(Times { student_ms: 8.0, ours_ms: 1.0, spread: 0.25 }), ..outcome(0) };
+        let rows = vec![Row { case: "a".into(), result: Ok(outcome(0)) }, Row { case: "b".into(), result: Ok(unsteady) }];
+        assert!(table(&rows).contains("| 8.0000 | 1.0000 | 8.00x ±25%, not comparable | - |"), "{}", table(&rows));
+        assert!(csv(Path::new("s.cu"), &rows, "0123456789abcdef").ends_with(",PASS,PASS,2/2,2.000,0123456789abcdef\n"));
     }
 
     #[test]
@@ -781,7 +865,7 @@ mod tests {
             Row { case: "17 x 33 x 5, f64".into(), result: Ok(outcome(0)) },
             Row { case: "1 x 1 x 1".into(), result: Ok(outcome(3)) },
             Row { case: "tabs\tand\nnewlines".into(), result: Err("CUDA_ERROR_ILLEGAL_ADDRESS (700)".into()) },
-            Row { case: "a rule".into(), result: Ok(Outcome { student_ms: None, ours_ms: None, ..outcome(1) }) },
+            Row { case: "a rule".into(), result: Ok(Outcome { times: None, ..outcome(1) }) },
             Row { case: "past C".into(), result: Ok(found("written outside C: C[m*n + 40], 40 elements past the end")) },
         ] {
             let back = Row::from_line(&row.to_line()).unwrap();
@@ -802,10 +886,10 @@ mod tests {
             Row { case: "d".into(), result: Ok(found("A(3, 7) was changed")) },
         ];
         let table = table(&rows);
-        assert!(table.contains("| a | PASS | 0 of 12 | - | - | - | - | 2.0000 | 1.0000 | 2.00x | - |"), "{table}");
+        assert!(table.contains("| a | PASS | 0 of 12 | - | - | - | - | 2.0000 | 1.0000 | 2.00x ±2% | - |"), "{table}");
         assert!(table.contains("| b | FAIL | 3 of 12 | C(1, 2) | never written | 3.0e0 | block (0, 0), thread (2, 1) |"), "{table}");
         assert!(table.contains("| c | FAULT | killed |"), "{table}");
-        assert!(table.contains("| d | FAIL | 0 of 12 | - | - | - | - | 2.0000 | 1.0000 | 2.00x | A(3, 7) was changed |"), "{table}");
+        assert!(table.contains("| d | FAIL | 0 of 12 | - | - | - | - | 2.0000 | 1.0000 | 2.00x ±2% | A(3, 7) was changed |"), "{table}");
         assert_eq!(
             csv(Path::new("alice/mmm.cu"), &rows, "0123456789abcdef"),
             "file,\"a\",\"b\",\"c\",\"d\",passed,time ratio,case set\n\"alice/mmm.cu\",PASS,FAIL,FAULT,FAIL,1/4,2.000,0123456789abcdef\n"

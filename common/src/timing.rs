@@ -51,6 +51,15 @@ impl Timing {
     pub fn max_ms(&self) -> f64 {
         self.samples_ms.iter().copied().fold(f64::NEG_INFINITY, f64::max)
     }
+
+    /// How widely the samples spread: the interquartile range over the median (0.05: the middle half
+    /// lies within 5 % of the median's size). Robust to one slow launch, unlike max - min.
+    pub fn relative_spread(&self) -> f64 {
+        let mut sorted = self.samples_ms.clone();
+        sorted.sort_by(f64::total_cmp);
+        let quartile = |q: f64| sorted[((sorted.len() - 1) as f64 * q).round() as usize];
+        (quartile(0.75) - quartile(0.25)) / self.median_ms()
+    }
 }
 
 /// `GPU time in ms: 1.234 (median of 10, min 1.200, max 1.300)`, the slides' line plus the spread
@@ -141,6 +150,13 @@ pub fn time_on_host(warmup: usize, repetitions: usize, mut work: impl FnMut() ->
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn relative_spread_is_the_interquartile_range_over_the_median_and_ignores_one_outlier() {
+        let steady = Timing::gpu(vec![1.0, 1.0, 1.02, 0.98, 1.0, 100.0, 1.01, 0.99, 1.0]);
+        assert!((steady.relative_spread() - 0.01).abs() < 1e-9, "{}", steady.relative_spread());
+        assert_eq!(Timing::gpu(vec![1.0, 2.0, 3.0, 4.0, 5.0]).relative_spread(), 2.0 / 3.0);
+    }
 
     #[test]
     fn median_of_an_odd_and_an_even_count() {

@@ -75,7 +75,7 @@ pub fn storage_rule(image: &KernelImage) -> Result<Row> {
     });
     Ok(Row {
         case: "sphere_storage lives in constant memory (ptxas report)".to_string(),
-        result: Ok(Outcome { wrong: usize::from(in_global), elements: 1, first, student_ms: None, ours_ms: None, finding: None }),
+        result: Ok(Outcome { wrong: usize::from(in_global), elements: 1, first, times: None, finding: None }),
     })
 }
 
@@ -86,17 +86,16 @@ pub fn run_case(student: &KernelImage, case: &Case, context: CaseContext) -> Res
     let spheres = random_scene(case.spheres, case.seed)?;
     let gpu = Gpu::open(0)?;
     let theirs = gpu.load(student)?;
-    let ours_ms = match context.times_ours() {
-        true => {
-            let ours = gpu.load(&kernels::TRACER)?;
-            Some(DeviceScene::new(&ours, &spheres, view)?.render(&ours, Variant::Constant, 3)?.1.median_ms())
-        }
-        false => None,
-    };
     let mut scene = DeviceScene::new(&theirs, &spheres, view)?;
-    let (image, timing) = scene.render_poisoned(&theirs, Variant::Constant, context.repetitions(), u32::POISON_WORD)?;
+    let (image, _) = scene.render_poisoned(&theirs, Variant::Constant, 1, u32::POISON_WORD)?;
     let (again, _) = scene.render_poisoned(&theirs, Variant::Constant, 1, u32::SECOND_POISON_WORD)?;
     let outside = scene.trespass()?.map(|trespass| trespass.describe("image", "width*height"));
+    let ours = gpu.load(&kernels::TRACER)?;
+    let mut our_scene = DeviceScene::new(&ours, &spheres, view)?;
+    let times = context.time(
+        |launches| Ok(our_scene.render(&ours, Variant::Constant, launches)?.1),
+        |launches| Ok(scene.render_poisoned(&theirs, Variant::Constant, launches, u32::POISON_WORD)?.1),
+    )?;
     let reference = render_on_cpu(&spheres, &view);
     let (wrong, first) = first_mismatch(&image, &reference, |g: u32, r: u32| !g.is_poison() && channel_difference(g, r).saturating_sub(CHANNEL_TOLERANCE) == 0);
     let colour = |pixel: u32| format!("rgb({}, {}, {})", pixel & 0xFF, (pixel >> 8) & 0xFF, (pixel >> 16) & 0xFF);
@@ -110,5 +109,5 @@ pub fn run_case(student: &KernelImage, case: &Case, context: CaseContext) -> Res
             computed_by: format!("block ({}, {}), thread ({}, {})", x / TILE, y / TILE, x % TILE, y % TILE),
         }
     });
-    Ok(Outcome { wrong, elements: reference.len(), first, student_ms: Some(timing.median_ms()), ours_ms, finding: None }.with_findings([outside]))
+    Ok(Outcome { wrong, elements: reference.len(), first, times, finding: None }.with_findings([outside]))
 }

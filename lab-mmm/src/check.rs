@@ -87,7 +87,7 @@ pub fn name(case: &Case) -> String {
     format!("{} {}, {} x {} times {} x {}", case.kernel.slide_name(), if case.f64 { "f64" } else { "f32" }, case.m, case.k, case.k, case.n)
 }
 
-/// Runs one case with the student's image (twice, with two poisons) and ours (for the time).
+/// Runs one case with the student's image (twice, with two poisons), then times it against ours.
 pub fn run_case(student: &KernelImage, case: &Case, context: CaseContext) -> Result<Outcome> {
     let gpu = Gpu::open(0)?;
     let theirs = gpu.load(student)?;
@@ -100,23 +100,24 @@ pub fn run_case(student: &KernelImage, case: &Case, context: CaseContext) -> Res
 }
 
 /// C from the student's kernel against the CPU's product, element by element; C's guard zones and
-/// the device copies of A and B checked; both kernels timed.
+/// the device copies of A and B checked; then both kernels timed.
 fn compare<T: Element>(theirs: &Module, ours: &Module, case: &Case, context: CaseContext) -> Result<Outcome> {
     let mut random = Random::new(case.seed);
     let mut a: Matrix<T> = Matrix::<f64>::random(case.m, case.k, &mut random)?.convert()?;
     let mut b: Matrix<T> = Matrix::<f64>::random(case.k, case.n, &mut random)?.convert()?;
     a.copy_to_gpu()?;
     b.copy_to_gpu()?;
-    let ours_ms = match context.times_ours() {
-        true => Some(multiply_on_gpu(ours, case.kernel, BLOCK_SIZE, &a, &b, &mut Matrix::<T>::new(case.m, case.n)?, 3)?.median_ms()),
-        false => None,
-    };
     let mut c = Guarded::<T>::new(case.m * case.n)?;
-    let timing = multiply_into(theirs, case.kernel, BLOCK_SIZE, (&a, &b), &mut c, T::POISON_WORD, context.repetitions())?;
+    multiply_into(theirs, case.kernel, BLOCK_SIZE, (&a, &b), &mut c, T::POISON_WORD, 1)?;
     let gpu = c.read()?;
     multiply_into(theirs, case.kernel, BLOCK_SIZE, (&a, &b), &mut c, T::SECOND_POISON_WORD, 1)?;
     let again = c.read()?;
     let findings = [c.trespass()?.map(|trespass| trespass.describe("C", "m*n")), changed("A", &a)?, changed("B", &b)?];
+    let mut our_c = Matrix::<T>::new(case.m, case.n)?;
+    let times = context.time(
+        |launches| multiply_on_gpu(ours, case.kernel, BLOCK_SIZE, &a, &b, &mut our_c, launches),
+        |launches| multiply_into(theirs, case.kernel, BLOCK_SIZE, (&a, &b), &mut c, T::POISON_WORD, launches),
+    )?;
     let cpu = multiply_on_cpu(&a, &b);
     let largest = cpu.iter().fold(f64::MIN_POSITIVE, |m, v| m.max(v.abs()));
     let (wrong, first) = first_mismatch(&gpu, &cpu, |g: T, e| (g.to_f64() - e).abs() <= T::TOLERANCE * largest);
@@ -130,7 +131,7 @@ fn compare<T: Element>(theirs: &Module, ours: &Module, case: &Case, context: Cas
             computed_by: format!("block ({}, {}), thread ({}, {})", col / bs, row / bs, col % bs, row % bs),
         }
     });
-    Ok(Outcome { wrong, elements: cpu.len(), first, student_ms: Some(timing.median_ms()), ours_ms, finding: None }.with_findings(findings))
+    Ok(Outcome { wrong, elements: cpu.len(), first, times, finding: None }.with_findings(findings))
 }
 
 /// "A(3, 7) was changed" where the kernel wrote into an input, from its device copy.

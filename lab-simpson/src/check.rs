@@ -13,7 +13,7 @@ use common::integrand::Integrand;
 use common::verify::Poison as _;
 use kernels::KernelImage;
 
-use crate::{allocate_sums, kernel_name, simpson_into, simpson_on_cpu, simpson_on_gpu, Problem, TOLERANCE};
+use crate::{allocate_sums, kernel_name, simpson_into, simpson_on_cpu, Problem, TOLERANCE};
 
 /// The kernel of `integrand` as the lab looks it up and as a student declares it.
 pub fn entry(integrand: Integrand) -> Entry {
@@ -61,18 +61,20 @@ pub fn name(problem: &Problem) -> String {
     format!("{} on [{}, {}], {} sub-intervals, blocks of {}", problem.integrand.formula(), problem.a, problem.b, problem.intervals, problem.block_size)
 }
 
-/// Runs one case with the student's image (twice, with two poisons) and ours (for the time).
+/// Runs one case with the student's image (twice, with two poisons), then times it against ours.
 pub fn run_case(student: &KernelImage, problem: &Problem, context: CaseContext) -> Result<Outcome> {
     let gpu = Gpu::open(0)?;
     let module = gpu.load(student)?;
     let mut sums = allocate_sums(&gpu, problem)?;
-    let theirs = simpson_into(&module, problem, &mut sums, f64::POISON_WORD, context.repetitions())?;
+    let theirs = simpson_into(&module, problem, &mut sums, f64::POISON_WORD, 1)?;
     let again = simpson_into(&module, problem, &mut sums, f64::SECOND_POISON_WORD, 1)?;
     let outside = sums.trespass()?.map(|trespass| trespass.describe("sums", "n"));
-    let ours_ms = match context.times_ours() {
-        true => Some(simpson_on_gpu(&gpu, &gpu.load(&kernels::SIMPSON)?, problem, 3)?.timing.median_ms()),
-        false => None,
-    };
+    let ours = gpu.load(&kernels::SIMPSON)?;
+    let mut our_sums = allocate_sums(&gpu, problem)?;
+    let times = context.time(
+        |launches| Ok(simpson_into(&ours, problem, &mut our_sums, f64::POISON_WORD, launches)?.timing),
+        |launches| Ok(simpson_into(&module, problem, &mut sums, f64::POISON_WORD, launches)?.timing),
+    )?;
     let cpu = simpson_on_cpu(problem);
     // The same floor as `compare`: sums near zero are judged against a thousandth of the largest.
     let floor = 1e-3 * cpu.iter().fold(0.0_f64, |m, s| m.max(s.abs()));
@@ -84,5 +86,5 @@ pub fn run_case(student: &KernelImage, problem: &Problem, context: CaseContext) 
         expected: shown(cpu[i]),
         computed_by: format!("block {}, thread {}", i / block, i % block),
     });
-    Ok(Outcome { wrong, elements: cpu.len(), first, student_ms: Some(theirs.timing.median_ms()), ours_ms, finding: None }.with_findings([outside]))
+    Ok(Outcome { wrong, elements: cpu.len(), first, times, finding: None }.with_findings([outside]))
 }

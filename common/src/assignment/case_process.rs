@@ -169,7 +169,7 @@ mod tests {
     const CASE: &str = "17 x 33 x 5";
 
     fn good_row() -> Row {
-        Row { case: CASE.to_string(), result: Ok(Outcome { wrong: 0, elements: 85, first: None, student_ms: Some(1.0), ours_ms: Some(1.0), finding: None }) }
+        Row { case: CASE.to_string(), result: Ok(Outcome { wrong: 0, elements: 85, first: None, times: Some(crate::assignment::Times { student_ms: 1.0, ours_ms: 1.0, spread: 0.0 }), finding: None }) }
     }
 
     /// A stand-in child: `sh -c SCRIPT` with `$1` the result file.
@@ -186,7 +186,7 @@ mod tests {
     }
 
     fn outcome() -> Outcome {
-        Outcome { wrong: 3, elements: 85, first: None, student_ms: None, ours_ms: None, finding: None }
+        Outcome { wrong: 3, elements: 85, first: None, times: None, finding: None }
     }
 
     #[test]
