@@ -319,7 +319,7 @@ fn write_rust(out_dir: &Path, cuda_dir: &Path, archs: &[u32], chosen_by: &str, s
             .map(|((_, arch), built)| {
                 let ptx = built.ptx.as_ref().map_or("None".to_string(), |ptx| format!("Some(include_str!({:?}))", ptx.display().to_string()));
                 format!(
-                    "ArchImage {{ arch: {arch}, image: include_bytes!({:?}), relocatable_ptx: {ptx}, ptxas: include_str!({:?}) }}",
+                    "ArchImage {{ arch: {arch}, image: include_bytes!({:?}), relocatable_ptx: {ptx}, ptxas: include_str!({:?}), ptx: None }}",
                     built.image.display().to_string(),
                     built.report.display().to_string()
                 )

@@ -98,16 +98,16 @@ for row in body:
 PY
 )
 expect "every row as long as the header" "$(grep '^lengths' <<<"$summary")" "lengths same"
-expect "header" "$(grep '^columns' <<<"$summary")" "columns student file passed time ratio case set note 18"
+expect "header" "$(grep '^columns' <<<"$summary")" "columns student file passed time ratio case set note 20"
 expect "rows" "$(grep '^row' <<<"$summary")" "$(cat <<ROWS
-row '=1+2 | 12/12 | 
-row Doe, Jane "JD" | 12/12 | 
-row alice | 12/12 | 
-row bob | 0/12 | compile error or no result: $subs/bob.cu(3): error: identifier "x" is undefined
-row carol | 0/12 | compile error or no result: no message
-row dave errors | 0/12 | compile error or no result: lab-mmm: error: the cases need a GPU: no usable CUDA GPU
-row empty folder | 0/12 | no .cu file
-row in a folder | 12/12 | 
+row '=1+2 | 14/14 | 
+row Doe, Jane "JD" | 14/14 | 
+row alice | 14/14 | 
+row bob | 0/14 | compile error or no result: $subs/bob.cu(3): error: identifier "x" is undefined
+row carol | 0/14 | compile error or no result: no message
+row dave errors | 0/14 | compile error or no result: lab-mmm: error: the cases need a GPU: no usable CUDA GPU
+row empty folder | 0/14 | no .cu file
+row in a folder | 14/14 | 
 ROWS
 )"
 
@@ -154,8 +154,10 @@ expect "--limit reaches the lab" "$(limits)" "42 "
 # --cases reaches the lab: the header has the file's cases and another case set.
 printf '1 1 1 f64 1\n17 33 5 f32 2\n' >"$work/cases.txt"
 expect "--cases exits" "$(grade hidden --cases "$work/cases.txt" 03-mmm-tiled "$subs")" 0
-expect "--cases header" "$(head -n 1 "$work/hidden.csv")" 'student,file,"mmm f64, 1 x 1 times 1 x 1","mmm f32, 17 x 33 times 33 x 5",passed,time ratio,case set,note'
-expect "--cases rows" "$(grep -c ',2/2,' "$work/hidden.csv")" 4
+# Week 3's two rules come first (issue 29).
+rules='"tiles: mmm_f64 and mmm_f32 keep two BLOCK_SIZE x BLOCK_SIZE tiles in shared memory (ptxas report)","barrier: mmm_f64 and mmm_f32 wait at __syncthreads() inside the loop over the tiles (PTX)"'
+expect "--cases header" "$(head -n 1 "$work/hidden.csv")" "student,file,$rules,\"mmm f64, 1 x 1 times 1 x 1\",\"mmm f32, 17 x 33 times 33 x 5\",passed,time ratio,case set,note"
+expect "--cases rows" "$(grep -c ',4/4,' "$work/hidden.csv")" 4
 case_set() { python3 -c 'import csv, sys; print(list(csv.reader(open(sys.argv[1], newline="")))[2][-2])' "$1"; }
 expect "another case set" "$([[ $(case_set "$work/hidden.csv") != "$(case_set "$work/one.csv")" ]] && echo yes)" yes
 

@@ -404,6 +404,22 @@ pub struct Row {
 }
 
 impl Row {
+    /// A rule's row, found from the compiler's report or the code before any case runs: `checked`
+    /// kernels (or variables) looked at, `failures` those that break the rule, the first one shown.
+    pub fn rule(case: &str, checked: usize, failures: Vec<FirstWrong>) -> Row {
+        let wrong = failures.len();
+        Row { case: case.to_string(), result: Ok(Outcome { wrong, elements: checked, first: failures.into_iter().next(), times: None, finding: None }) }
+    }
+
+    /// A rule read from the build's PTX by `failures`; a FAULT row where there is no PTX (our own
+    /// kernels keep none: only `--list-cases` without `--kernel-source` meets them).
+    pub fn rule_on_ptx(case: &str, build: &kernels::ArchImage, checked: usize, failures: impl FnOnce(&kernels::ptx::Module) -> Vec<FirstWrong>) -> Row {
+        match build.ptx {
+            Some(text) => Row::rule(case, checked, failures(&kernels::ptx::Module::parse(text))),
+            None => Row { case: case.to_string(), result: Err("no PTX was kept to read".to_string()) },
+        }
+    }
+
     pub fn passed(&self) -> bool {
         matches!(&self.result, Ok(outcome) if outcome.wrong == 0 && outcome.finding.is_none())
     }
@@ -524,14 +540,20 @@ const MAX_LOG_BYTES: u64 = 4 << 20;
 /// `--sanitize`), prints the table (or CSV) and what failing cases printed, and fails unless every
 /// case passed.
 ///
-/// `rules` are rows the lab made from the compiler's report (where a variable lives, say), before
-/// any case ran; they count like cases.
+/// `rules` are rows the lab made from the compiler's report or the PTX (where a variable lives, say),
+/// before any case ran; they count like cases, and are shown even without a GPU.
 fn run_check<C>(args: &StudentArgs, image: &KernelImage, check: &Check<'_, C>, rules: Vec<Row>) -> Result<()> {
     let sanitizer = match args.sanitize {
         true => Some(sanitizer::find().with_context(|| format!("--sanitize needs NVIDIA's compute-sanitizer, and none was found ({})", sanitizer::WHERE_WE_LOOK))?),
         false => None,
     };
-    crate::gpu::count().context("the cases need a GPU")?; // no GPU: one error now, not one per case
+    if let Err(err) = crate::gpu::count() {
+        // No GPU: the rules, which need none, and then one error, not one per case.
+        if !rules.is_empty() && !args.csv {
+            println!("\nThe rules, read from what nvcc made (the cases need a GPU):\n\n{}", table(&rules));
+        }
+        return Err(err.context("the cases need a GPU"));
+    }
     let dir = PrivateDir::new(&format!("{}-check", check.lab))?;
     let image_path = dir.path().join("kernel.image");
     let build = image.newest().with_context(|| format!("{} was not compiled", image.source))?;
@@ -951,7 +973,7 @@ mod tests {
 
     #[test]
     fn a_missing_kernel_names_what_the_lab_looked_for() {
-        let build = kernels::ArchImage { arch: 90, image: &[], relocatable_ptx: None, ptxas: "ptxas info    : Compiling entry function '_Z7simpsonffPf' for 'sm_90'\nptxas info    : Used 8 registers\n" };
+        let build = kernels::ArchImage { arch: 90, image: &[], relocatable_ptx: None, ptx: None, ptxas: "ptxas info    : Compiling entry function '_Z7simpsonffPf' for 'sm_90'\nptxas info    : Used 8 registers\n" };
         let image = KernelImage { source: "mine.cu", flags: &[], builds: Box::leak(Box::new([build])), linked_with_device_runtime: false };
         let entry = Entry { name: "_Z7simpsonddPd", declaration: "__global__ void simpson(double a, double b, double* sums)" };
         let error = require_entries(&image, &[entry]).unwrap_err().to_string();

@@ -52,6 +52,30 @@ const fn mistake(name: &'static str, what: &'static str, correct: &'static str, 
 /// The child launch of `workers` in adaptive_simpson.cu, which every week-7 mistake changes.
 const CHILD_LAUNCH: &str = "    workers<F><<<1, 2, 0, cudaStreamFireAndForget>>>(mine.a, mine.b, left, right, mine.tolerance / 2.0,\n                                                      depth + 1, max_depth, tally);";
 
+/// The loop over the tiles of the tiled `mmm` in mmm.cu, which the week-3 rule mistake replaces.
+const TILE_LOOP: &str = "    for (int tile = 0; tile < a.cols; tile += BLOCK_SIZE) {
+        // Outside A or B a tile is padded with zeros, which add nothing to the sum.
+        as[ty][tx] = (row < a.rows && tile + tx < a.cols) ? a(row, tile + tx) : T(0);
+        bs[ty][tx] = (tile + ty < b.rows && col < b.cols) ? b(tile + ty, col) : T(0);
+        __syncthreads();  // the tiles are complete before anyone reads them
+#pragma unroll
+        for (int k = 0; k < BLOCK_SIZE; ++k) {
+            sum += as[ty][k] * bs[k][tx];
+        }
+        __syncthreads();  // everyone is done with the tiles before they are overwritten
+    }";
+
+/// The child launch of `workers` in adaptive_simpson.cu with its failure branch, which the week-7
+/// rule mistake replaces.
+const CHILD_LAUNCH_AND_CHECK: &str = "    workers<F><<<1, 2, 0, cudaStreamFireAndForget>>>(mine.a, mine.b, left, right, mine.tolerance / 2.0,
+                                                      depth + 1, max_depth, tally);
+    if (cudaGetLastError() != cudaSuccess) {
+        // Typically the pending-launch limit: keep this interval's estimate and report the failure.
+        atomicAdd(&tally->launch_failures, 1ULL);
+        atomicAdd(&tally->integral, left + right);
+        atomicAdd(&tally->accepted, 1ULL);
+    }";
+
 /// The end of the tiled `mmm` in mmm.cu, which the week-3 mistakes about memory and output change.
 const TILED_WRITE: &str = "    if (row < c.rows && col < c.cols) {\n        c(row, col) = sum;\n    }";
 
@@ -163,6 +187,12 @@ pub const WEEKS: [Week; 5] = [
                 "    if (row < c.rows && col < c.cols) {\n        c(row, col) = (row == 0 && col == 0) ? sum * T(0) / T(0) : sum;  // BUG: NaN in C(0, 0)\n    }",
             ),
             mistake(
+                "naive-body-in-tiled",
+                "the tiled kernel multiplies straight from global memory, as mmm-ab does: right values, a little slower, but no tiles and no barrier, so the week's rules fail.",
+                TILE_LOOP,
+                "    for (int k = 0; k < a.cols; ++k) {  // BUG: the naive body, no shared tiles\n        if (row < a.rows && col < b.cols) sum += a(row, k) * b(k, col);\n    }",
+            ),
+            mistake(
                 "traps",
                 "thread (0, 0) of block (0, 0) executes __trap() before writing: every case dies, and the others still run.",
                 TILED_WRITE,
@@ -205,6 +235,25 @@ pub const WEEKS: [Week; 5] = [
                 "children start at their parent's depth: the depth limit never comes.",
                 CHILD_LAUNCH,
                 "    workers<F><<<1, 2, 0, cudaStreamFireAndForget>>>(mine.a, mine.b, left, right, mine.tolerance / 2.0,\n                                                      depth, max_depth, tally);  // BUG: depth + 1",
+            ),
+            mistake(
+                "loops-instead-of-launching",
+                "each worker refines its interval in a loop of its own, depth first, with no child grid: the same integral, intervals and splits, but not the week's lesson, so the rule fails.",
+                CHILD_LAUNCH_AND_CHECK,
+                "    // BUG: no child grid: this thread refines its interval itself, depth first, with a stack of its own.
+    Interval stack[64];
+    int top = 0;
+    const double half = mine.a + (mine.b - mine.a) / 2.0;
+    stack[top++] = Interval{half, mine.b, right, mine.tolerance / 2.0, depth + 1};
+    stack[top++] = Interval{mine.a, half, left, mine.tolerance / 2.0, depth + 1};
+    while (top > 0) {
+        const Interval in = stack[--top];
+        double l, r;
+        if (decide(F(), in, max_depth, tally, &l, &r)) continue;
+        const double m = in.a + (in.b - in.a) / 2.0;
+        stack[top++] = Interval{m, in.b, r, in.tolerance / 2.0, in.depth + 1};
+        stack[top++] = Interval{in.a, m, l, in.tolerance / 2.0, in.depth + 1};
+    }",
             ),
             mistake(
                 "one-thread-per-child",

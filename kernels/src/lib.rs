@@ -9,6 +9,7 @@
 pub mod assignment;
 pub mod nvcc;
 pub mod private_dir;
+pub mod ptx;
 pub mod ptxas;
 pub mod runtime;
 
@@ -39,6 +40,9 @@ pub struct ArchImage {
     pub relocatable_ptx: Option<&'static str>,
     /// Everything nvcc wrote to stderr while compiling: the `ptxas info` lines for `arch`.
     pub ptxas: &'static str,
+    /// The PTX nvcc made on the way, kept for a student's build: the rules of `--check` read its code
+    /// ([`ptx`]). None for ours.
+    pub ptx: Option<&'static str>,
 }
 
 impl ArchImage {
@@ -273,7 +277,7 @@ mod tests {
     fn image_with(archs: &[u32], linked: bool) -> KernelImage {
         let builds: Vec<ArchImage> = archs
             .iter()
-            .map(|&arch| ArchImage { arch, image: &[], relocatable_ptx: linked.then_some(""), ptxas: "" })
+            .map(|&arch| ArchImage { arch, image: &[], relocatable_ptx: linked.then_some(""), ptxas: "", ptx: None })
             .collect();
         KernelImage { source: "x.cu", flags: &[], builds: Box::leak(builds.into_boxed_slice()), linked_with_device_runtime: linked }
     }

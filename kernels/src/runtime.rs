@@ -160,6 +160,8 @@ fn compile_within(source: &Path, like: &KernelImage, arch: u32, limit: Duration)
     fs::copy(source, &copy).map_err(|err| CompileError::Missing { path: source.to_path_buf(), reason: err.to_string() })?;
     let mut flags: Vec<String> = like.flags.iter().map(|flag| flag.to_string()).collect();
     flags.extend(include_dir_of(source));
+    // -keep leaves nvcc's intermediate files in the scratch folder: student.ptx, for the rules.
+    flags.extend(["-keep".to_string(), "-keep-dir".to_string(), dir.display().to_string()]);
     let base = nvcc::base_flags(dir, &flags);
     let result = if like.linked_with_device_runtime {
         let (object, image) = (dir.join("kernel.o"), dir.join("kernel.cubin"));
@@ -174,7 +176,7 @@ fn compile_within(source: &Path, like: &KernelImage, arch: u32, limit: Duration)
         Ok((report, bytes))
     });
     let (report, bytes) = compiled?;
-    Ok(one_build(source, like, arch, bytes, report))
+    Ok(one_build(source, like, arch, bytes, report, fs::read_to_string(dir.join("student.ptx")).ok()))
 }
 
 /// `-I` with the folder of the student's file, so that `#include "mine.cuh"` beside it still works from
@@ -188,12 +190,13 @@ fn include_dir_of(source: &Path) -> Option<String> {
 /// one), read back with `like`'s flags, for the same architecture `arch`, and no report.
 pub fn load(path: &Path, like: &KernelImage, arch: u32) -> Result<KernelImage, CompileError> {
     let bytes = fs::read(path).map_err(|err| CompileError::Missing { path: path.to_path_buf(), reason: err.to_string() })?;
-    Ok(one_build(path, like, arch, bytes, String::new()))
+    Ok(one_build(path, like, arch, bytes, String::new(), None))
 }
 
 /// A student's image: one build, leaked so that it lives as long as the embedded ones.
-fn one_build(source: &Path, like: &KernelImage, arch: u32, image: Vec<u8>, ptxas: String) -> KernelImage {
-    let build = ArchImage { arch, image: Box::leak(image.into_boxed_slice()), relocatable_ptx: None, ptxas: Box::leak(ptxas.into_boxed_str()) };
+fn one_build(source: &Path, like: &KernelImage, arch: u32, image: Vec<u8>, ptxas: String, ptx: Option<String>) -> KernelImage {
+    let ptx = ptx.map(|text| &*Box::leak(text.into_boxed_str()));
+    let build = ArchImage { arch, image: Box::leak(image.into_boxed_slice()), relocatable_ptx: None, ptxas: Box::leak(ptxas.into_boxed_str()), ptx };
     KernelImage {
         source: Box::leak(source.display().to_string().into_boxed_str()),
         flags: like.flags,
@@ -227,6 +230,10 @@ mod tests {
         assert_eq!((build.arch, &build.image[..4]), (86, &[0x50, 0xED, 0x55, 0xBA][..]), "a fatbin for the GPU's architecture");
         let twice = build.report().unwrap().function("twice").cloned();
         assert_eq!(twice.and_then(|f| f.arch).as_deref(), Some("sm_86"), "{}", build.ptxas);
+        // Issue 29: the PTX is kept for the rules, for a fatbin and for code linked with the device runtime.
+        assert!(build.ptx.is_some_and(|ptx| ptx.contains(".entry twice(")), "{:?}", build.ptx);
+        let linked = compile(&path, &crate::ADAPTIVE_SIMPSON, 86).unwrap();
+        assert!(linked.builds[0].ptx.is_some_and(|ptx| ptx.contains(".entry twice(")), "{:?}", linked.builds[0].ptx);
         fs::remove_file(path).unwrap();
     }
 

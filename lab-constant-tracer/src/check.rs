@@ -73,10 +73,7 @@ pub fn storage_rule(image: &KernelImage) -> Result<Row> {
         expected: "__constant__".to_string(),
         computed_by: "-".to_string(),
     });
-    Ok(Row {
-        case: "sphere_storage lives in constant memory (ptxas report)".to_string(),
-        result: Ok(Outcome { wrong: usize::from(in_global), elements: 1, first, times: None, finding: None }),
-    })
+    Ok(Row::rule("sphere_storage lives in constant memory (ptxas report)", 1, first.into_iter().collect()))
 }
 
 /// Renders one case with the student's `trace_constant` (twice, with two poisons) and ours (for the

@@ -5,13 +5,13 @@
 
 use std::path::Path;
 
-use anyhow::Result;
+use anyhow::{Context as _, Result};
 use common::assignment::cases_file::{choice, field, CaseFormat, CaseSet};
-use common::assignment::{first_mismatch, shown, CaseContext, Entry, FirstWrong, Outcome};
+use common::assignment::{first_mismatch, shown, CaseContext, Entry, FirstWrong, Outcome, Row};
 use common::gpu::Gpu;
 use common::guard::Guarded;
 use common::integrand::Integrand;
-use kernels::KernelImage;
+use kernels::{ptx, KernelImage};
 
 use crate::{adaptive_on_cpu, device_driven, device_driven_into, set_pending_launch_limit, Problem, Tally, MAX_NESTING_DEPTH};
 
@@ -24,6 +24,45 @@ pub fn entry(integrand: Integrand) -> Entry {
         Integrand::Peak => ("adaptive_master_peak", "extern \"C\" __global__ void adaptive_master_peak(double a, double b, double tolerance, int max_depth, Tally* tally)"),
     };
     Entry { name, declaration }
+}
+
+/// The rule of week 7 (issue 29): the workers launch child grids, as their PTX shows (the device
+/// runtime's launch call, in the kernel or a function it calls). Workers that refine their intervals
+/// in a loop of their own get the same integral, intervals and splits, and fail here. (That the
+/// grids launched at run time agree with the splits would need a count of launches from the
+/// profiler's interface, CUPTI: issue 23.)
+pub fn child_launch_rule(image: &KernelImage) -> Result<Row> {
+    let build = image.newest().with_context(|| format!("{} was not compiled", image.source))?;
+    let checked = build.ptx.map_or(1, |text| ptx::Module::parse(text).entries().filter(|kernel| is_worker(kernel)).count().max(1));
+    let failures = |code: &ptx::Module| -> Vec<FirstWrong> {
+        let workers: Vec<&ptx::Function> = code.entries().filter(|kernel| is_worker(kernel)).collect();
+        let expected = "a child grid launched (<<<...>>> in device code)".to_string();
+        if workers.is_empty() {
+            return vec![FirstWrong { position: "workers".into(), value: "no kernel named workers".into(), expected, computed_by: "the PTX".into() }];
+        }
+        let quiet = workers.iter().filter(|kernel| !code.launches_kernels(kernel));
+        quiet.map(|kernel| FirstWrong { position: template_name(&kernel.name), value: "no device-side launch".into(), expected: expected.clone(), computed_by: "the PTX".into() }).collect()
+    };
+    Ok(Row::rule_on_ptx("child grids: every workers<F> launches its children itself (PTX)", build, checked, failures))
+}
+
+fn is_worker(kernel: &ptx::Function) -> bool {
+    kernel.name.contains("workers")
+}
+
+/// `workers<Sine>` for the mangled `_Z7workersI4SineEvddddiiP5Tally`; other names as they are.
+fn template_name(mangled: &str) -> String {
+    let counted = |text: &str| -> Option<(String, usize)> {
+        let digits = text.chars().take_while(char::is_ascii_digit).count();
+        let length: usize = text[..digits].parse().ok()?;
+        Some((text.get(digits..digits + length)?.to_string(), digits + length))
+    };
+    let Some((name, used)) = mangled.strip_prefix("_Z").and_then(counted) else { return mangled.to_string() };
+    let rest = &mangled[2 + used..];
+    match rest.strip_prefix('I').and_then(counted) {
+        Some((argument, _)) => format!("{name}<{argument}>"),
+        None => name,
+    }
 }
 
 /// Every integrand; tolerances from coarse to fine; a depth limit of 1, one that stops the splitting
@@ -98,4 +137,18 @@ pub fn run_case(student: &KernelImage, problem: &Problem, context: CaseContext) 
         computed_by: "every worker grid (atomicAdd into the Tally)".to_string(),
     });
     Ok(Outcome { wrong, elements: all.len(), first, times, finding: None }.with_findings([outside]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn template_kernels_are_named_as_in_the_source() {
+        assert_eq!(template_name("_Z7workersI4SineEvdddddiiP5Tally"), "workers<Sine>");
+        assert_eq!(template_name("_Z7workersI23FourOverOnePlusXSquaredEvdddddiiP5Tally"), "workers<FourOverOnePlusXSquared>");
+        assert_eq!(template_name("_Z7workersdddd"), "workers");
+        assert_eq!(template_name("adaptive_master_pi"), "adaptive_master_pi");
+        assert_eq!(template_name("_Z99x"), "_Z99x");
+    }
 }

@@ -63,7 +63,7 @@ fn run(args: Args) -> Result<()> {
     let entries: Vec<Entry> = integrands.into_iter().map(check::entry).collect();
     let image = args.student.image(&kernels::ADAPTIVE_SIMPSON, &entries)?;
     let cases = Check { lab: "lab-dynamic-parallel", entries: &entries, cases: check::case_set(args.student.cases.as_deref())? };
-    if let Some(done) = args.student.run_check_if_asked(image, &cases, || Ok(Vec::new()), |problem, context| check::run_case(image, problem, context)) {
+    if let Some(done) = args.student.run_check_if_asked(image, &cases, || Ok(vec![check::child_launch_rule(image)?]), |problem, context| check::run_case(image, problem, context)) {
         return done;
     }
     let problem = Problem::new(args.integrand, args.a, args.b, args.tolerance, args.max_depth)?;

@@ -45,3 +45,17 @@ fn every_value_flag_takes_any_number_or_word_without_a_panic() {
     // Every flag of --help with numbers at and past u32 and u64, negative ones, units and words.
     assert_every_value_flag_fails_cleanly(LAB, "lab-dynamic-parallel");
 }
+
+/// Issue 29: week 7's rule needs no GPU (it reads the PTX), so it shows on any machine: our workers
+/// launch their children, workers that loop instead do not.
+#[test]
+fn week_7_rule_finds_the_child_launch_in_the_ptx() {
+    let check = |file: &str| common::testing::check_kernel_source("lab-dynamic-parallel", LAB, env!("CARGO_MANIFEST_DIR"), file, &[]);
+    let rule = "child grids: every workers<F>";
+    let ours = check("kernels/cuda/adaptive_simpson.cu");
+    assert!(common::testing::check_row(&ours.stdout, rule).contains("| PASS | 0 of 4 |"), "{ours:?}");
+    let looping = check("assignments/07-dynamic-parallelism/broken/loops-instead-of-launching.cu");
+    assert_eq!(looping.code, Some(1), "{looping:?}");
+    let row = common::testing::check_row(&looping.stdout, rule);
+    assert!(row.contains("| FAIL | 4 of 4 | workers<FourOverOnePlusXSquared> | no device-side launch |"), "{row}");
+}

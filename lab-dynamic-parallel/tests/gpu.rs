@@ -93,7 +93,7 @@ fn check(file: &str) -> common::testing::Outcome {
 fn week_7_the_solution_passes_and_the_template_fails() {
     let solution = check("kernels/cuda/adaptive_simpson.cu");
     assert_eq!(solution.code, Some(0), "{solution:?}");
-    assert!(solution.stdout.contains("Solution is correct: all 6 cases pass"), "{solution:?}");
+    assert!(solution.stdout.contains("Solution is correct: all 7 cases pass"), "{solution:?}"); // the rule and six cases
     let template = check("assignments/07-dynamic-parallelism/adaptive_simpson.cu");
     assert_eq!(template.code, Some(1), "{template:?}");
     // Without the child launch every split interval is lost.
@@ -114,6 +114,11 @@ fn week_7_broken_kernels_are_caught() {
     let row = common::testing::check_row(&flat.stdout, "1/((x-0.3)^2+1e-4) on [0, 1], tolerance 1e-10");
     assert!(row.contains("| FAIL | 1 of 4 | deepest level | 1 | 16 |"), "{row}");
     // Every right half is lost: fewer intervals accepted than split.
+    // Issue 29: workers that loop instead of launching get every value right and fail the rule only.
+    let looping = check("assignments/07-dynamic-parallelism/broken/loops-instead-of-launching.cu");
+    assert_eq!(looping.code, Some(1), "{looping:?}");
+    assert!(looping.stderr.contains("1 of 7 cases failed"), "{looping:?}");
+    assert!(common::testing::check_row(&looping.stdout, "child grids: ").contains("| FAIL | 4 of 4 |"), "{looping:?}");
     let lonely = check("assignments/07-dynamic-parallelism/broken/one-thread-per-child.cu");
     assert_eq!(lonely.code, Some(1), "{lonely:?}");
     assert!(common::testing::check_row(&lonely.stdout, "4/(1+x^2) on [0, 1]").contains("| FAIL | "), "{lonely:?}");
@@ -125,5 +130,5 @@ fn week_7_broken_kernels_are_caught() {
 fn week_7_the_solution_passes_under_compute_sanitizer() {
     let solution = common::testing::check_kernel_source("lab-dynamic-parallel", env!("CARGO_BIN_EXE_lab-dynamic-parallel"), env!("CARGO_MANIFEST_DIR"), "kernels/cuda/adaptive_simpson.cu", &["--sanitize"]);
     assert_eq!(solution.code, Some(0), "{solution:?}");
-    assert!(solution.stdout.contains("Solution is correct: all 6 cases pass") && solution.stdout.contains("under compute-sanitizer"), "{solution:?}");
+    assert!(solution.stdout.contains("Solution is correct: all 7 cases pass") && solution.stdout.contains("under compute-sanitizer"), "{solution:?}");
 }

@@ -6,15 +6,16 @@
 
 use std::path::Path;
 
-use anyhow::Result;
+use anyhow::{Context as _, Result};
 use common::assignment::cases_file::{choice, field, CaseFormat, CaseSet};
-use common::assignment::{first_mismatch, shown, written, CaseContext, Entry, FirstWrong, Outcome};
+use common::assignment::{first_mismatch, shown, written, CaseContext, Entry, FirstWrong, Outcome, Row};
 use common::gpu::Gpu;
 use common::guard::{first_changed, Guarded};
 use common::matrix::{Element, Matrix};
 use common::mmm::{multiply_on_cpu, MmmKernel};
 use common::verify::Random;
 use cust::module::Module;
+use kernels::ptx::{self, Barriers};
 use kernels::KernelImage;
 
 use crate::{multiply_into, multiply_on_gpu};
@@ -34,6 +35,44 @@ pub fn entries(kernel: MmmKernel) -> [Entry; 2] {
             Entry { name: "mmm_f32", declaration: "extern \"C\" __global__ void mmm_f32(MatrixView<float> a, MatrixView<float> b, MatrixView<float> c)" },
         ],
     }
+}
+
+/// The rules of week 3 (issue 29), where the tiled kernels are checked: what the week teaches, read
+/// from the compiler's report and the PTX, for both precisions. Two BLOCK_SIZE x BLOCK_SIZE tiles in
+/// shared memory, and a barrier inside the loop over the tiles: the naive body in the tiled kernel
+/// gives right values a little slower and fails both. None for the naive kernels (week 2).
+pub fn technique_rules(image: &KernelImage, kernels: &[MmmKernel]) -> Result<Vec<Row>> {
+    if !kernels.contains(&MmmKernel::Tiled) {
+        return Ok(Vec::new());
+    }
+    let build = image.newest().with_context(|| format!("{} was not compiled", image.source))?;
+    let report = build.report().with_context(|| format!("reading nvcc's report on {}", image.source))?;
+    let tiled = [("mmm_f64", "double", 8), ("mmm_f32", "float", 4)];
+    let tiles = tiled.iter().filter_map(|&(name, element, bytes)| {
+        let (needed, shared) = (2 * BLOCK_SIZE * BLOCK_SIZE * bytes, report.function(name).map_or(0, |f| f.shared_bytes));
+        (shared < needed).then(|| FirstWrong {
+            position: name.to_string(),
+            value: format!("{shared} bytes of shared memory"),
+            expected: format!("at least {needed}: two {BLOCK_SIZE} x {BLOCK_SIZE} tiles of {element}"),
+            computed_by: format!("ptxas report ({})", kernels::arch_name(build.arch)),
+        })
+    });
+    let barriers = |code: &ptx::Module| -> Vec<FirstWrong> {
+        let wrong = tiled.iter().filter_map(|&(name, _, _)| {
+            let value = match code.entry(name).map_or(Barriers::None, |kernel| code.barriers(kernel)) {
+                Barriers::InLoop => return None,
+                Barriers::None => "no __syncthreads()",
+                Barriers::OutsideLoops => "__syncthreads(), but outside every loop",
+            };
+            let expected = "__syncthreads() inside the loop over the tiles".to_string();
+            Some(FirstWrong { position: name.to_string(), value: value.to_string(), expected, computed_by: "the PTX".to_string() })
+        });
+        wrong.collect()
+    };
+    Ok(vec![
+        Row::rule("tiles: mmm_f64 and mmm_f32 keep two BLOCK_SIZE x BLOCK_SIZE tiles in shared memory (ptxas report)", tiled.len(), tiles.collect()),
+        Row::rule_on_ptx("barrier: mmm_f64 and mmm_f32 wait at __syncthreads() inside the loop over the tiles (PTX)", build, tiled.len(), barriers),
+    ])
 }
 
 /// One case: a kernel, a precision, A (m x k) and B (k x n), and the seed of their random elements.

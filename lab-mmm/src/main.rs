@@ -94,7 +94,8 @@ fn run(args: Args) -> Result<()> {
     if args.student.checking() {
         let image = args.student.image(&kernels::MMM_BS16, &entries)?;
         let cases = Check { lab: "lab-mmm", entries: &entries, cases: check::case_set(&chosen, args.student.cases.as_deref())? };
-        if let Some(done) = args.student.run_check_if_asked(image, &cases, || Ok(Vec::new()), |case, context| check::run_case(image, case, context)) {
+        let rules = || check::technique_rules(image, &chosen);
+        if let Some(done) = args.student.run_check_if_asked(image, &cases, rules, |case, context| check::run_case(image, case, context)) {
             return done;
         }
     }

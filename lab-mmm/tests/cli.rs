@@ -184,3 +184,27 @@ fn every_value_flag_takes_any_number_or_word_without_a_panic() {
     // Every flag of --help with numbers at and past u32 and u64, negative ones, units and words.
     assert_every_value_flag_fails_cleanly(LAB, "lab-mmm");
 }
+
+/// Issue 29: week 3's rules need no GPU (they read what nvcc made), so they show on any machine: our
+/// kernel keeps both, the naive body in the tiled kernel breaks both, and a missing first barrier
+/// keeps the second one in the loop (the values and racecheck catch that one).
+#[test]
+fn week_3_rules_read_the_tiles_from_ptxas_and_the_barrier_from_the_ptx() {
+    let check = |file: &str| common::testing::check_kernel_source("lab-mmm", LAB, env!("CARGO_MANIFEST_DIR"), file, &["--kernel", "tiled"]);
+    let (tiles, barrier) = ("tiles: mmm_f64 and mmm_f32", "barrier: mmm_f64 and mmm_f32");
+    for file in ["kernels/cuda/mmm.cu", "assignments/03-mmm-tiled/broken/missing-syncthreads.cu"] {
+        let outcome = check(file);
+        for rule in [tiles, barrier] {
+            assert!(common::testing::check_row(&outcome.stdout, rule).contains("| PASS | 0 of 2 |"), "{file}: {outcome:?}");
+        }
+    }
+    let naive = check("assignments/03-mmm-tiled/broken/naive-body-in-tiled.cu");
+    assert_eq!(naive.code, Some(1), "{naive:?}");
+    let row = common::testing::check_row(&naive.stdout, tiles);
+    assert!(row.contains("| FAIL | 2 of 2 | mmm_f64 | 0 bytes of shared memory | at least 4096: two 16 x 16 tiles of double | ptxas report (sm_"), "{row}");
+    let row = common::testing::check_row(&naive.stdout, barrier);
+    assert!(row.contains("| FAIL | 2 of 2 | mmm_f64 | no __syncthreads() | __syncthreads() inside the loop over the tiles | the PTX |"), "{row}");
+    // Week 2 (the naive kernels) has no rule.
+    let week_2 = common::testing::check_kernel_source("lab-mmm", LAB, env!("CARGO_MANIFEST_DIR"), "kernels/cuda/mmm.cu", &["--kernel", "naive"]);
+    assert!(!week_2.stdout.contains("tiles:"), "{week_2:?}");
+}
