@@ -27,6 +27,8 @@ pub enum CompileError {
     Unsupported { arch: u32, supported: Vec<u32> },
     /// nvcc was still running after the time limit (an `#include "/dev/zero"`, say), and was stopped.
     TooLong { path: PathBuf, seconds: u64 },
+    /// The file is larger than any kernel source ([`MAX_SOURCE_BYTES`]): not compiled, not copied.
+    TooLarge { path: PathBuf, bytes: u64 },
     /// Starting nvcc or handling its files failed.
     Io(String),
 }
@@ -44,6 +46,9 @@ impl fmt::Display for CompileError {
                 supported.last().map_or("nothing".to_string(), |newest| arch_name(*newest))
             ),
             CompileError::TooLong { path, seconds } => write!(f, "the compiler did not finish {} in {seconds} s; stopped", path.display()),
+            CompileError::TooLarge { path, bytes } => {
+                write!(f, "the kernel source {} has {} bytes; a kernel file has at most {} (not compiled)", path.display(), bytes, MAX_SOURCE_BYTES)
+            }
             CompileError::Io(reason) => write!(f, "{reason}"),
         }
     }
@@ -74,6 +79,10 @@ fn scratch_dir() -> Result<PrivateDir, CompileError> {
 /// How long nvcc may take for a student's file: ours compile in seconds; a file that includes
 /// `/dev/zero` would keep the preprocessor reading (and growing) until the machine gives out.
 const NVCC_LIMIT: Duration = Duration::from_secs(120);
+
+/// The largest student's file compiled: ours are under 20 KB; a 100 MB file (generated, or a
+/// mistake) would be copied and preprocessed for minutes on a shared grading machine.
+const MAX_SOURCE_BYTES: u64 = 4 << 20;
 
 /// What is kept of each of nvcc's output streams: a template that recurses without end can print
 /// megabytes of instantiation notes; the first errors are what helps.
@@ -145,7 +154,10 @@ pub fn compile(source: &Path, like: &KernelImage, arch: u32) -> Result<KernelIma
 
 /// [`compile`] with nvcc stopped after `limit`.
 fn compile_within(source: &Path, like: &KernelImage, arch: u32, limit: Duration) -> Result<KernelImage, CompileError> {
-    fs::metadata(source).map_err(|err| CompileError::Missing { path: source.to_path_buf(), reason: err.to_string() })?;
+    let bytes = fs::metadata(source).map_err(|err| CompileError::Missing { path: source.to_path_buf(), reason: err.to_string() })?.len();
+    if bytes > MAX_SOURCE_BYTES {
+        return Err(CompileError::TooLarge { path: source.to_path_buf(), bytes });
+    }
     let nvcc = nvcc::find(Path::new(env!("CARGO_MANIFEST_DIR"))).ok_or(CompileError::NoNvcc)?;
     let supported = nvcc::supported_archs(&nvcc).map_err(CompileError::Io)?;
     if !supported.contains(&arch) {
@@ -296,6 +308,14 @@ mod tests {
             other => panic!("{other:?}"),
         }
         fs::remove_file(endless).unwrap();
+        // A 100 MB source is refused before it is copied or compiled (a sparse file: instant to make).
+        let huge = write("huge.cu", "");
+        fs::File::options().write(true).open(&huge).unwrap().set_len(100 << 20).unwrap();
+        let started = Instant::now();
+        let message = compile(&huge, &crate::SIMPSON, 90).unwrap_err().to_string();
+        assert_eq!(message, format!("the kernel source {} has 104857600 bytes; a kernel file has at most 4194304 (not compiled)", huge.display()));
+        assert!(started.elapsed() < Duration::from_secs(1));
+        fs::remove_file(huge).unwrap();
         let output = run_bounded(Command::new("sh").args(["-c", "yes error | head -c 5000000; echo done >&2"]), Duration::from_secs(30)).ok().unwrap();
         assert_eq!((output.stdout.len() as u64, output.stderr), (MAX_MESSAGE_BYTES, b"done\n".to_vec()));
     }
