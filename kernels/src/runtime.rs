@@ -293,8 +293,8 @@ mod tests {
         fs::remove_dir_all(folder).unwrap();
     }
 
-    /// Issue 29: a file that keeps nvcc busy is stopped at the limit (its preprocessor included), and
-    /// one that makes it print without end is cut to what is kept.
+    /// Issue 29: a file that keeps nvcc busy is stopped at the limit (its preprocessor included), one
+    /// that makes it print without end is cut to what is kept, and one of 100 MB is not compiled at all.
     #[test]
     fn a_compile_that_would_not_end_is_stopped_and_its_messages_bounded() {
         let zero = write("zero.cu", "#include \"/dev/zero\"\n");
