@@ -17,6 +17,8 @@ bash scripts/compare.sh --build-only "$references"
 bash scripts/test-compare.sh
 # grade.sh's CSV, --jobs, GPUs in turn, --cases and errors, with a stand-in lab (no GPU).
 bash scripts/test-grade.sh
+# grade.sh --slurm and --collect on a one-node Slurm started here (installed with apt where missing).
+bash scripts/test-slurm.sh
 # Every `cargo run` line of every README parses and finds its files from where the README says.
 bash scripts/test-readme-commands.sh
 cargo test --workspace --locked 2>&1 | tee "$log"
