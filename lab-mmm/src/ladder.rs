@@ -13,6 +13,8 @@ use cust::module::Module;
 use cust::stream::{Stream, StreamFlags};
 use kernels::KernelImage;
 
+use crate::cublas::{Cublas, Gemm};
+
 /// One rung of the ladder.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Step {
@@ -155,6 +157,20 @@ pub fn run_step<T: Element>(
     Ok(Some(timing))
 }
 
+/// C = A * B with cuBLAS, timed like a step (a warm-up, then `repetitions` between events), into C's
+/// host copy.
+pub fn run_library<T: Gemm>(cublas: &Cublas, a: &Matrix<T>, b: &Matrix<T>, c: &mut Matrix<T>, repetitions: usize) -> Result<Timing> {
+    let stream = check_cuda!(Stream::new(StreamFlags::DEFAULT, None))?;
+    c.poison_on_gpu()?;
+    let views = (a.view()?, b.view()?, c.view()?);
+    // SAFETY: the views are A's, B's and C's device copies, of their sizes; nothing else writes them,
+    // and they outlive the work: time_on_stream returns only once the device has finished.
+    let timing = time_on_stream(&stream, 1, repetitions, || unsafe { cublas.gemm(views, &stream) })?;
+    check_cuda!(stream.synchronize())?;
+    c.copy_from_gpu()?;
+    Ok(timing)
+}
+
 /// Enqueues one product C = A * B with `step`'s kernel (`function`, from [`Ladder::function`], which
 /// has already allowed its dynamic shared memory: nothing but the launch happens here).
 pub fn launch_step<T: Element>(
@@ -219,35 +235,55 @@ pub fn resources<T: Element>(gpu: &Gpu, ladder: &Ladder, step: Step) -> Result<(
     Ok((registers, shared + dynamic, blocks, occupancy))
 }
 
-/// A line of the ladder's table: a step measured, or one this GPU or build cannot run, with the reason.
+/// A line of the ladder's table: a step measured, one this GPU or build cannot run (with the reason),
+/// or cuBLAS on the same matrices.
 #[derive(Debug, Clone)]
 pub enum LadderRow {
     Ran(Rung),
     NotRun { step: Step, precision: &'static str, why: String },
+    Library { name: &'static str, precision: &'static str, timing: Timing, check: ProductCheck, flops: f64 },
 }
 
-/// The ladder's table: every rung's time, TFLOP/s, speedup over the rung before (same precision),
-/// its resources and its check; a step that cannot run here says why in its row.
+impl LadderRow {
+    /// cuBLAS's TFLOP/s in `precision`, where this row is its.
+    fn library_tflops(&self, precision: &str) -> Option<f64> {
+        match self {
+            LadderRow::Library { precision: p, timing, flops, .. } if *p == precision => Some(flops / (timing.median_ms() * 1e9)),
+            _ => None,
+        }
+    }
+}
+
+/// The ladder's table: every rung's time, TFLOP/s, its share of cuBLAS's (same precision, where
+/// cuBLAS ran), speedup over the rung before, its resources and its check; a step that cannot run
+/// here says why in its row.
 pub fn format_ladder(rows: &[LadderRow]) -> String {
     let mut table = String::from(
-        "| step | precision | GPU time in ms | TFLOP/s | speedup over the step before | registers | shared memory | blocks per SM (occupancy) | max rel. error | check |\n\
-         |------|-----------|----------------|---------|------------------------------|-----------|---------------|---------------------------|----------------|-------|\n",
+        "| step | precision | GPU time in ms | TFLOP/s | of cuBLAS | speedup over the step before | registers | shared memory | blocks per SM (occupancy) | max rel. error | check |\n\
+         |------|-----------|----------------|---------|-----------|------------------------------|-----------|---------------|---------------------------|----------------|-------|\n",
     );
+    let verdict = |check: &ProductCheck| if check.passed() { "PASS" } else { "FAIL" };
     for (index, row) in rows.iter().enumerate() {
         let rung = match row {
             LadderRow::Ran(rung) => rung,
             LadderRow::NotRun { step, precision, why } => {
-                table.push_str(&format!("| {} | {precision} | not run: {why} | | | | | | | - |\n", step.name()));
+                table.push_str(&format!("| {} | {precision} | not run: {why} | | | | | | | | - |\n", step.name()));
+                continue;
+            }
+            LadderRow::Library { name, precision, timing, check, .. } => {
+                let tflops = row.library_tflops(precision).unwrap_or_default();
+                table.push_str(&format!("| {name} | {precision} | {:.3} | {tflops:.2} | 100% | - | - | - | - | {:.1e} | {} |\n", timing.median_ms(), check.error, verdict(check)));
                 continue;
             }
         };
+        let share = rows.iter().find_map(|other| other.library_tflops(rung.precision)).map_or("-".to_string(), |library| format!("{:.0}%", 100.0 * rung.tflops() / library));
         let before = rows[..index].iter().rev().find_map(|other| match other {
             LadderRow::Ran(other) if other.precision == rung.precision => Some(other),
             _ => None,
         });
         let speedup = before.map_or("-".to_string(), |b| format!("{:.2}x", b.timing.median_ms() / rung.timing.median_ms()));
         table.push_str(&format!(
-            "| {} | {} | {:.3} | {:.2} | {speedup} | {} | {} B | {} ({:.0}%) | {:.1e} | {} |\n",
+            "| {} | {} | {:.3} | {:.2} | {share} | {speedup} | {} | {} B | {} ({:.0}%) | {:.1e} | {} |\n",
             rung.step.name(),
             rung.precision,
             rung.timing.median_ms(),
@@ -257,7 +293,7 @@ pub fn format_ladder(rows: &[LadderRow]) -> String {
             rung.blocks_per_sm,
             100.0 * rung.occupancy,
             rung.check.error,
-            if rung.check.passed() { "PASS" } else { "FAIL" },
+            verdict(&rung.check),
         ));
     }
     table
@@ -330,10 +366,22 @@ mod tests {
             ran(Step::TensorCores, "f64", 5.0),
         ]);
         let lines: Vec<&str> = table.lines().collect();
-        assert!(lines[2].starts_with("| 0. mmm, tiled (the slides, BLOCK_SIZE 32) | f64 | 40.000 | 0.05 | - | 96 | 37888 B | 2 (12%) |"), "{}", lines[2]);
-        assert!(lines[3].contains("| 10.000 | 0.20 | 4.00x |"), "{}", lines[3]);
-        assert!(lines[4].contains("| f32 | 20.000 | 0.10 | - |"), "{}", lines[4]);
-        assert_eq!(lines[5], "| 5. Hopper's mma m16n8k4 (DMMA.16) | f64 | not run: needs sm_90 (FP64 mma m16n8k4, new with Hopper), this GPU is sm_86 | | | | | | | - |");
-        assert!(lines[6].contains("| 5.000 | 0.40 | 2.00x |"), "{}", lines[6]);
+        assert!(lines[2].starts_with("| 0. mmm, tiled (the slides, BLOCK_SIZE 32) | f64 | 40.000 | 0.05 | - | - | 96 | 37888 B | 2 (12%) |"), "{}", lines[2]);
+        assert!(lines[3].contains("| 10.000 | 0.20 | - | 4.00x |"), "{}", lines[3]);
+        assert!(lines[4].contains("| f32 | 20.000 | 0.10 | - | - |"), "{}", lines[4]);
+        assert_eq!(lines[5], "| 5. Hopper's mma m16n8k4 (DMMA.16) | f64 | not run: needs sm_90 (FP64 mma m16n8k4, new with Hopper), this GPU is sm_86 | | | | | | | | - |");
+        assert!(lines[6].contains("| 5.000 | 0.40 | - | 2.00x |"), "{}", lines[6]);
+    }
+
+    /// Issue 24: cuBLAS's row, and each step's share of it in its own precision only.
+    #[test]
+    fn table_gives_each_step_its_share_of_cublas_in_its_precision() {
+        let check = ProductCheck { error: 2e-16, worst: (0, 0), method: "exact", tolerance: 1e-12 };
+        let library = LadderRow::Library { name: "cuBLAS DGEMM", precision: "f64", timing: Timing::gpu(vec![4.0]), check, flops: 2e9 };
+        let table = format_ladder(&[ran(Step::Tiled, "f64", 40.0), ran(Step::Tiled, "f32", 20.0), library]);
+        let lines: Vec<&str> = table.lines().collect();
+        assert!(lines[2].contains("| 40.000 | 0.05 | 10% | - |"), "{}", lines[2]);
+        assert!(lines[3].contains("| 20.000 | 0.10 | - | - |"), "{}", lines[3]);
+        assert_eq!(lines[4], "| cuBLAS DGEMM | f64 | 4.000 | 0.50 | 100% | - | - | - | - | 2.0e-16 | PASS |");
     }
 }

@@ -12,6 +12,7 @@ use cust::module::Module;
 use cust::stream::Stream;
 
 pub mod check;
+pub mod cublas;
 pub mod ladder;
 
 /// Which precisions to run.

@@ -19,7 +19,8 @@ use common::ptxas_view::print_ptxas;
 use common::assignment::{Check, Entry, StudentArgs};
 use common::verify::{verdict, Random};
 use cust::module::Module;
-use lab_mmm::ladder::{format_ladder, resources, run_step, Ladder, LadderRow, Rung, Step};
+use lab_mmm::cublas::{Cublas, Gemm};
+use lab_mmm::ladder::{format_ladder, resources, run_library, run_step, Ladder, LadderRow, Rung, Step};
 use kernels::KernelImage;
 use lab_mmm::{check, format_table, multiply_on_gpu, Precision, Row};
 
@@ -268,12 +269,20 @@ fn multiply<T: Element>(
 /// `--ladder`: every step in f64 (the slides' double), then in f32, each checked; the table last.
 fn climb(gpu: &Gpu, a64: &Matrix<f64>, b64: &Matrix<f64>, args: &Args, random: &mut Random) -> Result<()> {
     let ladder = Ladder::load(gpu)?;
+    // cuBLAS on the same matrices, the speed limit every step is measured against (issue 24).
+    let cublas = match Cublas::load() {
+        Ok(cublas) => Some(cublas),
+        Err(err) => {
+            println!("{err:#}: the ladder runs without cuBLAS's rows.");
+            None
+        }
+    };
     let mut rows = Vec::new();
     if runs_f64(args.precision) {
-        climb_in::<f64>(gpu, &ladder, a64, b64, args, random, &mut rows)?;
+        climb_in::<f64>(gpu, (&ladder, cublas.as_ref()), a64, b64, args, random, &mut rows)?;
     }
     if runs_f32(args.precision) {
-        climb_in::<f32>(gpu, &ladder, a64, b64, args, random, &mut rows)?;
+        climb_in::<f32>(gpu, (&ladder, cublas.as_ref()), a64, b64, args, random, &mut rows)?;
     }
     println!("\n{}", format_ladder(&rows));
     let rungs: Vec<&Rung> = rows.iter().filter_map(|row| if let LadderRow::Ran(rung) = row { Some(rung) } else { None }).collect();
@@ -281,11 +290,11 @@ fn climb(gpu: &Gpu, a64: &Matrix<f64>, b64: &Matrix<f64>, args: &Args, random: &
     verdict(failed == 0, &format!("{failed} of {} products differ from the CPU", rungs.len()))
 }
 
-/// The ladder in precision T: A and B copied to the GPU once, each step run, timed and checked; a step
-/// this GPU or build cannot run gets a row that says why.
-fn climb_in<T: Element>(
+/// The ladder in precision T: A and B copied to the GPU once, each step run, timed and checked (a step
+/// this GPU or build cannot run gets a row that says why), then cuBLAS where it was found.
+fn climb_in<T: Gemm>(
     gpu: &Gpu,
-    ladder: &Ladder,
+    (ladder, cublas): (&Ladder, Option<&Cublas>),
     a64: &Matrix<f64>,
     b64: &Matrix<f64>,
     args: &Args,
@@ -298,7 +307,8 @@ fn climb_in<T: Element>(
     b.copy_to_gpu()?;
     let mut c = Matrix::<T>::new(a.rows(), b.cols())?;
     let reference = CpuProduct::new(&a, &b, random);
-    let progress = Progress::new(Step::ALL.len(), &format!("lab-mmm --ladder ({})", T::NAME));
+    let progress = Progress::new(Step::ALL.len() + usize::from(cublas.is_some()), &format!("lab-mmm --ladder ({})", T::NAME));
+    let flops = 2.0 * (a.rows() * a.cols() * b.cols()) as f64;
     for step in Step::ALL {
         progress.step(step.name());
         if let Some(why) = ladder.unavailable::<T>(step) {
@@ -314,8 +324,15 @@ fn climb_in<T: Element>(
         let (registers, shared_bytes, blocks_per_sm, occupancy) = resources::<T>(gpu, ladder, step)?;
         progress.done();
         progress.println(format!("{} {}: {timing}", step.name(), T::NAME));
-        let flops = 2.0 * (a.rows() * a.cols() * b.cols()) as f64;
         rows.push(LadderRow::Ran(Rung { step, precision: T::NAME, timing, check, flops, registers, shared_bytes, blocks_per_sm, occupancy }));
+    }
+    if let Some(cublas) = cublas {
+        progress.step(T::ROW);
+        let timing = run_library(cublas, &a, &b, &mut c, args.repetitions as usize)?;
+        let check = reference.check(&a, &b, &c, random);
+        progress.done();
+        progress.println(format!("{} {}: {timing}", T::ROW, T::NAME));
+        rows.push(LadderRow::Library { name: T::ROW, precision: T::NAME, timing, check, flops });
     }
     Ok(())
 }
