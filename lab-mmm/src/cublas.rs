@@ -22,41 +22,38 @@ const OP_N: i32 = 0;
 /// beta, C, ldc), column-major.
 type GemmFn<T> = unsafe extern "C" fn(Handle, i32, i32, i32, i32, i32, *const T, *const T, i32, *const T, i32, *const T, *mut T, i32) -> Status;
 
-/// The element types cuBLAS multiplies here, with the name of their GEMM.
+/// The element types cuBLAS multiplies here, with their GEMM.
 pub trait Gemm: Element {
-    const SYMBOL: &'static [u8];
     /// How the ladder's table names the library's row.
     const ROW: &'static str;
-    fn one() -> Self;
-    fn zero() -> Self;
+    /// Its GEMM among the functions `cublas` looked up.
+    fn function(cublas: &Cublas) -> GemmFn<Self>;
 }
 
 impl Gemm for f64 {
-    const SYMBOL: &'static [u8] = b"cublasDgemm_v2\0";
     const ROW: &'static str = "cuBLAS DGEMM (the library: the speed limit)";
-    fn one() -> f64 {
-        1.0
-    }
-    fn zero() -> f64 {
-        0.0
+    fn function(cublas: &Cublas) -> GemmFn<f64> {
+        cublas.dgemm
     }
 }
 
 impl Gemm for f32 {
-    const SYMBOL: &'static [u8] = b"cublasSgemm_v2\0";
     const ROW: &'static str = "cuBLAS SGEMM (the library: the speed limit, no TF32)";
-    fn one() -> f32 {
-        1.0
-    }
-    fn zero() -> f32 {
-        0.0
+    fn function(cublas: &Cublas) -> GemmFn<f32> {
+        cublas.sgemm
     }
 }
 
-/// A cuBLAS handle in the current context, with the library it came from.
+/// A cuBLAS handle in the current context, and the library's functions, looked up once when it is
+/// loaded: nothing but the calls themselves happens while a GEMM is timed.
 pub struct Cublas {
     handle: Handle,
-    library: Library,
+    set_stream: unsafe extern "C" fn(Handle, *mut c_void) -> Status,
+    dgemm: GemmFn<f64>,
+    sgemm: GemmFn<f32>,
+    destroy: unsafe extern "C" fn(Handle) -> Status,
+    /// Kept loaded while the function pointers above are in use.
+    _library: Library,
 }
 
 /// Where cuBLAS 13 is looked for, in order: the dynamic loader's own path, then `$CUDA_PATH/lib64`
@@ -84,50 +81,69 @@ impl Cublas {
     }
 
     fn with(library: Library) -> Result<Cublas> {
-        let mut handle: Handle = std::ptr::null_mut();
-        // SAFETY: the symbol's type is cublasCreate_v2's, `cublasStatus_t cublasCreate_v2(cublasHandle_t*)`,
-        // and it writes one handle into `handle`.
-        let status = unsafe {
-            let create = library.get::<unsafe extern "C" fn(*mut Handle) -> Status>(b"cublasCreate_v2\0").context("cuBLAS has no cublasCreate_v2")?;
-            create(&mut handle)
+        // SAFETY: each symbol is given the type of its declaration in cuBLAS's cublas_api.h; the
+        // pointers stay valid while `_library` keeps the library loaded, as long as the Cublas lives.
+        let (create, set_stream, dgemm, sgemm, destroy) = unsafe {
+            (
+                *symbol::<unsafe extern "C" fn(*mut Handle) -> Status>(&library, "cublasCreate_v2")?,
+                *symbol::<unsafe extern "C" fn(Handle, *mut c_void) -> Status>(&library, "cublasSetStream_v2")?,
+                *symbol::<GemmFn<f64>>(&library, "cublasDgemm_v2")?,
+                *symbol::<GemmFn<f32>>(&library, "cublasSgemm_v2")?,
+                *symbol::<unsafe extern "C" fn(Handle) -> Status>(&library, "cublasDestroy_v2")?,
+            )
         };
-        check(status, "cublasCreate_v2")?;
-        Ok(Cublas { handle, library })
+        let mut handle: Handle = std::ptr::null_mut();
+        // SAFETY: cublasCreate_v2 writes one handle into `handle`.
+        check(unsafe { create(&mut handle) }, "cublasCreate_v2")?;
+        Ok(Cublas { handle, set_stream, dgemm, sgemm, destroy, _library: library })
     }
 
-    /// Enqueues C = A * B on `stream` for row-major A (m x k), B (k x n) and C (m x n). cuBLAS is
-    /// column-major, and a row-major matrix read column-major is its transpose: C^T = B^T A^T is one
-    /// GEMM with the operands swapped and the leading dimensions the row lengths.
+    /// Makes the GEMMs that follow run on `stream`.
+    ///
+    /// # Safety
+    ///
+    /// `stream` must outlive every GEMM enqueued on it through this handle.
+    pub unsafe fn use_stream(&self, stream: &Stream) -> Result<()> {
+        // SAFETY: a live handle and a live CUstream, which is what cudaStream_t is.
+        check(unsafe { (self.set_stream)(self.handle, stream.as_inner().cast()) }, "cublasSetStream_v2")
+    }
+
+    /// Enqueues C = A * B for row-major A (m x k), B (k x n) and C (m x n) on the stream of
+    /// [`Cublas::use_stream`]. cuBLAS is column-major, and a row-major matrix read column-major is its
+    /// transpose: C^T = B^T A^T is one GEMM with the operands swapped and the row lengths as leading
+    /// dimensions.
     ///
     /// # Safety
     ///
     /// The views must point at live device buffers of their sizes, in the current context, that stay
-    /// alive and are not written by anything else until `stream` has passed this work.
-    pub unsafe fn gemm<T: Gemm>(&self, (a, b, c): (MatrixView<T>, MatrixView<T>, MatrixView<T>), stream: &Stream) -> Result<()> {
+    /// alive and are not written by anything else until the stream has passed this work.
+    pub unsafe fn gemm<T: Gemm>(&self, (a, b, c): (MatrixView<T>, MatrixView<T>, MatrixView<T>)) -> Result<()> {
         let (m, k, n) = (a.rows, a.cols, b.cols);
-        let (one, zero) = (T::one(), T::zero());
-        // SAFETY: the symbols' types are cuBLAS's own declarations (cublas_api.h); the stream is a live
-        // CUstream, which cudaStream_t is; the pointers are device buffers of the sizes passed (the
-        // caller's contract), alpha and beta live host values read during the call.
-        unsafe {
-            let set_stream = self.library.get::<unsafe extern "C" fn(Handle, *mut c_void) -> Status>(b"cublasSetStream_v2\0").context("cuBLAS has no cublasSetStream_v2")?;
-            check(set_stream(self.handle, stream.as_inner().cast()), "cublasSetStream_v2")?;
-            let gemm = self.library.get::<GemmFn<T>>(T::SYMBOL).with_context(|| format!("cuBLAS has no {}", String::from_utf8_lossy(T::SYMBOL)))?;
-            let (a, b, c) = (a.data.as_raw() as *const T, b.data.as_raw() as *const T, c.data.as_raw() as *mut T);
-            check(gemm(self.handle, OP_N, OP_N, n, m, k, &one, b, n, a, k, &zero, c, n), "cublas?gemm_v2")
-        }
+        let (one, zero) = (T::from_f64(1.0), T::from_f64(0.0));
+        let (a, b, c) = (a.data.as_raw() as *const T, b.data.as_raw() as *const T, c.data.as_raw() as *mut T);
+        // SAFETY: the pointers are device buffers of the sizes passed (the caller's contract); alpha
+        // and beta are host values that live through the call, which reads them before it returns.
+        check(unsafe { T::function(self)(self.handle, OP_N, OP_N, n, m, k, &one, b, n, a, k, &zero, c, n) }, "cuBLAS GEMM")
     }
+}
+
+/// The library's function `name`, of type `F`.
+///
+/// # Safety
+///
+/// `F` must be the function's true type.
+unsafe fn symbol<'lib, F>(library: &'lib Library, name: &str) -> Result<libloading::Symbol<'lib, F>> {
+    let mut bytes = name.as_bytes().to_vec();
+    bytes.push(0);
+    // SAFETY: the caller's contract on F; the name ends in a NUL.
+    unsafe { library.get::<F>(&bytes) }.with_context(|| format!("cuBLAS has no {name}"))
 }
 
 impl Drop for Cublas {
     fn drop(&mut self) {
-        // SAFETY: the handle came from cublasCreate_v2 of this library and is destroyed once; a
-        // missing symbol leaves it to the process's end.
-        unsafe {
-            if let Ok(destroy) = self.library.get::<unsafe extern "C" fn(Handle) -> Status>(b"cublasDestroy_v2\0") {
-                destroy(self.handle);
-            }
-        }
+        // SAFETY: the handle came from cublasCreate_v2 and is destroyed once; the library is still
+        // loaded (`_library` drops after this).
+        unsafe { (self.destroy)(self.handle) };
     }
 }
 

@@ -163,9 +163,12 @@ pub fn run_library<T: Gemm>(cublas: &Cublas, a: &Matrix<T>, b: &Matrix<T>, c: &m
     let stream = check_cuda!(Stream::new(StreamFlags::DEFAULT, None))?;
     c.poison_on_gpu()?;
     let views = (a.view()?, b.view()?, c.view()?);
+    // SAFETY: the stream outlives the GEMMs below: time_on_stream returns only once the device has
+    // finished.
+    unsafe { cublas.use_stream(&stream) }?;
     // SAFETY: the views are A's, B's and C's device copies, of their sizes; nothing else writes them,
     // and they outlive the work: time_on_stream returns only once the device has finished.
-    let timing = time_on_stream(&stream, 1, repetitions, || unsafe { cublas.gemm(views, &stream) })?;
+    let timing = time_on_stream(&stream, 1, repetitions, || unsafe { cublas.gemm(views) })?;
     check_cuda!(stream.synchronize())?;
     c.copy_from_gpu()?;
     Ok(timing)
