@@ -388,7 +388,6 @@ pub struct Outcome {
 }
 
 impl Outcome {
-
     /// The first of `findings` (guard zones, then inputs) becomes the outcome's finding.
     pub fn with_findings(mut self, findings: impl IntoIterator<Item = Option<String>>) -> Outcome {
         self.finding = self.finding.or_else(|| findings.into_iter().flatten().next());
@@ -411,11 +410,15 @@ impl Row {
         Row { case: case.to_string(), result: Ok(Outcome { wrong, elements: checked, first: failures.into_iter().next(), times: None, finding: None }) }
     }
 
-    /// A rule read from the build's PTX by `failures`; a FAULT row where there is no PTX (our own
-    /// kernels keep none: only `--list-cases` without `--kernel-source` meets them).
-    pub fn rule_on_ptx(case: &str, build: &kernels::ArchImage, checked: usize, failures: impl FnOnce(&kernels::ptx::Module) -> Vec<FirstWrong>) -> Row {
+    /// A rule read from the build's PTX by `read`, which returns how many kernels it looked at and
+    /// those that break the rule; a FAULT row where there is no PTX (our own kernels keep none: only
+    /// `--list-cases` without `--kernel-source` meets them).
+    pub fn rule_on_ptx(case: &str, build: &kernels::ArchImage, read: impl FnOnce(&kernels::ptx::Module) -> (usize, Vec<FirstWrong>)) -> Row {
         match build.ptx {
-            Some(text) => Row::rule(case, checked, failures(&kernels::ptx::Module::parse(text))),
+            Some(text) => {
+                let (checked, failures) = read(&kernels::ptx::Module::parse(text));
+                Row::rule(case, checked, failures)
+            }
             None => Row { case: case.to_string(), result: Err("no PTX was kept to read".to_string()) },
         }
     }

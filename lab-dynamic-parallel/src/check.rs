@@ -33,21 +33,17 @@ pub fn entry(integrand: Integrand) -> Entry {
 /// profiler's interface, CUPTI: issue 23.)
 pub fn child_launch_rule(image: &KernelImage) -> Result<Row> {
     let build = image.newest().with_context(|| format!("{} was not compiled", image.source))?;
-    let checked = build.ptx.map_or(1, |text| ptx::Module::parse(text).entries().filter(|kernel| is_worker(kernel)).count().max(1));
-    let failures = |code: &ptx::Module| -> Vec<FirstWrong> {
-        let workers: Vec<&ptx::Function> = code.entries().filter(|kernel| is_worker(kernel)).collect();
+    let read = |code: &ptx::Module| -> (usize, Vec<FirstWrong>) {
+        let workers: Vec<&ptx::Function> = code.entries().filter(|kernel| kernel.name.contains("workers")).collect();
         let expected = "a child grid launched (<<<...>>> in device code)".to_string();
         if workers.is_empty() {
-            return vec![FirstWrong { position: "workers".into(), value: "no kernel named workers".into(), expected, computed_by: "the PTX".into() }];
+            return (1, vec![FirstWrong { position: "workers".into(), value: "no kernel named workers".into(), expected, computed_by: "the PTX".into() }]);
         }
         let quiet = workers.iter().filter(|kernel| !code.launches_kernels(kernel));
-        quiet.map(|kernel| FirstWrong { position: template_name(&kernel.name), value: "no device-side launch".into(), expected: expected.clone(), computed_by: "the PTX".into() }).collect()
+        let failures = quiet.map(|kernel| FirstWrong { position: template_name(&kernel.name), value: "no device-side launch".into(), expected: expected.clone(), computed_by: "the PTX".into() });
+        (workers.len(), failures.collect())
     };
-    Ok(Row::rule_on_ptx("child grids: every workers<F> launches its children itself (PTX)", build, checked, failures))
-}
-
-fn is_worker(kernel: &ptx::Function) -> bool {
-    kernel.name.contains("workers")
+    Ok(Row::rule_on_ptx("child grids: every workers<F> launches its children itself (PTX)", build, read))
 }
 
 /// `workers<Sine>` for the mangled `_Z7workersI4SineEvddddiiP5Tally`; other names as they are.

@@ -57,7 +57,7 @@ pub fn technique_rules(image: &KernelImage, kernels: &[MmmKernel]) -> Result<Vec
             computed_by: format!("ptxas report ({})", kernels::arch_name(build.arch)),
         })
     });
-    let barriers = |code: &ptx::Module| -> Vec<FirstWrong> {
+    let barriers = |code: &ptx::Module| -> (usize, Vec<FirstWrong>) {
         let wrong = tiled.iter().filter_map(|&(name, _, _)| {
             let value = match code.entry(name).map_or(Barriers::None, |kernel| code.barriers(kernel)) {
                 Barriers::InLoop => return None,
@@ -67,11 +67,11 @@ pub fn technique_rules(image: &KernelImage, kernels: &[MmmKernel]) -> Result<Vec
             let expected = "__syncthreads() inside the loop over the tiles".to_string();
             Some(FirstWrong { position: name.to_string(), value: value.to_string(), expected, computed_by: "the PTX".to_string() })
         });
-        wrong.collect()
+        (tiled.len(), wrong.collect())
     };
     Ok(vec![
         Row::rule("tiles: mmm_f64 and mmm_f32 keep two BLOCK_SIZE x BLOCK_SIZE tiles in shared memory (ptxas report)", tiled.len(), tiles.collect()),
-        Row::rule_on_ptx("barrier: mmm_f64 and mmm_f32 wait at __syncthreads() inside the loop over the tiles (PTX)", build, tiled.len(), barriers),
+        Row::rule_on_ptx("barrier: mmm_f64 and mmm_f32 wait at __syncthreads() inside the loop over the tiles (PTX)", build, barriers),
     ])
 }
 
