@@ -223,7 +223,7 @@ fn bad_ending(dir: &Path, binary: &str, lab: &str, args: &[String]) -> Option<St
             None if std::time::Instant::now() > deadline => {
                 let _ = child.kill();
                 let _ = child.wait();
-                return Some(format!("{args:?}: still running after 60 s"));
+                return Some(format!("{args:?}: still running after 60 s (or blocked writing over 64 KiB to stderr)"));
             }
             None => std::thread::sleep(std::time::Duration::from_millis(5)),
         }
