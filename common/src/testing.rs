@@ -148,8 +148,8 @@ fn awkward_values(seed: u64, random_count: usize) -> Vec<String> {
 /// code 0 or one line `<lab>: error: ...` of at most 400 characters and exit code 1; never a panic
 /// (an overflow included) or a usage dump. The GPU is hidden (`CUDA_VISIBLE_DEVICES` empty) and the run is in a
 /// fresh private folder, so a value that is accepted stops at the no-GPU error on any machine and a
-/// file flag given a number writes nothing here. Returns how many runs it checked.
-pub fn assert_every_value_flag_fails_cleanly(binary: &str, lab: &str) -> usize {
+/// file flag given a number writes nothing here.
+pub fn assert_every_value_flag_fails_cleanly(binary: &str, lab: &str) {
     let help = run(binary, &["--help"]);
     let flags = value_flags(&help.stdout);
     assert!(flags.len() >= 3, "{lab} --help lists only {flags:?}:\n{}", help.stdout);
@@ -175,7 +175,6 @@ pub fn assert_every_value_flag_fails_cleanly(binary: &str, lab: &str) -> usize {
         workers.into_iter().flat_map(|worker| worker.join().expect("a checking thread panicked")).collect()
     });
     assert!(failures.is_empty(), "{} of {} runs of {lab} ended badly:\n{}", failures.len(), runs.len(), failures.join("\n"));
-    runs.len()
 }
 
 /// `count` runs with about half of `flags` each, every one given numbers that most flags accept (one
@@ -230,11 +229,11 @@ fn bad_ending(dir: &Path, binary: &str, lab: &str, args: &[String]) -> Option<St
     };
     let mut stderr = String::new();
     std::io::Read::read_to_string(&mut child.stderr.take().expect("stderr is piped"), &mut stderr).expect("reading stderr");
-    let lines: Vec<&str> = stderr.lines().collect();
-    let one_line_error = status.code() == Some(1)
-        && lines.len() == 1
-        && lines[0].starts_with(&format!("{lab}: error: "))
-        && lines[0].len() <= 400
-        && !["panicked", "internal error", "attempt to", "Usage:"].iter().any(|word| lines[0].contains(word));
-    (!(status.success() || one_line_error)).then(|| format!("{args:?}: exit {:?}, stderr {stderr:?}", status.code()))
+    let outcome = Outcome { code: status.code(), stdout: String::new(), stderr };
+    // On top of one line and no panic: short, and no panic caught by our hook ("internal error",
+    // Rust's "attempt to multiply with overflow") or clap's usage.
+    let one_line_error = outcome.is_one_line_error(lab, "")
+        && outcome.stderr.len() <= 400
+        && !["internal error", "attempt to", "Usage:"].iter().any(|word| outcome.stderr.contains(word));
+    (!(status.success() || one_line_error)).then(|| format!("{args:?}: exit {:?}, stderr {:?}", outcome.code, outcome.stderr))
 }
