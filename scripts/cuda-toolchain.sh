@@ -12,6 +12,9 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 toolchain="$root/.toolchain"
 # nvvm is pinned too: an unpinned one emits PTX 9.5, which ptxas 13.0 and the 13.0 driver reject.
 wheels=(nvidia-cuda-nvcc==13.0.88 nvidia-cuda-runtime==13.0.96 nvidia-cuda-crt==13.0.88 nvidia-nvvm==13.0.88)
+# CUPTI, the library under NVIDIA's profilers (`--profile`, `--trace`): its headers for the CI test of
+# the record layouts, its libcupti.so.13 for the GPU bundle. The 13.0 release, like nvcc.
+cupti_wheel=nvidia-cuda-cupti==13.0.85
 
 say() { echo "cuda-toolchain: $*" >&2; }
 
@@ -26,11 +29,20 @@ install_nvcc_wheels() {
     fi
     say "no CUDA toolkit found; installing ${wheels[*]} into $toolchain/venv"
     python3 -m venv "$toolchain/venv"
-    "$toolchain/venv/bin/pip" install --quiet --disable-pip-version-check "${wheels[@]}"
+    "$toolchain/venv/bin/pip" install --quiet --disable-pip-version-check "${wheels[@]}" "$cupti_wheel"
     local cu13
     cu13=$(cd "$toolchain" && echo venv/lib/python3*/site-packages/nvidia/cu13)
     ln -sfn "$cu13" "$toolchain/cuda" # relative, so the checkout can move
     "$toolchain/cuda/bin/nvcc" --version | tail -n 2 >&2
+}
+
+# A toolchain folder from before CUPTI was part of it gets the wheel added.
+install_cupti_wheel() {
+    if [[ -e "$toolchain/cuda/lib/libcupti.so.13" ]]; then
+        return
+    fi
+    say "adding $cupti_wheel to $toolchain/venv"
+    "$toolchain/venv/bin/pip" install --quiet --disable-pip-version-check "$cupti_wheel"
 }
 
 have_libcuda() {
@@ -84,5 +96,6 @@ if have_real_nvcc; then
     say "using the CUDA toolkit already on this machine"
 else
     install_nvcc_wheels
+    install_cupti_wheel
 fi
 install_libcuda

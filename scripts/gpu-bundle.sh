@@ -55,6 +55,11 @@ for lab in lab-*/; do
         strip --strip-debug -o "$bundle/bin-dev/$lab" "$target/debug/$lab"
     fi
 done
+# CUPTI for --profile and --trace, beside the release labs, where the profile code looks first; the
+# dev-profile labs find the GPU machine's own (/usr/local/cuda/extras/CUPTI/lib64), so both are tried.
+if [[ -e .toolchain/cuda/lib/libcupti.so.13 ]]; then
+    cp .toolchain/cuda/lib/libcupti.so.13 "$bundle/bin/"
+fi
 # Every package's tests/gpu.rs, compiled in release mode; cargo prints where each executable lands.
 cargo test --release --workspace --locked --no-run --test gpu --message-format=json 2>/dev/null |
     BUNDLE=$bundle python3 -c '

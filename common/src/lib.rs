@@ -17,6 +17,8 @@
 //! - [`timeline`]: when every copy and kernel ran (events for copies, in-kernel timer stamps for
 //!   kernels), fork and join of streams, the SVG chronogram.
 //! - [`testing`]: running a lab binary in tests, and whether this machine has a GPU.
+//! - [`profile`]: `--profile` (nvprof's summary from CUPTI, the slides' tables beside it, each timed
+//!   window against CUPTI) and `--trace FILE.json` (a Perfetto trace), on every lab.
 //! - [`phases`]: where a run's wall time goes (setup, GPU, verification, output), for `scripts/time-labs.sh`.
 //! - [`progress`]: a progress bar on stderr for long work, drawn only on a terminal.
 //! - [`assignment`]: a student's kernel in a lab: `--kernel-source` (compiled at run time) and `--check`;
@@ -57,6 +59,7 @@ pub mod matrix;
 pub mod mmm;
 pub mod output;
 pub mod phases;
+pub mod profile;
 pub use kernels::private_dir;
 pub mod progress;
 pub mod ptxas_view;

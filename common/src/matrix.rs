@@ -23,7 +23,6 @@ use cust::memory::{
 };
 use cust::stream::Stream;
 
-use rayon::prelude::*;
 
 use crate::check_cuda;
 use crate::verify::{Poison, Random};
@@ -126,18 +125,10 @@ impl<T: Element, H: HostStorage<T>> Matrix<T, H> {
     }
 
     /// Random elements, uniform in [-1, 1) and never all zero: zeros would hide unwritten outputs.
-    /// Filled on all cores, each stretch of 64 Ki elements from its own generator seeded by one draw
-    /// of `random`, so the matrix depends on the seed alone, not on the number of cores.
+    /// Filled on all cores ([`Random::fill`]).
     pub fn random(rows: usize, cols: usize, random: &mut Random) -> Result<Self> {
-        const STRETCH: usize = 1 << 16;
         let mut matrix = Self::new(rows, cols)?;
-        let seed = random.next_u64();
-        matrix.data.par_chunks_mut(STRETCH).enumerate().for_each(|(index, stretch)| {
-            let mut random = Random::new(seed ^ (index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
-            for value in stretch {
-                *value = T::from_f64(random.uniform(-1.0, 1.0));
-            }
-        });
+        random.fill(&mut matrix.data, |random| T::from_f64(random.uniform(-1.0, 1.0)));
         Ok(matrix)
     }
 

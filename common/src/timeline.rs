@@ -10,6 +10,10 @@
 //!   before it on the same copy engine ended: with two or more engines, a direction's copies run one
 //!   at a time; with one, all copies do (see [`place_copies`]). The start is inferred, and the legend
 //!   says so, with the engine count of the GPU.
+//!
+//! With `--profile` or `--trace` (CUPTI recording, [`crate::profile`]) the bars are CUPTI's records of
+//! the same operations instead, copies' true starts included; the stamps' and events' times ride
+//! along, and the line under the chronogram says how far the two disagree.
 
 use std::fmt::Write as _;
 use std::time::Instant;
@@ -61,6 +65,17 @@ pub struct Span {
     pub label: String,
     pub start_ms: f64,
     pub end_ms: f64,
+    pub source: Source,
+}
+
+/// Where a span's times come from.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub enum Source {
+    /// The kernel's stamps, or the events around the copy and the copy-engine inference.
+    #[default]
+    StampsAndEvents,
+    /// CUPTI's record of the operation; the stamps' or events' times of the same bar for comparison.
+    Cupti { stamps_start_ms: f64, stamps_end_ms: f64 },
 }
 
 /// What a stamped kernel writes, laid out like `struct Stamp` in `kernels/cuda/stamps.cuh`: the
@@ -136,6 +151,8 @@ pub struct Recorder {
     /// The host's clock when the origin was enqueued (on an idle GPU, when it fired, to within µs):
     /// lines up the recorders of several GPUs.
     pub started: Instant,
+    /// With a profile: the first CUPTI external id of this recording's operations.
+    tags: Option<u64>,
     _clock_module: Module,
 }
 
@@ -163,7 +180,8 @@ impl Recorder {
         check_cuda!(unsafe { launch!(read_global_timer<<<1, 1, 0, stream>>>(clock.as_device_ptr())) })?;
         check_cuda!(after_clock.record(stream))?;
         let copy_engines = copy_engines()?;
-        Ok(Recorder { origin, after_clock, clock, stamps, copy_events, marks: Vec::new(), kernels: 0, copies: 0, copy_engines, started, _clock_module: module })
+        let tags = crate::profile::chronogram_tags();
+        Ok(Recorder { origin, after_clock, clock, stamps, copy_events, marks: Vec::new(), kernels: 0, copies: 0, copy_engines, started, tags, _clock_module: module })
     }
 
     /// Enqueues the copy (or copies) `operation` on `stream` between two events, as `kind` in `lane`.
@@ -177,6 +195,7 @@ impl Recorder {
     ) -> Result<()> {
         ensure!(self.copies < MAX_COPIES, "a chronogram holds at most {MAX_COPIES} copies");
         let (start, end) = &self.copy_events[self.copies];
+        let _tagged = crate::profile::tag(self.tags, self.marks.len())?;
         check_cuda!(start.record(stream))?;
         operation()?;
         check_cuda!(end.record(stream))?;
@@ -190,6 +209,7 @@ impl Recorder {
         ensure!(self.kernels < MAX_KERNELS, "a chronogram holds at most {MAX_KERNELS} kernels");
         // SAFETY: the index is within the buffer (checked above).
         let stamp = unsafe { self.stamps.as_device_ptr().add(self.kernels) };
+        let _tagged = crate::profile::tag(self.tags, self.marks.len())?;
         launch(stamp)?;
         self.marks.push(Mark { lane, kind: Kind::Kernel, label: label.to_string(), times: Times::Stamp(self.kernels) });
         self.kernels += 1;
@@ -222,12 +242,52 @@ impl Recorder {
                         (on_axis(stamp.start), on_axis(stamp.end))
                     }
                 };
-                Ok(Span { lane: mark.lane, kind: mark.kind, label: mark.label.clone(), start_ms, end_ms })
+                Ok(Span { lane: mark.lane, kind: mark.kind, label: mark.label.clone(), start_ms, end_ms, source: Source::StampsAndEvents })
             })
             .collect::<Result<Vec<Span>>>()?;
         place_copies(&mut spans, self.copy_engines);
+        if let Some(first) = self.tags {
+            use_cupti_records(&mut spans, &crate::profile::tagged(first, self.marks.len())?);
+        }
         Ok(spans)
     }
+}
+
+/// Puts CUPTI's record of each operation (`records`: first start and last end in ns, in the order
+/// of `spans`) in place of the stamps' and events' times, if CUPTI recorded every one. The two
+/// clocks are lined up on the operations' ends, which both measure exactly (a kernel's last block, the
+/// event after a copy): the median difference of the ends is the offset.
+pub fn use_cupti_records(spans: &mut [Span], records: &[Option<(u64, u64)>]) {
+    let Some(records) = records.iter().copied().collect::<Option<Vec<(u64, u64)>>>() else { return };
+    if records.len() != spans.len() || spans.is_empty() {
+        return;
+    }
+    let mut offsets: Vec<f64> = spans.iter().zip(&records).map(|(span, (_, end))| span.end_ms - *end as f64 / 1e6).collect();
+    offsets.sort_by(f64::total_cmp);
+    let offset_ms = offsets[offsets.len() / 2];
+    for (span, (start, end)) in spans.iter_mut().zip(records) {
+        span.source = Source::Cupti { stamps_start_ms: span.start_ms, stamps_end_ms: span.end_ms };
+        span.start_ms = start as f64 / 1e6 + offset_ms;
+        span.end_ms = end as f64 / 1e6 + offset_ms;
+    }
+}
+
+/// How far CUPTI's bars and the stamps' and events' differ, in µs: the largest difference of a
+/// kernel's start or end, of a copy's end, and of a copy's (inferred) start. `None` for bars that
+/// are not CUPTI's.
+pub fn disagreement_us(spans: &[Span]) -> Option<(f64, f64, f64)> {
+    let mut worst = (0.0_f64, 0.0_f64, 0.0_f64);
+    for span in spans {
+        let Source::Cupti { stamps_start_ms, stamps_end_ms } = span.source else { return None };
+        let (start, end) = ((span.start_ms - stamps_start_ms).abs() * 1e3, (span.end_ms - stamps_end_ms).abs() * 1e3);
+        if span.kind == Kind::Kernel {
+            worst.0 = worst.0.max(start).max(end);
+        } else {
+            worst.1 = worst.1.max(end);
+            worst.2 = worst.2.max(start);
+        }
+    }
+    (!spans.is_empty()).then_some(worst)
 }
 
 /// Starts each copy when its copy engine was free: no earlier than the end of the copy on the same
@@ -329,14 +389,29 @@ fn union(mut intervals: Vec<(f64, f64)>) -> Vec<(f64, f64)> {
 pub fn write_svg(path: &std::path::Path, overwrite: bool, title: &str, lanes: &[String], spans: &[Span]) -> Result<String> {
     let _phase = crate::phases::enter(crate::phases::Phase::Output);
     let mut file = crate::output::create_output_file(path, overwrite)?;
-    std::io::Write::write_all(&mut file, svg(title, lanes, spans, &bars(copy_engines()?)).as_bytes())
+    let disagreement = disagreement_us(spans);
+    let legend = match disagreement {
+        Some(_) => CUPTI_BARS.to_string(),
+        None => bars(copy_engines()?),
+    };
+    std::io::Write::write_all(&mut file, svg(title, lanes, spans, &legend).as_bytes())
         .map_err(|err| anyhow::anyhow!("writing {}: {err}", path.display()))?;
     let (kernel_ms, copy_ms, both_ms) = overlap(spans);
-    Ok(format!(
+    let mut line = format!(
         "Timeline written to {}: kernels busy {kernel_ms:.1} ms, copies busy {copy_ms:.1} ms, both at once {both_ms:.1} ms",
         path.display()
-    ))
+    );
+    if let Some((kernels_us, copy_ends_us, copy_starts_us)) = disagreement {
+        line.push_str(&format!(
+            "\nIts bars are CUPTI's records. The global-timer stamps and events of the same run differ from them by up to \
+             {kernels_us:.1} us for kernels and {copy_ends_us:.1} us for copies' ends; the copies' inferred starts by up to {copy_starts_us:.1} us"
+        ));
+    }
+    Ok(line)
 }
+
+/// The legend of a chronogram drawn from CUPTI's records.
+const CUPTI_BARS: &str = "Kernels and copies: start and end from CUPTI's activity records (what the GPU did, copies' starts included).";
 
 const WIDTH: f64 = 1000.0;
 const LEFT: f64 = 110.0;
@@ -433,7 +508,30 @@ mod tests {
     use super::*;
 
     fn span(lane: usize, kind: Kind, start_ms: f64, end_ms: f64) -> Span {
-        Span { lane, kind, label: format!("{kind:?}"), start_ms, end_ms }
+        Span { lane, kind, label: format!("{kind:?}"), start_ms, end_ms, source: Source::StampsAndEvents }
+    }
+
+    #[test]
+    fn cuptis_records_replace_the_bars_lined_up_on_the_ends_and_the_differences_are_reported() {
+        // Stamps and events: a copy in (start inferred at 0), the kernel, a copy out.
+        let mut spans = vec![span(0, Kind::CopyIn, 0.0, 1.0), span(0, Kind::Kernel, 1.010, 3.0), span(0, Kind::CopyOut, 3.0, 3.5)];
+        // CUPTI, on its own clock: the copy really started 0.2 ms in; ends agree but for 2 us.
+        let records = [Some((5_200_000, 6_000_000)), Some((6_012_000, 8_002_000)), Some((8_010_000, 8_500_000))];
+        use_cupti_records(&mut spans, &records);
+        let offset = 1.0 - 6.0; // the median of the ends' differences: 1 - 6, 3 - 8.002, 3.5 - 8.5
+        assert!((spans[0].start_ms - (5.2 + offset)).abs() < 1e-9, "{spans:?}");
+        assert_eq!(spans[1].source, Source::Cupti { stamps_start_ms: 1.010, stamps_end_ms: 3.0 });
+        let (kernels, copy_ends, copy_starts) = disagreement_us(&spans).unwrap();
+        assert!((kernels - 2.0).abs() < 1e-6 && copy_ends.abs() < 1e-6 && (copy_starts - 200.0).abs() < 1e-6, "{kernels} {copy_ends} {copy_starts}");
+    }
+
+    #[test]
+    fn without_a_record_for_every_operation_the_stamps_stay() {
+        let mut spans = vec![span(0, Kind::CopyIn, 0.0, 1.0), span(0, Kind::Kernel, 1.0, 2.0)];
+        let before = spans.clone();
+        use_cupti_records(&mut spans, &[Some((0, 10)), None]);
+        assert_eq!(spans, before);
+        assert_eq!(disagreement_us(&spans), None);
     }
 
     #[test]

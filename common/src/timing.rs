@@ -11,6 +11,7 @@ use cust::stream::Stream;
 use crate::check_cuda;
 use crate::context::WaitForDevice;
 use crate::phases::{self, Phase};
+use crate::profile;
 
 /// Times of the repetitions of one piece of GPU work, in milliseconds.
 #[derive(Debug, Clone, PartialEq)]
@@ -114,8 +115,12 @@ pub fn time_on_stream_after(
         before()?;
         work()?;
     }
-    for pair in events.chunks(2) {
+    // With --profile, each timed run's calls are tagged so CUPTI's records of its work can be set
+    // against the events (crate::profile); otherwise these are no-ops.
+    let window = profile::open_window();
+    for (run, pair) in events.chunks(2).enumerate() {
         before()?;
+        let _tagged = profile::enter_run(&window, run)?;
         check_cuda!(pair[0].record(stream))?;
         work()?;
         check_cuda!(pair[1].record(stream))?;
@@ -125,7 +130,9 @@ pub fn time_on_stream_after(
     for pair in events.chunks(2) {
         samples_ms.push(f64::from(check_cuda!(pair[1].elapsed_time_f32(&pair[0]))?));
     }
-    Ok(Timing::gpu(samples_ms))
+    let timing = Timing::gpu(samples_ms);
+    profile::close_window(window, &timing);
+    Ok(timing)
 }
 
 /// Runs `work` `warmup` times, then `repetitions` times on the host clock. For work that ends by
@@ -138,13 +145,17 @@ pub fn time_on_host(warmup: usize, repetitions: usize, mut work: impl FnMut() ->
     for _ in 0..warmup {
         work()?;
     }
+    let window = profile::open_window();
     let mut samples_ms = Vec::with_capacity(repetitions);
-    for _ in 0..repetitions {
+    for run in 0..repetitions {
+        let _tagged = profile::enter_run(&window, run)?;
         let start = std::time::Instant::now();
         work()?;
         samples_ms.push(start.elapsed().as_secs_f64() * 1e3);
     }
-    Ok(Timing { samples_ms, clock: Clock::Host })
+    let timing = Timing { samples_ms, clock: Clock::Host };
+    profile::close_window(window, &timing);
+    Ok(timing)
 }
 
 #[cfg(test)]

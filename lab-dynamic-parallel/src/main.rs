@@ -50,10 +50,12 @@ struct Args {
     ptxas: bool,
     #[command(flatten)]
     student: StudentArgs,
+    #[command(flatten)]
+    profile: common::profile::ProfileArgs,
 }
 
 fn main() -> ExitCode {
-    common::cli::run_lab(run)
+    common::cli::run_lab(|args: Args| args.profile.clone().around(|| run(args)))
 }
 
 fn run(args: Args) -> Result<()> {

@@ -44,6 +44,18 @@ pub enum Memory {
     ZeroCopy,
 }
 
+impl Memory {
+    /// How `--profile` names a job's timed windows: `vectorAdd (zero-copy)` is the Korean notes'
+    /// program, whose nvprof table it is set beside.
+    fn program(&self, job: &str) -> common::profile::ProgramGuard {
+        let way = match self {
+            Memory::Explicit => "explicit copies",
+            Memory::ZeroCopy => "zero-copy",
+        };
+        common::profile::program(&format!("{job} ({way})"))
+    }
+}
+
 /// The zero-copy `vectorAdd` of the Korean notes, c = a + b, both ways.
 pub struct VectorAdd {
     a: Vec<f32>,
@@ -72,6 +84,7 @@ impl VectorAdd {
 
     /// Runs once to warm up and `repetitions` times between events on `stream`; `c` holds the result.
     pub fn time(&mut self, add: &Function, memory: Memory, stream: &Stream, repetitions: usize) -> Result<Timing> {
+        let _named = memory.program("vectorAdd");
         let n = self.a.len();
         let blocks = (n as u32).div_ceil(BLOCK_SIZE);
         self.pinned[2].fill(f32::POISON);
@@ -149,6 +162,7 @@ impl WriteOnly {
     }
 
     pub fn time(&mut self, write: &Function, memory: Memory, stream: &Stream, repetitions: usize) -> Result<Timing> {
+        let _named = memory.program("write only");
         let n = self.out.len();
         let blocks = (n as u32).div_ceil(BLOCK_SIZE);
         self.pinned.fill(f32::POISON);

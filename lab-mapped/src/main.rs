@@ -46,10 +46,12 @@ struct Args {
     /// Seed of the random inputs and of the checks.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    #[command(flatten)]
+    profile: common::profile::ProfileArgs,
 }
 
 fn main() -> ExitCode {
-    common::cli::run_lab(run)
+    common::cli::run_lab(|args: Args| args.profile.clone().around(|| run(args)))
 }
 
 fn run(args: Args) -> Result<()> {

@@ -100,6 +100,7 @@ pub fn walk(module: &Module, word: Word, stride: usize, steps: usize, blocks: u3
     let out = poisoned_device_buffer::<u32>(threads)?;
     let function = check_cuda!(module.get_function(word.kernel()))?;
     let stream = new_stream()?;
+    let _named = common::profile::program(&format!("banks: {}-byte words, stride {stride}", word.bytes()));
     let timing = time_on_stream(&stream, 1, repetitions, || {
         // __global__ void bank_walk_32(unsigned* out, int stride, int steps)
         // SAFETY: the arguments match the kernel's C signature beside the launch, in type and order, and
@@ -163,8 +164,9 @@ impl Transpose {
 
 /// A `rows` x `cols` matrix of random floats in [-1, 1), row after row.
 pub fn random_matrix(rows: usize, cols: usize, seed: u64) -> Vec<f32> {
-    let mut random = Random::new(seed);
-    (0..rows * cols).map(|_| random.uniform(-1.0, 1.0) as f32).collect()
+    let mut matrix = vec![0.0f32; rows * cols];
+    Random::new(seed).fill(&mut matrix, |random| random.uniform(-1.0, 1.0) as f32);
+    matrix
 }
 
 /// Transposes (or copies) the `rows` x `cols` matrix `input`, timed with the L2 emptied before each
@@ -178,6 +180,7 @@ pub fn transpose(module: &Module, kernel: Transpose, input: &[f32], rows: usize,
     let flush = Flush::new(l2_bytes)?;
     let grid = GridSize::xy(cols.div_ceil(Transpose::TILE as usize) as u32, rows.div_ceil(Transpose::TILE as usize) as u32);
     let block = BlockSize::xy(Transpose::TILE, Transpose::BLOCK_ROWS);
+    let _named = common::profile::program(kernel.label());
     let timing = time_on_stream_after(&stream, 1, repetitions, || flush.run(&stream), || {
         // __global__ void transpose_padded(const float* in, float* out, int rows, int cols)
         // SAFETY: the arguments match the kernel's C signature beside the launch, in type and order, and

@@ -95,8 +95,8 @@ pub struct Gather {
 
 impl Gather {
     pub fn new(table_bytes: usize, threads: usize, reads: usize, seed: u64) -> Gather {
-        let mut random = Random::new(seed);
-        let table: Vec<f32> = (0..table_bytes / 4).map(|_| random.uniform(0.5, 1.5) as f32).collect();
+        let mut table = vec![0.0f32; table_bytes / 4];
+        Random::new(seed).fill(&mut table, |random| random.uniform(0.5, 1.5) as f32);
         let _phase = phases::enter(Phase::Verify);
         let expected = (0..threads).into_par_iter().map(|i| gather_sum(&table, i, reads)).collect();
         Gather { table, threads, reads, expected }

@@ -118,8 +118,9 @@ pub struct Sweep<'a> {
 }
 
 impl<'a> Sweep<'a> {
-    /// Two buffers of `floats` each, the input filled by `fill_pattern`.
-    pub fn new(module: &'a Module, floats: usize, l2_bytes: u32, seed: u32) -> Result<Sweep<'a>> {
+    /// Two buffers of `floats` each, the input filled by `fill_pattern`, warmed up for a GPU of peak
+    /// bandwidth `peak` (bytes/s).
+    pub fn new(module: &'a Module, floats: usize, l2_bytes: u32, peak: f64, seed: u32) -> Result<Sweep<'a>> {
         let stream = new_stream()?;
         let input = poisoned_device_buffer::<f32>(floats)?;
         let fill = check_cuda!(module.get_function("fill_pattern"))?;
@@ -132,20 +133,23 @@ impl<'a> Sweep<'a> {
         let staging = staging(MAX_ELEMENTS.min(floats))?;
         let copy = check_cuda!(module.get_function("strided_copy"))?;
         let sweep = Sweep { copy, stream, input, output, flush: Flush::new(l2_bytes)?, staging, seed };
-        sweep.warm_up()?;
+        sweep.warm_up(peak)?;
         Ok(sweep)
     }
 
-    /// Copies the whole buffer, untimed, for 20 ms: a GPU that was idle runs its first launches at a
-    /// lower clock, and the first row of the table would pay for it.
-    fn warm_up(&self) -> Result<()> {
+    /// Copies the whole buffer, untimed, for about 20 ms: a GPU that was idle runs its first launches
+    /// at a lower clock, and the first row of the table would pay for it. The number of copies comes
+    /// from the peak bandwidth (`peak`, bytes/s), not the clock, so that every run of the same command
+    /// on the same GPU launches the same kernels (`--counters` matches launches between two runs).
+    fn warm_up(&self, peak: f64) -> Result<()> {
         let _phase = phases::enter(Phase::Gpu);
         let access = Access::fitting(1, 0, self.input.len());
-        let start = std::time::Instant::now();
-        while start.elapsed().as_secs_f64() < 20e-3 {
+        let copy_seconds = (8 * self.input.len()) as f64 / peak;
+        let copies = (20e-3 / copy_seconds).ceil().clamp(1.0, 1000.0) as usize;
+        for _ in 0..copies {
             self.launch(access)?;
-            check_cuda!(self.stream.synchronize())?;
         }
+        check_cuda!(self.stream.synchronize())?;
         Ok(())
     }
 
@@ -174,20 +178,37 @@ impl<'a> Sweep<'a> {
     }
 }
 
-/// What a launch left: the elements it was to write, and the floats just after them, which it was not
-/// to write (for stride 1 only the one after the last element).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Readback {
-    pub elements: Vec<f32>,
-    pub neighbours: Vec<f32>,
+/// What a launch left, as read back into the staging buffer: the elements it was to write, and the
+/// floats just after them, which it was not to write (for stride 1 only the one after the last
+/// element). A view, not a copy: the sweep reads back up to 16 Mi elements per row of its table, and
+/// copying them out of the staging buffer cost a second of the default run.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Readback<'a> {
+    values: &'a [f32],
+    /// `values` holds each element followed by its neighbour; otherwise (stride 1) the elements in a
+    /// run, then the one neighbour after the last.
+    pairs: bool,
 }
 
-impl Readback {
+impl<'a> Readback<'a> {
+    /// Element, neighbour, element, neighbour, ...
+    pub fn pairs(values: &'a [f32]) -> Readback<'a> {
+        Readback { values, pairs: true }
+    }
+
+    /// The elements, then the neighbour after the last.
+    pub fn run(values: &'a [f32]) -> Readback<'a> {
+        Readback { values, pairs: false }
+    }
+
     /// Elements that differ from `expected(i)`, plus neighbours that are no longer poison.
     pub fn wrong(&self, expected: impl Fn(usize) -> f32 + Sync) -> usize {
         let _phase = phases::enter(Phase::Verify);
-        let elements = self.elements.par_iter().enumerate().filter(|&(i, &value)| value != expected(i)).count();
-        elements + self.neighbours.iter().filter(|value| !value.is_poison()).count()
+        if self.pairs {
+            return self.values.par_chunks(2).enumerate().map(|(i, pair)| usize::from(pair[0] != expected(i)) + usize::from(!pair[1].is_poison())).sum();
+        }
+        let (elements, after) = self.values.split_at(self.values.len() - 1);
+        elements.par_iter().enumerate().filter(|&(i, &value)| value != expected(i)).count() + usize::from(!after[0].is_poison())
     }
 }
 
@@ -195,13 +216,13 @@ impl Readback {
 /// 2D copy (cudaMemcpy2D, rows of two floats, `stride` floats apart) otherwise. Both land in `staging`
 /// (at least `2 * elements` floats), which should be pinned: the copy engine then writes the rows
 /// itself, where into pageable memory the driver would stage millions of 8-byte rows.
-pub fn read_strided(buffer: &DeviceBuffer<f32>, offset: usize, stride: usize, elements: usize, staging: &mut [f32]) -> Result<Readback> {
+pub fn read_strided<'s>(buffer: &DeviceBuffer<f32>, offset: usize, stride: usize, elements: usize, staging: &'s mut [f32]) -> Result<Readback<'s>> {
     ensure!(elements > 0 && offset + (elements - 1) * stride + 2 <= buffer.len(), "reading past the end of the buffer");
     ensure!(staging.len() >= 2 * elements, "the staging buffer holds {} floats, not {}", staging.len(), 2 * elements);
     if stride == 1 {
         let run = &mut staging[..elements + 1];
         check_cuda!(buffer.index(offset..offset + elements + 1).copy_to(&mut run[..]))?;
-        return Ok(Readback { elements: run[..elements].to_vec(), neighbours: vec![run[elements]] });
+        return Ok(Readback::run(run));
     }
     let copy = raw::Memcpy2D::device_to_host(
         buffer.as_device_ptr().as_raw() + 4 * offset as u64,
@@ -212,8 +233,7 @@ pub fn read_strided(buffer: &DeviceBuffer<f32>, offset: usize, stride: usize, el
     );
     // SAFETY: the rows lie inside `buffer` and `staging` holds `elements` rows of 8 bytes (both checked).
     check_cuda!(unsafe { raw::cuMemcpy2D(&copy) })?;
-    let pairs = &staging[..2 * elements];
-    Ok(Readback { elements: pairs.iter().step_by(2).copied().collect(), neighbours: pairs.iter().skip(1).step_by(2).copied().collect() })
+    Ok(Readback::pairs(&staging[..2 * elements]))
 }
 
 /// Pinned host memory for [`read_strided`]: `2 * elements` floats.
@@ -258,6 +278,7 @@ pub fn run_notes(module: &Module, kernel: Notes, blocks: u32, block: u32, l2_byt
     let function = check_cuda!(module.get_function(kernel.name()))?;
     let stream = new_stream()?;
     let flush = Flush::new(l2_bytes)?;
+    let _named = common::profile::program(kernel.name());
     let timing = time_on_stream_after(&stream, 1, repetitions, || flush.run(&stream), || {
         // __global__ void kernel_1(float* x), kernel_2(float* x)
         // SAFETY: the arguments match the kernel's C signature beside the launch, in type and order, and
@@ -365,12 +386,14 @@ mod tests {
     fn the_check_catches_wrong_values_and_writes_beside_the_elements() {
         let poison = f32::POISON;
         let expected = |i: usize| i as f32;
-        let back = |elements: &[f32], neighbours: &[f32]| Readback { elements: elements.to_vec(), neighbours: neighbours.to_vec() };
-        assert_eq!(back(&[0.0, 1.0], &[poison, poison]).wrong(expected), 0);
-        assert_eq!(back(&[0.0, 7.0], &[poison, poison]).wrong(expected), 1);
-        assert_eq!(back(&[0.0, 1.0], &[3.0, poison]).wrong(expected), 1, "a write beside an element");
-        assert_eq!(back(&[0.0, poison], &[poison, poison]).wrong(expected), 1, "never written");
-        assert_eq!(back(&[0.0, 1.0, 2.0], &[9.0]).wrong(expected), 1, "a write past the last element");
+        assert_eq!(Readback::pairs(&[0.0, poison, 1.0, poison]).wrong(expected), 0);
+        assert_eq!(Readback::pairs(&[0.0, poison, 7.0, poison]).wrong(expected), 1);
+        assert_eq!(Readback::pairs(&[0.0, 3.0, 1.0, poison]).wrong(expected), 1, "a write beside an element");
+        assert_eq!(Readback::pairs(&[0.0, poison, poison, poison]).wrong(expected), 1, "never written");
+        assert_eq!(Readback::pairs(&[7.0, 3.0, 1.0, 4.0]).wrong(expected), 3, "every kind at once");
+        assert_eq!(Readback::run(&[0.0, 1.0, 2.0, poison]).wrong(expected), 0);
+        assert_eq!(Readback::run(&[0.0, 1.0, 2.0, 9.0]).wrong(expected), 1, "a write past the last element");
+        assert_eq!(Readback::run(&[0.0, 5.0, 2.0, poison]).wrong(expected), 1);
     }
 
     #[test]

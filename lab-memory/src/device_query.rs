@@ -10,6 +10,7 @@ use common::format_bytes;
 use common::phases::{self, Phase};
 use common::timing::{time_on_stream, Timing};
 use common::verify::Random;
+use rayon::prelude::*;
 use cust::device::{Device, DeviceAttribute};
 use cust::memory::{CopyDestination, DeviceBuffer};
 
@@ -108,8 +109,8 @@ impl Query {
 /// Copies `bytes` of random words device to device (cudaMemcpy, events, one warm-up), checks the copy
 /// word by word, and returns the timing and the words that differ.
 pub fn measure_copy(bytes: usize, repetitions: usize, seed: u64) -> Result<(Timing, usize)> {
-    let mut random = Random::new(seed);
-    let words: Vec<u32> = (0..bytes / 4).map(|_| random.next_u64() as u32).collect();
+    let mut words = vec![0u32; bytes / 4];
+    Random::new(seed).fill(&mut words, |random| random.next_u64() as u32);
     let source = check_cuda!(DeviceBuffer::from_slice(&words))?;
     let mut destination = common::verify::poisoned_device_buffer::<u32>(words.len())?;
     let stream = crate::new_stream()?;
@@ -117,7 +118,7 @@ pub fn measure_copy(bytes: usize, repetitions: usize, seed: u64) -> Result<(Timi
     let mut back = vec![0u32; words.len()];
     check_cuda!(destination.copy_to(&mut back[..]))?;
     let _phase = phases::enter(Phase::Verify);
-    Ok((timing, back.iter().zip(&words).filter(|(x, y)| x != y).count()))
+    Ok((timing, back.par_iter().zip(&words).filter(|(x, y)| x != y).count()))
 }
 
 #[cfg(test)]

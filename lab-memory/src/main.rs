@@ -79,6 +79,8 @@ struct Args {
     /// Seed of the random inputs.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    #[command(flatten)]
+    profile: common::profile::ProfileArgs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -102,7 +104,7 @@ impl Mode {
 }
 
 fn main() -> ExitCode {
-    common::cli::run_lab(run)
+    common::cli::run_lab(|args: Args| args.profile.clone().around(|| run(args)))
 }
 
 fn run(args: Args) -> Result<()> {
@@ -166,7 +168,7 @@ fn coalescing(gpu: &Gpu, module: &Module, args: &Args) -> Result<bool> {
 
     let floats = args.buffer_bytes / 4;
     gpu.ensure_fits(2 * floats as u64 * 4 + 2 * u64::from(l2), &format!("--buffer-bytes {}", args.buffer_bytes))?;
-    let mut sweep = Sweep::new(module, floats, l2, args.seed as u32)?;
+    let mut sweep = Sweep::new(module, floats, l2, peak, args.seed as u32)?;
     let strides: Vec<Access> = coalescing::strides().into_iter().map(|stride| Access::fitting(stride, 0, floats)).collect();
     let offsets: Vec<Access> = coalescing::offsets().into_iter().map(|offset| Access::fitting(1, offset, floats)).collect();
     let progress = Progress::new(strides.len() + offsets.len(), "coalescing sweep");

@@ -8,6 +8,7 @@ use common::check_cuda;
 use common::device_info::DeviceInfo;
 use common::phases::{self, Phase};
 use common::timing::{time_on_stream, Timing};
+use rayon::prelude::*;
 use common::verify::{poisoned_device_buffer, Random};
 use cust::function::{BlockSize, FunctionAttribute};
 use cust::launch;
@@ -78,8 +79,9 @@ pub struct Work {
 
 impl Work {
     pub fn new(n: usize, rounds: usize, step: usize, seed: u64) -> Work {
-        let mut random = Random::new(seed);
-        Work { n, rounds, input: (0..LIVE * n).map(|_| random.uniform(-1.0, 1.0) as f32).collect(), step: step.max(1) }
+        let mut input = vec![0.0f32; LIVE * n];
+        Random::new(seed).fill(&mut input, |random| random.uniform(-1.0, 1.0) as f32);
+        Work { n, rounds, input, step: step.max(1) }
     }
 
     /// The threads the check covers: every `step`-th from 0, and the last.
@@ -115,6 +117,7 @@ pub fn run(variant: &Variant, work: &Work, repetitions: usize) -> Result<Measure
     let out = poisoned_device_buffer::<f32>(work.n)?;
     let stream = new_stream()?;
     let grid = blocks_for(work.n, BLOCK);
+    let _named = common::profile::program(&variant.cap.map_or("registers: no cap".to_string(), |cap| format!("registers: -maxrregcount {cap}")));
     let timing = time_on_stream(&stream, 1, repetitions, || {
         // __global__ void register_pressure(const float* in, float* out, int n, int rounds)
         // SAFETY: the arguments match the kernel's C signature beside the launch, in type and order, and
@@ -126,7 +129,7 @@ pub fn run(variant: &Variant, work: &Work, repetitions: usize) -> Result<Measure
     check_cuda!(out.copy_to(&mut back[..]))?;
     let _phase = phases::enter(Phase::Verify);
     let checked: Vec<usize> = work.checked().collect();
-    let wrong = checked.iter().filter(|&&i| back[i].to_bits() != thread_result(&work.input, work.n, i, work.rounds).to_bits()).count();
+    let wrong = checked.par_iter().filter(|&&i| back[i].to_bits() != thread_result(&work.input, work.n, i, work.rounds).to_bits()).count();
     Ok(Measured { timing, registers, blocks_per_multiprocessor, checked: checked.len(), wrong })
 }
 

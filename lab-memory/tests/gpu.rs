@@ -74,7 +74,7 @@ fn the_strided_copy_is_right_at_every_stride_and_offset() {
     let gpu = Gpu::open(0).expect(NEEDS_GPU);
     let module = gpu.load(&kernels::MEMORY).unwrap();
     for (floats, seed) in [(1_000_003, 9), (4096, 1)] {
-        let mut sweep = Sweep::new(&module, floats, gpu.info.l2_bytes, seed).unwrap();
+        let mut sweep = Sweep::new(&module, floats, gpu.info.l2_bytes, gpu.info.peak_bandwidth(), seed).unwrap();
         for stride in [1, 2, 3, 7, 8, 33, 1000, 1024] {
             for offset in [0, 1, 5, 31, 32] {
                 let measured = sweep.measure(Access::fitting(stride, offset, floats), 2).unwrap();

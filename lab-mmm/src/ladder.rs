@@ -151,6 +151,7 @@ pub fn run_step<T: Element>(
     let stream = check_cuda!(Stream::new(StreamFlags::DEFAULT, None))?;
     c.poison_on_gpu()?;
     let views = (a.view()?, b.view()?, c.view()?);
+    let _named = common::profile::program(&format!("{} {}", step.name(), T::NAME));
     let timing = time_on_stream(&stream, 1, repetitions, || launch_step(&function, step, views, &stream))?;
     check_cuda!(stream.synchronize())?; // kernel faults show up here
     c.copy_from_gpu()?;
@@ -166,6 +167,7 @@ pub fn run_library<T: Gemm>(cublas: &Cublas, a: &Matrix<T>, b: &Matrix<T>, c: &m
     // SAFETY: the stream outlives the GEMMs below: time_on_stream returns only once the device has
     // finished.
     unsafe { cublas.use_stream(&stream) }?;
+    let _named = common::profile::program(T::ROW);
     // SAFETY: the views are A's, B's and C's device copies, of their sizes; nothing else writes them,
     // and they outlive the work: time_on_stream returns only once the device has finished.
     let timing = time_on_stream(&stream, 1, repetitions, || unsafe { cublas.gemm(views) })?;

@@ -75,6 +75,8 @@ struct Args {
     ladder: bool,
     #[command(flatten)]
     student: StudentArgs,
+    #[command(flatten)]
+    profile: common::profile::ProfileArgs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -85,7 +87,7 @@ enum KernelChoice {
 }
 
 fn main() -> ExitCode {
-    common::cli::run_lab(run)
+    common::cli::run_lab(|args: Args| args.profile.clone().around(|| run(args)))
 }
 
 fn run(args: Args) -> Result<()> {

@@ -58,6 +58,8 @@ struct Args {
     /// Let --plot and --timeline replace existing files.
     #[arg(long)]
     force: bool,
+    #[command(flatten)]
+    profile: common::profile::ProfileArgs,
 }
 
 /// The slides' nvprof totals on their Fermi GPU.
@@ -70,7 +72,7 @@ const SLIDE_MS: [(&str, Option<f64>); 5] = [
 ];
 
 fn main() -> ExitCode {
-    common::cli::run_lab(run)
+    common::cli::run_lab(|args: Args| args.profile.clone().around(|| run(args)))
 }
 
 fn run(args: Args) -> Result<()> {

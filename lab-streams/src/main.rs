@@ -86,6 +86,8 @@ pub struct Args {
     /// Let --timeline replace an existing file.
     #[arg(long, requires = "timeline")]
     force: bool,
+    #[command(flatten)]
+    profile: common::profile::ProfileArgs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -107,7 +109,7 @@ enum HostMemory {
 }
 
 fn main() -> ExitCode {
-    common::cli::run_lab(run)
+    common::cli::run_lab(|args: Args| args.profile.clone().around(|| run(args)))
 }
 
 /// The largest job of the chosen modes (one mode runs at a time), with its host and GPU bytes: the

@@ -163,7 +163,7 @@ mod tests {
 
     #[test]
     fn counts_the_most_kernels_running_together() {
-        let span = |start_ms, end_ms| Span { lane: 0, kind: Kind::Kernel, label: String::new(), start_ms, end_ms };
+        let span = |start_ms, end_ms| Span { lane: 0, kind: Kind::Kernel, label: String::new(), start_ms, end_ms, source: Default::default() };
         assert_eq!(most_at_once(&[]), 0);
         assert_eq!(most_at_once(&[span(0.0, 1.0), span(1.0, 2.0), span(2.0, 3.0)]), 1);
         assert_eq!(most_at_once(&[span(0.0, 3.0), span(0.5, 1.0), span(0.9, 2.0), span(2.5, 4.0)]), 3);
