@@ -68,7 +68,12 @@ pub trait CudaStatus {
 impl<T> CudaStatus for cust::error::CudaResult<T> {
     type Value = T;
     fn into_code_result(self) -> Result<T, u32> {
-        self.map_err(|err| err as u32)
+        self.map_err(|err| match err {
+            // cust names only part of the driver's codes; our patched copy keeps the code behind its
+            // `UnknownError` (vendor/cust/PATCHED.md), so the driver's own name can be printed.
+            cust::error::CudaError::UnknownError => cust::error::last_unknown_code() as u32,
+            err => err as u32,
+        })
     }
 }
 
@@ -128,6 +133,21 @@ mod tests {
         let raw_status: i32 = 225;
         let err = check_cuda!(raw_status).unwrap_err();
         assert_eq!(err.name(), "CUDA_ERROR_UNSUPPORTED_DEVSIDE_SYNC");
+    }
+
+    #[test]
+    fn names_codes_that_cust_reports_as_unknown() {
+        use cust::error::ToResult;
+        use cust::sys::cudaError_enum;
+        // 222 (a driver older than the PTX) is not among cust's CudaError variants.
+        let err = check_cuda!(cudaError_enum(222).to_result()).unwrap_err();
+        assert_eq!((err.code, err.name().as_str()), (222, "CUDA_ERROR_UNSUPPORTED_PTX_VERSION"));
+        // A code the driver itself does not know keeps its number.
+        let err = check_cuda!(cudaError_enum(12_345).to_result()).unwrap_err();
+        assert_eq!((err.code, err.name().as_str()), (12_345, "unknown CUDA error"));
+        assert!(err.to_string().contains("(12345)"), "{err}");
+        // A code cust knows is unchanged.
+        assert_eq!(check_cuda!(cudaError_enum(2).to_result()).unwrap_err().code, 2);
     }
 
     #[test]

@@ -40,10 +40,11 @@
 //! | `cudaGetDeviceProperties`        | [`device_info::DeviceInfo::query`]                     |
 //!
 //! Traps of cust 0.3.2 this crate works around: its `CudaError` reports every code it does not name
-//! (CUDA 13's among them) as unknown, so calls it does not wrap, and driver start and context creation,
-//! are declared in [`raw`] with `i32` results (its `CUresult` itself is patched to hold any code:
-//! `vendor/cust_raw/PATCHED.md`); `Module::get_global::<T>` panics unless
-//! `size_of::<T>()` equals the symbol's size, so the Rust type must match the CUDA declaration.
+//! (CUDA 13's among them) as unknown, so its patched copy keeps the code behind that
+//! (`vendor/cust/PATCHED.md`; its `CUresult` is patched to hold any code: `vendor/cust_raw/PATCHED.md`)
+//! and calls it does not wrap are declared in [`raw`] with `i32` results; `Module::get_global::<T>`
+//! panics unless `size_of::<T>()` equals the symbol's size, so the Rust type must match the CUDA
+//! declaration.
 
 pub mod assignment;
 pub mod batch;

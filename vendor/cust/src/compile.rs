@@ -1,0 +1,2 @@
+//! Utilities for compiling PTX strings to cubin.
+
