@@ -102,3 +102,14 @@ fn cupti_records_every_copy_and_kernel_of_each_timed_run_and_the_trace_reads_bac
     let kernels = activities.iter().filter(|a| a.name.starts_with("mmm")).count();
     assert!(kernels >= count * (1 + runs + 1), "{kernels} kernels");
 }
+
+/// A cust call that fails with a code cust's `CudaError` does not name: PTX newer than any driver
+/// (222, `CUDA_ERROR_UNSUPPORTED_PTX_VERSION`) is named by `check_cuda!`, not called unknown (issue 30).
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn a_failing_cust_call_is_named_with_the_drivers_own_code() {
+    let _gpu = Gpu::open(0).expect(NEEDS_GPU);
+    let ptx = ".version 9.9\n.target sm_90\n.address_size 64\n.visible .entry k() { ret; }\n";
+    let err = common::check_cuda!(cust::module::Module::from_ptx(ptx, &[])).unwrap_err();
+    assert_eq!((err.code, err.name().as_str()), (222, "CUDA_ERROR_UNSUPPORTED_PTX_VERSION"), "{err}");
+}
