@@ -21,6 +21,8 @@ bash scripts/test-grade.sh
 bash scripts/test-slurm.sh
 # Every `cargo run` line of every README parses and finds its files from where the README says.
 bash scripts/test-readme-commands.sh
+# Every figure a README quotes from a saved run (results/) is in that run's output.
+bash scripts/test-readme-figures.sh
 cargo test --workspace --locked 2>&1 | tee "$log"
 # Every architecture this nvcc supports, not only the default's major ones (issue 28): the kernels
 # built for each, in a target folder of their own, and their tests, which check each build's report
