@@ -158,9 +158,15 @@ pub fn open_window() -> Option<WindowRecorder> {
 
 /// The driver calls made while the guard of run `run` of `window` lives are tagged with it.
 pub fn enter_run(window: &Option<WindowRecorder>, run: usize) -> Result<Option<RunGuard>> {
-    let Some(window) = window else { return Ok(None) };
+    tag_calls(window.as_ref().map(|window| external_id(window.index, run)))
+}
+
+/// Tags the driver and runtime calls made while the guard lives with external id `id` (nothing for
+/// `None`: no profile).
+fn tag_calls(id: Option<u64>) -> Result<Option<RunGuard>> {
+    let Some(id) = id else { return Ok(None) };
     let cupti = cupti::open()?;
-    cupti.push_window(external_id(window.index, run))?;
+    cupti.push_window(id)?;
     Ok(Some(RunGuard { cupti }))
 }
 
@@ -199,10 +205,7 @@ pub fn chronogram_tags() -> Option<u64> {
 /// Tags the driver calls made while the guard lives as operation `operation` of the chronogram
 /// whose ids start at `first` (nothing without a profile).
 pub fn tag(first: Option<u64>, operation: usize) -> Result<Option<RunGuard>> {
-    let Some(first) = first else { return Ok(None) };
-    let cupti = cupti::open()?;
-    cupti.push_window(first + operation as u64)?;
-    Ok(Some(RunGuard { cupti }))
+    tag_calls(first.map(|first| first + operation as u64))
 }
 
 /// For each of the first `operations` operations of the chronogram starting at `first`: CUPTI's
@@ -411,7 +414,7 @@ pub fn window_table(windows: &[Window]) -> String {
             window.runs,
             window.activities_per_run,
             window.event_ms,
-            short(&names, 50)
+            summary::cut(&names, 50)
         ));
     }
     let mostly_idle: Vec<&str> = windows.iter().filter(|w| w.cupti_ms.is_some_and(|ms| ms < 0.5 * w.event_ms)).map(|w| w.label.as_str()).collect();
@@ -420,17 +423,10 @@ pub fn window_table(windows: &[Window]) -> String {
             "In {} ({}), CUPTI's records cover less than half of the lab's time: the rest is time the GPU waited \
              (launch latency, the host) or work CUPTI does not record (grids launched from the device).\n",
             if mostly_idle.len() == 1 { "one window".to_string() } else { format!("{} windows", mostly_idle.len()) },
-            short(&mostly_idle.join(", "), 120)
+            summary::cut(&mostly_idle.join(", "), 120)
         ));
     }
     out
-}
-
-fn short(text: &str, width: usize) -> String {
-    if text.chars().count() <= width {
-        return text.to_string();
-    }
-    format!("{}...", text.chars().take(width - 3).collect::<String>())
 }
 
 #[cfg(test)]

@@ -92,7 +92,8 @@ pub fn nvprof_time(ns: f64) -> String {
     format!("{value:.decimals$}{unit}")
 }
 
-fn cut(name: &str, width: usize) -> String {
+/// `name`, or its first `width - 3` characters and `...` where it is longer than `width`.
+pub(super) fn cut(name: &str, width: usize) -> String {
     if name.chars().count() <= width {
         name.to_string()
     } else {
