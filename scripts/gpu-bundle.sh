@@ -8,7 +8,7 @@
 #   bash gpu-bundle/time-labs.sh        # there: every lab's default run, both profiles, timed
 #   bash gpu-bundle/compare.sh          # there: the slide programs (reference/, built there) beside the labs
 #   bash gpu-bundle/time-checks.sh      # there: each week's --check, plain and --sanitize, timed; grade.sh
-#   bash gpu-bundle/profile-runs.sh     # there: every lab under --profile and --counters (results/<gpu>/profile)
+#   bash gpu-bundle/saved-runs.sh gpu-bundle/runs/readme.txt RESULTS   # there: the runs the READMEs quote
 #
 # The kernels are built for CUDA_ARCH (kernels/build.rs: here, without a GPU, every major architecture).
 # A bundle for one older architecture, to test on a newer GPU what a T4 or an A100 would run:
@@ -91,6 +91,7 @@ mkdir -p "$bundle/scenes"
 cp lab-constant-tracer/scenes/sixty-four.txt "$bundle/scenes/"
 cp scripts/time-labs.sh "$bundle/time-labs.sh"
 cp scripts/time-checks.sh "$bundle/time-checks.sh"
-cp scripts/profile-runs.sh "$bundle/profile-runs.sh"
+cp scripts/saved-runs.sh "$bundle/saved-runs.sh"
+cp -r scripts/runs "$bundle/runs"
 ls "$bundle/tests" >/dev/null
 du -sh "$bundle"
