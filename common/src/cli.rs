@@ -2,6 +2,7 @@
 //! message or a backtrace.
 
 use std::process::ExitCode;
+use std::sync::OnceLock;
 
 use clap::error::ErrorKind;
 use clap::Parser;
@@ -20,6 +21,7 @@ use clap::Parser;
 pub fn run_lab<A: Parser>(run: impl FnOnce(A) -> anyhow::Result<()>) -> ExitCode {
     crate::phases::start();
     let name = A::command().get_name().to_string();
+    let _ = LAB_NAME.set(name.clone());
     install_one_line_panic_hook(name.clone());
     let args = match A::try_parse() {
         Ok(args) => args,
@@ -54,6 +56,19 @@ pub fn parse_bytes(text: &str) -> Result<usize, String> {
         _ => return Err(format!("{text:?}: unknown unit {unit:?} (use KiB, MiB or GiB)")),
     };
     number.checked_mul(scale).filter(|bytes| *bytes >= 4096).ok_or_else(|| format!("{text:?} must be at least 4096 bytes"))
+}
+
+/// The running lab's name, for [`exit_now`].
+static LAB_NAME: OnceLock<String> = OnceLock::new();
+
+/// Prints `message` as [`run_lab`] prints an error and ends the process at once, without running
+/// destructors. Only for a GPU that is stuck in work that will not end: freeing its memory or its
+/// context would wait for that work, so an ordinary error return would hang instead of reporting.
+/// The driver frees everything when the process ends.
+pub fn exit_now(message: &str) -> ! {
+    let name = LAB_NAME.get().map_or("lab", String::as_str);
+    let _ = fail(name, message);
+    std::process::exit(1)
 }
 
 fn fail(name: &str, message: &str) -> ExitCode {

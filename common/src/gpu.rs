@@ -2,10 +2,13 @@
 
 use anyhow::{bail, ensure, Context as _, Result};
 use std::ffi::CString;
+use std::time::{Duration, Instant};
 
 use cust::context::{Context, CurrentContext};
 use cust::device::{Device, DeviceAttribute};
+use cust::event::{Event, EventFlags, EventStatus};
 use cust::module::Module;
+use cust::stream::Stream;
 use cust::CudaFlags;
 use kernels::{ArchImage, Code, KernelImage};
 
@@ -54,6 +57,23 @@ impl Gpu {
         );
         Ok(())
     }
+}
+
+/// Waits for everything enqueued on `stream` so far, for at most `limit`. Work that is still running
+/// then is taken to be stuck (a kernel that never ends, a device runtime that stalls), and the lab
+/// ends at once with `what` in its error ([`crate::cli::exit_now`]): a plain synchronize would wait
+/// for ever, and so would the destructors of the buffers that work uses.
+pub fn wait_or_give_up(stream: &Stream, limit: Duration, what: &str) -> Result<()> {
+    let done = check_cuda!(Event::new(EventFlags::DISABLE_TIMING))?;
+    check_cuda!(done.record(stream))?;
+    let start = Instant::now();
+    while check_cuda!(done.query())? == EventStatus::NotReady {
+        if start.elapsed() > limit {
+            crate::cli::exit_now(&format!("{what} did not finish within {} s; stopped", limit.as_secs_f64()));
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    Ok(())
 }
 
 /// cust's `Context::new` (the device's primary context, made current), failing with the driver's own

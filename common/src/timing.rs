@@ -3,6 +3,7 @@
 //! costs stay out), then every repetition gets its own pair of events and the median is reported.
 
 use std::fmt;
+use std::time::Duration;
 
 use anyhow::{ensure, Result};
 use cust::event::{Event, EventFlags};
@@ -98,8 +99,34 @@ pub fn time_on_stream_after(
     stream: &Stream,
     warmup: usize,
     repetitions: usize,
+    before: impl FnMut() -> Result<()>,
+    work: impl FnMut() -> Result<()>,
+) -> Result<Timing> {
+    time_runs(stream, warmup, repetitions, before, work, || Ok(check_cuda!(stream.synchronize())?))
+}
+
+/// [`time_on_stream`] for work that may never end (a device runtime that stalls): the one wait for
+/// all runs gives up after `limit` and ends the lab with `what` in its error
+/// ([`crate::gpu::wait_or_give_up`]). The runs are still enqueued back to back, as there.
+pub fn time_on_stream_or_give_up(
+    stream: &Stream,
+    warmup: usize,
+    repetitions: usize,
+    limit: Duration,
+    what: &str,
+    work: impl FnMut() -> Result<()>,
+) -> Result<Timing> {
+    time_runs(stream, warmup, repetitions, || Ok(()), work, || crate::gpu::wait_or_give_up(stream, limit, what))
+}
+
+/// The runs of [`time_on_stream_after`], then `wait` for all of them.
+fn time_runs(
+    stream: &Stream,
+    warmup: usize,
+    repetitions: usize,
     mut before: impl FnMut() -> Result<()>,
     mut work: impl FnMut() -> Result<()>,
+    wait: impl FnOnce() -> Result<()>,
 ) -> Result<Timing> {
     ensure!(repetitions > 0, "--repetitions must be at least 1");
     let _phase = phases::enter(Phase::Gpu);
@@ -125,7 +152,7 @@ pub fn time_on_stream_after(
         work()?;
         check_cuda!(pair[1].record(stream))?;
     }
-    check_cuda!(stream.synchronize())?;
+    wait()?;
     let mut samples_ms = Vec::with_capacity(repetitions);
     for pair in events.chunks(2) {
         samples_ms.push(f64::from(check_cuda!(pair[1].elapsed_time_f32(&pair[0]))?));

@@ -4,11 +4,14 @@
 
 pub mod check;
 
+use std::time::Duration;
+
 use anyhow::{ensure, Result};
 use common::check_cuda;
+use common::context::WaitForDevice;
 use common::guard::Guarded;
 use common::integrand::Integrand;
-use common::timing::{time_on_stream, Timing};
+use common::timing::{time_on_stream, time_on_stream_or_give_up, Timing};
 use cust::context::{CurrentContext, ResourceLimit};
 use cust::launch;
 use cust::memory::{AsyncCopyDestination, CopyDestination, DeviceBuffer, DeviceCopy};
@@ -132,6 +135,11 @@ pub fn set_pending_launch_limit(limit: usize) -> Result<()> {
     Ok(())
 }
 
+/// How long the device-driven runs (a warm-up and the timed ones) may take before the lab reports them
+/// stuck: one default run takes about 1.5 ms on an H200, and a tree past the pending-launch limit has
+/// been seen to never end, in the warm-up or in a later run.
+pub const STUCK_AFTER: Duration = Duration::from_secs(30);
+
 /// Device-driven: the host launches `adaptive_master<<<1, 1>>>` once; every further grid is launched by
 /// the GPU. The stream's synchronize returns when the whole tree of grids has finished.
 pub fn device_driven(module: &Module, problem: &Problem, repetitions: usize) -> Result<GpuRun> {
@@ -142,15 +150,16 @@ pub fn device_driven(module: &Module, problem: &Problem, repetitions: usize) -> 
 pub fn device_driven_into(module: &Module, problem: &Problem, tally: &Guarded<Tally>, repetitions: usize) -> Result<GpuRun> {
     let master = check_cuda!(module.get_function(format!("adaptive_master_{}", problem.integrand.name())))?;
     let stream = check_cuda!(Stream::new(StreamFlags::DEFAULT, None))?;
-    // SAFETY: used only in the timed loop below, and `tally`, borrowed for this whole call, outlives
-    // every copy into it: time_on_stream waits for all it enqueued when it fails, and the stream is
-    // synchronized after it when it succeeds.
+    // What is enqueued writes `tally`, which the caller owns: every way out of this call waits for it.
+    let _wait = WaitForDevice;
+    // SAFETY: used only in the runs below, and `tally`, borrowed for this whole call, outlives every
+    // copy into it: `_wait` waits for all of them on every way out (a stuck run ends the process).
     let mut body = unsafe { tally.body() };
     let zero = [Tally::default()];
     let (a, b, tolerance, max_depth) = (problem.a, problem.b, problem.tolerance, problem.max_depth as i32);
     let d_tally = tally.as_device_ptr();
 
-    let timing = time_on_stream(&stream, 1, repetitions, || {
+    let run = || {
         // SAFETY: `zero` outlives the copy (it is pageable, so the call returns once it is staged).
         check_cuda!(unsafe { body.async_copy_from(&zero, &stream) })?;
         // __global__ void adaptive_master_pi(double a, double b, double tolerance, int max_depth, Tally* tally)
@@ -158,7 +167,9 @@ pub fn device_driven_into(module: &Module, problem: &Problem, tally: &Guarded<Ta
         // this whole call.
         check_cuda!(unsafe { launch!(master<<<1, 1, 0, stream>>>(a, b, tolerance, max_depth, d_tally)) })?;
         Ok(())
-    })?;
+    };
+    // Watched: past the pending-launch limit the device runtime may stall the tree, in any run.
+    let timing = time_on_stream_or_give_up(&stream, 1, repetitions, STUCK_AFTER, "the device-driven runs (master and workers)", run)?;
     check_cuda!(stream.synchronize())?;
     let result = tally.read()?.first().copied().unwrap_or_default();
     Ok(GpuRun {

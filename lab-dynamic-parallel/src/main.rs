@@ -15,6 +15,7 @@ use common::assignment::{Check, Entry, StudentArgs};
 use common::verify::verdict;
 use lab_dynamic_parallel::{
     adaptive_on_cpu, check, device_driven, host_driven, set_pending_launch_limit, GpuRun, Problem, Tally,
+    STUCK_AFTER,
 };
 
 /// Adaptive Simpson integration with dynamic parallelism (master and workers) against host-driven
@@ -39,7 +40,8 @@ struct Args {
     #[arg(long, default_value_t = 20)]
     max_depth: u32,
     /// Device-side launches that may be pending at once (cudaLimitDevRuntimePendingLaunchCount; CUDA's
-    /// default is 2048). Launches past it fail and are counted.
+    /// default is 2048). Launches past it may fail (they are counted) or stall the device runtime,
+    /// which the lab reports after 30 s.
     #[arg(long, default_value_t = 32768, value_parser = clap::value_parser!(u32).range(1..))]
     pending_launches: u32,
     /// Timed runs of each GPU version after one warm-up; the median is reported.
@@ -84,6 +86,15 @@ fn run(args: Args) -> Result<()> {
     );
 
     let cpu = adaptive_on_cpu(&problem);
+    if cpu.splits > u64::from(args.pending_launches) {
+        println!(
+            "Note: this tree has {} splits (the CPU's count), more than the pending-launch limit {}: child launches \
+             past it may be refused (counted below) or stall the device runtime (stopped after {} s)",
+            cpu.splits,
+            args.pending_launches,
+            STUCK_AFTER.as_secs()
+        );
+    }
     let device = device_driven(&module, &problem, args.repetitions as usize)?;
     let host = host_driven(&module, &problem, args.repetitions as usize)?;
     println!("device-driven (master + workers): {}", device.timing);

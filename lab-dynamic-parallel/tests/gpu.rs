@@ -4,7 +4,7 @@
 use common::gpu::Gpu;
 use common::integrand::Integrand;
 use common::verify::Random;
-use lab_dynamic_parallel::{adaptive_on_cpu, device_driven, host_driven, set_pending_launch_limit, Problem};
+use lab_dynamic_parallel::{adaptive_on_cpu, device_driven, host_driven, set_pending_launch_limit, Problem, STUCK_AFTER};
 
 const NEEDS_GPU: &str = "needs a GPU: bash gpu-bundle/run.sh";
 
@@ -81,6 +81,42 @@ fn a_tiny_pending_launch_limit_makes_launches_fail_and_they_are_counted() {
     set_pending_launch_limit(1 << 16).unwrap();
     assert!(run.tally.launch_failures > 0, "{:?}", run.tally);
     assert_eq!(run.device_launches, 1 + run.tally.splits - run.tally.launch_failures);
+}
+
+/// Past the default pending-launch limit the device runtime has been seen both to refuse launches
+/// and to stall the tree for ever (H200, driver 580): the lab must end either way, with a verdict or
+/// with one line saying the run is stuck, not hang the terminal.
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn a_tree_past_the_pending_launch_limit_ends_with_a_verdict_or_a_stuck_message() {
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+    let binary = common::testing::lab_binary("lab-dynamic-parallel", env!("CARGO_BIN_EXE_lab-dynamic-parallel"));
+    let mut child = Command::new(&binary)
+        .args(["--tolerance", "1e-12", "--pending-launches", "2048"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let limit = STUCK_AFTER + Duration::from_secs(60);
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            panic!("lab-dynamic-parallel still running after {} s", limit.as_secs());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let output = child.wait_with_output().unwrap();
+    let outcome = common::testing::Outcome {
+        code: output.status.code(),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    };
+    assert!(outcome.stdout.contains("more than the pending-launch limit 2048"), "{outcome:?}");
+    let verdict = outcome.stdout.contains("Result = PASS") || outcome.stdout.contains("refused");
+    let stuck = outcome.is_one_line_error("lab-dynamic-parallel", "the device-driven runs (master and workers) did not finish within 30 s");
+    assert!(verdict || stuck, "{outcome:?}");
 }
 
 /// `lab-dynamic-parallel --kernel-source FILE --check`, as a student runs it (assignments/07).
