@@ -13,10 +13,9 @@ use std::ffi::c_void;
 use std::ops::{Deref, DerefMut};
 
 use anyhow::{ensure, Context as _, Result};
-use cust::memory::{DeviceCopy, DevicePointer};
+use cust::memory::{DeviceCopy, DevicePointer, LockedBuffer};
 
 use crate::check_cuda;
-use crate::matrix::{Element, HostStorage, Matrix, MatrixView};
 use crate::raw;
 
 /// The largest share of the machine's memory the labs pin at once, in total.
@@ -195,6 +194,33 @@ impl<T: DeviceCopy, K: HostAllocKind> Drop for HostAlloc<T, K> {
     }
 }
 
+/// Host memory for a matrix's `data` or a vector job's buffers: pageable, pinned, mapped or registered.
+pub trait HostStorage<T: DeviceCopy>: Deref<Target = [T]> + DerefMut + AsRef<[T]> + AsMut<[T]> + Sized {
+    /// How the slides call this memory, for printing.
+    const KIND: &'static str;
+    fn filled(len: usize, value: T) -> Result<Self>;
+}
+
+/// Pageable memory (`malloc`, `new[]`): the driver copies it through a pinned staging buffer.
+impl<T: DeviceCopy> HostStorage<T> for Vec<T> {
+    const KIND: &'static str = "pageable";
+    fn filled(len: usize, value: T) -> Result<Vec<T>> {
+        try_filled_vec(len, value, "a matrix")
+    }
+}
+
+/// Page-locked memory (`cudaMallocHost`): the copy engines read it directly, and only such memory lets
+/// `cudaMemcpyAsync` overlap with kernels.
+pub type Pinned<T> = LockedBuffer<T>;
+
+impl<T: DeviceCopy> HostStorage<T> for LockedBuffer<T> {
+    const KIND: &'static str = "pinned";
+    fn filled(len: usize, value: T) -> Result<LockedBuffer<T>> {
+        check_pinnable((len * std::mem::size_of::<T>()) as u64, 0)?;
+        Ok(check_cuda!(LockedBuffer::new(&value, len))?)
+    }
+}
+
 impl<T: DeviceCopy> HostStorage<T> for Mapped<T> {
     const KIND: &'static str = MappedMemory::KIND;
     fn filled(len: usize, value: T) -> Result<Mapped<T>> {
@@ -209,12 +235,6 @@ impl<T: DeviceCopy> HostStorage<T> for Portable<T> {
     }
 }
 
-impl<T: Element> Matrix<T, Mapped<T>> {
-    /// The kernel argument for a mapped matrix: no device copy, the kernel reads the host memory.
-    pub fn mapped_view(&self) -> Result<MatrixView<T>> {
-        Ok(MatrixView { rows: self.rows() as i32, cols: self.cols() as i32, data: self.host().device_pointer()? })
-    }
-}
 
 /// Memory that `malloc` gave (a `Vec`), pinned after the fact with `cudaHostRegister` and unpinned
 /// with `cudaHostUnregister` when dropped: handy for legacy code that allocates its own buffers.

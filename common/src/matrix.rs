@@ -14,17 +14,19 @@
 pub mod file;
 
 use std::fmt;
-use std::ops::{Deref, DerefMut, Index, IndexMut};
+use std::ops::{Index, IndexMut};
 use std::str::FromStr;
 
 use anyhow::{ensure, Context as _, Result};
 use cust::memory::{
-    AsyncCopyDestination, CopyDestination, DeviceBuffer, DeviceCopy, DevicePointer, LockedBuffer,
+    AsyncCopyDestination, CopyDestination, DeviceBuffer, DeviceCopy, DevicePointer,
 };
 use cust::stream::Stream;
 
 
 use crate::check_cuda;
+use crate::host_memory::Mapped;
+pub use crate::host_memory::{HostStorage, Pinned};
 use crate::verify::{Poison, Random};
 
 /// What a matrix element may be: `f32` or `f64`, the precisions the kernels are compiled for.
@@ -61,33 +63,6 @@ impl Element for f64 {
     }
 }
 
-/// Host memory for a matrix's `data` or a vector job's buffers: pageable, pinned, mapped or registered.
-pub trait HostStorage<T: DeviceCopy>: Deref<Target = [T]> + DerefMut + AsRef<[T]> + AsMut<[T]> + Sized {
-    /// How the slides call this memory, for printing.
-    const KIND: &'static str;
-    fn filled(len: usize, value: T) -> Result<Self>;
-}
-
-/// Pageable memory (`malloc`, `new[]`): the driver copies it through a pinned staging buffer.
-impl<T: DeviceCopy> HostStorage<T> for Vec<T> {
-    const KIND: &'static str = "pageable";
-    fn filled(len: usize, value: T) -> Result<Vec<T>> {
-        crate::host_memory::try_filled_vec(len, value, "a matrix")
-    }
-}
-
-/// Page-locked memory (`cudaMallocHost`): the copy engines read it directly, and only such memory lets
-/// `cudaMemcpyAsync` overlap with kernels.
-pub type Pinned<T> = LockedBuffer<T>;
-
-impl<T: DeviceCopy> HostStorage<T> for LockedBuffer<T> {
-    const KIND: &'static str = "pinned";
-    fn filled(len: usize, value: T) -> Result<LockedBuffer<T>> {
-        crate::host_memory::check_pinnable((len * std::mem::size_of::<T>()) as u64, 0)?;
-        Ok(check_cuda!(LockedBuffer::new(&value, len))?)
-    }
-}
-
 /// What a kernel receives for a matrix: the sizes and the device pointer, laid out like
 /// `template <typename T> struct MatrixView { int rows; int cols; T* data; }` in `kernels/cuda/mmm.cu`.
 #[repr(C)]
@@ -107,6 +82,13 @@ pub struct Matrix<T: Element, H: HostStorage<T> = Vec<T>> {
     cols: usize,
     data: H,
     cuda_data: Option<DeviceBuffer<T>>,
+}
+
+impl<T: Element> Matrix<T, Mapped<T>> {
+    /// The kernel argument for a mapped matrix: no device copy, the kernel reads the host memory.
+    pub fn mapped_view(&self) -> Result<MatrixView<T>> {
+        Ok(MatrixView { rows: self.rows() as i32, cols: self.cols() as i32, data: self.host().device_pointer()? })
+    }
 }
 
 impl<T: Element, H: HostStorage<T>> Matrix<T, H> {
