@@ -22,7 +22,8 @@ BUNDLE=$(cd "$(dirname "$0")" && pwd)
 list=$1
 mkdir -p "$2"
 RESULTS=$(cd "$2" && pwd)
-export PATH="$BUNDLE/bin:$PATH"
+# The lab binaries first; the CUDA install's tools (compute-sanitizer) last, where there is one.
+export PATH="$BUNDLE/bin:$PATH:${CUDA_HOME:-/usr/local/cuda}/bin"
 {
     nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv
     nvidia-smi | sed -n 3p

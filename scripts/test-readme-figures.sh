@@ -3,19 +3,34 @@
 # code sets (issue 30, item 6).
 #
 # Figures: each README section (from one heading to the next) with a number that has a decimal point
-# in it (292.54, 1.90x, 0.0084) should name the saved output it quotes (sections that do not yet are
-# listed, not failed, while the older READMEs are tied to results/h200/), `results/<gpu>/<folder>/<file or
-# glob>.log`, and each such number must appear in one of those files, or in the GPU's gpu.txt beside
-# them (driver version), as printed (not as part of a longer number). Numbers in `inline code`, in
+# in it (292.54, 1.90x, 0.0084) must name the saved output it quotes, `results/<machine>/<folder>/<file
+# or glob>.log` (results/README.md lists them; `results/slides/` holds what the slides printed), and
+# each such number must appear in one of those files, or in the machine's gpu.txt beside them (driver
+# version), as printed (not as part of a longer number). Numbers in `inline code`, in
 # link targets and on indented command lines (cargo, bash, ...) are flags and names, not figures.
 #
 # Claims: scripts/readme-claims.txt pairs what a README says about a tolerance with the line of code
 # that sets it; both must be there, word for word.
 #
-# Prints what it checked; fails naming the section, the number and the files.
+# Prints what it checked; fails naming the section, the number and the files. With README paths as
+# arguments it checks those instead (the self-test below uses a fixture that must fail).
+#
+#   bash scripts/test-readme-figures.sh [README.md...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-python3 - README.md */README.md <<'PYTHON'
+if [[ $# == 0 ]]; then
+    set -- README.md */README.md
+    # The checker itself: a wrong figure and a section that names no run must fail, each named.
+    fixture=scripts/fixtures/readme-figures/README.md
+    if output=$(bash "$0" "$fixture"); then
+        echo "readme figures: the checker passed $fixture, which must fail" >&2
+        exit 1
+    fi
+    for expected in "'Wrong figure': 0.0099 is in none of results/h200/simpson/default.log" "'No saved run': 1 figures"; do
+        [[ $output == *"$expected"* ]] || { echo "readme figures: self-test missed: $expected" >&2; echo "$output" >&2; exit 1; }
+    done
+fi
+python3 - "$@" <<'PYTHON'
 import glob, os, re, sys
 
 failures, checked, sections_checked, untied = [], 0, 0, []
@@ -56,9 +71,8 @@ for number, line in enumerate(open("scripts/readme-claims.txt"), 1):
         if text not in open(path).read():
             failures.append(f"scripts/readme-claims.txt:{number}: '{text}' is not in {path}")
 if untied:
-    # Not yet a failure: the older sections are being tied to results/h200/ one by one (issue 30).
-    print(f"readme figures: {len(untied)} sections quote figures but name no saved run yet:")
-    print("\n".join(untied))
+    failures.append(f"readme figures: {len(untied)} sections quote figures but name no saved run (results/<machine>/<folder>/<name>.log):")
+    failures.extend(untied)
 if failures:
     print("\n".join(failures))
     sys.exit(1)
