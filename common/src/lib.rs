@@ -56,6 +56,7 @@ pub mod gpu;
 pub mod guard;
 pub mod host_memory;
 pub mod integrand;
+pub mod library;
 pub mod matrix;
 pub mod mmm;
 pub mod output;

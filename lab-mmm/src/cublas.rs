@@ -69,15 +69,13 @@ fn candidates() -> Vec<OsString> {
 impl Cublas {
     /// Loads cuBLAS and makes a handle in the current context; an error that says where it looked.
     pub fn load() -> Result<Cublas> {
-        let mut last = String::new();
-        for name in candidates() {
-            // SAFETY: loading a library runs its initialisers; cuBLAS's need nothing from the caller.
-            match unsafe { Library::new(&name) } {
-                Ok(library) => return Cublas::with(library),
-                Err(err) => last = err.to_string(),
-            }
+        // SAFETY: every candidate is cuBLAS, whose initialisers need nothing from the caller.
+        match unsafe { common::library::load_first(candidates()) } {
+            Ok((library, _)) => Cublas::with(library),
+            Err(last) => bail!(
+                "no cuBLAS found (looked for libcublas.so.13 on the loader's path, in $CUDA_PATH/lib64 and /usr/local/cuda/lib64; last: {last})"
+            ),
         }
-        bail!("no cuBLAS found (looked for libcublas.so.13 on the loader's path, in $CUDA_PATH/lib64 and /usr/local/cuda/lib64; last: {last})")
     }
 
     fn with(library: Library) -> Result<Cublas> {

@@ -78,24 +78,17 @@ pub fn open() -> Result<&'static Cupti> {
     if let Some(cupti) = CUPTI.get() {
         return Ok(cupti);
     }
-    let mut last = String::from("not found");
-    for path in candidates() {
-        if path.components().count() > 1 && !path.exists() {
-            continue;
+    // SAFETY: every candidate is CUPTI, whose initialisers need nothing from us.
+    match unsafe { crate::library::load_first(candidates()) } {
+        Ok((library, path)) => {
+            let cupti = Cupti::with(library, path)?;
+            Ok(CUPTI.get_or_init(|| cupti))
         }
-        // SAFETY: loading CUPTI runs its initialisers, which need nothing from us.
-        match unsafe { Library::new(&path) } {
-            Ok(library) => {
-                let cupti = Cupti::with(library, path)?;
-                return Ok(CUPTI.get_or_init(|| cupti));
-            }
-            Err(err) => last = err.to_string(),
-        }
+        Err(last) => bail!(
+            "--profile and --trace need CUPTI (libcupti.so.13), found neither beside the lab, in $CUPTI_PATH, in .toolchain/cuda/lib \
+             (bash scripts/cuda-toolchain.sh installs it) nor in $CUDA_PATH or /usr/local/cuda under extras/CUPTI/lib64 ({last})"
+        ),
     }
-    bail!(
-        "--profile and --trace need CUPTI (libcupti.so.13), found neither beside the lab, in $CUPTI_PATH, in .toolchain/cuda/lib \
-         (bash scripts/cuda-toolchain.sh installs it) nor in $CUDA_PATH or /usr/local/cuda under extras/CUPTI/lib64 ({last})"
-    )
 }
 
 impl Cupti {
