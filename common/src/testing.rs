@@ -4,8 +4,10 @@
 
 use std::fs;
 use std::path::Path;
-use std::process::Command;
+use std::io::Read;
+use std::process::{Command, Stdio};
 use std::sync::OnceLock;
+use std::time::{Duration, Instant};
 
 use crate::private_dir::PrivateDir;
 
@@ -48,6 +50,45 @@ pub fn run_in(dir: &Path, binary: &str, args: &[&str]) -> Outcome {
         stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
     }
+}
+
+/// Runs `command` (stdin closed, stdout and stderr read as it writes them) for at most `limit`; a run
+/// still going then is killed and reported, so that a hung lab fails its test instead of hanging it.
+pub fn run_within(command: &mut Command, limit: Duration) -> Result<Outcome, String> {
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|err| format!("cannot start {:?}: {err}", command.get_program()))?;
+    let stdout = drain(child.stdout.take());
+    let stderr = drain(child.stderr.take());
+    let start = Instant::now();
+    let status = loop {
+        match child.try_wait().map_err(|err| format!("waiting for the run: {err}"))? {
+            Some(status) => break status,
+            None if start.elapsed() > limit => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!("still running after {} s; stopped", limit.as_secs_f64()));
+            }
+            None => std::thread::sleep(Duration::from_millis(5)),
+        }
+    };
+    let text = |reader: std::thread::JoinHandle<String>| reader.join().unwrap_or_default();
+    Ok(Outcome { code: status.code(), stdout: text(stdout), stderr: text(stderr) })
+}
+
+/// Reads a child's pipe to its end on a thread of its own, so that a child writing more than the
+/// pipe holds never blocks on it.
+fn drain<R: Read + Send + 'static>(pipe: Option<R>) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut text = Vec::new();
+        if let Some(mut pipe) = pipe {
+            let _ = pipe.read_to_end(&mut text);
+        }
+        String::from_utf8_lossy(&text).into_owned()
+    })
 }
 
 /// The lab binary `name` for a test: in `LAB_BIN_DIR` when set (gpu-bundle/run.sh sets it on the GPU
@@ -205,35 +246,35 @@ fn flag_combinations(flags: &[(String, usize, usize)], count: u64) -> Vec<Vec<St
 /// `None` if `binary args` ended as [`assert_every_value_flag_fails_cleanly`] requires, else what went
 /// wrong.
 fn bad_ending(dir: &Path, binary: &str, lab: &str, args: &[String]) -> Option<String> {
-    let mut child = Command::new(binary)
-        .current_dir(dir)
-        .args(args)
-        .env("CUDA_VISIBLE_DEVICES", "")
-        .env("RUST_BACKTRACE", "1")
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|err| panic!("cannot start {binary}: {err}"));
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    let status = loop {
-        match child.try_wait().expect("waiting for a lab") {
-            Some(status) => break status,
-            None if std::time::Instant::now() > deadline => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Some(format!("{args:?}: still running after 60 s (or blocked writing over 64 KiB to stderr)"));
-            }
-            None => std::thread::sleep(std::time::Duration::from_millis(5)),
-        }
+    let mut command = Command::new(binary);
+    command.current_dir(dir).args(args).env("CUDA_VISIBLE_DEVICES", "").env("RUST_BACKTRACE", "1");
+    let outcome = match run_within(&mut command, Duration::from_secs(60)) {
+        Ok(outcome) => outcome,
+        Err(why) => return Some(format!("{args:?}: {why}")),
     };
-    let mut stderr = String::new();
-    std::io::Read::read_to_string(&mut child.stderr.take().expect("stderr is piped"), &mut stderr).expect("reading stderr");
-    let outcome = Outcome { code: status.code(), stdout: String::new(), stderr };
     // On top of one line and no panic: short, and no panic caught by our hook ("internal error",
     // Rust's "attempt to multiply with overflow") or clap's usage.
     let one_line_error = outcome.is_one_line_error(lab, "")
         && outcome.stderr.len() <= 400
         && !["internal error", "attempt to", "Usage:"].iter().any(|word| outcome.stderr.contains(word));
-    (!(status.success() || one_line_error)).then(|| format!("{args:?}: exit {:?}, stderr {:?}", outcome.code, outcome.stderr))
+    (!(outcome.code == Some(0) || one_line_error)).then(|| format!("{args:?}: exit {:?}, stderr {:?}", outcome.code, outcome.stderr))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_past_its_limit_is_stopped_and_reported() {
+        let started = Instant::now();
+        let err = run_within(Command::new("sleep").arg("30"), Duration::from_millis(200)).unwrap_err();
+        assert_eq!(err, "still running after 0.2 s; stopped");
+        assert!(started.elapsed() < Duration::from_secs(10));
+    }
+
+    #[test]
+    fn output_larger_than_a_pipe_is_read_whole() {
+        let outcome = run_within(Command::new("sh").args(["-c", "head -c 300000 /dev/zero; echo done >&2; exit 3"]), Duration::from_secs(30)).unwrap();
+        assert_eq!((outcome.code, outcome.stdout.len(), outcome.stderr.as_str()), (Some(3), 300000, "done\n"));
+    }
 }

@@ -89,30 +89,10 @@ fn a_tiny_pending_launch_limit_makes_launches_fail_and_they_are_counted() {
 #[test]
 #[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
 fn a_tree_past_the_pending_launch_limit_ends_with_a_verdict_or_a_stuck_message() {
-    use std::process::{Command, Stdio};
-    use std::time::{Duration, Instant};
     let binary = common::testing::lab_binary("lab-dynamic-parallel", env!("CARGO_BIN_EXE_lab-dynamic-parallel"));
-    let mut child = Command::new(&binary)
-        .args(["--tolerance", "1e-12", "--pending-launches", "2048"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let limit = STUCK_AFTER + Duration::from_secs(60);
-    let start = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if start.elapsed() > limit {
-            let _ = child.kill();
-            panic!("lab-dynamic-parallel still running after {} s", limit.as_secs());
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let output = child.wait_with_output().unwrap();
-    let outcome = common::testing::Outcome {
-        code: output.status.code(),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    };
+    let mut command = std::process::Command::new(binary);
+    command.args(["--tolerance", "1e-12", "--pending-launches", "2048"]);
+    let outcome = common::testing::run_within(&mut command, STUCK_AFTER + std::time::Duration::from_secs(60)).unwrap();
     assert!(outcome.stdout.contains("more than the pending-launch limit 2048"), "{outcome:?}");
     let verdict = outcome.stdout.contains("Result = PASS") || outcome.stdout.contains("refused");
     let stuck = outcome.is_one_line_error("lab-dynamic-parallel", "the device-driven runs (master and workers) did not finish within 30 s");
