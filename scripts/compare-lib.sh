@@ -23,10 +23,27 @@ verdict_of() {
     fi
 }
 
-# ratio RUST ORIGINAL: Rust / original with two decimals, or "-" when either is missing.
+# time_or_why KEY FILE: the time as ms_after finds it, or, where FILE has no line KEY matches, those
+# words for the table: a teacher's program that prints its time differently shows it instead of "-".
+time_or_why() {
+    local ms
+    ms=$(ms_after "$1" "$2")
+    if [ "$ms" = "-" ]; then echo "no time line"; else echo "$ms"; fi
+}
+
+# slide_ms SPEC SLIDES_DIR: what the slides printed for a row, from its sixth field ("FILE KEY": a
+# transcription in SLIDES_DIR, results/slides/ in a checkout), or "-" for a row without one.
+slide_ms() {
+    local file key
+    read -r file key <<<"$1"
+    if [ -z "$file" ]; then echo "-"; else ms_after "$key" "$2/$file"; fi
+}
+
+# ratio RUST ORIGINAL: Rust / original with two decimals, or "-" when either is not a number.
 ratio() {
     awk -v rust="$1" -v original="$2" 'BEGIN {
-        if (rust == "-" || original == "-" || original + 0 == 0) print "-"; else printf "%.2f\n", rust / original }'
+        number = "^[0-9]+(\\.[0-9]+)?([eE][-+]?[0-9]+)?$"
+        if (rust !~ number || original !~ number || original + 0 == 0) print "-"; else printf "%.2f\n", rust / original }'
 }
 
 # original_for PROGRAM REFERENCE_DIR ORIGINALS_DIR: the .cu to build for PROGRAM (a path such as

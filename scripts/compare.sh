@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # compare.sh: the slide programs in CUDA C++ (reference/) beside the Rust labs, on the same GPU, with the
-# same sizes and repetitions; one table: program, original ms, Rust ms, Rust / original, both verdicts.
+# same sizes and repetitions; one table: program, original ms, Rust ms, Rust / original, both verdicts,
+# and what the slides printed for the program where they printed a time (their Fermi GPU).
 #
 #   bash scripts/compare.sh [--originals DIR] [--only PATTERN]     in a checkout (labs: target/release)
 #   bash gpu-bundle/compare.sh [--originals DIR] [--only PATTERN]  on the GPU machine (labs: gpu-bundle/bin)
@@ -9,17 +10,18 @@
 # --originals DIR  build a teacher's own .cu instead of ours wherever DIR has one at the same path
 #                  (streams/mmm-streamed.cu) or of the same name (mmm-streamed.cu). Such a program gets
 #                  the arguments ours gets and should print the same "GPU time in ms:" line (see
-#                  reference/README.md); where it prints no "Result =" line its exit code is shown.
+#                  reference/README.md); where it prints no "Result =" line its exit code is shown,
+#                  and where it prints no time line the row says so ("no time line") instead of a ratio.
 # --only PATTERN   run only the rows whose program name matches PATTERN (grep -E).
 # Environment: NVCC (default: nvcc on PATH, /usr/local/cuda/bin/nvcc, .toolchain/cuda/bin/nvcc),
 # ARCH (default: the GPU's, from nvidia-smi, else sm_90), WORK (outputs; default a fresh temp folder).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-if [ -d "$here/reference" ]; then          # the GPU bundle: compare.sh, reference/, bin/
-    root=$here; labs=${LABS:-$here/bin}
+if [ -d "$here/reference" ]; then          # the GPU bundle: compare.sh, reference/, bin/, slides/
+    root=$here; labs=${LABS:-$here/bin}; slides=$here/slides
 else                                        # a checkout: scripts/compare.sh
-    root=$(cd "$here/.." && pwd); labs=${LABS:-$root/target/release}
+    root=$(cd "$here/.." && pwd); labs=${LABS:-$root/target/release}; slides=$root/results/slides
 fi
 source "$root/$( [ -f "$root/compare-lib.sh" ] && echo compare-lib.sh || echo scripts/compare-lib.sh )"
 reference=$root/reference
@@ -114,10 +116,10 @@ echo "# The slide programs (CUDA C++, reference/) beside the Rust labs"
 echo
 echo "$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -n 1 || echo 'no GPU found'); nvcc $("$nvcc" --version | sed -n 's/.*release \([0-9.]*\).*/\1/p'), -O3 -arch=$ARCH${originals:+, originals from $originals}"
 echo
-echo "| program | original ms | Rust ms | Rust / original | original | Rust |"
-echo "|---------|-------------|---------|-----------------|----------|------|"
+echo "| program | original ms | Rust ms | Rust / original | original | Rust | slide ms (Fermi) |"
+echo "|---------|-------------|---------|-----------------|----------|------|------------------|"
 declare -A built=()
-while IFS='|' read -r name reference_command reference_key lab_command lab_key; do
+while IFS='|' read -r name reference_command reference_key lab_command lab_key slide; do
     read -r program arguments <<<"$reference_command"
     binary=$work/$(echo "${program%.cu}" | tr / -)
     if [ -z "${built[$program]:-}" ]; then
@@ -128,7 +130,10 @@ while IFS='|' read -r name reference_command reference_key lab_command lab_key; 
     if [ "${built[$program]}" = yes ]; then
         # shellcheck disable=SC2086 # arguments are words
         run "$binary" $arguments
-        original_ms=$(ms_after "$reference_key" "$last_log")
+        original_ms=$(time_or_why "$reference_key" "$last_log")
+        if [ "$original_ms" = "no time line" ]; then
+            echo "compare.sh: $name: the original printed no line matching '$reference_key' (its output: $last_log)" >&2
+        fi
         original_verdict=$(verdict_of "$last_log" "$last_code")
     else
         original_ms="-" original_verdict=${built[$program]}
@@ -138,7 +143,7 @@ while IFS='|' read -r name reference_command reference_key lab_command lab_key; 
     run "$labs/$lab" $lab_arguments
     rust_ms=$(ms_after "$lab_key" "$last_log")
     rust_verdict=$(verdict_of "$last_log" "$last_code")
-    echo "| $name | $original_ms | $rust_ms | $(ratio "$rust_ms" "$original_ms") | $original_verdict | $rust_verdict |"
+    echo "| $name | $original_ms | $rust_ms | $(ratio "$rust_ms" "$original_ms") | $original_verdict | $rust_verdict | $(slide_ms "${slide:-}" "$slides") |"
 done <<<"$rows"
 echo
 echo "Outputs of every run: $work"

@@ -87,6 +87,7 @@ cp scripts/gpu-run.sh "$bundle/run.sh"
 # The reference programs travel as sources: the GPU machine's nvcc builds them for its GPU.
 cp -r reference "$bundle/reference"
 cp scripts/compare.sh scripts/compare-lib.sh scripts/compare-rows.txt "$bundle/"
+cp -r results/slides "$bundle/slides"   # compare.sh's "slide ms" column
 mkdir -p "$bundle/scenes"
 cp lab-constant-tracer/scenes/sixty-four.txt "$bundle/scenes/"
 cp scripts/time-labs.sh "$bundle/time-labs.sh"

@@ -12,19 +12,26 @@ expect() {  # expect WHAT GOT WANTED
     if [ "$2" != "$3" ]; then echo "FAIL: $1: got '$2', wanted '$3'"; failures=$((failures + 1)); fi
 }
 is_number() { [[ $1 =~ ^[0-9]+(\.[0-9]+)?$ ]] && echo yes || echo "no ($1)"; }
+scratch=$(mktemp -d)
 
 # Every row's key finds a time in the saved output of its program and of its lab (named as log_name
 # says: lab-streams-chunked.log, lab-mmm-f32.log).
-while IFS='|' read -r name reference_command reference_key lab_command lab_key; do
+while IFS='|' read -r name reference_command reference_key lab_command lab_key slide; do
     read -r program _ <<<"$reference_command"
     expect "$name: original" "$(is_number "$(ms_after "$reference_key" "$fixtures/$(echo "${program%.cu}" | tr / -).log")")" yes
     # shellcheck disable=SC2086 # the command's words
     fixture=$(log_name $lab_command)
     expect "$name: Rust ($fixture)" "$(is_number "$(ms_after "$lab_key" "$fixtures/$fixture.log")")" yes
+    # A row that names what the slides printed finds it in the transcription (results/slides/).
+    [ -z "${slide:-}" ] || expect "$name: slide" "$(is_number "$(slide_ms "$slide" results/slides)")" yes
 done < <(grep -v '^#' scripts/compare-rows.txt)
 
-# Every row has its five fields (a key with a bare | would split its row).
-expect "rows with five fields" "$(grep -v '^#' scripts/compare-rows.txt | awk -F'|' 'NF != 5' | wc -l)" 0
+# Every row has its five fields, or six with the slide's (a key with a bare | would split its row),
+# and the five German nvprof programs have the slide's time.
+expect "rows with five or six fields" "$(grep -v '^#' scripts/compare-rows.txt | awk -F'|' 'NF != 5 && NF != 6' | wc -l)" 0
+expect "rows with the slide's time" "$(grep -v '^#' scripts/compare-rows.txt | awk -F'|' 'NF == 6' | wc -l)" 5
+expect "the slide's mmm-streamed" "$(slide_ms "streams/nvprof-fermi.log ^mmm-streamed: GPU time in ms:" results/slides)" 1850.16
+expect "no slide time" "$(slide_ms "" results/slides)" "-"
 
 # The two vectorAdd keys read two different columns of the same table row.
 row=$fixtures/zero-copy-vectorAdd.log
@@ -36,8 +43,13 @@ expect "missing key" "$(ms_after '^no such line' "$row")" "-"
 expect "missing file" "$(ms_after 'GPU time' /nonexistent/log)" "-"
 expect "ratio" "$(ratio 3 2)" "1.50"
 expect "ratio, one side missing" "$(ratio - 2)" "-"
+# A program that prints its time in a line the key does not match (a teacher's own, such as the Korean
+# sample's) gets words, not "-", and no ratio.
+printf '스트림 실행시간: 5.08 msec\n' >"$scratch/korean.log"
+expect "no time line" "$(time_or_why '^. 15 .' "$scratch/korean.log")" "no time line"
+expect "no ratio without a time" "$(ratio 5.1 "no time line")" "-"
+expect "a time is read" "$(time_or_why 'GPU time in ms:' "$fixtures/simpson-simpson.log")" "$(ms_after 'GPU time in ms:' "$fixtures/simpson-simpson.log")"
 # Verdicts: the program's own line first, else its exit code.
-scratch=$(mktemp -d)
 printf 'GPU time in ms: 1.0\nResult = FAIL\n' >"$scratch/fail.log"
 : >"$scratch/silent.log"
 expect "verdict PASS" "$(verdict_of "$fixtures/simpson-simpson.log" 0)" PASS
@@ -64,6 +76,46 @@ PATH="$scratch/no-gpu:$PATH" ARCH=sm_90 bash scripts/compare.sh --only simpson >
 expect "no GPU: exit 1" "$status" 1
 expect "no GPU: says so in one line" "$(cat "$scratch/err")" "compare.sh: no GPU here (nvidia-smi lists none); the programs run on one (--build-only DIR compiles them without)"
 expect "no GPU: no table" "$(wc -c <"$scratch/out")" 0
+# The whole table, on a stand-in machine: a GPU that nvidia-smi lists, an nvcc whose programs print the
+# saved output of the program they were built from (or, for a teacher's file, the .out file beside it),
+# and labs that print their saved output. A teacher's mmm-streamed.cu that prints its time in its own
+# words gets "no time line" and no ratio; the slide's time stands in its own column.
+fake=$scratch/fake
+mkdir -p "$fake/bin" "$fake/labs" "$fake/originals"
+cat >"$fake/bin/nvidia-smi" <<'FAKE'
+#!/usr/bin/env bash
+case "$*" in
+    -L) echo "GPU 0: Stand-in GPU (UUID: GPU-0)" ;;
+    *name,driver_version*) echo "Stand-in GPU, 0.0" ;;
+    *compute_cap*) echo "9.0" ;;
+esac
+FAKE
+cat >"$fake/bin/nvcc" <<FAKE
+#!/usr/bin/env bash
+[ "\$1" = --version ] && { echo "Cuda compilation tools, release 13.0, V13.0.0"; exit 0; }
+while [ \$# -gt 1 ]; do [ "\$1" = -o ] && out=\$2; shift; done
+source=\$1 saved=\${1%.cu}.out
+[ -f "\$saved" ] || saved=$PWD/$fixtures/\$(realpath --relative-to="$PWD/reference" "\$source" | sed 's|\\.cu\$||; s|/|-|g').log
+printf '#!/usr/bin/env bash\\ncat "%s"\\n' "\$saved" >"\$out"
+chmod +x "\$out"
+FAKE
+for lab in lab-simpson lab-streams; do
+    printf '#!/usr/bin/env bash\nsource "%s"\ncat "%s/$(log_name "$0" "$@").log"\n' "$PWD/scripts/compare-lib.sh" "$PWD/$fixtures" >"$fake/labs/$lab"
+done
+chmod +x "$fake/bin/"* "$fake/labs/"*
+cp reference/streams/mmm-streamed.cu "$fake/originals/mmm-streamed.cu"
+printf 'Stream time: 1712.28 msec\nResult = PASS\n' >"$fake/originals/mmm-streamed.out"
+status=0
+PATH="$fake/bin:$PATH" NVCC=$fake/bin/nvcc LABS=$fake/labs WORK=$scratch/work \
+    bash scripts/compare.sh --only 'simpson|mmm-streamed[|]' --originals "$fake/originals" >"$scratch/table" 2>"$scratch/err" || status=$?
+expect "stand-in table: exit 0" "$status" 0
+simpson_ms=$(ms_after 'GPU time in ms:' "$fixtures/simpson-simpson.log")
+lab_ms=$(ms_after 'GPU time in ms:' "$fixtures/lab-simpson.log")
+expect "stand-in table: simpson row" "$(grep '^| simpson ' "$scratch/table")" \
+    "| simpson | $simpson_ms | $lab_ms | $(ratio "$lab_ms" "$simpson_ms") | PASS | PASS | - |"
+expect "stand-in table: a teacher's program without our time line" "$(grep '^| mmm-streamed ' "$scratch/table" | cut -d'|' -f3,5,6,8)" \
+    " no time line | - | PASS | 1850.16 "
+expect "stand-in table: stderr names the key" "$(grep -c "mmm-streamed: the original printed no line matching" "$scratch/err")" 1
 rm -rf "$scratch"
 
 echo "compare.sh's reading: $checks checks, $failures failed"
