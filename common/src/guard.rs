@@ -84,7 +84,7 @@ impl<T: DeviceCopy> Guarded<T> {
     where
         T: Default + Clone,
     {
-        let mut host = crate::host_memory::try_filled_vec(self.len, T::default(), "a guarded output")?;
+        let mut host = crate::matrix::host_memory::try_filled_vec(self.len, T::default(), "a guarded output")?;
         // SAFETY: a synchronous copy, done before this borrow of `self` ends.
         check_cuda!(unsafe { self.body() }.copy_to(&mut host))?;
         Ok(host)

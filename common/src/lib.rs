@@ -9,11 +9,13 @@
 //! - [`ptxas_view`]: `--ptxas`, the compiler's report beside the driver's view.
 //! - [`cli::run_lab`]: one `main` for all labs; errors end as one line and exit code 1.
 //! - [`integrand`]: the functions lab-simpson and lab-dynamic-parallel integrate.
-//! - [`matrix::Matrix`]: the slides' Matrix class, host and device copies; [`mmm`]: C = A * B launched and checked.
+//! - [`matrix`]: the matrix and its memory kinds. [`matrix::Matrix`], the slides' Matrix class with host
+//!   and device copies; [`matrix::host_memory`], pageable, pinned, mapped, portable and registered host
+//!   memory, the limit on pinning, and the check of host buffers against available memory before
+//!   anything is allocated; [`matrix::batch`], the COUNT products of the streams lectures, run serially,
+//!   kernels only, or streamed; [`matrix::file`], the slides' matrix files. [`mmm`]: C = A * B launched
+//!   and checked.
 //! - [`output`]: files the labs write, never over existing ones without `--force`.
-//! - [`batch`]: the COUNT products of the streams lectures, run serially, kernels only, or streamed.
-//! - [`host_memory`]: mapped, portable and registered host memory, the limit on pinning, and the check
-//!   of host buffers against available memory before anything is allocated.
 //! - [`timeline`]: when every copy and kernel ran (events for copies, in-kernel timer stamps for
 //!   kernels), fork and join of streams, the SVG chronogram.
 //! - [`testing`]: running a lab binary in tests, and whether this machine has a GPU.
@@ -33,7 +35,7 @@
 //! | `cudaDeviceSynchronize`          | [`context::synchronize_device`]                        |
 //! | `cudaStreamSynchronize`          | `stream.synchronize()`                                 |
 //! | `cudaStreamCreate`               | [`context::new_streams`]                               |
-//! | `cudaMallocHost`, `cudaHostAlloc`, `cudaHostRegister` | `LockedBuffer`, [`host_memory::Mapped`], [`host_memory::Portable`], [`host_memory::Registered`] |
+//! | `cudaMallocHost`, `cudaHostAlloc`, `cudaHostRegister` | `LockedBuffer`, [`matrix::host_memory::Mapped`], [`...::Portable`](matrix::host_memory::Portable), [`...::Registered`](matrix::host_memory::Registered) |
 //! | `cudaSetDevice`                  | [`gpu::Gpu::make_current`]                             |
 //! | `cudaEventRecord`, `...Elapsed`  | [`timing::time_on_stream`]                             |
 //! | `cudaMemcpyToSymbol`             | `module.get_global(name)?.copy_from(..)`               |
@@ -47,14 +49,12 @@
 //! declaration.
 
 pub mod assignment;
-pub mod batch;
 pub mod cli;
 pub mod context;
 pub mod device_info;
 pub mod error;
 pub mod gpu;
 pub mod guard;
-pub mod host_memory;
 pub mod integrand;
 pub mod library;
 pub mod matrix;

@@ -4,14 +4,16 @@
 //!
 //! The host copy's memory is a type parameter, so the later labs swap it without copying this type:
 //! `Matrix<f64>` keeps it in pageable memory (`Vec`, the slides' `new[]`), `Matrix<f64, Pinned<f64>>`
-//! in page-locked memory (`cudaMallocHost`, cust's `LockedBuffer`); `common::host_memory` adds mapped
+//! in page-locked memory (`cudaMallocHost`, cust's `LockedBuffer`); `common::matrix::host_memory` adds mapped
 //! and registered memory.
 //!
 //! Invariants: `data.len() == rows * cols`; the device copy, when present, has the same length; sizes
 //! are at least 1 x 1 and fit the kernels' `int`. Allocate before timing: `cuMemAlloc` and synchronous
 //! copies serialize every stream of the device.
 
+pub mod batch;
 pub mod file;
+pub mod host_memory;
 
 use std::fmt;
 use std::ops::{Index, IndexMut};
@@ -23,10 +25,9 @@ use cust::memory::{
 };
 use cust::stream::Stream;
 
-
+use self::host_memory::Mapped;
+pub use self::host_memory::{HostStorage, Pinned};
 use crate::check_cuda;
-use crate::host_memory::Mapped;
-pub use crate::host_memory::{HostStorage, Pinned};
 use crate::verify::{Poison, Random};
 
 /// What a matrix element may be: `f32` or `f64`, the precisions the kernels are compiled for.
@@ -225,7 +226,7 @@ impl<T: Element, H: HostStorage<T>> Matrix<T, H> {
     /// an input it was to read only.
     pub fn read_gpu_copy(&self) -> Result<Vec<T>> {
         let device = self.cuda_data.as_ref().context("the matrix has no device copy: copy_to_gpu first")?;
-        let mut now = crate::host_memory::try_filled_vec(self.rows * self.cols, T::default(), "a matrix's device copy")?;
+        let mut now = crate::matrix::host_memory::try_filled_vec(self.rows * self.cols, T::default(), "a matrix's device copy")?;
         check_cuda!(device.copy_to(&mut now))?;
         Ok(now)
     }

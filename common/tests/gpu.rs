@@ -54,7 +54,7 @@ fn every_image_loads_as_the_build_the_host_expects_with_the_kernels_it_expects()
 #[test]
 #[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
 fn cupti_records_every_copy_and_kernel_of_each_timed_run_and_the_trace_reads_back() {
-    use common::batch::Batch;
+    use common::matrix::batch::Batch;
     use common::matrix::Pinned;
     use common::mmm::{load_mmm, MmmKernel};
     use common::profile::{trace, ProfileArgs};

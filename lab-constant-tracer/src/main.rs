@@ -10,7 +10,7 @@ use anyhow::{ensure, Result};
 use clap::Parser;
 use common::check_cuda;
 use common::gpu::Gpu;
-use common::host_memory::ensure_host_fits;
+use common::matrix::host_memory::ensure_host_fits;
 use common::output::check_output_path;
 use common::progress::Progress;
 use common::ptxas_view::print_ptxas;

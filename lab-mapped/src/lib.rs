@@ -2,9 +2,9 @@
 //! explicit-copy versions. `main.rs` calls them in order; the GPU tests one by one.
 
 use anyhow::Result;
-use common::batch::{Batch, Measured};
+use common::matrix::batch::{Batch, Measured};
 use common::check_cuda;
-use common::host_memory::{try_filled_vec, Mapped};
+use common::matrix::host_memory::{try_filled_vec, Mapped};
 use common::mmm::launch_mmm;
 use common::timing::{time_on_stream, Timing};
 use common::verify::{poisoned_device_buffer, Poison, Random};

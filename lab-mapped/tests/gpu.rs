@@ -1,9 +1,9 @@
 //! Mapped memory on the GPU against the CPU, with poisoned outputs. Needs a GPU:
 //! `bash gpu-bundle/run.sh` (README).
 
-use common::batch::Batch;
+use common::matrix::batch::Batch;
 use common::gpu::Gpu;
-use common::host_memory::Mapped;
+use common::matrix::host_memory::Mapped;
 use common::mmm::{load_mmm, MmmKernel};
 use common::verify::Random;
 use cust::stream::{Stream, StreamFlags};

@@ -11,7 +11,7 @@ use clap::Parser;
 use common::check_cuda;
 use common::gpu::Gpu;
 use common::matrix::{file, Element, Matrix};
-use common::host_memory::ensure_host_fits;
+use common::matrix::host_memory::ensure_host_fits;
 use common::mmm::{check_product_fits, check_sizes_match, parse_block_size, CpuProduct, MmmKernel};
 use common::output::check_output_path;
 use common::progress::Progress;

@@ -7,11 +7,11 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::Parser;
-use common::batch::{slide_ms, slide_table, Batch, Measured};
+use common::matrix::batch::{slide_ms, slide_table, Batch, Measured};
 use common::check_cuda;
 use common::context::new_streams;
 use common::gpu::Gpu;
-use common::host_memory::{check_pinnable, ensure_host_fits};
+use common::matrix::host_memory::{check_pinnable, ensure_host_fits};
 use common::matrix::Pinned;
 use common::mmm::{load_mmm, parse_block_size, MmmKernel};
 use common::output::check_output_path;

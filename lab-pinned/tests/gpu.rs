@@ -1,9 +1,9 @@
 //! Pinned and registered memory on the GPU: products from pinned matrices, round trips and the sweep.
 //! Needs a GPU: `bash gpu-bundle/run.sh` (README).
 
-use common::batch::Batch;
+use common::matrix::batch::Batch;
 use common::gpu::Gpu;
-use common::host_memory::Registered;
+use common::matrix::host_memory::Registered;
 use common::matrix::{Matrix, Pinned};
 use common::mmm::{load_mmm, MmmKernel};
 use common::progress::Progress;

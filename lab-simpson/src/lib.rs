@@ -56,7 +56,7 @@ impl Problem {
         );
         // The sums: the poison sent to the GPU, the GPU's copied back, the CPU's.
         let bytes = intervals.checked_mul(3 * 8).with_context(|| format!("--intervals {intervals} is too large: its sums alone would need over 16 EiB"))?;
-        common::host_memory::ensure_host_fits(bytes, &format!("--intervals {intervals}"))?;
+        common::matrix::host_memory::ensure_host_fits(bytes, &format!("--intervals {intervals}"))?;
         Ok(Problem { integrand, a, b, intervals, block_size })
     }
 

@@ -8,12 +8,12 @@
 //! cannot time several GPUs), for 1, 2, ... N GPUs, every result checked.
 
 use anyhow::{ensure, Result};
-use common::batch::Batch;
+use common::matrix::batch::Batch;
 use common::check_cuda;
 use common::context::{fork, join, new_streams, Streams};
 use common::device_info::DeviceInfo;
 use common::gpu::{self, Gpu};
-use common::host_memory::Portable;
+use common::matrix::host_memory::Portable;
 use common::mmm::{load_mmm, MmmKernel};
 use common::progress::Progress;
 use common::timeline::{write_svg, Kernel, Recorder, Span};

@@ -20,9 +20,9 @@ use std::process::ExitCode;
 
 use anyhow::{ensure, Result};
 use clap::Parser;
-use common::batch::Batch;
+use common::matrix::batch::Batch;
 use common::gpu::Gpu;
-use common::host_memory::ensure_host_fits;
+use common::matrix::host_memory::ensure_host_fits;
 use common::matrix::Pinned;
 use common::mmm::parse_block_size;
 use common::output::check_output_path;

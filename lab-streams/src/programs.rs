@@ -1,7 +1,7 @@
 //! `--mode mmm`: the German slides' table, from pageable host memory.
 
 use anyhow::Result;
-use common::batch::{slide_ms, slide_table, Batch, Measured};
+use common::matrix::batch::{slide_ms, slide_table, Batch, Measured};
 use common::check_cuda;
 use common::context::new_streams;
 use common::gpu::Gpu;

@@ -1,9 +1,9 @@
 //! The streams programs against the CPU, with poisoned outputs, at awkward sizes and stream counts.
 //! Needs a GPU: `bash gpu-bundle/run.sh` (README).
 
-use common::batch::Batch;
+use common::matrix::batch::Batch;
 use common::gpu::Gpu;
-use common::host_memory::Portable;
+use common::matrix::host_memory::Portable;
 use common::matrix::{HostStorage, Pinned};
 use common::mmm::{load_mmm, MmmKernel};
 use common::context::{fork, Streams};
