@@ -75,3 +75,40 @@ log_name() {
     done
     echo "$name"
 }
+
+# originals_setting DIR PROGRAM KEY: what DIR/compare.toml sets for a teacher's PROGRAM (its path such
+# as streams/mmm-streamed.cu, or its name), KEY "args" (its own arguments; "" for none) or "time" (an
+# extended regex; the number after its first match is its time in ms), printed after a "=" so that a
+# value set to nothing differs from none; nothing where the file or the setting is missing. The file:
+#
+#   ["streams/mmm-streamed.cu"]
+#   args = ""
+#   time = "Stream time:"
+#
+# A line it cannot read fails with the file, the line and what it found.
+originals_setting() {
+    local file=$1/compare.toml
+    [ -f "$file" ] || return 0
+    python3 - "$file" "$2" "$3" <<'PY'
+import os, re, sys
+path, program, key = sys.argv[1:]
+section, values = None, {}
+for number, line in enumerate(open(path, encoding="utf-8"), 1):
+    text = line.strip()
+    if not text or text.startswith("#"):
+        continue
+    header = re.fullmatch(r'\[\s*"([^"]+)"\s*\]', text)
+    setting = re.fullmatch(r'(args|time)\s*=\s*"((?:[^"\\]|\\.)*)"\s*(#.*)?', text)
+    if header:
+        section = header.group(1)
+    elif setting and section:
+        values[(section, setting.group(1))] = re.sub(r'\\(.)', r'\1', setting.group(2))
+    else:
+        sys.exit(f"compare.sh: {path}:{number}: cannot read {text!r} (expected [\"program.cu\"], args = \"...\" or time = \"...\")")
+for name in (program, os.path.basename(program)):
+    if (name, key) in values:
+        print("=" + values[(name, key)])
+        break
+PY
+}
+

@@ -12,6 +12,8 @@
 #                  the arguments ours gets and should print the same "GPU time in ms:" line (see
 #                  reference/README.md); where it prints no "Result =" line its exit code is shown,
 #                  and where it prints no time line the row says so ("no time line") instead of a ratio.
+#                  DIR/compare.toml may give such a program its own arguments and time line (see
+#                  reference/README.md); a row whose arguments differ then shows no ratio.
 # --only PATTERN   run only the rows whose program name matches PATTERN (grep -E).
 # Environment: NVCC (default: nvcc on PATH, /usr/local/cuda/bin/nvcc, .toolchain/cuda/bin/nvcc),
 # ARCH (default: the GPU's, from nvidia-smi, else sm_90), WORK (outputs; default a fresh temp folder).
@@ -31,10 +33,13 @@ while [ $# -gt 0 ]; do
         --originals) originals=$(cd "$2" && pwd); shift 2 ;;
         --only) only=$2; shift 2 ;;
         --build-only) build_only=$2; shift 2 ;;
-        -h|--help) sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,19p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "compare.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
     esac
 done
+
+# A compare.toml that cannot be read stops here, naming its line, before anything is built.
+if [ -n "$originals" ]; then originals_setting "$originals" "" args >/dev/null || exit 2; fi
 
 nvcc=${NVCC:-$(command -v nvcc || true)}
 for candidate in /usr/local/cuda/bin/nvcc "$root/.toolchain/cuda/bin/nvcc"; do
@@ -127,6 +132,14 @@ while IFS='|' read -r name reference_command reference_key lab_command lab_key s
         build "$program" "$binary" || status=$?
         case $status in 0) built[$program]=yes ;; 2) built[$program]="no cuBLAS" ;; *) built[$program]="not built" ;; esac
     fi
+    # A teacher's program may have its own arguments and time line (DIR/compare.toml).
+    other_arguments=""
+    if [ "$(original_for "$program" "$reference" "$originals")" != "$reference/$program" ]; then
+        own=$(originals_setting "$originals" "$program" args)
+        if [ -n "$own" ] && [ "${own#=}" != "$arguments" ]; then arguments=${own#=} other_arguments=yes; fi
+        own=$(originals_setting "$originals" "$program" time)
+        if [ -n "$own" ]; then reference_key=${own#=}; fi
+    fi
     if [ "${built[$program]}" = yes ]; then
         # shellcheck disable=SC2086 # arguments are words
         run "$binary" $arguments
@@ -143,7 +156,9 @@ while IFS='|' read -r name reference_command reference_key lab_command lab_key s
     run "$labs/$lab" $lab_arguments
     rust_ms=$(ms_after "$lab_key" "$last_log")
     rust_verdict=$(verdict_of "$last_log" "$last_code")
-    echo "| $name | $original_ms | $rust_ms | $(ratio "$rust_ms" "$original_ms") | $original_verdict | $rust_verdict | $(slide_ms "${slide:-}" "$slides") |"
+    share=$(ratio "$rust_ms" "$original_ms")
+    [ -z "$other_arguments" ] || share="other arguments"
+    echo "| $name | $original_ms | $rust_ms | $share | $original_verdict | $rust_verdict | $(slide_ms "${slide:-}" "$slides") |"
 done <<<"$rows"
 echo
 echo "Outputs of every run: $work"

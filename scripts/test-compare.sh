@@ -48,6 +48,7 @@ expect "ratio, one side missing" "$(ratio - 2)" "-"
 printf '스트림 실행시간: 5.08 msec\n' >"$scratch/korean.log"
 expect "no time line" "$(time_or_why '^. 15 .' "$scratch/korean.log")" "no time line"
 expect "no ratio without a time" "$(ratio 5.1 "no time line")" "-"
+expect "the Korean sample's own time line, as compare.toml would name it" "$(ms_after '스트림 실행시간:' "$scratch/korean.log")" 5.08
 expect "a time is read" "$(time_or_why 'GPU time in ms:' "$fixtures/simpson-simpson.log")" "$(ms_after 'GPU time in ms:' "$fixtures/simpson-simpson.log")"
 # Verdicts: the program's own line first, else its exit code.
 printf 'GPU time in ms: 1.0\nResult = FAIL\n' >"$scratch/fail.log"
@@ -116,6 +117,23 @@ expect "stand-in table: simpson row" "$(grep '^| simpson ' "$scratch/table")" \
 expect "stand-in table: a teacher's program without our time line" "$(grep '^| mmm-streamed ' "$scratch/table" | cut -d'|' -f3,5,6,8)" \
     " no time line | - | PASS | 1850.16 "
 expect "stand-in table: stderr names the key" "$(grep -c "mmm-streamed: the original printed no line matching" "$scratch/err")" 1
+# compare.toml gives the teacher's program its own arguments (none) and time line: the time is read,
+# and the row says the arguments differ instead of giving a ratio.
+printf '# the teacher'"'"'s programs\n["streams/mmm-streamed.cu"]\nargs = ""   # the sizes are in its code\ntime = "^Stream time:"\n' >"$fake/originals/compare.toml"
+PATH="$fake/bin:$PATH" NVCC=$fake/bin/nvcc LABS=$fake/labs WORK=$scratch/work-toml \
+    bash scripts/compare.sh --only 'mmm-streamed[|]' --originals "$fake/originals" >"$scratch/table" 2>"$scratch/err" || true
+expect "compare.toml: its time line and no ratio" "$(grep '^| mmm-streamed ' "$scratch/table" | cut -d'|' -f3,5)" " 1712.28 | other arguments "
+expect "compare.toml: run without arguments" "$(grep -c 'running .*/streams-mmm-streamed$' "$scratch/err")" 1
+expect "compare.toml: a path setting for this program" "$(originals_setting "$fake/originals" streams/mmm-streamed.cu time)" "=^Stream time:"
+expect "compare.toml: a program it does not name" "$(originals_setting "$fake/originals" simpson/simpson.cu args)" ""
+# A line it cannot read: one error naming the file and line, exit 2, nothing built.
+printf '["streams/mmm-streamed.cu"]\nargs = 2048\n' >"$fake/originals/compare.toml"
+status=0
+PATH="$fake/bin:$PATH" NVCC=$fake/bin/nvcc LABS=$fake/labs WORK=$scratch/work-bad \
+    bash scripts/compare.sh --originals "$fake/originals" >"$scratch/table" 2>"$scratch/err" || status=$?
+expect "bad compare.toml: exit 2" "$status" 2
+expect "bad compare.toml: one line naming file and line" "$(cat "$scratch/err")" \
+    "compare.sh: $fake/originals/compare.toml:2: cannot read 'args = 2048' (expected [\"program.cu\"], args = \"...\" or time = \"...\")"
 rm -rf "$scratch"
 
 echo "compare.sh's reading: $checks checks, $failures failed"
