@@ -10,7 +10,9 @@
 # A LIST line is `folder/name  command`: the command runs under bash with the lab binaries on PATH,
 # $BUNDLE naming the bundle (for its scripts) and $RESULTS the results folder (for pictures and
 # traces); `#` starts a comment. A command that fails is reported and counted; the others still run.
-# A run that must fail (an error message the README quotes) is written `! command`.
+# A run that must fail (an error message the README quotes) is written `! command`. A run still going
+# after RUN_LIMIT seconds (default 900) is stopped and counted as failed, so that one hung run cannot
+# take the rest of a session's GPU time.
 # RESULTS also gets gpu.txt, nvidia-smi's view of the GPUs and the driver.
 set -uo pipefail
 if [[ $# != 2 || ! -f $1 ]]; then
@@ -29,7 +31,7 @@ export PATH="$BUNDLE/bin:$PATH:${CUDA_HOME:-/usr/local/cuda}/bin"
     nvidia-smi | sed -n 3p
 } >"$RESULTS/gpu.txt"
 
-runs=0 failed=0
+runs=0 failed=0 limit=${RUN_LIMIT:-900}
 while read -r name command; do
     [[ -z $name || $name == \#* ]] && continue
     runs=$((runs + 1))
@@ -37,7 +39,12 @@ while read -r name command; do
     mkdir -p "$(dirname "$log")"
     echo "== $name: $command" >&2
     start=$SECONDS
-    if ! bash -c "$command" </dev/null >"$log" 2>&1; then
+    status=0
+    timeout -k 10 "$limit" bash -c "$command" </dev/null >"$log" 2>&1 || status=$?
+    if ((status == 124 || status == 137)); then
+        echo "saved-runs.sh: stopped after $limit s (RUN_LIMIT)" >>"$log"
+    fi
+    if ((status != 0)); then
         failed=$((failed + 1))
         echo "$name failed: $(tail -n 1 "$log")" >&2
     fi

@@ -23,6 +23,8 @@ bash scripts/test-slurm.sh
 bash scripts/test-readme-commands.sh
 # Every figure a README quotes from a saved run (results/) is in that run's output.
 bash scripts/test-readme-figures.sh
+# saved-runs.sh, which makes those runs on the GPU machine: logs, must-fail runs, the per-run limit.
+bash scripts/test-saved-runs.sh
 cargo test --workspace --locked 2>&1 | tee "$log"
 # Every architecture this nvcc supports, not only the default's major ones (issue 28): the kernels
 # built for each, in a target folder of their own, and their tests, which check each build's report
