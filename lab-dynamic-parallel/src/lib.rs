@@ -170,7 +170,6 @@ pub fn device_driven_into(module: &Module, problem: &Problem, tally: &Guarded<Ta
     };
     // Watched: past the pending-launch limit the device runtime may stall the tree, in any run.
     let timing = time_on_stream_or_give_up(&stream, 1, repetitions, STUCK_AFTER, "the device-driven runs (master and workers)", run)?;
-    check_cuda!(stream.synchronize())?;
     let result = tally.read()?.first().copied().unwrap_or_default();
     Ok(GpuRun {
         tally: result,
