@@ -26,7 +26,7 @@ use lab_pinned::sweep::{self, sizes, Kind};
 #[derive(Parser, Debug)]
 #[command(name = "lab-pinned", version, about)]
 struct Args {
-    /// Size N of the N x N double matrices (the slides used 4096; 2048 shows the same in seconds).
+    /// Size N of the N x N double matrices (the slides do not print theirs; 2048 takes seconds).
     #[arg(long, default_value_t = 2048, value_parser = clap::value_parser!(u32).range(1..))]
     size: u32,
     /// Number of independent products (COUNT), one stream each (the slides used 10; 8 shows the same

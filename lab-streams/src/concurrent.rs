@@ -13,7 +13,8 @@ use common::timing::time_on_stream;
 use common::verify::check_cell;
 use cust::module::Module;
 use cust::stream::{Stream, StreamFlags};
-use lab_streams::small_kernels::{most_at_once, Order, SmallKernels};
+use lab_streams::small_kernels::{most_at_once, SmallKernels};
+use lab_streams::Order;
 use lab_streams::vector::BLOCK_SIZE;
 
 use crate::Args;

@@ -1,6 +1,9 @@
-//! `--mode fifteen`: the Korean notes' sample. 15 streams over N = 512 x 65535 ints, each copying its
-//! part in, adding In to Out five times and copying Out back; timed with events, against one stream.
-//! Pinned host memory by default, as the notes' `cudaMallocHost` (they say streams need it).
+//! `--mode fifteen`: the Korean notes' sample. 15 streams over N = 512 x 65535 ints: Out cleared once
+//! with a memset, then in three loops over the streams every part of In copied in, every part's kernel
+//! (Out += In five times, 512 threads per block) and every part of Out copied back; timed with events,
+//! against one stream. `--order stream-by-stream` issues each stream's three steps before the next
+//! stream's instead. Pinned host memory by default, as the notes' `cudaMallocHost` (they say streams
+//! need it).
 
 use anyhow::Result;
 use common::check_cuda;
@@ -11,7 +14,8 @@ use common::timing::time_on_stream;
 use common::verify::check_cell;
 use cust::module::Module;
 use cust::stream::{Stream, StreamFlags};
-use lab_streams::vector::AddFiveTimes;
+use lab_streams::vector::{AddFiveTimes, N_THREADS};
+use lab_streams::Order;
 
 use crate::Args;
 
@@ -23,7 +27,11 @@ pub fn run<H: HostStorage<i32>>(module: &Module, args: &Args) -> Result<bool> {
     let add = Kernel::get(module, "add_five_times")?;
     let main = check_cuda!(Stream::new(StreamFlags::DEFAULT, None))?;
     let mut job = AddFiveTimes::<H>::random(N, args.seed)?;
-    println!("\nKorean notes' sample: N = 512 x 65535 = {N} ints, Out += In five times, {} host memory\n", H::KIND);
+    println!(
+        "\nKorean notes' sample: N = 512 x 65535 = {N} ints, Out += In five times, {N_THREADS} threads per block, {} host memory",
+        H::KIND
+    );
+    println!("Issued {}; Out cleared once on the GPU, so run k leaves 5 k In\n", describe(args.order));
     println!("| streams | GPU time in ms | speedup | check |");
     println!("|---------|----------------|---------|-------|");
     let mut passed = true;
@@ -31,9 +39,9 @@ pub fn run<H: HostStorage<i32>>(module: &Module, args: &Args) -> Result<bool> {
     let mut last = None;
     for count in [1, STREAMS] {
         let streams = new_streams(count)?;
-        job.poison();
+        job.clear()?;
         // SAFETY: time_on_stream returns only once the device has finished, on every path.
-        let timing = time_on_stream(&main, 1, args.repetitions as usize, || unsafe { job.run(&add, &main, &streams, None) })?;
+        let timing = time_on_stream(&main, 1, args.repetitions as usize, || unsafe { job.run(&add, &main, &streams, args.order, None) })?;
         check_cuda!(main.synchronize())?;
         let wrong = job.wrong_elements();
         passed &= wrong == 0;
@@ -47,9 +55,17 @@ pub fn run<H: HostStorage<i32>>(module: &Module, args: &Args) -> Result<bool> {
     if let Some(path) = &args.timeline {
         let streams = new_streams(STREAMS)?;
         // SAFETY: as above: record returns only once the device has finished.
-        let spans = record(&main, |recorder| unsafe { job.run(&add, &main, &streams, Some(recorder)) })?;
-        let title = format!("Korean 15-stream sample: {N} ints, {} host memory", H::KIND);
+        let spans = record(&main, |recorder| unsafe { job.run(&add, &main, &streams, args.order, Some(recorder)) })?;
+        let title = format!("Korean 15-stream sample: {N} ints, {} host memory, issued {}", H::KIND, describe(args.order));
         println!("{}", write_svg(path, args.force, &title, &stream_lanes(STREAMS), &spans)?);
     }
     Ok(passed)
+}
+
+/// How `order` issues the sample, for the heading and the chronogram's title.
+fn describe(order: Order) -> &'static str {
+    match order {
+        Order::RoundRobin => "breadth first (all copies in, all kernels, all copies out)",
+        Order::StreamByStream => "stream by stream (--order stream-by-stream)",
+    }
 }

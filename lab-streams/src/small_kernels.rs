@@ -14,16 +14,7 @@ use cust::memory::{CopyDestination, DeviceBuffer};
 use cust::stream::Stream;
 
 use crate::vector::{chunks, BLOCK_SIZE};
-
-/// Which stream each kernel goes to; kernels are always launched in order 0, 1, 2, ...
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Order {
-    /// Kernel k on stream k % streams: one kernel per stream in turn (breadth first).
-    RoundRobin,
-    /// The first kernels all on stream 0, the next ones on stream 1, ... (depth first): where
-    /// streams share a hardware queue, a stream's kernels wait behind the other stream's.
-    StreamByStream,
-}
+use crate::Order;
 
 /// The stream of each of `kernels` kernels on `streams` streams.
 pub fn streams_of(kernels: usize, streams: usize, order: Order) -> Vec<usize> {

@@ -17,6 +17,8 @@ use cust::memory::{AsyncCopyDestination, DeviceBuffer};
 use cust::stream::Stream;
 use rayon::prelude::*;
 
+use crate::Order;
+
 /// Threads per block of the vector kernels.
 pub const BLOCK_SIZE: u32 = 256;
 
@@ -182,80 +184,135 @@ pub fn wait(streams: &[Stream], how: Synchronize) -> Result<()> {
     }
 }
 
-/// The Korean notes' sample: `out += in` five times over N ints, split over the streams, each stream
-/// copying its part of `in` and `out` in, running the kernel and copying `out` back. (The notes copy
-/// `out` in only once, before the first run; copying it in every run makes every run the same.)
+/// The Korean notes' nThreads: threads per block of `add_five_times`. With N = 512 x 65535 each of the
+/// 15 streams gets 65535 / 15 = 4369 whole blocks, as in the notes.
+pub const N_THREADS: u32 = 512;
+
+/// The Korean notes' sample: `Out += In` five times over N ints, split over the streams. As in the
+/// notes, Out is cleared once on the GPU (`cudaMemset`) and never copied in: each run copies In in,
+/// adds and copies Out back, so after k runs Out holds 5 k In, which is what the check expects.
 pub struct AddFiveTimes<H: HostStorage<i32>> {
     pub input: H,
-    pub original: H,
     pub output: H,
     d_in: DeviceBuffer<i32>,
     d_out: DeviceBuffer<i32>,
+    /// Runs enqueued since the last [`Self::clear`].
+    runs: i32,
 }
 
+/// One stream's part of the sample: its lane in the chronogram, its stream, its range of In and Out.
+type Part<'a> = (usize, &'a Stream, Range<usize>);
+
 impl<H: HostStorage<i32>> AddFiveTimes<H> {
-    /// Random ints from 1 to 1000 (five additions cannot overflow).
+    /// Random ints from 1 to 1000; In and Out on the GPU zeroed as the notes' two `cudaMemset`s, Out on
+    /// the host poisoned.
     pub fn random(n: usize, seed: u64) -> Result<Self> {
         let mut random = Random::new(seed);
-        let (mut input, mut original) = (H::filled(n, 0)?, H::filled(n, 0)?);
-        input.iter_mut().chain(original.iter_mut()).for_each(|x| *x = (1 + random.below(1000)) as i32);
+        let mut input = H::filled(n, 0)?;
+        input.iter_mut().for_each(|x| *x = (1 + random.below(1000)) as i32);
         Ok(AddFiveTimes {
-            d_in: check_cuda!(DeviceBuffer::from_slice(&input))?,
-            d_out: check_cuda!(DeviceBuffer::from_slice(&original))?,
+            d_in: check_cuda!(DeviceBuffer::zeroed(n))?,
+            d_out: check_cuda!(DeviceBuffer::zeroed(n))?,
             output: H::filled(n, i32::MIN)?,
             input,
-            original,
+            runs: 0,
         })
     }
 
-    /// One run over `streams`, forked from and joined into `main` (events on `main` time it); with a
-    /// recorder, every copy and kernel lies between events for the chronogram.
+    /// `cudaMemset(dev_Out, 0, Size)`, outside every timed window, and the host's Out back to the
+    /// poison value, so a part no stream copied back shows.
+    pub fn clear(&mut self) -> Result<()> {
+        check_cuda!(self.d_out.set_32(0))?;
+        self.output.fill(i32::MIN);
+        self.runs = 0;
+        Ok(())
+    }
+
+    /// One run over `streams` in `order`, forked from and joined into `main` (events on `main` time
+    /// it); with a recorder, every copy and kernel lies between events for the chronogram.
     ///
     /// # Safety
-    /// The copies read `input` and `original` and write `output` after this returns (also after an
-    /// error): until the device has finished them, the job must not be used or dropped.
+    /// The copies read `input` and write `output` after this returns (also after an error): until the
+    /// device has finished them, the job must not be used or dropped.
     /// [`time_on_stream`](common::timing::time_on_stream) and [`record`](common::timeline::record)
     /// wait so on every path.
-    pub unsafe fn run(&mut self, add: &Kernel, main: &Stream, streams: &Streams, mut recorder: Option<&mut Recorder>) -> Result<()> {
+    pub unsafe fn run(&mut self, add: &Kernel, main: &Stream, streams: &Streams, order: Order, mut recorder: Option<&mut Recorder>) -> Result<()> {
+        let ranges = chunks(self.input.len(), streams.len());
+        let parts: Vec<Part> = streams.iter().zip(ranges).enumerate().map(|(lane, (stream, range))| (lane, stream, range)).collect();
         fork(main, streams)?;
-        for (lane, (stream, range)) in streams.iter().zip(chunks(self.input.len(), streams.len())).enumerate() {
-            let (mut d_in, mut d_out) = (self.d_in.index(range.clone()), self.d_out.index(range.clone()));
-            // SAFETY: equal lengths (one range of equal buffers); the host buffers stay alive and
-            // untouched until the copies ran (this function's contract).
-            step(&mut recorder, stream, lane, Kind::CopyIn, "In, Out", || unsafe {
-                check_cuda!(d_in.async_copy_from(&self.input[range.clone()], stream))?;
-                Ok(check_cuda!(d_out.async_copy_from(&self.original[range.clone()], stream))?)
-            })?;
-            let (n, blocks) = (range.len() as i32, (range.len() as u32).div_ceil(BLOCK_SIZE).max(1));
-            let (d_in, d_out_pointer) = (d_in.as_device_ptr(), d_out.as_device_ptr());
-            kernel_step(&mut recorder, lane, "kernel", |stamp| {
-                let (plain, stamped) = (&add.plain, &add.stamped);
-                // SAFETY: the arguments match the kernel's C signature beside the launch, in type and order,
-                // and point into live device buffers as large as the kernel indexes.
-                Ok(check_cuda!(unsafe {
-                    match stamp {
-                        // __global__ void add_five_times(const int* in, int* out, int n)
-                        None => launch!(plain<<<blocks, BLOCK_SIZE, 0, stream>>>(d_in, d_out_pointer, n)),
-                        Some(stamp) => launch!(stamped<<<blocks, BLOCK_SIZE, 0, stream>>>(d_in, d_out_pointer, n, stamp)),
-                    }
-                })?)
-            })?;
-            // SAFETY: as for the copies in.
-            step(&mut recorder, stream, lane, Kind::CopyOut, "Out", || Ok(check_cuda!(unsafe { d_out.async_copy_to(&mut self.output[range], stream) })?))?;
+        match order {
+            Order::RoundRobin => {
+                for part in &parts {
+                    // SAFETY: this function's contract: `input` stays alive and unwritten until the copy ran.
+                    unsafe { self.copy_in(part, &mut recorder) }?;
+                }
+                for part in &parts {
+                    self.launch(add, part, &mut recorder)?;
+                }
+                for part in &parts {
+                    // SAFETY: this function's contract: `output` stays alive and untouched until the copy ran.
+                    unsafe { self.copy_out(part, &mut recorder) }?;
+                }
+            }
+            Order::StreamByStream => {
+                for part in &parts {
+                    // SAFETY: as in the three loops above.
+                    unsafe { self.copy_in(part, &mut recorder) }?;
+                    self.launch(add, part, &mut recorder)?;
+                    // SAFETY: as in the three loops above.
+                    unsafe { self.copy_out(part, &mut recorder) }?;
+                }
+            }
         }
+        self.runs += 1;
         join(main, streams)
     }
 
-    /// Out back to the poison value, so a part no stream copied back shows.
-    pub fn poison(&mut self) {
-        self.output.fill(i32::MIN);
+    /// The part's In to the GPU, on its stream.
+    ///
+    /// # Safety
+    /// `input` must stay alive and unwritten until the stream has passed the copy.
+    unsafe fn copy_in(&mut self, (lane, stream, range): &Part, recorder: &mut Option<&mut Recorder>) -> Result<()> {
+        let mut d_in = self.d_in.index(range.clone());
+        // SAFETY: equal lengths (one range of equal buffers); `input` outlives the copy (the contract).
+        step(recorder, stream, *lane, Kind::CopyIn, "In", || Ok(check_cuda!(unsafe { d_in.async_copy_from(&self.input[range.clone()], stream) })?))
     }
 
-    /// Elements that are not original + 5 * input (all of them checked).
+    /// The part's kernel, `n / N_THREADS` blocks of [`N_THREADS`] (rounded up), on its stream.
+    fn launch(&self, add: &Kernel, (lane, stream, range): &Part, recorder: &mut Option<&mut Recorder>) -> Result<()> {
+        let (d_in, d_out) = (self.d_in.index(range.clone()).as_device_ptr(), self.d_out.index(range.clone()).as_device_ptr());
+        let (n, blocks) = (range.len() as i32, (range.len() as u32).div_ceil(N_THREADS).max(1));
+        kernel_step(recorder, *lane, "kernel", |stamp| {
+            let (plain, stamped) = (&add.plain, &add.stamped);
+            // SAFETY: the arguments match the kernel's C signature beside the launch, in type and order,
+            // and point into live device buffers as large as the kernel indexes.
+            Ok(check_cuda!(unsafe {
+                match stamp {
+                    // __global__ void add_five_times(const int* in, int* out, int n)
+                    None => launch!(plain<<<blocks, N_THREADS, 0, stream>>>(d_in, d_out, n)),
+                    Some(stamp) => launch!(stamped<<<blocks, N_THREADS, 0, stream>>>(d_in, d_out, n, stamp)),
+                }
+            })?)
+        })
+    }
+
+    /// The part's Out back to the host, on its stream.
+    ///
+    /// # Safety
+    /// `output` must stay alive and untouched until the stream has passed the copy.
+    unsafe fn copy_out(&mut self, (lane, stream, range): &Part, recorder: &mut Option<&mut Recorder>) -> Result<()> {
+        let d_out = self.d_out.index(range.clone());
+        // SAFETY: equal lengths; `output` outlives the copy and nothing else touches it (the contract).
+        step(recorder, stream, *lane, Kind::CopyOut, "Out", || Ok(check_cuda!(unsafe { d_out.async_copy_to(&mut self.output[range.clone()], stream) })?))
+    }
+
+    /// Elements that are not 5 x runs x In (all of them checked; the GPU's int additions wrap, and so
+    /// does this product, though 1000 x 5 x runs stays far from 2^31 for any sensible run count).
     pub fn wrong_elements(&self) -> usize {
         let _phase = phases::enter(Phase::Verify);
-        let (input, original, output) = (&self.input[..], &self.original[..], &self.output[..]);
-        (0..input.len()).into_par_iter().filter(|&i| output[i] != original[i] + 5 * input[i]).count()
+        let factor = 5i32.wrapping_mul(self.runs);
+        let (input, output) = (&self.input[..], &self.output[..]);
+        (0..input.len()).into_par_iter().filter(|&i| output[i] != input[i].wrapping_mul(factor)).count()
     }
 }
 

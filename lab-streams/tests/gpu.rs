@@ -11,7 +11,8 @@ use common::timeline::{record, Kernel, Kind, Recorder, Span};
 use common::timing::time_on_stream;
 use common::verify::Random;
 use cust::stream::{Stream, StreamFlags};
-use lab_streams::small_kernels::{most_at_once, streams_of, Order, SmallKernels};
+use lab_streams::small_kernels::{most_at_once, streams_of, SmallKernels};
+use lab_streams::Order;
 use lab_streams::vector::{AddFiveTimes, Synchronize, VectorJob};
 
 const NEEDS_GPU: &str = "needs a GPU: bash gpu-bundle/run.sh";
@@ -103,20 +104,23 @@ fn the_chunked_pipeline_writes_every_element_right_from_pinned_pageable_and_port
     check_chunked_pipeline::<Portable<f32>>();
 }
 
-/// The 15-stream sample from `H` host memory, every element checked, Out poisoned before each run.
+/// The 15-stream sample from `H` host memory in both orders, every element checked after one run and
+/// after three (Out accumulates: the notes clear it only once), Out poisoned on the host before each.
 fn check_fifteen<H: HostStorage<i32>>() {
     let gpu = Gpu::open(0).expect(NEEDS_GPU);
     let module = gpu.load(&kernels::STREAMS).unwrap();
     let add = Kernel::get(&module, "add_five_times").unwrap();
     let main = Stream::new(StreamFlags::DEFAULT, None).unwrap();
-    for n in [7, 1000, 512 * 65535] {
+    for n in [7, 1000, 512 * 65535 + 3] {
         let mut job = AddFiveTimes::<H>::random(n, 4).unwrap();
-        for count in [1, 15] {
-            job.poison();
+        for (count, order) in [(1, Order::RoundRobin), (15, Order::RoundRobin), (15, Order::StreamByStream), (4, Order::StreamByStream)] {
             let streams = streams(count);
-            // SAFETY: time_on_stream returns only once the device has finished, on every path.
-            time_on_stream(&main, 0, 1, || unsafe { job.run(&add, &main, &streams, None) }).unwrap();
-            assert_eq!(job.wrong_elements(), 0, "{n} ints on {count} streams, {}", H::KIND);
+            for runs in [1, 3] {
+                job.clear().unwrap();
+                // SAFETY: time_on_stream returns only once the device has finished, on every path.
+                time_on_stream(&main, runs - 1, 1, || unsafe { job.run(&add, &main, &streams, order, None) }).unwrap();
+                assert_eq!(job.wrong_elements(), 0, "{n} ints on {count} streams {order:?}, {runs} runs, {}", H::KIND);
+            }
         }
     }
 }
