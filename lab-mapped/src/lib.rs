@@ -1,9 +1,10 @@
 //! lab-mapped's programs: the slides' `mmm-mapped`, and the zero-copy vector jobs next to their
 //! explicit-copy versions. `main.rs` calls them in order; the GPU tests one by one.
 
-use anyhow::Result;
+use anyhow::{ensure, Result};
 use common::matrix::batch::{Batch, Measured};
 use common::check_cuda;
+use common::context::{fork, join, Streams};
 use common::matrix::host_memory::{try_filled_vec, Mapped};
 use common::mmm::launch_mmm;
 use common::timing::{time_on_stream, Timing};
@@ -16,24 +17,59 @@ use cust::stream::Stream;
 /// Threads per block of the vector kernels.
 pub const BLOCK_SIZE: u32 = 256;
 
+/// Where `mmm-mapped` launches its products.
+#[derive(Clone, Copy)]
+pub enum Launch<'a> {
+    /// One stream per product, forked from and joined into the main stream: the slide's program, which
+    /// is mmm-streamed with mapped-matrix.hpp (its copies do nothing).
+    PerProduct(&'a Streams),
+    /// Every product on the main stream, one after the other: the contrast row.
+    OneStream,
+}
+
+impl Launch<'_> {
+    /// The program's name in the table.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Launch::PerProduct(_) => "mmm-mapped",
+            Launch::OneStream => "mmm-mapped (one stream)",
+        }
+    }
+}
+
 /// `mmm-mapped`: every product's kernel reads A and B and writes C in mapped host memory, through
-/// the device pointers of `cudaHostGetDevicePointer`; no copies. All on `stream`, timed and checked.
+/// the device pointers of `cudaHostGetDevicePointer`; no copies. Launched as `launch` says, timed with
+/// events on `main` and checked.
 pub fn time_mapped(
     batch: &mut Batch<Mapped<f64>>,
     mmm: &Function,
-    stream: &Stream,
+    main: &Stream,
+    launch: Launch,
     repetitions: usize,
     random: &mut Random,
 ) -> Result<Measured> {
+    if let Launch::PerProduct(streams) = launch {
+        ensure!(streams.len() == batch.count(), "mmm-mapped: one stream per product");
+    }
     batch.poison_results()?;
-    let timing = time_on_stream(stream, 1, repetitions, || {
+    let timing = time_on_stream(main, 1, repetitions, || {
+        let stream_of = |i: usize| match launch {
+            Launch::PerProduct(streams) => &streams[i],
+            Launch::OneStream => main,
+        };
+        if let Launch::PerProduct(streams) = launch {
+            fork(main, streams)?;
+        }
         for i in 0..batch.count() {
             let (a, b, c) = (batch.a[i].mapped_view()?, batch.b[i].mapped_view()?, batch.c[i].mapped_view()?);
-            launch_mmm(mmm, a, b, c, batch.block_size, stream)?;
+            launch_mmm(mmm, a, b, c, batch.block_size, stream_of(i))?;
         }
-        Ok(())
+        match launch {
+            Launch::PerProduct(streams) => join(main, streams),
+            Launch::OneStream => Ok(()),
+        }
     })?;
-    check_cuda!(stream.synchronize())?;
+    check_cuda!(main.synchronize())?;
     Ok(Measured { timing, check: batch.check(random) })
 }
 

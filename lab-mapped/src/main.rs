@@ -18,7 +18,7 @@ use common::timeline::Kernel;
 use common::progress::Progress;
 use common::verify::{check_cell, verdict, Random};
 use cust::stream::{Stream, StreamFlags};
-use lab_mapped::{time_mapped, Memory, VectorAdd, WriteOnly};
+use lab_mapped::{time_mapped, Launch, Memory, VectorAdd, WriteOnly};
 
 /// Mapped (zero-copy) host memory against explicit copies (slide: mmm-mapped).
 #[derive(Parser, Debug)]
@@ -85,7 +85,7 @@ fn run(args: Args) -> Result<()> {
     let repetitions = args.repetitions as usize;
 
     println!("\nCOUNT = {count} products of random {n} x {n} doubles, tiled mmm with BLOCK_SIZE {}", args.block_size);
-    let progress = Progress::new(3, "lab-mapped");
+    let progress = Progress::new(4, "lab-mapped");
     let mut pinned = Batch::<Pinned<f64>>::random(count, n, args.block_size, args.seed)?;
     let kernels = progress.run("mmm-without-transfers", || pinned.time_kernels_only(&mmm.plain, &main, repetitions, &mut random))?;
     let streamed =
@@ -93,15 +93,20 @@ fn run(args: Args) -> Result<()> {
     drop(pinned);
     // cudaHostAlloc(..., cudaHostAllocMapped) for A, B and C; the kernels get cudaHostGetDevicePointer's
     let mut mapped = Batch::<Mapped<f64>>::random_on_host(count, n, args.block_size, args.seed)?;
-    let zero_copy = progress.run("mmm-mapped", || time_mapped(&mut mapped, &mmm.plain, &main, repetitions, &mut random))?;
+    // The slide's program: one stream per product; then the contrast, all of them on one stream.
+    let mut mmm_mapped = |launch: Launch| progress.run(launch.name(), || time_mapped(&mut mapped, &mmm.plain, &main, launch, repetitions, &mut random));
+    let zero_copy = mmm_mapped(Launch::PerProduct(&streams))?;
+    let one_stream = mmm_mapped(Launch::OneStream)?;
     drop((mapped, progress));
     println!("mmm-without-transfers    {}", kernels.timing);
     println!("mmm-streamed-and-pinned  {}", streamed.timing);
     println!("mmm-mapped               {}", zero_copy.timing);
-    let rows: [(&str, &Measured, Option<f64>); 3] = [
+    println!("mmm-mapped (one stream)  {}", one_stream.timing);
+    let rows: [(&str, &Measured, Option<f64>); 4] = [
         ("mmm-without-transfers", &kernels, Some(slide_ms::MMM_WITHOUT_TRANSFERS)),
         ("mmm-streamed-and-pinned", &streamed, Some(slide_ms::MMM_STREAMED_AND_PINNED)),
         ("mmm-mapped", &zero_copy, Some(slide_ms::MMM_MAPPED)),
+        ("mmm-mapped (one stream)", &one_stream, None),
     ];
     println!("\n{}", slide_table(&rows, kernels.timing.median_ms()));
 

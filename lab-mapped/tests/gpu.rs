@@ -1,13 +1,14 @@
 //! Mapped memory on the GPU against the CPU, with poisoned outputs. Needs a GPU:
 //! `bash gpu-bundle/run.sh` (README).
 
+use common::context::new_streams;
 use common::matrix::batch::Batch;
 use common::gpu::Gpu;
 use common::matrix::host_memory::Mapped;
 use common::mmm::{load_mmm, MmmKernel};
 use common::verify::Random;
 use cust::stream::{Stream, StreamFlags};
-use lab_mapped::{time_mapped, Memory, VectorAdd, WriteOnly};
+use lab_mapped::{time_mapped, Launch, Memory, VectorAdd, WriteOnly};
 
 const NEEDS_GPU: &str = "needs a GPU: bash gpu-bundle/run.sh";
 
@@ -21,8 +22,11 @@ fn mapped_products_are_right_at_awkward_sizes() {
         let module = load_mmm(&gpu, block_size).unwrap();
         let mmm = module.get_function(MmmKernel::Tiled.c_name::<f64>()).unwrap();
         let mut batch = Batch::<Mapped<f64>>::random_on_host(count, n, block_size, n as u64).unwrap();
-        let measured = time_mapped(&mut batch, &mmm, &stream, 1, &mut random).unwrap();
-        assert!(measured.check.passed(), "{count} x {n}: {:?}", measured.check);
+        let streams = new_streams(count).unwrap();
+        for launch in [Launch::PerProduct(&streams), Launch::OneStream] {
+            let measured = time_mapped(&mut batch, &mmm, &stream, launch, 1, &mut random).unwrap();
+            assert!(measured.check.passed(), "{count} x {n}, {}: {:?}", launch.name(), measured.check);
+        }
         assert!(batch.c.iter().all(|c| !c.is_on_gpu()), "no device copies: the kernel wrote host memory");
     }
 }
