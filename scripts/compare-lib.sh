@@ -63,50 +63,66 @@ build_flags() {
 }
 
 # log_name COMMAND...: the name of a run's output file in compare.sh's folder, and of its saved copy in
-# scripts/fixtures/compare/: a reference program's binary name (streams-mmm-streamed), or the lab's name
-# with the values of --mode and --precision (lab-streams-chunked, lab-mmm-f32).
+# scripts/fixtures/compare/: a reference program's binary name with its word arguments
+# (streams-mmm-streamed, fifteen-streams15-stream-by-stream), or the lab's name with the values of
+# --mode, --precision and --order (lab-streams-chunked, lab-mmm-f32). Two commands that differ only in
+# sizes share a name; compare-rows.txt gives each program one set of sizes.
 log_name() {
     local name
     name=$(basename "$1")
     shift
     while [ $# -gt 0 ]; do
-        case $1 in --mode|--precision) name=$name-$2; shift ;; esac
+        case $1 in
+            --mode|--precision|--order) name=$name-$2; shift ;;
+            -*|*/*|*[0-9]*) ;;                         # other flags, paths and sizes
+            *) [[ $name == lab-* ]] || name=$name-$1 ;; # a reference program's word argument
+        esac
         shift
     done
     echo "$name"
 }
 
-# originals_setting DIR PROGRAM KEY: what DIR/compare.toml sets for a teacher's PROGRAM (its path such
-# as streams/mmm-streamed.cu, or its name), KEY "args" (its own arguments; "" for none) or "time" (an
-# extended regex; the number after its first match is its time in ms), printed after a "=" so that a
-# value set to nothing differs from none; nothing where the file or the setting is missing. The file:
+# originals_setting DIR PROGRAM KEY [ROW]: what DIR/compare.toml sets for a teacher's PROGRAM (its path
+# such as streams/mmm-streamed.cu, or its name), or for one ROW of the table (its name in the first
+# column, which wins over the program's section), printed after a "=" so that a value set to nothing
+# differs from none; nothing where the file or the setting is missing. KEY is one of
+#   args  its own arguments ("" for none)
+#   time  an extended regex; the number after its first match is its time in ms
+#   lab   the lab command to set beside it (a lab of bin/ and its arguments), for a program whose sizes
+#         differ from the row's: the lab runs at the program's sizes and the row keeps its ratio
+#   note  words for the row instead of a time: the program has nothing the row could read (the slides
+#         have no such version); the row's program is then not run for it
+# The file:
 #
 #   ["streams/mmm-streamed.cu"]
 #   args = ""
 #   time = "Stream time:"
+#   ["15-stream sample, 1 stream"]
+#   note = "the notes run 15 streams only"
 #
 # A line it cannot read fails with the file, the line and what it found.
 originals_setting() {
     local file=$1/compare.toml
     [ -f "$file" ] || return 0
-    python3 - "$file" "$2" "$3" <<'PY'
+    python3 - "$file" "$2" "$3" "${4:-}" <<'PY'
 import os, re, sys
-path, program, key = sys.argv[1:]
+path, program, key, row = sys.argv[1:]
 section, values = None, {}
 for number, line in enumerate(open(path, encoding="utf-8"), 1):
     text = line.strip()
     if not text or text.startswith("#"):
         continue
     header = re.fullmatch(r'\[\s*"([^"]+)"\s*\]', text)
-    setting = re.fullmatch(r'(args|time)\s*=\s*"((?:[^"\\]|\\.)*)"\s*(#.*)?', text)
+    setting = re.fullmatch(r'(args|time|lab|note)\s*=\s*"((?:[^"\\]|\\.)*)"\s*(#.*)?', text)
     if header:
         section = header.group(1)
     elif setting and section:
         values[(section, setting.group(1))] = re.sub(r'\\(.)', r'\1', setting.group(2))
     else:
-        sys.exit(f"compare.sh: {path}:{number}: cannot read {text!r} (expected [\"program.cu\"], args = \"...\" or time = \"...\")")
-for name in (program, os.path.basename(program)):
-    if (name, key) in values:
+        sys.exit(f"compare.sh: {path}:{number}: cannot read {text!r} "
+                 f"(expected [\"program.cu\"] or [\"row\"], then args, time, lab or note = \"...\")")
+for name in (row, program, os.path.basename(program)):
+    if name and (name, key) in values:
         print("=" + values[(name, key)])
         break
 PY

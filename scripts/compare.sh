@@ -5,15 +5,17 @@
 #
 #   bash scripts/compare.sh [--originals DIR] [--only PATTERN]     in a checkout (labs: target/release)
 #   bash gpu-bundle/compare.sh [--originals DIR] [--only PATTERN]  on the GPU machine (labs: gpu-bundle/bin)
-#   bash scripts/compare.sh --build-only DIR                       compile every reference program into DIR
+#   bash scripts/compare.sh [--originals DIR] --build-only OUT     compile every reference program (or
+#                                                                  only those DIR replaces) into OUT
 #
 # --originals DIR  build a teacher's own .cu instead of ours wherever DIR has one at the same path
 #                  (streams/mmm-streamed.cu) or of the same name (mmm-streamed.cu). Such a program gets
 #                  the arguments ours gets and should print the same "GPU time in ms:" line (see
 #                  reference/README.md); where it prints no "Result =" line its exit code is shown,
 #                  and where it prints no time line the row says so ("no time line") instead of a ratio.
-#                  DIR/compare.toml may give such a program its own arguments and time line (see
-#                  reference/README.md); a row whose arguments differ then shows no ratio.
+#                  DIR/compare.toml may give such a program its own arguments, time line and lab
+#                  command at its sizes, or a row words instead of a time (see reference/README.md);
+#                  a row whose arguments differ and that names no lab command shows no ratio.
 # --only PATTERN   run only the rows whose program name matches PATTERN (grep -E).
 # Environment: NVCC (default: nvcc on PATH, /usr/local/cuda/bin/nvcc, .toolchain/cuda/bin/nvcc),
 # ARCH (default: the GPU's, from nvidia-smi, else sm_90), WORK (outputs; default a fresh temp folder).
@@ -33,7 +35,7 @@ while [ $# -gt 0 ]; do
         --originals) originals=$(cd "$2" && pwd); shift 2 ;;
         --only) only=$2; shift 2 ;;
         --build-only) build_only=$2; shift 2 ;;
-        -h|--help) sed -n '2,19p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,/^set /{/^#/p}' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "compare.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -81,6 +83,8 @@ if [ -n "$build_only" ]; then
     mkdir -p "$build_only"
     failed=0
     for program in $programs; do
+        # With --originals, only the programs the folder replaces (ours are built without it).
+        if [ -n "$originals" ] && [ "$(original_for "$program" "$reference" "$originals")" = "$reference/$program" ]; then continue; fi
         status=0
         build "$program" "$build_only/$(echo "${program%.cu}" | tr / -)" || status=$?
         if [ $status = 1 ]; then failed=1; fi
@@ -132,15 +136,22 @@ while IFS='|' read -r name reference_command reference_key lab_command lab_key s
         build "$program" "$binary" || status=$?
         case $status in 0) built[$program]=yes ;; 2) built[$program]="no cuBLAS" ;; *) built[$program]="not built" ;; esac
     fi
-    # A teacher's program may have its own arguments and time line (DIR/compare.toml).
-    other_arguments=""
+    # A teacher's program may have its own arguments, time line and lab command, or nothing for this
+    # row (DIR/compare.toml).
+    other_arguments="" note=""
     if [ "$(original_for "$program" "$reference" "$originals")" != "$reference/$program" ]; then
-        own=$(originals_setting "$originals" "$program" args)
+        own=$(originals_setting "$originals" "$program" args "$name")
         if [ -n "$own" ] && [ "${own#=}" != "$arguments" ]; then arguments=${own#=} other_arguments=yes; fi
-        own=$(originals_setting "$originals" "$program" time)
+        own=$(originals_setting "$originals" "$program" time "$name")
         if [ -n "$own" ]; then reference_key=${own#=}; fi
+        own=$(originals_setting "$originals" "$program" lab "$name")
+        if [ -n "$own" ]; then lab_command=${own#=} other_arguments=""; fi
+        own=$(originals_setting "$originals" "$program" note "$name")
+        if [ -n "$own" ]; then note=${own#=}; fi
     fi
-    if [ "${built[$program]}" = yes ]; then
+    if [ -n "$note" ]; then
+        original_ms=$note original_verdict="-"
+    elif [ "${built[$program]}" = yes ]; then
         # shellcheck disable=SC2086 # arguments are words
         run "$binary" $arguments
         original_ms=$(time_or_why "$reference_key" "$last_log")

@@ -17,14 +17,16 @@ scratch=$(mktemp -d)
 # Every row's key finds a time in the saved output of its program and of its lab (named as log_name
 # says: lab-streams-chunked.log, lab-mmm-f32.log).
 while IFS='|' read -r name reference_command reference_key lab_command lab_key slide; do
-    read -r program _ <<<"$reference_command"
-    expect "$name: original" "$(is_number "$(ms_after "$reference_key" "$fixtures/$(echo "${program%.cu}" | tr / -).log")")" yes
+    read -r program arguments <<<"$reference_command"
+    # shellcheck disable=SC2086 # the command's words
+    fixture=$(log_name "$(echo "${program%.cu}" | tr / -)" $arguments)
+    expect "$name: original" "$(is_number "$(ms_after "$reference_key" "$fixtures/$fixture.log")")" yes
     # shellcheck disable=SC2086 # the command's words
     fixture=$(log_name $lab_command)
     expect "$name: Rust ($fixture)" "$(is_number "$(ms_after "$lab_key" "$fixtures/$fixture.log")")" yes
     # A row that names what the slides printed finds it in the transcription (results/slides/).
     [ -z "${slide:-}" ] || expect "$name: slide" "$(is_number "$(slide_ms "$slide" results/slides)")" yes
-done < <(grep -v '^#' scripts/compare-rows.txt)
+done < <(grep -v '^#' scripts/compare-rows.txt | sed -e 's|{scene}|scenes/sixty-four.txt|g' -e 's|{work}|work|g')
 
 # Every row has its five fields, or six with the slide's (a key with a bare | would split its row),
 # and the five German nvprof programs have the slide's time.
@@ -68,6 +70,11 @@ expect "build flags of dynamic parallelism" "$(build_flags reference/dynamic/ada
 expect "no build flags" "$(build_flags reference/simpson/simpson.cu)" ""
 expect "log name of a lab run" "$(log_name bin/lab-mmm --random 1024 --precision f32 --repetitions 10)" lab-mmm-f32
 expect "log name of a reference run" "$(log_name /tmp/x/streams-mmm 2048 10 3)" streams-mmm
+expect "log name of a lab run in another order" "$(log_name bin/lab-streams --mode fifteen --order stream-by-stream --repetitions 3)" \
+    lab-streams-fifteen-stream-by-stream
+expect "log name of a reference run with a word argument" "$(log_name /tmp/x/fifteen-streams15 3 stream-by-stream)" \
+    fifteen-streams15-stream-by-stream
+expect "log name ignores paths and flags" "$(log_name /tmp/x/tracer-tracer /a/scene.txt 1024 768 --force)" tracer-tracer
 # Without a GPU: one line and exit 1, not a table of failed runs (issue 26).
 mkdir -p "$scratch/no-gpu"
 printf '#!/usr/bin/env bash\nexit 9\n' >"$scratch/no-gpu/nvidia-smi"
@@ -126,6 +133,22 @@ expect "compare.toml: its time line and no ratio" "$(grep '^| mmm-streamed ' "$s
 expect "compare.toml: run without arguments" "$(grep -c 'running .*/streams-mmm-streamed$' "$scratch/err")" 1
 expect "compare.toml: a path setting for this program" "$(originals_setting "$fake/originals" streams/mmm-streamed.cu time)" "=^Stream time:"
 expect "compare.toml: a program it does not name" "$(originals_setting "$fake/originals" simpson/simpson.cu args)" ""
+# A lab command at the program's sizes: the lab runs with it, and the row keeps its ratio.
+printf '["mmm-streamed.cu"]\nargs = ""\ntime = "^Stream time:"\nlab = "lab-streams --mode mmm --size 1024 --repetitions 1"\n' >"$fake/originals/compare.toml"
+PATH="$fake/bin:$PATH" NVCC=$fake/bin/nvcc LABS=$fake/labs WORK=$scratch/work-lab \
+    bash scripts/compare.sh --only 'mmm-streamed[|]' --originals "$fake/originals" >"$scratch/table" 2>"$scratch/err" || true
+lab_ms=$(ms_after '^mmm-streamed +GPU time in ms:' "$fixtures/lab-streams-mmm.log")
+expect "compare.toml lab: the ratio at the program's sizes" "$(grep '^| mmm-streamed ' "$scratch/table" | cut -d'|' -f3,4,5)" \
+    " 1712.28 | $lab_ms | $(ratio "$lab_ms" 1712.28) "
+expect "compare.toml lab: the lab run with it" "$(grep -c 'running .*/lab-streams --mode mmm --size 1024 --repetitions 1$' "$scratch/err")" 1
+# Words for a row: the row shows them instead of a time, and the program is not run for it.
+printf '["mmm-streamed"]\nnote = "not on the slides"\n' >"$fake/originals/compare.toml"
+PATH="$fake/bin:$PATH" NVCC=$fake/bin/nvcc LABS=$fake/labs WORK=$scratch/work-note \
+    bash scripts/compare.sh --only 'mmm-streamed[|]' --originals "$fake/originals" >"$scratch/table" 2>"$scratch/err" || true
+expect "compare.toml note: the row's words" "$(grep '^| mmm-streamed ' "$scratch/table" | cut -d'|' -f3,5,6)" " not on the slides | - | - "
+expect "compare.toml note: the program not run" "$(grep -c 'running .*/streams-mmm-streamed' "$scratch/err")" 0
+expect "compare.toml: a row's section wins" "$(originals_setting "$fake/originals" streams/mmm-streamed.cu note mmm-streamed)" "=not on the slides"
+expect "compare.toml: another row" "$(originals_setting "$fake/originals" streams/mmm-streamed.cu note mmm)" ""
 # A line it cannot read: one error naming the file and line, exit 2, nothing built.
 printf '["streams/mmm-streamed.cu"]\nargs = 2048\n' >"$fake/originals/compare.toml"
 status=0
@@ -133,7 +156,7 @@ PATH="$fake/bin:$PATH" NVCC=$fake/bin/nvcc LABS=$fake/labs WORK=$scratch/work-ba
     bash scripts/compare.sh --originals "$fake/originals" >"$scratch/table" 2>"$scratch/err" || status=$?
 expect "bad compare.toml: exit 2" "$status" 2
 expect "bad compare.toml: one line naming file and line" "$(cat "$scratch/err")" \
-    "compare.sh: $fake/originals/compare.toml:2: cannot read 'args = 2048' (expected [\"program.cu\"], args = \"...\" or time = \"...\")"
+    "compare.sh: $fake/originals/compare.toml:2: cannot read 'args = 2048' (expected [\"program.cu\"] or [\"row\"], then args, time, lab or note = \"...\")"
 rm -rf "$scratch"
 
 echo "compare.sh's reading: $checks checks, $failures failed"

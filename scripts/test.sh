@@ -14,6 +14,9 @@ trap 'rm -rf "$log" "$references"' EXIT
 # The slide programs in CUDA C++ compile with the pinned nvcc (cuBLAS's is reported skipped: the
 # toolchain has no cuBLAS), and compare.sh reads both sides' saved outputs right.
 bash scripts/compare.sh --build-only "$references"
+# The programs as the slides print them (reference/slides/, what compare.sh --originals reads): each
+# built in place of ours, and their compare.toml read.
+bash scripts/compare.sh --originals reference/slides --build-only "$references/slides"
 bash scripts/test-compare.sh
 # grade.sh's CSV, --jobs, GPUs in turn, --cases and errors, with a stand-in lab (no GPU).
 bash scripts/test-grade.sh

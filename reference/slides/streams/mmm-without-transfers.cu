@@ -1,0 +1,36 @@
+// mmm-without-transfers.cu, German slides (000, streams: the second program of the nvprof table; the
+// slide printed "GPU time in ms: 1641.09"). Only the COUNT kernels of mmm.cu, one after the other on
+// the NULL stream: the time the transfers add to mmm and mmm-streamed is measured against this.
+// Timed between two events on the NULL stream and printed through std::cerr; one run.
+//
+// The slides print this program's output and its nvprof table, not its code. nvprof lists the 10
+// kernels and no copy at all, so nothing is copied here either, before, during or after: the kernels
+// multiply whatever the freshly allocated GPU memory holds (a kernel's time does not depend on it).
+// Sizes: N = 1024, COUNT = 10, compile-time constants as on the slides (products.cuh says why).
+// Added: each launch's own error is checked (cudaGetLastError), so a failed launch exits with 1.
+#include <iostream>
+
+#include "matrix.hpp"
+#include "products.cuh"
+
+int main() {
+    SquareMatrix<double> A[COUNT], B[COUNT], C[COUNT];
+    prepare_matrices(A, B, C);
+    dim3 block(BLOCK_SIZE, BLOCK_SIZE);
+    dim3 grid(N / BLOCK_SIZE, N / BLOCK_SIZE);
+
+    cudaEvent_t start_event; CHECK_CUDA(cudaEventCreate, &start_event);
+    cudaEvent_t end_event; CHECK_CUDA(cudaEventCreate, &end_event);
+    CHECK_CUDA(cudaEventRecord, start_event);
+    for (unsigned int i = 0; i < COUNT; ++i) {
+        mmm<<<grid, block>>>(A[i], B[i], C[i]);
+        CHECK_CUDA(cudaGetLastError);  // not on the slides: a launch reports its own errors only here
+    }
+    CHECK_CUDA(cudaEventRecord, end_event);
+    CHECK_CUDA(cudaDeviceSynchronize);  // the end event is recorded asynchronously: wait for it
+    float timeInMillisecs;
+    CHECK_CUDA(cudaEventElapsedTime, &timeInMillisecs, start_event, end_event);
+    std::cerr << "GPU time in ms: " << timeInMillisecs << std::endl;
+    CHECK_CUDA(cudaEventDestroy, start_event);
+    CHECK_CUDA(cudaEventDestroy, end_event);
+}
