@@ -14,6 +14,9 @@
 //      256 multiply-adds per warp instruction.
 //   5. dmma_m16n8k4 (f64 only): the shape Hopper added, m16n8k4 (SASS DMMA.16): 512 per instruction,
 //      and twice the throughput of m8n8k4 on an H200.
+//   6. warp_tiled (f32 only): the plain-FMA kernel built as cuBLAS's and CUTLASS's SIMT GEMMs are:
+//      128 x 256 tiles, each warp a 64 x 64 piece of them and each thread 8 x 16, the next k step's
+//      numbers loaded during this one, three cp.async stages and one barrier per tile.
 #include "matrix_view.cuh"
 
 // Steps 1 to 3: a block computes a BM x BN tile of C, BK deep at a time, with 256 threads.
@@ -386,13 +389,206 @@ __device__ void dmma(MatrixView<double> a, MatrixView<double> b, MatrixView<doub
     }
 }
 
+// ---- Step 6: warp tiling, three cp.async stages (f32) ---------------------------------------------
+
+// Step 3 gets about two thirds of cuBLAS's SGEMM. Per tile of 8 k a thread does 512 FMAs, and around
+// them 32 shared loads, 5 copies whose addresses and bounds it works out afresh, two barriers and a
+// wait; between its loads and the FMAs that need them it has nothing else to do. cuBLAS's SGEMM on
+// Hopper (its kernel's name begins sm80_xmma_gemm_f32f32_..._tilesize256x128x8) does the same
+// arithmetic in bigger tiles. Step 6 is built as CUTLASS's SIMT GEMM is:
+//
+// - Warp tiling and a bigger tile. A block of 256 threads computes 128 x 256 elements of C, 16 k deep
+//   at a time; its 8 warps (2 x 4) own 64 x 64 of them each, and a warp's 32 lanes, 8 x 4 of them,
+//   8 x 16 each: lane (tr, tc) = (lane / 4, lane % 4) has rows 4 tr ... 4 tr + 3 of its warp's piece
+//   and the same 32 rows on, and columns 4 tc ... 4 tc + 3 and every 16 columns on (4 pieces). Per k a
+//   thread reads 8 numbers of A and 16 of B, six 16-byte loads, for 128 FMAs: 21 FMAs a load instead
+//   of 16. A warp's loads have no bank conflicts: 8 pieces of A side by side (128 bytes) or 4 of B,
+//   lanes that need the same piece getting it in the same pass (a broadcast).
+// - The next k step's numbers loaded during this one. The registers hold two sets of a thread's
+//   8 + 16 numbers: while the FMAs of step k run on one, the loads of step k + 1 fill the other, also
+//   across tiles (the next tile's first step is loaded before this tile's last is computed). 128
+//   accumulators and 48 numbers take about 230 registers, so one block, 8 warps, fits a
+//   multiprocessor, as for cuBLAS.
+// - Three stages, one barrier per tile. While the block computes on tile t, tiles t + 1 and t + 2 are
+//   on their way. The copies started during tile t refill the stage of tile t - 1: the one barrier per
+//   tile, which makes tile t visible before its first loads, also says that every thread has read the
+//   last of tile t - 1.
+// - Copies with nothing to check. Where a tile lies wholly inside A and B (every tile at 4096 x 4096
+//   x 4096; the block decides once per tile, all its threads alike), the copies test no bounds and
+//   their addresses are fixed offsets from two pointers; only edge tiles take step 3's checked copies.
+//   B comes in 16-byte pieces, with cp.async.cg (past L1: a block reads each piece once). A is stored
+//   transposed, k-major as in steps 2 and 3, so that a thread's 8 numbers of A are two 16-byte loads;
+//   its copies are of 4 bytes, as in CUTLASS's SIMT kernels for a row-major A, a warp's 32 of them 8 k
+//   of 4 rows (4 pieces of 32 bytes) into 32 different banks. Kept row-major with 16-byte copies, A
+//   would be read 4 k of a row at a time, 32 registers for a thread's 8 rows, which the two sets of
+//   numbers cannot spare.
+// - Other shapes are WarpTiling's arguments: lanes of 4 x 8 (16 x 8 a thread), 256 x 128 tiles,
+//   BK = 8 or 32, two or four stages.
+// - The stages take 3 x (16 x (128 + 4) + 16 x 256) floats = 74496 bytes: dynamic shared memory, as in
+//   step 4 (at most 99 KiB a block on the smallest GPUs that run it, sm_86, sm_89 and sm_120).
+template <int BM_, int BN_, int BK_, int WM_, int WN_, int STAGES_, int LANES_M_ = 8>
+struct WarpTiling {
+    static constexpr int BM = BM_, BN = BN_, BK = BK_;  // the block tile, BK deep
+    static constexpr int WM = WM_, WN = WN_;            // a warp's piece of it
+    static constexpr int STAGES = STAGES_;
+    static constexpr int WARPS_N = BN / WN;
+    static constexpr int THREADS = 32 * (BM / WM) * WARPS_N;
+    static constexpr int LANES_M = LANES_M_, LANES_N = 32 / LANES_M;  // the lanes of a warp
+    static constexpr int TM = WM / LANES_M;  // a thread's rows: pieces of 4, 4 * LANES_M apart
+    static constexpr int TN = WN / LANES_N;  // its columns: pieces of 4, 4 * LANES_N apart
+    static constexpr int A_STRIDE = BM + 4;  // the A tile k-major: as[k][m], rows padded as in step 2
+    static constexpr int A_STAGE = BK * A_STRIDE;  // floats
+    static constexpr int B_STAGE = BK * BN;
+    static constexpr int A_ROWS = THREADS / 8;         // rows of A one pass of 4-byte copies covers, 8 k each
+    static constexpr int B_ROWS = THREADS / (BN / 4);  // rows of B one pass of 16-byte copies covers
+    static constexpr int SHARED_BYTES = STAGES * (A_STAGE + B_STAGE) * sizeof(float);
+    static_assert(BM % WM == 0 && BN % WN == 0 && TM % 4 == 0 && TN % 4 == 0, "threads own whole pieces of 4 x 4");
+    static_assert(BK % 8 == 0 && BM % A_ROWS == 0 && BK % B_ROWS == 0 && THREADS % (BN / 4) == 0, "every thread copies as much");
+    static_assert(STAGES >= 2, "a stage to compute on and one to fill");
+};
+
+// cp.async of 16 bytes with .cg: through L2 only, not kept in L1 (step 3's .ca keeps it).
+__device__ __forceinline__ void cp_async_cg(void* shared, const void* global) {
+    const unsigned destination = static_cast<unsigned>(__cvta_generic_to_shared(shared));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(destination), "l"(global));
+}
+
+// cp.async of 4 bytes that lie inside the matrix (no source size: nothing to fill with zeros).
+__device__ __forceinline__ void cp_async_4(void* shared, const void* global) {
+    const unsigned destination = static_cast<unsigned>(__cvta_generic_to_shared(shared));
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(destination), "l"(global));
+}
+
+// The copies of the tiles at k0 into one stage: A transposed (as[k][m]), B as it lies (bs[k][n]).
+// A thread copies A's row r (r = tid / 8, then every A_ROWS rows) at k = tid % 8 (then every 8 k),
+// and B's pieces n (n = 4 (tid % (BN / 4))) of rows tid / (BN / 4) (then every B_ROWS rows).
+template <class S>
+__device__ __forceinline__ void start_warp_tiles(MatrixView<float> a, MatrixView<float> b, float* as, float* bs, int row0, int col0,
+                                                 int k0, bool inside) {
+    const int ar = threadIdx.x / 8, ak = threadIdx.x % 8;
+    const int br = threadIdx.x / (S::BN / 4), bn = threadIdx.x % (S::BN / 4) * 4;
+    if (inside) {  // the whole tile lies inside A and B, and B's rows are whole pieces
+        const float* a_from = &a(row0 + ar, k0 + ak);
+        const float* b_from = &b(k0 + br, col0 + bn);
+#pragma unroll
+        for (int i = 0; i < S::BM / S::A_ROWS; ++i) {
+#pragma unroll
+            for (int h = 0; h < S::BK / 8; ++h) {
+                cp_async_4(&as[(ak + 8 * h) * S::A_STRIDE + ar + i * S::A_ROWS], a_from + (size_t)i * S::A_ROWS * a.cols + 8 * h);
+            }
+        }
+#pragma unroll
+        for (int i = 0; i < S::BK / S::B_ROWS; ++i) cp_async_cg(&bs[(br + i * S::B_ROWS) * S::BN + bn], b_from + (size_t)i * S::B_ROWS * b.cols);
+    } else {  // at an edge of A, B or C, or B's rows no multiple of 4 floats: step 3's checked copies
+        const bool wide_b = b.cols % 4 == 0;
+#pragma unroll
+        for (int i = 0; i < S::BM / S::A_ROWS; ++i) {
+#pragma unroll
+            for (int h = 0; h < S::BK / 8; ++h) {
+                copy_element(&as[(ak + 8 * h) * S::A_STRIDE + ar + i * S::A_ROWS], a, row0 + ar + i * S::A_ROWS, k0 + ak + 8 * h);
+            }
+        }
+#pragma unroll
+        for (int i = 0; i < S::BK / S::B_ROWS; ++i) copy_piece(&bs[(br + i * S::B_ROWS) * S::BN + bn], b, k0 + br + i * S::B_ROWS, col0 + bn, wide_b);
+    }
+}
+
+// A thread's numbers for one k step: TM of A (its rows) and TN of B (its columns), each in pieces of 4.
+template <class S>
+struct Fragment {
+    float a[S::TM];
+    float b[S::TN];
+};
+
+// Step k's fragment from one stage; `as` and `bs` point at the thread's first row and column in it.
+template <class S>
+__device__ __forceinline__ void load_fragment(Fragment<S>& f, const float* as, const float* bs, int k) {
+#pragma unroll
+    for (int i = 0; i < S::TM; i += 4) *reinterpret_cast<float4*>(&f.a[i]) = *reinterpret_cast<const float4*>(&as[k * S::A_STRIDE + i * S::LANES_M]);
+#pragma unroll
+    for (int j = 0; j < S::TN; j += 4) *reinterpret_cast<float4*>(&f.b[j]) = *reinterpret_cast<const float4*>(&bs[k * S::BN + j * S::LANES_N]);
+}
+
+template <class S>
+__device__ void warp_tiled(MatrixView<float> a, MatrixView<float> b, MatrixView<float> c) {
+    extern __shared__ __align__(16) float warp_shared[];  // A stages 0, 1, ..., then B stages 0, 1, ...
+    auto as = [&](int stage) { return warp_shared + stage * S::A_STAGE; };
+    auto bs = [&](int stage) { return warp_shared + S::STAGES * S::A_STAGE + stage * S::B_STAGE; };
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int wm = (warp / S::WARPS_N) * S::WM, wn = (warp % S::WARPS_N) * S::WN;  // the warp's piece of the tile
+    const int m0 = wm + 4 * (lane / S::LANES_N), n0 = wn + 4 * (lane % S::LANES_N);  // the thread's first row and column
+    const int row0 = blockIdx.y * S::BM, col0 = blockIdx.x * S::BN;
+    const bool block_inside = row0 + S::BM <= a.rows && col0 + S::BN <= b.cols && b.cols % 4 == 0;  // but for k
+    const int tiles = (a.cols + S::BK - 1) / S::BK;
+    auto start = [&](int stage, int t) {
+        start_warp_tiles<S>(a, b, as(stage), bs(stage), row0, col0, t * S::BK, block_inside && (t + 1) * S::BK <= a.cols);
+    };
+    float acc[S::TM][S::TN] = {};
+    // Tiles 0 to STAGES - 2 on their way: one commit group per tile, empty ones past the last tile, so
+    // that "all but the newest STAGES - 2 groups" always includes the tile needed next.
+    for (int s = 0; s < S::STAGES - 1; ++s) {
+        if (s < tiles) start(s, s);
+        cp_async_commit();
+    }
+    cp_async_wait<S::STAGES - 2>();
+    __syncthreads();
+    int read = 0, write = S::STAGES - 1;  // the stage of tile t, and the one tile t + STAGES - 1 goes to
+    Fragment<S> f[2];
+    load_fragment<S>(f[0], as(0) + m0, bs(0) + n0, 0);
+    for (int t = 0; t < tiles; ++t) {
+        if (t + S::STAGES - 1 < tiles) start(write, t + S::STAGES - 1);  // into tile t - 1's stage
+        cp_async_commit();
+#pragma unroll
+        for (int k = 0; k < S::BK; ++k) {
+            if (k == S::BK - 1) {
+                // Tile t + 1 in and visible to all; everyone has loaded the last step of tile t.
+                cp_async_wait<S::STAGES - 2>();
+                __syncthreads();
+                read = read + 1 == S::STAGES ? 0 : read + 1;
+                write = write + 1 == S::STAGES ? 0 : write + 1;
+            }
+            // The next step's fragment (past the last tile: unused numbers from a stage never filled).
+            load_fragment<S>(f[(k + 1) % 2], as(read) + m0, bs(read) + n0, (k + 1) % S::BK);
+            const Fragment<S>& now = f[k % 2];
+#pragma unroll
+            for (int i = 0; i < S::TM; ++i) {
+#pragma unroll
+                for (int j = 0; j < S::TN; ++j) acc[i][j] += now.a[i] * now.b[j];
+            }
+        }
+    }
+    cp_async_wait<0>();  // only empty groups are left, but leave none behind
+    // Rows row0 + m0 + 4 LANES_M p + q, columns col0 + n0 + 4 LANES_N s + u: 16-byte stores where C's
+    // rows allow.
+    const bool wide_c = c.cols % 4 == 0;
+#pragma unroll
+    for (int i = 0; i < S::TM; ++i) {
+        const int r = row0 + m0 + (i / 4) * 4 * S::LANES_M + i % 4;
+        if (r >= c.rows) continue;
+#pragma unroll
+        for (int j = 0; j < S::TN; j += 4) {
+            const int col = col0 + n0 + j * S::LANES_N;
+            if (wide_c && col < c.cols) {
+                *reinterpret_cast<float4*>(&c(r, col)) = make_float4(acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]);
+            } else {
+#pragma unroll
+                for (int q = 0; q < 4; ++q) {
+                    if (col + q < c.cols) c(r, col + q) = acc[i][j + q];
+                }
+            }
+        }
+    }
+}
+
+using WarpTiled = WarpTiling<128, 256, 16, 64, 64, 3>;
+
 // Plain C names for the host, one per step and precision.
 extern "C" __global__ void __launch_bounds__(THREADS) register_blocked_f32(MatrixView<float> a, MatrixView<float> b, MatrixView<float> c) { register_blocked(a, b, c); }
 extern "C" __global__ void __launch_bounds__(THREADS) register_blocked_f64(MatrixView<double> a, MatrixView<double> b, MatrixView<double> c) { register_blocked(a, b, c); }
 extern "C" __global__ void __launch_bounds__(THREADS) wide_loads_f32(MatrixView<float> a, MatrixView<float> b, MatrixView<float> c) { wide_loads(a, b, c); }
 extern "C" __global__ void __launch_bounds__(THREADS) wide_loads_f64(MatrixView<double> a, MatrixView<double> b, MatrixView<double> c) { wide_loads(a, b, c); }
 
-// Steps 3 to 5 need newer GPUs: cp.async and FP64 mma m8n8k4 came with sm_80 (Ampere), m16n8k4 with
+// Steps 3 to 6 need newer GPUs: cp.async and FP64 mma m8n8k4 came with sm_80 (Ampere), m16n8k4 with
 // sm_90 (Hopper). A build for an older architecture leaves these kernels out instead of compiling
 // empty ones, so nothing can launch what is not there; the host's list (kernels::NEEDS) says the same,
 // and a test checks every build against it.
@@ -401,6 +597,8 @@ extern "C" __global__ void __launch_bounds__(THREADS) async_copies_f32(MatrixVie
 extern "C" __global__ void __launch_bounds__(THREADS) async_copies_f64(MatrixView<double> a, MatrixView<double> b, MatrixView<double> c) { async_copies(a, b, c); }
 // Steps 4 and 5: the same block tile of 128 x 64 (4 x 2 warps of 32 x 32), with each instruction.
 extern "C" __global__ void __launch_bounds__(256) dmma_m8n8k4_f64(MatrixView<double> a, MatrixView<double> b, MatrixView<double> c) { dmma<4, 2, 4, 4, false>(a, b, c); }
+// Step 6, f32 only: 128 x 256 x 16 tiles, warps of 64 x 64, three stages; one block per multiprocessor.
+extern "C" __global__ void __launch_bounds__(WarpTiled::THREADS, 1) warp_tiled_f32(MatrixView<float> a, MatrixView<float> b, MatrixView<float> c) { warp_tiled<WarpTiled>(a, b, c); }
 #endif
 #if __CUDA_ARCH__ >= 900
 extern "C" __global__ void __launch_bounds__(256) dmma_m16n8k4_f64(MatrixView<double> a, MatrixView<double> b, MatrixView<double> c) { dmma<4, 2, 2, 4, true>(a, b, c); }

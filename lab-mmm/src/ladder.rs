@@ -30,14 +30,24 @@ pub enum Step {
     TensorCores,
     /// FP64 tensor cores with the shape Hopper added, m16n8k4 (f64 only).
     HopperTensorCores,
+    /// Warp tiling, 8 x 16 per thread of a 128 x 256 tile, fragments loaded a step ahead, three
+    /// cp.async stages (f32 only: f64 has the tensor cores).
+    WarpTiled,
 }
 
 /// The slides' BLOCK_SIZE for the first rung: the faster of the two on an H200.
 pub const TILED_BLOCK_SIZE: u32 = 32;
 
 impl Step {
-    pub const ALL: [Step; 6] =
-        [Step::Tiled, Step::RegisterBlocked, Step::WideLoads, Step::AsyncCopies, Step::TensorCores, Step::HopperTensorCores];
+    pub const ALL: [Step; 7] = [
+        Step::Tiled,
+        Step::RegisterBlocked,
+        Step::WideLoads,
+        Step::AsyncCopies,
+        Step::TensorCores,
+        Step::HopperTensorCores,
+        Step::WarpTiled,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -47,6 +57,7 @@ impl Step {
             Step::AsyncCopies => "3. cp.async into two stages",
             Step::TensorCores => "4. FP64 tensor cores, mma m8n8k4 (DMMA.8)",
             Step::HopperTensorCores => "5. Hopper's mma m16n8k4 (DMMA.16)",
+            Step::WarpTiled => "6. warp tiling, 3 cp.async stages (f32)",
         }
     }
 
@@ -60,6 +71,8 @@ impl Step {
             Step::TensorCores | Step::HopperTensorCores if T::NAME != "f64" => return None,
             Step::TensorCores => "dmma_m8n8k4",
             Step::HopperTensorCores => "dmma_m16n8k4",
+            Step::WarpTiled if T::NAME != "f32" => return None,
+            Step::WarpTiled => "warp_tiled",
         };
         Some(format!("{stem}_{}", T::NAME))
     }
@@ -79,7 +92,16 @@ impl Step {
             Step::RegisterBlocked | Step::WideLoads | Step::AsyncCopies => (256, (128, 128), 0),
             // 4 x 2 warps of 32 x 32, two stages in dynamic shared memory.
             Step::TensorCores | Step::HopperTensorCores => (256, (128, 64), dmma_shared_bytes(128, 64)),
+            // 2 x 4 warps of 64 x 64, three stages in dynamic shared memory.
+            Step::WarpTiled => (256, (128, 256), warp_tiled_shared_bytes(128, 256)),
         }
+    }
+
+    /// The launch grid for a C of `rows` x `cols`: blocks along the columns (x) and the rows (y), enough
+    /// to cover C with the step's block tiles.
+    pub fn grid(self, rows: u32, cols: u32) -> (u32, u32) {
+        let (tile_rows, tile_cols) = self.shape().1;
+        (cols.div_ceil(tile_cols), rows.div_ceil(tile_rows))
     }
 }
 
@@ -89,6 +111,15 @@ fn dmma_shared_bytes(rows: u32, cols: u32) -> u32 {
     const DK: u32 = 16;
     const PAD: u32 = 4;
     2 * (rows * (DK + PAD) + DK * (cols + PAD)) * 8
+}
+
+/// Three stages of the A tile, k-major (16 x (rows + 4)), and the B tile (16 x cols) in floats, as
+/// `WarpTiling::SHARED_BYTES` in mmm_ladder.cu.
+fn warp_tiled_shared_bytes(rows: u32, cols: u32) -> u32 {
+    const STAGES: u32 = 3;
+    const BK: u32 = 16;
+    const PAD: u32 = 4;
+    STAGES * (BK * (rows + PAD) + BK * cols) * 4
 }
 
 /// The modules the ladder launches from: the slides' mmm (BLOCK_SIZE 32) and the ladder's kernels, and
@@ -187,8 +218,9 @@ pub fn launch_step<T: Element>(
     if step == Step::Tiled {
         return launch_mmm(function, a, b, c, TILED_BLOCK_SIZE, stream);
     }
-    let (threads, (tile_rows, tile_cols), shared) = step.shape();
-    let grid = GridSize::xy((c.cols as u32).div_ceil(tile_cols), (c.rows as u32).div_ceil(tile_rows));
+    let (threads, _, shared) = step.shape();
+    let (blocks_x, blocks_y) = step.grid(c.rows as u32, c.cols as u32);
+    let grid = GridSize::xy(blocks_x, blocks_y);
     // __global__ void register_blocked_f64(MatrixView<double> a, MatrixView<double> b, MatrixView<double> c), ...
     // SAFETY: the arguments match the kernel's C signature beside the launch, in type and order, and point
     // into live device buffers as large as the kernel indexes.
@@ -333,6 +365,10 @@ mod tests {
         assert_eq!(Step::TensorCores.c_name::<f64>().as_deref(), Some("dmma_m8n8k4_f64"));
         assert_eq!(Step::HopperTensorCores.c_name::<f64>().as_deref(), Some("dmma_m16n8k4_f64"));
         assert_eq!((Step::TensorCores.c_name::<f32>(), Step::HopperTensorCores.c_name::<f32>()), (None, None));
+        // Step 6 is f32's: f64 has the tensor cores (steps 4 and 5).
+        assert_eq!(Step::WarpTiled.c_name::<f32>().as_deref(), Some("warp_tiled_f32"));
+        assert_eq!(Step::WarpTiled.c_name::<f64>(), None);
+        assert_eq!(kernels::needs("warp_tiled_f32").map(|needs| needs.arch), Some(80), "cp.async");
         for step in Step::ALL {
             for name in [step.c_name::<f64>(), step.c_name::<f32>()].into_iter().flatten() {
                 // In the newest build; older ones may lack what needs a newer GPU (kernels::NEEDS).
@@ -354,9 +390,45 @@ mod tests {
                     assert_eq!((function.spill_stores, function.spill_loads), (0, 0), "{name} spills on sm_{arch}");
                     // 64 Ki registers per multiprocessor must hold at least one block.
                     assert!(function.registers * step.shape().0 <= 65536, "{name} on sm_{arch}: {} registers", function.registers);
-                    // sm_75 has the least shared memory per block: 64 KiB.
-                    assert!(function.shared_bytes + step.shape().2 <= 64 * 1024, "{name} on sm_{arch}: shared memory");
+                    // The least shared memory a block may have on a GPU that runs this build: 64 KiB
+                    // on sm_75; 99 KiB from sm_80 on (an sm_80 build also runs on sm_86 and sm_89,
+                    // which have 99 KiB, as has sm_120).
+                    let limit = if arch < 80 { 64 * 1024 } else { 99 * 1024 };
+                    assert!(function.shared_bytes + step.shape().2 <= limit, "{name} on sm_{arch}: shared memory");
                 }
+            }
+        }
+    }
+
+    /// Step 6's launch: 256 threads, a 128 x 256 tile of C per block (rows x columns), and the three
+    /// stages of mmm_ladder.cu's `WarpTiling<128, 256, 16, ...>`: 3 x (16 x (128 + 4) + 16 x 256)
+    /// floats.
+    #[test]
+    fn warp_tiled_launches_256_threads_per_128_x_256_tile_with_three_stages() {
+        assert_eq!(Step::WarpTiled.shape(), (256, (128, 256), 74496));
+        assert_eq!(74496, 3 * (16 * (128 + 4) + 16 * 256) * 4);
+        // More than the 64 KiB an sm_75 block may have (the kernel needs sm_80 anyway), within the
+        // 99 KiB of the smallest GPUs that run it (sm_86, sm_89, sm_120).
+        assert!(Step::WarpTiled.shape().2 > 64 * 1024 && Step::WarpTiled.shape().2 <= 99 * 1024);
+    }
+
+    /// The grid covers C with whole tiles, however C's sizes fall: blocks along the columns (x), then
+    /// the rows (y).
+    #[test]
+    fn the_grid_covers_c_at_awkward_sizes() {
+        assert_eq!(Step::WarpTiled.grid(4096, 4096), (16, 32));
+        assert_eq!(Step::WarpTiled.grid(1000, 1531), (6, 8));
+        assert_eq!(Step::WarpTiled.grid(1, 1), (1, 1));
+        assert_eq!(Step::WarpTiled.grid(129, 257), (2, 2));
+        assert_eq!(Step::WarpTiled.grid(128, 256), (1, 1));
+        assert_eq!(Step::AsyncCopies.grid(4096, 4096), (32, 32));
+        assert_eq!(Step::TensorCores.grid(129, 257), (5, 2));
+        for step in &Step::ALL[1..] {
+            let (_, (tile_rows, tile_cols), _) = step.shape();
+            for (rows, cols) in [(1, 1), (1000, 1531), (129, 33), (4096, 4097)] {
+                let (x, y) = step.grid(rows, cols);
+                assert!(x * tile_cols >= cols && (x - 1) * tile_cols < cols, "{} at {rows} x {cols}", step.name());
+                assert!(y * tile_rows >= rows && (y - 1) * tile_rows < rows, "{} at {rows} x {cols}", step.name());
             }
         }
     }

@@ -119,9 +119,24 @@ fn check_ladder<T: Element>(ladder: &Ladder, (m, k, n): (usize, usize, usize), s
 fn every_step_of_the_ladder_is_right_at_awkward_sizes() {
     let gpu = Gpu::open(0).expect(NEEDS_GPU);
     let ladder = Ladder::load(&gpu).unwrap();
-    for (seed, shape) in [(1, 1, 1), (127, 129, 131), (200, 3, 77), (257, 255, 130), (64, 64, 64), (300, 301, 299), (129, 1024, 258)]
-        .into_iter()
-        .enumerate()
+    // The last four for step 6 (128 x 256 x 16 tiles) too: odd k and n (no 16-byte copies of B), tiles
+    // wholly inside A and B (its unchecked copies) beside edge tiles, and a k that ends in a partial
+    // tile after whole ones.
+    for (seed, shape) in [
+        (1, 1, 1),
+        (127, 129, 131),
+        (200, 3, 77),
+        (257, 255, 130),
+        (64, 64, 64),
+        (300, 301, 299),
+        (129, 1024, 258),
+        (1000, 777, 1531),
+        (129, 257, 33),
+        (300, 400, 520),
+        (384, 1000, 1024),
+    ]
+    .into_iter()
+    .enumerate()
     {
         check_ladder::<f64>(&ladder, shape, seed as u64);
         check_ladder::<f32>(&ladder, shape, seed as u64);
