@@ -9,13 +9,17 @@
 #                                                                  only those DIR replaces) into OUT
 #
 # --originals DIR  build a teacher's own .cu instead of ours wherever DIR has one at the same path
-#                  (streams/mmm-streamed.cu) or of the same name (mmm-streamed.cu). Such a program gets
-#                  the arguments ours gets and should print the same "GPU time in ms:" line (see
-#                  reference/README.md); where it prints no "Result =" line its exit code is shown,
-#                  and where it prints no time line the row says so ("no time line") instead of a ratio.
-#                  DIR/compare.toml may give such a program its own arguments, time line and lab
-#                  command at its sizes, or a row words instead of a time (see reference/README.md);
-#                  a row whose arguments differ and that names no lab command shows no ratio.
+#                  (streams/mmm-streamed.cu) or of the same name (mmm-streamed.cu). Such a program is
+#                  taken for the slide's as printed (reference/slides/): run with the slide's arguments
+#                  (mostly none), its time read from the slide's line ("GPU time in ms:",
+#                  "스트림 실행시간:"), the lab run at the slide's sizes beside it; a program the slides
+#                  do not show (simpson, tracer) runs without arguments and gets no ratio. Where it
+#                  prints no "Result =" line its exit code is shown, and where it prints no time line
+#                  the row says so ("no time line") instead of a ratio. A section of DIR/compare.toml
+#                  for a program or row replaces the slide's settings for it: its own arguments, time
+#                  line and lab command at its sizes, or words instead of a time (reference/README.md);
+#                  a row whose arguments differ from the row's and that names no lab command shows
+#                  "other arguments" instead of a ratio.
 # --only PATTERN   run only the rows whose program name matches PATTERN (grep -E).
 # Environment: NVCC (default: nvcc on PATH, /usr/local/cuda/bin/nvcc, .toolchain/cuda/bin/nvcc),
 # ARCH (default: the GPU's, from nvidia-smi, else sm_90), WORK (outputs; default a fresh temp folder).
@@ -136,17 +140,22 @@ while IFS='|' read -r name reference_command reference_key lab_command lab_key s
         build "$program" "$binary" || status=$?
         case $status in 0) built[$program]=yes ;; 2) built[$program]="no cuBLAS" ;; *) built[$program]="not built" ;; esac
     fi
-    # A teacher's program may have its own arguments, time line and lab command, or nothing for this
-    # row (DIR/compare.toml).
+    # A teacher's program is taken for the slide's as printed: reference/slides/compare.toml gives its
+    # arguments, time line and the lab at its sizes, or words for a row no slide program fills. Where
+    # DIR/compare.toml has a section for the program or the row, that section alone says it.
     other_arguments="" note=""
     if [ "$(original_for "$program" "$reference" "$originals")" != "$reference/$program" ]; then
-        own=$(originals_setting "$originals" "$program" args "$name")
+        settings=$reference/slides
+        for key in args time lab note; do
+            [ -z "$(originals_setting "$originals" "$program" "$key" "$name")" ] || settings=$originals
+        done
+        own=$(originals_setting "$settings" "$program" args "$name")
         if [ -n "$own" ] && [ "${own#=}" != "$arguments" ]; then arguments=${own#=} other_arguments=yes; fi
-        own=$(originals_setting "$originals" "$program" time "$name")
+        own=$(originals_setting "$settings" "$program" time "$name")
         if [ -n "$own" ]; then reference_key=${own#=}; fi
-        own=$(originals_setting "$originals" "$program" lab "$name")
+        own=$(originals_setting "$settings" "$program" lab "$name")
         if [ -n "$own" ]; then lab_command=${own#=} other_arguments=""; fi
-        own=$(originals_setting "$originals" "$program" note "$name")
+        own=$(originals_setting "$settings" "$program" note "$name")
         if [ -n "$own" ]; then note=${own#=}; fi
     fi
     if [ -n "$note" ]; then

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Checks, without a GPU, how scripts/compare.sh reads both sides: every row's keys against saved outputs
-# of the reference programs and the labs (scripts/fixtures/compare/, from an H200 run of compare.sh),
+# of the reference programs and the labs (scripts/fixtures/compare/, from a GPU run of compare.sh),
 # plus the verdict, ratio and --originals rules. Run by scripts/test.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -124,6 +124,23 @@ expect "stand-in table: simpson row" "$(grep '^| simpson ' "$scratch/table")" \
 expect "stand-in table: a teacher's program without our time line" "$(grep '^| mmm-streamed ' "$scratch/table" | cut -d'|' -f3,5,6,8)" \
     " no time line | - | PASS | 1850.16 "
 expect "stand-in table: stderr names the key" "$(grep -c "mmm-streamed: the original printed no line matching" "$scratch/err")" 1
+# Without a compare.toml a teacher's program is taken for the slide's (reference/slides/compare.toml):
+# run without arguments, the lab beside it at the slide's sizes.
+expect "slide's invocation: no arguments" "$(grep -c 'running .*/streams-mmm-streamed$' "$scratch/err")" 1
+expect "slide's invocation: the lab at the slide's sizes" \
+    "$(grep -c 'running .*/lab-streams --mode mmm --size 1024 --count 10 --repetitions 1$' "$scratch/err")" 1
+expect "slide's invocation: the key of the slide's line" "$(grep -c "matching '^GPU time in ms:'" "$scratch/err")" 1
+# A teacher's simpson, which no slide shows: run without arguments, its time shown, no ratio (the
+# issue's 189.9 ms beside 0.0082 ms came from handing it our arguments).
+cp reference/simpson/simpson.cu "$fake/originals/simpson.cu"
+printf 'GPU time in ms: 189.9\nResult = PASS\n' >"$fake/originals/simpson.out"
+PATH="$fake/bin:$PATH" NVCC=$fake/bin/nvcc LABS=$fake/labs WORK=$scratch/work-simpson \
+    bash scripts/compare.sh --only 'simpson' --originals "$fake/originals" >"$scratch/table" 2>"$scratch/err" || true
+lab_ms=$(ms_after 'GPU time in ms:' "$fixtures/lab-simpson.log")
+expect "a program no slide shows: its time, no ratio" "$(grep '^| simpson ' "$scratch/table")" \
+    "| simpson | 189.9 | $lab_ms | other arguments | PASS | PASS | - |"
+expect "a program no slide shows: run without arguments" "$(grep -c 'running .*/simpson-simpson$' "$scratch/err")" 1
+rm "$fake/originals/simpson.cu" "$fake/originals/simpson.out"
 # compare.toml gives the teacher's program its own arguments (none) and time line: the time is read,
 # and the row says the arguments differ instead of giving a ratio.
 printf '# the teacher'"'"'s programs\n["streams/mmm-streamed.cu"]\nargs = ""   # the sizes are in its code\ntime = "^Stream time:"\n' >"$fake/originals/compare.toml"
