@@ -111,11 +111,18 @@ for lab in lab-simpson lab-streams; do
     printf '#!/usr/bin/env bash\nsource "%s"\ncat "%s/$(log_name "$0" "$@").log"\n' "$PWD/scripts/compare-lib.sh" "$PWD/$fixtures" >"$fake/labs/$lab"
 done
 chmod +x "$fake/bin/"* "$fake/labs/"*
+# stand_in WORK ARGS...: compare.sh on the stand-in machine, its table in $scratch/table and its
+# messages in $scratch/err, its outputs in $scratch/WORK.
+stand_in() {
+    local work=$1
+    shift
+    PATH="$fake/bin:$PATH" NVCC=$fake/bin/nvcc LABS=$fake/labs WORK=$scratch/$work \
+        bash scripts/compare.sh "$@" >"$scratch/table" 2>"$scratch/err"
+}
 cp reference/streams/mmm-streamed.cu "$fake/originals/mmm-streamed.cu"
 printf 'Stream time: 1712.28 msec\nResult = PASS\n' >"$fake/originals/mmm-streamed.out"
 status=0
-PATH="$fake/bin:$PATH" NVCC=$fake/bin/nvcc LABS=$fake/labs WORK=$scratch/work \
-    bash scripts/compare.sh --only 'simpson|mmm-streamed[|]' --originals "$fake/originals" >"$scratch/table" 2>"$scratch/err" || status=$?
+stand_in work --only 'simpson|mmm-streamed[|]' --originals "$fake/originals" || status=$?
 expect "stand-in table: exit 0" "$status" 0
 simpson_ms=$(ms_after 'GPU time in ms:' "$fixtures/simpson-simpson.log")
 lab_ms=$(ms_after 'GPU time in ms:' "$fixtures/lab-simpson.log")
@@ -134,8 +141,7 @@ expect "slide's invocation: the key of the slide's line" "$(grep -c "matching '^
 # issue's 189.9 ms beside 0.0082 ms came from handing it our arguments).
 cp reference/simpson/simpson.cu "$fake/originals/simpson.cu"
 printf 'GPU time in ms: 189.9\nResult = PASS\n' >"$fake/originals/simpson.out"
-PATH="$fake/bin:$PATH" NVCC=$fake/bin/nvcc LABS=$fake/labs WORK=$scratch/work-simpson \
-    bash scripts/compare.sh --only 'simpson' --originals "$fake/originals" >"$scratch/table" 2>"$scratch/err" || true
+stand_in work-simpson --only 'simpson' --originals "$fake/originals" || true
 lab_ms=$(ms_after 'GPU time in ms:' "$fixtures/lab-simpson.log")
 expect "a program no slide shows: its time, no ratio" "$(grep '^| simpson ' "$scratch/table")" \
     "| simpson | 189.9 | $lab_ms | other arguments | PASS | PASS | - |"
@@ -144,24 +150,21 @@ rm "$fake/originals/simpson.cu" "$fake/originals/simpson.out"
 # compare.toml gives the teacher's program its own arguments (none) and time line: the time is read,
 # and the row says the arguments differ instead of giving a ratio.
 printf '# the teacher'"'"'s programs\n["streams/mmm-streamed.cu"]\nargs = ""   # the sizes are in its code\ntime = "^Stream time:"\n' >"$fake/originals/compare.toml"
-PATH="$fake/bin:$PATH" NVCC=$fake/bin/nvcc LABS=$fake/labs WORK=$scratch/work-toml \
-    bash scripts/compare.sh --only 'mmm-streamed[|]' --originals "$fake/originals" >"$scratch/table" 2>"$scratch/err" || true
+stand_in work-toml --only 'mmm-streamed[|]' --originals "$fake/originals" || true
 expect "compare.toml: its time line and no ratio" "$(grep '^| mmm-streamed ' "$scratch/table" | cut -d'|' -f3,5)" " 1712.28 | other arguments "
 expect "compare.toml: run without arguments" "$(grep -c 'running .*/streams-mmm-streamed$' "$scratch/err")" 1
 expect "compare.toml: a path setting for this program" "$(originals_setting "$fake/originals" streams/mmm-streamed.cu time)" "=^Stream time:"
 expect "compare.toml: a program it does not name" "$(originals_setting "$fake/originals" simpson/simpson.cu args)" ""
 # A lab command at the program's sizes: the lab runs with it, and the row keeps its ratio.
 printf '["mmm-streamed.cu"]\nargs = ""\ntime = "^Stream time:"\nlab = "lab-streams --mode mmm --size 1024 --repetitions 1"\n' >"$fake/originals/compare.toml"
-PATH="$fake/bin:$PATH" NVCC=$fake/bin/nvcc LABS=$fake/labs WORK=$scratch/work-lab \
-    bash scripts/compare.sh --only 'mmm-streamed[|]' --originals "$fake/originals" >"$scratch/table" 2>"$scratch/err" || true
+stand_in work-lab --only 'mmm-streamed[|]' --originals "$fake/originals" || true
 lab_ms=$(ms_after '^mmm-streamed +GPU time in ms:' "$fixtures/lab-streams-mmm.log")
 expect "compare.toml lab: the ratio at the program's sizes" "$(grep '^| mmm-streamed ' "$scratch/table" | cut -d'|' -f3,4,5)" \
     " 1712.28 | $lab_ms | $(ratio "$lab_ms" 1712.28) "
 expect "compare.toml lab: the lab run with it" "$(grep -c 'running .*/lab-streams --mode mmm --size 1024 --repetitions 1$' "$scratch/err")" 1
 # Words for a row: the row shows them instead of a time, and the program is not run for it.
 printf '["mmm-streamed"]\nnote = "not on the slides"\n' >"$fake/originals/compare.toml"
-PATH="$fake/bin:$PATH" NVCC=$fake/bin/nvcc LABS=$fake/labs WORK=$scratch/work-note \
-    bash scripts/compare.sh --only 'mmm-streamed[|]' --originals "$fake/originals" >"$scratch/table" 2>"$scratch/err" || true
+stand_in work-note --only 'mmm-streamed[|]' --originals "$fake/originals" || true
 expect "compare.toml note: the row's words" "$(grep '^| mmm-streamed ' "$scratch/table" | cut -d'|' -f3,5,6)" " not on the slides | - | - "
 expect "compare.toml note: the program not run" "$(grep -c 'running .*/streams-mmm-streamed' "$scratch/err")" 0
 expect "compare.toml: a row's section wins" "$(originals_setting "$fake/originals" streams/mmm-streamed.cu note mmm-streamed)" "=not on the slides"
@@ -169,8 +172,7 @@ expect "compare.toml: another row" "$(originals_setting "$fake/originals" stream
 # A line it cannot read: one error naming the file and line, exit 2, nothing built.
 printf '["streams/mmm-streamed.cu"]\nargs = 2048\n' >"$fake/originals/compare.toml"
 status=0
-PATH="$fake/bin:$PATH" NVCC=$fake/bin/nvcc LABS=$fake/labs WORK=$scratch/work-bad \
-    bash scripts/compare.sh --originals "$fake/originals" >"$scratch/table" 2>"$scratch/err" || status=$?
+stand_in work-bad --originals "$fake/originals" || status=$?
 expect "bad compare.toml: exit 2" "$status" 2
 expect "bad compare.toml: one line naming file and line" "$(cat "$scratch/err")" \
     "compare.sh: $fake/originals/compare.toml:2: cannot read 'args = 2048' (expected [\"program.cu\"] or [\"row\"], then args, time, lab or note = \"...\")"
