@@ -17,6 +17,10 @@
 //   6. warp_tiled (f32 only): the plain-FMA kernel built as cuBLAS's and CUTLASS's SIMT GEMMs are:
 //      128 x 256 tiles, each warp a 64 x 64 piece of them and each thread 8 x 16, the next k step's
 //      numbers loaded during this one, three cp.async stages and one barrier per tile.
+//   7. mma_tiled (f64): step 5's m16n8k4 in step 6's build: 128 x 128 tiles, each warp 64 x 32 of them
+//      (4 x 4 instruction tiles), fragments loaded a step ahead, three stages, 8 k deep.
+//   8. mma_tiled (tf32, from f32 matrices): the same kernel on the TF32 tensor cores (mma m16n8k8,
+//      sm_80): f32 numbers rounded to 10 bits of mantissa, products summed in f32.
 #include "matrix_view.cuh"
 
 // Steps 1 to 3: a block computes a BM x BN tile of C, BK deep at a time, with 256 threads.
@@ -582,16 +586,210 @@ __device__ void warp_tiled(MatrixView<float> a, MatrixView<float> b, MatrixView<
 
 using WarpTiled = WarpTiling<128, 256, 16, 64, 64, 3>;
 
+// ---- Steps 7 and 8: the tensor cores in warp tiles -----------------------------------------------
+
+// Step 5 reaches about two thirds of cuBLAS's DGEMM. Step 7 builds step 5's instruction into step 6's
+// pipeline. Trials of this template at 4096 on an H100 (results/h100/mmm/tile-trials-*.log) show where
+// the last third went: step 5's own tile, 128 x 64, in step 7's pipeline already gave 82% of cuBLAS; a
+// 128 x 128 tile 85%; 8 k per tile instead of 16, 90% (32 k: 80%).
+//
+// - The pipeline of step 6: the next step's fragments loaded during this one, three stages, one
+//   barrier per tile, copies without bounds checks where a tile lies inside A and B. Step 5 loads its
+//   fragments just before the instructions that need them, waits and meets two barriers per tile and
+//   works out every copy's bounds.
+// - A 128 x 128 tile, 8 warps of 64 x 32, each 4 x 4 tiles of m16n8k4: per 4 k a lane loads 8
+//   doubles of A and 4 of B for 16 instructions (step 5: 4 and 4 for 8), and the block copies a third
+//   less per multiply-add. 64 accumulators and two sets of fragments take about 215 registers: one
+//   block per multiprocessor.
+// - A and B stored as they lie (A row-major, 16-byte cp.async.cg for both), each row padded so that a
+//   warp's fragment loads fall into different banks: A's rows BK + 4 numbers long, B's BN + 32 bytes
+//   (the fragments read A along k and B across n, 4 rows of each per instruction).
+// - The larger shapes Hopper added, m16n8k8 and m16n8k16 (SASS DMMA.16x8x8 and DMMA.16x8x16), need
+//   twice and four times the fragment registers; with 16 k per tile, m16n8k8 ran at 44.55 TFLOP/s
+//   against m16n8k4's 50.75, its registers spilling.
+//
+// Step 8 is the same code on the TF32 tensor cores: mma m16n8k8 takes A and B as tf32 (f32's 8 bits
+// of exponent, 10 of mantissa: each number rounded, cvt.rna) and sums in f32. The tile is step 6's,
+// 128 x 256, warps of 64 x 64, 16 k. cuBLAS's TF32 GEMM on Hopper runs faster still, on the
+// warpgroup instructions (wgmma) of sm_90a, which this ladder does not use.
+
+// One tensor-core instruction per element type: the lane's fragments of A (16 x KI), B (KI x 8) and
+// its 4 numbers of the 16 x 8 tile of C. Lane (g, t) = (lane / 4, lane % 4) holds A's (g, t) and
+// (g + 8, t), then the same 4 k on for KI = 8; B's (t, g), then (t + 4, g); C's (g, 2t), (g, 2t + 1)
+// and the same 8 rows down.
+template <typename T> struct TensorCore;
+template <> struct TensorCore<double> {
+    static constexpr int K = 4;  // mma m16n8k4, f64 (sm_90)
+    static __device__ __forceinline__ void mma(double (&d)[4], const double (&a)[2], const double (&b)[1]) {
+        dmma_16x8x4(d, a, b[0]);
+    }
+};
+template <> struct TensorCore<float> {
+    static constexpr int K = 8;  // mma m16n8k8, tf32 in, f32 out (sm_80)
+    static __device__ __forceinline__ unsigned tf32(float x) {
+        unsigned rounded;
+        asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(rounded) : "f"(x));
+        return rounded;
+    }
+    static __device__ __forceinline__ void mma(float (&d)[4], const float (&a)[4], const float (&b)[2]) {
+        asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                     : "r"(tf32(a[0])), "r"(tf32(a[1])), "r"(tf32(a[2])), "r"(tf32(a[3])), "r"(tf32(b[0])), "r"(tf32(b[1])));
+    }
+};
+
+template <typename T_, int BM_, int BN_, int BK_, int WM_, int WN_, int STAGES_>
+struct MmaTiling {
+    using T = T_;
+    static constexpr int BM = BM_, BN = BN_, BK = BK_, WM = WM_, WN = WN_, STAGES = STAGES_;
+    static constexpr int KI = TensorCore<T>::K;      // k of one instruction
+    static constexpr int V = Wide<T>::N;             // numbers in a 16-byte copy
+    static constexpr int WARPS_N = BN / WN;
+    static constexpr int THREADS = 32 * (BM / WM) * WARPS_N;
+    static constexpr int MI = WM / 16, NI = WN / 8;  // a warp's tiles of 16 x 8
+    static constexpr int A_STRIDE = BK + 4;          // A row-major: as[m][k]
+    static constexpr int B_STRIDE = BN + 32 / sizeof(T);  // B as it lies: bs[k][n]
+    static constexpr int A_STAGE = BM * A_STRIDE, B_STAGE = BK * B_STRIDE;  // numbers
+    static constexpr int A_COPIES = BM * BK / V / THREADS, B_COPIES = BK * BN / V / THREADS;  // per thread
+    static constexpr int SHARED_BYTES = STAGES * (A_STAGE + B_STAGE) * sizeof(T);
+    static_assert(BM % WM == 0 && BN % WN == 0 && WM % 16 == 0 && WN % 8 == 0, "warps own whole 16 x 8 tiles");
+    static_assert(BM * BK % (V * THREADS) == 0 && BK * BN % (V * THREADS) == 0, "every thread copies as much");
+    // The fragments alternate between two register sets, step by step and across tiles: an odd number
+    // of instructions' k per tile would start every other tile on the wrong set.
+    static_assert(BK % (2 * KI) == 0, "an even number of instruction steps per tile");
+    static_assert(STAGES >= 2, "a stage to compute on and one to fill");
+};
+
+// The copies of the tiles at k0 into one stage, 16 bytes each: A's row p / (BK / V) (then every
+// THREADS / (BK / V) rows), B's row p / (BN / V) likewise, where p is the thread's index.
+template <class S>
+__device__ __forceinline__ void start_mma_tiles(MatrixView<typename S::T> a, MatrixView<typename S::T> b, typename S::T* as,
+                                                typename S::T* bs, int row0, int col0, int k0, bool inside) {
+#pragma unroll
+    for (int i = 0; i < S::A_COPIES; ++i) {
+        const int p = threadIdx.x + i * S::THREADS, r = p / (S::BK / S::V), k = p % (S::BK / S::V) * S::V;
+        if (inside) cp_async_cg(&as[r * S::A_STRIDE + k], &a(row0 + r, k0 + k));
+        else copy_piece(&as[r * S::A_STRIDE + k], a, row0 + r, k0 + k, a.cols % S::V == 0);
+    }
+#pragma unroll
+    for (int i = 0; i < S::B_COPIES; ++i) {
+        const int p = threadIdx.x + i * S::THREADS, k = p / (S::BN / S::V), n = p % (S::BN / S::V) * S::V;
+        if (inside) cp_async_cg(&bs[k * S::B_STRIDE + n], &b(k0 + k, col0 + n));
+        else copy_piece(&bs[k * S::B_STRIDE + n], b, k0 + k, col0 + n, b.cols % S::V == 0);
+    }
+}
+
+// A lane's fragments for one instruction step: MI tiles of A, NI of B.
+template <class S>
+struct MmaFragment {
+    typename S::T a[S::MI][S::KI / 2];
+    typename S::T b[S::NI][S::KI / 4];
+};
+
+// Step k's fragments; `as` and `bs` point at the lane's first number in the stage: A's (g, t) of the
+// warp's first row, B's (t, g) of its first column.
+template <class S>
+__device__ __forceinline__ void load_mma_fragment(MmaFragment<S>& f, const typename S::T* as, const typename S::T* bs, int k) {
+#pragma unroll
+    for (int i = 0; i < S::MI; ++i) {
+#pragma unroll
+        for (int q = 0; q < S::KI / 2; ++q) f.a[i][q] = as[(i * 16 + q % 2 * 8) * S::A_STRIDE + k + q / 2 * 4];
+    }
+#pragma unroll
+    for (int j = 0; j < S::NI; ++j) {
+#pragma unroll
+        for (int q = 0; q < S::KI / 4; ++q) f.b[j][q] = bs[(k + q * 4) * S::B_STRIDE + j * 8];
+    }
+}
+
+// Two neighbouring numbers of C with one store (C's rows of even length keep every pair aligned).
+__device__ __forceinline__ void store_pair(double* to, double x, double y) { *reinterpret_cast<double2*>(to) = make_double2(x, y); }
+__device__ __forceinline__ void store_pair(float* to, float x, float y) { *reinterpret_cast<float2*>(to) = make_float2(x, y); }
+
+template <class S>
+__device__ void mma_tiled(MatrixView<typename S::T> a, MatrixView<typename S::T> b, MatrixView<typename S::T> c) {
+    using T = typename S::T;
+    extern __shared__ __align__(16) unsigned char mma_shared[];  // A stages 0, 1, ..., then B stages
+    T* const shared = reinterpret_cast<T*>(mma_shared);
+    auto as = [&](int stage) { return shared + stage * S::A_STAGE; };
+    auto bs = [&](int stage) { return shared + S::STAGES * S::A_STAGE + stage * S::B_STAGE; };
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+    const int wm = warp / S::WARPS_N * S::WM, wn = warp % S::WARPS_N * S::WN;  // the warp's piece of the tile
+    const int row0 = blockIdx.y * S::BM, col0 = blockIdx.x * S::BN;
+    const bool block_inside = row0 + S::BM <= a.rows && col0 + S::BN <= b.cols && a.cols % S::V == 0 && b.cols % S::V == 0;  // but for k
+    const int tiles = (a.cols + S::BK - 1) / S::BK;
+    auto start = [&](int stage, int tile) {
+        start_mma_tiles<S>(a, b, as(stage), bs(stage), row0, col0, tile * S::BK, block_inside && (tile + 1) * S::BK <= a.cols);
+    };
+    const int a_lane = (wm + g) * S::A_STRIDE + t, b_lane = t * S::B_STRIDE + wn + g;
+    T acc[S::MI][S::NI][4] = {};
+    // The pipeline of step 6: STAGES - 1 tiles on their way, one commit group per tile.
+    for (int s = 0; s < S::STAGES - 1; ++s) {
+        if (s < tiles) start(s, s);
+        cp_async_commit();
+    }
+    cp_async_wait<S::STAGES - 2>();
+    __syncthreads();
+    int read = 0, write = S::STAGES - 1;
+    constexpr int STEPS = S::BK / S::KI;
+    MmaFragment<S> f[2];
+    load_mma_fragment<S>(f[0], as(0) + a_lane, bs(0) + b_lane, 0);
+    for (int tile = 0; tile < tiles; ++tile) {
+        if (tile + S::STAGES - 1 < tiles) start(write, tile + S::STAGES - 1);
+        cp_async_commit();
+#pragma unroll
+        for (int step = 0; step < STEPS; ++step) {
+            if (step == STEPS - 1) {
+                cp_async_wait<S::STAGES - 2>();  // the next tile is in and, after the barrier, visible
+                __syncthreads();
+                read = read + 1 == S::STAGES ? 0 : read + 1;
+                write = write + 1 == S::STAGES ? 0 : write + 1;
+            }
+            load_mma_fragment<S>(f[(step + 1) % 2], as(read) + a_lane, bs(read) + b_lane, (step + 1) % STEPS * S::KI);
+            const MmaFragment<S>& now = f[step % 2];
+#pragma unroll
+            for (int i = 0; i < S::MI; ++i) {
+#pragma unroll
+                for (int j = 0; j < S::NI; ++j) TensorCore<T>::mma(acc[i][j], now.a[i], now.b[j]);
+            }
+        }
+    }
+    cp_async_wait<0>();
+    // Lane (g, t) holds C's rows g and g + 8 of each tile, columns 2t and 2t + 1: one 8- or 16-byte
+    // store per pair where C's rows are of even length.
+    const bool pairs = c.cols % 2 == 0;
+#pragma unroll
+    for (int i = 0; i < S::MI; ++i) {
+#pragma unroll
+        for (int j = 0; j < S::NI; ++j) {
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const int r = row0 + wm + i * 16 + h * 8 + g, col = col0 + wn + j * 8 + 2 * t;
+                if (r >= c.rows) continue;
+                if (pairs && col < c.cols) {
+                    store_pair(&c(r, col), acc[i][j][2 * h], acc[i][j][2 * h + 1]);
+                } else {
+                    if (col < c.cols) c(r, col) = acc[i][j][2 * h];
+                    if (col + 1 < c.cols) c(r, col + 1) = acc[i][j][2 * h + 1];
+                }
+            }
+        }
+    }
+}
+
+using MmaTiledF64 = MmaTiling<double, 128, 128, 8, 64, 32, 3>;
+using MmaTiledTf32 = MmaTiling<float, 128, 256, 16, 64, 64, 3>;
+
 // Plain C names for the host, one per step and precision.
 extern "C" __global__ void __launch_bounds__(THREADS) register_blocked_f32(MatrixView<float> a, MatrixView<float> b, MatrixView<float> c) { register_blocked(a, b, c); }
 extern "C" __global__ void __launch_bounds__(THREADS) register_blocked_f64(MatrixView<double> a, MatrixView<double> b, MatrixView<double> c) { register_blocked(a, b, c); }
 extern "C" __global__ void __launch_bounds__(THREADS) wide_loads_f32(MatrixView<float> a, MatrixView<float> b, MatrixView<float> c) { wide_loads(a, b, c); }
 extern "C" __global__ void __launch_bounds__(THREADS) wide_loads_f64(MatrixView<double> a, MatrixView<double> b, MatrixView<double> c) { wide_loads(a, b, c); }
 
-// Steps 3 to 6 need newer GPUs: cp.async and FP64 mma m8n8k4 came with sm_80 (Ampere), m16n8k4 with
-// sm_90 (Hopper). A build for an older architecture leaves these kernels out instead of compiling
-// empty ones, so nothing can launch what is not there; the host's list (kernels::NEEDS) says the same,
-// and a test checks every build against it.
+// Steps 3 to 8 need newer GPUs: cp.async, FP64 mma m8n8k4 and TF32 mma came with sm_80 (Ampere),
+// m16n8k4 with sm_90 (Hopper). A build for an older architecture leaves these kernels out instead of
+// compiling empty ones, so nothing can launch what is not there; the host's list (kernels::NEEDS) says
+// the same, and a test checks every build against it.
 #if __CUDA_ARCH__ >= 800
 extern "C" __global__ void __launch_bounds__(THREADS) async_copies_f32(MatrixView<float> a, MatrixView<float> b, MatrixView<float> c) { async_copies(a, b, c); }
 extern "C" __global__ void __launch_bounds__(THREADS) async_copies_f64(MatrixView<double> a, MatrixView<double> b, MatrixView<double> c) { async_copies(a, b, c); }
@@ -599,7 +797,11 @@ extern "C" __global__ void __launch_bounds__(THREADS) async_copies_f64(MatrixVie
 extern "C" __global__ void __launch_bounds__(256) dmma_m8n8k4_f64(MatrixView<double> a, MatrixView<double> b, MatrixView<double> c) { dmma<4, 2, 4, 4, false>(a, b, c); }
 // Step 6, f32 only: 128 x 256 x 16 tiles, warps of 64 x 64, three stages; one block per multiprocessor.
 extern "C" __global__ void __launch_bounds__(WarpTiled::THREADS, 1) warp_tiled_f32(MatrixView<float> a, MatrixView<float> b, MatrixView<float> c) { warp_tiled<WarpTiled>(a, b, c); }
+// Step 8: TF32 tensor cores (mma m16n8k8 tf32 came with sm_80).
+extern "C" __global__ void __launch_bounds__(MmaTiledTf32::THREADS, 1) mma_tiled_tf32(MatrixView<float> a, MatrixView<float> b, MatrixView<float> c) { mma_tiled<MmaTiledTf32>(a, b, c); }
 #endif
 #if __CUDA_ARCH__ >= 900
 extern "C" __global__ void __launch_bounds__(256) dmma_m16n8k4_f64(MatrixView<double> a, MatrixView<double> b, MatrixView<double> c) { dmma<4, 2, 2, 4, true>(a, b, c); }
+// Step 7: m16n8k4 in 128 x 128 tiles, warps of 64 x 32, three stages of 8 k; one block per multiprocessor.
+extern "C" __global__ void __launch_bounds__(MmaTiledF64::THREADS, 1) mma_tiled_f64(MatrixView<double> a, MatrixView<double> b, MatrixView<double> c) { mma_tiled<MmaTiledF64>(a, b, c); }
 #endif

@@ -180,12 +180,14 @@ pub struct Needs {
 /// Every kernel that needs more than sm_75, the oldest architecture CUDA 13 builds for. A test checks
 /// each build against this list: a kernel is in a build exactly when the build's architecture is new
 /// enough.
-pub const NEEDS: [Needs; 5] = [
+pub const NEEDS: [Needs; 7] = [
     Needs { kernel: "async_copies_f32", arch: 80, feature: "cp.async" },
     Needs { kernel: "async_copies_f64", arch: 80, feature: "cp.async" },
     Needs { kernel: "warp_tiled_f32", arch: 80, feature: "cp.async" },
     Needs { kernel: "dmma_m8n8k4_f64", arch: 80, feature: "FP64 tensor cores, mma m8n8k4, and cp.async" },
     Needs { kernel: "dmma_m16n8k4_f64", arch: 90, feature: "FP64 mma m16n8k4, new with Hopper" },
+    Needs { kernel: "mma_tiled_f64", arch: 90, feature: "FP64 mma m16n8k4, new with Hopper" },
+    Needs { kernel: "mma_tiled_tf32", arch: 80, feature: "TF32 tensor cores, mma m16n8k8, and cp.async" },
 ];
 
 /// What `kernel` needs beyond sm_75, if anything.

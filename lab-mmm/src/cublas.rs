@@ -18,6 +18,14 @@ type Status = i32;
 /// `CUBLAS_OP_N`: the operand as it is stored.
 const OP_N: i32 = 0;
 
+/// `cublasMath_t`: how cuBLAS may compute. `Default` keeps f32 GEMMs in f32 (cuBLAS's own default);
+/// `Tf32` lets SGEMM round its inputs to TF32 and use the tensor cores.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Math {
+    Default = 0,
+    Tf32 = 3,
+}
+
 /// `cublasDgemm_v2` and `cublasSgemm_v2`: (handle, transa, transb, m, n, k, alpha, A, lda, B, ldb,
 /// beta, C, ldc), column-major.
 type GemmFn<T> = unsafe extern "C" fn(Handle, i32, i32, i32, i32, i32, *const T, *const T, i32, *const T, i32, *const T, *mut T, i32) -> Status;
@@ -49,6 +57,7 @@ impl Gemm for f32 {
 pub struct Cublas {
     handle: Handle,
     set_stream: unsafe extern "C" fn(Handle, *mut c_void) -> Status,
+    set_math_mode: unsafe extern "C" fn(Handle, i32) -> Status,
     dgemm: GemmFn<f64>,
     sgemm: GemmFn<f32>,
     destroy: unsafe extern "C" fn(Handle) -> Status,
@@ -81,10 +90,11 @@ impl Cublas {
     fn with(library: Library) -> Result<Cublas> {
         // SAFETY: each symbol is given the type of its declaration in cuBLAS's cublas_api.h; the
         // pointers stay valid while `_library` keeps the library loaded, as long as the Cublas lives.
-        let (create, set_stream, dgemm, sgemm, destroy) = unsafe {
+        let (create, set_stream, set_math_mode, dgemm, sgemm, destroy) = unsafe {
             (
                 *symbol::<unsafe extern "C" fn(*mut Handle) -> Status>(&library, "cublasCreate_v2")?,
                 *symbol::<unsafe extern "C" fn(Handle, *mut c_void) -> Status>(&library, "cublasSetStream_v2")?,
+                *symbol::<unsafe extern "C" fn(Handle, i32) -> Status>(&library, "cublasSetMathMode")?,
                 *symbol::<GemmFn<f64>>(&library, "cublasDgemm_v2")?,
                 *symbol::<GemmFn<f32>>(&library, "cublasSgemm_v2")?,
                 *symbol::<unsafe extern "C" fn(Handle) -> Status>(&library, "cublasDestroy_v2")?,
@@ -93,7 +103,13 @@ impl Cublas {
         let mut handle: Handle = std::ptr::null_mut();
         // SAFETY: cublasCreate_v2 writes one handle into `handle`.
         check(unsafe { create(&mut handle) }, "cublasCreate_v2")?;
-        Ok(Cublas { handle, set_stream, dgemm, sgemm, destroy, _library: library })
+        Ok(Cublas { handle, set_stream, set_math_mode, dgemm, sgemm, destroy, _library: library })
+    }
+
+    /// Sets how the GEMMs that follow may compute (cublasSetMathMode).
+    pub fn use_math(&self, math: Math) -> Result<()> {
+        // SAFETY: a live handle and one of cublasMath_t's values.
+        check(unsafe { (self.set_math_mode)(self.handle, math as i32) }, "cublasSetMathMode")
     }
 
     /// Makes the GEMMs that follow run on `stream`.

@@ -5,15 +5,16 @@ use anyhow::{Context as _, Result};
 use common::{check_cuda, raw};
 use common::gpu::Gpu;
 use common::matrix::{Element, Matrix, MatrixView};
-use common::mmm::{launch_mmm, load_mmm, MmmKernel, ProductCheck};
+use common::mmm::{launch_mmm, load_mmm, CpuProduct, MmmKernel, ProductCheck};
 use common::timing::{time_on_stream, Timing};
+use common::verify::Random;
 use cust::function::{BlockSize, Function, FunctionAttribute, GridSize};
 use cust::launch;
 use cust::module::Module;
 use cust::stream::{Stream, StreamFlags};
 use kernels::KernelImage;
 
-use crate::cublas::{Cublas, Gemm};
+use crate::cublas::{Cublas, Gemm, Math};
 
 /// One rung of the ladder.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,13 +34,28 @@ pub enum Step {
     /// Warp tiling, 8 x 16 per thread of a 128 x 256 tile, fragments loaded a step ahead, three
     /// cp.async stages (f32 only: f64 has the tensor cores).
     WarpTiled,
+    /// Step 6's build around step 5's m16n8k4: 128 x 128 tiles, warps of 64 x 32 (f64 only).
+    MmaTiled,
+    /// The same kernel on the TF32 tensor cores, mma m16n8k8, from f32 matrices: precision "tf32".
+    Tf32,
 }
 
 /// The slides' BLOCK_SIZE for the first rung: the faster of the two on an H200.
 pub const TILED_BLOCK_SIZE: u32 = 32;
 
+/// Largest |GPU - CPU| of a TF32 product, relative to its largest element: TF32 keeps 10 bits of
+/// mantissa, so each rounded number is off by up to 2^-11 (4.9e-4) of itself and each product by
+/// twice that; sums of random signs cancel most of it (2e-4 measured at 4096 on an H100). Ten times
+/// the rounding of one number leaves room for a product of two, and is still a hundred times below
+/// what a wrong element gives (its own size).
+pub const TF32_TOLERANCE: f64 = 5e-3;
+
+/// The ladder's precisions: the element type's two, and TF32, which multiplies f32 matrices on the
+/// tensor cores.
+pub const PRECISIONS: [&str; 3] = ["f64", "f32", "tf32"];
+
 impl Step {
-    pub const ALL: [Step; 7] = [
+    pub const ALL: [Step; 9] = [
         Step::Tiled,
         Step::RegisterBlocked,
         Step::WideLoads,
@@ -47,6 +63,8 @@ impl Step {
         Step::TensorCores,
         Step::HopperTensorCores,
         Step::WarpTiled,
+        Step::MmaTiled,
+        Step::Tf32,
     ];
 
     pub fn name(self) -> &'static str {
@@ -58,6 +76,8 @@ impl Step {
             Step::TensorCores => "4. FP64 tensor cores, mma m8n8k4 (DMMA.8)",
             Step::HopperTensorCores => "5. Hopper's mma m16n8k4 (DMMA.16)",
             Step::WarpTiled => "6. warp tiling, 3 cp.async stages (f32)",
+            Step::MmaTiled => "7. DMMA in warp tiles, 128 x 128, 3 stages (f64)",
+            Step::Tf32 => "8. TF32 tensor cores, mma m16n8k8 (tf32)",
         }
     }
 
@@ -73,8 +93,35 @@ impl Step {
             Step::HopperTensorCores => "dmma_m16n8k4",
             Step::WarpTiled if T::NAME != "f32" => return None,
             Step::WarpTiled => "warp_tiled",
+            Step::MmaTiled if T::NAME != "f64" => return None,
+            Step::MmaTiled => "mma_tiled",
+            Step::Tf32 if T::NAME != "f32" => return None,
+            Step::Tf32 => return Some("mma_tiled_tf32".to_string()),
         };
         Some(format!("{stem}_{}", T::NAME))
+    }
+
+    /// The precision the step computes in with matrices of `T`: `T`'s own, but "tf32" for step 8.
+    pub fn precision<T: Element>(self) -> &'static str {
+        if self == Step::Tf32 {
+            "tf32"
+        } else {
+            T::NAME
+        }
+    }
+
+    /// How far the step's C may be from the CPU's, relative to C's largest element.
+    pub fn tolerance<T: Element>(self) -> f64 {
+        if self == Step::Tf32 {
+            TF32_TOLERANCE
+        } else {
+            T::TOLERANCE
+        }
+    }
+
+    /// The steps of one precision of the ladder, in order, with matrices of `T`.
+    pub fn of_precision<T: Element>(precision: &str) -> Vec<Step> {
+        Step::ALL.into_iter().filter(|step| step.c_name::<T>().is_some() && step.precision::<T>() == precision).collect()
     }
 
     /// The image holding the step's kernel (for its ptxas report).
@@ -94,6 +141,10 @@ impl Step {
             Step::TensorCores | Step::HopperTensorCores => (256, (128, 64), dmma_shared_bytes(128, 64)),
             // 2 x 4 warps of 64 x 64, three stages in dynamic shared memory.
             Step::WarpTiled => (256, (128, 256), warp_tiled_shared_bytes(128, 256)),
+            // 2 x 4 warps of 64 x 32, three stages of 8 k in doubles; 2 x 4 warps of 64 x 64, three
+            // stages of 16 k in floats.
+            Step::MmaTiled => (256, (128, 128), mma_tiled_shared_bytes::<f64>(128, 128, 8)),
+            Step::Tf32 => (256, (128, 256), mma_tiled_shared_bytes::<f32>(128, 256, 16)),
         }
     }
 
@@ -120,6 +171,14 @@ fn warp_tiled_shared_bytes(rows: u32, cols: u32) -> u32 {
     const BK: u32 = 16;
     const PAD: u32 = 4;
     STAGES * (BK * (rows + PAD) + BK * cols) * 4
+}
+
+/// Three stages of the A tile, row-major (rows x (depth + 4)), and the B tile (depth x cols, each row
+/// 32 bytes longer), of `T`, as `MmaTiling::SHARED_BYTES` in mmm_ladder.cu.
+fn mma_tiled_shared_bytes<T>(rows: u32, cols: u32, depth: u32) -> u32 {
+    const STAGES: u32 = 3;
+    let size = std::mem::size_of::<T>() as u32;
+    STAGES * (rows * (depth + 4) + depth * (cols + 32 / size)) * size
 }
 
 /// The modules the ladder launches from: the slides' mmm (BLOCK_SIZE 32) and the ladder's kernels, and
@@ -168,6 +227,38 @@ impl Ladder {
     }
 }
 
+/// A and B of one precision on the GPU, C beside them, and the CPU's product that every C is checked
+/// against (computed once for all the steps and cuBLAS).
+pub struct Operands<T: Element> {
+    pub a: Matrix<T>,
+    pub b: Matrix<T>,
+    pub c: Matrix<T>,
+    reference: CpuProduct,
+}
+
+impl<T: Element> Operands<T> {
+    /// A and B (f64 on the host) converted to `T` and copied to the GPU; C allocated.
+    pub fn new(a64: &Matrix<f64>, b64: &Matrix<f64>, random: &mut Random) -> Result<Operands<T>> {
+        let mut a: Matrix<T> = a64.convert()?;
+        let mut b: Matrix<T> = b64.convert()?;
+        a.copy_to_gpu()?;
+        b.copy_to_gpu()?;
+        let c = Matrix::<T>::new(a.rows(), b.cols())?;
+        let reference = CpuProduct::new(&a, &b, random);
+        Ok(Operands { a, b, c, reference })
+    }
+
+    /// Multiply-adds times two.
+    pub fn flops(&self) -> f64 {
+        2.0 * (self.a.rows() * self.a.cols() * self.b.cols()) as f64
+    }
+
+    /// How C's host copy compares with the CPU's product, allowed `tolerance` of C's largest element.
+    pub fn check(&self, tolerance: f64, random: &mut Random) -> ProductCheck {
+        ProductCheck { tolerance, ..self.reference.check(&self.a, &self.b, &self.c, random) }
+    }
+}
+
 /// Poisons C, runs `step` once to warm up and `repetitions` times between events, copies C back.
 /// `None` where the step has no kernel in precision `T`.
 pub fn run_step<T: Element>(
@@ -189,16 +280,23 @@ pub fn run_step<T: Element>(
     Ok(Some(timing))
 }
 
-/// C = A * B with cuBLAS, timed like a step (a warm-up, then `repetitions` between events), into C's
-/// host copy.
-pub fn run_library<T: Gemm>(cublas: &Cublas, a: &Matrix<T>, b: &Matrix<T>, c: &mut Matrix<T>, repetitions: usize) -> Result<Timing> {
+/// C = A * B with cuBLAS computing as `math` says, timed like a step (a warm-up, then `repetitions`
+/// between events), into C's host copy. cuBLAS is left in its default math.
+pub fn run_library<T: Gemm>(cublas: &Cublas, math: Math, a: &Matrix<T>, b: &Matrix<T>, c: &mut Matrix<T>, repetitions: usize) -> Result<Timing> {
+    cublas.use_math(math)?;
+    let timing = run_gemm(cublas, library_row::<T>(math), a, b, c, repetitions);
+    cublas.use_math(Math::Default)?;
+    timing
+}
+
+fn run_gemm<T: Gemm>(cublas: &Cublas, name: &str, a: &Matrix<T>, b: &Matrix<T>, c: &mut Matrix<T>, repetitions: usize) -> Result<Timing> {
     let stream = check_cuda!(Stream::new(StreamFlags::DEFAULT, None))?;
     c.poison_on_gpu()?;
     let views = (a.view()?, b.view()?, c.view()?);
     // SAFETY: the stream outlives the GEMMs below: time_on_stream returns only once the device has
     // finished.
     unsafe { cublas.use_stream(&stream) }?;
-    let _named = common::profile::program(T::ROW);
+    let _named = common::profile::program(name);
     // SAFETY: the views are A's, B's and C's device copies, of their sizes; nothing else writes them,
     // and they outlive the work: time_on_stream returns only once the device has finished.
     let timing = time_on_stream(&stream, 1, repetitions, || unsafe { cublas.gemm(views) })?;
@@ -235,6 +333,23 @@ fn allow_dynamic_shared(function: &Function, bytes: u32) -> Result<()> {
         raw::cuFuncSetAttribute(function.to_raw().cast(), raw::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes as i32)
     })?;
     Ok(())
+}
+
+/// How cuBLAS computes in one of the ladder's precisions, and how close to the CPU its C must be.
+pub fn library_math<T: Element>(precision: &str) -> (Math, f64) {
+    if precision == "tf32" {
+        (Math::Tf32, TF32_TOLERANCE)
+    } else {
+        (Math::Default, T::TOLERANCE)
+    }
+}
+
+/// How the ladder's table names cuBLAS's row for matrices of `T` and `math`.
+pub fn library_row<T: Gemm>(math: Math) -> &'static str {
+    match math {
+        Math::Default => T::ROW,
+        Math::Tf32 => "cuBLAS SGEMM, TF32 tensor cores (the library)",
+    }
 }
 
 /// One rung, measured.
@@ -336,6 +451,33 @@ pub fn format_ladder(rows: &[LadderRow]) -> String {
     table
 }
 
+/// What TF32 costs: the largest error of the last step that ran in tf32, f32 and f64, and TF32's
+/// speed against f32's; `None` without a TF32 step in the rows.
+pub fn precision_cost(rows: &[LadderRow]) -> Option<String> {
+    let last = |precision: &str| {
+        rows.iter().rev().find_map(|row| match row {
+            LadderRow::Ran(rung) if rung.precision == precision => Some(rung),
+            _ => None,
+        })
+    };
+    let tf32 = last("tf32")?;
+    let number = |step: Step| Step::ALL.iter().position(|&s| s == step).unwrap_or_default();
+    let mut line = format!("Max rel. error: {:.1e} in tf32 (step {})", tf32.check.error, number(tf32.step));
+    for precision in ["f32", "f64"] {
+        if let Some(rung) = last(precision) {
+            line.push_str(&format!(", {:.1e} in {precision} (step {})", rung.check.error, number(rung.step)));
+        }
+    }
+    if let Some(f32) = last("f32") {
+        line.push_str(&format!(
+            ": TF32 gives up {:.0}x f32's accuracy for {:.1}x its speed.",
+            tf32.check.error / f32.check.error.max(f64::MIN_POSITIVE),
+            tf32.tflops() / f32.tflops()
+        ));
+    }
+    Some(line)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -369,6 +511,11 @@ mod tests {
         assert_eq!(Step::WarpTiled.c_name::<f32>().as_deref(), Some("warp_tiled_f32"));
         assert_eq!(Step::WarpTiled.c_name::<f64>(), None);
         assert_eq!(kernels::needs("warp_tiled_f32").map(|needs| needs.arch), Some(80), "cp.async");
+        // Step 7 is f64's, on Hopper's m16n8k4; step 8 multiplies f32 matrices in TF32.
+        assert_eq!((Step::MmaTiled.c_name::<f64>().as_deref(), Step::MmaTiled.c_name::<f32>()), (Some("mma_tiled_f64"), None));
+        assert_eq!((Step::Tf32.c_name::<f32>().as_deref(), Step::Tf32.c_name::<f64>()), (Some("mma_tiled_tf32"), None));
+        assert_eq!(kernels::needs("mma_tiled_f64").map(|needs| needs.arch), Some(90), "m16n8k4");
+        assert_eq!(kernels::needs("mma_tiled_tf32").map(|needs| needs.arch), Some(80), "TF32 mma");
         for step in Step::ALL {
             for name in [step.c_name::<f64>(), step.c_name::<f32>()].into_iter().flatten() {
                 // In the newest build; older ones may lack what needs a newer GPU (kernels::NEEDS).
@@ -410,6 +557,52 @@ mod tests {
         // More than the 64 KiB an sm_75 block may have (the kernel needs sm_80 anyway), within the
         // 99 KiB of the smallest GPUs that run it (sm_86, sm_89, sm_120).
         assert!(Step::WarpTiled.shape().2 > 64 * 1024 && Step::WarpTiled.shape().2 <= 99 * 1024);
+    }
+
+    /// Steps 7 and 8: 256 threads, tiles of 128 x 128 (f64, 8 k deep) and 128 x 256 (tf32, 16 k), three
+    /// stages of A (rows of k + 4 numbers) and B (rows of n numbers and 32 bytes), as `MmaTiling` in
+    /// mmm_ladder.cu. Step 8 runs from sm_80, so it must fit the 99 KiB of sm_86, sm_89 and sm_120.
+    #[test]
+    fn the_tensor_core_tiles_and_their_three_stages() {
+        assert_eq!(Step::MmaTiled.shape(), (256, (128, 128), 3 * (128 * (8 + 4) + 8 * (128 + 4)) * 8));
+        assert_eq!(Step::Tf32.shape(), (256, (128, 256), 3 * (128 * (16 + 4) + 16 * (256 + 8)) * 4));
+        assert_eq!((Step::MmaTiled.shape().2, Step::Tf32.shape().2), (62208, 81408));
+        assert!(Step::Tf32.shape().2 <= 99 * 1024);
+    }
+
+    #[test]
+    fn each_precision_climbs_its_own_steps() {
+        use Step::*;
+        assert_eq!(Step::of_precision::<f64>("f64"), [Tiled, RegisterBlocked, WideLoads, AsyncCopies, TensorCores, HopperTensorCores, MmaTiled]);
+        assert_eq!(Step::of_precision::<f32>("f32"), [Tiled, RegisterBlocked, WideLoads, AsyncCopies, WarpTiled]);
+        assert_eq!(Step::of_precision::<f32>("tf32"), [Tf32]);
+        assert!(Step::of_precision::<f64>("tf32").is_empty());
+        assert_eq!((Tf32.precision::<f32>(), WarpTiled.precision::<f32>(), MmaTiled.precision::<f64>()), ("tf32", "f32", "f64"));
+        // TF32 is checked against its own rounding, f32 and f64 as before.
+        assert_eq!((Tf32.tolerance::<f32>(), WarpTiled.tolerance::<f32>(), MmaTiled.tolerance::<f64>()), (TF32_TOLERANCE, 1e-4, 1e-12));
+        assert!(TF32_TOLERANCE > 2.0 * 2f64.powi(-11) && TF32_TOLERANCE < 1e-2);
+    }
+
+    /// The line under the table: each precision's last step's error, and TF32's price against f32.
+    #[test]
+    fn the_price_of_tf32_is_its_error_against_f32s_and_its_speed() {
+        let with_error = |step, precision, ms, error| {
+            let mut rung = rung(step, precision, ms);
+            rung.check.error = error;
+            LadderRow::Ran(rung)
+        };
+        let rows = [
+            with_error(Step::MmaTiled, "f64", 4.0, 1e-16),
+            with_error(Step::AsyncCopies, "f32", 4.0, 1e-6),
+            with_error(Step::WarpTiled, "f32", 3.0, 2e-7),
+            with_error(Step::Tf32, "tf32", 1.0, 3e-4),
+        ];
+        assert_eq!(
+            precision_cost(&rows).as_deref(),
+            Some("Max rel. error: 3.0e-4 in tf32 (step 8), 2.0e-7 in f32 (step 6), 1.0e-16 in f64 (step 7): TF32 gives up 1500x f32's accuracy for 3.0x its speed.")
+        );
+        assert_eq!(precision_cost(&rows[..3]), None, "no TF32, no line");
+        assert_eq!(precision_cost(&rows[3..]).as_deref(), Some("Max rel. error: 3.0e-4 in tf32 (step 8)"));
     }
 
     /// The grid covers C with whole tiles, however C's sizes fall: blocks along the columns (x), then

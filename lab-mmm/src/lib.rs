@@ -1,7 +1,7 @@
 //! The steps of lab-mmm, called by `main.rs` in the slide's order, by the GPU tests and by the
 //! benchmark.
 
-use anyhow::{ensure, Result};
+use anyhow::{bail, ensure, Result};
 use clap::ValueEnum;
 use common::guard::Guarded;
 use common::matrix::{Element, Matrix, MatrixView};
@@ -14,14 +14,42 @@ use cust::stream::Stream;
 pub mod check;
 pub mod cublas;
 pub mod ladder;
+pub mod sweep;
 
 /// Which precisions to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Precision {
     F32,
     F64,
+    /// TF32 tensor cores on f32 matrices (--ladder only: the slides' kernels have no TF32 version).
+    Tf32,
     /// f64 (the slides' double) first, then f32.
     Both,
+    /// f64, f32 and, with --ladder, tf32.
+    All,
+}
+
+impl Precision {
+    /// The precisions the slides' kernels run in, in order; an error for tf32, which they have not.
+    pub fn of_slides(self) -> Result<Vec<&'static str>> {
+        Ok(match self {
+            Precision::F64 => vec!["f64"],
+            Precision::F32 => vec!["f32"],
+            Precision::Both | Precision::All => vec!["f64", "f32"],
+            Precision::Tf32 => bail!("--precision tf32 is the ladder's (--ladder): the slides' mmm kernels have no TF32 version"),
+        })
+    }
+
+    /// The precisions the ladder climbs, in order.
+    pub fn of_ladder(self) -> Vec<&'static str> {
+        match self {
+            Precision::F64 => vec!["f64"],
+            Precision::F32 => vec!["f32"],
+            Precision::Tf32 => vec!["tf32"],
+            Precision::Both => vec!["f64", "f32"],
+            Precision::All => ladder::PRECISIONS.to_vec(),
+        }
+    }
 }
 
 /// One kernel at one block size and precision: its time and how its C compared with the CPU.
@@ -119,6 +147,15 @@ pub fn format_table(rows: &[Row]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tf32_is_the_ladders_and_all_means_every_precision_that_applies() {
+        assert_eq!(Precision::All.of_slides().unwrap(), ["f64", "f32"]);
+        assert_eq!(Precision::All.of_ladder(), ["f64", "f32", "tf32"]);
+        assert_eq!(Precision::Both.of_ladder(), ["f64", "f32"]);
+        assert_eq!(Precision::Tf32.of_ladder(), ["tf32"]);
+        assert!(Precision::Tf32.of_slides().unwrap_err().to_string().starts_with("--precision tf32 is the ladder's"));
+    }
 
     fn row(kernel: MmmKernel, ms: f64) -> Row {
         Row {

@@ -20,7 +20,11 @@ use common::assignment::{Check, Entry, StudentArgs};
 use common::verify::{verdict, Random};
 use cust::module::Module;
 use lab_mmm::cublas::{Cublas, Gemm};
-use lab_mmm::ladder::{format_ladder, resources, run_library, run_step, Ladder, LadderRow, Rung, Step};
+use lab_mmm::ladder::{
+    format_ladder, library_math, library_row, precision_cost, resources, run_library, run_step, Ladder, LadderRow, Operands, Rung, Step,
+    TILED_BLOCK_SIZE,
+};
+use lab_mmm::sweep;
 use kernels::KernelImage;
 use lab_mmm::{check, format_table, multiply_on_gpu, Precision, Row};
 
@@ -47,9 +51,10 @@ struct Args {
     /// The kernels are compiled for 16 and 32; give one or both, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "16,32", value_parser = parse_block_size)]
     block_size: Vec<u32>,
-    /// Element type: f64 (the slides' double), f32, or both.
-    #[arg(long, value_enum, default_value = "both")]
-    precision: Precision,
+    /// Element type: f64 (the slides' double), f32, both, or all (with --ladder also tf32: the TF32
+    /// tensor cores on f32 matrices). Default: both; all with --ladder.
+    #[arg(long, value_enum)]
+    precision: Option<Precision>,
     /// Timed launches per kernel after one warm-up; the median is reported.
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
     repetitions: u32,
@@ -62,17 +67,24 @@ struct Args {
     /// Write C (of the first precision run) to this file, in the input format.
     #[arg(long, value_name = "FILE")]
     output: Option<PathBuf>,
-    /// Let --output replace an existing file.
-    #[arg(long, requires = "output")]
+    /// Let --output and --plot replace existing files.
+    #[arg(long)]
     force: bool,
     /// Also print the ptxas report of each kernel run, the driver's view of it and the register arithmetic.
     #[arg(long)]
     ptxas: bool,
-    /// Beyond the slides: the tiled kernel, then register blocking, 16-byte loads, cp.async double
-    /// buffering and (f64) the tensor cores, each timed and checked (random 4096 x 4096 unless sizes
-    /// are given; --kernel and --block-size do not apply).
+    /// Beyond the slides: the tiled kernel, then register blocking, 16-byte loads, cp.async stages,
+    /// warp tiling and the tensor cores (FP64 and TF32), each timed, checked and set beside cuBLAS
+    /// (random 4096 x 4096 unless sizes are given; --kernel and --block-size do not apply).
     #[arg(long, conflicts_with_all = ["files", "output", "print", "kernel_source"])]
     ladder: bool,
+    /// With --ladder: the best step of each precision and cuBLAS at sizes 256 to 8192 and a few thin
+    /// shapes (8192 x 256 x 8192, ...), as a table.
+    #[arg(long, requires = "ladder", conflicts_with_all = ["size", "random"])]
+    sweep: bool,
+    /// With --sweep: also draw TFLOP/s and the share of cuBLAS by size into this SVG file.
+    #[arg(long, value_name = "FILE.svg", requires = "sweep")]
+    plot: Option<PathBuf>,
     #[command(flatten)]
     student: StudentArgs,
     #[command(flatten)]
@@ -111,6 +123,16 @@ fn run(args: Args) -> Result<()> {
         })
         .collect::<Result<_>>()?;
     let mut random = Random::new(args.seed);
+    let precision = args.precision.unwrap_or(if args.ladder { Precision::All } else { Precision::Both });
+    let precisions = if args.ladder { precision.of_ladder() } else { precision.of_slides()? };
+    if args.sweep {
+        if let Some(path) = &args.plot {
+            check_output_path(path, args.force)?;
+        }
+        let gpu = Gpu::open(0)?;
+        println!("{}", gpu.info);
+        return sweep(&gpu, &precisions, &args, &mut random);
+    }
     let files = read_files(&args)?;
     let sizes = match &files {
         Some((a, b)) => {
@@ -127,10 +149,10 @@ fn run(args: Args) -> Result<()> {
     let gpu = Gpu::open(0)?;
     println!("{}", gpu.info);
     for &block_size in &args.block_size {
-        if runs_f64(args.precision) {
+        if precisions.contains(&"f64") {
             check_product_fits::<f64>(&gpu, sizes, block_size)?;
         }
-        if runs_f32(args.precision) {
+        if precisions.iter().any(|&p| p == "f32" || p == "tf32") {
             check_product_fits::<f32>(&gpu, sizes, block_size)?;
         }
     }
@@ -139,22 +161,21 @@ fn run(args: Args) -> Result<()> {
         None => random_inputs(sizes, args.seed, &mut random)?,
     };
     if args.ladder {
-        return climb(&gpu, &a, &b, &args, &mut random);
+        return climb(&gpu, &a, &b, &precisions, &args, &mut random);
     }
     if args.print || !args.files.is_empty() {
         print!("A =\n{a}B =\n{b}");
     }
     let modules: Vec<(u32, Module)> = images.iter().map(|&(bs, image)| Ok((bs, gpu.load(image)?))).collect::<Result<_>>()?;
-    let progress = Progress::new(configurations(&args), "lab-mmm");
+    let progress = Progress::new(precisions.len() * args.block_size.len() * kernels_to_run(args.kernel).len(), "lab-mmm");
 
     let mut rows = Vec::new();
     let mut first_c: Option<Matrix<f64>> = None;
-    if runs_f64(args.precision) {
-        let c = multiply::<f64>(&gpu, &modules, (&a, &b), &args, &mut random, &mut rows, &progress)?;
-        first_c.get_or_insert(c);
-    }
-    if runs_f32(args.precision) {
-        let c = multiply::<f32>(&gpu, &modules, (&a, &b), &args, &mut random, &mut rows, &progress)?;
+    for &precision in &precisions {
+        let c = match precision {
+            "f64" => multiply::<f64>(&gpu, &modules, (&a, &b), &args, &mut random, &mut rows, &progress)?,
+            _ => multiply::<f32>(&gpu, &modules, (&a, &b), &args, &mut random, &mut rows, &progress)?,
+        };
         first_c.get_or_insert(c);
     }
     drop(progress);
@@ -209,20 +230,6 @@ fn host_bytes((m, k, n): (usize, usize, usize)) -> u64 {
     u64::try_from(8 * inputs + 8 * (inputs + product) + 3 * 8 * product).unwrap_or(u64::MAX)
 }
 
-fn runs_f64(precision: Precision) -> bool {
-    matches!(precision, Precision::F64 | Precision::Both)
-}
-
-fn runs_f32(precision: Precision) -> bool {
-    matches!(precision, Precision::F32 | Precision::Both)
-}
-
-/// Kernels timed in all: precisions x block sizes x kernels, for the progress bar.
-fn configurations(args: &Args) -> usize {
-    let precisions = usize::from(runs_f64(args.precision)) + usize::from(runs_f32(args.precision));
-    precisions * args.block_size.len() * kernels_to_run(args.kernel).len()
-}
-
 /// The slide's program for element type T: copy A and B to the GPU, run each kernel, copy C back,
 /// check it. Returns the last C (as f64, for --output).
 fn multiply<T: Element>(
@@ -268,75 +275,117 @@ fn multiply<T: Element>(
     c.convert()
 }
 
-/// `--ladder`: every step in f64 (the slides' double), then in f32, each checked; the table last.
-fn climb(gpu: &Gpu, a64: &Matrix<f64>, b64: &Matrix<f64>, args: &Args, random: &mut Random) -> Result<()> {
+/// `--ladder`: every step in each precision (f64, the slides' double, first), each checked, beside
+/// cuBLAS; the table last.
+fn climb(gpu: &Gpu, a64: &Matrix<f64>, b64: &Matrix<f64>, precisions: &[&'static str], args: &Args, random: &mut Random) -> Result<()> {
     let ladder = Ladder::load(gpu)?;
-    // cuBLAS on the same matrices, the speed limit every step is measured against (issue 24).
-    let cublas = match Cublas::load() {
-        Ok(cublas) => Some(cublas),
-        Err(err) => {
-            println!("{err:#}: the ladder runs without cuBLAS's rows.");
-            None
-        }
-    };
+    let cublas = load_cublas();
     let mut rows = Vec::new();
-    if runs_f64(args.precision) {
-        climb_in::<f64>(gpu, (&ladder, cublas.as_ref()), a64, b64, args, random, &mut rows)?;
-    }
-    if runs_f32(args.precision) {
-        climb_in::<f32>(gpu, (&ladder, cublas.as_ref()), a64, b64, args, random, &mut rows)?;
+    for &precision in precisions {
+        match precision {
+            "f64" => climb_in::<f64>(gpu, (&ladder, cublas.as_ref()), (a64, b64), precision, args, random, &mut rows)?,
+            _ => climb_in::<f32>(gpu, (&ladder, cublas.as_ref()), (a64, b64), precision, args, random, &mut rows)?,
+        }
     }
     println!("\n{}", format_ladder(&rows));
+    if let Some(cost) = precision_cost(&rows) {
+        println!("{cost}");
+    }
     let rungs: Vec<&Rung> = rows.iter().filter_map(|row| if let LadderRow::Ran(rung) = row { Some(rung) } else { None }).collect();
     let failed = rungs.iter().filter(|rung| !rung.check.passed()).count();
     verdict(failed == 0, &format!("{failed} of {} products differ from the CPU", rungs.len()))
 }
 
-/// The ladder in precision T: A and B copied to the GPU once, each step run, timed and checked (a step
-/// this GPU or build cannot run gets a row that says why), then cuBLAS where it was found.
+/// cuBLAS on the same matrices, the speed limit every step is measured against (issue 24); without
+/// it, one line says so and the ladder runs on.
+fn load_cublas() -> Option<Cublas> {
+    match Cublas::load() {
+        Ok(cublas) => Some(cublas),
+        Err(err) => {
+            println!("{err:#}: the ladder runs without cuBLAS's rows.");
+            None
+        }
+    }
+}
+
+/// The ladder in one precision, with matrices of T: A and B copied to the GPU once, each step run,
+/// timed and checked (a step this GPU or build cannot run gets a row that says why), then cuBLAS
+/// where it was found.
 fn climb_in<T: Gemm>(
     gpu: &Gpu,
     (ladder, cublas): (&Ladder, Option<&Cublas>),
-    a64: &Matrix<f64>,
-    b64: &Matrix<f64>,
+    (a64, b64): (&Matrix<f64>, &Matrix<f64>),
+    precision: &'static str,
     args: &Args,
     random: &mut Random,
     rows: &mut Vec<LadderRow>,
 ) -> Result<()> {
-    let mut a: Matrix<T> = a64.convert()?;
-    let mut b: Matrix<T> = b64.convert()?;
-    a.copy_to_gpu()?;
-    b.copy_to_gpu()?;
-    let mut c = Matrix::<T>::new(a.rows(), b.cols())?;
-    let reference = CpuProduct::new(&a, &b, random);
-    let progress = Progress::new(Step::ALL.len() + usize::from(cublas.is_some()), &format!("lab-mmm --ladder ({})", T::NAME));
-    let flops = 2.0 * (a.rows() * a.cols() * b.cols()) as f64;
-    for step in Step::ALL {
+    let mut operands = Operands::<T>::new(a64, b64, random)?;
+    let (flops, repetitions) = (operands.flops(), args.repetitions as usize);
+    let steps = Step::of_precision::<T>(precision);
+    let progress = Progress::new(steps.len() + usize::from(cublas.is_some()), &format!("lab-mmm --ladder ({precision})"));
+    for &step in &steps {
         progress.step(step.name());
         if let Some(why) = ladder.unavailable::<T>(step) {
             progress.done();
-            rows.push(LadderRow::NotRun { step, precision: T::NAME, why });
+            rows.push(LadderRow::NotRun { step, precision, why });
             continue;
         }
-        let Some(timing) = run_step(ladder, step, &a, &b, &mut c, args.repetitions as usize)? else {
+        let Some(timing) = run_step(ladder, step, &operands.a, &operands.b, &mut operands.c, repetitions)? else {
             progress.done();
             continue;
         };
-        let check = reference.check(&a, &b, &c, random);
+        let check = operands.check(step.tolerance::<T>(), random);
         let (registers, shared_bytes, blocks_per_sm, occupancy) = resources::<T>(gpu, ladder, step)?;
         progress.done();
-        progress.println(format!("{} {}: {timing}", step.name(), T::NAME));
-        rows.push(LadderRow::Ran(Rung { step, precision: T::NAME, timing, check, flops, registers, shared_bytes, blocks_per_sm, occupancy }));
+        progress.println(format!("{} {precision}: {timing}", step.name()));
+        rows.push(LadderRow::Ran(Rung { step, precision, timing, check, flops, registers, shared_bytes, blocks_per_sm, occupancy }));
     }
     if let Some(cublas) = cublas {
-        progress.step(T::ROW);
-        let timing = run_library(cublas, &a, &b, &mut c, args.repetitions as usize)?;
-        let check = reference.check(&a, &b, &c, random);
+        let (math, tolerance) = library_math::<T>(precision);
+        let name = library_row::<T>(math);
+        progress.step(name);
+        let timing = run_library(cublas, math, &operands.a, &operands.b, &mut operands.c, repetitions)?;
+        let check = operands.check(tolerance, random);
         progress.done();
-        progress.println(format!("{} {}: {timing}", T::ROW, T::NAME));
-        rows.push(LadderRow::Library { name: T::ROW, precision: T::NAME, timing, check, flops });
+        progress.println(format!("{name} {precision}: {timing}"));
+        rows.push(LadderRow::Library { name, precision, timing, check, flops });
     }
     Ok(())
+}
+
+/// `--ladder --sweep`: for each shape, random A and B, then each precision's best step and cuBLAS,
+/// timed and checked; the table, and the plot where asked.
+fn sweep(gpu: &Gpu, precisions: &[&'static str], args: &Args, random: &mut Random) -> Result<()> {
+    let ladder = Ladder::load(gpu)?;
+    let cublas = load_cublas();
+    let progress = Progress::new(sweep::SHAPES.len() * precisions.len(), "lab-mmm --ladder --sweep");
+    let mut points = Vec::new();
+    for (m, k, n) in sweep::SHAPES {
+        ensure_host_fits(host_bytes((m, k, n)), &format!("the sweep's {m} x {k} by {k} x {n}"))?;
+        check_product_fits::<f64>(gpu, (m, k, n), TILED_BLOCK_SIZE)?;
+        let (a, b) = (Matrix::random(m, k, random)?, Matrix::random(k, n, random)?);
+        for &precision in precisions {
+            progress.step(format!("{} {precision}", sweep::shape_name((m, k, n))));
+            let tools = (&ladder, cublas.as_ref());
+            let repetitions = args.repetitions as usize;
+            let point = match precision {
+                "f64" => sweep::measure::<f64>(tools, precision, (&a, &b), repetitions, random)?,
+                _ => sweep::measure::<f32>(tools, precision, (&a, &b), repetitions, random)?,
+            };
+            progress.done();
+            points.extend(point);
+        }
+    }
+    drop(progress);
+    println!("\n{}", sweep::table(&points));
+    if let Some(path) = &args.plot {
+        let title = format!("lab-mmm --ladder --sweep on {}", gpu.info.name);
+        sweep::plot(&points, &title, path, args.force)?;
+        println!("Plot written to {}", path.display());
+    }
+    let failed = points.iter().filter(|point| !point.passed).count();
+    verdict(failed == 0, &format!("{failed} of {} shapes and precisions differ from the CPU", points.len()))
 }
 
 fn kernels_to_run(choice: KernelChoice) -> Vec<MmmKernel> {

@@ -13,7 +13,7 @@ fn help_explains_every_flag() {
     let outcome = run(LAB, &["--help"]);
     assert_eq!(outcome.code, Some(0));
     for flag in ["--random", "--size", "--kernel", "--block-size", "--precision", "--repetitions", "--seed",
-        "--print", "--output", "--force", "--ptxas", "--ladder"] {
+        "--print", "--output", "--force", "--ptxas", "--ladder", "--sweep", "--plot"] {
         assert!(outcome.stdout.contains(flag), "--help does not mention {flag}");
     }
 }
@@ -87,6 +87,24 @@ fn refuses_random_matrices_larger_than_host_memory_before_filling_them() {
     let outcome = run(LAB, &["--random", "200000"]);
     let needle = "multiplying 200000 x 200000 by 200000 x 200000 needs 2.3 TiB of host memory, but this machine has";
     assert!(outcome.is_one_line_error("lab-mmm", needle), "{outcome:?}");
+}
+
+/// TF32 and the sweep are the ladder's; the plot is the sweep's. Each misuse is one line, before any
+/// GPU is looked for, and no plot is written over a file that is there.
+#[test]
+fn tf32_the_sweep_and_its_plot_belong_to_the_ladder() {
+    let outcome = run(LAB, &["--precision", "tf32"]);
+    assert!(outcome.is_one_line_error("lab-mmm", "--precision tf32 is the ladder's (--ladder)"), "{outcome:?}");
+    let outcome = run(LAB, &["--sweep"]);
+    assert!(outcome.is_one_line_error("lab-mmm", "--ladder"), "{outcome:?}");
+    let outcome = run(LAB, &["--ladder", "--plot", "/tmp/lab-mmm-never-written.svg"]);
+    assert!(outcome.is_one_line_error("lab-mmm", "--sweep"), "{outcome:?}");
+    let outcome = run(LAB, &["--ladder", "--sweep", "--size", "100"]);
+    assert!(outcome.is_one_line_error("lab-mmm", "'--sweep' cannot be used with"), "{outcome:?}");
+    let plot = temp_file("lab-mmm-sweep.svg", "not a plot");
+    let outcome = run(LAB, &["--ladder", "--sweep", "--plot", &plot]);
+    assert!(outcome.is_one_line_error("lab-mmm", "exists; not overwriting it (--force replaces it)"), "{outcome:?}");
+    assert_eq!(std::fs::read_to_string(&plot).unwrap(), "not a plot");
 }
 
 #[test]
