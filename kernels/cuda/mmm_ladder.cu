@@ -605,8 +605,8 @@ using WarpTiled = WarpTiling<128, 256, 16, 64, 64, 3>;
 //   warp's fragment loads fall into different banks: A's rows BK + 4 numbers long, B's BN + 32 bytes
 //   (the fragments read A along k and B across n, 4 rows of each per instruction).
 // - The larger shapes Hopper added, m16n8k8 and m16n8k16 (SASS DMMA.16x8x8 and DMMA.16x8x16), need
-//   twice and four times the fragment registers; with 16 k per tile, m16n8k8 ran at 44.55 TFLOP/s
-//   against m16n8k4's 50.75, its registers spilling.
+//   twice and four times the fragment registers; with 16 k per tile, m16n8k8 took 255 registers,
+//   spilled, and ran at 44.55 TFLOP/s against m16n8k4's 50.75 (the trials' logs and program).
 //
 // Step 8 is the same code on the TF32 tensor cores: mma m16n8k8 takes A and B as tf32 (f32's 8 bits
 // of exponent, 10 of mantissa: each number rounded, cvt.rna) and sums in f32. The tile is step 6's,
@@ -654,8 +654,9 @@ struct MmaTiling {
     static constexpr int SHARED_BYTES = STAGES * (A_STAGE + B_STAGE) * sizeof(T);
     static_assert(BM % WM == 0 && BN % WN == 0 && WM % 16 == 0 && WN % 8 == 0, "warps own whole 16 x 8 tiles");
     static_assert(BM * BK % (V * THREADS) == 0 && BK * BN % (V * THREADS) == 0, "every thread copies as much");
-    // The fragments alternate between two register sets, step by step and across tiles: an odd number
-    // of instructions' k per tile would start every other tile on the wrong set.
+    // The fragments alternate between two register sets, step by step and across tiles: with an odd
+    // number of instruction steps per tile, every tile after the first would compute its first step
+    // on the set loaded for another step.
     static_assert(BK % (2 * KI) == 0, "an even number of instruction steps per tile");
     static_assert(STAGES >= 2, "a stage to compute on and one to fill");
 };
@@ -779,6 +780,10 @@ __device__ void mma_tiled(MatrixView<typename S::T> a, MatrixView<typename S::T>
 
 using MmaTiledF64 = MmaTiling<double, 128, 128, 8, 64, 32, 3>;
 using MmaTiledTf32 = MmaTiling<float, 128, 256, 16, 64, 64, 3>;
+// The host launches these with the dynamic shared memory of Step::shape() in lab-mmm/src/ladder.rs.
+static_assert(WarpTiled::SHARED_BYTES == 74496, "Step::WarpTiled.shape() in ladder.rs");
+static_assert(MmaTiledF64::SHARED_BYTES == 62208, "Step::MmaTiled.shape() in ladder.rs");
+static_assert(MmaTiledTf32::SHARED_BYTES == 81408, "Step::Tf32.shape() in ladder.rs");
 
 // Plain C names for the host, one per step and precision.
 extern "C" __global__ void __launch_bounds__(THREADS) register_blocked_f32(MatrixView<float> a, MatrixView<float> b, MatrixView<float> c) { register_blocked(a, b, c); }

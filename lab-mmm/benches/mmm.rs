@@ -70,7 +70,7 @@ fn bench_ladder<T: Element>(group: &mut criterion::BenchmarkGroup<criterion::mea
     let stream = Stream::new(StreamFlags::DEFAULT, None).expect("stream");
     for step in Step::ALL {
         let Some(function) = ladder.function::<T>(step).expect("kernel") else { continue };
-        group.bench_function(BenchmarkId::new(step.precision::<T>(), step.name()), |bencher| {
+        group.bench_function(BenchmarkId::new(step.precision::<T>().name(), step.name()), |bencher| {
             bencher.iter(|| {
                 launch_step(&function, step, views, &stream).expect("launch");
                 stream.synchronize().expect("synchronize");

@@ -15,6 +15,7 @@ use cust::stream::{Stream, StreamFlags};
 use kernels::KernelImage;
 
 use crate::cublas::{Cublas, Gemm, Math};
+use crate::Precision;
 
 /// One rung of the ladder.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,16 +44,6 @@ pub enum Step {
 /// The slides' BLOCK_SIZE for the first rung: the faster of the two on an H200.
 pub const TILED_BLOCK_SIZE: u32 = 32;
 
-/// Largest |GPU - CPU| of a TF32 product, relative to its largest element: TF32 keeps 10 bits of
-/// mantissa, so each rounded number is off by up to 2^-11 (4.9e-4) of itself and each product by
-/// twice that; sums of random signs cancel most of it (2e-4 measured at 4096 on an H100). Ten times
-/// the rounding of one number leaves room for a product of two, and is still a hundred times below
-/// what a wrong element gives (its own size).
-pub const TF32_TOLERANCE: f64 = 5e-3;
-
-/// The ladder's precisions: the element type's two, and TF32, which multiplies f32 matrices on the
-/// tensor cores.
-pub const PRECISIONS: [&str; 3] = ["f64", "f32", "tf32"];
 
 impl Step {
     pub const ALL: [Step; 9] = [
@@ -101,26 +92,22 @@ impl Step {
         Some(format!("{stem}_{}", T::NAME))
     }
 
-    /// The precision the step computes in with matrices of `T`: `T`'s own, but "tf32" for step 8.
-    pub fn precision<T: Element>(self) -> &'static str {
-        if self == Step::Tf32 {
-            "tf32"
-        } else {
-            T::NAME
+    /// The precision the step computes in with matrices of `T`: `T`'s own, but TF32 for step 8.
+    pub fn precision<T: Element>(self) -> Precision {
+        match (self, T::NAME) {
+            (Step::Tf32, _) => Precision::Tf32,
+            (_, "f64") => Precision::F64,
+            _ => Precision::F32,
         }
     }
 
     /// How far the step's C may be from the CPU's, relative to C's largest element.
     pub fn tolerance<T: Element>(self) -> f64 {
-        if self == Step::Tf32 {
-            TF32_TOLERANCE
-        } else {
-            T::TOLERANCE
-        }
+        self.precision::<T>().tolerance()
     }
 
     /// The steps of one precision of the ladder, in order, with matrices of `T`.
-    pub fn of_precision<T: Element>(precision: &str) -> Vec<Step> {
+    pub fn of_precision<T: Element>(precision: Precision) -> Vec<Step> {
         Step::ALL.into_iter().filter(|step| step.c_name::<T>().is_some() && step.precision::<T>() == precision).collect()
     }
 
@@ -270,10 +257,11 @@ pub fn run_step<T: Element>(
     repetitions: usize,
 ) -> Result<Option<Timing>> {
     let Some(function) = ladder.function::<T>(step)? else { return Ok(None) };
+    ensure_product_sizes(a, b, c)?;
     let stream = check_cuda!(Stream::new(StreamFlags::DEFAULT, None))?;
     c.poison_on_gpu()?;
     let views = (a.view()?, b.view()?, c.view()?);
-    let _named = common::profile::program(&format!("{} {}", step.name(), T::NAME));
+    let _named = common::profile::program(&format!("{} {}", step.name(), step.precision::<T>()));
     let timing = time_on_stream(&stream, 1, repetitions, || launch_step(&function, step, views, &stream))?;
     check_cuda!(stream.synchronize())?; // kernel faults show up here
     c.copy_from_gpu()?;
@@ -283,10 +271,29 @@ pub fn run_step<T: Element>(
 /// C = A * B with cuBLAS computing as `math` says, timed like a step (a warm-up, then `repetitions`
 /// between events), into C's host copy. cuBLAS is left in its default math.
 pub fn run_library<T: Gemm>(cublas: &Cublas, math: Math, a: &Matrix<T>, b: &Matrix<T>, c: &mut Matrix<T>, repetitions: usize) -> Result<Timing> {
+    ensure_product_sizes(a, b, c)?;
     cublas.use_math(math)?;
     let timing = run_gemm(cublas, library_row::<T>(math), a, b, c, repetitions);
-    cublas.use_math(Math::Default)?;
-    timing
+    let reset = cublas.use_math(Math::Default);
+    let timing = timing?; // the GEMM's own error first
+    reset?;
+    Ok(timing)
+}
+
+/// A is m x k, B k x n and C m x n: the kernels and cuBLAS take k from A and the sizes of C from A
+/// and B, and would read or write past a buffer of other sizes.
+fn ensure_product_sizes<T: Element>(a: &Matrix<T>, b: &Matrix<T>, c: &Matrix<T>) -> Result<()> {
+    anyhow::ensure!(
+        a.cols() == b.rows() && c.rows() == a.rows() && c.cols() == b.cols(),
+        "C = A * B needs A m x k, B k x n and C m x n, not A {} x {}, B {} x {}, C {} x {}",
+        a.rows(),
+        a.cols(),
+        b.rows(),
+        b.cols(),
+        c.rows(),
+        c.cols()
+    );
+    Ok(())
 }
 
 fn run_gemm<T: Gemm>(cublas: &Cublas, name: &str, a: &Matrix<T>, b: &Matrix<T>, c: &mut Matrix<T>, repetitions: usize) -> Result<Timing> {
@@ -335,12 +342,11 @@ fn allow_dynamic_shared(function: &Function, bytes: u32) -> Result<()> {
     Ok(())
 }
 
-/// How cuBLAS computes in one of the ladder's precisions, and how close to the CPU its C must be.
-pub fn library_math<T: Element>(precision: &str) -> (Math, f64) {
-    if precision == "tf32" {
-        (Math::Tf32, TF32_TOLERANCE)
-    } else {
-        (Math::Default, T::TOLERANCE)
+/// How cuBLAS computes in one of the ladder's precisions: f32 in TF32 math for TF32.
+pub fn library_math(precision: Precision) -> Math {
+    match precision {
+        Precision::Tf32 => Math::Tf32,
+        Precision::F64 | Precision::F32 => Math::Default,
     }
 }
 
@@ -356,7 +362,7 @@ pub fn library_row<T: Gemm>(math: Math) -> &'static str {
 #[derive(Debug, Clone)]
 pub struct Rung {
     pub step: Step,
-    pub precision: &'static str,
+    pub precision: Precision,
     pub timing: Timing,
     pub check: ProductCheck,
     /// Multiply-adds times two.
@@ -392,13 +398,13 @@ pub fn resources<T: Element>(gpu: &Gpu, ladder: &Ladder, step: Step) -> Result<(
 #[derive(Debug, Clone)]
 pub enum LadderRow {
     Ran(Rung),
-    NotRun { step: Step, precision: &'static str, why: String },
-    Library { name: &'static str, precision: &'static str, timing: Timing, check: ProductCheck, flops: f64 },
+    NotRun { step: Step, precision: Precision, why: String },
+    Library { name: &'static str, precision: Precision, timing: Timing, check: ProductCheck, flops: f64 },
 }
 
 impl LadderRow {
     /// cuBLAS's TFLOP/s in `precision`, where this row is its.
-    fn library_tflops(&self, precision: &str) -> Option<f64> {
+    fn library_tflops(&self, precision: Precision) -> Option<f64> {
         match self {
             LadderRow::Library { precision: p, timing, flops, .. } if *p == precision => Some(flops / (timing.median_ms() * 1e9)),
             _ => None,
@@ -423,7 +429,7 @@ pub fn format_ladder(rows: &[LadderRow]) -> String {
                 continue;
             }
             LadderRow::Library { name, precision, timing, check, .. } => {
-                let tflops = row.library_tflops(precision).unwrap_or_default();
+                let tflops = row.library_tflops(*precision).unwrap_or_default();
                 table.push_str(&format!("| {name} | {precision} | {:.3} | {tflops:.2} | 100% | - | - | - | - | {:.1e} | {} |\n", timing.median_ms(), check.error, verdict(check)));
                 continue;
             }
@@ -451,24 +457,26 @@ pub fn format_ladder(rows: &[LadderRow]) -> String {
     table
 }
 
-/// What TF32 costs: the largest error of the last step that ran in tf32, f32 and f64, and TF32's
-/// speed against f32's; `None` without a TF32 step in the rows.
+/// What TF32 costs: the largest error of the fastest step that ran in tf32, f32 and f64, and TF32's
+/// speed against f32's fastest; `None` without a TF32 step in the rows.
 pub fn precision_cost(rows: &[LadderRow]) -> Option<String> {
-    let last = |precision: &str| {
-        rows.iter().rev().find_map(|row| match row {
-            LadderRow::Ran(rung) if rung.precision == precision => Some(rung),
-            _ => None,
-        })
+    let fastest = |precision: Precision| {
+        rows.iter()
+            .filter_map(|row| match row {
+                LadderRow::Ran(rung) if rung.precision == precision => Some(rung),
+                _ => None,
+            })
+            .max_by(|x, y| x.tflops().total_cmp(&y.tflops()))
     };
-    let tf32 = last("tf32")?;
+    let tf32 = fastest(Precision::Tf32)?;
     let number = |step: Step| Step::ALL.iter().position(|&s| s == step).unwrap_or_default();
     let mut line = format!("Max rel. error: {:.1e} in tf32 (step {})", tf32.check.error, number(tf32.step));
-    for precision in ["f32", "f64"] {
-        if let Some(rung) = last(precision) {
+    for precision in [Precision::F32, Precision::F64] {
+        if let Some(rung) = fastest(precision) {
             line.push_str(&format!(", {:.1e} in {precision} (step {})", rung.check.error, number(rung.step)));
         }
     }
-    if let Some(f32) = last("f32") {
+    if let Some(f32) = fastest(Precision::F32) {
         line.push_str(&format!(
             ": TF32 gives up {:.0}x f32's accuracy for {:.1}x its speed.",
             tf32.check.error / f32.check.error.max(f64::MIN_POSITIVE),
@@ -482,7 +490,7 @@ pub fn precision_cost(rows: &[LadderRow]) -> Option<String> {
 mod tests {
     use super::*;
 
-    fn rung(step: Step, precision: &'static str, ms: f64) -> Rung {
+    fn rung(step: Step, precision: Precision, ms: f64) -> Rung {
         Rung {
             step,
             precision,
@@ -496,7 +504,7 @@ mod tests {
         }
     }
 
-    fn ran(step: Step, precision: &'static str, ms: f64) -> LadderRow {
+    fn ran(step: Step, precision: Precision, ms: f64) -> LadderRow {
         LadderRow::Ran(rung(step, precision, ms))
     }
 
@@ -573,14 +581,13 @@ mod tests {
     #[test]
     fn each_precision_climbs_its_own_steps() {
         use Step::*;
-        assert_eq!(Step::of_precision::<f64>("f64"), [Tiled, RegisterBlocked, WideLoads, AsyncCopies, TensorCores, HopperTensorCores, MmaTiled]);
-        assert_eq!(Step::of_precision::<f32>("f32"), [Tiled, RegisterBlocked, WideLoads, AsyncCopies, WarpTiled]);
-        assert_eq!(Step::of_precision::<f32>("tf32"), [Tf32]);
-        assert!(Step::of_precision::<f64>("tf32").is_empty());
-        assert_eq!((Tf32.precision::<f32>(), WarpTiled.precision::<f32>(), MmaTiled.precision::<f64>()), ("tf32", "f32", "f64"));
-        // TF32 is checked against its own rounding, f32 and f64 as before.
-        assert_eq!((Tf32.tolerance::<f32>(), WarpTiled.tolerance::<f32>(), MmaTiled.tolerance::<f64>()), (TF32_TOLERANCE, 1e-4, 1e-12));
-        assert!(TF32_TOLERANCE > 2.0 * 2f64.powi(-11) && TF32_TOLERANCE < 1e-2);
+        assert_eq!(Step::of_precision::<f64>(Precision::F64), [Tiled, RegisterBlocked, WideLoads, AsyncCopies, TensorCores, HopperTensorCores, MmaTiled]);
+        assert_eq!(Step::of_precision::<f32>(Precision::F32), [Tiled, RegisterBlocked, WideLoads, AsyncCopies, WarpTiled]);
+        assert_eq!(Step::of_precision::<f32>(Precision::Tf32), [Tf32]);
+        assert!(Step::of_precision::<f64>(Precision::Tf32).is_empty());
+        assert_eq!((Tf32.precision::<f32>(), WarpTiled.precision::<f32>(), MmaTiled.precision::<f64>()), (Precision::Tf32, Precision::F32, Precision::F64));
+        assert_eq!((Tf32.tolerance::<f32>(), WarpTiled.tolerance::<f32>()), (crate::TF32_TOLERANCE, 1e-4));
+        assert_eq!((library_math(Precision::Tf32), library_math(Precision::F32)), (Math::Tf32, Math::Default));
     }
 
     /// The line under the table: each precision's last step's error, and TF32's price against f32.
@@ -592,10 +599,10 @@ mod tests {
             LadderRow::Ran(rung)
         };
         let rows = [
-            with_error(Step::MmaTiled, "f64", 4.0, 1e-16),
-            with_error(Step::AsyncCopies, "f32", 4.0, 1e-6),
-            with_error(Step::WarpTiled, "f32", 3.0, 2e-7),
-            with_error(Step::Tf32, "tf32", 1.0, 3e-4),
+            with_error(Step::MmaTiled, Precision::F64, 4.0, 1e-16),
+            with_error(Step::AsyncCopies, Precision::F32, 4.0, 1e-6),
+            with_error(Step::WarpTiled, Precision::F32, 3.0, 2e-7),
+            with_error(Step::Tf32, Precision::Tf32, 1.0, 3e-4),
         ];
         assert_eq!(
             precision_cost(&rows).as_deref(),
@@ -629,11 +636,11 @@ mod tests {
     #[test]
     fn table_compares_each_step_with_the_one_before_in_its_precision() {
         let table = format_ladder(&[
-            ran(Step::Tiled, "f64", 40.0),
-            ran(Step::RegisterBlocked, "f64", 10.0),
-            ran(Step::Tiled, "f32", 20.0),
-            LadderRow::NotRun { step: Step::HopperTensorCores, precision: "f64", why: "needs sm_90 (FP64 mma m16n8k4, new with Hopper), this GPU is sm_86".into() },
-            ran(Step::TensorCores, "f64", 5.0),
+            ran(Step::Tiled, Precision::F64, 40.0),
+            ran(Step::RegisterBlocked, Precision::F64, 10.0),
+            ran(Step::Tiled, Precision::F32, 20.0),
+            LadderRow::NotRun { step: Step::HopperTensorCores, precision: Precision::F64, why: "needs sm_90 (FP64 mma m16n8k4, new with Hopper), this GPU is sm_86".into() },
+            ran(Step::TensorCores, Precision::F64, 5.0),
         ]);
         let lines: Vec<&str> = table.lines().collect();
         assert!(lines[2].starts_with("| 0. mmm, tiled (the slides, BLOCK_SIZE 32) | f64 | 40.000 | 0.05 | - | - | 96 | 37888 B | 2 (12%) |"), "{}", lines[2]);
@@ -647,8 +654,8 @@ mod tests {
     #[test]
     fn table_gives_each_step_its_share_of_cublas_in_its_precision() {
         let check = ProductCheck { error: 2e-16, worst: (0, 0), method: "exact", tolerance: 1e-12 };
-        let library = LadderRow::Library { name: "cuBLAS DGEMM", precision: "f64", timing: Timing::gpu(vec![4.0]), check, flops: 2e9 };
-        let table = format_ladder(&[ran(Step::Tiled, "f64", 40.0), ran(Step::Tiled, "f32", 20.0), library]);
+        let library = LadderRow::Library { name: "cuBLAS DGEMM", precision: Precision::F64, timing: Timing::gpu(vec![4.0]), check, flops: 2e9 };
+        let table = format_ladder(&[ran(Step::Tiled, Precision::F64, 40.0), ran(Step::Tiled, Precision::F32, 20.0), library]);
         let lines: Vec<&str> = table.lines().collect();
         assert!(lines[2].contains("| 40.000 | 0.05 | 10% | - |"), "{}", lines[2]);
         assert!(lines[3].contains("| 20.000 | 0.10 | - | - |"), "{}", lines[3]);

@@ -16,9 +16,9 @@ pub mod cublas;
 pub mod ladder;
 pub mod sweep;
 
-/// Which precisions to run.
+/// What `--precision` asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Precision {
+pub enum PrecisionFlag {
     F32,
     F64,
     /// TF32 tensor cores on f32 matrices (--ladder only: the slides' kernels have no TF32 version).
@@ -29,26 +29,70 @@ pub enum Precision {
     All,
 }
 
-impl Precision {
+impl PrecisionFlag {
     /// The precisions the slides' kernels run in, in order; an error for tf32, which they have not.
-    pub fn of_slides(self) -> Result<Vec<&'static str>> {
+    pub fn of_slides(self) -> Result<Vec<Precision>> {
         Ok(match self {
-            Precision::F64 => vec!["f64"],
-            Precision::F32 => vec!["f32"],
-            Precision::Both | Precision::All => vec!["f64", "f32"],
-            Precision::Tf32 => bail!("--precision tf32 is the ladder's (--ladder): the slides' mmm kernels have no TF32 version"),
+            PrecisionFlag::F64 => vec![Precision::F64],
+            PrecisionFlag::F32 => vec![Precision::F32],
+            PrecisionFlag::Both | PrecisionFlag::All => vec![Precision::F64, Precision::F32],
+            PrecisionFlag::Tf32 => bail!("--precision tf32 is the ladder's (--ladder): the slides' mmm kernels have no TF32 version"),
         })
     }
 
     /// The precisions the ladder climbs, in order.
-    pub fn of_ladder(self) -> Vec<&'static str> {
+    pub fn of_ladder(self) -> Vec<Precision> {
         match self {
-            Precision::F64 => vec!["f64"],
-            Precision::F32 => vec!["f32"],
-            Precision::Tf32 => vec!["tf32"],
-            Precision::Both => vec!["f64", "f32"],
-            Precision::All => ladder::PRECISIONS.to_vec(),
+            PrecisionFlag::F64 => vec![Precision::F64],
+            PrecisionFlag::F32 => vec![Precision::F32],
+            PrecisionFlag::Tf32 => vec![Precision::Tf32],
+            PrecisionFlag::Both => vec![Precision::F64, Precision::F32],
+            PrecisionFlag::All => Precision::ALL.to_vec(),
         }
+    }
+}
+
+/// One precision a product is computed in: f64 (the slides' double), f32, or TF32, the tensor cores'
+/// rounded f32 (f32 matrices, the ladder's step 8 and cuBLAS in TF32 math).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Precision {
+    F64,
+    F32,
+    Tf32,
+}
+
+/// Largest |GPU - CPU| of a TF32 product, relative to its largest element: TF32 keeps 10 bits of
+/// mantissa, so each rounded number is off by up to 2^-11 (4.9e-4) of itself and each product by
+/// twice that; sums of random signs cancel most of it (2e-4 measured at 4096 on an H100). Ten times
+/// the rounding of one number leaves room for a product of two, and stays far below what a wrong
+/// element gives (about its own size, 0.15 of the largest for a typical element at 4096).
+pub const TF32_TOLERANCE: f64 = 5e-3;
+
+impl Precision {
+    pub const ALL: [Precision; 3] = [Precision::F64, Precision::F32, Precision::Tf32];
+
+    /// For tables and progress lines.
+    pub fn name(self) -> &'static str {
+        match self {
+            Precision::F64 => "f64",
+            Precision::F32 => "f32",
+            Precision::Tf32 => "tf32",
+        }
+    }
+
+    /// How far a C in this precision may be from the CPU's, relative to C's largest element.
+    pub fn tolerance(self) -> f64 {
+        match self {
+            Precision::F64 => f64::TOLERANCE,
+            Precision::F32 => f32::TOLERANCE,
+            Precision::Tf32 => TF32_TOLERANCE,
+        }
+    }
+}
+
+impl std::fmt::Display for Precision {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
     }
 }
 
@@ -150,11 +194,15 @@ mod tests {
 
     #[test]
     fn tf32_is_the_ladders_and_all_means_every_precision_that_applies() {
-        assert_eq!(Precision::All.of_slides().unwrap(), ["f64", "f32"]);
-        assert_eq!(Precision::All.of_ladder(), ["f64", "f32", "tf32"]);
-        assert_eq!(Precision::Both.of_ladder(), ["f64", "f32"]);
-        assert_eq!(Precision::Tf32.of_ladder(), ["tf32"]);
-        assert!(Precision::Tf32.of_slides().unwrap_err().to_string().starts_with("--precision tf32 is the ladder's"));
+        use Precision::*;
+        assert_eq!(PrecisionFlag::All.of_slides().unwrap(), [F64, F32]);
+        assert_eq!(PrecisionFlag::All.of_ladder(), [F64, F32, Tf32]);
+        assert_eq!(PrecisionFlag::Both.of_ladder(), [F64, F32]);
+        assert_eq!(PrecisionFlag::Tf32.of_ladder(), [Tf32]);
+        assert!(PrecisionFlag::Tf32.of_slides().unwrap_err().to_string().starts_with("--precision tf32 is the ladder's"));
+        // TF32 is checked against its own rounding, f32 and f64 as everywhere else.
+        assert_eq!((Tf32.tolerance(), F32.tolerance(), F64.tolerance()), (TF32_TOLERANCE, 1e-4, 1e-12));
+        assert_eq!(format!("{Tf32} {F32} {F64}"), "tf32 f32 f64");
     }
 
     fn row(kernel: MmmKernel, ms: f64) -> Row {

@@ -26,11 +26,12 @@ use lab_mmm::ladder::{
 };
 use lab_mmm::sweep;
 use kernels::KernelImage;
-use lab_mmm::{check, format_table, multiply_on_gpu, Precision, Row};
+use lab_mmm::{check, format_table, multiply_on_gpu, Precision, PrecisionFlag, Row};
 
 /// C = A * B on the GPU with the slides' Matrix class (slide: mmm.cu).
 #[derive(Parser, Debug)]
 #[command(name = "lab-mmm", version, about)]
+#[command(group(clap::ArgGroup::new("written").args(["output", "plot"]).multiple(true)))]
 struct Args {
     /// Matrix files A and B, as on the slide: one row per line, numbers separated by spaces, '#' starts a
     /// comment line. A's columns must equal B's rows. Without files: random 1024 x 1024 matrices.
@@ -54,7 +55,7 @@ struct Args {
     /// Element type: f64 (the slides' double), f32, both, or all (with --ladder also tf32: the TF32
     /// tensor cores on f32 matrices). Default: both; all with --ladder.
     #[arg(long, value_enum)]
-    precision: Option<Precision>,
+    precision: Option<PrecisionFlag>,
     /// Timed launches per kernel after one warm-up; the median is reported.
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
     repetitions: u32,
@@ -68,7 +69,7 @@ struct Args {
     #[arg(long, value_name = "FILE")]
     output: Option<PathBuf>,
     /// Let --output and --plot replace existing files.
-    #[arg(long)]
+    #[arg(long, requires = "written")]
     force: bool,
     /// Also print the ptxas report of each kernel run, the driver's view of it and the register arithmetic.
     #[arg(long)]
@@ -123,7 +124,7 @@ fn run(args: Args) -> Result<()> {
         })
         .collect::<Result<_>>()?;
     let mut random = Random::new(args.seed);
-    let precision = args.precision.unwrap_or(if args.ladder { Precision::All } else { Precision::Both });
+    let precision = args.precision.unwrap_or(if args.ladder { PrecisionFlag::All } else { PrecisionFlag::Both });
     let precisions = if args.ladder { precision.of_ladder() } else { precision.of_slides()? };
     if args.sweep {
         if let Some(path) = &args.plot {
@@ -149,10 +150,10 @@ fn run(args: Args) -> Result<()> {
     let gpu = Gpu::open(0)?;
     println!("{}", gpu.info);
     for &block_size in &args.block_size {
-        if precisions.contains(&"f64") {
+        if precisions.contains(&Precision::F64) {
             check_product_fits::<f64>(&gpu, sizes, block_size)?;
         }
-        if precisions.iter().any(|&p| p == "f32" || p == "tf32") {
+        if precisions.iter().any(|&p| p != Precision::F64) {
             check_product_fits::<f32>(&gpu, sizes, block_size)?;
         }
     }
@@ -173,8 +174,9 @@ fn run(args: Args) -> Result<()> {
     let mut first_c: Option<Matrix<f64>> = None;
     for &precision in &precisions {
         let c = match precision {
-            "f64" => multiply::<f64>(&gpu, &modules, (&a, &b), &args, &mut random, &mut rows, &progress)?,
-            _ => multiply::<f32>(&gpu, &modules, (&a, &b), &args, &mut random, &mut rows, &progress)?,
+            Precision::F64 => multiply::<f64>(&gpu, &modules, (&a, &b), &args, &mut random, &mut rows, &progress)?,
+            // of_slides gives no TF32: the slides' kernels multiply in f64 and f32 only.
+            Precision::F32 | Precision::Tf32 => multiply::<f32>(&gpu, &modules, (&a, &b), &args, &mut random, &mut rows, &progress)?,
         };
         first_c.get_or_insert(c);
     }
@@ -277,14 +279,14 @@ fn multiply<T: Element>(
 
 /// `--ladder`: every step in each precision (f64, the slides' double, first), each checked, beside
 /// cuBLAS; the table last.
-fn climb(gpu: &Gpu, a64: &Matrix<f64>, b64: &Matrix<f64>, precisions: &[&'static str], args: &Args, random: &mut Random) -> Result<()> {
+fn climb(gpu: &Gpu, a64: &Matrix<f64>, b64: &Matrix<f64>, precisions: &[Precision], args: &Args, random: &mut Random) -> Result<()> {
     let ladder = Ladder::load(gpu)?;
     let cublas = load_cublas();
     let mut rows = Vec::new();
     for &precision in precisions {
         match precision {
-            "f64" => climb_in::<f64>(gpu, (&ladder, cublas.as_ref()), (a64, b64), precision, args, random, &mut rows)?,
-            _ => climb_in::<f32>(gpu, (&ladder, cublas.as_ref()), (a64, b64), precision, args, random, &mut rows)?,
+            Precision::F64 => climb_in::<f64>(gpu, (&ladder, cublas.as_ref()), (a64, b64), precision, args, random, &mut rows)?,
+            Precision::F32 | Precision::Tf32 => climb_in::<f32>(gpu, (&ladder, cublas.as_ref()), (a64, b64), precision, args, random, &mut rows)?,
         }
     }
     println!("\n{}", format_ladder(&rows));
@@ -315,7 +317,7 @@ fn climb_in<T: Gemm>(
     gpu: &Gpu,
     (ladder, cublas): (&Ladder, Option<&Cublas>),
     (a64, b64): (&Matrix<f64>, &Matrix<f64>),
-    precision: &'static str,
+    precision: Precision,
     args: &Args,
     random: &mut Random,
     rows: &mut Vec<LadderRow>,
@@ -335,18 +337,18 @@ fn climb_in<T: Gemm>(
             progress.done();
             continue;
         };
-        let check = operands.check(step.tolerance::<T>(), random);
+        let check = operands.check(precision.tolerance(), random);
         let (registers, shared_bytes, blocks_per_sm, occupancy) = resources::<T>(gpu, ladder, step)?;
         progress.done();
         progress.println(format!("{} {precision}: {timing}", step.name()));
         rows.push(LadderRow::Ran(Rung { step, precision, timing, check, flops, registers, shared_bytes, blocks_per_sm, occupancy }));
     }
     if let Some(cublas) = cublas {
-        let (math, tolerance) = library_math::<T>(precision);
+        let math = library_math(precision);
         let name = library_row::<T>(math);
         progress.step(name);
         let timing = run_library(cublas, math, &operands.a, &operands.b, &mut operands.c, repetitions)?;
-        let check = operands.check(tolerance, random);
+        let check = operands.check(precision.tolerance(), random);
         progress.done();
         progress.println(format!("{name} {precision}: {timing}"));
         rows.push(LadderRow::Library { name, precision, timing, check, flops });
@@ -356,7 +358,7 @@ fn climb_in<T: Gemm>(
 
 /// `--ladder --sweep`: for each shape, random A and B, then each precision's best step and cuBLAS,
 /// timed and checked; the table, and the plot where asked.
-fn sweep(gpu: &Gpu, precisions: &[&'static str], args: &Args, random: &mut Random) -> Result<()> {
+fn sweep(gpu: &Gpu, precisions: &[Precision], args: &Args, random: &mut Random) -> Result<()> {
     let ladder = Ladder::load(gpu)?;
     let cublas = load_cublas();
     let progress = Progress::new(sweep::SHAPES.len() * precisions.len(), "lab-mmm --ladder --sweep");
@@ -370,8 +372,8 @@ fn sweep(gpu: &Gpu, precisions: &[&'static str], args: &Args, random: &mut Rando
             let tools = (&ladder, cublas.as_ref());
             let repetitions = args.repetitions as usize;
             let point = match precision {
-                "f64" => sweep::measure::<f64>(tools, precision, (&a, &b), repetitions, random)?,
-                _ => sweep::measure::<f32>(tools, precision, (&a, &b), repetitions, random)?,
+                Precision::F64 => sweep::measure::<f64>(tools, precision, (&a, &b), repetitions, random)?,
+                Precision::F32 | Precision::Tf32 => sweep::measure::<f32>(tools, precision, (&a, &b), repetitions, random)?,
             };
             progress.done();
             points.extend(point);

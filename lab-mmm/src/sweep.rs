@@ -11,6 +11,7 @@ use common::verify::Random;
 
 use crate::cublas::{Cublas, Gemm};
 use crate::ladder::{library_math, run_library, run_step, Ladder, Operands, Step};
+use crate::Precision;
 
 /// (M, K, N) of A (M x K) and B (K x N): squares from 256 to 8192, then thin shapes where the tiles
 /// fit C badly: a short k (8192 x 256 x 8192, a rank-256 update), a long k with a small C
@@ -40,7 +41,7 @@ pub fn shape_name((m, k, n): (usize, usize, usize)) -> String {
 #[derive(Debug, Clone)]
 pub struct Point {
     pub shape: (usize, usize, usize),
-    pub precision: &'static str,
+    pub precision: Precision,
     pub step: Step,
     pub step_tflops: f64,
     /// cuBLAS's TFLOP/s, where it was found.
@@ -57,7 +58,7 @@ impl Point {
 }
 
 /// The last (fastest at 4096) step of `precision` that this GPU and build can run.
-pub fn best_step<T: Gemm>(ladder: &Ladder, precision: &str) -> Option<Step> {
+pub fn best_step<T: Gemm>(ladder: &Ladder, precision: Precision) -> Option<Step> {
     Step::of_precision::<T>(precision).into_iter().rev().find(|&step| ladder.unavailable::<T>(step).is_none())
 }
 
@@ -65,7 +66,7 @@ pub fn best_step<T: Gemm>(ladder: &Ladder, precision: &str) -> Option<Step> {
 /// and checked against the CPU; `None` where no step of the precision runs here.
 pub fn measure<T: Gemm>(
     (ladder, cublas): (&Ladder, Option<&Cublas>),
-    precision: &'static str,
+    precision: Precision,
     (a64, b64): (&Matrix<f64>, &Matrix<f64>),
     repetitions: usize,
     random: &mut Random,
@@ -76,12 +77,11 @@ pub fn measure<T: Gemm>(
     let tflops = |ms: f64| flops / (ms * 1e9);
     let Some(timing) = run_step(ladder, step, &operands.a, &operands.b, &mut operands.c, repetitions)? else { return Ok(None) };
     let step_tflops = tflops(timing.median_ms());
-    let mut passed = operands.check(step.tolerance::<T>(), random).passed();
+    let mut passed = operands.check(precision.tolerance(), random).passed();
     let library_tflops = match cublas {
         Some(cublas) => {
-            let (math, tolerance) = library_math::<T>(precision);
-            let library = run_library(cublas, math, &operands.a, &operands.b, &mut operands.c, repetitions)?;
-            passed &= operands.check(tolerance, random).passed();
+            let library = run_library(cublas, library_math(precision), &operands.a, &operands.b, &mut operands.c, repetitions)?;
+            passed &= operands.check(precision.tolerance(), random).passed();
             Some(tflops(library.median_ms()))
         }
         None => None,
@@ -131,7 +131,7 @@ pub fn plot(points: &[Point], title: &str, path: &Path, overwrite: bool) -> Resu
     let top = points.iter().flat_map(|p| [Some(p.step_tflops), p.library_tflops]).flatten().fold(1.0_f64, f64::max) * 1.1;
     let top_share = points.iter().filter_map(Point::share).fold(1.0_f64, f64::max) * 110.0;
     let colours = [RGBColor(225, 87, 89), RGBColor(78, 121, 167), RGBColor(89, 161, 79)];
-    let precisions: Vec<&str> = crate::ladder::PRECISIONS.into_iter().filter(|p| points.iter().any(|point| point.precision == *p)).collect();
+    let precisions: Vec<Precision> = Precision::ALL.into_iter().filter(|p| points.iter().any(|point| point.precision == *p)).collect();
 
     let root = SVGBackend::new(path, (1000, 800)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| draw(&e))?;
@@ -222,7 +222,7 @@ fn draw_line<'c, 'a, 'b>(
 mod tests {
     use super::*;
 
-    fn point(shape: (usize, usize, usize), precision: &'static str, step: Step, step_tflops: f64, library: Option<f64>) -> Point {
+    fn point(shape: (usize, usize, usize), precision: Precision, step: Step, step_tflops: f64, library: Option<f64>) -> Point {
         Point { shape, precision, step, step_tflops, library_tflops: library, passed: true }
     }
 
@@ -233,9 +233,9 @@ mod tests {
             .flat_map(|(i, &shape)| {
                 let x = i as f64 + 1.0;
                 [
-                    point(shape, "f64", Step::MmaTiled, 5.0 * x, Some(6.0 * x)),
-                    point(shape, "f32", Step::WarpTiled, 4.0 * x, Some(4.0 * x)),
-                    point(shape, "tf32", Step::Tf32, 10.0 * x, Some(40.0 * x)),
+                    point(shape, Precision::F64, Step::MmaTiled, 5.0 * x, Some(6.0 * x)),
+                    point(shape, Precision::F32, Step::WarpTiled, 4.0 * x, Some(4.0 * x)),
+                    point(shape, Precision::Tf32, Step::Tf32, 10.0 * x, Some(40.0 * x)),
                 ]
             })
             .collect()
@@ -253,7 +253,7 @@ mod tests {
     #[test]
     fn table_has_a_row_per_shape_and_precision_with_the_share_of_cublas() {
         let mut points = points();
-        points.push(point((100, 100, 100), "f32", Step::AsyncCopies, 1.0, None));
+        points.push(point((100, 100, 100), Precision::F32, Step::AsyncCopies, 1.0, None));
         points.last_mut().unwrap().passed = false;
         let table = table(&points);
         assert_eq!(table.lines().count(), 2 + 3 * SHAPES.len() + 1, "{table}");

@@ -107,6 +107,15 @@ fn tf32_the_sweep_and_its_plot_belong_to_the_ladder() {
     assert_eq!(std::fs::read_to_string(&plot).unwrap(), "not a plot");
 }
 
+/// --force replaces the file of --output or --plot; alone it has nothing to replace.
+#[test]
+fn force_needs_a_file_to_replace() {
+    for args in [&["--force"][..], &["--ladder", "--force"]] {
+        let outcome = run(LAB, args);
+        assert!(outcome.is_one_line_error("lab-mmm", "<--output <FILE>|--plot <FILE.svg>>"), "{outcome:?}");
+    }
+}
+
 #[test]
 fn the_ladder_runs_on_random_matrices_only() {
     let outcome = run(LAB, &["--ladder", "lab-mmm/data/A.txt", "lab-mmm/data/B.txt"]);

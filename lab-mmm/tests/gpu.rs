@@ -7,8 +7,8 @@ use common::mmm::{check_product, check_product_fits, load_mmm, MmmKernel};
 use common::verify::Random;
 use cust::module::Module;
 use lab_mmm::cublas::{Cublas, Math};
-use lab_mmm::ladder::{run_library, run_step, Ladder, Step, PRECISIONS, TF32_TOLERANCE};
-use lab_mmm::{multiply_on_gpu, sweep};
+use lab_mmm::ladder::{run_library, run_step, Ladder, Step};
+use lab_mmm::{multiply_on_gpu, sweep, Precision, TF32_TOLERANCE};
 
 const NEEDS_GPU: &str = "needs a GPU: bash gpu-bundle/run.sh";
 
@@ -134,7 +134,7 @@ fn every_step_of_the_ladder_is_right_at_awkward_sizes() {
         (1000, 777, 1531),
         (129, 257, 33),
         (300, 400, 520),
-        (384, 1000, 1024),
+        (384, 1004, 1024),
     ]
     .into_iter()
     .enumerate()
@@ -163,16 +163,16 @@ fn cublas_in_tf32_rounds_and_the_sweep_checks_every_precision() {
 
     let a64 = Matrix::<f64>::random(333, 517, &mut random).unwrap();
     let b64 = Matrix::<f64>::random(517, 261, &mut random).unwrap();
-    for precision in PRECISIONS {
+    for precision in Precision::ALL {
         let tools = (&ladder, Some(&cublas));
         let point = match precision {
-            "f64" => sweep::measure::<f64>(tools, precision, (&a64, &b64), 1, &mut random),
-            _ => sweep::measure::<f32>(tools, precision, (&a64, &b64), 1, &mut random),
+            Precision::F64 => sweep::measure::<f64>(tools, precision, (&a64, &b64), 1, &mut random),
+            Precision::F32 | Precision::Tf32 => sweep::measure::<f32>(tools, precision, (&a64, &b64), 1, &mut random),
         };
         let Some(point) = point.unwrap() else {
             // Step 0 runs everywhere; only TF32 can have no step here (before sm_80, or a build without it).
             let why = ladder.unavailable::<f32>(Step::Tf32);
-            assert!(precision == "tf32" && why.is_some(), "no step of {precision} ran");
+            assert!(precision == Precision::Tf32 && why.is_some(), "no step of {precision} ran");
             eprintln!("sweep: no {precision} step here: {}", why.unwrap_or_default());
             continue;
         };
