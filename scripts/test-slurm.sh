@@ -4,12 +4,20 @@
 # localhost, with one GRES "gpu" whose device file is /dev/null (CI has no GPU). A stand-in lab
 # answers --check from each submission's first line. The array's CSV must equal a local run's; a
 # task whose row is lost must come back as a row with Slurm's state and the command that re-runs it.
-# Every daemon started here is stopped by its pid. Where the packages cannot be installed (not root,
-# no apt), the test says so and is counted as skipped, never as passed.
+# The task script must ask for a GPU (--gres=gpu:1), CPUs and memory and name its logs after the array
+# job; a task that Slurm gives no GPU must fail with one line and a row that says so; the settings are
+# read as data; --collect-job's job must write the CSV when the array is done; a row graded on another
+# case set must be named (issue 39). Every daemon started here is stopped by its pid. Where the packages
+# cannot be installed (not root, no apt), the test says so and is counted as skipped, never as passed:
+# it prints a cargo-style "test result:" line with 1 ignored, which scripts/test.sh's total counts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repository=$PWD
-skip() { echo "test-slurm.sh: SKIPPED: $1"; exit 0; }
+skip() {
+    echo "test-slurm.sh: SKIPPED: $1"
+    echo "test result: ok. 0 passed; 0 failed; 1 ignored; 0 measured; 0 filtered out (test-slurm.sh)"
+    exit 0
+}
 if ! command -v slurmctld >/dev/null || ! command -v slurmd >/dev/null || ! command -v sbatch >/dev/null || ! command -v munged >/dev/null; then
     [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null || skip "Slurm is not installed, and installing it needs root and apt-get"
     { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends slurmctld slurmd slurm-client munge; } >/dev/null 2>&1 ||
@@ -78,8 +86,10 @@ SelectType=select/cons_tres
 SchedulerType=sched/backfill
 MpiDefault=none
 ReturnToService=2
+# The node as configured here, whatever this machine has: the tasks ask for 2 CPUs and 8G each.
+SlurmdParameters=config_overrides
 GresTypes=gpu
-NodeName=$node NodeAddr=127.0.0.1 CPUs=$(nproc) RealMemory=500 Gres=gpu:1 State=UNKNOWN
+NodeName=$node NodeAddr=127.0.0.1 CPUs=8 RealMemory=65536 Gres=gpu:1 State=UNKNOWN
 PartitionName=grading Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 CONF
 echo "NodeName=$node Name=gpu File=/dev/null" >"$work/gres.conf"
@@ -96,7 +106,8 @@ while (( SECONDS < 30 )) && running "${pids[1]}" && running "${pids[2]}"; do
 done
 [[ -n $up ]] || { echo "FAIL: the test cluster did not come up: $(tail -q -n 2 "$work/log/slurmctld.log" "$work/log/slurmd.log" 2>&1 | tr '\n' ' ')"; exit 1; }
 
-# The stand-in lab: two cases; a submission's first line says how it fares.
+# The stand-in lab: two cases; a submission's first line says how it fares ("// other case set":
+# passes on a case set other than the one the listing gave).
 mkdir -p "$work/bin" "$work/gpus" "$work/subs"
 cat >"$work/bin/lab-mmm" <<'STUB'
 #!/usr/bin/env bash
@@ -118,6 +129,7 @@ name=${file//\"/\"\"}
 case $(head -n 1 "$file") in
     "// pass") printf '%s\n"%s",PASS,PASS,2/2,1.000,0123456789abcdef\n' "$header" "$name" ;;
     "// half") printf '%s\n"%s",PASS,FAIL,1/2,1.100,0123456789abcdef\n' "$header" "$name" ;;
+    "// other case set") printf '%s\n"%s",PASS,PASS,2/2,1.000,fedcba9876543210\n' "$header" "$name" ;;
     *) echo "lab-mmm: error: the kernel crashed on GPU ${CUDA_VISIBLE_DEVICES:-none}" >&2; exit 1 ;;
 esac
 STUB
@@ -126,32 +138,82 @@ chmod +x "$work/bin/lab-mmm" "$work/gpus/nvidia-smi"
 echo "// pass" >"$work/subs/alice.cu"
 echo "// half" >"$work/subs/Doe, Jane.cu"
 echo "// crashes" >"$work/subs/carol.cu"
+echo "// other case set" >"$work/subs/dave.cu"
 export LAB_BIN_DIR=$work/bin
+# Waits (60 s at most) until the jobs $1 (a comma-separated list) have left the queue.
+wait_for() {
+    local started=$SECONDS
+    while (( SECONDS - started < 60 )) && [[ -n $(squeue -h -j "$1" 2>/dev/null) ]]; do
+        sleep 0.2
+    done
+}
 
-# The array, and a local run of the same.
-submitted=$(bash assignments/grade.sh --slurm --time 5 03-mmm-tiled "$work/subs" "$work/out")
-job=$(cat "$work/out/job")
-expect "the job id is printed" "$(head -n 1 <<<"$submitted")" "grade.sh: submitted job array $job: 3 tasks, one GPU each (week 03-mmm-tiled)"
-started=$SECONDS
-while (( SECONDS - started < 60 )) && [[ -n $(squeue -h -j "$job" 2>/dev/null) ]]; do
-    sleep 0.2
+# The array with its collect job, and a local run of the same. sbatch is Slurm's, through a stand-in
+# that notes its arguments.
+mkdir -p "$work/sbatch"
+printf '#!/usr/bin/env bash\necho "sbatch $*" >>%q\nexec %q "$@"\n' "$work/sbatch.log" "$(command -v sbatch)" >"$work/sbatch/sbatch"
+chmod +x "$work/sbatch/sbatch"
+submitted=$(PATH="$work/sbatch:$PATH" bash assignments/grade.sh --slurm --collect-job --time 5 03-mmm-tiled "$work/subs" "$work/out")
+job=$(cat "$work/out/job") collector=$(cat "$work/out/collect-job")
+expect "the job id is printed" "$(head -n 1 <<<"$submitted")" "grade.sh: submitted job array $job: 4 tasks, one GPU, 2 CPUs and 8G each (week 03-mmm-tiled)"
+expect "the collect job is printed" "$(tail -n 1 <<<"$submitted")" "then the collect job $collector writes $work/out/grades.csv (its log: $work/out/logs/collect-$collector.log)"
+# What a cluster's admin reads in the task script: a GPU, CPUs and memory asked for, logs named after
+# the array job and the task. Without --gres=gpu:1 a task gets no GPU (below), so its line must be there.
+for line in "#SBATCH --gres=gpu:1" "#SBATCH --cpus-per-task=2" "#SBATCH --mem=8G" "#SBATCH --time=5" "#SBATCH --output=$work/out/logs/%A_%a.log"; do
+    expect "task.sh has '$line'" "$(grep -c -x -F -- "$line" "$work/out/task.sh")" 1
 done
+expect "week 3 under --sanitize asks for more" "$(bash assignments/grade.sh --help | grep -c 'week 03 with --sanitize 4 and 16G')" 1
+echo "the task script:"
+sed 's/^/    /' "$work/out/task.sh"
+expect "the collect job waits for the array" "$(cat "$work/sbatch.log")" "$(printf 'sbatch --parsable --array=0-3 %s\nsbatch --parsable --dependency=afterany:%s %s' "$work/out/task.sh" "$job" "$work/out/collect.sh")"
+wait_for "$job,$collector"
 echo "the array, as Slurm saw it:"
 scontrol -o show job "$job" | grep -o -E 'JobId=[0-9]+ ArrayJobId=[0-9]+ ArrayTaskId=[0-9]+|JobState=[A-Z]+|ExitCode=[0-9:]+|TRES=[^ ]+' | paste -d ' ' - - - - | sed 's/^/    /'
-bash assignments/grade.sh --collect "$work/out" >"$work/slurm.csv" 2>"$work/collect.err"
-PATH="$work/gpus:$PATH" bash assignments/grade.sh 03-mmm-tiled "$work/subs" >"$work/local.csv" 2>/dev/null
+expect "the collect exits 1 (a row of another case set)" "$(bash assignments/grade.sh --collect "$work/out" >"$work/slurm.csv" 2>"$work/collect.err" && echo 0 || echo $?)" 1
+expect "the local run exits 1 too" "$(PATH="$work/gpus:$PATH" bash assignments/grade.sh 03-mmm-tiled "$work/subs" >"$work/local.csv" 2>/dev/null && echo 0 || echo $?)" 1
 expect "the array's CSV is the local run's" "$(diff "$work/local.csv" "$work/slurm.csv" && echo same)" same
-expect "rows" "$(wc -l <"$work/slurm.csv")" 4
+expect "rows" "$(wc -l <"$work/slurm.csv")" 5
 expect "every task got a GPU" "$(grep -c 'GPU 0' "$work/out/rows/2.err")" 1
-expect "nothing missing, nothing said" "$(cat "$work/collect.err")" ""
+expect "another case set: the row says so" "$(grep -c '^"dave",.*,0/2,,fedcba9876543210,"case set changed during grading: fedcba9876543210, expected 0123456789abcdef"$' "$work/slurm.csv")" 1
+expect "another case set: one line names the student" "$(cat "$work/collect.err")" \
+    "grade.sh: the case set changed during grading (expected 0123456789abcdef) for 1 of 4 students, not graded: dave"
+expect "the collect job wrote the CSV" "$(diff "$work/slurm.csv" "$work/out/grades.csv" && echo same)" same
+expect "the logs carry the array job's id" "$(cd "$work/out/logs" && ls | tr '\n' ' ')" "${job}_0.log ${job}_1.log ${job}_2.log ${job}_3.log collect-$collector.log "
 echo "the merged CSV:"
 sed 's/^/    /' "$work/slurm.csv"
 
 # A lost row: collect still gives every row, says which task, and how to run it again.
 rm "$work/out/rows/1.row"
-bash assignments/grade.sh --collect "$work/out" >"$work/lost.csv" 2>"$work/lost.err"
+bash assignments/grade.sh --collect "$work/out" >"$work/lost.csv" 2>"$work/lost.err" || true
 expect "a lost row is a row" "$(grep -c 'no result from array task 1: COMPLETED, exit 0:0' "$work/lost.csv")" 1
 expect "and the command to run it again" "$(grep -c -- "--array=1 $work/out/task.sh" "$work/lost.err")" 1
+
+# A task without a GPU (task.sh without its --gres line): one line in its log, a row that says so,
+# the task failed, and collect lists it with the tasks to run again; run again with the GPU, both
+# rows are back.
+sed '/^#SBATCH --gres=gpu:1$/d' "$work/out/task.sh" >"$work/out/task-no-gpu.sh"
+expect "a task without a GPU fails" "$(sbatch --wait --array=0 "$work/out/task-no-gpu.sh" >"$work/no-gpu.job" 2>&1 && echo 0 || echo $?)" 1
+no_gpu=$(grep -o '[0-9]*$' "$work/no-gpu.job")
+expect "with one line" "$(cat "$work/out/logs/${no_gpu}_0.log")" "grade.sh: no GPU was given to this task (check --gres=gpu:1 and the partition)"
+bash assignments/grade.sh --collect "$work/out" >"$work/no-gpu.csv" 2>"$work/no-gpu.err" || true
+expect "and a row that says so" "$(grep -c '^"Doe, Jane",.*,-,-,0/2,,0123456789abcdef,"no GPU was given to this task (check --gres=gpu:1 and the partition)"$' "$work/no-gpu.csv")" 1
+expect "collect names it with the lost row" "$(head -n 1 "$work/no-gpu.err")" \
+    "grade.sh: 2 of 4 tasks have no grades (no row: 1; no GPU: 0; their logs: $work/out/logs/${job}_N.log); to run only those again: sbatch --array=0,1 $work/out/task.sh"
+expect "run again, they pass" "$(sbatch --wait --array=0,1 "$work/out/task.sh" >/dev/null 2>&1 && echo 0 || echo $?)" 0
+bash assignments/grade.sh --collect "$work/out" >"$work/again.csv" 2>/dev/null || true
+expect "and the CSV is whole again" "$(diff "$work/local.csv" "$work/again.csv" && echo same)" same
+
+# The settings are data: a line that is not one of its keys with a value of its kind stops --collect
+# and --task with one line, and nothing in it runs.
+cp -r "$work/out" "$work/edited"
+sed -i "s|^limit=.*|limit=5; touch $work/ran|" "$work/edited/settings"
+expect "a bad value in the settings" "$(bash assignments/grade.sh --collect "$work/edited" 2>&1 >/dev/null)" \
+    "grade.sh: $work/edited/settings, line 6: '5; touch $work/ran' is no value for limit"
+sed -i "s|^limit=.*|limit=5|; \$a PATH=\$(touch $work/ran)" "$work/edited/settings"
+expect "an unknown key in the settings" "$(SLURM_ARRAY_TASK_ID=0 CUDA_VISIBLE_DEVICES=0 bash assignments/grade.sh --task "$work/edited" 2>&1 >/dev/null)" \
+    "grade.sh: $work/edited/settings, line 10: unknown key 'PATH' (week, lab_bin, cases_file, sanitize, limit, header, cases, hash)"
+expect "nothing in the settings ran" "$([[ -e $work/ran ]] && echo ran || echo no)" no
+
 expect "--slurm does not write into a folder with files" "$(bash assignments/grade.sh --slurm 03-mmm-tiled "$work/subs" "$work/out" 2>&1 >/dev/null)" \
     "grade.sh: $work/out is not empty; --slurm writes a new folder (nothing is overwritten)"
 expect "--collect of a folder --slurm did not write" "$(bash assignments/grade.sh --collect "$work/subs" 2>&1 >/dev/null)" "grade.sh: $work/subs was not written by grade.sh --slurm"

@@ -20,15 +20,16 @@ bash scripts/compare.sh --originals reference/slides --build-only "$references/s
 bash scripts/test-compare.sh
 # grade.sh's CSV, --jobs, GPUs in turn, --cases and errors, with a stand-in lab (no GPU).
 bash scripts/test-grade.sh
-# grade.sh --slurm and --collect on a one-node Slurm started here (installed with apt where missing).
-bash scripts/test-slurm.sh
+# grade.sh --slurm and --collect on a one-node Slurm started here (installed with apt where missing);
+# where it cannot run it prints a "test result:" line with 1 ignored, counted below as skipped.
+bash scripts/test-slurm.sh | tee -a "$log"
 # Every `cargo run` line of every README parses and finds its files from where the README says.
 bash scripts/test-readme-commands.sh
 # Every figure a README quotes from a saved run (results/) is in that run's output.
 bash scripts/test-readme-figures.sh
 # saved-runs.sh, which makes those runs on the GPU machine: logs, must-fail runs, the per-run limit.
 bash scripts/test-saved-runs.sh
-cargo test --workspace --locked 2>&1 | tee "$log"
+cargo test --workspace --locked 2>&1 | tee -a "$log"
 # Every architecture this nvcc supports, not only the default's major ones (issue 28): the kernels
 # built for each, in a target folder of their own, and their tests, which check each build's report
 # against kernels::NEEDS.
@@ -41,5 +42,6 @@ awk '/^test result:/ {
             if ($i ~ /^ignored;/) ignored += $(i - 1)
         }
      }
-     END { print "skipped: the GPU tests, for bash gpu-bundle/run.sh on a GPU machine; reference/cublas/gemm.cu (no cuBLAS here)"
+     /^test-slurm.sh: SKIPPED/ { slurm = "; scripts/test-slurm.sh (no Slurm here)" }
+     END { print "skipped: the GPU tests, for bash gpu-bundle/run.sh on a GPU machine; reference/cublas/gemm.cu (no cuBLAS here)" slurm
            printf "tests: %d passed, %d failed, %d skipped\n", passed, failed, ignored }' "$log"
