@@ -9,6 +9,7 @@
 
 pub mod case_process;
 pub mod cases_file;
+pub mod measure;
 pub mod output;
 pub mod parameters;
 pub mod progress;
@@ -77,6 +78,9 @@ pub struct StudentArgs {
     /// Internal (--check's child processes): the case runs under compute-sanitizer.
     #[arg(long, hide = true, requires = "check_case")]
     pub under_sanitizer: bool,
+    /// Internal (--check's child processes): the child runs under ncu for the measured rules.
+    #[arg(long, hide = true, requires = "check_case")]
+    pub measure_technique: bool,
 }
 
 /// A kernel the lab calls: the entry name it looks up (mangled for C++ kernels) and the declaration a
@@ -115,18 +119,20 @@ impl StudentArgs {
             return Ok(ours); // listing the cases compiles nothing
         }
         let (arch, for_whom) = compile_target();
-        let image = runtime::compile(path, ours, arch).map_err(|err| {
+        let output = runtime::compile(path, ours, arch).map_err(|err| {
             if let CompileError::Nvcc { messages, .. } = &err {
                 eprint!("{messages}");
             }
             anyhow::Error::new(err)
         })?;
+        let image = output.image;
         require_entries(&image, entries)?;
         for entry in entries {
             require_same_parameters(&image, ours, entry)?;
         }
-        // nvcc's warnings for a file that compiled, which the report alone would drop.
-        for warning in warnings(&image) {
+        // nvcc's warnings for a file that compiled (the front end's and ptxas's), which the report
+        // alone would drop.
+        for warning in warnings(&output.messages).chain(warnings(image.newest().map_or("", |build| build.ptxas))) {
             eprintln!("{warning}");
         }
         if self.check {
@@ -171,6 +177,8 @@ pub struct Check<'a, C> {
     pub lab: &'a str,
     pub entries: &'a [Entry],
     pub cases: cases_file::CaseSet<C>,
+    /// The week's technique measured while the kernel runs, where the week teaches one.
+    pub measure: Option<measure::Measure<'a, C>>,
 }
 
 /// What a case's child knows about its run.
@@ -187,34 +195,80 @@ const TIME_ROUNDS: usize = 4;
 /// Timed launches per kernel and round (each round's own warm-up comes first).
 const TIMED_LAUNCHES: usize = 3;
 /// A ratio whose kernels' launch times spread more than this ([`Timing::relative_spread`]) is shown
-/// as not comparable and left out of the CSV's mean.
+/// as unsteady. It still counts in the CSV's mean (issue 39): the ratio is of medians over twelve
+/// launches in alternating rounds, so a kernel that is slow on purpose on some launches only moves its
+/// own median, up, and an unsteady case cannot be made to leave the mean.
 const MAX_SPREAD: f64 = 0.10;
+/// A ratio below this is faster than the week's technique allows against our kernel of the same
+/// technique (issue 39: the public leaderboards' exploits, work skipped or moved out of the timed
+/// launches, show as ratios far below 1). It does not fail the case, whose values were checked on
+/// every launch; the table and the CSV flag it for a teacher to look at.
+pub const SUSPICIOUS_RATIO: f64 = 0.5;
+
+/// The student's timed launches, each one checked ([`checked_runs`]).
+#[derive(Debug, Clone)]
+pub struct Checked {
+    pub timing: Timing,
+    /// The first launch whose output was wrong: its index among these launches and what was wrong.
+    pub wrong: Option<(usize, String)>,
+}
+
+/// `launches` timed runs of the student's kernel, each one checked (issue 39: every timed run is a
+/// checked run). `run` poisons the output, launches (its warm-up poisoned too), reads the output back
+/// and returns the timed launch's time with what is wrong with the output, if anything. A kernel that
+/// skips its work when the output is already there, or does it only while it is checked, fails.
+pub fn checked_runs(launches: usize, mut run: impl FnMut() -> Result<(Timing, Option<String>)>) -> Result<Checked> {
+    let mut samples = Vec::with_capacity(launches);
+    let mut first_wrong = None;
+    for launch in 0..launches {
+        let (timing, wrong) = run()?;
+        samples.extend(timing.samples_ms);
+        if first_wrong.is_none() {
+            first_wrong = wrong.map(|what| (launch, what));
+        }
+    }
+    Ok(Checked { timing: Timing::gpu(samples), wrong: first_wrong })
+}
+
+/// What [`CaseContext::time`] found: the times (none under compute-sanitizer) and, as a case's
+/// finding, the first timed launch of the student's kernel that left a wrong output.
+#[derive(Debug, Clone, Default)]
+pub struct Timed {
+    pub times: Option<Times>,
+    pub wrong: Option<String>,
+}
 
 impl CaseContext {
-    /// The student's kernel (`theirs`) and ours timed on the case, each closure running its kernel
-    /// the given number of times after a warm-up (issue 29: a fair ratio). Over [`TIME_ROUNDS`]
-    /// rounds, ours goes first in the even ones and theirs in the odd ones, so neither always meets
-    /// the colder GPU; the medians are over every round's launches. None under compute-sanitizer,
-    /// where times mean nothing.
-    pub fn time(
-        &self,
-        mut ours: impl FnMut(usize) -> Result<Timing>,
-        mut theirs: impl FnMut(usize) -> Result<Timing>,
-    ) -> Result<Option<Times>> {
+    /// The student's kernel (`theirs`, every launch checked: [`checked_runs`]) and ours timed on the
+    /// case, each closure running its kernel the given number of times after a warm-up (issue 29: a
+    /// fair ratio). Over [`TIME_ROUNDS`] rounds, ours goes first in the even ones and theirs in the odd
+    /// ones, so neither always meets the colder GPU; the medians are over every round's launches.
+    /// `ours` must leave no result of ours in device memory when it returns (issue 39: poison its
+    /// output), so that the student's next launch cannot find it. Nothing is timed under
+    /// compute-sanitizer, where times mean nothing.
+    pub fn time(&self, mut ours: impl FnMut(usize) -> Result<Timing>, mut theirs: impl FnMut(usize) -> Result<Checked>) -> Result<Timed> {
         if self.sanitized {
-            return Ok(None);
+            return Ok(Timed::default());
         }
-        let (mut ours_ms, mut theirs_ms) = (Vec::new(), Vec::new());
+        let (mut ours_ms, mut theirs_ms, mut wrong) = (Vec::new(), Vec::new(), None);
         for round in 0..TIME_ROUNDS {
+            let mut student = || -> Result<()> {
+                let checked = theirs(TIMED_LAUNCHES)?;
+                theirs_ms.extend(checked.timing.samples_ms);
+                if wrong.is_none() {
+                    wrong = checked.wrong.map(|(launch, what)| format!("timed run {} of {}: {what}", round * TIMED_LAUNCHES + launch + 1, TIME_ROUNDS * TIMED_LAUNCHES));
+                }
+                Ok(())
+            };
             if round % 2 == 0 {
                 ours_ms.extend(ours(TIMED_LAUNCHES)?.samples_ms);
-                theirs_ms.extend(theirs(TIMED_LAUNCHES)?.samples_ms);
+                student()?;
             } else {
-                theirs_ms.extend(theirs(TIMED_LAUNCHES)?.samples_ms);
+                student()?;
                 ours_ms.extend(ours(TIMED_LAUNCHES)?.samples_ms);
             }
         }
-        Ok(Some(Times::of(&Timing::gpu(theirs_ms), &Timing::gpu(ours_ms))))
+        Ok(Timed { times: Some(Times::of(&Timing::gpu(theirs_ms), &Timing::gpu(ours_ms))), wrong })
     }
 }
 
@@ -237,25 +291,36 @@ impl Times {
         self.student_ms / self.ours_ms
     }
 
-    /// Whether the launches were steady enough for the ratio to mean something.
-    pub fn comparable(&self) -> bool {
+    /// Whether the launches were steady ([`MAX_SPREAD`]).
+    pub fn steady(&self) -> bool {
         self.spread <= MAX_SPREAD
+    }
+
+    /// Whether the ratio is below [`SUSPICIOUS_RATIO`].
+    pub fn suspicious(&self) -> bool {
+        self.ratio() < SUSPICIOUS_RATIO
     }
 }
 
 /// In a check's child: runs case `index` and writes its row where the parent said.
 fn run_one_case<C>(args: &StudentArgs, check: &Check<'_, C>, index: usize, run_case: impl FnOnce(&C, CaseContext) -> Result<Outcome>) -> Result<()> {
+    let result = args.check_result.as_deref().context("--check-case needs --check-result")?;
+    if args.measure_technique {
+        let measure = check.measure.as_ref().context("this week measures no technique")?;
+        (measure.run)(&measure.case)?;
+        return case_process::write_row(result, &measure::ran("measured"));
+    }
     let (Some(case), Some(name)) = (check.cases.cases.get(index), check.cases.names.get(index)) else {
         bail!("there is no check case {index}");
     };
-    let result = args.check_result.as_deref().context("--check-case needs --check-result")?;
     let outcome = run_case(case, CaseContext { sanitized: args.under_sanitizer })?;
     case_process::write_row(result, &Row { case: name.clone(), result: Ok(outcome) })
 }
 
 /// `--list-cases`: the case names (rules first) and the set's hash, or with `--csv` the CSV header.
 fn list_cases<C>(args: &StudentArgs, check: &Check<'_, C>, rules: &[Row]) {
-    let names: Vec<&str> = rules.iter().map(|row| row.case.as_str()).chain(check.cases.names.iter().map(String::as_str)).collect();
+    let measured = check.measure.as_ref().map_or(&[][..], |measure| measure.rules);
+    let names: Vec<&str> = rules.iter().map(|row| row.case.as_str()).chain(measured.iter().copied()).chain(check.cases.names.iter().map(String::as_str)).collect();
     if args.csv {
         println!("{}", csv_header(&names));
     } else {
@@ -298,9 +363,9 @@ pub fn require_entries(image: &KernelImage, entries: &[Entry]) -> Result<()> {
     Ok(())
 }
 
-/// nvcc's warning lines in the student's report (`mmm.cu(12): warning #177-D: variable ...`).
-fn warnings(image: &KernelImage) -> Vec<&'static str> {
-    image.newest().map(|build| build.ptxas.lines().filter(|line| line.contains("warning")).collect()).unwrap_or_default()
+/// nvcc's warning lines in what it printed (`mmm.cu(12): warning #177-D: variable ...`).
+fn warnings(messages: &str) -> impl Iterator<Item = &str> {
+    messages.lines().filter(|line| line.contains("warning"))
 }
 
 /// One line for `--check`: the file compiled, for which architecture, and each entry's registers and
@@ -580,6 +645,16 @@ fn run_check<C>(args: &StudentArgs, image: &KernelImage, check: &Check<'_, C>, r
         .collect();
     progress.clear();
     let mut rows = rules;
+    if let Some(measure) = &check.measure {
+        progress.case(0, "the technique, measured with hardware counters (ncu)", None);
+        let command = |result: &Path| {
+            let mut command = Command::new(&exe);
+            command.args(child_args(&image_path, 0, result, false)).arg("--measure-technique");
+            command
+        };
+        rows.extend(measure.rows(command, dir.path(), within(measure::LIMITS, deadline, Instant::now())));
+        progress.clear();
+    }
     rows.extend(runs.iter().map(|run| run.row.clone()));
     let source = args.kernel_source.as_deref().unwrap_or(Path::new("?"));
     if args.csv {
@@ -607,11 +682,17 @@ fn verdict(rows: &[Row]) -> Result<String> {
     Ok(format!("Solution is correct: all {} cases pass", rows.len()))
 }
 
-/// Whether any of the student's `entries` has shared memory or a barrier in its ptxas report (the
-/// parent compiled it, so the report is there).
+/// Whether the student's kernels use shared memory or barriers, which decides whether racecheck and
+/// synccheck run: every kernel of the image counts, not only the lab's `entries` (week 7's masters
+/// launch `workers<F>`, which are kernels of the image too), from its ptxas report and its PTX
+/// ([`sanitizer::uses_shared_memory_or_barriers`]). The parent compiled the image, so the report is
+/// there; where it is not, or it lacks one of the `entries`, nothing is known and every tool runs.
 fn uses_shared_memory_or_barriers(image: &KernelImage, entries: &[Entry]) -> bool {
     let Ok(report) = student_report(image) else { return true }; // unknown: run every tool
-    entries.iter().filter_map(|entry| report.function(entry.name)).any(|f| f.shared_bytes > 0 || f.barriers.unwrap_or(0) > 0)
+    if entries.iter().any(|entry| report.function(entry.name).is_none()) {
+        return true;
+    }
+    sanitizer::uses_shared_memory_or_barriers(&report, image.newest().and_then(|build| build.ptx))
 }
 
 /// One case's child process, as the parent starts it.
@@ -678,23 +759,25 @@ impl Child<'_> {
 
     /// Runs the case under each tool in turn until one finds something; the first run (memcheck)
     /// gives the values and the output. A later tool's run that ends without a row fails the case
-    /// too: a check that did not run is not a pass.
+    /// too: a check that did not run is not a pass. So does any run whose report does not vouch for
+    /// it (no summary, an unknown exit code: [`sanitizer::verdict`]).
     fn run_sanitized(&self, sanitizer: &Path, tools: &[Tool]) -> CaseRun {
         let mut first: Option<CaseRun> = None;
         for &tool in tools {
             let log = self.dir.join(format!("sanitizer-{}-{}.log", self.index, tool.name()));
             let run = self.run(Some((sanitizer, tool, &log)));
-            let finding = read_log(&log).and_then(|report| sanitizer::first_finding(tool, &report));
+            let verdict = sanitizer::verdict(tool, sanitizer::Ending::of(&run.row.result, run.exit), read_log(&log).as_deref());
+            let stop = verdict != sanitizer::Verdict::Clean;
             let row = match (&first, run.row.result.is_err()) {
-                (None, _) | (Some(_), true) => with_finding(run.row.clone(), finding.clone(), tool),
-                (Some(first), false) => with_finding(first.row.clone(), finding.clone(), tool),
+                (None, _) | (Some(_), true) => with_finding(run.row.clone(), verdict, tool),
+                (Some(first), false) => with_finding(first.row.clone(), verdict, tool),
             };
-            let stop = finding.is_some() || row.result.is_err();
-            let (stdout, stderr) = match first.take() {
-                Some(first) => (first.stdout, first.stderr),
-                None => (run.stdout, run.stderr),
+            let stop = stop || row.result.is_err();
+            let (stdout, stderr, exit) = match first.take() {
+                Some(first) => (first.stdout, first.stderr, first.exit),
+                None => (run.stdout, run.stderr, run.exit),
             };
-            first = Some(CaseRun { row, stdout, stderr });
+            first = Some(CaseRun { row, stdout, stderr, exit });
             if stop {
                 break;
             }
@@ -703,24 +786,43 @@ impl Child<'_> {
     }
 }
 
-/// A sanitizer's finding on a case's row: it fails a row with results, and replaces the fault of one
-/// without (the finding says why the case died). A fault under racecheck or synccheck says so.
-fn with_finding(row: Row, finding: Option<String>, tool: Tool) -> Row {
-    let result = match (row.result, finding) {
-        (Ok(outcome), finding) => Ok(Outcome { finding: finding.or(outcome.finding.clone()), ..outcome }),
-        (Err(_), Some(finding)) => Err(finding),
-        (Err(fault), None) if tool == Tool::Memcheck => Err(fault),
-        (Err(fault), None) => Err(format!("under {}: {fault}", tool.name())),
+/// A sanitizer's verdict on a case's row: a finding fails a row with results, and replaces the fault
+/// of one without (the finding says why the case died); a run the report does not vouch for is a
+/// FAULT whatever its row. A fault under racecheck or synccheck says so.
+fn with_finding(row: Row, verdict: sanitizer::Verdict, tool: Tool) -> Row {
+    use sanitizer::Verdict;
+    let result = match (row.result, verdict) {
+        (Ok(outcome), Verdict::Clean) => Ok(outcome),
+        (Ok(outcome), Verdict::Found(finding)) => Ok(Outcome { finding: Some(finding), ..outcome }),
+        (_, Verdict::Fault(why)) | (Err(_), Verdict::Found(why)) => Err(why),
+        (Err(fault), Verdict::Clean) if tool == Tool::Memcheck => Err(fault),
+        (Err(fault), Verdict::Clean) => Err(format!("under {}: {fault}", tool.name())),
     };
     Row { case: row.case, result }
 }
 
-/// The start of a sanitizer's log, if it wrote one.
+/// A sanitizer's log, if it wrote one: its start (the first finding is near the top) and, where it
+/// is longer than [`MAX_LOG_BYTES`], its end too, where the summary is, whole lines only, with a line
+/// between that says how much was left out.
 fn read_log(path: &Path) -> Option<String> {
-    use std::io::Read as _;
-    let mut bytes = Vec::new();
-    std::fs::File::open(path).and_then(|file| file.take(MAX_LOG_BYTES).read_to_end(&mut bytes)).ok()?;
-    Some(String::from_utf8_lossy(&bytes).into_owned())
+    use std::io::{Read as _, Seek as _, SeekFrom};
+    const TAIL_BYTES: u64 = 64 << 10;
+    let mut file = std::fs::File::open(path).ok()?;
+    let size = file.metadata().ok()?.len();
+    let mut head = Vec::new();
+    (&mut file).take(MAX_LOG_BYTES).read_to_end(&mut head).ok()?;
+    if size <= MAX_LOG_BYTES {
+        return Some(String::from_utf8_lossy(&head).into_owned());
+    }
+    let start = size.saturating_sub(TAIL_BYTES).max(MAX_LOG_BYTES);
+    let mut tail = Vec::new();
+    file.seek(SeekFrom::Start(start)).ok()?;
+    file.take(TAIL_BYTES).read_to_end(&mut tail).ok()?;
+    // A line cut at either end is left out, so that half a summary line is never read as one.
+    head.truncate(head.iter().rposition(|&byte| byte == b'\n').map_or(0, |end| end + 1));
+    let tail = tail.iter().position(|&byte| byte == b'\n').map_or(&[][..], |end| &tail[end + 1..]);
+    let left_out = size - head.len() as u64 - tail.len() as u64;
+    Some(format!("{}(... {left_out} bytes of the report left out ...)\n{}", String::from_utf8_lossy(&head), String::from_utf8_lossy(tail)))
 }
 
 /// This program's command line for case `index`: the parent's flags without those of the parent
@@ -781,14 +883,16 @@ pub fn table(rows: &[Row]) -> String {
     out
 }
 
-/// The table's time cells: `0.1234`, `0.1000`, `1.23x ±2%`, with "not comparable" where the launches
-/// spread too widely for the ratio to mean something.
+/// The table's time cells: `0.1234`, `0.1000`, `1.23x ±2%`, with "unsteady" where the launches
+/// spread widely and a flag for a teacher where the ratio is suspiciously low.
 fn time_cells(times: &Times) -> (String, String, String) {
-    let spread = format!("±{:.0}%", 100.0 * times.spread);
-    let ratio = match times.comparable() {
-        true => format!("{:.2}x {spread}", times.ratio()),
-        false => format!("{:.2}x {spread}, not comparable", times.ratio()),
-    };
+    let mut ratio = format!("{:.2}x ±{:.0}%", times.ratio(), 100.0 * times.spread);
+    if !times.steady() {
+        ratio.push_str(", unsteady");
+    }
+    if times.suspicious() {
+        ratio.push_str(&format!(", faster than our kernel of the same technique by over {:.0}x: a teacher should look", 1.0 / SUSPICIOUS_RATIO));
+    }
     (format!("{:.4}", times.student_ms), format!("{:.4}", times.ours_ms), ratio)
 }
 
@@ -804,20 +908,24 @@ pub fn csv_field(text: &str) -> String {
 /// The CSV header for these case names.
 fn csv_header(cases: &[&str]) -> String {
     let names: Vec<String> = cases.iter().map(|name| csv_field(name)).collect();
-    format!("file,{},passed,time ratio,case set", names.join(","))
+    format!("file,{},passed,time ratio,flags,case set", names.join(","))
 }
 
 /// The grading row: the file, each case's verdict, how many passed, the geometric mean of the time
-/// ratios over the cases that passed whose times are comparable ([`Times::comparable`]), and the case
-/// set's hash.
+/// ratios over every case that passed (unsteady ones too: [`MAX_SPREAD`] says why), the flags for a
+/// teacher (ratios below [`SUSPICIOUS_RATIO`]), and the case set's hash.
 pub fn csv(source: &Path, rows: &[Row], case_set: &str) -> String {
     let names: Vec<&str> = rows.iter().map(|row| row.case.as_str()).collect();
     let verdicts: Vec<&str> = rows.iter().map(Row::verdict).collect();
-    let comparable = |row: &Row| row.result.as_ref().ok()?.times.filter(Times::comparable).map(|times| times.ratio());
-    let ratios: Vec<f64> = rows.iter().filter(|row| row.passed()).filter_map(comparable).collect();
-    let mean = if ratios.is_empty() { String::new() } else { format!("{:.3}", (ratios.iter().map(|r| r.ln()).sum::<f64>() / ratios.len() as f64).exp()) };
+    let times: Vec<Times> = rows.iter().filter(|row| row.passed()).filter_map(|row| row.result.as_ref().ok()?.times).collect();
+    let mean = if times.is_empty() { String::new() } else { format!("{:.3}", (times.iter().map(|t| t.ratio().ln()).sum::<f64>() / times.len() as f64).exp()) };
+    let suspicious: Vec<&Times> = times.iter().filter(|t| t.suspicious()).collect();
+    let flags = match suspicious.iter().map(|t| t.ratio()).reduce(f64::min) {
+        Some(lowest) => csv_field(&format!("suspiciously fast: {} case(s) under {SUSPICIOUS_RATIO}x ours, lowest {lowest:.2}x", suspicious.len())),
+        None => String::new(),
+    };
     let passed = rows.iter().filter(|row| row.passed()).count();
-    format!("{}\n{},{},{passed}/{},{mean},{case_set}\n", csv_header(&names), csv_field(&source.display().to_string()), verdicts.join(","), rows.len())
+    format!("{}\n{},{},{passed}/{},{mean},{flags},{case_set}\n", csv_header(&names), csv_field(&source.display().to_string()), verdicts.join(","), rows.len())
 }
 
 impl fmt::Display for FirstWrong {
@@ -842,27 +950,54 @@ mod tests {
     #[test]
     fn the_kernel_that_runs_first_alternates_and_the_medians_are_over_every_round() {
         let order = std::cell::RefCell::new(String::new());
-        let run = |who: char, ms: f64| {
-            let order = &order;
-            move |launches: usize| {
-                order.borrow_mut().push(who);
-                Ok(Timing::gpu(vec![ms; launches]))
-            }
+        let ours = |launches: usize| {
+            order.borrow_mut().push('o');
+            Ok(Timing::gpu(vec![1.0; launches]))
         };
-        let times = CaseContext { sanitized: false }.time(run('o', 1.0), run('t', 3.0)).unwrap().unwrap();
+        let theirs = |launches: usize| {
+            order.borrow_mut().push('t');
+            Ok(Checked { timing: Timing::gpu(vec![3.0; launches]), wrong: None })
+        };
+        let timed = CaseContext { sanitized: false }.time(ours, theirs).unwrap();
         assert_eq!(order.borrow().as_str(), "otto".repeat(TIME_ROUNDS / 2));
-        assert_eq!((times.student_ms, times.ours_ms, times.spread, times.ratio()), (3.0, 1.0, 0.0, 3.0));
+        let times = timed.times.unwrap();
+        assert_eq!((times.student_ms, times.ours_ms, times.spread, times.ratio(), timed.wrong), (3.0, 1.0, 0.0, 3.0, None));
         order.borrow_mut().clear();
-        assert_eq!(CaseContext { sanitized: true }.time(run('o', 1.0), run('t', 3.0)).unwrap(), None);
+        assert!(CaseContext { sanitized: true }.time(ours, theirs).unwrap().times.is_none());
         assert_eq!(order.borrow().as_str(), "", "nothing is timed under compute-sanitizer");
     }
 
+    /// Issue 39: every timed launch is checked; the first wrong one is the case's finding, numbered
+    /// among all twelve.
     #[test]
-    fn a_ratio_of_unsteady_times_is_marked_and_left_out_of_the_csv_mean() {
+    fn a_kernel_that_skips_work_on_a_timed_launch_is_caught_with_its_number() {
+        let mut launch = 0;
+        let checked = checked_runs(3, || {
+            launch += 1;
+            Ok((Timing::gpu(vec![1.0]), (launch == 2).then(|| "C(0, 0) never written".to_string())))
+        })
+        .unwrap();
+        assert_eq!((checked.timing.samples_ms.len(), checked.wrong.clone()), (3, Some((1, "C(0, 0) never written".to_string()))));
+        let mut round = 0;
+        let theirs = |launches: usize| {
+            round += 1;
+            let wrong = (round == 3).then(|| (2, "C(4, 1) is 0, expected 2".to_string()));
+            Ok(Checked { timing: Timing::gpu(vec![1.0; launches]), wrong })
+        };
+        let timed = CaseContext { sanitized: false }.time(|launches| Ok(Timing::gpu(vec![1.0; launches])), theirs).unwrap();
+        assert_eq!(timed.wrong.as_deref(), Some("timed run 9 of 12: C(4, 1) is 0, expected 2"));
+    }
+
+    #[test]
+    fn unsteady_ratios_stay_in_the_csv_mean_and_fast_ones_are_flagged() {
         let unsteady = Outcome { times: Some(Times { student_ms: 8.0, ours_ms: 1.0, spread: 0.25 }), ..outcome(0) };
         let rows = vec![Row { case: "a".into(), result: Ok(outcome(0)) }, Row { case: "b".into(), result: Ok(unsteady) }];
-        assert!(table(&rows).contains("| 8.0000 | 1.0000 | 8.00x ±25%, not comparable | - |"), "{}", table(&rows));
-        assert!(csv(Path::new("s.cu"), &rows, "0123456789abcdef").ends_with(",PASS,PASS,2/2,2.000,0123456789abcdef\n"));
+        assert!(table(&rows).contains("| 8.0000 | 1.0000 | 8.00x ±25%, unsteady | - |"), "{}", table(&rows));
+        assert!(csv(Path::new("s.cu"), &rows, "0123456789abcdef").ends_with(",PASS,PASS,2/2,4.000,,0123456789abcdef\n"));
+        let fast = Outcome { times: Some(Times { student_ms: 0.16, ours_ms: 1.0, spread: 0.01 }), ..outcome(0) };
+        let rows = vec![Row { case: "a".into(), result: Ok(fast) }];
+        assert!(table(&rows).contains("0.16x ±1%, faster than our kernel of the same technique by over 2x: a teacher should look"), "{}", table(&rows));
+        assert!(csv(Path::new("s.cu"), &rows, "h").ends_with(",PASS,1/1,0.160,\"suspiciously fast: 1 case(s) under 0.5x ours, lowest 0.16x\",h\n"), "{}", csv(Path::new("s.cu"), &rows, "h"));
     }
 
     #[test]
@@ -917,7 +1052,7 @@ mod tests {
         assert!(table.contains("| d | FAIL | 0 of 12 | - | - | - | - | 2.0000 | 1.0000 | 2.00x ±2% | A(3, 7) was changed |"), "{table}");
         assert_eq!(
             csv(Path::new("alice/mmm.cu"), &rows, "0123456789abcdef"),
-            "file,\"a\",\"b\",\"c\",\"d\",passed,time ratio,case set\n\"alice/mmm.cu\",PASS,FAIL,FAULT,FAIL,1/4,2.000,0123456789abcdef\n"
+            "file,\"a\",\"b\",\"c\",\"d\",passed,time ratio,flags,case set\n\"alice/mmm.cu\",PASS,FAIL,FAULT,FAIL,1/4,2.000,,0123456789abcdef\n"
         );
     }
 
@@ -935,7 +1070,7 @@ mod tests {
         assert_eq!(csv_field("mmm.cu(3): error: x\nmore"), "\"mmm.cu(3): error: x\nmore\"");
         let rows = vec![Row { case: "f64, 1 x 1 times 1 x 1".into(), result: Ok(outcome(0)) }];
         let text = csv(Path::new("a \"b\", c.cu"), &rows, "h");
-        assert_eq!(text.lines().nth(1), Some("\"a \"\"b\"\", c.cu\",PASS,1/1,2.000,h"));
+        assert_eq!(text.lines().nth(1), Some("\"a \"\"b\"\", c.cu\",PASS,1/1,2.000,,h"));
         assert!(text.starts_with("file,\"f64, 1 x 1 times 1 x 1\",passed"));
     }
 
@@ -967,11 +1102,54 @@ mod tests {
 
     #[test]
     fn a_sanitizer_finding_fails_a_case_and_explains_a_fault() {
+        use sanitizer::Verdict;
         let row = |result| Row { case: "c".into(), result };
-        assert_eq!(with_finding(row(Ok(outcome(0))), None, Tool::Memcheck), row(Ok(outcome(0))));
-        assert!(!with_finding(row(Ok(outcome(0))), Some("memcheck: x".into()), Tool::Memcheck).passed());
-        assert_eq!(with_finding(row(Err("launch failed".into())), Some("memcheck: x".into()), Tool::Memcheck).result, Err("memcheck: x".into()));
-        assert_eq!(with_finding(row(Err("stopped".into())), None, Tool::Racecheck).result, Err("under racecheck: stopped".into()));
+        assert_eq!(with_finding(row(Ok(outcome(0))), Verdict::Clean, Tool::Memcheck), row(Ok(outcome(0))));
+        assert!(!with_finding(row(Ok(outcome(0))), Verdict::Found("memcheck: x".into()), Tool::Memcheck).passed());
+        assert_eq!(with_finding(row(Err("launch failed".into())), Verdict::Found("memcheck: x".into()), Tool::Memcheck).result, Err("memcheck: x".into()));
+        assert_eq!(with_finding(row(Err("stopped".into())), Verdict::Clean, Tool::Racecheck).result, Err("under racecheck: stopped".into()));
+        // Fails closed: a run the report does not vouch for is a FAULT, however right its values.
+        let no_summary = "memcheck: compute-sanitizer gave no summary (its report is empty)";
+        assert_eq!(with_finding(row(Ok(outcome(0))), Verdict::Fault(no_summary.into()), Tool::Memcheck).result, Err(no_summary.into()));
+        let code = "racecheck: compute-sanitizer exited with code 7, which it does not use";
+        assert_eq!(with_finding(row(Err("x (exit status: 7)".into())), Verdict::Fault(code.into()), Tool::Racecheck).result, Err(code.into()));
+    }
+
+    #[test]
+    fn a_sanitizer_log_is_read_at_its_start_and_at_its_end() {
+        let dir = PrivateDir::new("sanitizer-log-test").unwrap();
+        let path = dir.path().join("log");
+        assert_eq!(read_log(&path), None, "no log");
+        std::fs::write(&path, "========= ERROR SUMMARY: 0 errors\n").unwrap();
+        assert_eq!(read_log(&path).unwrap(), "========= ERROR SUMMARY: 0 errors\n");
+        // Past MAX_LOG_BYTES the summary at the end is still read, and no cut line is.
+        let line = "=========     Host Frame: [0x2ea231] in libcuda.so.1\n";
+        let long = line.repeat(MAX_LOG_BYTES as usize / line.len() + 4096) + "========= ERROR SUMMARY: 0 errors\n";
+        std::fs::write(&path, &long).unwrap();
+        let read = read_log(&path).unwrap();
+        assert!(read.len() < long.len() && read.ends_with("\n========= ERROR SUMMARY: 0 errors\n"), "{}", &read[read.len() - 200..]);
+        assert!(read.lines().all(|l| l == line.trim_end() || l.ends_with("ERROR SUMMARY: 0 errors") || l.contains("bytes of the report left out")));
+        assert_eq!(sanitizer::verdict(Tool::Memcheck, sanitizer::Ending::Finished, Some(&read)), sanitizer::Verdict::Clean);
+    }
+
+    #[test]
+    fn racecheck_and_synccheck_run_where_any_kernel_of_the_image_needs_them() {
+        // Week 7: the lab launches the masters, which launch the workers; a worker's barrier counts.
+        let image = |workers: &str, ptx: Option<&'static str>| {
+            let ptxas = format!(
+                "ptxas info    : Compiling entry function 'adaptive_master_pi' for 'sm_90'\nptxas info    : Used 40 registers, used 0 barriers\n\
+                 ptxas info    : Compiling entry function '_Z7workersI23FourOverOnePlusXSquaredEvdddddiiP5Tally' for 'sm_90'\nptxas info    : Used 42 registers, {workers}\n"
+            );
+            let build = kernels::ArchImage { arch: 90, image: &[], relocatable_ptx: None, ptx, ptxas: Box::leak(ptxas.into_boxed_str()) };
+            KernelImage { source: "adaptive_simpson.cu", flags: &[], builds: Box::leak(Box::new([build])), linked_with_device_runtime: true }
+        };
+        let master = [Entry { name: "adaptive_master_pi", declaration: "" }];
+        assert!(!uses_shared_memory_or_barriers(&image("used 0 barriers", None), &master));
+        assert!(uses_shared_memory_or_barriers(&image("used 1 barriers", None), &master));
+        assert!(uses_shared_memory_or_barriers(&image("used 0 barriers, 64 bytes smem", None), &master));
+        assert!(uses_shared_memory_or_barriers(&image("used 0 barriers", Some(".extern .shared .align 8 .b8 halves[];\n")), &master), "dynamic shared memory");
+        let missing = [Entry { name: "adaptive_master_sin", declaration: "" }];
+        assert!(uses_shared_memory_or_barriers(&image("used 0 barriers", None), &missing), "unknown: every tool");
     }
 
     #[test]
@@ -988,7 +1166,7 @@ mod tests {
         let dir = PrivateDir::new("signature-test").unwrap();
         let path = dir.path().join("mmm.cu");
         std::fs::write(&path, "#include \"matrix_view.cuh\"\nextern \"C\" __global__ void mmm_f64(MatrixView<double> a, MatrixView<double> b) { b(0, 0) = a(0, 0); }\n").unwrap();
-        let image = runtime::compile(&path, &kernels::MMM_BS16, kernels::BUILT_ARCHS[0]).unwrap();
+        let image = runtime::compile(&path, &kernels::MMM_BS16, kernels::BUILT_ARCHS[0]).unwrap().image;
         let entry = Entry { name: "mmm_f64", declaration: "extern \"C\" __global__ void mmm_f64(MatrixView<double> a, MatrixView<double> b, MatrixView<double> c)" };
         let error = require_same_parameters(&image, &kernels::MMM_BS16, &entry).unwrap_err().to_string();
         assert!(error.ends_with("kernel `mmm_f64` takes 2 parameter(s) of 16, 16 bytes, but the lab passes 3 of 16, 16, 16 bytes: `extern \"C\" __global__ void mmm_f64(MatrixView<double> a, MatrixView<double> b, MatrixView<double> c)`"), "{error}");

@@ -24,9 +24,15 @@ pub const GUARD_BYTES: usize = 1 << 20;
 /// What the guard zones hold; no value a correct kernel computes is likely to have these bits.
 pub const GUARD_WORD: u32 = 0xA5A5_5A5A;
 
+/// What the guard zones around an input hold (issue 39): all bits set, a NaN as f32 and as f64, so a
+/// kernel that reads past A or B gets NaN into its result, which then fails the comparison.
+pub const INPUT_GUARD_WORD: u32 = u32::MAX;
+
 /// A device buffer of `len` elements with guard zones on both sides.
 pub struct Guarded<T: DeviceCopy> {
     words: DeviceBuffer<u32>,
+    /// What the guard zones hold: [`GUARD_WORD`] around an output, [`INPUT_GUARD_WORD`] around an input.
+    guard: u32,
     len: usize,
     element: PhantomData<T>,
 }
@@ -37,14 +43,19 @@ impl<T: DeviceCopy> Guarded<T> {
     /// Allocates the buffer and fills all of it, output included, with the guard word; poison or
     /// initialise the output with [`Guarded::fill`] or through [`Guarded::body`].
     pub fn new(len: usize) -> Result<Guarded<T>> {
+        Guarded::with_guard(len, GUARD_WORD)
+    }
+
+    /// [`Guarded::new`] with `guard` in the zones: [`INPUT_GUARD_WORD`] for an input.
+    pub fn with_guard(len: usize, guard: u32) -> Result<Guarded<T>> {
         let size = std::mem::size_of::<T>();
         ensure!(size > 0 && size.is_multiple_of(4), "a guarded buffer holds elements of whole 32-bit words, not {size} bytes");
         let words = len.checked_mul(size / 4).and_then(|body| body.checked_add(2 * GUARD_WORDS)).context("a guarded buffer this large does not fit in memory")?;
         // SAFETY: every word is written by the memset below before anything reads it.
         let buffer = check_cuda!(unsafe { DeviceBuffer::<u32>::uninitialized(words) })?;
         // SAFETY: `words` 32-bit words from the start of the buffer are exactly the buffer.
-        check_cuda!(unsafe { crate::raw::cuMemsetD32(buffer.as_device_ptr().as_raw(), GUARD_WORD, words) })?;
-        Ok(Guarded { words: buffer, len, element: PhantomData })
+        check_cuda!(unsafe { crate::raw::cuMemsetD32(buffer.as_device_ptr().as_raw(), guard, words) })?;
+        Ok(Guarded { words: buffer, guard, len, element: PhantomData })
     }
 
     /// Elements of the output.
@@ -79,6 +90,26 @@ impl<T: DeviceCopy> Guarded<T> {
         Ok(check_cuda!(unsafe { crate::raw::cuMemsetD32(self.as_device_ptr().as_raw(), word, body_words) })?)
     }
 
+    /// Refills both guard zones with `word` (which [`Guarded::trespass`] then expects): an input's
+    /// zones set to zero tell whether a NaN in the result came from reading them.
+    pub fn fill_guards(&mut self, word: u32) -> Result<()> {
+        let trailing = self.words.len() - GUARD_WORDS;
+        // SAFETY: the first GUARD_WORDS words and the last GUARD_WORDS words of the buffer.
+        unsafe {
+            check_cuda!(crate::raw::cuMemsetD32(self.words.as_device_ptr().as_raw(), word, GUARD_WORDS))?;
+            check_cuda!(crate::raw::cuMemsetD32(self.words.as_device_ptr().wrapping_add(trailing).as_raw(), word, GUARD_WORDS))?;
+        }
+        self.guard = word;
+        Ok(())
+    }
+
+    /// Copies `host` into the body (an input, before the kernel).
+    pub fn write(&mut self, host: &[T]) -> Result<()> {
+        ensure!(host.len() == self.len, "{} elements for a guarded buffer of {}", host.len(), self.len);
+        // SAFETY: a synchronous copy, done before this borrow of `self` ends.
+        Ok(check_cuda!(unsafe { self.body() }.copy_from(host))?)
+    }
+
     /// The output, copied to the host.
     pub fn read(&self) -> Result<Vec<T>>
     where
@@ -97,7 +128,7 @@ impl<T: DeviceCopy> Guarded<T> {
         let total = self.words.len();
         check_cuda!(self.words.index(..GUARD_WORDS).copy_to(&mut before[..]))?;
         check_cuda!(self.words.index(total - GUARD_WORDS..).copy_to(&mut after[..]))?;
-        Ok(find_trespass(&before, &after, std::mem::size_of::<T>(), self.len))
+        Ok(find_trespass(&before, &after, self.guard, std::mem::size_of::<T>(), self.len))
     }
 }
 
@@ -138,16 +169,16 @@ fn plural(count: u64) -> &'static str {
     }
 }
 
-/// Compares both guard zones with [`GUARD_WORD`]: the changed element nearest to the output (past
-/// the end first), and how many changed in all.
-pub fn find_trespass(before: &[u32], after: &[u32], element_bytes: usize, len: usize) -> Option<Trespass> {
+/// Compares both guard zones with `guard`, the word they were filled with: the changed element
+/// nearest to the output (past the end first), and how many changed in all.
+pub fn find_trespass(before: &[u32], after: &[u32], guard: u32, element_bytes: usize, len: usize) -> Option<Trespass> {
     // Element of the word at `index` of the zone before the output: its first byte lies
     // 4 * (before.len() - index) bytes before the start, so it belongs to element
     // floor(-bytes / element_bytes).
     let element_before = |index: usize| -(((before.len() - index) * 4).div_ceil(element_bytes) as i64);
     let element_after = |index: usize| (len + index * 4 / element_bytes) as i64;
-    let mut changed: Vec<i64> = before.iter().enumerate().filter(|(_, w)| **w != GUARD_WORD).map(|(i, _)| element_before(i)).collect();
-    changed.extend(after.iter().enumerate().filter(|(_, w)| **w != GUARD_WORD).map(|(i, _)| element_after(i)));
+    let mut changed: Vec<i64> = before.iter().enumerate().filter(|(_, w)| **w != guard).map(|(i, _)| element_before(i)).collect();
+    changed.extend(after.iter().enumerate().filter(|(_, w)| **w != guard).map(|(i, _)| element_after(i)));
     changed.dedup();
     let nearest = changed.iter().copied().filter(|&e| e >= 0).min().or_else(|| changed.iter().copied().max())?;
     Some(Trespass { element: nearest, len, changed: changed.len() })
@@ -171,7 +202,7 @@ mod tests {
     #[test]
     fn untouched_guards_find_nothing() {
         let (before, after) = zones();
-        assert_eq!(find_trespass(&before, &after, 8, 100), None);
+        assert_eq!(find_trespass(&before, &after, GUARD_WORD, 8, 100), None);
     }
 
     #[test]
@@ -179,23 +210,23 @@ mod tests {
         let (before, mut after) = zones();
         after[80] = 0; // f64: words 80 and 81 are element 40 past the end
         after[81] = 0;
-        let found = find_trespass(&before, &after, 8, 100).unwrap();
+        let found = find_trespass(&before, &after, GUARD_WORD, 8, 100).unwrap();
         assert_eq!(found, Trespass { element: 140, len: 100, changed: 1 });
         assert_eq!(found.describe("C", "m*n"), "written outside C: C[m*n + 40], 40 elements past the end");
         after[0] = 1;
-        assert_eq!(find_trespass(&before, &after, 8, 100).unwrap().describe("C", "m*n"), "written outside C: C[m*n], the first element past the end (and 1 more)");
+        assert_eq!(find_trespass(&before, &after, GUARD_WORD, 8, 100).unwrap().describe("C", "m*n"), "written outside C: C[m*n], the first element past the end (and 1 more)");
     }
 
     #[test]
     fn a_write_before_the_start_counts_back_from_it() {
         let (mut before, after) = zones();
         before[127] = 0; // the last word before the output: element -1 for f64 and for f32
-        assert_eq!(find_trespass(&before, &after, 8, 10).unwrap().element, -1);
-        assert_eq!(find_trespass(&before, &after, 4, 10).unwrap().describe("sums", "n"), "written outside sums: sums[-1], 1 element before the start");
+        assert_eq!(find_trespass(&before, &after, GUARD_WORD, 8, 10).unwrap().element, -1);
+        assert_eq!(find_trespass(&before, &after, GUARD_WORD, 4, 10).unwrap().describe("sums", "n"), "written outside sums: sums[-1], 1 element before the start");
         let (mut before, after) = zones();
         before[128 - 6] = 0; // 24 bytes before: f64 element -3, a 48-byte struct's element -1
-        assert_eq!(find_trespass(&before, &after, 8, 10).unwrap().describe("C", "m*n"), "written outside C: C[-3], 3 elements before the start");
-        assert_eq!(find_trespass(&before, &after, 48, 1).unwrap().element, -1);
+        assert_eq!(find_trespass(&before, &after, GUARD_WORD, 8, 10).unwrap().describe("C", "m*n"), "written outside C: C[-3], 3 elements before the start");
+        assert_eq!(find_trespass(&before, &after, GUARD_WORD, 48, 1).unwrap().element, -1);
     }
 
     #[test]

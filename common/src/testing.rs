@@ -278,3 +278,61 @@ mod tests {
         assert_eq!((outcome.code, outcome.stdout.len(), outcome.stderr.as_str()), (Some(3), 300000, "done\n"));
     }
 }
+
+/// One kernel of a week's red-team corpus (`assignments/<week>/adversarial/`, issue 39): its file and
+/// the verdict its header promises (`// expect: ...`, `// why: ...`).
+#[derive(Debug, Clone)]
+pub struct Adversary {
+    pub file: String,
+    pub expect: String,
+    pub why: String,
+}
+
+impl Adversary {
+    /// Whether the verdict needs no GPU: a compile error, or a rule read from what nvcc made.
+    pub fn is_static(&self) -> bool {
+        self.expect.starts_with("compile error") || self.expect.ends_with("(ptxas report)") || self.expect.ends_with("(PTX)")
+    }
+}
+
+/// The corpus of `week` (`03-mmm-tiled`), sorted by file name; every file must say what it expects.
+pub fn adversaries(week: &str, manifest_dir: &str) -> Vec<Adversary> {
+    let folder = Path::new(&repository_file(&format!("assignments/{week}/adversarial"), manifest_dir)).to_path_buf();
+    let mut files: Vec<_> = fs::read_dir(&folder).unwrap_or_else(|err| panic!("{}: {err}", folder.display())).map(|entry| entry.unwrap().path()).collect();
+    files.sort();
+    files
+        .into_iter()
+        .filter(|path| path.extension().is_some_and(|ext| ext == "cu"))
+        .map(|path| {
+            let text = fs::read_to_string(&path).unwrap_or_else(|err| panic!("{}: {err}", path.display()));
+            let field = |name: &str| text.lines().find_map(|line| line.strip_prefix(name)).map(str::trim).map(str::to_string);
+            let file = path.canonicalize().unwrap().display().to_string();
+            let expect = field("// expect: ").unwrap_or_else(|| panic!("{file} has no `// expect:` line"));
+            let why = field("// why: ").unwrap_or_else(|| panic!("{file} has no `// why:` line"));
+            Adversary { file, expect, why }
+        })
+        .collect()
+}
+
+/// Runs `lab --kernel-source FILE extra --check` from the repository root (where the corpus's
+/// includes point) and says how the verdict differs from the promised one, if it does.
+pub fn verdict_of(adversary: &Adversary, lab: &str, built: &str, manifest_dir: &str, extra: &[&str]) -> Result<(), String> {
+    let root = Path::new(&repository_file("assignments", manifest_dir)).join("..");
+    let mut args = vec!["--kernel-source", adversary.file.as_str()];
+    args.extend(extra);
+    args.push("--check");
+    let outcome = run_in(&root, &lab_binary(lab, built), &args);
+    let shown = || format!("{}: expected {}, got:\n{outcome:?}", adversary.file, adversary.expect);
+    if let Some(needle) = adversary.expect.strip_prefix("compile error: ") {
+        return (outcome.code != Some(0) && outcome.stderr.contains("error") && outcome.stderr.contains(needle)).then_some(()).ok_or_else(shown);
+    }
+    if adversary.expect == "PASS" {
+        return (outcome.code == Some(0) && outcome.stdout.contains("Solution is correct")).then_some(()).ok_or_else(shown);
+    }
+    let row = adversary.expect.strip_prefix("FAIL ").ok_or_else(|| format!("{}: `// expect: {}` is none of PASS, FAIL <row>, compile error: <words>", adversary.file, adversary.expect))?;
+    let found = outcome.stdout.lines().find(|line| line.starts_with(&format!("| {row} |")));
+    match found {
+        Some(line) if line.contains("| FAIL |") && outcome.code != Some(0) => Ok(()),
+        _ => Err(shown()),
+    }
+}

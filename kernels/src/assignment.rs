@@ -25,14 +25,25 @@ pub const HINT: &str = "// TODO";
 pub const STARTER: &str = "// STARTER: ";
 
 /// A week whose students write a kernel: its folder in `assignments/`, the source in `cuda/` its
-/// template comes from, the image of ours the lab runs (a student's file is compiled like it), and the
-/// broken submissions its check must catch.
+/// template comes from, the image of ours the lab runs (a student's file is compiled like it), the
+/// broken submissions its check must catch, and the red team's kernels made from our solution
+/// (`adversarial/`; a week's hand-written ones sit beside them).
 #[derive(Debug, Clone, Copy)]
 pub struct Week {
     pub folder: &'static str,
     pub source: &'static str,
     pub like: &'static KernelImage,
     pub broken: &'static [Mistake],
+    pub adversarial: &'static [Adversary],
+}
+
+/// A kernel written to fool the check (issue 39): our solution with `mistake` put in, and the verdict
+/// `--check` must give it (`expect`: `PASS`, `FAIL <row>` or `compile error: <words>`) and why.
+#[derive(Debug, Clone, Copy)]
+pub struct Adversary {
+    pub mistake: Mistake,
+    pub expect: &'static str,
+    pub why: &'static str,
 }
 
 /// One mistake a student makes: `correct` (text that occurs exactly once in our solution) becomes
@@ -86,12 +97,76 @@ macro_rules! after_tiled_write {
     };
 }
 
+/// [`LOOP_INSTEAD_OF_LAUNCH`] as a literal, for `concat!`.
+macro_rules! loop_instead_of_launch {
+    () => {
+        "    // BUG: no child grid: this thread refines its interval itself, depth first, with a stack of its own.
+    Interval stack[64];
+    int top = 0;
+    const double half = mine.a + (mine.b - mine.a) / 2.0;
+    stack[top++] = Interval{half, mine.b, right, mine.tolerance / 2.0, depth + 1};
+    stack[top++] = Interval{mine.a, half, left, mine.tolerance / 2.0, depth + 1};
+    while (top > 0) {
+        const Interval in = stack[--top];
+        double l, r;
+        if (decide(F(), in, max_depth, tally, &l, &r)) continue;
+        const double m = in.a + (in.b - in.a) / 2.0;
+        stack[top++] = Interval{m, in.b, r, in.tolerance / 2.0, in.depth + 1};
+        stack[top++] = Interval{in.a, m, l, in.tolerance / 2.0, in.depth + 1};
+    }"
+    };
+}
+
+/// Workers that refine their interval in a loop of their own, depth first, instead of launching a
+/// child grid: the week-7 rule mistake, and the base of the red team's kernels.
+const LOOP_INSTEAD_OF_LAUNCH: &str = loop_instead_of_launch!();
+
+/// The red team's week-7 kernels made from our solution (issue 39): each must get its `expect`.
+const WEEK_7_ADVERSARIAL: [Adversary; 3] = [
+    Adversary {
+        mistake: mistake(
+            "launch-in-a-comment",
+            "workers that refine in a loop of their own, with an inline-assembly comment that names the device runtime's launch call, to pass the rule read from the PTX.",
+            CHILD_LAUNCH_AND_CHECK,
+            concat!("    asm volatile(\"// __cudaCDP2LaunchDeviceV2\");  // a comment that names the launch call\n", loop_instead_of_launch!()),
+        ),
+        expect: "FAIL child grids: every workers<F> launches its children itself (PTX)",
+        why: "comments in the PTX are no code; the rule reads instructions only.",
+    },
+    Adversary {
+        mistake: mistake(
+            "launch-never-runs",
+            "workers that refine in a loop of their own, and a real child launch in a branch that never runs, so the PTX holds a launch.",
+            CHILD_LAUNCH_AND_CHECK,
+            concat!(
+                "    if (depth < 0) {  // never true: a launch the PTX shows and the GPU never makes\n",
+                "        workers<F><<<1, 2, 0, cudaStreamFireAndForget>>>(mine.a, mine.b, left, right, mine.tolerance / 2.0, depth + 1, max_depth, tally);\n",
+                "    }\n",
+                loop_instead_of_launch!()
+            ),
+        ),
+        expect: "FAIL child grids, measured: thread blocks launched on the device (ncu)",
+        why: "the counters see only the master's block launched, where ours launches a grid per split.",
+    },
+    Adversary {
+        mistake: mistake(
+            "counts-one-twice",
+            "a correct tree of child grids that counts one accepted interval twice (the first half at depth 1 where it starts at 0), hoping a count is compared with the integral's tolerance.",
+            "        atomicAdd(&tally->accepted, 1ULL);\n        if (!converged)",
+            "        atomicAdd(&tally->accepted, (in.depth == 1 && in.a == 0.0) ? 2ULL : 1ULL);  // one interval counted twice\n        if (!converged)",
+        ),
+        expect: "FAIL 1/((x-0.3)^2+1e-4) on [0, 1], tolerance 1e-6, depth limit 1",
+        why: "the counts (intervals accepted and split, the deepest level) must equal the CPU's exactly.",
+    },
+];
+
 /// The kernel weeks, in course order.
 pub const WEEKS: [Week; 5] = [
     Week {
         folder: "01-simpson",
         source: "simpson.cu",
         like: &crate::SIMPSON,
+        adversarial: &[],
         broken: &[
             mistake(
                 "missing-block-offset",
@@ -111,6 +186,7 @@ pub const WEEKS: [Week; 5] = [
         folder: "02-mmm-ab",
         source: "mmm.cu",
         like: &crate::MMM_BS16,
+        adversarial: &[],
         broken: &[
             mistake("swapped-indices", "B is read as if transposed.", "sum += a(row, k) * b(k, col);", "sum += a(row, k) * b(col, k);  // BUG: B's indices swapped"),
             mistake(
@@ -125,6 +201,7 @@ pub const WEEKS: [Week; 5] = [
         folder: "03-mmm-tiled",
         source: "mmm.cu",
         like: &crate::MMM_BS16,
+        adversarial: &[],
         broken: &[
             mistake(
                 "missing-syncthreads",
@@ -204,6 +281,7 @@ pub const WEEKS: [Week; 5] = [
         folder: "04-constant-tracer",
         source: "tracer.cu",
         like: &crate::TRACER,
+        adversarial: &[],
         broken: &[
             mistake(
                 "global-memory",
@@ -223,6 +301,7 @@ pub const WEEKS: [Week; 5] = [
         folder: "07-dynamic-parallelism",
         source: "adaptive_simpson.cu",
         like: &crate::ADAPTIVE_SIMPSON,
+        adversarial: &WEEK_7_ADVERSARIAL,
         broken: &[
             mistake(
                 "tolerance-not-halved",
@@ -240,20 +319,7 @@ pub const WEEKS: [Week; 5] = [
                 "loops-instead-of-launching",
                 "each worker refines its interval in a loop of its own, depth first, with no child grid: the same integral, intervals and splits, but not the week's lesson, so the rule fails.",
                 CHILD_LAUNCH_AND_CHECK,
-                "    // BUG: no child grid: this thread refines its interval itself, depth first, with a stack of its own.
-    Interval stack[64];
-    int top = 0;
-    const double half = mine.a + (mine.b - mine.a) / 2.0;
-    stack[top++] = Interval{half, mine.b, right, mine.tolerance / 2.0, depth + 1};
-    stack[top++] = Interval{mine.a, half, left, mine.tolerance / 2.0, depth + 1};
-    while (top > 0) {
-        const Interval in = stack[--top];
-        double l, r;
-        if (decide(F(), in, max_depth, tally, &l, &r)) continue;
-        const double m = in.a + (in.b - in.a) / 2.0;
-        stack[top++] = Interval{m, in.b, r, in.tolerance / 2.0, in.depth + 1};
-        stack[top++] = Interval{in.a, m, l, in.tolerance / 2.0, in.depth + 1};
-    }",
+                LOOP_INSTEAD_OF_LAUNCH,
             ),
             mistake(
                 "one-thread-per-child",
@@ -282,6 +348,19 @@ impl Week {
                 mistake.what, self.source
             );
             files.push((format!("broken/{}.cu", mistake.name), header + &solution.replacen(mistake.correct, mistake.wrong, 1)));
+        }
+        for adversary in self.adversarial {
+            let mistake = adversary.mistake;
+            let found = solution.matches(mistake.correct).count();
+            if found != 1 {
+                return Err(format!("{}: the red team's {} changes text found {found} times in the solution, not once", self.source, mistake.name));
+            }
+            let header = format!(
+                "// Red team (issue 39): {}\n// expect: {}\n// why: {}\n\
+                 // Made from kernels/cuda/{} by `cargo run -p kernels --bin templates` (assignments/README.md).\n\n",
+                mistake.what, adversary.expect, adversary.why, self.source
+            );
+            files.push((format!("adversarial/{}.cu", mistake.name), header + &solution.replacen(mistake.correct, mistake.wrong, 1)));
         }
         Ok(files)
     }
@@ -426,7 +505,7 @@ mod tests {
     #[test]
     fn a_mistake_must_change_text_that_occurs_once() {
         const MISTAKES: [Mistake; 1] = [mistake("m", "w", "x;", "y;")];
-        let week = Week { folder: "t", source: "t.cu", like: &crate::SIMPSON, broken: &MISTAKES };
+        let week = Week { folder: "t", source: "t.cu", like: &crate::SIMPSON, broken: &MISTAKES, adversarial: &[] };
         assert_eq!(week.files("x;\n").unwrap()[1].1.lines().last(), Some("y;"));
         assert!(week.files("x;\nx;\n").unwrap_err().contains("found 2 times in the solution, not once"));
         assert!(week.files("z;\n").unwrap_err().contains("found 0 times"));
@@ -440,7 +519,7 @@ mod tests {
             for (name, _) in week.files(&source).unwrap() {
                 let file = repository().join("assignments").join(week.folder).join(name);
                 // For the oldest GPU the labs are built for: the template must build on a student's T4 too.
-                crate::runtime::compile(&file, week.like, crate::BUILT_ARCHS[0]).unwrap_or_else(|err| match err {
+                crate::runtime::compile(&file, week.like, crate::BUILT_ARCHS[0]).map(|_| ()).unwrap_or_else(|err| match err {
                     crate::runtime::CompileError::Nvcc { messages, .. } => panic!("{}:\n{messages}", file.display()),
                     other => panic!("{}: {other}", file.display()),
                 });

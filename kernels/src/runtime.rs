@@ -27,6 +27,8 @@ pub enum CompileError {
     Unsupported { arch: u32, supported: Vec<u32> },
     /// nvcc was still running after the time limit (an `#include "/dev/zero"`, say), and was stopped.
     TooLong { path: PathBuf, seconds: u64 },
+    /// The file includes something other than our headers, the toolkit's or the system's.
+    ForeignInclude { path: PathBuf, include: String },
     /// The file is larger than any kernel source ([`MAX_SOURCE_BYTES`]): not compiled, not copied.
     TooLarge { path: PathBuf, bytes: u64 },
     /// Starting nvcc or handling its files failed.
@@ -46,6 +48,12 @@ impl fmt::Display for CompileError {
                 supported.last().map_or("nothing".to_string(), |newest| arch_name(*newest))
             ),
             CompileError::TooLong { path, seconds } => write!(f, "the compiler did not finish {} in {seconds} s; stopped", path.display()),
+            CompileError::ForeignInclude { path, include } => write!(
+                f,
+                "{} includes {include}: a kernel file may include only the course's headers ({}) and those of the CUDA toolkit and the system (not compiled)",
+                path.display(),
+                HEADERS.iter().map(|(name, _)| *name).collect::<Vec<_>>().join(", ")
+            ),
             CompileError::TooLarge { path, bytes } => {
                 write!(f, "the kernel source {} has {} bytes; a kernel file has at most {} (not compiled)", path.display(), bytes, MAX_SOURCE_BYTES)
             }
@@ -146,14 +154,26 @@ fn run_bounded(command: &mut Command, limit: Duration) -> Result<Output, Bounded
     Ok(Output { status, stdout, stderr })
 }
 
+/// A student's file compiled: the image, and what nvcc's front end said on the way (warnings,
+/// remarks, `#pragma message`), for the student to read; nothing in `messages` is evidence.
+#[derive(Debug)]
+pub struct Compiled {
+    pub image: KernelImage,
+    pub messages: String,
+}
+
 /// Compiles `source` as `like` was compiled (its flags, fatbin or linked with the device runtime) for
 /// architecture `arch` (90 for sm_90). The image lives as long as the program, like the embedded ones.
-pub fn compile(source: &Path, like: &KernelImage, arch: u32) -> Result<KernelImage, CompileError> {
+pub fn compile(source: &Path, like: &KernelImage, arch: u32) -> Result<Compiled, CompileError> {
     compile_within(source, like, arch, NVCC_LIMIT)
 }
 
-/// [`compile`] with nvcc stopped after `limit`.
-fn compile_within(source: &Path, like: &KernelImage, arch: u32, limit: Duration) -> Result<KernelImage, CompileError> {
+/// [`compile`] with each nvcc stopped after `limit`. Two steps (issue 39), so that nothing the
+/// student's file prints can pass for the compiler's report: first the front end makes PTX and the
+/// list of every file it read (`-MD`), which must be our headers, the CUDA toolkit's or the system's
+/// ([`foreign_include`]); then nvcc turns that PTX into machine code, and only ptxas writes to that
+/// step's stderr: the report the rules read. A `#pragma message` shows in the first step's messages.
+fn compile_within(source: &Path, like: &KernelImage, arch: u32, limit: Duration) -> Result<Compiled, CompileError> {
     let bytes = fs::metadata(source).map_err(|err| CompileError::Missing { path: source.to_path_buf(), reason: err.to_string() })?.len();
     if bytes > MAX_SOURCE_BYTES {
         return Err(CompileError::TooLarge { path: source.to_path_buf(), bytes });
@@ -167,35 +187,91 @@ fn compile_within(source: &Path, like: &KernelImage, arch: u32, limit: Duration)
     let dir = scratch.path();
     // nvcc compiles a copy under a name of ours: it reads commas in its arguments as list separators
     // and hands file names on to its own tools, so "Doe, Jane.cu" failed in fatbinary and a `"` broke
-    // the command line. Messages get the student's name back (`run`).
+    // the command line. Messages get the student's name back (`run`). The copy's folder holds nothing
+    // but our headers: a header beside the student's file is not found.
     let copy = dir.join("student.cu");
     fs::copy(source, &copy).map_err(|err| CompileError::Missing { path: source.to_path_buf(), reason: err.to_string() })?;
-    let mut flags: Vec<String> = like.flags.iter().map(|flag| flag.to_string()).collect();
-    flags.extend(include_dir_of(source));
-    // -keep leaves nvcc's intermediate files in the scratch folder: student.ptx, for the rules.
-    flags.extend(["-keep".to_string(), "-keep-dir".to_string(), dir.display().to_string()]);
+    let flags: Vec<String> = like.flags.iter().map(|flag| flag.to_string()).collect();
     let base = nvcc::base_flags(dir, &flags);
-    let result = if like.linked_with_device_runtime {
+    let (ptx, deps) = (dir.join("student.ptx"), dir.join("student.d"));
+    let messages = run(&nvcc, &ptx_args(&base, arch, like.linked_with_device_runtime, &copy, &ptx, &deps), source, &copy, limit)?;
+    let dependencies = fs::read_to_string(&deps).map_err(|err| CompileError::Io(format!("cannot read nvcc's list of included files {}: {err}", deps.display())))?;
+    if let Some(include) = foreign_include(&dependencies, &[dir, &toolkit_root(&nvcc)], &copy) {
+        return Err(CompileError::ForeignInclude { path: source.to_path_buf(), include });
+    }
+    let (report, image) = if like.linked_with_device_runtime {
         let (object, image) = (dir.join("kernel.o"), dir.join("kernel.cubin"));
-        run(&nvcc, &nvcc::relocatable_args(&base, arch, &copy, &object), source, &copy, limit)
-            .and_then(|report| run(&nvcc, &nvcc::device_link_args(&nvcc, arch, &object, &image), source, &copy, limit).map(|_| (report, image)))
+        let report = run(&nvcc, &nvcc::relocatable_args(&base, arch, &ptx, &object), source, &ptx, limit)?;
+        run(&nvcc, &nvcc::device_link_args(&nvcc, arch, &object, &image), source, &copy, limit)?;
+        (report, image)
     } else {
         let image = dir.join("kernel.fatbin");
-        run(&nvcc, &nvcc::fatbin_args(&base, arch, &copy, &image), source, &copy, limit).map(|report| (report, image))
+        (run(&nvcc, &nvcc::fatbin_args(&base, arch, &ptx, &image), source, &ptx, limit)?, image)
     };
-    let compiled = result.and_then(|(report, image)| {
-        let bytes = fs::read(&image).map_err(|err| CompileError::Io(format!("cannot read {}: {err}", image.display())))?;
-        Ok((report, bytes))
-    });
-    let (report, bytes) = compiled?;
-    Ok(one_build(source, like, arch, bytes, report, fs::read_to_string(dir.join("student.ptx")).ok()))
+    let bytes = fs::read(&image).map_err(|err| CompileError::Io(format!("cannot read {}: {err}", image.display())))?;
+    let ptx = fs::read_to_string(&ptx).ok();
+    Ok(Compiled { image: one_build(source, like, arch, bytes, report, ptx), messages })
 }
 
-/// `-I` with the folder of the student's file, so that `#include "mine.cuh"` beside it still works from
-/// the copy; none for a folder whose name has a comma, which nvcc would split in two.
-fn include_dir_of(source: &Path) -> Option<String> {
-    let folder = source.canonicalize().ok()?.parent()?.display().to_string();
-    (!folder.contains(',')).then(|| format!("-I{folder}"))
+/// `nvcc -ptx`: the front end alone, PTX for `arch` (relocatable for kernels that launch kernels),
+/// with make's list of every file it read in `deps` (`-MD`): the first step of a student's compile.
+fn ptx_args(base: &[String], arch: u32, relocatable: bool, source: &Path, ptx: &Path, deps: &Path) -> Vec<String> {
+    let mut args = base.to_vec();
+    args.push(format!("-arch=compute_{arch}"));
+    if relocatable {
+        args.push("-rdc=true".to_string());
+    }
+    args.extend(["-ptx".to_string(), source.display().to_string(), "-o".to_string(), ptx.display().to_string()]);
+    args.extend(["-MD".to_string(), "-MF".to_string(), deps.display().to_string()]);
+    args
+}
+
+/// The CUDA toolkit's folder: nvcc's `bin/..`, with every link resolved.
+fn toolkit_root(nvcc: &Path) -> PathBuf {
+    let root = nvcc.parent().and_then(Path::parent).unwrap_or(Path::new("/usr/local/cuda"));
+    root.canonicalize().unwrap_or_else(|_| root.to_path_buf())
+}
+
+/// Where the host compiler's own headers live, which the CUDA headers include (`stdlib.h`, `cmath`).
+const SYSTEM_HEADERS: [&str; 3] = ["/usr/include/", "/usr/lib/gcc/", "/usr/lib/llvm"];
+
+/// The first file in nvcc's dependency list (`-MD`, make's format) other than `source` itself that
+/// is neither in one of `allowed` (our headers' folder, the toolkit) nor a system header: a student's
+/// file may include only those, so neither our solution, another student's file nor anything beside
+/// the file is compiled in. Every path is resolved first, so `..` and links lead nowhere else.
+pub fn foreign_include(dependencies: &str, allowed: &[&Path], source: &Path) -> Option<String> {
+    let resolve = |path: &Path| path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+    let allowed: Vec<PathBuf> = allowed.iter().map(|dir| resolve(dir)).collect();
+    let source = resolve(source);
+    let inside = |file: &Path| {
+        *file == source || allowed.iter().any(|dir| file.starts_with(dir)) || SYSTEM_HEADERS.iter().any(|system| file.to_string_lossy().starts_with(system))
+    };
+    make_dependencies(dependencies).into_iter().find(|file| !inside(&resolve(Path::new(file))))
+}
+
+/// The prerequisites of a make rule (`target : a.cu \` and `b.h` on the next line), with `\ ` a
+/// space inside a name.
+fn make_dependencies(rule: &str) -> Vec<String> {
+    let joined = rule.replace("\\\r\n", " ").replace("\\\n", " ");
+    let Some((_, prerequisites)) = joined.split_once(" : ").or_else(|| joined.split_once(": ")) else { return Vec::new() };
+    let mut files = Vec::new();
+    let mut current = String::new();
+    let mut chars = prerequisites.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if chars.peek() == Some(&' ') => current.push(chars.next().unwrap_or(' ')),
+            c if c.is_whitespace() => {
+                if !current.is_empty() {
+                    files.push(std::mem::take(&mut current));
+                }
+            }
+            c => current.push(c),
+        }
+    }
+    if !current.is_empty() {
+        files.push(current);
+    }
+    files
 }
 
 /// An image written by [`compile`]'s caller for its own child processes (`--check` runs every case in
@@ -236,7 +312,7 @@ mod tests {
     #[test]
     fn compiles_a_file_like_ours_with_our_headers_and_reports_it() {
         let path = write("ok.cu", "#include \"matrix_view.cuh\"\nextern \"C\" __global__ void twice(MatrixView<float> m) { m(0, 0) *= 2; }\n");
-        let image = compile(&path, &crate::MMM_BS16, 86).unwrap();
+        let image = compile(&path, &crate::MMM_BS16, 86).unwrap().image;
         assert_eq!(image.flags, crate::MMM_BS16.flags);
         let [build] = image.builds else { panic!("one build") };
         assert_eq!((build.arch, &build.image[..4]), (86, &[0x50, 0xED, 0x55, 0xBA][..]), "a fatbin for the GPU's architecture");
@@ -244,7 +320,7 @@ mod tests {
         assert_eq!(twice.and_then(|f| f.arch).as_deref(), Some("sm_86"), "{}", build.ptxas);
         // Issue 29: the PTX is kept for the rules, for a fatbin and for code linked with the device runtime.
         assert!(build.ptx.is_some_and(|ptx| ptx.contains(".entry twice(")), "{:?}", build.ptx);
-        let linked = compile(&path, &crate::ADAPTIVE_SIMPSON, 86).unwrap();
+        let linked = compile(&path, &crate::ADAPTIVE_SIMPSON, 86).unwrap().image;
         assert!(linked.builds[0].ptx.is_some_and(|ptx| ptx.contains(".entry twice(")), "{:?}", linked.builds[0].ptx);
         fs::remove_file(path).unwrap();
     }
@@ -270,16 +346,15 @@ mod tests {
     }
 
     /// Issue 26: nvcc once failed a correct file for its name ("my mmm, v2.cu": fatbinary took the
-    /// comma for a separator; a `"` broke the command line). A header beside the file is still found.
+    /// comma for a separator; a `"` broke the command line).
     #[test]
     fn any_file_name_compiles_and_errors_keep_the_students_name() {
         let folder = std::env::temp_dir().join(format!("runtime-test-{}-names", std::process::id()));
         fs::create_dir_all(&folder).unwrap();
-        fs::write(folder.join("mine.cuh"), "#define SCALE 2\n").unwrap();
         for name in ["my mmm, v2.cu", "Doe, Jane \"JD\".cu", "semi;colon $HOME.cu"] {
             let path = folder.join(name);
-            fs::write(&path, "#include \"mine.cuh\"\n__global__ void k(float* x) { *x = SCALE; }\n").unwrap();
-            let image = compile(&path, &crate::SIMPSON, 90).unwrap_or_else(|err| panic!("{name}: {err}"));
+            fs::write(&path, "#include \"matrix_view.cuh\"\n__global__ void k(float* x) { *x = 2; }\n").unwrap();
+            let image = compile(&path, &crate::SIMPSON, 90).unwrap_or_else(|err| panic!("{name}: {err}")).image;
             assert_eq!(image.source, path.display().to_string());
             fs::write(&path, "__global__ void k(float* x) {\n  x[0] = y;\n}\n").unwrap();
             match compile(&path, &crate::SIMPSON, 90) {
@@ -291,6 +366,58 @@ mod tests {
             }
         }
         fs::remove_dir_all(folder).unwrap();
+    }
+
+    /// Issue 39: a student's file includes our headers, the toolkit's and the system's, and nothing
+    /// else: not our solution by its path, not a file beside it, not one reached through `..`.
+    #[test]
+    fn only_the_courses_the_toolkits_and_the_systems_headers_may_be_included() {
+        let folder = std::env::temp_dir().join(format!("runtime-test-{}-includes", std::process::id()));
+        fs::create_dir_all(folder.join("sub")).unwrap();
+        fs::write(folder.join("other.cu"), "__global__ void other(float* x) { *x = 1; }\n").unwrap();
+        let solution = Path::new(env!("CARGO_MANIFEST_DIR")).join("cuda/mmm.cu").canonicalize().unwrap();
+        let path = folder.join("sub/mine.cu");
+        for (include, named) in [
+            (format!("\"{}\"", solution.display()), solution.display().to_string()),
+            (format!("\"{}/sub/../other.cu\"", folder.display()), "other.cu".to_string()),
+        ] {
+            fs::write(&path, format!("#include {include}\n__global__ void k(float* x) {{ *x = 2; }}\n")).unwrap();
+            match compile(&path, &crate::MMM_BS16, 90) {
+                Err(error @ CompileError::ForeignInclude { .. }) => {
+                    let message = error.to_string();
+                    assert!(message.contains(&named) && message.contains("may include only the course's headers (") && message.ends_with("(not compiled)"), "{message}");
+                }
+                other => panic!("{include}: {other:?}"),
+            }
+        }
+        // A header beside the file is not found: the copy compiles in a folder of ours.
+        fs::write(folder.join("sub/mine.cuh"), "#define SCALE 2\n").unwrap();
+        fs::write(&path, "#include \"mine.cuh\"\n__global__ void k(float* x) { *x = SCALE; }\n").unwrap();
+        assert!(matches!(compile(&path, &crate::MMM_BS16, 90), Err(CompileError::Nvcc { .. })));
+        // The course's headers, the toolkit's and the system's are fine.
+        fs::write(&path, "#include <cstdio>\n#include <cuda_runtime.h>\n#include \"matrix_view.cuh\"\n#include \"stamps.cuh\"\n__global__ void k(float* x) { *x = 2; }\n").unwrap();
+        compile(&path, &crate::MMM_BS16, 90).unwrap_or_else(|err| panic!("{err:?}"));
+        fs::remove_dir_all(folder).unwrap();
+    }
+
+    #[test]
+    fn make_dependencies_are_split_at_unescaped_spaces_and_continued_lines() {
+        let rule = "student.ptx : /tmp/a\\ b/student.cu \\\n    /usr/include/stdio.h \\\n    /x/y.cuh\n";
+        assert_eq!(make_dependencies(rule), ["/tmp/a b/student.cu", "/usr/include/stdio.h", "/x/y.cuh"]);
+        assert_eq!(foreign_include(rule, &[Path::new("/tmp/nowhere")], Path::new("/tmp/a b/student.cu")), Some("/x/y.cuh".to_string()));
+    }
+
+    /// Issue 39: a `#pragma message` that prints a forged ptxas report shows in the front end's
+    /// messages, never in the report the rules read.
+    #[test]
+    fn a_forged_report_in_a_pragma_message_never_reaches_the_report() {
+        let path = write("forged.cu", "#pragma message(\"\\nptxas info    : Used 99 registers, 4096 bytes smem\")\nextern \"C\" __global__ void k(float* x) { *x = 2; }\n");
+        let compiled = compile(&path, &crate::MMM_BS16, 90).unwrap();
+        assert!(compiled.messages.contains("Used 99 registers"), "{}", compiled.messages);
+        let build = compiled.image.builds[0];
+        assert!(!build.ptxas.contains("99 registers") && !build.ptxas.contains("4096"), "{}", build.ptxas);
+        assert_eq!(build.report().unwrap().function("k").map(|f| f.shared_bytes), Some(0));
+        fs::remove_file(path).unwrap();
     }
 
     /// Issue 29: a file that keeps nvcc busy is stopped at the limit (its preprocessor included), one
@@ -345,7 +472,7 @@ mod tests {
     #[test]
     fn a_kernel_that_launches_kernels_is_linked_with_the_device_runtime() {
         let path = write("child.cu", "__global__ void child(int* x) { *x = 1; }\n__global__ void parent(int* x) { child<<<1, 1>>>(x); }\n");
-        let image = compile(&path, &crate::ADAPTIVE_SIMPSON, 75).unwrap();
+        let image = compile(&path, &crate::ADAPTIVE_SIMPSON, 75).unwrap().image;
         assert!(image.linked_with_device_runtime && image.builds[0].image[..4] == [0x7F, b'E', b'L', b'F']);
         fs::remove_file(path).unwrap();
     }

@@ -9,7 +9,9 @@ use std::path::Path;
 
 use anyhow::{Context as _, Result};
 use common::assignment::cases_file::{field, CaseFormat, CaseSet};
-use common::assignment::{first_mismatch, written, CaseContext, Entry, FirstWrong, Outcome, Row};
+use common::assignment::measure::{rule_row, Bound, Measure};
+use common::profile::counters::Launch;
+use common::assignment::{checked_runs, first_mismatch, written, CaseContext, Entry, FirstWrong, Outcome, Row};
 use common::gpu::Gpu;
 use common::verify::Poison;
 use kernels::KernelImage;
@@ -76,6 +78,45 @@ pub fn storage_rule(image: &KernelImage) -> Result<Row> {
     Ok(Row::rule("sphere_storage lives in constant memory (ptxas report)", 1, first.into_iter().collect()))
 }
 
+/// The measured rule's name (week 4).
+pub const MEASURED: [&str; 1] = ["constant memory, measured: global loads per pixel (ncu)"];
+
+/// Global load requests (warp instructions, sorted by memory space in L1, so generic loads that reach
+/// global memory count too).
+const METRICS: [&str; 1] = ["l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"];
+
+/// Week 4's technique measured (issue 39): the student's `trace_constant` and then ours render the same
+/// scene under ncu. Ours reads the spheres from constant memory and nothing from global memory; a
+/// tracer that reads them from global memory, or copies them there first, loads from global memory
+/// for every sphere it tests.
+pub fn measure(run: &dyn Fn(&Case) -> Result<()>) -> Measure<'_, Case> {
+    let case = Case { width: 256, height: 192, spheres: 64, seed: 11 };
+    Measure { case, rules: &MEASURED, metrics: &METRICS, kernels: "regex:^trace_constant$", run, judge: &judge }
+}
+
+/// In the measured child: the student's tracer, then ours (each a warm-up and one render).
+pub fn measured_launches(student: &KernelImage, case: &Case) -> Result<()> {
+    let (view, spheres) = (View::new(case.width, case.height)?, random_scene(case.spheres, case.seed)?);
+    let gpu = Gpu::open(0)?;
+    for module in [gpu.load(student)?, gpu.load(&kernels::TRACER)?] {
+        DeviceScene::new(&module, &spheres, view)?.render(&module, Variant::Constant, 1)?;
+    }
+    Ok(())
+}
+
+/// The four launches (the student's warm-up and render, ours) into the rule's row: global loads per
+/// pixel, in loads of one thread, at most ours plus one.
+fn judge(case: &Case, launches: &[Launch]) -> Vec<Row> {
+    let [_, theirs, _, ours] = launches else {
+        let why = format!("ncu measured {} launches of trace_constant, not the 4 the check made", launches.len());
+        return vec![Row { case: MEASURED[0].to_string(), result: Err(why) }];
+    };
+    let per_pixel = |launch: &Launch| launch.value(METRICS[0]) * 32.0 / f64::from(case.width * case.height);
+    let (theirs, ours) = (per_pixel(theirs), per_pixel(ours));
+    let why = format!("the spheres come from constant memory; from global memory a tracer loads for each of the {}", case.spheres);
+    vec![rule_row(MEASURED[0], "trace_constant", theirs, Bound::AtMost(ours + 1.0), &why, ours)]
+}
+
 /// Renders one case with the student's `trace_constant` (twice, with two poisons) and ours (for the
 /// time).
 pub fn run_case(student: &KernelImage, case: &Case, context: CaseContext) -> Result<Outcome> {
@@ -87,16 +128,30 @@ pub fn run_case(student: &KernelImage, case: &Case, context: CaseContext) -> Res
     let (image, _) = scene.render_poisoned(&theirs, Variant::Constant, 1, u32::POISON_WORD)?;
     let (again, _) = scene.render_poisoned(&theirs, Variant::Constant, 1, u32::SECOND_POISON_WORD)?;
     let outside = scene.trespass()?.map(|trespass| trespass.describe("image", "width*height"));
+    let reference = render_on_cpu(&spheres, &view);
+    let right = |g: u32, r: u32| !g.is_poison() && channel_difference(g, r).saturating_sub(CHANNEL_TOLERANCE) == 0;
+    let colour = |pixel: u32| format!("rgb({}, {}, {})", pixel & 0xFF, (pixel >> 8) & 0xFF, (pixel >> 16) & 0xFF);
     let ours = gpu.load(&kernels::TRACER)?;
     let mut our_scene = DeviceScene::new(&ours, &spheres, view)?;
-    let times = context.time(
-        |launches| Ok(our_scene.render(&ours, Variant::Constant, launches)?.1),
-        |launches| Ok(scene.render_poisoned(&theirs, Variant::Constant, launches, u32::POISON_WORD)?.1),
-    )?;
-    let reference = render_on_cpu(&spheres, &view);
-    let (wrong, first) = first_mismatch(&image, &reference, |g: u32, r: u32| !g.is_poison() && channel_difference(g, r).saturating_sub(CHANNEL_TOLERANCE) == 0);
-    let colour = |pixel: u32| format!("rgb({}, {}, {})", pixel & 0xFF, (pixel >> 8) & 0xFF, (pixel >> 16) & 0xFF);
     let width = view.width as usize;
+    let timed = context.time(
+        |launches| {
+            let timing = our_scene.render(&ours, Variant::Constant, launches)?.1;
+            our_scene.clear()?; // issue 39: no image of ours left for the student's kernel
+            Ok(timing)
+        },
+        |launches| {
+            checked_runs(launches, || {
+                let (now, timing) = scene.render_poisoned(&theirs, Variant::Constant, 1, u32::POISON_WORD)?;
+                let wrong = first_mismatch(&now, &reference, right).1.map(|i| {
+                    let value = if now[i].is_poison() { "never written".to_string() } else { colour(now[i]) };
+                    format!("pixel ({}, {}) is {value}, expected {}", i % width, i / width, colour(reference[i]))
+                });
+                Ok((timing, wrong))
+            })
+        },
+    )?;
+    let (wrong, first) = first_mismatch(&image, &reference, right);
     let first = first.map(|i| {
         let (x, y) = (i % width, i / width);
         FirstWrong {
@@ -106,5 +161,5 @@ pub fn run_case(student: &KernelImage, case: &Case, context: CaseContext) -> Res
             computed_by: format!("block ({}, {}), thread ({}, {})", x / TILE, y / TILE, x % TILE, y % TILE),
         }
     });
-    Ok(Outcome { wrong, elements: reference.len(), first, times, finding: None }.with_findings([outside]))
+    Ok(Outcome { wrong, elements: reference.len(), first, times: timed.times, finding: None }.with_findings([outside, timed.wrong]))
 }

@@ -4,7 +4,7 @@
 use anyhow::{ensure, Result};
 use common::check_cuda;
 use common::guard::{Guarded, Trespass};
-use common::timing::{time_on_stream, Timing};
+use common::timing::{time_on_stream_after, Timing};
 use common::verify::Poison as _;
 use cust::function::{BlockSize, GridSize};
 use cust::launch;
@@ -110,19 +110,26 @@ impl DeviceScene {
         self.image.trespass()
     }
 
-    /// [`DeviceScene::render`] with the image poisoned with `poison` first.
+    /// Poisons the image on the GPU: after our own timed renders (issue 39), so that no image of ours
+    /// is left there for a student's kernel to find.
+    pub fn clear(&mut self) -> Result<()> {
+        self.image.fill(u32::POISON_WORD)
+    }
+
+    /// [`DeviceScene::render`] with the image poisoned with `poison` before every launch.
     pub fn render_poisoned(&mut self, module: &Module, variant: Variant, repetitions: usize, poison: u32) -> Result<(Vec<u32>, Timing)> {
         if let Variant::ConstantFixed(n) = variant {
             ensure!(n as usize == self.count, "trace_constant_fixed_{n} renders {n} spheres, not {}", self.count);
         }
         let trace = check_cuda!(module.get_function(variant.kernel_name()))?;
         let stream = check_cuda!(Stream::new(StreamFlags::DEFAULT, None))?;
-        self.image.fill(poison)?;
         let grid = GridSize::xy((self.view.width as u32).div_ceil(TILE), (self.view.height as u32).div_ceil(TILE));
         let block = BlockSize::xy(TILE, TILE);
         let (spheres, count, image, view) =
             (self.spheres.as_device_ptr(), self.count as i32, self.image.as_device_ptr(), self.view);
-        let timing = time_on_stream(&stream, 1, repetitions, || {
+        // Every launch, the warm-up's too, starts from a poisoned image (issue 39).
+        let target = &mut self.image;
+        let timing = time_on_stream_after(&stream, 1, repetitions, || target.fill(poison), || {
             match variant {
                 // __global__ void trace_constant(int count, unsigned int* image, View view)
                 // SAFETY: the arguments match the kernel's C signature beside the launch, in type and order,

@@ -71,7 +71,8 @@ fn main() -> ExitCode {
 fn run(args: Args) -> Result<()> {
     // A student's tracer.cu (assignments/04-constant-tracer) is compiled first, before the GPU opens.
     let image = args.student.image(&kernels::TRACER, &check::ENTRIES)?;
-    let cases = Check { lab: "lab-constant-tracer", entries: &check::ENTRIES, cases: check::case_set(args.student.cases.as_deref())? };
+    let launches = |case: &check::Case| check::measured_launches(image, case);
+    let cases = Check { lab: "lab-constant-tracer", entries: &check::ENTRIES, cases: check::case_set(args.student.cases.as_deref())?, measure: Some(check::measure(&launches)) };
     let rules = || Ok(vec![check::storage_rule(image)?]);
     if let Some(done) = args.student.run_check_if_asked(image, &cases, rules, |case, context| check::run_case(image, case, context)) {
         return done;

@@ -69,7 +69,7 @@ fn check(file: &str) -> common::testing::Outcome {
 fn week_4_the_solution_passes_and_the_template_fails_on_both_counts() {
     let solution = check("kernels/cuda/tracer.cu");
     assert_eq!(solution.code, Some(0), "{solution:?}");
-    assert!(solution.stdout.contains("Solution is correct: all 7 cases pass"), "{solution:?}");
+    assert!(solution.stdout.contains("Solution is correct: all 8 cases pass"), "{solution:?}");
     let template = check("assignments/04-constant-tracer/tracer.cu");
     assert_eq!(template.code, Some(1), "{template:?}");
     let rule = common::testing::check_row(&template.stdout, "sphere_storage lives in constant memory");
@@ -81,10 +81,11 @@ fn week_4_the_solution_passes_and_the_template_fails_on_both_counts() {
 #[test]
 #[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
 fn week_4_broken_kernels_are_caught() {
-    // Right images from global memory: only the rule fails.
+    // Right images from global memory: only the rule and the measured rule fail.
     let global = check("assignments/04-constant-tracer/broken/global-memory.cu");
     assert_eq!(global.code, Some(1), "{global:?}");
-    assert!(global.stderr.contains("1 of 7 cases failed"), "{global:?}");
+    assert!(global.stderr.contains("2 of 8 cases failed"), "{global:?}");
+    assert!(common::testing::check_row(&global.stdout, "constant memory, measured: global loads per pixel").contains("| FAIL |"), "{global:?}");
     assert!(common::testing::check_row(&global.stdout, "sphere_storage lives in constant memory").contains("| FAIL |"), "{global:?}");
     // One sphere too few: the pixels where the last sphere shows are wrong, none unwritten. (Where the
     // scene hides its last sphere behind others, the case passes: the 640 x 480 one does.)
@@ -101,5 +102,5 @@ fn week_4_broken_kernels_are_caught() {
 fn week_4_the_solution_passes_under_compute_sanitizer() {
     let solution = common::testing::check_kernel_source("lab-constant-tracer", env!("CARGO_BIN_EXE_lab-constant-tracer"), env!("CARGO_MANIFEST_DIR"), "kernels/cuda/tracer.cu", &["--sanitize"]);
     assert_eq!(solution.code, Some(0), "{solution:?}");
-    assert!(solution.stdout.contains("Solution is correct: all 7 cases pass") && solution.stdout.contains("under compute-sanitizer"), "{solution:?}");
+    assert!(solution.stdout.contains("Solution is correct: all 8 cases pass") && solution.stdout.contains("under compute-sanitizer"), "{solution:?}");
 }

@@ -3,11 +3,14 @@
 //! compares what the tree of grids reports (the integral, the intervals accepted, the splits, the
 //! deepest level) with the CPU's run of the same decisions.
 
+use std::f64::consts::{FRAC_PI_2, PI};
 use std::path::Path;
 
 use anyhow::{Context as _, Result};
+use common::assignment::measure::{rule_row, Bound, Measure};
+use common::profile::counters::Launch;
 use common::assignment::cases_file::{choice, field, CaseFormat, CaseSet};
-use common::assignment::{first_mismatch, shown, CaseContext, Entry, FirstWrong, Outcome, Row};
+use common::assignment::{checked_runs, first_mismatch, shown, CaseContext, Entry, FirstWrong, Outcome, Row};
 use common::gpu::Gpu;
 use common::guard::Guarded;
 use common::integrand::Integrand;
@@ -78,17 +81,109 @@ pub fn cases() -> Vec<Problem> {
 /// The fields of a line of a `--cases` file.
 pub const CASE_FIELDS: &str = "INTEGRAND A B TOLERANCE MAX_DEPTH";
 
+/// A case's TOLERANCE must be below this fraction of the integral's magnitude scale, the integral of
+/// |f| over [A, B] (issue 39): the integral check passes a GPU integral within TOLERANCE of the CPU's,
+/// so a larger one would pass an integral off by more than 0.1 %.
+pub const MAX_TOLERANCE_OF_MAGNITUDE: f64 = 1e-3;
+
+/// A case's TOLERANCE must be at least this fraction of (B - A) times the largest |f| on [A, B]
+/// (issue 39). An interval of width h splits when |left + right - whole| > 15 TOLERANCE h / (B - A);
+/// the left side carries rounding errors of a few ulps of f times h (one ulp is 2.2e-16), so below
+/// this bound rounding, not the integrand, decides which intervals split, and the GPU, whose sin and
+/// exp differ from the CPU's by a rounding, could split others than the CPU and fail exact counts.
+pub const MIN_TOLERANCE_OF_SCALE: f64 = 1e-15;
+
 /// The week's cases, or those of a `--cases` file: `peak 0 1 1e-10 20` per line.
 pub fn case_set(file: Option<&Path>) -> Result<CaseSet<Problem>> {
-    let parse = |fields: &[&str]| -> Result<Vec<Problem>, String> {
-        let integrand = choice(fields[0], "INTEGRAND", &Integrand::ALL.map(|i| (i.name(), i)))?;
-        let (a, b) = (field(fields[1], "A", -1e6..=1e6)?, field(fields[2], "B", -1e6..=1e6)?);
-        let tolerance = field(fields[3], "TOLERANCE", 1e-15..=1.0)?;
-        let max_depth = field(fields[4], "MAX_DEPTH", 1..=MAX_NESTING_DEPTH)?;
-        Problem::new(integrand, a, b, tolerance, max_depth).map(|problem| vec![problem]).map_err(|err| err.to_string())
-    };
-    let line = |p: &Problem| format!("{} {} {} {:e} {}", p.integrand.name(), p.a, p.b, p.tolerance, p.max_depth);
-    CaseFormat { fields: CASE_FIELDS, parse: &parse, line: &line, name: &name }.load(file, cases())
+    case_format().load(file, cases())
+}
+
+/// How a `--cases` line is read, written out for the case set's hash, and named.
+fn case_format() -> CaseFormat<'static, Problem> {
+    CaseFormat { fields: CASE_FIELDS, parse: &parse_case, line: &case_line, name: &name }
+}
+
+/// One line's fields as a case, or why not: each field's own range, then whether the tolerance
+/// leaves the check something to check ([`meaningful`]).
+fn parse_case(fields: &[&str]) -> Result<Vec<Problem>, String> {
+    let integrand = choice(fields[0], "INTEGRAND", &Integrand::ALL.map(|i| (i.name(), i)))?;
+    let (a, b) = (field(fields[1], "A", -1e6..=1e6)?, field(fields[2], "B", -1e6..=1e6)?);
+    let tolerance = fields[3].parse::<f64>().ok().filter(|t| t.is_finite() && *t > 0.0).ok_or_else(|| format!("TOLERANCE {:?} is not a positive number", fields[3]))?;
+    let max_depth = field(fields[4], "MAX_DEPTH", 1..=MAX_NESTING_DEPTH)?;
+    let problem = Problem::new(integrand, a, b, tolerance, max_depth).map_err(|err| err.to_string())?;
+    meaningful(&problem)?;
+    Ok(vec![problem])
+}
+
+fn case_line(p: &Problem) -> String {
+    format!("{} {} {} {:e} {}", p.integrand.name(), p.a, p.b, p.tolerance, p.max_depth)
+}
+
+/// Whether a case's tolerance leaves its check meaningful (issue 39), or which bound it breaks and why:
+/// below [`MAX_TOLERANCE_OF_MAGNITUDE`] times the integral of |f| (else the integral check passes
+/// nearly anything), at least [`MIN_TOLERANCE_OF_SCALE`] times (B - A) max |f| (else rounding decides
+/// the splits), and fine enough that at least one half of [A, B] splits (else no worker launches a
+/// child grid, and the week's technique is not exercised). Every case of [`cases`] keeps them.
+fn meaningful(problem: &Problem) -> Result<(), String> {
+    let (f, a, b, tolerance) = (problem.integrand, problem.a, problem.b, problem.tolerance);
+    let (magnitude, scale) = (magnitude(problem), (b - a) * largest_value(problem));
+    if !(magnitude.is_finite() && scale.is_finite()) {
+        return Err(format!("{} overflows a double on [{a}, {b}]: no check can be made there", f.formula()));
+    }
+    let most = MAX_TOLERANCE_OF_MAGNITUDE * magnitude;
+    if tolerance >= most {
+        return Err(format!(
+            "TOLERANCE {tolerance:e} is not below {MAX_TOLERANCE_OF_MAGNITUDE:e} x the integral of |f| over [A, B] ({most:.3e}): the integral check passes a GPU integral within TOLERANCE of the CPU's, so it would pass one off by more than 0.1 %"
+        ));
+    }
+    let least = MIN_TOLERANCE_OF_SCALE * scale;
+    if tolerance < least {
+        return Err(format!(
+            "TOLERANCE {tolerance:e} is below {MIN_TOLERANCE_OF_SCALE:e} x (B - A) x the largest |f| on [A, B] ({least:.3e}): rounding errors of f, not f itself, would decide which intervals split, and the counts could not be asked to match exactly"
+        ));
+    }
+    if adaptive_on_cpu(&Problem { max_depth: 2, ..*problem }).splits == 0 {
+        return Err(format!("TOLERANCE {tolerance:e} is so coarse that neither half of [{a}, {b}] splits, whatever MAX_DEPTH: no worker would launch a child grid"));
+    }
+    Ok(())
+}
+
+/// The integral of |f| over [a, b], the integral's magnitude scale.
+fn magnitude(problem: &Problem) -> f64 {
+    let (f, a, b) = (problem.integrand, problem.a, problem.b);
+    match f {
+        // Positive everywhere: the integral itself.
+        Integrand::Pi | Integrand::Exp | Integrand::Peak => f.exact(a, b),
+        // The integral of |sin| from 0 to x is 2k + 1 - cos(x - k pi), with k = floor(x / pi).
+        Integrand::Sin => {
+            let from_zero = |x: f64| {
+                let k = (x / PI).floor();
+                2.0 * k + 1.0 - (x - k * PI).cos()
+            };
+            from_zero(b) - from_zero(a)
+        }
+    }
+}
+
+/// The largest |f| on [a, b].
+fn largest_value(problem: &Problem) -> f64 {
+    let (f, a, b) = (problem.integrand, problem.a, problem.b);
+    let at = |x: f64| f.f(x.clamp(a, b)).abs();
+    match f {
+        // Falling away from their peak at 0 and at 0.3; exp rising.
+        Integrand::Pi => at(0.0),
+        Integrand::Peak => at(0.3),
+        Integrand::Exp => at(b),
+        // |sin| is 1 at pi/2 + k pi; without one inside, its largest value is at an end.
+        Integrand::Sin => {
+            let first_peak = FRAC_PI_2 + ((a - FRAC_PI_2) / PI).ceil() * PI;
+            if first_peak <= b {
+                1.0
+            } else {
+                at(a).max(at(b))
+            }
+        }
+    }
 }
 
 pub fn name(problem: &Problem) -> String {
@@ -105,6 +200,17 @@ fn quantities(gpu: &Tally, cpu: &Tally) -> [(&'static str, f64, f64); 4] {
     ]
 }
 
+/// Whether the GPU's value of a `quantity` agrees with the CPU's: the counts (intervals accepted and
+/// split, the deepest level) exactly, whatever the case's tolerance, since the GPU makes the CPU's
+/// decisions; only the integral, summed by atomic adds in any order, to within the tolerance (or
+/// 1e-12 of itself).
+fn agrees(problem: &Problem, quantity: &str, gpu: f64, cpu: f64) -> bool {
+    match quantity {
+        "integral" => (gpu - cpu).abs() <= problem.tolerance.max(1e-12 * cpu.abs()),
+        _ => gpu == cpu,
+    }
+}
+
 /// Runs one case device-driven with the student's image, then times it against ours.
 pub fn run_case(student: &KernelImage, problem: &Problem, context: CaseContext) -> Result<Outcome> {
     let gpu = Gpu::open(0)?;
@@ -113,17 +219,25 @@ pub fn run_case(student: &KernelImage, problem: &Problem, context: CaseContext) 
     let tally = Guarded::<Tally>::new(1)?;
     let run = device_driven_into(&theirs, problem, &tally, 1)?;
     let outside = tally.trespass()?.map(|trespass| trespass.describe("tally", "1"));
-    let ours = gpu.load(&kernels::ADAPTIVE_SIMPSON)?;
-    let times = context.time(
-        |launches| Ok(device_driven(&ours, problem, launches)?.timing),
-        |launches| Ok(device_driven_into(&theirs, problem, &tally, launches)?.timing),
-    )?;
     let cpu = adaptive_on_cpu(problem);
-    let all = quantities(&run.tally, &cpu);
-    let (gpu_values, cpu_values): (Vec<f64>, Vec<f64>) = all.iter().map(|(_, g, c)| (*g, *c)).unzip();
-    // Counts must match exactly; the integral (atomic adds in any order) to within the tolerance.
-    let within = |g: f64, c: f64| (g - c).abs() <= problem.tolerance.max(1e-12 * c.abs());
-    let (wrong, first) = first_mismatch(&gpu_values, &cpu_values, within);
+    let mismatch = |tally: &Tally| {
+        let all = quantities(tally, &cpu);
+        let (gpu_values, cpu_values): (Vec<(&str, f64)>, Vec<f64>) = all.iter().map(|(quantity, g, c)| ((*quantity, *g), *c)).unzip();
+        let (wrong, first) = first_mismatch(&gpu_values, &cpu_values, |(quantity, g), c| agrees(problem, quantity, g, c));
+        (all, wrong, first)
+    };
+    let ours = gpu.load(&kernels::ADAPTIVE_SIMPSON)?;
+    let timed = context.time(
+        |launches| Ok(device_driven(&ours, problem, launches)?.timing),
+        |launches| {
+            checked_runs(launches, || {
+                let run = device_driven_into(&theirs, problem, &tally, 1)?;
+                let (all, _, first) = mismatch(&run.tally);
+                Ok((run.timing, first.map(|i| format!("{} is {}, expected {}", all[i].0, all[i].1, all[i].2))))
+            })
+        },
+    )?;
+    let (all, wrong, first) = mismatch(&run.tally);
     // Counts as whole numbers, the integral to 13 digits.
     let value = |i: usize, x: f64| if all[i].0 == "integral" { shown(x) } else { format!("{x:.0}") };
     let first = first.map(|i| FirstWrong {
@@ -132,7 +246,46 @@ pub fn run_case(student: &KernelImage, problem: &Problem, context: CaseContext) 
         expected: value(i, all[i].2),
         computed_by: "every worker grid (atomicAdd into the Tally)".to_string(),
     });
-    Ok(Outcome { wrong, elements: all.len(), first, times, finding: None }.with_findings([outside]))
+    Ok(Outcome { wrong, elements: all.len(), first, times: timed.times, finding: None }.with_findings([outside, timed.wrong]))
+}
+
+/// The measured rule's name (week 7).
+pub const MEASURED: [&str; 1] = ["child grids, measured: thread blocks launched on the device (ncu)"];
+
+/// Thread blocks launched while the master's grid ran: its own, and every child grid's.
+const METRICS: [&str; 1] = ["sm__ctas_launched.sum"];
+
+/// Week 7's technique measured (issue 39): the student's master and then ours run the same problem
+/// under ncu, which counts the thread blocks launched while each ran, children included. A tree of
+/// child grids launches one grid per split, as ours does; workers that refine in a loop of their own,
+/// or launch only in a branch that never runs, launch none.
+pub fn measure(run: &dyn Fn(&Problem) -> Result<()>) -> Measure<'_, Problem> {
+    let problem = Problem { integrand: Integrand::Peak, a: 0.0, b: 1.0, tolerance: 1e-8, max_depth: 20 };
+    Measure { case: problem, rules: &MEASURED, metrics: &METRICS, kernels: "regex:^adaptive_master_", run, judge: &judge }
+}
+
+/// In the measured child: the student's tree, then ours (each a warm-up and one run).
+pub fn measured_launches(student: &KernelImage, problem: &Problem) -> Result<()> {
+    let gpu = Gpu::open(0)?;
+    let (theirs, ours) = (gpu.load(student)?, gpu.load(&kernels::ADAPTIVE_SIMPSON)?);
+    set_pending_launch_limit(32768)?;
+    let tally = Guarded::<Tally>::new(1)?;
+    device_driven_into(&theirs, problem, &tally, 1)?;
+    device_driven_into(&ours, problem, &tally, 1)?;
+    Ok(())
+}
+
+/// The four master launches (the student's warm-up and run, ours) into the rule's row: the
+/// student's run must launch at least half as many thread blocks as ours. The count moves by about 1 %
+/// from run to run of the same tree (seen on an H100: 1216 to 1227 for ours), and workers without
+/// child grids launch none (4 where ours launched 1216).
+fn judge(_: &Problem, launches: &[Launch]) -> Vec<Row> {
+    let [_, theirs, _, ours] = launches else {
+        let why = format!("ncu measured {} launches of the master, not the 4 the check made", launches.len());
+        return vec![Row { case: MEASURED[0].to_string(), result: Err(why) }];
+    };
+    let (theirs, ours) = (theirs.value(METRICS[0]), ours.value(METRICS[0]));
+    vec![rule_row(MEASURED[0], "workers<F>", theirs, Bound::AtLeast(ours / 2.0), "one child grid per split, as ours launches them", ours)]
 }
 
 #[cfg(test)]
@@ -146,5 +299,88 @@ mod tests {
         assert_eq!(template_name("_Z7workersdddd"), "workers");
         assert_eq!(template_name("adaptive_master_pi"), "adaptive_master_pi");
         assert_eq!(template_name("_Z99x"), "_Z99x");
+    }
+
+    /// The cases of a one-line `--cases` file, or its error.
+    fn parsed(text: &str) -> Result<Vec<Problem>, String> {
+        case_format().parse_text("hidden.txt", text).map_err(|err| err.to_string())
+    }
+
+    #[test]
+    fn the_weeks_own_cases_keep_the_bounds() {
+        for problem in cases() {
+            assert_eq!(parsed(&case_line(&problem)), Ok(vec![problem]), "{}", case_line(&problem));
+        }
+        assert_eq!(parsed("# hidden\npeak 0 1 1e-10 20\nsin -2 5 1e-9 12 # a comment\n").unwrap().len(), 2);
+    }
+
+    #[test]
+    fn a_bad_case_line_names_the_field_and_its_range() {
+        let error = |line: &str| parsed(line).unwrap_err();
+        assert_eq!(error("tan 0 1 1e-10 20"), "hidden.txt:1: INTEGRAND \"tan\" is not one of pi, sin, exp, peak");
+        assert_eq!(error("pi 0 1 1e-10"), "hidden.txt:1: 4 fields where a case has 5 (INTEGRAND A B TOLERANCE MAX_DEPTH)");
+        assert_eq!(error("pi 0 2e6 1e-10 20"), "hidden.txt:1: B \"2e6\" is not a number from -1000000 to 1000000");
+        for tolerance in ["0", "-1e-3", "x", "nan", "inf"] {
+            assert_eq!(error(&format!("pi 0 1 {tolerance} 20")), format!("hidden.txt:1: TOLERANCE \"{tolerance}\" is not a positive number"));
+        }
+        assert_eq!(error("pi 0 1 1e-10 25"), "hidden.txt:1: MAX_DEPTH \"25\" is not a number from 1 to 24");
+        assert_eq!(error("pi 0 1 1e-10 0"), "hidden.txt:1: MAX_DEPTH \"0\" is not a number from 1 to 24");
+        assert_eq!(error("pi 1 0 1e-10 20"), "hidden.txt:1: --b 0 must be greater than --a 1");
+        assert_eq!(error("pi 0 1 1e-10 20\n\npeak 0 1 0.5e-20 20"), format!("hidden.txt:3: TOLERANCE 5e-21 is below 1e-15 x (B - A) x the largest |f| on [A, B] (1.000e-11): {ROUNDING}"));
+    }
+
+    const ROUNDING: &str = "rounding errors of f, not f itself, would decide which intervals split, and the counts could not be asked to match exactly";
+
+    #[test]
+    fn a_tolerance_that_makes_the_check_meaningless_says_which_bound_and_why() {
+        let error = |line: &str| parsed(line).unwrap_err();
+        // At or above a thousandth of the integral of |f|: the integral check would pass nearly anything.
+        let coarse = "the integral check passes a GPU integral within TOLERANCE of the CPU's, so it would pass one off by more than 0.1 %";
+        assert_eq!(error("pi 0 1 1e-2 20"), format!("hidden.txt:1: TOLERANCE 1e-2 is not below 1e-3 x the integral of |f| over [A, B] (3.142e-3): {coarse}"));
+        assert_eq!(error("peak 0 1 1 20"), format!("hidden.txt:1: TOLERANCE 1e0 is not below 1e-3 x the integral of |f| over [A, B] (3.094e-1): {coarse}"));
+        // |sin| counts, not sin: over a whole period the integral is 0 and the scale 4.
+        assert_eq!(error("sin 0 6.283185307179586 4e-3 20"), format!("hidden.txt:1: TOLERANCE 4e-3 is not below 1e-3 x the integral of |f| over [A, B] (4.000e-3): {coarse}"));
+        assert_eq!(parsed("sin 0 6.283185307179586 1e-9 20").unwrap().len(), 1);
+        // Below 1e-15 of (B - A) max |f|: the peak is 10^4 high, so 1e-12 is too fine for it, not for pi.
+        assert_eq!(error("peak 0 1 1e-12 20"), format!("hidden.txt:1: TOLERANCE 1e-12 is below 1e-15 x (B - A) x the largest |f| on [A, B] (1.000e-11): {ROUNDING}"));
+        assert_eq!(parsed("pi 0 1 1e-12 20").unwrap().len(), 1);
+        assert_eq!(error("pi 0 1 1e-15 20"), format!("hidden.txt:1: TOLERANCE 1e-15 is below 1e-15 x (B - A) x the largest |f| on [A, B] (4.000e-15): {ROUNDING}"));
+        // So coarse that the tree is the master's two intervals: nothing for a worker to launch.
+        assert_eq!(error("exp 0 0.001 1e-9 20"), "hidden.txt:1: TOLERANCE 1e-9 is so coarse that neither half of [0, 0.001] splits, whatever MAX_DEPTH: no worker would launch a child grid");
+        // A depth limit of 1 still checks the depth limit: the tolerance alone would split.
+        assert_eq!(parsed("peak 0 1 1e-6 1").unwrap().len(), 1);
+        assert_eq!(error("exp 0 1000 1e-3 20"), "hidden.txt:1: exp(x) overflows a double on [0, 1000]: no check can be made there");
+    }
+
+    #[test]
+    fn scales_of_the_integrands() {
+        let problem = |integrand, a, b| Problem { integrand, a, b, tolerance: 1e-10, max_depth: 20 };
+        let close = |x: f64, y: f64| (x - y).abs() <= 1e-12 * y.abs();
+        assert!(close(magnitude(&problem(Integrand::Sin, -PI, 3.0 * PI)), 8.0));
+        assert!(close(magnitude(&problem(Integrand::Sin, -1.0, 1.0)), 2.0 * (1.0 - 1f64.cos())));
+        assert!(close(magnitude(&problem(Integrand::Exp, -1.0, 2.0)), 2f64.exp() - (-1f64).exp()));
+        assert_eq!(largest_value(&problem(Integrand::Sin, 0.0, 1.0)), 1f64.sin());
+        assert_eq!(largest_value(&problem(Integrand::Sin, 0.0, 3.0)), 1.0);
+        assert_eq!(largest_value(&problem(Integrand::Sin, -4.0, -3.0)), 4f64.sin().abs().max(3f64.sin().abs()));
+        assert_eq!(largest_value(&problem(Integrand::Peak, -0.7, 0.35)), 1e4);
+        assert_eq!(largest_value(&problem(Integrand::Peak, 0.5, 1.0)), Integrand::Peak.f(0.5));
+        assert_eq!(largest_value(&problem(Integrand::Pi, 1.0, 2.0)), 2.0);
+    }
+
+    #[test]
+    fn counts_are_exact_whatever_the_tolerance_and_only_the_integral_has_one() {
+        let problem = Problem { integrand: Integrand::Peak, a: 0.0, b: 1.0, tolerance: 2.0, max_depth: 20 };
+        let names: Vec<&str> = quantities(&Tally::default(), &Tally::default()).iter().map(|quantity| quantity.0).collect();
+        assert_eq!(names, ["intervals accepted", "intervals split", "deepest level", "integral"]);
+        for quantity in &names[..3] {
+            assert!(agrees(&problem, quantity, 10.0, 10.0), "{quantity}");
+            assert!(!agrees(&problem, quantity, 11.0, 10.0), "{quantity}: one off, within the tolerance of 2");
+            assert!(!agrees(&problem, quantity, 9.0, 10.0), "{quantity}");
+        }
+        assert!(agrees(&problem, "integral", 301.5, 300.0));
+        assert!(!agrees(&problem, "integral", 302.5, 300.0));
+        assert!(!agrees(&problem, "integral", f64::NAN, 300.0));
+        let fine = Problem { tolerance: 1e-20, ..problem };
+        assert!(agrees(&fine, "integral", 300.0 + 1e-10, 300.0), "to 1e-12 of itself, for the order of the atomic adds");
     }
 }

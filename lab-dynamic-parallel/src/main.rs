@@ -66,7 +66,8 @@ fn run(args: Args) -> Result<()> {
     let integrands = if args.student.checking() { Integrand::ALL.to_vec() } else { vec![args.integrand] };
     let entries: Vec<Entry> = integrands.into_iter().map(check::entry).collect();
     let image = args.student.image(&kernels::ADAPTIVE_SIMPSON, &entries)?;
-    let cases = Check { lab: "lab-dynamic-parallel", entries: &entries, cases: check::case_set(args.student.cases.as_deref())? };
+    let launches = |problem: &Problem| check::measured_launches(image, problem);
+    let cases = Check { lab: "lab-dynamic-parallel", entries: &entries, cases: check::case_set(args.student.cases.as_deref())?, measure: Some(check::measure(&launches)) };
     if let Some(done) = args.student.run_check_if_asked(image, &cases, || Ok(vec![check::child_launch_rule(image)?]), |problem, context| check::run_case(image, problem, context)) {
         return done;
     }

@@ -110,7 +110,7 @@ fn check(file: &str) -> common::testing::Outcome {
 fn week_7_the_solution_passes_and_the_template_fails() {
     let solution = check("kernels/cuda/adaptive_simpson.cu");
     assert_eq!(solution.code, Some(0), "{solution:?}");
-    assert!(solution.stdout.contains("Solution is correct: all 7 cases pass"), "{solution:?}"); // the rule and six cases
+    assert!(solution.stdout.contains("Solution is correct: all 8 cases pass"), "{solution:?}"); // the rule, the measured rule and six cases
     let template = check("assignments/07-dynamic-parallelism/adaptive_simpson.cu");
     assert_eq!(template.code, Some(1), "{template:?}");
     // Without the child launch every split interval is lost.
@@ -134,7 +134,9 @@ fn week_7_broken_kernels_are_caught() {
     // Issue 29: workers that loop instead of launching get every value right and fail the rule only.
     let looping = check("assignments/07-dynamic-parallelism/broken/loops-instead-of-launching.cu");
     assert_eq!(looping.code, Some(1), "{looping:?}");
-    assert!(looping.stderr.contains("1 of 7 cases failed"), "{looping:?}");
+    // The rule read from the PTX and the measured one (no child grid was launched).
+    assert!(looping.stderr.contains("2 of 8 cases failed"), "{looping:?}");
+    assert!(common::testing::check_row(&looping.stdout, "child grids, measured").contains("| FAIL |"), "{looping:?}");
     assert!(common::testing::check_row(&looping.stdout, "child grids: ").contains("| FAIL | 4 of 4 |"), "{looping:?}");
     let lonely = check("assignments/07-dynamic-parallelism/broken/one-thread-per-child.cu");
     assert_eq!(lonely.code, Some(1), "{lonely:?}");
@@ -147,5 +149,18 @@ fn week_7_broken_kernels_are_caught() {
 fn week_7_the_solution_passes_under_compute_sanitizer() {
     let solution = common::testing::check_kernel_source("lab-dynamic-parallel", env!("CARGO_BIN_EXE_lab-dynamic-parallel"), env!("CARGO_MANIFEST_DIR"), "kernels/cuda/adaptive_simpson.cu", &["--sanitize"]);
     assert_eq!(solution.code, Some(0), "{solution:?}");
-    assert!(solution.stdout.contains("Solution is correct: all 7 cases pass") && solution.stdout.contains("under compute-sanitizer"), "{solution:?}");
+    assert!(solution.stdout.contains("Solution is correct: all 8 cases pass") && solution.stdout.contains("under compute-sanitizer"), "{solution:?}");
+}
+
+/// Issue 39: every kernel of week 7's red-team corpus gets the verdict its header promises, the
+/// measured rule (ncu) included.
+#[test]
+#[ignore = "needs a GPU and ncu (gpu-bundle/run.sh)"]
+fn the_week_7_red_team_gets_its_verdicts() {
+    let corpus = common::testing::adversaries("07-dynamic-parallelism", env!("CARGO_MANIFEST_DIR"));
+    let failures: Vec<String> = corpus
+        .iter()
+        .filter_map(|adversary| common::testing::verdict_of(adversary, "lab-dynamic-parallel", env!("CARGO_BIN_EXE_lab-dynamic-parallel"), env!("CARGO_MANIFEST_DIR"), &[]).err())
+        .collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }

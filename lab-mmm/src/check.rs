@@ -8,17 +8,19 @@ use std::path::Path;
 
 use anyhow::{Context as _, Result};
 use common::assignment::cases_file::{choice, field, CaseFormat, CaseSet};
-use common::assignment::{first_mismatch, shown, written, CaseContext, Entry, FirstWrong, Outcome, Row};
+use common::assignment::measure::{rule_row, Bound, Measure};
+use common::profile::counters::Launch;
+use common::assignment::{checked_runs, first_mismatch, shown, written, CaseContext, Entry, FirstWrong, Outcome, Row};
 use common::gpu::Gpu;
-use common::guard::{first_changed, Guarded};
-use common::matrix::{Element, Matrix};
+use common::guard::{first_changed, Guarded, INPUT_GUARD_WORD};
+use common::matrix::{Element, Matrix, MatrixView};
 use common::mmm::{multiply_on_cpu, MmmKernel};
 use common::verify::Random;
 use cust::module::Module;
 use kernels::ptx::{self, Barriers};
 use kernels::KernelImage;
 
-use crate::{multiply_into, multiply_on_gpu};
+use crate::{multiply_into, multiply_on_gpu, multiply_once};
 
 /// BLOCK_SIZE of the check.
 pub const BLOCK_SIZE: u32 = 16;
@@ -40,7 +42,8 @@ pub fn entries(kernel: MmmKernel) -> [Entry; 2] {
 /// The rules of week 3 (issue 29), where the tiled kernels are checked: what the week teaches, read
 /// from the compiler's report and the PTX, for both precisions. Two BLOCK_SIZE x BLOCK_SIZE tiles in
 /// shared memory, and a barrier inside the loop over the tiles: the naive body in the tiled kernel
-/// gives right values a little slower and fails both. None for the naive kernels (week 2).
+/// gives right values a little slower and fails both. No load through a generic pointer (issue 39),
+/// where the measured rules could not see it. None for the naive kernels (week 2).
 pub fn technique_rules(image: &KernelImage, kernels: &[MmmKernel]) -> Result<Vec<Row>> {
     if !kernels.contains(&MmmKernel::Tiled) {
         return Ok(Vec::new());
@@ -69,9 +72,22 @@ pub fn technique_rules(image: &KernelImage, kernels: &[MmmKernel]) -> Result<Vec
         });
         (tiled.len(), wrong.collect())
     };
+    let generic = |code: &ptx::Module| -> (usize, Vec<FirstWrong>) {
+        let wrong = tiled.iter().filter_map(|&(name, _, _)| {
+            let loads = code.entry(name).map_or(0, |kernel| code.generic_loads(kernel));
+            (loads > 0).then(|| FirstWrong {
+                position: name.to_string(),
+                value: format!("{loads} load(s) through generic pointers"),
+                expected: "loads from global or shared pointers, which the hardware counts as such".to_string(),
+                computed_by: "the PTX".to_string(),
+            })
+        });
+        (tiled.len(), wrong.collect())
+    };
     Ok(vec![
         Row::rule("tiles: mmm_f64 and mmm_f32 keep two BLOCK_SIZE x BLOCK_SIZE tiles in shared memory (ptxas report)", tiled.len(), tiles.collect()),
         Row::rule_on_ptx("barrier: mmm_f64 and mmm_f32 wait at __syncthreads() inside the loop over the tiles (PTX)", build, barriers),
+        Row::rule_on_ptx("loads: mmm_f64 and mmm_f32 load through global or shared pointers, none generic (PTX)", build, generic),
     ])
 }
 
@@ -138,28 +154,95 @@ pub fn run_case(student: &KernelImage, case: &Case, context: CaseContext) -> Res
     }
 }
 
-/// C from the student's kernel against the CPU's product, element by element; C's guard zones and
-/// the device copies of A and B checked; then both kernels timed.
+/// A and B on the GPU inside guard zones of NaN (issue 39): a kernel that reads past either gets NaN
+/// into C. The kernel's own A and B: ours reads the matrices' plain device copies.
+struct Inputs<T: Element> {
+    a: Guarded<T>,
+    b: Guarded<T>,
+    views: (MatrixView<T>, MatrixView<T>),
+}
+
+impl<T: Element> Inputs<T> {
+    fn new(a: &Matrix<T>, b: &Matrix<T>) -> Result<Inputs<T>> {
+        let guarded = |m: &Matrix<T>| -> Result<(Guarded<T>, MatrixView<T>)> {
+            let mut dev = Guarded::with_guard(m.data().len(), INPUT_GUARD_WORD)?;
+            dev.write(m.data())?;
+            let view = MatrixView { rows: m.rows() as i32, cols: m.cols() as i32, data: dev.as_device_ptr() };
+            Ok((dev, view))
+        };
+        let ((a, a_view), (b, b_view)) = (guarded(a)?, guarded(b)?);
+        Ok(Inputs { a, b, views: (a_view, b_view) })
+    }
+
+    /// Which input the student's kernel read outside of, for an element of C that came out NaN: the
+    /// kernel runs again with one input's guard zones zero instead of NaN, and if the element is then
+    /// a number, the NaN came from there. The zones are NaN again afterwards.
+    fn read_outside(&mut self, theirs: &Module, case: &Case, c: &mut Guarded<T>, element: usize) -> Result<Option<String>> {
+        for input in ["A", "B"] {
+            let zones = if input == "A" { &mut self.a } else { &mut self.b };
+            zones.fill_guards(0)?;
+            multiply_into(theirs, case.kernel, BLOCK_SIZE, self.views, c, T::POISON_WORD, 1)?;
+            let zones = if input == "A" { &mut self.a } else { &mut self.b };
+            zones.fill_guards(INPUT_GUARD_WORD)?;
+            if !c.read()?[element].to_f64().is_nan() {
+                let (row, col) = (element / case.n, element % case.n);
+                return Ok(Some(format!("read outside {input}: C({row}, {col}) is NaN with NaN around {input} and a number with zeros there")));
+            }
+        }
+        Ok(None)
+    }
+}
+
+/// C from the student's kernel against the CPU's product, element by element; C's guard zones, A's
+/// and B's, and A and B themselves checked; then both kernels timed, every timed launch of the
+/// student's checked as well.
 fn compare<T: Element>(theirs: &Module, ours: &Module, case: &Case, context: CaseContext) -> Result<Outcome> {
     let mut random = Random::new(case.seed);
     let mut a: Matrix<T> = Matrix::<f64>::random(case.m, case.k, &mut random)?.convert()?;
     let mut b: Matrix<T> = Matrix::<f64>::random(case.k, case.n, &mut random)?.convert()?;
-    a.copy_to_gpu()?;
-    b.copy_to_gpu()?;
-    let mut c = Guarded::<T>::new(case.m * case.n)?;
-    multiply_into(theirs, case.kernel, BLOCK_SIZE, (&a, &b), &mut c, T::POISON_WORD, 1)?;
-    let gpu = c.read()?;
-    multiply_into(theirs, case.kernel, BLOCK_SIZE, (&a, &b), &mut c, T::SECOND_POISON_WORD, 1)?;
-    let again = c.read()?;
-    let findings = [c.trespass()?.map(|trespass| trespass.describe("C", "m*n")), changed("A", &a)?, changed("B", &b)?];
-    let mut our_c = Matrix::<T>::new(case.m, case.n)?;
-    let times = context.time(
-        |launches| multiply_on_gpu(ours, case.kernel, BLOCK_SIZE, &a, &b, &mut our_c, launches),
-        |launches| multiply_into(theirs, case.kernel, BLOCK_SIZE, (&a, &b), &mut c, T::POISON_WORD, launches),
-    )?;
     let cpu = multiply_on_cpu(&a, &b);
     let largest = cpu.iter().fold(f64::MIN_POSITIVE, |m, v| m.max(v.abs()));
-    let (wrong, first) = first_mismatch(&gpu, &cpu, |g: T, e| (g.to_f64() - e).abs() <= T::TOLERANCE * largest);
+    let right = |g: T, e: f64| (g.to_f64() - e).abs() <= T::TOLERANCE * largest;
+    let mut inputs = Inputs::new(&a, &b)?;
+    let mut c = Guarded::<T>::new(case.m * case.n)?;
+    multiply_into(theirs, case.kernel, BLOCK_SIZE, inputs.views, &mut c, T::POISON_WORD, 1)?;
+    let gpu = c.read()?;
+    multiply_into(theirs, case.kernel, BLOCK_SIZE, inputs.views, &mut c, T::SECOND_POISON_WORD, 1)?;
+    let again = c.read()?;
+    let (wrong, first) = first_mismatch(&gpu, &cpu, right);
+    let outside = match first {
+        Some(i) if gpu[i].to_f64().is_nan() && cpu[i].is_finite() => inputs.read_outside(theirs, case, &mut c, i)?,
+        _ => None,
+    };
+    let findings = [
+        c.trespass()?.map(|trespass| trespass.describe("C", "m*n")),
+        inputs.a.trespass()?.map(|trespass| trespass.describe("A", "m*k")),
+        inputs.b.trespass()?.map(|trespass| trespass.describe("B", "k*n")),
+        changed("A", &a, &inputs.a)?,
+        changed("B", &b, &inputs.b)?,
+        outside,
+    ];
+    a.copy_to_gpu()?;
+    b.copy_to_gpu()?;
+    let mut our_c = Matrix::<T>::new(case.m, case.n)?;
+    let timed = context.time(
+        |launches| {
+            let timing = multiply_on_gpu(ours, case.kernel, BLOCK_SIZE, &a, &b, &mut our_c, launches)?;
+            our_c.poison_on_gpu()?; // issue 39: no product of ours left on the GPU for the student's kernel
+            Ok(timing)
+        },
+        |launches| {
+            checked_runs(launches, || {
+                let timing = multiply_into(theirs, case.kernel, BLOCK_SIZE, inputs.views, &mut c, T::POISON_WORD, 1)?;
+                let now = c.read()?;
+                let wrong = first_mismatch(&now, &cpu, right).1.map(|i| {
+                    let value = if now[i].holds_word(T::POISON_WORD) { "never written".to_string() } else { shown(now[i].to_f64()) };
+                    format!("C({}, {}) is {value}, expected {}", i / case.n, i % case.n, shown(cpu[i]))
+                });
+                Ok((timing, wrong))
+            })
+        },
+    )?;
     let bs = BLOCK_SIZE as usize;
     let first = first.map(|i| {
         let (row, col) = (i / case.n, i % case.n);
@@ -170,15 +253,92 @@ fn compare<T: Element>(theirs: &Module, ours: &Module, case: &Case, context: Cas
             computed_by: format!("block ({}, {}), thread ({}, {})", col / bs, row / bs, col % bs, row % bs),
         }
     });
-    Ok(Outcome { wrong, elements: cpu.len(), first, times, finding: None }.with_findings(findings))
+    Ok(Outcome { wrong, elements: cpu.len(), first, times: timed.times, finding: None }.with_findings(findings.into_iter().chain([timed.wrong])))
 }
 
-/// "A(3, 7) was changed" where the kernel wrote into an input, from its device copy.
-fn changed<T: Element>(name: &str, matrix: &Matrix<T>) -> Result<Option<String>> {
-    let now = matrix.read_gpu_copy()?;
+/// "A(3, 7) was changed" where the kernel wrote into an input, from the copy it was given.
+fn changed<T: Element>(name: &str, matrix: &Matrix<T>, given: &Guarded<T>) -> Result<Option<String>> {
+    let now = given.read()?;
     Ok(first_changed(matrix.data(), &now).map(|(i, count)| {
         let (row, col) = (i / matrix.cols(), i % matrix.cols());
         let more = if count > 1 { format!(" (and {} more elements of {name})", count - 1) } else { String::new() };
         format!("{name}({row}, {col}) was changed: {} instead of {}{more}", shown(now[i].to_f64()), shown(matrix.data()[i].to_f64()))
     }))
+}
+
+/// The measured rules' names (week 3).
+pub const MEASURED: [&str; 3] = [
+    "tiling, measured: global loads per element of C (ncu)",
+    "tiling, measured: shared-memory loads per element of C (ncu)",
+    "tiling, measured: shared memory per block of the kernel that ran (ncu)",
+];
+
+/// Global load instructions (per warp: LDG, `__ldg` included), shared-memory load instructions, and
+/// the static shared memory of the function the driver launched (the loaded module's, not the
+/// compiler's report). Loads through generic pointers are left out of the first: `printf` makes them
+/// (a correct kernel that prints from every thread measured 260 requests per element where L1 counts
+/// them as global), and the PTX rule on generic loads keeps a kernel from hiding its own there.
+const METRICS: [&str; 3] = ["smsp__inst_executed_op_global_ld.sum", "smsp__inst_executed_op_shared_ld.sum", "launch__shared_mem_per_block_static"];
+
+/// The case the rules measure: whole tiles, large enough that the loop over the tiles dominates.
+pub fn measured_case() -> Case {
+    Case { kernel: MmmKernel::Tiled, f64: true, m: 256, k: 256, n: 256, seed: 7 }
+}
+
+/// Week 3's technique measured (issue 39): the tiled `mmm` in both precisions, the student's and then
+/// ours, each launched once on [`measured_case`] under ncu. `None` where the tiled kernel is not
+/// checked (week 2).
+pub fn measure<'a>(kernels: &[MmmKernel], run: &'a dyn Fn(&Case) -> Result<()>) -> Option<Measure<'a, Case>> {
+    kernels.contains(&MmmKernel::Tiled).then(|| Measure { case: measured_case(), rules: &MEASURED, metrics: &METRICS, kernels: "regex:^mmm_f(32|64)$", run, judge: &judge })
+}
+
+/// In the measured child: each precision's tiled kernel, the student's then ours, once.
+pub fn measured_launches(student: &KernelImage, case: &Case) -> Result<()> {
+    let gpu = Gpu::open(0)?;
+    let (theirs, ours) = (gpu.load(student)?, gpu.load(&kernels::MMM_BS16)?);
+    launch_both::<f64>(&theirs, &ours, case)?;
+    launch_both::<f32>(&theirs, &ours, case)
+}
+
+fn launch_both<T: Element>(theirs: &Module, ours: &Module, case: &Case) -> Result<()> {
+    let mut random = Random::new(case.seed);
+    let mut a: Matrix<T> = Matrix::<f64>::random(case.m, case.k, &mut random)?.convert()?;
+    let mut b: Matrix<T> = Matrix::<f64>::random(case.k, case.n, &mut random)?.convert()?;
+    a.copy_to_gpu()?;
+    b.copy_to_gpu()?;
+    let mut c = Matrix::<T>::new(case.m, case.n)?;
+    for module in [theirs, ours] {
+        multiply_once(module, case.kernel, BLOCK_SIZE, &a, &b, &mut c)?;
+    }
+    Ok(())
+}
+
+/// The launches ncu measured (student f64, ours f64, student f32, ours f32) into the rows of [`MEASURED`]: per
+/// element of C, in loads of one thread (warp requests x 32 / elements). A tiled kernel loads 2 per
+/// tile, 2 K / BLOCK_SIZE in all; the naive body 2 K. It reads its tiles 2 K times from shared memory,
+/// fewer with wide loads; and it holds two BLOCK_SIZE x BLOCK_SIZE tiles. Each row shows the precision
+/// that breaks its bound, else f64.
+pub fn judge(case: &Case, launches: &[Launch]) -> Vec<Row> {
+    let [theirs_f64, ours_f64, theirs_f32, ours_f32] = launches else {
+        let why = format!("ncu measured {} launches of mmm_f64 and mmm_f32, not the 4 the check made", launches.len());
+        return MEASURED.iter().map(|rule| Row { case: rule.to_string(), result: Err(why.clone()) }).collect();
+    };
+    let per_element = |launch: &Launch, metric: &str| launch.value(metric) * 32.0 / (case.m * case.n) as f64;
+    let (tiles, k) = (case.k.div_ceil(BLOCK_SIZE as usize) as f64, case.k as f64);
+    let precisions = [("mmm_f64", theirs_f64, ours_f64, 8.0), ("mmm_f32", theirs_f32, ours_f32, 4.0)];
+    let row = |rule: &str, value: &dyn Fn(&Launch) -> f64, bound: &dyn Fn(f64) -> Bound, why: &dyn Fn(f64) -> String| {
+        let rows: Vec<Row> = precisions.iter().map(|&(kernel, theirs, ours, bytes)| rule_row(rule, kernel, value(theirs), bound(bytes), &why(bytes), value(ours))).collect();
+        rows.iter().find(|row| !row.passed()).unwrap_or(&rows[0]).clone()
+    };
+    let tile_bytes = |bytes: f64| 2.0 * f64::from(BLOCK_SIZE * BLOCK_SIZE) * bytes;
+    vec![
+        row(
+            MEASURED[0],
+            &|launch| per_element(launch, METRICS[0]),
+            &|_| Bound::AtMost(3.0 * tiles),
+            &|_| format!("a tiled kernel loads 2 per tile, {:.0} here; the naive body {:.0}", 2.0 * tiles, 2.0 * k),
+        ),
+        row(MEASURED[1], &|launch| per_element(launch, METRICS[1]), &|_| Bound::AtLeast(k / 4.0), &|_| format!("a tiled kernel reads its tiles {:.0} times, fewer with wide loads", 2.0 * k)),
+        row(MEASURED[2], &|launch| launch.value(METRICS[2]), &|bytes| Bound::AtLeast(tile_bytes(bytes)), &|bytes| format!("two {BLOCK_SIZE} x {BLOCK_SIZE} tiles of {bytes:.0}-byte elements")),
+    ]
 }

@@ -6,7 +6,7 @@ use clap::ValueEnum;
 use common::guard::Guarded;
 use common::matrix::{Element, Matrix, MatrixView};
 use common::mmm::{launch_mmm, MmmKernel, ProductCheck};
-use common::timing::{time_on_stream, Timing};
+use common::timing::{time_on_stream, time_on_stream_after, Timing};
 use common::check_cuda;
 use cust::module::Module;
 use cust::stream::Stream;
@@ -135,21 +135,36 @@ pub fn multiply_on_gpu<T: Element>(
     Ok(timing)
 }
 
-/// The same into a C with guard zones around it (`--check`), poisoned with `poison` first; C stays
-/// on the GPU.
+/// The same from A and B wherever they are (`--check` keeps them in guard zones) into a C with guard
+/// zones around it; C stays on the GPU. Every launch, the warm-up's too, starts from C poisoned with
+/// `poison` (issue 39), so a kernel that skips its work when C is already written leaves C unwritten.
 pub fn multiply_into<T: Element>(
     module: &Module,
     kernel: MmmKernel,
     block_size: u32,
-    (a, b): (&Matrix<T>, &Matrix<T>),
+    (a, b): (MatrixView<T>, MatrixView<T>),
     c: &mut Guarded<T>,
     poison: u32,
     repetitions: usize,
 ) -> Result<Timing> {
-    ensure!(c.len() == a.rows() * b.cols(), "C holds {} elements, not {} x {}", c.len(), a.rows(), b.cols());
-    c.fill(poison)?;
-    let c_view = MatrixView { rows: a.rows() as i32, cols: b.cols() as i32, data: c.as_device_ptr() };
-    launch_timed(module, kernel, block_size, (a.view()?, b.view()?, c_view), repetitions)
+    ensure!(c.len() == a.rows as usize * b.cols as usize, "C holds {} elements, not {} x {}", c.len(), a.rows, b.cols);
+    let c_view = MatrixView { rows: a.rows, cols: b.cols, data: c.as_device_ptr() };
+    let mmm = check_cuda!(module.get_function(kernel.c_name::<T>()))?;
+    let stream = check_cuda!(Stream::new(cust::stream::StreamFlags::DEFAULT, None))?;
+    // The memset goes to the NULL stream, which this (blocking) stream waits for and which waits for it.
+    let timing = time_on_stream_after(&stream, 1, repetitions, || c.fill(poison), || launch_mmm(&mmm, a, b, c_view, block_size, &stream))?;
+    check_cuda!(stream.synchronize())?; // kernel faults show up here
+    Ok(timing)
+}
+
+/// One launch and nothing else, untimed: what `--check` measures with hardware counters, where each
+/// launch is counted.
+pub fn multiply_once<T: Element>(module: &Module, kernel: MmmKernel, block_size: u32, a: &Matrix<T>, b: &Matrix<T>, c: &mut Matrix<T>) -> Result<()> {
+    c.poison_on_gpu()?;
+    let mmm = check_cuda!(module.get_function(kernel.c_name::<T>()))?;
+    let stream = check_cuda!(Stream::new(cust::stream::StreamFlags::DEFAULT, None))?;
+    launch_mmm(&mmm, a.view()?, b.view()?, c.view()?, block_size, &stream)?;
+    Ok(check_cuda!(stream.synchronize())?)
 }
 
 /// One warm-up launch and `repetitions` timed ones on a stream of their own, then a synchronize.

@@ -109,7 +109,8 @@ fn run(args: Args) -> Result<()> {
     let entries: Vec<Entry> = chosen.iter().flat_map(|&kernel| check::entries(kernel)).collect();
     if args.student.checking() {
         let image = args.student.image(&kernels::MMM_BS16, &entries)?;
-        let cases = Check { lab: "lab-mmm", entries: &entries, cases: check::case_set(&chosen, args.student.cases.as_deref())? };
+        let launches = |case: &check::Case| check::measured_launches(image, case);
+        let cases = Check { lab: "lab-mmm", entries: &entries, cases: check::case_set(&chosen, args.student.cases.as_deref())?, measure: check::measure(&chosen, &launches) };
         let rules = || check::technique_rules(image, &chosen);
         if let Some(done) = args.student.run_check_if_asked(image, &cases, rules, |case, context| check::run_case(image, case, context)) {
             return done;

@@ -141,11 +141,13 @@ fn a_cases_file_is_listed_or_refused_line_by_line_without_a_gpu() {
     let listed = run(LAB, &["--kernel", "tiled", "--list-cases", "--cases", &cases]);
     assert_eq!(listed.code, Some(0), "{listed:?}");
     let lines: Vec<&str> = listed.stdout.lines().collect();
-    // Week 3's two rules come first (issue 29), then the file's cases.
-    assert!(lines[0].starts_with("4 cases (case set ") && lines[1].starts_with("tiles: ") && lines[2].starts_with("barrier: "), "{listed:?}");
-    assert_eq!(lines[3..], ["mmm f64, 31 x 47 times 47 x 19", "mmm f32, 300 x 17 times 17 x 1"], "{listed:?}");
+    // Week 3's three rules read from the code come first (issues 29 and 39), then its three measured
+    // ones, then the file's cases.
+    assert!(lines[0].starts_with("8 cases (case set ") && lines[1].starts_with("tiles: ") && lines[2].starts_with("barrier: ") && lines[3].starts_with("loads: "), "{listed:?}");
+    assert!(lines[4..7].iter().all(|line| line.starts_with("tiling, measured: ")), "{listed:?}");
+    assert_eq!(lines[7..], ["mmm f64, 31 x 47 times 47 x 19", "mmm f32, 300 x 17 times 17 x 1"], "{listed:?}");
     let header = run(LAB, &["--kernel", "naive", "--list-cases", "--csv", "--cases", &cases]);
-    assert_eq!(header.stdout, "file,\"mmm-ab f64, 31 x 47 times 47 x 19\",\"mmm-ab f32, 300 x 17 times 17 x 1\",passed,time ratio,case set\n", "{header:?}");
+    assert_eq!(header.stdout, "file,\"mmm-ab f64, 31 x 47 times 47 x 19\",\"mmm-ab f32, 300 x 17 times 17 x 1\",passed,time ratio,flags,case set\n", "{header:?}");
     let bad = temp_file("bad-cases.txt", "31 47 19 f64 5\n0 47 19 f64 5\n");
     let refused = run(LAB, &["--kernel", "tiled", "--list-cases", "--cases", &bad]);
     assert!(refused.is_one_line_error("lab-mmm", &format!("{bad}:2: M \"0\" is not a number from 1 to 8192")), "{refused:?}");
@@ -155,7 +157,7 @@ fn a_cases_file_is_listed_or_refused_line_by_line_without_a_gpu() {
     assert!(run(LAB, &["--list-cases", "--cases", &short]).is_one_line_error("lab-mmm", ":1: 2 fields where a case has 5 (M K N PRECISION SEED)"));
     // The week's own cases have a hash of their own.
     let week = run(LAB, &["--kernel", "tiled", "--list-cases"]);
-    assert!(week.stdout.starts_with("14 cases (case set ") && !week.stdout.contains(&lines[0][lines[0].len() - 18..]), "{week:?}");
+    assert!(week.stdout.starts_with("18 cases (case set ") && !week.stdout.contains(&lines[0][lines[0].len() - 18..]), "{week:?}");
 }
 
 #[test]
@@ -236,4 +238,15 @@ fn week_3_rules_read_the_tiles_from_ptxas_and_the_barrier_from_the_ptx() {
     // Week 2 (the naive kernels) has no rule.
     let week_2 = common::testing::check_kernel_source("lab-mmm", LAB, env!("CARGO_MANIFEST_DIR"), "kernels/cuda/mmm.cu", &["--kernel", "naive"]);
     assert!(!week_2.stdout.contains("tiles:"), "{week_2:?}");
+}
+
+/// Issue 39: the red-team corpus of week 3, the verdicts that need no GPU (compile errors, rules read
+/// from what nvcc made); the GPU tests run all of them.
+#[test]
+fn the_week_3_red_team_gets_its_static_verdicts_without_a_gpu() {
+    let corpus = common::testing::adversaries("03-mmm-tiled", env!("CARGO_MANIFEST_DIR"));
+    assert!(corpus.iter().filter(|adversary| adversary.is_static()).count() >= 2, "{corpus:?}");
+    for adversary in corpus.iter().filter(|adversary| adversary.is_static()) {
+        common::testing::verdict_of(adversary, "lab-mmm", env!("CARGO_BIN_EXE_lab-mmm"), env!("CARGO_MANIFEST_DIR"), &["--kernel", "tiled"]).unwrap_or_else(|why| panic!("{why}"));
+    }
 }

@@ -196,9 +196,12 @@ fn week_3_csv_is_the_header_and_one_row_and_nothing_else() {
         let csv = check_with(file, "tiled", &["--csv"]);
         let lines: Vec<&str> = csv.stdout.lines().collect();
         assert_eq!(lines.len(), 2, "{csv:?}");
-        // Week 3's two rules come first, then the twelve cases.
-        assert!(lines[0].starts_with("file,\"tiles: ") && lines[0].contains(",\"mmm f64, 1 x 1 times 1 x 1\","), "{csv:?}");
-        let passed = if file.starts_with("kernels") { ",14/14," } else { ",0/14," };
+        // Week 3's two rules read from the code come first, its three measured ones next, then the
+        // twelve cases.
+        assert!(lines[0].starts_with("file,\"tiles: ") && lines[0].contains(",\"tiling, measured: global loads per element of C (ncu)\",") && lines[0].contains(",\"mmm f64, 1 x 1 times 1 x 1\","), "{csv:?}");
+        // The template computes nothing: it loads nothing (from global memory, or through generic
+        // pointers), and fails the rest.
+        let passed = if file.starts_with("kernels") { ",18/18," } else { ",2/18," };
         assert!(lines[1].contains(passed), "{csv:?}");
     }
 }
@@ -207,14 +210,17 @@ fn week_3_csv_is_the_header_and_one_row_and_nothing_else() {
 #[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
 fn weeks_2_and_3_the_solution_passes_and_the_templates_fail() {
     for (kernel, template) in [("naive", "assignments/02-mmm-ab/mmm.cu"), ("tiled", "assignments/03-mmm-tiled/mmm.cu")] {
-        // Week 3 adds its two rules (tiles, barrier) to the twelve cases.
-        let rows = if kernel == "tiled" { 14 } else { 12 };
+        // Week 3 adds its three rules (tiles, barrier, loads) and three measured ones to the twelve cases.
+        let rows = if kernel == "tiled" { 18 } else { 12 };
         let solution = check("kernels/cuda/mmm.cu", kernel);
         assert_eq!(solution.code, Some(0), "{solution:?}");
         assert!(solution.stdout.contains(&format!("Solution is correct: all {rows} cases pass")), "{solution:?}");
         let template = check(template, kernel);
         assert_eq!(template.code, Some(1), "{template:?}");
-        assert!(template.stderr.contains(&format!("{rows} of {rows} cases failed")), "{template:?}");
+        // The tiled template loads nothing: the rule on generic loads and the measured one on global
+        // loads pass.
+        let failed = if kernel == "tiled" { rows - 2 } else { rows };
+        assert!(template.stderr.contains(&format!("{failed} of {rows} cases failed")), "{template:?}");
         let row = common::testing::check_row(&template.stdout, "f64, 17 x 33 times 33 x 5");
         assert!(row.contains("| FAIL | 85 of 85 | C(0, 0) | never written |") && row.contains("block (0, 0), thread (0, 0)"), "{row}");
     }
@@ -267,7 +273,7 @@ fn check_with(file: &str, kernel: &str, flags: &[&str]) -> common::testing::Outc
 fn week_3_a_forged_result_row_is_only_output() {
     let forged = check("assignments/03-mmm-tiled/broken/fake-result-row.cu", "tiled");
     assert_eq!(forged.code, Some(1), "{forged:?}");
-    assert!(forged.stderr.contains("12 of 14 cases failed"), "{forged:?}");
+    assert!(forged.stderr.contains(" of 18 cases failed"), "{forged:?}");
     let row = common::testing::check_row(&forged.stdout, "f64, 1 x 1 times 1 x 1");
     assert!(row.contains("| FAIL | 1 of 1 | C(0, 0) | never written |"), "{row}");
     // Its line is shown under the table as what the failing case printed.
@@ -281,7 +287,7 @@ fn week_3_a_forged_result_row_is_only_output() {
 fn week_3_a_correct_kernel_that_prints_from_every_block_passes() {
     let chatty = check("assignments/03-mmm-tiled/broken/printf-every-block.cu", "tiled");
     assert_eq!(chatty.code, Some(0), "{chatty:?}");
-    assert!(chatty.stdout.contains("Solution is correct: all 14 cases pass"), "{chatty:?}");
+    assert!(chatty.stdout.contains("Solution is correct: all 18 cases pass"), "{chatty:?}");
 }
 
 /// Issue 21: one that prints from every thread too: megabytes a case, far past a pipe's 64 KiB and
@@ -294,7 +300,7 @@ fn week_3_a_correct_kernel_that_prints_from_every_thread_passes() {
     let cases = common::testing::temp_file("chatty-cases.txt", "1 1 1 f64 1\n100 7 129 f32 2\n255 257 256 f64 3\n");
     let shown = check_with("assignments/03-mmm-tiled/broken/printf-every-thread.cu", "tiled", &["--cases", &cases, "--show-output"]);
     assert_eq!(shown.code, Some(0), "{shown:?}");
-    assert!(shown.stdout.contains("Solution is correct: all 5 cases pass"), "{shown:?}");
+    assert!(shown.stdout.contains("Solution is correct: all 9 cases pass"), "{shown:?}");
     assert!(shown.stdout.contains("stdout of case \"mmm f64, 255 x 257 times 257 x 256\""), "{shown:?}");
     assert!(shown.stdout.contains("more lines ...]") && shown.stdout.contains(": c("), "{shown:?}");
 }
@@ -318,7 +324,7 @@ fn week_3_a_time_limit_ends_a_check_that_would_run_for_minutes() {
 fn week_3_writes_outside_c_or_into_a_fail_and_say_where() {
     let past = check("assignments/03-mmm-tiled/broken/writes-past-c.cu", "tiled");
     assert_eq!(past.code, Some(1), "{past:?}");
-    assert!(past.stderr.contains("12 of 14 cases failed"), "{past:?}");
+    assert!(past.stderr.contains("12 of 18 cases failed"), "{past:?}");
     for case in ["f64, 1 x 1 times 1 x 1", "f64, 17 x 33 times 33 x 5", "f32, 1000 x 999 times 999 x 1001"] {
         let row = common::testing::check_row(&past.stdout, case);
         assert!(row.contains("| FAIL | 0 of ") && row.contains("written outside C: C[m*n + 40], 40 elements past the end"), "{row}");
@@ -348,7 +354,9 @@ fn week_3_a_nan_the_kernel_wrote_is_not_called_never_written() {
 fn week_3_a_kernel_that_traps_faults_every_case_and_the_others_still_run() {
     let trapped = check("assignments/03-mmm-tiled/broken/traps.cu", "tiled");
     assert_eq!(trapped.code, Some(1), "{trapped:?}");
-    assert!(trapped.stderr.contains("12 of 14 cases failed"), "{trapped:?}");
+    // The measured run traps too: its three rules are faults that say so.
+    assert!(trapped.stderr.contains("15 of 18 cases failed"), "{trapped:?}");
+    assert!(common::testing::check_row(&trapped.stdout, "tiling, measured: global loads").contains("| FAULT | not measured: the measured run under ncu failed"), "{trapped:?}");
     for case in ["f64, 1 x 1 times 1 x 1", "f32, 1000 x 999 times 999 x 1001"] {
         assert!(common::testing::check_row(&trapped.stdout, case).contains("| FAULT |"), "{trapped:?}");
     }
@@ -380,7 +388,7 @@ fn weeks_2_and_3_the_solution_passes_under_compute_sanitizer() {
     for kernel in ["naive", "tiled"] {
         let solution = check_with("kernels/cuda/mmm.cu", kernel, &["--sanitize", "--cases", &cases]);
         assert_eq!(solution.code, Some(0), "{solution:?}");
-        let rows = if kernel == "tiled" { 6 } else { 4 }; // the four cases, and week 3's two rules
+        let rows = if kernel == "tiled" { 10 } else { 4 }; // the four cases, and week 3's three rules and three measured ones
         assert!(solution.stdout.contains(&format!("Solution is correct: all {rows} cases pass")), "{solution:?}");
         assert!(solution.stdout.contains("under compute-sanitizer"), "{solution:?}");
     }
@@ -397,8 +405,8 @@ fn week_3_hidden_cases_run_from_a_file() {
     let hidden = check_with("kernels/cuda/mmm.cu", "tiled", &["--cases", &cases, "--csv"]);
     assert_eq!(hidden.code, Some(0), "{hidden:?}");
     let lines: Vec<&str> = hidden.stdout.lines().collect();
-    assert!(lines[0].ends_with(",\"mmm f64, 31 x 47 times 47 x 19\",\"mmm f32, 300 x 17 times 17 x 1\",passed,time ratio,case set"), "{hidden:?}");
-    assert!(lines[1].contains(",PASS,PASS,PASS,PASS,4/4,"), "{hidden:?}");
+    assert!(lines[0].ends_with(",\"mmm f64, 31 x 47 times 47 x 19\",\"mmm f32, 300 x 17 times 17 x 1\",passed,time ratio,flags,case set"), "{hidden:?}");
+    assert!(lines[1].contains(",PASS,PASS,PASS,PASS,PASS,PASS,PASS,PASS,8/8,"), "{hidden:?}");
 }
 
 /// Issue 29: the naive body in the tiled kernel gives right values and fails week 3's two rules only.
@@ -407,8 +415,24 @@ fn week_3_hidden_cases_run_from_a_file() {
 fn week_3_the_naive_body_in_the_tiled_kernel_fails_the_rules_only() {
     let naive = check("assignments/03-mmm-tiled/broken/naive-body-in-tiled.cu", "tiled");
     assert_eq!(naive.code, Some(1), "{naive:?}");
-    assert!(naive.stderr.contains("2 of 14 cases failed"), "{naive:?}");
+    // The two rules read from the code, and the three measured: 512 global loads per element, none
+    // from shared memory, no shared memory at all.
+    assert!(naive.stderr.contains("5 of 18 cases failed"), "{naive:?}");
+    assert!(common::testing::check_row(&naive.stdout, "tiling, measured: global loads").contains("| FAIL | 1 of 1 | mmm_f64 | 512.0 |"), "{naive:?}");
     assert!(common::testing::check_row(&naive.stdout, "tiles: ").contains("| FAIL | 2 of 2 | mmm_f64 | 0 bytes of shared memory |"), "{naive:?}");
     assert!(common::testing::check_row(&naive.stdout, "barrier: ").contains("| FAIL | 2 of 2 | mmm_f64 | no __syncthreads() |"), "{naive:?}");
     assert!(common::testing::check_row(&naive.stdout, "f64, 17 x 33 times 33 x 5").contains("| PASS |"), "{naive:?}");
+}
+
+/// Issue 39: every kernel of week 3's red-team corpus gets the verdict its header promises, the
+/// measured rules (ncu) included.
+#[test]
+#[ignore = "needs a GPU and ncu (gpu-bundle/run.sh)"]
+fn the_week_3_red_team_gets_its_verdicts() {
+    let corpus = common::testing::adversaries("03-mmm-tiled", env!("CARGO_MANIFEST_DIR"));
+    let failures: Vec<String> = corpus
+        .iter()
+        .filter_map(|adversary| common::testing::verdict_of(adversary, "lab-mmm", env!("CARGO_BIN_EXE_lab-mmm"), env!("CARGO_MANIFEST_DIR"), &["--kernel", "tiled"]).err())
+        .collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }

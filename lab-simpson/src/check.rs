@@ -7,7 +7,7 @@ use std::path::Path;
 
 use anyhow::Result;
 use common::assignment::cases_file::{choice, field, CaseFormat, CaseSet};
-use common::assignment::{first_mismatch, shown, written, CaseContext, Entry, FirstWrong, Outcome};
+use common::assignment::{checked_runs, first_mismatch, shown, written, CaseContext, Entry, FirstWrong, Outcome};
 use common::gpu::Gpu;
 use common::integrand::Integrand;
 use common::verify::Poison as _;
@@ -69,16 +69,30 @@ pub fn run_case(student: &KernelImage, problem: &Problem, context: CaseContext) 
     let theirs = simpson_into(&module, problem, &mut sums, f64::POISON_WORD, 1)?;
     let again = simpson_into(&module, problem, &mut sums, f64::SECOND_POISON_WORD, 1)?;
     let outside = sums.trespass()?.map(|trespass| trespass.describe("sums", "n"));
-    let ours = gpu.load(&kernels::SIMPSON)?;
-    let mut our_sums = allocate_sums(&gpu, problem)?;
-    let times = context.time(
-        |launches| Ok(simpson_into(&ours, problem, &mut our_sums, f64::POISON_WORD, launches)?.timing),
-        |launches| Ok(simpson_into(&module, problem, &mut sums, f64::POISON_WORD, launches)?.timing),
-    )?;
     let cpu = simpson_on_cpu(problem);
     // The same floor as `compare`: sums near zero are judged against a thousandth of the largest.
     let floor = 1e-3 * cpu.iter().fold(0.0_f64, |m, s| m.max(s.abs()));
-    let (wrong, first) = first_mismatch(&theirs.sums, &cpu, |g, c| (g - c).abs() <= TOLERANCE * c.abs().max(floor));
+    let right = |g: f64, c: f64| (g - c).abs() <= TOLERANCE * c.abs().max(floor);
+    let ours = gpu.load(&kernels::SIMPSON)?;
+    let mut our_sums = allocate_sums(&gpu, problem)?;
+    let timed = context.time(
+        |launches| {
+            let timing = simpson_into(&ours, problem, &mut our_sums, f64::POISON_WORD, launches)?.timing;
+            our_sums.fill(f64::POISON_WORD)?; // issue 39: no sums of ours left for the student's kernel
+            Ok(timing)
+        },
+        |launches| {
+            checked_runs(launches, || {
+                let run = simpson_into(&module, problem, &mut sums, f64::POISON_WORD, 1)?;
+                let wrong = first_mismatch(&run.sums, &cpu, right).1.map(|i| {
+                    let value = if run.sums[i].holds_word(f64::POISON_WORD) { "never written".to_string() } else { shown(run.sums[i]) };
+                    format!("sub-interval {i} is {value}, expected {}", shown(cpu[i]))
+                });
+                Ok((run.timing, wrong))
+            })
+        },
+    )?;
+    let (wrong, first) = first_mismatch(&theirs.sums, &cpu, right);
     let block = problem.block_size as usize;
     let first = first.map(|i| FirstWrong {
         position: format!("sub-interval {i}"),
@@ -86,5 +100,5 @@ pub fn run_case(student: &KernelImage, problem: &Problem, context: CaseContext) 
         expected: shown(cpu[i]),
         computed_by: format!("block {}, thread {}", i / block, i % block),
     });
-    Ok(Outcome { wrong, elements: cpu.len(), first, times, finding: None }.with_findings([outside]))
+    Ok(Outcome { wrong, elements: cpu.len(), first, times: timed.times, finding: None }.with_findings([outside, timed.wrong]))
 }

@@ -54,7 +54,7 @@ fn run(args: Args) -> Result<()> {
     let integrands = if args.student.checking() { Integrand::ALL.to_vec() } else { vec![args.integrand] };
     let entries: Vec<Entry> = integrands.into_iter().map(check::entry).collect();
     let image = args.student.image(&kernels::SIMPSON, &entries)?;
-    let cases = Check { lab: "lab-simpson", entries: &entries, cases: check::case_set(args.student.cases.as_deref())? };
+    let cases = Check { lab: "lab-simpson", entries: &entries, cases: check::case_set(args.student.cases.as_deref())?, measure: None };
     if let Some(done) = args.student.run_check_if_asked(image, &cases, || Ok(Vec::new()), |problem, context| check::run_case(image, problem, context)) {
         return done;
     }

@@ -37,12 +37,14 @@ pub struct CaseRun {
     pub row: Row,
     pub stdout: Captured,
     pub stderr: Captured,
+    /// The child's exit code, where it exited (not where it was stopped or killed by a signal).
+    pub exit: Option<i32>,
 }
 
 impl CaseRun {
     /// A case that ends as a fault without having run, or without output of its own.
     pub fn fault(case: &str, why: String) -> CaseRun {
-        CaseRun { row: Row { case: case.to_string(), result: Err(why) }, stdout: Captured::default(), stderr: Captured::default() }
+        CaseRun { row: Row { case: case.to_string(), result: Err(why) }, stdout: Captured::default(), stderr: Captured::default(), exit: None }
     }
 }
 
@@ -63,7 +65,7 @@ pub fn run(mut command: Command, result: &Path, case: &str, limits: Limits, fini
     let spawned = command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0).spawn();
     let mut child = match spawned {
         Ok(child) => child,
-        Err(err) => return CaseRun { row: fault(format!("cannot start the case: {err}")), stdout: Captured::default(), stderr: Captured::default() },
+        Err(err) => return CaseRun::fault(case, format!("cannot start the case: {err}")),
     };
     let activity = Arc::new(Activity::start());
     let stdout = child.stdout.take().map(|stream| drain(stream, Arc::clone(&activity)));
@@ -74,6 +76,10 @@ pub fn run(mut command: Command, result: &Path, case: &str, limits: Limits, fini
     stop_group(&child);
     let joined = |handle: Option<std::thread::JoinHandle<Captured>>| handle.and_then(|h| h.join().ok()).unwrap_or_default();
     let (stdout, stderr) = (joined(stdout), joined(stderr));
+    let exit = match &ending {
+        Ending::Exited(status) => status.code(),
+        _ => None,
+    };
     let row = match ending {
         Ending::Silent => fault(format!("printed nothing for {} s and did not end (an endless loop?); stopped", limits.silence.as_secs())),
         Ending::TooLong => fault(format!("still running after {} s; stopped", limits.total.as_secs())),
@@ -81,7 +87,7 @@ pub fn run(mut command: Command, result: &Path, case: &str, limits: Limits, fini
         Ending::Exited(status) if status.success() || (finished.is_some() && status.code() == finished) => read_row(result, case).unwrap_or_else(fault),
         Ending::Exited(status) => fault(format!("{} ({status})", stderr.last_line().unwrap_or("no message"))),
     };
-    CaseRun { row, stdout, stderr }
+    CaseRun { row, stdout, stderr, exit }
 }
 
 /// Waits for the child, stopping its whole process group once it has been silent or running too long.

@@ -45,13 +45,13 @@ pub struct Launch {
 }
 
 impl Launch {
-    fn value(&self, metric: &str) -> f64 {
+    pub fn value(&self, metric: &str) -> f64 {
         self.values.get(metric).copied().unwrap_or(f64::NAN)
     }
 }
 
 /// ncu itself: `$NCU`, then `ncu` on the path, then the CUDA install's.
-fn ncu() -> Result<PathBuf> {
+pub(crate) fn ncu() -> Result<PathBuf> {
     let mut candidates: Vec<PathBuf> = std::env::var_os("NCU").map(PathBuf::from).into_iter().collect();
     if let Some(path) = std::env::var_os("PATH") {
         candidates.extend(std::env::split_paths(&path).map(|folder| folder.join("ncu")));
@@ -121,7 +121,8 @@ pub fn parse_csv(text: &str) -> Result<Vec<Launch>> {
     let header = split(lines.next().ok_or_else(|| anyhow!("ncu's output has no header line (\"ID\",...)"))?)?;
     let column = |name: &str| header.iter().position(|h| h == name);
     let kernel_column = column("Kernel Name").ok_or_else(|| anyhow!("ncu's output has no Kernel Name column"))?;
-    let metric_columns: Vec<(String, usize)> = METRICS.iter().filter_map(|(name, _)| Some((name.to_string(), column(name)?))).collect();
+    // Every metric ncu printed (their names have a `__`), not only [`METRICS`]: `--check` asks for its own.
+    let metric_columns: Vec<(String, usize)> = header.iter().enumerate().filter(|(_, name)| name.contains("__")).map(|(at, name)| (name.clone(), at)).collect();
     lines.next(); // the units
     let mut launches = Vec::new();
     for (i, line) in lines.enumerate().filter(|(_, line)| !line.trim().is_empty()) {

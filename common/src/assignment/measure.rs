@@ -1,0 +1,126 @@
+//! The week's technique measured while the kernel runs (issue 39). What nvcc made says what the code
+//! could do; a tile touched only in a branch that never runs, or filled and never read, passes any
+//! rule read from it. Hardware counters say what the kernel did: one case's child runs under Nsight
+//! Compute (`ncu`), which launches the student's kernels and then ours once each, and the lab turns the
+//! counters into rule rows with the measured value beside the bound and ours ("global loads per
+//! element: 512.0; a tiled kernel at BLOCK_SIZE 16 needs at most 48.0; ours 32.0").
+//!
+//! The counters come from ncu's own file, which the child's output cannot reach. Without ncu, or
+//! without permission to read the GPU's counters, every measured rule is a FAULT that says so: a rule
+//! that was not measured is never passed.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use super::case_process::{self, Limits};
+use super::{Outcome, Row};
+use crate::profile::counters::{self, Launch};
+
+/// A week's measured rules: the case measured, what ncu reads, and how the launches become rows.
+pub struct Measure<'a, C> {
+    pub case: C,
+    /// The rows' names, for `--list-cases` and for rows that could not be measured.
+    pub rules: &'a [&'a str],
+    /// The metrics ncu reads (Nsight Compute names).
+    pub metrics: &'a [&'a str],
+    /// ncu's `--kernel-name` filter (`regex:^mmm_f(32|64)$`): the kernels whose launches count.
+    pub kernels: &'a str,
+    /// In the child: launches the student's kernels, then ours, once each, on `case`.
+    pub run: &'a dyn Fn(&C) -> anyhow::Result<()>,
+    /// The launches ncu measured, in that order, into one row per rule.
+    pub judge: &'a dyn Fn(&C, &[Launch]) -> Vec<Row>,
+}
+
+/// How long the measured case may take: ncu replays each kernel a few times (seconds in all).
+pub const LIMITS: Limits = Limits { silence: Duration::from_secs(120), total: Duration::from_secs(300) };
+
+impl<C> Measure<'_, C> {
+    /// The rule rows: the child `command` (this lab, with the measuring flags) run under ncu within
+    /// `limits` (`None`: no time left), its counters judged; FAULT rows that say why where nothing could
+    /// be measured.
+    pub fn rows(&self, command: impl FnOnce(&Path) -> Command, dir: &Path, limits: Option<Limits>) -> Vec<Row> {
+        let measured = limits.ok_or_else(|| "the --time-limit was used up".to_string()).and_then(|limits| self.launches(command, dir, limits));
+        match measured {
+            Ok(launches) => (self.judge)(&self.case, &launches),
+            Err(why) => self.rules.iter().map(|rule| Row { case: rule.to_string(), result: Err(format!("not measured: {why}")) }).collect(),
+        }
+    }
+
+    fn launches(&self, command: impl FnOnce(&Path) -> Command, dir: &Path, limits: Limits) -> Result<Vec<Launch>, String> {
+        let ncu = counters::ncu().map_err(|_| "these rules need Nsight Compute (ncu) to read the GPU's counters, and none was found ($NCU, PATH, $CUDA_PATH/bin, /usr/local/cuda/bin)".to_string())?;
+        let (csv, result) = (dir.join("measured.csv"), dir.join("result-measured"));
+        let program = command(&result);
+        let mut under_ncu = Command::new(&ncu);
+        // Counts of instructions and requests need neither locked clocks nor flushed caches: ncu leaves
+        // the GPU's clocks alone and saves the time of the flushes.
+        under_ncu.args(["--csv", "--page", "raw", "--print-units", "base", "--clock-control", "none", "--cache-control", "none", "--kernel-name"]).arg(self.kernels);
+        under_ncu.arg("--metrics").arg(self.metrics.join(",")).arg("--log-file").arg(&csv).arg(program.get_program()).args(program.get_args());
+        let run = case_process::run(under_ncu, &result, "measured", limits, None);
+        let text = std::fs::read_to_string(&csv).unwrap_or_default();
+        if let Some(line) = text.lines().find(|line| line.contains("ERR_NVGPUCTRPERM")) {
+            return Err(format!("ncu may not read this GPU's counters here ({}); an administrator can allow it", line.trim()));
+        }
+        run.row.result.map_err(|why| format!("the measured run under ncu failed: {why}"))?;
+        counters::parse_csv(&text).map_err(|err| format!("ncu's counters could not be read: {err}"))
+    }
+}
+
+/// The child's row after a measured run: that it ran to the end (the counters are in ncu's file).
+pub fn ran(case: &str) -> Row {
+    Row { case: case.to_string(), result: Ok(Outcome { wrong: 0, elements: 0, first: None, times: None, finding: None }) }
+}
+
+/// A bound on a measured value.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Bound {
+    AtMost(f64),
+    AtLeast(f64),
+}
+
+/// A measured rule's row for one kernel: `value` against `bound`, shown whether it holds or not,
+/// with `why` (what the technique needs) and ours beside it. A value that is no number fails.
+pub fn rule_row(case: &str, kernel: &str, value: f64, bound: Bound, why: &str, ours: f64) -> Row {
+    let (holds, expected) = match bound {
+        Bound::AtMost(limit) => (value <= limit, format!("at most {limit:.1}")),
+        Bound::AtLeast(limit) => (value >= limit, format!("at least {limit:.1}")),
+    };
+    let first = super::FirstWrong {
+        position: kernel.to_string(),
+        value: format!("{value:.1}"),
+        expected: format!("{expected} ({why}; ours {ours:.1})"),
+        computed_by: "hardware counters (ncu)".to_string(),
+    };
+    Row { case: case.to_string(), result: Ok(Outcome { wrong: usize::from(!holds), elements: 1, first: Some(first), times: None, finding: None }) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_measured_rule_shows_its_value_whether_it_holds_or_not_and_a_nan_fails() {
+        let row = rule_row("loads", "mmm_f64", 32.0, Bound::AtMost(48.0), "tiled", 32.0);
+        assert!(row.passed());
+        assert_eq!(row.result.as_ref().unwrap().first.as_ref().unwrap().expected, "at most 48.0 (tiled; ours 32.0)");
+        assert!(!rule_row("loads", "mmm_f64", 512.0, Bound::AtMost(48.0), "tiled", 32.0).passed());
+        assert!(!rule_row("loads", "mmm_f64", f64::NAN, Bound::AtLeast(1.0), "x", 2.0).passed());
+        assert!(rule_row("shared", "mmm_f64", 512.0, Bound::AtLeast(64.0), "x", 512.0).passed());
+    }
+
+    #[test]
+    fn without_ncu_every_rule_is_a_fault_that_says_so() {
+        let run = |_: &()| Ok(());
+        let judge = |_: &(), _: &[Launch]| Vec::new();
+        let measure = Measure { case: (), rules: &["a", "b"], metrics: &["m"], kernels: "k", run: &run, judge: &judge };
+        let rows = measure.rows(|_| Command::new("true"), Path::new("/tmp"), Some(LIMITS));
+        let late = measure.rows(|_| Command::new("true"), Path::new("/tmp"), None);
+        assert!(late.iter().all(|row| row.result == Err("not measured: the --time-limit was used up".to_string())), "{late:?}");
+        // Where ncu is installed (the GPU machines) the child `true` writes no row: a fault too.
+        assert!(rows.iter().all(|row| !row.passed()), "{rows:?}");
+        if counters::ncu().is_err() {
+            assert_eq!(rows.len(), 2);
+            assert!(rows.iter().all(|row| matches!(&row.result, Err(why) if why.starts_with("not measured: these rules need Nsight Compute (ncu)"))), "{rows:?}");
+        }
+    }
+}
