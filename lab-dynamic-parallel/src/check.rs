@@ -277,7 +277,7 @@ pub fn measured_launches(student: &KernelImage, problem: &Problem) -> Result<()>
 
 /// The four master launches (the student's warm-up and run, ours) into the rule's row: the
 /// student's run must launch at least half as many thread blocks as ours. The count moves by about 1 %
-/// from run to run of the same tree (seen on an H100: 1216 to 1227 for ours), and workers without
+/// from run to run of the same tree (seen on an H100: 1214 to 1227 for ours), and workers without
 /// child grids launch none (4 where ours launched 1216).
 fn judge(_: &Problem, launches: &[Launch]) -> Vec<Row> {
     let [_, theirs, _, ours] = launches else {
