@@ -81,6 +81,13 @@ pub struct StudentArgs {
     /// Internal (--check's child processes): the child runs under ncu for the measured rules.
     #[arg(long, hide = true, requires = "check_case")]
     pub measure_technique: bool,
+    /// Internal (--check's child processes): the measured child waits for this file (the cases are
+    /// done) before it touches the GPU, and for no parent that is gone (`--measure-parent`).
+    #[arg(long, hide = true, requires_all = ["measure_technique", "measure_parent"])]
+    pub measure_after: Option<PathBuf>,
+    /// Internal (--check's child processes): the process id of the check that started the measurement.
+    #[arg(long, hide = true, requires = "measure_after")]
+    pub measure_parent: Option<u32>,
 }
 
 /// A kernel the lab calls: the entry name it looks up (mangled for C++ kernels) and the declaration a
@@ -307,6 +314,9 @@ fn run_one_case<C>(args: &StudentArgs, check: &Check<'_, C>, index: usize, run_c
     let result = args.check_result.as_deref().context("--check-case needs --check-result")?;
     if args.measure_technique {
         let measure = check.measure.as_ref().context("this week measures no technique")?;
+        if let (Some(go), Some(parent)) = (&args.measure_after, args.measure_parent) {
+            measure::wait_for_the_cases(go, parent)?;
+        }
         (measure.run)(&measure.case)?;
         return case_process::write_row(result, &measure::ran("measured"));
     }
@@ -630,31 +640,49 @@ fn run_check<C>(args: &StudentArgs, image: &KernelImage, check: &Check<'_, C>, r
     let tools = Tool::for_kernels(uses_shared_memory_or_barriers(image, check.entries));
     let progress = Progress::new(check.cases.names.len());
     let deadline = args.time_limit.map(|seconds| Deadline { at: Instant::now() + Duration::from_secs(seconds), seconds });
-    let runs: Vec<CaseRun> = check
-        .cases
-        .names
-        .iter()
-        .enumerate()
-        .map(|(index, name)| {
-            let child = Child { exe: &exe, image: &image_path, dir: dir.path(), index, name, progress: &progress, deadline };
-            match &sanitizer {
-                Some(sanitizer) => child.run_sanitized(sanitizer, &tools),
-                None => child.run(None),
-            }
-        })
-        .collect();
+    // The measured child (ncu around this lab) starts now and waits for the cases before it touches
+    // the GPU, so ncu's start overlaps them; it measures once they are done.
+    let go = dir.path().join("go");
+    let measured = check.measure.as_ref().map(|week| {
+        let mut program = Command::new(&exe);
+        program.args(child_args(&image_path, 0, &dir.path().join("result-measured"), false)).arg("--measure-technique");
+        program.arg("--measure-after").arg(&go).arg("--measure-parent").arg(std::process::id().to_string());
+        let csv = dir.path().join("measured.csv");
+        let waiting = Limits { silence: measure::LIMITS.silence, total: Duration::from_secs(24 * 3600) };
+        let limits = within(waiting, deadline, Instant::now()).ok_or_else(|| "the --time-limit was used up".to_string());
+        (week, limits.and_then(|limits| Ok((week.under_ncu(&program, &csv)?, csv, limits))))
+    });
+    let (runs, measured) = std::thread::scope(|scope| {
+        let measuring = measured.map(|(week, prepared)| {
+            let result = dir.path().join("result-measured");
+            let thread = prepared.map(|(under_ncu, csv, limits)| scope.spawn(move || measure::launches(under_ncu, &csv, &result, limits)));
+            (week, thread)
+        });
+        let go = measure::Go(&go);
+        let runs: Vec<CaseRun> = check
+            .cases
+            .names
+            .iter()
+            .enumerate()
+            .map(|(index, name)| {
+                let child = Child { exe: &exe, image: &image_path, dir: dir.path(), index, name, progress: &progress, deadline };
+                match &sanitizer {
+                    Some(sanitizer) => child.run_sanitized(sanitizer, &tools),
+                    None => child.run(None),
+                }
+            })
+            .collect();
+        drop(go);
+        progress.case(0, "the technique, measured with hardware counters (ncu)", None);
+        let measured = measuring.map(|(week, thread)| {
+            let launches = thread.and_then(|thread| thread.join().unwrap_or_else(|_| Err("the measurement's thread panicked".to_string())));
+            week.rows(launches)
+        });
+        (runs, measured)
+    });
     progress.clear();
     let mut rows = rules;
-    if let Some(measure) = &check.measure {
-        progress.case(0, "the technique, measured with hardware counters (ncu)", None);
-        let command = |result: &Path| {
-            let mut command = Command::new(&exe);
-            command.args(child_args(&image_path, 0, result, false)).arg("--measure-technique");
-            command
-        };
-        rows.extend(measure.rows(command, dir.path(), within(measure::LIMITS, deadline, Instant::now())));
-        progress.clear();
-    }
+    rows.extend(measured.unwrap_or_default());
     rows.extend(runs.iter().map(|run| run.row.clone()));
     let source = args.kernel_source.as_deref().unwrap_or(Path::new("?"));
     if args.csv {

@@ -32,37 +32,74 @@ pub struct Measure<'a, C> {
     pub judge: &'a dyn Fn(&C, &[Launch]) -> Vec<Row>,
 }
 
-/// How long the measured case may take: ncu replays each kernel a few times (seconds in all).
+/// How long the measured run may take once it may start: ncu replays each kernel a few times
+/// (seconds in all). Before that it waits for the cases ([`wait_for_the_cases`]), saying so every few
+/// seconds, so silence still means a hang; the total then also covers the cases.
 pub const LIMITS: Limits = Limits { silence: Duration::from_secs(120), total: Duration::from_secs(300) };
 
+/// While the cases run, the measured child waits: a fresh ncu and the lab under it take about 2 s to
+/// start (an H100 machine), which then overlap the cases (issue 39: a check within 5 s).
+const HEARTBEAT: Duration = Duration::from_secs(10);
+
 impl<C> Measure<'_, C> {
-    /// The rule rows: the child `command` (this lab, with the measuring flags) run under ncu within
-    /// `limits` (`None`: no time left), its counters judged; FAULT rows that say why where nothing could
-    /// be measured.
-    pub fn rows(&self, command: impl FnOnce(&Path) -> Command, dir: &Path, limits: Option<Limits>) -> Vec<Row> {
-        let measured = limits.ok_or_else(|| "the --time-limit was used up".to_string()).and_then(|limits| self.launches(command, dir, limits));
+    /// ncu with this week's metrics and kernels around `program` (this lab, with the measuring flags),
+    /// its counters written to `csv`.
+    pub fn under_ncu(&self, program: &Command, csv: &Path) -> Result<Command, String> {
+        let ncu = counters::ncu().map_err(|_| "these rules need Nsight Compute (ncu) to read the GPU's counters, and none was found ($NCU, PATH, $CUDA_PATH/bin, /usr/local/cuda/bin)".to_string())?;
+        let mut under_ncu = Command::new(&ncu);
+        // Counts of instructions and requests need neither locked clocks nor flushed caches: ncu leaves
+        // the GPU's clocks alone and saves the time of the flushes.
+        under_ncu.args(["--csv", "--page", "raw", "--print-units", "base", "--clock-control", "none", "--cache-control", "none", "--kernel-name"]).arg(self.kernels);
+        under_ncu.arg("--metrics").arg(self.metrics.join(",")).arg("--log-file").arg(csv).arg(program.get_program()).args(program.get_args());
+        Ok(under_ncu)
+    }
+
+    /// The rule rows from what [`launches`] measured; FAULT rows that say why where nothing was.
+    pub fn rows(&self, measured: Result<Vec<Launch>, String>) -> Vec<Row> {
         match measured {
             Ok(launches) => (self.judge)(&self.case, &launches),
             Err(why) => self.rules.iter().map(|rule| Row { case: rule.to_string(), result: Err(format!("not measured: {why}")) }).collect(),
         }
     }
+}
 
-    fn launches(&self, command: impl FnOnce(&Path) -> Command, dir: &Path, limits: Limits) -> Result<Vec<Launch>, String> {
-        let ncu = counters::ncu().map_err(|_| "these rules need Nsight Compute (ncu) to read the GPU's counters, and none was found ($NCU, PATH, $CUDA_PATH/bin, /usr/local/cuda/bin)".to_string())?;
-        let (csv, result) = (dir.join("measured.csv"), dir.join("result-measured"));
-        let program = command(&result);
-        let mut under_ncu = Command::new(&ncu);
-        // Counts of instructions and requests need neither locked clocks nor flushed caches: ncu leaves
-        // the GPU's clocks alone and saves the time of the flushes.
-        under_ncu.args(["--csv", "--page", "raw", "--print-units", "base", "--clock-control", "none", "--cache-control", "none", "--kernel-name"]).arg(self.kernels);
-        under_ncu.arg("--metrics").arg(self.metrics.join(",")).arg("--log-file").arg(&csv).arg(program.get_program()).args(program.get_args());
-        let run = case_process::run(under_ncu, &result, "measured", limits, None);
-        let text = std::fs::read_to_string(&csv).unwrap_or_default();
-        if let Some(line) = text.lines().find(|line| line.contains("ERR_NVGPUCTRPERM")) {
-            return Err(format!("ncu may not read this GPU's counters here ({}); an administrator can allow it", line.trim()));
+/// Runs `under_ncu` (from [`Measure::under_ncu`]) within `limits` and reads the counters ncu wrote to
+/// `csv`; the child's row goes to `result`. Needs no borrow of the week's [`Measure`], so it can run
+/// on a thread of its own beside the cases.
+pub fn launches(under_ncu: Command, csv: &Path, result: &Path, limits: Limits) -> Result<Vec<Launch>, String> {
+    let run = case_process::run(under_ncu, result, "measured", limits, None);
+    let text = std::fs::read_to_string(csv).unwrap_or_default();
+    if let Some(line) = text.lines().find(|line| line.contains("ERR_NVGPUCTRPERM")) {
+        return Err(format!("ncu may not read this GPU's counters here ({}); an administrator can allow it", line.trim()));
+    }
+    run.row.result.map_err(|why| format!("the measured run under ncu failed: {why}"))?;
+    counters::parse_csv(&text).map_err(|err| format!("ncu's counters could not be read: {err}"))
+}
+
+/// In the measured child, before it touches the GPU: waits until `go` exists (the parent's cases are
+/// done), saying so on stderr every [`HEARTBEAT`]; gives up when the parent `lab` is gone.
+pub fn wait_for_the_cases(go: &Path, lab: u32) -> anyhow::Result<()> {
+    let mut said = std::time::Instant::now();
+    while !go.exists() {
+        // SAFETY: kill(2) with signal 0 only asks whether the process exists; no memory is involved.
+        if unsafe { libc::kill(lab as libc::pid_t, 0) } != 0 {
+            anyhow::bail!("the check that started this measurement (process {lab}) is gone");
         }
-        run.row.result.map_err(|why| format!("the measured run under ncu failed: {why}"))?;
-        counters::parse_csv(&text).map_err(|err| format!("ncu's counters could not be read: {err}"))
+        if said.elapsed() >= HEARTBEAT {
+            eprintln!("measured run: waiting for the cases to finish");
+            said = std::time::Instant::now();
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    Ok(())
+}
+
+/// Creates `go` when dropped: the measured child starts on every way out of the cases.
+pub struct Go<'a>(pub &'a Path);
+
+impl Drop for Go<'_> {
+    fn drop(&mut self) {
+        let _ = std::fs::write(self.0, b"");
     }
 }
 
@@ -113,14 +150,27 @@ mod tests {
         let run = |_: &()| Ok(());
         let judge = |_: &(), _: &[Launch]| Vec::new();
         let measure = Measure { case: (), rules: &["a", "b"], metrics: &["m"], kernels: "k", run: &run, judge: &judge };
-        let rows = measure.rows(|_| Command::new("true"), Path::new("/tmp"), Some(LIMITS));
-        let late = measure.rows(|_| Command::new("true"), Path::new("/tmp"), None);
-        assert!(late.iter().all(|row| row.result == Err("not measured: the --time-limit was used up".to_string())), "{late:?}");
-        // Where ncu is installed (the GPU machines) the child `true` writes no row: a fault too.
-        assert!(rows.iter().all(|row| !row.passed()), "{rows:?}");
+        let rows = measure.rows(Err("the --time-limit was used up".to_string()));
+        assert_eq!(rows.len(), 2);
+        assert!(rows.iter().all(|row| row.result == Err("not measured: the --time-limit was used up".to_string())), "{rows:?}");
+        // A child that writes no row (here `true`) is a fault too, wherever ncu is.
+        let dir = crate::private_dir::PrivateDir::new("measure-test").unwrap();
+        let found = launches(Command::new("true"), &dir.path().join("csv"), &dir.path().join("row"), LIMITS);
+        assert!(found.is_err(), "{found:?}");
         if counters::ncu().is_err() {
-            assert_eq!(rows.len(), 2);
-            assert!(rows.iter().all(|row| matches!(&row.result, Err(why) if why.starts_with("not measured: these rules need Nsight Compute (ncu)"))), "{rows:?}");
+            let why = measure.under_ncu(&Command::new("true"), Path::new("/tmp/x")).unwrap_err();
+            assert!(why.starts_with("these rules need Nsight Compute (ncu)"), "{why}");
         }
+    }
+
+    #[test]
+    fn the_measured_child_waits_for_the_cases_and_not_for_a_parent_that_is_gone() {
+        let dir = crate::private_dir::PrivateDir::new("measure-wait").unwrap();
+        let go = dir.path().join("go");
+        drop(Go(&go));
+        wait_for_the_cases(&go, std::process::id()).unwrap();
+        let never = dir.path().join("never");
+        let error = wait_for_the_cases(&never, u32::MAX >> 1).unwrap_err().to_string();
+        assert!(error.contains("is gone"), "{error}");
     }
 }
