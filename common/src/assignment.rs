@@ -648,7 +648,9 @@ fn run_check<C>(args: &StudentArgs, image: &KernelImage, check: &Check<'_, C>, r
         program.args(child_args(&image_path, 0, &dir.path().join("result-measured"), false)).arg("--measure-technique");
         program.arg("--measure-after").arg(&go).arg("--measure-parent").arg(std::process::id().to_string());
         let csv = dir.path().join("measured.csv");
-        let waiting = Limits { silence: measure::LIMITS.silence, total: Duration::from_secs(24 * 3600) };
+        // It may wait as long as every case may run, then run as long as a measurement may.
+        let per_case = if sanitizer.is_some() { SANITIZED_LIMITS.total * tools.len() as u32 } else { CASE_LIMITS.total };
+        let waiting = Limits { silence: measure::LIMITS.silence, total: measure::LIMITS.total + per_case * check.cases.names.len() as u32 };
         let limits = within(waiting, deadline, Instant::now()).ok_or_else(|| "the --time-limit was used up".to_string());
         (week, limits.and_then(|limits| Ok((week.under_ncu(&program, &csv)?, csv, limits))))
     });

@@ -34,7 +34,7 @@ pub struct Measure<'a, C> {
 
 /// How long the measured run may take once it may start: ncu replays each kernel a few times
 /// (seconds in all). Before that it waits for the cases ([`wait_for_the_cases`]), saying so every few
-/// seconds, so silence still means a hang; the total then also covers the cases.
+/// seconds, so silence still means a hang; its total limit then adds the longest the cases may take.
 pub const LIMITS: Limits = Limits { silence: Duration::from_secs(120), total: Duration::from_secs(300) };
 
 /// While the cases run, the measured child waits: a fresh ncu and the lab under it take about 2 s to
