@@ -336,3 +336,13 @@ pub fn verdict_of(adversary: &Adversary, lab: &str, built: &str, manifest_dir: &
         _ => Err(shown()),
     }
 }
+
+/// Runs every kernel of `week`'s red-team corpus ([`adversaries`]; with `only_static`, those whose
+/// verdict needs no GPU, of which there must be some) through `lab --check` and asserts each verdict,
+/// naming every kernel that got another.
+pub fn assert_red_team(week: &str, lab: &str, built: &str, manifest_dir: &str, extra: &[&str], only_static: bool) {
+    let corpus: Vec<Adversary> = adversaries(week, manifest_dir).into_iter().filter(|adversary| !only_static || adversary.is_static()).collect();
+    assert!(!corpus.is_empty(), "{week}: no red-team kernel to run");
+    let failures: Vec<String> = corpus.iter().filter_map(|adversary| verdict_of(adversary, lab, built, manifest_dir, extra).err()).collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}

@@ -63,9 +63,5 @@ fn week_7_rule_finds_the_child_launch_in_the_ptx() {
 /// Issue 39: the red-team corpus of week 7, the verdicts that need no GPU; the GPU tests run all.
 #[test]
 fn the_week_7_red_team_gets_its_static_verdicts_without_a_gpu() {
-    let corpus = common::testing::adversaries("07-dynamic-parallelism", env!("CARGO_MANIFEST_DIR"));
-    assert!(corpus.iter().any(|adversary| adversary.is_static()), "{corpus:?}");
-    for adversary in corpus.iter().filter(|adversary| adversary.is_static()) {
-        common::testing::verdict_of(adversary, "lab-dynamic-parallel", env!("CARGO_BIN_EXE_lab-dynamic-parallel"), env!("CARGO_MANIFEST_DIR"), &[]).unwrap_or_else(|why| panic!("{why}"));
-    }
+    common::testing::assert_red_team("07-dynamic-parallelism", "lab-dynamic-parallel", env!("CARGO_BIN_EXE_lab-dynamic-parallel"), env!("CARGO_MANIFEST_DIR"), &[], true);
 }

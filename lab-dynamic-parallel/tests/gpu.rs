@@ -157,10 +157,5 @@ fn week_7_the_solution_passes_under_compute_sanitizer() {
 #[test]
 #[ignore = "needs a GPU and ncu (gpu-bundle/run.sh)"]
 fn the_week_7_red_team_gets_its_verdicts() {
-    let corpus = common::testing::adversaries("07-dynamic-parallelism", env!("CARGO_MANIFEST_DIR"));
-    let failures: Vec<String> = corpus
-        .iter()
-        .filter_map(|adversary| common::testing::verdict_of(adversary, "lab-dynamic-parallel", env!("CARGO_BIN_EXE_lab-dynamic-parallel"), env!("CARGO_MANIFEST_DIR"), &[]).err())
-        .collect();
-    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    common::testing::assert_red_team("07-dynamic-parallelism", "lab-dynamic-parallel", env!("CARGO_BIN_EXE_lab-dynamic-parallel"), env!("CARGO_MANIFEST_DIR"), &[], false);
 }

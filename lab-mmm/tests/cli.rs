@@ -244,9 +244,5 @@ fn week_3_rules_read_the_tiles_from_ptxas_and_the_barrier_from_the_ptx() {
 /// from what nvcc made); the GPU tests run all of them.
 #[test]
 fn the_week_3_red_team_gets_its_static_verdicts_without_a_gpu() {
-    let corpus = common::testing::adversaries("03-mmm-tiled", env!("CARGO_MANIFEST_DIR"));
-    assert!(corpus.iter().filter(|adversary| adversary.is_static()).count() >= 2, "{corpus:?}");
-    for adversary in corpus.iter().filter(|adversary| adversary.is_static()) {
-        common::testing::verdict_of(adversary, "lab-mmm", env!("CARGO_BIN_EXE_lab-mmm"), env!("CARGO_MANIFEST_DIR"), &["--kernel", "tiled"]).unwrap_or_else(|why| panic!("{why}"));
-    }
+    common::testing::assert_red_team("03-mmm-tiled", "lab-mmm", env!("CARGO_BIN_EXE_lab-mmm"), env!("CARGO_MANIFEST_DIR"), &["--kernel", "tiled"], true);
 }

@@ -429,10 +429,5 @@ fn week_3_the_naive_body_in_the_tiled_kernel_fails_the_rules_only() {
 #[test]
 #[ignore = "needs a GPU and ncu (gpu-bundle/run.sh)"]
 fn the_week_3_red_team_gets_its_verdicts() {
-    let corpus = common::testing::adversaries("03-mmm-tiled", env!("CARGO_MANIFEST_DIR"));
-    let failures: Vec<String> = corpus
-        .iter()
-        .filter_map(|adversary| common::testing::verdict_of(adversary, "lab-mmm", env!("CARGO_BIN_EXE_lab-mmm"), env!("CARGO_MANIFEST_DIR"), &["--kernel", "tiled"]).err())
-        .collect();
-    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    common::testing::assert_red_team("03-mmm-tiled", "lab-mmm", env!("CARGO_BIN_EXE_lab-mmm"), env!("CARGO_MANIFEST_DIR"), &["--kernel", "tiled"], false);
 }
