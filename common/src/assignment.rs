@@ -600,6 +600,17 @@ pub fn written<T: Poison>(first: T, second: T, show: impl Fn(T) -> String) -> St
     }
 }
 
+/// What an output element holds after one run that began with [`Poison::POISON_WORD`] in the output
+/// (a timed run's check, which has no second run to tell a written NaN apart): "never written" where
+/// it still holds that word, else its value as `show` writes it.
+pub fn written_once<T: Poison>(value: T, show: impl Fn(T) -> String) -> String {
+    if value.holds_word(T::POISON_WORD) {
+        "never written".to_string()
+    } else {
+        show(value)
+    }
+}
+
 /// When a case counts as hung: after 30 s without output (our kernels take under 2 s per case,
 /// process start included; a broken tree of child grids was seen to run for minutes without end), or
 /// after 5 minutes however much it prints (a correct kernel printing from each of a million threads
@@ -1128,6 +1139,8 @@ mod tests {
         assert_eq!(written(f64::POISON, f64::POISON, shown), "NaN");
         assert_eq!(written(2.5, 2.5, shown), "2.500000000000e0");
         assert_eq!(written(u32::POISON, u32::SECOND_POISON_WORD, |p| format!("{p:x}")), "never written");
+        assert_eq!(written_once(f64::POISON, shown), "never written");
+        assert_eq!((written_once(f64::NAN, shown), written_once(2.5, shown)), ("NaN".to_string(), "2.500000000000e0".to_string()));
     }
 
     #[test]

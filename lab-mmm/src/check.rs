@@ -10,7 +10,7 @@ use anyhow::{Context as _, Result};
 use common::assignment::cases_file::{choice, field, CaseFormat, CaseSet};
 use common::assignment::measure::{rule_row, Bound, Measure};
 use common::profile::counters::Launch;
-use common::assignment::{checked_runs, first_mismatch, shown, written, CaseContext, Entry, FirstWrong, Outcome, Row};
+use common::assignment::{checked_runs, first_mismatch, shown, written, written_once, CaseContext, Entry, FirstWrong, Outcome, Row};
 use common::gpu::Gpu;
 use common::guard::{first_changed, Guarded, INPUT_GUARD_WORD};
 use common::matrix::{Element, Matrix, MatrixView};
@@ -178,11 +178,10 @@ impl<T: Element> Inputs<T> {
     /// kernel runs again with one input's guard zones zero instead of NaN, and if the element is then
     /// a number, the NaN came from there. The zones are NaN again afterwards.
     fn read_outside(&mut self, theirs: &Module, case: &Case, c: &mut Guarded<T>, element: usize) -> Result<Option<String>> {
-        for input in ["A", "B"] {
-            let zones = if input == "A" { &mut self.a } else { &mut self.b };
+        let views = self.views;
+        for (input, zones) in [("A", &mut self.a), ("B", &mut self.b)] {
             zones.fill_guards(0)?;
-            multiply_into(theirs, case.kernel, BLOCK_SIZE, self.views, c, T::POISON_WORD, 1)?;
-            let zones = if input == "A" { &mut self.a } else { &mut self.b };
+            multiply_into(theirs, case.kernel, BLOCK_SIZE, views, c, T::POISON_WORD, 1)?;
             zones.fill_guards(INPUT_GUARD_WORD)?;
             if !c.read()?[element].to_f64().is_nan() {
                 let (row, col) = (element / case.n, element % case.n);
@@ -236,8 +235,7 @@ fn compare<T: Element>(theirs: &Module, ours: &Module, case: &Case, context: Cas
                 let timing = multiply_into(theirs, case.kernel, BLOCK_SIZE, inputs.views, &mut c, T::POISON_WORD, 1)?;
                 let now = c.read()?;
                 let wrong = first_mismatch(&now, &cpu, right).1.map(|i| {
-                    let value = if now[i].holds_word(T::POISON_WORD) { "never written".to_string() } else { shown(now[i].to_f64()) };
-                    format!("C({}, {}) is {value}, expected {}", i / case.n, i % case.n, shown(cpu[i]))
+                    format!("C({}, {}) is {}, expected {}", i / case.n, i % case.n, written_once(now[i], |v: T| shown(v.to_f64())), shown(cpu[i]))
                 });
                 Ok((timing, wrong))
             })
@@ -314,15 +312,11 @@ fn launch_both<T: Element>(theirs: &Module, ours: &Module, case: &Case) -> Resul
 }
 
 /// The launches ncu measured (student f64, ours f64, student f32, ours f32) into the rows of [`MEASURED`]: per
-/// element of C, in loads of one thread (warp requests x 32 / elements). A tiled kernel loads 2 per
+/// element of C, in loads of one thread (warp instructions x 32 / elements). A tiled kernel loads 2 per
 /// tile, 2 K / BLOCK_SIZE in all; the naive body 2 K. It reads its tiles 2 K times from shared memory,
 /// fewer with wide loads; and it holds two BLOCK_SIZE x BLOCK_SIZE tiles. Each row shows the precision
 /// that breaks its bound, else f64.
-pub fn judge(case: &Case, launches: &[Launch]) -> Vec<Row> {
-    let [theirs_f64, ours_f64, theirs_f32, ours_f32] = launches else {
-        let why = format!("ncu measured {} launches of mmm_f64 and mmm_f32, not the 4 the check made", launches.len());
-        return MEASURED.iter().map(|rule| Row { case: rule.to_string(), result: Err(why.clone()) }).collect();
-    };
+pub fn judge(case: &Case, [theirs_f64, ours_f64, theirs_f32, ours_f32]: &[Launch; 4]) -> Vec<Row> {
     let per_element = |launch: &Launch, metric: &str| launch.value(metric) * 32.0 / (case.m * case.n) as f64;
     let (tiles, k) = (case.k.div_ceil(BLOCK_SIZE as usize) as f64, case.k as f64);
     let precisions = [("mmm_f64", theirs_f64, ours_f64, 8.0), ("mmm_f32", theirs_f32, ours_f32, 4.0)];

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use anyhow::Result;
 use common::assignment::cases_file::{choice, field, CaseFormat, CaseSet};
-use common::assignment::{checked_runs, first_mismatch, shown, written, CaseContext, Entry, FirstWrong, Outcome};
+use common::assignment::{checked_runs, first_mismatch, shown, written, written_once, CaseContext, Entry, FirstWrong, Outcome};
 use common::gpu::Gpu;
 use common::integrand::Integrand;
 use common::verify::Poison as _;
@@ -85,8 +85,7 @@ pub fn run_case(student: &KernelImage, problem: &Problem, context: CaseContext) 
             checked_runs(launches, || {
                 let run = simpson_into(&module, problem, &mut sums, f64::POISON_WORD, 1)?;
                 let wrong = first_mismatch(&run.sums, &cpu, right).1.map(|i| {
-                    let value = if run.sums[i].holds_word(f64::POISON_WORD) { "never written".to_string() } else { shown(run.sums[i]) };
-                    format!("sub-interval {i} is {value}, expected {}", shown(cpu[i]))
+                    format!("sub-interval {i} is {}, expected {}", written_once(run.sums[i], shown), shown(cpu[i]))
                 });
                 Ok((run.timing, wrong))
             })

@@ -28,9 +28,13 @@ pub struct Measure<'a, C> {
     pub kernels: &'a str,
     /// In the child: launches the student's kernels, then ours, once each, on `case`.
     pub run: &'a dyn Fn(&C) -> anyhow::Result<()>,
-    /// The launches ncu measured, in that order, into one row per rule.
-    pub judge: &'a dyn Fn(&C, &[Launch]) -> Vec<Row>,
+    /// The four launches ncu measured ([`LAUNCHES`]), in that order, into one row per rule.
+    pub judge: &'a dyn Fn(&C, &[Launch; LAUNCHES]) -> Vec<Row>,
 }
+
+/// Launches every week's measured child makes: the student's kernel or tree twice (two precisions, or
+/// a warm-up and a run) and ours the same.
+pub const LAUNCHES: usize = 4;
 
 /// How long the measured run may take once it may start: ncu replays each kernel a few times
 /// (seconds in all). Before that it waits for the cases ([`wait_for_the_cases`]), saying so every few
@@ -56,7 +60,10 @@ impl<C> Measure<'_, C> {
 
     /// The rule rows from what [`launches`] measured; FAULT rows that say why where nothing was.
     pub fn rows(&self, measured: Result<Vec<Launch>, String>) -> Vec<Row> {
-        match measured {
+        let four = measured.and_then(|launches| {
+            <[Launch; LAUNCHES]>::try_from(launches).map_err(|launches| format!("ncu measured {} launches of {}, not the {LAUNCHES} the check made", launches.len(), self.kernels))
+        });
+        match four {
             Ok(launches) => (self.judge)(&self.case, &launches),
             Err(why) => self.rules.iter().map(|rule| Row { case: rule.to_string(), result: Err(format!("not measured: {why}")) }).collect(),
         }
@@ -148,8 +155,13 @@ mod tests {
     #[test]
     fn without_ncu_every_rule_is_a_fault_that_says_so() {
         let run = |_: &()| Ok(());
-        let judge = |_: &(), _: &[Launch]| Vec::new();
+        let judge = |_: &(), _: &[Launch; LAUNCHES]| vec![Row { case: "judged".to_string(), result: Err(String::new()) }];
         let measure = Measure { case: (), rules: &["a", "b"], metrics: &["m"], kernels: "k", run: &run, judge: &judge };
+        let three = vec![Launch { kernel: "k".to_string(), values: Default::default() }; 3];
+        let rows = measure.rows(Ok(three));
+        assert!(rows.iter().all(|row| row.result == Err("not measured: ncu measured 3 launches of k, not the 4 the check made".to_string())), "{rows:?}");
+        let four = vec![Launch { kernel: "k".to_string(), values: Default::default() }; 4];
+        assert_eq!(measure.rows(Ok(four))[0].case, "judged");
         let rows = measure.rows(Err("the --time-limit was used up".to_string()));
         assert_eq!(rows.len(), 2);
         assert!(rows.iter().all(|row| row.result == Err("not measured: the --time-limit was used up".to_string())), "{rows:?}");
