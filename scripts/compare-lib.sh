@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # compare-lib.sh: how scripts/compare.sh reads the two sides' output, in functions that
 # scripts/test-compare.sh checks on saved outputs (no GPU needed).
 
@@ -47,14 +48,15 @@ ratio() {
 }
 
 # original_for PROGRAM REFERENCE_DIR ORIGINALS_DIR: the .cu to build for PROGRAM (a path such as
-# streams/mmm-streamed.cu): the teacher's file at the same path under ORIGINALS_DIR, else one of the same
-# name directly in ORIGINALS_DIR, else ours.
+# streams/mmm-streamed.cu): the teacher's file as originals_plan says (the file compare.toml names for
+# it, else the one at the same path under ORIGINALS_DIR, else one of the same name directly in it), else
+# ours. compare.sh reads the plan once; this is the same rule for one program.
 original_for() {
-    local program=$1 reference=$2 originals=$3
-    if [ -n "$originals" ] && [ -f "$originals/$program" ]; then echo "$originals/$program"
-    elif [ -n "$originals" ] && [ -f "$originals/$(basename "$program")" ]; then echo "$originals/$(basename "$program")"
-    else echo "$reference/$program"
+    local program=$1 reference=$2 originals=$3 source=""
+    if [ -n "$originals" ]; then
+        source=$(originals_plan "$originals" "$reference" "" 2>/dev/null | awk -F'\t' -v p="$program" '$1 == p { print $2 }')
     fi
+    echo "${source:-$reference/$program}"
 }
 
 # build_flags SOURCE: the extra nvcc flags a program names in its "// build: ..." line.
@@ -82,49 +84,233 @@ log_name() {
     echo "$name"
 }
 
-# originals_setting DIR PROGRAM KEY [ROW]: what DIR/compare.toml sets for a teacher's PROGRAM (its path
-# such as streams/mmm-streamed.cu, or its name), or for one ROW of the table (its name in the first
-# column, which wins over the program's section), printed after a "=" so that a value set to nothing
-# differs from none; nothing where the file or the setting is missing. KEY is one of
+# A teacher's DIR/compare.toml, read by one Python program in three modes (originals_setting,
+# originals_row and originals_plan), so that what one accepts the others read the same way. The file:
+#
+#   ["streams/mmm-streamed.cu"]          a program: its path as in reference/, or its name
+#   file = "Übung 3/streams_v2.cu"       the teacher's file that plays it (a path in DIR)
+#   args = ""
+#   time = "Stream time:"
+#   ["15-stream sample, 1 stream"]       a row: its first field in compare-rows.txt
+#   note = "the notes run 15 streams only"
+#
+# Keys (every one optional, each at most once a section):
+#   file  the file of DIR that plays the program, whatever its name (a program's section only)
 #   args  its own arguments ("" for none)
 #   time  an extended regex; the number after its first match is its time in ms
 #   lab   the lab command to set beside it (a lab of bin/ and its arguments), for a program whose sizes
 #         differ from the row's: the lab runs at the program's sizes and the row keeps its ratio
 #   note  words for the row instead of a time: the program has nothing the row could read (the slides
 #         have no such version); the row's program is then not run for it
-# The file:
-#
-#   ["streams/mmm-streamed.cu"]
-#   args = ""
-#   time = "Stream time:"
-#   ["15-stream sample, 1 stream"]
-#   note = "the notes run 15 streams only"
-#
-# A line it cannot read fails with the file, the line and what it found.
-originals_setting() {
-    local file=$1/compare.toml
-    [ -f "$file" ] || return 0
-    python3 - "$file" "$2" "$3" "${4:-}" <<'PY'
+# What it cannot read (a line, an unknown key, a key set twice, a file that is not there) fails with
+# one line naming the file and the line: a misspelt setting must not be dropped without a word.
+compare_toml_py=$(cat <<'PY'
 import os, re, sys
-path, program, key, row = sys.argv[1:]
-section, values = None, {}
-for number, line in enumerate(open(path, encoding="utf-8"), 1):
-    text = line.strip()
-    if not text or text.startswith("#"):
-        continue
-    header = re.fullmatch(r'\[\s*"([^"]+)"\s*\]', text)
-    setting = re.fullmatch(r'(args|time|lab|note)\s*=\s*"((?:[^"\\]|\\.)*)"\s*(#.*)?', text)
-    if header:
-        section = header.group(1)
-    elif setting and section:
-        values[(section, setting.group(1))] = re.sub(r'\\(.)', r'\1', setting.group(2))
-    else:
-        sys.exit(f"compare.sh: {path}:{number}: cannot read {text!r} "
-                 f"(expected [\"program.cu\"] or [\"row\"], then args, time, lab or note = \"...\")")
-for name in (row, program, os.path.basename(program)):
-    if name and (name, key) in values:
-        print("=" + values[(name, key)])
-        break
+
+KEYS = ("file", "args", "time", "lab", "note")
+
+
+def fail(path, number, why):
+    sys.exit(f"compare.sh: {path}:{number}: {why}" if number else f"compare.sh: {path}: {why}")
+
+
+def warn(why):
+    print(f"compare.sh: {why}", file=sys.stderr)
+
+
+def read_toml(path):
+    """{section: {key: (value, line)}} and the sections' first lines, in the file's order."""
+    sections, first_line, section = {}, {}, None
+    if not os.path.isfile(path):
+        return sections, first_line
+    try:  # utf-8-sig: an editor's byte-order mark is no part of the first section's name
+        lines = open(path, encoding="utf-8-sig").read().splitlines()
+    except (OSError, UnicodeDecodeError) as error:
+        fail(path, None, f"cannot read it ({error}); compare.toml is UTF-8 text")
+    for number, line in enumerate(lines, 1):
+        text = line.strip()
+        if not text or text.startswith("#"):
+            continue
+        header = re.fullmatch(r'\[\s*"([^"]+)"\s*\]\s*(#.*)?', text)
+        key = re.match(r'([A-Za-z_][A-Za-z0-9_-]*)\s*=', text)
+        setting = re.fullmatch(r'(\w+)\s*=\s*"((?:[^"\\]|\\.)*)"\s*(#.*)?', text)
+        if header:
+            section = header.group(1)
+            sections.setdefault(section, {})
+            first_line.setdefault(section, number)
+        elif key and key.group(1) not in KEYS:
+            fail(path, number, f"unknown key {key.group(1)!r} (the keys: {', '.join(KEYS)})")
+        elif setting and section is None:
+            fail(path, number, f"{text!r} comes before any [\"program.cu\"] or [\"row\"] section")
+        elif setting:
+            name, value = setting.group(1), re.sub(r'\\(.)', r'\1', setting.group(2))
+            if name in sections[section]:
+                fail(path, number, f"{name} set again for [\"{section}\"] (first on line {sections[section][name][1]})")
+            sections[section][name] = (value, number)
+        else:
+            fail(path, number, f"cannot read {text!r} (expected [\"program.cu\"] or [\"row\"], "
+                               f"then {', '.join(KEYS[:-1])} or {KEYS[-1]} = \"...\")")
+    return sections, first_line
+
+
+def setting(folder, program, key, row):
+    """What the sections for ROW, PROGRAM or its name set for KEY, after a "=" (nothing: not set)."""
+    sections, _ = read_toml(os.path.join(folder, "compare.toml"))
+    for name in (row, program, os.path.basename(program)):
+        if name and key in sections.get(name, {}):
+            print("=" + sections[name][key][0])
+            return
+
+
+def row_settings(folder, defaults, program, row):
+    """The four settings of a ROW whose PROGRAM a file of FOLDER plays, one "KEY<tab>=VALUE" (or
+    "KEY<tab>" where unset) line each: from FOLDER/compare.toml where it sets any of them for the row
+    or the program, else from DEFAULTS/compare.toml (the slide's, reference/slides)."""
+    names = (row, program, os.path.basename(program))
+    sections, _ = read_toml(os.path.join(folder, "compare.toml"))
+    if not any(key in sections.get(name, {}) for name in names for key in KEYS[1:]):
+        sections, _ = read_toml(os.path.join(defaults, "compare.toml"))
+    for key in KEYS[1:]:
+        value = next(("=" + sections[name][key][0] for name in names if key in sections.get(name, {})), "")
+        print(f"{key}\t{value}")
+
+
+def plan(folder, reference, rows_path, defaults):
+    """Prints PROGRAM<tab>SOURCE for each of our programs a file of FOLDER plays; warns about the .cu
+    files and sections it does not use. DEFAULTS=1: FOLDER/compare.toml is also every other folder's
+    default (reference/slides), so its sections for programs it lacks are used elsewhere."""
+    toml = os.path.join(folder, "compare.toml")
+    sections, first_line = read_toml(toml)
+    ours = sorted(f"{d}/{f}" for d in os.listdir(reference) if os.path.isdir(os.path.join(reference, d))
+                  for f in os.listdir(os.path.join(reference, d)) if f.endswith(".cu"))
+    named = {}
+    for program in ours:
+        named.setdefault(os.path.basename(program), []).append(program)
+    rows = {}
+    if rows_path:
+        for line in open(rows_path, encoding="utf-8"):
+            fields = line.split("|")
+            if not line.startswith("#") and len(fields) > 1 and fields[1].split():
+                rows[fields[0]] = fields[1].split()[0]
+
+    def programs_of(section):
+        return [section] if section in ours else named.get(section, [])
+
+    # First the files compare.toml names (they play only what it says), then ours by path or name.
+    plays, given = {}, {}
+    for section in first_line:
+        if "file" not in sections[section]:
+            continue
+        value, number = sections[section]["file"]
+        programs = programs_of(section)
+        if section in rows and not programs:
+            fail(toml, number, f"file = \"{value}\" in the row [\"{section}\"]: a file plays a program; "
+                               f"set it in a section for the program, [\"{rows[section]}\"]")
+        if not programs:
+            fail(toml, number, f"file = \"{value}\" in [\"{section}\"], which is none of our programs "
+                               f"(a path as in reference/, such as streams/mmm-streamed.cu, or its name; see --help)")
+        if len(programs) > 1:
+            fail(toml, number, f"[\"{section}\"] is both {' and '.join(programs)}: name the one it plays by its path")
+        source = os.path.join(folder, value)
+        if not os.path.isfile(source):
+            fail(toml, number, f"file = \"{value}\": there is no such file in {folder}")
+        if "\t" in value or "\n" in value:
+            fail(toml, number, f"file = {value!r}: a name with a tab or a line break cannot be passed on")
+        if programs[0] in given:
+            fail(toml, number, f"a second file for {programs[0]} (the first on line {given[programs[0]]})")
+        plays[programs[0]], given[programs[0]] = source, number
+    chosen = {os.path.realpath(source) for source in plays.values()}
+    by_source = {}
+    for program in ours:
+        for candidate in (os.path.join(folder, program), os.path.join(folder, os.path.basename(program))):
+            if program not in plays and os.path.isfile(candidate) and os.path.realpath(candidate) not in chosen:
+                plays[program] = candidate
+                by_source.setdefault(os.path.realpath(candidate), []).append(program)
+    for source, programs in by_source.items():
+        if len(programs) > 1:
+            warn(f"{plays[programs[0]]} plays {' and '.join(programs)} (all of that name); to have it play one, "
+                 f"name it in {toml}: [\"{programs[0]}\"] file = \"{os.path.relpath(source, folder)}\"")
+    for program in ours:
+        if program in plays:
+            print(f"{program}\t{plays[program]}")
+    unused_files(folder, ours, named, plays)
+    if not defaults:
+        unused_sections(folder, toml, first_line, ours, rows, programs_of, plays)
+
+
+def unused_files(folder, ours, named, plays):
+    """Warns about each .cu file of FOLDER that plays none of ours (and that no played file includes)."""
+    used = {os.path.realpath(source) for source in plays.values()}
+    included = set()
+    for source in plays.values():
+        try:
+            text = open(source, errors="replace").read()
+        except OSError:
+            text = ""  # nvcc will say why it cannot read it
+        included.update(os.path.basename(name) for name in re.findall(r'^\s*#\s*include\s*"([^"]+)"', text, re.M))
+    for top, folders, files in os.walk(folder):
+        folders[:] = sorted(f for f in folders if not f.startswith("."))
+        for name in sorted(files):
+            path = os.path.join(top, name)
+            relative = os.path.relpath(path, folder)
+            if "\n" in path:  # one warning, one line
+                path, relative = repr(path), repr(relative)
+            if not name.endswith(".cu") or os.path.realpath(path) in used or name in included:
+                continue
+            if relative in ours or name in named:
+                program = relative if relative in ours else named[name][0]
+                why = (f"{program} is played by {plays[program]}" if program in plays else
+                       f"a file plays {program} at that path or directly in the folder")
+                warn(f"{path} not used: {why} (to have this one play it: [\"{program}\"] file = \"{relative}\" "
+                     f"in compare.toml)")
+            else:
+                warn(f"{path} not used: none of our programs is at that path or of that name (see --help "
+                     f"for ours; a section's file = \"{relative}\" in compare.toml names the one it plays)")
+
+
+def unused_sections(folder, toml, first_line, ours, rows, programs_of, plays):
+    """Warns about each section of compare.toml for no program a file plays (a misspelt name, say)."""
+    for section, number in first_line.items():
+        where = f"{toml}:{number}: [\"{section}\"] not used"
+        if section in rows and rows[section] not in plays:
+            warn(f"{where}: the row runs our {rows[section]} ({folder} has no file that plays it)")
+        elif section not in rows and programs_of(section) and not any(p in plays for p in programs_of(section)):
+            warn(f"{where}: {folder} has no file that plays {' or '.join(programs_of(section))} "
+                 f"(none at that path or of that name, and no file = \"...\" for it)")
+        elif section not in rows and not programs_of(section):
+            warn(f"{where}: it names none of our programs (a path as in reference/ or a name, see --help) "
+                 f"and no row of compare-rows.txt")
+
+
+if sys.argv[1] == "setting":
+    setting(*sys.argv[2:])
+elif sys.argv[1] == "row":
+    row_settings(*sys.argv[2:])
+else:
+    plan(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5] == "1")
 PY
+)
+
+# originals_setting DIR PROGRAM KEY [ROW]: what DIR/compare.toml sets for a teacher's PROGRAM (its path
+# such as streams/mmm-streamed.cu, or its name), or for one ROW of the table (its name in the first
+# column, which wins over the program's section), printed after a "=" so that a value set to nothing
+# differs from none; nothing where the file or the setting is missing.
+originals_setting() {
+    python3 -c "$compare_toml_py" setting "$1" "$2" "$3" "${4:-}"
 }
 
+# originals_row DIR DEFAULTS_DIR PROGRAM ROW: the args, time, lab and note of ROW, whose PROGRAM a file
+# of DIR plays, as "KEY<tab>=VALUE" lines ("KEY<tab>" where unset): all from DIR/compare.toml where it
+# sets any of them for the row or program, else all from DEFAULTS_DIR's (the slide's). One call a row.
+originals_row() {
+    python3 -c "$compare_toml_py" row "$1" "$2" "$3" "$4"
+}
+
+# originals_plan DIR REFERENCE_DIR ROWS_FILE [DEFAULTS]: which of our programs (REFERENCE_DIR/*/*.cu) a
+# file of DIR plays, one "PROGRAM<tab>FILE" line each; on stderr one line for each .cu file of DIR and
+# each compare.toml section that it does not use, and why. ROWS_FILE (compare-rows.txt, or "") tells
+# row sections from misspelt ones. DEFAULTS=1 for reference/slides, whose compare.toml is also every
+# teacher's folder's default: its sections for the programs the slides lack serve those folders.
+originals_plan() {
+    python3 -c "$compare_toml_py" plan "$1" "$2" "$3" "${4:-0}"
+}

@@ -8,10 +8,11 @@
 #   bash scripts/compare.sh [--originals DIR] --build-only OUT     compile every reference program (or
 #                                                                  only those DIR replaces) into OUT
 #
-# --originals DIR  build a teacher's own .cu instead of ours wherever DIR has one at the same path
-#                  (streams/mmm-streamed.cu) or of the same name (mmm-streamed.cu). Such a program is
-#                  taken for the slide's as printed (reference/slides/): run with the slide's arguments
-#                  (mostly none), its time read from the slide's line ("GPU time in ms:",
+# --originals DIR  build a teacher's own .cu instead of ours wherever DIR has one: the file that
+#                  DIR/compare.toml names for the program (file = "...", any name), else one at the same
+#                  path (streams/mmm-streamed.cu), else one of the same name (mmm-streamed.cu). Such a
+#                  program is taken for the slide's as printed (reference/slides/): run with the slide's
+#                  arguments (mostly none), its time read from the slide's line ("GPU time in ms:",
 #                  "스트림 실행시간:"), the lab run at the slide's sizes beside it; a program the slides
 #                  do not show (simpson, tracer) runs without arguments and gets no ratio. Where it
 #                  prints no "Result =" line its exit code is shown, and where it prints no time line
@@ -19,10 +20,15 @@
 #                  for a program or row replaces the slide's settings for it: its own arguments, time
 #                  line and lab command at its sizes, or words instead of a time (reference/README.md);
 #                  a row whose arguments differ from the row's and that names no lab command shows
-#                  "other arguments" instead of a ratio.
-# --only PATTERN   run only the rows whose program name matches PATTERN (grep -E).
+#                  "other arguments" instead of a ratio. Each .cu file of DIR and each section of its
+#                  compare.toml that plays none of our programs is named on stderr, with the reason.
+# --only PATTERN   run only the rows whose program name matches PATTERN (grep -E); not with --build-only.
+# --build-only OUT build, run nothing (no GPU needed): one line per program, "built OUT/x from FILE".
+#                  OUT must be new or empty: nothing there is overwritten.
+# -h, --help       this text and the names of our programs.
 # Environment: NVCC (default: nvcc on PATH, /usr/local/cuda/bin/nvcc, .toolchain/cuda/bin/nvcc),
-# ARCH (default: the GPU's, from nvidia-smi, else sm_90), WORK (outputs; default a fresh temp folder).
+# ARCH (default: the GPU's, from nvidia-smi, else sm_90), WORK (outputs; default a fresh temp folder;
+# one that exists must be empty). Usage errors: one line on stderr, exit 2.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -31,21 +37,75 @@ if [ -d "$here/reference" ]; then          # the GPU bundle: compare.sh, referen
 else                                        # a checkout: scripts/compare.sh
     root=$(cd "$here/.." && pwd); labs=${LABS:-$root/target/release}; slides=$root/results/slides
 fi
+# shellcheck source=scripts/compare-lib.sh # the bundle's copy sits beside compare.sh
 source "$root/$( [ -f "$root/compare-lib.sh" ] && echo compare-lib.sh || echo scripts/compare-lib.sh )"
 reference=$root/reference
-originals="" only="" build_only=""
+programs=$(cd "$reference" && printf '%s\n' */*.cu)
+rows_file=$root/compare-rows.txt
+[ -f "$rows_file" ] || rows_file=$root/scripts/compare-rows.txt
+
+# usage WHY: a usage error, in one line (the option, what is wrong), and exit 2.
+usage() {
+    echo "compare.sh: $1 (see --help)" >&2
+    exit 2
+}
+
+# print_help: the header above, then our programs, the names a teacher's file or section can use.
+print_help() {
+    sed -n '2,/^set /{/^#/p}' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+    echo
+    echo "Our programs (reference/; a teacher's file plays one by its path, its name or compare.toml's file = \"...\"):"
+    for program in $programs; do echo "    $program"; done
+}
+
+# empty_or_new OPTION PATH: PATH, a folder compare.sh writes into, must not hold a user's files.
+empty_or_new() {
+    if [ -e "$2" ] && [ ! -d "$2" ]; then usage "$1 '$2' is not a folder"; fi
+    if [ -d "$2" ] && [ -n "$(ls -A "$2")" ]; then usage "$1 '$2' is not empty; give a new or empty folder (nothing there is overwritten)"; fi
+}
+
+originals="" only="" build_only="" given=" "
 while [ $# -gt 0 ]; do
     case $1 in
-        --originals) originals=$(cd "$2" && pwd); shift 2 ;;
+        --originals|--only|--build-only)
+            # A value must follow, and an option given twice would silently drop its first value.
+            if [ $# -lt 2 ] || [ -z "$2" ] || [[ $2 == --* ]]; then usage "$1 needs a value"; fi
+            if [[ $given == *" $1 "* ]]; then usage "$1 given twice"; fi
+            given="$given$1 " ;;&
+        --originals)
+            [ -e "$2" ] || usage "--originals '$2': no such folder"
+            [ -d "$2" ] || usage "--originals '$2' is not a folder"
+            originals=$(cd "$2" && pwd); shift 2 ;;
         --only) only=$2; shift 2 ;;
         --build-only) build_only=$2; shift 2 ;;
-        -h|--help) sed -n '2,/^set /{/^#/p}' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
-        *) echo "compare.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+        -h|--help) print_help; exit 0 ;;
+        *) usage "unknown argument '$1'" ;;
     esac
 done
+if [ -n "$build_only" ]; then
+    [ -z "$only" ] || usage "--only picks rows of the table; --build-only builds every program and runs none"
+    empty_or_new --build-only "$build_only"
+elif [ -n "${WORK:-}" ]; then
+    empty_or_new WORK "$WORK"
+fi
 
-# A compare.toml that cannot be read stops here, naming its line, before anything is built.
-if [ -n "$originals" ]; then originals_setting "$originals" "" args >/dev/null || exit 2; fi
+# Which of our programs a teacher's file plays, read once: a compare.toml that cannot be read stops
+# here, naming its line, before anything is built; files and sections it does not use are named.
+declare -A plays=()
+if [ -n "$originals" ]; then
+    defaults=0
+    [ "$originals" != "$(cd "$reference/slides" 2>/dev/null && pwd)" ] || defaults=1
+    plan=$(originals_plan "$originals" "$reference" "$rows_file" "$defaults") || exit 2
+    while IFS=$'\t' read -r program source; do
+        [ -z "$program" ] || plays[$program]=$source
+    done <<<"$plan"
+    [ ${#plays[@]} -gt 0 ] || usage "--originals '$originals' has no file that plays one of our programs"
+fi
+
+# source_of PROGRAM: the .cu built for PROGRAM, the teacher's where one plays it.
+source_of() {
+    echo "${plays[$1]:-$reference/$1}"
+}
 
 nvcc=${NVCC:-$(command -v nvcc || true)}
 for candidate in /usr/local/cuda/bin/nvcc "$root/.toolchain/cuda/bin/nvcc"; do
@@ -63,7 +123,7 @@ cuda_lib=$(cd "$(dirname "$nvcc")/.." && pwd)/lib
 # the compiler fails.
 build() {
     local program=$1 out=$2 source flags log
-    source=$(original_for "$program" "$reference" "$originals")
+    source=$(source_of "$program")
     flags=$(build_flags "$reference/$program")
     log=$out.build.log
     if [[ $flags == *-lcublas* ]] && [ ! -f "$(dirname "$nvcc")/../include/cublas_v2.h" ]; then
@@ -73,28 +133,29 @@ build() {
     # shellcheck disable=SC2086 # flags are words
     if "$nvcc" -O3 -arch="$ARCH" -I"$reference" -I"$reference/$(dirname "$program")" -L"$cuda_lib" $flags \
         -o "$out" "$source" >"$log" 2>&1; then
+        echo "compare.sh: built $out from $source"
         return 0
     fi
-    echo "compare.sh: $program not built: $(grep -m1 -iE 'error|cannot find' "$log" || tail -n 1 "$log")" >&2
+    echo "compare.sh: $program not built from $source: $(grep -m1 -iE 'error|fatal|cannot find' "$log" || tail -n 1 "$log")" >&2
     return 1
 }
 
-programs=$(cd "$reference" && ls ./*/*.cu | sed 's|^\./||')
-work=${WORK:-$(mktemp -d)}
-mkdir -p "$work"
-
 if [ -n "$build_only" ]; then
     mkdir -p "$build_only"
-    failed=0
+    failed=0 ours=""
     for program in $programs; do
         # With --originals, only the programs the folder replaces (ours are built without it).
-        if [ -n "$originals" ] && [ "$(original_for "$program" "$reference" "$originals")" = "$reference/$program" ]; then continue; fi
+        if [ -n "$originals" ] && [ -z "${plays[$program]:-}" ]; then ours="$ours $program"; continue; fi
         status=0
         build "$program" "$build_only/$(echo "${program%.cu}" | tr / -)" || status=$?
         if [ $status = 1 ]; then failed=1; fi
     done
+    [ -z "$ours" ] || echo "compare.sh: not built (nothing in $originals plays them; ours are built without --originals):$ours"
     exit $failed
 fi
+
+work=${WORK:-$(mktemp -d)}
+mkdir -p "$work"
 
 # Every row runs on a GPU: without one, say so once instead of a table of failed runs.
 if ! nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
@@ -106,8 +167,6 @@ fi
 # arguments | its key. {scene} and {work} stand for the tracer's scene file and this run's folder.
 scene=$root/lab-constant-tracer/scenes/sixty-four.txt
 [ -f "$scene" ] || scene=$root/scenes/sixty-four.txt
-rows_file=$root/compare-rows.txt
-[ -f "$rows_file" ] || rows_file=$root/scripts/compare-rows.txt
 rows=$(grep -v '^#' "$rows_file" | sed -e "s|{scene}|$scene|g" -e "s|{work}|$work|g")
 [ -z "$only" ] || rows=$(echo "$rows" | grep -E "^[^|]*($only)" || true)
 [ -n "$rows" ] || { echo "compare.sh: no row matches --only '$only'" >&2; exit 2; }
@@ -137,26 +196,21 @@ while IFS='|' read -r name reference_command reference_key lab_command lab_key s
     binary=$work/$(echo "${program%.cu}" | tr / -)
     if [ -z "${built[$program]:-}" ]; then
         status=0
-        build "$program" "$binary" || status=$?
+        build "$program" "$binary" >&2 || status=$?
         case $status in 0) built[$program]=yes ;; 2) built[$program]="no cuBLAS" ;; *) built[$program]="not built" ;; esac
     fi
     # A teacher's program is taken for the slide's as printed: reference/slides/compare.toml gives its
     # arguments, time line and the lab at its sizes, or words for a row no slide program fills. Where
     # DIR/compare.toml has a section for the program or the row, that section alone says it.
     other_arguments="" note=""
-    if [ "$(original_for "$program" "$reference" "$originals")" != "$reference/$program" ]; then
-        settings=$reference/slides
-        for key in args time lab note; do
-            [ -z "$(originals_setting "$originals" "$program" "$key" "$name")" ] || settings=$originals
-        done
-        own=$(originals_setting "$settings" "$program" args "$name")
-        if [ -n "$own" ] && [ "${own#=}" != "$arguments" ]; then arguments=${own#=} other_arguments=yes; fi
-        own=$(originals_setting "$settings" "$program" time "$name")
-        if [ -n "$own" ]; then reference_key=${own#=}; fi
-        own=$(originals_setting "$settings" "$program" lab "$name")
-        if [ -n "$own" ]; then lab_command=${own#=} other_arguments=""; fi
-        own=$(originals_setting "$settings" "$program" note "$name")
-        if [ -n "$own" ]; then note=${own#=}; fi
+    if [ -n "${plays[$program]:-}" ]; then
+        declare -A own=()
+        while IFS=$'\t' read -r key value; do own[$key]=$value; done \
+            < <(originals_row "$originals" "$reference/slides" "$program" "$name")
+        if [ -n "${own[args]}" ] && [ "${own[args]#=}" != "$arguments" ]; then arguments=${own[args]#=} other_arguments=yes; fi
+        if [ -n "${own[time]}" ]; then reference_key=${own[time]#=}; fi
+        if [ -n "${own[lab]}" ]; then lab_command=${own[lab]#=} other_arguments=""; fi
+        if [ -n "${own[note]}" ]; then note=${own[note]#=}; fi
     fi
     if [ -n "$note" ]; then
         original_ms=$note original_verdict="-"

@@ -108,6 +108,7 @@ printf '#!/usr/bin/env bash\\ncat "%s"\\n' "\$saved" >"\$out"
 chmod +x "\$out"
 FAKE
 for lab in lab-simpson lab-streams; do
+    # shellcheck disable=SC2016 # $0 and $@ are the stand-in lab's own, at its run
     printf '#!/usr/bin/env bash\nsource "%s"\ncat "%s/$(log_name "$0" "$@").log"\n' "$PWD/scripts/compare-lib.sh" "$PWD/$fixtures" >"$fake/labs/$lab"
 done
 chmod +x "$fake/bin/"* "$fake/labs/"*
@@ -175,7 +176,178 @@ status=0
 stand_in work-bad --originals "$fake/originals" || status=$?
 expect "bad compare.toml: exit 2" "$status" 2
 expect "bad compare.toml: one line naming file and line" "$(cat "$scratch/err")" \
-    "compare.sh: $fake/originals/compare.toml:2: cannot read 'args = 2048' (expected [\"program.cu\"] or [\"row\"], then args, time, lab or note = \"...\")"
+    "compare.sh: $fake/originals/compare.toml:2: cannot read 'args = 2048' (expected [\"program.cu\"] or [\"row\"], then file, args, time, lab or note = \"...\")"
+# Issue 45: compare.sh says what it built from which file, names what it does not use, takes a
+# teacher's own file names from compare.toml, and answers a usage error in one line. Built with the
+# stand-in nvcc (instant) but for one real build below.
+# build_only DIR OUT [ARGS...]: --originals DIR --build-only OUT on the stand-in, its output in
+# $scratch/out and $scratch/err; prints the exit code.
+build_only() {
+    local dir=$1 out=$2 status=0
+    shift 2
+    NVCC=$fake/bin/nvcc ARCH=sm_90 bash scripts/compare.sh --originals "$dir" --build-only "$out" "$@" \
+        >"$scratch/out" 2>"$scratch/err" || status=$?
+    echo "$status"
+}
+teacher=$scratch/teacher
+mkdir -p "$teacher"
+printf 'int main() { return 0; }\n' >"$teacher/my simpson.cu"
+printf 'int main() { return 0; }\n' >"$teacher/mmm-streamed.cu"
+printf 'int main() { return 0; }\n' >"$teacher/extra.cu"
+printf 'not a program\n' >"$teacher/notes.txt"
+cat >"$teacher/compare.toml" <<'TOML'
+["simpson/simpson.cu"]   # a file of another name, with a space
+file = "my simpson.cu"
+["mmm-streamed"]
+note = "a row whose program the folder plays"
+["tracer.cu"]
+args = ""
+["mmm-streamd"]
+args = ""
+TOML
+out=$scratch/built
+expect "build-only: exit 0" "$(build_only "$teacher" "$out")" 0
+expect "build-only: one line per program built, and the programs it leaves to ours" "$(cat "$scratch/out")" \
+"compare.sh: built $out/simpson-simpson from $teacher/my simpson.cu
+compare.sh: built $out/streams-mmm-streamed from $teacher/mmm-streamed.cu
+compare.sh: not built (nothing in $teacher plays them; ours are built without --originals): $(cd reference && printf '%s\n' */*.cu | grep -v -x -e simpson/simpson.cu -e streams/mmm-streamed.cu | tr '\n' ' ' | sed 's/ $//')"
+expect "build-only: the files built" "$(find "$out" -type f ! -name '*.build.log' -printf '%f\n' | sort | tr '\n' ' ')" "simpson-simpson streams-mmm-streamed "
+expect "build-only: a warning per file or section not used" "$(wc -l <"$scratch/err") $(grep -c '^compare.sh: ' "$scratch/err")" "3 3"
+expect "build-only: the unused .cu file named, and why" "$(grep -c "^compare.sh: $teacher/extra.cu not used: none of our programs is at that path or of that name" "$scratch/err")" 1
+expect "build-only: a section for a program the folder does not play" \
+    "$(grep -c "^compare.sh: $teacher/compare.toml:5: \[\"tracer.cu\"\] not used: $teacher has no file that plays tracer/tracer.cu" "$scratch/err")" 1
+expect "build-only: a section that names nothing of ours" \
+    "$(grep -c "^compare.sh: $teacher/compare.toml:7: \[\"mmm-streamd\"\] not used: it names none of our programs" "$scratch/err")" 1
+# The named file plays only the program compare.toml names, even where its name is one of ours; a file
+# of the same name that compare.toml does not name plays every program of that name, and says so.
+mkdir -p "$scratch/named"
+printf 'int main() { return 0; }\n' >"$scratch/named/mmm.cu"
+printf '["streams/mmm.cu"]\nfile = "mmm.cu"\n' >"$scratch/named/compare.toml"
+expect "file = : exit 0" "$(build_only "$scratch/named" "$scratch/named-out")" 0
+expect "file = : only the program it names" "$(grep -c '^compare.sh: built' "$scratch/out") $(grep -c "built $scratch/named-out/streams-mmm from" "$scratch/out")" "1 1"
+expect "file = : no warning" "$(cat "$scratch/err")" ""
+rm "$scratch/named/compare.toml"
+build_only "$scratch/named" "$scratch/named-both" >/dev/null
+expect "one name, two programs: both built" "$(grep -c '^compare.sh: built' "$scratch/out")" 2
+expect "one name, two programs: says so" "$(grep -c "^compare.sh: $scratch/named/mmm.cu plays mmm/mmm.cu and streams/mmm.cu" "$scratch/err")" 1
+# The same path wins over the same name; the other file is named, with the one that plays instead.
+mkdir -p "$scratch/both/streams"
+printf 'int main() { return 0; }\n' | tee "$scratch/both/streams/mmm-streamed.cu" >"$scratch/both/mmm-streamed.cu"
+build_only "$scratch/both" "$scratch/both-out" >/dev/null
+expect "same path wins" "$(grep -c "from $scratch/both/streams/mmm-streamed.cu$" "$scratch/out")" 1
+expect "same path wins: the other named" "$(cat "$scratch/err")" \
+    "compare.sh: $scratch/both/mmm-streamed.cu not used: streams/mmm-streamed.cu is played by $scratch/both/streams/mmm-streamed.cu (to have this one play it: [\"streams/mmm-streamed.cu\"] file = \"mmm-streamed.cu\" in compare.toml)"
+# What compare.toml cannot use stops compare.sh with one line naming the file and line, exit 2, and
+# nothing built (OUT not made).
+bad_toml() {  # bad_toml WHAT TOML EXPECTED_MESSAGE
+    printf '%s' "$2" >"$teacher/compare.toml"
+    expect "$1: exit 2" "$(build_only "$teacher" "$scratch/bad-out")" 2
+    expect "$1: one line" "$(cat "$scratch/err")" "compare.sh: $teacher/compare.toml:$3"
+    expect "$1: nothing built" "$([ -e "$scratch/bad-out" ] && echo built || echo none)" none
+}
+bad_toml "unknown key" $'["simpson.cu"]\nflags = "-O2"\n' "2: unknown key 'flags' (the keys: file, args, time, lab, note)"
+bad_toml "a key set twice" $'["simpson.cu"]\nargs = ""\n["simpson.cu"]\nargs = "1"\n' \
+    "4: args set again for [\"simpson.cu\"] (first on line 2)"
+bad_toml "a setting before any section" $'args = ""\n' "1: 'args = \"\"' comes before any [\"program.cu\"] or [\"row\"] section"
+bad_toml "file = a file not there" $'["simpson.cu"]\nfile = "no such.cu"\n' "2: file = \"no such.cu\": there is no such file in $teacher"
+bad_toml "file = in a row" $'["mmm-streamed"]\nfile = "extra.cu"\n' \
+    "2: file = \"extra.cu\" in the row [\"mmm-streamed\"]: a file plays a program; set it in a section for the program, [\"streams/mmm-streamed.cu\"]"
+bad_toml "file = for two programs of one name" $'["mmm.cu"]\nfile = "extra.cu"\n' \
+    "2: [\"mmm.cu\"] is both mmm/mmm.cu and streams/mmm.cu: name the one it plays by its path"
+bad_toml "file = for no program" $'["extra.cu"]\nfile = "extra.cu"\n' \
+    "2: file = \"extra.cu\" in [\"extra.cu\"], which is none of our programs (a path as in reference/, such as streams/mmm-streamed.cu, or its name; see --help)"
+bad_toml "two files for one program" $'["simpson.cu"]\nfile = "extra.cu"\n["simpson/simpson.cu"]\nfile = "my simpson.cu"\n' \
+    "4: a second file for simpson/simpson.cu (the first on line 2)"
+rm "$teacher/compare.toml"
+# A compare.toml from another editor: a byte-order mark and CRLF line ends read as plain lines; one
+# that is not UTF-8 stops compare.sh with one line.
+printf '\xef\xbb\xbf["simpson/simpson.cu"]\r\nfile = "my simpson.cu"\r\n' >"$teacher/compare.toml"
+expect "BOM and CRLF: exit 0" "$(build_only "$teacher" "$scratch/crlf-out")" 0
+expect "BOM and CRLF: the file named plays" "$(grep -c "built $scratch/crlf-out/simpson-simpson from $teacher/my simpson.cu$" "$scratch/out")" 1
+printf '["simpson/simpson.cu"]\nnote = "\xe9t\xe9"\n' >"$teacher/compare.toml"
+expect "not UTF-8: exit 2" "$(build_only "$teacher" "$scratch/latin-out")" 2
+expect "not UTF-8: one line" "$(wc -l <"$scratch/err") $(grep -c "^compare.sh: $teacher/compare.toml: cannot read it (.*); compare.toml is UTF-8 text$" "$scratch/err")" "1 1"
+rm "$teacher/compare.toml"
+# A .cu file that a played file includes is used; reference/slides (every folder's defaults) warns only
+# about its one file no row builds, not about its sections for the programs it lacks.
+printf '#include "kernels.cu"\nint main() { return 0; }\n' >"$scratch/named/mmm.cu"
+printf '__global__ void k() {}\n' >"$scratch/named/kernels.cu"
+expect "an included .cu: not named unused" "$(originals_plan "$scratch/named" reference "" 2>&1 >/dev/null | grep -c kernels.cu)" 0
+expect "reference/slides: what it plays" "$(originals_plan "$PWD/reference/slides" reference scripts/compare-rows.txt 1 2>/dev/null | wc -l)" 11
+expect "reference/slides: one warning, its Greek kernels" "$(originals_plan "$PWD/reference/slides" reference scripts/compare-rows.txt 1 2>&1 >/dev/null)" \
+    "compare.sh: $PWD/reference/slides/float-mmm/tiled-matmul.cu not used: none of our programs is at that path or of that name (see --help for ours; a section's file = \"float-mmm/tiled-matmul.cu\" in compare.toml names the one it plays)"
+# Usage errors: one line on stderr naming what is wrong, exit 2, nothing overwritten.
+mkdir -p "$scratch/empty" "$scratch/full" "$scratch/unrelated"
+echo "a user's file" >"$scratch/full/keep.txt"
+printf 'int main() { return 0; }\n' >"$scratch/unrelated/mine.cu"
+usage_error() {  # usage_error WHAT EXPECTED_MESSAGE ARGS...: compare.sh ARGS fails with that one line
+    local what=$1 message=$2 status=0
+    shift 2
+    NVCC=$fake/bin/nvcc ARCH=sm_90 bash scripts/compare.sh "$@" >"$scratch/out" 2>"$scratch/err" || status=$?
+    expect "$what: exit 2" "$status" 2
+    expect "$what: one line" "$(grep -v ' not used: ' "$scratch/err")" "compare.sh: $message (see --help)"
+    expect "$what: nothing on stdout" "$(cat "$scratch/out")" ""
+}
+usage_error "--originals without a value" "--originals needs a value" --originals
+usage_error "--originals followed by an option" "--originals needs a value" --originals --build-only "$scratch/o"
+usage_error "--only without a value" "--only needs a value" --only
+usage_error "--build-only without a value" "--build-only needs a value" --originals "$teacher" --build-only
+usage_error "--build-only with an empty value" "--build-only needs a value" --build-only ""
+usage_error "an unknown option" "unknown argument '--orginals'" --orginals "$teacher"
+usage_error "a stray argument" "unknown argument '$teacher'" "$teacher"
+usage_error "a missing folder" "--originals '$scratch/missing': no such folder" --originals "$scratch/missing"
+usage_error "a file for a folder" "--originals '$teacher/extra.cu' is not a folder" --originals "$teacher/extra.cu"
+usage_error "an option twice" "--originals given twice" --originals "$teacher" --originals "$scratch/empty"
+usage_error "--only with --build-only" "--only picks rows of the table; --build-only builds every program and runs none" \
+    --only simpson --build-only "$scratch/o"
+usage_error "an empty folder" "--originals '$scratch/empty' has no file that plays one of our programs" \
+    --originals "$scratch/empty" --build-only "$scratch/o"
+usage_error "a folder of other programs" "--originals '$scratch/unrelated' has no file that plays one of our programs" \
+    --originals "$scratch/unrelated" --build-only "$scratch/o"
+expect "a folder of other programs: its file named" "$(grep -c "^compare.sh: $scratch/unrelated/mine.cu not used: " "$scratch/err")" 1
+usage_error "OUT not empty" "--build-only '$scratch/full' is not empty; give a new or empty folder (nothing there is overwritten)" \
+    --build-only "$scratch/full"
+usage_error "OUT a file" "--build-only '$scratch/full/keep.txt' is not a folder" --build-only "$scratch/full/keep.txt"
+status=0
+PATH="$fake/bin:$PATH" NVCC=$fake/bin/nvcc LABS=$fake/labs WORK=$scratch/full bash scripts/compare.sh --only simpson \
+    >"$scratch/out" 2>"$scratch/err" || status=$?
+expect "WORK not empty: exit 2, one line" "$status $(cat "$scratch/err")" \
+    "2 compare.sh: WORK '$scratch/full' is not empty; give a new or empty folder (nothing there is overwritten) (see --help)"
+expect "the user's files untouched" "$(ls "$scratch/full") $(cat "$scratch/full/keep.txt")" "keep.txt a user's file"
+expect "an empty OUT is used" "$(build_only "$teacher" "$scratch/empty")" 0
+# --help names every option compare.sh reads, and our programs (the names a teacher's file can take).
+bash scripts/compare.sh --help >"$scratch/help"
+options=$(grep -o -E '^ +(-h\|)?--[a-z-]+(\|--[a-z-]+)*\)' scripts/compare.sh | tr -d ' )' | tr '|' '\n' | sort -u)
+expect "options found" "$(wc -w <<<"$options")" 5
+for option in $options; do
+    expect "--help names $option" "$(grep -q -E -- "(^|[ [,])$option([] ,]|$)" "$scratch/help" && echo yes)" yes
+done
+for program in $(cd reference && printf '%s\n' */*.cu); do
+    expect "--help names $program" "$(grep -c -x "    $program" "$scratch/help")" 1
+done
+# compare.toml's file = in the table: a teacher's file of any name (a folder with a space) plays the
+# program, and the slide's settings still apply (file = is not a setting of the run).
+mkdir -p "$fake/renamed/Übung 3"
+cp reference/streams/mmm-streamed.cu "$fake/renamed/Übung 3/streams v2.cu"
+printf 'GPU time in ms: 1700.5\nResult = PASS\n' >"$fake/renamed/Übung 3/streams v2.out"
+printf '["streams/mmm-streamed.cu"]\nfile = "Übung 3/streams v2.cu"\n' >"$fake/renamed/compare.toml"
+stand_in work-renamed --only 'mmm-streamed[|]' --originals "$fake/renamed" || true
+expect "file = in the table: its time and verdict" "$(grep '^| mmm-streamed ' "$scratch/table" | cut -d'|' -f3,6)" " 1700.5 | PASS "
+expect "file = in the table: built from it" "$(grep -c "^compare.sh: built $scratch/work-renamed/streams-mmm-streamed from $fake/renamed/Übung 3/streams v2.cu$" "$scratch/err")" 1
+expect "file = in the table: the slide's lab at the slide's sizes" \
+    "$(grep -c 'running .*/lab-streams --mode mmm --size 1024 --count 10 --repetitions 1$' "$scratch/err")" 1
+expect "original_for reads file =" "$(original_for streams/mmm-streamed.cu reference "$fake/renamed")" "$fake/renamed/Übung 3/streams v2.cu"
+# One real build with the pinned nvcc (where there is one): a teacher's file whose name has a space.
+real_nvcc=$(command -v nvcc || echo .toolchain/cuda/bin/nvcc)
+if [ -x "$real_nvcc" ]; then
+    printf '["simpson/simpson.cu"]\nfile = "my simpson.cu"\n' >"$teacher/compare.toml"
+    status=0
+    NVCC=$real_nvcc ARCH=sm_90 bash scripts/compare.sh --originals "$teacher" --build-only "$scratch/real out" \
+        >"$scratch/out" 2>"$scratch/err" || status=$?
+    expect "real nvcc: exit 0" "$status" 0
+    expect "real nvcc: built" "$(grep -c "^compare.sh: built $scratch/real out/simpson-simpson from $teacher/my simpson.cu$" "$scratch/out")" 1
+    expect "real nvcc: the program runs" "$("$scratch/real out/simpson-simpson" && echo ran)" ran
+fi
 rm -rf "$scratch"
 
 echo "compare.sh's reading: $checks checks, $failures failed"
