@@ -1,23 +1,43 @@
 #!/usr/bin/env bash
 # Grades a folder of submissions for one week into CSV on stdout:
 #
-#   bash assignments/grade.sh [--jobs N] [--sanitize] [--cases FILE] [--limit SECONDS] WEEK SUBMISSIONS > grades.csv
+#   bash assignments/grade.sh [--jobs N] [--sanitize] [--cases FILE] [--limit SECONDS] [--weights FILE] [--ids FILE] [--keep DIR] WEEK SUBMISSIONS > grades.csv
+#   bash assignments/grade.sh --dry-run [...] WEEK SUBMISSIONS > compiles.csv    (no GPU needed: compile, static rules)
 #
 # or, on a Slurm cluster, as one job array (one task and one GPU per submission), then its CSV:
 #
-#   bash assignments/grade.sh --slurm [--partition P] [--account A] [--time MINUTES] [--cpus N] [--mem SIZE] [--collect-job] [--sanitize] [--cases FILE] [--limit SECONDS] WEEK SUBMISSIONS OUT
-#   bash assignments/grade.sh --collect OUT > grades.csv
+#   bash assignments/grade.sh --slurm [--partition P] [--account A] [--time MINUTES] [--cpus N] [--mem SIZE] [--collect-job] [--sanitize] [--cases FILE] [--limit SECONDS] [--weights FILE] [--ids FILE] WEEK SUBMISSIONS OUT
+#   bash assignments/grade.sh --collect OUT [--weights FILE] [--ids FILE] > grades.csv
 #
 # WEEK: 01-simpson, 02-mmm-ab, 03-mmm-tiled, 04-constant-tracer, 07-dynamic-parallelism.
-# A submission is SUBMISSIONS/<student>.cu or SUBMISSIONS/<student>/<any name>.cu (.CU too); a folder
-# with several .cu files is not graded ("several .cu files: a.cu, b.cu (hand in one)"). Each runs
-# through the week's lab with --kernel-source FILE --check --csv: one row per student with every
-# case's PASS / FAIL / FAULT, how many passed, the geometric mean of the student's time over ours
-# (cases that passed), the hash of the case set, and a note (a compile error's first line, or why
-# there is no result). Fields are quoted as RFC 4180 says; every row is as long as the header, which
-# is always printed. Every row's case set must be the one grading started with (a --cases file edited
-# meanwhile): a row graded on another has no verdicts, 0 passed and the note "case set changed during
-# grading: HASH, expected HASH", and grade.sh ends with exit code 1 and one line naming those students.
+# A submission is SUBMISSIONS/<student>.cu or a folder SUBMISSIONS/<student>/ with one .cu file
+# (.CU too) anywhere in it (src/mmm.cu: the note says which file was graded; hidden files and
+# folders and __MACOSX/ are skipped); a folder with several .cu files is not graded ("several .cu
+# files: a.cu, src/b.cu (hand in one)"), nor is an empty SUBMISSIONS (one line, exit code 2). Each
+# runs through the week's lab with --kernel-source FILE --check --csv. The CSV has a row per student:
+#
+#   student, file     the name (without .cu) and the file graded; bytes that are not UTF-8, and
+#                     control characters (a line break), are written \xNN
+#   the lab's columns each case's and rule's PASS / FAIL / FAULT (MACHINE: the machine failed it),
+#                     how many passed, the geometric mean of the student's time over ours (cases
+#                     that passed), flags for a teacher, the hash of the case set
+#   note              a compile error's first line, why there is no result, which file of a folder
+#                     was graded, "machine: ..." for a row the machine could not grade, ...
+#   score             0 to 100: the cases and rules passed, weighted as --weights says (all alike
+#                     without it); empty where the row was not graded (the machine, a case set
+#                     changed, a Slurm task without a row, --dry-run); 0 for a compile error
+#   student id        only with --ids: the id the file gives the submission
+#
+# Fields are quoted as RFC 4180 says; every row is as long as the header, which is always printed.
+# Every row's case set must be the one grading started with (a --cases file edited meanwhile): a
+# row graded on another has no verdicts and the note "case set changed during grading: HASH,
+# expected HASH". A case the lab could not run because of the machine (no GPU, a driver too old, out
+# of GPU memory, no compute-sanitizer: the lab's verdict MACHINE, or its exit code 3) is never the
+# student's failure: the row's note begins "machine: ", its score is empty, and stderr names the
+# students (or "every submission") to grade again elsewhere. Exit code: 0 when every submission was
+# graded (whatever its grades), 3 when the machine failed some, else 1 when some were not graded
+# (case set changed, Slurm tasks failed or without a row), else 4 when Slurm tasks are still pending
+# or running (--collect again later); 2 for bad arguments; each with a line on stderr that says why.
 #
 #   --jobs N      grade N submissions at once, each on its own GPU where there are several
 #                 (those CUDA_VISIBLE_DEVICES names, else all nvidia-smi lists; more jobs than GPUs
@@ -26,11 +46,31 @@
 #   --cases FILE  the cases in FILE instead of the week's (hidden cases; see the week's README)
 #   --limit SECONDS  a submission's --check stops after this (the lab's --time-limit; default 600,
 #                 3600 with --sanitize): the case running then and those after it are FAULTs
+#   --weights FILE  how much each case and rule counts in the score: lines "NAME WEIGHT", NAME a
+#                 column of the header as the lab names it ("mmm f64, 1 x 1 times 1 x 1"), a rule's
+#                 name before its ": " (tiles; "tiling, measured" weighs its three columns), or * (every
+#                 column no other line names); WEIGHT a number >= 0; '#' lines are comments. A column
+#                 the file does not name weighs 1; a name that is no column is an error naming its line
+#   --ids FILE    add the column "student id": lines "FILE_OR_FOLDER_NAME,STUDENT_ID" (alice.cu,s123;
+#                 the name without .cu, or written with \xNN, does too; "Doe, Jane.cu",s9 as CSV
+#                 quotes it); stderr names the submissions without an id and the lines that name none
+#   --keep DIR    keep each submission's whole --check output (stderr and the CSV) as
+#                 DIR/<file or folder name>.txt; DIR must be new or empty. Without --keep the outputs
+#                 go beside the CSV when stdout is a file (grades.csv: grades-checks/, or
+#                 grades-checks-2/ ... where that has files: nothing is overwritten), and stderr
+#                 says where; with --slurm into OUT/checks/
+#   --dry-run     no GPU: each submission only compiled and its static rules judged (the lab's
+#                 --check --dry-run): every case and measured rule is "-", no score; seconds a
+#                 submission, on any machine with nvcc. Without it a local run needs a GPU
+#                 (nvidia-smi lists one, or CUDA_VISIBLE_DEVICES names one), checked before the labs
+#                 are built
 #   --slurm       submit (sbatch) one array task per submission, each with one GPU (--gres=gpu:1),
 #                 into the folder OUT (new or empty): the task script (OUT/task.sh, with its #SBATCH
 #                 lines), the settings (KEY=VALUE lines, read as data), the collect script
-#                 (OUT/collect.sh), a row per task in OUT/rows and Slurm's logs in
-#                 OUT/logs/<array job id>_<task>.log; prints the job id. A task that Slurm gave no
+#                 (OUT/collect.sh), a row per task in OUT/rows, each --check's output in OUT/checks,
+#                 --weights and --ids as OUT/weights and OUT/ids, and Slurm's logs in
+#                 OUT/logs/<array job id>_<task>.log; prints the job id. If sbatch refuses the array,
+#                 OUT is removed again (the same command can run again). A task that Slurm gave no
 #                 GPU writes the row "no GPU was given to this task (...)" and fails.
 #   --partition P, --account A  for sbatch (else SBATCH_PARTITION, SBATCH_ACCOUNT as sbatch reads them)
 #   --time MINUTES  each task's time limit (default: the --limit and 10 minutes more)
@@ -38,18 +78,20 @@
 #                 by default 2 CPUs and 8G, with --sanitize 2 and 12G, week 03 with --sanitize 4 and 16G
 #   --collect-job with --slurm: also submit OUT/collect.sh as a job that waits for the array
 #                 (--dependency=afterany:<array job id>) and writes the CSV into OUT/grades.csv
-#   --collect OUT the CSV of an array, the same as a local run's; a task without a row gets one with
-#                 Slurm's state and reason, and stderr says how to run those tasks again
+#   --collect OUT the CSV of an array, the same as a local run's (with OUT/weights and OUT/ids unless
+#                 --weights or --ids is given); a task without a row gets one with Slurm's state and
+#                 reason; stderr names the tasks still pending or running (collect again later) and,
+#                 apart, those that failed or that the machine failed, with how to run them again
 #   --task OUT    what one array task runs (OUT/task.sh calls it; not for use by hand)
 #   -h, --help    this text
 #
 # Folders and files are taken from where this is called. Grading needs a GPU (on the cluster: the
-# nodes do). The labs come from LAB_BIN_DIR (a folder with the lab binaries, e.g. gpu-bundle/bin) or
-# else from `cargo build --release`.
+# nodes do), --dry-run does not. The labs come from LAB_BIN_DIR (a folder with the lab binaries,
+# e.g. gpu-bundle/bin, which bash scripts/gpu-bundle.sh builds) or else from `cargo build --release`.
 set -uo pipefail
 
 weeks="01-simpson, 02-mmm-ab, 03-mmm-tiled, 04-constant-tracer, 07-dynamic-parallelism"
-usage="usage: bash assignments/grade.sh [--jobs N] [--sanitize] [--cases FILE] [--limit SECONDS] WEEK SUBMISSIONS | --slurm [--partition P] [--account A] [--time MINUTES] [--cpus N] [--mem SIZE] [--collect-job] [...] WEEK SUBMISSIONS OUT | --collect OUT  (WEEK: $weeks; --help for more)"
+usage="usage: bash assignments/grade.sh [--jobs N] [--sanitize] [--cases FILE] [--limit SECONDS] [--weights FILE] [--ids FILE] [--keep DIR] [--dry-run] WEEK SUBMISSIONS | --slurm [--partition P] [--account A] [--time MINUTES] [--cpus N] [--mem SIZE] [--collect-job] [...] WEEK SUBMISSIONS OUT | --collect OUT [--weights FILE] [--ids FILE]  (WEEK: $weeks; --help for more)"
 caller=$(pwd)
 repository=$(cd "$(dirname "$0")/.." && pwd)
 absolute() { [[ $1 == /* ]] && printf '%s' "$1" || printf '%s/%s' "$caller" "$1"; }
@@ -58,12 +100,17 @@ fail() { echo "grade.sh: $1" >&2; exit "${2:-1}"; }
 help() { sed -n '2,/^set -uo pipefail/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
 
 jobs=1 sanitize=() case_args=() positional=() limit= mode=local sbatch_args=() minutes= cpus= memory= collect_job= slurm_only=()
+dry= weights_file= ids_file= keep_dir= local_only=()
 while [[ $# -gt 0 ]]; do
     case $1 in
         --jobs) [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || fail "--jobs needs a whole number of at least 1, not '${2:-}'" 2; jobs=$2; shift 2 ;;
         --sanitize) sanitize=(--sanitize); shift ;;
         --limit) [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || fail "--limit needs a whole number of seconds, not '${2:-}'" 2; limit=$2; shift 2 ;;
         --cases) [[ -f ${2:-} ]] || fail "--cases: '${2:-}' is not a file" 2; case_args=(--cases "$(absolute "$2")"); shift 2 ;;
+        --weights) [[ -f ${2:-} ]] || fail "--weights: '${2:-}' is not a file" 2; weights_file=$(absolute "$2"); shift 2 ;;
+        --ids) [[ -f ${2:-} ]] || fail "--ids: '${2:-}' is not a file" 2; ids_file=$(absolute "$2"); shift 2 ;;
+        --keep) [[ -n ${2:-} ]] || fail "--keep needs a folder (new or empty)" 2; keep_dir=$(absolute "$2"); local_only+=("$1"); shift 2 ;;
+        --dry-run) dry=yes; local_only+=("$1"); shift ;;
         --slurm) mode=slurm; shift ;;
         --partition|--account) [[ -n ${2:-} && ${2:-} != *[[:space:]]* ]] || fail "$1 needs a value (without spaces)" 2; sbatch_args+=("$1=$2"); slurm_only+=("$1"); shift 2 ;;
         --time) [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || fail "--time needs a whole number of minutes, not '${2:-}'" 2; minutes=$2; slurm_only+=("$1"); shift 2 ;;
@@ -71,94 +118,291 @@ while [[ $# -gt 0 ]]; do
         --mem) [[ ${2:-} =~ ^[1-9][0-9]*[KMGT]?$ ]] || fail "--mem needs a size as sbatch takes it (8G, 500M), not '${2:-}'" 2; memory=$2; slurm_only+=("$1"); shift 2 ;;
         --collect-job) collect_job=yes; slurm_only+=("$1"); shift ;;
         --collect) [[ -n ${2:-} ]] || fail "--collect needs the folder --slurm wrote" 2; mode=collect; out=$(absolute "$2"); shift 2 ;;
-        --task) [[ -n ${2:-} ]] || fail "--task needs the folder --slurm wrote" 2; mode=task; out=$2; shift 2 ;; # what an array task runs (OUT/task.sh)
+        --task) [[ -n ${2:-} ]] || fail "--task needs the folder --slurm wrote" 2; mode=task; out=$2; shift 2 ;; # what an array task runs (OUT/task.sh calls it)
         -h|--help) help; exit 0 ;;
         -*) fail "unknown option $1; $usage" 2 ;;
         *) positional+=("$1"); shift ;;
     esac
 done
 [[ $mode == slurm || ${#slurm_only[@]} -eq 0 ]] || fail "${slurm_only[0]} goes with --slurm" 2
+[[ $mode == local || ${#local_only[@]} -eq 0 ]] || fail "${local_only[0]} goes with a local run, not --${mode}" 2
+[[ -z $dry || ${#sanitize[@]} -eq 0 ]] || fail "--dry-run runs no case, so --sanitize has nothing to run under compute-sanitizer" 2
 
-# A CSV field: quoted, quotes doubled (RFC 4180), and a leading ' where a spreadsheet would read a
-# formula (a name that begins with =, +, -, @, a tab or a carriage return), as the labs' CSV does.
+# $1 as text that any CSV reader takes: bytes that are not UTF-8, and control characters (a line
+# break, a tab), as \xNN; the rest as it is.
+escaped() {
+    local LC_ALL=C
+    local text=$1 result= i=0 length byte need lowest highest j next
+    if [[ $text != *[![:print:]]* ]]; then
+        printf '%s' "$text"
+        return
+    fi
+    length=${#text}
+    while ((i < length)); do
+        printf -v byte '%d' "'${text:i:1}"
+        ((byte < 0)) && byte=$((byte + 256))
+        need=0 lowest=128 highest=191
+        if ((byte >= 32 && byte < 127)); then
+            result+=${text:i:1}
+            i=$((i + 1))
+            continue
+        elif ((byte >= 0xc2 && byte <= 0xdf)); then need=1
+        elif ((byte >= 0xe0 && byte <= 0xef)); then need=2
+            ((byte == 0xe0)) && lowest=0xa0
+            ((byte == 0xed)) && highest=0x9f
+        elif ((byte >= 0xf0 && byte <= 0xf4)); then need=3
+            ((byte == 0xf0)) && lowest=0x90
+            ((byte == 0xf4)) && highest=0x8f
+        fi
+        # A whole UTF-8 sequence stays as it is; anything else is one escaped byte.
+        for ((j = 1; j <= need; j++)); do
+            ((i + j < length)) || { need=0; break; }
+            printf -v next '%d' "'${text:i+j:1}"
+            ((next < 0)) && next=$((next + 256))
+            if ((j == 1 && (next < lowest || next > highest))) || ((j > 1 && (next < 128 || next > 191))); then
+                need=0
+                break
+            fi
+        done
+        if ((need > 0)); then
+            result+=${text:i:need+1}
+            i=$((i + need + 1))
+        else
+            printf -v next '\\x%02x' "$byte"
+            result+=$next
+            i=$((i + 1))
+        fi
+    done
+    printf '%s' "$result"
+}
+
+# A CSV field: escaped as above, quoted, quotes doubled (RFC 4180), and a leading ' where a
+# spreadsheet would read a formula (a name that begins with =, +, -, @, a tab or a carriage return),
+# as the labs' CSV does.
 csv_field() {
-    local text=${1//\"/\"\"}
+    local text
+    text=$(escaped "$1")
+    text=${text//\"/\"\"}
     [[ $text == [=+@-]* || $text == $'\t'* || $text == $'\r'* ]] && text="'$text"
     printf '"%s"' "$text"
 }
 
-# A row for a submission without results: a dash per case, nothing passed, the case set ($4, else the
-# one grading started with), the note; the lab's other columns after "passed" (time ratio, ...) empty,
-# so that the row is as long as the header.
-row_without_results() {
-    local dashes after=() column rest=
-    dashes=$(printf ',-%.0s' $(seq "$cases"))
-    IFS=, read -r -a after <<<"${header##*,passed,}"
-    [[ $header == *,passed,* ]] || after=("time ratio" "case set")
-    for column in "${after[@]}"; do
-        [[ $column == "case set" ]] && rest+=",${4:-$hash}" || rest+=","
-    done
-    printf '%s,%s%s,0/%s%s,%s\n' "$(csv_field "$1")" "$(csv_field "$2")" "$dashes" "$cases" "$rest" "$(csv_field "$3")"
+# A field as it was or, where it needs quotes, as csv_field writes it (verdicts, counts, hashes stay bare).
+csv_value() {
+    if [[ $1 =~ ^[A-Za-z0-9._/-]*$ ]]; then printf '%s' "$1"; else csv_field "$1"; fi
 }
 
-# The student a submission is: its name without .cu (or .CU).
+# Splits the CSV record $1 (RFC 4180; quoted fields may hold line breaks) into the array fields;
+# fails where $1 is not one record.
+split_csv() {
+    local LC_ALL=C
+    local line=$1 field pattern='^("(([^"]|"")*)"|([^,"]*))(,|$)'
+    fields=()
+    while true; do
+        [[ $line =~ $pattern ]] || return 1
+        if [[ ${BASH_REMATCH[1]} == \"* ]]; then
+            field=${BASH_REMATCH[2]}
+            fields+=("${field//\"\"/\"}")
+        else
+            [[ ${BASH_REMATCH[4]} != *$'\n'* ]] || return 1
+            fields+=("${BASH_REMATCH[4]}")
+        fi
+        line=${line:${#BASH_REMATCH[0]}}
+        if [[ -z ${BASH_REMATCH[5]} ]]; then
+            [[ -z $line ]]
+            return
+        fi
+    done
+}
+
+# The lab's CSV header ($header, from --list-cases --csv) in parts: lab_names (its columns, "file"
+# first), verdict names (the cases and rules, after "file"), the index of "case set", whether the lab
+# has a note column of its own, and out_header (the lab's columns as grade.sh writes them: its note,
+# if any, becomes grade.sh's note).
+parse_header() {
+    local i
+    split_csv "$header" || fail "the lab's CSV header is not CSV: $header"
+    lab_names=("${fields[@]}")
+    [[ ${lab_names[0]} == file && ${#lab_names[@]} -gt $((cases + 1)) ]] || fail "the lab's CSV header does not begin with file and its $cases cases: $header"
+    verdict_names=("${lab_names[@]:1:cases}")
+    case_set_at= lab_note_at=
+    for i in "${!lab_names[@]}"; do
+        [[ ${lab_names[i]} == "case set" ]] && case_set_at=$i
+        [[ ${lab_names[i]} == note ]] && lab_note_at=$i
+    done
+    [[ -n $case_set_at ]] || fail "the lab's CSV header has no case set column: $header"
+    out_header=$header
+    if [[ -n $lab_note_at ]]; then
+        # grade.sh's note takes the lab's in: the header without it, the lab's quoting kept.
+        if [[ $header == *,note || $header == *,\"note\" ]]; then
+            out_header=${header%,*}
+        else
+            out_header=
+            for i in "${!lab_names[@]}"; do
+                [[ $i == "$lab_note_at" ]] && continue
+                [[ ${lab_names[i]} =~ ^[A-Za-z\ ]*$ ]] && out_header+=",${lab_names[i]}" || out_header+=",$(csv_field "${lab_names[i]}")"
+            done
+            out_header=${out_header#,}
+        fi
+    fi
+    return 0
+}
+
+# The student a submission is: its name without .cu (or .CU), as it is (csv_field escapes it).
 student_of() {
     local name
     name=$(basename "$1")
     printf '%s' "${name%.[cC][uU]}"
 }
 
-# Grades submission number $1 ($2) into $scratch/$1.row, on GPU $3 (a CUDA_VISIBLE_DEVICES value).
-# A row graded on a case set other than $hash also leaves $scratch/$1.changed, the student's name
-# (and sets changed to the row's note).
+# $2... joined by $1.
+join() {
+    local separator=$1 text=
+    shift
+    [[ $# -gt 0 ]] || return 0
+    text=$(printf "%s$separator" "$@")
+    printf '%s' "${text%"$separator"}"
+}
+
+# A row without the lab's results for student $1, file $2 and note $3: a dash per case and rule,
+# nothing passed, the case set ($4, else the one grading started with), the lab's other columns
+# empty, so that the row is as long as the header.
+row_without_results() {
+    local values=() i
+    for ((i = 1; i < ${#lab_names[@]}; i++)); do
+        [[ $i == "${lab_note_at:-}" ]] && continue
+        if ((i <= cases)); then values+=(-)
+        elif [[ ${lab_names[i]} == passed ]]; then values+=("0/$cases")
+        elif [[ ${lab_names[i]} == "case set" ]]; then values+=("${4:-$hash}")
+        else values+=("")
+        fi
+    done
+    write_row "$1" "$2" "$3" "${values[@]}"
+}
+
+# A row: student $1, file $2, the lab's columns ($4...), note $3 (without score and id: added as the
+# CSV is put together).
+write_row() {
+    local student=$1 file=$2 note=$3 value line
+    shift 3
+    line="$(csv_field "$student"),$(csv_field "$file")"
+    for value in "$@"; do line+=",$(csv_value "$value")"; done
+    printf '%s,%s\n' "$line" "$(csv_field "$note")"
+}
+
+# Submission $1 ($2) has no result from the lab: its row (state $3, note $4) and what is kept of it.
+no_result() {
+    local index=$1 entry=$2
+    row_without_results "$(student_of "$entry")" "$entry" "$4" >"$scratch/$index.row"
+    echo "$3" >"$scratch/$index.state"
+    printf '# grade.sh: %s\n# not run: %s\n' "$(escaped "$entry")" "$(escaped "$4")" >"$scratch/$index.out"
+}
+
+# Why the machine failed the lab, from its stderr ($1): the line with "machine: " from there on (the
+# labs' contract), else an older lab's no-GPU or no-sanitizer error; nothing if neither.
+machine_reason() {
+    local line
+    line=$(grep -m 1 -o 'machine: .*' "$1") && { printf '%s' "$line"; return; }
+    line=$(grep -m 1 -E "the cases need a GPU|needs NVIDIA's compute-sanitizer" "$1") && printf 'machine: %s' "$line"
+}
+
+# Grades submission number $1 ($2) into $scratch/$1.row (without score and id), on GPU $3 (a
+# CUDA_VISIBLE_DEVICES value; none with --dry-run); $scratch/$1.state says how it went: graded,
+# nothing (no result: the student's), changed (another case set), machine (the machine failed it),
+# dry-pass or dry-fail; $scratch/$1.out is what is kept of the lab's output.
 grade_one() {
-    local index=$1 entry=$2 device=$3 student file output files=()
+    local index=$1 entry=$2 device=$3 student file files=() where= output status
     student=$(student_of "$entry")
     if [[ -d $entry ]]; then
-        mapfile -d '' files < <(find "$entry" -mindepth 1 -maxdepth 1 -iname '*.cu' ! -type d -print0 | LC_ALL=C sort -z)
+        # Every .cu file in the folder, at any depth; hidden ones and macOS's __MACOSX/ copies are not hers.
+        mapfile -d '' files < <(find "$entry" -mindepth 1 \( -name '.*' -o -name __MACOSX \) -prune -o -iname '*.cu' ! -type d -print0 | LC_ALL=C sort -z)
         if [[ ${#files[@]} -gt 1 ]]; then
             local names=() each
-            for each in "${files[@]}"; do names+=("$(basename "$each")"); done
-            row_without_results "$student" "$entry" "several .cu files: $(printf '%s, ' "${names[@]}" | sed 's/, $//') (hand in one)" >"$scratch/$index.row"
+            for each in "${files[@]}"; do names+=("${each#"$entry"/}"); done
+            no_result "$index" "$entry" nothing "several .cu files: $(join ', ' "${names[@]}") (hand in one)"
             return
         fi
         file=${files[0]:-}
+        [[ $file == "$entry"/*/* ]] && where="graded ${file#"$entry"/}, the folder's only .cu file"
     else
         file=$entry
     fi
     if [[ $file != *.[cC][uU] || ! -f $file ]]; then
-        row_without_results "$student" "$entry" "no .cu file" >"$scratch/$index.row"
+        no_result "$index" "$entry" nothing "no .cu file"
         return
     fi
-    output=$(CUDA_VISIBLE_DEVICES=$device "$lab_bin" --kernel-source "$file" "${week_args[@]}" "${case_args[@]}" "${sanitize[@]}" --check --time-limit "$limit" --csv 2>"$scratch/$index.err")
-    local row got
-    row=$(sed -n 2p <<<"$output")
-    got=${row##*,}
-    if [[ $(wc -l <<<"$output") -eq 2 && $output == file,* && $got =~ ^[0-9A-Za-z]+$ && $got != "$hash" ]]; then
+    local run=("$lab_bin" --kernel-source "$file" "${week_args[@]}" "${case_args[@]}")
+    if [[ -n $dry ]]; then
+        run+=(--check --dry-run --csv)
+        output=$("${run[@]}" 2>"$scratch/$index.err")
+    else
+        run+=("${sanitize[@]}" --check --time-limit "$limit" --csv)
+        output=$(CUDA_VISIBLE_DEVICES=$device "${run[@]}" 2>"$scratch/$index.err")
+    fi
+    status=$?
+    {
+        printf '# grade.sh: %s (exit code %s)\n# stderr:\n' "$(escaped "$(printf '%q ' "${run[@]}")")" "$status"
+        cat "$scratch/$index.err"
+        printf '# stdout:\n%s\n' "$output"
+    } >"$scratch/$index.out"
+    # The lab's CSV: its header and one row, with the case set and as many fields as the header.
+    local their_header= body= got= row_ok= at= i values=() lab_note=
+    if [[ $output == *$'\n'* ]]; then
+        their_header=${output%%$'\n'*} body=${output#*$'\n'}
+        if split_csv "$their_header" && [[ ${fields[0]} == file ]]; then
+            local count=${#fields[@]}
+            for i in "${!fields[@]}"; do [[ ${fields[i]} == "case set" ]] && at=$i; done
+            if [[ -n $at ]] && split_csv "$body" && [[ ${#fields[@]} == "$count" && ${fields[at]} =~ ^[0-9A-Za-z]+$ ]]; then
+                got=${fields[at]} row_ok=yes
+            fi
+        fi
+    fi
+    local note reason
+    if [[ -n $row_ok && $got != "$hash" ]]; then
         # The lab checked another case set than the one grading began with (a --cases file edited
         # meanwhile): its verdicts answer other columns, so none is kept.
         changed="case set changed during grading: $got, expected $hash"
         row_without_results "$student" "$file" "$changed" "$got" >"$scratch/$index.row"
-        printf '%s' "$student" >"$scratch/$index.changed"
-    elif [[ $(head -n 1 <<<"$output") == "$header" && $(wc -l <<<"$output") -eq 2 ]]; then
-        printf '%s,%s,""\n' "$(csv_field "$student")" "$row" >"$scratch/$index.row"
+        echo changed >"$scratch/$index.state"
+    elif [[ -n $row_ok && $their_header == "$header" ]]; then
+        local machine=0
+        for ((i = 1; i < ${#fields[@]}; i++)); do
+            if [[ $i == "${lab_note_at:-}" ]]; then lab_note=${fields[i]}; else values+=("${fields[i]}"); fi
+            ((i <= cases)) && [[ ${fields[i]} == MACHINE ]] && machine=$((machine + 1))
+        done
+        if ((machine > 0 || status == 3)); then
+            reason=$lab_note
+            if [[ $reason == "machine: "* ]]; then lab_note=; else reason=$(machine_reason "$scratch/$index.err"); fi
+            note="${reason:-machine: the lab could not run here (exit code $status)} ($machine of $cases cases could not run on this machine: not graded, grade again where it works)"
+            echo machine >"$scratch/$index.state"
+        elif [[ -n $dry ]]; then
+            # The lab's note says what a dry run did (or the compile error); an older one's says nothing.
+            [[ -n $lab_note ]] && note= || note="dry run: no GPU used"
+            [[ $status == 0 ]] && echo dry-pass >"$scratch/$index.state" || echo dry-fail >"$scratch/$index.state"
+        else
+            note=
+            echo graded >"$scratch/$index.state"
+        fi
+        note=$(join '; ' ${note:+"$note"} ${where:+"$where"} ${lab_note:+"$lab_note"})
+        write_row "$student" "$file" "$note" "${values[@]}" >"$scratch/$index.row"
     else
-        local reason
-        reason=$(grep -m 1 -E '(\): error|^lab-[a-z-]+: error: )' "$scratch/$index.err" || tail -n 1 "$scratch/$index.err")
-        row_without_results "$student" "$file" "compile error or no result: ${reason:-no message}" >"$scratch/$index.row"
+        reason=$(machine_reason "$scratch/$index.err")
+        if [[ $status == 2 ]]; then
+            # The lab's word for arguments it does not take: grade.sh's and the lab's fault, not hers.
+            reason=$(grep -m 1 . "$scratch/$index.err")
+            row_without_results "$student" "$file" "not graded: the lab refused grade.sh's arguments (exit code 2; a lab older or newer than grade.sh?): ${reason:-no message}" >"$scratch/$index.row"
+            echo refused >"$scratch/$index.state"
+        elif [[ $status == 3 || -n $reason ]]; then
+            [[ -n $reason ]] || reason="machine: the lab could not run here (exit code 3): $(tail -n 1 "$scratch/$index.err")"
+            row_without_results "$student" "$file" "$(join '; ' "$reason (not graded, grade again where it works)" ${where:+"$where"})" >"$scratch/$index.row"
+            echo machine >"$scratch/$index.state"
+        else
+            reason=$(grep -m 1 -E '(\): error|^lab-[a-z-]+: error: )' "$scratch/$index.err" || tail -n 1 "$scratch/$index.err")
+            row_without_results "$student" "$file" "$(join '; ' "compile error or no result: ${reason:-no message}" ${where:+"$where"})" >"$scratch/$index.row"
+            echo nothing >"$scratch/$index.state"
+        fi
     fi
-}
-
-# The students (named in files $2... with the student's name) graded on another case set than
-# $1's: one line on stderr, and the exit code 1.
-case_set_changed() {
-    local expected=$1 names=() marker
-    shift
-    for marker in "$@"; do
-        [[ -f $marker ]] && names+=("$(cat "$marker")")
-    done
-    [[ ${#names[@]} -gt 0 ]] || return 0
-    fail "the case set changed during grading (expected $expected) for ${#names[@]} of ${#entries[@]} students, not graded: $(printf '%s, ' "${names[@]}" | sed 's/, $//')"
+    return 0
 }
 
 # The lab of week $1 and its arguments: sets lab and week_args; fails (status 1) for no such week.
@@ -173,8 +417,46 @@ week_lab() {
     esac
 }
 
+# Whether $1 names a GPU: GPU numbers or UUIDs, not empty, NoDevFiles or -1 (Slurm and CUDA's "none").
+names_gpu() {
+    [[ $1 =~ ^([0-9]+|GPU-[0-9A-Za-z-]+|MIG-[^,]+)(,.*)?$ ]]
+}
+
+# The GPUs to grade on (sets devices): those CUDA_VISIBLE_DEVICES names (a scheduler's share of the
+# machine), else every GPU nvidia-smi lists; none is one line and exit code 1, before anything is built.
+find_gpus() {
+    local count
+    if [[ -n ${CUDA_VISIBLE_DEVICES+set} ]]; then
+        names_gpu "$CUDA_VISIBLE_DEVICES" || fail "no GPU here: CUDA_VISIBLE_DEVICES='$CUDA_VISIBLE_DEVICES' names none; grade on a GPU node, or use --dry-run (compiles and checks the static rules only)"
+        IFS=, read -r -a devices <<<"$CUDA_VISIBLE_DEVICES"
+        return
+    fi
+    count=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
+    [[ $count -gt 0 ]] || fail "no GPU here (nvidia-smi lists none, CUDA_VISIBLE_DEVICES is unset); grading runs every case on one: grade on a GPU node, or use --dry-run (compiles and checks the static rules only)"
+    read -r -a devices <<<"$(seq -s ' ' 0 $((count - 1)))"
+}
+
+# The lab binary: LAB_BIN_DIR's (one line if it has none yet, with how to build them), else
+# cargo's release build. Sets lab_bin.
+find_lab() {
+    if [[ -n ${LAB_BIN_DIR:-} ]]; then
+        local dir others=()
+        dir=$(absolute "$LAB_BIN_DIR")
+        lab_bin=$dir/$lab
+        [[ -x $lab_bin && -f $lab_bin ]] && return
+        mapfile -t others < <(find "$dir" -maxdepth 1 -name 'lab-*' -type f -perm -u+x -printf '%f\n' 2>/dev/null | sort)
+        [[ ${#others[@]} -gt 0 ]] || fail "LAB_BIN_DIR=$LAB_BIN_DIR has no lab binaries yet: build them with bash scripts/gpu-bundle.sh (they go to gpu-bundle/bin), or unset LAB_BIN_DIR to build with cargo here"
+        fail "LAB_BIN_DIR=$LAB_BIN_DIR has no executable $lab (only $(join ', ' "${others[@]}")): build them again with bash scripts/gpu-bundle.sh"
+    fi
+    (cd "$repository" && cargo build --release -q -p "$lab") || fail "cargo build --release -p $lab failed"
+    lab_bin=$repository/target/release/$lab
+    [[ -x $lab_bin ]] || fail "$lab_bin is not an executable lab"
+}
+
 # The week, its lab and what the lab says it checks, and the submissions, from the command line
-# (WEEK SUBMISSIONS, and OUT for --slurm): sets lab_bin, week_args, header, cases, hash and entries.
+# (WEEK SUBMISSIONS, and OUT for --slurm): sets lab_bin, week_args, header (and its parts), cases,
+# hash, entries, weights and the ids. What costs nothing is checked first; a local run checks for a
+# GPU before it builds the lab.
 set_up_week() {
     local expected=$1
     [[ ${#positional[@]} -eq $expected ]] || fail "$usage" 2
@@ -184,13 +466,25 @@ set_up_week() {
     week=${positional[0]} submissions=$(absolute "${positional[1]}")
     week_lab "$week" || fail "no kernel week $week ($weeks)" 2
     [[ -d $submissions ]] || fail "${positional[1]} is not a folder" 2
-    if [[ -n ${LAB_BIN_DIR:-} ]]; then
-        lab_bin=$(absolute "$LAB_BIN_DIR")/$lab
-    else
-        (cd "$repository" && cargo build --release -q -p "$lab") || fail "cargo build --release -p $lab failed"
-        lab_bin=$repository/target/release/$lab
+    entries=()
+    local entry csv=
+    # The CSV itself (grade.sh ... subs > subs/grades.csv) and its kept outputs are no submissions.
+    [[ -f /dev/stdout ]] && csv=$(readlink -f "/proc/$$/fd/1" 2>/dev/null)
+    for entry in "$submissions"/*; do
+        [[ -e $entry || -L $entry ]] || continue
+        if [[ -n $csv && ( $(readlink -f "$entry") == "$csv" || -d $entry && $(readlink -f "$entry") == "${csv%.[cC][sS][vV]}"-checks* ) ]]; then
+            echo "grade.sh: $(escaped "$entry") is the CSV or its --check outputs, not a submission: skipped" >&2
+            continue
+        fi
+        entries+=("$entry")
+    done
+    [[ ${#entries[@]} -gt 0 ]] || fail "${positional[1]} has no submissions (no <student>.cu files or <student>/ folders in it)" 2
+    if [[ $mode == slurm ]]; then
+        out=$(absolute "${positional[2]}")
+        [[ ! -e $out || -d $out && -z $(ls -A "$out" 2>/dev/null) ]] || fail "${positional[2]} is not empty; --slurm writes a new folder (nothing is overwritten)" 2
     fi
-    [[ -x $lab_bin ]] || fail "$lab_bin is not an executable lab (LAB_BIN_DIR=${LAB_BIN_DIR:-unset})"
+    [[ $mode == local && -z $dry ]] && find_gpus
+    find_lab
     # The lab runs, and says which cases it checks: the CSV header and the case set's hash (what it
     # prints on stderr stays out of both, and is quoted if it fails).
     header=$("$lab_bin" "${week_args[@]}" "${case_args[@]}" --list-cases --csv 2>"$scratch/list.err") || fail "$lab_bin does not run: $(head -n 1 "$scratch/list.err")"
@@ -198,27 +492,207 @@ set_up_week() {
     listing=$("$lab_bin" "${week_args[@]}" "${case_args[@]}" --list-cases 2>"$scratch/list.err") || fail "$lab_bin does not run: $(head -n 1 "$scratch/list.err")"
     read -r cases _ _ _ hash <<<"$(head -n 1 <<<"$listing" | tr -d '():')"
     [[ $cases =~ ^[0-9]+$ && $hash =~ ^[0-9A-Za-z]+$ ]] || fail "$lab_bin listed no cases: $listing"
-    entries=()
-    local entry
-    for entry in "$submissions"/*; do
-        [[ -e $entry ]] && entries+=("$entry")
+    parse_header
+    if [[ -n $dry ]]; then
+        "$lab_bin" --help 2>/dev/null | grep -q -e '--dry-run' || fail "$lab_bin has no --check --dry-run yet (an older lab): build the labs again (cargo, or bash scripts/gpu-bundle.sh)"
+    fi
+    read_weights
+    read_ids
+}
+
+# --weights (or a Slurm folder's copy): sets weights, one per verdict column (1 where the file names
+# none); a line that is not "NAME WEIGHT", a name that is no case or rule, a column weighted twice
+# or no weight at all is one line and exit code 2.
+read_weights() {
+    local i
+    weights=()
+    for i in "${!verdict_names[@]}"; do weights[i]=1; done
+    [[ -n $weights_file ]] || return 0
+    local line number=0 name value matched set_by=() default=1 default_line= rules=() shown
+    local -A rule_seen=()
+    shown=$(escaped "$weights_file")
+    for i in "${!verdict_names[@]}"; do
+        name=${verdict_names[i]%%: *}
+        [[ ${verdict_names[i]} == *": "* && -z ${rule_seen[$name]:-} ]] && rules+=("$name") rule_seen[$name]=yes
     done
+    while IFS= read -r line || [[ -n $line ]]; do
+        number=$((number + 1))
+        line=${line%$'\r'}
+        [[ $number == 1 ]] && line=${line#$'\xef\xbb\xbf'}
+        [[ $line =~ ^[[:space:]]*(#.*)?$ ]] && continue
+        [[ $line =~ ^[[:space:]]*(.*[^[:space:]])[[:space:]]+([^[:space:]]+)[[:space:]]*$ ]] || fail "--weights $shown, line $number: not NAME WEIGHT: $(escaped "$line")" 2
+        name=${BASH_REMATCH[1]} value=${BASH_REMATCH[2]}
+        [[ $value =~ ^([0-9]+(\.[0-9]*)?|\.[0-9]+)$ ]] || fail "--weights $shown, line $number: '$(escaped "$value")' is no weight (a number, 0 or more)" 2
+        if [[ $name == '*' ]]; then
+            [[ -z $default_line ]] || fail "--weights $shown, line $number: * has a weight already (line $default_line)" 2
+            default=$value default_line=$number
+            continue
+        fi
+        matched=
+        for i in "${!verdict_names[@]}"; do
+            if [[ ${verdict_names[i]} == "$name" || ${verdict_names[i]} == "$name: "* ]]; then
+                [[ -z ${set_by[i]:-} ]] || fail "--weights $shown, line $number: '${verdict_names[i]}' has a weight already (line ${set_by[i]})" 2
+                set_by[i]=$number weights[i]=$value matched=yes
+            fi
+        done
+        [[ -n $matched ]] || fail "--weights $shown, line $number: week $week has no case or rule named '$(escaped "$name")' (names: a column of the CSV header as it is, a rule's name before its ': '$([[ ${#rules[@]} -gt 0 ]] && printf ' (%s)' "$(join ', ' "${rules[@]}")"), or *)" 2
+    done <"$weights_file"
+    for i in "${!verdict_names[@]}"; do
+        [[ -n ${set_by[i]:-} ]] || weights[i]=$default
+    done
+    awk -v w="${weights[*]}" 'BEGIN { n = split(w, a, " "); for (i = 1; i <= n; i++) t += a[i]; exit !(t > 0) }' ||
+        fail "--weights $shown weighs every case and rule 0: no score could be given" 2
+}
+
+# The score of a row whose verdicts are in fields[2...]: 0 to 100, the weights of the columns that
+# passed over all weights, one decimal.
+score_of_fields() {
+    local verdicts=("${fields[@]:2:cases}")
+    awk -v w="${weights[*]}" -v v="${verdicts[*]}" 'BEGIN {
+        n = split(w, weight, " "); split(v, verdict, " ")
+        for (i = 1; i <= n; i++) { total += weight[i]; if (verdict[i] == "PASS") passed += weight[i] }
+        printf "%.1f", 100 * passed / total
+    }'
+}
+
+# --ids (or a Slurm folder's copy): sets id_of (the id of each submission, by its index) and prints a
+# line on stderr for the submissions without an id and one for the lines that name no submission;
+# a line that is not NAME,ID or a name given two ids is one line and exit code 2.
+read_ids() {
+    id_of=()
+    [[ -n $ids_file ]] || return 0
+    local line number=0 name id shown index base student candidate
+    local -A id_for=() line_of=() used=()
+    shown=$(escaped "$ids_file")
+    while IFS= read -r line || [[ -n $line ]]; do
+        number=$((number + 1))
+        line=${line%$'\r'}
+        # A spreadsheet's UTF-8 export may begin with a byte order mark.
+        [[ $number == 1 ]] && line=${line#$'\xef\xbb\xbf'}
+        [[ $line =~ ^[[:space:]]*(#.*)?$ ]] && continue
+        if split_csv "$line" && [[ ${#fields[@]} == 2 ]]; then
+            name=${fields[0]} id=${fields[1]}
+        elif [[ $line == *,* ]]; then
+            name=${line%,*} id=${line##*,}
+        else
+            fail "--ids $shown, line $number: not FILE_OR_FOLDER_NAME,STUDENT_ID: $(escaped "$line")" 2
+        fi
+        # Spaces around either are a spreadsheet's, not the name's.
+        name=${name#"${name%%[![:space:]]*}"} name=${name%"${name##*[![:space:]]}"}
+        id=${id#"${id%%[![:space:]]*}"} id=${id%"${id##*[![:space:]]}"}
+        [[ -n $name && -n $id ]] || fail "--ids $shown, line $number: an empty name or id: $(escaped "$line")" 2
+        if [[ -n ${id_for[$name]+set} && ${id_for[$name]} != "$id" ]]; then
+            fail "--ids $shown, line $number: $(escaped "$name") has the id $(escaped "${id_for[$name]}") already (line ${line_of[$name]})" 2
+        fi
+        id_for[$name]=$id line_of[$name]=$number
+    done <"$ids_file"
+    local without=() unused=()
+    for index in "${!entries[@]}"; do
+        base=$(basename "${entries[index]}") student=$(student_of "${entries[index]}")
+        for candidate in "$base" "$(escaped "$base")" "$student" "$(escaped "$student")"; do
+            if [[ -n ${id_for[$candidate]+set} ]]; then
+                id_of[index]=${id_for[$candidate]}
+                used[$candidate]=yes
+                break
+            fi
+        done
+        [[ -n ${id_of[index]+set} ]] || without+=("$(escaped "$base")")
+    done
+    for name in "${!id_for[@]}"; do
+        [[ -n ${used[$name]+set} ]] || unused+=("line ${line_of[$name]}: $(escaped "$name")")
+    done
+    [[ ${#without[@]} -eq 0 ]] || echo "grade.sh: --ids $shown has no id for ${#without[@]} of ${#entries[@]} submissions (their student id is empty): $(join ', ' "${without[@]}")" >&2
+    if [[ ${#unused[@]} -gt 0 ]]; then
+        mapfile -t unused < <(printf '%s\n' "${unused[@]}" | sort -t : -k 1.6n)
+        echo "grade.sh: --ids $shown names ${#unused[@]} submissions that are not in $(escaped "${submissions:-the array}"): $(join ', ' "${unused[@]}")" >&2
+    fi
+    return 0
+}
+
+# Where each submission's --check output is kept (sets keep_dir; none where nothing says): --keep's
+# folder (new or empty), else a new folder beside the CSV when stdout is a file; stderr says where.
+set_up_keep() {
+    if [[ -n $keep_dir ]]; then
+        [[ ! -e $keep_dir || -d $keep_dir && -z $(ls -A "$keep_dir" 2>/dev/null) ]] || fail "--keep: $(escaped "$keep_dir") is not a new or empty folder (nothing is overwritten)" 2
+    else
+        local csv number=1
+        if ! { [[ -f /dev/stdout ]] && csv=$(readlink -f "/proc/$$/fd/1" 2>/dev/null) && [[ -f $csv ]]; }; then
+            echo "grade.sh: the --check outputs are not kept (stdout is not a file; --keep DIR keeps them)" >&2
+            return 0
+        fi
+        keep_dir=${csv%.[cC][sS][vV]}-checks
+        while [[ -e $keep_dir && ! ( -d $keep_dir && -z $(ls -A "$keep_dir" 2>/dev/null) ) ]]; do
+            number=$((number + 1))
+            keep_dir=${csv%.[cC][sS][vV]}-checks-$number
+        done
+    fi
+    mkdir -p "$keep_dir" || fail "cannot make $(escaped "$keep_dir") for the --check outputs"
+    echo "grade.sh: each submission's --check output is kept in $(escaped "$keep_dir")/" >&2
+}
+
+# The exit code so far and another ($1): the machine's (3) over others' (1) over "still running" (4).
+worse() {
+    local rank=(0 2 0 3 1)
+    ((rank[$1] > rank[final])) && final=$1
+    return 0
+}
+
+# Prints the CSV header, then row $2 (a file) of submission $1 in state $3, with its score and id;
+# notes the submission in the lists the report reads.
+emit_row() {
+    local index=$1 row state=$3 score= line
+    row=$(cat "$2")
+    case $state in
+        graded | nothing)
+            [[ -z $dry ]] && split_csv "$row" && score=$(score_of_fields) ;;
+        refused) refused_names+=("$(escaped "$(student_of "${entries[index]}")")") ;;
+        changed) changed_names+=("$(escaped "$(student_of "${entries[index]}")")") ;;
+        machine | no-gpu) machine_names+=("$(escaped "$(student_of "${entries[index]}")")"); machine_index+=("$index") ;;
+        dry-pass) dry_passed=$((dry_passed + 1)) ;;
+    esac
+    line="$row,$score"
+    [[ -n $ids_file ]] && line+=",$(csv_field "${id_of[index]:-}")"
+    printf '%s\n' "$line"
+}
+
+# The CSV's header line.
+emit_header() {
+    printf 'student,%s,note,score%s\n' "$out_header" "$([[ -n $ids_file ]] && echo ',student id')"
+}
+
+# What the rows said, on stderr, one line each: students graded on another case set, those the
+# machine failed, a dry run's count; sets final.
+report() {
+    local total=${#entries[@]}
+    if [[ ${#changed_names[@]} -gt 0 ]]; then
+        echo "grade.sh: the case set changed during grading (expected $hash) for ${#changed_names[@]} of $total students, not graded: $(join ', ' "${changed_names[@]}")" >&2
+        worse 1
+    fi
+    if [[ ${#refused_names[@]} -gt 0 ]]; then
+        echo "grade.sh: the lab refused its arguments (exit code 2) for ${#refused_names[@]} of $total submissions, not graded: $(join ', ' "${refused_names[@]}"); their notes quote it (build the labs and grade.sh from one commit)" >&2
+        worse 1
+    fi
+    if [[ ${#machine_names[@]} -gt 0 ]]; then
+        local who
+        who="${#machine_names[@]} of $total submissions: $(join ', ' "${machine_names[@]}")"
+        [[ ${#machine_names[@]} == "$total" ]] && who="every submission"
+        echo "grade.sh: the machine (not the students) failed, no grades for $who; their notes begin 'machine: ' and say why: grade them again where the GPU works" >&2
+        worse 3
+    fi
+    [[ -z $dry ]] || echo "grade.sh: dry run: $dry_passed of $total submissions compile and pass the static rules (no case ran; no scores)" >&2
+}
+
+# Keeps submission $1's --check output ($scratch/$1.out) as $keep_dir/<its file or folder name>.txt.
+keep_output() {
+    [[ -n $keep_dir && -f $scratch/$1.out ]] || return 0
+    cp "$scratch/$1.out" "$keep_dir/$(basename "${entries[$1]}").txt" || echo "grade.sh: could not keep $(escaped "${entries[$1]}")'s --check output in $(escaped "$keep_dir")" >&2
 }
 
 # Grades every submission here, --jobs at a time, and prints the CSV.
 grade_here() {
-    # The GPUs to grade on: those CUDA_VISIBLE_DEVICES names (a scheduler's share of the machine),
-    # else every GPU nvidia-smi lists.
-    local gpus devices
-    gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
-    [[ $gpus -gt 0 ]] || fail "no GPU here (nvidia-smi lists none); grading runs every case on one"
-    if [[ -n ${CUDA_VISIBLE_DEVICES:-} ]]; then
-        IFS=, read -r -a devices <<<"$CUDA_VISIBLE_DEVICES"
-    else
-        read -r -a devices <<<"$(seq -s ' ' 0 $((gpus - 1)))"
-    fi
-    echo "student,$header,note"
-    local total=${#entries[@]} index=0 entry i markers=()
+    set_up_keep
+    [[ -n $dry ]] && devices=(none)
+    local total=${#entries[@]} index=0 entry i
     # Job slot s grades on GPU devices[s mod the GPU count]; a submission takes a free slot, so that
     # with no more jobs than GPUs no two submissions share a GPU, whatever order they finish in.
     slot_pids=()
@@ -233,17 +707,18 @@ grade_here() {
         {
             started=$SECONDS
             grade_one "$index" "$entry" "${devices[slot % ${#devices[@]}]}"
-            echo "grade.sh: graded $((index + 1)) of $total: $(student_of "$entry") ($((SECONDS - started)) s)" >&2
+            keep_output "$index"
+            echo "grade.sh: graded $((index + 1)) of $total: $(escaped "$(student_of "$entry")") ($((SECONDS - started)) s)" >&2
         } &
         slot_pids[slot]=$!
         index=$((index + 1))
     done
     wait
+    emit_header
     for ((i = 0; i < index; i++)); do
-        cat "$scratch/$i.row"
-        markers+=("$scratch/$i.changed")
+        emit_row "$i" "$scratch/$i.row" "$(cat "$scratch/$i.state" 2>/dev/null)"
     done
-    case_set_changed "$hash" "${markers[@]}"
+    report
 }
 
 # Sets the variable slot to a slot whose job has ended (or never started), or to nothing if all are
@@ -275,20 +750,17 @@ task_needs() {
 
 # --slurm: OUT gets the settings every task reads (KEY=VALUE lines, read as data), the submissions
 # (NUL-separated: names may hold any character), task.sh, an sbatch script whose array task N grades
-# submission N into OUT/rows/N.row, and collect.sh, the job that makes OUT/grades.csv; then the array
-# is submitted (and, with --collect-job, collect.sh after it).
+# submission N into OUT/rows/N.row, collect.sh, the job that makes OUT/grades.csv, and copies of
+# --weights and --ids; then the array is submitted (and, with --collect-job, collect.sh after it).
+# If sbatch refuses the array, what was written goes again (OUT too, if this made it).
 submit_array() {
-    out=$(absolute "${positional[2]}")
-    if [[ -e $out && -n $(ls -A "$out" 2>/dev/null) ]]; then
-        fail "${positional[2]} is not empty; --slurm writes a new folder (nothing is overwritten)" 2
-    fi
-    [[ ${#entries[@]} -gt 0 ]] || fail "${positional[1]} has no submissions" 2
     command -v sbatch >/dev/null || fail "--slurm needs Slurm's sbatch, and there is none here"
-    local value
+    local value made=
     for value in "$out" "$lab_bin" "${case_args[@]}" "$header"; do
         [[ $value != *$'\n'* ]] || fail "a path or the lab's header holds a line break; --slurm's settings cannot" 2
     done
-    mkdir -p "$out/rows" "$out/logs" || fail "cannot make $out"
+    [[ -e $out ]] || made=yes
+    mkdir -p "$out/rows" "$out/logs" "$out/checks" || fail "cannot make $out"
     [[ -n $minutes ]] || minutes=$((limit / 60 + 10))
     task_needs
     {
@@ -304,6 +776,8 @@ submit_array() {
         echo "hash=$hash"
     } >"$out/settings"
     printf '%s\0' "${entries[@]}" >"$out/submissions"
+    [[ -z $weights_file ]] || cp "$weights_file" "$out/weights"
+    [[ -z $ids_file ]] || cp "$ids_file" "$out/ids"
     local option
     {
         echo '#!/usr/bin/env bash'
@@ -334,7 +808,10 @@ submit_array() {
         echo 'exit "$status"'
     } >"$out/collect.sh"
     local job collector
-    job=$(sbatch --parsable --array="0-$((${#entries[@]} - 1))" "$out/task.sh") || fail "sbatch refused the array (see above)"
+    if ! job=$(sbatch --parsable --array="0-$((${#entries[@]} - 1))" "$out/task.sh"); then
+        if [[ -n $made ]]; then rm -rf "$out"; else find "$out" -mindepth 1 -delete; fi
+        fail "sbatch refused the array (its words are above); nothing was submitted and $(printf '%q' "${positional[2]}") is as it was: the same command can run again"
+    fi
     job=${job%%;*}
     echo "$job" >"$out/job"
     echo "grade.sh: submitted job array $job: ${#entries[@]} tasks, one GPU, $cpus CPUs and $memory each (week $week)"
@@ -379,21 +856,17 @@ read_array() {
     mapfile -d '' entries <"$out/submissions"
     job=$(cat "$out/job" 2>/dev/null)
     [[ $job =~ ^[0-9]*$ ]] || fail "$out/job is not a job id: $job"
-}
-
-# Whether $1 names a GPU: GPU numbers or UUIDs, not empty, NoDevFiles or -1 (Slurm and CUDA's "none").
-names_gpu() {
-    [[ $1 =~ ^([0-9]+|GPU-[0-9A-Za-z-]+|MIG-[^,]+)(,.*)?$ ]]
+    parse_header
 }
 
 # --task: one array task, on the GPU Slurm gave it, its row written whole or not at all. Without a
-# GPU (no --gres=gpu:1 in the script, or a partition without GPUs) the row says so and the task fails:
-# it never grades on whatever GPU 0 is.
+# GPU (no --gres=gpu:1 in the script, or a partition without GPUs), or without the lab on this node,
+# the row says so and the task fails: it never grades on whatever GPU 0 is.
 run_task() {
     read_array
-    local index=${SLURM_ARRAY_TASK_ID:-} device= changed=
+    local index=${SLURM_ARRAY_TASK_ID:-} device= why= state
     [[ $index =~ ^[0-9]+$ && $index -lt ${#entries[@]} ]] || fail "grade.sh --task runs as a task of the array --slurm submitted (SLURM_ARRAY_TASK_ID ${index:-unset}, ${#entries[@]} submissions)"
-    rm -f "$out/rows/$index.no-gpu" "$out/rows/$index.changed"
+    rm -f "$out/rows/$index.state"
     if names_gpu "${CUDA_VISIBLE_DEVICES:-}"; then
         device=$CUDA_VISIBLE_DEVICES
     elif names_gpu "${SLURM_STEP_GPUS:-}"; then
@@ -402,18 +875,28 @@ run_task() {
         device=$SLURM_JOB_GPUS
     fi
     if [[ -z $device ]]; then
-        local why="no GPU was given to this task (check --gres=gpu:1 and the partition)"
-        row_without_results "$(student_of "${entries[index]}")" "${entries[index]}" "$why" >"$scratch/$index.row"
+        why="no GPU was given to this task (check --gres=gpu:1 and the partition)"
+        no_result "$index" "${entries[index]}" no-gpu "$why"
         echo "grade.sh: $why" >"$scratch/$index.err"
-        cp "$scratch/$index.err" "$out/rows/$index.no-gpu"
+    elif [[ ! -x $lab_bin ]]; then
+        why="machine: the lab $lab_bin is not on this node (not graded: the repository or LAB_BIN_DIR must be on a file system the nodes share)"
+        no_result "$index" "${entries[index]}" machine "$why"
+        echo "grade.sh: $why" >"$scratch/$index.err"
     else
         grade_one "$index" "${entries[index]}" "$device"
-        [[ -f $scratch/$index.changed ]] && cp "$scratch/$index.changed" "$out/rows/$index.changed"
     fi
+    keep_dir=$out/checks
+    mkdir -p "$keep_dir" && keep_output "$index"
     cp "$scratch/$index.err" "$out/rows/$index.err" 2>/dev/null
+    state=$(cat "$scratch/$index.state")
+    cp "$scratch/$index.state" "$out/rows/$index.state"
     mv "$scratch/$index.row" "$out/rows/$index.tmp" && mv "$out/rows/$index.tmp" "$out/rows/$index.row"
-    [[ -z $device ]] && fail "$why"
-    [[ -z $changed ]] || fail "$changed"
+    [[ -z $why ]] || fail "$why"
+    case $state in
+        changed) fail "$changed" ;;
+        machine) fail "the machine failed this task, not graded: $(tail -n 1 "$out/rows/$index.err" 2>/dev/null)" 3 ;;
+    esac
+    return 0
 }
 
 # Slurm's word on array task $1 of job $2: "STATE, exit CODE, REASON" from sacct, else from
@@ -443,38 +926,61 @@ task_state() {
 }
 
 # --collect: the array's CSV, in the submissions' order; tasks without a row get one with Slurm's
-# word on them, and stderr lists those and the tasks that got no GPU, with the command that runs them
-# again; rows graded on another case set end it with one line naming the students, and exit code 1.
+# word on them. stderr names the tasks still pending or running (collect again later), and apart
+# those that failed, got no GPU or that the machine failed, with the command that runs them again;
+# rows graded on another case set and rows the machine failed are named as in a local run.
 collect() {
     read_array
-    local missing=() no_gpu=() markers=() index student
-    echo "student,$header,note"
+    [[ -n $weights_file || ! -f $out/weights ]] || weights_file=$out/weights
+    [[ -n $ids_file || ! -f $out/ids ]] || ids_file=$out/ids
+    read_weights
+    read_ids
+    local missing=() no_gpu=() machine=() waiting=() index state line
+    local -A live=()
+    # Tasks Slurm still has in its queue (pending, running, completing), one a line (-r).
+    while read -r line; do
+        [[ $line =~ ^[0-9]+_([0-9]+)\ ([A-Z_]+)$ ]] && live[${BASH_REMATCH[1]}]=${BASH_REMATCH[2]}
+    done < <([[ -n $job ]] && squeue -h -r -j "$job" -o '%i %T' 2>/dev/null)
+    emit_header
     for index in "${!entries[@]}"; do
         if [[ -f $out/rows/$index.row ]]; then
-            cat "$out/rows/$index.row"
-            [[ -f $out/rows/$index.no-gpu ]] && no_gpu+=("$index")
+            state=$(cat "$out/rows/$index.state" 2>/dev/null || echo graded)
+            [[ $state == no-gpu ]] && no_gpu+=("$index")
+            [[ $state == machine ]] && machine+=("$index")
+            emit_row "$index" "$out/rows/$index.row" "$state"
+        elif [[ -n ${live[$index]:-} ]]; then
+            row_without_results "$(student_of "${entries[index]}")" "${entries[index]}" "no result yet from array task $index: ${live[$index]} (collect again later)" >"$scratch/row"
+            emit_row "$index" "$scratch/row" waiting
+            waiting+=("$index")
         else
-            student=$(student_of "${entries[index]}")
-            row_without_results "$student" "${entries[index]}" "no result from array task $index: $(task_state "$index" "$job")"
+            row_without_results "$(student_of "${entries[index]}")" "${entries[index]}" "no result from array task $index: $(task_state "$index" "$job")" >"$scratch/row"
+            emit_row "$index" "$scratch/row" missing
             missing+=("$index")
         fi
-        markers+=("$out/rows/$index.changed")
     done
-    if [[ $((${#missing[@]} + ${#no_gpu[@]})) -gt 0 ]]; then
-        local list what=()
-        list=$(printf '%s\n' "${missing[@]}" "${no_gpu[@]}" | grep . | sort -n | paste -s -d ,)
-        [[ ${#missing[@]} -gt 0 ]] && what+=("no row: $(IFS=,; echo "${missing[*]}")")
-        [[ ${#no_gpu[@]} -gt 0 ]] && what+=("no GPU: $(IFS=,; echo "${no_gpu[*]}")")
-        echo "grade.sh: $((${#missing[@]} + ${#no_gpu[@]})) of ${#entries[@]} tasks have no grades ($(printf '%s; ' "${what[@]}")their logs: $out/logs/${job:-JOB}_N.log); to run only those again: sbatch --array=$list $(printf '%q' "$out/task.sh")" >&2
+    if [[ ${#waiting[@]} -gt 0 ]]; then
+        echo "grade.sh: ${#waiting[@]} of ${#entries[@]} tasks are still pending or running ($(join , "${waiting[@]}")), not failed: collect again later (squeue -j $job)" >&2
+        worse 4
     fi
-    case_set_changed "$hash" "${markers[@]}"
+    if [[ $((${#missing[@]} + ${#no_gpu[@]} + ${#machine[@]})) -gt 0 ]]; then
+        local list what=()
+        list=$(printf '%s\n' "${missing[@]}" "${no_gpu[@]}" "${machine[@]}" | grep . | sort -n | paste -s -d ,)
+        [[ ${#missing[@]} -gt 0 ]] && what+=("no row: $(join , "${missing[@]}")")
+        [[ ${#no_gpu[@]} -gt 0 ]] && what+=("no GPU: $(join , "${no_gpu[@]}")")
+        [[ ${#machine[@]} -gt 0 ]] && what+=("the machine failed: $(join , "${machine[@]}")")
+        echo "grade.sh: $((${#missing[@]} + ${#no_gpu[@]} + ${#machine[@]})) of ${#entries[@]} tasks have no grades ($(printf '%s; ' "${what[@]}")their logs: $out/logs/${job:-JOB}_N.log); to run only those again: sbatch --array=$list $(printf '%q' "$out/task.sh")" >&2
+        [[ ${#missing[@]} -gt 0 ]] && worse 1
+    fi
+    report
 }
 
 scratch=$(mktemp -d) || fail "cannot make a private folder"
 trap 'rm -rf "$scratch"' EXIT
+final=0 changed_names=() machine_names=() refused_names=() machine_index=() dry_passed=0 changed=
 case $mode in
     local) set_up_week 2 && grade_here ;;
     slurm) set_up_week 3 && submit_array ;;
     task) run_task ;;
     collect) [[ ${#positional[@]} -eq 0 ]] || fail "$usage" 2; collect ;;
 esac
+exit "$final"

@@ -2,13 +2,20 @@
 # Checks assignments/grade.sh without a GPU (run by scripts/test.sh): a stand-in lab answers --check
 # as a lab would, as each submission's first line says, and the real lab-mmm lists the cases. What is
 # checked: the CSV (every row as long as the header, names with commas and quotes as RFC 4180 says, a
-# name that a spreadsheet would take for a formula kept as text,
-# the rows for a compile error, a run without a result and a folder without a .cu file), that
-# --jobs 3 gives the same CSV as one job, that no two jobs share a GPU (and only CUDA_VISIBLE_DEVICES's
-# are used where it is set), that --cases and the time limit reach the lab, the progress lines on stderr,
-# the one-line errors for bad arguments, a row graded on another case set (a --cases file edited
-# during grading) caught, a folder with several .cu files not graded, .CU files graded, and that
-# --help names every option.
+# name that a spreadsheet would take for a formula kept as text, names with line breaks, tabs and
+# bytes that are not UTF-8 escaped as \xNN so that Python's csv module reads the file as UTF-8),
+# the rows for a compile error, a run without a result and a folder without a .cu file, a folder
+# whose only .cu file is in a subfolder, that --jobs 3 gives the same CSV as one job, that no two
+# jobs share a GPU (and only CUDA_VISIBLE_DEVICES's are used where it is set), that --cases and the
+# time limit reach the lab, the progress lines on stderr, the one-line errors for bad arguments, a
+# row graded on another case set (a --cases file edited during grading) caught, a folder with several
+# .cu files not graded, .CU files graded; the labs' MACHINE contract (verdict MACHINE, "machine: ",
+# exit code 3: never a compile error, no score, the students named, exit code 3), a lab with a note
+# column of its own, a lab that refuses the arguments; the score and --weights (and its errors:
+# a typo, a bad weight, a column weighted twice), --ids (students without an id, lines naming
+# nobody), the kept --check outputs; --dry-run without a GPU and without building; no GPU found
+# before anything is built; an empty submissions folder, a LAB_BIN_DIR without labs and an sbatch
+# that refuses the array (nothing left behind); and that --help names every option.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target=${CARGO_TARGET_DIR:-target}
@@ -24,69 +31,121 @@ expect() {  # expect WHAT GOT WANTED
 }
 
 # The stand-in lab: --list-cases goes to the real one; --check answers from the submission's first
-# line ("// pass", "// compile error", anything else: no result) after a random pause, so that jobs
-# finish out of order, and notes the GPU it was given. "// other case set" passes with another case
-# set's hash; "// edits the cases" adds a case to the --cases file, then passes on the file as it is now.
-mkdir -p "$work/bin" "$work/gpus" "$work/no-gpu"
+# line ("// pass", "// half": every other case and rule passes, "// compile error", anything else: no
+# result) after a random pause, so that jobs finish out of order, and notes the GPU it was given.
+# "// other case set" passes with another case set's hash; "// edits the cases" adds a case to the
+# --cases file, then passes on the file as it is now. The labs' contract for a machine that fails
+# them: "// machine" gives the verdict MACHINE in every case (the rules pass), "machine: ..." on stderr
+# (and in the note column, where STUB_NOTE_COLUMN gives the lab one) and exit code 3; "// machine, no
+# row" only the line and the exit code. --check --dry-run: the rules read from the code PASS ("//
+# static fail": FAIL, exit code 1), every case and measured rule "-"; STUB_OLD_LAB: no --dry-run.
+mkdir -p "$work/bin" "$work/gpus" "$work/no-gpu" "$work/cargo"
 cat >"$work/bin/lab-mmm" <<'STUB'
 #!/usr/bin/env bash
 set -u
-file= args=() plain=() cases_file=
+file= args=() plain=() cases_file= dry= csv=
 while (($#)); do
     case $1 in
         --kernel-source) file=$2; shift 2 ;;
         --cases) cases_file=$2; args+=("$1" "$2"); plain+=("$1" "$2"); shift 2 ;;
         --check | --sanitize) shift ;;
+        --dry-run) dry=yes; shift ;;
         --time-limit) echo "$2" >>"$STUB_LOG.limits"; shift 2 ;;
-        --csv) args+=("$1"); shift ;;
+        --csv) csv=yes; args+=("$1"); shift ;;
+        --help) echo "Usage: lab-mmm [OPTIONS]"; [[ -n ${STUB_OLD_LAB:-} ]] || echo "      --dry-run"; exit 0 ;;
         *) args+=("$1"); plain+=("$1"); shift ;;
     esac
 done
-[[ -n $file ]] || exec "$REAL_LAB" "${args[@]}"
+# A note column of the stand-in's own only where the lab it lists for has none.
+note_column() { [[ -n ${STUB_NOTE_COLUMN:-} && $("$REAL_LAB" --kernel tiled --list-cases --csv) != *,note,* ]]; }
+if [[ -z $file ]]; then
+    listed=$("$REAL_LAB" "${args[@]}") || exit
+    note_column && [[ -n $csv ]] && listed+=",note"
+    printf '%s\n' "$listed"
+    exit 0
+fi
 echo "begin $(basename "$file") ${CUDA_VISIBLE_DEVICES:-unset}" >>"$STUB_LOG"
 trap 'echo "end $(basename "$file") ${CUDA_VISIBLE_DEVICES:-unset}" >>"$STUB_LOG"' EXIT
 sleep "0.$((RANDOM % 4))"
 first=$(head -n 1 "$file")
 [[ $first == "// edits the cases" ]] && echo "3 5 7 f64 1" >>"$cases_file"
+machine="machine: no usable CUDA GPU (cudaGetDeviceCount: CUDA driver version is insufficient for CUDA runtime version)"
 case $first in
-    "// pass" | "// other case set" | "// edits the cases")
-        listing=$("$REAL_LAB" "${plain[@]}" --list-cases)
-        read -r cases _ _ _ hash <<<"$(head -n 1 <<<"$listing" | tr -d '():')"
-        [[ $first == "// other case set" ]] && hash=ffffffffffffffff
-        header=$("$REAL_LAB" "${args[@]}" --list-cases)
-        echo "$header"
-        # The columns after "passed" as the lab names them: the time ratio, the case set, others empty.
-        IFS=, read -r -a after <<<"${header##*,passed,}"
-        rest=
-        for column in "${after[@]}"; do
-            case $column in "time ratio") rest+=",1.000" ;; "case set") rest+=",$hash" ;; *) rest+="," ;; esac
-        done
-        verdicts=$(printf 'PASS,%.0s' $(seq "$cases"))
-        printf '"%s",%s%s/%s%s\n' "${file//\"/\"\"}" "$verdicts" "$cases" "$cases" "$rest" ;;
     "// compile error")
         echo "$file(3): error: identifier \"x\" is undefined" >&2
         exit 1 ;;
+    "// refused")
+        echo "error: unexpected argument '--time-limit' found" >&2
+        exit 2 ;;
     "// warns, then fails")
         echo "$file(5): warning #177-D: variable \"error_count\" was declared but never referenced" >&2
         echo "$file compiled (for GPU 0, sm_90): mmm_f64 40 registers, 4096 bytes shared" >&2
         echo "lab-mmm: error: the cases need a GPU: no usable CUDA GPU" >&2
         exit 1 ;;
+    "// machine, no row")
+        echo "lab-mmm: error: $machine" >&2
+        exit 3 ;;
+    "// pass" | "// half" | "// other case set" | "// edits the cases" | "// machine" | "// static fail" | "// compile error, with a row")
+        listing=$("$REAL_LAB" "${plain[@]}" --list-cases)
+        read -r cases _ _ _ hash <<<"$(head -n 1 <<<"$listing" | tr -d '():')"
+        mapfile -t names < <(tail -n +2 <<<"$listing")
+        [[ $first == "// other case set" ]] && hash=ffffffffffffffff
+        header=$("$REAL_LAB" "${args[@]}" --list-cases)
+        note_column && header+=",note"
+        echo "$header"
+        verdicts= passed=0 code=0 note= counted=0
+        [[ -n $dry ]] && note="dry run: no GPU used"
+        for i in "${!names[@]}"; do
+            verdict=PASS
+            if [[ $first == "// compile error, with a row" ]]; then
+                # A lab that keeps a row for a compile error: FAIL in every column ("-" where a dry
+                # run does not run it), the note "compile error: ...", exit code 1.
+                verdict=FAIL code=1 note="compile error: $file(3): error: identifier \"x\" is undefined"
+                [[ -n $dry && ! ${names[i]} =~ ^[a-z]+:\  ]] && verdict=-
+            elif [[ -n $dry ]]; then
+                [[ ${names[i]} =~ ^[a-z]+:\  ]] || verdict=-
+                [[ $verdict == PASS && $first == "// static fail" ]] && verdict=FAIL code=1
+            elif [[ $first == "// half" && $((i % 2)) == 1 ]]; then
+                verdict=FAIL code=1
+            elif [[ $first == "// machine" && ! ${names[i]} =~ ^[a-z]+:\  ]]; then
+                verdict=MACHINE code=3 note=$machine
+            fi
+            [[ $verdict == PASS ]] && passed=$((passed + 1))
+            [[ $verdict == - ]] || counted=$((counted + 1))
+            verdicts+="$verdict,"
+        done
+        [[ $note == machine:* ]] && echo "lab-mmm: error: $note" >&2
+        # The columns after "passed" as the lab names them: the time ratio, the case set, others empty.
+        IFS=, read -r -a after <<<"${header##*,passed,}"
+        rest=
+        for column in "${after[@]}"; do
+            case $column in "time ratio") if [[ -n $dry ]]; then rest+=","; else rest+=",1.000"; fi ;; "case set") rest+=",$hash" ;; note) rest+=",\"${note//\"/\"\"}\"" ;; *) rest+="," ;; esac
+        done
+        printf '"%s",%s%s/%s%s\n' "${file//\"/\"\"}" "$verdicts" "$passed" "$counted" "$rest"
+        exit "$code" ;;
     *) exit 1 ;;
 esac
 STUB
 printf '#!/usr/bin/env bash\necho "GPU 0: Stand-in (UUID: GPU-0)"\necho "GPU 1: Stand-in (UUID: GPU-1)"\n' >"$work/gpus/nvidia-smi"
 printf '#!/usr/bin/env bash\nexit 9\n' >"$work/no-gpu/nvidia-smi"
-chmod +x "$work/bin/lab-mmm" "$work/gpus/nvidia-smi" "$work/no-gpu/nvidia-smi"
+# cargo, for the runs without LAB_BIN_DIR: it notes that it was called, and fails.
+printf '#!/usr/bin/env bash\necho "cargo $*" >>%q\nexit 101\n' "$work/cargo.log" >"$work/cargo/cargo"
+chmod +x "$work/bin/lab-mmm" "$work/gpus/nvidia-smi" "$work/no-gpu/nvidia-smi" "$work/cargo/cargo"
 
 subs=$work/submissions
-mkdir -p "$subs/in a folder" "$subs/empty folder"
+mkdir -p "$subs/in a folder" "$subs/empty folder" "$subs/eve/src" "$subs/eve/__MACOSX/src" "$subs/eve/.git"
 echo "// pass" >"$subs/alice.cu"
 echo "// pass" >"$subs/=1+2.cu"
 echo "// pass" >"$subs/Doe, Jane \"JD\".cu"
 echo "// compile error" >"$subs/bob.cu"
 echo "// crashes" >"$subs/carol.cu"
-echo "// warns, then fails" >"$subs/dave errors.cu"
+echo "// half" >"$subs/half.cu"
 echo "// pass" >"$subs/in a folder/mmm.cu"
+# eve's only .cu file is in a subfolder; macOS's copies and hidden files are not hers.
+echo "// pass" >"$subs/eve/src/mmm.cu"
+echo "// crashes" >"$subs/eve/__MACOSX/src/._mmm.cu"
+echo "// crashes" >"$subs/eve/.git/old.cu"
+echo "// crashes" >"$subs/eve/src/.#mmm.cu"
 
 export REAL_LAB=$real_lab LAB_BIN_DIR=$work/bin STUB_LOG=$work/stub.log
 grade() {  # grade NAME ARGS...: stdout to NAME.csv, stderr to NAME.err, the exit code echoed
@@ -104,27 +163,29 @@ expect "three jobs give one job's CSV" "$(cmp -s "$work/one.csv" "$work/three.cs
 # The CSV, as a spreadsheet reads it: one row per submission in name order, each as long as the header.
 summary=$(python3 - "$work/one.csv" <<'PY'
 import csv, sys
-rows = list(csv.reader(open(sys.argv[1], newline="")))
+rows = list(csv.reader(open(sys.argv[1], newline="", encoding="utf-8")))
 header, body = rows[0], rows[1:]
 print("lengths", "same" if all(len(row) == len(header) for row in rows) else [len(row) for row in rows])
-print("columns", header[0], header[1], header[-5], header[-4], header[-3], header[-2], header[-1], len(header))
+print("columns", header[0], header[1], header[-6], header[-5], header[-4], header[-3], header[-2], header[-1], len(header))
 for row in body:
-    print("row", row[0], "|", row[header.index("passed")], "|", row[-1])
+    print("row", row[0], "|", row[header.index("passed")], "|", row[header.index("note")], "|", row[header.index("score")])
 PY
 )
 expect "every row as long as the header" "$(grep '^lengths' <<<"$summary")" "lengths same"
-expect "header" "$(grep '^columns' <<<"$summary")" "columns student file passed time ratio flags case set note 25"
+expect "header: the lab's columns, then note and score" "$(grep '^columns' <<<"$summary")" "columns student file passed time ratio flags case set note score 26"
 expect "rows" "$(grep '^row' <<<"$summary")" "$(cat <<ROWS
-row '=1+2 | 18/18 | 
-row Doe, Jane "JD" | 18/18 | 
-row alice | 18/18 | 
-row bob | 0/18 | compile error or no result: $subs/bob.cu(3): error: identifier "x" is undefined
-row carol | 0/18 | compile error or no result: no message
-row dave errors | 0/18 | compile error or no result: lab-mmm: error: the cases need a GPU: no usable CUDA GPU
-row empty folder | 0/18 | no .cu file
-row in a folder | 18/18 | 
+row '=1+2 | 18/18 |  | 100.0
+row Doe, Jane "JD" | 18/18 |  | 100.0
+row alice | 18/18 |  | 100.0
+row bob | 0/18 | compile error or no result: $subs/bob.cu(3): error: identifier "x" is undefined | 0.0
+row carol | 0/18 | compile error or no result: no message | 0.0
+row empty folder | 0/18 | no .cu file | 0.0
+row eve | 18/18 | graded src/mmm.cu, the folder's only .cu file | 100.0
+row half | 9/18 |  | 50.0
+row in a folder | 18/18 |  | 100.0
 ROWS
 )"
+expect "eve's file is the one in src/" "$(grep -c "^\"eve\",\"$subs/eve/src/mmm.cu\"," "$work/one.csv")" 1
 
 # Which GPUs the jobs ran on, from the stand-in's log: "same GPU at once" if two overlapped on one.
 gpus_used() {
@@ -153,7 +214,7 @@ expect "a scheduler's GPUs" "$(gpus_used)" "one at a time on 5,7"
 expect "a scheduler's GPUs, same CSV" "$(cmp -s "$work/one.csv" "$work/share.csv" && echo same || echo different)" same
 
 # Progress: a line per submission on stderr, none in the CSV.
-expect "progress lines" "$(grep -c '^grade.sh: graded [1-8] of 8: ' "$work/three.err")" 8
+expect "progress lines" "$(grep -c '^grade.sh: graded [1-9] of 9: ' "$work/three.err")" 9
 expect "no progress in the CSV" "$(grep -c 'grade.sh' "$work/three.csv" || true)" 0
 
 # Every --check has a time limit: 10 minutes, an hour with --sanitize, or --limit's.
@@ -172,9 +233,9 @@ expect "--cases exits" "$(grade hidden --cases "$work/cases.txt" 03-mmm-tiled "$
 # Week 3's three rules read from the code come first (issues 29 and 39), then its three measured ones.
 rules='"tiles: mmm_f64 and mmm_f32 keep two BLOCK_SIZE x BLOCK_SIZE tiles in shared memory (ptxas report)","barrier: mmm_f64 and mmm_f32 wait at __syncthreads() inside the loop over the tiles (PTX)","loads: mmm_f64 and mmm_f32 load through global or shared pointers, none generic (PTX)"'
 measured='"tiling, measured: global loads per element of C (ncu)","tiling, measured: shared-memory loads per element of C (ncu)","tiling, measured: shared memory per block of the kernel that ran (ncu)"'
-expect "--cases header" "$(head -n 1 "$work/hidden.csv")" "student,file,$rules,$measured,\"mmm f64, 1 x 1 times 1 x 1\",\"mmm f32, 17 x 33 times 33 x 5\",passed,time ratio,flags,case set,note"
-expect "--cases rows" "$(grep -c ',8/8,' "$work/hidden.csv")" 4
-case_set() { python3 -c 'import csv, sys; print(list(csv.reader(open(sys.argv[1], newline="")))[2][-2])' "$1"; }
+expect "--cases header" "$(head -n 1 "$work/hidden.csv")" "student,file,$rules,$measured,\"mmm f64, 1 x 1 times 1 x 1\",\"mmm f32, 17 x 33 times 33 x 5\",passed,time ratio,flags,case set,note,score"
+expect "--cases rows" "$(grep -c ',8/8,' "$work/hidden.csv")" 5
+case_set() { python3 -c 'import csv, sys; rows = list(csv.reader(open(sys.argv[1], newline=""))); print(rows[2][rows[0].index("case set")])' "$1"; }
 expect "another case set" "$([[ $(case_set "$work/hidden.csv") != "$(case_set "$work/one.csv")" ]] && echo yes)" yes
 
 # A row graded on another case set than the one grading began with: no verdicts, nothing passed, the
@@ -193,7 +254,7 @@ echo "// pass" >"$more/upper.CU"
 echo "// pass" >"$more/Upper folder/k.CU"
 echo "// pass" >"$more/one and a folder/mmm.cu"
 expect "another case set exits 1" "$(grade more --jobs 2 03-mmm-tiled "$more")" 1
-expect "another case set: one line names the student" "$(grep -v '^grade.sh: graded ' "$work/more.err")" \
+expect "another case set: one line names the student" "$(grep -v -e '^grade.sh: graded ' -e '^grade.sh: each submission' "$work/more.err")" \
     "grade.sh: the case set changed during grading (expected $week_hash) for 1 of 6 students, not graded: b"
 # columns CSV NAME...: "lengths same" (or each row's length), then a line per row: "row" and the
 # columns named (#N: the Nth), " | " between.
@@ -234,7 +295,7 @@ n=$(head -n 1 <<<"$listing" | cut -d ' ' -f 1)
 listing=$("$real_lab" --kernel tiled --cases "$work/edited-cases.txt" --list-cases)
 new_hash=$(head -n 1 <<<"$listing" | tr -d '():' | cut -d ' ' -f 5)
 expect "an edited --cases file has another hash" "$([[ -n $new_hash && $new_hash != "$hidden_hash" ]] && echo yes)" yes
-expect "an edited --cases file: one line names the students" "$(grep -v '^grade.sh: graded ' "$work/edited.err")" \
+expect "an edited --cases file: one line names the students" "$(grep -v -e '^grade.sh: graded ' -e '^grade.sh: each submission' "$work/edited.err")" \
     "grade.sh: the case set changed during grading (expected $hidden_hash) for 2 of 3 students, not graded: 2, 3"
 expect "an edited --cases file: the rows" "$(columns "$work/edited.csv" student passed "time ratio" "case set" note)" "$(cat <<ROWS
 lengths same
@@ -247,7 +308,7 @@ ROWS
 # --help names every option grade.sh reads.
 bash assignments/grade.sh --help >"$work/help.txt"
 options=$(grep -o -E '^ +(-h\|)?--[a-z-]+(\|--[a-z-]+)*\)' assignments/grade.sh | tr -d ' )' | tr '|' ' ')
-expect "options found" "$(wc -w <<<"$options")" 15
+expect "options found" "$(wc -w <<<"$options")" 19
 for option in $options; do
     expect "--help names $option" "$(grep -q -E -- "(^|[ [,])$option([] ,]|$)" "$work/help.txt" && echo yes)" yes
 done
@@ -259,8 +320,252 @@ for bad in "--jobs 0 03-mmm-tiled $subs" "09-nothing $subs" "03-mmm-tiled $work/
     expect "grade.sh $bad exits" "$(grade bad $bad)" 2
     expect "grade.sh $bad says why in one line" "$(wc -l <"$work/bad.err") $(grep -c '^grade.sh: ' "$work/bad.err")" "1 1"
 done
-expect "no GPU exits" "$(LC_ALL=C PATH="$work/no-gpu:$PATH" bash assignments/grade.sh 03-mmm-tiled "$subs" >/dev/null 2>"$work/no-gpu.err" && echo 0 || echo $?)" 1
-expect "no GPU says so" "$(cat "$work/no-gpu.err")" "grade.sh: no GPU here (nvidia-smi lists none); grading runs every case on one"
+# No GPU: one line and exit code 1, before anything is built (here cargo only notes that it ran);
+# with a GPU and no LAB_BIN_DIR the labs are built. CUDA_VISIBLE_DEVICES naming a GPU is a GPU
+# (a scheduler's node without nvidia-smi on the PATH); naming none is no GPU.
+nogpu() {  # nogpu NAME ARGS...: as grade, on a machine without a GPU, LAB_BIN_DIR and cargo's stand-in
+    local name=$1
+    shift
+    env -u CUDA_VISIBLE_DEVICES LC_ALL=C PATH="$work/cargo:$work/no-gpu:$PATH" bash assignments/grade.sh "$@" >"$work/$name.csv" 2>"$work/$name.err" && echo 0 || echo $?
+}
+rm -f "$work/cargo.log"
+expect "no GPU exits" "$(LAB_BIN_DIR='' nogpu no-gpu 03-mmm-tiled "$subs")" 1
+expect "no GPU says so" "$(cat "$work/no-gpu.err")" "grade.sh: no GPU here (nvidia-smi lists none, CUDA_VISIBLE_DEVICES is unset); grading runs every case on one: grade on a GPU node, or use --dry-run (compiles and checks the static rules only)"
+expect "no GPU: nothing built" "$(cat "$work/cargo.log" 2>/dev/null)" ""
+expect "a GPU: the lab is built" "$(LAB_BIN_DIR='' LC_ALL=C PATH="$work/cargo:$work/gpus:$PATH" bash assignments/grade.sh 03-mmm-tiled "$subs" 2>&1 >/dev/null; cat "$work/cargo.log")" \
+    "grade.sh: cargo build --release -p lab-mmm failed
+cargo build --release -q -p lab-mmm"
+expect "CUDA_VISIBLE_DEVICES=-1 is no GPU" "$(CUDA_VISIBLE_DEVICES=-1 grade hidden-gpus 03-mmm-tiled "$subs")" 1
+expect "CUDA_VISIBLE_DEVICES=-1: one line" "$(cat "$work/hidden-gpus.err")" "grade.sh: no GPU here: CUDA_VISIBLE_DEVICES='-1' names none; grade on a GPU node, or use --dry-run (compiles and checks the static rules only)"
+expect "CUDA_VISIBLE_DEVICES names a GPU, no nvidia-smi" "$(CUDA_VISIBLE_DEVICES=3 LC_ALL=C PATH="$work/no-gpu:$PATH" bash assignments/grade.sh 03-mmm-tiled "$subs" >"$work/scheduler.csv" 2>/dev/null && echo 0 || echo $?)" 0
+expect "CUDA_VISIBLE_DEVICES names a GPU: the same CSV" "$(cmp -s "$work/one.csv" "$work/scheduler.csv" && echo same || echo different)" same
+
+# An empty submissions folder, locally and for --slurm: one line, exit code 2.
+mkdir -p "$work/none"
+expect "no submissions exits" "$(grade none 03-mmm-tiled "$work/none")" 2
+expect "no submissions says so" "$(cat "$work/none.err")" "grade.sh: $work/none has no submissions (no <student>.cu files or <student>/ folders in it)"
+expect "no submissions, --slurm" "$(grade none --slurm 03-mmm-tiled "$work/none" "$work/none-out")" 2
+expect "no submissions, --slurm says so" "$(cat "$work/none.err")" "grade.sh: $work/none has no submissions (no <student>.cu files or <student>/ folders in it)"
+
+# LAB_BIN_DIR without the labs (gpu-bundle/bin before scripts/gpu-bundle.sh ran): one line that says
+# how to build them, locally and for --slurm; a folder with other labs only names them.
+mkdir -p "$work/empty-bin" "$work/other-bin"
+printf '#!/usr/bin/env bash\n' >"$work/other-bin/lab-simpson"
+chmod +x "$work/other-bin/lab-simpson"
+expect "LAB_BIN_DIR without labs exits" "$(LAB_BIN_DIR=$work/empty-bin grade no-labs 03-mmm-tiled "$subs")" 1
+expect "LAB_BIN_DIR without labs says how to build them" "$(cat "$work/no-labs.err")" \
+    "grade.sh: LAB_BIN_DIR=$work/empty-bin has no lab binaries yet: build them with bash scripts/gpu-bundle.sh (they go to gpu-bundle/bin), or unset LAB_BIN_DIR to build with cargo here"
+expect "LAB_BIN_DIR without labs, --slurm" "$(LAB_BIN_DIR=$work/missing-bin grade no-labs --slurm 03-mmm-tiled "$subs" "$work/no-labs-out")" 1
+expect "LAB_BIN_DIR without labs, --slurm says how to build them" "$(cat "$work/no-labs.err")" \
+    "grade.sh: LAB_BIN_DIR=$work/missing-bin has no lab binaries yet: build them with bash scripts/gpu-bundle.sh (they go to gpu-bundle/bin), or unset LAB_BIN_DIR to build with cargo here"
+expect "LAB_BIN_DIR with other labs" "$(LAB_BIN_DIR=$work/other-bin grade no-labs 03-mmm-tiled "$subs"; cat "$work/no-labs.err")" \
+    "1
+grade.sh: LAB_BIN_DIR=$work/other-bin has no executable lab-mmm (only lab-simpson): build them again with bash scripts/gpu-bundle.sh"
+
+# A failed sbatch leaves nothing behind: the folder it made is gone, a folder that was empty is empty.
+mkdir -p "$work/refusing" "$work/empty-out"
+printf '#!/usr/bin/env bash\necho "sbatch: error: invalid partition specified: gpu" >&2\nexit 1\n' >"$work/refusing/sbatch"
+chmod +x "$work/refusing/sbatch"
+refused() { { LC_ALL=C PATH="$work/refusing:$PATH" bash assignments/grade.sh --slurm 03-mmm-tiled "$subs" "$1" >/dev/null; } 2>&1 && echo 0 || echo $?; }
+expect "sbatch refuses: exit 1, its words and one line" "$(refused "$work/new-out")" \
+    "sbatch: error: invalid partition specified: gpu
+grade.sh: sbatch refused the array (its words are above); nothing was submitted and $work/new-out is as it was: the same command can run again
+1"
+expect "sbatch refuses: the folder it made is gone" "$([[ -e $work/new-out ]] && echo there || echo gone)" gone
+refused "$work/empty-out" >/dev/null
+expect "sbatch refuses: an empty folder stays empty" "$(find "$work/empty-out" -mindepth 1 | wc -l)" 0
+
+# Names no CSV reader chokes on: bytes that are not UTF-8 and control characters as \xNN (a line
+# break, a tab; a UTF-16 surrogate's bytes), UTF-8 as it is, commas and quotes as RFC 4180 says.
+odd=$work/odd
+mkdir -p "$odd" "$odd/dir"$'\xe9'
+echo "// pass" >"$odd/"$'\xff\xfe bad.cu'
+echo "// pass" >"$odd/new"$'\n'"line.cu"
+echo "// pass" >"$odd/tab"$'\t'"here.cu"
+echo "// compile error" >"$odd/comma, and \"quote\".cu"
+echo "// pass" >"$odd/caf"$'\xc3\xa9'".cu"
+echo "// pass" >"$odd/"$'\xed\xa0\x80'"sur.cu"
+echo "// pass" >"$odd/dir"$'\xe9'"/k"$'\xff'".cu"
+printf '%s\n' "caf"$'\xc3\xa9'".cu,s11" '\xff\xfe bad.cu,s10' "dir"$'\xe9'",s12" >"$work/odd-ids.txt"
+expect "odd names exit" "$(grade odd --ids "$work/odd-ids.txt" 03-mmm-tiled "$odd")" 0
+expect "odd names: a CSV that Python reads as UTF-8" "$(python3 - "$work/odd.csv" <<'PY'
+import csv, sys
+rows = list(csv.reader(open(sys.argv[1], newline="", encoding="utf-8", errors="strict")))
+header = rows[0]
+assert all(len(row) == len(header) for row in rows), [len(row) for row in rows]
+for row in rows[1:]:
+    print(row[0], "|", row[1].rsplit("/", 2)[-2:] if "dir" in row[0] else row[1].rsplit("/", 1)[-1], "|", row[header.index("passed")], "|", row[header.index("student id")])
+PY
+)" "$(cat <<'ROWS'
+café | café.cu | 18/18 | s11
+comma, and "quote" | comma, and "quote".cu | 0/18 | 
+dir\xe9 | ['dir\\xe9', 'k\\xff.cu'] | 18/18 | s12
+new\x0aline | new\x0aline.cu | 18/18 | 
+tab\x09here | tab\x09here.cu | 18/18 | 
+\xed\xa0\x80sur | \xed\xa0\x80sur.cu | 18/18 | 
+\xff\xfe bad | \xff\xfe bad.cu | 18/18 | s10
+ROWS
+)"
+expect "odd names: one line per row" "$(wc -l <"$work/odd.csv")" 8
+expect "odd names: the students without an id, escaped" "$(grep 'no id' "$work/odd.err")" \
+    "grade.sh: --ids $work/odd-ids.txt has no id for 4 of 7 submissions (their student id is empty): comma, and \"quote\".cu, new\\x0aline.cu, tab\\x09here.cu, \\xed\\xa0\\x80sur.cu"
+expect "odd names: every output kept" "$(find "$work/odd-checks" -mindepth 1 -printf . | wc -c)" 7
+
+# The machine, not the student: MACHINE verdicts (or the lab's exit code 3, or an older lab's no-GPU
+# error) are never a compile error: the note begins "machine: ", there is no score, stderr names
+# the students and grade.sh exits with 3. A lab with a note column of its own gives the same CSV.
+machine=$work/machine
+mkdir -p "$machine"
+echo "// pass" >"$machine/ok.cu"
+echo "// machine" >"$machine/oom.cu"
+echo "// machine, no row" >"$machine/gone.cu"
+echo "// warns, then fails" >"$machine/old lab.cu"
+expect "the machine fails some: exit 3" "$(grade machine 03-mmm-tiled "$machine")" 3
+why="machine: no usable CUDA GPU (cudaGetDeviceCount: CUDA driver version is insufficient for CUDA runtime version)"
+expect "the machine fails some: the rows" "$(columns "$work/machine.csv" student "#8" passed note score)" "$(cat <<ROWS
+lengths same
+row gone | - | 0/18 | $why (not graded, grade again where it works) | 
+row ok | PASS | 18/18 |  | 100.0
+row old lab | - | 0/18 | machine: lab-mmm: error: the cases need a GPU: no usable CUDA GPU (not graded, grade again where it works) | 
+row oom | MACHINE | 3/18 | $why (15 of 18 cases could not run on this machine: not graded, grade again where it works) | 
+ROWS
+)"
+expect "the machine fails some: never a compile error" "$(grep -c 'compile error' "$work/machine.csv")" 0
+expect "the machine fails some: one line names them" "$(grep -v -e '^grade.sh: graded ' -e '^grade.sh: each submission' "$work/machine.err")" \
+    "grade.sh: the machine (not the students) failed, no grades for 3 of 4 submissions: gone, old lab, oom; their notes begin 'machine: ' and say why: grade them again where the GPU works"
+expect "a lab with a note column: exit 3" "$(STUB_NOTE_COLUMN=1 grade machine-noted 03-mmm-tiled "$machine")" 3
+expect "a lab with a note column: the same CSV" "$(diff "$work/machine.csv" "$work/machine-noted.csv" && echo same)" same
+expect "a lab with a note column: its notes kept" "$(echo "// half" >"$machine/ok.cu"; STUB_NOTE_COLUMN=1 grade machine-noted 03-mmm-tiled "$machine" >/dev/null; columns "$work/machine-noted.csv" student note | grep ok)" "row ok | "
+rm "$machine/ok.cu" "$machine/old lab.cu"
+expect "the machine fails all: exit 3" "$(grade machine 03-mmm-tiled "$machine")" 3
+expect "the machine fails all: every submission" "$(grep 'machine (not' "$work/machine.err")" \
+    "grade.sh: the machine (not the students) failed, no grades for every submission; their notes begin 'machine: ' and say why: grade them again where the GPU works"
+
+# A lab that keeps a row for a compile error: its note, score 0. A lab that refuses grade.sh's
+# arguments (exit code 2: a lab and grade.sh of other commits) is not the student's failure either.
+says=$work/says
+mkdir -p "$says"
+echo "// compile error, with a row" >"$says/row.cu"
+echo "// refused" >"$says/refused.cu"
+expect "the lab refuses: exit 1" "$(grade says 03-mmm-tiled "$says")" 1
+expect "the lab refuses, a compile error's row: the rows" "$(columns "$work/says.csv" student "#2" passed note score)" "$(cat <<ROWS
+lengths same
+row refused | - | 0/18 | not graded: the lab refused grade.sh's arguments (exit code 2; a lab older or newer than grade.sh?): error: unexpected argument '--time-limit' found | 
+row row | FAIL | 0/18 | compile error: $says/row.cu(3): error: identifier "x" is undefined | 0.0
+ROWS
+)"
+expect "the lab refuses: one line" "$(grep -v -e '^grade.sh: graded ' -e '^grade.sh: each submission' "$work/says.err")" \
+    "grade.sh: the lab refused its arguments (exit code 2) for 1 of 2 submissions, not graded: refused; their notes quote it (build the labs and grade.sh from one commit)"
+
+# --weights: lines NAME WEIGHT (a whole column name, a rule's name, *); a column not named weighs 1.
+printf '# week 3\n\ntiles 2\r\ntiling, measured 0\nmmm f64, 1 x 1 times 1 x 1  3\n' >"$work/weights.txt"
+expect "--weights exits" "$(grade weighted --weights "$work/weights.txt" 03-mmm-tiled "$subs")" 0
+expect "--weights: the scores" "$(columns "$work/weighted.csv" student score | grep -E '^row (alice|half|bob)')" "row alice | 100.0
+row bob | 0.0
+row half | 61.1"
+printf '* 0\nmmm f32, 1 x 1 times 1 x 1 1\nbarrier 1\n' >"$work/weights-star.txt"
+expect "--weights *: the scores" "$(grade weighted --weights "$work/weights-star.txt" 03-mmm-tiled "$subs"; columns "$work/weighted.csv" student score | grep -E '^row half')" "0
+row half | 50.0"
+bad_weights() {  # bad_weights TEXT: the exit code and stderr of grading with a weights file of TEXT
+    printf '%s\n' "$1" >"$work/bad-weights.txt"
+    grade bad-weights --weights "$work/bad-weights.txt" 03-mmm-tiled "$subs"
+    cat "$work/bad-weights.err"
+}
+rules_named="(names: a column of the CSV header as it is, a rule's name before its ': ' (tiles, barrier, loads, tiling, measured), or *)"
+expect "--weights with a typo" "$(bad_weights $'tiles 2\n# fine\ntilse 3')" "2
+grade.sh: --weights $work/bad-weights.txt, line 3: week 03-mmm-tiled has no case or rule named 'tilse' $rules_named"
+expect "--weights with a case's name cut short" "$(bad_weights 'mmm f64, 1 x 1 2')" "2
+grade.sh: --weights $work/bad-weights.txt, line 1: week 03-mmm-tiled has no case or rule named 'mmm f64, 1 x 1' $rules_named"
+expect "--weights without a weight" "$(bad_weights 'tiles')" "2
+grade.sh: --weights $work/bad-weights.txt, line 1: not NAME WEIGHT: tiles"
+expect "--weights with a word for a weight" "$(bad_weights 'tiles two')" "2
+grade.sh: --weights $work/bad-weights.txt, line 1: 'two' is no weight (a number, 0 or more)"
+expect "--weights with a negative weight" "$(bad_weights 'tiles -1')" "2
+grade.sh: --weights $work/bad-weights.txt, line 1: '-1' is no weight (a number, 0 or more)"
+expect "--weights naming a column twice" "$(bad_weights $'tiles 1\ntiles: mmm_f64 and mmm_f32 keep two BLOCK_SIZE x BLOCK_SIZE tiles in shared memory (ptxas report) 2')" "2
+grade.sh: --weights $work/bad-weights.txt, line 2: 'tiles: mmm_f64 and mmm_f32 keep two BLOCK_SIZE x BLOCK_SIZE tiles in shared memory (ptxas report)' has a weight already (line 1)"
+expect "--weights all 0" "$(bad_weights '* 0')" "2
+grade.sh: --weights $work/bad-weights.txt weighs every case and rule 0: no score could be given"
+expect "--weights not a file" "$(grade bad-weights --weights "$work/missing" 03-mmm-tiled "$subs"; cat "$work/bad-weights.err")" "2
+grade.sh: --weights: '$work/missing' is not a file"
+
+# --ids: a "student id" column; stderr names the submissions without one and the lines naming none.
+cat >"$work/ids.txt" <<'IDS'
+alice.cu,s1
+"Doe, Jane ""JD"".cu", s2
+bob,s3
+eve,s5
+zed.cu,s9
+IDS
+expect "--ids exits" "$(grade ids --ids "$work/ids.txt" 03-mmm-tiled "$subs")" 0
+expect "--ids: the column" "$(columns "$work/ids.csv" student "student id")" "$(cat <<ROWS
+lengths same
+row '=1+2 | 
+row Doe, Jane "JD" | s2
+row alice | s1
+row bob | s3
+row carol | 
+row empty folder | 
+row eve | s5
+row half | 
+row in a folder | 
+ROWS
+)"
+expect "--ids: the header ends with it" "$(head -n 1 "$work/ids.csv" | grep -o ',note,score,student id$')" ",note,score,student id"
+expect "--ids: who has none, which lines name none" "$(grep -v -e '^grade.sh: graded ' -e '^grade.sh: each submission' "$work/ids.err")" \
+    "grade.sh: --ids $work/ids.txt has no id for 5 of 9 submissions (their student id is empty): =1+2.cu, carol.cu, empty folder, half.cu, in a folder
+grade.sh: --ids $work/ids.txt names 1 submissions that are not in $subs: line 5: zed.cu"
+printf 'alice.cu,s1\nbob.cu,s3\nalice,s1\nalice.cu,s4\n' >"$work/ids-twice.txt"
+expect "--ids: two ids for one name" "$(grade ids-twice --ids "$work/ids-twice.txt" 03-mmm-tiled "$subs"; cat "$work/ids-twice.err")" "2
+grade.sh: --ids $work/ids-twice.txt, line 4: alice.cu has the id s1 already (line 1)"
+printf 'alice.cu s1\n' >"$work/ids-bad.txt"
+expect "--ids: a line without a comma" "$(grade ids-bad --ids "$work/ids-bad.txt" 03-mmm-tiled "$subs"; cat "$work/ids-bad.err")" "2
+grade.sh: --ids $work/ids-bad.txt, line 1: not FILE_OR_FOLDER_NAME,STUDENT_ID: alice.cu s1"
+
+# Each --check's output kept: beside the CSV by default (a new folder, never one with files), in
+# --keep's folder (new or empty); nowhere, and said so, where stdout is no file.
+expect "kept beside the CSV" "$(find "$work/one-checks" -mindepth 1 -printf '%f\n' | LC_ALL=C sort | tr '\n' '|')" "=1+2.cu.txt|Doe, Jane \"JD\".cu.txt|alice.cu.txt|bob.cu.txt|carol.cu.txt|empty folder.txt|eve.txt|half.cu.txt|in a folder.txt|"
+expect "kept: the compiler's words" "$(grep -c 'bob.cu(3): error: identifier "x" is undefined' "$work/one-checks/bob.cu.txt")" 1
+expect "kept: why nothing ran" "$(grep -c 'not run: no .cu file' "$work/one-checks/empty folder.txt")" 1
+expect "kept: a second run beside the same CSV" "$(find "$work" -maxdepth 1 -name 'two-checks*' | wc -l) $(grep -c 'kept in' "$work/two.err")" "5 1"
+expect "kept: where, on stderr" "$(grep 'kept in' "$work/two.err")" "grade.sh: each submission's --check output is kept in $work/two-checks-5/"
+expect "--keep DIR" "$(grade kept --keep "$work/kept/here" 03-mmm-tiled "$subs"; find "$work/kept/here" -mindepth 1 | wc -l)" "0
+9"
+expect "--keep DIR with files in it" "$(grade kept --keep "$work/kept/here" 03-mmm-tiled "$subs"; cat "$work/kept.err")" "2
+grade.sh: --keep: $work/kept/here is not a new or empty folder (nothing is overwritten)"
+expect "stdout no file: not kept, and said so" "$(LC_ALL=C PATH="$work/gpus:$PATH" bash assignments/grade.sh 03-mmm-tiled "$subs" 2>&1 >/dev/null | grep -v '^grade.sh: graded ')" \
+    "grade.sh: the --check outputs are not kept (stdout is not a file; --keep DIR keeps them)"
+expect "--keep goes with a local run" "$(grade bad --keep "$work/x" --slurm 03-mmm-tiled "$subs" "$work/out"; cat "$work/bad.err")" "2
+grade.sh: --keep goes with a local run, not --slurm"
+
+# --dry-run: no GPU, nothing built (LAB_BIN_DIR's labs), each submission compiled and its static rules
+# judged; cases and measured rules "-", no score; a lab without --dry-run is one line.
+dry=$work/dry
+mkdir -p "$dry"
+echo "// pass" >"$dry/alice.cu"
+echo "// static fail" >"$dry/static.cu"
+echo "// compile error" >"$dry/bob.cu"
+echo "// compile error, with a row" >"$dry/carol.cu"
+rm -f "$work/cargo.log" "$STUB_LOG.limits"
+expect "--dry-run exits" "$(nogpu dry --dry-run --jobs 2 03-mmm-tiled "$dry")" 0
+expect "--dry-run: the rows" "$(columns "$work/dry.csv" student "#2" "#3" "#4" "#5" "#8" passed note score)" "$(cat <<ROWS
+lengths same
+row alice | PASS | PASS | PASS | - | - | 3/3 | dry run: no GPU used | 
+row bob | - | - | - | - | - | 0/18 | compile error or no result: $dry/bob.cu(3): error: identifier "x" is undefined | 
+row carol | FAIL | FAIL | FAIL | - | - | 0/3 | compile error: $dry/carol.cu(3): error: identifier "x" is undefined | 
+row static | FAIL | FAIL | FAIL | - | - | 0/3 | dry run: no GPU used | 
+ROWS
+)"
+expect "--dry-run: what stderr says" "$(grep -v -e '^grade.sh: graded ' -e '^grade.sh: each submission' "$work/dry.err")" \
+    "grade.sh: dry run: 1 of 4 submissions compile and pass the static rules (no case ran; no scores)"
+expect "--dry-run: nothing built, no time limit" "$(cat "$work/cargo.log" "$STUB_LOG.limits" 2>/dev/null)" ""
+expect "--dry-run with a lab without it" "$(STUB_OLD_LAB=1 nogpu dry --dry-run 03-mmm-tiled "$dry"; cat "$work/dry.err")" "1
+grade.sh: $work/bin/lab-mmm has no --check --dry-run yet (an older lab): build the labs again (cargo, or bash scripts/gpu-bundle.sh)"
+for bad in "--dry-run --sanitize 03-mmm-tiled $dry" "--dry-run --slurm 03-mmm-tiled $dry $work/out"; do
+    # shellcheck disable=SC2086 # the words of the bad command line
+    expect "grade.sh $bad exits 2 with one line" "$(nogpu bad $bad; wc -l <"$work/bad.err")" "2
+1"
+done
 
 echo "test-grade.sh: $checks checks, $failures failed"
 [[ $failures == 0 ]]

@@ -7,7 +7,10 @@
 # The task script must ask for a GPU (--gres=gpu:1), CPUs and memory and name its logs after the array
 # job; a task that Slurm gives no GPU must fail with one line and a row that says so; the settings are
 # read as data; --collect-job's job must write the CSV when the array is done; a row graded on another
-# case set must be named (issue 39). Every daemon started here is stopped by its pid. Where the packages
+# case set must be named (issue 39); --ids reaches the collect job (OUT/ids) and every --check's
+# output is kept in OUT/checks; tasks still pending (held) are told from failed ones (collect again
+# later, exit code 4); a task the machine fails (MACHINE, exit code 3) fails with 3 and --collect names
+# the student and exits with 3 (issue 45). Every daemon started here is stopped by its pid. Where the packages
 # cannot be installed (not root, no apt), the test says so and is counted as skipped, never as passed:
 # it prints a cargo-style "test result:" line with 1 ignored, which scripts/test.sh's total counts.
 set -euo pipefail
@@ -130,6 +133,7 @@ case $(head -n 1 "$file") in
     "// pass") printf '%s\n"%s",PASS,PASS,2/2,1.000,0123456789abcdef\n' "$header" "$name" ;;
     "// half") printf '%s\n"%s",PASS,FAIL,1/2,1.100,0123456789abcdef\n' "$header" "$name" ;;
     "// other case set") printf '%s\n"%s",PASS,PASS,2/2,1.000,fedcba9876543210\n' "$header" "$name" ;;
+    "// machine") printf '%s\n"%s",MACHINE,MACHINE,0/2,,0123456789abcdef\n' "$header" "$name"; echo "lab-mmm: error: machine: out of GPU memory" >&2; exit 3 ;;
     *) echo "lab-mmm: error: the kernel crashed on GPU ${CUDA_VISIBLE_DEVICES:-none}" >&2; exit 1 ;;
 esac
 STUB
@@ -139,6 +143,7 @@ echo "// pass" >"$work/subs/alice.cu"
 echo "// half" >"$work/subs/Doe, Jane.cu"
 echo "// crashes" >"$work/subs/carol.cu"
 echo "// other case set" >"$work/subs/dave.cu"
+printf '%s\n' "alice.cu,a1" '"Doe, Jane.cu",d2' "carol,c3" "dave.cu,d4" >"$work/ids.txt"
 export LAB_BIN_DIR=$work/bin
 # Waits (60 s at most) until the jobs $1 (a comma-separated list) have left the queue.
 wait_for() {
@@ -153,7 +158,7 @@ wait_for() {
 mkdir -p "$work/sbatch"
 printf '#!/usr/bin/env bash\necho "sbatch $*" >>%q\nexec %q "$@"\n' "$work/sbatch.log" "$(command -v sbatch)" >"$work/sbatch/sbatch"
 chmod +x "$work/sbatch/sbatch"
-submitted=$(PATH="$work/sbatch:$PATH" bash assignments/grade.sh --slurm --collect-job --time 5 03-mmm-tiled "$work/subs" "$work/out")
+submitted=$(PATH="$work/sbatch:$PATH" bash assignments/grade.sh --slurm --collect-job --time 5 --ids "$work/ids.txt" 03-mmm-tiled "$work/subs" "$work/out")
 job=$(cat "$work/out/job") collector=$(cat "$work/out/collect-job")
 expect "the job id is printed" "$(head -n 1 <<<"$submitted")" "grade.sh: submitted job array $job: 4 tasks, one GPU, 2 CPUs and 8G each (week 03-mmm-tiled)"
 expect "the collect job is printed" "$(tail -n 1 <<<"$submitted")" "then the collect job $collector writes $work/out/grades.csv (its log: $work/out/logs/collect-$collector.log)"
@@ -170,11 +175,14 @@ wait_for "$job,$collector"
 echo "the array, as Slurm saw it:"
 scontrol -o show job "$job" | grep -o -E 'JobId=[0-9]+ ArrayJobId=[0-9]+ ArrayTaskId=[0-9]+|JobState=[A-Z]+|ExitCode=[0-9:]+|TRES=[^ ]+' | paste -d ' ' - - - - | sed 's/^/    /'
 expect "the collect exits 1 (a row of another case set)" "$(bash assignments/grade.sh --collect "$work/out" >"$work/slurm.csv" 2>"$work/collect.err" && echo 0 || echo $?)" 1
-expect "the local run exits 1 too" "$(PATH="$work/gpus:$PATH" bash assignments/grade.sh 03-mmm-tiled "$work/subs" >"$work/local.csv" 2>/dev/null && echo 0 || echo $?)" 1
+expect "the local run exits 1 too" "$(PATH="$work/gpus:$PATH" bash assignments/grade.sh --ids "$work/ids.txt" 03-mmm-tiled "$work/subs" >"$work/local.csv" 2>/dev/null && echo 0 || echo $?)" 1
 expect "the array's CSV is the local run's" "$(diff "$work/local.csv" "$work/slurm.csv" && echo same)" same
 expect "rows" "$(wc -l <"$work/slurm.csv")" 5
 expect "every task got a GPU" "$(grep -c 'GPU 0' "$work/out/rows/2.err")" 1
-expect "another case set: the row says so" "$(grep -c '^"dave",.*,0/2,,fedcba9876543210,"case set changed during grading: fedcba9876543210, expected 0123456789abcdef"$' "$work/slurm.csv")" 1
+expect "another case set: the row says so, no score" "$(grep -c '^"dave",.*,0/2,,fedcba9876543210,"case set changed during grading: fedcba9876543210, expected 0123456789abcdef",,"d4"$' "$work/slurm.csv")" 1
+expect "the score and the ids (OUT/ids)" "$(cut -d , -f 1 "$work/slurm.csv" | paste -s -d ' ') | $(grep -o ',[0-9.]*,"[a-z0-9]*"$' "$work/slurm.csv" | paste -s -d ' ')" \
+    'student "Doe "alice" "carol" "dave" | ,50.0,"d2" ,100.0,"a1" ,0.0,"c3" ,,"d4"'
+expect "each --check kept in OUT/checks" "$(find "$work/out/checks" -mindepth 1 -printf "%f\n" | LC_ALL=C sort | paste -s -d "|")" "Doe, Jane.cu.txt|alice.cu.txt|carol.cu.txt|dave.cu.txt"
 expect "another case set: one line names the student" "$(cat "$work/collect.err")" \
     "grade.sh: the case set changed during grading (expected 0123456789abcdef) for 1 of 4 students, not graded: dave"
 expect "the collect job wrote the CSV" "$(diff "$work/slurm.csv" "$work/out/grades.csv" && echo same)" same
@@ -196,9 +204,11 @@ expect "a task without a GPU fails" "$(sbatch --wait --array=0 "$work/out/task-n
 no_gpu=$(grep -o '[0-9]*$' "$work/no-gpu.job")
 expect "with one line" "$(cat "$work/out/logs/${no_gpu}_0.log")" "grade.sh: no GPU was given to this task (check --gres=gpu:1 and the partition)"
 bash assignments/grade.sh --collect "$work/out" >"$work/no-gpu.csv" 2>"$work/no-gpu.err" || true
-expect "and a row that says so" "$(grep -c '^"Doe, Jane",.*,-,-,0/2,,0123456789abcdef,"no GPU was given to this task (check --gres=gpu:1 and the partition)"$' "$work/no-gpu.csv")" 1
+expect "and a row that says so" "$(grep -c '^"Doe, Jane",.*,-,-,0/2,,0123456789abcdef,"no GPU was given to this task (check --gres=gpu:1 and the partition)",,"d2"$' "$work/no-gpu.csv")" 1
 expect "collect names it with the lost row" "$(head -n 1 "$work/no-gpu.err")" \
     "grade.sh: 2 of 4 tasks have no grades (no row: 1; no GPU: 0; their logs: $work/out/logs/${job}_N.log); to run only those again: sbatch --array=0,1 $work/out/task.sh"
+expect "and names the student the machine failed" "$(grep 'machine (not' "$work/no-gpu.err")" \
+    "grade.sh: the machine (not the students) failed, no grades for 1 of 4 submissions: Doe, Jane; their notes begin 'machine: ' and say why: grade them again where the GPU works"
 expect "run again, they pass" "$(sbatch --wait --array=0,1 "$work/out/task.sh" >/dev/null 2>&1 && echo 0 || echo $?)" 0
 bash assignments/grade.sh --collect "$work/out" >"$work/again.csv" 2>/dev/null || true
 expect "and the CSV is whole again" "$(diff "$work/local.csv" "$work/again.csv" && echo same)" same
@@ -213,6 +223,37 @@ sed -i "s|^limit=.*|limit=5|; \$a PATH=\$(touch $work/ran)" "$work/edited/settin
 expect "an unknown key in the settings" "$(SLURM_ARRAY_TASK_ID=0 CUDA_VISIBLE_DEVICES=0 bash assignments/grade.sh --task "$work/edited" 2>&1 >/dev/null)" \
     "grade.sh: $work/edited/settings, line 10: unknown key 'PATH' (week, lab_bin, cases_file, sanitize, limit, header, cases, hash)"
 expect "nothing in the settings ran" "$([[ -e $work/ran ]] && echo ran || echo no)" no
+
+# Tasks still pending (held here) are not failed ones: --collect says to collect again later, with
+# exit code 4; released, they are graded.
+mkdir -p "$work/holding"
+printf '#!/usr/bin/env bash\nexec %q --hold "$@"\n' "$(command -v sbatch)" >"$work/holding/sbatch"
+chmod +x "$work/holding/sbatch"
+PATH="$work/holding:$PATH" bash assignments/grade.sh --slurm 03-mmm-tiled "$work/subs" "$work/held" >/dev/null
+held=$(cat "$work/held/job")
+expect "pending tasks: collect exits 4" "$(bash assignments/grade.sh --collect "$work/held" >"$work/held.csv" 2>"$work/held.err" && echo 0 || echo $?)" 4
+expect "pending tasks: collect again later" "$(cat "$work/held.err")" \
+    "grade.sh: 4 of 4 tasks are still pending or running (0,1,2,3), not failed: collect again later (squeue -j $held)"
+expect "pending tasks: their rows say so" "$(grep -c 'no result yet from array task [0-3]: PENDING (collect again later)",$' "$work/held.csv")" 4
+scontrol release "$held"
+wait_for "$held"
+expect "released, they are graded (the case set's exit code)" "$(bash assignments/grade.sh --collect "$work/held" 2>/dev/null | cut -d , -f 1 | paste -s -d ' '; echo "${PIPESTATUS[0]}")" 'student "Doe "alice" "carol" "dave"
+1'
+
+# A task the machine fails (the lab's MACHINE verdicts, exit code 3): the task fails, its row's note
+# begins "machine: " without a score, and --collect names the student and exits with 3.
+mkdir -p "$work/subs2"
+echo "// pass" >"$work/subs2/ok.cu"
+echo "// machine" >"$work/subs2/oom.cu"
+bash assignments/grade.sh --slurm 03-mmm-tiled "$work/subs2" "$work/machine" >/dev/null
+machine_job=$(cat "$work/machine/job")
+wait_for "$machine_job"
+expect "the machine's task failed with 3" "$(scontrol -o show job "${machine_job}_1" | grep -o 'ExitCode=[0-9:]*')" "ExitCode=3:0"
+expect "the machine: collect exits 3" "$(bash assignments/grade.sh --collect "$work/machine" >"$work/machine.csv" 2>"$work/machine.err" && echo 0 || echo $?)" 3
+expect "the machine: the row" "$(grep -c '^"oom",.*,MACHINE,MACHINE,0/2,,0123456789abcdef,"machine: out of GPU memory (2 of 2 cases could not run on this machine: not graded, grade again where it works)",$' "$work/machine.csv")" 1
+expect "the machine: stderr" "$(cat "$work/machine.err")" \
+    "grade.sh: 1 of 2 tasks have no grades (the machine failed: 1; their logs: $work/machine/logs/${machine_job}_N.log); to run only those again: sbatch --array=1 $work/machine/task.sh
+grade.sh: the machine (not the students) failed, no grades for 1 of 2 submissions: oom; their notes begin 'machine: ' and say why: grade them again where the GPU works"
 
 expect "--slurm does not write into a folder with files" "$(bash assignments/grade.sh --slurm 03-mmm-tiled "$work/subs" "$work/out" 2>&1 >/dev/null)" \
     "grade.sh: $work/out is not empty; --slurm writes a new folder (nothing is overwritten)"
