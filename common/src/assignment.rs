@@ -14,6 +14,7 @@ pub mod output;
 pub mod parameters;
 pub mod progress;
 pub mod sanitizer;
+pub mod weeks;
 
 use std::ffi::OsString;
 use std::fmt;
@@ -66,6 +67,11 @@ pub struct StudentArgs {
     /// Print the cases --check runs, with the case set's hash, and exit (no GPU needed).
     #[arg(long, conflicts_with = "check")]
     pub list_cases: bool,
+    /// With --check: compile the file and judge only the rules read from what nvcc made; no case
+    /// runs, nothing is measured, no GPU is used (the file is compiled for the newest architecture
+    /// the labs are built for, on any machine). Exit code 0 when it compiles and those rules pass.
+    #[arg(long, requires = "check", conflicts_with = "sanitize")]
+    pub dry_run: bool,
     /// Internal (--check's child processes): the image the parent compiled.
     #[arg(long, hide = true, requires = "check_case")]
     pub kernel_image: Option<PathBuf>,
@@ -111,44 +117,65 @@ impl StudentArgs {
     /// The image to run: `ours`, or the student's file compiled like it (its entries and their
     /// parameters checked, its report shown), or in a child process the parent's compile. Needs no GPU.
     pub fn image(&self, ours: &'static KernelImage, entries: &[Entry]) -> Result<&'static KernelImage> {
+        let image = self.compile(ours, entries)?;
+        self.accept(image, ours, entries)?;
+        Ok(image)
+    }
+
+    /// The first half of [`StudentArgs::image`]: the flags checked, then the student's file compiled
+    /// like `ours` (in a child, the parent's compile loaded); `ours` where there is no file or only
+    /// the cases are listed. A file of another week's (it defines none of `entries` and another lab's
+    /// kernels: [`weeks::belongs_elsewhere`]) is refused before nvcc runs. Errors say whose they are:
+    /// [`Usage`], [`Machine`], else the student's file.
+    pub fn compile(&self, ours: &'static KernelImage, entries: &[Entry]) -> Result<&'static KernelImage> {
         if self.csv && !self.check && !self.list_cases {
-            bail!("--csv goes with --check or --list-cases");
+            bail!(Usage("--csv goes with --check or --list-cases".to_string()));
         }
         if self.cases.is_some() && !self.checking() {
-            bail!("--cases goes with --check or --list-cases");
+            bail!(Usage("--cases goes with --check or --list-cases".to_string()));
         }
         if let Some(path) = &self.kernel_image {
-            let arch = crate::gpu::first_gpu_arch().context("no usable CUDA GPU for the check's case")?;
+            let arch = crate::gpu::first_gpu_arch().ok_or_else(|| Machine("no usable CUDA GPU for the check's case".to_string()))?;
             return Ok(Box::leak(Box::new(runtime::load(path, ours, arch)?)));
         }
         let Some(path) = &self.kernel_source else { return Ok(ours) };
         if self.list_cases {
             return Ok(ours); // listing the cases compiles nothing
         }
-        let (arch, for_whom) = compile_target();
+        refuse_another_weeks_file(path, entries)?;
+        let (arch, _) = compile_target(self.dry_run);
         let output = runtime::compile(path, ours, arch).map_err(|err| {
             if let CompileError::Nvcc { messages, .. } = &err {
                 eprint!("{messages}");
             }
-            anyhow::Error::new(err)
+            whose_compile_error(err)
         })?;
-        let image = output.image;
-        require_entries(&image, entries)?;
-        for entry in entries {
-            require_same_parameters(&image, ours, entry)?;
-        }
         // nvcc's warnings for a file that compiled (the front end's and ptxas's), which the report
         // alone would drop.
-        for warning in warnings(&output.messages).chain(warnings(image.newest().map_or("", |build| build.ptxas))) {
+        for warning in warnings(&output.messages).chain(warnings(output.image.newest().map_or("", |build| build.ptxas))) {
             eprintln!("{warning}");
         }
-        if self.check {
-            // Before any case (and before the GPU is needed): that the file compiled, and to what.
-            eprintln!("{}", compiled(&image, entries, &for_whom));
-        } else {
-            print_report(&image, entries, &for_whom);
+        Ok(Box::leak(Box::new(output.image)))
+    }
+
+    /// The second half of [`StudentArgs::image`]: the student's `image` has every one of `entries`,
+    /// each taking what ours takes; then, before any case (and before the GPU is needed), one line
+    /// that says it compiled and to what, or without `--check` its ptxas report. Nothing for `ours`.
+    pub fn accept(&self, image: &'static KernelImage, ours: &'static KernelImage, entries: &[Entry]) -> Result<()> {
+        if std::ptr::eq(image, ours) || self.kernel_image.is_some() {
+            return Ok(());
         }
-        Ok(Box::leak(Box::new(image)))
+        let (_, for_whom) = compile_target(self.dry_run);
+        require_entries(image, entries)?;
+        for entry in entries {
+            require_same_parameters(image, ours, entry)?;
+        }
+        if self.check {
+            eprintln!("{}", compiled(image, entries, &for_whom));
+        } else {
+            print_report(image, entries, &for_whom);
+        }
+        Ok(())
     }
 
     /// Whether this run checks (`--check`, `--list-cases`, or one case of it in a child process): the
@@ -157,24 +184,127 @@ impl StudentArgs {
         self.check || self.list_cases || self.check_case.is_some()
     }
 
-    /// `--list-cases`, `--check` (the parent: every case in a child, `rules` first) or one case in a
-    /// child (its row written for the parent); `None` when none was asked for and the lab runs its
-    /// experiment. `entries` are the kernels the cases run, `run_case` runs one.
+    /// `--list-cases`, `--check` (the parent: every case in a child, `rules` first; with `--dry-run`
+    /// the rules alone) or one case in a child (its row written for the parent); `None` when none was
+    /// asked for and the lab runs its experiment. `compiled` is what [`StudentArgs::image`] made of the
+    /// student's file (a file that failed still gets its CSV row, FAIL in every column, and exit code
+    /// 1), `ours` the lab's image (the rules' names come from it where the file did not compile),
+    /// `rules` reads the rules from an image, `run_case` runs one case with it.
     pub fn run_check_if_asked<C>(
         &self,
-        image: &KernelImage,
+        compiled: &Result<&'static KernelImage>,
+        ours: &'static KernelImage,
         check: &Check<'_, C>,
-        rules: impl FnOnce() -> Result<Vec<Row>>,
-        run_case: impl FnOnce(&C, CaseContext) -> Result<Outcome>,
+        rules: impl FnOnce(&KernelImage) -> Result<Vec<Row>>,
+        run_case: impl FnOnce(&KernelImage, &C, CaseContext) -> Result<Outcome>,
     ) -> Option<Result<()>> {
         if self.list_cases {
-            return Some(rules().map(|rules| list_cases(self, check, &rules)));
+            return Some(rules(ours).map(|rules| list_cases(self, check, &rules)));
         }
         if self.check {
-            return Some(rules().and_then(|rules| run_check(self, image, check, rules)));
+            return Some(match compiled {
+                Ok(image) if self.dry_run => rules(image).and_then(|rules| dry_run(self, check, rules)),
+                Ok(image) => rules(image).and_then(|rules| run_check(self, image, check, rules)),
+                Err(err) => rules(ours).and_then(|rules| file_failed(self, check, &rules, err)),
+            });
         }
         let index = self.check_case?;
-        Some(run_one_case(self, check, index, run_case))
+        Some(run_one_case(self, check, index, compiled, run_case))
+    }
+}
+
+/// An error in how the lab was called (a flag, a `--cases` file), not in the student's file nor the
+/// machine: exit code 2 under [`run_lab`].
+#[derive(Debug)]
+pub struct Usage(pub String);
+
+/// What keeps the machine from running a check (no GPU or driver, a driver too old, GPU memory the
+/// lab's own allocation cannot get, compute-sanitizer or ncu missing, no permission for the GPU's
+/// counters), found by the lab's own steps, never by anything the student's code did or printed:
+/// MACHINE in the table and the CSV, exit code 3 under [`run_lab`].
+#[derive(Debug)]
+pub struct Machine(pub String);
+
+impl fmt::Display for Usage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl fmt::Display for Machine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "machine: {}", self.0)
+    }
+}
+
+impl std::error::Error for Usage {}
+impl std::error::Error for Machine {}
+
+/// `result` of a step of the lab's own that needs only the machine (the GPU opened, our kernels
+/// loaded, the case's buffers allocated), taken before the student's module is loaded: its error is
+/// the machine's. Whatever comes after the student's module is loaded is the student's (a module
+/// that holds most of the GPU's memory, say).
+pub fn on_the_machine<T>(result: Result<T>) -> Result<T> {
+    result.map_err(|err| match err.downcast::<Machine>() {
+        Ok(machine) => anyhow::Error::new(machine),
+        Err(err) => anyhow::Error::new(Machine(format!("{err:#}"))),
+    })
+}
+
+/// The exit code for `err`: 2 for [`Usage`], 3 for [`Machine`], 1 for anything else (the student's
+/// failures, and errors of the lab's experiment).
+pub fn exit_code(err: &anyhow::Error) -> u8 {
+    if err.chain().any(|cause| cause.is::<Usage>()) {
+        2
+    } else if err.chain().any(|cause| cause.is::<Machine>()) {
+        3
+    } else {
+        1
+    }
+}
+
+/// [`crate::cli::run_lab`] for a lab with a student's kernel: the same one line on stderr, with the
+/// exit codes `--check` and `--list-cases` promise assignments/grade.sh: 0 all passed, 1 the student's
+/// failures, 2 usage (a bad flag, a bad `--cases` file: [`Usage`]), 3 the machine ([`Machine`]).
+/// Without those flags every error ends with 1, as in every lab.
+pub fn run_lab<A: clap::Parser>(run: impl FnOnce(A) -> Result<()>) -> std::process::ExitCode {
+    let mut code = None;
+    let exit = crate::cli::run_lab(|args: A| {
+        let result = run(args);
+        code = Some(result.as_ref().map_or_else(exit_code, |()| 0));
+        result
+    });
+    let grading = std::env::args().any(|arg| ["--check", "--list-cases", "--dry-run"].contains(&arg.as_str()));
+    match code {
+        _ if !grading || exit == std::process::ExitCode::SUCCESS => exit,
+        Some(code) => std::process::ExitCode::from(code),
+        None => std::process::ExitCode::from(2), // clap refused the command line
+    }
+}
+
+/// Refuses a file of another week's (issue 45: week 3's mmm.cu in lab-simpson failed inside the
+/// kernel with an `#error`): one line naming its lab, before nvcc runs. An unreadable file is left to
+/// the compile, which says so.
+fn refuse_another_weeks_file(path: &Path, entries: &[Entry]) -> Result<()> {
+    let Ok(text) = std::fs::read_to_string(path) else { return Ok(()) };
+    let wanted: Vec<&str> = entries.iter().map(Entry::c_name).collect();
+    match weeks::belongs_elsewhere(&path.display().to_string(), &text, &wanted) {
+        Some(line) => bail!(line),
+        None => Ok(()),
+    }
+}
+
+/// A compile error as whose it is: a file that is not there is a [`Usage`] error, no nvcc (or none
+/// for this GPU, or its files not handled) the [`Machine`]'s, the rest the student's file's.
+fn whose_compile_error(err: CompileError) -> anyhow::Error {
+    match err {
+        CompileError::Missing { .. } => anyhow::Error::new(Usage(err.to_string())),
+        CompileError::NoNvcc | CompileError::Unsupported { .. } | CompileError::Io(_) => anyhow::Error::new(Machine(err.to_string())),
+        CompileError::Nvcc { ref messages, .. } => match messages.lines().find(|line| line.contains("error")) {
+            Some(first) => anyhow::anyhow!("{err}; the first: {}", first.trim()),
+            None => anyhow::Error::new(err),
+        },
+        CompileError::TooLong { .. } | CompileError::ForeignInclude { .. } | CompileError::TooLarge { .. } => anyhow::Error::new(err),
     }
 }
 
@@ -186,6 +316,9 @@ pub struct Check<'a, C> {
     pub cases: cases_file::CaseSet<C>,
     /// The week's technique measured while the kernel runs, where the week teaches one.
     pub measure: Option<measure::Measure<'a, C>>,
+    /// Flags every case's child gets beyond the parent's own: what the parent chose that its command
+    /// line does not say (lab-mmm's week, taken from the file: `--kernel tiled`).
+    pub child_flags: &'a [&'a str],
 }
 
 /// What a case's child knows about its run.
@@ -309,28 +442,54 @@ impl Times {
     }
 }
 
-/// In a check's child: runs case `index` and writes its row where the parent said.
-fn run_one_case<C>(args: &StudentArgs, check: &Check<'_, C>, index: usize, run_case: impl FnOnce(&C, CaseContext) -> Result<Outcome>) -> Result<()> {
+/// In a check's child: runs case `index` with the parent's compile and writes its row where the
+/// parent said. A [`Machine`] error (the image could not be loaded for want of a GPU, or a step the lab
+/// takes before the student's module is loaded: [`on_the_machine`]) becomes a MACHINE row; any other
+/// error ends the child, and the parent makes the case a FAULT.
+fn run_one_case<C>(
+    args: &StudentArgs,
+    check: &Check<'_, C>,
+    index: usize,
+    compiled: &Result<&'static KernelImage>,
+    run_case: impl FnOnce(&KernelImage, &C, CaseContext) -> Result<Outcome>,
+) -> Result<()> {
     let result = args.check_result.as_deref().context("--check-case needs --check-result")?;
+    let machine = |err: &anyhow::Error| err.chain().find_map(|cause| cause.downcast_ref::<Machine>()).map(|machine| machine.0.clone());
+    let image = match compiled {
+        Ok(image) => *image,
+        Err(err) => {
+            let why = machine(err).with_context(|| format!("{err:#}"))?;
+            let name = if args.measure_technique { "measured".to_string() } else { check.cases.names.get(index).cloned().unwrap_or_default() };
+            return case_process::write_row(result, &Row { case: name, result: Err(NoResult::Machine(why)) });
+        }
+    };
     if args.measure_technique {
         let measure = check.measure.as_ref().context("this week measures no technique")?;
         if let (Some(go), Some(parent)) = (&args.measure_after, args.measure_parent) {
             measure::wait_for_the_cases(go, parent)?;
         }
-        (measure.run)(&measure.case)?;
-        return case_process::write_row(result, &measure::ran("measured"));
+        let row = match (measure.run)(image, &measure.case) {
+            Ok(()) => measure::ran("measured"),
+            Err(err) => Row { case: "measured".to_string(), result: Err(NoResult::Machine(machine(&err).with_context(|| format!("{err:#}"))?)) },
+        };
+        return case_process::write_row(result, &row);
     }
     let (Some(case), Some(name)) = (check.cases.cases.get(index), check.cases.names.get(index)) else {
         bail!("there is no check case {index}");
     };
-    let outcome = run_case(case, CaseContext { sanitized: args.under_sanitizer })?;
-    case_process::write_row(result, &Row { case: name.clone(), result: Ok(outcome) })
+    let row = match run_case(image, case, CaseContext { sanitized: args.under_sanitizer }) {
+        Ok(outcome) => Row { case: name.clone(), result: Ok(outcome) },
+        Err(err) => match machine(&err) {
+            Some(why) => Row { case: name.clone(), result: Err(NoResult::Machine(why)) },
+            None => return Err(err),
+        },
+    };
+    case_process::write_row(result, &row)
 }
 
 /// `--list-cases`: the case names (rules first) and the set's hash, or with `--csv` the CSV header.
 fn list_cases<C>(args: &StudentArgs, check: &Check<'_, C>, rules: &[Row]) {
-    let measured = check.measure.as_ref().map_or(&[][..], |measure| measure.rules);
-    let names: Vec<&str> = rules.iter().map(|row| row.case.as_str()).chain(measured.iter().copied()).chain(check.cases.names.iter().map(String::as_str)).collect();
+    let names: Vec<&str> = rules.iter().map(|row| row.case.as_str()).chain(unrun_names(check)).collect();
     if args.csv {
         println!("{}", csv_header(&names));
     } else {
@@ -341,15 +500,83 @@ fn list_cases<C>(args: &StudentArgs, check: &Check<'_, C>, rules: &[Row]) {
     }
 }
 
-/// The architecture a student's file is compiled for: GPU 0's, where the labs run it, else (no GPU here)
-/// the newest the labs are built for, so that compile errors still show. With a sentence that says which.
-fn compile_target() -> (u32, String) {
+/// The names of the rows the GPU gives, in the table's order: the measured rules, then the cases.
+fn unrun_names<'a, C>(check: &'a Check<'_, C>) -> impl Iterator<Item = &'a str> {
+    let measured = check.measure.as_ref().map_or(&[][..], |measure| measure.rules);
+    measured.iter().copied().chain(check.cases.names.iter().map(String::as_str))
+}
+
+/// The rows the GPU would have given, each without a result for the same reason `why`.
+fn unrun<C>(check: &Check<'_, C>, why: &NoResult) -> Vec<Row> {
+    unrun_names(check).map(|name| Row { case: name.to_string(), result: Err(why.clone()) }).collect()
+}
+
+/// The note a dry run's CSV row carries, and the reason its GPU rows give.
+const DRY_RUN: &str = "dry run: no GPU used";
+
+/// `--check --dry-run`: the rules read from what nvcc made, no case run, nothing measured, no CUDA
+/// context; the table says which checks did not run. Fails only where a rule fails.
+fn dry_run<C>(args: &StudentArgs, check: &Check<'_, C>, rules: Vec<Row>) -> Result<()> {
+    let ruled = rules.len();
+    let mut rows = rules;
+    rows.extend(unrun(check, &NoResult::NotRun(DRY_RUN.to_string())));
+    let skipped = rows.len() - ruled;
+    let source = args.kernel_source.as_deref().unwrap_or(Path::new("?"));
+    if args.csv {
+        print!("{}", csv(source, &rows, &check.cases.hash, DRY_RUN));
+    } else {
+        let rules = if ruled == 0 { ": this week has no rules read from what nvcc made".to_string() } else { format!(", the rules read from what nvcc made:\n\n{}", table(&rows[..ruled])) };
+        println!("\n--check --dry-run of {}{rules}", source.display());
+        println!("\nNot run (a dry run uses no GPU): the {skipped} cases and measured rules below; --check without --dry-run runs them.");
+        for row in &rows[ruled..] {
+            println!("  {}", row.case);
+        }
+    }
+    say_verdict(args, verdict(&rows))
+}
+
+/// `--check` of a file the lab could not take (it did not compile, lacks a kernel, takes other
+/// parameters, is another week's): the error, and with `--csv` the row too, FAIL in every column (no
+/// case can pass with this file, on any machine; with `--dry-run` the GPU's columns are `-`) and the
+/// note `compile error: ` with the error's line. Errors of the call ([`Usage`]) or of the machine
+/// ([`Machine`]: no nvcc) get no row: they are not the student's.
+fn file_failed<C>(args: &StudentArgs, check: &Check<'_, C>, rules: &[Row], err: &anyhow::Error) -> Result<()> {
+    let message = format!("{err:#}");
+    let kind = match exit_code(err) {
+        2 => anyhow::Error::new(Usage(message.clone())),
+        3 => anyhow::Error::new(Machine(err.chain().find_map(|cause| cause.downcast_ref::<Machine>()).map_or(message.clone(), |m| m.0.clone()))),
+        _ => anyhow::anyhow!(message.clone()),
+    };
+    if args.csv && exit_code(err) == 1 {
+        let failed = |name: &str| Row { case: name.to_string(), result: Ok(Outcome { wrong: 1, elements: 1, first: None, times: None, finding: Some(message.clone()) }) };
+        let mut rows: Vec<Row> = rules.iter().map(|rule| failed(&rule.case)).collect();
+        rows.extend(unrun_names(check).map(|name| match args.dry_run {
+            true => Row { case: name.to_string(), result: Err(NoResult::NotRun(DRY_RUN.to_string())) },
+            false => failed(name),
+        }));
+        let source = args.kernel_source.as_deref().unwrap_or(Path::new("?"));
+        print!("{}", csv(source, &rows, &check.cases.hash, &format!("compile error: {}", one_line(&message))));
+    }
+    Err(kind)
+}
+
+/// `text` on one line: its lines trimmed and joined with spaces.
+fn one_line(text: &str) -> String {
+    text.lines().map(str::trim).filter(|line| !line.is_empty()).collect::<Vec<_>>().join(" ")
+}
+
+/// The architecture a student's file is compiled for: GPU 0's, where the labs run it, else (no GPU
+/// here, or a dry run, which asks none) the newest the labs are built for, so that compile errors and
+/// the rules read from what nvcc made still show, the same on every machine. With a sentence that
+/// says which.
+fn compile_target(dry_run: bool) -> (u32, String) {
+    let newest = kernels::BUILT_ARCHS[kernels::BUILT_ARCHS.len() - 1];
+    if dry_run {
+        return (newest, "dry run: for the newest architecture the labs are built for".to_string());
+    }
     match crate::gpu::first_gpu_arch() {
         Some(arch) => (arch, "for GPU 0".to_string()),
-        None => {
-            let newest = kernels::BUILT_ARCHS[kernels::BUILT_ARCHS.len() - 1];
-            (newest, "no GPU found: for the newest architecture the labs are built for".to_string())
-        }
+        None => (newest, "no GPU found: for the newest architecture the labs are built for".to_string()),
     }
 }
 
@@ -470,11 +697,45 @@ impl Outcome {
     }
 }
 
-/// A row of the check table, as a child process reports it (or the fault it died of).
+/// A row of the check table, as a child process reports it (or why it has no result).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Row {
     pub case: String,
-    pub result: std::result::Result<Outcome, String>,
+    pub result: std::result::Result<Outcome, NoResult>,
+}
+
+/// Why a row has no result. A plain message (`From<String>`) is a FAULT, the student's: a row is the
+/// machine's only where the lab's own step said so ([`Machine`], [`on_the_machine`]), never from
+/// anything the student's code printed or did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum NoResult {
+    /// The case ran and died, or hung, or its run could not be vouched for: FAULT.
+    Fault(String),
+    /// The machine could not run it (no GPU, no compute-sanitizer, no ncu, ...): MACHINE.
+    Machine(String),
+    /// Not run at all (`--dry-run`): `-`.
+    NotRun(String),
+}
+
+impl NoResult {
+    /// The reason, in words.
+    pub fn why(&self) -> &str {
+        match self {
+            NoResult::Fault(why) | NoResult::Machine(why) | NoResult::NotRun(why) => why,
+        }
+    }
+}
+
+impl From<String> for NoResult {
+    fn from(why: String) -> NoResult {
+        NoResult::Fault(why)
+    }
+}
+
+impl From<&str> for NoResult {
+    fn from(why: &str) -> NoResult {
+        NoResult::Fault(why.to_string())
+    }
 }
 
 impl Row {
@@ -494,7 +755,7 @@ impl Row {
                 let (checked, failures) = read(&kernels::ptx::Module::parse(text));
                 Row::rule(case, checked, failures)
             }
-            None => Row { case: case.to_string(), result: Err("no PTX was kept to read".to_string()) },
+            None => Row { case: case.to_string(), result: Err("no PTX was kept to read".into()) },
         }
     }
 
@@ -502,12 +763,20 @@ impl Row {
         matches!(&self.result, Ok(outcome) if outcome.wrong == 0 && outcome.finding.is_none())
     }
 
-    /// PASS, FAIL (wrong values or a finding) or FAULT (no result).
+    /// Whether the machine kept this row from a result ([`NoResult::Machine`]).
+    pub fn on_the_machine(&self) -> bool {
+        matches!(self.result, Err(NoResult::Machine(_)))
+    }
+
+    /// PASS, FAIL (wrong values or a finding), FAULT (no result), MACHINE (the machine could not run
+    /// it) or `-` (not run).
     pub fn verdict(&self) -> &'static str {
         match &self.result {
             _ if self.passed() => "PASS",
             Ok(_) => "FAIL",
-            Err(_) => "FAULT",
+            Err(NoResult::Fault(_)) => "FAULT",
+            Err(NoResult::Machine(_)) => "MACHINE",
+            Err(NoResult::NotRun(_)) => "-",
         }
     }
 
@@ -533,7 +802,8 @@ impl Row {
                 ];
                 format!("{LINE_TAG}\t{}", fields.join("\t"))
             }
-            Err(fault) => format!("{LINE_TAG}\t{}\tfault\t{}", clean(&self.case), clean(fault)),
+            Err(NoResult::Machine(why)) => format!("{LINE_TAG}\t{}\tmachine\t{}", clean(&self.case), clean(why)),
+            Err(other) => format!("{LINE_TAG}\t{}\tfault\t{}", clean(&self.case), clean(other.why())),
         }
     }
 
@@ -541,7 +811,8 @@ impl Row {
     pub fn from_line(line: &str) -> Option<Row> {
         let fields: Vec<&str> = line.strip_prefix(LINE_TAG)?.strip_prefix('\t')?.split('\t').collect();
         match fields.as_slice() {
-            [case, "fault", fault] => Some(Row { case: case.to_string(), result: Err(fault.to_string()) }),
+            [case, "fault", fault] => Some(Row { case: case.to_string(), result: Err(NoResult::Fault(fault.to_string())) }),
+            [case, "machine", why] => Some(Row { case: case.to_string(), result: Err(NoResult::Machine(why.to_string())) }),
             [case, wrong, elements, position, value, expected, by, student, ours, spread, finding] => {
                 let first = (!position.is_empty()).then(|| FirstWrong { position: position.to_string(), value: value.to_string(), expected: expected.to_string(), computed_by: by.to_string() });
                 let times = match [*student, *ours, *spread] {
@@ -632,17 +903,15 @@ const MAX_LOG_BYTES: u64 = 4 << 20;
 /// `rules` are rows the lab made from the compiler's report or the PTX (where a variable lives, say),
 /// before any case ran; they count like cases, and are shown even without a GPU.
 fn run_check<C>(args: &StudentArgs, image: &KernelImage, check: &Check<'_, C>, rules: Vec<Row>) -> Result<()> {
-    let sanitizer = match args.sanitize {
-        true => Some(sanitizer::find().with_context(|| format!("--sanitize needs NVIDIA's compute-sanitizer, and none was found ({})", sanitizer::WHERE_WE_LOOK))?),
-        false => None,
-    };
-    if let Err(err) = crate::gpu::count() {
-        // No GPU: the rules, which need none, and then one error, not one per case.
-        if !rules.is_empty() && !args.csv {
-            println!("\nThe rules, read from what nvcc made (the cases need a GPU):\n\n{}", table(&rules));
+    let sanitizer = match machine_for_the_cases(args) {
+        Ok(sanitizer) => sanitizer,
+        Err(why) => {
+            // No case can run here: the rules, which need no GPU, and MACHINE for the rest.
+            let mut rows = rules;
+            rows.extend(unrun(check, &NoResult::Machine(why)));
+            return report(args, check, &rows, &[], false);
         }
-        return Err(err.context("the cases need a GPU"));
-    }
+    };
     let dir = PrivateDir::new(&format!("{}-check", check.lab))?;
     let image_path = dir.path().join("kernel.image");
     let build = image.newest().with_context(|| format!("{} was not compiled", image.source))?;
@@ -656,13 +925,13 @@ fn run_check<C>(args: &StudentArgs, image: &KernelImage, check: &Check<'_, C>, r
     let go = dir.path().join("go");
     let measured = check.measure.as_ref().map(|week| {
         let mut program = Command::new(&exe);
-        program.args(child_args(&image_path, 0, &dir.path().join("result-measured"), false)).arg("--measure-technique");
+        program.args(child_args(&image_path, 0, &dir.path().join("result-measured"), false, check.child_flags)).arg("--measure-technique");
         program.arg("--measure-after").arg(&go).arg("--measure-parent").arg(std::process::id().to_string());
         let csv = dir.path().join("measured.csv");
         // It may wait as long as every case may run, then run as long as a measurement may.
         let per_case = if sanitizer.is_some() { SANITIZED_LIMITS.total * tools.len() as u32 } else { CASE_LIMITS.total };
         let waiting = Limits { silence: measure::LIMITS.silence, total: measure::LIMITS.total + per_case * check.cases.names.len() as u32 };
-        let limits = within(waiting, deadline, Instant::now()).ok_or_else(|| "the --time-limit was used up".to_string());
+        let limits = within(waiting, deadline, Instant::now()).ok_or_else(|| NoResult::from("the --time-limit was used up"));
         (week, limits.and_then(|limits| Ok((week.under_ncu(&program, &csv)?, csv, limits))))
     });
     let (runs, measured) = std::thread::scope(|scope| {
@@ -678,7 +947,7 @@ fn run_check<C>(args: &StudentArgs, image: &KernelImage, check: &Check<'_, C>, r
             .iter()
             .enumerate()
             .map(|(index, name)| {
-                let child = Child { exe: &exe, image: &image_path, dir: dir.path(), index, name, progress: &progress, deadline };
+                let child = Child { exe: &exe, image: &image_path, dir: dir.path(), index, name, progress: &progress, deadline, flags: check.child_flags };
                 match &sanitizer {
                     Some(sanitizer) => child.run_sanitized(sanitizer, &tools),
                     None => child.run(None),
@@ -688,7 +957,7 @@ fn run_check<C>(args: &StudentArgs, image: &KernelImage, check: &Check<'_, C>, r
         drop(go);
         progress.case(0, "the technique, measured with hardware counters (ncu)", None);
         let measured = measuring.map(|(week, thread)| {
-            let launches = thread.and_then(|thread| thread.join().unwrap_or_else(|_| Err("the measurement's thread panicked".to_string())));
+            let launches = thread.and_then(|thread| thread.join().unwrap_or_else(|_| Err("the measurement's thread panicked".into())));
             week.rows(launches)
         });
         (runs, measured)
@@ -697,15 +966,39 @@ fn run_check<C>(args: &StudentArgs, image: &KernelImage, check: &Check<'_, C>, r
     let mut rows = rules;
     rows.extend(measured.unwrap_or_default());
     rows.extend(runs.iter().map(|run| run.row.clone()));
-    let source = args.kernel_source.as_deref().unwrap_or(Path::new("?"));
-    if args.csv {
-        print!("{}", csv(source, &rows, &check.cases.hash));
-    } else {
-        println!("\n--check of {} ({} cases, case set {}{}):\n\n{}", source.display(), rows.len(), check.cases.hash, if sanitizer.is_some() { ", under compute-sanitizer" } else { "" }, table(&rows));
-        print!("{}", outputs(&runs, args.show_output));
+    report(args, check, &rows, &runs, sanitizer.is_some())
+}
+
+/// What the machine lacks for the cases, found before any runs: a GPU and its driver (cuInit), and
+/// with `--sanitize` compute-sanitizer, which it returns.
+fn machine_for_the_cases(args: &StudentArgs) -> std::result::Result<Option<PathBuf>, String> {
+    crate::gpu::count().map_err(|err| format!("{err:#}"))?;
+    match args.sanitize {
+        true => sanitizer::find().map(Some).ok_or_else(|| format!("--sanitize needs NVIDIA's compute-sanitizer, and none was found ({})", sanitizer::WHERE_WE_LOOK)),
+        false => Ok(None),
     }
-    let verdict = verdict(&rows)?;
-    // With --csv, stdout is the CSV alone: grade.sh takes exactly its header and its row.
+}
+
+/// The end of `--check`: the table (or CSV) of `rows`, what failing cases printed (`runs`), and the
+/// verdict. With `--csv`, stdout is the CSV alone: grade.sh takes exactly its header and its row.
+fn report<C>(args: &StudentArgs, check: &Check<'_, C>, rows: &[Row], runs: &[CaseRun], sanitized: bool) -> Result<()> {
+    let source = args.kernel_source.as_deref().unwrap_or(Path::new("?"));
+    let note = machine_note(rows).unwrap_or_default();
+    if args.csv {
+        print!("{}", csv(source, rows, &check.cases.hash, &note));
+    } else {
+        println!("\n--check of {} ({} cases, case set {}{}):\n\n{}", source.display(), rows.len(), check.cases.hash, if sanitized { ", under compute-sanitizer" } else { "" }, table(rows));
+        print!("{}", outputs(runs, args.show_output));
+        if let Some(note) = machine_note(rows) {
+            println!("\nMACHINE: {note}. Run --check again where the machine can (--dry-run judges the rules read from what nvcc made without a GPU).");
+        }
+    }
+    say_verdict(args, verdict(rows))
+}
+
+/// The verdict's line: on stdout after the table, on stderr after the CSV; an error as it is.
+fn say_verdict(args: &StudentArgs, verdict: Result<String>) -> Result<()> {
+    let verdict = verdict?;
     if args.csv {
         eprintln!("{verdict}");
     } else {
@@ -714,13 +1007,34 @@ fn run_check<C>(args: &StudentArgs, image: &KernelImage, check: &Check<'_, C>, r
     Ok(())
 }
 
-/// The last line of `--check`: that every case passed, or the error that says how many failed.
+/// The CSV's note where the machine kept checks from running: `machine: ` and the first reason.
+fn machine_note(rows: &[Row]) -> Option<String> {
+    rows.iter().find_map(|row| match &row.result {
+        Err(NoResult::Machine(why)) => Some(format!("machine: {}", one_line(why))),
+        _ => None,
+    })
+}
+
+/// The last line of `--check`: that every check passed, or the error that says how many did not.
+/// Rows the machine could not run make it a [`Machine`] error (exit code 3) even beside the student's
+/// failures: the row is incomplete, and its FAIL and FAULT columns stand, so a run on a working
+/// machine is needed for the rest and changes none of them. Rows not run (`--dry-run`) count for
+/// nothing.
 fn verdict(rows: &[Row]) -> Result<String> {
-    let failed = rows.iter().filter(|row| !row.passed()).count();
-    if failed > 0 {
-        bail!("{failed} of {} cases failed", rows.len());
+    let judged: Vec<&Row> = rows.iter().filter(|row| !matches!(row.result, Err(NoResult::NotRun(_)))).collect();
+    let failed = judged.iter().filter(|row| !row.passed() && !row.on_the_machine()).count();
+    let machine = judged.iter().filter(|row| row.on_the_machine()).count();
+    let why = rows.iter().find_map(|row| match &row.result {
+        Err(NoResult::Machine(why)) => Some(one_line(why)),
+        _ => None,
+    });
+    match (failed, why) {
+        (0, Some(why)) => Err(anyhow::Error::new(Machine(format!("{machine} of {} checks could not run on this machine, none of them for the kernel: {why}", judged.len())))),
+        (failed, Some(why)) => Err(anyhow::Error::new(Machine(format!("{failed} of {} checks failed, and {machine} could not run on this machine: {why}", judged.len())))),
+        (0, None) if judged.len() < rows.len() => Ok(format!("The file compiles and all {} rules read from what nvcc made pass; the rest did not run (--dry-run)", judged.len())),
+        (0, None) => Ok(format!("Solution is correct: all {} cases pass", rows.len())),
+        (failed, None) => bail!("{failed} of {} {} failed", judged.len(), if judged.len() < rows.len() { "rules" } else { "cases" }),
     }
-    Ok(format!("Solution is correct: all {} cases pass", rows.len()))
 }
 
 /// Whether the student's kernels use shared memory or barriers, which decides whether racecheck and
@@ -745,6 +1059,8 @@ struct Child<'a> {
     name: &'a str,
     progress: &'a Progress,
     deadline: Option<Deadline>,
+    /// [`Check::child_flags`].
+    flags: &'a [&'a str],
 }
 
 /// `--time-limit`: when the whole check must end.
@@ -782,7 +1098,7 @@ impl Child<'_> {
             None => Command::new(self.exe),
         };
         let mut command = command;
-        command.args(child_args(self.image, self.index, &result, sanitizer.is_some()));
+        command.args(child_args(self.image, self.index, &result, sanitizer.is_some(), self.flags));
         let (limits, finished) = match sanitizer {
             Some(_) => (SANITIZED_LIMITS, Some(sanitizer::ERROR_EXIT_CODE)),
             None => (CASE_LIMITS, None),
@@ -792,8 +1108,8 @@ impl Child<'_> {
             return CaseRun::fault(self.name, format!("not run: the --time-limit of {seconds} s was used up"));
         };
         let mut run = case_process::run(command, &result, self.name, cut, finished);
-        if matches!(&run.row.result, Err(why) if stopped_by_deadline(why, limits, cut)) {
-            run.row.result = Err(format!("still running when the --time-limit of {seconds} s ran out; stopped"));
+        if matches!(&run.row.result, Err(NoResult::Fault(why)) if stopped_by_deadline(why, limits, cut)) {
+            run.row.result = Err(format!("still running when the --time-limit of {seconds} s ran out; stopped").into());
         }
         run
     }
@@ -833,11 +1149,13 @@ impl Child<'_> {
 fn with_finding(row: Row, verdict: sanitizer::Verdict, tool: Tool) -> Row {
     use sanitizer::Verdict;
     let result = match (row.result, verdict) {
+        // The machine stopped the case before the student's module was loaded: nothing to vouch for.
+        (Err(NoResult::Machine(why)), _) => Err(NoResult::Machine(why)),
         (Ok(outcome), Verdict::Clean) => Ok(outcome),
         (Ok(outcome), Verdict::Found(finding)) => Ok(Outcome { finding: Some(finding), ..outcome }),
-        (_, Verdict::Fault(why)) | (Err(_), Verdict::Found(why)) => Err(why),
+        (_, Verdict::Fault(why)) | (Err(_), Verdict::Found(why)) => Err(why.into()),
         (Err(fault), Verdict::Clean) if tool == Tool::Memcheck => Err(fault),
-        (Err(fault), Verdict::Clean) => Err(format!("under {}: {fault}", tool.name())),
+        (Err(fault), Verdict::Clean) => Err(format!("under {}: {}", tool.name(), fault.why()).into()),
     };
     Row { case: row.case, result }
 }
@@ -869,7 +1187,7 @@ fn read_log(path: &Path) -> Option<String> {
 /// This program's command line for case `index`: the parent's flags without those of the parent
 /// alone, plus the image, the case, its result file and whether a sanitizer runs it. Arguments stay
 /// `OsString`s: a path need not be UTF-8.
-fn child_args(image: &Path, index: usize, result: &Path, sanitized: bool) -> Vec<OsString> {
+fn child_args(image: &Path, index: usize, result: &Path, sanitized: bool, flags: &[&str]) -> Vec<OsString> {
     let mut args = Vec::new();
     let mut skip_value = false;
     for arg in std::env::args_os().skip(1) {
@@ -883,6 +1201,7 @@ fn child_args(image: &Path, index: usize, result: &Path, sanitized: bool) -> Vec
             _ => args.push(arg),
         }
     }
+    args.extend(flags.iter().map(OsString::from));
     args.extend([OsString::from("--kernel-image"), image.into(), "--check-case".into(), index.to_string().into()]);
     args.extend([OsString::from("--check-result"), result.into()]);
     if sanitized {
@@ -916,7 +1235,9 @@ pub fn table(rows: &[Row]) -> String {
                 let finding = o.finding.as_deref().unwrap_or("-");
                 format!("| {} | {} | {} of {} {first} | {student} | {ours} | {ratio} | {finding} |", row.case, row.verdict(), o.wrong, o.elements)
             }
-            Err(fault) => format!("| {} | FAULT | {fault} | | | | | | | | |", row.case),
+            Err(NoResult::Machine(_)) => format!("| {} | MACHINE | not run: the machine could not (below), which says nothing of the kernel | | | | | | | | |", row.case),
+            Err(NoResult::NotRun(why)) => format!("| {} | - | not run ({why}) | | | | | | | | |", row.case),
+            Err(fault) => format!("| {} | FAULT | {} | | | | | | | | |", row.case, fault.why()),
         };
         out.push_str(&line);
         out.push('\n');
@@ -949,13 +1270,15 @@ pub fn csv_field(text: &str) -> String {
 /// The CSV header for these case names.
 fn csv_header(cases: &[&str]) -> String {
     let names: Vec<String> = cases.iter().map(|name| csv_field(name)).collect();
-    format!("file,{},passed,time ratio,flags,case set", names.join(","))
+    format!("file,{},passed,time ratio,flags,note,case set", names.join(","))
 }
 
 /// The grading row: the file, each case's verdict, how many passed, the geometric mean of the time
 /// ratios over every case that passed (unsteady ones too: [`MAX_SPREAD`] says why), the flags for a
-/// teacher (ratios below [`SUSPICIOUS_RATIO`]), and the case set's hash.
-pub fn csv(source: &Path, rows: &[Row], case_set: &str) -> String {
+/// teacher (ratios below [`SUSPICIOUS_RATIO`]), the note (`machine: ...` where the machine kept checks
+/// from running, `dry run: no GPU used`, `compile error: ...`; empty otherwise), and the case set's
+/// hash, last.
+pub fn csv(source: &Path, rows: &[Row], case_set: &str, note: &str) -> String {
     let names: Vec<&str> = rows.iter().map(|row| row.case.as_str()).collect();
     let verdicts: Vec<&str> = rows.iter().map(Row::verdict).collect();
     let times: Vec<Times> = rows.iter().filter(|row| row.passed()).filter_map(|row| row.result.as_ref().ok()?.times).collect();
@@ -965,8 +1288,11 @@ pub fn csv(source: &Path, rows: &[Row], case_set: &str) -> String {
         Some(lowest) => csv_field(&format!("suspiciously fast: {} case(s) under {SUSPICIOUS_RATIO}x ours, lowest {lowest:.2}x", suspicious.len())),
         None => String::new(),
     };
+    // Of the checks that ran or should have: a dry run's `-` columns count for nothing.
+    let counted = rows.iter().filter(|row| !matches!(row.result, Err(NoResult::NotRun(_)))).count();
     let passed = rows.iter().filter(|row| row.passed()).count();
-    format!("{}\n{},{},{passed}/{},{mean},{flags},{case_set}\n", csv_header(&names), csv_field(&source.display().to_string()), verdicts.join(","), rows.len())
+    let note = if note.is_empty() { String::new() } else { csv_field(note) };
+    format!("{}\n{},{},{passed}/{},{mean},{flags},{note},{case_set}\n", csv_header(&names), csv_field(&source.display().to_string()), verdicts.join(","), counted)
 }
 
 impl fmt::Display for FirstWrong {
@@ -1034,11 +1360,11 @@ mod tests {
         let unsteady = Outcome { times: Some(Times { student_ms: 8.0, ours_ms: 1.0, spread: 0.25 }), ..outcome(0) };
         let rows = vec![Row { case: "a".into(), result: Ok(outcome(0)) }, Row { case: "b".into(), result: Ok(unsteady) }];
         assert!(table(&rows).contains("| 8.0000 | 1.0000 | 8.00x ±25%, unsteady | - |"), "{}", table(&rows));
-        assert!(csv(Path::new("s.cu"), &rows, "0123456789abcdef").ends_with(",PASS,PASS,2/2,4.000,,0123456789abcdef\n"));
+        assert!(csv(Path::new("s.cu"), &rows, "0123456789abcdef", "").ends_with(",PASS,PASS,2/2,4.000,,,0123456789abcdef\n"));
         let fast = Outcome { times: Some(Times { student_ms: 0.16, ours_ms: 1.0, spread: 0.01 }), ..outcome(0) };
         let rows = vec![Row { case: "a".into(), result: Ok(fast) }];
         assert!(table(&rows).contains("0.16x ±1%, faster than our kernel of the same technique by over 2x: a teacher should look"), "{}", table(&rows));
-        assert!(csv(Path::new("s.cu"), &rows, "h").ends_with(",PASS,1/1,0.160,\"suspiciously fast: 1 case(s) under 0.5x ours, lowest 0.16x\",h\n"), "{}", csv(Path::new("s.cu"), &rows, "h"));
+        assert!(csv(Path::new("s.cu"), &rows, "h", "").ends_with(",PASS,1/1,0.160,\"suspiciously fast: 1 case(s) under 0.5x ours, lowest 0.16x\",,h\n"), "{}", csv(Path::new("s.cu"), &rows, "h", ""));
     }
 
     #[test]
@@ -1092,9 +1418,53 @@ mod tests {
         assert!(table.contains("| c | FAULT | killed |"), "{table}");
         assert!(table.contains("| d | FAIL | 0 of 12 | - | - | - | - | 2.0000 | 1.0000 | 2.00x ±2% | A(3, 7) was changed |"), "{table}");
         assert_eq!(
-            csv(Path::new("alice/mmm.cu"), &rows, "0123456789abcdef"),
-            "file,\"a\",\"b\",\"c\",\"d\",passed,time ratio,flags,case set\n\"alice/mmm.cu\",PASS,FAIL,FAULT,FAIL,1/4,2.000,,0123456789abcdef\n"
+            csv(Path::new("alice/mmm.cu"), &rows, "0123456789abcdef", ""),
+            "file,\"a\",\"b\",\"c\",\"d\",passed,time ratio,flags,note,case set\n\"alice/mmm.cu\",PASS,FAIL,FAULT,FAIL,1/4,2.000,,,0123456789abcdef\n"
         );
+    }
+
+    /// Issue 45: MACHINE comes only from the lab's own steps. A fault whose words say "machine" (what
+    /// a case printed, or its child's last line) stays the student's FAULT; a child's row is MACHINE
+    /// only with the tag our code writes into the result file, which a kernel's printf cannot reach.
+    #[test]
+    fn only_the_labs_own_steps_make_a_machine_row() {
+        let said = Row::from_line("CHECK-ROW\tc\tfault\tmachine: no usable CUDA GPU").unwrap();
+        assert_eq!(said.verdict(), "FAULT");
+        assert_eq!(NoResult::from("machine: out of memory"), NoResult::Fault("machine: out of memory".into()));
+        let ours = Row { case: "c".into(), result: Err(NoResult::Machine("no usable CUDA GPU".into())) };
+        assert_eq!(Row::from_line(&ours.to_line()), Some(ours.clone()));
+        assert_eq!(ours.verdict(), "MACHINE");
+        // Under compute-sanitizer, a case the machine stopped before the student's module stays MACHINE.
+        assert_eq!(with_finding(ours.clone(), sanitizer::Verdict::Fault("no summary".into()), Tool::Memcheck), ours);
+        // Errors are the machine's where a step of ours says so, usage where the call is wrong.
+        let machine = on_the_machine::<()>(Err(anyhow::anyhow!("CUDA_ERROR_OUT_OF_MEMORY"))).unwrap_err();
+        assert_eq!((exit_code(&machine), format!("{machine:#}")), (3, "machine: CUDA_ERROR_OUT_OF_MEMORY".to_string()));
+        assert_eq!(exit_code(&anyhow::anyhow!("CUDA_ERROR_OUT_OF_MEMORY").context("the student's kernel")), 1);
+        assert_eq!(exit_code(&anyhow::Error::new(Usage("c.txt:2: bad".into())).context("reading")), 2);
+        assert_eq!(exit_code(&whose_compile_error(CompileError::NoNvcc)), 3);
+        assert_eq!(exit_code(&whose_compile_error(CompileError::Nvcc { path: "a.cu".into(), messages: "a.cu(1): error: x\n".into() })), 1);
+    }
+
+    /// Issue 45: the machine's rows make the verdict a [`Machine`] error (exit code 3), beside the
+    /// student's failures too (the row is incomplete; its FAILs stand), with the note `machine: `;
+    /// rows not run (`--dry-run`) count for nothing.
+    #[test]
+    fn machine_rows_give_exit_code_3_and_a_note_and_dry_runs_count_the_rules() {
+        let machine = Row { case: "m".into(), result: Err(NoResult::Machine("no ncu\nfound".into())) };
+        let (pass, fail) = (Row { case: "a".into(), result: Ok(outcome(0)) }, Row { case: "b".into(), result: Ok(outcome(3)) });
+        let error = verdict(&[pass.clone(), machine.clone()]).unwrap_err();
+        assert_eq!((exit_code(&error), error.to_string()), (3, "machine: 1 of 2 checks could not run on this machine, none of them for the kernel: no ncu found".to_string()));
+        let error = verdict(&[fail.clone(), machine.clone()]).unwrap_err();
+        assert_eq!((exit_code(&error), error.to_string()), (3, "machine: 1 of 2 checks failed, and 1 could not run on this machine: no ncu found".to_string()));
+        let rows = [pass.clone(), fail.clone(), machine.clone()];
+        assert_eq!(machine_note(&rows).as_deref(), Some("machine: no ncu found"));
+        assert!(csv(Path::new("s.cu"), &rows, "h", "machine: no ncu found").ends_with(",PASS,FAIL,MACHINE,1/3,2.000,,\"machine: no ncu found\",h\n"));
+        let not_run = Row { case: "n".into(), result: Err(NoResult::NotRun(DRY_RUN.into())) };
+        assert_eq!(verdict(&[pass.clone(), not_run.clone()]).unwrap(), "The file compiles and all 1 rules read from what nvcc made pass; the rest did not run (--dry-run)");
+        assert_eq!(exit_code(&verdict(&[fail, not_run.clone()]).unwrap_err()), 1);
+        assert!(csv(Path::new("s.cu"), &[pass, not_run.clone()], "h", DRY_RUN).ends_with(",PASS,-,1/1,2.000,,\"dry run: no GPU used\",h\n"));
+        assert!(table(&[not_run]).contains("| n | - | not run (dry run: no GPU used) |"));
+        assert!(table(&[machine]).contains("| m | MACHINE | not run: the machine could not (below), which says nothing of the kernel |"));
     }
 
     #[test]
@@ -1110,8 +1480,8 @@ mod tests {
         assert_eq!(csv_field("Doe, Jane \"JD\"/mmm.cu"), "\"Doe, Jane \"\"JD\"\"/mmm.cu\"");
         assert_eq!(csv_field("mmm.cu(3): error: x\nmore"), "\"mmm.cu(3): error: x\nmore\"");
         let rows = vec![Row { case: "f64, 1 x 1 times 1 x 1".into(), result: Ok(outcome(0)) }];
-        let text = csv(Path::new("a \"b\", c.cu"), &rows, "h");
-        assert_eq!(text.lines().nth(1), Some("\"a \"\"b\"\", c.cu\",PASS,1/1,2.000,,h"));
+        let text = csv(Path::new("a \"b\", c.cu"), &rows, "h", "");
+        assert_eq!(text.lines().nth(1), Some("\"a \"\"b\"\", c.cu\",PASS,1/1,2.000,,,h"));
         assert!(text.starts_with("file,\"f64, 1 x 1 times 1 x 1\",passed"));
     }
 

@@ -23,8 +23,14 @@ impl Outcome {
     /// The run failed with exit code 1 and exactly one line on stderr, `<lab>: error: ...`, that
     /// contains `needle`; no panic, no backtrace, no usage dump.
     pub fn is_one_line_error(&self, lab: &str, needle: &str) -> bool {
+        self.is_one_line_error_with(1, lab, needle)
+    }
+
+    /// [`Outcome::is_one_line_error`] with exit code `code`: 2 for a usage error of `--check` and
+    /// `--list-cases` (a bad `--cases` file), 3 for the machine (issue 45).
+    pub fn is_one_line_error_with(&self, code: i32, lab: &str, needle: &str) -> bool {
         let lines: Vec<&str> = self.stderr.lines().collect();
-        self.code == Some(1)
+        self.code == Some(code)
             && lines.len() == 1
             && lines[0].starts_with(&format!("{lab}: error: "))
             && lines[0].contains(needle)
@@ -186,7 +192,8 @@ fn awkward_values(seed: u64, random_count: usize) -> Vec<String> {
 
 /// The property of issue 26 (items 5 to 7) for every value flag in `lab`'s `--help`, each given every
 /// [`awkward_values`] value, once or as many times as it takes: the run ends within 60 s, with exit
-/// code 0 or one line `<lab>: error: ...` of at most 400 characters and exit code 1; never a panic
+/// code 0 or one line `<lab>: error: ...` of at most 400 characters and exit code 1 (2 for a usage
+/// error of the check's flags); never a panic
 /// (an overflow included) or a usage dump. The GPU is hidden (`CUDA_VISIBLE_DEVICES` empty) and the run is in a
 /// fresh private folder, so a value that is accepted stops at the no-GPU error on any machine and a
 /// file flag given a number writes nothing here.
@@ -254,7 +261,8 @@ fn bad_ending(dir: &Path, binary: &str, lab: &str, args: &[String]) -> Option<St
     };
     // On top of one line and no panic: short, and no panic caught by our hook ("internal error",
     // Rust's "attempt to multiply with overflow") or clap's usage.
-    let one_line_error = outcome.is_one_line_error(lab, "")
+    // Exit code 2 is a usage error of the check's flags (a `--cases` file that is a number).
+    let one_line_error = (outcome.is_one_line_error(lab, "") || outcome.is_one_line_error_with(2, lab, ""))
         && outcome.stderr.len() <= 400
         && !["internal error", "attempt to", "Usage:"].iter().any(|word| outcome.stderr.contains(word));
     (!(outcome.code == Some(0) || one_line_error)).then(|| format!("{args:?}: exit {:?}, stderr {:?}", outcome.code, outcome.stderr))

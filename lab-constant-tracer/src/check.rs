@@ -11,7 +11,7 @@ use anyhow::{Context as _, Result};
 use common::assignment::cases_file::{field, CaseFormat, CaseSet};
 use common::assignment::measure::{rule_row, Bound, Measure};
 use common::profile::counters::Launch;
-use common::assignment::{checked_runs, first_mismatch, written, written_once, CaseContext, Entry, FirstWrong, Outcome, Row};
+use common::assignment::{checked_runs, first_mismatch, on_the_machine, written, written_once, CaseContext, Entry, FirstWrong, Outcome, Row};
 use common::gpu::Gpu;
 use common::verify::Poison;
 use kernels::KernelImage;
@@ -91,16 +91,20 @@ const METRICS: [&str; 1] = ["smsp__inst_executed_op_global_ld.sum"];
 /// scene under ncu. Ours reads the spheres from constant memory and nothing from global memory; a
 /// tracer that reads them from global memory, or copies them there first, loads from global memory
 /// for every sphere it tests.
-pub fn measure(run: &dyn Fn(&Case) -> Result<()>) -> Measure<'_, Case> {
+pub fn measure() -> Measure<'static, Case> {
     let case = Case { width: 256, height: 192, spheres: 64, seed: 11 };
-    Measure { case, rules: &MEASURED, metrics: &METRICS, kernels: "regex:^trace_constant$", run, judge: &judge }
+    Measure { case, rules: &MEASURED, metrics: &METRICS, kernels: "regex:^trace_constant$", run: &measured_launches, judge: &judge }
 }
 
 /// In the measured child: the student's tracer, then ours (each a warm-up and one render).
 pub fn measured_launches(student: &KernelImage, case: &Case) -> Result<()> {
     let (view, spheres) = (View::new(case.width, case.height)?, random_scene(case.spheres, case.seed)?);
-    let gpu = Gpu::open(0)?;
-    for module in [gpu.load(student)?, gpu.load(&kernels::TRACER)?] {
+    let (gpu, ours) = on_the_machine((|| {
+        let gpu = Gpu::open(0)?;
+        let ours = gpu.load(&kernels::TRACER)?;
+        Ok((gpu, ours))
+    })())?;
+    for module in [gpu.load(student)?, ours] {
         DeviceScene::new(&module, &spheres, view)?.render(&module, Variant::Constant, 1)?;
     }
     Ok(())
@@ -120,7 +124,14 @@ fn judge(case: &Case, [_, theirs, _, ours]: &[Launch; 4]) -> Vec<Row> {
 pub fn run_case(student: &KernelImage, case: &Case, context: CaseContext) -> Result<Outcome> {
     let view = View::new(case.width, case.height)?;
     let spheres = random_scene(case.spheres, case.seed)?;
-    let gpu = Gpu::open(0)?;
+    // The machine's steps first ([`on_the_machine`]): the GPU, our kernels and our scene's buffers;
+    // the student's module after them.
+    let (gpu, ours, mut our_scene) = on_the_machine((|| {
+        let gpu = Gpu::open(0)?;
+        let ours = gpu.load(&kernels::TRACER)?;
+        let our_scene = DeviceScene::new(&ours, &spheres, view)?;
+        Ok((gpu, ours, our_scene))
+    })())?;
     let theirs = gpu.load(student)?;
     let mut scene = DeviceScene::new(&theirs, &spheres, view)?;
     let (image, _) = scene.render_poisoned(&theirs, Variant::Constant, 1, u32::POISON_WORD)?;
@@ -129,8 +140,6 @@ pub fn run_case(student: &KernelImage, case: &Case, context: CaseContext) -> Res
     let reference = render_on_cpu(&spheres, &view);
     let right = |g: u32, r: u32| !g.is_poison() && channel_difference(g, r).saturating_sub(CHANNEL_TOLERANCE) == 0;
     let colour = |pixel: u32| format!("rgb({}, {}, {})", pixel & 0xFF, (pixel >> 8) & 0xFF, (pixel >> 16) & 0xFF);
-    let ours = gpu.load(&kernels::TRACER)?;
-    let mut our_scene = DeviceScene::new(&ours, &spheres, view)?;
     let width = view.width as usize;
     let timed = context.time(
         |launches| {

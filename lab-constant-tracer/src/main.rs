@@ -65,18 +65,18 @@ struct Args {
 }
 
 fn main() -> ExitCode {
-    common::cli::run_lab(|args: Args| args.profile.clone().around(|| run(args)))
+    common::assignment::run_lab(|args: Args| args.profile.clone().around(|| run(args)))
 }
 
 fn run(args: Args) -> Result<()> {
     // A student's tracer.cu (assignments/04-constant-tracer) is compiled first, before the GPU opens.
-    let image = args.student.image(&kernels::TRACER, &check::ENTRIES)?;
-    let launches = |case: &check::Case| check::measured_launches(image, case);
-    let cases = Check { lab: "lab-constant-tracer", entries: &check::ENTRIES, cases: check::case_set(args.student.cases.as_deref())?, measure: Some(check::measure(&launches)) };
-    let rules = || Ok(vec![check::storage_rule(image)?]);
-    if let Some(done) = args.student.run_check_if_asked(image, &cases, rules, |case, context| check::run_case(image, case, context)) {
+    let cases = Check { lab: "lab-constant-tracer", entries: &check::ENTRIES, cases: check::case_set(args.student.cases.as_deref())?, measure: Some(check::measure()), child_flags: &[] };
+    let compiled = args.student.image(&kernels::TRACER, &check::ENTRIES);
+    let rules = |image: &kernels::KernelImage| Ok(vec![check::storage_rule(image)?]);
+    if let Some(done) = args.student.run_check_if_asked(&compiled, &kernels::TRACER, &cases, rules, check::run_case) {
         return done;
     }
+    let image = compiled?;
     let view = View::new(args.width, args.height)?;
     let image_bytes = 4 * view.pixels() as u64;
     // The GPU's image, its poison, the CPU's image and the PNG's bytes.

@@ -10,7 +10,7 @@ use anyhow::{Context as _, Result};
 use common::assignment::measure::{rule_row, Bound, Measure};
 use common::profile::counters::Launch;
 use common::assignment::cases_file::{choice, field, CaseFormat, CaseSet};
-use common::assignment::{checked_runs, first_mismatch, shown, CaseContext, Entry, FirstWrong, Outcome, Row};
+use common::assignment::{checked_runs, first_mismatch, on_the_machine, shown, CaseContext, Entry, FirstWrong, Outcome, Row};
 use common::gpu::Gpu;
 use common::guard::Guarded;
 use common::integrand::Integrand;
@@ -213,10 +213,8 @@ fn agrees(problem: &Problem, quantity: &str, gpu: f64, cpu: f64) -> bool {
 
 /// Runs one case device-driven with the student's image, then times it against ours.
 pub fn run_case(student: &KernelImage, problem: &Problem, context: CaseContext) -> Result<Outcome> {
-    let gpu = Gpu::open(0)?;
+    let (gpu, ours, tally) = machine_first()?;
     let theirs = gpu.load(student)?;
-    set_pending_launch_limit(32768)?;
-    let tally = Guarded::<Tally>::new(1)?;
     let run = device_driven_into(&theirs, problem, &tally, 1)?;
     let outside = tally.trespass()?.map(|trespass| trespass.describe("tally", "1"));
     let cpu = adaptive_on_cpu(problem);
@@ -226,7 +224,6 @@ pub fn run_case(student: &KernelImage, problem: &Problem, context: CaseContext) 
         let (wrong, first) = first_mismatch(&gpu_values, &cpu_values, |(quantity, g), c| agrees(problem, quantity, g, c));
         (all, wrong, first)
     };
-    let ours = gpu.load(&kernels::ADAPTIVE_SIMPSON)?;
     let timed = context.time(
         |launches| Ok(device_driven(&ours, problem, launches)?.timing),
         |launches| {
@@ -259,17 +256,26 @@ const METRICS: [&str; 1] = ["sm__ctas_launched.sum"];
 /// under ncu, which counts the thread blocks launched while each ran, children included. A tree of
 /// child grids launches one grid per split, as ours does; workers that refine in a loop of their own,
 /// or launch only in a branch that never runs, launch none.
-pub fn measure(run: &dyn Fn(&Problem) -> Result<()>) -> Measure<'_, Problem> {
+pub fn measure() -> Measure<'static, Problem> {
     let problem = Problem { integrand: Integrand::Peak, a: 0.0, b: 1.0, tolerance: 1e-8, max_depth: 20 };
-    Measure { case: problem, rules: &MEASURED, metrics: &METRICS, kernels: "regex:^adaptive_master_", run, judge: &judge }
+    Measure { case: problem, rules: &MEASURED, metrics: &METRICS, kernels: "regex:^adaptive_master_", run: &measured_launches, judge: &judge }
+}
+
+/// The machine's steps of a case, before the student's module is loaded ([`on_the_machine`]): the
+/// GPU, our kernels, the device runtime's pending launches and the tally.
+fn machine_first() -> Result<(Gpu, cust::module::Module, Guarded<Tally>)> {
+    on_the_machine((|| {
+        let gpu = Gpu::open(0)?;
+        let ours = gpu.load(&kernels::ADAPTIVE_SIMPSON)?;
+        set_pending_launch_limit(32768)?;
+        Ok((gpu, ours, Guarded::<Tally>::new(1)?))
+    })())
 }
 
 /// In the measured child: the student's tree, then ours (each a warm-up and one run).
 pub fn measured_launches(student: &KernelImage, problem: &Problem) -> Result<()> {
-    let gpu = Gpu::open(0)?;
-    let (theirs, ours) = (gpu.load(student)?, gpu.load(&kernels::ADAPTIVE_SIMPSON)?);
-    set_pending_launch_limit(32768)?;
-    let tally = Guarded::<Tally>::new(1)?;
+    let (gpu, ours, tally) = machine_first()?;
+    let theirs = gpu.load(student)?;
     device_driven_into(&theirs, problem, &tally, 1)?;
     device_driven_into(&ours, problem, &tally, 1)?;
     Ok(())

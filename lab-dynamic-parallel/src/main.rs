@@ -57,7 +57,7 @@ struct Args {
 }
 
 fn main() -> ExitCode {
-    common::cli::run_lab(|args: Args| args.profile.clone().around(|| run(args)))
+    common::assignment::run_lab(|args: Args| args.profile.clone().around(|| run(args)))
 }
 
 fn run(args: Args) -> Result<()> {
@@ -65,12 +65,13 @@ fn run(args: Args) -> Result<()> {
     // the device runtime) first, before the GPU opens.
     let integrands = if args.student.checking() { Integrand::ALL.to_vec() } else { vec![args.integrand] };
     let entries: Vec<Entry> = integrands.into_iter().map(check::entry).collect();
-    let image = args.student.image(&kernels::ADAPTIVE_SIMPSON, &entries)?;
-    let launches = |problem: &Problem| check::measured_launches(image, problem);
-    let cases = Check { lab: "lab-dynamic-parallel", entries: &entries, cases: check::case_set(args.student.cases.as_deref())?, measure: Some(check::measure(&launches)) };
-    if let Some(done) = args.student.run_check_if_asked(image, &cases, || Ok(vec![check::child_launch_rule(image)?]), |problem, context| check::run_case(image, problem, context)) {
+    let cases = Check { lab: "lab-dynamic-parallel", entries: &entries, cases: check::case_set(args.student.cases.as_deref())?, measure: Some(check::measure()), child_flags: &[] };
+    let compiled = args.student.image(&kernels::ADAPTIVE_SIMPSON, &entries);
+    let rules = |image: &kernels::KernelImage| Ok(vec![check::child_launch_rule(image)?]);
+    if let Some(done) = args.student.run_check_if_asked(&compiled, &kernels::ADAPTIVE_SIMPSON, &cases, rules, check::run_case) {
         return done;
     }
+    let image = compiled?;
     let problem = Problem::new(args.integrand, args.a, args.b, args.tolerance, args.max_depth)?;
     let gpu = Gpu::open(0)?;
     println!("{}", gpu.info);

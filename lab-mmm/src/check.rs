@@ -10,7 +10,7 @@ use anyhow::{Context as _, Result};
 use common::assignment::cases_file::{choice, field, CaseFormat, CaseSet};
 use common::assignment::measure::{rule_row, Bound, Measure};
 use common::profile::counters::Launch;
-use common::assignment::{checked_runs, first_mismatch, shown, written, written_once, CaseContext, Entry, FirstWrong, Outcome, Row};
+use common::assignment::{checked_runs, first_mismatch, on_the_machine, shown, written, written_once, CaseContext, Entry, FirstWrong, Outcome, Row};
 use common::gpu::Gpu;
 use common::guard::{first_changed, Guarded, INPUT_GUARD_WORD};
 use common::matrix::{Element, Matrix, MatrixView};
@@ -142,15 +142,19 @@ pub fn name(case: &Case) -> String {
     format!("{} {}, {} x {} times {} x {}", case.kernel.slide_name(), if case.f64 { "f64" } else { "f32" }, case.m, case.k, case.k, case.n)
 }
 
-/// Runs one case with the student's image (twice, with two poisons), then times it against ours.
+/// Runs one case with the student's image (twice, with two poisons), then times it against ours. The
+/// GPU and our kernels come first, the machine's steps ([`on_the_machine`]); `compare` loads the
+/// student's module once the case's buffers are allocated.
 pub fn run_case(student: &KernelImage, case: &Case, context: CaseContext) -> Result<Outcome> {
-    let gpu = Gpu::open(0)?;
-    let theirs = gpu.load(student)?;
-    let ours = gpu.load(&kernels::MMM_BS16)?;
+    let (gpu, ours) = on_the_machine((|| {
+        let gpu = Gpu::open(0)?;
+        let ours = gpu.load(&kernels::MMM_BS16)?;
+        Ok((gpu, ours))
+    })())?;
     if case.f64 {
-        compare::<f64>(&theirs, &ours, case, context)
+        compare::<f64>(&gpu, student, &ours, case, context)
     } else {
-        compare::<f32>(&theirs, &ours, case, context)
+        compare::<f32>(&gpu, student, &ours, case, context)
     }
 }
 
@@ -194,16 +198,23 @@ impl<T: Element> Inputs<T> {
 
 /// C from the student's kernel against the CPU's product, element by element; C's guard zones, A's
 /// and B's, and A and B themselves checked; then both kernels timed, every timed launch of the
-/// student's checked as well.
-fn compare<T: Element>(theirs: &Module, ours: &Module, case: &Case, context: CaseContext) -> Result<Outcome> {
+/// student's checked as well. Every device buffer is allocated before the student's module is loaded
+/// (an allocation that fails then is the machine's); the module comes from `student`.
+fn compare<T: Element>(gpu: &Gpu, student: &KernelImage, ours: &Module, case: &Case, context: CaseContext) -> Result<Outcome> {
     let mut random = Random::new(case.seed);
     let mut a: Matrix<T> = Matrix::<f64>::random(case.m, case.k, &mut random)?.convert()?;
     let mut b: Matrix<T> = Matrix::<f64>::random(case.k, case.n, &mut random)?.convert()?;
     let cpu = multiply_on_cpu(&a, &b);
     let largest = cpu.iter().fold(f64::MIN_POSITIVE, |m, v| m.max(v.abs()));
     let right = |g: T, e: f64| (g.to_f64() - e).abs() <= T::TOLERANCE * largest;
-    let mut inputs = Inputs::new(&a, &b)?;
-    let mut c = Guarded::<T>::new(case.m * case.n)?;
+    let (mut inputs, mut c, mut our_c) = on_the_machine((|| {
+        a.copy_to_gpu()?;
+        b.copy_to_gpu()?;
+        let mut our_c = Matrix::<T>::new(case.m, case.n)?;
+        our_c.poison_on_gpu()?;
+        Ok((Inputs::new(&a, &b)?, Guarded::<T>::new(case.m * case.n)?, our_c))
+    })())?;
+    let theirs = &gpu.load(student)?;
     multiply_into(theirs, case.kernel, BLOCK_SIZE, inputs.views, &mut c, T::POISON_WORD, 1)?;
     let gpu = c.read()?;
     multiply_into(theirs, case.kernel, BLOCK_SIZE, inputs.views, &mut c, T::SECOND_POISON_WORD, 1)?;
@@ -221,9 +232,6 @@ fn compare<T: Element>(theirs: &Module, ours: &Module, case: &Case, context: Cas
         changed("B", &b, &inputs.b)?,
         outside,
     ];
-    a.copy_to_gpu()?;
-    b.copy_to_gpu()?;
-    let mut our_c = Matrix::<T>::new(case.m, case.n)?;
     let timed = context.time(
         |launches| {
             let timing = multiply_on_gpu(ours, case.kernel, BLOCK_SIZE, &a, &b, &mut our_c, launches)?;
@@ -286,14 +294,33 @@ pub fn measured_case() -> Case {
 /// Week 3's technique measured (issue 39): the tiled `mmm` in both precisions, the student's and then
 /// ours, each launched once on [`measured_case`] under ncu. `None` where the tiled kernel is not
 /// checked (week 2).
-pub fn measure<'a>(kernels: &[MmmKernel], run: &'a dyn Fn(&Case) -> Result<()>) -> Option<Measure<'a, Case>> {
-    kernels.contains(&MmmKernel::Tiled).then(|| Measure { case: measured_case(), rules: &MEASURED, metrics: &METRICS, kernels: "regex:^mmm_f(32|64)$", run, judge: &judge })
+pub fn measure(kernels: &[MmmKernel]) -> Option<Measure<'static, Case>> {
+    kernels.contains(&MmmKernel::Tiled).then(|| Measure { case: measured_case(), rules: &MEASURED, metrics: &METRICS, kernels: "regex:^mmm_f(32|64)$", run: &measured_launches, judge: &judge })
+}
+
+/// The week a student's mmm.cu is for, where `--kernel` does not say (issue 45: a week 3 file was
+/// checked as weeks 2 and 3 together, 26 cases, without a word): week 3 where its tiled kernels keep
+/// shared memory (what the week's rules ask, from the ptxas report), else week 2. Weeks 2 and 3 hand
+/// out the same mmm.cu, so the kernels' names cannot tell. With the line that says which and how to
+/// choose the other.
+pub fn week_of(image: &KernelImage) -> (MmmKernel, String) {
+    let report = image.newest().and_then(|build| build.report().ok());
+    let shared = |name: &str| report.as_ref().and_then(|report| report.function(name)).map_or(0, |f| f.shared_bytes);
+    if shared("mmm_f64") > 0 || shared("mmm_f32") > 0 {
+        (MmmKernel::Tiled, format!("{}: its tiled mmm keeps tiles in shared memory: checking week 3 (03-mmm-tiled, as --kernel tiled); --kernel naive checks week 2's mmm_ab", image.source))
+    } else {
+        (MmmKernel::Naive, format!("{}: its tiled mmm uses no shared memory: checking week 2 (02-mmm-ab, as --kernel naive); --kernel tiled checks week 3's tiled mmm", image.source))
+    }
 }
 
 /// In the measured child: each precision's tiled kernel, the student's then ours, once.
 pub fn measured_launches(student: &KernelImage, case: &Case) -> Result<()> {
-    let gpu = Gpu::open(0)?;
-    let (theirs, ours) = (gpu.load(student)?, gpu.load(&kernels::MMM_BS16)?);
+    let (gpu, ours) = on_the_machine((|| {
+        let gpu = Gpu::open(0)?;
+        let ours = gpu.load(&kernels::MMM_BS16)?;
+        Ok((gpu, ours))
+    })())?;
+    let theirs = gpu.load(student)?;
     launch_both::<f64>(&theirs, &ours, case)?;
     launch_both::<f32>(&theirs, &ours, case)
 }

@@ -45,9 +45,11 @@ struct Args {
     /// --size M K N for an M x K A and a K x N B.
     #[arg(long, num_args = 1..=3, value_names = ["N|M", "K", "N"], value_parser = clap::value_parser!(u32).range(1..))]
     size: Vec<u32>,
-    /// Which kernel: naive (the slides' mmm-ab), tiled (mmm), or both.
-    #[arg(long, value_enum, default_value = "both")]
-    kernel: KernelChoice,
+    /// Which kernel: naive (the slides' mmm-ab), tiled (mmm), or both (the default). With --check:
+    /// naive checks week 2, tiled week 3; without it, the file says which week (week 3 where its tiled
+    /// kernel keeps shared memory), and a line says what is checked.
+    #[arg(long, value_enum)]
+    kernel: Option<KernelChoice>,
     /// BLOCK_SIZE: threads per block are BLOCK_SIZE x BLOCK_SIZE, tiles are BLOCK_SIZE x BLOCK_SIZE.
     /// The kernels are compiled for 16 and 32; give one or both, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "16,32", value_parser = parse_block_size)]
@@ -100,22 +102,16 @@ enum KernelChoice {
 }
 
 fn main() -> ExitCode {
-    common::cli::run_lab(|args: Args| args.profile.clone().around(|| run(args)))
+    common::assignment::run_lab(|args: Args| args.profile.clone().around(|| run(args)))
 }
 
 fn run(args: Args) -> Result<()> {
     // A student's mmm.cu (assignments/02-mmm-ab, 03-mmm-tiled) is compiled first, before the GPU opens.
-    let chosen = kernels_to_run(args.kernel);
-    let entries: Vec<Entry> = chosen.iter().flat_map(|&kernel| check::entries(kernel)).collect();
     if args.student.checking() {
-        let image = args.student.image(&kernels::MMM_BS16, &entries)?;
-        let launches = |case: &check::Case| check::measured_launches(image, case);
-        let cases = Check { lab: "lab-mmm", entries: &entries, cases: check::case_set(&chosen, args.student.cases.as_deref())?, measure: check::measure(&chosen, &launches) };
-        let rules = || check::technique_rules(image, &chosen);
-        if let Some(done) = args.student.run_check_if_asked(image, &cases, rules, |case, context| check::run_case(image, case, context)) {
-            return done;
-        }
+        return check(&args);
     }
+    let chosen = kernels_to_run(args.kernel.unwrap_or(KernelChoice::Both));
+    let entries: Vec<Entry> = chosen.iter().flat_map(|&kernel| check::entries(kernel)).collect();
     let images: Vec<(u32, &'static KernelImage)> = args
         .block_size
         .iter()
@@ -169,7 +165,7 @@ fn run(args: Args) -> Result<()> {
         print!("A =\n{a}B =\n{b}");
     }
     let modules: Vec<(u32, Module)> = images.iter().map(|&(bs, image)| Ok((bs, gpu.load(image)?))).collect::<Result<_>>()?;
-    let progress = Progress::new(precisions.len() * args.block_size.len() * kernels_to_run(args.kernel).len(), "lab-mmm");
+    let progress = Progress::new(precisions.len() * args.block_size.len() * chosen.len(), "lab-mmm");
 
     let mut rows = Vec::new();
     let mut first_c: Option<Matrix<f64>> = None;
@@ -252,7 +248,7 @@ fn multiply<T: Element>(
     let reference = CpuProduct::new(&a, &b, random); // one CPU product for every kernel below
 
     for (block_size, module) in modules {
-        for kernel in kernels_to_run(args.kernel) {
+        for kernel in kernels_to_run(args.kernel.unwrap_or(KernelChoice::Both)) {
             progress.step(format!("{} {} BLOCK_SIZE {block_size}", kernel.slide_name(), T::NAME));
             let timing = multiply_on_gpu(module, kernel, *block_size, &a, &b, &mut c, args.repetitions as usize)?;
             let check = reference.check(&a, &b, &c, random);
@@ -389,6 +385,40 @@ fn sweep(gpu: &Gpu, precisions: &[Precision], args: &Args, random: &mut Random) 
     }
     let failed = points.iter().filter(|point| !point.passed).count();
     verdict(failed == 0, &format!("{failed} of {} shapes and precisions differ from the CPU", points.len()))
+}
+
+/// `--check`, `--list-cases` or a case's child: the week's kernels (`--kernel`, or for `--check` the
+/// file's week: [`check::week_of`]), their cases and rules.
+fn check(args: &Args) -> Result<()> {
+    let ours = &kernels::MMM_BS16;
+    let every: Vec<Entry> = [MmmKernel::Naive, MmmKernel::Tiled].into_iter().flat_map(check::entries).collect();
+    let (chosen, compiled, child_flags): (_, _, &[&str]) = match args.kernel {
+        Some(choice) => {
+            let chosen = kernels_to_run(choice);
+            let entries: Vec<Entry> = chosen.iter().flat_map(|&kernel| check::entries(kernel)).collect();
+            check::case_set(&chosen, args.student.cases.as_deref())?; // a bad --cases file first
+            (chosen, args.student.image(ours, &entries), &[])
+        }
+        None if args.student.check_case.is_some() || args.student.list_cases => (kernels_to_run(KernelChoice::Both), args.student.image(ours, &every), &[]),
+        None => {
+            check::case_set(&[MmmKernel::Naive], args.student.cases.as_deref())?;
+            match args.student.compile(ours, &every) {
+                Ok(image) => {
+                    let (week, line) = check::week_of(image);
+                    eprintln!("{line}");
+                    let entries = check::entries(week);
+                    // The cases' children get the week the file chose, which the command line lacks.
+                    let flags: &[&str] = if week == MmmKernel::Tiled { &["--kernel", "tiled"] } else { &["--kernel", "naive"] };
+                    (vec![week], args.student.accept(image, ours, &entries).map(|()| image), flags)
+                }
+                Err(err) => (kernels_to_run(KernelChoice::Both), Err(err), &[]),
+            }
+        }
+    };
+    let entries: Vec<Entry> = chosen.iter().flat_map(|&kernel| check::entries(kernel)).collect();
+    let cases = Check { lab: "lab-mmm", entries: &entries, cases: check::case_set(&chosen, args.student.cases.as_deref())?, measure: check::measure(&chosen), child_flags };
+    let rules = |image: &KernelImage| check::technique_rules(image, &chosen);
+    args.student.run_check_if_asked(&compiled, ours, &cases, rules, check::run_case).unwrap_or(Ok(()))
 }
 
 fn kernels_to_run(choice: KernelChoice) -> Vec<MmmKernel> {

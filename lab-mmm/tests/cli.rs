@@ -147,14 +147,14 @@ fn a_cases_file_is_listed_or_refused_line_by_line_without_a_gpu() {
     assert!(lines[4..7].iter().all(|line| line.starts_with("tiling, measured: ")), "{listed:?}");
     assert_eq!(lines[7..], ["mmm f64, 31 x 47 times 47 x 19", "mmm f32, 300 x 17 times 17 x 1"], "{listed:?}");
     let header = run(LAB, &["--kernel", "naive", "--list-cases", "--csv", "--cases", &cases]);
-    assert_eq!(header.stdout, "file,\"mmm-ab f64, 31 x 47 times 47 x 19\",\"mmm-ab f32, 300 x 17 times 17 x 1\",passed,time ratio,flags,case set\n", "{header:?}");
+    assert_eq!(header.stdout, "file,\"mmm-ab f64, 31 x 47 times 47 x 19\",\"mmm-ab f32, 300 x 17 times 17 x 1\",passed,time ratio,flags,note,case set\n", "{header:?}");
     let bad = temp_file("bad-cases.txt", "31 47 19 f64 5\n0 47 19 f64 5\n");
     let refused = run(LAB, &["--kernel", "tiled", "--list-cases", "--cases", &bad]);
-    assert!(refused.is_one_line_error("lab-mmm", &format!("{bad}:2: M \"0\" is not a number from 1 to 8192")), "{refused:?}");
+    assert!(refused.is_one_line_error_with(2, "lab-mmm", &format!("{bad}:2: M \"0\" is not a number from 1 to 8192")), "{refused:?}");
     let huge = temp_file("huge-cases.txt", "2048 2048 2048 f64 1\n2048 2048 2049 f64 1\n");
-    assert!(run(LAB, &["--list-cases", "--cases", &huge]).is_one_line_error("lab-mmm", ":2: M x K x N = 8594128896 is over 8589934592 (2048 x 2048 x 2048), too long for the CPU's product"));
+    assert!(run(LAB, &["--list-cases", "--cases", &huge]).is_one_line_error_with(2, "lab-mmm", ":2: M x K x N = 8594128896 is over 8589934592 (2048 x 2048 x 2048), too long for the CPU's product"));
     let short = temp_file("short-cases.txt", "31 47\n");
-    assert!(run(LAB, &["--list-cases", "--cases", &short]).is_one_line_error("lab-mmm", ":1: 2 fields where a case has 5 (M K N PRECISION SEED)"));
+    assert!(run(LAB, &["--list-cases", "--cases", &short]).is_one_line_error_with(2, "lab-mmm", ":1: 2 fields where a case has 5 (M K N PRECISION SEED)"));
     // The week's own cases have a hash of their own.
     let week = run(LAB, &["--kernel", "tiled", "--list-cases"]);
     assert!(week.stdout.starts_with("18 cases (case set ") && !week.stdout.contains(&lines[0][lines[0].len() - 18..]), "{week:?}");
@@ -169,7 +169,9 @@ fn check_flags_without_check_are_one_line_errors() {
     assert!(run(LAB, &["--sanitize"]).is_one_line_error("lab-mmm", "--kernel-source"));
     assert!(run(LAB, &["--time-limit", "60"]).is_one_line_error("lab-mmm", "--kernel-source"));
     let source = temp_file("time-limit.cu", "");
-    assert!(run(LAB, &["--kernel-source", &source, "--check", "--time-limit", "0"]).is_one_line_error("lab-mmm", "--time-limit"));
+    // With --check, a bad flag is a usage error of the check: exit code 2 (issue 45).
+    assert!(run(LAB, &["--kernel-source", &source, "--check", "--time-limit", "0"]).is_one_line_error_with(2, "lab-mmm", "--time-limit"));
+    assert!(run(LAB, &["--kernel-source", &source, "--dry-run"]).is_one_line_error_with(2, "lab-mmm", "--check"));
 }
 
 /// Issue 29: a student's file is compiled, and --check would run, in private folders made for the
@@ -221,7 +223,7 @@ fn every_value_flag_takes_any_number_or_word_without_a_panic() {
 /// keeps the second one in the loop (the values and racecheck catch that one).
 #[test]
 fn week_3_rules_read_the_tiles_from_ptxas_and_the_barrier_from_the_ptx() {
-    let check = |file: &str| common::testing::check_kernel_source("lab-mmm", LAB, env!("CARGO_MANIFEST_DIR"), file, &["--kernel", "tiled"]);
+    let check = |file: &str| common::testing::check_kernel_source("lab-mmm", LAB, env!("CARGO_MANIFEST_DIR"), file, &["--kernel", "tiled", "--dry-run"]);
     let (tiles, barrier) = ("tiles: mmm_f64 and mmm_f32", "barrier: mmm_f64 and mmm_f32");
     for file in ["kernels/cuda/mmm.cu", "assignments/03-mmm-tiled/broken/missing-syncthreads.cu"] {
         let outcome = check(file);
@@ -236,8 +238,8 @@ fn week_3_rules_read_the_tiles_from_ptxas_and_the_barrier_from_the_ptx() {
     let row = common::testing::check_row(&naive.stdout, barrier);
     assert!(row.contains("| FAIL | 2 of 2 | mmm_f64 | no __syncthreads() | __syncthreads() inside the loop over the tiles | the PTX |"), "{row}");
     // Week 2 (the naive kernels) has no rule.
-    let week_2 = common::testing::check_kernel_source("lab-mmm", LAB, env!("CARGO_MANIFEST_DIR"), "kernels/cuda/mmm.cu", &["--kernel", "naive"]);
-    assert!(!week_2.stdout.contains("tiles:"), "{week_2:?}");
+    let week_2 = common::testing::check_kernel_source("lab-mmm", LAB, env!("CARGO_MANIFEST_DIR"), "kernels/cuda/mmm.cu", &["--kernel", "naive", "--dry-run"]);
+    assert!(!week_2.stdout.contains("tiles:") && week_2.code == Some(0), "{week_2:?}");
 }
 
 /// Issue 39: the red-team corpus of week 3, the verdicts that need no GPU (compile errors, rules read
@@ -245,4 +247,86 @@ fn week_3_rules_read_the_tiles_from_ptxas_and_the_barrier_from_the_ptx() {
 #[test]
 fn the_week_3_red_team_gets_its_static_verdicts_without_a_gpu() {
     common::testing::assert_red_team("03-mmm-tiled", "lab-mmm", env!("CARGO_BIN_EXE_lab-mmm"), env!("CARGO_MANIFEST_DIR"), &["--kernel", "tiled"], true);
+}
+
+/// Issue 45: `--check --dry-run` compiles the file and judges the rules read from what nvcc made, on
+/// a machine without a GPU (CI's): every case and measured rule is `-`, the note says so, and the
+/// exit code is 0 only where the file compiles and the rules pass.
+#[test]
+fn a_dry_run_judges_the_rules_alone_without_a_gpu() {
+    let dry = |file: &str| common::testing::check_kernel_source("lab-mmm", LAB, env!("CARGO_MANIFEST_DIR"), file, &["--kernel", "tiled", "--dry-run", "--csv"]);
+    let row = |outcome: &common::testing::Outcome| outcome.stdout.lines().nth(1).unwrap_or_default().to_string();
+    let starter = dry("assignments/03-mmm-tiled/mmm.cu");
+    assert_eq!(starter.code, Some(1), "{starter:?}");
+    assert!(row(&starter).contains("mmm.cu\",FAIL,FAIL,PASS,-,-,-,-,-,-,-,-,-,-,-,-,-,-,-,1/3,,,\"dry run: no GPU used\","), "{starter:?}");
+    let ours = dry("kernels/cuda/mmm.cu");
+    assert_eq!(ours.code, Some(0), "{ours:?}");
+    assert!(row(&ours).contains(",PASS,PASS,PASS,-,") && row(&ours).contains(",3/3,,,\"dry run: no GPU used\","), "{ours:?}");
+    assert!(ours.stderr.contains("compiled (dry run: for the newest architecture the labs are built for, sm_"), "{ours:?}");
+    let broken = dry("assignments/03-mmm-tiled/broken/naive-body-in-tiled.cu");
+    assert!(broken.code == Some(1) && row(&broken).contains(",FAIL,FAIL,PASS,-,"), "{broken:?}");
+    // The table says which checks did not run.
+    let table = common::testing::check_kernel_source("lab-mmm", LAB, env!("CARGO_MANIFEST_DIR"), "kernels/cuda/mmm.cu", &["--kernel", "tiled", "--dry-run"]);
+    assert!(table.code == Some(0) && table.stdout.contains("Not run (a dry run uses no GPU): the 15 cases and measured rules below"), "{table:?}");
+    // A file that does not compile: FAIL for the rules, `-` for the rest, the compile error as the note.
+    let bad = temp_file("dry-bad.cu", "#include \"matrix_view.cuh\"\nextern \"C\" __global__ void mmm_f64(MatrixView<double> a, MatrixView<double> b, MatrixView<double> c) { c(0, 0) = x; }\n");
+    let outcome = run(LAB, &["--kernel-source", &bad, "--kernel", "tiled", "--check", "--dry-run", "--csv"]);
+    assert!(outcome.code == Some(1) && row(&outcome).contains(",FAIL,FAIL,FAIL,-,") && row(&outcome).contains("0/3,,,\"compile error: nvcc could not compile"), "{outcome:?}");
+    assert!(row(&outcome).contains("the first: ") && row(&outcome).contains("error: identifier \"\"x\"\" is undefined"), "{outcome:?}");
+}
+
+/// Issue 45: without a GPU, `--check` still prints its row: the rules judged, MACHINE for the rest,
+/// the note `machine: ` and why, exit code 3; never the student's FAULT or a compile error.
+#[test]
+fn a_check_without_a_gpu_is_the_machines_with_exit_code_3() {
+    if common::testing::machine_has_gpu() {
+        return; // the GPU tests run the cases
+    }
+    let outcome = common::testing::check_kernel_source("lab-mmm", LAB, env!("CARGO_MANIFEST_DIR"), "kernels/cuda/mmm.cu", &["--kernel", "tiled", "--csv"]);
+    let row = outcome.stdout.lines().nth(1).unwrap_or_default();
+    assert_eq!(outcome.code, Some(3), "{outcome:?}");
+    assert!(row.contains("\",PASS,PASS,PASS,MACHINE,MACHINE,MACHINE,MACHINE,") && row.contains(",3/18,,,\"machine: no usable CUDA GPU"), "{outcome:?}");
+    assert!(outcome.stderr.lines().last().unwrap_or_default().starts_with("lab-mmm: error: machine: 15 of 18 checks could not run on this machine"), "{outcome:?}");
+    // A rule the student fails stands beside the machine's columns; the row is incomplete: exit 3.
+    let starter = common::testing::check_kernel_source("lab-mmm", LAB, env!("CARGO_MANIFEST_DIR"), "assignments/03-mmm-tiled/mmm.cu", &["--kernel", "tiled"]);
+    assert_eq!(starter.code, Some(3), "{starter:?}");
+    assert!(common::testing::check_row(&starter.stdout, "tiles: ").contains("| FAIL |") && common::testing::check_row(&starter.stdout, "mmm f64, 1 x 1").contains("| MACHINE |"), "{starter:?}");
+    assert!(starter.stdout.contains("\nMACHINE: machine: no usable CUDA GPU"), "{starter:?}");
+    // A compile error is the student's, GPU or not.
+    let bad = temp_file("machine-bad.cu", "this is not CUDA\n");
+    let outcome = run(LAB, &["--kernel-source", &bad, "--kernel", "tiled", "--check", "--csv"]);
+    assert!(outcome.code == Some(1) && outcome.stdout.lines().nth(1).unwrap_or_default().contains(",FAIL,FAIL,FAIL,FAIL,"), "{outcome:?}");
+}
+
+/// Issue 45: without --kernel, --check says which week it checks, chosen from the file (weeks 2 and 3
+/// hand out the same mmm.cu; week 3's tiled kernel keeps tiles in shared memory), and how to choose.
+#[test]
+fn the_week_is_chosen_from_the_file_and_said_in_one_line() {
+    let dry = |file: &str| common::testing::check_kernel_source("lab-mmm", LAB, env!("CARGO_MANIFEST_DIR"), file, &["--dry-run", "--csv"]);
+    let tiled = dry("kernels/cuda/mmm.cu");
+    assert!(tiled.stderr.lines().next().unwrap_or_default().ends_with("its tiled mmm keeps tiles in shared memory: checking week 3 (03-mmm-tiled, as --kernel tiled); --kernel naive checks week 2's mmm_ab"), "{tiled:?}");
+    assert!(tiled.stdout.starts_with("file,\"tiles: ") && !tiled.stdout.contains("mmm-ab f64"), "{tiled:?}");
+    let starter = dry("assignments/02-mmm-ab/mmm.cu");
+    assert!(starter.stderr.lines().next().unwrap_or_default().contains("its tiled mmm uses no shared memory: checking week 2 (02-mmm-ab, as --kernel naive); --kernel tiled checks week 3's tiled mmm"), "{starter:?}");
+    assert!(starter.stdout.starts_with("file,\"mmm-ab f64, 1 x 1") && starter.stdout.lines().next().unwrap_or_default().matches("mmm-ab").count() == 12, "{starter:?}");
+}
+
+/// Issue 45: a bad `--cases` file is one line naming the file, the line and the problem, exit code 2,
+/// before anything is compiled.
+#[test]
+fn a_bad_cases_file_with_check_is_a_usage_error() {
+    let bad = temp_file("check-bad-cases.txt", "31 47 19 f64 5\n5 x 3 f32 2\n");
+    let source = common::testing::repository_file("assignments/03-mmm-tiled/mmm.cu", env!("CARGO_MANIFEST_DIR"));
+    let outcome = run(LAB, &["--kernel-source", &source, "--kernel", "tiled", "--check", "--csv", "--cases", &bad]);
+    assert!(outcome.is_one_line_error_with(2, "lab-mmm", &format!("{bad}:2: K \"x\" is not a number from 1 to 8192")), "{outcome:?}");
+    let missing = run(LAB, &["--kernel-source", &source, "--check", "--cases", "/no/such/cases.txt"]);
+    assert!(missing.is_one_line_error_with(2, "lab-mmm", "cannot read the cases file /no/such/cases.txt"), "{missing:?}");
+}
+
+/// Issue 45: another week's file is one line naming its lab, not an `#error` from inside the kernel.
+#[test]
+fn another_weeks_file_names_the_lab_it_belongs_to() {
+    let simpson = common::testing::repository_file("assignments/01-simpson/simpson.cu", env!("CARGO_MANIFEST_DIR"));
+    let outcome = run(LAB, &["--kernel-source", &simpson, "--kernel", "tiled", "--check"]);
+    assert!(outcome.is_one_line_error("lab-mmm", "simpson.cu is week 01-simpson's file (it defines simpson, simpson_sin, simpson_exp, simpson_peak): check it with lab-simpson, not lab-mmm"), "{outcome:?}");
 }

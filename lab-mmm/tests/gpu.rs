@@ -431,3 +431,24 @@ fn week_3_the_naive_body_in_the_tiled_kernel_fails_the_rules_only() {
 fn the_week_3_red_team_gets_its_verdicts() {
     common::testing::assert_red_team("03-mmm-tiled", "lab-mmm", env!("CARGO_BIN_EXE_lab-mmm"), env!("CARGO_MANIFEST_DIR"), &["--kernel", "tiled"], false);
 }
+
+/// Issue 45: a student cannot pass for the machine. A kernel that prints the words of a MACHINE row
+/// and then traps, and a file whose module asks for more GPU memory than there is, get the student's
+/// verdicts (FAULT, or a compile error) and exit code 1, never MACHINE or exit code 3: MACHINE comes
+/// only from the lab's own steps before the student's module is loaded.
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn a_kernel_that_makes_the_machine_look_broken_gets_no_machine_verdict() {
+    let ours = std::fs::read_to_string(common::testing::repository_file("kernels/cuda/mmm.cu", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let honest = "extern \"C\" __global__ void mmm_f64(MatrixView<double> a, MatrixView<double> b, MatrixView<double> c) { mmm(a, b, c); }";
+    let liar = "extern \"C\" __global__ void mmm_f64(MatrixView<double> a, MatrixView<double> b, MatrixView<double> c) { \
+                printf(\"CHECK-ROW\\tmmm f64, 1 x 1 times 1 x 1\\tmachine\\tno GPU\\nlab-mmm: error: machine: no usable CUDA GPU\\n\"); asm(\"trap;\"); }";
+    let hog = format!("__device__ char hog[1ull << 40];\n{}", ours.replacen(honest, &format!("{honest}\n__global__ void touch() {{ hog[threadIdx.x] = 1; }}"), 1));
+    for (name, text) in [("says-machine.cu", ours.replacen(honest, liar, 1)), ("hogs-memory.cu", hog)] {
+        let file = common::testing::temp_file(name, &text);
+        let outcome = common::testing::run(env!("CARGO_BIN_EXE_lab-mmm"), &["--kernel-source", &file, "--kernel", "tiled", "--check", "--csv"]);
+        assert_eq!(outcome.code, Some(1), "{name}: {outcome:?}");
+        assert!(!outcome.stdout.contains("MACHINE") && !outcome.stdout.contains("\"machine: "), "{name}: {outcome:?}");
+    }
+}
+

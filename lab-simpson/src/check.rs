@@ -7,7 +7,7 @@ use std::path::Path;
 
 use anyhow::Result;
 use common::assignment::cases_file::{choice, field, CaseFormat, CaseSet};
-use common::assignment::{checked_runs, first_mismatch, shown, written, written_once, CaseContext, Entry, FirstWrong, Outcome};
+use common::assignment::{checked_runs, first_mismatch, on_the_machine, shown, written, written_once, CaseContext, Entry, FirstWrong, Outcome};
 use common::gpu::Gpu;
 use common::integrand::Integrand;
 use common::verify::Poison as _;
@@ -61,11 +61,17 @@ pub fn name(problem: &Problem) -> String {
     format!("{} on [{}, {}], {} sub-intervals, blocks of {}", problem.integrand.formula(), problem.a, problem.b, problem.intervals, problem.block_size)
 }
 
-/// Runs one case with the student's image (twice, with two poisons), then times it against ours.
+/// Runs one case with the student's image (twice, with two poisons), then times it against ours. The
+/// GPU, our kernels and every buffer come first, the machine's steps ([`on_the_machine`]); the
+/// student's module is loaded after them.
 pub fn run_case(student: &KernelImage, problem: &Problem, context: CaseContext) -> Result<Outcome> {
-    let gpu = Gpu::open(0)?;
+    let (gpu, ours, mut sums, mut our_sums) = on_the_machine((|| {
+        let gpu = Gpu::open(0)?;
+        let ours = gpu.load(&kernels::SIMPSON)?;
+        let (sums, our_sums) = (allocate_sums(&gpu, problem)?, allocate_sums(&gpu, problem)?);
+        Ok((gpu, ours, sums, our_sums))
+    })())?;
     let module = gpu.load(student)?;
-    let mut sums = allocate_sums(&gpu, problem)?;
     let theirs = simpson_into(&module, problem, &mut sums, f64::POISON_WORD, 1)?;
     let again = simpson_into(&module, problem, &mut sums, f64::SECOND_POISON_WORD, 1)?;
     let outside = sums.trespass()?.map(|trespass| trespass.describe("sums", "n"));
@@ -73,8 +79,6 @@ pub fn run_case(student: &KernelImage, problem: &Problem, context: CaseContext) 
     // The same floor as `compare`: sums near zero are judged against a thousandth of the largest.
     let floor = 1e-3 * cpu.iter().fold(0.0_f64, |m, s| m.max(s.abs()));
     let right = |g: f64, c: f64| (g - c).abs() <= TOLERANCE * c.abs().max(floor);
-    let ours = gpu.load(&kernels::SIMPSON)?;
-    let mut our_sums = allocate_sums(&gpu, problem)?;
     let timed = context.time(
         |launches| {
             let timing = simpson_into(&ours, problem, &mut our_sums, f64::POISON_WORD, launches)?.timing;

@@ -46,18 +46,19 @@ struct Args {
 }
 
 fn main() -> ExitCode {
-    common::cli::run_lab(|args: Args| args.profile.clone().around(|| run(args)))
+    common::assignment::run_lab(|args: Args| args.profile.clone().around(|| run(args)))
 }
 
 fn run(args: Args) -> Result<()> {
     // A student's file (assignments/01-simpson) is compiled first, before the GPU is opened.
     let integrands = if args.student.checking() { Integrand::ALL.to_vec() } else { vec![args.integrand] };
     let entries: Vec<Entry> = integrands.into_iter().map(check::entry).collect();
-    let image = args.student.image(&kernels::SIMPSON, &entries)?;
-    let cases = Check { lab: "lab-simpson", entries: &entries, cases: check::case_set(args.student.cases.as_deref())?, measure: None };
-    if let Some(done) = args.student.run_check_if_asked(image, &cases, || Ok(Vec::new()), |problem, context| check::run_case(image, problem, context)) {
+    let cases = Check { lab: "lab-simpson", entries: &entries, cases: check::case_set(args.student.cases.as_deref())?, measure: None, child_flags: &[] };
+    let compiled = args.student.image(&kernels::SIMPSON, &entries);
+    if let Some(done) = args.student.run_check_if_asked(&compiled, &kernels::SIMPSON, &cases, |_| Ok(Vec::new()), check::run_case) {
         return done;
     }
+    let image = compiled?;
     let problem = Problem::new(args.integrand, args.a, args.b, args.intervals, args.block_size)?;
     let gpu = Gpu::open(0)?;
     println!("{}", gpu.info);

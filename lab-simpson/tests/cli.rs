@@ -79,12 +79,14 @@ fn a_students_kernel_is_compiled_before_the_gpu_and_its_errors_are_clear() {
     let outcome = run(LAB, &["--kernel-source", &bad]);
     assert_eq!(outcome.code, Some(1), "{outcome:?}");
     assert!(outcome.stderr.contains("bad.cu(2): error: identifier \"c\" is undefined"), "{outcome:?}");
-    assert!(outcome.stderr.trim_end().ends_with("bad.cu (its messages are above)"), "{outcome:?}");
+    // Issue 45: the one line names the first error too, for a CSV's note.
+    assert!(outcome.stderr.trim_end().ends_with("bad.cu (its messages are above); the first: ") || outcome.stderr.trim_end().ends_with("bad.cu(2): error: identifier \"c\" is undefined"), "{outcome:?}");
+    assert!(outcome.stderr.contains("bad.cu (its messages are above); the first: "), "{outcome:?}");
     let float = common::testing::temp_file("float.cu", "__global__ void simpson(float a, float b, float* sums) { sums[0] = a + b; }\n");
     let outcome = run(LAB, &["--kernel-source", &float]);
     assert!(outcome.is_one_line_error("lab-simpson", "has no kernel `__global__ void simpson(double a, double b, double* sums)` (the lab looks for `_Z7simpsonddPd`); it has the kernels _Z7simpsonffPf"), "{outcome:?}");
     let outcome = run(LAB, &["--check"]);
-    assert!(outcome.is_one_line_error("lab-simpson", "the following required arguments were not provided: --kernel-source <FILE.cu>"), "{outcome:?}");
+    assert!(outcome.is_one_line_error_with(2, "lab-simpson", "the following required arguments were not provided: --kernel-source <FILE.cu>"), "{outcome:?}");
 }
 
 #[test]
@@ -94,12 +96,14 @@ fn the_week_1_template_compiles_and_shows_its_ptxas_report() {
     assert!(outcome.stdout.contains("ptxas info    : Compiling entry function '_Z7simpsonddPd' for 'sm_"), "{outcome:?}");
     if !common::testing::machine_has_gpu() {
         assert!(outcome.is_one_line_error("lab-simpson", "no usable CUDA GPU"), "{outcome:?}");
-        // Issue 26: first that the file compiled and to what, then one line: the cases need a GPU.
+        // Issue 26: first that the file compiled and to what, then one line: the machine has no GPU
+        // (issue 45: MACHINE, exit code 3).
         let check = run(LAB, &["--kernel-source", &template, "--check"]);
         let lines: Vec<&str> = check.stderr.lines().collect();
-        assert_eq!((check.code, lines.len()), (Some(1), 2), "one error, not one per case: {check:?}");
+        assert_eq!((check.code, lines.len()), (Some(3), 2), "one error, not one per case: {check:?}");
         assert!(lines[0].ends_with("simpson 4 registers, 0 bytes shared; simpson_sin 4 registers, 0 bytes shared; simpson_exp 4 registers, 0 bytes shared; simpson_peak 4 registers, 0 bytes shared") && lines[0].contains("simpson.cu compiled (no GPU found"), "{check:?}");
-        assert!(lines[1].starts_with("lab-simpson: error: the cases need a GPU: no usable CUDA GPU"), "{check:?}");
+        assert!(lines[1].starts_with("lab-simpson: error: machine: 6 of 6 checks could not run on this machine, none of them for the kernel: no usable CUDA GPU"), "{check:?}");
+        assert!(common::testing::check_row(&check.stdout, "blocks of 1").contains("| MACHINE |"), "{check:?}");
     }
 }
 
@@ -107,4 +111,20 @@ fn the_week_1_template_compiles_and_shows_its_ptxas_report() {
 fn every_value_flag_takes_any_number_or_word_without_a_panic() {
     // Every flag of --help with numbers at and past u32 and u64, negative ones, units and words.
     assert_every_value_flag_fails_cleanly(LAB, "lab-simpson");
+}
+
+/// Issue 45: week 3's mmm.cu given to lab-simpson is one line naming lab-mmm, decided before nvcc
+/// (which would stop at an `#error` inside the file), with or without --check.
+#[test]
+fn another_weeks_file_names_the_lab_it_belongs_to() {
+    let mmm = common::testing::repository_file("assignments/03-mmm-tiled/mmm.cu", env!("CARGO_MANIFEST_DIR"));
+    for args in [&["--kernel-source", &mmm, "--check"][..], &["--kernel-source", &mmm][..]] {
+        let outcome = run(LAB, args);
+        assert!(outcome.is_one_line_error("lab-simpson", "mmm.cu is week 02-mmm-ab or 03-mmm-tiled's file (it defines mmm_ab_f32, mmm_ab_f64, mmm_f32, mmm_f64): check it with lab-mmm --kernel naive or --kernel tiled, not lab-simpson"), "{outcome:?}");
+    }
+    // A dry run of week 1's own file: it compiles, and week 1 has no rule read from what nvcc made.
+    let simpson = common::testing::repository_file("assignments/01-simpson/simpson.cu", env!("CARGO_MANIFEST_DIR"));
+    let dry = run(LAB, &["--kernel-source", &simpson, "--check", "--dry-run", "--csv"]);
+    assert_eq!(dry.code, Some(0), "{dry:?}");
+    assert!(dry.stdout.lines().nth(1).unwrap_or_default().ends_with("\",-,-,-,-,-,-,0/0,,,\"dry run: no GPU used\",") || dry.stdout.contains(",-,-,-,-,-,-,0/0,,,\"dry run: no GPU used\","), "{dry:?}");
 }

@@ -44,7 +44,7 @@ pub struct CaseRun {
 impl CaseRun {
     /// A case that ends as a fault without having run, or without output of its own.
     pub fn fault(case: &str, why: String) -> CaseRun {
-        CaseRun { row: Row { case: case.to_string(), result: Err(why) }, stdout: Captured::default(), stderr: Captured::default(), exit: None }
+        CaseRun { row: Row { case: case.to_string(), result: Err(why.into()) }, stdout: Captured::default(), stderr: Captured::default(), exit: None }
     }
 }
 
@@ -61,7 +61,7 @@ enum Ending {
 /// where one is given: compute-sanitizer's exit code for "the program ran, and I found errors".
 pub fn run(mut command: Command, result: &Path, case: &str, limits: Limits, finished: Option<i32>) -> CaseRun {
     use std::os::unix::process::CommandExt as _;
-    let fault = |why: String| Row { case: case.to_string(), result: Err(why) };
+    let fault = |why: String| Row { case: case.to_string(), result: Err(why.into()) };
     let spawned = command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0).spawn();
     let mut child = match spawned {
         Ok(child) => child,
@@ -201,14 +201,14 @@ mod tests {
         assert_eq!(run.row, good_row());
         // A row printed on stdout alone (a kernel's printf) is no result.
         let forged = stand_in("printf '%s\\n' \"$ROW\"", Duration::from_secs(20));
-        assert_eq!(forged.row.result, Err("the case ended without reporting a result".to_string()));
+        assert_eq!(forged.row.result, Err("the case ended without reporting a result".into()));
         assert_eq!(forged.stdout.last_line(), Some(good_row().to_line().trim()));
     }
 
     #[test]
     fn two_oversized_malformed_or_foreign_rows_are_faults_with_a_reason() {
         let limit = Duration::from_secs(20);
-        let fault = |script: &str| stand_in(script, limit).row.result.unwrap_err();
+        let fault = |script: &str| stand_in(script, limit).row.result.unwrap_err().why().to_string();
         assert_eq!(fault("printf '%s\\n%s\\n' \"$ROW\" \"$ROW\" > \"$1\""), "the case reported 2 results, not one");
         assert!(fault("head -c 100000 /dev/zero | tr '\\0' x > \"$1\"").starts_with("the case's result is oversized"));
         assert_eq!(fault("echo 'CHECK-ROW\tnonsense' > \"$1\""), "the case's result is malformed");
@@ -246,9 +246,9 @@ mod tests {
         // The background sleep holds stdout too: had it survived the stop, the drain would wait for it.
         let silent = Limits { silence: Duration::from_millis(300), total: Duration::from_secs(20) };
         let run = stand_in_with("sleep 30 & sleep 30", silent, None);
-        assert_eq!(run.row.result, Err("printed nothing for 0 s and did not end (an endless loop?); stopped".to_string()));
+        assert_eq!(run.row.result, Err("printed nothing for 0 s and did not end (an endless loop?); stopped".into()));
         let chatty = stand_in_with("while true; do echo still here; sleep 0.05; done", Limits { silence: Duration::from_secs(20), total: Duration::from_millis(500) }, None);
-        assert_eq!(chatty.row.result, Err("still running after 0 s; stopped".to_string()));
+        assert_eq!(chatty.row.result, Err("still running after 0 s; stopped".into()));
     }
 
     /// Issue 21: a correct kernel that prints from every thread is slow, but never silent for long.
@@ -266,7 +266,7 @@ mod tests {
         let limits = Limits { silence: Duration::from_secs(20), total: Duration::from_secs(20) };
         let script = "printf '%s\\n' \"$ROW\" > \"$1\"; exit 86";
         assert_eq!(stand_in_with(script, limits, Some(86)).row, good_row());
-        assert!(stand_in_with(script, limits, None).row.result.unwrap_err().ends_with("(exit status: 86)"));
+        assert!(stand_in_with(script, limits, None).row.result.unwrap_err().why().ends_with("(exit status: 86)"));
     }
 
     #[test]

@@ -36,10 +36,11 @@ pub struct CaseFormat<'a, C> {
 }
 
 impl<C> CaseFormat<'_, C> {
-    /// The week's cases, or those of `file`.
+    /// The week's cases, or those of `file`; a file that cannot be read or has a bad line is a
+    /// [`super::Usage`] error (exit code 2: the call is wrong, not the student's kernel).
     pub fn load(&self, file: Option<&Path>, builtin: Vec<C>) -> Result<CaseSet<C>> {
         let cases = match file {
-            Some(path) => self.read(path)?,
+            Some(path) => self.read(path).map_err(|err| anyhow::Error::new(super::Usage(format!("{err:#}"))))?,
             None => builtin,
         };
         let lines: Vec<String> = cases.iter().map(|case| (self.line)(case)).collect();
@@ -141,6 +142,7 @@ mod tests {
         assert_eq!(choice("f16", "PRECISION", &[("f64", 1), ("f32", 2)]).unwrap_err(), "PRECISION \"f16\" is not one of f64, f32");
         let missing = with_format(|format| format.load(Some(Path::new("/no/such/cases.txt")), Vec::new()).unwrap_err());
         assert!(format!("{missing:#}").starts_with("cannot read the cases file /no/such/cases.txt: "), "{missing:#}");
+        assert_eq!(super::super::exit_code(&missing), 2, "issue 45: a bad cases file is a usage error");
     }
 
     #[test]

@@ -6,15 +6,17 @@
 //! element: 512.0; a tiled kernel at BLOCK_SIZE 16 needs at most 48.0; ours 32.0").
 //!
 //! The counters come from ncu's own file, which the child's output cannot reach. Without ncu, or
-//! without permission to read the GPU's counters, every measured rule is a FAULT that says so: a rule
-//! that was not measured is never passed.
+//! without permission to read the GPU's counters, every measured rule is MACHINE (issue 45): a rule
+//! that was not measured is never passed, and the machine, not the student, kept it from running.
+//! Any other measurement that gives no counters is a FAULT.
 
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
 use super::case_process::{self, Limits};
-use super::{Outcome, Row};
+use super::{NoResult, Outcome, Row};
+use kernels::KernelImage;
 use crate::profile::counters::{self, Launch};
 
 /// A week's measured rules: the case measured, what ncu reads, and how the launches become rows.
@@ -26,8 +28,8 @@ pub struct Measure<'a, C> {
     pub metrics: &'a [&'a str],
     /// ncu's `--kernel-name` filter (`regex:^mmm_f(32|64)$`): the kernels whose launches count.
     pub kernels: &'a str,
-    /// In the child: launches the student's kernels, then ours, once each, on `case`.
-    pub run: &'a dyn Fn(&C) -> anyhow::Result<()>,
+    /// In the child: launches the student's kernels (of the image given), then ours, once each, on `case`.
+    pub run: &'a dyn Fn(&KernelImage, &C) -> anyhow::Result<()>,
     /// The four launches ncu measured ([`LAUNCHES`]), in that order, into one row per rule.
     pub judge: &'a dyn Fn(&C, &[Launch; LAUNCHES]) -> Vec<Row>,
 }
@@ -48,8 +50,8 @@ const HEARTBEAT: Duration = Duration::from_secs(10);
 impl<C> Measure<'_, C> {
     /// ncu with this week's metrics and kernels around `program` (this lab, with the measuring flags),
     /// its counters written to `csv`.
-    pub fn under_ncu(&self, program: &Command, csv: &Path) -> Result<Command, String> {
-        let ncu = counters::ncu().map_err(|_| "these rules need Nsight Compute (ncu) to read the GPU's counters, and none was found ($NCU, PATH, $CUDA_PATH/bin, /usr/local/cuda/bin)".to_string())?;
+    pub fn under_ncu(&self, program: &Command, csv: &Path) -> Result<Command, NoResult> {
+        let ncu = counters::ncu().map_err(|_| NoResult::Machine("these rules need Nsight Compute (ncu) to read the GPU's counters, and none was found ($NCU, PATH, $CUDA_PATH/bin, /usr/local/cuda/bin)".to_string()))?;
         let mut under_ncu = Command::new(&ncu);
         // Counts of instructions and requests need neither locked clocks nor flushed caches: ncu leaves
         // the GPU's clocks alone and saves the time of the flushes.
@@ -58,29 +60,40 @@ impl<C> Measure<'_, C> {
         Ok(under_ncu)
     }
 
-    /// The rule rows from what [`launches`] measured; FAULT rows that say why where nothing was.
-    pub fn rows(&self, measured: Result<Vec<Launch>, String>) -> Vec<Row> {
+    /// The rule rows from what [`launches`] measured; where nothing was, rows that say why: MACHINE
+    /// where the machine kept ncu from measuring, else FAULT.
+    pub fn rows(&self, measured: Result<Vec<Launch>, NoResult>) -> Vec<Row> {
         let four = measured.and_then(|launches| {
-            <[Launch; LAUNCHES]>::try_from(launches).map_err(|launches| format!("ncu measured {} launches of {}, not the {LAUNCHES} the check made", launches.len(), self.kernels))
+            <[Launch; LAUNCHES]>::try_from(launches).map_err(|launches| NoResult::Fault(format!("ncu measured {} launches of {}, not the {LAUNCHES} the check made", launches.len(), self.kernels)))
         });
+        let not_measured = |why: &NoResult| match why {
+            NoResult::Machine(why) => NoResult::Machine(format!("not measured: {why}")),
+            other => NoResult::Fault(format!("not measured: {}", other.why())),
+        };
         match four {
             Ok(launches) => (self.judge)(&self.case, &launches),
-            Err(why) => self.rules.iter().map(|rule| Row { case: rule.to_string(), result: Err(format!("not measured: {why}")) }).collect(),
+            Err(why) => self.rules.iter().map(|rule| Row { case: rule.to_string(), result: Err(not_measured(&why)) }).collect(),
         }
     }
 }
 
 /// Runs `under_ncu` (from [`Measure::under_ncu`]) within `limits` and reads the counters ncu wrote to
 /// `csv`; the child's row goes to `result`. Needs no borrow of the week's [`Measure`], so it can run
-/// on a thread of its own beside the cases.
-pub fn launches(under_ncu: Command, csv: &Path, result: &Path, limits: Limits) -> Result<Vec<Launch>, String> {
+/// on a thread of its own beside the cases. No permission for the counters (ncu's own file says so,
+/// which the child's output cannot reach) and a MACHINE row from the child are the machine's; the
+/// rest is a fault.
+pub fn launches(under_ncu: Command, csv: &Path, result: &Path, limits: Limits) -> Result<Vec<Launch>, NoResult> {
     let run = case_process::run(under_ncu, result, "measured", limits, None);
     let text = std::fs::read_to_string(csv).unwrap_or_default();
     if let Some(line) = text.lines().find(|line| line.contains("ERR_NVGPUCTRPERM")) {
-        return Err(format!("ncu may not read this GPU's counters here ({}); an administrator can allow it", line.trim()));
+        return Err(NoResult::Machine(format!("ncu may not read this GPU's counters here ({}); an administrator can allow it", line.trim())));
     }
-    run.row.result.map_err(|why| format!("the measured run under ncu failed: {why}"))?;
-    counters::parse_csv(&text).map_err(|err| format!("ncu's counters could not be read: {err}"))
+    match run.row.result {
+        Err(NoResult::Machine(why)) => return Err(NoResult::Machine(format!("the measured run could not start: {why}"))),
+        Err(why) => return Err(NoResult::Fault(format!("the measured run under ncu failed: {}", why.why()))),
+        Ok(_) => {}
+    }
+    counters::parse_csv(&text).map_err(|err| NoResult::Fault(format!("ncu's counters could not be read: {err}")))
 }
 
 /// In the measured child, before it touches the GPU: waits until `go` exists (the parent's cases are
@@ -153,25 +166,28 @@ mod tests {
     }
 
     #[test]
-    fn without_ncu_every_rule_is_a_fault_that_says_so() {
-        let run = |_: &()| Ok(());
-        let judge = |_: &(), _: &[Launch; LAUNCHES]| vec![Row { case: "judged".to_string(), result: Err(String::new()) }];
+    fn without_ncu_every_rule_is_machine_and_other_failures_a_fault() {
+        let run = |_: &KernelImage, _: &()| Ok(());
+        let judge = |_: &(), _: &[Launch; LAUNCHES]| vec![Row { case: "judged".to_string(), result: Err("".into()) }];
         let measure = Measure { case: (), rules: &["a", "b"], metrics: &["m"], kernels: "k", run: &run, judge: &judge };
         let three = vec![Launch { kernel: "k".to_string(), values: Default::default() }; 3];
         let rows = measure.rows(Ok(three));
-        assert!(rows.iter().all(|row| row.result == Err("not measured: ncu measured 3 launches of k, not the 4 the check made".to_string())), "{rows:?}");
+        assert!(rows.iter().all(|row| row.result == Err("not measured: ncu measured 3 launches of k, not the 4 the check made".into())), "{rows:?}");
         let four = vec![Launch { kernel: "k".to_string(), values: Default::default() }; 4];
         assert_eq!(measure.rows(Ok(four))[0].case, "judged");
-        let rows = measure.rows(Err("the --time-limit was used up".to_string()));
+        let rows = measure.rows(Err("the --time-limit was used up".into()));
         assert_eq!(rows.len(), 2);
-        assert!(rows.iter().all(|row| row.result == Err("not measured: the --time-limit was used up".to_string())), "{rows:?}");
+        assert!(rows.iter().all(|row| row.result == Err("not measured: the --time-limit was used up".into())), "{rows:?}");
+        // Issue 45: no ncu, or no permission for the counters, is the machine's: MACHINE, never PASS.
+        let rows = measure.rows(Err(NoResult::Machine("no ncu".to_string())));
+        assert!(rows.iter().all(|row| row.verdict() == "MACHINE" && row.result == Err(NoResult::Machine("not measured: no ncu".to_string()))), "{rows:?}");
         // A child that writes no row (here `true`) is a fault too, wherever ncu is.
         let dir = crate::private_dir::PrivateDir::new("measure-test").unwrap();
         let found = launches(Command::new("true"), &dir.path().join("csv"), &dir.path().join("row"), LIMITS);
         assert!(found.is_err(), "{found:?}");
         if counters::ncu().is_err() {
             let why = measure.under_ncu(&Command::new("true"), Path::new("/tmp/x")).unwrap_err();
-            assert!(why.starts_with("these rules need Nsight Compute (ncu)"), "{why}");
+            assert!(matches!(&why, NoResult::Machine(why) if why.starts_with("these rules need Nsight Compute (ncu)")), "{why:?}");
         }
     }
 

@@ -88,11 +88,11 @@ impl Ending {
     /// [`ERROR_EXIT_CODE`], [`Ending::FinishedWithErrors`] (the case's process takes one only after exit
     /// code 0 or that); a fault that ends in `(exit status: N)`, which it adds for any other code,
     /// [`Ending::Exited`]; any other fault [`Ending::Stopped`].
-    pub fn of<T>(result: &Result<T, String>, exit: Option<i32>) -> Ending {
+    pub fn of<T>(result: &Result<T, super::NoResult>, exit: Option<i32>) -> Ending {
         match result {
             Ok(_) if exit == Some(ERROR_EXIT_CODE) => Ending::FinishedWithErrors,
             Ok(_) => Ending::Finished,
-            Err(fault) => exit_code_in(fault).map_or(Ending::Stopped, Ending::Exited),
+            Err(fault) => exit_code_in(fault.why()).map_or(Ending::Stopped, Ending::Exited),
         }
     }
 }
@@ -348,6 +348,7 @@ fn thread_and_block(line: &str) -> Option<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::assignment::NoResult;
 
     // Reports as compute-sanitizer 2024-2025 prints them (the layout of NVIDIA's documentation and of
     // public logs), with our kernels' names.
@@ -534,13 +535,13 @@ mod tests {
         use std::os::unix::process::ExitStatusExt as _;
         use std::process::ExitStatus;
         // As the case's process words a fault for an exit code it takes no row after.
-        let exited = |status: ExitStatus| Ending::of::<()>(&Err(format!("lab-mmm: error: no GPU ({status})")), status.code());
+        let exited = |status: ExitStatus| Ending::of::<()>(&Err(format!("lab-mmm: error: no GPU ({status})").into()), status.code());
         assert_eq!(exited(ExitStatus::from_raw(7 << 8)), Ending::Exited(7));
         assert_eq!(exited(ExitStatus::from_raw(1 << 8)), Ending::Exited(1));
         assert_eq!(exited(ExitStatus::from_raw(9)), Ending::Stopped, "killed by SIGKILL");
         assert_eq!(Ending::of::<()>(&Err("still running after 600 s; stopped".into()), None), Ending::Stopped);
-        assert_eq!(Ending::of(&Ok::<(), String>(()), Some(0)), Ending::Finished);
-        assert_eq!(Ending::of(&Ok::<(), String>(()), Some(ERROR_EXIT_CODE)), Ending::FinishedWithErrors);
+        assert_eq!(Ending::of(&Ok::<(), NoResult>(()), Some(0)), Ending::Finished);
+        assert_eq!(Ending::of(&Ok::<(), NoResult>(()), Some(ERROR_EXIT_CODE)), Ending::FinishedWithErrors);
         // Issue 39: the tool said it found errors, and its report counts none: never a pass.
         let clean = "========= COMPUTE-SANITIZER\n========= ERROR SUMMARY: 0 errors\n";
         assert_eq!(verdict(Tool::Memcheck, Ending::Finished, Some(clean)), Verdict::Clean);
