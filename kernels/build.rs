@@ -23,6 +23,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 #[path = "src/nvcc.rs"]
 mod nvcc;
+#[path = "src/libcuda.rs"]
+mod libcuda;
 
 /// Block sizes of the tiled matrix product. Each is compiled as `-DBLOCK_SIZE=<n>` and emitted as the
 /// Rust constant `MMM_BLOCK_SIZES`, so kernel and host read the number from one place.
@@ -110,27 +112,110 @@ fn main() {
     let out_dir = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
     let manifest_dir = PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
     let cuda_dir = manifest_dir.join("cuda");
-    for var in ["NVCC", "CUDA_PATH", "CUDA_ARCH", "PATH"] {
+    for var in ["NVCC", "CUDA_PATH", "CUDA_ARCH", "PATH", MACHINE_CODE_ONLY] {
         println!("cargo:rerun-if-env-changed={var}");
     }
     println!("cargo:rerun-if-changed={}", cuda_dir.display());
     for entry in fs::read_dir(&cuda_dir).expect("kernels/cuda exists") {
         println!("cargo:rerun-if-changed={}", entry.expect("readable dir entry").path().display());
     }
+    link_libcuda(&out_dir);
+    let specs = specs();
+    let prebuilt = manifest_dir.join(PREBUILT);
+    let (target, jobs, built) = if prebuilt.is_dir() {
+        // Only where it exists: cargo reruns a build script every time for a path that does not.
+        println!("cargo:rerun-if-changed={}", prebuilt.display());
+        let (archs, jobs, built) = from_prebuilt(&prebuilt, &specs);
+        (Target { archs, chosen_by: format!("prebuilt machine code in kernels/{PREBUILT}, without PTX"), with_ptx: false }, jobs, built)
+    } else {
+        let nvcc = nvcc::find(&manifest_dir).unwrap_or_else(|| fail(&format!("nvcc not found ({})", nvcc::HOW_TO_GET_NVCC)));
+        let (archs, chosen_by) = target_archs(&nvcc);
+        let with_ptx = env::var(MACHINE_CODE_ONLY).map_or(true, |value| value != "1");
+        let chosen_by = if with_ptx { chosen_by } else { format!("{chosen_by}, machine code only ({MACHINE_CODE_ONLY}=1)") };
+        let jobs: Vec<(&Spec, u32)> = specs.iter().flat_map(|spec| archs.iter().map(move |&arch| (spec, arch))).collect();
+        let built = run_in_parallel(&jobs, |&(spec, arch)| compile(&nvcc, arch, &cuda_dir, &out_dir, spec, with_ptx));
+        (Target { archs, chosen_by, with_ptx }, jobs, built)
+    };
+    write_rust(&out_dir, &cuda_dir, &target, &specs, &jobs, &built);
+}
 
-    let nvcc = nvcc::find(&manifest_dir).unwrap_or_else(|| fail(&format!("nvcc not found ({})", nvcc::HOW_TO_GET_NVCC)));
-    if !have_libcuda() {
+/// What the images are built for: the architectures, what chose them (for the labs' messages) and
+/// whether the fatbins carry PTX beside the machine code.
+struct Target {
+    archs: Vec<u32>,
+    chosen_by: String,
+    with_ptx: bool,
+}
+
+/// Set to 1, the images carry machine code only: no PTX in the fatbins, no relocatable PTX beside the
+/// linked ones. What a student pack is built with (scripts/student-pack.sh): PTX reads almost as the
+/// CUDA C it came from, and that is the assignments' answer. A GPU newer than every build then runs
+/// nothing, so the pack is built for every architecture the course names.
+const MACHINE_CODE_ONLY: &str = "KERNELS_MACHINE_CODE_ONLY";
+
+/// A folder of images and ptxas reports built elsewhere (`<name>.sm_XX.fatbin` or `.cubin`, and
+/// `<name>.sm_XX.ptxas`, as this script names them in OUT_DIR). Where it exists, as in a student pack's
+/// sources, which hold no `cuda/*.cu`, the build takes the kernels from it and needs no nvcc.
+const PREBUILT: &str = "prebuilt";
+
+/// The architectures, jobs and builds of a [`PREBUILT`] folder: every spec must be there for every
+/// architecture its first spec has (a linked one may lack the Jetson ones, as when compiled here).
+#[allow(clippy::type_complexity)]
+fn from_prebuilt<'a>(dir: &Path, specs: &'a [Spec]) -> (Vec<u32>, Vec<(&'a Spec, u32)>, Vec<Option<Built>>) {
+    let first = specs[0].constant.to_lowercase();
+    let mut archs: Vec<u32> = fs::read_dir(dir)
+        .unwrap_or_else(|err| fail(&format!("cannot read {}: {err}", dir.display())))
+        .filter_map(|entry| {
+            let name = entry.ok()?.file_name().into_string().ok()?;
+            name.strip_prefix(&format!("{first}.sm_"))?.strip_suffix(".fatbin")?.parse().ok()
+        })
+        .collect();
+    archs.sort_unstable();
+    if archs.is_empty() {
+        fail(&format!("{} holds no {first}.sm_XX.fatbin: not a folder of prebuilt kernels", dir.display()));
+    }
+    let jobs: Vec<(&Spec, u32)> = specs.iter().flat_map(|spec| archs.iter().map(move |&arch| (spec, arch))).collect();
+    let built = jobs
+        .iter()
+        .map(|&(spec, arch)| {
+            let stem = dir.join(format!("{}.sm_{arch}", spec.constant.to_lowercase()));
+            let extension = if spec.build == Build::LinkedCubin { "cubin" } else { "fatbin" };
+            let (image, report) = (stem.with_extension(format!("sm_{arch}.{extension}")), stem.with_extension(format!("sm_{arch}.ptxas")));
+            match (image.is_file() && report.is_file(), spec.build) {
+                (true, _) => Some(Built { image, ptx: None, report }),
+                (false, Build::LinkedCubin) if [87, 88].contains(&arch) => None,
+                (false, _) => fail(&format!("{} lacks {} or its .ptxas report", dir.display(), image.display())),
+            }
+        })
+        .collect();
+    (archs, jobs, built)
+}
+
+/// Makes `-lcuda` find the driver's library wherever the dynamic linker has it: Debian and Ubuntu keep
+/// it in /usr/lib/x86_64-linux-gnu, Fedora in /usr/lib64, WSL2 in /usr/lib/wsl/lib, and only as
+/// libcuda.so.1 where no development package is installed. A link named libcuda.so in OUT_DIR points at
+/// the libcuda.so.1 that `ldconfig -p` lists, and the labs link with that folder first.
+fn link_libcuda(out_dir: &Path) {
+    let Some(library) = libcuda_path() else {
         fail(
             "libcuda.so.1 (the NVIDIA driver's library, which every lab links) not found. Run \
              `bash scripts/cuda-toolchain.sh` once from the repository root (it installs Debian's libcuda1, \
              enough to build and to run the tests that need no GPU), or install the NVIDIA driver.",
-        );
-    }
-    let (archs, chosen_by) = target_archs(&nvcc);
-    let specs = specs();
-    let jobs: Vec<(&Spec, u32)> = specs.iter().flat_map(|spec| archs.iter().map(move |&arch| (spec, arch))).collect();
-    let built = run_in_parallel(&jobs, |&(spec, arch)| compile(&nvcc, arch, &cuda_dir, &out_dir, spec));
-    write_rust(&out_dir, &cuda_dir, &archs, &chosen_by, &specs, &jobs, &built);
+        )
+    };
+    let dir = out_dir.join("link");
+    let link = dir.join("libcuda.so");
+    fs::create_dir_all(&dir).expect("create OUT_DIR/link");
+    let _ = fs::remove_file(&link);
+    std::os::unix::fs::symlink(&library, &link).unwrap_or_else(|err| fail(&format!("cannot link {} to {}: {err}", link.display(), library.display())));
+    println!("cargo:rustc-link-search=native={}", dir.display());
+}
+
+/// The libcuda.so.1 the dynamic linker would load: the first 64-bit one `ldconfig -p` lists, else
+/// Debian's path.
+fn libcuda_path() -> Option<PathBuf> {
+    let listed = Command::new("ldconfig").arg("-p").output().ok().and_then(|out| libcuda::in_ldconfig(&String::from_utf8_lossy(&out.stdout)));
+    listed.or_else(|| Some(PathBuf::from("/usr/lib/x86_64-linux-gnu/libcuda.so.1")).filter(|path| path.exists()))
 }
 
 /// `f` over every job, on as many threads as the machine has cores (nvcc is single-threaded), results
@@ -166,16 +251,6 @@ struct Built {
     report: PathBuf,
 }
 
-/// Whether the dynamic linker knows libcuda.so.1, which the labs link through cust (see
-/// .cargo/config.toml): checked here so that a machine without it gets a message, not a linker error.
-fn have_libcuda() -> bool {
-    let listed = Command::new("ldconfig")
-        .arg("-p")
-        .output()
-        .is_ok_and(|out| String::from_utf8_lossy(&out.stdout).contains("libcuda.so.1 "));
-    listed || Path::new("/usr/lib/x86_64-linux-gnu/libcuda.so.1").exists()
-}
-
 /// The architectures to build for and what chose them, for the labs' messages: `CUDA_ARCH`, else the
 /// local GPUs, else every major architecture nvcc supports.
 fn target_archs(nvcc: &Path) -> (Vec<u32>, String) {
@@ -207,7 +282,7 @@ fn local_gpu_archs() -> Result<Vec<u32>, String> {
 /// One source for one architecture; `None` for a linked source where this CUDA's device runtime has
 /// no code for `arch` (x86-64 toolkits lack the Jetson architectures sm_87 and sm_88, whose GPUs then
 /// run the sm_86 build, and a Jetson's own toolkit builds for them).
-fn compile(nvcc: &Path, arch: u32, cuda_dir: &Path, out_dir: &Path, spec: &Spec) -> Option<Built> {
+fn compile(nvcc: &Path, arch: u32, cuda_dir: &Path, out_dir: &Path, spec: &Spec, with_ptx: bool) -> Option<Built> {
     let stem = format!("{}.sm_{arch}", spec.constant.to_lowercase());
     let base = nvcc::base_flags(cuda_dir, &spec.flags);
     let source = cuda_dir.join(spec.source);
@@ -215,7 +290,7 @@ fn compile(nvcc: &Path, arch: u32, cuda_dir: &Path, out_dir: &Path, spec: &Spec)
     let (image, ptx) = match spec.build {
         Build::Fatbin => {
             let image = out_dir.join(format!("{stem}.fatbin"));
-            let stderr = run_nvcc(nvcc, &nvcc::fatbin_args(&base, arch, &source, &image));
+            let stderr = run_nvcc(nvcc, &nvcc::fatbin_args(&base, arch, &source, &image, with_ptx));
             fs::write(&report, stderr).expect("write ptxas report");
             (image, None)
         }
@@ -231,6 +306,9 @@ fn compile(nvcc: &Path, arch: u32, cuda_dir: &Path, out_dir: &Path, spec: &Spec)
                     return None;
                 }
                 fail(&message);
+            }
+            if !with_ptx {
+                return Some(Built { image, ptx: None, report });
             }
             run_nvcc(nvcc, &nvcc::relocatable_ptx_args(&base, arch, &source, &ptx));
             (image, Some(ptx))
@@ -264,7 +342,8 @@ fn try_nvcc(nvcc: &Path, args: &[String]) -> Result<String, String> {
     Ok(stderr)
 }
 
-fn write_rust(out_dir: &Path, cuda_dir: &Path, archs: &[u32], chosen_by: &str, specs: &[Spec], jobs: &[(&Spec, u32)], built: &[Option<Built>]) {
+fn write_rust(out_dir: &Path, cuda_dir: &Path, target: &Target, specs: &[Spec], jobs: &[(&Spec, u32)], built: &[Option<Built>]) {
+    let Target { archs, chosen_by, with_ptx } = target;
     let mut rust = String::new();
     writeln!(rust, "/// The architectures every kernel here was compiled for, ascending: 86 is sm_86.").unwrap();
     writeln!(rust, "pub const BUILT_ARCHS: [u32; {}] = {archs:?};", archs.len()).unwrap();
@@ -332,7 +411,8 @@ fn write_rust(out_dir: &Path, cuda_dir: &Path, archs: &[u32], chosen_by: &str, s
                  source: {source:?},\n    \
                  flags: &{flags:?},\n    \
                  builds: &[\n        {builds},\n    ],\n    \
-                 linked_with_device_runtime: {linked},\n\
+                 linked_with_device_runtime: {linked},\n    \
+                 ptx_inside: {with_ptx},\n\
              }};",
             source = spec.source,
             with = if spec.flags.is_empty() { String::new() } else { format!("with `{}` ", spec.flags.join(" ")) },

@@ -4,8 +4,8 @@
 # pinned PyPI wheels are installed into .toolchain/ (git-ignored) and reused on later runs, and Debian's
 # libcuda1 is installed with apt. No prompts. Versions and the reasons for the pins: ../shared/TOOLCHAIN.md.
 #
-# After one run, plain `cargo build` finds the same toolchain: kernels/build.rs looks in .toolchain/cuda,
-# and cust finds the driver library through kernels/link (see .cargo/config.toml).
+# After one run, plain `cargo build` finds the same toolchain: kernels/build.rs looks for nvcc in
+# .toolchain/cuda and links the driver's library wherever `ldconfig -p` lists it.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)

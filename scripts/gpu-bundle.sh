@@ -38,14 +38,7 @@ if [[ $dev == 1 ]]; then
     cargo build --workspace --bins --locked
 fi
 # The kernel images themselves, for cuobjdump --dump-sass on the GPU machine.
-kernels_out=$(cargo build --release -p kernels --locked --message-format=json 2>/dev/null |
-    python3 -c '
-import json, sys
-for line in sys.stdin:
-    msg = json.loads(line)
-    if msg.get("reason") == "build-script-executed" and msg["package_id"].split("#")[0].endswith("/kernels"):
-        print(msg["out_dir"])
-')
+kernels_out=$(bash scripts/kernels-out.sh --release -p kernels)
 cp "$kernels_out"/*.fatbin "$kernels_out"/*.cubin "$bundle/kernels/"
 for lab in lab-*/; do
     lab=${lab%/}

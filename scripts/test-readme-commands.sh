@@ -4,7 +4,8 @@
 # repository root; the root itself when there is none), each line must parse, name input files (.cu,
 # .txt) that exist there, and get as far as opening the GPU. The GPU is hidden (CUDA_VISIBLE_DEVICES
 # empty), so on any machine a line passes only by exiting 0 (--help, say) or with the labs' "no usable
-# CUDA GPU" error; and no run may leave a file behind in the repository.
+# CUDA GPU" error (exit 1, or 3 from --check: the machine); and no run may leave a file behind in the
+# repository.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -29,7 +30,8 @@ check_line() {  # check_line WHERE DIR ENV LAB ARGS
     done
     # shellcheck disable=SC2086  # ENV is NAME=VALUE words, or nothing
     output=$(cd "$dir" && env $env CUDA_VISIBLE_DEVICES= timeout 300 "$target/debug/$lab" "${words[@]}" 2>&1) && rc=0 || rc=$?
-    if (( rc != 0 )) && ! [[ $rc == 1 && $(tail -n 1 <<<"$output") == "$lab: error: "*"no usable CUDA GPU"* ]]; then
+    # Exit 1 for a lab run, 3 for --check (its cases "could not run on this machine").
+    if (( rc != 0 )) && ! [[ ($rc == 1 || $rc == 3) && $(tail -n 1 <<<"$output") == "$lab: error: "*"no usable CUDA GPU"* ]]; then
         fail "$where: exit $rc, $(tail -n 1 <<<"$output")"
     fi
 }

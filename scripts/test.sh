@@ -20,6 +20,9 @@ bash scripts/compare.sh --originals reference/slides --build-only "$references/s
 bash scripts/test-compare.sh
 # grade.sh's CSV, --jobs, GPUs in turn, --cases and errors, with a stand-in lab (no GPU).
 bash scripts/test-grade.sh
+# The student pack (dev profile, one architecture): its audit for our solutions, its labs' --check
+# --dry-run, and a build from its sources without nvcc.
+bash scripts/test-student-pack.sh
 # grade.sh --slurm and --collect on a one-node Slurm started here (installed with apt where missing);
 # where it cannot run it prints a "test result:" line with 1 ignored, counted below as skipped.
 bash scripts/test-slurm.sh | tee -a "$log"

@@ -1,4 +1,4 @@
-// Template made from kernels/cuda/mmm.cu by `cargo run -p kernels --bin templates`.
+// mmm.cu: the starter of this week's assignment (the week's README.md says what to write).
 // Write the parts marked TODO; the lab compiles this file with --kernel-source and checks it with --check.
 
 // mmm.cu: C = A * B, the slides' naive kernel mmm-ab and the tiled kernel mmm.
@@ -18,6 +18,7 @@
 // times from device memory (or L2).
 template <typename T>
 __device__ void mmm_ab(MatrixView<T> a, MatrixView<T> b, MatrixView<T> c) {
+    // TODO: (week 3: paste your mmm_ab from week 2 here; question 2 times it against mmm.)
     // TODO: one thread per element c(row, col): row from the y coordinates (block and thread), col from x.
     // TODO: The grid may be larger than C: threads outside it do nothing. The others add
     // TODO: a(row, k) * b(k, col) for k = 0 .. a.cols - 1 and write the sum to c(row, col).

@@ -1,4 +1,4 @@
-// Template made from kernels/cuda/tracer.cu by `cargo run -p kernels --bin templates`.
+// tracer.cu: the starter of this week's assignment (the week's README.md says what to write).
 // Write the parts marked TODO; the lab compiles this file with --kernel-source and checks it with --check.
 
 // tracer.cu: a small ray tracer whose spheres live in constant memory (German slides), next to the same

@@ -1,4 +1,4 @@
-// Template made from kernels/cuda/adaptive_simpson.cu by `cargo run -p kernels --bin templates`.
+// adaptive_simpson.cu: the starter of this week's assignment (the week's README.md says what to write).
 // Write the parts marked TODO; the lab compiles this file with --kernel-source and checks it with --check.
 
 // adaptive_simpson.cu: adaptive Simpson integration, driven from the device (dynamic parallelism: a

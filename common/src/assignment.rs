@@ -1554,7 +1554,7 @@ mod tests {
                  ptxas info    : Compiling entry function '_Z7workersI23FourOverOnePlusXSquaredEvdddddiiP5Tally' for 'sm_90'\nptxas info    : Used 42 registers, {workers}\n"
             );
             let build = kernels::ArchImage { arch: 90, image: &[], relocatable_ptx: None, ptx, ptxas: Box::leak(ptxas.into_boxed_str()) };
-            KernelImage { source: "adaptive_simpson.cu", flags: &[], builds: Box::leak(Box::new([build])), linked_with_device_runtime: true }
+            KernelImage { source: "adaptive_simpson.cu", flags: &[], builds: Box::leak(Box::new([build])), linked_with_device_runtime: true, ptx_inside: true }
         };
         let master = [Entry { name: "adaptive_master_pi", declaration: "" }];
         assert!(!uses_shared_memory_or_barriers(&image("used 0 barriers", None), &master));
@@ -1568,7 +1568,7 @@ mod tests {
     #[test]
     fn a_missing_kernel_names_what_the_lab_looked_for() {
         let build = kernels::ArchImage { arch: 90, image: &[], relocatable_ptx: None, ptx: None, ptxas: "ptxas info    : Compiling entry function '_Z7simpsonffPf' for 'sm_90'\nptxas info    : Used 8 registers\n" };
-        let image = KernelImage { source: "mine.cu", flags: &[], builds: Box::leak(Box::new([build])), linked_with_device_runtime: false };
+        let image = KernelImage { source: "mine.cu", flags: &[], builds: Box::leak(Box::new([build])), linked_with_device_runtime: false, ptx_inside: true };
         let entry = Entry { name: "_Z7simpsonddPd", declaration: "__global__ void simpson(double a, double b, double* sums)" };
         let error = require_entries(&image, &[entry]).unwrap_err().to_string();
         assert_eq!(error, "mine.cu has no kernel `__global__ void simpson(double a, double b, double* sums)` (the lab looks for `_Z7simpsonddPd`); it has the kernels _Z7simpsonffPf");

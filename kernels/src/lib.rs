@@ -6,7 +6,9 @@
 //! [`KernelImage::code_for`] picks the build a GPU runs, as the driver would; [`NEEDS`] lists the
 //! kernels that exist only from some architecture on. [`ptxas`] turns a report into numbers.
 
-pub mod assignment;
+pub mod fatbin;
+#[cfg(test)]
+mod libcuda;
 pub mod nvcc;
 pub mod private_dir;
 pub mod ptx;
@@ -26,6 +28,10 @@ pub struct KernelImage {
     pub builds: &'static [ArchImage],
     /// Built with `-rdc=true` and linked against `libcudadevrt` (kernels that launch kernels).
     pub linked_with_device_runtime: bool,
+    /// Whether the machine code comes with PTX that the driver can compile for a GPU newer than every
+    /// build (inside the fatbin, or a linked image's relocatable PTX). False in a student pack, whose
+    /// kernels are machine code only (`KERNELS_MACHINE_CODE_ONLY` in build.rs).
+    pub ptx_inside: bool,
 }
 
 /// A source compiled for one architecture.
@@ -83,7 +89,7 @@ impl Code {
 impl KernelImage {
     /// The build a GPU of architecture `gpu` (86 for compute capability 8.6) runs: see [`choose`].
     pub fn code_for(&self, gpu: u32) -> Option<Code> {
-        let has_ptx = |build: &&ArchImage| !self.linked_with_device_runtime || build.relocatable_ptx.is_some();
+        let has_ptx = |build: &&ArchImage| self.ptx_inside && (!self.linked_with_device_runtime || build.relocatable_ptx.is_some());
         let (arch, machine) = choose(self.builds.iter().map(|build| build.arch), self.builds.iter().filter(has_ptx).map(|build| build.arch), gpu)?;
         let build = self.builds.iter().find(|build| build.arch == arch)?;
         Some(if machine { Code::Machine(build) } else { Code::Ptx(build) })
@@ -282,7 +288,7 @@ mod tests {
             .iter()
             .map(|&arch| ArchImage { arch, image: &[], relocatable_ptx: linked.then_some(""), ptxas: "", ptx: None })
             .collect();
-        KernelImage { source: "x.cu", flags: &[], builds: Box::leak(builds.into_boxed_slice()), linked_with_device_runtime: linked }
+        KernelImage { source: "x.cu", flags: &[], builds: Box::leak(builds.into_boxed_slice()), linked_with_device_runtime: linked, ptx_inside: true }
     }
 
     #[test]

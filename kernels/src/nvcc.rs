@@ -19,7 +19,8 @@ pub fn find(kernels_dir: &Path) -> Option<PathBuf> {
 }
 
 /// A CUDA program found as nvcc is ([`find`]): the variable `variable` names it, else `name` in
-/// `$CUDA_PATH/bin`, `/usr/local/cuda/bin`, on `PATH`, in `<repository>/.toolchain/cuda/bin`.
+/// `$CUDA_PATH/bin`, `/usr/local/cuda/bin`, on `PATH`, in `<repository>/.toolchain/cuda/bin`, and in
+/// `.toolchain/cuda/bin` of the folder above the running executable's (a student pack's `bin/`).
 pub fn find_tool(name: &str, variable: &str, kernels_dir: &Path) -> Option<PathBuf> {
     let mut candidates: Vec<PathBuf> = Vec::new();
     if let Some(tool) = env::var_os(variable) {
@@ -33,6 +34,11 @@ pub fn find_tool(name: &str, variable: &str, kernels_dir: &Path) -> Option<PathB
         candidates.extend(env::split_paths(&path).map(|dir| dir.join(name)));
     }
     candidates.push(kernels_dir.join("../.toolchain/cuda/bin").join(name));
+    // A student pack's prebuilt lab in <pack>/bin finds the toolchain its scripts/cuda-toolchain.sh
+    // installed into <pack>/.toolchain, wherever the pack was built.
+    if let Some(pack) = env::current_exe().ok().as_deref().and_then(Path::parent).and_then(Path::parent) {
+        candidates.push(pack.join(".toolchain/cuda/bin").join(name));
+    }
     candidates.into_iter().find(|path| path.is_file())
 }
 
@@ -107,10 +113,12 @@ pub fn parse_arch_list(value: &str, supported: &[u32], native: impl FnOnce() -> 
     Ok(archs)
 }
 
-/// `nvcc -fatbin`: machine code for `arch` plus its PTX, which the driver compiles for newer GPUs.
-pub fn fatbin_args(base: &[String], arch: u32, source: &Path, image: &Path) -> Vec<String> {
+/// `nvcc -fatbin`: machine code for `arch` plus, `with_ptx`, its PTX, which the driver compiles for
+/// newer GPUs (a student pack leaves it out: PTX reads almost as the CUDA C it came from).
+pub fn fatbin_args(base: &[String], arch: u32, source: &Path, image: &Path, with_ptx: bool) -> Vec<String> {
+    let code = if with_ptx { format!("[sm_{arch},compute_{arch}]") } else { format!("sm_{arch}") };
     let mut args = base.to_vec();
-    args.extend(["-fatbin".to_string(), format!("-gencode=arch=compute_{arch},code=[sm_{arch},compute_{arch}]"), source.display().to_string(), "-o".to_string(), image.display().to_string()]);
+    args.extend(["-fatbin".to_string(), format!("-gencode=arch=compute_{arch},code={code}"), source.display().to_string(), "-o".to_string(), image.display().to_string()]);
     args
 }
 

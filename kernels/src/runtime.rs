@@ -206,7 +206,7 @@ fn compile_within(source: &Path, like: &KernelImage, arch: u32, limit: Duration)
         (report, image)
     } else {
         let image = dir.join("kernel.fatbin");
-        (run(&nvcc, &nvcc::fatbin_args(&base, arch, &ptx, &image), source, &ptx, limit)?, image)
+        (run(&nvcc, &nvcc::fatbin_args(&base, arch, &ptx, &image, true), source, &ptx, limit)?, image)
     };
     let bytes = fs::read(&image).map_err(|err| CompileError::Io(format!("cannot read {}: {err}", image.display())))?;
     let ptx = fs::read_to_string(&ptx).ok();
@@ -290,6 +290,7 @@ fn one_build(source: &Path, like: &KernelImage, arch: u32, image: Vec<u8>, ptxas
         flags: like.flags,
         builds: Box::leak(Box::new([build])),
         linked_with_device_runtime: like.linked_with_device_runtime,
+        ptx_inside: true,
     }
 }
 

@@ -17,22 +17,21 @@
 //! solution with one [`Mistake`] put in, so they follow every change to our kernels. `cargo run -p kernels --bin templates` writes every week's template into `assignments/`; a test
 //! checks that the committed ones are what it makes.
 
-use crate::KernelImage;
-
 pub const BEGIN: &str = "// BEGIN ASSIGNMENT";
 pub const END: &str = "// END ASSIGNMENT";
 pub const HINT: &str = "// TODO";
 pub const STARTER: &str = "// STARTER: ";
 
 /// A week whose students write a kernel: its folder in `assignments/`, the source in `cuda/` its
-/// template comes from, the image of ours the lab runs (a student's file is compiled like it), the
+/// template comes from, the image of ours the lab runs (a test compiles every made file like it), the
 /// broken submissions its check must catch, and the red team's kernels made from our solution
 /// (`adversarial/`; a week's hand-written ones sit beside them).
 #[derive(Debug, Clone, Copy)]
 pub struct Week {
     pub folder: &'static str,
     pub source: &'static str,
-    pub like: &'static KernelImage,
+    #[cfg(test)]
+    pub like: &'static kernels::KernelImage,
     pub broken: &'static [Mistake],
     pub adversarial: &'static [Adversary],
 }
@@ -165,7 +164,9 @@ pub const WEEKS: [Week; 5] = [
     Week {
         folder: "01-simpson",
         source: "simpson.cu",
-        like: &crate::SIMPSON,
+        #[cfg(test)]
+        #[cfg(test)]
+        like: &kernels::SIMPSON,
         adversarial: &[],
         broken: &[
             mistake(
@@ -185,7 +186,9 @@ pub const WEEKS: [Week; 5] = [
     Week {
         folder: "02-mmm-ab",
         source: "mmm.cu",
-        like: &crate::MMM_BS16,
+        #[cfg(test)]
+        #[cfg(test)]
+        like: &kernels::MMM_BS16,
         adversarial: &[],
         broken: &[
             mistake("swapped-indices", "B is read as if transposed.", "sum += a(row, k) * b(k, col);", "sum += a(row, k) * b(col, k);  // BUG: B's indices swapped"),
@@ -200,7 +203,9 @@ pub const WEEKS: [Week; 5] = [
     Week {
         folder: "03-mmm-tiled",
         source: "mmm.cu",
-        like: &crate::MMM_BS16,
+        #[cfg(test)]
+        #[cfg(test)]
+        like: &kernels::MMM_BS16,
         adversarial: &[],
         broken: &[
             mistake(
@@ -280,7 +285,9 @@ pub const WEEKS: [Week; 5] = [
     Week {
         folder: "04-constant-tracer",
         source: "tracer.cu",
-        like: &crate::TRACER,
+        #[cfg(test)]
+        #[cfg(test)]
+        like: &kernels::TRACER,
         adversarial: &[],
         broken: &[
             mistake(
@@ -300,7 +307,9 @@ pub const WEEKS: [Week; 5] = [
     Week {
         folder: "07-dynamic-parallelism",
         source: "adaptive_simpson.cu",
-        like: &crate::ADAPTIVE_SIMPSON,
+        #[cfg(test)]
+        #[cfg(test)]
+        like: &kernels::ADAPTIVE_SIMPSON,
         adversarial: &WEEK_7_ADVERSARIAL,
         broken: &[
             mistake(
@@ -375,11 +384,12 @@ pub fn solution(text: &str) -> String {
     text.lines().filter(|line| !marker(line)).map(|line| format!("{line}\n")).collect()
 }
 
-/// The week's template from the text of its source: a header saying where it comes from, then the
+/// The week's template from the text of its source: a header saying what it is, then the
 /// source with every assignment block cut down to its hint. Errors name the line of a malformed block.
 pub fn template(source: &str, text: &str) -> Result<String, String> {
+    // The starter names no file of ours: a student pack has none (scripts/student-pack.sh).
     let mut out = format!(
-        "// Template made from kernels/cuda/{source} by `cargo run -p kernels --bin templates`.\n\
+        "// {source}: the starter of this week's assignment (the week's README.md says what to write).\n\
          // Write the parts marked TODO; the lab compiles this file with --kernel-source and checks it with --check.\n\n"
     );
     let mut block: Option<(usize, bool, bool)> = None; // (line of BEGIN, hint seen, solution seen)
@@ -448,7 +458,7 @@ mod tests {
     fn a_template_keeps_the_hint_and_drops_the_solution() {
         let made = template("t.cu", SOURCE).unwrap();
         assert!(made.ends_with("a\n  // TODO: add\nb\n"), "{made}");
-        assert!(made.starts_with("// Template made from kernels/cuda/t.cu"));
+        assert!(made.starts_with("// t.cu: the starter of this week's assignment"));
         assert_eq!(solution_lines(SOURCE), ["x = y + z;"]);
         let starter = "  // BEGIN ASSIGNMENT\n  // TODO: constant\n  // STARTER: __device__ int v;\n  __constant__ int v;\n  // END ASSIGNMENT\n";
         assert!(template("t.cu", starter).unwrap().ends_with("  // TODO: constant\n  __device__ int v;\n"));
@@ -505,7 +515,7 @@ mod tests {
     #[test]
     fn a_mistake_must_change_text_that_occurs_once() {
         const MISTAKES: [Mistake; 1] = [mistake("m", "w", "x;", "y;")];
-        let week = Week { folder: "t", source: "t.cu", like: &crate::SIMPSON, broken: &MISTAKES, adversarial: &[] };
+        let week = Week { folder: "t", source: "t.cu", like: &kernels::SIMPSON, broken: &MISTAKES, adversarial: &[] };
         assert_eq!(week.files("x;\n").unwrap()[1].1.lines().last(), Some("y;"));
         assert!(week.files("x;\nx;\n").unwrap_err().contains("found 2 times in the solution, not once"));
         assert!(week.files("z;\n").unwrap_err().contains("found 0 times"));
@@ -519,8 +529,8 @@ mod tests {
             for (name, _) in week.files(&source).unwrap() {
                 let file = repository().join("assignments").join(week.folder).join(name);
                 // For the oldest GPU the labs are built for: the template must build on a student's T4 too.
-                crate::runtime::compile(&file, week.like, crate::BUILT_ARCHS[0]).map(|_| ()).unwrap_or_else(|err| match err {
-                    crate::runtime::CompileError::Nvcc { messages, .. } => panic!("{}:\n{messages}", file.display()),
+                kernels::runtime::compile(&file, week.like, kernels::BUILT_ARCHS[0]).map(|_| ()).unwrap_or_else(|err| match err {
+                    kernels::runtime::CompileError::Nvcc { messages, .. } => panic!("{}:\n{messages}", file.display()),
                     other => panic!("{}: {other}", file.display()),
                 });
             }

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Makes the student pack: the labs and the weeks' starters, without our solutions (issue 45).
+#
+#   bash scripts/student-pack.sh [--weeks WEEK,WEEK] [--archs LIST] [--dev] OUT
+#
+# OUT (a new folder) gets, and OUT.tar.gz holds:
+#   README.md              the students' page (assignments/STUDENTS.md): set-up, then the weeks
+#   bin/lab-*              every lab, prebuilt; their kernels are machine code only (no PTX, which
+#                          reads almost as the CUDA C) for the architectures in LIST
+#   assignments/WEEK/      each week's README.md and starter .cu; no broken/, no adversarial/
+#   scripts/cuda-toolchain.sh  installs nvcc, with which a lab compiles a student's file
+#   Cargo.toml, common/, kernels/, lab-*/, vendor/   the labs' Rust sources, with kernels/prebuilt/
+#                          (the same machine code) in place of kernels/cuda/*.cu: `cargo run -p lab-mmm
+#                          -- ...` works from OUT as in the repository, and needs no nvcc to build
+# Then it audits OUT (`cargo run -p kernels --bin templates -- --audit OUT`): no line of our solutions,
+# no PTX (not even compressed inside a fatbin), no broken or red-team kernel in any file, the
+# executables included. A finding fails the script and removes the tarball.
+#
+#   --weeks WEEK,...  the week folders to include (default: every week in assignments/)
+#   --archs LIST      the architectures (CUDA_ARCH syntax; default 75;80;86;89;90;100;120, sm_75 to
+#                     sm_120: T4 and RTX 20, A100, RTX 30, RTX 40 and L4, H100, B200, RTX 50). A GPU
+#                     of none of their major versions runs nothing: machine code has no fallback
+#   --dev             build the dev profile (quicker to build; what the CI test uses) instead of release
+#   -h, --help        this text
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+fail() { echo "student-pack.sh: $1" >&2; exit "${2:-1}"; }
+help() { sed -n '2,/^set -euo pipefail/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
+usage="usage: bash scripts/student-pack.sh [--weeks WEEK,WEEK] [--archs LIST] [--dev] OUT (--help for more)"
+
+weeks='' archs='75;80;86;89;90;100;120' profile=release out=''
+while [[ $# -gt 0 ]]; do
+    case $1 in
+        --weeks) [[ -n ${2:-} ]] || fail "--weeks needs a list of week folders; $usage" 2; weeks=$2; shift 2 ;;
+        --archs) [[ -n ${2:-} ]] || fail "--archs needs a list of architectures; $usage" 2; archs=$2; shift 2 ;;
+        --dev) profile=dev; shift ;;
+        -h | --help) help; exit 0 ;;
+        -*) fail "unknown option $1; $usage" 2 ;;
+        *) [[ -z $out ]] || fail "one OUT folder, not '$out' and '$1'; $usage" 2; out=$1; shift ;;
+    esac
+done
+[[ -n $out ]] || fail "$usage" 2
+[[ ! -e $out || -z $(ls -A "$out" 2>/dev/null) ]] || fail "$out exists and is not empty: give a new folder" 2
+[[ ! -e $out.tar.gz ]] || fail "$out.tar.gz exists: move it away or give another OUT" 2
+
+# The week folders: every one with a README, or those --weeks names, each checked.
+all_weeks=$(find assignments -mindepth 1 -maxdepth 1 -type d -name '[0-9]*' -printf '%f\n' | sort)
+selected=${weeks//,/ }
+for week in ${selected:=$all_weeks}; do
+    grep -qx "$week" <<<"$all_weeks" || fail "--weeks: no week $week (there are: ${all_weeks//$'\n'/, })" 2
+done
+
+bash scripts/cuda-toolchain.sh
+# A target folder of its own: machine-code-only kernels must not replace the usual build's.
+pack_target=${CARGO_TARGET_DIR:-target}/student-pack-$profile
+labs=(lab-*)
+packages=()
+for lab in "${labs[@]}"; do packages+=(-p "$lab"); done
+echo "student-pack.sh: building ${labs[*]} ($profile) with kernels for $archs, machine code only" >&2
+kernels_out=$(KERNELS_MACHINE_CODE_ONLY=1 CUDA_ARCH=$archs CARGO_TARGET_DIR=$pack_target \
+    bash scripts/kernels-out.sh --profile "$profile" --bins "${packages[@]}")
+[[ $profile == dev ]] && built=$pack_target/debug || built=$pack_target/release
+
+mkdir -p "$out/bin" "$out/kernels/prebuilt" "$out/scripts" "$out/assignments"
+for lab in "${labs[@]}"; do
+    strip --strip-debug -o "$out/bin/$lab" "$built/$lab"
+done
+if [[ -e .toolchain/cuda/lib/libcupti.so.13 ]]; then
+    cp .toolchain/cuda/lib/libcupti.so.13 "$out/bin/" # for --profile and --trace, as in the GPU bundle
+fi
+cp "$kernels_out"/*.fatbin "$kernels_out"/*.ptxas "$out/kernels/prebuilt/"
+cp "$kernels_out"/*.cubin "$out/kernels/prebuilt/" 2>/dev/null || true
+
+# The sources: what git tracks, less our kernels (kernels/cuda/*.cu), the generator of the templates
+# and broken kernels (kernels/src/bin/), the tests (they hold our solution's runs), cust's doc-test
+# kernels (vendor/cust/resources/), the slide programs, the saved results and the scripts for teachers.
+git ls-files -z -- Cargo.toml Cargo.lock .cargo vendor common kernels 'lab-*' |
+    grep -zv -e '^kernels/cuda/.*\.cu$' -e '^kernels/src/bin/' -e '^[^/]*/tests/' -e '^vendor/cust/resources/' |
+    xargs -0 cp --parents -t "$out"
+cp scripts/cuda-toolchain.sh "$out/scripts/"
+cp assignments/STUDENTS.md "$out/README.md"
+for week in $selected; do
+    mkdir -p "$out/assignments/$week"
+    # The README and the starter: the files at the week's top level, never its folders.
+    find "assignments/$week" -maxdepth 1 -type f -exec cp -t "$out/assignments/$week" {} +
+done
+
+echo "student-pack.sh: auditing $out" >&2
+cargo run --quiet --locked -p kernels --bin templates -- --audit "$out" ||
+    fail "$out holds what students must not get (findings above); no tarball made"
+tar -czf "$out.tar.gz" -C "$(dirname "$out")" "$(basename "$out")"
+echo "student-pack.sh: $out and $out.tar.gz ($(du -sh "$out.tar.gz" | cut -f1))" >&2
