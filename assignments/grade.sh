@@ -25,7 +25,8 @@
 #                     was graded, "machine: ..." for a row the machine could not grade, ...
 #   score             0 to 100: the cases and rules passed, weighted as --weights says (all alike
 #                     without it); empty where the row was not graded (the machine, a case set
-#                     changed, a Slurm task without a row, --dry-run); 0 for a compile error
+#                     changed, a Slurm task without a row, --dry-run); 0 for a compile error, and
+#                     where no case passed (rules alone earn nothing)
 #   student id        only with --ids: the id the file gives the submission
 #
 # Fields are quoted as RFC 4180 says; every row is as long as the header, which is always printed.
@@ -545,9 +546,18 @@ read_weights() {
 }
 
 # The score of a row whose verdicts are in fields[2...]: 0 to 100, the weights of the columns that
-# passed over all weights, one decimal.
+# passed over all weights, one decimal; 0 where no case passed: rules (a rule's column is named
+# "rule: what it asks") judge how a kernel computes, and an empty starter passes some of them
+# (nothing loaded is "at most 48 loads"), so they earn nothing for a kernel that computes nothing right.
 score_of_fields() {
-    local verdicts=("${fields[@]:2:cases}")
+    local verdicts=("${fields[@]:2:cases}") i a_case_passed=
+    for i in "${!verdicts[@]}"; do
+        [[ ${verdicts[i]} == PASS && ${verdict_names[i]} != *": "* ]] && a_case_passed=yes
+    done
+    if [[ -z $a_case_passed ]]; then
+        printf '0.0'
+        return
+    fi
     awk -v w="${weights[*]}" -v v="${verdicts[*]}" 'BEGIN {
         n = split(w, weight, " "); split(v, verdict, " ")
         for (i = 1; i <= n; i++) { total += weight[i]; if (verdict[i] == "PASS") passed += weight[i] }

@@ -85,7 +85,7 @@ case $first in
     "// machine, no row")
         echo "lab-mmm: error: $machine" >&2
         exit 3 ;;
-    "// pass" | "// half" | "// other case set" | "// edits the cases" | "// machine" | "// static fail" | "// compile error, with a row")
+    "// pass" | "// half" | "// rules only" | "// other case set" | "// edits the cases" | "// machine" | "// static fail" | "// compile error, with a row")
         listing=$("$REAL_LAB" "${plain[@]}" --list-cases)
         read -r cases _ _ _ hash <<<"$(head -n 1 <<<"$listing" | tr -d '():')"
         mapfile -t names < <(tail -n +2 <<<"$listing")
@@ -106,6 +106,8 @@ case $first in
                 [[ ${names[i]} =~ ^[a-z]+:\  ]] || verdict=-
                 [[ $verdict == PASS && $first == "// static fail" ]] && verdict=FAIL code=1
             elif [[ $first == "// half" && $((i % 2)) == 1 ]]; then
+                verdict=FAIL code=1
+            elif [[ $first == "// rules only" && ${names[i]} != *": "* ]]; then
                 verdict=FAIL code=1
             elif [[ $first == "// machine" && ! ${names[i]} =~ ^[a-z]+:\  ]]; then
                 verdict=MACHINE code=3 note=$machine
@@ -466,6 +468,13 @@ row half | 61.1"
 printf '* 0\nmmm f32, 1 x 1 times 1 x 1 1\nbarrier 1\n' >"$work/weights-star.txt"
 expect "--weights *: the scores" "$(grade weighted --weights "$work/weights-star.txt" 03-mmm-tiled "$subs"; columns "$work/weighted.csv" student score | grep -E '^row half')" "0
 row half | 50.0"
+# Rules alone earn nothing: an empty starter passes some of them, and no case.
+mkdir -p "$work/rules-only"
+echo "// rules only" >"$work/rules-only/starter.cu"
+echo "// half" >"$work/rules-only/half.cu"
+expect "rules only: graded" "$(grade rules-only 03-mmm-tiled "$work/rules-only")" 0
+expect "rules only: the scores" "$(columns "$work/rules-only.csv" student passed score | grep '^row')" "row half | 9/18 | 50.0
+row starter | 6/18 | 0.0"
 bad_weights() {  # bad_weights TEXT: the exit code and stderr of grading with a weights file of TEXT
     printf '%s\n' "$1" >"$work/bad-weights.txt"
     grade bad-weights --weights "$work/bad-weights.txt" 03-mmm-tiled "$subs"

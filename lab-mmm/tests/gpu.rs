@@ -405,7 +405,7 @@ fn week_3_hidden_cases_run_from_a_file() {
     let hidden = check_with("kernels/cuda/mmm.cu", "tiled", &["--cases", &cases, "--csv"]);
     assert_eq!(hidden.code, Some(0), "{hidden:?}");
     let lines: Vec<&str> = hidden.stdout.lines().collect();
-    assert!(lines[0].ends_with(",\"mmm f64, 31 x 47 times 47 x 19\",\"mmm f32, 300 x 17 times 17 x 1\",passed,time ratio,flags,case set"), "{hidden:?}");
+    assert!(lines[0].ends_with(",\"mmm f64, 31 x 47 times 47 x 19\",\"mmm f32, 300 x 17 times 17 x 1\",passed,time ratio,flags,note,case set"), "{hidden:?}");
     assert!(lines[1].contains(",PASS,PASS,PASS,PASS,PASS,PASS,PASS,PASS,8/8,"), "{hidden:?}");
 }
 
@@ -446,7 +446,8 @@ fn a_kernel_that_makes_the_machine_look_broken_gets_no_machine_verdict() {
     let hog = format!("__device__ char hog[1ull << 40];\n{}", ours.replacen(honest, &format!("{honest}\n__global__ void touch() {{ hog[threadIdx.x] = 1; }}"), 1));
     for (name, text) in [("says-machine.cu", ours.replacen(honest, liar, 1)), ("hogs-memory.cu", hog)] {
         let file = common::testing::temp_file(name, &text);
-        let outcome = common::testing::run(env!("CARGO_BIN_EXE_lab-mmm"), &["--kernel-source", &file, "--kernel", "tiled", "--check", "--csv"]);
+        let lab = common::testing::lab_binary("lab-mmm", env!("CARGO_BIN_EXE_lab-mmm"));
+        let outcome = common::testing::run(&lab, &["--kernel-source", &file, "--kernel", "tiled", "--check", "--csv"]);
         assert_eq!(outcome.code, Some(1), "{name}: {outcome:?}");
         assert!(!outcome.stdout.contains("MACHINE") && !outcome.stdout.contains("\"machine: "), "{name}: {outcome:?}");
     }
