@@ -488,7 +488,12 @@ set_up_week() {
     find_lab
     # The lab runs, and says which cases it checks: the CSV header and the case set's hash (what it
     # prints on stderr stays out of both, and is quoted if it fails).
-    header=$("$lab_bin" "${week_args[@]}" "${case_args[@]}" --list-cases --csv 2>"$scratch/list.err") || fail "$lab_bin does not run: $(head -n 1 "$scratch/list.err")"
+    local code=0
+    header=$("$lab_bin" "${week_args[@]}" "${case_args[@]}" --list-cases --csv 2>"$scratch/list.err") || code=$?
+    # Exit code 2: the lab refused what it was given, a --cases file's line most often; its one line
+    # says which, without the lab's name in front.
+    [[ $code != 2 ]] || fail "$(head -n 1 "$scratch/list.err" | sed 's/^lab-[a-z-]*: error: //')" 2
+    [[ $code == 0 ]] || fail "$lab_bin does not run: $(head -n 1 "$scratch/list.err")"
     local listing
     listing=$("$lab_bin" "${week_args[@]}" "${case_args[@]}" --list-cases 2>"$scratch/list.err") || fail "$lab_bin does not run: $(head -n 1 "$scratch/list.err")"
     read -r cases _ _ _ hash <<<"$(head -n 1 <<<"$listing" | tr -d '():')"

@@ -237,6 +237,10 @@ rules='"tiles: mmm_f64 and mmm_f32 keep two BLOCK_SIZE x BLOCK_SIZE tiles in sha
 measured='"tiling, measured: global loads per element of C (ncu)","tiling, measured: shared-memory loads per element of C (ncu)","tiling, measured: shared memory per block of the kernel that ran (ncu)"'
 expect "--cases header" "$(head -n 1 "$work/hidden.csv")" "student,file,$rules,$measured,\"mmm f64, 1 x 1 times 1 x 1\",\"mmm f32, 17 x 33 times 33 x 5\",passed,time ratio,flags,case set,note,score"
 expect "--cases rows" "$(grep -c ',8/8,' "$work/hidden.csv")" 5
+# A bad --cases file is the file's fault, said with its line, not "the lab does not run".
+printf '31 47 19 f64 5\n12 x 3 f32 1\n' >"$work/bad-cases.txt"
+expect "a bad --cases file exits 2" "$(grade bad-cases --cases "$work/bad-cases.txt" 03-mmm-tiled "$subs")" 2
+expect "a bad --cases file: one line" "$(cat "$work/bad-cases.err")" "grade.sh: $work/bad-cases.txt:2: K \"x\" is not a number from 1 to 8192"
 case_set() { python3 -c 'import csv, sys; rows = list(csv.reader(open(sys.argv[1], newline=""))); print(rows[2][rows[0].index("case set")])' "$1"; }
 expect "another case set" "$([[ $(case_set "$work/hidden.csv") != "$(case_set "$work/one.csv")" ]] && echo yes)" yes
 
