@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds what the GPU machine runs (it has CUDA but no Rust): the release lab binaries, the dev-profile
 # ones (what `cargo run -p lab-x` runs, for time-labs.sh), and the GPU test executables, into
-# gpu-bundle/ (git-ignored, a few tens of MiB), with run.sh and time-labs.sh to run them there:
+# gpu-bundle/ (git-ignored, about 140 MB), with run.sh and time-labs.sh to run them there:
 #
 #   bash scripts/gpu-bundle.sh          # here
 #   bash gpu-bundle/run.sh [RESULTS]    # on the GPU machine, from the repository root
