@@ -178,9 +178,9 @@ fn from_prebuilt<'a>(dir: &Path, specs: &'a [Spec]) -> (Vec<u32>, Vec<(&'a Spec,
     let built = jobs
         .iter()
         .map(|&(spec, arch)| {
-            let stem = dir.join(format!("{}.sm_{arch}", spec.constant.to_lowercase()));
+            let stem = format!("{}.sm_{arch}", spec.constant.to_lowercase());
             let extension = if spec.build == Build::LinkedCubin { "cubin" } else { "fatbin" };
-            let (image, report) = (stem.with_extension(format!("sm_{arch}.{extension}")), stem.with_extension(format!("sm_{arch}.ptxas")));
+            let (image, report) = (dir.join(format!("{stem}.{extension}")), dir.join(format!("{stem}.ptxas")));
             match (image.is_file() && report.is_file(), spec.build) {
                 (true, _) => Some(Built { image, ptx: None, report }),
                 (false, Build::LinkedCubin) if [87, 88].contains(&arch) => None,
@@ -347,6 +347,8 @@ fn write_rust(out_dir: &Path, cuda_dir: &Path, target: &Target, specs: &[Spec], 
     let mut rust = String::new();
     writeln!(rust, "/// The architectures every kernel here was compiled for, ascending: 86 is sm_86.").unwrap();
     writeln!(rust, "pub const BUILT_ARCHS: [u32; {}] = {archs:?};", archs.len()).unwrap();
+    writeln!(rust, "/// Whether the images carry PTX beside their machine code (not in a student pack).").unwrap();
+    writeln!(rust, "pub const WITH_PTX: bool = {with_ptx};").unwrap();
     writeln!(rust, "/// What chose [`BUILT_ARCHS`], for messages that say how to build for another GPU.").unwrap();
     writeln!(rust, "pub const ARCHS_CHOSEN_BY: &str = {chosen_by:?};").unwrap();
     writeln!(rust, "/// Block sizes the tiled `mmm` kernel is compiled for, one `MMM_BS<n>` image each.").unwrap();
@@ -412,7 +414,7 @@ fn write_rust(out_dir: &Path, cuda_dir: &Path, target: &Target, specs: &[Spec], 
                  flags: &{flags:?},\n    \
                  builds: &[\n        {builds},\n    ],\n    \
                  linked_with_device_runtime: {linked},\n    \
-                 ptx_inside: {with_ptx},\n\
+                 ptx_inside: WITH_PTX,\n\
              }};",
             source = spec.source,
             with = if spec.flags.is_empty() { String::new() } else { format!("with `{}` ", spec.flags.join(" ")) },

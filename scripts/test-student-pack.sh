@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Checks scripts/student-pack.sh without a GPU (run by scripts/test.sh): a pack of two weeks, built for
 # one architecture in the dev profile, holds the labs, the starters and the sources, and nothing of our
-# solutions (its audit passes, and the same audit fails once one of our kernels is put in); its labs
+# solutions (its audit passes, and the same audit fails once one of our kernels is put in; the kernels'
+# tests in that build mode find no PTX in any fatbin); its labs
 # run from the pack and compile a student's file (--check --dry-run); its sources build without nvcc,
 # from kernels/prebuilt/; bad arguments are one line and exit 2.
 set -euo pipefail
@@ -32,6 +33,12 @@ expect "our kernels' sources" "$(find "$pack" -name '*.cu' -not -path '*/assignm
 expect "the generator of broken kernels" "$([[ -e $pack/kernels/src/bin ]] && echo there || echo absent)" absent
 expect "prebuilt kernels" "$(ls "$pack/kernels/prebuilt" | grep -c '^mmm_bs16\.sm_75\.\(fatbin\|ptxas\)$')" 2
 expect "the toolchain script" "$([[ -f $pack/scripts/cuda-toolchain.sh ]] && echo yes)" yes
+
+# The kernels crate's own tests in the pack's build mode: every fatbin read entry by entry holds
+# machine code for its architecture and no PTX, and no linked image carries relocatable PTX.
+expect "kernels' tests, machine code only" "$(KERNELS_MACHINE_CODE_ONLY=1 CUDA_ARCH=75 CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target}/student-pack-dev" \
+    status cargo test --locked -p kernels --lib)" 0
+grep -q "^test result: ok" "$work/said" || cat "$work/said"
 
 # The audit is no formality: one of our kernels in the pack, anywhere, fails it.
 cp kernels/cuda/mmm.cu "$pack/lab-mmm/notes.txt"

@@ -106,10 +106,11 @@ impl KernelImage {
         self.code_for(gpu).ok_or_else(|| {
             let built: Vec<String> = self.builds.iter().map(|build| arch_name(build.arch)).collect();
             format!(
-                "{} was built for {} only ({ARCHS_CHOSEN_BY}), and none of it runs on this {} GPU; rebuild with CUDA_ARCH=native",
+                "{} was built for {} only ({ARCHS_CHOSEN_BY}), and none of it runs on this {} GPU; {}",
                 self.source,
                 built.join(", "),
-                arch_name(gpu)
+                arch_name(gpu),
+                rebuild_hint(self.ptx_inside)
             )
         })
     }
@@ -138,10 +139,11 @@ impl KernelImage {
         }
         if code.build().arch < needs.arch {
             return Err(format!(
-                "needs {} ({}); this GPU runs {} ({ARCHS_CHOSEN_BY}): rebuild with CUDA_ARCH=native",
+                "needs {} ({}); this GPU runs {} ({ARCHS_CHOSEN_BY}): {}",
                 arch_name(needs.arch),
                 needs.feature,
-                code.describe()
+                code.describe(),
+                rebuild_hint(self.ptx_inside)
             ));
         }
         Ok(())
@@ -165,12 +167,22 @@ pub fn choose(mut machine: impl DoubleEndedIterator<Item = u32>, mut with_ptx: i
 /// the driver".
 pub fn build_summary(gpu: u32) -> String {
     let built: Vec<String> = BUILT_ARCHS.iter().map(|&arch| arch_name(arch)).collect();
-    let runs = match choose(BUILT_ARCHS.into_iter(), BUILT_ARCHS.into_iter(), gpu) {
+    let runs = match choose(BUILT_ARCHS.into_iter(), BUILT_ARCHS.into_iter().filter(|_| WITH_PTX), gpu) {
         Some((arch, true)) => format!("this GPU runs their {} machine code", arch_name(arch)),
         Some((arch, false)) => format!("this GPU runs their compute_{arch} PTX, compiled by the driver"),
-        None => "none of them runs on this GPU: rebuild with CUDA_ARCH=native".to_string(),
+        None => format!("none of them runs on this GPU: {}", rebuild_hint(WITH_PTX)),
     };
     format!("kernels built for {} ({ARCHS_CHOSEN_BY}); {runs}", built.join(", "))
+}
+
+/// What to do when the build has nothing a GPU runs: rebuild, or, in a student pack (machine code
+/// only, no sources to rebuild from), ask for a pack built for that GPU.
+fn rebuild_hint(with_ptx: bool) -> &'static str {
+    if with_ptx {
+        "rebuild with CUDA_ARCH=native"
+    } else {
+        "this build has machine code only (a student pack): ask for one built for this GPU (scripts/student-pack.sh --archs)"
+    }
 }
 
 /// A kernel that exists only in builds for `arch` and later: its source is guarded with
@@ -245,7 +257,15 @@ mod tests {
             for build in kernel.builds {
                 let magic = if kernel.linked_with_device_runtime { ELF_MAGIC } else { FATBIN_MAGIC };
                 assert_eq!(build.image[..4], magic, "{name} for sm_{} has the wrong container", build.arch);
-                assert_eq!(build.relocatable_ptx.is_some(), kernel.linked_with_device_runtime, "{name}");
+                assert_eq!(build.relocatable_ptx.is_some(), kernel.linked_with_device_runtime && WITH_PTX, "{name}");
+                if !kernel.linked_with_device_runtime {
+                    // Machine code for its architecture, and PTX exactly where the build keeps it (read
+                    // from the fatbin itself: a student pack's must hold none).
+                    let entries = fatbin::entries(build.image).unwrap_or_else(|err| panic!("{name} for sm_{}: {err}", build.arch));
+                    let has = |kind| entries.iter().any(|entry| entry.kind == kind && entry.arch == build.arch);
+                    assert!(has(fatbin::Kind::Elf), "{name} for sm_{}: {entries:?}", build.arch);
+                    assert_eq!(has(fatbin::Kind::Ptx), WITH_PTX, "{name} for sm_{}: {entries:?}", build.arch);
+                }
                 let report = build.report().unwrap_or_else(|err| panic!("{name}: {err}"));
                 assert!(!entry_names(&report).is_empty(), "{name}: no entry function in\n{}", build.ptxas);
                 for function in report.functions.iter().filter(|function| function.is_entry()) {
@@ -324,6 +344,15 @@ mod tests {
     }
 
     #[test]
+    fn machine_code_only_has_no_fallback_and_says_what_to_ask_for() {
+        let pack = KernelImage { ptx_inside: false, ..image_with(&[75, 80, 90, 120], false) };
+        assert!(matches!(pack.code_for(90), Some(Code::Machine(build)) if build.arch == 90));
+        assert!(pack.code_for(130).is_none(), "no PTX to compile for a GPU newer than every build");
+        let error = pack.code_or_error(130).unwrap_err();
+        assert!(error.ends_with("ask for one built for this GPU (scripts/student-pack.sh --archs)"), "{error}");
+    }
+
+    #[test]
     fn linked_code_without_ptx_runs_only_as_machine_code() {
         let mut image = image_with(&[75, 90], true);
         assert!(matches!(image.code_for(120), Some(Code::Ptx(build)) if build.arch == 90));
@@ -376,7 +405,8 @@ mod tests {
                 assert!(report.function(&workers).is_some_and(|f| f.is_entry()), "{workers} missing for sm_{arch}");
             }
         }
-        for build in ADAPTIVE_SIMPSON.builds {
+        // Where the build keeps it (every_kernel_is_built_... checks it is there exactly then).
+        for build in ADAPTIVE_SIMPSON.builds.iter().filter(|_| WITH_PTX) {
             let ptx = build.relocatable_ptx.unwrap();
             assert!(ptx.contains(&format!(".target sm_{}", build.arch)) && ptx.contains(".extern .func  (.param .b32 func_retval0) __cudaCDP2LaunchDeviceV2"), "sm_{}", build.arch);
         }
