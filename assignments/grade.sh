@@ -23,10 +23,10 @@
 #                     that passed), flags for a teacher, the hash of the case set
 #   note              a compile error's first line, why there is no result, which file of a folder
 #                     was graded, "machine: ..." for a row the machine could not grade, ...
-#   score             0 to 100: the cases and rules passed, weighted as --weights says (all alike
+#   score             0 to 100: the cases passed, and the rules passed times the share of the
+#                     cases passed (rules alone earn nothing), weighted as --weights says (all alike
 #                     without it); empty where the row was not graded (the machine, a case set
-#                     changed, a Slurm task without a row, --dry-run); 0 for a compile error, and
-#                     where no case passed (rules alone earn nothing)
+#                     changed, a Slurm task without a row, --dry-run); 0 for a compile error
 #   student id        only with --ids: the id the file gives the submission
 #
 # Fields are quoted as RFC 4180 says; every row is as long as the header, which is always printed.
@@ -299,12 +299,15 @@ no_result() {
     printf '# grade.sh: %s\n# not run: %s\n' "$(escaped "$entry")" "$(escaped "$4")" >"$scratch/$index.out"
 }
 
-# Why the machine failed the lab, from its stderr ($1): the line with "machine: " from there on (the
-# labs' contract), else an older lab's no-GPU or no-sanitizer error; nothing if neither.
+# Why the machine failed the lab, from its stderr ($1): the lab's own error, its last line,
+# "lab-x: error: machine: ..." (the labs' contract), else an older lab's no-GPU or no-sanitizer error;
+# nothing if neither. Only the last line: what nvcc quotes from the student's file (a `#warning
+# machine: ...`) comes before it and must not make a student's failure the machine's.
 machine_reason() {
     local line
-    line=$(grep -m 1 -o 'machine: .*' "$1") && { printf '%s' "$line"; return; }
-    line=$(grep -m 1 -E "the cases need a GPU|needs NVIDIA's compute-sanitizer" "$1") && printf 'machine: %s' "$line"
+    line=$(tail -n 1 "$1")
+    [[ $line =~ ^lab-[a-z-]+:\ error:\ (machine: .*)$ ]] && { printf '%s' "${BASH_REMATCH[1]}"; return; }
+    [[ $line =~ ^lab-[a-z-]+:\ error:\ .*(the cases need a GPU|needs NVIDIA\'s compute-sanitizer) ]] && printf 'machine: %s' "$line"
 }
 
 # Grades submission number $1 ($2) into $scratch/$1.row (without score and id), on GPU $3 (a
@@ -327,6 +330,11 @@ grade_one() {
         [[ $file == "$entry"/*/* ]] && where="graded ${file#"$entry"/}, the folder's only .cu file"
     else
         file=$entry
+    fi
+    # A link is graded as nothing: it could point at any file of the machine that grades, ours too.
+    if [[ -L $entry || -L $file ]]; then
+        no_result "$index" "$entry" nothing "a link, not a file (hand in the .cu file itself)"
+        return
     fi
     if [[ $file != *.[cC][uU] || ! -f $file ]]; then
         no_result "$index" "$entry" nothing "no .cu file"
@@ -550,23 +558,25 @@ read_weights() {
         fail "--weights $shown weighs every case and rule 0: no score could be given" 2
 }
 
-# The score of a row whose verdicts are in fields[2...]: 0 to 100, the weights of the columns that
-# passed over all weights, one decimal; 0 where no case passed: rules (a rule's column is named
-# "rule: what it asks") judge how a kernel computes, and an empty starter passes some of them
-# (nothing loaded is "at most 48 loads"), so they earn nothing for a kernel that computes nothing right.
+# The score of a row whose verdicts are in fields[2...]: 0 to 100, one decimal: the weights of the
+# cases passed, plus the weights of the rules passed times the share of the cases' weight passed,
+# over all weights. Rules (a rule's column is named "rule: what it asks") judge how a kernel
+# computes; an empty starter passes some ("at most 48 loads" holds for no load at all), and a kernel
+# that gets only the 1 x 1 cases right can pass them all: they count as far as the results are right.
 score_of_fields() {
-    local verdicts=("${fields[@]:2:cases}") i a_case_passed=
+    local verdicts=("${fields[@]:2:cases}") kinds=() i
     for i in "${!verdicts[@]}"; do
-        [[ ${verdicts[i]} == PASS && ${verdict_names[i]} != *": "* ]] && a_case_passed=yes
+        [[ ${verdict_names[i]} == *": "* ]] && kinds+=(rule) || kinds+=(case)
     done
-    if [[ -z $a_case_passed ]]; then
-        printf '0.0'
-        return
-    fi
-    awk -v w="${weights[*]}" -v v="${verdicts[*]}" 'BEGIN {
-        n = split(w, weight, " "); split(v, verdict, " ")
-        for (i = 1; i <= n; i++) { total += weight[i]; if (verdict[i] == "PASS") passed += weight[i] }
-        printf "%.1f", 100 * passed / total
+    awk -v w="${weights[*]}" -v v="${verdicts[*]}" -v k="${kinds[*]}" 'BEGIN {
+        n = split(w, weight, " "); split(v, verdict, " "); split(k, kind, " ")
+        for (i = 1; i <= n; i++) {
+            total += weight[i]
+            if (kind[i] == "case") { cases += weight[i]; if (verdict[i] == "PASS") cases_passed += weight[i] }
+            else if (verdict[i] == "PASS") rules_passed += weight[i]
+        }
+        share = cases > 0 ? cases_passed / cases : 1
+        printf "%.1f", 100 * (cases_passed + rules_passed * share) / total
     }'
 }
 

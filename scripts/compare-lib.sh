@@ -47,18 +47,6 @@ ratio() {
         if (rust !~ number || original !~ number || original + 0 == 0) print "-"; else printf "%.2f\n", rust / original }'
 }
 
-# original_for PROGRAM REFERENCE_DIR ORIGINALS_DIR: the .cu to build for PROGRAM (a path such as
-# streams/mmm-streamed.cu): the teacher's file as originals_plan says (the file compare.toml names for
-# it, else the one at the same path under ORIGINALS_DIR, else one of the same name directly in it), else
-# ours. compare.sh reads the plan once; this is the same rule for one program.
-original_for() {
-    local program=$1 reference=$2 originals=$3 source=""
-    if [ -n "$originals" ]; then
-        source=$(originals_plan "$originals" "$reference" "" 2>/dev/null | awk -F'\t' -v p="$program" '$1 == p { print $2 }')
-    fi
-    echo "${source:-$reference/$program}"
-}
-
 # build_flags SOURCE: the extra nvcc flags a program names in its "// build: ..." line.
 build_flags() {
     sed -n 's|^// build: ||p' "$1" | head -n 1

@@ -23,6 +23,7 @@
 #   --dev             build the dev profile (quicker to build; what the CI test uses) instead of release
 #   -h, --help        this text
 set -euo pipefail
+caller=$PWD
 cd "$(dirname "$0")/.."
 
 fail() { echo "student-pack.sh: $1" >&2; exit "${2:-1}"; }
@@ -41,6 +42,10 @@ while [[ $# -gt 0 ]]; do
     esac
 done
 [[ -n $out ]] || fail "$usage" 2
+# OUT as the caller gave it, from the caller's folder; without a trailing slash, so that OUT.tar.gz
+# lands beside it, not inside.
+[[ $out == /* ]] || out=$caller/$out
+out=${out%/}
 [[ ! -e $out || -z $(ls -A "$out" 2>/dev/null) ]] || fail "$out exists and is not empty: give a new folder" 2
 [[ ! -e $out.tar.gz ]] || fail "$out.tar.gz exists: move it away or give another OUT" 2
 
@@ -48,7 +53,7 @@ done
 all_weeks=$(find assignments -mindepth 1 -maxdepth 1 -type d -name '[0-9]*' -printf '%f\n' | sort)
 selected=${weeks//,/ }
 for week in ${selected:=$all_weeks}; do
-    grep -qx "$week" <<<"$all_weeks" || fail "--weeks: no week $week (there are: ${all_weeks//$'\n'/, })" 2
+    grep -qxF -- "$week" <<<"$all_weeks" || fail "--weeks: no week $week (there are: ${all_weeks//$'\n'/, })" 2
 done
 
 bash scripts/cuda-toolchain.sh

@@ -11,6 +11,18 @@ expect() {  # expect WHAT GOT WANTED
     checks=$((checks + 1))
     if [ "$2" != "$3" ]; then echo "FAIL: $1: got '$2', wanted '$3'"; failures=$((failures + 1)); fi
 }
+# original_for PROGRAM REFERENCE_DIR ORIGINALS_DIR: the .cu to build for PROGRAM (a path such as
+# streams/mmm-streamed.cu): the teacher's file as originals_plan says (the file compare.toml names for
+# it, else the one at the same path under ORIGINALS_DIR, else one of the same name directly in it), else
+# ours. compare.sh reads the plan once; this asks it for one program, as the checks below do.
+original_for() {
+    local program=$1 reference=$2 originals=$3 source=""
+    if [ -n "$originals" ]; then
+        source=$(originals_plan "$originals" "$reference" "" 2>/dev/null | awk -F'\t' -v p="$program" '$1 == p { print $2 }')
+    fi
+    echo "${source:-$reference/$program}"
+}
+
 is_number() { [[ $1 =~ ^[0-9]+(\.[0-9]+)?$ ]] && echo yes || echo "no ($1)"; }
 scratch=$(mktemp -d)
 

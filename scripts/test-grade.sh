@@ -77,6 +77,11 @@ case $first in
     "// refused")
         echo "error: unexpected argument '--time-limit' found" >&2
         exit 2 ;;
+    "// quotes machine")
+        # nvcc quoting the student's `#warning machine: ...`, then the lab's own error: the student's.
+        echo "$file(2): warning #1105-D: #warning directive: machine: no usable CUDA GPU" >&2
+        echo "lab-mmm: error: nvcc could not compile $file" >&2
+        exit 1 ;;
     "// warns, then fails")
         echo "$file(5): warning #177-D: variable \"error_count\" was declared but never referenced" >&2
         echo "$file compiled (for GPU 0, sm_90): mmm_f64 40 registers, 4096 bytes shared" >&2
@@ -183,7 +188,7 @@ row bob | 0/18 | compile error or no result: $subs/bob.cu(3): error: identifier 
 row carol | 0/18 | compile error or no result: no message | 0.0
 row empty folder | 0/18 | no .cu file | 0.0
 row eve | 18/18 | graded src/mmm.cu, the folder's only .cu file | 100.0
-row half | 9/18 |  | 50.0
+row half | 9/18 |  | 41.7
 row in a folder | 18/18 |  | 100.0
 ROWS
 )"
@@ -283,6 +288,24 @@ row b | - | 0/$n | ffffffffffffffff | case set changed during grading: fffffffff
 row one and a folder | PASS | $n/$n | $week_hash | 
 row several | - | 0/$n | $week_hash | several .cu files: x.cu, y.CU (hand in one)
 row upper | PASS | $n/$n | $week_hash | 
+ROWS
+)"
+
+# A link is graded as nothing, whatever it points at (our solution, on the machine that grades); a
+# student's words that look like the machine's are hers.
+links=$work/links
+mkdir -p "$links/eve" "$work/elsewhere"
+echo "// pass" >"$work/elsewhere/mmm.cu"
+ln -s "$work/elsewhere/mmm.cu" "$links/ours.cu"
+ln -s "$work/elsewhere/mmm.cu" "$links/eve/mmm.cu"
+ln -s "$work/elsewhere" "$links/folder"
+echo "// quotes machine" >"$links/mallory.cu"
+expect "links: graded" "$(grade links 03-mmm-tiled "$links")" 0
+expect "links: the rows" "$(columns "$work/links.csv" student passed note score | grep '^row' | cut -c1-80)" "$(cat <<ROWS
+row eve | 0/$n | a link, not a file (hand in the .cu file itself) | 0.0
+row folder | 0/$n | a link, not a file (hand in the .cu file itself) | 0.0
+row mallory | 0/$n | compile error or no result: lab-mmm: error: nvcc could not 
+row ours | 0/$n | a link, not a file (hand in the .cu file itself) | 0.0
 ROWS
 )"
 
@@ -468,16 +491,17 @@ printf '# week 3\n\ntiles 2\r\ntiling, measured 0\nmmm f64, 1 x 1 times 1 x 1  3
 expect "--weights exits" "$(grade weighted --weights "$work/weights.txt" 03-mmm-tiled "$subs")" 0
 expect "--weights: the scores" "$(columns "$work/weighted.csv" student score | grep -E '^row (alice|half|bob)')" "row alice | 100.0
 row bob | 0.0
-row half | 61.1"
+row half | 54.0"
 printf '* 0\nmmm f32, 1 x 1 times 1 x 1 1\nbarrier 1\n' >"$work/weights-star.txt"
 expect "--weights *: the scores" "$(grade weighted --weights "$work/weights-star.txt" 03-mmm-tiled "$subs"; columns "$work/weighted.csv" student score | grep -E '^row half')" "0
 row half | 50.0"
-# Rules alone earn nothing: an empty starter passes some of them, and no case.
+# Rules count as far as the cases are right: an empty starter passes some of them and no case (0),
+# half the cases right earns half the rules passed.
 mkdir -p "$work/rules-only"
 echo "// rules only" >"$work/rules-only/starter.cu"
 echo "// half" >"$work/rules-only/half.cu"
 expect "rules only: graded" "$(grade rules-only 03-mmm-tiled "$work/rules-only")" 0
-expect "rules only: the scores" "$(columns "$work/rules-only.csv" student passed score | grep '^row')" "row half | 9/18 | 50.0
+expect "rules only: the scores" "$(columns "$work/rules-only.csv" student passed score | grep '^row')" "row half | 9/18 | 41.7
 row starter | 6/18 | 0.0"
 bad_weights() {  # bad_weights TEXT: the exit code and stderr of grading with a weights file of TEXT
     printf '%s\n' "$1" >"$work/bad-weights.txt"

@@ -18,7 +18,11 @@ expect() {  # expect WHAT GOT WANTED
 status() { "$@" >"$work/said" 2>&1 && echo 0 || echo $?; }
 
 pack=$work/pack
-expect "student-pack.sh" "$(status bash scripts/student-pack.sh --dev --archs 75 --weeks 03-mmm-tiled,07-dynamic-parallelism "$pack")" 0
+# Where student-pack.sh --dev builds (its target folder), absolute.
+pack_target=$(realpath -m "${CARGO_TARGET_DIR:-target}/student-pack-dev")
+# OUT as a user types it: relative to where they are, with a trailing slash; the tarball beside it.
+root=$PWD
+expect "student-pack.sh" "$(cd "$work" && status bash "$root/scripts/student-pack.sh" --dev --archs 75 --weeks 03-mmm-tiled,07-dynamic-parallelism pack/)" 0
 grep -q "^audit: .* holds no solution" "$work/said" || { cat "$work/said"; expect "the audit's verdict" missing there; }
 expect "tarball" "$(tar -tzf "$pack.tar.gz" | grep -c '^pack/bin/lab-mmm$')" 1
 
@@ -36,7 +40,7 @@ expect "the toolchain script" "$([[ -f $pack/scripts/cuda-toolchain.sh ]] && ech
 
 # The kernels crate's own tests in the pack's build mode: every fatbin read entry by entry holds
 # machine code for its architecture and no PTX, and no linked image carries relocatable PTX.
-expect "kernels' tests, machine code only" "$(KERNELS_MACHINE_CODE_ONLY=1 CUDA_ARCH=75 CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target}/student-pack-dev" \
+expect "kernels' tests, machine code only" "$(KERNELS_MACHINE_CODE_ONLY=1 CUDA_ARCH=75 CARGO_TARGET_DIR="$pack_target" \
     status cargo test --locked -p kernels --lib)" 0
 grep -q "^test result: ok" "$work/said" || cat "$work/said"
 
@@ -57,7 +61,7 @@ expect "--check --dry-run of a correct kernel" "$(dry_run "$work/correct.cu")" 0
 # The sources build as they are, with nvcc nowhere to be found: the kernels come from kernels/prebuilt.
 no_nvcc_path=$(dirname "$(command -v cargo)"):/usr/bin:/bin
 expect "cargo build in the pack" "$(cd "$pack" && status env PATH="$no_nvcc_path" NVCC= CUDA_PATH= \
-    CARGO_TARGET_DIR="$PWD/${CARGO_TARGET_DIR:-target}/student-pack-dev" cargo build --locked -p lab-simpson)" 0
+    CARGO_TARGET_DIR="$pack_target" cargo build --locked -p lab-simpson)" 0
 grep -q "error" "$work/said" && cat "$work/said"
 
 # Usage errors: one line, exit 2, nothing made.
@@ -67,6 +71,7 @@ expect "a non-empty OUT" "$(status bash scripts/student-pack.sh "$pack")" 2
 expect "a non-empty OUT: the message" "$(grep -c 'exists and is not empty' "$work/said")" 1
 expect "an unknown week" "$(status bash scripts/student-pack.sh --weeks 03-mmm-tiled,08-nope "$work/other")" 2
 expect "an unknown week: named" "$(grep -c 'no week 08-nope' "$work/said")" 1
+expect "a pattern is no week" "$(status bash scripts/student-pack.sh --weeks '.*' "$work/other")" 2
 expect "nothing made for it" "$([[ -e $work/other ]] && echo made || echo nothing)" nothing
 for option in --weeks --archs --dev --help; do
     expect "--help names $option" "$(bash scripts/student-pack.sh --help | grep -cE -- "^  (-h, )?$option ")" 1

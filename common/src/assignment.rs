@@ -274,7 +274,7 @@ pub fn run_lab<A: clap::Parser>(run: impl FnOnce(A) -> Result<()>) -> std::proce
         code = Some(result.as_ref().map_or_else(exit_code, |()| 0));
         result
     });
-    let grading = std::env::args().any(|arg| ["--check", "--list-cases", "--dry-run"].contains(&arg.as_str()));
+    let grading = std::env::args_os().any(|arg| ["--check", "--list-cases", "--dry-run"].iter().any(|flag| arg == *flag));
     match code {
         _ if !grading || exit == std::process::ExitCode::SUCCESS => exit,
         Some(code) => std::process::ExitCode::from(code),

@@ -275,6 +275,21 @@ fn a_dry_run_judges_the_rules_alone_without_a_gpu() {
     assert!(row(&outcome).contains("the first: ") && row(&outcome).contains("error: identifier \"\"x\"\" is undefined"), "{outcome:?}");
 }
 
+/// Issue 45: a file name that is not UTF-8 (grade.sh passes names as they are) is checked like any
+/// other, never a panic.
+#[test]
+fn a_file_name_that_is_not_utf8_is_checked() {
+    use std::os::unix::ffi::OsStrExt;
+    let source = std::fs::read(common::testing::repository_file("kernels/cuda/mmm.cu", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let dir = std::path::PathBuf::from(temp_file("placeholder.txt", "")).parent().unwrap().to_path_buf();
+    let file = dir.join(std::ffi::OsStr::from_bytes(b"J\xfcrgen.cu"));
+    std::fs::write(&file, source).unwrap();
+    let outcome = std::process::Command::new(LAB).arg("--kernel-source").arg(&file).args(["--kernel", "tiled", "--check", "--dry-run", "--csv"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&outcome.stderr);
+    assert_eq!(outcome.status.code(), Some(0), "{stderr}");
+    assert!(String::from_utf8_lossy(&outcome.stdout).contains(",PASS,PASS,PASS,-,"), "{stderr}");
+}
+
 /// Issue 45: without a GPU, `--check` still prints its row: the rules judged, MACHINE for the rest,
 /// the note `machine: ` and why, exit code 3; never the student's FAULT or a compile error.
 #[test]

@@ -87,7 +87,7 @@ impl ProfileArgs {
         let cupti = cupti::open()?;
         cupti.start()?;
         *STATE.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(State::default());
-        let title = std::env::args().map(|arg| arg.rsplit('/').next().unwrap_or_default().to_string()).collect::<Vec<_>>().join(" ");
+        let title = std::env::args_os().map(|arg| arg.to_string_lossy().rsplit('/').next().unwrap_or_default().to_string()).collect::<Vec<_>>().join(" ");
         Ok(Some(Session { args: self.clone(), cupti, title }))
     }
 }

@@ -64,9 +64,14 @@ pub fn evidence(weeks: &[Week], sources: &Path) -> Result<Vec<(String, &'static 
     Ok(lines)
 }
 
-/// Every finding in the files under `dir`; `templates` are the file names a week folder may hold as
-/// `.cu` (the weeks' sources).
-pub fn audit(dir: &Path, evidence: &[(String, &str)], templates: &[&str]) -> Result<(Vec<Finding>, Looked), String> {
+/// Where the weeks' templates lie in a pack: the only `.cu` files it may hold.
+pub fn template_paths(weeks: &[Week]) -> Vec<String> {
+    weeks.iter().map(|week| format!("assignments/{}/{}", week.folder, week.source)).collect()
+}
+
+/// Every finding in the files under `dir`; `templates` are the paths, under `dir`, of the only `.cu`
+/// files it may hold (`assignments/<week>/<source>`).
+pub fn audit(dir: &Path, evidence: &[(String, &str)], templates: &[String]) -> Result<(Vec<Finding>, Looked), String> {
     let mut findings = Vec::new();
     let mut looked = Looked { evidence: evidence.len(), ..Looked::default() };
     for file in files_under(dir)? {
@@ -75,9 +80,13 @@ pub fn audit(dir: &Path, evidence: &[(String, &str)], templates: &[&str]) -> Res
         if let Some(part) = relative.components().map(|part| part.as_os_str().to_string_lossy()).find(|part| part == "broken" || part == "adversarial") {
             findings.push(found(format!("a {part}/ folder: our solution with one change")));
         }
-        let name = relative.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
-        if name.to_lowercase().ends_with(".cu") && !templates.contains(&name.as_str()) {
+        let is_cu = relative.extension().is_some_and(|extension| extension.eq_ignore_ascii_case("cu"));
+        if is_cu && !templates.iter().any(|template| relative == Path::new(template)) {
             findings.push(found("a CUDA source that is not a week's template".to_string()));
+        }
+        if fs::symlink_metadata(&file).is_ok_and(|meta| meta.file_type().is_symlink()) {
+            findings.push(found("a link: a pack holds files only (a link may point at our sources)".to_string()));
+            continue;
         }
         let bytes = fs::read(&file).map_err(|err| format!("cannot read {}: {err}", file.display()))?;
         looked.files += 1;
@@ -103,7 +112,7 @@ pub fn audit(dir: &Path, evidence: &[(String, &str)], templates: &[&str]) -> Res
     Ok((findings, looked))
 }
 
-/// Every regular file under `dir`, in a fixed order; links are followed nowhere (a pack has none).
+/// Every file under `dir` and every link (a finding: not followed), in a fixed order.
 fn files_under(dir: &Path) -> Result<Vec<PathBuf>, String> {
     let mut files = Vec::new();
     let mut folders = vec![dir.to_path_buf()];
@@ -111,6 +120,7 @@ fn files_under(dir: &Path) -> Result<Vec<PathBuf>, String> {
         let entries = fs::read_dir(&folder).map_err(|err| format!("cannot read {}: {err}", folder.display()))?;
         for entry in entries {
             let entry = entry.map_err(|err| format!("cannot read {}: {err}", folder.display()))?;
+            // DirEntry::file_type does not follow links: a link to a folder is listed, never entered.
             let kind = entry.file_type().map_err(|err| format!("cannot read {}: {err}", entry.path().display()))?;
             if kind.is_dir() {
                 folders.push(entry.path());
@@ -145,7 +155,7 @@ mod tests {
         let _ = fs::remove_dir_all(&dir);
         let week = dir.join("assignments/03-mmm-tiled");
         fs::create_dir_all(week.join("broken")).unwrap();
-        let templates: Vec<&str> = WEEKS.iter().map(|week| week.source).collect();
+        let templates = template_paths(&WEEKS);
         for file in ["mmm.cu", "README.md"] {
             fs::copy(repository().join("assignments/03-mmm-tiled").join(file), week.join(file)).unwrap();
         }
@@ -154,6 +164,9 @@ mod tests {
         assert_eq!(looked.files, 2);
 
         fs::copy(repository().join("kernels/cuda/mmm.cu"), week.join("ours.cu")).unwrap();
+        fs::create_dir_all(dir.join("kernels/cuda")).unwrap();
+        fs::write(dir.join("kernels/cuda/mmm.cu"), "// a week's file name, in the wrong place\n").unwrap();
+        std::os::unix::fs::symlink(repository().join("kernels/cuda"), dir.join("sources")).unwrap();
         fs::copy(repository().join("assignments/03-mmm-tiled/broken/naive-body-in-tiled.cu"), week.join("broken/x.txt")).unwrap();
         // Our solution inside an executable's bytes, and a fatbin with PTX (as `nvcc -fatbin` makes).
         let mut binary = b"\x7fELF...".to_vec();
@@ -167,6 +180,8 @@ mod tests {
         assert!(has("assignments/03-mmm-tiled/ours.cu", "not a week's template"), "{said:#?}");
         assert!(has("assignments/03-mmm-tiled/ours.cu", "holds a line of our mmm.cu"), "{said:#?}");
         assert!(has("assignments/03-mmm-tiled/broken/x.txt", "a broken/ folder"), "{said:#?}");
+        assert!(has("kernels/cuda/mmm.cu", "not a week's template"), "{said:#?}");
+        assert!(has("sources", "a link"), "{said:#?}");
         assert!(has("lab", &format!("holds a line of our {}", evidence[0].1)), "{said:#?}");
         if kernels::SIMPSON.ptx_inside {
             assert!(has("lab", "carries PTX"), "{said:#?}");

@@ -12,7 +12,7 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let repository = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let arguments: Vec<String> = std::env::args().skip(1).collect();
+    let arguments: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
     let done = match arguments.as_slice() {
         [] => write_templates(&repository),
         [flag, dir] if flag == "--audit" => run_audit(&repository, Path::new(dir)),
@@ -48,7 +48,7 @@ fn write_templates(repository: &Path) -> Result<(), String> {
 /// `--audit DIR`: one line per finding, then what was looked at; an error when anything was found.
 fn run_audit(repository: &Path, dir: &Path) -> Result<(), String> {
     let evidence = audit::evidence(&assignment::WEEKS, &repository.join("kernels/cuda"))?;
-    let templates: Vec<&str> = assignment::WEEKS.iter().map(|week| week.source).collect();
+    let templates = audit::template_paths(&assignment::WEEKS);
     let (findings, looked) = audit::audit(dir, &evidence, &templates)?;
     for finding in &findings {
         println!("{finding}");
