@@ -14,7 +14,7 @@
 #                          -- ...` works from OUT as in the repository, and needs no nvcc to build
 # Then it audits OUT (`cargo run -p kernels --bin templates -- --audit OUT`): no line of our solutions,
 # no PTX (not even compressed inside a fatbin), no broken or red-team kernel in any file, the
-# executables included. A finding fails the script and removes the tarball.
+# executables included. A finding fails the script before the tarball is made.
 #
 #   --weeks WEEK,...  the week folders to include (default: every week in assignments/)
 #   --archs LIST      the architectures (CUDA_ARCH syntax; default 75;80;86;89;90;100;120, sm_75 to
