@@ -49,7 +49,7 @@ out=${out%/}
 [[ ! -e $out || -z $(ls -A "$out" 2>/dev/null) ]] || fail "$out exists and is not empty: give a new folder" 2
 [[ ! -e $out.tar.gz ]] || fail "$out.tar.gz exists: move it away or give another OUT" 2
 
-# The week folders: every one with a README, or those --weeks names, each checked.
+# The week folders: every numbered folder of assignments/, or those --weeks names, each checked.
 all_weeks=$(find assignments -mindepth 1 -maxdepth 1 -type d -name '[0-9]*' -printf '%f\n' | sort)
 selected=${weeks//,/ }
 for week in ${selected:=$all_weeks}; do
