@@ -6,11 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/compare-lib.sh
 fixtures=scripts/fixtures/compare
-failures=0 checks=0
-expect() {  # expect WHAT GOT WANTED
-    checks=$((checks + 1))
-    if [ "$2" != "$3" ]; then echo "FAIL: $1: got '$2', wanted '$3'"; failures=$((failures + 1)); fi
-}
+source scripts/test-lib.sh
 # original_for PROGRAM REFERENCE_DIR ORIGINALS_DIR: the .cu to build for PROGRAM (a path such as
 # streams/mmm-streamed.cu): the teacher's file as originals_plan says (the file compare.toml names for
 # it, else the one at the same path under ORIGINALS_DIR, else one of the same name directly in it), else

@@ -24,11 +24,7 @@ real_lab=$target/debug/lab-mmm
 [[ -x $real_lab ]] || { echo "test-grade.sh: build the workspace first ($real_lab is missing)"; exit 1; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-failures=0 checks=0
-expect() {  # expect WHAT GOT WANTED
-    checks=$((checks + 1))
-    if [[ $2 != "$3" ]]; then echo "FAIL: $1: got '$2', wanted '$3'"; failures=$((failures + 1)); fi
-}
+source scripts/test-lib.sh
 
 # The stand-in lab: --list-cases goes to the real one; --check answers from the submission's first
 # line ("// pass", "// half": every other case and rule passes, "// compile error", anything else: no

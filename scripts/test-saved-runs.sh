@@ -6,11 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
-failures=0 checks=0
-expect() {  # expect WHAT GOT WANTED
-    checks=$((checks + 1))
-    if [ "$2" != "$3" ]; then echo "FAIL: $1: got '$2', wanted '$3'"; failures=$((failures + 1)); fi
-}
+source scripts/test-lib.sh
 
 bundle=$scratch/bundle
 mkdir -p "$bundle/bin" "$scratch/fake"

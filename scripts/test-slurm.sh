@@ -48,11 +48,7 @@ stop() {
     rm -rf "$work"
 }
 trap stop EXIT
-failures=0 checks=0
-expect() {  # expect WHAT GOT WANTED
-    checks=$((checks + 1))
-    if [[ $2 != "$3" ]]; then echo "FAIL: $1: got '$2', wanted '$3'"; failures=$((failures + 1)); fi
-}
+source scripts/test-lib.sh
 
 # munge, with a key of its own, on a socket in $work.
 mkdir -p "$work/munge" "$work/state" "$work/spool" "$work/log"

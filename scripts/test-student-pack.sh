@@ -9,11 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-failures=0 checks=0
-expect() {  # expect WHAT GOT WANTED
-    checks=$((checks + 1))
-    if [[ $2 != "$3" ]]; then echo "FAIL: $1: got '$2', wanted '$3'"; failures=$((failures + 1)); fi
-}
+source scripts/test-lib.sh
 # status COMMAND...: its exit code, its output in $work/said
 status() { "$@" >"$work/said" 2>&1 && echo 0 || echo $?; }
 

@@ -165,7 +165,6 @@ pub const WEEKS: [Week; 5] = [
         folder: "01-simpson",
         source: "simpson.cu",
         #[cfg(test)]
-        #[cfg(test)]
         like: &kernels::SIMPSON,
         adversarial: &[],
         broken: &[
@@ -187,7 +186,6 @@ pub const WEEKS: [Week; 5] = [
         folder: "02-mmm-ab",
         source: "mmm.cu",
         #[cfg(test)]
-        #[cfg(test)]
         like: &kernels::MMM_BS16,
         adversarial: &[],
         broken: &[
@@ -203,7 +201,6 @@ pub const WEEKS: [Week; 5] = [
     Week {
         folder: "03-mmm-tiled",
         source: "mmm.cu",
-        #[cfg(test)]
         #[cfg(test)]
         like: &kernels::MMM_BS16,
         adversarial: &[],
@@ -286,7 +283,6 @@ pub const WEEKS: [Week; 5] = [
         folder: "04-constant-tracer",
         source: "tracer.cu",
         #[cfg(test)]
-        #[cfg(test)]
         like: &kernels::TRACER,
         adversarial: &[],
         broken: &[
@@ -307,7 +303,6 @@ pub const WEEKS: [Week; 5] = [
     Week {
         folder: "07-dynamic-parallelism",
         source: "adaptive_simpson.cu",
-        #[cfg(test)]
         #[cfg(test)]
         like: &kernels::ADAPTIVE_SIMPSON,
         adversarial: &WEEK_7_ADVERSARIAL,
