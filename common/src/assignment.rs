@@ -251,6 +251,11 @@ pub fn on_the_machine<T>(result: Result<T>) -> Result<T> {
     })
 }
 
+/// Why the machine failed, where `err` is (or wraps) a [`Machine`] error.
+fn machine_of(err: &anyhow::Error) -> Option<String> {
+    err.chain().find_map(|cause| cause.downcast_ref::<Machine>()).map(|machine| machine.0.clone())
+}
+
 /// The exit code for `err`: 2 for [`Usage`], 3 for [`Machine`], 1 for anything else (the student's
 /// failures, and errors of the lab's experiment).
 pub fn exit_code(err: &anyhow::Error) -> u8 {
@@ -454,11 +459,10 @@ fn run_one_case<C>(
     run_case: impl FnOnce(&KernelImage, &C, CaseContext) -> Result<Outcome>,
 ) -> Result<()> {
     let result = args.check_result.as_deref().context("--check-case needs --check-result")?;
-    let machine = |err: &anyhow::Error| err.chain().find_map(|cause| cause.downcast_ref::<Machine>()).map(|machine| machine.0.clone());
     let image = match compiled {
         Ok(image) => *image,
         Err(err) => {
-            let why = machine(err).with_context(|| format!("{err:#}"))?;
+            let why = machine_of(err).with_context(|| format!("{err:#}"))?;
             let name = if args.measure_technique { "measured".to_string() } else { check.cases.names.get(index).cloned().unwrap_or_default() };
             return case_process::write_row(result, &Row { case: name, result: Err(NoResult::Machine(why)) });
         }
@@ -470,7 +474,7 @@ fn run_one_case<C>(
         }
         let row = match (measure.run)(image, &measure.case) {
             Ok(()) => measure::ran("measured"),
-            Err(err) => Row { case: "measured".to_string(), result: Err(NoResult::Machine(machine(&err).with_context(|| format!("{err:#}"))?)) },
+            Err(err) => Row { case: "measured".to_string(), result: Err(NoResult::Machine(machine_of(&err).with_context(|| format!("{err:#}"))?)) },
         };
         return case_process::write_row(result, &row);
     }
@@ -479,7 +483,7 @@ fn run_one_case<C>(
     };
     let row = match run_case(image, case, CaseContext { sanitized: args.under_sanitizer }) {
         Ok(outcome) => Row { case: name.clone(), result: Ok(outcome) },
-        Err(err) => match machine(&err) {
+        Err(err) => match machine_of(&err) {
             Some(why) => Row { case: name.clone(), result: Err(NoResult::Machine(why)) },
             None => return Err(err),
         },
@@ -544,7 +548,7 @@ fn file_failed<C>(args: &StudentArgs, check: &Check<'_, C>, rules: &[Row], err: 
     let message = format!("{err:#}");
     let kind = match exit_code(err) {
         2 => anyhow::Error::new(Usage(message.clone())),
-        3 => anyhow::Error::new(Machine(err.chain().find_map(|cause| cause.downcast_ref::<Machine>()).map_or(message.clone(), |m| m.0.clone()))),
+        3 => anyhow::Error::new(Machine(machine_of(err).unwrap_or_else(|| message.clone()))),
         _ => anyhow::anyhow!(message.clone()),
     };
     if args.csv && exit_code(err) == 1 {
@@ -1009,8 +1013,13 @@ fn say_verdict(args: &StudentArgs, verdict: Result<String>) -> Result<()> {
 
 /// The CSV's note where the machine kept checks from running: `machine: ` and the first reason.
 fn machine_note(rows: &[Row]) -> Option<String> {
+    first_machine_reason(rows).map(|why| format!("machine: {why}"))
+}
+
+/// The first reason, in one line, why the machine could not run one of `rows`.
+fn first_machine_reason(rows: &[Row]) -> Option<String> {
     rows.iter().find_map(|row| match &row.result {
-        Err(NoResult::Machine(why)) => Some(format!("machine: {}", one_line(why))),
+        Err(NoResult::Machine(why)) => Some(one_line(why)),
         _ => None,
     })
 }
@@ -1024,11 +1033,7 @@ fn verdict(rows: &[Row]) -> Result<String> {
     let judged: Vec<&Row> = rows.iter().filter(|row| !matches!(row.result, Err(NoResult::NotRun(_)))).collect();
     let failed = judged.iter().filter(|row| !row.passed() && !row.on_the_machine()).count();
     let machine = judged.iter().filter(|row| row.on_the_machine()).count();
-    let why = rows.iter().find_map(|row| match &row.result {
-        Err(NoResult::Machine(why)) => Some(one_line(why)),
-        _ => None,
-    });
-    match (failed, why) {
+    match (failed, first_machine_reason(rows)) {
         (0, Some(why)) => Err(anyhow::Error::new(Machine(format!("{machine} of {} checks could not run on this machine, none of them for the kernel: {why}", judged.len())))),
         (failed, Some(why)) => Err(anyhow::Error::new(Machine(format!("{failed} of {} checks failed, and {machine} could not run on this machine: {why}", judged.len())))),
         (0, None) if judged.len() < rows.len() => Ok(format!("The file compiles and all {} rules read from what nvcc made pass; the rest did not run (--dry-run)", judged.len())),
