@@ -3,9 +3,10 @@
 //! week's cases and prints one table: each case's verdict, the first wrong element with the block and
 //! thread that computed it, and the time against our kernel.
 //!
-//! Every case of `--check` runs in a child process of the lab (the same program with the hidden flags
-//! `--kernel-image` and `--check-case`): a kernel that faults or traps ruins its CUDA context for good,
-//! so it takes only its own case with it, and the next case starts on a fresh one.
+//! The cases of `--check` run in child processes of the lab (the same program with the hidden flags
+//! `--kernel-image` and `--check-case`), one after another in each: a kernel that faults or traps
+//! ruins its CUDA context for good, so it takes only its own case with it, and the cases after it run
+//! in a new child ([`case_process`]).
 
 pub mod case_process;
 pub mod cases_file;
@@ -29,7 +30,7 @@ use kernels::KernelImage;
 use crate::private_dir::PrivateDir;
 use crate::timing::Timing;
 use crate::verify::Poison;
-use case_process::{CaseRun, Limits};
+use case_process::{Batch, CaseRun, Deadline, Limits, Slot};
 use progress::Progress;
 use sanitizer::Tool;
 
@@ -75,12 +76,18 @@ pub struct StudentArgs {
     /// Internal (--check's child processes): the image the parent compiled.
     #[arg(long, hide = true, requires = "check_case")]
     pub kernel_image: Option<PathBuf>,
-    /// Internal (--check's child processes): the case to run.
+    /// Internal (--check's child processes): the first case to run.
     #[arg(long, hide = true, requires_all = ["kernel_image", "check_result"])]
     pub check_case: Option<usize>,
-    /// Internal (--check's child processes): the file the case's row goes to.
+    /// Internal (--check's child processes): the last case to run, one after another from the first.
+    #[arg(long, hide = true, requires = "check_case")]
+    pub check_last: Option<usize>,
+    /// Internal (--check's child processes): where the rows go, each case's index after this prefix.
     #[arg(long, hide = true, requires = "check_case")]
     pub check_result: Option<PathBuf>,
+    /// Internal (--check's child processes): the line printed on stdout and stderr after each case.
+    #[arg(long, hide = true, requires = "check_case")]
+    pub check_boundary: Option<String>,
     /// Internal (--check's child processes): the case runs under compute-sanitizer.
     #[arg(long, hide = true, requires = "check_case")]
     pub under_sanitizer: bool,
@@ -178,7 +185,7 @@ impl StudentArgs {
         Ok(())
     }
 
-    /// Whether this run checks (`--check`, `--list-cases`, or one case of it in a child process): the
+    /// Whether this run checks (`--check`, `--list-cases`, or its cases in a child process): the
     /// lab then needs every kernel the cases call.
     pub fn checking(&self) -> bool {
         self.check || self.list_cases || self.check_case.is_some()
@@ -196,7 +203,7 @@ impl StudentArgs {
         ours: &'static KernelImage,
         check: &Check<'_, C>,
         rules: impl FnOnce(&KernelImage) -> Result<Vec<Row>>,
-        run_case: impl FnOnce(&KernelImage, &C, CaseContext) -> Result<Outcome>,
+        run_case: impl Fn(&KernelImage, &C, CaseContext) -> Result<Outcome>,
     ) -> Option<Result<()>> {
         if self.list_cases {
             return Some(rules(ours).map(|rules| list_cases(self, check, &rules)));
@@ -208,8 +215,8 @@ impl StudentArgs {
                 Err(err) => rules(ours).and_then(|rules| file_failed(self, check, &rules, err)),
             });
         }
-        let index = self.check_case?;
-        Some(run_one_case(self, check, index, compiled, run_case))
+        let first = self.check_case?;
+        Some(run_cases(self, check, first, compiled, run_case))
     }
 }
 
@@ -447,26 +454,40 @@ impl Times {
     }
 }
 
-/// In a check's child: runs case `index` with the parent's compile and writes its row where the
-/// parent said. A [`Machine`] error (the image could not be loaded for want of a GPU, or a step the lab
-/// takes before the student's module is loaded: [`on_the_machine`]) becomes a MACHINE row; any other
-/// error ends the child, and the parent makes the case a FAULT.
-fn run_one_case<C>(
+/// In a check's child: runs the cases from `first` to `--check-last` with the parent's compile, one
+/// after another in one CUDA context, and writes each row where the parent said. A [`Machine`] error
+/// (the image could not be loaded for want of a GPU, or a step the lab takes before the student's
+/// module is loaded: [`on_the_machine`]) becomes a MACHINE row; any other error ends the child, and
+/// the parent makes the case a FAULT and runs the cases after it in a new child.
+fn run_cases<C>(
     args: &StudentArgs,
     check: &Check<'_, C>,
-    index: usize,
+    first: usize,
     compiled: &Result<&'static KernelImage>,
-    run_case: impl FnOnce(&KernelImage, &C, CaseContext) -> Result<Outcome>,
+    run_case: impl Fn(&KernelImage, &C, CaseContext) -> Result<Outcome>,
 ) -> Result<()> {
-    let result = args.check_result.as_deref().context("--check-case needs --check-result")?;
+    let prefix = args.check_result.as_deref().context("--check-case needs --check-result")?;
+    let result = |index: usize| -> PathBuf {
+        let mut path = prefix.as_os_str().to_owned();
+        path.push(index.to_string());
+        path.into()
+    };
+    let last = args.check_last.unwrap_or(first);
+    let name = |index: usize| if args.measure_technique { "measured".to_string() } else { check.cases.names.get(index).cloned().unwrap_or_default() };
     let image = match compiled {
         Ok(image) => *image,
         Err(err) => {
             let why = machine_of(err).with_context(|| format!("{err:#}"))?;
-            let name = if args.measure_technique { "measured".to_string() } else { check.cases.names.get(index).cloned().unwrap_or_default() };
-            return case_process::write_row(result, &Row { case: name, result: Err(NoResult::Machine(why)) });
+            for index in first..=last {
+                case_process::write_row(&result(index), &Row { case: name(index), result: Err(NoResult::Machine(why.clone())) })?;
+            }
+            return Ok(());
         }
     };
+    // One reference to the GPU's primary context for the whole child: each case's own `Gpu::open`
+    // then finds it made, instead of making it again (0.1 s on an H100). Where it fails, each case's
+    // own open says why.
+    let held = crate::gpu::Gpu::open(0).ok();
     if args.measure_technique {
         let measure = check.measure.as_ref().context("this week measures no technique")?;
         if let (Some(go), Some(parent)) = (&args.measure_after, args.measure_parent) {
@@ -476,19 +497,40 @@ fn run_one_case<C>(
             Ok(()) => measure::ran("measured"),
             Err(err) => Row { case: "measured".to_string(), result: Err(NoResult::Machine(machine_of(&err).with_context(|| format!("{err:#}"))?)) },
         };
-        return case_process::write_row(result, &row);
+        return case_process::write_row(&result(first), &row);
     }
-    let (Some(case), Some(name)) = (check.cases.cases.get(index), check.cases.names.get(index)) else {
-        bail!("there is no check case {index}");
-    };
-    let row = match run_case(image, case, CaseContext { sanitized: args.under_sanitizer }) {
-        Ok(outcome) => Row { case: name.clone(), result: Ok(outcome) },
-        Err(err) => match machine_of(&err) {
-            Some(why) => Row { case: name.clone(), result: Err(NoResult::Machine(why)) },
-            None => return Err(err),
-        },
-    };
-    case_process::write_row(result, &row)
+    for index in first..=last {
+        let Some(case) = check.cases.cases.get(index) else { bail!("there is no check case {index}") };
+        let row = match run_case(image, case, CaseContext { sanitized: args.under_sanitizer }) {
+            Ok(outcome) => Row { case: name(index), result: Ok(outcome) },
+            Err(err) => match machine_of(&err) {
+                Some(why) => Row { case: name(index), result: Err(NoResult::Machine(why)) },
+                None => return Err(err),
+            },
+        };
+        // A context the case's kernel broke (an error that stays, found at the next call) fails this
+        // case, before its row, and ends the child: the next case needs a fresh one.
+        if let Some(gpu) = &held {
+            gpu.synchronize().context("the GPU context after the case")?;
+        }
+        case_process::write_row(&result(index), &row)?;
+        end_of_case(args.check_boundary.as_deref().unwrap_or_default())?;
+    }
+    Ok(())
+}
+
+/// After a case's row: what its kernels printed (device `printf` goes through the C library's
+/// buffered stdout) flushed, then the boundary on stdout and stderr, so that the parent gives each
+/// case its own output.
+fn end_of_case(boundary: &str) -> Result<()> {
+    use std::io::Write as _;
+    // SAFETY: fflush(NULL) flushes every open output stream of the C library; it takes no pointer
+    // of ours.
+    unsafe { libc::fflush(std::ptr::null_mut()) };
+    let mut stdout = std::io::stdout().lock();
+    write!(stdout, "{boundary}").and_then(|()| stdout.flush()).context("writing to stdout")?;
+    eprint!("{boundary}");
+    Ok(())
 }
 
 /// `--list-cases`: the case names (rules first) and the set's hash, or with `--csv` the CSV header.
@@ -899,9 +941,9 @@ const SANITIZED_LIMITS: Limits = Limits { silence: Duration::from_secs(600), tot
 /// The most of a sanitizer's log that is read: its first finding is near the top.
 const MAX_LOG_BYTES: u64 = 4 << 20;
 
-/// The parent's side of `--check`: writes the compiled image into a private folder, runs each case
-/// in a child (this program, with the parent's other flags; under compute-sanitizer with
-/// `--sanitize`), prints the table (or CSV) and what failing cases printed, and fails unless every
+/// The parent's side of `--check`: writes the compiled image into a private folder, runs the cases
+/// in children (this program, with the parent's other flags: [`Children::run_all`]; with
+/// `--sanitize` each case alone under compute-sanitizer), prints the table (or CSV) and what failing cases printed, and fails unless every
 /// case passed.
 ///
 /// `rules` are rows the lab made from the compiler's report or the PTX (where a variable lives, say),
@@ -928,36 +970,27 @@ fn run_check<C>(args: &StudentArgs, image: &KernelImage, check: &Check<'_, C>, r
     // the GPU, so ncu's start overlaps them; it measures once they are done.
     let go = dir.path().join("go");
     let measured = check.measure.as_ref().map(|week| {
+        let result = dir.path().join("result-measured-");
         let mut program = Command::new(&exe);
-        program.args(child_args(&image_path, 0, &dir.path().join("result-measured"), false, check.child_flags)).arg("--measure-technique");
+        program.args(child_args(&image_path, 0..=0, &result, false, check.child_flags, "")).arg("--measure-technique");
         program.arg("--measure-after").arg(&go).arg("--measure-parent").arg(std::process::id().to_string());
         let csv = dir.path().join("measured.csv");
         // It may wait as long as every case may run, then run as long as a measurement may.
         let per_case = if sanitizer.is_some() { SANITIZED_LIMITS.total * tools.len() as u32 } else { CASE_LIMITS.total };
-        let waiting = Limits { silence: measure::LIMITS.silence, total: measure::LIMITS.total + per_case * check.cases.names.len() as u32 };
-        let limits = within(waiting, deadline, Instant::now()).ok_or_else(|| NoResult::from("the --time-limit was used up"));
-        (week, limits.and_then(|limits| Ok((week.under_ncu(&program, &csv)?, csv, limits))))
+        let limits = Limits { silence: measure::LIMITS.silence, total: measure::LIMITS.total + per_case * check.cases.names.len() as u32 };
+        (week, week.under_ncu(&program, &csv).map(|under_ncu| (under_ncu, csv, dir.path().join("result-measured-0"), limits)))
     });
     let (runs, measured) = std::thread::scope(|scope| {
         let measuring = measured.map(|(week, prepared)| {
-            let result = dir.path().join("result-measured");
-            let thread = prepared.map(|(under_ncu, csv, limits)| scope.spawn(move || measure::launches(under_ncu, &csv, &result, limits)));
+            let thread = prepared.map(|(under_ncu, csv, result, limits)| scope.spawn(move || measure::launches(under_ncu, &csv, &result, limits, deadline)));
             (week, thread)
         });
         let go = measure::Go(&go);
-        let runs: Vec<CaseRun> = check
-            .cases
-            .names
-            .iter()
-            .enumerate()
-            .map(|(index, name)| {
-                let child = Child { exe: &exe, image: &image_path, dir: dir.path(), index, name, progress: &progress, deadline, flags: check.child_flags };
-                match &sanitizer {
-                    Some(sanitizer) => child.run_sanitized(sanitizer, &tools),
-                    None => child.run(None),
-                }
-            })
-            .collect();
+        let children = Children { exe: &exe, image: &image_path, dir: dir.path(), names: &check.cases.names, progress: &progress, deadline, flags: check.child_flags, boundary: boundary() };
+        let runs = match &sanitizer {
+            Some(sanitizer) => (0..check.cases.names.len()).map(|index| children.run_sanitized(index, sanitizer, &tools)).collect(),
+            None => children.run_all(),
+        };
         drop(go);
         progress.case(0, "the technique, measured with hardware counters (ncu)", None);
         let measured = measuring.map(|(week, thread)| {
@@ -1055,79 +1088,86 @@ fn uses_shared_memory_or_barriers(image: &KernelImage, entries: &[Entry]) -> boo
     sanitizer::uses_shared_memory_or_barriers(&report, image.newest().and_then(|build| build.ptx))
 }
 
-/// One case's child process, as the parent starts it.
-struct Child<'a> {
+/// The cases' child processes, as the parent starts them.
+struct Children<'a> {
     exe: &'a Path,
     image: &'a Path,
     dir: &'a Path,
-    index: usize,
-    name: &'a str,
+    names: &'a [String],
     progress: &'a Progress,
     deadline: Option<Deadline>,
     /// [`Check::child_flags`].
     flags: &'a [&'a str],
+    /// The line each child prints after each case ([`output::Segments`]).
+    boundary: String,
 }
 
-/// `--time-limit`: when the whole check must end.
-#[derive(Debug, Clone, Copy)]
-struct Deadline {
-    at: Instant,
-    seconds: u64,
+/// A line no kernel can print on purpose: made up by the parent for this check, and never on the GPU.
+/// It is a flag's value on the child's command line, so it must not begin with `-`.
+fn boundary() -> String {
+    use std::hash::{BuildHasher as _, Hasher as _};
+    let random = std::collections::hash_map::RandomState::new().build_hasher().finish();
+    format!("<end of case {random:016x}>\n")
 }
 
-/// A case's limits cut to what is left before `deadline`; `None` once nothing is left.
-fn within(limits: Limits, deadline: Option<Deadline>, now: Instant) -> Option<Limits> {
-    let Some(deadline) = deadline else { return Some(limits) };
-    let left = deadline.at.checked_duration_since(now).filter(|left| !left.is_zero())?;
-    Some(Limits { silence: limits.silence.min(left), total: limits.total.min(left) })
-}
-
-/// Whether a case stopped at `cut` ended for the deadline rather than at its own `limits`: the limit
-/// that stopped it (`why`, from case_process) is one the deadline made shorter.
-fn stopped_by_deadline(why: &str, limits: Limits, cut: Limits) -> bool {
-    (why.starts_with("still running") && cut.total < limits.total) || (why.starts_with("printed nothing") && cut.silence < limits.silence)
-}
-
-impl Child<'_> {
-    /// Runs the case once, under `tool` of compute-sanitizer when given as (sanitizer, tool, log).
-    fn run(&self, sanitizer: Option<(&Path, Tool, &Path)>) -> CaseRun {
-        self.progress.case(self.index, self.name, sanitizer.map(|(_, tool, _)| tool.name()));
-        let suffix = sanitizer.map_or(String::new(), |(_, tool, _)| format!("-{}", tool.name()));
-        let result = self.dir.join(format!("result-{}{suffix}", self.index));
-        let command = match sanitizer {
-            Some((program, tool, log)) => {
-                let mut command = Command::new(program);
-                command.args(sanitizer::arguments(tool, log)).arg(self.exe);
-                command
+impl Children<'_> {
+    /// Every case, in as few children as the cases allow: a child runs the cases from the first it
+    /// is given until one ends it, and the next child starts after that one. A MACHINE row counts
+    /// only from a child's first case (where nothing of the student's has run in it yet); one that
+    /// comes later runs again, first in a fresh child.
+    fn run_all(&self) -> Vec<CaseRun> {
+        let mut runs: Vec<CaseRun> = Vec::new();
+        while runs.len() < self.names.len() {
+            let first = runs.len();
+            if let Some(deadline) = self.deadline.filter(|deadline| Instant::now() >= deadline.at) {
+                let why = |name: &String| CaseRun::fault(name, format!("not run: the --time-limit of {} s was used up", deadline.seconds));
+                runs.extend(self.names[first..].iter().map(why));
+                break;
             }
-            None => Command::new(self.exe),
-        };
-        let mut command = command;
-        command.args(child_args(self.image, self.index, &result, sanitizer.is_some(), self.flags));
-        let (limits, finished) = match sanitizer {
-            Some(_) => (SANITIZED_LIMITS, Some(sanitizer::ERROR_EXIT_CODE)),
-            None => (CASE_LIMITS, None),
-        };
-        let seconds = self.deadline.map_or(0, |deadline| deadline.seconds);
-        let Some(cut) = within(limits, self.deadline, Instant::now()) else {
-            return CaseRun::fault(self.name, format!("not run: the --time-limit of {seconds} s was used up"));
-        };
-        let mut run = case_process::run(command, &result, self.name, cut, finished);
-        if matches!(&run.row.result, Err(NoResult::Fault(why)) if stopped_by_deadline(why, limits, cut)) {
-            run.row.result = Err(format!("still running when the --time-limit of {seconds} s ran out; stopped").into());
+            let mut batch = self.run_from(first);
+            if let Some(later) = batch.iter().skip(1).position(|run| run.row.on_the_machine()) {
+                batch.truncate(later + 1);
+            }
+            runs.extend(batch);
         }
-        run
+        runs
     }
 
-    /// Runs the case under each tool in turn until one finds something; the first run (memcheck)
+    /// One child for the cases from `first` on; the runs of those it got to (at least `first`).
+    fn run_from(&self, first: usize) -> Vec<CaseRun> {
+        let prefix = self.dir.join(format!("result-{first}-"));
+        let slot = |(index, name): (usize, &String)| Slot { case: name.clone(), result: self.dir.join(format!("result-{first}-{index}")) };
+        let slots: Vec<Slot> = self.names.iter().enumerate().skip(first).map(slot).collect();
+        let mut command = Command::new(self.exe);
+        command.args(child_args(self.image, first..=self.names.len() - 1, &prefix, false, self.flags, &self.boundary));
+        let batch = Batch { cases: &slots, limits: CASE_LIMITS, deadline: self.deadline, finished: None, boundary: &self.boundary };
+        case_process::run(command, &batch, |offset| self.progress.case(first + offset, &self.names[first + offset], None))
+    }
+
+    /// Case `index` alone, under `tool` of compute-sanitizer with its log at `log`.
+    fn run_under(&self, index: usize, sanitizer: &Path, tool: Tool, log: &Path) -> CaseRun {
+        let name = &self.names[index];
+        if let Some(deadline) = self.deadline.filter(|deadline| Instant::now() >= deadline.at) {
+            return CaseRun::fault(name, format!("not run: the --time-limit of {} s was used up", deadline.seconds));
+        }
+        let prefix = self.dir.join(format!("result-{}-{index}-", tool.name()));
+        let slot = [Slot { case: name.clone(), result: self.dir.join(format!("result-{}-{index}-{index}", tool.name())) }];
+        let mut command = Command::new(sanitizer);
+        command.args(sanitizer::arguments(tool, log)).arg(self.exe);
+        command.args(child_args(self.image, index..=index, &prefix, true, self.flags, ""));
+        let batch = Batch { cases: &slot, limits: SANITIZED_LIMITS, deadline: self.deadline, finished: Some(sanitizer::ERROR_EXIT_CODE), boundary: "" };
+        case_process::run(command, &batch, |_| self.progress.case(index, name, Some(tool.name()))).remove(0)
+    }
+
+    /// Runs case `index` under each tool in turn until one finds something; the first run (memcheck)
     /// gives the values and the output. A later tool's run that ends without a row fails the case
     /// too: a check that did not run is not a pass. So does any run whose report does not vouch for
     /// it (no summary, an unknown exit code: [`sanitizer::verdict`]).
-    fn run_sanitized(&self, sanitizer: &Path, tools: &[Tool]) -> CaseRun {
+    fn run_sanitized(&self, index: usize, sanitizer: &Path, tools: &[Tool]) -> CaseRun {
         let mut first: Option<CaseRun> = None;
         for &tool in tools {
-            let log = self.dir.join(format!("sanitizer-{}-{}.log", self.index, tool.name()));
-            let run = self.run(Some((sanitizer, tool, &log)));
+            let log = self.dir.join(format!("sanitizer-{index}-{}.log", tool.name()));
+            let run = self.run_under(index, sanitizer, tool, &log);
             let verdict = sanitizer::verdict(tool, sanitizer::Ending::of(&run.row.result, run.exit), read_log(&log).as_deref());
             let stop = verdict != sanitizer::Verdict::Clean;
             let row = match (&first, run.row.result.is_err()) {
@@ -1144,7 +1184,7 @@ impl Child<'_> {
                 break;
             }
         }
-        first.unwrap_or_else(|| self.run(None))
+        first.unwrap_or_else(|| CaseRun::fault(&self.names[index], "no compute-sanitizer tool was chosen".to_string()))
     }
 }
 
@@ -1189,10 +1229,11 @@ fn read_log(path: &Path) -> Option<String> {
     Some(format!("{}(... {left_out} bytes of the report left out ...)\n{}", String::from_utf8_lossy(&head), String::from_utf8_lossy(tail)))
 }
 
-/// This program's command line for case `index`: the parent's flags without those of the parent
-/// alone, plus the image, the case, its result file and whether a sanitizer runs it. Arguments stay
-/// `OsString`s: a path need not be UTF-8.
-fn child_args(image: &Path, index: usize, result: &Path, sanitized: bool, flags: &[&str]) -> Vec<OsString> {
+/// This program's command line for the cases in `cases`: the parent's flags without those of the
+/// parent alone, plus the image, the cases, the prefix of their result files, whether a sanitizer
+/// runs them and the line that ends each case (none where empty). Arguments stay `OsString`s: a
+/// path need not be UTF-8.
+fn child_args(image: &Path, cases: std::ops::RangeInclusive<usize>, result: &Path, sanitized: bool, flags: &[&str], boundary: &str) -> Vec<OsString> {
     let mut args = Vec::new();
     let mut skip_value = false;
     for arg in std::env::args_os().skip(1) {
@@ -1207,8 +1248,11 @@ fn child_args(image: &Path, index: usize, result: &Path, sanitized: bool, flags:
         }
     }
     args.extend(flags.iter().map(OsString::from));
-    args.extend([OsString::from("--kernel-image"), image.into(), "--check-case".into(), index.to_string().into()]);
-    args.extend([OsString::from("--check-result"), result.into()]);
+    args.extend([OsString::from("--kernel-image"), image.into(), "--check-case".into(), cases.start().to_string().into()]);
+    args.extend([OsString::from("--check-last"), cases.end().to_string().into(), "--check-result".into(), result.into()]);
+    if !boundary.is_empty() {
+        args.extend([OsString::from("--check-boundary"), boundary.into()]);
+    }
     if sanitized {
         args.push("--under-sanitizer".into());
     }
@@ -1372,23 +1416,22 @@ mod tests {
         assert!(csv(Path::new("s.cu"), &rows, "h", "").ends_with(",PASS,1/1,0.160,\"suspiciously fast: 1 case(s) under 0.5x ours, lowest 0.16x\",,h\n"), "{}", csv(Path::new("s.cu"), &rows, "h", ""));
     }
 
+    /// The boundary travels as a flag's value: one that began with `-` was taken for a flag.
     #[test]
-    fn a_time_limit_cuts_the_cases_limits_to_what_is_left_and_then_runs_none() {
-        let (now, limits) = (Instant::now(), Limits { silence: Duration::from_secs(30), total: Duration::from_secs(300) });
-        assert_eq!(within(limits, None, now), Some(limits));
-        let deadline = |seconds| Some(Deadline { at: now + Duration::from_secs(seconds), seconds });
-        assert_eq!(within(limits, deadline(600), now), Some(limits));
-        let cut = Limits { silence: Duration::from_secs(30), total: Duration::from_secs(100) };
-        assert_eq!(within(limits, deadline(100), now), Some(cut));
-        // A real hang found by its silence is not blamed on the deadline; a stop at the cut total is.
-        assert!(!stopped_by_deadline("printed nothing for 30 s and did not end (an endless loop?); stopped", limits, cut));
-        assert!(stopped_by_deadline("still running after 100 s; stopped", limits, cut));
-        let cut = Limits { silence: Duration::from_secs(10), total: Duration::from_secs(10) };
-        assert_eq!(within(limits, deadline(10), now), Some(cut));
-        assert!(stopped_by_deadline("printed nothing for 10 s and did not end (an endless loop?); stopped", limits, cut));
-        assert!(!stopped_by_deadline("still running after 300 s; stopped", limits, limits));
-        assert_eq!(within(limits, deadline(10), now + Duration::from_secs(10)), None);
-        assert_eq!(within(limits, deadline(10), now + Duration::from_secs(11)), None);
+    fn the_childs_command_line_parses_with_its_boundary() {
+        #[derive(clap::Parser)]
+        struct Lab {
+            #[command(flatten)]
+            student: StudentArgs,
+        }
+        let boundary = boundary();
+        assert_ne!(boundary, super::boundary(), "each check makes up its own");
+        let args = child_args(Path::new("k.image"), 3..=11, Path::new("result-3-"), false, &["--kernel", "tiled"], &boundary);
+        let mut line = vec![OsString::from("lab")];
+        line.extend(args.into_iter().skip_while(|arg| arg != "--kernel-image"));
+        let parsed = <Lab as clap::Parser>::try_parse_from(line).unwrap();
+        assert_eq!((parsed.student.check_case, parsed.student.check_last), (Some(3), Some(11)));
+        assert_eq!(parsed.student.check_boundary.as_deref(), Some(boundary.as_str()));
     }
 
     #[test]

@@ -40,6 +40,13 @@ impl Gpu {
         Ok(check_cuda!(CurrentContext::set_current(&self.context))?)
     }
 
+    /// Waits for everything on this GPU's context: an error a kernel left in it (an illegal address,
+    /// a trap) shows here, and stays for every later call.
+    pub fn synchronize(&self) -> Result<()> {
+        self.make_current()?;
+        Ok(check_cuda!(CurrentContext::synchronize())?)
+    }
+
     /// Loads a kernel image into this GPU's context: the build this GPU runs (see [`load_image`]).
     pub fn load(&self, kernel: &KernelImage) -> Result<Module> {
         load_image(kernel)

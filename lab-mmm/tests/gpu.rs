@@ -362,6 +362,33 @@ fn week_3_a_kernel_that_traps_faults_every_case_and_the_others_still_run() {
     }
 }
 
+/// Issue 39: the cases run one after another in a child, and a new child takes over after a case
+/// that faults. A kernel that traps in the 17 x 33 x 5 cases alone fails those two; every other case,
+/// the ones right after them included, passes; and each case's output (the kernel prints its sizes)
+/// is its own, never its neighbour's.
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn week_3_a_case_that_faults_ends_its_child_and_the_cases_after_it_still_pass() {
+    let ours = std::fs::read_to_string(common::testing::repository_file("kernels/cuda/mmm.cu", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let loop_start = "    T sum = 0;\n    for (int tile = 0;";
+    assert_eq!(ours.matches(loop_start).count(), 1, "the tiled kernel's loop moved");
+    let traps = "    if (tx == 0 && ty == 0 && blockIdx.x == 0 && blockIdx.y == 0) printf(\"sizes %d %d %d\\n\", a.rows, a.cols, b.cols);\n    if (a.rows == 17 && row == 0 && col == 0) __trap();\n";
+    let file = common::testing::temp_file("traps-on-17.cu", &ours.replace(loop_start, &format!("{traps}{loop_start}")));
+    let checked = check_with(&file, "tiled", &["--show-output"]);
+    assert_eq!(checked.code, Some(1), "{checked:?}");
+    assert!(checked.stderr.contains("2 of 18 cases failed"), "{checked:?}");
+    for precision in ["f64", "f32"] {
+        let case = |sizes: &str| format!("mmm {precision}, {sizes}");
+        assert!(common::testing::check_row(&checked.stdout, &case("17 x 33 times 33 x 5")).contains("| FAULT |"), "{checked:?}");
+        for (sizes, printed) in [("1 x 1 times 1 x 1", "sizes 1 1 1"), ("100 x 7 times 7 x 129", "sizes 100 7 129"), ("1000 x 999 times 999 x 1001", "sizes 1000 999 1001")] {
+            assert!(common::testing::check_row(&checked.stdout, &case(sizes)).contains("| PASS |"), "{checked:?}");
+            let output = checked.stdout.split(&format!("stdout of case \"{}\"", case(sizes))).nth(1).unwrap_or_else(|| panic!("no output of {sizes}: {checked:?}"));
+            let own = output.split("stdout of case").next().unwrap_or_default();
+            assert!(own.contains(printed) && own.lines().filter(|line| line.starts_with("sizes")).all(|line| line == printed), "{sizes}: {own}");
+        }
+    }
+}
+
 /// Issue 21: racecheck reports the missing second barrier in every run, on every case with more than
 /// one tile (k > 16); a single tile has no next tile to overwrite it. Four of the week's cases, the
 /// largest among them (racecheck takes about a minute on it).

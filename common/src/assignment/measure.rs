@@ -14,7 +14,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use super::case_process::{self, Limits};
+use super::case_process::{self, Batch, Deadline, Limits, Slot};
 use super::{NoResult, Outcome, Row};
 use kernels::KernelImage;
 use crate::profile::counters::{self, Launch};
@@ -82,8 +82,10 @@ impl<C> Measure<'_, C> {
 /// on a thread of its own beside the cases. No permission for the counters (ncu's own file says so,
 /// which the child's output cannot reach) and a MACHINE row from the child are the machine's; the
 /// rest is a fault.
-pub fn launches(under_ncu: Command, csv: &Path, result: &Path, limits: Limits) -> Result<Vec<Launch>, NoResult> {
-    let run = case_process::run(under_ncu, result, "measured", limits, None);
+pub fn launches(under_ncu: Command, csv: &Path, result: &Path, limits: Limits, deadline: Option<Deadline>) -> Result<Vec<Launch>, NoResult> {
+    let slot = [Slot { case: "measured".to_string(), result: result.to_path_buf() }];
+    let batch = Batch { cases: &slot, limits, deadline, finished: None, boundary: "" };
+    let run = case_process::run(under_ncu, &batch, |_| {}).remove(0);
     let text = std::fs::read_to_string(csv).unwrap_or_default();
     if let Some(line) = text.lines().find(|line| line.contains("ERR_NVGPUCTRPERM")) {
         return Err(NoResult::Machine(format!("ncu may not read this GPU's counters here ({}); an administrator can allow it", line.trim())));
@@ -183,7 +185,7 @@ mod tests {
         assert!(rows.iter().all(|row| row.verdict() == "MACHINE" && row.result == Err(NoResult::Machine("not measured: no ncu".to_string()))), "{rows:?}");
         // A child that writes no row (here `true`) is a fault too, wherever ncu is.
         let dir = crate::private_dir::PrivateDir::new("measure-test").unwrap();
-        let found = launches(Command::new("true"), &dir.path().join("csv"), &dir.path().join("row"), LIMITS);
+        let found = launches(Command::new("true"), &dir.path().join("csv"), &dir.path().join("row"), LIMITS, None);
         assert!(found.is_err(), "{found:?}");
         if counters::ncu().is_err() {
             let why = measure.under_ncu(&Command::new("true"), Path::new("/tmp/x")).unwrap_err();

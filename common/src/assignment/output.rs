@@ -105,27 +105,37 @@ impl Captured {
     }
 }
 
-/// When a child started and when it last printed anything, on either stream: how the parent tells a
-/// hang (silence) from a kernel that is busy printing.
+/// When a child's current case started and when the child last printed anything, on either stream:
+/// how the parent tells a hang (silence) from a kernel that is busy printing, and a case that runs
+/// too long from a child that runs many cases one after another.
 #[derive(Debug)]
 pub struct Activity {
     start: Instant,
     /// Milliseconds from `start` to the last read.
     last: AtomicU64,
+    /// Milliseconds from `start` to the start of the case now running.
+    case: AtomicU64,
 }
 
 impl Activity {
     /// Starts the clock: call it as the child is spawned.
     pub fn start() -> Activity {
-        Activity { start: Instant::now(), last: AtomicU64::new(0) }
+        Activity { start: Instant::now(), last: AtomicU64::new(0), case: AtomicU64::new(0) }
     }
 
     fn touch(&self) {
         self.last.store(self.start.elapsed().as_millis() as u64, Ordering::Relaxed);
     }
 
+    /// The child went on to its next case: that case's clock starts, and the step counts as activity.
+    pub fn next_case(&self) {
+        self.case.store(self.start.elapsed().as_millis() as u64, Ordering::Relaxed);
+        self.touch();
+    }
+
+    /// How long the current case has run.
     pub fn running_for(&self) -> Duration {
-        self.start.elapsed()
+        self.start.elapsed().saturating_sub(Duration::from_millis(self.case.load(Ordering::Relaxed)))
     }
 
     pub fn silent_for(&self) -> Duration {
@@ -133,25 +143,72 @@ impl Activity {
     }
 }
 
-/// Reads `stream` to its end on a thread of its own, so that stdout and stderr flow at once; every
-/// read counts as `activity`.
-pub fn drain(mut stream: impl Read + Send + 'static, activity: Arc<Activity>) -> JoinHandle<Captured> {
+/// A stream cut into one [`Captured`] per case where the child printed `boundary` after each case
+/// (a token the parent made up for this child, which the student's device code never sees, so its
+/// `printf` cannot move output from one case to another). The boundary may come in the middle of a
+/// line (a kernel's last `printf` without a newline) and be split between two reads.
+#[derive(Debug, Default)]
+pub struct Segments {
+    boundary: Vec<u8>,
+    /// Bytes that may be the start of a boundary, held until the next read says.
+    pending: Vec<u8>,
+    done: Vec<Captured>,
+    current: Captured,
+}
+
+impl Segments {
+    /// A stream cut at `boundary`; an empty one cuts nothing (one segment).
+    pub fn new(boundary: &str) -> Segments {
+        Segments { boundary: boundary.as_bytes().to_vec(), ..Segments::default() }
+    }
+
+    pub fn push(&mut self, bytes: &[u8]) {
+        if self.boundary.is_empty() {
+            return self.current.push(bytes);
+        }
+        self.pending.extend_from_slice(bytes);
+        let width = self.boundary.len();
+        while let Some(at) = self.pending.windows(width).position(|window| window == self.boundary) {
+            self.current.push(&self.pending[..at]);
+            self.current.finish();
+            self.done.push(std::mem::take(&mut self.current));
+            self.pending.drain(..at + width);
+        }
+        // All but the last width - 1 bytes cannot begin a boundary that is still coming.
+        let safe = self.pending.len().saturating_sub(width - 1);
+        self.current.push(&self.pending[..safe]);
+        self.pending.drain(..safe);
+    }
+
+    /// The stream ended: one [`Captured`] per case, the last one that of the case the child was in
+    /// when it ended (empty where it ended right after a boundary).
+    pub fn finish(mut self) -> Vec<Captured> {
+        let pending = std::mem::take(&mut self.pending);
+        self.current.push(&pending);
+        self.current.finish();
+        self.done.push(self.current);
+        self.done
+    }
+}
+
+/// Reads `stream` to its end on a thread of its own, so that stdout and stderr flow at once, cut at
+/// `boundary` ([`Segments`]); every read counts as `activity`.
+pub fn drain(mut stream: impl Read + Send + 'static, activity: Arc<Activity>, boundary: &str) -> JoinHandle<Vec<Captured>> {
+    let mut segments = Segments::new(boundary);
     std::thread::spawn(move || {
-        let mut captured = Captured::default();
         let mut buffer = vec![0u8; 64 * 1024];
         loop {
             match stream.read(&mut buffer) {
                 Ok(0) => break,
                 Ok(read) => {
                     activity.touch();
-                    captured.push(&buffer[..read]);
+                    segments.push(&buffer[..read]);
                 }
                 Err(err) if err.kind() == std::io::ErrorKind::Interrupted => continue,
                 Err(_) => break, // the pipe broke: what was read is what there is
             }
         }
-        captured.finish();
-        captured
+        segments.finish()
     })
 }
 
@@ -196,5 +253,26 @@ mod tests {
         assert_eq!(kept.bytes, (10 * LINE + 1 + 6 + 1 + 3) as u64);
         assert!(captured("").is_empty());
         assert_eq!(captured("error: the end\n\n  \n").last_line(), Some("error: the end"));
+    }
+
+    #[test]
+    fn a_stream_is_cut_at_each_boundary_wherever_the_reads_split_it() {
+        let text = "case 0 says\n<END>case 1 has no newline<END><END>case 3 died in the midd";
+        for piece in 1..text.len() {
+            let mut segments = Segments::new("<END>");
+            text.as_bytes().chunks(piece).for_each(|chunk| segments.push(chunk));
+            let cases = segments.finish();
+            let shown: Vec<String> = cases.iter().map(Captured::shown).collect();
+            assert_eq!(shown, ["case 0 says\n", "case 1 has no newline\n", "", "case 3 died in the midd\n"], "pieces of {piece}");
+            assert_eq!(cases[0].bytes, 12);
+        }
+        // Almost a boundary is output; no boundary is one segment.
+        let mut segments = Segments::new("<END>");
+        segments.push(b"<EN");
+        segments.push(b"D <END");
+        assert_eq!(segments.finish()[0].shown(), "<END <END\n");
+        let mut whole = Segments::new("");
+        whole.push(b"a<END>b\n");
+        assert_eq!(whole.finish().len(), 1);
     }
 }
