@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Grades a folder of submissions for one week into CSV on stdout:
 #
-#   bash assignments/grade.sh [--jobs N] [--sanitize] [--cases FILE] [--limit SECONDS] [--weights FILE] [--ids FILE] [--keep DIR] WEEK SUBMISSIONS > grades.csv
+#   bash assignments/grade.sh [--jobs N] [--sanitize] [--cases FILE] [--limit SECONDS] [--weights FILE] [--ids FILE] [--keep DIR] [--feedback DIR [--feedback-hide-cases]] WEEK SUBMISSIONS > grades.csv
 #   bash assignments/grade.sh --dry-run [...] WEEK SUBMISSIONS > compiles.csv    (no GPU needed: compile, static rules)
 #
 # or, on a Slurm cluster, as one job array (one task and one GPU per submission), then its CSV:
@@ -60,6 +60,18 @@
 #                 go beside the CSV when stdout is a file (grades.csv: grades-checks/, or
 #                 grades-checks-2/ ... where that has files: nothing is overwritten), and stderr
 #                 says where; with --slurm into OUT/checks/
+#   --feedback DIR  also write what a teacher hands back into DIR (new or empty): a page per
+#                 student (DIR/NNN-<student>.md and .html: every rule and case with its verdict, the
+#                 first wrong element and who computed it, the time against ours, what
+#                 compute-sanitizer and the guard zones found, what failing cases printed, nvcc's
+#                 messages), and the class page DIR/index.html (each check's pass rate, the time
+#                 ratios, who to look at, findings by kind, every student); the CSV gets the column
+#                 "most like": the submission or file of ours (solution, broken kernels) most alike,
+#                 where one is too alike (the feedback crate says how; the template's code is not
+#                 counted). DIR/runs keeps what the pages are made from (each run's details, output
+#                 and file): `feedback pages --runs DIR/runs ...` makes them again. Local runs only
+#   --feedback-hide-cases  with --feedback: the students' pages show only the cases' verdicts (no
+#                 sizes, values or output of hidden cases)
 #   --dry-run     no GPU: each submission only compiled and its static rules judged (the lab's
 #                 --check --dry-run): every case and measured rule is "-", no score; seconds a
 #                 submission, on any machine with nvcc. Without it a local run needs a GPU
@@ -92,7 +104,7 @@
 set -uo pipefail
 
 weeks="01-simpson, 02-mmm-ab, 03-mmm-tiled, 04-constant-tracer, 07-dynamic-parallelism"
-usage="usage: bash assignments/grade.sh [--jobs N] [--sanitize] [--cases FILE] [--limit SECONDS] [--weights FILE] [--ids FILE] [--keep DIR] [--dry-run] WEEK SUBMISSIONS | --slurm [--partition P] [--account A] [--time MINUTES] [--cpus N] [--mem SIZE] [--collect-job] [...] WEEK SUBMISSIONS OUT | --collect OUT [--weights FILE] [--ids FILE]  (WEEK: $weeks; --help for more)"
+usage="usage: bash assignments/grade.sh [--jobs N] [--sanitize] [--cases FILE] [--limit SECONDS] [--weights FILE] [--ids FILE] [--keep DIR] [--feedback DIR [--feedback-hide-cases]] [--dry-run] WEEK SUBMISSIONS | --slurm [--partition P] [--account A] [--time MINUTES] [--cpus N] [--mem SIZE] [--collect-job] [...] WEEK SUBMISSIONS OUT | --collect OUT [--weights FILE] [--ids FILE]  (WEEK: $weeks; --help for more)"
 caller=$(pwd)
 repository=$(cd "$(dirname "$0")/.." && pwd)
 absolute() { [[ $1 == /* ]] && printf '%s' "$1" || printf '%s/%s' "$caller" "$1"; }
@@ -101,7 +113,7 @@ fail() { echo "grade.sh: $1" >&2; exit "${2:-1}"; }
 help() { sed -n '2,/^set -uo pipefail/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
 
 jobs=1 sanitize=() case_args=() positional=() limit= mode=local sbatch_args=() minutes= cpus= memory= collect_job= slurm_only=()
-dry= weights_file= ids_file= keep_dir= local_only=()
+dry= weights_file= ids_file= keep_dir= local_only=() feedback_dir= hide_cases=
 while [[ $# -gt 0 ]]; do
     case $1 in
         --jobs) [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || fail "--jobs needs a whole number of at least 1, not '${2:-}'" 2; jobs=$2; shift 2 ;;
@@ -111,6 +123,8 @@ while [[ $# -gt 0 ]]; do
         --weights) [[ -f ${2:-} ]] || fail "--weights: '${2:-}' is not a file" 2; weights_file=$(absolute "$2"); shift 2 ;;
         --ids) [[ -f ${2:-} ]] || fail "--ids: '${2:-}' is not a file" 2; ids_file=$(absolute "$2"); shift 2 ;;
         --keep) [[ -n ${2:-} ]] || fail "--keep needs a folder (new or empty)" 2; keep_dir=$(absolute "$2"); local_only+=("$1"); shift 2 ;;
+        --feedback) [[ -n ${2:-} ]] || fail "--feedback needs a folder (new or empty)" 2; feedback_dir=$(absolute "$2"); local_only+=("$1"); shift 2 ;;
+        --feedback-hide-cases) hide_cases=yes; shift ;;
         --dry-run) dry=yes; local_only+=("$1"); shift ;;
         --slurm) mode=slurm; shift ;;
         --partition|--account) [[ -n ${2:-} && ${2:-} != *[[:space:]]* ]] || fail "$1 needs a value (without spaces)" 2; sbatch_args+=("$1=$2"); slurm_only+=("$1"); shift 2 ;;
@@ -128,6 +142,12 @@ done
 [[ $mode == slurm || ${#slurm_only[@]} -eq 0 ]] || fail "${slurm_only[0]} goes with --slurm" 2
 [[ $mode == local || ${#local_only[@]} -eq 0 ]] || fail "${local_only[0]} goes with a local run, not --${mode}" 2
 [[ -z $dry || ${#sanitize[@]} -eq 0 ]] || fail "--dry-run runs no case, so --sanitize has nothing to run under compute-sanitizer" 2
+[[ -z $dry || -z $feedback_dir ]] || fail "--dry-run runs no case, so --feedback would have nothing to show; grade on a GPU for it" 2
+[[ -z $hide_cases || -n $feedback_dir ]] || fail "--feedback-hide-cases goes with --feedback DIR" 2
+if [[ -n $feedback_dir ]]; then
+    [[ ! -e $feedback_dir || -d $feedback_dir && -z $(ls -A "$feedback_dir" 2>/dev/null) ]] || fail "--feedback: $feedback_dir is not a new or empty folder (nothing is overwritten)" 2
+    runs_dir=$feedback_dir/runs
+fi
 
 # $1 as text that any CSV reader takes: bytes that are not UTF-8, and control characters (a line
 # break, a tab), as \xNN; the rest as it is.
@@ -317,6 +337,7 @@ machine_reason() {
 grade_one() {
     local index=$1 entry=$2 device=$3 student file files=() where= output status
     student=$(student_of "$entry")
+    [[ -n $feedback_dir ]] && escaped "$student" >"$runs_dir/$index.name"
     if [[ -d $entry ]]; then
         # Every .cu file in the folder, at any depth; hidden ones and macOS's __MACOSX/ copies are not hers.
         mapfile -d '' files < <(find "$entry" -mindepth 1 \( -name '.*' -o -name __MACOSX \) -prune -o -iname '*.cu' ! -type d -print0 | LC_ALL=C sort -z)
@@ -341,6 +362,10 @@ grade_one() {
         return
     fi
     local run=("$lab_bin" --kernel-source "$file" "${week_args[@]}" "${case_args[@]}")
+    if [[ -n $feedback_dir ]]; then
+        cp -- "$file" "$runs_dir/$index.cu"
+        run+=(--details "$runs_dir/$index.json")
+    fi
     if [[ -n $dry ]]; then
         run+=(--check --dry-run --csv)
         output=$("${run[@]}" 2>"$scratch/$index.err")
@@ -677,12 +702,13 @@ emit_row() {
     esac
     line="$row,$score"
     [[ -n $ids_file ]] && line+=",$(csv_field "${id_of[index]:-}")"
+    [[ -n $feedback_dir ]] && line+=",$(csv_field "$(cat "$runs_dir/$index.alike" 2>/dev/null)")"
     printf '%s\n' "$line"
 }
 
 # The CSV's header line.
 emit_header() {
-    printf 'student,%s,note,score%s\n' "$out_header" "$([[ -n $ids_file ]] && echo ',student id')"
+    printf 'student,%s,note,score%s%s\n' "$out_header" "$([[ -n $ids_file ]] && echo ',student id')" "$([[ -n $feedback_dir ]] && echo ',most like')"
 }
 
 # What the rows said, on stderr, one line each: students graded on another case set, those the
@@ -733,17 +759,61 @@ grade_here() {
             started=$SECONDS
             grade_one "$index" "$entry" "${devices[slot % ${#devices[@]}]}"
             keep_output "$index"
+            [[ -z $feedback_dir ]] || cp "$scratch/$index.out" "$runs_dir/$index.out" 2>/dev/null
             echo "grade.sh: graded $((index + 1)) of $total: $(escaped "$(student_of "$entry")") ($((SECONDS - started)) s)" >&2
         } &
         slot_pids[slot]=$!
         index=$((index + 1))
     done
     wait
-    emit_header
-    for ((i = 0; i < index; i++)); do
-        emit_row "$i" "$scratch/$i.row" "$(cat "$scratch/$i.state" 2>/dev/null)"
-    done
+    [[ -n $feedback_dir ]] && find_alike "$index"
+    {
+        emit_header
+        for ((i = 0; i < index; i++)); do
+            emit_row "$i" "$scratch/$i.row" "$(cat "$scratch/$i.state" 2>/dev/null)"
+        done
+    } >"$scratch/grades.csv"
+    cat "$scratch/grades.csv"
+    [[ -z $feedback_dir ]] || cp "$scratch/grades.csv" "$runs_dir/grades.csv"
     report
+    [[ -n $feedback_dir ]] && write_feedback
+    return 0
+}
+
+# The feedback program: LAB_BIN_DIR's, else cargo's release build. Sets feedback_bin.
+find_feedback() {
+    feedback_bin=$(absolute "${LAB_BIN_DIR:-$repository/target/release}")/feedback
+    if [[ -z ${LAB_BIN_DIR:-} ]]; then
+        (cd "$repository" && cargo build --release -q -p feedback) || fail "cargo build --release -p feedback failed"
+    fi
+    [[ -x $feedback_bin && -f $feedback_bin ]] || fail "$(escaped "$feedback_bin") is missing: build it again with bash scripts/gpu-bundle.sh (or unset LAB_BIN_DIR)"
+}
+
+# --feedback, before the CSV: each submission's "most like" ($runs_dir/i.alike) from the files graded
+# (copied to $runs_dir/i.cu) of the $1 submissions, against each other and our files of the week (its
+# solution, broken and red-team kernels), the week's starter not counted. A failure here costs the
+# column, never the grades.
+find_alike() {
+    local source ours=() file
+    source=$(find "$repository/assignments/$week" -maxdepth 1 -name '*.cu' -printf '%f\n' | head -n 1)
+    [[ -n $source ]] || { echo "grade.sh: assignments/$week has no starter .cu file to compare with: the column \"most like\" stays empty" >&2; return 0; }
+    # From the repository, so that the CSV names our files as the workspace does (kernels/cuda/mmm.cu).
+    (
+        cd "$repository" || exit 1
+        for file in "kernels/cuda/$source" "assignments/$week"/{broken,adversarial}/*.cu; do
+            [[ -f $file ]] && ours+=(--ours "$file")
+        done
+        "$feedback_bin" alike --runs "$runs_dir" --count "$1" --template "assignments/$week/$source" "${ours[@]}"
+    ) || echo "grade.sh: feedback alike failed (above): the column \"most like\" stays empty" >&2
+}
+
+# --feedback, after the CSV: the students' pages and the class page (made again from $runs_dir with
+# the feedback program's `pages`, to another folder, with or without --hide-cases).
+write_feedback() {
+    local hide=()
+    [[ -n $hide_cases ]] && hide=(--hide-cases)
+    "$feedback_bin" pages --week "$week" --runs "$runs_dir" --grades "$runs_dir/grades.csv" "${hide[@]}" --out "$feedback_dir" >/dev/null || fail "feedback pages failed (above)"
+    echo "grade.sh: feedback for each student in $(escaped "$feedback_dir")/, the class page $(escaped "$feedback_dir")/index.html" >&2
 }
 
 # Sets the variable slot to a slot whose job has ended (or never started), or to nothing if all are
@@ -1003,7 +1073,7 @@ scratch=$(mktemp -d) || fail "cannot make a private folder"
 trap 'rm -rf "$scratch"' EXIT
 final=0 changed_names=() machine_names=() refused_names=() machine_index=() dry_passed=0 changed=
 case $mode in
-    local) set_up_week 2 && grade_here ;;
+    local) set_up_week 2 && { [[ -z $feedback_dir ]] || { find_feedback && mkdir -p "$runs_dir"; }; } && grade_here ;;
     slurm) set_up_week 3 && submit_array ;;
     task) run_task ;;
     collect) [[ ${#positional[@]} -eq 0 ]] || fail "$usage" 2; collect ;;

@@ -49,6 +49,8 @@ for lab in lab-*/; do
         strip --strip-debug -o "$bundle/bin-dev/$lab" "$target/debug/$lab"
     fi
 done
+# grade.sh --feedback's pages come from the feedback program, which grade.sh looks for beside the labs.
+cp "$target/release/feedback" "$bundle/bin/"
 # CUPTI for --profile and --trace, beside the release labs, where the profile code looks first; the
 # dev-profile labs find the GPU machine's own (/usr/local/cuda/extras/CUPTI/lib64), so both are tried.
 if [[ -e .toolchain/cuda/lib/libcupti.so.13 ]]; then

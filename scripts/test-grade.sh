@@ -39,10 +39,11 @@ mkdir -p "$work/bin" "$work/gpus" "$work/no-gpu" "$work/cargo"
 cat >"$work/bin/lab-mmm" <<'STUB'
 #!/usr/bin/env bash
 set -u
-file= args=() plain=() cases_file= dry= csv=
+file= args=() plain=() cases_file= dry= csv= details=
 while (($#)); do
     case $1 in
         --kernel-source) file=$2; shift 2 ;;
+        --details) details=$2; shift 2 ;;
         --cases) cases_file=$2; args+=("$1" "$2"); plain+=("$1" "$2"); shift 2 ;;
         --check | --sanitize) shift ;;
         --dry-run) dry=yes; shift ;;
@@ -65,6 +66,9 @@ trap 'echo "end $(basename "$file") ${CUDA_VISIBLE_DEVICES:-unset}" >>"$STUB_LOG
 sleep "0.$((RANDOM % 4))"
 first=$(head -n 1 "$file")
 [[ $first == "// edits the cases" ]] && echo "3 5 7 f64 1" >>"$cases_file"
+# --details: what the feedback pages read (their content is tested with real labs' files in
+# feedback/tests); here only that grade.sh asks for them and passes them on.
+[[ -z $details ]] || printf '{"lab": "lab-mmm", "rows": [], "verdict": "%s"}\n' "${first#// }" >"$details"
 machine="machine: no usable CUDA GPU (cudaGetDeviceCount: CUDA driver version is insufficient for CUDA runtime version)"
 case $first in
     "// compile error")
@@ -333,7 +337,7 @@ ROWS
 # --help names every option grade.sh reads.
 bash assignments/grade.sh --help >"$work/help.txt"
 options=$(grep -o -E '^ +(-h\|)?--[a-z-]+(\|--[a-z-]+)*\)' assignments/grade.sh | tr -d ' )' | tr '|' ' ')
-expect "options found" "$(wc -w <<<"$options")" 19
+expect "options found" "$(wc -w <<<"$options")" 21
 for option in $options; do
     expect "--help names $option" "$(grep -q -E -- "(^|[ [,])$option([] ,]|$)" "$work/help.txt" && echo yes)" yes
 done
@@ -595,6 +599,40 @@ expect "--dry-run: nothing built, no time limit" "$(cat "$work/cargo.log" "$STUB
 expect "--dry-run with a lab without it" "$(STUB_OLD_LAB=1 nogpu dry --dry-run 03-mmm-tiled "$dry"; cat "$work/dry.err")" "1
 grade.sh: $work/bin/lab-mmm has no --check --dry-run yet (an older lab): build the labs again (cargo, or bash scripts/gpu-bundle.sh)"
 for bad in "--dry-run --sanitize 03-mmm-tiled $dry" "--dry-run --slurm 03-mmm-tiled $dry $work/out"; do
+    # shellcheck disable=SC2086 # the words of the bad command line
+    expect "grade.sh $bad exits 2 with one line" "$(nogpu bad $bad; wc -l <"$work/bad.err")" "2
+1"
+done
+
+# --feedback DIR: the runs kept in DIR/runs, a page per student and the class page, the CSV's "most
+# like" (a copy of our solution and a renamed copy of it are too like it; an independent solution
+# is like nothing); its refusals.
+cp "$target/debug/feedback" "$work/bin/"
+fb=$work/fb-subs fixtures=feedback/tests/fixtures/03-mmm-tiled
+mkdir -p "$fb/no file"
+{ echo "// pass"; cat kernels/cuda/mmm.cu; } >"$fb/ann.cu"
+{ echo "// pass"; cat "$fixtures/renamed-copy.cu"; } >"$fb/ben.cu"
+{ echo "// half"; cat "$fixtures/independent-1.cu"; } >"$fb/cat.cu"
+echo "// compile error" >"$fb/dan.cu"
+expect "--feedback exits" "$(grade fb --feedback "$work/fb" 03-mmm-tiled "$fb")" 0
+expect "--feedback: the CSV's last column" "$(head -n 1 "$work/fb.csv" | grep -o ',[a-z ]*$')" ",most like"
+expect "--feedback: most like" "$(columns "$work/fb.csv" student "most like")" "$(cat <<ROWS
+lengths same
+row ann | our kernels/cuda/mmm.cu, 100%
+row ben | ann, 99%
+row cat | 
+row dan | 
+row no file | 
+ROWS
+)"
+expect "--feedback: the pages" "$(find "$work/fb" -maxdepth 1 -type f -printf '%f\n' | LC_ALL=C sort | tr '\n' ' ')" \
+    "001-ann.html 001-ann.md 002-ben.html 002-ben.md 003-cat.html 003-cat.md 004-dan.html 004-dan.md 005-no_file.html 005-no_file.md index.html "
+expect "--feedback: the runs kept" "$(ls "$work/fb/runs" | grep -c -e '^[0-9]*\.json$' -e '^[0-9]*\.cu$')" 8
+expect "--feedback: the class page links every student" "$(grep -o 'href="00[1-5]-[a-z_]*\.html"' "$work/fb/index.html" | sort -u | wc -l)" 5
+expect "--feedback: stderr says where" "$(grep -c "^grade.sh: feedback for each student in $work/fb/" "$work/fb.err")" 1
+expect "--feedback into a folder with files" "$(grade bad --feedback "$work/fb" 03-mmm-tiled "$fb"; cat "$work/bad.err")" "2
+grade.sh: --feedback: $work/fb is not a new or empty folder (nothing is overwritten)"
+for bad in "--feedback-hide-cases 03-mmm-tiled $fb" "--dry-run --feedback $work/fb2 03-mmm-tiled $fb" "--feedback $work/fb2 --slurm 03-mmm-tiled $fb $work/out"; do
     # shellcheck disable=SC2086 # the words of the bad command line
     expect "grade.sh $bad exits 2 with one line" "$(nogpu bad $bad; wc -l <"$work/bad.err")" "2
 1"

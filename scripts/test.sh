@@ -26,6 +26,9 @@ bash scripts/test-student-pack.sh
 # grade.sh --slurm and --collect on a one-node Slurm started here (installed with apt where missing);
 # where it cannot run it prints a "test result:" line with 1 ignored, counted below as skipped.
 bash scripts/test-slurm.sh | tee -a "$log"
+# grade.sh --feedback's pages, from a saved grading run, as headless Chromium draws them (installed
+# with apt where missing; where it cannot run, a "test result:" line with 1 ignored, as for Slurm).
+bash scripts/test-feedback-page.sh | tee -a "$log"
 # Every `cargo run` line of every README parses and finds its files from where the README says.
 bash scripts/test-readme-commands.sh
 # Every figure a README quotes from a saved run (results/) is in that run's output.
@@ -46,5 +49,6 @@ awk '/^test result:/ {
         }
      }
      /^test-slurm.sh: SKIPPED/ { slurm = "; scripts/test-slurm.sh (no Slurm here)" }
-     END { print "skipped: the GPU tests, for bash gpu-bundle/run.sh on a GPU machine; reference/cublas/gemm.cu (no cuBLAS here)" slurm
+     /^test-feedback-page.sh: SKIPPED/ { browser = "; scripts/test-feedback-page.sh (no Chromium here)" }
+     END { print "skipped: the GPU tests, for bash gpu-bundle/run.sh on a GPU machine; reference/cublas/gemm.cu (no cuBLAS here)" slurm browser
            printf "tests: %d passed, %d failed, %d skipped\n", passed, failed, ignored }' "$log"

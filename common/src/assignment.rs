@@ -65,6 +65,11 @@ pub struct StudentArgs {
     /// comments; the lab's README says the fields).
     #[arg(long, value_name = "FILE")]
     pub cases: Option<PathBuf>,
+    /// With --check: also write FILE (JSON), the whole check for a feedback page: every row as the
+    /// table has it, what the failing cases printed, a compile error. FILE must not exist yet
+    /// (assignments/grade.sh --feedback sets it).
+    #[arg(long, value_name = "FILE", requires = "check", conflicts_with = "dry_run")]
+    pub details: Option<PathBuf>,
     /// Print the cases --check runs, with the case set's hash, and exit (no GPU needed).
     #[arg(long, conflicts_with = "check")]
     pub list_cases: bool,
@@ -593,7 +598,7 @@ fn file_failed<C>(args: &StudentArgs, check: &Check<'_, C>, rules: &[Row], err: 
         3 => anyhow::Error::new(Machine(machine_of(err).unwrap_or_else(|| message.clone()))),
         _ => anyhow::anyhow!(message.clone()),
     };
-    if args.csv && exit_code(err) == 1 {
+    if exit_code(err) == 1 {
         let failed = |name: &str| Row { case: name.to_string(), result: Ok(Outcome { wrong: 1, elements: 1, first: None, times: None, finding: Some(message.clone()) }) };
         let mut rows: Vec<Row> = rules.iter().map(|rule| failed(&rule.case)).collect();
         rows.extend(unrun_names(check).map(|name| match args.dry_run {
@@ -601,7 +606,10 @@ fn file_failed<C>(args: &StudentArgs, check: &Check<'_, C>, rules: &[Row], err: 
             false => failed(name),
         }));
         let source = args.kernel_source.as_deref().unwrap_or(Path::new("?"));
-        print!("{}", csv(source, &rows, &check.cases.hash, &format!("compile error: {}", one_line(&message))));
+        if args.csv {
+            print!("{}", csv(source, &rows, &check.cases.hash, &format!("compile error: {}", one_line(&message))));
+        }
+        write_details(args, check, &rows, serde_json::json!({ "compile_error": message, "verdict": message }))?;
     }
     Err(kind)
 }
@@ -986,7 +994,8 @@ fn run_check<C>(args: &StudentArgs, image: &KernelImage, check: &Check<'_, C>, r
             (week, thread)
         });
         let go = measure::Go(&go);
-        let children = Children { exe: &exe, image: &image_path, dir: dir.path(), names: &check.cases.names, progress: &progress, deadline, flags: check.child_flags, boundary: boundary() };
+        let alone = uses_the_device_heap(image);
+        let children = Children { exe: &exe, image: &image_path, dir: dir.path(), names: &check.cases.names, progress: &progress, deadline, flags: check.child_flags, boundary: boundary(), alone };
         let runs = match &sanitizer {
             Some(sanitizer) => (0..check.cases.names.len()).map(|index| children.run_sanitized(index, sanitizer, &tools)).collect(),
             None => children.run_all(),
@@ -1020,6 +1029,11 @@ fn machine_for_the_cases(args: &StudentArgs) -> std::result::Result<Option<PathB
 /// verdict. With `--csv`, stdout is the CSV alone: grade.sh takes exactly its header and its row.
 fn report<C>(args: &StudentArgs, check: &Check<'_, C>, rows: &[Row], runs: &[CaseRun], sanitized: bool) -> Result<()> {
     let source = args.kernel_source.as_deref().unwrap_or(Path::new("?"));
+    let verdict = verdict(rows);
+    let failing = runs.iter().filter(|run| !run.row.passed());
+    let printed: Vec<serde_json::Value> = failing.map(|run| serde_json::json!({ "case": run.row.case, "stdout": run.stdout.shown(), "stderr": run.stderr.shown() })).collect();
+    let said = verdict.as_ref().map_or_else(|err| format!("{err:#}"), String::clone);
+    write_details(args, check, rows, serde_json::json!({ "sanitized": sanitized, "outputs": printed, "verdict": said }))?;
     let note = machine_note(rows).unwrap_or_default();
     if args.csv {
         print!("{}", csv(source, rows, &check.cases.hash, &note));
@@ -1030,7 +1044,30 @@ fn report<C>(args: &StudentArgs, check: &Check<'_, C>, rows: &[Row], runs: &[Cas
             println!("\nMACHINE: {note}. Run --check again where the machine can (--dry-run judges the rules read from what nvcc made without a GPU).");
         }
     }
-    say_verdict(args, verdict(rows))
+    say_verdict(args, verdict)
+}
+
+/// `--details FILE`: the check as JSON for the feedback crate (issue 44): the lab, the file, the case
+/// set and its cases' names (the other rows are rules), every row in the form a case's child reports
+/// it ([`Row::to_line`], which the feedback reads back with [`Row::from_line`]), and `more` (what the
+/// failing cases printed, the verdict, or a compile error). The file must be new: nothing a user
+/// gave is overwritten.
+fn write_details<C>(args: &StudentArgs, check: &Check<'_, C>, rows: &[Row], more: serde_json::Value) -> Result<()> {
+    use std::io::Write as _;
+    let Some(path) = &args.details else { return Ok(()) };
+    let source = args.kernel_source.as_deref().unwrap_or(Path::new("?"));
+    let mut details = serde_json::json!({
+        "lab": check.lab,
+        "source": source.display().to_string(),
+        "case_set": check.cases.hash,
+        "cases": check.cases.names,
+        "rows": rows.iter().map(Row::to_line).collect::<Vec<_>>(),
+    });
+    if let (Some(details), serde_json::Value::Object(more)) = (details.as_object_mut(), more) {
+        details.extend(more);
+    }
+    let mut file = std::fs::OpenOptions::new().write(true).create_new(true).open(path).with_context(|| format!("--details: cannot make {} (it must not exist yet)", path.display()))?;
+    writeln!(file, "{details:#}").with_context(|| format!("writing {}", path.display()))
 }
 
 /// The verdict's line: on stdout after the table, on stderr after the CSV; an error as it is.
@@ -1100,6 +1137,16 @@ struct Children<'a> {
     flags: &'a [&'a str],
     /// The line each child prints after each case ([`output::Segments`]).
     boundary: String,
+    /// Each case in a child of its own ([`uses_the_device_heap`]).
+    alone: bool,
+}
+
+/// Whether the student's kernels call `malloc`: the device heap belongs to the CUDA context, not to
+/// the module, so what one case left there (a leak that fills it, or data a later `malloc` hands back)
+/// would reach the next case in the same child. Such a file's cases run one per child, as they all
+/// did before issue 39's budget. Read from the PTX nvcc made (conservatively: the word anywhere).
+fn uses_the_device_heap(image: &KernelImage) -> bool {
+    image.newest().and_then(|build| build.ptx).is_some_and(|ptx| ptx.contains("malloc"))
 }
 
 /// A line no kernel can print on purpose: made up by the parent for this check, and never on the GPU.
@@ -1133,13 +1180,15 @@ impl Children<'_> {
         runs
     }
 
-    /// One child for the cases from `first` on; the runs of those it got to (at least `first`).
+    /// One child for the cases from `first` on (`first` alone where [`Children::alone`]); the runs of
+    /// those it got to (at least `first`).
     fn run_from(&self, first: usize) -> Vec<CaseRun> {
+        let last = if self.alone { first } else { self.names.len() - 1 };
         let prefix = self.dir.join(format!("result-{first}-"));
         let slot = |(index, name): (usize, &String)| Slot { case: name.clone(), result: self.dir.join(format!("result-{first}-{index}")) };
-        let slots: Vec<Slot> = self.names.iter().enumerate().skip(first).map(slot).collect();
+        let slots: Vec<Slot> = self.names.iter().enumerate().take(last + 1).skip(first).map(slot).collect();
         let mut command = Command::new(self.exe);
-        command.args(child_args(self.image, first..=self.names.len() - 1, &prefix, false, self.flags, &self.boundary));
+        command.args(child_args(self.image, first..=last, &prefix, false, self.flags, &self.boundary));
         let batch = Batch { cases: &slots, limits: CASE_LIMITS, deadline: self.deadline, finished: None, boundary: &self.boundary };
         case_process::run(command, &batch, |offset| self.progress.case(first + offset, &self.names[first + offset], None))
     }
@@ -1242,8 +1291,8 @@ fn child_args(image: &Path, cases: std::ops::RangeInclusive<usize>, result: &Pat
         }
         match arg.to_str() {
             Some("--check" | "--csv" | "--sanitize" | "--show-output") => {}
-            Some("--kernel-source" | "--time-limit") => skip_value = true,
-            Some(text) if text.starts_with("--kernel-source=") || text.starts_with("--time-limit=") => {}
+            Some("--kernel-source" | "--time-limit" | "--details") => skip_value = true,
+            Some(text) if ["--kernel-source=", "--time-limit=", "--details="].iter().any(|flag| text.starts_with(flag)) => {}
             _ => args.push(arg),
         }
     }

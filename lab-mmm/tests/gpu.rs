@@ -389,6 +389,26 @@ fn week_3_a_case_that_faults_ends_its_child_and_the_cases_after_it_still_pass() 
     }
 }
 
+/// A kernel that calls `malloc` runs each case in a child of its own (the device heap outlives the
+/// module, so it would reach the next case): a correct one that allocates and frees in every block
+/// passes every case, and so does one whose first block leaks 64 KiB per launch: a few MB of the
+/// 8 MB heap in a case, which with the twelve cases in one child would run out and trap.
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn week_3_a_kernel_that_calls_malloc_runs_each_case_on_a_heap_of_its_own() {
+    let ours = std::fs::read_to_string(common::testing::repository_file("kernels/cuda/mmm.cu", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let loop_start = "    T sum = 0;\n    for (int tile = 0;";
+    let every_block = "if (tx == 0 && ty == 0) { void* scratch = malloc(16); if (scratch == nullptr) __trap(); free(scratch); }";
+    let first_block_leaks = "if (tx == 0 && ty == 0 && blockIdx.x == 0 && blockIdx.y == 0) { if (malloc(1 << 16) == nullptr) __trap(); }";
+    for (name, heap) in [("frees", every_block), ("leaks", first_block_leaks)] {
+        let body = format!("    {heap}\n{loop_start}");
+        let file = common::testing::temp_file(&format!("malloc-{name}.cu"), &ours.replace(loop_start, &body));
+        let checked = check_with(&file, "tiled", &[]);
+        assert_eq!(checked.code, Some(0), "{name}: {checked:?}");
+        assert!(checked.stdout.contains("Solution is correct: all 18 cases pass"), "{name}: {checked:?}");
+    }
+}
+
 /// Issue 21: racecheck reports the missing second barrier in every run, on every case with more than
 /// one tile (k > 16); a single tile has no next tile to overwrite it. Four of the week's cases, the
 /// largest among them (racecheck takes about a minute on it).

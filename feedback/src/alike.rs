@@ -1,0 +1,100 @@
+//! Which submissions are too alike, each other or our own files (the week's solution and the broken
+//! kernels made from it, which students can read in the workspace): winnowed fingerprints
+//! ([`crate::similarity`]) with the week's template taken out. Found once, before grade.sh prints
+//! its CSV (the column "most like"), and kept as JSON for the class page.
+
+use anyhow::{Context as _, Result};
+
+use crate::similarity::{self, Fingerprints};
+
+/// What was found: pairs of submissions, and submissions too like one of our files.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Likeness {
+    /// Submission `a` and submission `b` (by their place in the CSV), most alike first.
+    pub pairs: Vec<(usize, usize, f64)>,
+    /// Submission and our file (its path as given), most alike first.
+    pub ours: Vec<(usize, String, f64)>,
+}
+
+impl Likeness {
+    /// Compares every pair of `submissions` (their sources; `None` where none was graded) and each
+    /// with each of `ours` (name, source), the `template`'s fingerprints taken out of all.
+    pub fn find(submissions: &[Option<String>], template: &str, ours: &[(String, String)]) -> Likeness {
+        let template = Fingerprints::of(template);
+        let of = |source: &str| Fingerprints::of(source).without(&template);
+        let prints: Vec<Fingerprints> = submissions.iter().map(|source| source.as_deref().map_or_else(|| of(""), of)).collect();
+        let pairs = similarity::alike_pairs(&prints).into_iter().map(|pair| (pair.a, pair.b, pair.similarity)).collect();
+        let mut matches = Vec::new();
+        for (name, source) in ours {
+            let file = of(source);
+            for (index, print) in prints.iter().enumerate() {
+                if let Some(score) = similarity::too_alike(print, &file) {
+                    matches.push((index, name.clone(), score));
+                }
+            }
+        }
+        matches.sort_by(|a, b| b.2.total_cmp(&a.2));
+        Likeness { pairs, ours: matches }
+    }
+
+    /// The CSV's "most like" for submission `index`: the most alike of the other submissions
+    /// (`names`) and our files, with how alike; empty where none is too alike.
+    pub fn most_like(&self, index: usize, names: &[String]) -> String {
+        let students = self.pairs.iter().filter_map(|&(a, b, score)| match (a == index, b == index) {
+            (true, _) => Some((names.get(b).cloned().unwrap_or_default(), score)),
+            (_, true) => Some((names.get(a).cloned().unwrap_or_default(), score)),
+            _ => None,
+        });
+        let ours = self.ours.iter().filter(|(at, ..)| *at == index).map(|(_, file, score)| (format!("our {file}"), *score));
+        // The first of the most alike: another student before our files, our solution (given first)
+        // before the broken kernels made from it.
+        let most = students.chain(ours).reduce(|best, next| if next.1 > best.1 { next } else { best });
+        most.map_or(String::new(), |(who, score)| format!("{who}, {:.0}%", 100.0 * score))
+    }
+
+    /// Only what names submissions of the `count` there are (a file of another run's leaves out the
+    /// rest, with a line on stderr).
+    pub fn within(mut self, count: usize) -> Likeness {
+        let before = self.pairs.len() + self.ours.len();
+        self.pairs.retain(|&(a, b, _)| a < count && b < count);
+        self.ours.retain(|&(a, ..)| a < count);
+        if self.pairs.len() + self.ours.len() < before {
+            eprintln!("feedback: the likeness file names submissions the CSV does not have; those are left out");
+        }
+        self
+    }
+
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "pairs": self.pairs.iter().map(|(a, b, s)| serde_json::json!([a, b, s])).collect::<Vec<_>>(),
+            "ours": self.ours.iter().map(|(a, file, s)| serde_json::json!([a, file, s])).collect::<Vec<_>>(),
+        })
+    }
+
+    pub fn from_json(text: &str) -> Result<Likeness> {
+        let json: serde_json::Value = serde_json::from_str(text).context("the likeness file is not JSON")?;
+        let items = |key: &str| json[key].as_array().cloned().unwrap_or_default();
+        let number = |value: &serde_json::Value| value.as_u64().map(|n| n as usize).context("a submission's number");
+        let score = |value: &serde_json::Value| value.as_f64().context("a similarity");
+        let pairs = items("pairs").iter().map(|pair| Ok((number(&pair[0])?, number(&pair[1])?, score(&pair[2])?))).collect::<Result<_>>()?;
+        let ours = items("ours").iter().map(|hit| Ok((number(&hit[0])?, hit[1].as_str().unwrap_or_default().to_string(), score(&hit[2])?))).collect::<Result<_>>()?;
+        Ok(Likeness { pairs, ours })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn most_like_names_the_closest_of_students_and_our_files_and_survives_json() {
+        let likeness = Likeness { pairs: vec![(0, 2, 0.91)], ours: vec![(2, "kernels/cuda/mmm.cu".into(), 0.97)] };
+        let names: Vec<String> = ["ann", "bob", "cy"].map(String::from).to_vec();
+        assert_eq!(likeness.most_like(0, &names), "cy, 91%");
+        assert_eq!(likeness.most_like(1, &names), "");
+        assert_eq!(likeness.most_like(2, &names), "our kernels/cuda/mmm.cu, 97%");
+        assert_eq!(Likeness::from_json(&likeness.to_json().to_string()).unwrap(), likeness);
+        assert!(Likeness::from_json("[1]").is_ok_and(|empty| empty == Likeness::default()));
+        assert_eq!(likeness.within(2), Likeness { pairs: vec![], ours: vec![] });
+    }
+}

@@ -1,0 +1,136 @@
+//! `feedback`: what assignments/grade.sh --feedback runs after grading (issue 44).
+//!
+//!     feedback alike --runs DIR/runs --count N --template STARTER.cu [--ours FILE.cu]...
+//!     feedback pages --week WEEK --runs DIR/runs --grades GRADES.csv [--hide-cases] --out DIR
+//!
+//! `alike` compares the graded files (DIR/runs/i.cu) and writes each submission's "most like"
+//! (DIR/runs/i.alike, for the CSV's column) and DIR/runs/alike.json; `pages` writes a feedback page
+//! per student (Markdown and HTML) and the class page DIR/index.html. A teacher can run `pages`
+//! again on the same runs (with --hide-cases, say) into another folder.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context as _, Result};
+use clap::{Parser, Subcommand};
+use feedback::alike::Likeness;
+use feedback::class::Class;
+use feedback::document::{html, markdown};
+use feedback::grades::Grades;
+use feedback::runs::Run;
+use feedback::student::{self, Cases};
+
+#[derive(Parser, Debug)]
+#[command(about = "Feedback pages and a class page from grade.sh's runs (assignments/grade.sh --feedback)")]
+struct Args {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Finds the submissions too alike: each other, or our own files.
+    Alike {
+        /// grade.sh's runs folder (DIR/runs): i.cu (the file graded) and i.name for each submission i.
+        #[arg(long)]
+        runs: PathBuf,
+        /// How many submissions there are.
+        #[arg(long)]
+        count: usize,
+        /// The week's starter file: its code is the students' in common, so it is not counted.
+        #[arg(long, value_name = "STARTER.cu")]
+        template: PathBuf,
+        /// Our own files a student could copy (the week's solution, its broken kernels).
+        #[arg(long, value_name = "FILE.cu")]
+        ours: Vec<PathBuf>,
+    },
+    /// Writes the feedback pages and the class page.
+    Pages {
+        /// The week, for the titles (03-mmm-tiled).
+        #[arg(long)]
+        week: String,
+        /// grade.sh's runs folder (DIR/runs): i.json, i.out and alike.json.
+        #[arg(long)]
+        runs: PathBuf,
+        /// grade.sh's CSV, a row per submission in the order of the runs.
+        #[arg(long, value_name = "GRADES.csv")]
+        grades: PathBuf,
+        /// Show only the verdicts of the cases, nothing of their sizes, values or output.
+        #[arg(long)]
+        hide_cases: bool,
+        /// Where the pages go; no file there is overwritten.
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+    },
+}
+
+fn main() -> std::process::ExitCode {
+    common::cli::run_lab(|args: Args| match args.command {
+        Command::Alike { runs, count, template, ours } => alike(&runs, count, &template, &ours),
+        Command::Pages { week, runs, grades, hide_cases, out } => pages(&week, &runs, &grades, if hide_cases { Cases::Hidden } else { Cases::Shown }, &out),
+    })
+}
+
+fn alike(runs: &Path, count: usize, template: &Path, ours: &[PathBuf]) -> Result<()> {
+    let read = |path: &Path| std::fs::read(path).map(|bytes| String::from_utf8_lossy(&bytes).into_owned());
+    let template = read(template).with_context(|| format!("reading the template {}", template.display()))?;
+    let ours: Vec<(String, String)> = ours.iter().map(|path| Ok((path.display().to_string(), read(path).with_context(|| format!("reading {}", path.display()))?))).collect::<Result<_>>()?;
+    let run_file = |index: usize, suffix: &str| runs.join(format!("{index}.{suffix}"));
+    let sources: Vec<Option<String>> = (0..count).map(|index| read(&run_file(index, "cu")).ok()).collect();
+    let names: Vec<String> = (0..count).map(|index| read(&run_file(index, "name")).unwrap_or_default()).collect();
+    let likeness = Likeness::find(&sources, &template, &ours);
+    for index in 0..count {
+        write_new(&run_file(index, "alike"), &likeness.most_like(index, &names))?;
+    }
+    write_new(&runs.join("alike.json"), &likeness.to_json().to_string())
+}
+
+fn pages(week: &str, runs: &Path, grades: &Path, cases: Cases, out: &Path) -> Result<()> {
+    let text = std::fs::read_to_string(grades).with_context(|| format!("reading {}", grades.display()))?;
+    let grades = Grades::parse(&text).with_context(|| format!("reading {}", grades.display()))?;
+    let likeness = match std::fs::read_to_string(runs.join("alike.json")) {
+        Ok(text) => Likeness::from_json(&text)?,
+        Err(_) => Likeness::default(),
+    };
+    let runs: Vec<Run> = (0..grades.rows.len()).map(|index| Run::read(runs, index)).collect();
+    let likeness = likeness.within(grades.rows.len());
+    std::fs::create_dir_all(out).with_context(|| format!("making {}", out.display()))?;
+    let names: Vec<String> = (0..grades.rows.len()).map(|row| page_name(row, grades.field(row, "student"))).collect();
+    let case_names = runs.iter().find_map(|run| Some(run.details.as_ref()?.cases.as_slice()));
+    for (row, run) in runs.iter().enumerate() {
+        let blocks = student::page(week, &grades, row, run, cases, case_names);
+        let title = format!("Feedback for {}: week {week}", grades.field(row, "student"));
+        write_new(&out.join(format!("{}.md", names[row])), &markdown(&blocks))?;
+        write_new(&out.join(format!("{}.html", names[row])), &html(&title, &blocks))?;
+    }
+    let pages: Vec<String> = names.iter().map(|name| format!("{name}.html")).collect();
+    let class = Class { week, grades: &grades, runs: &runs, likeness: &likeness, pages: &pages };
+    write_new(&out.join("index.html"), &html(&format!("Week {week}"), &class.page()?))?;
+    println!("feedback: {} pages and {}", runs.len(), out.join("index.html").display());
+    Ok(())
+}
+
+/// A page's file name: its place in the CSV and the student's name with only letters, digits, `.`,
+/// `-` and `_` (the rest `_`), so that every link works from disk whatever the name holds.
+fn page_name(row: usize, student: &str) -> String {
+    let safe: String = student.chars().take(60).map(|c| if c.is_ascii_alphanumeric() || "._-".contains(c) { c } else { '_' }).collect();
+    format!("{:03}-{}", row + 1, safe.trim_start_matches('.'))
+}
+
+/// Writes `text` into `path`, which must not exist yet.
+fn write_new(path: &Path, text: &str) -> Result<()> {
+    use std::io::Write as _;
+    let mut file = std::fs::OpenOptions::new().write(true).create_new(true).open(path).with_context(|| format!("cannot make {} (it must not exist yet)", path.display()))?;
+    file.write_all(text.as_bytes()).with_context(|| format!("writing {}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn page_names_are_safe_and_unique() {
+        assert_eq!(page_name(0, "Doe, Jane"), "001-Doe__Jane");
+        assert_eq!(page_name(11, "../../etc/passwd"), "012-_.._etc_passwd");
+        assert_eq!(page_name(2, "été\\x0a"), "003-_t__x0a");
+    }
+}

@@ -1,0 +1,136 @@
+//! The pages made again, without a GPU, from a real grading run: grade.sh --feedback on an H100 with
+//! week 3's solution, template, broken kernels, two independent solutions, two renamed copies of
+//! ours, a file that does not compile and a folder with two files (fixtures/runs-03-mmm-tiled, the
+//! run's log in results/h100/assignments/issue44-feedback.log).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const RUNS: &str = "tests/fixtures/runs-03-mmm-tiled";
+
+/// A fresh folder for this test's pages.
+fn fresh(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("feedback-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+/// `feedback pages` on the fixture's runs into `out`, with `extra` flags; its exit status and stderr.
+fn pages(out: &Path, extra: &[&str]) -> (bool, String) {
+    let runs = Path::new(env!("CARGO_MANIFEST_DIR")).join(RUNS);
+    let output = Command::new(env!("CARGO_BIN_EXE_feedback"))
+        .args(["pages", "--week", "03-mmm-tiled", "--runs"])
+        .arg(&runs)
+        .arg("--grades")
+        .arg(runs.join("grades.csv"))
+        .arg("--out")
+        .arg(out)
+        .args(extra)
+        .output()
+        .unwrap();
+    (output.status.success(), String::from_utf8_lossy(&output.stderr).into_owned())
+}
+
+fn read(path: PathBuf) -> String {
+    std::fs::read_to_string(&path).unwrap_or_else(|err| panic!("{}: {err}", path.display()))
+}
+
+/// The page of the student whose name ends the file's name (`017-writes-past-c.md`).
+fn page_of(out: &Path, student: &str, suffix: &str) -> String {
+    let entry = std::fs::read_dir(out).unwrap().flatten().find(|entry| entry.file_name().to_string_lossy().ends_with(&format!("-{student}.{suffix}")));
+    read(entry.unwrap_or_else(|| panic!("no page of {student}")).path())
+}
+
+#[test]
+fn every_student_has_a_page_and_the_class_page_links_each_and_says_who_to_look_at() {
+    let out = fresh("all");
+    let (ok, stderr) = pages(&out, &[]);
+    assert!(ok, "{stderr}");
+    let index = read(out.join("index.html"));
+    let links: Vec<&str> = index.split("href=\"").skip(1).map(|rest| rest.split('"').next().unwrap()).collect();
+    assert!(links.iter().all(|link| out.join(link).is_file()), "{links:?}");
+    let mut linked: Vec<&str> = links.clone();
+    linked.sort_unstable();
+    linked.dedup();
+    assert_eq!(linked.len(), 19, "{linked:?}");
+    assert!(index.contains("Week 03-mmm-tiled: 19 submissions") && index.contains("6 passed every check, 1 did not compile"), "{index}");
+    assert!(index.contains("<svg") && index.matches("<rect").count() > 7, "the plot");
+    // Who to look at: the file that did not compile, the kernel that traps, the copies.
+    let section = |title: &str| index.split(title).nth(1).and_then(|rest| rest.split("</ul>").next()).unwrap_or_default().to_string();
+    assert!(section("Did not compile:").contains("does-not-compile"), "{index}");
+    assert!(section("Faulted:").contains("traps: "), "{index}");
+    let pairs = section("Submissions too alike");
+    assert!(pairs.contains("copy-renamed-by-sed and renamed-copy") || pairs.contains("renamed-copy and copy-renamed-by-sed"), "{pairs}");
+    assert!(!pairs.contains("independent-"), "independent solutions flagged: {pairs}");
+    assert!(section("Too like our own files").contains("renamed-copy: 99% like our kernels/cuda/mmm.cu"), "{index}");
+    assert!(index.contains("written outside C: C[m*n + N], N elements past the end"), "findings by kind: {index}");
+    // Nothing is overwritten: a second run into the same folder stops at the first page.
+    let (again, stderr) = pages(&out, &[]);
+    assert!(!again && stderr.contains("it must not exist yet"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn a_students_page_says_what_failed_where_and_what_nvcc_said() {
+    let out = fresh("students");
+    assert!(pages(&out, &[]).0);
+    let past = page_of(&out, "writes-past-c", "md");
+    assert!(past.contains("| mmm f64, 17 x 33 times 33 x 5 | FAIL | 0 of 85 |") && past.contains("written outside C: C\\[m\\*n \\+ 40\\]"), "{past}");
+    let uncompiled = page_of(&out, "does-not-compile", "md");
+    assert!(uncompiled.contains("The file did not compile") && uncompiled.contains("(21): error: "), "{uncompiled}");
+    let traps = page_of(&out, "traps", "html");
+    assert!(traps.contains("<span class=\"FAULT\">FAULT</span>"), "{traps}");
+    let two = page_of(&out, "two-files", "md");
+    assert!(two.contains("several .cu files: a.cu, b.cu (hand in one)"), "{two}");
+    // No student's page names another student.
+    let other = page_of(&out, "copy-renamed-by-sed", "md");
+    assert!(!other.contains("renamed-copy") && !other.contains("alike"), "{other}");
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn hidden_cases_show_their_verdicts_and_nothing_of_their_sizes_or_values() {
+    let out = fresh("hidden");
+    assert!(pages(&out, &["--hide-cases"]).0);
+    for entry in std::fs::read_dir(&out).unwrap().flatten().filter(|entry| entry.file_name() != "index.html") {
+        let page = read(entry.path());
+        let leaks = ["x 999", "17 x 33", "C[m*n", "C\\[m", "0 of 85", "of 1001000", "3e07eb7411a21322", "CUDA_ERROR"];
+        assert!(leaks.iter().all(|leak| !page.contains(leak)), "{}: {page}", entry.path().display());
+    }
+    let past = page_of(&out, "writes-past-c", "md");
+    assert!(past.contains("| hidden case 2 | FAIL | - | - | - | - | - | - | - | - | - |"), "{past}");
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn alike_finds_the_same_pairs_again() {
+    let runs = fresh("alike");
+    std::fs::create_dir_all(&runs).unwrap();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join(RUNS);
+    for entry in std::fs::read_dir(&fixture).unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.ends_with(".cu") || name.ends_with(".name") {
+            std::fs::copy(entry.path(), runs.join(&name)).unwrap();
+        }
+    }
+    let repository = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut ours = vec!["kernels/cuda/mmm.cu".to_string()];
+    for folder in ["broken", "adversarial"] {
+        let mut files: Vec<String> = std::fs::read_dir(repository.join("assignments/03-mmm-tiled").join(folder)).unwrap().flatten().map(|e| format!("assignments/03-mmm-tiled/{folder}/{}", e.file_name().to_string_lossy())).collect();
+        files.sort();
+        ours.extend(files);
+    }
+    let status = Command::new(env!("CARGO_BIN_EXE_feedback"))
+        .current_dir(&repository)
+        .args(["alike", "--count", "19", "--template", "assignments/03-mmm-tiled/mmm.cu", "--runs"])
+        .arg(&runs)
+        .args(ours.iter().flat_map(|file| ["--ours", file.as_str()]))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    for index in 0..19 {
+        let name = |dir: &Path| read(dir.join(format!("{index}.alike")));
+        assert_eq!(name(&runs), name(&fixture), "submission {index} ({})", read(fixture.join(format!("{index}.name"))));
+    }
+    let _ = std::fs::remove_dir_all(&runs);
+}
