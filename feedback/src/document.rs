@@ -10,7 +10,7 @@ pub enum Block {
     Heading(u8, String),
     Paragraph(String),
     /// A list of items, each text or a link.
-    List(Vec<Item>),
+    List(Vec<Cell>),
     Table { header: Vec<String>, rows: Vec<Vec<Cell>> },
     /// Text as it was printed (compiler messages, a kernel's output), in a fixed-width block.
     Code(String),
@@ -25,8 +25,6 @@ pub enum Cell {
     Link { text: String, href: String },
     Bar { percent: f64, text: String },
 }
-
-pub type Item = Cell;
 
 impl From<&str> for Cell {
     fn from(text: &str) -> Cell {

@@ -25,7 +25,6 @@ pub struct Run {
 /// The lab's `--check --details` file.
 #[derive(Debug, Clone, Default)]
 pub struct Details {
-    pub lab: String,
     pub case_set: String,
     /// The names of the cases, in the order the rows have them; the other rows are rules.
     pub cases: Vec<String>,
@@ -79,7 +78,6 @@ impl Details {
             stderr: item["stderr"].as_str().unwrap_or_default().to_string(),
         };
         Ok(Details {
-            lab: text("lab"),
             case_set: text("case_set"),
             cases: texts("cases"),
             rows,
