@@ -109,6 +109,8 @@ caller=$(pwd)
 repository=$(cd "$(dirname "$0")/.." && pwd)
 absolute() { [[ $1 == /* ]] && printf '%s' "$1" || printf '%s/%s' "$caller" "$1"; }
 fail() { echo "grade.sh: $1" >&2; exit "${2:-1}"; }
+# Whether folder $1 may take what grade.sh writes: not there yet, or empty (nothing is overwritten).
+new_or_empty() { [[ ! -e $1 || -d $1 && -z $(ls -A "$1" 2>/dev/null) ]]; }
 # --help: the comment at the top of this file.
 help() { sed -n '2,/^set -uo pipefail/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
 
@@ -145,7 +147,7 @@ done
 [[ -z $dry || -z $feedback_dir ]] || fail "--dry-run runs no case, so --feedback would have nothing to show; grade on a GPU for it" 2
 [[ -z $hide_cases || -n $feedback_dir ]] || fail "--feedback-hide-cases goes with --feedback DIR" 2
 if [[ -n $feedback_dir ]]; then
-    [[ ! -e $feedback_dir || -d $feedback_dir && -z $(ls -A "$feedback_dir" 2>/dev/null) ]] || fail "--feedback: $feedback_dir is not a new or empty folder (nothing is overwritten)" 2
+    new_or_empty "$feedback_dir" || fail "--feedback: $feedback_dir is not a new or empty folder (nothing is overwritten)" 2
     runs_dir=$feedback_dir/runs
 fi
 
@@ -515,7 +517,7 @@ set_up_week() {
     [[ ${#entries[@]} -gt 0 ]] || fail "${positional[1]} has no submissions (no <student>.cu files or <student>/ folders in it)" 2
     if [[ $mode == slurm ]]; then
         out=$(absolute "${positional[2]}")
-        [[ ! -e $out || -d $out && -z $(ls -A "$out" 2>/dev/null) ]] || fail "${positional[2]} is not empty; --slurm writes a new folder (nothing is overwritten)" 2
+        new_or_empty "$out" || fail "${positional[2]} is not empty; --slurm writes a new folder (nothing is overwritten)" 2
     fi
     [[ $mode == local && -z $dry ]] && find_gpus
     find_lab
@@ -663,7 +665,7 @@ read_ids() {
 # folder (new or empty), else a new folder beside the CSV when stdout is a file; stderr says where.
 set_up_keep() {
     if [[ -n $keep_dir ]]; then
-        [[ ! -e $keep_dir || -d $keep_dir && -z $(ls -A "$keep_dir" 2>/dev/null) ]] || fail "--keep: $(escaped "$keep_dir") is not a new or empty folder (nothing is overwritten)" 2
+        new_or_empty "$keep_dir" || fail "--keep: $(escaped "$keep_dir") is not a new or empty folder (nothing is overwritten)" 2
     else
         local csv number=1
         if ! { [[ -f /dev/stdout ]] && csv=$(readlink -f "/proc/$$/fd/1" 2>/dev/null) && [[ -f $csv ]]; }; then
@@ -671,7 +673,7 @@ set_up_keep() {
             return 0
         fi
         keep_dir=${csv%.[cC][sS][vV]}-checks
-        while [[ -e $keep_dir && ! ( -d $keep_dir && -z $(ls -A "$keep_dir" 2>/dev/null) ) ]]; do
+        while ! new_or_empty "$keep_dir"; do
             number=$((number + 1))
             keep_dir=${csv%.[cC][sS][vV]}-checks-$number
         done

@@ -10,31 +10,26 @@
 #   bash scripts/test-feedback-page.sh --save    # and into results/feedback/ (the README shows them)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-skip() {
-    echo "test-feedback-page.sh: SKIPPED: $1"
-    echo "test result: ok. 0 passed; 0 failed; 1 ignored; 0 measured; 0 filtered out (test-feedback-page.sh)"
-    exit 0
-}
+source scripts/test-lib.sh
 target=${CARGO_TARGET_DIR:-target}
 feedback=$target/debug/feedback
 [[ -x $feedback ]] || { echo "test-feedback-page.sh: build the workspace first ($feedback is missing)"; exit 1; }
 browser=$(command -v chromium || command -v chromium-browser || true)
 if [[ -z $browser ]]; then
-    [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null || skip "Chromium is not installed, and installing it needs root and apt-get"
+    [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null || skipped "Chromium is not installed, and installing it needs root and apt-get"
     { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium; } >/dev/null 2>&1 ||
-        skip "apt-get could not install chromium"
+        skipped "apt-get could not install chromium"
     browser=$(command -v chromium)
 fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-source scripts/test-lib.sh
 # Headless, without a sandbox (root in CI has none to give it) and without a GPU; nothing else runs.
 chrome() {
     timeout 60 "$browser" --headless --no-sandbox --disable-gpu --no-first-run --user-data-dir="$work/profile" "$@" 2>/dev/null
 }
 runs=feedback/tests/fixtures/runs-03-mmm-tiled
 "$feedback" pages --week 03-mmm-tiled --runs "$runs" --grades "$runs/grades.csv" --out "$work/pages" >/dev/null
-chrome --dump-dom "file://$work/pages/index.html" >"$work/index.dom" || skip "Chromium does not start here: $(chrome --version 2>&1 | head -n 1)"
+chrome --dump-dom "file://$work/pages/index.html" >"$work/index.dom" || skipped "Chromium does not start here: $(chrome --version 2>&1 | head -n 1)"
 
 # The class page as drawn: its students' links, the plot's bars.
 read_dom() {

@@ -15,18 +15,14 @@
 # it prints a cargo-style "test result:" line with 1 ignored, which scripts/test.sh's total counts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/test-lib.sh
 repository=$PWD
-skip() {
-    echo "test-slurm.sh: SKIPPED: $1"
-    echo "test result: ok. 0 passed; 0 failed; 1 ignored; 0 measured; 0 filtered out (test-slurm.sh)"
-    exit 0
-}
 if ! command -v slurmctld >/dev/null || ! command -v slurmd >/dev/null || ! command -v sbatch >/dev/null || ! command -v munged >/dev/null; then
-    [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null || skip "Slurm is not installed, and installing it needs root and apt-get"
+    [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null || skipped "Slurm is not installed, and installing it needs root and apt-get"
     { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends slurmctld slurmd slurm-client munge; } >/dev/null 2>&1 ||
-        skip "apt-get could not install slurmctld, slurmd, slurm-client and munge"
+        skipped "apt-get could not install slurmctld, slurmd, slurm-client and munge"
 fi
-[[ $(id -u) == 0 ]] || skip "slurmd runs jobs as their owner only when started as root"
+[[ $(id -u) == 0 ]] || skipped "slurmd runs jobs as their owner only when started as root"
 
 work=$(mktemp -d)
 pids=()
@@ -48,7 +44,6 @@ stop() {
     rm -rf "$work"
 }
 trap stop EXIT
-source scripts/test-lib.sh
 
 # munge, with a key of its own, on a socket in $work.
 mkdir -p "$work/munge" "$work/state" "$work/spool" "$work/log"

@@ -472,11 +472,7 @@ fn run_cases<C>(
     run_case: impl Fn(&KernelImage, &C, CaseContext) -> Result<Outcome>,
 ) -> Result<()> {
     let prefix = args.check_result.as_deref().context("--check-case needs --check-result")?;
-    let result = |index: usize| -> PathBuf {
-        let mut path = prefix.as_os_str().to_owned();
-        path.push(index.to_string());
-        path.into()
-    };
+    let result = |index: usize| case_process::result_file(prefix, index);
     let last = args.check_last.unwrap_or(first);
     let name = |index: usize| if args.measure_technique { "measured".to_string() } else { check.cases.names.get(index).cloned().unwrap_or_default() };
     let image = match compiled {
@@ -951,8 +947,8 @@ const MAX_LOG_BYTES: u64 = 4 << 20;
 
 /// The parent's side of `--check`: writes the compiled image into a private folder, runs the cases
 /// in children (this program, with the parent's other flags: [`Children::run_all`]; with
-/// `--sanitize` each case alone under compute-sanitizer), prints the table (or CSV) and what failing cases printed, and fails unless every
-/// case passed.
+/// `--sanitize` each case alone under compute-sanitizer), prints the table (or CSV) and what failing
+/// cases printed, and fails unless every case passed.
 ///
 /// `rules` are rows the lab made from the compiler's report or the PTX (where a variable lives, say),
 /// before any case ran; they count like cases, and are shown even without a GPU.
@@ -978,15 +974,15 @@ fn run_check<C>(args: &StudentArgs, image: &KernelImage, check: &Check<'_, C>, r
     // the GPU, so ncu's start overlaps them; it measures once they are done.
     let go = dir.path().join("go");
     let measured = check.measure.as_ref().map(|week| {
-        let result = dir.path().join("result-measured-");
+        let prefix = dir.path().join("result-measured-");
         let mut program = Command::new(&exe);
-        program.args(child_args(&image_path, 0..=0, &result, false, check.child_flags, "")).arg("--measure-technique");
+        program.args(child_args(&image_path, 0..=0, &prefix, false, check.child_flags, "")).arg("--measure-technique");
         program.arg("--measure-after").arg(&go).arg("--measure-parent").arg(std::process::id().to_string());
         let csv = dir.path().join("measured.csv");
         // It may wait as long as every case may run, then run as long as a measurement may.
         let per_case = if sanitizer.is_some() { SANITIZED_LIMITS.total * tools.len() as u32 } else { CASE_LIMITS.total };
         let limits = Limits { silence: measure::LIMITS.silence, total: measure::LIMITS.total + per_case * check.cases.names.len() as u32 };
-        (week, week.under_ncu(&program, &csv).map(|under_ncu| (under_ncu, csv, dir.path().join("result-measured-0"), limits)))
+        (week, week.under_ncu(&program, &csv).map(|under_ncu| (under_ncu, csv, case_process::result_file(&prefix, 0), limits)))
     });
     let (runs, measured) = std::thread::scope(|scope| {
         let measuring = measured.map(|(week, prepared)| {
@@ -1166,9 +1162,8 @@ impl Children<'_> {
         let mut runs: Vec<CaseRun> = Vec::new();
         while runs.len() < self.names.len() {
             let first = runs.len();
-            if let Some(deadline) = self.deadline.filter(|deadline| Instant::now() >= deadline.at) {
-                let why = |name: &String| CaseRun::fault(name, format!("not run: the --time-limit of {} s was used up", deadline.seconds));
-                runs.extend(self.names[first..].iter().map(why));
+            if let Some(why) = self.time_used_up() {
+                runs.extend(self.names[first..].iter().map(|name| CaseRun::fault(name, why.clone())));
                 break;
             }
             let mut batch = self.run_from(first);
@@ -1180,12 +1175,18 @@ impl Children<'_> {
         runs
     }
 
+    /// Why no case may start any more, once the `--time-limit` has passed.
+    fn time_used_up(&self) -> Option<String> {
+        let deadline = self.deadline.filter(Deadline::passed)?;
+        Some(format!("not run: the --time-limit of {} s was used up", deadline.seconds))
+    }
+
     /// One child for the cases from `first` on (`first` alone where [`Children::alone`]); the runs of
     /// those it got to (at least `first`).
     fn run_from(&self, first: usize) -> Vec<CaseRun> {
         let last = if self.alone { first } else { self.names.len() - 1 };
         let prefix = self.dir.join(format!("result-{first}-"));
-        let slot = |(index, name): (usize, &String)| Slot { case: name.clone(), result: self.dir.join(format!("result-{first}-{index}")) };
+        let slot = |(index, name): (usize, &String)| Slot { case: name.clone(), result: case_process::result_file(&prefix, index) };
         let slots: Vec<Slot> = self.names.iter().enumerate().take(last + 1).skip(first).map(slot).collect();
         let mut command = Command::new(self.exe);
         command.args(child_args(self.image, first..=last, &prefix, false, self.flags, &self.boundary));
@@ -1196,11 +1197,11 @@ impl Children<'_> {
     /// Case `index` alone, under `tool` of compute-sanitizer with its log at `log`.
     fn run_under(&self, index: usize, sanitizer: &Path, tool: Tool, log: &Path) -> CaseRun {
         let name = &self.names[index];
-        if let Some(deadline) = self.deadline.filter(|deadline| Instant::now() >= deadline.at) {
-            return CaseRun::fault(name, format!("not run: the --time-limit of {} s was used up", deadline.seconds));
+        if let Some(why) = self.time_used_up() {
+            return CaseRun::fault(name, why);
         }
         let prefix = self.dir.join(format!("result-{}-{index}-", tool.name()));
-        let slot = [Slot { case: name.clone(), result: self.dir.join(format!("result-{}-{index}-{index}", tool.name())) }];
+        let slot = [Slot { case: name.clone(), result: case_process::result_file(&prefix, index) }];
         let mut command = Command::new(sanitizer);
         command.args(sanitizer::arguments(tool, log)).arg(self.exe);
         command.args(child_args(self.image, index..=index, &prefix, true, self.flags, ""));

@@ -89,10 +89,10 @@ impl Class<'_> {
         let rows: Vec<usize> = (0..self.grades.rows.len()).collect();
         let noted = |prefix: &str| -> Vec<Cell> { rows.iter().filter(|&&row| self.grades.field(row, "note").starts_with(prefix)).map(|&row| self.with_text(row, self.grades.field(row, "note"))).collect() };
         list("Did not compile", noted("compile error"));
-        let faults = |row: usize| -> Vec<String> { self.fault_reasons(row) };
-        let (timed_out, faulted): (Vec<usize>, Vec<usize>) = rows.iter().copied().filter(|&row| !faults(row).is_empty()).partition(|&row| faults(row).iter().all(|why| ran_out_of_time(why)));
-        list("Faulted", faulted.iter().map(|&row| self.with_text(row, &faults(row).join("; "))).collect());
-        list("Ran out of time", timed_out.iter().map(|&row| self.with_text(row, &faults(row).join("; "))).collect());
+        let faults: Vec<(usize, Vec<String>)> = rows.iter().map(|&row| (row, self.fault_reasons(row))).filter(|(_, why)| !why.is_empty()).collect();
+        let (timed_out, faulted): (Vec<_>, Vec<_>) = faults.iter().partition(|(_, why)| why.iter().all(|why| ran_out_of_time(why)));
+        list("Faulted", faulted.iter().map(|(row, why)| self.with_text(*row, &why.join("; "))).collect());
+        list("Ran out of time", timed_out.iter().map(|(row, why)| self.with_text(*row, &why.join("; "))).collect());
         list("Suspiciously fast (a teacher should look at how)", rows.iter().filter(|&&row| !self.grades.field(row, "flags").is_empty()).map(|&row| self.with_text(row, self.grades.field(row, "flags"))).collect());
         let pairs = self.likeness.pairs.iter().map(|&(a, b, score)| Cell::Text(format!("{} and {}: {:.0}% alike", self.name(a), self.name(b), 100.0 * score))).collect();
         list("Submissions too alike (template code not counted)", pairs);

@@ -16,7 +16,7 @@ use feedback::alike::Likeness;
 use feedback::class::Class;
 use feedback::document::{html, markdown};
 use feedback::grades::Grades;
-use feedback::runs::Run;
+use feedback::runs::{read_lossy, run_file, Run};
 use feedback::student::{self, Cases};
 
 #[derive(Parser, Debug)]
@@ -71,15 +71,13 @@ fn main() -> std::process::ExitCode {
 }
 
 fn alike(runs: &Path, count: usize, template: &Path, ours: &[PathBuf]) -> Result<()> {
-    let read = |path: &Path| std::fs::read(path).map(|bytes| String::from_utf8_lossy(&bytes).into_owned());
-    let template = read(template).with_context(|| format!("reading the template {}", template.display()))?;
-    let ours: Vec<(String, String)> = ours.iter().map(|path| Ok((path.display().to_string(), read(path).with_context(|| format!("reading {}", path.display()))?))).collect::<Result<_>>()?;
-    let run_file = |index: usize, suffix: &str| runs.join(format!("{index}.{suffix}"));
-    let sources: Vec<Option<String>> = (0..count).map(|index| read(&run_file(index, "cu")).ok()).collect();
-    let names: Vec<String> = (0..count).map(|index| read(&run_file(index, "name")).unwrap_or_default()).collect();
+    let template = read_lossy(template).with_context(|| format!("reading the template {}", template.display()))?;
+    let ours: Vec<(String, String)> = ours.iter().map(|path| Ok((path.display().to_string(), read_lossy(path).with_context(|| format!("reading {}", path.display()))?))).collect::<Result<_>>()?;
+    let sources: Vec<Option<String>> = (0..count).map(|index| read_lossy(&run_file(runs, index, "cu")).ok()).collect();
+    let names: Vec<String> = (0..count).map(|index| read_lossy(&run_file(runs, index, "name")).unwrap_or_default()).collect();
     let likeness = Likeness::find(&sources, &template, &ours);
     for index in 0..count {
-        write_new(&run_file(index, "alike"), &likeness.most_like(index, &names))?;
+        write_new(&run_file(runs, index, "alike"), &likeness.most_like(index, &names))?;
     }
     write_new(&runs.join("alike.json"), &likeness.to_json().to_string())
 }

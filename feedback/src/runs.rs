@@ -3,7 +3,7 @@
 //! keeps of the lab's output: the command, stderr, stdout), `i.cu` (a copy of the file graded) and
 //! `i.name` (the student). With them the pages can be made again (`feedback pages`), anywhere.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result};
 use common::assignment::Row;
@@ -18,8 +18,16 @@ pub struct Run {
     pub details: Option<Details>,
     /// The lab's stderr (nvcc's messages, the verdict), at most [`MOST_SAID_LINES`] lines.
     pub said: String,
-    /// The source graded (bytes that are not UTF-8 replaced), where there was one.
-    pub source: Option<String>,
+}
+
+/// Submission `index`'s file with `suffix` (`json`, `out`, `cu`, `name`, `alike`) in the runs folder.
+pub fn run_file(dir: &Path, index: usize, suffix: &str) -> PathBuf {
+    dir.join(format!("{index}.{suffix}"))
+}
+
+/// A file's text, bytes that are not UTF-8 replaced (a student's file, a lab's output).
+pub fn read_lossy(path: &Path) -> std::io::Result<String> {
+    std::fs::read(path).map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
 }
 
 /// The lab's `--check --details` file.
@@ -46,9 +54,9 @@ pub struct Printed {
 
 impl Run {
     /// Submission `index`'s run from `dir`; whatever is missing stays empty (a file never graded
-    /// has no details, a submission without a `.cu` no source).
+    /// has no details).
     pub fn read(dir: &Path, index: usize) -> Run {
-        let path = |suffix: &str| dir.join(format!("{index}.{suffix}"));
+        let path = |suffix: &str| run_file(dir, index, suffix);
         // Details that do not read (a lab stopped while writing them) leave the page to the CSV's
         // verdicts, said on stderr: one run must not cost every student their page.
         let details = std::fs::read_to_string(path("json")).ok().and_then(|text| match Details::parse(&text) {
@@ -58,9 +66,8 @@ impl Run {
                 None
             }
         });
-        let said = std::fs::read(path("out")).map(|bytes| stderr_of(&String::from_utf8_lossy(&bytes))).unwrap_or_default();
-        let source = std::fs::read(path("cu")).ok().map(|bytes| String::from_utf8_lossy(&bytes).into_owned());
-        Run { details, said, source }
+        let said = read_lossy(&path("out")).map(|kept| stderr_of(&kept)).unwrap_or_default();
+        Run { details, said }
     }
 }
 

@@ -72,6 +72,21 @@ pub struct Deadline {
     pub seconds: u64,
 }
 
+impl Deadline {
+    /// Whether the check's time is up.
+    pub fn passed(&self) -> bool {
+        Instant::now() >= self.at
+    }
+}
+
+/// The file a child writes case `index`'s row to, given the prefix the parent named
+/// (`--check-result`): the parent reads the same file, so the name is made here alone.
+pub fn result_file(prefix: &Path, index: usize) -> PathBuf {
+    let mut path = prefix.as_os_str().to_owned();
+    path.push(index.to_string());
+    path.into()
+}
+
 /// One case of a child's batch: its name and the file its row goes to.
 #[derive(Debug, Clone)]
 pub struct Slot {
@@ -98,7 +113,7 @@ pub struct Batch<'a> {
 /// Returns the runs of the cases up to the first that has no row, which is a FAULT that says how the
 /// child ended; the cases after it did not run. A child that fails after writing every row fails its
 /// last case (the child checks its GPU context before it writes a row, so a case that broke it is
-/// found as it ends: [`super::run_one_case`]).
+/// found as it ends: [`super::run_cases`]).
 pub fn run(mut command: Command, batch: &Batch<'_>, mut starting: impl FnMut(usize)) -> Vec<CaseRun> {
     use std::os::unix::process::CommandExt as _;
     let Some(first) = batch.cases.first() else { return Vec::new() };
@@ -124,18 +139,15 @@ pub fn run(mut command: Command, batch: &Batch<'_>, mut starting: impl FnMut(usi
     let mut runs = Vec::new();
     for (index, slot) in batch.cases.iter().enumerate() {
         let (out, err) = (stdout.get(index).cloned().unwrap_or_default(), stderr.get(index).cloned().unwrap_or_default());
-        let row = match read_row(&slot.result, &slot.case) {
-            Err(None) => Err(ended(&ending, batch.limits, &err, batch.finished)),
-            Err(Some(why)) => Err(why),
-            Ok(row) => Ok(row),
+        let read = read_row(&slot.result, &slot.case);
+        let last = read.is_err() || index + 1 == batch.cases.len();
+        let result = match read {
+            Ok(row) if !last || exited_well(&ending, batch.finished) => row.result,
+            // No row, or a row and then a failure before the child ended: the case's own (see above).
+            Ok(_) | Err(None) => Err(ended(&ending, batch.limits, &err, batch.finished).into()),
+            Err(Some(why)) => Err(why.into()),
         };
-        let last = row.is_err() || index + 1 == batch.cases.len();
-        let row = match row {
-            // A row, then a failure before the child ended: the case's own (see above).
-            Ok(_) if last && !exited_well(&ending, batch.finished) => Row { case: slot.case.clone(), result: Err(ended(&ending, batch.limits, &err, batch.finished).into()) },
-            Ok(row) => row,
-            Err(why) => Row { case: slot.case.clone(), result: Err(why.into()) },
-        };
+        let row = Row { case: slot.case.clone(), result };
         runs.push(CaseRun { row, stdout: out, stderr: err, exit: if last { exit } else { None } });
         if last {
             break;
@@ -172,8 +184,8 @@ fn wait(child: &mut std::process::Child, batch: &Batch<'_>, activity: &Activity,
             activity.next_case();
             starting(running);
         }
-        let stopped = if batch.deadline.is_some_and(|deadline| Instant::now() >= deadline.at) {
-            batch.deadline.map(|deadline| Ending::OutOfTime(deadline.seconds))
+        let stopped = if let Some(deadline) = batch.deadline.filter(Deadline::passed) {
+            Some(Ending::OutOfTime(deadline.seconds))
         } else if activity.running_for() > batch.limits.total {
             Some(Ending::TooLong)
         } else if activity.silent_for() > batch.limits.silence {
