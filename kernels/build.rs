@@ -21,10 +21,10 @@ use std::path::{Path, PathBuf};
 use std::process::{self, Command};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-#[path = "src/nvcc.rs"]
-mod nvcc;
 #[path = "src/libcuda.rs"]
 mod libcuda;
+#[path = "src/nvcc.rs"]
+mod nvcc;
 
 /// Block sizes of the tiled matrix product. Each is compiled as `-DBLOCK_SIZE=<n>` and emitted as the
 /// Rust constant `MMM_BLOCK_SIZES`, so kernel and host read the number from one place.
@@ -44,7 +44,11 @@ const TRACER_FIXED_COUNTS: [u32; 4] = [8, 16, 32, 64];
 /// the CPU reference computes (Rust never contracts); with FMAs, rays that graze a sphere's edge can
 /// come out the other way.
 fn tracer_flags() -> Vec<String> {
-    let mut flags = vec!["-fmad=false".to_string(), format!("-DMAX_SPHERES={MAX_SPHERES}"), format!("-DSPHERE_SIZE={SPHERE_SIZE}")];
+    let mut flags = vec![
+        "-fmad=false".to_string(),
+        format!("-DMAX_SPHERES={MAX_SPHERES}"),
+        format!("-DSPHERE_SIZE={SPHERE_SIZE}"),
+    ];
     for (index, field) in SPHERE_FIELDS.iter().enumerate() {
         flags.push(format!("-DSPHERE_OFFSET_{field}={}", 4 * index));
     }
@@ -82,7 +86,12 @@ fn specs() -> Vec<Spec> {
         flags: vec![],
         build: Build::Fatbin,
     };
-    let flagged = |constant: String, source, flags| Spec { constant, source, flags, build: Build::Fatbin };
+    let flagged = |constant: String, source, flags| Spec {
+        constant,
+        source,
+        flags,
+        build: Build::Fatbin,
+    };
     let mut specs = vec![
         plain("SIMPSON", "simpson.cu"),
         Spec {
@@ -99,11 +108,19 @@ fn specs() -> Vec<Spec> {
     specs.push(plain("MEMORY", "memory.cu"));
     specs.push(plain("REGISTERS", "registers.cu"));
     for cap in REGISTER_CAPS {
-        specs.push(flagged(format!("REGISTERS_CAP{cap}"), "registers.cu", vec![format!("-maxrregcount={cap}")]));
+        specs.push(flagged(
+            format!("REGISTERS_CAP{cap}"),
+            "registers.cu",
+            vec![format!("-maxrregcount={cap}")],
+        ));
     }
     specs.push(flagged("TRACER".to_string(), "tracer.cu", tracer_flags()));
     for block_size in MMM_BLOCK_SIZES {
-        specs.push(flagged(format!("MMM_BS{block_size}"), "mmm.cu", vec![format!("-DBLOCK_SIZE={block_size}")]));
+        specs.push(flagged(
+            format!("MMM_BS{block_size}"),
+            "mmm.cu",
+            vec![format!("-DBLOCK_SIZE={block_size}")],
+        ));
     }
     specs
 }
@@ -117,7 +134,10 @@ fn main() {
     }
     println!("cargo:rerun-if-changed={}", cuda_dir.display());
     for entry in fs::read_dir(&cuda_dir).expect("kernels/cuda exists") {
-        println!("cargo:rerun-if-changed={}", entry.expect("readable dir entry").path().display());
+        println!(
+            "cargo:rerun-if-changed={}",
+            entry.expect("readable dir entry").path().display()
+        );
     }
     link_libcuda(&out_dir);
     let specs = specs();
@@ -126,15 +146,41 @@ fn main() {
         // Only where it exists: cargo reruns a build script every time for a path that does not.
         println!("cargo:rerun-if-changed={}", prebuilt.display());
         let (archs, jobs, built) = from_prebuilt(&prebuilt, &specs);
-        (Target { archs, chosen_by: format!("prebuilt machine code in kernels/{PREBUILT}, without PTX"), with_ptx: false }, jobs, built)
+        (
+            Target {
+                archs,
+                chosen_by: format!("prebuilt machine code in kernels/{PREBUILT}, without PTX"),
+                with_ptx: false,
+            },
+            jobs,
+            built,
+        )
     } else {
-        let nvcc = nvcc::find(&manifest_dir).unwrap_or_else(|| fail(&format!("nvcc not found ({})", nvcc::HOW_TO_GET_NVCC)));
+        let nvcc =
+            nvcc::find(&manifest_dir).unwrap_or_else(|| fail(&format!("nvcc not found ({})", nvcc::HOW_TO_GET_NVCC)));
         let (archs, chosen_by) = target_archs(&nvcc);
         let with_ptx = env::var(MACHINE_CODE_ONLY).map_or(true, |value| value != "1");
-        let chosen_by = if with_ptx { chosen_by } else { format!("{chosen_by}, machine code only ({MACHINE_CODE_ONLY}=1)") };
-        let jobs: Vec<(&Spec, u32)> = specs.iter().flat_map(|spec| archs.iter().map(move |&arch| (spec, arch))).collect();
-        let built = run_in_parallel(&jobs, |&(spec, arch)| compile(&nvcc, arch, &cuda_dir, &out_dir, spec, with_ptx));
-        (Target { archs, chosen_by, with_ptx }, jobs, built)
+        let chosen_by = if with_ptx {
+            chosen_by
+        } else {
+            format!("{chosen_by}, machine code only ({MACHINE_CODE_ONLY}=1)")
+        };
+        let jobs: Vec<(&Spec, u32)> = specs
+            .iter()
+            .flat_map(|spec| archs.iter().map(move |&arch| (spec, arch)))
+            .collect();
+        let built = run_in_parallel(&jobs, |&(spec, arch)| {
+            compile(&nvcc, arch, &cuda_dir, &out_dir, spec, with_ptx)
+        });
+        (
+            Target {
+                archs,
+                chosen_by,
+                with_ptx,
+            },
+            jobs,
+            built,
+        )
     };
     write_rust(&out_dir, &cuda_dir, &target, &specs, &jobs, &built);
 }
@@ -167,24 +213,48 @@ fn from_prebuilt<'a>(dir: &Path, specs: &'a [Spec]) -> (Vec<u32>, Vec<(&'a Spec,
         .unwrap_or_else(|err| fail(&format!("cannot read {}: {err}", dir.display())))
         .filter_map(|entry| {
             let name = entry.ok()?.file_name().into_string().ok()?;
-            name.strip_prefix(&format!("{first}.sm_"))?.strip_suffix(".fatbin")?.parse().ok()
+            name.strip_prefix(&format!("{first}.sm_"))?
+                .strip_suffix(".fatbin")?
+                .parse()
+                .ok()
         })
         .collect();
     archs.sort_unstable();
     if archs.is_empty() {
-        fail(&format!("{} holds no {first}.sm_XX.fatbin: not a folder of prebuilt kernels", dir.display()));
+        fail(&format!(
+            "{} holds no {first}.sm_XX.fatbin: not a folder of prebuilt kernels",
+            dir.display()
+        ));
     }
-    let jobs: Vec<(&Spec, u32)> = specs.iter().flat_map(|spec| archs.iter().map(move |&arch| (spec, arch))).collect();
+    let jobs: Vec<(&Spec, u32)> = specs
+        .iter()
+        .flat_map(|spec| archs.iter().map(move |&arch| (spec, arch)))
+        .collect();
     let built = jobs
         .iter()
         .map(|&(spec, arch)| {
             let stem = format!("{}.sm_{arch}", spec.constant.to_lowercase());
-            let extension = if spec.build == Build::LinkedCubin { "cubin" } else { "fatbin" };
-            let (image, report) = (dir.join(format!("{stem}.{extension}")), dir.join(format!("{stem}.ptxas")));
+            let extension = if spec.build == Build::LinkedCubin {
+                "cubin"
+            } else {
+                "fatbin"
+            };
+            let (image, report) = (
+                dir.join(format!("{stem}.{extension}")),
+                dir.join(format!("{stem}.ptxas")),
+            );
             match (image.is_file() && report.is_file(), spec.build) {
-                (true, _) => Some(Built { image, ptx: None, report }),
+                (true, _) => Some(Built {
+                    image,
+                    ptx: None,
+                    report,
+                }),
                 (false, Build::LinkedCubin) if [87, 88].contains(&arch) => None,
-                (false, _) => fail(&format!("{} lacks {} or its .ptxas report", dir.display(), image.display())),
+                (false, _) => fail(&format!(
+                    "{} lacks {} or its .ptxas report",
+                    dir.display(),
+                    image.display()
+                )),
             }
         })
         .collect();
@@ -207,14 +277,24 @@ fn link_libcuda(out_dir: &Path) {
     let link = dir.join("libcuda.so");
     fs::create_dir_all(&dir).expect("create OUT_DIR/link");
     let _ = fs::remove_file(&link);
-    std::os::unix::fs::symlink(&library, &link).unwrap_or_else(|err| fail(&format!("cannot link {} to {}: {err}", link.display(), library.display())));
+    std::os::unix::fs::symlink(&library, &link).unwrap_or_else(|err| {
+        fail(&format!(
+            "cannot link {} to {}: {err}",
+            link.display(),
+            library.display()
+        ))
+    });
     println!("cargo:rustc-link-search=native={}", dir.display());
 }
 
 /// The libcuda.so.1 the dynamic linker would load: the first 64-bit one `ldconfig -p` lists, else
 /// Debian's path.
 fn libcuda_path() -> Option<PathBuf> {
-    let listed = Command::new("ldconfig").arg("-p").output().ok().and_then(|out| libcuda::in_ldconfig(&String::from_utf8_lossy(&out.stdout)));
+    let listed = Command::new("ldconfig")
+        .arg("-p")
+        .output()
+        .ok()
+        .and_then(|out| libcuda::in_ldconfig(&String::from_utf8_lossy(&out.stdout)));
     listed.or_else(|| Some(PathBuf::from("/usr/lib/x86_64-linux-gnu/libcuda.so.1")).filter(|path| path.exists()))
 }
 
@@ -222,7 +302,9 @@ fn libcuda_path() -> Option<PathBuf> {
 /// in the jobs' order.
 fn run_in_parallel<J: Sync, R: Send>(jobs: &[J], f: impl Fn(&J) -> R + Sync) -> Vec<R> {
     let next = AtomicUsize::new(0);
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).min(jobs.len().max(1));
+    let threads = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .min(jobs.len().max(1));
     let mut results: Vec<(usize, R)> = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..threads)
             .map(|_| {
@@ -236,7 +318,10 @@ fn run_in_parallel<J: Sync, R: Send>(jobs: &[J], f: impl Fn(&J) -> R + Sync) -> 
                 })
             })
             .collect();
-        workers.into_iter().flat_map(|worker| worker.join().expect("compile thread")).collect()
+        workers
+            .into_iter()
+            .flat_map(|worker| worker.join().expect("compile thread"))
+            .collect()
     });
     results.sort_by_key(|(index, _)| *index);
     results.into_iter().map(|(_, result)| result).collect()
@@ -258,10 +343,17 @@ fn target_archs(nvcc: &Path) -> (Vec<u32>, String) {
     let local = local_gpu_archs();
     let (value, chosen_by) = match env::var("CUDA_ARCH") {
         Ok(value) => (value.clone(), format!("CUDA_ARCH={value}")),
-        Err(_) if local.is_ok() => ("native".to_string(), "the GPU of the build machine (CUDA_ARCH unset)".to_string()),
-        Err(_) => ("all-major".to_string(), "every major architecture (no GPU at build time, CUDA_ARCH unset)".to_string()),
+        Err(_) if local.is_ok() => (
+            "native".to_string(),
+            "the GPU of the build machine (CUDA_ARCH unset)".to_string(),
+        ),
+        Err(_) => (
+            "all-major".to_string(),
+            "every major architecture (no GPU at build time, CUDA_ARCH unset)".to_string(),
+        ),
     };
-    let archs = nvcc::parse_arch_list(&value, &supported, || local.clone()).unwrap_or_else(|err| fail(&format!("CUDA_ARCH={value:?}: {err}")));
+    let archs = nvcc::parse_arch_list(&value, &supported, || local.clone())
+        .unwrap_or_else(|err| fail(&format!("CUDA_ARCH={value:?}: {err}")));
     (archs, chosen_by)
 }
 
@@ -272,7 +364,10 @@ fn local_gpu_archs() -> Result<Vec<u32>, String> {
         .output()
         .map_err(|err| format!("`native` needs nvidia-smi to find the GPUs: {err}"))?;
     let text = String::from_utf8_lossy(&output.stdout);
-    let archs: Vec<u32> = text.lines().filter_map(|line| line.trim().replace('.', "").parse().ok()).collect();
+    let archs: Vec<u32> = text
+        .lines()
+        .filter_map(|line| line.trim().replace('.', "").parse().ok())
+        .collect();
     if !output.status.success() || archs.is_empty() {
         return Err("`native` found no GPU (nvidia-smi lists none)".to_string());
     }
@@ -302,13 +397,20 @@ fn compile(nvcc: &Path, arch: u32, cuda_dir: &Path, out_dir: &Path, spec: &Spec,
             fs::write(&report, stderr).expect("write ptxas report");
             if let Err(message) = try_nvcc(nvcc, &nvcc::device_link_args(nvcc, arch, &object, &image)) {
                 if message.contains("Undefined reference to '__cudaCDP2") {
-                    println!("cargo:warning={}: no build for sm_{arch}: this CUDA's libcudadevrt.a has no code for it", spec.source);
+                    println!(
+                        "cargo:warning={}: no build for sm_{arch}: this CUDA's libcudadevrt.a has no code for it",
+                        spec.source
+                    );
                     return None;
                 }
                 fail(&message);
             }
             if !with_ptx {
-                return Some(Built { image, ptx: None, report });
+                return Some(Built {
+                    image,
+                    ptx: None,
+                    report,
+                });
             }
             run_nvcc(nvcc, &nvcc::relocatable_ptx_args(&base, arch, &source, &ptx));
             (image, Some(ptx))
@@ -325,9 +427,10 @@ fn run_nvcc(nvcc: &Path, args: &[String]) -> String {
 
 /// Runs nvcc: its stderr, or the message for a failure (the command line and what nvcc said).
 fn try_nvcc(nvcc: &Path, args: &[String]) -> Result<String, String> {
-    let output = Command::new(nvcc).args(args).output().unwrap_or_else(|err| {
-        fail(&format!("could not start {}: {err}", nvcc.display()))
-    });
+    let output = Command::new(nvcc)
+        .args(args)
+        .output()
+        .unwrap_or_else(|err| fail(&format!("could not start {}: {err}", nvcc.display())));
     let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
     if !output.status.success() {
         return Err(format!(
@@ -342,27 +445,81 @@ fn try_nvcc(nvcc: &Path, args: &[String]) -> Result<String, String> {
     Ok(stderr)
 }
 
-fn write_rust(out_dir: &Path, cuda_dir: &Path, target: &Target, specs: &[Spec], jobs: &[(&Spec, u32)], built: &[Option<Built>]) {
-    let Target { archs, chosen_by, with_ptx } = target;
+fn write_rust(
+    out_dir: &Path,
+    cuda_dir: &Path,
+    target: &Target,
+    specs: &[Spec],
+    jobs: &[(&Spec, u32)],
+    built: &[Option<Built>],
+) {
+    let Target {
+        archs,
+        chosen_by,
+        with_ptx,
+    } = target;
     let mut rust = String::new();
-    writeln!(rust, "/// The architectures every kernel here was compiled for, ascending: 86 is sm_86.").unwrap();
+    writeln!(
+        rust,
+        "/// The architectures every kernel here was compiled for, ascending: 86 is sm_86."
+    )
+    .unwrap();
     writeln!(rust, "pub const BUILT_ARCHS: [u32; {}] = {archs:?};", archs.len()).unwrap();
-    writeln!(rust, "/// Whether the images carry PTX beside their machine code (not in a student pack).").unwrap();
+    writeln!(
+        rust,
+        "/// Whether the images carry PTX beside their machine code (not in a student pack)."
+    )
+    .unwrap();
     writeln!(rust, "pub const WITH_PTX: bool = {with_ptx};").unwrap();
-    writeln!(rust, "/// What chose [`BUILT_ARCHS`], for messages that say how to build for another GPU.").unwrap();
+    writeln!(
+        rust,
+        "/// What chose [`BUILT_ARCHS`], for messages that say how to build for another GPU."
+    )
+    .unwrap();
     writeln!(rust, "pub const ARCHS_CHOSEN_BY: &str = {chosen_by:?};").unwrap();
-    writeln!(rust, "/// Block sizes the tiled `mmm` kernel is compiled for, one `MMM_BS<n>` image each.").unwrap();
-    writeln!(rust, "pub const MMM_BLOCK_SIZES: [u32; {}] = {MMM_BLOCK_SIZES:?};", MMM_BLOCK_SIZES.len()).unwrap();
+    writeln!(
+        rust,
+        "/// Block sizes the tiled `mmm` kernel is compiled for, one `MMM_BS<n>` image each."
+    )
+    .unwrap();
+    writeln!(
+        rust,
+        "pub const MMM_BLOCK_SIZES: [u32; {}] = {MMM_BLOCK_SIZES:?};",
+        MMM_BLOCK_SIZES.len()
+    )
+    .unwrap();
     writeln!(rust, "/// Spheres that fit in the tracer's 64 KiB of constant memory.").unwrap();
     writeln!(rust, "pub const MAX_SPHERES: usize = {MAX_SPHERES};").unwrap();
     writeln!(rust, "/// Size of the tracer's `struct Sphere` in bytes.").unwrap();
     writeln!(rust, "pub const SPHERE_SIZE: usize = {SPHERE_SIZE};").unwrap();
-    let offsets: Vec<String> =
-        SPHERE_FIELDS.iter().enumerate().map(|(i, field)| format!("({field:?}, {})", 4 * i)).collect();
-    writeln!(rust, "/// Offset of each field of `struct Sphere`, as tracer.cu's static_asserts check them.").unwrap();
-    writeln!(rust, "pub const SPHERE_OFFSETS: [(&str, usize); {}] = [{}];", offsets.len(), offsets.join(", ")).unwrap();
-    writeln!(rust, "/// Sphere counts that have an unrolled `trace_constant_fixed_<N>` kernel.").unwrap();
-    writeln!(rust, "pub const TRACER_FIXED_COUNTS: [u32; {}] = {TRACER_FIXED_COUNTS:?};", TRACER_FIXED_COUNTS.len()).unwrap();
+    let offsets: Vec<String> = SPHERE_FIELDS
+        .iter()
+        .enumerate()
+        .map(|(i, field)| format!("({field:?}, {})", 4 * i))
+        .collect();
+    writeln!(
+        rust,
+        "/// Offset of each field of `struct Sphere`, as tracer.cu's static_asserts check them."
+    )
+    .unwrap();
+    writeln!(
+        rust,
+        "pub const SPHERE_OFFSETS: [(&str, usize); {}] = [{}];",
+        offsets.len(),
+        offsets.join(", ")
+    )
+    .unwrap();
+    writeln!(
+        rust,
+        "/// Sphere counts that have an unrolled `trace_constant_fixed_<N>` kernel."
+    )
+    .unwrap();
+    writeln!(
+        rust,
+        "pub const TRACER_FIXED_COUNTS: [u32; {}] = {TRACER_FIXED_COUNTS:?};",
+        TRACER_FIXED_COUNTS.len()
+    )
+    .unwrap();
     let by_block_size: Vec<String> = MMM_BLOCK_SIZES.iter().map(|bs| format!("({bs}, MMM_BS{bs})")).collect();
     writeln!(rust, "/// The tiled `mmm` images by BLOCK_SIZE.").unwrap();
     writeln!(
@@ -377,8 +534,18 @@ fn write_rust(out_dir: &Path, cuda_dir: &Path, target: &Target, specs: &[Spec], 
         .map(|cap| format!("(Some({cap}), REGISTERS_CAP{cap})"))
         .chain(["(None, REGISTERS)".to_string()])
         .collect();
-    writeln!(rust, "/// The register-pressure kernel by `-maxrregcount` cap, tightest first; `None` is no cap.").unwrap();
-    writeln!(rust, "pub const REGISTER_CAPS: [(Option<u32>, KernelImage); {}] = [{}];", by_cap.len(), by_cap.join(", ")).unwrap();
+    writeln!(
+        rust,
+        "/// The register-pressure kernel by `-maxrregcount` cap, tightest first; `None` is no cap."
+    )
+    .unwrap();
+    writeln!(
+        rust,
+        "pub const REGISTER_CAPS: [(Option<u32>, KernelImage); {}] = [{}];",
+        by_cap.len(),
+        by_cap.join(", ")
+    )
+    .unwrap();
     let mut headers: Vec<PathBuf> = fs::read_dir(cuda_dir)
         .expect("kernels/cuda exists")
         .map(|entry| entry.expect("readable dir entry").path())
@@ -387,10 +554,26 @@ fn write_rust(out_dir: &Path, cuda_dir: &Path, target: &Target, specs: &[Spec], 
     headers.sort();
     let embedded: Vec<String> = headers
         .iter()
-        .map(|path| format!("({:?}, include_str!({:?}))", path.file_name().unwrap().to_string_lossy(), path.display().to_string()))
+        .map(|path| {
+            format!(
+                "({:?}, include_str!({:?}))",
+                path.file_name().unwrap().to_string_lossy(),
+                path.display().to_string()
+            )
+        })
         .collect();
-    writeln!(rust, "/// The headers in `cuda/`, by file name: a student's file compiled at run time includes them too.").unwrap();
-    writeln!(rust, "pub const HEADERS: [(&str, &str); {}] = [{}];", embedded.len(), embedded.join(", ")).unwrap();
+    writeln!(
+        rust,
+        "/// The headers in `cuda/`, by file name: a student's file compiled at run time includes them too."
+    )
+    .unwrap();
+    writeln!(
+        rust,
+        "pub const HEADERS: [(&str, &str); {}] = [{}];",
+        embedded.len(),
+        embedded.join(", ")
+    )
+    .unwrap();
     for spec in specs {
         let builds: Vec<String> = jobs
             .iter()
@@ -425,9 +608,22 @@ fn write_rust(out_dir: &Path, cuda_dir: &Path, target: &Target, specs: &[Spec], 
         )
         .unwrap();
     }
-    let all: Vec<String> = specs.iter().map(|spec| format!("({:?}, {})", spec.constant, spec.constant)).collect();
-    writeln!(rust, "/// Every image above, by constant name: for tests that look at all of them.").unwrap();
-    writeln!(rust, "pub const ALL: [(&str, KernelImage); {}] = [{}];", all.len(), all.join(", ")).unwrap();
+    let all: Vec<String> = specs
+        .iter()
+        .map(|spec| format!("({:?}, {})", spec.constant, spec.constant))
+        .collect();
+    writeln!(
+        rust,
+        "/// Every image above, by constant name: for tests that look at all of them."
+    )
+    .unwrap();
+    writeln!(
+        rust,
+        "pub const ALL: [(&str, KernelImage); {}] = [{}];",
+        all.len(),
+        all.join(", ")
+    )
+    .unwrap();
     fs::write(out_dir.join("kernels.rs"), rust).expect("write kernels.rs");
 }
 

@@ -5,6 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/cuda-toolchain.sh
+# One format for every crate (rustfmt.toml); `cargo fmt --all` makes it.
+cargo fmt --all --check
 cargo build --workspace --all-targets --locked
 # No warning anywhere, and every unsafe block and unsafe fn documented (the workspace's [lints]).
 cargo clippy --workspace --all-targets --locked -- -D warnings

@@ -121,7 +121,10 @@ impl Entry {
     /// before the parameters in its declaration.
     pub fn c_name(&self) -> &'static str {
         let before = self.declaration.split('(').next().unwrap_or(self.declaration);
-        before.rsplit(|c: char| c.is_whitespace() || c == '*').next().unwrap_or(self.name)
+        before
+            .rsplit(|c: char| c.is_whitespace() || c == '*')
+            .next()
+            .unwrap_or(self.name)
     }
 }
 
@@ -147,10 +150,13 @@ impl StudentArgs {
             bail!(Usage("--cases goes with --check or --list-cases".to_string()));
         }
         if let Some(path) = &self.kernel_image {
-            let arch = crate::gpu::first_gpu_arch().ok_or_else(|| Machine("no usable CUDA GPU for the check's case".to_string()))?;
+            let arch = crate::gpu::first_gpu_arch()
+                .ok_or_else(|| Machine("no usable CUDA GPU for the check's case".to_string()))?;
             return Ok(Box::leak(Box::new(runtime::load(path, ours, arch)?)));
         }
-        let Some(path) = &self.kernel_source else { return Ok(ours) };
+        let Some(path) = &self.kernel_source else {
+            return Ok(ours);
+        };
         if self.list_cases {
             return Ok(ours); // listing the cases compiles nothing
         }
@@ -164,7 +170,8 @@ impl StudentArgs {
         })?;
         // nvcc's warnings for a file that compiled (the front end's and ptxas's), which the report
         // alone would drop.
-        for warning in warnings(&output.messages).chain(warnings(output.image.newest().map_or("", |build| build.ptxas))) {
+        for warning in warnings(&output.messages).chain(warnings(output.image.newest().map_or("", |build| build.ptxas)))
+        {
             eprintln!("{warning}");
         }
         Ok(Box::leak(Box::new(output.image)))
@@ -265,7 +272,9 @@ pub fn on_the_machine<T>(result: Result<T>) -> Result<T> {
 
 /// Why the machine failed, where `err` is (or wraps) a [`Machine`] error.
 fn machine_of(err: &anyhow::Error) -> Option<String> {
-    err.chain().find_map(|cause| cause.downcast_ref::<Machine>()).map(|machine| machine.0.clone())
+    err.chain()
+        .find_map(|cause| cause.downcast_ref::<Machine>())
+        .map(|machine| machine.0.clone())
 }
 
 /// The exit code for `err`: 2 for [`Usage`], 3 for [`Machine`], 1 for anything else (the student's
@@ -291,7 +300,8 @@ pub fn run_lab<A: clap::Parser>(run: impl FnOnce(A) -> Result<()>) -> std::proce
         code = Some(result.as_ref().map_or_else(exit_code, |()| 0));
         result
     });
-    let grading = std::env::args_os().any(|arg| ["--check", "--list-cases", "--dry-run"].iter().any(|flag| arg == *flag));
+    let grading =
+        std::env::args_os().any(|arg| ["--check", "--list-cases", "--dry-run"].iter().any(|flag| arg == *flag));
     match code {
         _ if !grading || exit == std::process::ExitCode::SUCCESS => exit,
         Some(code) => std::process::ExitCode::from(code),
@@ -303,7 +313,9 @@ pub fn run_lab<A: clap::Parser>(run: impl FnOnce(A) -> Result<()>) -> std::proce
 /// kernel with an `#error`): one line naming its lab, before nvcc runs. An unreadable file is left to
 /// the compile, which says so.
 fn refuse_another_weeks_file(path: &Path, entries: &[Entry]) -> Result<()> {
-    let Ok(text) = std::fs::read_to_string(path) else { return Ok(()) };
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return Ok(());
+    };
     let wanted: Vec<&str> = entries.iter().map(Entry::c_name).collect();
     match weeks::belongs_elsewhere(&path.display().to_string(), &text, &wanted) {
         Some(line) => bail!(line),
@@ -316,12 +328,16 @@ fn refuse_another_weeks_file(path: &Path, entries: &[Entry]) -> Result<()> {
 fn whose_compile_error(err: CompileError) -> anyhow::Error {
     match err {
         CompileError::Missing { .. } => anyhow::Error::new(Usage(err.to_string())),
-        CompileError::NoNvcc | CompileError::Unsupported { .. } | CompileError::Io(_) => anyhow::Error::new(Machine(err.to_string())),
+        CompileError::NoNvcc | CompileError::Unsupported { .. } | CompileError::Io(_) => {
+            anyhow::Error::new(Machine(err.to_string()))
+        }
         CompileError::Nvcc { ref messages, .. } => match messages.lines().find(|line| line.contains("error")) {
             Some(first) => anyhow::anyhow!("{err}; the first: {}", first.trim()),
             None => anyhow::Error::new(err),
         },
-        CompileError::TooLong { .. } | CompileError::ForeignInclude { .. } | CompileError::TooLarge { .. } => anyhow::Error::new(err),
+        CompileError::TooLong { .. } | CompileError::ForeignInclude { .. } | CompileError::TooLarge { .. } => {
+            anyhow::Error::new(err)
+        }
     }
 }
 
@@ -384,7 +400,10 @@ pub fn checked_runs(launches: usize, mut run: impl FnMut() -> Result<(Timing, Op
             first_wrong = wrong.map(|what| (launch, what));
         }
     }
-    Ok(Checked { timing: Timing::gpu(samples), wrong: first_wrong })
+    Ok(Checked {
+        timing: Timing::gpu(samples),
+        wrong: first_wrong,
+    })
 }
 
 /// What [`CaseContext::time`] found: the times (none under compute-sanitizer) and, as a case's
@@ -403,7 +422,11 @@ impl CaseContext {
     /// `ours` must leave no result of ours in device memory when it returns (issue 39: poison its
     /// output), so that the student's next launch cannot find it. Nothing is timed under
     /// compute-sanitizer, where times mean nothing.
-    pub fn time(&self, mut ours: impl FnMut(usize) -> Result<Timing>, mut theirs: impl FnMut(usize) -> Result<Checked>) -> Result<Timed> {
+    pub fn time(
+        &self,
+        mut ours: impl FnMut(usize) -> Result<Timing>,
+        mut theirs: impl FnMut(usize) -> Result<Checked>,
+    ) -> Result<Timed> {
         if self.sanitized {
             return Ok(Timed::default());
         }
@@ -413,7 +436,13 @@ impl CaseContext {
                 let checked = theirs(TIMED_LAUNCHES)?;
                 theirs_ms.extend(checked.timing.samples_ms);
                 if wrong.is_none() {
-                    wrong = checked.wrong.map(|(launch, what)| format!("timed run {} of {}: {what}", round * TIMED_LAUNCHES + launch + 1, TIME_ROUNDS * TIMED_LAUNCHES));
+                    wrong = checked.wrong.map(|(launch, what)| {
+                        format!(
+                            "timed run {} of {}: {what}",
+                            round * TIMED_LAUNCHES + launch + 1,
+                            TIME_ROUNDS * TIMED_LAUNCHES
+                        )
+                    });
                 }
                 Ok(())
             };
@@ -425,7 +454,10 @@ impl CaseContext {
                 ours_ms.extend(ours(TIMED_LAUNCHES)?.samples_ms);
             }
         }
-        Ok(Timed { times: Some(Times::of(&Timing::gpu(theirs_ms), &Timing::gpu(ours_ms))), wrong })
+        Ok(Timed {
+            times: Some(Times::of(&Timing::gpu(theirs_ms), &Timing::gpu(ours_ms))),
+            wrong,
+        })
     }
 }
 
@@ -440,7 +472,11 @@ pub struct Times {
 
 impl Times {
     pub fn of(student: &Timing, ours: &Timing) -> Times {
-        Times { student_ms: student.median_ms(), ours_ms: ours.median_ms(), spread: student.relative_spread().max(ours.relative_spread()) }
+        Times {
+            student_ms: student.median_ms(),
+            ours_ms: ours.median_ms(),
+            spread: student.relative_spread().max(ours.relative_spread()),
+        }
     }
 
     /// The student's time over ours.
@@ -471,16 +507,31 @@ fn run_cases<C>(
     compiled: &Result<&'static KernelImage>,
     run_case: impl Fn(&KernelImage, &C, CaseContext) -> Result<Outcome>,
 ) -> Result<()> {
-    let prefix = args.check_result.as_deref().context("--check-case needs --check-result")?;
+    let prefix = args
+        .check_result
+        .as_deref()
+        .context("--check-case needs --check-result")?;
     let result = |index: usize| case_process::result_file(prefix, index);
     let last = args.check_last.unwrap_or(first);
-    let name = |index: usize| if args.measure_technique { "measured".to_string() } else { check.cases.names.get(index).cloned().unwrap_or_default() };
+    let name = |index: usize| {
+        if args.measure_technique {
+            "measured".to_string()
+        } else {
+            check.cases.names.get(index).cloned().unwrap_or_default()
+        }
+    };
     let image = match compiled {
         Ok(image) => *image,
         Err(err) => {
             let why = machine_of(err).with_context(|| format!("{err:#}"))?;
             for index in first..=last {
-                case_process::write_row(&result(index), &Row { case: name(index), result: Err(NoResult::Machine(why.clone())) })?;
+                case_process::write_row(
+                    &result(index),
+                    &Row {
+                        case: name(index),
+                        result: Err(NoResult::Machine(why.clone())),
+                    },
+                )?;
             }
             return Ok(());
         }
@@ -496,16 +547,33 @@ fn run_cases<C>(
         }
         let row = match (measure.run)(image, &measure.case) {
             Ok(()) => measure::ran("measured"),
-            Err(err) => Row { case: "measured".to_string(), result: Err(NoResult::Machine(machine_of(&err).with_context(|| format!("{err:#}"))?)) },
+            Err(err) => Row {
+                case: "measured".to_string(),
+                result: Err(NoResult::Machine(machine_of(&err).with_context(|| format!("{err:#}"))?)),
+            },
         };
         return case_process::write_row(&result(first), &row);
     }
     for index in first..=last {
-        let Some(case) = check.cases.cases.get(index) else { bail!("there is no check case {index}") };
-        let row = match run_case(image, case, CaseContext { sanitized: args.under_sanitizer }) {
-            Ok(outcome) => Row { case: name(index), result: Ok(outcome) },
+        let Some(case) = check.cases.cases.get(index) else {
+            bail!("there is no check case {index}")
+        };
+        let row = match run_case(
+            image,
+            case,
+            CaseContext {
+                sanitized: args.under_sanitizer,
+            },
+        ) {
+            Ok(outcome) => Row {
+                case: name(index),
+                result: Ok(outcome),
+            },
             Err(err) => match machine_of(&err) {
-                Some(why) => Row { case: name(index), result: Err(NoResult::Machine(why)) },
+                Some(why) => Row {
+                    case: name(index),
+                    result: Err(NoResult::Machine(why)),
+                },
                 None => return Err(err),
             },
         };
@@ -529,14 +597,20 @@ fn end_of_case(boundary: &str) -> Result<()> {
     // of ours.
     unsafe { libc::fflush(std::ptr::null_mut()) };
     let mut stdout = std::io::stdout().lock();
-    write!(stdout, "{boundary}").and_then(|()| stdout.flush()).context("writing to stdout")?;
+    write!(stdout, "{boundary}")
+        .and_then(|()| stdout.flush())
+        .context("writing to stdout")?;
     eprint!("{boundary}");
     Ok(())
 }
 
 /// `--list-cases`: the case names (rules first) and the set's hash, or with `--csv` the CSV header.
 fn list_cases<C>(args: &StudentArgs, check: &Check<'_, C>, rules: &[Row]) {
-    let names: Vec<&str> = rules.iter().map(|row| row.case.as_str()).chain(unrun_names(check)).collect();
+    let names: Vec<&str> = rules
+        .iter()
+        .map(|row| row.case.as_str())
+        .chain(unrun_names(check))
+        .collect();
     if args.csv {
         println!("{}", csv_header(&names));
     } else {
@@ -550,12 +624,20 @@ fn list_cases<C>(args: &StudentArgs, check: &Check<'_, C>, rules: &[Row]) {
 /// The names of the rows the GPU gives, in the table's order: the measured rules, then the cases.
 fn unrun_names<'a, C>(check: &'a Check<'_, C>) -> impl Iterator<Item = &'a str> {
     let measured = check.measure.as_ref().map_or(&[][..], |measure| measure.rules);
-    measured.iter().copied().chain(check.cases.names.iter().map(String::as_str))
+    measured
+        .iter()
+        .copied()
+        .chain(check.cases.names.iter().map(String::as_str))
 }
 
 /// The rows the GPU would have given, each without a result for the same reason `why`.
 fn unrun<C>(check: &Check<'_, C>, why: &NoResult) -> Vec<Row> {
-    unrun_names(check).map(|name| Row { case: name.to_string(), result: Err(why.clone()) }).collect()
+    unrun_names(check)
+        .map(|name| Row {
+            case: name.to_string(),
+            result: Err(why.clone()),
+        })
+        .collect()
 }
 
 /// The note a dry run's CSV row carries, and the reason its GPU rows give.
@@ -572,7 +654,11 @@ fn dry_run<C>(args: &StudentArgs, check: &Check<'_, C>, rules: Vec<Row>) -> Resu
     if args.csv {
         print!("{}", csv(source, &rows, &check.cases.hash, DRY_RUN));
     } else {
-        let rules = if ruled == 0 { ": this week has no rules read from what nvcc made".to_string() } else { format!(", the rules read from what nvcc made:\n\n{}", table(&rows[..ruled])) };
+        let rules = if ruled == 0 {
+            ": this week has no rules read from what nvcc made".to_string()
+        } else {
+            format!(", the rules read from what nvcc made:\n\n{}", table(&rows[..ruled]))
+        };
         println!("\n--check --dry-run of {}{rules}", source.display());
         println!("\nNot run (a dry run uses no GPU): the {skipped} cases and measured rules below; --check without --dry-run runs them.");
         for row in &rows[ruled..] {
@@ -595,24 +681,53 @@ fn file_failed<C>(args: &StudentArgs, check: &Check<'_, C>, rules: &[Row], err: 
         _ => anyhow::anyhow!(message.clone()),
     };
     if exit_code(err) == 1 {
-        let failed = |name: &str| Row { case: name.to_string(), result: Ok(Outcome { wrong: 1, elements: 1, first: None, times: None, finding: Some(message.clone()) }) };
+        let failed = |name: &str| Row {
+            case: name.to_string(),
+            result: Ok(Outcome {
+                wrong: 1,
+                elements: 1,
+                first: None,
+                times: None,
+                finding: Some(message.clone()),
+            }),
+        };
         let mut rows: Vec<Row> = rules.iter().map(|rule| failed(&rule.case)).collect();
         rows.extend(unrun_names(check).map(|name| match args.dry_run {
-            true => Row { case: name.to_string(), result: Err(NoResult::NotRun(DRY_RUN.to_string())) },
+            true => Row {
+                case: name.to_string(),
+                result: Err(NoResult::NotRun(DRY_RUN.to_string())),
+            },
             false => failed(name),
         }));
         let source = args.kernel_source.as_deref().unwrap_or(Path::new("?"));
         if args.csv {
-            print!("{}", csv(source, &rows, &check.cases.hash, &format!("compile error: {}", one_line(&message))));
+            print!(
+                "{}",
+                csv(
+                    source,
+                    &rows,
+                    &check.cases.hash,
+                    &format!("compile error: {}", one_line(&message))
+                )
+            );
         }
-        write_details(args, check, &rows, serde_json::json!({ "compile_error": message, "verdict": message }))?;
+        write_details(
+            args,
+            check,
+            &rows,
+            serde_json::json!({ "compile_error": message, "verdict": message }),
+        )?;
     }
     Err(kind)
 }
 
 /// `text` on one line: its lines trimmed and joined with spaces.
 fn one_line(text: &str) -> String {
-    text.lines().map(str::trim).filter(|line| !line.is_empty()).collect::<Vec<_>>().join(" ")
+    text.lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// The architecture a student's file is compiled for: GPU 0's, where the labs run it, else (no GPU
@@ -622,29 +737,53 @@ fn one_line(text: &str) -> String {
 fn compile_target(dry_run: bool) -> (u32, String) {
     let newest = kernels::BUILT_ARCHS[kernels::BUILT_ARCHS.len() - 1];
     if dry_run {
-        return (newest, "dry run: for the newest architecture the labs are built for".to_string());
+        return (
+            newest,
+            "dry run: for the newest architecture the labs are built for".to_string(),
+        );
     }
     match crate::gpu::first_gpu_arch() {
         Some(arch) => (arch, "for GPU 0".to_string()),
-        None => (newest, "no GPU found: for the newest architecture the labs are built for".to_string()),
+        None => (
+            newest,
+            "no GPU found: for the newest architecture the labs are built for".to_string(),
+        ),
     }
 }
 
 /// The build of a student's image (it has one, for the GPU it runs on) and its parsed report.
 fn student_report(image: &KernelImage) -> Result<kernels::ptxas::Report> {
-    let build = image.newest().with_context(|| format!("{} was not compiled", image.source))?;
-    build.report().with_context(|| format!("reading nvcc's report on {}", image.source))
+    let build = image
+        .newest()
+        .with_context(|| format!("{} was not compiled", image.source))?;
+    build
+        .report()
+        .with_context(|| format!("reading nvcc's report on {}", image.source))
 }
 
 /// Every entry the lab calls must be a kernel of the student's image; the error names what the lab
 /// looked for and what the file has.
 pub fn require_entries(image: &KernelImage, entries: &[Entry]) -> Result<()> {
     let report = student_report(image)?;
-    let kernels: Vec<&str> = report.functions.iter().filter(|f| f.is_entry()).map(|f| f.name.as_str()).collect();
+    let kernels: Vec<&str> = report
+        .functions
+        .iter()
+        .filter(|f| f.is_entry())
+        .map(|f| f.name.as_str())
+        .collect();
     for entry in entries {
         if !kernels.contains(&entry.name) {
-            let has = if kernels.is_empty() { "no kernels".to_string() } else { format!("the kernels {}", kernels.join(", ")) };
-            bail!("{} has no kernel `{}` (the lab looks for `{}`); it has {has}", image.source, entry.declaration, entry.name);
+            let has = if kernels.is_empty() {
+                "no kernels".to_string()
+            } else {
+                format!("the kernels {}", kernels.join(", "))
+            };
+            bail!(
+                "{} has no kernel `{}` (the lab looks for `{}`); it has {has}",
+                image.source,
+                entry.declaration,
+                entry.name
+            );
         }
     }
     Ok(())
@@ -658,25 +797,46 @@ fn warnings(messages: &str) -> impl Iterator<Item = &str> {
 /// One line for `--check`: the file compiled, for which architecture, and each entry's registers and
 /// shared memory (`mmm.cu compiled (for GPU 0, sm_90): mmm_f64 40 registers, 4096 bytes shared; ...`).
 fn compiled(image: &KernelImage, entries: &[Entry], for_whom: &str) -> String {
-    let Some(build) = image.newest() else { return format!("{} compiled", image.source) };
+    let Some(build) = image.newest() else {
+        return format!("{} compiled", image.source);
+    };
     let report = build.report().ok();
     let resources: Vec<String> = entries
         .iter()
         .filter_map(|entry| Some((entry, report.as_ref()?.function(entry.name)?)))
-        .map(|(entry, f)| format!("{} {} registers, {} bytes shared", entry.c_name(), f.registers, f.shared_bytes))
+        .map(|(entry, f)| {
+            format!(
+                "{} {} registers, {} bytes shared",
+                entry.c_name(),
+                f.registers,
+                f.shared_bytes
+            )
+        })
         .collect();
-    format!("{} compiled ({for_whom}, {}): {}", image.source, kernels::arch_name(build.arch), resources.join("; "))
+    format!(
+        "{} compiled ({for_whom}, {}): {}",
+        image.source,
+        kernels::arch_name(build.arch),
+        resources.join("; ")
+    )
 }
 
 /// The ptxas report of the student's entries, as the slides show ours, after the command that made it
 /// and for which GPU.
 fn print_report(image: &KernelImage, entries: &[Entry], for_whom: &str) {
     let Some(build) = image.newest() else { return };
-    println!("{}", crate::ptxas_view::student_command(image, build.arch, image.linked_with_device_runtime));
+    println!(
+        "{}",
+        crate::ptxas_view::student_command(image, build.arch, image.linked_with_device_runtime)
+    );
     println!("({for_whom}, {})", kernels::arch_name(build.arch));
     if let Ok(report) = build.report() {
         for entry in entries {
-            for line in report.function(entry.name).map(|f| f.lines.as_slice()).unwrap_or_default() {
+            for line in report
+                .function(entry.name)
+                .map(|f| f.lines.as_slice())
+                .unwrap_or_default()
+            {
                 println!("{line}");
             }
         }
@@ -689,16 +849,25 @@ pub fn require_same_parameters(student: &KernelImage, ours: &KernelImage, entry:
     // The newest builds: a student's only one, and ours with every kernel (parameters do not change with
     // the architecture).
     let image = |of: &KernelImage| of.newest().map_or(&[][..], |build| build.image);
-    let expected = parameters::parameters(image(ours), entry.name).map_err(|why| anyhow::anyhow!("reading our {}'s parameters: {why}", entry.name))?;
+    let expected = parameters::parameters(image(ours), entry.name)
+        .map_err(|why| anyhow::anyhow!("reading our {}'s parameters: {why}", entry.name))?;
     let theirs = match parameters::parameters(image(student), entry.name) {
         Ok(theirs) => theirs,
         Err(why) => {
-            eprintln!("note: {}: {why}; the parameters of {} are not compared", student.source, entry.name);
+            eprintln!(
+                "note: {}: {why}; the parameters of {} are not compared",
+                student.source, entry.name
+            );
             return Ok(());
         }
     };
     if theirs != expected {
-        let sizes = |list: &[(usize, usize)]| list.iter().map(|(_, size)| format!("{size}")).collect::<Vec<_>>().join(", ");
+        let sizes = |list: &[(usize, usize)]| {
+            list.iter()
+                .map(|(_, size)| format!("{size}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
         bail!(
             "{}: kernel `{}` takes {} parameter(s) of {} bytes, but the lab passes {} of {} bytes: `{}`",
             student.source,
@@ -793,19 +962,35 @@ impl Row {
     /// kernels (or variables) looked at, `failures` those that break the rule, the first one shown.
     pub fn rule(case: &str, checked: usize, failures: Vec<FirstWrong>) -> Row {
         let wrong = failures.len();
-        Row { case: case.to_string(), result: Ok(Outcome { wrong, elements: checked, first: failures.into_iter().next(), times: None, finding: None }) }
+        Row {
+            case: case.to_string(),
+            result: Ok(Outcome {
+                wrong,
+                elements: checked,
+                first: failures.into_iter().next(),
+                times: None,
+                finding: None,
+            }),
+        }
     }
 
     /// A rule read from the build's PTX by `read`, which returns how many kernels it looked at and
     /// those that break the rule; a FAULT row where there is no PTX (our own kernels keep none: only
     /// `--list-cases` without `--kernel-source` meets them).
-    pub fn rule_on_ptx(case: &str, build: &kernels::ArchImage, read: impl FnOnce(&kernels::ptx::Module) -> (usize, Vec<FirstWrong>)) -> Row {
+    pub fn rule_on_ptx(
+        case: &str,
+        build: &kernels::ArchImage,
+        read: impl FnOnce(&kernels::ptx::Module) -> (usize, Vec<FirstWrong>),
+    ) -> Row {
         match build.ptx {
             Some(text) => {
                 let (checked, failures) = read(&kernels::ptx::Module::parse(text));
                 Row::rule(case, checked, failures)
             }
-            None => Row { case: case.to_string(), result: Err("no PTX was kept to read".into()) },
+            None => Row {
+                case: case.to_string(),
+                result: Err("no PTX was kept to read".into()),
+            },
         }
     }
 
@@ -835,8 +1020,14 @@ impl Row {
     pub fn to_line(&self) -> String {
         match &self.result {
             Ok(o) => {
-                let first = o.first.clone().unwrap_or(FirstWrong { position: String::new(), value: String::new(), expected: String::new(), computed_by: String::new() });
-                let time = |field: fn(&Times) -> f64| o.times.as_ref().map_or(String::new(), |times| field(times).to_string());
+                let first = o.first.clone().unwrap_or(FirstWrong {
+                    position: String::new(),
+                    value: String::new(),
+                    expected: String::new(),
+                    computed_by: String::new(),
+                });
+                let time =
+                    |field: fn(&Times) -> f64| o.times.as_ref().map_or(String::new(), |times| field(times).to_string());
                 let fields = [
                     clean(&self.case),
                     o.wrong.to_string(),
@@ -861,18 +1052,39 @@ impl Row {
     pub fn from_line(line: &str) -> Option<Row> {
         let fields: Vec<&str> = line.strip_prefix(LINE_TAG)?.strip_prefix('\t')?.split('\t').collect();
         match fields.as_slice() {
-            [case, "fault", fault] => Some(Row { case: case.to_string(), result: Err(NoResult::Fault(fault.to_string())) }),
-            [case, "machine", why] => Some(Row { case: case.to_string(), result: Err(NoResult::Machine(why.to_string())) }),
+            [case, "fault", fault] => Some(Row {
+                case: case.to_string(),
+                result: Err(NoResult::Fault(fault.to_string())),
+            }),
+            [case, "machine", why] => Some(Row {
+                case: case.to_string(),
+                result: Err(NoResult::Machine(why.to_string())),
+            }),
             [case, wrong, elements, position, value, expected, by, student, ours, spread, finding] => {
-                let first = (!position.is_empty()).then(|| FirstWrong { position: position.to_string(), value: value.to_string(), expected: expected.to_string(), computed_by: by.to_string() });
+                let first = (!position.is_empty()).then(|| FirstWrong {
+                    position: position.to_string(),
+                    value: value.to_string(),
+                    expected: expected.to_string(),
+                    computed_by: by.to_string(),
+                });
                 let times = match [*student, *ours, *spread] {
                     ["", "", ""] => None,
-                    _ => Some(Times { student_ms: student.parse().ok()?, ours_ms: ours.parse().ok()?, spread: spread.parse().ok()? }),
+                    _ => Some(Times {
+                        student_ms: student.parse().ok()?,
+                        ours_ms: ours.parse().ok()?,
+                        spread: spread.parse().ok()?,
+                    }),
                 };
                 let finding = (!finding.is_empty()).then(|| finding.to_string());
                 Some(Row {
                     case: case.to_string(),
-                    result: Ok(Outcome { wrong: wrong.parse().ok()?, elements: elements.parse().ok()?, first, times, finding }),
+                    result: Ok(Outcome {
+                        wrong: wrong.parse().ok()?,
+                        elements: elements.parse().ok()?,
+                        first,
+                        times,
+                        finding,
+                    }),
                 })
             }
             _ => None,
@@ -936,11 +1148,17 @@ pub fn written_once<T: Poison>(value: T, show: impl Fn(T) -> String) -> String {
 /// process start included; a broken tree of child grids was seen to run for minutes without end), or
 /// after 5 minutes however much it prints (a correct kernel printing from each of a million threads
 /// takes about 20 s on an H200).
-const CASE_LIMITS: Limits = Limits { silence: Duration::from_secs(30), total: Duration::from_secs(300) };
+const CASE_LIMITS: Limits = Limits {
+    silence: Duration::from_secs(30),
+    total: Duration::from_secs(300),
+};
 
 /// The same under compute-sanitizer, which slows kernels down 10 to 100 times (racecheck the most)
 /// and prints nothing until the program ends: only the total counts.
-const SANITIZED_LIMITS: Limits = Limits { silence: Duration::from_secs(600), total: Duration::from_secs(600) };
+const SANITIZED_LIMITS: Limits = Limits {
+    silence: Duration::from_secs(600),
+    total: Duration::from_secs(600),
+};
 
 /// The most of a sanitizer's log that is read: its first finding is near the top.
 const MAX_LOG_BYTES: u64 = 4 << 20;
@@ -964,42 +1182,82 @@ fn run_check<C>(args: &StudentArgs, image: &KernelImage, check: &Check<'_, C>, r
     };
     let dir = PrivateDir::new(&format!("{}-check", check.lab))?;
     let image_path = dir.path().join("kernel.image");
-    let build = image.newest().with_context(|| format!("{} was not compiled", image.source))?;
+    let build = image
+        .newest()
+        .with_context(|| format!("{} was not compiled", image.source))?;
     std::fs::write(&image_path, build.image).with_context(|| format!("writing {}", image_path.display()))?;
     let exe = std::env::current_exe().context("finding this program to run the cases")?;
     let tools = Tool::for_kernels(uses_shared_memory_or_barriers(image, check.entries));
     let progress = Progress::new(check.cases.names.len());
-    let deadline = args.time_limit.map(|seconds| Deadline { at: Instant::now() + Duration::from_secs(seconds), seconds });
+    let deadline = args.time_limit.map(|seconds| Deadline {
+        at: Instant::now() + Duration::from_secs(seconds),
+        seconds,
+    });
     // The measured child (ncu around this lab) starts now and waits for the cases before it touches
     // the GPU, so ncu's start overlaps them; it measures once they are done.
     let go = dir.path().join("go");
     let measured = check.measure.as_ref().map(|week| {
         let prefix = dir.path().join("result-measured-");
         let mut program = Command::new(&exe);
-        program.args(child_args(&image_path, 0..=0, &prefix, false, check.child_flags, "")).arg("--measure-technique");
-        program.arg("--measure-after").arg(&go).arg("--measure-parent").arg(std::process::id().to_string());
+        program
+            .args(child_args(&image_path, 0..=0, &prefix, false, check.child_flags, ""))
+            .arg("--measure-technique");
+        program
+            .arg("--measure-after")
+            .arg(&go)
+            .arg("--measure-parent")
+            .arg(std::process::id().to_string());
         let csv = dir.path().join("measured.csv");
         // It may wait as long as every case may run, then run as long as a measurement may.
-        let per_case = if sanitizer.is_some() { SANITIZED_LIMITS.total * tools.len() as u32 } else { CASE_LIMITS.total };
-        let limits = Limits { silence: measure::LIMITS.silence, total: measure::LIMITS.total + per_case * check.cases.names.len() as u32 };
-        (week, week.under_ncu(&program, &csv).map(|under_ncu| (under_ncu, csv, case_process::result_file(&prefix, 0), limits)))
+        let per_case = if sanitizer.is_some() {
+            SANITIZED_LIMITS.total * tools.len() as u32
+        } else {
+            CASE_LIMITS.total
+        };
+        let limits = Limits {
+            silence: measure::LIMITS.silence,
+            total: measure::LIMITS.total + per_case * check.cases.names.len() as u32,
+        };
+        (
+            week,
+            week.under_ncu(&program, &csv)
+                .map(|under_ncu| (under_ncu, csv, case_process::result_file(&prefix, 0), limits)),
+        )
     });
     let (runs, measured) = std::thread::scope(|scope| {
         let measuring = measured.map(|(week, prepared)| {
-            let thread = prepared.map(|(under_ncu, csv, result, limits)| scope.spawn(move || measure::launches(under_ncu, &csv, &result, limits, deadline)));
+            let thread = prepared.map(|(under_ncu, csv, result, limits)| {
+                scope.spawn(move || measure::launches(under_ncu, &csv, &result, limits, deadline))
+            });
             (week, thread)
         });
         let go = measure::Go(&go);
         let alone = uses_the_device_heap(image);
-        let children = Children { exe: &exe, image: &image_path, dir: dir.path(), names: &check.cases.names, progress: &progress, deadline, flags: check.child_flags, boundary: boundary(), alone };
+        let children = Children {
+            exe: &exe,
+            image: &image_path,
+            dir: dir.path(),
+            names: &check.cases.names,
+            progress: &progress,
+            deadline,
+            flags: check.child_flags,
+            boundary: boundary(),
+            alone,
+        };
         let runs = match &sanitizer {
-            Some(sanitizer) => (0..check.cases.names.len()).map(|index| children.run_sanitized(index, sanitizer, &tools)).collect(),
+            Some(sanitizer) => (0..check.cases.names.len())
+                .map(|index| children.run_sanitized(index, sanitizer, &tools))
+                .collect(),
             None => children.run_all(),
         };
         drop(go);
         progress.case(0, "the technique, measured with hardware counters (ncu)", None);
         let measured = measuring.map(|(week, thread)| {
-            let launches = thread.and_then(|thread| thread.join().unwrap_or_else(|_| Err("the measurement's thread panicked".into())));
+            let launches = thread.and_then(|thread| {
+                thread
+                    .join()
+                    .unwrap_or_else(|_| Err("the measurement's thread panicked".into()))
+            });
             week.rows(launches)
         });
         (runs, measured)
@@ -1016,7 +1274,12 @@ fn run_check<C>(args: &StudentArgs, image: &KernelImage, check: &Check<'_, C>, r
 fn machine_for_the_cases(args: &StudentArgs) -> std::result::Result<Option<PathBuf>, String> {
     crate::gpu::count().map_err(|err| format!("{err:#}"))?;
     match args.sanitize {
-        true => sanitizer::find().map(Some).ok_or_else(|| format!("--sanitize needs NVIDIA's compute-sanitizer, and none was found ({})", sanitizer::WHERE_WE_LOOK)),
+        true => sanitizer::find().map(Some).ok_or_else(|| {
+            format!(
+                "--sanitize needs NVIDIA's compute-sanitizer, and none was found ({})",
+                sanitizer::WHERE_WE_LOOK
+            )
+        }),
         false => Ok(None),
     }
 }
@@ -1029,12 +1292,24 @@ fn report<C>(args: &StudentArgs, check: &Check<'_, C>, rows: &[Row], runs: &[Cas
     let failing = runs.iter().filter(|run| !run.row.passed());
     let printed: Vec<serde_json::Value> = failing.map(|run| serde_json::json!({ "case": run.row.case, "stdout": run.stdout.shown(), "stderr": run.stderr.shown() })).collect();
     let said = verdict.as_ref().map_or_else(|err| format!("{err:#}"), String::clone);
-    write_details(args, check, rows, serde_json::json!({ "sanitized": sanitized, "outputs": printed, "verdict": said }))?;
+    write_details(
+        args,
+        check,
+        rows,
+        serde_json::json!({ "sanitized": sanitized, "outputs": printed, "verdict": said }),
+    )?;
     let note = machine_note(rows).unwrap_or_default();
     if args.csv {
         print!("{}", csv(source, rows, &check.cases.hash, &note));
     } else {
-        println!("\n--check of {} ({} cases, case set {}{}):\n\n{}", source.display(), rows.len(), check.cases.hash, if sanitized { ", under compute-sanitizer" } else { "" }, table(rows));
+        println!(
+            "\n--check of {} ({} cases, case set {}{}):\n\n{}",
+            source.display(),
+            rows.len(),
+            check.cases.hash,
+            if sanitized { ", under compute-sanitizer" } else { "" },
+            table(rows)
+        );
         print!("{}", outputs(runs, args.show_output));
         if let Some(note) = machine_note(rows) {
             println!("\nMACHINE: {note}. Run --check again where the machine can (--dry-run judges the rules read from what nvcc made without a GPU).");
@@ -1062,7 +1337,11 @@ fn write_details<C>(args: &StudentArgs, check: &Check<'_, C>, rows: &[Row], more
     if let (Some(details), serde_json::Value::Object(more)) = (details.as_object_mut(), more) {
         details.extend(more);
     }
-    let mut file = std::fs::OpenOptions::new().write(true).create_new(true).open(path).with_context(|| format!("--details: cannot make {} (it must not exist yet)", path.display()))?;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .with_context(|| format!("--details: cannot make {} (it must not exist yet)", path.display()))?;
     writeln!(file, "{details:#}").with_context(|| format!("writing {}", path.display()))
 }
 
@@ -1096,15 +1375,34 @@ fn first_machine_reason(rows: &[Row]) -> Option<String> {
 /// machine is needed for the rest and changes none of them. Rows not run (`--dry-run`) count for
 /// nothing.
 fn verdict(rows: &[Row]) -> Result<String> {
-    let judged: Vec<&Row> = rows.iter().filter(|row| !matches!(row.result, Err(NoResult::NotRun(_)))).collect();
-    let failed = judged.iter().filter(|row| !row.passed() && !row.on_the_machine()).count();
+    let judged: Vec<&Row> = rows
+        .iter()
+        .filter(|row| !matches!(row.result, Err(NoResult::NotRun(_))))
+        .collect();
+    let failed = judged
+        .iter()
+        .filter(|row| !row.passed() && !row.on_the_machine())
+        .count();
     let machine = judged.iter().filter(|row| row.on_the_machine()).count();
     match (failed, first_machine_reason(rows)) {
-        (0, Some(why)) => Err(anyhow::Error::new(Machine(format!("{machine} of {} checks could not run on this machine, none of them for the kernel: {why}", judged.len())))),
-        (failed, Some(why)) => Err(anyhow::Error::new(Machine(format!("{failed} of {} checks failed, and {machine} could not run on this machine: {why}", judged.len())))),
-        (0, None) if judged.len() < rows.len() => Ok(format!("The file compiles and all {} rules read from what nvcc made pass; the rest did not run (--dry-run)", judged.len())),
+        (0, Some(why)) => Err(anyhow::Error::new(Machine(format!(
+            "{machine} of {} checks could not run on this machine, none of them for the kernel: {why}",
+            judged.len()
+        )))),
+        (failed, Some(why)) => Err(anyhow::Error::new(Machine(format!(
+            "{failed} of {} checks failed, and {machine} could not run on this machine: {why}",
+            judged.len()
+        )))),
+        (0, None) if judged.len() < rows.len() => Ok(format!(
+            "The file compiles and all {} rules read from what nvcc made pass; the rest did not run (--dry-run)",
+            judged.len()
+        )),
         (0, None) => Ok(format!("Solution is correct: all {} cases pass", rows.len())),
-        (failed, None) => bail!("{failed} of {} {} failed", judged.len(), if judged.len() < rows.len() { "rules" } else { "cases" }),
+        (failed, None) => bail!(
+            "{failed} of {} {} failed",
+            judged.len(),
+            if judged.len() < rows.len() { "rules" } else { "cases" }
+        ),
     }
 }
 
@@ -1142,7 +1440,10 @@ struct Children<'a> {
 /// would reach the next case in the same child. Such a file's cases run one per child, as they all
 /// did before issue 39's budget. Read from the PTX nvcc made (conservatively: the word anywhere).
 fn uses_the_device_heap(image: &KernelImage) -> bool {
-    image.newest().and_then(|build| build.ptx).is_some_and(|ptx| ptx.contains("malloc"))
+    image
+        .newest()
+        .and_then(|build| build.ptx)
+        .is_some_and(|ptx| ptx.contains("malloc"))
 }
 
 /// A line no kernel can print on purpose: made up by the parent for this check, and never on the GPU.
@@ -1178,7 +1479,10 @@ impl Children<'_> {
     /// Why no case may start any more, once the `--time-limit` has passed.
     fn time_used_up(&self) -> Option<String> {
         let deadline = self.deadline.filter(Deadline::passed)?;
-        Some(format!("not run: the --time-limit of {} s was used up", deadline.seconds))
+        Some(format!(
+            "not run: the --time-limit of {} s was used up",
+            deadline.seconds
+        ))
     }
 
     /// One child for the cases from `first` on (`first` alone where [`Children::alone`]); the runs of
@@ -1186,12 +1490,37 @@ impl Children<'_> {
     fn run_from(&self, first: usize) -> Vec<CaseRun> {
         let last = if self.alone { first } else { self.names.len() - 1 };
         let prefix = self.dir.join(format!("result-{first}-"));
-        let slot = |(index, name): (usize, &String)| Slot { case: name.clone(), result: case_process::result_file(&prefix, index) };
-        let slots: Vec<Slot> = self.names.iter().enumerate().take(last + 1).skip(first).map(slot).collect();
+        let slot = |(index, name): (usize, &String)| Slot {
+            case: name.clone(),
+            result: case_process::result_file(&prefix, index),
+        };
+        let slots: Vec<Slot> = self
+            .names
+            .iter()
+            .enumerate()
+            .take(last + 1)
+            .skip(first)
+            .map(slot)
+            .collect();
         let mut command = Command::new(self.exe);
-        command.args(child_args(self.image, first..=last, &prefix, false, self.flags, &self.boundary));
-        let batch = Batch { cases: &slots, limits: CASE_LIMITS, deadline: self.deadline, finished: None, boundary: &self.boundary };
-        case_process::run(command, &batch, |offset| self.progress.case(first + offset, &self.names[first + offset], None))
+        command.args(child_args(
+            self.image,
+            first..=last,
+            &prefix,
+            false,
+            self.flags,
+            &self.boundary,
+        ));
+        let batch = Batch {
+            cases: &slots,
+            limits: CASE_LIMITS,
+            deadline: self.deadline,
+            finished: None,
+            boundary: &self.boundary,
+        };
+        case_process::run(command, &batch, |offset| {
+            self.progress.case(first + offset, &self.names[first + offset], None)
+        })
     }
 
     /// Case `index` alone, under `tool` of compute-sanitizer with its log at `log`.
@@ -1201,11 +1530,20 @@ impl Children<'_> {
             return CaseRun::fault(name, why);
         }
         let prefix = self.dir.join(format!("result-{}-{index}-", tool.name()));
-        let slot = [Slot { case: name.clone(), result: case_process::result_file(&prefix, index) }];
+        let slot = [Slot {
+            case: name.clone(),
+            result: case_process::result_file(&prefix, index),
+        }];
         let mut command = Command::new(sanitizer);
         command.args(sanitizer::arguments(tool, log)).arg(self.exe);
         command.args(child_args(self.image, index..=index, &prefix, true, self.flags, ""));
-        let batch = Batch { cases: &slot, limits: SANITIZED_LIMITS, deadline: self.deadline, finished: Some(sanitizer::ERROR_EXIT_CODE), boundary: "" };
+        let batch = Batch {
+            cases: &slot,
+            limits: SANITIZED_LIMITS,
+            deadline: self.deadline,
+            finished: Some(sanitizer::ERROR_EXIT_CODE),
+            boundary: "",
+        };
         case_process::run(command, &batch, |_| self.progress.case(index, name, Some(tool.name()))).remove(0)
     }
 
@@ -1218,7 +1556,11 @@ impl Children<'_> {
         for &tool in tools {
             let log = self.dir.join(format!("sanitizer-{index}-{}.log", tool.name()));
             let run = self.run_under(index, sanitizer, tool, &log);
-            let verdict = sanitizer::verdict(tool, sanitizer::Ending::of(&run.row.result, run.exit), read_log(&log).as_deref());
+            let verdict = sanitizer::verdict(
+                tool,
+                sanitizer::Ending::of(&run.row.result, run.exit),
+                read_log(&log).as_deref(),
+            );
             let stop = verdict != sanitizer::Verdict::Clean;
             let row = match (&first, run.row.result.is_err()) {
                 (None, _) | (Some(_), true) => with_finding(run.row.clone(), verdict, tool),
@@ -1229,7 +1571,12 @@ impl Children<'_> {
                 Some(first) => (first.stdout, first.stderr, first.exit),
                 None => (run.stdout, run.stderr, run.exit),
             };
-            first = Some(CaseRun { row, stdout, stderr, exit });
+            first = Some(CaseRun {
+                row,
+                stdout,
+                stderr,
+                exit,
+            });
             if stop {
                 break;
             }
@@ -1247,7 +1594,10 @@ fn with_finding(row: Row, verdict: sanitizer::Verdict, tool: Tool) -> Row {
         // The machine stopped the case before the student's module was loaded: nothing to vouch for.
         (Err(NoResult::Machine(why)), _) => Err(NoResult::Machine(why)),
         (Ok(outcome), Verdict::Clean) => Ok(outcome),
-        (Ok(outcome), Verdict::Found(finding)) => Ok(Outcome { finding: Some(finding), ..outcome }),
+        (Ok(outcome), Verdict::Found(finding)) => Ok(Outcome {
+            finding: Some(finding),
+            ..outcome
+        }),
         (_, Verdict::Fault(why)) | (Err(_), Verdict::Found(why)) => Err(why.into()),
         (Err(fault), Verdict::Clean) if tool == Tool::Memcheck => Err(fault),
         (Err(fault), Verdict::Clean) => Err(format!("under {}: {}", tool.name(), fault.why()).into()),
@@ -1274,16 +1624,30 @@ fn read_log(path: &Path) -> Option<String> {
     file.take(TAIL_BYTES).read_to_end(&mut tail).ok()?;
     // A line cut at either end is left out, so that half a summary line is never read as one.
     head.truncate(head.iter().rposition(|&byte| byte == b'\n').map_or(0, |end| end + 1));
-    let tail = tail.iter().position(|&byte| byte == b'\n').map_or(&[][..], |end| &tail[end + 1..]);
+    let tail = tail
+        .iter()
+        .position(|&byte| byte == b'\n')
+        .map_or(&[][..], |end| &tail[end + 1..]);
     let left_out = size - head.len() as u64 - tail.len() as u64;
-    Some(format!("{}(... {left_out} bytes of the report left out ...)\n{}", String::from_utf8_lossy(&head), String::from_utf8_lossy(tail)))
+    Some(format!(
+        "{}(... {left_out} bytes of the report left out ...)\n{}",
+        String::from_utf8_lossy(&head),
+        String::from_utf8_lossy(tail)
+    ))
 }
 
 /// This program's command line for the cases in `cases`: the parent's flags without those of the
 /// parent alone, plus the image, the cases, the prefix of their result files, whether a sanitizer
 /// runs them and the line that ends each case (none where empty). Arguments stay `OsString`s: a
 /// path need not be UTF-8.
-fn child_args(image: &Path, cases: std::ops::RangeInclusive<usize>, result: &Path, sanitized: bool, flags: &[&str], boundary: &str) -> Vec<OsString> {
+fn child_args(
+    image: &Path,
+    cases: std::ops::RangeInclusive<usize>,
+    result: &Path,
+    sanitized: bool,
+    flags: &[&str],
+    boundary: &str,
+) -> Vec<OsString> {
     let mut args = Vec::new();
     let mut skip_value = false;
     for arg in std::env::args_os().skip(1) {
@@ -1293,13 +1657,26 @@ fn child_args(image: &Path, cases: std::ops::RangeInclusive<usize>, result: &Pat
         match arg.to_str() {
             Some("--check" | "--csv" | "--sanitize" | "--show-output") => {}
             Some("--kernel-source" | "--time-limit" | "--details") => skip_value = true,
-            Some(text) if ["--kernel-source=", "--time-limit=", "--details="].iter().any(|flag| text.starts_with(flag)) => {}
+            Some(text)
+                if ["--kernel-source=", "--time-limit=", "--details="]
+                    .iter()
+                    .any(|flag| text.starts_with(flag)) => {}
             _ => args.push(arg),
         }
     }
     args.extend(flags.iter().map(OsString::from));
-    args.extend([OsString::from("--kernel-image"), image.into(), "--check-case".into(), cases.start().to_string().into()]);
-    args.extend([OsString::from("--check-last"), cases.end().to_string().into(), "--check-result".into(), result.into()]);
+    args.extend([
+        OsString::from("--kernel-image"),
+        image.into(),
+        "--check-case".into(),
+        cases.start().to_string().into(),
+    ]);
+    args.extend([
+        OsString::from("--check-last"),
+        cases.end().to_string().into(),
+        "--check-result".into(),
+        result.into(),
+    ]);
     if !boundary.is_empty() {
         args.extend([OsString::from("--check-boundary"), boundary.into()]);
     }
@@ -1315,7 +1692,14 @@ fn outputs(runs: &[CaseRun], all: bool) -> String {
     for run in runs.iter().filter(|run| all || !run.row.passed()) {
         for (stream, captured) in [("stdout", &run.stdout), ("stderr", &run.stderr)] {
             if !captured.is_empty() {
-                out.push_str(&format!("\n{} of case \"{}\" ({} lines, {} bytes):\n{}", stream, run.row.case, captured.lines(), captured.bytes, captured.shown()));
+                out.push_str(&format!(
+                    "\n{} of case \"{}\" ({} lines, {} bytes):\n{}",
+                    stream,
+                    run.row.case,
+                    captured.lines(),
+                    captured.bytes,
+                    captured.shown()
+                ));
             }
         }
     }
@@ -1352,9 +1736,16 @@ fn time_cells(times: &Times) -> (String, String, String) {
         ratio.push_str(", unsteady");
     }
     if times.suspicious() {
-        ratio.push_str(&format!(", faster than our kernel of the same technique by over {:.0}x: a teacher should look", 1.0 / SUSPICIOUS_RATIO));
+        ratio.push_str(&format!(
+            ", faster than our kernel of the same technique by over {:.0}x: a teacher should look",
+            1.0 / SUSPICIOUS_RATIO
+        ));
     }
-    (format!("{:.4}", times.student_ms), format!("{:.4}", times.ours_ms), ratio)
+    (
+        format!("{:.4}", times.student_ms),
+        format!("{:.4}", times.ours_ms),
+        ratio,
+    )
 }
 
 /// A text field for CSV (RFC 4180): always quoted, quotes inside doubled, so commas, quotes and line
@@ -1362,7 +1753,11 @@ fn time_cells(times: &Times) -> (String, String, String) {
 /// `=`, `+`, `-`, `@`, a tab or a carriage return: a submission named `=HYPERLINK(...)`) gets a `'`
 /// first, which spreadsheets show as text (issue 29).
 pub fn csv_field(text: &str) -> String {
-    let as_text = if text.starts_with(['=', '+', '-', '@', '\t', '\r']) { "'" } else { "" };
+    let as_text = if text.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+        "'"
+    } else {
+        ""
+    };
     format!("\"{as_text}{}\"", text.replace('"', "\"\""))
 }
 
@@ -1380,23 +1775,54 @@ fn csv_header(cases: &[&str]) -> String {
 pub fn csv(source: &Path, rows: &[Row], case_set: &str, note: &str) -> String {
     let names: Vec<&str> = rows.iter().map(|row| row.case.as_str()).collect();
     let verdicts: Vec<&str> = rows.iter().map(Row::verdict).collect();
-    let times: Vec<Times> = rows.iter().filter(|row| row.passed()).filter_map(|row| row.result.as_ref().ok()?.times).collect();
-    let mean = if times.is_empty() { String::new() } else { format!("{:.3}", (times.iter().map(|t| t.ratio().ln()).sum::<f64>() / times.len() as f64).exp()) };
+    let times: Vec<Times> = rows
+        .iter()
+        .filter(|row| row.passed())
+        .filter_map(|row| row.result.as_ref().ok()?.times)
+        .collect();
+    let mean = if times.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "{:.3}",
+            (times.iter().map(|t| t.ratio().ln()).sum::<f64>() / times.len() as f64).exp()
+        )
+    };
     let suspicious: Vec<&Times> = times.iter().filter(|t| t.suspicious()).collect();
     let flags = match suspicious.iter().map(|t| t.ratio()).reduce(f64::min) {
-        Some(lowest) => csv_field(&format!("suspiciously fast: {} case(s) under {SUSPICIOUS_RATIO}x ours, lowest {lowest:.2}x", suspicious.len())),
+        Some(lowest) => csv_field(&format!(
+            "suspiciously fast: {} case(s) under {SUSPICIOUS_RATIO}x ours, lowest {lowest:.2}x",
+            suspicious.len()
+        )),
         None => String::new(),
     };
     // Of the checks that ran or should have: a dry run's `-` columns count for nothing.
-    let counted = rows.iter().filter(|row| !matches!(row.result, Err(NoResult::NotRun(_)))).count();
+    let counted = rows
+        .iter()
+        .filter(|row| !matches!(row.result, Err(NoResult::NotRun(_))))
+        .count();
     let passed = rows.iter().filter(|row| row.passed()).count();
-    let note = if note.is_empty() { String::new() } else { csv_field(note) };
-    format!("{}\n{},{},{passed}/{},{mean},{flags},{note},{case_set}\n", csv_header(&names), csv_field(&source.display().to_string()), verdicts.join(","), counted)
+    let note = if note.is_empty() {
+        String::new()
+    } else {
+        csv_field(note)
+    };
+    format!(
+        "{}\n{},{},{passed}/{},{mean},{flags},{note},{case_set}\n",
+        csv_header(&names),
+        csv_field(&source.display().to_string()),
+        verdicts.join(","),
+        counted
+    )
 }
 
 impl fmt::Display for FirstWrong {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} is {}, expected {} (computed by {})", self.position, self.value, self.expected, self.computed_by)
+        write!(
+            f,
+            "{} is {}, expected {} (computed by {})",
+            self.position, self.value, self.expected, self.computed_by
+        )
     }
 }
 
@@ -1405,12 +1831,30 @@ mod tests {
     use super::*;
 
     fn outcome(wrong: usize) -> Outcome {
-        let first = (wrong > 0).then(|| FirstWrong { position: "C(1, 2)".into(), value: "never written".into(), expected: "3.0e0".into(), computed_by: "block (0, 0), thread (2, 1)".into() });
-        Outcome { wrong, elements: 12, first, times: Some(Times { student_ms: 2.0, ours_ms: 1.0, spread: 0.02 }), finding: None }
+        let first = (wrong > 0).then(|| FirstWrong {
+            position: "C(1, 2)".into(),
+            value: "never written".into(),
+            expected: "3.0e0".into(),
+            computed_by: "block (0, 0), thread (2, 1)".into(),
+        });
+        Outcome {
+            wrong,
+            elements: 12,
+            first,
+            times: Some(Times {
+                student_ms: 2.0,
+                ours_ms: 1.0,
+                spread: 0.02,
+            }),
+            finding: None,
+        }
     }
 
     fn found(finding: &str) -> Outcome {
-        Outcome { finding: Some(finding.into()), ..outcome(0) }
+        Outcome {
+            finding: Some(finding.into()),
+            ..outcome(0)
+        }
     }
 
     #[test]
@@ -1422,14 +1866,30 @@ mod tests {
         };
         let theirs = |launches: usize| {
             order.borrow_mut().push('t');
-            Ok(Checked { timing: Timing::gpu(vec![3.0; launches]), wrong: None })
+            Ok(Checked {
+                timing: Timing::gpu(vec![3.0; launches]),
+                wrong: None,
+            })
         };
         let timed = CaseContext { sanitized: false }.time(ours, theirs).unwrap();
         assert_eq!(order.borrow().as_str(), "otto".repeat(TIME_ROUNDS / 2));
         let times = timed.times.unwrap();
-        assert_eq!((times.student_ms, times.ours_ms, times.spread, times.ratio(), timed.wrong), (3.0, 1.0, 0.0, 3.0, None));
+        assert_eq!(
+            (
+                times.student_ms,
+                times.ours_ms,
+                times.spread,
+                times.ratio(),
+                timed.wrong
+            ),
+            (3.0, 1.0, 0.0, 3.0, None)
+        );
         order.borrow_mut().clear();
-        assert!(CaseContext { sanitized: true }.time(ours, theirs).unwrap().times.is_none());
+        assert!(CaseContext { sanitized: true }
+            .time(ours, theirs)
+            .unwrap()
+            .times
+            .is_none());
         assert_eq!(order.borrow().as_str(), "", "nothing is timed under compute-sanitizer");
     }
 
@@ -1440,30 +1900,85 @@ mod tests {
         let mut launch = 0;
         let checked = checked_runs(3, || {
             launch += 1;
-            Ok((Timing::gpu(vec![1.0]), (launch == 2).then(|| "C(0, 0) never written".to_string())))
+            Ok((
+                Timing::gpu(vec![1.0]),
+                (launch == 2).then(|| "C(0, 0) never written".to_string()),
+            ))
         })
         .unwrap();
-        assert_eq!((checked.timing.samples_ms.len(), checked.wrong.clone()), (3, Some((1, "C(0, 0) never written".to_string()))));
+        assert_eq!(
+            (checked.timing.samples_ms.len(), checked.wrong.clone()),
+            (3, Some((1, "C(0, 0) never written".to_string())))
+        );
         let mut round = 0;
         let theirs = |launches: usize| {
             round += 1;
             let wrong = (round == 3).then(|| (2, "C(4, 1) is 0, expected 2".to_string()));
-            Ok(Checked { timing: Timing::gpu(vec![1.0; launches]), wrong })
+            Ok(Checked {
+                timing: Timing::gpu(vec![1.0; launches]),
+                wrong,
+            })
         };
-        let timed = CaseContext { sanitized: false }.time(|launches| Ok(Timing::gpu(vec![1.0; launches])), theirs).unwrap();
-        assert_eq!(timed.wrong.as_deref(), Some("timed run 9 of 12: C(4, 1) is 0, expected 2"));
+        let timed = CaseContext { sanitized: false }
+            .time(|launches| Ok(Timing::gpu(vec![1.0; launches])), theirs)
+            .unwrap();
+        assert_eq!(
+            timed.wrong.as_deref(),
+            Some("timed run 9 of 12: C(4, 1) is 0, expected 2")
+        );
     }
 
     #[test]
     fn unsteady_ratios_stay_in_the_csv_mean_and_fast_ones_are_flagged() {
-        let unsteady = Outcome { times: Some(Times { student_ms: 8.0, ours_ms: 1.0, spread: 0.25 }), ..outcome(0) };
-        let rows = vec![Row { case: "a".into(), result: Ok(outcome(0)) }, Row { case: "b".into(), result: Ok(unsteady) }];
-        assert!(table(&rows).contains("| 8.0000 | 1.0000 | 8.00x ±25%, unsteady | - |"), "{}", table(&rows));
-        assert!(csv(Path::new("s.cu"), &rows, "0123456789abcdef", "").ends_with(",PASS,PASS,2/2,4.000,,,0123456789abcdef\n"));
-        let fast = Outcome { times: Some(Times { student_ms: 0.16, ours_ms: 1.0, spread: 0.01 }), ..outcome(0) };
-        let rows = vec![Row { case: "a".into(), result: Ok(fast) }];
-        assert!(table(&rows).contains("0.16x ±1%, faster than our kernel of the same technique by over 2x: a teacher should look"), "{}", table(&rows));
-        assert!(csv(Path::new("s.cu"), &rows, "h", "").ends_with(",PASS,1/1,0.160,\"suspiciously fast: 1 case(s) under 0.5x ours, lowest 0.16x\",,h\n"), "{}", csv(Path::new("s.cu"), &rows, "h", ""));
+        let unsteady = Outcome {
+            times: Some(Times {
+                student_ms: 8.0,
+                ours_ms: 1.0,
+                spread: 0.25,
+            }),
+            ..outcome(0)
+        };
+        let rows = vec![
+            Row {
+                case: "a".into(),
+                result: Ok(outcome(0)),
+            },
+            Row {
+                case: "b".into(),
+                result: Ok(unsteady),
+            },
+        ];
+        assert!(
+            table(&rows).contains("| 8.0000 | 1.0000 | 8.00x ±25%, unsteady | - |"),
+            "{}",
+            table(&rows)
+        );
+        assert!(csv(Path::new("s.cu"), &rows, "0123456789abcdef", "")
+            .ends_with(",PASS,PASS,2/2,4.000,,,0123456789abcdef\n"));
+        let fast = Outcome {
+            times: Some(Times {
+                student_ms: 0.16,
+                ours_ms: 1.0,
+                spread: 0.01,
+            }),
+            ..outcome(0)
+        };
+        let rows = vec![Row {
+            case: "a".into(),
+            result: Ok(fast),
+        }];
+        assert!(
+            table(&rows)
+                .contains("0.16x ±1%, faster than our kernel of the same technique by over 2x: a teacher should look"),
+            "{}",
+            table(&rows)
+        );
+        assert!(
+            csv(Path::new("s.cu"), &rows, "h", "")
+                .ends_with(",PASS,1/1,0.160,\"suspiciously fast: 1 case(s) under 0.5x ours, lowest 0.16x\",,h\n"),
+            "{}",
+            csv(Path::new("s.cu"), &rows, "h", "")
+        );
     }
 
     /// The boundary travels as a flag's value: one that began with `-` was taken for a flag.
@@ -1476,22 +1991,50 @@ mod tests {
         }
         let boundary = boundary();
         assert_ne!(boundary, super::boundary(), "each check makes up its own");
-        let args = child_args(Path::new("k.image"), 3..=11, Path::new("result-3-"), false, &["--kernel", "tiled"], &boundary);
+        let args = child_args(
+            Path::new("k.image"),
+            3..=11,
+            Path::new("result-3-"),
+            false,
+            &["--kernel", "tiled"],
+            &boundary,
+        );
         let mut line = vec![OsString::from("lab")];
         line.extend(args.into_iter().skip_while(|arg| arg != "--kernel-image"));
         let parsed = <Lab as clap::Parser>::try_parse_from(line).unwrap();
-        assert_eq!((parsed.student.check_case, parsed.student.check_last), (Some(3), Some(11)));
+        assert_eq!(
+            (parsed.student.check_case, parsed.student.check_last),
+            (Some(3), Some(11))
+        );
         assert_eq!(parsed.student.check_boundary.as_deref(), Some(boundary.as_str()));
     }
 
     #[test]
     fn rows_survive_the_trip_from_child_to_parent() {
         for row in [
-            Row { case: "17 x 33 x 5, f64".into(), result: Ok(outcome(0)) },
-            Row { case: "1 x 1 x 1".into(), result: Ok(outcome(3)) },
-            Row { case: "tabs\tand\nnewlines".into(), result: Err("CUDA_ERROR_ILLEGAL_ADDRESS (700)".into()) },
-            Row { case: "a rule".into(), result: Ok(Outcome { times: None, ..outcome(1) }) },
-            Row { case: "past C".into(), result: Ok(found("written outside C: C[m*n + 40], 40 elements past the end")) },
+            Row {
+                case: "17 x 33 x 5, f64".into(),
+                result: Ok(outcome(0)),
+            },
+            Row {
+                case: "1 x 1 x 1".into(),
+                result: Ok(outcome(3)),
+            },
+            Row {
+                case: "tabs\tand\nnewlines".into(),
+                result: Err("CUDA_ERROR_ILLEGAL_ADDRESS (700)".into()),
+            },
+            Row {
+                case: "a rule".into(),
+                result: Ok(Outcome {
+                    times: None,
+                    ..outcome(1)
+                }),
+            },
+            Row {
+                case: "past C".into(),
+                result: Ok(found("written outside C: C[m*n + 40], 40 elements past the end")),
+            },
         ] {
             let back = Row::from_line(&row.to_line()).unwrap();
             assert_eq!(back.case, clean(&row.case));
@@ -1499,22 +2042,47 @@ mod tests {
         }
         assert!(Row::from_line("other output").is_none());
         assert!(Row::from_line("CHECK-ROW\ta\t1\t2").is_none());
-        assert!(Row::from_line("CHECK-ROW\ta\tx\t12\t\t\t\t\t\t\t").is_none(), "a count that is no number");
+        assert!(
+            Row::from_line("CHECK-ROW\ta\tx\t12\t\t\t\t\t\t\t").is_none(),
+            "a count that is no number"
+        );
     }
 
     #[test]
     fn the_table_and_the_csv_say_what_failed_where() {
         let rows = vec![
-            Row { case: "a".into(), result: Ok(outcome(0)) },
-            Row { case: "b".into(), result: Ok(outcome(3)) },
-            Row { case: "c".into(), result: Err("killed".into()) },
-            Row { case: "d".into(), result: Ok(found("A(3, 7) was changed")) },
+            Row {
+                case: "a".into(),
+                result: Ok(outcome(0)),
+            },
+            Row {
+                case: "b".into(),
+                result: Ok(outcome(3)),
+            },
+            Row {
+                case: "c".into(),
+                result: Err("killed".into()),
+            },
+            Row {
+                case: "d".into(),
+                result: Ok(found("A(3, 7) was changed")),
+            },
         ];
         let table = table(&rows);
-        assert!(table.contains("| a | PASS | 0 of 12 | - | - | - | - | 2.0000 | 1.0000 | 2.00x ±2% | - |"), "{table}");
-        assert!(table.contains("| b | FAIL | 3 of 12 | C(1, 2) | never written | 3.0e0 | block (0, 0), thread (2, 1) |"), "{table}");
+        assert!(
+            table.contains("| a | PASS | 0 of 12 | - | - | - | - | 2.0000 | 1.0000 | 2.00x ±2% | - |"),
+            "{table}"
+        );
+        assert!(
+            table.contains("| b | FAIL | 3 of 12 | C(1, 2) | never written | 3.0e0 | block (0, 0), thread (2, 1) |"),
+            "{table}"
+        );
         assert!(table.contains("| c | FAULT | killed |"), "{table}");
-        assert!(table.contains("| d | FAIL | 0 of 12 | - | - | - | - | 2.0000 | 1.0000 | 2.00x ±2% | A(3, 7) was changed |"), "{table}");
+        assert!(
+            table
+                .contains("| d | FAIL | 0 of 12 | - | - | - | - | 2.0000 | 1.0000 | 2.00x ±2% | A(3, 7) was changed |"),
+            "{table}"
+        );
         assert_eq!(
             csv(Path::new("alice/mmm.cu"), &rows, "0123456789abcdef", ""),
             "file,\"a\",\"b\",\"c\",\"d\",passed,time ratio,flags,note,case set\n\"alice/mmm.cu\",PASS,FAIL,FAULT,FAIL,1/4,2.000,,,0123456789abcdef\n"
@@ -1528,19 +2096,47 @@ mod tests {
     fn only_the_labs_own_steps_make_a_machine_row() {
         let said = Row::from_line("CHECK-ROW\tc\tfault\tmachine: no usable CUDA GPU").unwrap();
         assert_eq!(said.verdict(), "FAULT");
-        assert_eq!(NoResult::from("machine: out of memory"), NoResult::Fault("machine: out of memory".into()));
-        let ours = Row { case: "c".into(), result: Err(NoResult::Machine("no usable CUDA GPU".into())) };
+        assert_eq!(
+            NoResult::from("machine: out of memory"),
+            NoResult::Fault("machine: out of memory".into())
+        );
+        let ours = Row {
+            case: "c".into(),
+            result: Err(NoResult::Machine("no usable CUDA GPU".into())),
+        };
         assert_eq!(Row::from_line(&ours.to_line()), Some(ours.clone()));
         assert_eq!(ours.verdict(), "MACHINE");
         // Under compute-sanitizer, a case the machine stopped before the student's module stays MACHINE.
-        assert_eq!(with_finding(ours.clone(), sanitizer::Verdict::Fault("no summary".into()), Tool::Memcheck), ours);
+        assert_eq!(
+            with_finding(
+                ours.clone(),
+                sanitizer::Verdict::Fault("no summary".into()),
+                Tool::Memcheck
+            ),
+            ours
+        );
         // Errors are the machine's where a step of ours says so, usage where the call is wrong.
         let machine = on_the_machine::<()>(Err(anyhow::anyhow!("CUDA_ERROR_OUT_OF_MEMORY"))).unwrap_err();
-        assert_eq!((exit_code(&machine), format!("{machine:#}")), (3, "machine: CUDA_ERROR_OUT_OF_MEMORY".to_string()));
-        assert_eq!(exit_code(&anyhow::anyhow!("CUDA_ERROR_OUT_OF_MEMORY").context("the student's kernel")), 1);
-        assert_eq!(exit_code(&anyhow::Error::new(Usage("c.txt:2: bad".into())).context("reading")), 2);
+        assert_eq!(
+            (exit_code(&machine), format!("{machine:#}")),
+            (3, "machine: CUDA_ERROR_OUT_OF_MEMORY".to_string())
+        );
+        assert_eq!(
+            exit_code(&anyhow::anyhow!("CUDA_ERROR_OUT_OF_MEMORY").context("the student's kernel")),
+            1
+        );
+        assert_eq!(
+            exit_code(&anyhow::Error::new(Usage("c.txt:2: bad".into())).context("reading")),
+            2
+        );
         assert_eq!(exit_code(&whose_compile_error(CompileError::NoNvcc)), 3);
-        assert_eq!(exit_code(&whose_compile_error(CompileError::Nvcc { path: "a.cu".into(), messages: "a.cu(1): error: x\n".into() })), 1);
+        assert_eq!(
+            exit_code(&whose_compile_error(CompileError::Nvcc {
+                path: "a.cu".into(),
+                messages: "a.cu(1): error: x\n".into()
+            })),
+            1
+        );
     }
 
     /// Issue 45: the machine's rows make the verdict a [`Machine`] error (exit code 3), beside the
@@ -1548,28 +2144,74 @@ mod tests {
     /// rows not run (`--dry-run`) count for nothing.
     #[test]
     fn machine_rows_give_exit_code_3_and_a_note_and_dry_runs_count_the_rules() {
-        let machine = Row { case: "m".into(), result: Err(NoResult::Machine("no ncu\nfound".into())) };
-        let (pass, fail) = (Row { case: "a".into(), result: Ok(outcome(0)) }, Row { case: "b".into(), result: Ok(outcome(3)) });
+        let machine = Row {
+            case: "m".into(),
+            result: Err(NoResult::Machine("no ncu\nfound".into())),
+        };
+        let (pass, fail) = (
+            Row {
+                case: "a".into(),
+                result: Ok(outcome(0)),
+            },
+            Row {
+                case: "b".into(),
+                result: Ok(outcome(3)),
+            },
+        );
         let error = verdict(&[pass.clone(), machine.clone()]).unwrap_err();
-        assert_eq!((exit_code(&error), error.to_string()), (3, "machine: 1 of 2 checks could not run on this machine, none of them for the kernel: no ncu found".to_string()));
+        assert_eq!(
+            (exit_code(&error), error.to_string()),
+            (
+                3,
+                "machine: 1 of 2 checks could not run on this machine, none of them for the kernel: no ncu found"
+                    .to_string()
+            )
+        );
         let error = verdict(&[fail.clone(), machine.clone()]).unwrap_err();
-        assert_eq!((exit_code(&error), error.to_string()), (3, "machine: 1 of 2 checks failed, and 1 could not run on this machine: no ncu found".to_string()));
+        assert_eq!(
+            (exit_code(&error), error.to_string()),
+            (
+                3,
+                "machine: 1 of 2 checks failed, and 1 could not run on this machine: no ncu found".to_string()
+            )
+        );
         let rows = [pass.clone(), fail.clone(), machine.clone()];
         assert_eq!(machine_note(&rows).as_deref(), Some("machine: no ncu found"));
-        assert!(csv(Path::new("s.cu"), &rows, "h", "machine: no ncu found").ends_with(",PASS,FAIL,MACHINE,1/3,2.000,,\"machine: no ncu found\",h\n"));
-        let not_run = Row { case: "n".into(), result: Err(NoResult::NotRun(DRY_RUN.into())) };
-        assert_eq!(verdict(&[pass.clone(), not_run.clone()]).unwrap(), "The file compiles and all 1 rules read from what nvcc made pass; the rest did not run (--dry-run)");
+        assert!(csv(Path::new("s.cu"), &rows, "h", "machine: no ncu found")
+            .ends_with(",PASS,FAIL,MACHINE,1/3,2.000,,\"machine: no ncu found\",h\n"));
+        let not_run = Row {
+            case: "n".into(),
+            result: Err(NoResult::NotRun(DRY_RUN.into())),
+        };
+        assert_eq!(
+            verdict(&[pass.clone(), not_run.clone()]).unwrap(),
+            "The file compiles and all 1 rules read from what nvcc made pass; the rest did not run (--dry-run)"
+        );
         assert_eq!(exit_code(&verdict(&[fail, not_run.clone()]).unwrap_err()), 1);
-        assert!(csv(Path::new("s.cu"), &[pass, not_run.clone()], "h", DRY_RUN).ends_with(",PASS,-,1/1,2.000,,\"dry run: no GPU used\",h\n"));
+        assert!(csv(Path::new("s.cu"), &[pass, not_run.clone()], "h", DRY_RUN)
+            .ends_with(",PASS,-,1/1,2.000,,\"dry run: no GPU used\",h\n"));
         assert!(table(&[not_run]).contains("| n | - | not run (dry run: no GPU used) |"));
-        assert!(table(&[machine]).contains("| m | MACHINE | not run: the machine could not (below), which says nothing of the kernel |"));
+        assert!(table(&[machine])
+            .contains("| m | MACHINE | not run: the machine could not (below), which says nothing of the kernel |"));
     }
 
     #[test]
     fn the_verdict_counts_the_cases_that_did_not_pass() {
-        let pass = Row { case: "a".into(), result: Ok(outcome(0)) };
-        assert_eq!(verdict(std::slice::from_ref(&pass)).unwrap(), "Solution is correct: all 1 cases pass");
-        let rows = vec![pass, Row { case: "b".into(), result: Err("killed".into()) }];
+        let pass = Row {
+            case: "a".into(),
+            result: Ok(outcome(0)),
+        };
+        assert_eq!(
+            verdict(std::slice::from_ref(&pass)).unwrap(),
+            "Solution is correct: all 1 cases pass"
+        );
+        let rows = vec![
+            pass,
+            Row {
+                case: "b".into(),
+                result: Err("killed".into()),
+            },
+        ];
         assert_eq!(verdict(&rows).unwrap_err().to_string(), "1 of 2 cases failed");
     }
 
@@ -1577,7 +2219,10 @@ mod tests {
     fn csv_fields_keep_commas_quotes_and_line_breaks_inside() {
         assert_eq!(csv_field("Doe, Jane \"JD\"/mmm.cu"), "\"Doe, Jane \"\"JD\"\"/mmm.cu\"");
         assert_eq!(csv_field("mmm.cu(3): error: x\nmore"), "\"mmm.cu(3): error: x\nmore\"");
-        let rows = vec![Row { case: "f64, 1 x 1 times 1 x 1".into(), result: Ok(outcome(0)) }];
+        let rows = vec![Row {
+            case: "f64, 1 x 1 times 1 x 1".into(),
+            result: Ok(outcome(0)),
+        }];
         let text = csv(Path::new("a \"b\", c.cu"), &rows, "h", "");
         assert_eq!(text.lines().nth(1), Some("\"a \"\"b\"\", c.cu\",PASS,1/1,2.000,,,h"));
         assert!(text.starts_with("file,\"f64, 1 x 1 times 1 x 1\",passed"));
@@ -1585,7 +2230,14 @@ mod tests {
 
     #[test]
     fn csv_fields_that_look_like_formulas_stay_text() {
-        for (name, field) in [("=HYPERLINK(\"x\")", "\"'=HYPERLINK(\"\"x\"\")\""), ("+cmd|x", "\"'+cmd|x\""), ("-1", "\"'-1\""), ("@SUM(A1)", "\"'@SUM(A1)\""), ("\tx", "\"'\tx\""), ("\rx", "\"'\rx\"")] {
+        for (name, field) in [
+            ("=HYPERLINK(\"x\")", "\"'=HYPERLINK(\"\"x\"\")\""),
+            ("+cmd|x", "\"'+cmd|x\""),
+            ("-1", "\"'-1\""),
+            ("@SUM(A1)", "\"'@SUM(A1)\""),
+            ("\tx", "\"'\tx\""),
+            ("\rx", "\"'\rx\""),
+        ] {
             assert_eq!(csv_field(name), field);
         }
         assert_eq!(csv_field("a=b-c"), "\"a=b-c\"", "only the first character counts");
@@ -1593,7 +2245,10 @@ mod tests {
 
     #[test]
     fn mismatches_count_and_point_at_the_first() {
-        assert_eq!(first_mismatch(&[1.0, 2.0, 5.0, 7.0], &[1.0, 2.0, 3.0, 4.0], |g: f64, c: f64| g == c), (2, Some(2)));
+        assert_eq!(
+            first_mismatch(&[1.0, 2.0, 5.0, 7.0], &[1.0, 2.0, 3.0, 4.0], |g: f64, c: f64| g == c),
+            (2, Some(2))
+        );
         assert_eq!(first_mismatch(&[1.0], &[1.0, 2.0], |g: f64, c: f64| g == c), (1, None));
         assert_eq!(shown(f64::NAN), "NaN");
     }
@@ -1606,24 +2261,63 @@ mod tests {
         assert_eq!(written(f64::NAN, f64::NAN, shown), "NaN");
         assert_eq!(written(f64::POISON, f64::POISON, shown), "NaN");
         assert_eq!(written(2.5, 2.5, shown), "2.500000000000e0");
-        assert_eq!(written(u32::POISON, u32::SECOND_POISON_WORD, |p| format!("{p:x}")), "never written");
+        assert_eq!(
+            written(u32::POISON, u32::SECOND_POISON_WORD, |p| format!("{p:x}")),
+            "never written"
+        );
         assert_eq!(written_once(f64::POISON, shown), "never written");
-        assert_eq!((written_once(f64::NAN, shown), written_once(2.5, shown)), ("NaN".to_string(), "2.500000000000e0".to_string()));
+        assert_eq!(
+            (written_once(f64::NAN, shown), written_once(2.5, shown)),
+            ("NaN".to_string(), "2.500000000000e0".to_string())
+        );
     }
 
     #[test]
     fn a_sanitizer_finding_fails_a_case_and_explains_a_fault() {
         use sanitizer::Verdict;
-        let row = |result| Row { case: "c".into(), result };
-        assert_eq!(with_finding(row(Ok(outcome(0))), Verdict::Clean, Tool::Memcheck), row(Ok(outcome(0))));
-        assert!(!with_finding(row(Ok(outcome(0))), Verdict::Found("memcheck: x".into()), Tool::Memcheck).passed());
-        assert_eq!(with_finding(row(Err("launch failed".into())), Verdict::Found("memcheck: x".into()), Tool::Memcheck).result, Err("memcheck: x".into()));
-        assert_eq!(with_finding(row(Err("stopped".into())), Verdict::Clean, Tool::Racecheck).result, Err("under racecheck: stopped".into()));
+        let row = |result| Row {
+            case: "c".into(),
+            result,
+        };
+        assert_eq!(
+            with_finding(row(Ok(outcome(0))), Verdict::Clean, Tool::Memcheck),
+            row(Ok(outcome(0)))
+        );
+        assert!(!with_finding(
+            row(Ok(outcome(0))),
+            Verdict::Found("memcheck: x".into()),
+            Tool::Memcheck
+        )
+        .passed());
+        assert_eq!(
+            with_finding(
+                row(Err("launch failed".into())),
+                Verdict::Found("memcheck: x".into()),
+                Tool::Memcheck
+            )
+            .result,
+            Err("memcheck: x".into())
+        );
+        assert_eq!(
+            with_finding(row(Err("stopped".into())), Verdict::Clean, Tool::Racecheck).result,
+            Err("under racecheck: stopped".into())
+        );
         // Fails closed: a run the report does not vouch for is a FAULT, however right its values.
         let no_summary = "memcheck: compute-sanitizer gave no summary (its report is empty)";
-        assert_eq!(with_finding(row(Ok(outcome(0))), Verdict::Fault(no_summary.into()), Tool::Memcheck).result, Err(no_summary.into()));
+        assert_eq!(
+            with_finding(row(Ok(outcome(0))), Verdict::Fault(no_summary.into()), Tool::Memcheck).result,
+            Err(no_summary.into())
+        );
         let code = "racecheck: compute-sanitizer exited with code 7, which it does not use";
-        assert_eq!(with_finding(row(Err("x (exit status: 7)".into())), Verdict::Fault(code.into()), Tool::Racecheck).result, Err(code.into()));
+        assert_eq!(
+            with_finding(
+                row(Err("x (exit status: 7)".into())),
+                Verdict::Fault(code.into()),
+                Tool::Racecheck
+            )
+            .result,
+            Err(code.into())
+        );
     }
 
     #[test]
@@ -1638,9 +2332,18 @@ mod tests {
         let long = line.repeat(MAX_LOG_BYTES as usize / line.len() + 4096) + "========= ERROR SUMMARY: 0 errors\n";
         std::fs::write(&path, &long).unwrap();
         let read = read_log(&path).unwrap();
-        assert!(read.len() < long.len() && read.ends_with("\n========= ERROR SUMMARY: 0 errors\n"), "{}", &read[read.len() - 200..]);
-        assert!(read.lines().all(|l| l == line.trim_end() || l.ends_with("ERROR SUMMARY: 0 errors") || l.contains("bytes of the report left out")));
-        assert_eq!(sanitizer::verdict(Tool::Memcheck, sanitizer::Ending::Finished, Some(&read)), sanitizer::Verdict::Clean);
+        assert!(
+            read.len() < long.len() && read.ends_with("\n========= ERROR SUMMARY: 0 errors\n"),
+            "{}",
+            &read[read.len() - 200..]
+        );
+        assert!(read.lines().all(|l| l == line.trim_end()
+            || l.ends_with("ERROR SUMMARY: 0 errors")
+            || l.contains("bytes of the report left out")));
+        assert_eq!(
+            sanitizer::verdict(Tool::Memcheck, sanitizer::Ending::Finished, Some(&read)),
+            sanitizer::Verdict::Clean
+        );
     }
 
     #[test]
@@ -1651,23 +2354,65 @@ mod tests {
                 "ptxas info    : Compiling entry function 'adaptive_master_pi' for 'sm_90'\nptxas info    : Used 40 registers, used 0 barriers\n\
                  ptxas info    : Compiling entry function '_Z7workersI23FourOverOnePlusXSquaredEvdddddiiP5Tally' for 'sm_90'\nptxas info    : Used 42 registers, {workers}\n"
             );
-            let build = kernels::ArchImage { arch: 90, image: &[], relocatable_ptx: None, ptx, ptxas: Box::leak(ptxas.into_boxed_str()) };
-            KernelImage { source: "adaptive_simpson.cu", flags: &[], builds: Box::leak(Box::new([build])), linked_with_device_runtime: true, ptx_inside: true }
+            let build = kernels::ArchImage {
+                arch: 90,
+                image: &[],
+                relocatable_ptx: None,
+                ptx,
+                ptxas: Box::leak(ptxas.into_boxed_str()),
+            };
+            KernelImage {
+                source: "adaptive_simpson.cu",
+                flags: &[],
+                builds: Box::leak(Box::new([build])),
+                linked_with_device_runtime: true,
+                ptx_inside: true,
+            }
         };
-        let master = [Entry { name: "adaptive_master_pi", declaration: "" }];
-        assert!(!uses_shared_memory_or_barriers(&image("used 0 barriers", None), &master));
+        let master = [Entry {
+            name: "adaptive_master_pi",
+            declaration: "",
+        }];
+        assert!(!uses_shared_memory_or_barriers(
+            &image("used 0 barriers", None),
+            &master
+        ));
         assert!(uses_shared_memory_or_barriers(&image("used 1 barriers", None), &master));
-        assert!(uses_shared_memory_or_barriers(&image("used 0 barriers, 64 bytes smem", None), &master));
-        assert!(uses_shared_memory_or_barriers(&image("used 0 barriers", Some(".extern .shared .align 8 .b8 halves[];\n")), &master), "dynamic shared memory");
-        let missing = [Entry { name: "adaptive_master_sin", declaration: "" }];
-        assert!(uses_shared_memory_or_barriers(&image("used 0 barriers", None), &missing), "unknown: every tool");
+        assert!(uses_shared_memory_or_barriers(
+            &image("used 0 barriers, 64 bytes smem", None),
+            &master
+        ));
+        assert!(
+            uses_shared_memory_or_barriers(
+                &image("used 0 barriers", Some(".extern .shared .align 8 .b8 halves[];\n")),
+                &master
+            ),
+            "dynamic shared memory"
+        );
+        let missing = [Entry {
+            name: "adaptive_master_sin",
+            declaration: "",
+        }];
+        assert!(
+            uses_shared_memory_or_barriers(&image("used 0 barriers", None), &missing),
+            "unknown: every tool"
+        );
     }
 
     #[test]
     fn a_missing_kernel_names_what_the_lab_looked_for() {
         let build = kernels::ArchImage { arch: 90, image: &[], relocatable_ptx: None, ptx: None, ptxas: "ptxas info    : Compiling entry function '_Z7simpsonffPf' for 'sm_90'\nptxas info    : Used 8 registers\n" };
-        let image = KernelImage { source: "mine.cu", flags: &[], builds: Box::leak(Box::new([build])), linked_with_device_runtime: false, ptx_inside: true };
-        let entry = Entry { name: "_Z7simpsonddPd", declaration: "__global__ void simpson(double a, double b, double* sums)" };
+        let image = KernelImage {
+            source: "mine.cu",
+            flags: &[],
+            builds: Box::leak(Box::new([build])),
+            linked_with_device_runtime: false,
+            ptx_inside: true,
+        };
+        let entry = Entry {
+            name: "_Z7simpsonddPd",
+            declaration: "__global__ void simpson(double a, double b, double* sums)",
+        };
         let error = require_entries(&image, &[entry]).unwrap_err().to_string();
         assert_eq!(error, "mine.cu has no kernel `__global__ void simpson(double a, double b, double* sums)` (the lab looks for `_Z7simpsonddPd`); it has the kernels _Z7simpsonffPf");
     }
@@ -1677,9 +2422,17 @@ mod tests {
         let dir = PrivateDir::new("signature-test").unwrap();
         let path = dir.path().join("mmm.cu");
         std::fs::write(&path, "#include \"matrix_view.cuh\"\nextern \"C\" __global__ void mmm_f64(MatrixView<double> a, MatrixView<double> b) { b(0, 0) = a(0, 0); }\n").unwrap();
-        let image = runtime::compile(&path, &kernels::MMM_BS16, kernels::BUILT_ARCHS[0]).unwrap().image;
-        let entry = Entry { name: "mmm_f64", declaration: "extern \"C\" __global__ void mmm_f64(MatrixView<double> a, MatrixView<double> b, MatrixView<double> c)" };
-        let error = require_same_parameters(&image, &kernels::MMM_BS16, &entry).unwrap_err().to_string();
+        let image = runtime::compile(&path, &kernels::MMM_BS16, kernels::BUILT_ARCHS[0])
+            .unwrap()
+            .image;
+        let entry = Entry {
+            name: "mmm_f64",
+            declaration:
+                "extern \"C\" __global__ void mmm_f64(MatrixView<double> a, MatrixView<double> b, MatrixView<double> c)",
+        };
+        let error = require_same_parameters(&image, &kernels::MMM_BS16, &entry)
+            .unwrap_err()
+            .to_string();
         assert!(error.ends_with("kernel `mmm_f64` takes 2 parameter(s) of 16, 16 bytes, but the lab passes 3 of 16, 16, 16 bytes: `extern \"C\" __global__ void mmm_f64(MatrixView<double> a, MatrixView<double> b, MatrixView<double> c)`"), "{error}");
         require_same_parameters(&kernels::MMM_BS16, &kernels::MMM_BS16, &entry).unwrap();
     }

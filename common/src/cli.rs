@@ -47,7 +47,9 @@ pub fn run_lab<A: Parser>(run: impl FnOnce(A) -> anyhow::Result<()>) -> ExitCode
 pub fn parse_bytes(text: &str) -> Result<usize, String> {
     let digits_end = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
     let (number, unit) = text.split_at(digits_end);
-    let number: usize = number.parse().map_err(|_| format!("{text:?} is not a size like 4096, 64KiB or 1GiB"))?;
+    let number: usize = number
+        .parse()
+        .map_err(|_| format!("{text:?} is not a size like 4096, 64KiB or 1GiB"))?;
     let scale = match unit.trim() {
         "" | "B" => 1,
         "K" | "KiB" => 1 << 10,
@@ -55,7 +57,10 @@ pub fn parse_bytes(text: &str) -> Result<usize, String> {
         "G" | "GiB" => 1 << 30,
         _ => return Err(format!("{text:?}: unknown unit {unit:?} (use KiB, MiB or GiB)")),
     };
-    number.checked_mul(scale).filter(|bytes| *bytes >= 4096).ok_or_else(|| format!("{text:?} must be at least 4096 bytes"))
+    number
+        .checked_mul(scale)
+        .filter(|bytes| *bytes >= 4096)
+        .ok_or_else(|| format!("{text:?} must be at least 4096 bytes"))
 }
 
 /// The running lab's name, for [`exit_now`].
@@ -92,7 +97,10 @@ fn one_line_clap_error(rendered: &str) -> String {
     if let Some(values) = rest.iter().find(|line| line.starts_with("[possible values:")) {
         message = format!("{message} {values}");
     }
-    if let Some(number) = message.strip_prefix("unexpected argument '").and_then(|tail| tail.strip_suffix("' found")) {
+    if let Some(number) = message
+        .strip_prefix("unexpected argument '")
+        .and_then(|tail| tail.strip_suffix("' found"))
+    {
         if number.starts_with('-') && number[1..].parse::<f64>().is_ok() {
             message = format!("{number} is not accepted: the values here are not negative");
         }
@@ -103,13 +111,26 @@ fn one_line_clap_error(rendered: &str) -> String {
 /// "0 is not in 1..=4294967295" as "0 is not accepted: the least is 1" (the upper end is only the
 /// integer type's), and "9 is not in 1..=8" as "9 is not between 1 and 8".
 fn readable_range(message: &str) -> String {
-    let Some(at) = message.find(" is not in ") else { return message.to_string() };
+    let Some(at) = message.find(" is not in ") else {
+        return message.to_string();
+    };
     let range = &message[at + " is not in ".len()..];
-    let Some((low, high)) = range.split_once("..=") else { return message.to_string() };
+    let Some((low, high)) = range.split_once("..=") else {
+        return message.to_string();
+    };
     let high_end = high.find(|c: char| !c.is_ascii_digit()).unwrap_or(high.len());
     let (high_number, after) = high.split_at(high_end);
-    let type_limits = ["2147483647", "4294967295", "9223372036854775807", "18446744073709551615"];
-    let words = if type_limits.contains(&high_number) { format!(" is not accepted: the least is {low}") } else { format!(" is not between {low} and {high_number}") };
+    let type_limits = [
+        "2147483647",
+        "4294967295",
+        "9223372036854775807",
+        "18446744073709551615",
+    ];
+    let words = if type_limits.contains(&high_number) {
+        format!(" is not accepted: the least is {low}")
+    } else {
+        format!(" is not between {low} and {high_number}")
+    };
     format!("{}{words}{after}", &message[..at])
 }
 
@@ -122,7 +143,10 @@ fn install_one_line_panic_hook(name: String) {
             .map(|s| s.to_string())
             .or_else(|| info.payload().downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "panic".to_string());
-        let place = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
+        let place = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
         eprintln!("{name}: internal error{place}: {}", message.replace('\n', " "));
     }));
 }
@@ -134,22 +158,41 @@ mod tests {
     #[test]
     fn keeps_only_the_first_line_of_a_clap_error() {
         let rendered = "error: invalid value 'x' for '--block-size <N>': invalid digit\n\nUsage: lab [OPTIONS]\n";
-        assert_eq!(one_line_clap_error(rendered), "invalid value 'x' for '--block-size <N>': invalid digit");
-        let missing = "error: the following required arguments were not provided:\n  --kernel-source <FILE.cu>\n\nUsage: lab\n";
-        assert_eq!(one_line_clap_error(missing), "the following required arguments were not provided: --kernel-source <FILE.cu>");
+        assert_eq!(
+            one_line_clap_error(rendered),
+            "invalid value 'x' for '--block-size <N>': invalid digit"
+        );
+        let missing =
+            "error: the following required arguments were not provided:\n  --kernel-source <FILE.cu>\n\nUsage: lab\n";
+        assert_eq!(
+            one_line_clap_error(missing),
+            "the following required arguments were not provided: --kernel-source <FILE.cu>"
+        );
     }
 
     /// Issue 26: the one line still says what is accepted.
     #[test]
     fn a_clap_error_keeps_what_is_accepted() {
         let values = "error: invalid value 'tiles' for '--kernel <KERNEL>'\n  [possible values: naive, tiled]\n\n  tip: a similar value exists: 'tiled'\n\nFor more information, try '--help'.\n";
-        assert_eq!(one_line_clap_error(values), "invalid value 'tiles' for '--kernel <KERNEL>' [possible values: naive, tiled]");
+        assert_eq!(
+            one_line_clap_error(values),
+            "invalid value 'tiles' for '--kernel <KERNEL>' [possible values: naive, tiled]"
+        );
         let least = "error: invalid value '0' for '--block-size <BLOCK_SIZE>': 0 is not in 1..=4294967295\n\nFor more information, try '--help'.\n";
-        assert_eq!(one_line_clap_error(least), "invalid value '0' for '--block-size <BLOCK_SIZE>': 0 is not accepted: the least is 1");
+        assert_eq!(
+            one_line_clap_error(least),
+            "invalid value '0' for '--block-size <BLOCK_SIZE>': 0 is not accepted: the least is 1"
+        );
         let between = "error: invalid value '99' for '--count <COUNT>': 99 is not in 1..=64\n";
-        assert_eq!(one_line_clap_error(between), "invalid value '99' for '--count <COUNT>': 99 is not between 1 and 64");
+        assert_eq!(
+            one_line_clap_error(between),
+            "invalid value '99' for '--count <COUNT>': 99 is not between 1 and 64"
+        );
         let negative = "error: unexpected argument '-5' found\n\n  tip: to pass '-5' as a value, use '-- -5'\n\nUsage: lab-mmm [OPTIONS]\n";
-        assert_eq!(one_line_clap_error(negative), "-5 is not accepted: the values here are not negative");
+        assert_eq!(
+            one_line_clap_error(negative),
+            "-5 is not accepted: the values here are not negative"
+        );
         let flag = "error: unexpected argument '--fast' found\n\nUsage: lab\n";
         assert_eq!(one_line_clap_error(flag), "unexpected argument '--fast' found");
     }

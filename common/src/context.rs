@@ -49,9 +49,15 @@ pub struct Streams {
 /// `count` new streams (`cudaStreamCreate`). cust 0.3.2 drops `StreamFlags::NON_BLOCKING`, so these
 /// synchronize with the NULL stream exactly like the slides' streams.
 pub fn new_streams(count: usize) -> Result<Streams> {
-    let streams = (0..count).map(|_| Ok(check_cuda!(Stream::new(StreamFlags::DEFAULT, None))?)).collect::<Result<Vec<_>>>()?;
+    let streams = (0..count)
+        .map(|_| Ok(check_cuda!(Stream::new(StreamFlags::DEFAULT, None))?))
+        .collect::<Result<Vec<_>>>()?;
     let done = (0..count).map(|_| OrderEvent::new()).collect::<Result<Vec<_>>>()?;
-    Ok(Streams { streams, forked: OrderEvent::new()?, done })
+    Ok(Streams {
+        streams,
+        forked: OrderEvent::new()?,
+        done,
+    })
 }
 
 impl Deref for Streams {

@@ -53,7 +53,15 @@ impl CudaCallError {
 impl fmt::Display for CudaCallError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let call: String = self.call.split_whitespace().collect::<Vec<_>>().join(" ");
-        write!(f, "{call} failed at {}:{}: {} ({}): {}", self.file, self.line, self.name(), self.code, self.text())
+        write!(
+            f,
+            "{call} failed at {}:{}: {} ({}): {}",
+            self.file,
+            self.line,
+            self.name(),
+            self.code,
+            self.text()
+        )
     }
 }
 
@@ -123,8 +131,14 @@ mod tests {
         assert_eq!(err.code, 2);
         assert_eq!(err.name(), "CUDA_ERROR_OUT_OF_MEMORY");
         let message = err.to_string();
-        assert!(message.starts_with("failing_call() failed at common/src/error.rs:"), "{message}");
-        assert!(message.ends_with("CUDA_ERROR_OUT_OF_MEMORY (2): out of memory"), "{message}");
+        assert!(
+            message.starts_with("failing_call() failed at common/src/error.rs:"),
+            "{message}"
+        );
+        assert!(
+            message.ends_with("CUDA_ERROR_OUT_OF_MEMORY (2): out of memory"),
+            "{message}"
+        );
     }
 
     #[test]
@@ -141,7 +155,10 @@ mod tests {
         use cust::sys::cudaError_enum;
         // 222 (a driver older than the PTX) is not among cust's CudaError variants.
         let err = check_cuda!(cudaError_enum(222).to_result()).unwrap_err();
-        assert_eq!((err.code, err.name().as_str()), (222, "CUDA_ERROR_UNSUPPORTED_PTX_VERSION"));
+        assert_eq!(
+            (err.code, err.name().as_str()),
+            (222, "CUDA_ERROR_UNSUPPORTED_PTX_VERSION")
+        );
         // A code the driver itself does not know keeps its number.
         let err = check_cuda!(cudaError_enum(12_345).to_result()).unwrap_err();
         assert_eq!((err.code, err.name().as_str()), (12_345, "unknown CUDA error"));

@@ -27,7 +27,10 @@ impl Gpu {
     /// Initializes the driver and makes device `ordinal` current (a new context on it).
     pub fn open(ordinal: u32) -> Result<Gpu> {
         let count = count()?;
-        ensure!(ordinal < count, "GPU {ordinal} does not exist: this machine has {count}");
+        ensure!(
+            ordinal < count,
+            "GPU {ordinal} does not exist: this machine has {count}"
+        );
         let device = check_cuda!(Device::get_device(ordinal))?;
         let context = new_context(device)?;
         let info = DeviceInfo::query(device, ordinal)?;
@@ -76,7 +79,10 @@ pub fn wait_or_give_up(stream: &Stream, limit: Duration, what: &str) -> Result<(
     let start = Instant::now();
     while check_cuda!(done.query())? == EventStatus::NotReady {
         if start.elapsed() > limit {
-            crate::cli::exit_now(&format!("{what} did not finish within {} s; stopped", limit.as_secs_f64()));
+            crate::cli::exit_now(&format!(
+                "{what} did not finish within {} s; stopped",
+                limit.as_secs_f64()
+            ));
         }
         std::thread::sleep(Duration::from_millis(1));
     }
@@ -109,7 +115,12 @@ pub fn count() -> Result<u32> {
     if let Err(err) = check_cuda!(unsafe { raw::cuInit(0) }) {
         // The machine's state, not a bug of ours: the driver's name and words for it, without the
         // call and our source location that other CUDA errors carry.
-        bail!("no usable CUDA GPU (this lab needs an NVIDIA GPU and its driver): {} ({}): {}", err.name(), err.code, err.text());
+        bail!(
+            "no usable CUDA GPU (this lab needs an NVIDIA GPU and its driver): {} ({}): {}",
+            err.name(),
+            err.code,
+            err.text()
+        );
     }
     Ok(check_cuda!(Device::num_devices())?)
 }
@@ -140,7 +151,9 @@ pub fn load_image(kernel: &KernelImage) -> Result<Module> {
     let code = kernel.code_or_error(current_arch()?).map_err(anyhow::Error::msg)?;
     let module = match code {
         Code::Ptx(build) if kernel.linked_with_device_runtime => link_with_device_runtime(kernel, build),
-        Code::Machine(build) if kernel.linked_with_device_runtime => Ok(check_cuda!(Module::from_cubin(build.image, &[]))?),
+        Code::Machine(build) if kernel.linked_with_device_runtime => {
+            Ok(check_cuda!(Module::from_cubin(build.image, &[]))?)
+        }
         Code::Machine(build) | Code::Ptx(build) => Ok(check_cuda!(Module::from_fatbin(build.image, &[]))?),
     };
     module.with_context(|| format!("loading {} ({})", kernel.source, code.describe()))
@@ -149,7 +162,9 @@ pub fn load_image(kernel: &KernelImage) -> Result<Module> {
 /// cuLinkCreate, the relocatable PTX and libcudadevrt.a in, cuLinkComplete, and the linked cubin loaded:
 /// what `nvcc -dlink -lcudadevrt` did at build time for the architectures built, done for this GPU.
 fn link_with_device_runtime(kernel: &KernelImage, build: &ArchImage) -> Result<Module> {
-    let ptx = build.relocatable_ptx.context("a linked image runs as PTX only with its relocatable PTX")?;
+    let ptx = build
+        .relocatable_ptx
+        .context("a linked image runs as PTX only with its relocatable PTX")?;
     let library = kernels::runtime::device_runtime_library().with_context(|| {
         format!(
             "{} launches kernels from the GPU; to run its compute_{} PTX on this newer GPU it must be linked with \

@@ -49,13 +49,24 @@ impl<T: DeviceCopy> Guarded<T> {
     /// [`Guarded::new`] with `guard` in the zones: [`INPUT_GUARD_WORD`] for an input.
     pub fn with_guard(len: usize, guard: u32) -> Result<Guarded<T>> {
         let size = std::mem::size_of::<T>();
-        ensure!(size > 0 && size.is_multiple_of(4), "a guarded buffer holds elements of whole 32-bit words, not {size} bytes");
-        let words = len.checked_mul(size / 4).and_then(|body| body.checked_add(2 * GUARD_WORDS)).context("a guarded buffer this large does not fit in memory")?;
+        ensure!(
+            size > 0 && size.is_multiple_of(4),
+            "a guarded buffer holds elements of whole 32-bit words, not {size} bytes"
+        );
+        let words = len
+            .checked_mul(size / 4)
+            .and_then(|body| body.checked_add(2 * GUARD_WORDS))
+            .context("a guarded buffer this large does not fit in memory")?;
         // SAFETY: every word is written by the memset below before anything reads it.
         let buffer = check_cuda!(unsafe { DeviceBuffer::<u32>::uninitialized(words) })?;
         // SAFETY: `words` 32-bit words from the start of the buffer are exactly the buffer.
         check_cuda!(unsafe { crate::raw::cuMemsetD32(buffer.as_device_ptr().as_raw(), guard, words) })?;
-        Ok(Guarded { words: buffer, guard, len, element: PhantomData })
+        Ok(Guarded {
+            words: buffer,
+            guard,
+            len,
+            element: PhantomData,
+        })
     }
 
     /// Elements of the output.
@@ -87,7 +98,9 @@ impl<T: DeviceCopy> Guarded<T> {
     pub fn fill(&mut self, word: u32) -> Result<()> {
         let body_words = self.len * std::mem::size_of::<T>() / 4;
         // SAFETY: `body_words` words from the output's start end where the trailing guard begins.
-        Ok(check_cuda!(unsafe { crate::raw::cuMemsetD32(self.as_device_ptr().as_raw(), word, body_words) })?)
+        Ok(check_cuda!(unsafe {
+            crate::raw::cuMemsetD32(self.as_device_ptr().as_raw(), word, body_words)
+        })?)
     }
 
     /// Refills both guard zones with `word` (which [`Guarded::trespass`] then expects): an input's
@@ -96,8 +109,16 @@ impl<T: DeviceCopy> Guarded<T> {
         let trailing = self.words.len() - GUARD_WORDS;
         // SAFETY: the first GUARD_WORDS words and the last GUARD_WORDS words of the buffer.
         unsafe {
-            check_cuda!(crate::raw::cuMemsetD32(self.words.as_device_ptr().as_raw(), word, GUARD_WORDS))?;
-            check_cuda!(crate::raw::cuMemsetD32(self.words.as_device_ptr().wrapping_add(trailing).as_raw(), word, GUARD_WORDS))?;
+            check_cuda!(crate::raw::cuMemsetD32(
+                self.words.as_device_ptr().as_raw(),
+                word,
+                GUARD_WORDS
+            ))?;
+            check_cuda!(crate::raw::cuMemsetD32(
+                self.words.as_device_ptr().wrapping_add(trailing).as_raw(),
+                word,
+                GUARD_WORDS
+            ))?;
         }
         self.guard = word;
         Ok(())
@@ -105,7 +126,12 @@ impl<T: DeviceCopy> Guarded<T> {
 
     /// Copies `host` into the body (an input, before the kernel).
     pub fn write(&mut self, host: &[T]) -> Result<()> {
-        ensure!(host.len() == self.len, "{} elements for a guarded buffer of {}", host.len(), self.len);
+        ensure!(
+            host.len() == self.len,
+            "{} elements for a guarded buffer of {}",
+            host.len(),
+            self.len
+        );
         // SAFETY: a synchronous copy, done before this borrow of `self` ends.
         Ok(check_cuda!(unsafe { self.body() }.copy_from(host))?)
     }
@@ -128,7 +154,13 @@ impl<T: DeviceCopy> Guarded<T> {
         let total = self.words.len();
         check_cuda!(self.words.index(..GUARD_WORDS).copy_to(&mut before[..]))?;
         check_cuda!(self.words.index(total - GUARD_WORDS..).copy_to(&mut after[..]))?;
-        Ok(find_trespass(&before, &after, self.guard, std::mem::size_of::<T>(), self.len))
+        Ok(find_trespass(
+            &before,
+            &after,
+            self.guard,
+            std::mem::size_of::<T>(),
+            self.len,
+        ))
     }
 }
 
@@ -147,7 +179,11 @@ impl Trespass {
     pub fn describe(&self, name: &str, length: &str) -> String {
         let place = if self.element < 0 {
             let before = self.element.unsigned_abs();
-            format!("{name}[{}], {before} element{} before the start", self.element, plural(before))
+            format!(
+                "{name}[{}], {before} element{} before the start",
+                self.element,
+                plural(before)
+            )
         } else {
             match self.element.unsigned_abs() - self.len as u64 {
                 0 => format!("{name}[{length}], the first element past the end"),
@@ -177,11 +213,31 @@ pub fn find_trespass(before: &[u32], after: &[u32], guard: u32, element_bytes: u
     // floor(-bytes / element_bytes).
     let element_before = |index: usize| -(((before.len() - index) * 4).div_ceil(element_bytes) as i64);
     let element_after = |index: usize| (len + index * 4 / element_bytes) as i64;
-    let mut changed: Vec<i64> = before.iter().enumerate().filter(|(_, w)| **w != guard).map(|(i, _)| element_before(i)).collect();
-    changed.extend(after.iter().enumerate().filter(|(_, w)| **w != guard).map(|(i, _)| element_after(i)));
+    let mut changed: Vec<i64> = before
+        .iter()
+        .enumerate()
+        .filter(|(_, w)| **w != guard)
+        .map(|(i, _)| element_before(i))
+        .collect();
+    changed.extend(
+        after
+            .iter()
+            .enumerate()
+            .filter(|(_, w)| **w != guard)
+            .map(|(i, _)| element_after(i)),
+    );
     changed.dedup();
-    let nearest = changed.iter().copied().filter(|&e| e >= 0).min().or_else(|| changed.iter().copied().max())?;
-    Some(Trespass { element: nearest, len, changed: changed.len() })
+    let nearest = changed
+        .iter()
+        .copied()
+        .filter(|&e| e >= 0)
+        .min()
+        .or_else(|| changed.iter().copied().max())?;
+    Some(Trespass {
+        element: nearest,
+        len,
+        changed: changed.len(),
+    })
 }
 
 /// The first element of an input that differs bit for bit from its host copy, and how many do:
@@ -211,10 +267,25 @@ mod tests {
         after[80] = 0; // f64: words 80 and 81 are element 40 past the end
         after[81] = 0;
         let found = find_trespass(&before, &after, GUARD_WORD, 8, 100).unwrap();
-        assert_eq!(found, Trespass { element: 140, len: 100, changed: 1 });
-        assert_eq!(found.describe("C", "m*n"), "written outside C: C[m*n + 40], 40 elements past the end");
+        assert_eq!(
+            found,
+            Trespass {
+                element: 140,
+                len: 100,
+                changed: 1
+            }
+        );
+        assert_eq!(
+            found.describe("C", "m*n"),
+            "written outside C: C[m*n + 40], 40 elements past the end"
+        );
         after[0] = 1;
-        assert_eq!(find_trespass(&before, &after, GUARD_WORD, 8, 100).unwrap().describe("C", "m*n"), "written outside C: C[m*n], the first element past the end (and 1 more)");
+        assert_eq!(
+            find_trespass(&before, &after, GUARD_WORD, 8, 100)
+                .unwrap()
+                .describe("C", "m*n"),
+            "written outside C: C[m*n], the first element past the end (and 1 more)"
+        );
     }
 
     #[test]
@@ -222,10 +293,20 @@ mod tests {
         let (mut before, after) = zones();
         before[127] = 0; // the last word before the output: element -1 for f64 and for f32
         assert_eq!(find_trespass(&before, &after, GUARD_WORD, 8, 10).unwrap().element, -1);
-        assert_eq!(find_trespass(&before, &after, GUARD_WORD, 4, 10).unwrap().describe("sums", "n"), "written outside sums: sums[-1], 1 element before the start");
+        assert_eq!(
+            find_trespass(&before, &after, GUARD_WORD, 4, 10)
+                .unwrap()
+                .describe("sums", "n"),
+            "written outside sums: sums[-1], 1 element before the start"
+        );
         let (mut before, after) = zones();
         before[128 - 6] = 0; // 24 bytes before: f64 element -3, a 48-byte struct's element -1
-        assert_eq!(find_trespass(&before, &after, GUARD_WORD, 8, 10).unwrap().describe("C", "m*n"), "written outside C: C[-3], 3 elements before the start");
+        assert_eq!(
+            find_trespass(&before, &after, GUARD_WORD, 8, 10)
+                .unwrap()
+                .describe("C", "m*n"),
+            "written outside C: C[-3], 3 elements before the start"
+        );
         assert_eq!(find_trespass(&before, &after, GUARD_WORD, 48, 1).unwrap().element, -1);
     }
 

@@ -70,7 +70,10 @@ impl Integrand {
 
 /// The checks both Simpson labs make of `--a` and `--b`.
 pub fn check_interval(a: f64, b: f64) -> anyhow::Result<()> {
-    anyhow::ensure!(a.is_finite() && b.is_finite(), "--a {a} and --b {b} must be finite numbers");
+    anyhow::ensure!(
+        a.is_finite() && b.is_finite(),
+        "--a {a} and --b {b} must be finite numbers"
+    );
     anyhow::ensure!(b > a, "--b {b} must be greater than --a {a}");
     Ok(())
 }
@@ -82,7 +85,11 @@ pub fn compensated_sum(values: &[f64]) -> f64 {
     let mut compensation = 0.0;
     for &value in values {
         let t = sum + value;
-        compensation += if sum.abs() >= value.abs() { (sum - t) + value } else { (value - t) + sum };
+        compensation += if sum.abs() >= value.abs() {
+            (sum - t) + value
+        } else {
+            (value - t) + sum
+        };
         sum = t;
     }
     sum + compensation
@@ -95,9 +102,21 @@ mod tests {
 
     #[test]
     fn exact_integrals_are_right() {
-        assert_relative_eq!(Integrand::Pi.exact(0.0, 1.0), std::f64::consts::PI, max_relative = 1e-15);
-        assert_relative_eq!(Integrand::Sin.exact(0.0, std::f64::consts::PI), 2.0, max_relative = 1e-15);
-        assert_relative_eq!(Integrand::Exp.exact(0.0, 1.0), std::f64::consts::E - 1.0, max_relative = 1e-15);
+        assert_relative_eq!(
+            Integrand::Pi.exact(0.0, 1.0),
+            std::f64::consts::PI,
+            max_relative = 1e-15
+        );
+        assert_relative_eq!(
+            Integrand::Sin.exact(0.0, std::f64::consts::PI),
+            2.0,
+            max_relative = 1e-15
+        );
+        assert_relative_eq!(
+            Integrand::Exp.exact(0.0, 1.0),
+            std::f64::consts::E - 1.0,
+            max_relative = 1e-15
+        );
         // Nearly all of the peak's area over the whole line, pi/0.01, lies inside [0, 1].
         let peak = Integrand::Peak.exact(0.0, 1.0);
         let whole_line = std::f64::consts::PI / PEAK_WIDTH;

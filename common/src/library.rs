@@ -49,6 +49,7 @@ mod tests {
         let err = unsafe { load_first(["/no/such/folder/libx.so", "libcuda-labs-no-such-library.so.99"]) }.unwrap_err();
         assert!(err.contains("libcuda-labs-no-such-library.so.99"), "{err}");
         // SAFETY: nothing exists here, nothing is loaded.
-        assert_eq!(unsafe { load_first(["/no/such/folder/libx.so"]) }.unwrap_err(), "not found");
+        let err = unsafe { load_first(["/no/such/folder/libx.so"]) }.unwrap_err();
+        assert_eq!(err, "not found");
     }
 }

@@ -20,9 +20,7 @@ use std::ops::{Index, IndexMut};
 use std::str::FromStr;
 
 use anyhow::{ensure, Context as _, Result};
-use cust::memory::{
-    AsyncCopyDestination, CopyDestination, DeviceBuffer, DeviceCopy, DevicePointer,
-};
+use cust::memory::{AsyncCopyDestination, CopyDestination, DeviceBuffer, DeviceCopy, DevicePointer};
 use cust::stream::Stream;
 
 use self::host_memory::Mapped;
@@ -88,7 +86,11 @@ pub struct Matrix<T: Element, H: HostStorage<T> = Vec<T>> {
 impl<T: Element> Matrix<T, Mapped<T>> {
     /// The kernel argument for a mapped matrix: no device copy, the kernel reads the host memory.
     pub fn mapped_view(&self) -> Result<MatrixView<T>> {
-        Ok(MatrixView { rows: self.rows() as i32, cols: self.cols() as i32, data: self.host().device_pointer()? })
+        Ok(MatrixView {
+            rows: self.rows() as i32,
+            cols: self.cols() as i32,
+            data: self.host().device_pointer()?,
+        })
     }
 }
 
@@ -96,12 +98,21 @@ impl<T: Element, H: HostStorage<T>> Matrix<T, H> {
     /// A `rows x cols` matrix of zeros on the host; nothing on the GPU yet.
     pub fn new(rows: usize, cols: usize) -> Result<Self> {
         check_size(rows, cols)?;
-        Ok(Matrix { rows, cols, data: H::filled(rows * cols, T::default())?, cuda_data: None })
+        Ok(Matrix {
+            rows,
+            cols,
+            data: H::filled(rows * cols, T::default())?,
+            cuda_data: None,
+        })
     }
 
     /// A matrix holding `values`, row by row.
     pub fn from_row_major(rows: usize, cols: usize, values: &[T]) -> Result<Self> {
-        ensure!(values.len() == rows * cols, "{} values do not make a {rows} x {cols} matrix", values.len());
+        ensure!(
+            values.len() == rows * cols,
+            "{} values do not make a {rows} x {cols} matrix",
+            values.len()
+        );
         let mut matrix = Self::new(rows, cols)?;
         matrix.data.copy_from_slice(values);
         Ok(matrix)
@@ -168,7 +179,10 @@ impl<T: Element, H: HostStorage<T>> Matrix<T, H> {
 
     /// Copies the device copy back into the host copy.
     pub fn copy_from_gpu(&mut self) -> Result<()> {
-        let device = self.cuda_data.as_ref().context("copy_from_gpu before the matrix was on the GPU")?;
+        let device = self
+            .cuda_data
+            .as_ref()
+            .context("copy_from_gpu before the matrix was on the GPU")?;
         check_cuda!(device.copy_to(self.data.as_mut()))?;
         Ok(())
     }
@@ -181,7 +195,10 @@ impl<T: Element, H: HostStorage<T>> Matrix<T, H> {
     /// passed it (synchronize, or wait for an event recorded after it), the matrix must not be
     /// written, resized or dropped, nor its device copy read or written by other work.
     pub unsafe fn copy_to_gpu_async(&mut self, stream: &Stream) -> Result<()> {
-        let device = self.cuda_data.as_mut().context("allocate_on_gpu before an asynchronous copy")?;
+        let device = self
+            .cuda_data
+            .as_mut()
+            .context("allocate_on_gpu before an asynchronous copy")?;
         // SAFETY: the lengths are equal (the matrix's invariant); the caller keeps both sides alive and
         // untouched until the stream has passed the copy (this function's contract).
         check_cuda!(unsafe { device.async_copy_from(self.data.as_ref(), stream) })?;
@@ -194,7 +211,10 @@ impl<T: Element, H: HostStorage<T>> Matrix<T, H> {
     /// The copy writes the host copy after this returns: until `stream` has passed it, the matrix must
     /// not be read, written, resized or dropped, nor its device copy written by other work.
     pub unsafe fn copy_from_gpu_async(&mut self, stream: &Stream) -> Result<()> {
-        let device = self.cuda_data.as_ref().context("copy_from_gpu_async before the matrix was on the GPU")?;
+        let device = self
+            .cuda_data
+            .as_ref()
+            .context("copy_from_gpu_async before the matrix was on the GPU")?;
         // SAFETY: as in copy_to_gpu_async: equal lengths, and the caller's contract keeps the host copy
         // alive and unread until the copy is done.
         check_cuda!(unsafe { device.async_copy_to(self.data.as_mut(), stream) })?;
@@ -210,7 +230,9 @@ impl<T: Element, H: HostStorage<T>> Matrix<T, H> {
     pub fn allocate_on_gpu(&mut self) -> Result<()> {
         if self.cuda_data.is_none() {
             // SAFETY: the buffer is written (copy or kernel) before anything reads it.
-            self.cuda_data = Some(check_cuda!(unsafe { DeviceBuffer::uninitialized(self.rows * self.cols) })?);
+            self.cuda_data = Some(check_cuda!(unsafe {
+                DeviceBuffer::uninitialized(self.rows * self.cols)
+            })?);
         }
         Ok(())
     }
@@ -225,16 +247,27 @@ impl<T: Element, H: HostStorage<T>> Matrix<T, H> {
     /// The device copy as it is now, leaving the host copy alone: to see whether a kernel wrote into
     /// an input it was to read only.
     pub fn read_gpu_copy(&self) -> Result<Vec<T>> {
-        let device = self.cuda_data.as_ref().context("the matrix has no device copy: copy_to_gpu first")?;
-        let mut now = crate::matrix::host_memory::try_filled_vec(self.rows * self.cols, T::default(), "a matrix's device copy")?;
+        let device = self
+            .cuda_data
+            .as_ref()
+            .context("the matrix has no device copy: copy_to_gpu first")?;
+        let mut now =
+            crate::matrix::host_memory::try_filled_vec(self.rows * self.cols, T::default(), "a matrix's device copy")?;
         check_cuda!(device.copy_to(&mut now))?;
         Ok(now)
     }
 
     /// The kernel argument for this matrix (the slides' shallow "clone").
     pub fn view(&self) -> Result<MatrixView<T>> {
-        let device = self.cuda_data.as_ref().context("the matrix has no device copy: copy_to_gpu first")?;
-        Ok(MatrixView { rows: self.rows as i32, cols: self.cols as i32, data: device.as_device_ptr() })
+        let device = self
+            .cuda_data
+            .as_ref()
+            .context("the matrix has no device copy: copy_to_gpu first")?;
+        Ok(MatrixView {
+            rows: self.rows as i32,
+            cols: self.cols as i32,
+            data: device.as_device_ptr(),
+        })
     }
 }
 
@@ -281,7 +314,11 @@ pub fn format_significant(value: f64, digits: usize) -> String {
     let exponent: i32 = exponent.parse().unwrap_or(0);
     if exponent < -4 || exponent >= digits as i32 {
         let mantissa = trim_fraction(mantissa);
-        format!("{mantissa}e{}{:02}", if exponent < 0 { '-' } else { '+' }, exponent.abs())
+        format!(
+            "{mantissa}e{}{:02}",
+            if exponent < 0 { '-' } else { '+' },
+            exponent.abs()
+        )
     } else {
         let decimals = (digits as i32 - 1 - exponent).max(0) as usize;
         trim_fraction(&format!("{value:.decimals$}")).to_string()
@@ -297,9 +334,15 @@ fn trim_fraction(number: &str) -> &str {
 }
 
 fn check_size(rows: usize, cols: usize) -> Result<()> {
-    ensure!(rows > 0 && cols > 0, "a {rows} x {cols} matrix is empty: both sizes must be at least 1");
+    ensure!(
+        rows > 0 && cols > 0,
+        "a {rows} x {cols} matrix is empty: both sizes must be at least 1"
+    );
     let limit = i32::MAX as usize;
-    ensure!(rows <= limit && cols <= limit, "a {rows} x {cols} matrix is too large for the kernels' int sizes");
+    ensure!(
+        rows <= limit && cols <= limit,
+        "a {rows} x {cols} matrix is too large for the kernels' int sizes"
+    );
     rows.checked_mul(cols).context("the number of elements overflows")?;
     Ok(())
 }
@@ -329,7 +372,10 @@ mod tests {
 
     #[test]
     fn refuses_empty_sizes_and_wrong_value_counts() {
-        assert!(Matrix::<f32>::new(0, 3).unwrap_err().to_string().contains("0 x 3 matrix is empty"));
+        assert!(Matrix::<f32>::new(0, 3)
+            .unwrap_err()
+            .to_string()
+            .contains("0 x 3 matrix is empty"));
         assert!(Matrix::<f32>::from_row_major(2, 2, &[1.0; 3]).is_err());
     }
 

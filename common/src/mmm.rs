@@ -3,12 +3,12 @@
 
 use anyhow::{ensure, Context as _, Result};
 use clap::ValueEnum;
-use rayon::prelude::*;
 use cust::function::{BlockSize, Function, GridSize};
 use cust::launch;
-use cust::module::Module;
 use cust::memory::{DeviceCopy, DevicePointer};
+use cust::module::Module;
 use cust::stream::Stream;
+use rayon::prelude::*;
 
 use crate::check_cuda;
 use crate::device_info::DeviceInfo;
@@ -57,7 +57,10 @@ impl MmmKernel {
 /// Loads `mmm.cu` as compiled for `block_size`; only the sizes in `kernels::MMM_BLOCK_SIZES` exist.
 pub fn load_mmm(gpu: &Gpu, block_size: u32) -> Result<Module> {
     let image = kernels::mmm_for_block_size(block_size).with_context(|| {
-        format!("--block-size {block_size}: mmm.cu is compiled for BLOCK_SIZE {:?} only", kernels::MMM_BLOCK_SIZES)
+        format!(
+            "--block-size {block_size}: mmm.cu is compiled for BLOCK_SIZE {:?} only",
+            kernels::MMM_BLOCK_SIZES
+        )
     })?;
     gpu.load(image)
 }
@@ -81,7 +84,10 @@ pub fn parse_block_size(text: &str) -> Result<u32, String> {
     if kernels::MMM_BLOCK_SIZES.contains(&block_size) {
         Ok(block_size)
     } else {
-        Err(format!("mmm.cu is compiled for BLOCK_SIZE {:?} only", kernels::MMM_BLOCK_SIZES))
+        Err(format!(
+            "mmm.cu is compiled for BLOCK_SIZE {:?} only",
+            kernels::MMM_BLOCK_SIZES
+        ))
     }
 }
 
@@ -132,7 +138,10 @@ pub fn launch_mmm<T: Element>(
 
 /// One thread per element of C in BLOCK_SIZE x BLOCK_SIZE blocks.
 fn launch_shape<T: DeviceCopy>(c: &MatrixView<T>, block_size: u32) -> (GridSize, BlockSize) {
-    (grid_for(c.rows as usize, c.cols as usize, block_size), BlockSize::xy(block_size, block_size))
+    (
+        grid_for(c.rows as usize, c.cols as usize, block_size),
+        BlockSize::xy(block_size, block_size),
+    )
 }
 
 /// [`launch_mmm`] for the chronograms: `mmm_f64_stamped` with the same grid, stamping when it ran,
@@ -144,7 +153,9 @@ pub fn launch_mmm_maybe_stamped(
     stream: &Stream,
     stamp: Option<DevicePointer<Stamp>>,
 ) -> Result<()> {
-    let Some(stamp) = stamp else { return launch_mmm(&mmm.plain, a, b, c, block_size, stream) };
+    let Some(stamp) = stamp else {
+        return launch_mmm(&mmm.plain, a, b, c, block_size, stream);
+    };
     let (grid, block) = launch_shape(&c, block_size);
     let stamped = &mmm.stamped;
     // __global__ void mmm_f64_stamped(MatrixView<double> a, MatrixView<double> b, MatrixView<double> c, Stamp* stamp)
@@ -215,7 +226,11 @@ enum Reference {
     Exact { product: Vec<f64>, largest: f64 },
     /// Freivalds' sign vectors X (n rows), A (B X) (m rows), and the length of each row of A, which
     /// scales the rounding of that row of C.
-    Freivalds { x: Vec<Signs>, abx: Vec<Signs>, a_row_lengths: Vec<f64> },
+    Freivalds {
+        x: Vec<Signs>,
+        abx: Vec<Signs>,
+        a_row_lengths: Vec<f64>,
+    },
 }
 
 impl CpuProduct {
@@ -234,13 +249,25 @@ impl CpuProduct {
         if m * k * n <= exact_limit {
             let product = multiply_on_cpu(a, b);
             let largest = largest_magnitude(&product);
-            return CpuProduct { n, reference: Reference::Exact { product, largest } };
+            return CpuProduct {
+                n,
+                reference: Reference::Exact { product, largest },
+            };
         }
-        let x: Vec<Signs> = (0..n).map(|_| std::array::from_fn(|_| if random.below(2) == 0 { -1.0 } else { 1.0 })).collect();
+        let x: Vec<Signs> = (0..n)
+            .map(|_| std::array::from_fn(|_| if random.below(2) == 0 { -1.0 } else { 1.0 }))
+            .collect();
         let bx = multiply_vectors(b.data(), n, &x);
         let abx = multiply_vectors(a.data(), k, &bx);
-        let a_row_lengths = a.data().par_chunks(k).map(|row| row.iter().map(|v| v.to_f64().powi(2)).sum::<f64>().sqrt()).collect();
-        CpuProduct { n, reference: Reference::Freivalds { x, abx, a_row_lengths } }
+        let a_row_lengths = a
+            .data()
+            .par_chunks(k)
+            .map(|row| row.iter().map(|v| v.to_f64().powi(2)).sum::<f64>().sqrt())
+            .collect();
+        CpuProduct {
+            n,
+            reference: Reference::Freivalds { x, abx, a_row_lengths },
+        }
     }
 
     /// Checks the GPU's C against this reference; `a` and `b` must be the matrices it was made from.
@@ -256,11 +283,21 @@ impl CpuProduct {
         match &self.reference {
             Reference::Exact { product, largest } => {
                 let (error, index) = crate::verify::max_relative_error(c.data(), product, *largest);
-                ProductCheck { error, worst: (index / n, index % n), method: "exact", tolerance: T::TOLERANCE }
+                ProductCheck {
+                    error,
+                    worst: (index / n, index % n),
+                    method: "exact",
+                    tolerance: T::TOLERANCE,
+                }
             }
             Reference::Freivalds { x, abx, a_row_lengths } => {
                 let (error, worst) = self.freivalds_and_samples(a, b, c, (x, abx, a_row_lengths), random);
-                ProductCheck { error, worst, method: "Freivalds + samples", tolerance: T::TOLERANCE }
+                ProductCheck {
+                    error,
+                    worst,
+                    method: "Freivalds + samples",
+                    tolerance: T::TOLERANCE,
+                }
             }
         }
     }
@@ -282,18 +319,33 @@ impl CpuProduct {
         }
         let largest = largest_magnitude(c_values);
         let suspects = suspect_rows(&multiply_vectors(c_values, n, x), abx, a_row_lengths);
-        let rows: Vec<usize> = (0..SAMPLE_SIDE).map(|_| random.below(c.rows() as u64) as usize).collect();
+        let rows: Vec<usize> = (0..SAMPLE_SIDE)
+            .map(|_| random.below(c.rows() as u64) as usize)
+            .collect();
         let columns: Vec<usize> = (0..SAMPLE_SIDE).map(|_| random.below(n as u64) as usize).collect();
         let every_column: Vec<usize> = (0..n).collect();
         let worst_of = |rows: &[usize], columns: &[usize], exact: Vec<f64>| {
-            let errors = rows.iter().zip(exact.chunks(columns.len())).flat_map(|(&i, exact_row)| {
-                columns.iter().zip(exact_row).map(move |(&j, want)| ((c_values[i * n + j].to_f64() - want).abs() / largest, (i, j)))
-            });
-            errors.fold((0.0, (0, 0)), |worst, error| if error.0 > worst.0 { error } else { worst })
+            let errors = rows
+                .iter()
+                .zip(exact.chunks(columns.len()))
+                .flat_map(|(&i, exact_row)| {
+                    columns
+                        .iter()
+                        .zip(exact_row)
+                        .map(move |(&j, want)| ((c_values[i * n + j].to_f64() - want).abs() / largest, (i, j)))
+                });
+            errors.fold(
+                (0.0, (0, 0)),
+                |worst, error| if error.0 > worst.0 { error } else { worst },
+            )
         };
         let suspected = worst_of(&suspects, &every_column, exact_rows(a, b, &suspects));
         let sampled = worst_of(&rows, &columns, exact_block(a, b, &rows, &columns));
-        if sampled.0 > suspected.0 { sampled } else { suspected }
+        if sampled.0 > suspected.0 {
+            sampled
+        } else {
+            suspected
+        }
     }
 }
 
@@ -302,8 +354,16 @@ impl CpuProduct {
 /// elsewhere; a residual in a row of zeros comes first).
 fn suspect_rows(cx: &[Signs], abx: &[Signs], a_row_lengths: &[f64]) -> Vec<usize> {
     let score = |i: usize| {
-        let residual = cx[i].iter().zip(&abx[i]).map(|(got, want)| (got - want).abs()).fold(0.0, f64::max);
-        if residual == 0.0 { 0.0 } else { residual / a_row_lengths[i] }
+        let residual = cx[i]
+            .iter()
+            .zip(&abx[i])
+            .map(|(got, want)| (got - want).abs())
+            .fold(0.0, f64::max);
+        if residual == 0.0 {
+            0.0
+        } else {
+            residual / a_row_lengths[i]
+        }
     };
     let scores: Vec<f64> = (0..cx.len()).into_par_iter().map(score).collect();
     let mut rows: Vec<usize> = (0..cx.len()).collect();
@@ -315,14 +375,24 @@ fn suspect_rows(cx: &[Signs], abx: &[Signs], a_row_lengths: &[f64]) -> Vec<usize
 
 /// The elements of A * B where `rows` meet `columns`, exactly (in f64), row by row: B's columns are
 /// gathered once, so the inner products read memory in order.
-fn exact_block<T: Element, H: HostStorage<T>>(a: &Matrix<T, H>, b: &Matrix<T, H>, rows: &[usize], columns: &[usize]) -> Vec<f64> {
+fn exact_block<T: Element, H: HostStorage<T>>(
+    a: &Matrix<T, H>,
+    b: &Matrix<T, H>,
+    rows: &[usize],
+    columns: &[usize],
+) -> Vec<f64> {
     let (k, n) = (a.cols(), b.cols());
     let (a_values, b_values) = (a.data(), b.data());
-    let b_columns: Vec<f64> = columns.iter().flat_map(|&j| (0..k).map(move |p| b_values[p * n + j].to_f64())).collect();
+    let b_columns: Vec<f64> = columns
+        .iter()
+        .flat_map(|&j| (0..k).map(move |p| b_values[p * n + j].to_f64()))
+        .collect();
     rows.par_iter()
         .flat_map_iter(|&i| {
             let a_row = &a_values[i * k..(i + 1) * k];
-            b_columns.chunks(k).map(move |b_column| a_row.iter().zip(b_column).map(|(x, y)| x.to_f64() * y).sum::<f64>())
+            b_columns
+                .chunks(k)
+                .map(move |b_column| a_row.iter().zip(b_column).map(|(x, y)| x.to_f64() * y).sum::<f64>())
         })
         .collect()
 }
@@ -332,13 +402,20 @@ fn exact_rows<T: Element, H: HostStorage<T>>(a: &Matrix<T, H>, b: &Matrix<T, H>,
     let (k, n) = (a.cols(), b.cols());
     let (a_values, b_values) = (a.data(), b.data());
     let mut product = vec![0.0; rows.len() * n];
-    product.par_chunks_mut(n).zip(rows).for_each(|(c_row, &i)| multiply_row(&a_values[i * k..(i + 1) * k], b_values, c_row));
+    product
+        .par_chunks_mut(n)
+        .zip(rows)
+        .for_each(|(c_row, &i)| multiply_row(&a_values[i * k..(i + 1) * k], b_values, c_row));
     product
 }
 
 /// The largest |value| (at least the smallest positive f64, so errors can be divided by it).
 fn largest_magnitude<T: Element>(values: &[T]) -> f64 {
-    values.par_iter().map(|v| v.to_f64().abs()).reduce(|| 0.0, f64::max).max(f64::MIN_POSITIVE)
+    values
+        .par_iter()
+        .map(|v| v.to_f64().abs())
+        .reduce(|| 0.0, f64::max)
+        .max(f64::MIN_POSITIVE)
 }
 
 /// A * B on the CPU in f64, row-major, rows in parallel; in i-k-j order so the inner loop runs along
@@ -347,7 +424,9 @@ pub fn multiply_on_cpu<T: Element, H: HostStorage<T>>(a: &Matrix<T, H>, b: &Matr
     let (k, n) = (a.cols(), b.cols());
     let (a_values, b_values) = (a.data(), b.data());
     let mut c = vec![0.0; a.rows() * n];
-    c.par_chunks_mut(n).zip(a_values.par_chunks(k)).for_each(|(c_row, a_row)| multiply_row(a_row, b_values, c_row));
+    c.par_chunks_mut(n)
+        .zip(a_values.par_chunks(k))
+        .for_each(|(c_row, a_row)| multiply_row(a_row, b_values, c_row));
     c
 }
 
@@ -399,9 +478,15 @@ mod tests {
         let a = Matrix::<f64>::new(3, 4).unwrap();
         let b = Matrix::<f64>::new(5, 2).unwrap();
         let err = check_sizes_match(&a, &b).unwrap_err().to_string();
-        assert_eq!(err, "sizes of the matrices do not match: A is 3 x 4, B is 5 x 2 (A's columns must equal B's rows)");
+        assert_eq!(
+            err,
+            "sizes of the matrices do not match: A is 3 x 4, B is 5 x 2 (A's columns must equal B's rows)"
+        );
         assert_eq!(parse_block_size("32"), Ok(32));
-        assert_eq!(parse_block_size("8"), Err("mmm.cu is compiled for BLOCK_SIZE [16, 32] only".to_string()));
+        assert_eq!(
+            parse_block_size("8"),
+            Err("mmm.cu is compiled for BLOCK_SIZE [16, 32] only".to_string())
+        );
         assert!(parse_block_size("x").is_err());
     }
 
@@ -451,14 +536,23 @@ mod tests {
     fn right_product<T: Element>(m: usize, k: usize, n: usize, identity: bool, random: &mut Random) -> [Matrix<T>; 3] {
         let a: Matrix<T> = Matrix::<f64>::random(m, k, random).unwrap().convert().unwrap();
         let b: Matrix<T> = if identity {
-            let ones: Vec<T> = (0..k * n).map(|index| T::from_f64(if index / n == index % n { 1.0 } else { 0.0 })).collect();
+            let ones: Vec<T> = (0..k * n)
+                .map(|index| T::from_f64(if index / n == index % n { 1.0 } else { 0.0 }))
+                .collect();
             Matrix::from_row_major(k, n, &ones).unwrap()
         } else {
             Matrix::<f64>::random(k, n, random).unwrap().convert().unwrap()
         };
-        let product = if identity { a.data().iter().map(|v| v.to_f64()).collect() } else { multiply_on_cpu(&a, &b) };
+        let product = if identity {
+            a.data().iter().map(|v| v.to_f64()).collect()
+        } else {
+            multiply_on_cpu(&a, &b)
+        };
         let noise = T::TOLERANCE / 100.0 * largest_magnitude(&product);
-        let c: Vec<T> = product.iter().map(|v| T::from_f64(v + random.uniform(-noise, noise))).collect();
+        let c: Vec<T> = product
+            .iter()
+            .map(|v| T::from_f64(v + random.uniform(-noise, noise)))
+            .collect();
         let c = Matrix::from_row_major(m, n, &c).unwrap();
         [a, b, c]
     }
@@ -472,11 +566,16 @@ mod tests {
         let reference = CpuProduct::with_limit(&a, &b, &mut random, 0);
         let check = reference.check(&a, &b, &c, &mut random);
         let case = format!("{} {m} x {k} x {n} (B the identity: {identity}, seed {seed})", T::NAME);
-        assert!(check.passed() && check.method == "Freivalds + samples", "{case}: a right product fails: {check:?}");
+        assert!(
+            check.passed() && check.method == "Freivalds + samples",
+            "{case}: a right product fails: {check:?}"
+        );
         let typical = (c.data().iter().map(|v| v.to_f64().powi(2)).sum::<f64>() / (m * n) as f64).sqrt();
         let few = 2 + random.below(4) as usize;
         let cells = |count: usize, random: &mut Random| -> Vec<(usize, usize)> {
-            (0..count).map(|_| (random.below(m as u64) as usize, random.below(n as u64) as usize)).collect()
+            (0..count)
+                .map(|_| (random.below(m as u64) as usize, random.below(n as u64) as usize))
+                .collect()
         };
         let wrongs: [(&str, Vec<(usize, usize)>); 4] = [
             ("one element", cells(1, &mut random)),
@@ -491,8 +590,15 @@ mod tests {
                 wrong[(i, j)] = T::from_f64(wrong[(i, j)].to_f64() + sign * 0.01 * typical);
             }
             let check = reference.check(&a, &b, &wrong, &mut random);
-            assert!(!check.passed(), "{case}: {what} {elements:?} off by 1 % passes: {check:?}");
-            assert!(elements.contains(&check.worst), "{case}: {what} {elements:?}, but {:?} is named", check.worst);
+            assert!(
+                !check.passed(),
+                "{case}: {what} {elements:?} off by 1 % passes: {check:?}"
+            );
+            assert!(
+                elements.contains(&check.worst),
+                "{case}: {what} {elements:?}, but {:?} is named",
+                check.worst
+            );
         }
     }
 

@@ -55,14 +55,25 @@ mod tests {
         let path = dir.join("x.txt");
         std::fs::write(&path, "keep").unwrap();
         let err = create_output_file(&path, false).unwrap_err().to_string();
-        assert!(err.ends_with("x.txt exists; not overwriting it (--force replaces it)"), "{err}");
+        assert!(
+            err.ends_with("x.txt exists; not overwriting it (--force replaces it)"),
+            "{err}"
+        );
         assert!(check_output_path(&path, false).is_err() && check_output_path(&path, true).is_ok());
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "keep");
         create_output_file(&path, true).unwrap();
-        let err = format!("{:#}", create_output_file(Path::new("/nonexistent/x.png"), false).unwrap_err());
+        let err = format!(
+            "{:#}",
+            create_output_file(Path::new("/nonexistent/x.png"), false).unwrap_err()
+        );
         assert!(err.starts_with("writing /nonexistent/x.png: "), "{err}");
-        let err = check_output_path(Path::new("/nonexistent/x.png"), false).unwrap_err().to_string();
-        assert_eq!(err, "cannot write /nonexistent/x.png: the folder /nonexistent does not exist");
+        let err = check_output_path(Path::new("/nonexistent/x.png"), false)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "cannot write /nonexistent/x.png: the folder /nonexistent does not exist"
+        );
         assert!(check_output_path(Path::new("relative-name.png"), false).is_ok());
         std::fs::remove_dir_all(&dir).unwrap();
     }

@@ -49,7 +49,12 @@ struct Tally {
 impl Tally {
     fn new() -> Tally {
         let now = Instant::now();
-        Tally { started: now, last_switch: now, stack: Vec::new(), spent: [Duration::ZERO; 4] }
+        Tally {
+            started: now,
+            last_switch: now,
+            stack: Vec::new(),
+            spent: [Duration::ZERO; 4],
+        }
     }
 
     /// Charges the time since the last switch to the phase running now.
@@ -104,7 +109,11 @@ pub fn summary() -> String {
         tally.charge();
         let mut line = String::from("phases:");
         for phase in ALL {
-            line.push_str(&format!(" {} {:.1} ms,", phase.label(), tally.spent[phase as usize].as_secs_f64() * 1e3));
+            line.push_str(&format!(
+                " {} {:.1} ms,",
+                phase.label(),
+                tally.spent[phase as usize].as_secs_f64() * 1e3
+            ));
         }
         line + &format!(" total {:.1} ms", tally.started.elapsed().as_secs_f64() * 1e3)
     })
@@ -120,8 +129,15 @@ mod tests {
     use super::*;
 
     fn spent(line: &str, label: &str) -> f64 {
-        let after = line.split(&format!(" {label} ")).nth(1).unwrap_or_else(|| panic!("{label} in {line}"));
-        after.split(" ms").next().and_then(|ms| ms.parse().ok()).unwrap_or_else(|| panic!("{label} in {line}"))
+        let after = line
+            .split(&format!(" {label} "))
+            .nth(1)
+            .unwrap_or_else(|| panic!("{label} in {line}"));
+        after
+            .split(" ms")
+            .next()
+            .and_then(|ms| ms.parse().ok())
+            .unwrap_or_else(|| panic!("{label} in {line}"))
     }
 
     #[test]
@@ -136,11 +152,24 @@ mod tests {
         }
         let line = summary();
         assert!(line.starts_with("phases: setup "), "{line}");
-        let (setup, gpu, verify, output) =
-            (spent(&line, "setup"), spent(&line, "GPU"), spent(&line, "verification"), spent(&line, "output"));
-        assert!(setup >= 20.0 && gpu >= 30.0 && verify >= 40.0 && output == 0.0, "{line}");
-        assert!(gpu < 30.0 + 40.0, "the verification inside the GPU phase is not counted twice: {line}");
+        let (setup, gpu, verify, output) = (
+            spent(&line, "setup"),
+            spent(&line, "GPU"),
+            spent(&line, "verification"),
+            spent(&line, "output"),
+        );
+        assert!(
+            setup >= 20.0 && gpu >= 30.0 && verify >= 40.0 && output == 0.0,
+            "{line}"
+        );
+        assert!(
+            gpu < 30.0 + 40.0,
+            "the verification inside the GPU phase is not counted twice: {line}"
+        );
         let total = spent(&line, "total");
-        assert!((setup + gpu + verify + output - total).abs() < 1.0, "the phases add up to the total: {line}");
+        assert!(
+            (setup + gpu + verify + output - total).abs() < 1.0,
+            "the phases add up to the total: {line}"
+        );
     }
 }

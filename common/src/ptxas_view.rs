@@ -19,9 +19,13 @@ pub fn print_ptxas(
 ) -> Result<()> {
     let (code, report) = image.report_for(info.arch()).map_err(anyhow::Error::msg)?;
     let build = code.build();
-    let resources = report
-        .function(kernel_name)
-        .with_context(|| format!("{kernel_name} is not in the ptxas report of {} for {}", image.source, kernels::arch_name(build.arch)))?;
+    let resources = report.function(kernel_name).with_context(|| {
+        format!(
+            "{kernel_name} is not in the ptxas report of {} for {}",
+            image.source,
+            kernels::arch_name(build.arch)
+        )
+    })?;
     print_command(image, build.arch);
     for line in &resources.lines {
         println!("{line}");
@@ -39,32 +43,63 @@ pub fn print_ptxas(
     let registers = attribute(FunctionAttribute::NumRegisters)?;
     println!("The driver's view of the loaded kernel {kernel_name}:");
     println!("  registers per thread       {registers}");
-    println!("  local memory per thread    {} bytes", attribute(FunctionAttribute::LocalSizeBytes)?);
-    println!("  static shared memory       {} bytes", attribute(FunctionAttribute::SharedMemorySizeBytes)?);
-    println!("  constant memory            {} bytes", attribute(FunctionAttribute::ConstSizeBytes)?);
-    println!("  max threads per block      {}", attribute(FunctionAttribute::MaxThreadsPerBlock)?);
+    println!(
+        "  local memory per thread    {} bytes",
+        attribute(FunctionAttribute::LocalSizeBytes)?
+    );
+    println!(
+        "  static shared memory       {} bytes",
+        attribute(FunctionAttribute::SharedMemorySizeBytes)?
+    );
+    println!(
+        "  constant memory            {} bytes",
+        attribute(FunctionAttribute::ConstSizeBytes)?
+    );
+    println!(
+        "  max threads per block      {}",
+        attribute(FunctionAttribute::MaxThreadsPerBlock)?
+    );
 
     let blocks = check_cuda!(function.max_active_blocks_per_multiprocessor(BlockSize::x(threads_per_block), 0))?;
-    println!("{}", register_arithmetic(info, registers as u32, threads_per_block, blocks));
+    println!(
+        "{}",
+        register_arithmetic(info, registers as u32, threads_per_block, blocks)
+    );
     Ok(())
 }
 
 /// The command line the report comes from, as the slides show it: `$ nvcc -arch=sm_90 ... simpson.cu`.
 pub fn print_command(image: &KernelImage, arch: u32) {
     let flags: String = image.flags.iter().map(|flag| format!(" {flag}")).collect();
-    println!("$ nvcc -arch={}{flags} --ptxas-options=-v {}", kernels::arch_name(arch), image.source);
+    println!(
+        "$ nvcc -arch={}{flags} --ptxas-options=-v {}",
+        kernels::arch_name(arch),
+        image.source
+    );
 }
 
 /// The command that compiled a student's file (`--kernel-source`), written so that it runs again from
 /// a shell as shown: our headers' folder, the flags, the file quoted where it needs it, and
 /// `-c -o /dev/null`, since the report is what it is for.
 pub fn student_command(image: &KernelImage, arch: u32, linked: bool) -> String {
-    let flags: String = image.flags.iter().map(|flag| format!(" {}", shell_word(flag))).collect();
+    let flags: String = image
+        .flags
+        .iter()
+        .map(|flag| format!(" {}", shell_word(flag)))
+        .collect();
     let built_at = concat!(env!("CARGO_MANIFEST_DIR"), "/../kernels/cuda");
-    let headers = shell_word(&std::path::Path::new(built_at).canonicalize().map_or(built_at.to_string(), |path| path.display().to_string()));
+    let headers = shell_word(
+        &std::path::Path::new(built_at)
+            .canonicalize()
+            .map_or(built_at.to_string(), |path| path.display().to_string()),
+    );
     let relocatable = if linked { " -rdc=true" } else { "" };
     // nvcc takes a comma in a file name for a list separator (the labs compile a copy, runtime.rs).
-    let comma = if image.source.contains(',') { "  # nvcc splits names at commas: rename the file to run this" } else { "" };
+    let comma = if image.source.contains(',') {
+        "  # nvcc splits names at commas: rename the file to run this"
+    } else {
+        ""
+    };
     format!(
         "$ nvcc -std=c++17 -O3 -I {headers}{flags} -arch={}{relocatable} --ptxas-options=-v -c {} -o /dev/null{comma}",
         kernels::arch_name(arch),
@@ -75,7 +110,11 @@ pub fn student_command(image: &KernelImage, arch: u32, linked: bool) -> String {
 /// `text` as one shell word: as it is where that is safe, else in single quotes (a `'` inside as
 /// `'\''`).
 fn shell_word(text: &str) -> String {
-    if !text.is_empty() && text.chars().all(|c| c.is_ascii_alphanumeric() || "_./=+-:,@%".contains(c)) {
+    if !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_./=+-:,@%".contains(c))
+    {
         text.to_string()
     } else {
         format!("'{}'", text.replace('\'', "'\\''"))
@@ -116,17 +155,43 @@ mod tests {
         let dir = crate::private_dir::PrivateDir::new("command-test").unwrap();
         let source = dir.path().join("my mmm v2 'x'.cu");
         std::fs::copy(concat!(env!("CARGO_MANIFEST_DIR"), "/../kernels/cuda/mmm.cu"), &source).unwrap();
-        let image = KernelImage { source: Box::leak(source.display().to_string().into_boxed_str()), ..kernels::MMM_BS16 };
+        let image = KernelImage {
+            source: Box::leak(source.display().to_string().into_boxed_str()),
+            ..kernels::MMM_BS16
+        };
         let line = student_command(&image, 90, false);
-        assert!(line.starts_with("$ nvcc -std=c++17 -O3 -I ") && line.ends_with("'\\''x'\\''.cu' -o /dev/null"), "{line}");
-        let nvcc = kernels::nvcc::find(std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../kernels"))).expect("nvcc");
-        let command = format!("{}{}", shell_word(&nvcc.display().to_string()), line.strip_prefix("$ nvcc").unwrap());
-        let output = std::process::Command::new("sh").arg("-c").arg(&command).output().unwrap();
-        assert!(output.status.success(), "{command}: {}", String::from_utf8_lossy(&output.stderr));
-        assert!(String::from_utf8_lossy(&output.stderr).contains("ptxas info    : Used"), "{command}");
+        assert!(
+            line.starts_with("$ nvcc -std=c++17 -O3 -I ") && line.ends_with("'\\''x'\\''.cu' -o /dev/null"),
+            "{line}"
+        );
+        let nvcc = kernels::nvcc::find(std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../kernels")))
+            .expect("nvcc");
+        let command = format!(
+            "{}{}",
+            shell_word(&nvcc.display().to_string()),
+            line.strip_prefix("$ nvcc").unwrap()
+        );
+        let output = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(&command)
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{command}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert!(
+            String::from_utf8_lossy(&output.stderr).contains("ptxas info    : Used"),
+            "{command}"
+        );
         // nvcc itself cannot take a name with a comma (fatbinary splits it): the line says so.
-        let comma = KernelImage { source: "Doe, Jane.cu", ..kernels::MMM_BS16 };
-        assert!(student_command(&comma, 90, false).ends_with("-c 'Doe, Jane.cu' -o /dev/null  # nvcc splits names at commas: rename the file to run this"));
+        let comma = KernelImage {
+            source: "Doe, Jane.cu",
+            ..kernels::MMM_BS16
+        };
+        assert!(student_command(&comma, 90, false)
+            .ends_with("-c 'Doe, Jane.cu' -o /dev/null  # nvcc splits names at commas: rename the file to run this"));
     }
 
     #[test]

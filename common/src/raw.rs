@@ -114,7 +114,13 @@ pub struct Memcpy2D {
 impl Memcpy2D {
     /// `height` rows of `width_bytes` from device memory at `source` (rows `source_pitch` apart) into
     /// `destination` on the host, packed (rows `width_bytes` apart).
-    pub fn device_to_host(source: u64, source_pitch: usize, destination: *mut c_void, width_bytes: usize, height: usize) -> Memcpy2D {
+    pub fn device_to_host(
+        source: u64,
+        source_pitch: usize,
+        destination: *mut c_void,
+        width_bytes: usize,
+        height: usize,
+    ) -> Memcpy2D {
         Memcpy2D {
             src_x_bytes: 0,
             src_y: 0,
@@ -180,7 +186,12 @@ extern "C" {
     /// `CUresult cuTexObjectCreate(CUtexObject* pTexObject, const CUDA_RESOURCE_DESC* pResDesc,
     /// const CUDA_TEXTURE_DESC* pTexDesc, const CUDA_RESOURCE_VIEW_DESC* pResViewDesc)`
     /// (cudaCreateTextureObject)
-    pub fn cuTexObjectCreate(texture: *mut u64, resource: *const ResourceDesc, texture_desc: *const TextureDesc, view: *const c_void) -> c_int;
+    pub fn cuTexObjectCreate(
+        texture: *mut u64,
+        resource: *const ResourceDesc,
+        texture_desc: *const TextureDesc,
+        view: *const c_void,
+    ) -> c_int;
     /// `CUresult cuTexObjectDestroy(CUtexObject texObject)` (cudaDestroyTextureObject)
     pub fn cuTexObjectDestroy(texture: u64) -> c_int;
 }
@@ -198,15 +209,36 @@ extern "C" {
     /// `CUresult cuLinkCreate(unsigned int numOptions, CUjit_option* options, void** optionValues,
     /// CUlinkState* stateOut)`
     #[link_name = "cuLinkCreate_v2"]
-    fn cuLinkCreate(options_count: u32, options: *mut c_int, values: *mut *mut c_void, state: *mut *mut c_void) -> c_int;
+    fn cuLinkCreate(
+        options_count: u32,
+        options: *mut c_int,
+        values: *mut *mut c_void,
+        state: *mut *mut c_void,
+    ) -> c_int;
     /// `CUresult cuLinkAddData(CUlinkState state, CUjitInputType type, void* data, size_t size,
     /// const char* name, unsigned int numOptions, CUjit_option* options, void** optionValues)`
     #[link_name = "cuLinkAddData_v2"]
-    fn cuLinkAddData(state: *mut c_void, kind: c_int, data: *mut c_void, size: usize, name: *const std::ffi::c_char, options_count: u32, options: *mut c_int, values: *mut *mut c_void) -> c_int;
+    fn cuLinkAddData(
+        state: *mut c_void,
+        kind: c_int,
+        data: *mut c_void,
+        size: usize,
+        name: *const std::ffi::c_char,
+        options_count: u32,
+        options: *mut c_int,
+        values: *mut *mut c_void,
+    ) -> c_int;
     /// `CUresult cuLinkAddFile(CUlinkState state, CUjitInputType type, const char* path,
     /// unsigned int numOptions, CUjit_option* options, void** optionValues)`
     #[link_name = "cuLinkAddFile_v2"]
-    fn cuLinkAddFile(state: *mut c_void, kind: c_int, path: *const std::ffi::c_char, options_count: u32, options: *mut c_int, values: *mut *mut c_void) -> c_int;
+    fn cuLinkAddFile(
+        state: *mut c_void,
+        kind: c_int,
+        path: *const std::ffi::c_char,
+        options_count: u32,
+        options: *mut c_int,
+        values: *mut *mut c_void,
+    ) -> c_int;
     /// `CUresult cuLinkComplete(CUlinkState state, void** cubinOut, size_t* sizeOut)`
     fn cuLinkComplete(state: *mut c_void, cubin: *mut *mut c_void, size: *mut usize) -> c_int;
     /// `CUresult cuLinkDestroy(CUlinkState state)`
@@ -233,9 +265,21 @@ impl Link {
         // The size is passed by value in the pointer's place, as cuda.h says for this option.
         let values = Box::into_raw(Box::new([log.cast::<c_void>(), LINK_LOG_BYTES as *mut c_void]));
         // Owned from here on, so that an error below frees them too (Drop skips a null state).
-        let mut link = Link { state: std::ptr::null_mut(), log, options, values };
+        let mut link = Link {
+            state: std::ptr::null_mut(),
+            log,
+            options,
+            values,
+        };
         // SAFETY: two options with their values, in allocations that live until Drop, after the state.
-        crate::check_cuda!(unsafe { cuLinkCreate(2, options.cast::<c_int>(), values.cast::<*mut c_void>(), &mut link.state) })?;
+        crate::check_cuda!(unsafe {
+            cuLinkCreate(
+                2,
+                options.cast::<c_int>(),
+                values.cast::<*mut c_void>(),
+                &mut link.state,
+            )
+        })?;
         Ok(link)
     }
 
@@ -244,7 +288,16 @@ impl Link {
         // SAFETY: a live link state; the PTX is NUL-terminated and its size counts the NUL, as
         // cuLinkAddData wants for PTX; the driver copies what it reads before returning.
         let status = unsafe {
-            cuLinkAddData(self.state, CU_JIT_INPUT_PTX, ptx.as_ptr() as *mut c_void, ptx.to_bytes_with_nul().len(), c"relocatable.ptx".as_ptr(), 0, std::ptr::null_mut(), std::ptr::null_mut())
+            cuLinkAddData(
+                self.state,
+                CU_JIT_INPUT_PTX,
+                ptx.as_ptr() as *mut c_void,
+                ptx.to_bytes_with_nul().len(),
+                c"relocatable.ptx".as_ptr(),
+                0,
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+            )
         };
         crate::check_cuda!(status).map_err(|err| anyhow::anyhow!("{err}: {}", self.log()))
     }
@@ -252,7 +305,16 @@ impl Link {
     /// cuLinkAddFile of a library (an archive such as libcudadevrt.a).
     pub fn add_library(&self, path: &std::ffi::CStr) -> anyhow::Result<()> {
         // SAFETY: a live link state and a NUL-terminated path, read during the call.
-        let status = unsafe { cuLinkAddFile(self.state, CU_JIT_INPUT_LIBRARY, path.as_ptr(), 0, std::ptr::null_mut(), std::ptr::null_mut()) };
+        let status = unsafe {
+            cuLinkAddFile(
+                self.state,
+                CU_JIT_INPUT_LIBRARY,
+                path.as_ptr(),
+                0,
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+            )
+        };
         crate::check_cuda!(status).map_err(|err| anyhow::anyhow!("{err}: {}", self.log()))
     }
 
@@ -262,14 +324,18 @@ impl Link {
         // during the link calls, none of which runs while this reference lives.
         let log = unsafe { &*self.log };
         let end = log.iter().position(|&byte| byte == 0).unwrap_or(LINK_LOG_BYTES);
-        format!("linking with the device runtime: {}", String::from_utf8_lossy(&log[..end]).trim())
+        format!(
+            "linking with the device runtime: {}",
+            String::from_utf8_lossy(&log[..end]).trim()
+        )
     }
 
     /// cuLinkComplete: the linked cubin, owned by the link state (valid while `self` lives).
     pub fn complete(&self) -> anyhow::Result<&[u8]> {
         let (mut cubin, mut size) = (std::ptr::null_mut(), 0usize);
         // SAFETY: a live link state and two out-parameters.
-        crate::check_cuda!(unsafe { cuLinkComplete(self.state, &mut cubin, &mut size) }).map_err(|err| anyhow::anyhow!("{err}: {}", self.log()))?;
+        crate::check_cuda!(unsafe { cuLinkComplete(self.state, &mut cubin, &mut size) })
+            .map_err(|err| anyhow::anyhow!("{err}: {}", self.log()))?;
         // SAFETY: the driver returned `size` bytes at `cubin`, which it keeps until cuLinkDestroy (Drop),
         // and the slice borrows `self`.
         Ok(unsafe { std::slice::from_raw_parts(cubin.cast::<u8>(), size) })

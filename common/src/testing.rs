@@ -3,8 +3,8 @@
 //! `gpu-bundle/run.sh` with `--include-ignored` on a GPU machine).
 
 use std::fs;
-use std::path::Path;
 use std::io::Read;
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
@@ -82,7 +82,11 @@ pub fn run_within(command: &mut Command, limit: Duration) -> Result<Outcome, Str
         }
     };
     let text = |reader: std::thread::JoinHandle<String>| reader.join().unwrap_or_default();
-    Ok(Outcome { code: status.code(), stdout: text(stdout), stderr: text(stderr) })
+    Ok(Outcome {
+        code: status.code(),
+        stdout: text(stdout),
+        stderr: text(stderr),
+    })
 }
 
 /// Reads a child's pipe to its end on a thread of its own, so that a child writing more than the
@@ -101,7 +105,9 @@ fn drain<R: Read + Send + 'static>(pipe: Option<R>) -> std::thread::JoinHandle<S
 /// machine, where the test executables run without the cargo tree), else cargo's own (`built`, from
 /// `env!("CARGO_BIN_EXE_<name>")`).
 pub fn lab_binary(name: &str, built: &str) -> String {
-    std::env::var_os("LAB_BIN_DIR").map_or(built.to_string(), |dir| Path::new(&dir).join(name).display().to_string())
+    std::env::var_os("LAB_BIN_DIR").map_or(built.to_string(), |dir| {
+        Path::new(&dir).join(name).display().to_string()
+    })
 }
 
 /// A file of the repository (`assignments/...`, `kernels/cuda/...`), from the current folder when it is
@@ -127,14 +133,19 @@ pub fn check_kernel_source(lab: &str, built: &str, manifest_dir: &str, file: &st
 
 /// The row of a `--check` table whose case contains `case` (the first such), for asserting on it.
 pub fn check_row<'a>(stdout: &'a str, case: &str) -> &'a str {
-    stdout.lines().find(|line| line.starts_with("| ") && line.contains(case)).unwrap_or_else(|| panic!("no row for {case:?} in\n{stdout}"))
+    stdout
+        .lines()
+        .find(|line| line.starts_with("| ") && line.contains(case))
+        .unwrap_or_else(|| panic!("no row for {case:?} in\n{stdout}"))
 }
 
 /// Writes `text` to a fresh file `name` in a private temporary folder of this test process
 /// ([`PrivateDir`]: no other account can guess or touch it) and returns its path.
 pub fn temp_file(name: &str, text: &str) -> String {
     static DIR: OnceLock<PrivateDir> = OnceLock::new();
-    let dir = DIR.get_or_init(|| PrivateDir::new("cuda-labs-test").unwrap_or_else(|err| panic!("{err:#}"))).path();
+    let dir = DIR
+        .get_or_init(|| PrivateDir::new("cuda-labs-test").unwrap_or_else(|err| panic!("{err:#}")))
+        .path();
     let path = dir.join(name);
     fs::write(&path, text).unwrap_or_else(|err| panic!("cannot write {}: {err}", path.display()));
     path.display().to_string()
@@ -158,7 +169,13 @@ pub fn assert_default_run_suits_this_machine(binary: &str, lab: &str) {
         assert_eq!(outcome.code, Some(0), "{outcome:?}");
         assert!(outcome.stdout.contains("Result = PASS"), "{outcome:?}");
     } else {
-        assert!(outcome.is_one_line_error(lab, "no usable CUDA GPU (this lab needs an NVIDIA GPU and its driver): CUDA_ERROR_"), "{outcome:?}");
+        assert!(
+            outcome.is_one_line_error(
+                lab,
+                "no usable CUDA GPU (this lab needs an NVIDIA GPU and its driver): CUDA_ERROR_"
+            ),
+            "{outcome:?}"
+        );
         // The machine's state, said in the driver's words, not as a failed call in our source.
         assert!(!outcome.stderr.contains(" failed at "), "{outcome:?}");
     }
@@ -182,12 +199,41 @@ fn value_flags(help: &str) -> Vec<(String, usize, usize)> {
 /// What users type where a number or a size belongs: the edges of u32 and u64 and past them, negative
 /// numbers, units, floats, hex, nothing; then random u64s from `seed`.
 fn awkward_values(seed: u64, random_count: usize) -> Vec<String> {
-    let fixed = ["0", "1", "-1", "-5", "4294967295", "4294967296", "1152921504606846976", "18446744073709551615",
-        "18446744073709551616", "99999999999999999999999", "1e3", "1.5", "0x10", "NaN", "inf", "", " ", "1,2",
-        "16KiB", "1GiB", "16EiB", "17179869184GiB", "4 KiB", "nonsense"];
+    let fixed = [
+        "0",
+        "1",
+        "-1",
+        "-5",
+        "4294967295",
+        "4294967296",
+        "1152921504606846976",
+        "18446744073709551615",
+        "18446744073709551616",
+        "99999999999999999999999",
+        "1e3",
+        "1.5",
+        "0x10",
+        "NaN",
+        "inf",
+        "",
+        " ",
+        "1,2",
+        "16KiB",
+        "1GiB",
+        "16EiB",
+        "17179869184GiB",
+        "4 KiB",
+        "nonsense",
+    ];
     let mut random = crate::verify::Random::new(seed);
-    let random_values = (0..random_count).map(|_| random.next_u64() >> random.below(64)).map(|value| value.to_string());
-    fixed.iter().map(|value| value.to_string()).chain(random_values).collect()
+    let random_values = (0..random_count)
+        .map(|_| random.next_u64() >> random.below(64))
+        .map(|value| value.to_string());
+    fixed
+        .iter()
+        .map(|value| value.to_string())
+        .chain(random_values)
+        .collect()
 }
 
 /// The property of issue 26 (items 5 to 7) for every value flag in `lab`'s `--help`, each given every
@@ -205,11 +251,19 @@ pub fn assert_every_value_flag_fails_cleanly(binary: &str, lab: &str) {
     let mut runs: Vec<Vec<String>> = flags
         .iter()
         .flat_map(|(flag, least, most)| {
-            let counts = if least == most { vec![*least] } else { vec![*least, *most] };
+            let counts = if least == most {
+                vec![*least]
+            } else {
+                vec![*least, *most]
+            };
             counts.into_iter().flat_map(move |count| {
                 awkward_values(crate::verify::Random::new(flag.len() as u64).next_u64(), 4)
                     .into_iter()
-                    .map(move |value| std::iter::once(flag.clone()).chain(std::iter::repeat_n(value, count)).collect())
+                    .map(move |value| {
+                        std::iter::once(flag.clone())
+                            .chain(std::iter::repeat_n(value, count))
+                            .collect()
+                    })
             })
         })
         .collect();
@@ -218,11 +272,27 @@ pub fn assert_every_value_flag_fails_cleanly(binary: &str, lab: &str) {
         let chunks: Vec<_> = runs.chunks(runs.len().div_ceil(4)).collect();
         let workers: Vec<_> = chunks
             .into_iter()
-            .map(|chunk| scope.spawn(|| chunk.iter().filter_map(|args| bad_ending(dir.path(), binary, lab, args)).collect::<Vec<_>>()))
+            .map(|chunk| {
+                scope.spawn(|| {
+                    chunk
+                        .iter()
+                        .filter_map(|args| bad_ending(dir.path(), binary, lab, args))
+                        .collect::<Vec<_>>()
+                })
+            })
             .collect();
-        workers.into_iter().flat_map(|worker| worker.join().expect("a checking thread panicked")).collect()
+        workers
+            .into_iter()
+            .flat_map(|worker| worker.join().expect("a checking thread panicked"))
+            .collect()
     });
-    assert!(failures.is_empty(), "{} of {} runs of {lab} ended badly:\n{}", failures.len(), runs.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} runs of {lab} ended badly:\n{}",
+        failures.len(),
+        runs.len(),
+        failures.join("\n")
+    );
 }
 
 /// `count` runs with about half of `flags` each, every one given numbers that most flags accept (one
@@ -254,7 +324,11 @@ fn flag_combinations(flags: &[(String, usize, usize)], count: u64) -> Vec<Vec<St
 /// wrong.
 fn bad_ending(dir: &Path, binary: &str, lab: &str, args: &[String]) -> Option<String> {
     let mut command = Command::new(binary);
-    command.current_dir(dir).args(args).env("CUDA_VISIBLE_DEVICES", "").env("RUST_BACKTRACE", "1");
+    command
+        .current_dir(dir)
+        .args(args)
+        .env("CUDA_VISIBLE_DEVICES", "")
+        .env("RUST_BACKTRACE", "1");
     let outcome = match run_within(&mut command, Duration::from_secs(60)) {
         Ok(outcome) => outcome,
         Err(why) => return Some(format!("{args:?}: {why}")),
@@ -264,8 +338,11 @@ fn bad_ending(dir: &Path, binary: &str, lab: &str, args: &[String]) -> Option<St
     // Exit code 2 is a usage error of the check's flags (a `--cases` file that is a number).
     let one_line_error = (outcome.is_one_line_error(lab, "") || outcome.is_one_line_error_with(2, lab, ""))
         && outcome.stderr.len() <= 400
-        && !["internal error", "attempt to", "Usage:"].iter().any(|word| outcome.stderr.contains(word));
-    (!(outcome.code == Some(0) || one_line_error)).then(|| format!("{args:?}: exit {:?}, stderr {:?}", outcome.code, outcome.stderr))
+        && !["internal error", "attempt to", "Usage:"]
+            .iter()
+            .any(|word| outcome.stderr.contains(word));
+    (!(outcome.code == Some(0) || one_line_error))
+        .then(|| format!("{args:?}: exit {:?}, stderr {:?}", outcome.code, outcome.stderr))
 }
 
 #[cfg(test)]
@@ -282,8 +359,15 @@ mod tests {
 
     #[test]
     fn output_larger_than_a_pipe_is_read_whole() {
-        let outcome = run_within(Command::new("sh").args(["-c", "head -c 300000 /dev/zero; echo done >&2; exit 3"]), Duration::from_secs(30)).unwrap();
-        assert_eq!((outcome.code, outcome.stdout.len(), outcome.stderr.as_str()), (Some(3), 300000, "done\n"));
+        let outcome = run_within(
+            Command::new("sh").args(["-c", "head -c 300000 /dev/zero; echo done >&2; exit 3"]),
+            Duration::from_secs(30),
+        )
+        .unwrap();
+        assert_eq!(
+            (outcome.code, outcome.stdout.len(), outcome.stderr.as_str()),
+            (Some(3), 300000, "done\n")
+        );
     }
 }
 
@@ -299,21 +383,35 @@ pub struct Adversary {
 impl Adversary {
     /// Whether the verdict needs no GPU: a compile error, or a rule read from what nvcc made.
     pub fn is_static(&self) -> bool {
-        self.expect.starts_with("compile error") || self.expect.ends_with("(ptxas report)") || self.expect.ends_with("(PTX)")
+        self.expect.starts_with("compile error")
+            || self.expect.ends_with("(ptxas report)")
+            || self.expect.ends_with("(PTX)")
     }
 }
 
 /// The corpus of `week` (`03-mmm-tiled`), sorted by file name; every file must say what it expects.
 pub fn adversaries(week: &str, manifest_dir: &str) -> Vec<Adversary> {
-    let folder = Path::new(&repository_file(&format!("assignments/{week}/adversarial"), manifest_dir)).to_path_buf();
-    let mut files: Vec<_> = fs::read_dir(&folder).unwrap_or_else(|err| panic!("{}: {err}", folder.display())).map(|entry| entry.unwrap().path()).collect();
+    let folder = Path::new(&repository_file(
+        &format!("assignments/{week}/adversarial"),
+        manifest_dir,
+    ))
+    .to_path_buf();
+    let mut files: Vec<_> = fs::read_dir(&folder)
+        .unwrap_or_else(|err| panic!("{}: {err}", folder.display()))
+        .map(|entry| entry.unwrap().path())
+        .collect();
     files.sort();
     files
         .into_iter()
         .filter(|path| path.extension().is_some_and(|ext| ext == "cu"))
         .map(|path| {
             let text = fs::read_to_string(&path).unwrap_or_else(|err| panic!("{}: {err}", path.display()));
-            let field = |name: &str| text.lines().find_map(|line| line.strip_prefix(name)).map(str::trim).map(str::to_string);
+            let field = |name: &str| {
+                text.lines()
+                    .find_map(|line| line.strip_prefix(name))
+                    .map(str::trim)
+                    .map(str::to_string)
+            };
             let file = path.canonicalize().unwrap().display().to_string();
             let expect = field("// expect: ").unwrap_or_else(|| panic!("{file} has no `// expect:` line"));
             let why = field("// why: ").unwrap_or_else(|| panic!("{file} has no `// why:` line"));
@@ -324,7 +422,13 @@ pub fn adversaries(week: &str, manifest_dir: &str) -> Vec<Adversary> {
 
 /// Runs `lab --kernel-source FILE extra --check` from the repository root (where the corpus's
 /// includes point) and says how the verdict differs from the promised one, if it does.
-pub fn verdict_of(adversary: &Adversary, lab: &str, built: &str, manifest_dir: &str, extra: &[&str]) -> Result<(), String> {
+pub fn verdict_of(
+    adversary: &Adversary,
+    lab: &str,
+    built: &str,
+    manifest_dir: &str,
+    extra: &[&str],
+) -> Result<(), String> {
     let root = Path::new(&repository_file("assignments", manifest_dir)).join("..");
     let mut args = vec!["--kernel-source", adversary.file.as_str()];
     args.extend(extra);
@@ -332,13 +436,25 @@ pub fn verdict_of(adversary: &Adversary, lab: &str, built: &str, manifest_dir: &
     let outcome = run_in(&root, &lab_binary(lab, built), &args);
     let shown = || format!("{}: expected {}, got:\n{outcome:?}", adversary.file, adversary.expect);
     if let Some(needle) = adversary.expect.strip_prefix("compile error: ") {
-        return (outcome.code != Some(0) && outcome.stderr.contains("error") && outcome.stderr.contains(needle)).then_some(()).ok_or_else(shown);
+        return (outcome.code != Some(0) && outcome.stderr.contains("error") && outcome.stderr.contains(needle))
+            .then_some(())
+            .ok_or_else(shown);
     }
     if adversary.expect == "PASS" {
-        return (outcome.code == Some(0) && outcome.stdout.contains("Solution is correct")).then_some(()).ok_or_else(shown);
+        return (outcome.code == Some(0) && outcome.stdout.contains("Solution is correct"))
+            .then_some(())
+            .ok_or_else(shown);
     }
-    let row = adversary.expect.strip_prefix("FAIL ").ok_or_else(|| format!("{}: `// expect: {}` is none of PASS, FAIL <row>, compile error: <words>", adversary.file, adversary.expect))?;
-    let found = outcome.stdout.lines().find(|line| line.starts_with(&format!("| {row} |")));
+    let row = adversary.expect.strip_prefix("FAIL ").ok_or_else(|| {
+        format!(
+            "{}: `// expect: {}` is none of PASS, FAIL <row>, compile error: <words>",
+            adversary.file, adversary.expect
+        )
+    })?;
+    let found = outcome
+        .stdout
+        .lines()
+        .find(|line| line.starts_with(&format!("| {row} |")));
     match found {
         Some(line) if line.contains("| FAIL |") && outcome.code != Some(0) => Ok(()),
         _ => Err(shown()),
@@ -349,8 +465,14 @@ pub fn verdict_of(adversary: &Adversary, lab: &str, built: &str, manifest_dir: &
 /// verdict needs no GPU, of which there must be some) through `lab --check` and asserts each verdict,
 /// naming every kernel that got another.
 pub fn assert_red_team(week: &str, lab: &str, built: &str, manifest_dir: &str, extra: &[&str], only_static: bool) {
-    let corpus: Vec<Adversary> = adversaries(week, manifest_dir).into_iter().filter(|adversary| !only_static || adversary.is_static()).collect();
+    let corpus: Vec<Adversary> = adversaries(week, manifest_dir)
+        .into_iter()
+        .filter(|adversary| !only_static || adversary.is_static())
+        .collect();
     assert!(!corpus.is_empty(), "{week}: no red-team kernel to run");
-    let failures: Vec<String> = corpus.iter().filter_map(|adversary| verdict_of(adversary, lab, built, manifest_dir, extra).err()).collect();
+    let failures: Vec<String> = corpus
+        .iter()
+        .filter_map(|adversary| verdict_of(adversary, lab, built, manifest_dir, extra).err())
+        .collect();
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }

@@ -32,7 +32,10 @@ pub enum Clock {
 
 impl Timing {
     pub fn gpu(samples_ms: Vec<f64>) -> Timing {
-        Timing { samples_ms, clock: Clock::Gpu }
+        Timing {
+            samples_ms,
+            clock: Clock::Gpu,
+        }
     }
 
     pub fn median_ms(&self) -> f64 {
@@ -89,7 +92,12 @@ impl fmt::Display for Timing {
 ///
 /// Returns only once the device has finished everything enqueued, on every path out (errors and panics
 /// included), so `work` may enqueue asynchronous copies on memory the caller owns.
-pub fn time_on_stream(stream: &Stream, warmup: usize, repetitions: usize, work: impl FnMut() -> Result<()>) -> Result<Timing> {
+pub fn time_on_stream(
+    stream: &Stream,
+    warmup: usize,
+    repetitions: usize,
+    work: impl FnMut() -> Result<()>,
+) -> Result<Timing> {
     time_on_stream_after(stream, warmup, repetitions, || Ok(()), work)
 }
 
@@ -102,7 +110,9 @@ pub fn time_on_stream_after(
     before: impl FnMut() -> Result<()>,
     work: impl FnMut() -> Result<()>,
 ) -> Result<Timing> {
-    time_runs(stream, warmup, repetitions, before, work, || Ok(check_cuda!(stream.synchronize())?))
+    time_runs(stream, warmup, repetitions, before, work, || {
+        Ok(check_cuda!(stream.synchronize())?)
+    })
 }
 
 /// [`time_on_stream`] for work that may never end (a device runtime that stalls): the one wait for
@@ -116,7 +126,14 @@ pub fn time_on_stream_or_give_up(
     what: &str,
     work: impl FnMut() -> Result<()>,
 ) -> Result<Timing> {
-    time_runs(stream, warmup, repetitions, || Ok(()), work, || crate::gpu::wait_or_give_up(stream, limit, what))
+    time_runs(
+        stream,
+        warmup,
+        repetitions,
+        || Ok(()),
+        work,
+        || crate::gpu::wait_or_give_up(stream, limit, what),
+    )
 }
 
 /// The runs of [`time_on_stream_after`], then `wait` for all of them.
@@ -180,7 +197,10 @@ pub fn time_on_host(warmup: usize, repetitions: usize, mut work: impl FnMut() ->
         work()?;
         samples_ms.push(start.elapsed().as_secs_f64() * 1e3);
     }
-    let timing = Timing { samples_ms, clock: Clock::Host };
+    let timing = Timing {
+        samples_ms,
+        clock: Clock::Host,
+    };
     profile::close_window(window, &timing);
     Ok(timing)
 }
@@ -192,7 +212,11 @@ mod tests {
     #[test]
     fn relative_spread_is_the_interquartile_range_over_the_median_and_ignores_one_outlier() {
         let steady = Timing::gpu(vec![1.0, 1.0, 1.02, 0.98, 1.0, 100.0, 1.01, 0.99, 1.0]);
-        assert!((steady.relative_spread() - 0.01).abs() < 1e-9, "{}", steady.relative_spread());
+        assert!(
+            (steady.relative_spread() - 0.01).abs() < 1e-9,
+            "{}",
+            steady.relative_spread()
+        );
         assert_eq!(Timing::gpu(vec![1.0, 2.0, 3.0, 4.0, 5.0]).relative_spread(), 2.0 / 3.0);
     }
 
@@ -205,7 +229,10 @@ mod tests {
     #[test]
     fn prints_the_slides_line_with_the_spread() {
         let timing = Timing::gpu(vec![2.0, 1.0, 3.0]);
-        assert_eq!(timing.to_string(), "GPU time in ms: 2.0000 (median of 3, min 1.0000, max 3.0000)");
+        assert_eq!(
+            timing.to_string(),
+            "GPU time in ms: 2.0000 (median of 3, min 1.0000, max 3.0000)"
+        );
         let host = time_on_host(1, 2, || Ok(())).unwrap();
         assert!(host.to_string().starts_with("host time in ms: ") && host.samples_ms.len() == 2);
     }

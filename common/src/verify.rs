@@ -20,7 +20,9 @@ pub struct Random {
 
 impl Random {
     pub fn new(seed: u64) -> Random {
-        Random { generator: Pcg64Mcg::seed_from_u64(seed) }
+        Random {
+            generator: Pcg64Mcg::seed_from_u64(seed),
+        }
     }
 
     pub fn next_u64(&mut self) -> u64 {
@@ -128,9 +130,14 @@ pub fn poisoned_device_buffer<T: Poison>(len: usize) -> Result<DeviceBuffer<T>> 
 /// outside timed regions).
 pub fn poison<T: Poison>(buffer: &mut DeviceBuffer<T>) -> Result<()> {
     let bytes = buffer.len() * std::mem::size_of::<T>();
-    ensure!(bytes.is_multiple_of(4), "a poisoned buffer must hold whole 32-bit words");
+    ensure!(
+        bytes.is_multiple_of(4),
+        "a poisoned buffer must hold whole 32-bit words"
+    );
     // SAFETY: `bytes / 4` words from the start of the buffer are exactly the buffer.
-    Ok(check_cuda!(unsafe { crate::raw::cuMemsetD32(buffer.as_device_ptr().as_raw(), T::POISON_WORD, bytes / 4) })?)
+    Ok(check_cuda!(unsafe {
+        crate::raw::cuMemsetD32(buffer.as_device_ptr().as_raw(), T::POISON_WORD, bytes / 4)
+    })?)
 }
 
 /// The largest `|gpu - cpu| / scale` over all elements, and where (the first such element); `scale` is
@@ -146,10 +153,17 @@ pub fn max_relative_error<G: Copy + Into<f64> + Sync>(gpu: &[G], cpu: &[f64], fl
         .enumerate()
         .map(|(index, (&g, &c))| {
             let g: f64 = g.into();
-            let error = if g.is_nan() || c.is_nan() { f64::INFINITY } else { (g - c).abs() / c.abs().max(floor) };
+            let error = if g.is_nan() || c.is_nan() {
+                f64::INFINITY
+            } else {
+                (g - c).abs() / c.abs().max(floor)
+            };
             (error, index)
         })
-        .reduce(|| (0.0, 0), |x, y| if y.0 > x.0 || (y.0 == x.0 && y.1 < x.1) { y } else { x })
+        .reduce(
+            || (0.0, 0),
+            |x, y| if y.0 > x.0 || (y.0 == x.0 && y.1 < x.1) { y } else { x },
+        )
 }
 
 /// Prints `Result = PASS` or `Result = FAIL` like cuda-samples, and fails the program on FAIL.
@@ -180,7 +194,10 @@ mod tests {
     fn random_is_repeatable_and_covers_the_interval() {
         let (mut a, mut b) = (Random::new(7), Random::new(7));
         let draws: Vec<f64> = (0..1000).map(|_| a.uniform(-1.0, 1.0)).collect();
-        assert!(draws.iter().zip((0..1000).map(|_| b.uniform(-1.0, 1.0))).all(|(x, y)| *x == y));
+        assert!(draws
+            .iter()
+            .zip((0..1000).map(|_| b.uniform(-1.0, 1.0)))
+            .all(|(x, y)| *x == y));
         assert!(draws.iter().all(|x| (-1.0..1.0).contains(x)));
         assert!(draws.iter().any(|x| *x < -0.9) && draws.iter().any(|x| *x > 0.9));
         assert_ne!(Random::new(8).next_u64(), Random::new(7).next_u64());
@@ -191,26 +208,42 @@ mod tests {
         let cpu = [1.0, 100.0, 0.0];
         assert_eq!(max_relative_error(&[1.0, 101.0, 0.0], &cpu, 1e-3), (0.01, 1));
         assert_eq!(max_relative_error(&[1.0, 100.0, 1e-6], &cpu, 1e-3).1, 2);
-        assert_eq!(max_relative_error(&[f64::NAN, 100.0, 0.0], &cpu, 1e-3), (f64::INFINITY, 0));
+        assert_eq!(
+            max_relative_error(&[f64::NAN, 100.0, 0.0], &cpu, 1e-3),
+            (f64::INFINITY, 0)
+        );
     }
 
     #[test]
     fn poison_is_recognised() {
         assert!(f32::POISON.is_poison() && f64::POISON.is_poison() && u32::POISON.is_poison());
-        assert_eq!(f32::POISON.to_bits(), f32::POISON_WORD, "the memset word makes the poison");
-        assert_eq!(f64::POISON.to_bits(), u64::from(f64::POISON_WORD) << 32 | u64::from(f64::POISON_WORD));
+        assert_eq!(
+            f32::POISON.to_bits(),
+            f32::POISON_WORD,
+            "the memset word makes the poison"
+        );
+        assert_eq!(
+            f64::POISON.to_bits(),
+            u64::from(f64::POISON_WORD) << 32 | u64::from(f64::POISON_WORD)
+        );
         assert_eq!(u32::POISON, u32::POISON_WORD);
         assert!(!1.0f64.is_poison() && !0u32.is_poison());
         // The second poison is a poison too (NaN), but other bits.
         assert!(f64::from_bits(u64::from(f64::SECOND_POISON_WORD) << 32 | u64::from(f64::SECOND_POISON_WORD)).is_nan());
         assert!(f32::from_bits(f32::SECOND_POISON_WORD).is_nan());
         assert!(f64::POISON.holds_word(f64::POISON_WORD) && !f64::POISON.holds_word(f64::SECOND_POISON_WORD));
-        assert!(f32::from_bits(f32::SECOND_POISON_WORD).holds_word(f32::SECOND_POISON_WORD) && 0xDEAD_BEEFu32.holds_word(u32::POISON_WORD));
+        assert!(
+            f32::from_bits(f32::SECOND_POISON_WORD).holds_word(f32::SECOND_POISON_WORD)
+                && 0xDEAD_BEEFu32.holds_word(u32::POISON_WORD)
+        );
     }
 
     #[test]
     fn a_failed_verdict_is_an_error() {
         assert!(verdict(true, "x").is_ok());
-        assert_eq!(verdict(false, "GPU and CPU differ").unwrap_err().to_string(), "GPU and CPU differ");
+        assert_eq!(
+            verdict(false, "GPU and CPU differ").unwrap_err().to_string(),
+            "GPU and CPU differ"
+        );
     }
 }

@@ -11,39 +11,83 @@ const OUTPUT: &str = include_str!("fixtures/streams-fifteen-h100.log");
 
 /// The lines of the printed report after `heading`, up to the next blank line.
 fn printed_after(heading: &str) -> Vec<&'static str> {
-    OUTPUT.lines().skip_while(|line| !line.starts_with(heading)).skip(1).take_while(|line| !line.is_empty()).collect()
+    OUTPUT
+        .lines()
+        .skip_while(|line| !line.starts_with(heading))
+        .skip(1)
+        .take_while(|line| !line.is_empty())
+        .collect()
 }
 
 #[test]
 fn the_summary_of_the_saved_trace_is_the_table_the_lab_printed() {
     let written: Value = serde_json::from_str(TRACE).unwrap();
     let activities = trace::read(&written).unwrap();
-    assert_eq!(activities.len(), 258, "the lab said: Trace of 258 kernels, copies and memsets");
+    assert_eq!(
+        activities.len(),
+        258,
+        "the lab said: Trace of 258 kernels, copies and memsets"
+    );
     let rebuilt = summary::table(&activities, 60);
     assert_eq!(rebuilt.lines().collect::<Vec<_>>(), printed_after("The whole run"));
     // nvprof's shares add up, and the calls are the copies and kernels of the Korean sample's runs.
     let lines = summary::lines(&activities);
     let calls: usize = lines.iter().map(|line| line.calls).sum();
     assert_eq!(calls, activities.len());
-    assert_eq!(lines.iter().find(|line| line.name == "add_five_times").map(|line| line.calls), Some(64));
+    assert_eq!(
+        lines
+            .iter()
+            .find(|line| line.name == "add_five_times")
+            .map(|line| line.calls),
+        Some(64)
+    );
 }
 
 #[test]
 fn the_traces_windows_carry_the_numbers_of_the_printed_window_table() {
     let written: Value = serde_json::from_str(TRACE).unwrap();
-    let windows: Vec<&Value> = written["traceEvents"].as_array().unwrap().iter().filter(|event| event["cat"] == "window").collect();
+    let windows: Vec<&Value> = written["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|event| event["cat"] == "window")
+        .collect();
     let rows: Vec<&str> = printed_after("Timed windows").into_iter().skip(2).collect();
     assert_eq!(windows.len(), rows.len());
     for (window, row) in windows.iter().zip(rows) {
         let cells: Vec<&str> = row.split('|').map(str::trim).collect();
         assert_eq!(window["name"].as_str(), Some(cells[1]), "{row}");
-        assert_eq!(format!("{:.4}", window["args"]["event_ms"].as_f64().unwrap()), cells[5], "{row}");
-        assert_eq!(format!("{:.4}", window["args"]["cupti_ms"].as_f64().unwrap()), cells[6], "{row}");
-        assert_eq!(format!("{:.1}", window["args"]["work_per_run"].as_f64().unwrap()), cells[4], "{row}");
+        assert_eq!(
+            format!("{:.4}", window["args"]["event_ms"].as_f64().unwrap()),
+            cells[5],
+            "{row}"
+        );
+        assert_eq!(
+            format!("{:.4}", window["args"]["cupti_ms"].as_f64().unwrap()),
+            cells[6],
+            "{row}"
+        );
+        assert_eq!(
+            format!("{:.1}", window["args"]["work_per_run"].as_f64().unwrap()),
+            cells[4],
+            "{row}"
+        );
     }
     // Every complete event has what the Trace Event Format requires.
-    for event in written["traceEvents"].as_array().unwrap().iter().filter(|event| event["ph"] == "X") {
-        assert!(event["name"].is_string() && event["ts"].is_number() && event["dur"].is_number() && event["pid"].is_u64() && event["tid"].is_u64(), "{event}");
+    for event in written["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|event| event["ph"] == "X")
+    {
+        assert!(
+            event["name"].is_string()
+                && event["ts"].is_number()
+                && event["dur"].is_number()
+                && event["pid"].is_u64()
+                && event["tid"].is_u64(),
+            "{event}"
+        );
     }
 }
 
@@ -59,10 +103,14 @@ fn ncus_saved_output_gives_the_n_way_bank_conflicts_the_lab_predicts() {
     assert_eq!(launches.len(), 20);
     let per_load = |i: usize| {
         let launch = &launches[i];
-        launch.values["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"] / launch.values["smsp__inst_executed_op_shared_ld.sum"]
+        launch.values["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"]
+            / launch.values["smsp__inst_executed_op_shared_ld.sum"]
     };
     let names: Vec<&str> = launches.iter().map(|launch| launch.kernel.as_str()).collect();
-    assert_eq!(&names[..4], ["bank_walk_32", "bank_walk_32", "bank_walk_64", "bank_walk_64"]);
+    assert_eq!(
+        &names[..4],
+        ["bank_walk_32", "bank_walk_32", "bank_walk_64", "bank_walk_64"]
+    );
     // Warm-up and timed launch of each: 4-byte words at stride 1 (no conflict), 8-byte words at
     // stride 1 (two wavefronts, half a warp each), 4-byte at stride 2 (2-way), 8-byte at stride 2.
     let ways: Vec<f64> = (0..8).map(per_load).collect();

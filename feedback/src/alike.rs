@@ -22,8 +22,14 @@ impl Likeness {
     pub fn find(submissions: &[Option<String>], template: &str, ours: &[(String, String)]) -> Likeness {
         let template = Fingerprints::of(template);
         let of = |source: &str| Fingerprints::of(source).without(&template);
-        let prints: Vec<Fingerprints> = submissions.iter().map(|source| source.as_deref().map_or_else(|| of(""), of)).collect();
-        let pairs = similarity::alike_pairs(&prints).into_iter().map(|pair| (pair.a, pair.b, pair.similarity)).collect();
+        let prints: Vec<Fingerprints> = submissions
+            .iter()
+            .map(|source| source.as_deref().map_or_else(|| of(""), of))
+            .collect();
+        let pairs = similarity::alike_pairs(&prints)
+            .into_iter()
+            .map(|pair| (pair.a, pair.b, pair.similarity))
+            .collect();
         let mut matches = Vec::new();
         for (name, source) in ours {
             let file = of(source);
@@ -40,15 +46,24 @@ impl Likeness {
     /// The CSV's "most like" for submission `index`: the most alike of the other submissions
     /// (`names`) and our files, with how alike; empty where none is too alike.
     pub fn most_like(&self, index: usize, names: &[String]) -> String {
-        let students = self.pairs.iter().filter_map(|&(a, b, score)| match (a == index, b == index) {
-            (true, _) => Some((names.get(b).cloned().unwrap_or_default(), score)),
-            (_, true) => Some((names.get(a).cloned().unwrap_or_default(), score)),
-            _ => None,
-        });
-        let ours = self.ours.iter().filter(|(at, ..)| *at == index).map(|(_, file, score)| (format!("our {file}"), *score));
+        let students = self
+            .pairs
+            .iter()
+            .filter_map(|&(a, b, score)| match (a == index, b == index) {
+                (true, _) => Some((names.get(b).cloned().unwrap_or_default(), score)),
+                (_, true) => Some((names.get(a).cloned().unwrap_or_default(), score)),
+                _ => None,
+            });
+        let ours = self
+            .ours
+            .iter()
+            .filter(|(at, ..)| *at == index)
+            .map(|(_, file, score)| (format!("our {file}"), *score));
         // The first of the most alike: another student before our files, our solution (given first)
         // before the broken kernels made from it.
-        let most = students.chain(ours).reduce(|best, next| if next.1 > best.1 { next } else { best });
+        let most = students
+            .chain(ours)
+            .reduce(|best, next| if next.1 > best.1 { next } else { best });
         most.map_or(String::new(), |(who, score)| format!("{who}, {:.0}%", 100.0 * score))
     }
 
@@ -76,8 +91,20 @@ impl Likeness {
         let items = |key: &str| json[key].as_array().cloned().unwrap_or_default();
         let number = |value: &serde_json::Value| value.as_u64().map(|n| n as usize).context("a submission's number");
         let score = |value: &serde_json::Value| value.as_f64().context("a similarity");
-        let pairs = items("pairs").iter().map(|pair| Ok((number(&pair[0])?, number(&pair[1])?, score(&pair[2])?))).collect::<Result<_>>()?;
-        let ours = items("ours").iter().map(|hit| Ok((number(&hit[0])?, hit[1].as_str().unwrap_or_default().to_string(), score(&hit[2])?))).collect::<Result<_>>()?;
+        let pairs = items("pairs")
+            .iter()
+            .map(|pair| Ok((number(&pair[0])?, number(&pair[1])?, score(&pair[2])?)))
+            .collect::<Result<_>>()?;
+        let ours = items("ours")
+            .iter()
+            .map(|hit| {
+                Ok((
+                    number(&hit[0])?,
+                    hit[1].as_str().unwrap_or_default().to_string(),
+                    score(&hit[2])?,
+                ))
+            })
+            .collect::<Result<_>>()?;
         Ok(Likeness { pairs, ours })
     }
 }
@@ -88,13 +115,22 @@ mod tests {
 
     #[test]
     fn most_like_names_the_closest_of_students_and_our_files_and_survives_json() {
-        let likeness = Likeness { pairs: vec![(0, 2, 0.91)], ours: vec![(2, "kernels/cuda/mmm.cu".into(), 0.97)] };
+        let likeness = Likeness {
+            pairs: vec![(0, 2, 0.91)],
+            ours: vec![(2, "kernels/cuda/mmm.cu".into(), 0.97)],
+        };
         let names: Vec<String> = ["ann", "bob", "cy"].map(String::from).to_vec();
         assert_eq!(likeness.most_like(0, &names), "cy, 91%");
         assert_eq!(likeness.most_like(1, &names), "");
         assert_eq!(likeness.most_like(2, &names), "our kernels/cuda/mmm.cu, 97%");
         assert_eq!(Likeness::from_json(&likeness.to_json().to_string()).unwrap(), likeness);
         assert!(Likeness::from_json("[1]").is_ok_and(|empty| empty == Likeness::default()));
-        assert_eq!(likeness.within(2), Likeness { pairs: vec![], ours: vec![] });
+        assert_eq!(
+            likeness.within(2),
+            Likeness {
+                pairs: vec![],
+                ours: vec![]
+            }
+        );
     }
 }

@@ -29,7 +29,10 @@ impl Class<'_> {
     }
 
     fn link(&self, row: usize) -> Cell {
-        Cell::Link { text: self.name(row), href: self.pages[row].clone() }
+        Cell::Link {
+            text: self.name(row),
+            href: self.pages[row].clone(),
+        }
     }
 
     /// The page's blocks.
@@ -40,12 +43,23 @@ impl Class<'_> {
         blocks.push(Block::Heading(2, "Each rule and case".into()));
         blocks.push(self.pass_rates());
         blocks.push(Block::Heading(2, "Time over ours".into()));
-        let ratios: Vec<f64> = (0..count).filter_map(|row| self.grades.field(row, "time ratio").parse().ok()).collect();
-        let says = format!("{} submissions with a time ratio: their time over ours, the geometric mean over the cases they passed", ratios.len());
-        blocks.push(Block::Svg { svg: crate::plot::time_ratios(&ratios)?, says });
+        let ratios: Vec<f64> = (0..count)
+            .filter_map(|row| self.grades.field(row, "time ratio").parse().ok())
+            .collect();
+        let says = format!(
+            "{} submissions with a time ratio: their time over ours, the geometric mean over the cases they passed",
+            ratios.len()
+        );
+        blocks.push(Block::Svg {
+            svg: crate::plot::time_ratios(&ratios)?,
+            says,
+        });
         blocks.push(Block::Heading(2, "To look at".into()));
         blocks.extend(self.to_look_at());
-        blocks.push(Block::Heading(2, "What compute-sanitizer and the guard zones found".into()));
+        blocks.push(Block::Heading(
+            2,
+            "What compute-sanitizer and the guard zones found".into(),
+        ));
         blocks.push(self.findings());
         blocks.push(Block::Heading(2, "Students".into()));
         blocks.push(self.students());
@@ -55,10 +69,29 @@ impl Class<'_> {
     /// One sentence of counts.
     fn summary(&self) -> String {
         let rows = 0..self.grades.rows.len();
-        let all = rows.clone().filter(|&row| self.grades.checks().all(|column| self.grades.rows[row][column] == "PASS")).count();
-        let uncompiled = rows.clone().filter(|&row| self.grades.field(row, "note").starts_with("compile error")).count();
-        let faulted = rows.clone().filter(|&row| self.grades.checks().any(|column| self.grades.rows[row][column] == "FAULT")).count();
-        let machine = rows.filter(|&row| self.grades.field(row, "note").starts_with("machine: ")).count();
+        let all = rows
+            .clone()
+            .filter(|&row| {
+                self.grades
+                    .checks()
+                    .all(|column| self.grades.rows[row][column] == "PASS")
+            })
+            .count();
+        let uncompiled = rows
+            .clone()
+            .filter(|&row| self.grades.field(row, "note").starts_with("compile error"))
+            .count();
+        let faulted = rows
+            .clone()
+            .filter(|&row| {
+                self.grades
+                    .checks()
+                    .any(|column| self.grades.rows[row][column] == "FAULT")
+            })
+            .count();
+        let machine = rows
+            .filter(|&row| self.grades.field(row, "note").starts_with("machine: "))
+            .count();
         format!("{all} passed every check, {uncompiled} did not compile, {faulted} faulted in some check, and the machine could not grade {machine}.")
     }
 
@@ -73,10 +106,24 @@ impl Class<'_> {
                 let passed = with("PASS");
                 let percent = 100.0 * passed as f64 / count as f64;
                 let name = Cell::Text(self.grades.header[column].clone());
-                vec![name, Cell::Bar { percent, text: format!("{passed} ({percent:.0}%)") }, Cell::Text(with("FAIL").to_string()), Cell::Text(with("FAULT").to_string()), Cell::Text(with("MACHINE").to_string())]
+                vec![
+                    name,
+                    Cell::Bar {
+                        percent,
+                        text: format!("{passed} ({percent:.0}%)"),
+                    },
+                    Cell::Text(with("FAIL").to_string()),
+                    Cell::Text(with("FAULT").to_string()),
+                    Cell::Text(with("MACHINE").to_string()),
+                ]
             })
             .collect();
-        Block::Table { header: ["check", "passed", "failed", "faulted", "machine"].map(String::from).to_vec(), rows }
+        Block::Table {
+            header: ["check", "passed", "failed", "faulted", "machine"]
+                .map(String::from)
+                .to_vec(),
+            rows,
+        }
     }
 
     /// The lists of submissions to open.
@@ -87,32 +134,87 @@ impl Class<'_> {
             false => blocks.extend([Block::Paragraph(format!("{title}:")), Block::List(items)]),
         };
         let rows: Vec<usize> = (0..self.grades.rows.len()).collect();
-        let noted = |prefix: &str| -> Vec<Cell> { rows.iter().filter(|&&row| self.grades.field(row, "note").starts_with(prefix)).map(|&row| self.with_text(row, self.grades.field(row, "note"))).collect() };
+        let noted = |prefix: &str| -> Vec<Cell> {
+            rows.iter()
+                .filter(|&&row| self.grades.field(row, "note").starts_with(prefix))
+                .map(|&row| self.with_text(row, self.grades.field(row, "note")))
+                .collect()
+        };
         list("Did not compile", noted("compile error"));
-        let faults: Vec<(usize, Vec<String>)> = rows.iter().map(|&row| (row, self.fault_reasons(row))).filter(|(_, why)| !why.is_empty()).collect();
-        let (timed_out, faulted): (Vec<_>, Vec<_>) = faults.iter().partition(|(_, why)| why.iter().all(|why| ran_out_of_time(why)));
-        list("Faulted", faulted.iter().map(|(row, why)| self.with_text(*row, &why.join("; "))).collect());
-        list("Ran out of time", timed_out.iter().map(|(row, why)| self.with_text(*row, &why.join("; "))).collect());
-        list("Suspiciously fast (a teacher should look at how)", rows.iter().filter(|&&row| !self.grades.field(row, "flags").is_empty()).map(|&row| self.with_text(row, self.grades.field(row, "flags"))).collect());
-        let pairs = self.likeness.pairs.iter().map(|&(a, b, score)| Cell::Text(format!("{} and {}: {:.0}% alike", self.name(a), self.name(b), 100.0 * score))).collect();
+        let faults: Vec<(usize, Vec<String>)> = rows
+            .iter()
+            .map(|&row| (row, self.fault_reasons(row)))
+            .filter(|(_, why)| !why.is_empty())
+            .collect();
+        let (timed_out, faulted): (Vec<_>, Vec<_>) = faults
+            .iter()
+            .partition(|(_, why)| why.iter().all(|why| ran_out_of_time(why)));
+        list(
+            "Faulted",
+            faulted
+                .iter()
+                .map(|(row, why)| self.with_text(*row, &why.join("; ")))
+                .collect(),
+        );
+        list(
+            "Ran out of time",
+            timed_out
+                .iter()
+                .map(|(row, why)| self.with_text(*row, &why.join("; ")))
+                .collect(),
+        );
+        list(
+            "Suspiciously fast (a teacher should look at how)",
+            rows.iter()
+                .filter(|&&row| !self.grades.field(row, "flags").is_empty())
+                .map(|&row| self.with_text(row, self.grades.field(row, "flags")))
+                .collect(),
+        );
+        let pairs = self
+            .likeness
+            .pairs
+            .iter()
+            .map(|&(a, b, score)| {
+                Cell::Text(format!(
+                    "{} and {}: {:.0}% alike",
+                    self.name(a),
+                    self.name(b),
+                    100.0 * score
+                ))
+            })
+            .collect();
         list("Submissions too alike (template code not counted)", pairs);
-        let ours = self.likeness.ours.iter().map(|(row, file, score)| self.with_text(*row, &format!("{:.0}% like our {file}", 100.0 * score))).collect();
+        let ours = self
+            .likeness
+            .ours
+            .iter()
+            .map(|(row, file, score)| self.with_text(*row, &format!("{:.0}% like our {file}", 100.0 * score)))
+            .collect();
         list("Too like our own files (solution, broken kernels)", ours);
         blocks
     }
 
     /// A student's link with a text after it, as one list item.
     fn with_text(&self, row: usize, text: &str) -> Cell {
-        Cell::Link { text: format!("{}: {text}", self.name(row)), href: self.pages[row].clone() }
+        Cell::Link {
+            text: format!("{}: {text}", self.name(row)),
+            href: self.pages[row].clone(),
+        }
     }
 
     /// Why submission `row`'s faulted checks faulted, each reason once.
     fn fault_reasons(&self, row: usize) -> Vec<String> {
-        let Some(details) = &self.runs[row].details else { return Vec::new() };
-        let mut reasons: Vec<String> = details.rows.iter().filter_map(|r| match &r.result {
-            Err(NoResult::Fault(why)) => Some(shortened(why)),
-            _ => None,
-        }).collect();
+        let Some(details) = &self.runs[row].details else {
+            return Vec::new();
+        };
+        let mut reasons: Vec<String> = details
+            .rows
+            .iter()
+            .filter_map(|r| match &r.result {
+                Err(NoResult::Fault(why)) => Some(shortened(why)),
+                _ => None,
+            })
+            .collect();
         reasons.dedup();
         reasons
     }
@@ -122,7 +224,12 @@ impl Class<'_> {
     fn findings(&self) -> Block {
         let mut kinds: BTreeMap<String, (Vec<usize>, usize)> = BTreeMap::new();
         for (row, run) in self.runs.iter().enumerate() {
-            for finding in run.details.iter().flat_map(|details| &details.rows).filter_map(|r| r.result.as_ref().ok()?.finding.as_deref()) {
+            for finding in run
+                .details
+                .iter()
+                .flat_map(|details| &details.rows)
+                .filter_map(|r| r.result.as_ref().ok()?.finding.as_deref())
+            {
                 let (who, checks) = kinds.entry(kind_of(finding)).or_default();
                 if !who.contains(&row) {
                     who.push(row);
@@ -132,9 +239,17 @@ impl Class<'_> {
         }
         let rows = kinds.into_iter().map(|(kind, (who, checks))| {
             let names = who.iter().map(|&row| self.name(row)).collect::<Vec<_>>().join(", ");
-            vec![Cell::Text(kind), Cell::Text(who.len().to_string()), Cell::Text(checks.to_string()), Cell::Text(names)]
+            vec![
+                Cell::Text(kind),
+                Cell::Text(who.len().to_string()),
+                Cell::Text(checks.to_string()),
+                Cell::Text(names),
+            ]
         });
-        Block::Table { header: ["kind", "submissions", "checks", "who"].map(String::from).to_vec(), rows: rows.collect() }
+        Block::Table {
+            header: ["kind", "submissions", "checks", "who"].map(String::from).to_vec(),
+            rows: rows.collect(),
+        }
     }
 
     /// Every student with their page, result and note.
@@ -143,10 +258,22 @@ impl Class<'_> {
         let rows = (0..self.grades.rows.len())
             .map(|row| {
                 let field = |name: &str| Cell::Text(self.grades.field(row, name).to_string());
-                vec![self.link(row), field("passed"), field("score"), field("time ratio"), field("note"), Cell::Text(self.likeness.most_like(row, &names))]
+                vec![
+                    self.link(row),
+                    field("passed"),
+                    field("score"),
+                    field("time ratio"),
+                    field("note"),
+                    Cell::Text(self.likeness.most_like(row, &names)),
+                ]
             })
             .collect();
-        Block::Table { header: ["student", "passed", "score", "time ratio", "note", "most like"].map(String::from).to_vec(), rows }
+        Block::Table {
+            header: ["student", "passed", "score", "time ratio", "note", "most like"]
+                .map(String::from)
+                .to_vec(),
+            rows,
+        }
     }
 }
 
@@ -184,9 +311,17 @@ mod tests {
 
     #[test]
     fn findings_of_one_kind_differ_only_in_numbers() {
-        assert_eq!(kind_of("wrote 40 elements past the end of C (m*n): C[85] to C[124]"), "wrote N elements past the end of C");
-        assert_eq!(kind_of("memcheck: Invalid __global__ write of size 8 bytes; at mmm_f64+0x1d0"), "memcheck: Invalid __global__ write of size N bytes");
-        assert!(ran_out_of_time("still running when the --time-limit of 60 s ran out; stopped"));
+        assert_eq!(
+            kind_of("wrote 40 elements past the end of C (m*n): C[85] to C[124]"),
+            "wrote N elements past the end of C"
+        );
+        assert_eq!(
+            kind_of("memcheck: Invalid __global__ write of size 8 bytes; at mmm_f64+0x1d0"),
+            "memcheck: Invalid __global__ write of size N bytes"
+        );
+        assert!(ran_out_of_time(
+            "still running when the --time-limit of 60 s ran out; stopped"
+        ));
         assert!(!ran_out_of_time("lab-mmm: error: CUDA_ERROR_LAUNCH_FAILED"));
     }
 }

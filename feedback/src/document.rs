@@ -11,11 +11,17 @@ pub enum Block {
     Paragraph(String),
     /// A list of items, each text or a link.
     List(Vec<Cell>),
-    Table { header: Vec<String>, rows: Vec<Vec<Cell>> },
+    Table {
+        header: Vec<String>,
+        rows: Vec<Vec<Cell>>,
+    },
     /// Text as it was printed (compiler messages, a kernel's output), in a fixed-width block.
     Code(String),
     /// A picture already in SVG (an inline plot), shown in HTML and named in Markdown.
-    Svg { svg: String, says: String },
+    Svg {
+        svg: String,
+        says: String,
+    },
 }
 
 /// A list item or a table cell: text, a link, or a bar of `percent` with a text beside it.
@@ -45,15 +51,34 @@ pub fn markdown(blocks: &[Block]) -> String {
         match block {
             Block::Heading(level, text) => writeln!(out, "{} {}\n", "#".repeat(*level as usize), md_text(text)),
             Block::Paragraph(text) => writeln!(out, "{}\n", md_text(text)),
-            Block::List(items) => writeln!(out, "{}\n", items.iter().map(|item| format!("- {}", md_cell(item))).collect::<Vec<_>>().join("\n")),
+            Block::List(items) => writeln!(
+                out,
+                "{}\n",
+                items
+                    .iter()
+                    .map(|item| format!("- {}", md_cell(item)))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            ),
             Block::Table { header, rows } => {
                 let line = |cells: Vec<String>| format!("| {} |", cells.join(" | "));
-                let mut table = vec![line(header.iter().map(|h| md_cell_text(h)).collect()), line(header.iter().map(|_| "---".to_string()).collect())];
+                let mut table = vec![
+                    line(header.iter().map(|h| md_cell_text(h)).collect()),
+                    line(header.iter().map(|_| "---".to_string()).collect()),
+                ];
                 table.extend(rows.iter().map(|row| line(row.iter().map(md_cell).collect())));
                 writeln!(out, "{}\n", table.join("\n"))
             }
             // Indented, not fenced: no line of a kernel's output can close an indented block.
-            Block::Code(text) => writeln!(out, "{}\n", text.trim_end().lines().map(|line| format!("    {line}")).collect::<Vec<_>>().join("\n")),
+            Block::Code(text) => writeln!(
+                out,
+                "{}\n",
+                text.trim_end()
+                    .lines()
+                    .map(|line| format!("    {line}"))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            ),
             Block::Svg { says, .. } => writeln!(out, "*{}*\n", md_text(says)),
         }
         .expect("writing to a String cannot fail");
@@ -68,14 +93,38 @@ pub fn html(title: &str, blocks: &[Block]) -> String {
         match block {
             Block::Heading(level, text) => writeln!(out, "<h{level}>{}</h{level}>", escape(text)),
             Block::Paragraph(text) => writeln!(out, "<p>{}</p>", escape(text)),
-            Block::List(items) => writeln!(out, "<ul>\n{}\n</ul>", items.iter().map(|item| format!("<li>{}</li>", html_cell(item))).collect::<Vec<_>>().join("\n")),
+            Block::List(items) => writeln!(
+                out,
+                "<ul>\n{}\n</ul>",
+                items
+                    .iter()
+                    .map(|item| format!("<li>{}</li>", html_cell(item)))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            ),
             Block::Table { header, rows } => {
                 let head: String = header.iter().map(|h| format!("<th>{}</th>", escape(h))).collect();
-                let body: Vec<String> = rows.iter().map(|row| format!("<tr>{}</tr>", row.iter().map(|cell| format!("<td>{}</td>", html_cell(cell))).collect::<String>())).collect();
-                writeln!(out, "<table>\n<thead><tr>{head}</tr></thead>\n<tbody>\n{}\n</tbody>\n</table>", body.join("\n"))
+                let body: Vec<String> = rows
+                    .iter()
+                    .map(|row| {
+                        format!(
+                            "<tr>{}</tr>",
+                            row.iter()
+                                .map(|cell| format!("<td>{}</td>", html_cell(cell)))
+                                .collect::<String>()
+                        )
+                    })
+                    .collect();
+                writeln!(
+                    out,
+                    "<table>\n<thead><tr>{head}</tr></thead>\n<tbody>\n{}\n</tbody>\n</table>",
+                    body.join("\n")
+                )
             }
             Block::Code(text) => writeln!(out, "<pre>{}</pre>", escape(text.trim_end())),
-            Block::Svg { svg, says } => writeln!(out, "<figure>{svg}<figcaption>{}</figcaption></figure>", escape(says)),
+            Block::Svg { svg, says } => {
+                writeln!(out, "<figure>{svg}<figcaption>{}</figcaption></figure>", escape(says))
+            }
         }
         .expect("writing to a String cannot fail");
     }
@@ -92,10 +141,16 @@ th{background:#eee}pre{background:#f6f6f6;padding:0.5rem;overflow-x:auto;white-s
 
 fn html_cell(cell: &Cell) -> String {
     match cell {
-        Cell::Text(text) if ["PASS", "FAIL", "FAULT", "MACHINE"].contains(&text.as_str()) => format!("<span class=\"{text}\">{text}</span>"),
+        Cell::Text(text) if ["PASS", "FAIL", "FAULT", "MACHINE"].contains(&text.as_str()) => {
+            format!("<span class=\"{text}\">{text}</span>")
+        }
         Cell::Text(text) => escape(text),
         Cell::Link { text, href } => format!("<a href=\"{}\">{}</a>", escape(href), escape(text)),
-        Cell::Bar { percent, text } => format!("<span class=\"bar\" style=\"width:{:.1}px\"></span>{}", 2.0 * percent.clamp(0.0, 100.0), escape(text)),
+        Cell::Bar { percent, text } => format!(
+            "<span class=\"bar\" style=\"width:{:.1}px\"></span>{}",
+            2.0 * percent.clamp(0.0, 100.0),
+            escape(text)
+        ),
     }
 }
 
@@ -138,7 +193,11 @@ fn escaped_from(text: &str, mut line_start: bool) -> String {
 
 /// Text for HTML, in an element or an attribute.
 pub fn escape(text: &str) -> String {
-    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;").replace('\'', "&#39;")
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+        .replace('\'', "&#39;")
 }
 
 #[cfg(test)]
@@ -149,8 +208,14 @@ mod tests {
     fn a_students_text_is_never_markup() {
         let blocks = vec![
             Block::Heading(1, "Feedback: <script>alert(1)</script>".into()),
-            Block::Table { header: vec!["case".into(), "verdict".into()], rows: vec![vec!["a | b\nc".into(), "FAIL".into()]] },
-            Block::List(vec![Cell::Link { text: "x_y".into(), href: "001-x_y.html\"onclick=\"".into() }]),
+            Block::Table {
+                header: vec!["case".into(), "verdict".into()],
+                rows: vec![vec!["a | b\nc".into(), "FAIL".into()]],
+            },
+            Block::List(vec![Cell::Link {
+                text: "x_y".into(),
+                href: "001-x_y.html\"onclick=\"".into(),
+            }]),
             Block::Code("nvcc: error ``` <b>\n".into()),
         ];
         let html = html("t<", &blocks);
@@ -161,9 +226,15 @@ mod tests {
         assert!(md.contains("| a \\| b c | FAIL |"), "{md}");
         assert!(md.contains("\n    nvcc: error ``` <b>\n"), "{md}");
         // A kernel's output cannot leave its block, and text cannot become a list, a link or a picture.
-        let escaping = markdown(&[Block::Code("```\n~~~~\n# Score: 100".into()), Block::Paragraph("1. ![x](javascript:1) - a & b".into())]);
+        let escaping = markdown(&[
+            Block::Code("```\n~~~~\n# Score: 100".into()),
+            Block::Paragraph("1. ![x](javascript:1) - a & b".into()),
+        ]);
         assert!(escaping.contains("    ```\n    ~~~~\n    # Score: 100\n"), "{escaping}");
-        assert!(escaping.contains("1\\. \\!\\[x\\]\\(javascript:1\\) - a \\& b"), "{escaping}");
+        assert!(
+            escaping.contains("1\\. \\!\\[x\\]\\(javascript:1\\) - a \\& b"),
+            "{escaping}"
+        );
         assert!(md.contains("\\<script\\>"), "{md}");
     }
 }

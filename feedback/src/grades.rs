@@ -13,10 +13,17 @@ impl Grades {
     /// Reads grade.sh's CSV; a row of another length than the header is an error naming its line.
     pub fn parse(text: &str) -> Result<Grades> {
         let mut records = records(text)?.into_iter();
-        let Some(header) = records.next() else { bail!("the grades CSV is empty") };
+        let Some(header) = records.next() else {
+            bail!("the grades CSV is empty")
+        };
         let rows: Vec<Vec<String>> = records.collect();
         if let Some(at) = rows.iter().position(|row| row.len() != header.len()) {
-            bail!("row {} of the grades CSV has {} fields, its header {}", at + 2, rows[at].len(), header.len());
+            bail!(
+                "row {} of the grades CSV has {} fields, its header {}",
+                at + 2,
+                rows[at].len(),
+                header.len()
+            );
         }
         Ok(Grades { header, rows })
     }
@@ -34,7 +41,9 @@ impl Grades {
 
     /// Row `row`'s field in the column named `name`; empty where there is none.
     pub fn field(&self, row: usize, name: &str) -> &str {
-        self.column(name).and_then(|column| self.rows.get(row)?.get(column)).map_or("", String::as_str)
+        self.column(name)
+            .and_then(|column| self.rows.get(row)?.get(column))
+            .map_or("", String::as_str)
     }
 }
 
@@ -88,7 +97,10 @@ mod tests {
 
     #[test]
     fn a_short_row_or_an_open_quote_is_an_error() {
-        assert_eq!(Grades::parse("a,b\n1\n").unwrap_err().to_string(), "row 2 of the grades CSV has 1 fields, its header 2");
+        assert_eq!(
+            Grades::parse("a,b\n1\n").unwrap_err().to_string(),
+            "row 2 of the grades CSV has 1 fields, its header 2"
+        );
         assert!(Grades::parse("a,b\n\"1,2\n").is_err());
         assert!(Grades::parse("").is_err());
     }

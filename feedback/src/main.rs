@@ -65,16 +65,45 @@ enum Command {
 
 fn main() -> std::process::ExitCode {
     common::cli::run_lab(|args: Args| match args.command {
-        Command::Alike { runs, count, template, ours } => alike(&runs, count, &template, &ours),
-        Command::Pages { week, runs, grades, hide_cases, out } => pages(&week, &runs, &grades, if hide_cases { Cases::Hidden } else { Cases::Shown }, &out),
+        Command::Alike {
+            runs,
+            count,
+            template,
+            ours,
+        } => alike(&runs, count, &template, &ours),
+        Command::Pages {
+            week,
+            runs,
+            grades,
+            hide_cases,
+            out,
+        } => pages(
+            &week,
+            &runs,
+            &grades,
+            if hide_cases { Cases::Hidden } else { Cases::Shown },
+            &out,
+        ),
     })
 }
 
 fn alike(runs: &Path, count: usize, template: &Path, ours: &[PathBuf]) -> Result<()> {
     let template = read_lossy(template).with_context(|| format!("reading the template {}", template.display()))?;
-    let ours: Vec<(String, String)> = ours.iter().map(|path| Ok((path.display().to_string(), read_lossy(path).with_context(|| format!("reading {}", path.display()))?))).collect::<Result<_>>()?;
-    let sources: Vec<Option<String>> = (0..count).map(|index| read_lossy(&run_file(runs, index, "cu")).ok()).collect();
-    let names: Vec<String> = (0..count).map(|index| read_lossy(&run_file(runs, index, "name")).unwrap_or_default()).collect();
+    let ours: Vec<(String, String)> = ours
+        .iter()
+        .map(|path| {
+            Ok((
+                path.display().to_string(),
+                read_lossy(path).with_context(|| format!("reading {}", path.display()))?,
+            ))
+        })
+        .collect::<Result<_>>()?;
+    let sources: Vec<Option<String>> = (0..count)
+        .map(|index| read_lossy(&run_file(runs, index, "cu")).ok())
+        .collect();
+    let names: Vec<String> = (0..count)
+        .map(|index| read_lossy(&run_file(runs, index, "name")).unwrap_or_default())
+        .collect();
     let likeness = Likeness::find(&sources, &template, &ours);
     for index in 0..count {
         write_new(&run_file(runs, index, "alike"), &likeness.most_like(index, &names))?;
@@ -92,7 +121,9 @@ fn pages(week: &str, runs: &Path, grades: &Path, cases: Cases, out: &Path) -> Re
     let runs: Vec<Run> = (0..grades.rows.len()).map(|index| Run::read(runs, index)).collect();
     let likeness = likeness.within(grades.rows.len());
     std::fs::create_dir_all(out).with_context(|| format!("making {}", out.display()))?;
-    let names: Vec<String> = (0..grades.rows.len()).map(|row| page_name(row, grades.field(row, "student"))).collect();
+    let names: Vec<String> = (0..grades.rows.len())
+        .map(|row| page_name(row, grades.field(row, "student")))
+        .collect();
     let case_names = runs.iter().find_map(|run| Some(run.details.as_ref()?.cases.as_slice()));
     for (row, run) in runs.iter().enumerate() {
         let blocks = student::page(week, &grades, row, run, cases, case_names);
@@ -101,24 +132,49 @@ fn pages(week: &str, runs: &Path, grades: &Path, cases: Cases, out: &Path) -> Re
         write_new(&out.join(format!("{}.html", names[row])), &html(&title, &blocks))?;
     }
     let pages: Vec<String> = names.iter().map(|name| format!("{name}.html")).collect();
-    let class = Class { week, grades: &grades, runs: &runs, likeness: &likeness, pages: &pages };
+    let class = Class {
+        week,
+        grades: &grades,
+        runs: &runs,
+        likeness: &likeness,
+        pages: &pages,
+    };
     write_new(&out.join("index.html"), &html(&format!("Week {week}"), &class.page()?))?;
-    println!("feedback: {} pages and {}", runs.len(), out.join("index.html").display());
+    println!(
+        "feedback: {} pages and {}",
+        runs.len(),
+        out.join("index.html").display()
+    );
     Ok(())
 }
 
 /// A page's file name: its place in the CSV and the student's name with only letters, digits, `.`,
 /// `-` and `_` (the rest `_`), so that every link works from disk whatever the name holds.
 fn page_name(row: usize, student: &str) -> String {
-    let safe: String = student.chars().take(60).map(|c| if c.is_ascii_alphanumeric() || "._-".contains(c) { c } else { '_' }).collect();
+    let safe: String = student
+        .chars()
+        .take(60)
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "._-".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
     format!("{:03}-{}", row + 1, safe.trim_start_matches('.'))
 }
 
 /// Writes `text` into `path`, which must not exist yet.
 fn write_new(path: &Path, text: &str) -> Result<()> {
     use std::io::Write as _;
-    let mut file = std::fs::OpenOptions::new().write(true).create_new(true).open(path).with_context(|| format!("cannot make {} (it must not exist yet)", path.display()))?;
-    file.write_all(text.as_bytes()).with_context(|| format!("writing {}", path.display()))
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .with_context(|| format!("cannot make {} (it must not exist yet)", path.display()))?;
+    file.write_all(text.as_bytes())
+        .with_context(|| format!("writing {}", path.display()))
 }
 
 #[cfg(test)]

@@ -43,7 +43,12 @@ pub fn time_ratios(ratios: &[f64]) -> Result<String> {
             .y_label_area_size(40)
             .build_cartesian_2d(-0.5..bands - 0.5, 0u32..top + 1)
             .map_err(|e| draw(&e))?;
-        let name = |x: &f64| BANDS.get(x.round() as usize).filter(|_| (x - x.round()).abs() < 0.01).map_or(String::new(), |(_, _, name)| name.to_string());
+        let name = |x: &f64| {
+            BANDS
+                .get(x.round() as usize)
+                .filter(|_| (x - x.round()).abs() < 0.01)
+                .map_or(String::new(), |(_, _, name)| name.to_string())
+        };
         chart
             .configure_mesh()
             .disable_x_mesh()
@@ -53,7 +58,12 @@ pub fn time_ratios(ratios: &[f64]) -> Result<String> {
             .y_desc("submissions")
             .draw()
             .map_err(|e| draw(&e))?;
-        let bars = counts.iter().enumerate().map(|(band, &count)| Rectangle::new([(band as f64 - 0.4, 0), (band as f64 + 0.4, count as u32)], RGBColor(74, 170, 119).filled()));
+        let bars = counts.iter().enumerate().map(|(band, &count)| {
+            Rectangle::new(
+                [(band as f64 - 0.4, 0), (band as f64 + 0.4, count as u32)],
+                RGBColor(74, 170, 119).filled(),
+            )
+        });
         chart.draw_series(bars).map_err(|e| draw(&e))?;
         root.present().map_err(|e| draw(&e))?;
     }
@@ -68,7 +78,10 @@ mod tests {
     fn each_ratio_falls_in_one_band_and_the_plot_draws_a_bar_per_band() {
         assert_eq!(counts(&[0.1, 0.5, 1.0, 1.0, 1.3, 3.0, 9.0, 1e9]), [1, 1, 2, 1, 1, 0, 2]);
         let svg = time_ratios(&[1.0, 1.1, 2.5]).unwrap();
-        assert!(svg.starts_with("<svg") && svg.matches("<rect").count() >= BANDS.len(), "{svg}");
+        assert!(
+            svg.starts_with("<svg") && svg.matches("<rect").count() >= BANDS.len(),
+            "{svg}"
+        );
         assert!(svg.contains("0.8-1.25"), "{svg}");
         assert!(time_ratios(&[]).is_ok());
     }

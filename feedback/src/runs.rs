@@ -59,14 +59,21 @@ impl Run {
         let path = |suffix: &str| run_file(dir, index, suffix);
         // Details that do not read (a lab stopped while writing them) leave the page to the CSV's
         // verdicts, said on stderr: one run must not cost every student their page.
-        let details = std::fs::read_to_string(path("json")).ok().and_then(|text| match Details::parse(&text) {
-            Ok(details) => Some(details),
-            Err(err) => {
-                eprintln!("feedback: {} does not read ({err:#}); that page shows the CSV's verdicts", path("json").display());
-                None
-            }
-        });
-        let said = read_lossy(&path("out")).map(|kept| stderr_of(&kept)).unwrap_or_default();
+        let details = std::fs::read_to_string(path("json"))
+            .ok()
+            .and_then(|text| match Details::parse(&text) {
+                Ok(details) => Some(details),
+                Err(err) => {
+                    eprintln!(
+                        "feedback: {} does not read ({err:#}); that page shows the CSV's verdicts",
+                        path("json").display()
+                    );
+                    None
+                }
+            });
+        let said = read_lossy(&path("out"))
+            .map(|kept| stderr_of(&kept))
+            .unwrap_or_default();
         Run { details, said }
     }
 }
@@ -77,8 +84,21 @@ impl Details {
     pub fn parse(text: &str) -> Result<Details> {
         let json: serde_json::Value = serde_json::from_str(text).context("not JSON")?;
         let text = |key: &str| json[key].as_str().unwrap_or_default().to_string();
-        let texts = |key: &str| -> Vec<String> { json[key].as_array().map(|items| items.iter().filter_map(|item| item.as_str().map(str::to_string)).collect()).unwrap_or_default() };
-        let rows = texts("rows").iter().map(|line| Row::from_line(line).with_context(|| format!("a row that does not read: {line}"))).collect::<Result<Vec<Row>>>()?;
+        let texts = |key: &str| -> Vec<String> {
+            json[key]
+                .as_array()
+                .map(|items| {
+                    items
+                        .iter()
+                        .filter_map(|item| item.as_str().map(str::to_string))
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let rows = texts("rows")
+            .iter()
+            .map(|line| Row::from_line(line).with_context(|| format!("a row that does not read: {line}")))
+            .collect::<Result<Vec<Row>>>()?;
         let printed = |item: &serde_json::Value| Printed {
             case: item["case"].as_str().unwrap_or_default().to_string(),
             stdout: item["stdout"].as_str().unwrap_or_default().to_string(),
@@ -88,7 +108,10 @@ impl Details {
             case_set: text("case_set"),
             cases: texts("cases"),
             rows,
-            outputs: json["outputs"].as_array().map(|items| items.iter().map(printed).collect()).unwrap_or_default(),
+            outputs: json["outputs"]
+                .as_array()
+                .map(|items| items.iter().map(printed).collect())
+                .unwrap_or_default(),
             verdict: text("verdict"),
             compile_error: json["compile_error"].as_str().map(str::to_string),
             sanitized: json["sanitized"].as_bool().unwrap_or(false),
@@ -106,7 +129,12 @@ fn stderr_of(kept: &str) -> String {
     let after = kept.split_once("# stderr:\n").map_or(kept, |(_, rest)| rest);
     let stderr = after.split("\n# stdout:").next().unwrap_or_default();
     let lines: Vec<&str> = stderr.lines().collect();
-    let mut said = lines.iter().take(MOST_SAID_LINES).copied().collect::<Vec<_>>().join("\n");
+    let mut said = lines
+        .iter()
+        .take(MOST_SAID_LINES)
+        .copied()
+        .collect::<Vec<_>>()
+        .join("\n");
     if lines.len() > MOST_SAID_LINES {
         said.push_str(&format!("\n[... {} more lines ...]", lines.len() - MOST_SAID_LINES));
     }
@@ -134,7 +162,10 @@ mod tests {
     #[test]
     fn the_lab_said_what_its_stderr_holds() {
         let kept = "# grade.sh: lab-mmm ... (exit code 1)\n# stderr:\nmmm.cu(3): error: x\nlab-mmm: error: nvcc could not compile\n# stdout:\nfile,a\n";
-        assert_eq!(stderr_of(kept), "mmm.cu(3): error: x\nlab-mmm: error: nvcc could not compile");
+        assert_eq!(
+            stderr_of(kept),
+            "mmm.cu(3): error: x\nlab-mmm: error: nvcc could not compile"
+        );
         let long: String = (0..200).map(|i| format!("line {i}\n")).collect();
         assert!(stderr_of(&format!("# stderr:\n{long}")).ends_with("[... 120 more lines ...]"));
     }

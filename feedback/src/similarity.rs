@@ -53,7 +53,9 @@ impl Fingerprints {
     /// `String::from_utf8_lossy`); a source shorter than [`K_GRAM`] tokens has none.
     pub fn of(source: &str) -> Fingerprints {
         let hashes: Vec<u64> = tokens(source).windows(K_GRAM).map(kgram_hash).collect();
-        Fingerprints { hashes: winnow(&hashes, WINDOW) }
+        Fingerprints {
+            hashes: winnow(&hashes, WINDOW),
+        }
     }
 
     /// These fingerprints less those of `template`, the week's starter file: what the student wrote.
@@ -111,7 +113,13 @@ pub struct Pair {
 pub fn alike_pairs(submissions: &[Fingerprints]) -> Vec<Pair> {
     let mut pairs: Vec<Pair> = (0..submissions.len())
         .flat_map(|a| (a + 1..submissions.len()).map(move |b| (a, b)))
-        .filter_map(|(a, b)| Some(Pair { a, b, similarity: too_alike(&submissions[a], &submissions[b])? }))
+        .filter_map(|(a, b)| {
+            Some(Pair {
+                a,
+                b,
+                similarity: too_alike(&submissions[a], &submissions[b])?,
+            })
+        })
         .collect();
     pairs.sort_by(|x, y| y.similarity.total_cmp(&x.similarity));
     pairs
@@ -123,7 +131,10 @@ pub fn alike_pairs(submissions: &[Fingerprints]) -> Vec<Pair> {
 fn winnow(hashes: &[u64], window: usize) -> BTreeSet<u64> {
     // At least 1: `windows(0)` panics, and no hashes give no windows anyway.
     let width = window.min(hashes.len()).max(1);
-    hashes.windows(width).filter_map(|hashes| hashes.iter().copied().min()).collect()
+    hashes
+        .windows(width)
+        .filter_map(|hashes| hashes.iter().copied().min())
+        .collect()
 }
 
 /// A 64-bit hash of a run of tokens: FNV-1a over their bytes, each token ended by 0xFF (no byte of
@@ -201,7 +212,10 @@ fn next_lexeme(rest: &str) -> (usize, Option<&str>) {
         let word = &rest[..identifier_length(rest)];
         (word.len(), Some(if KEYWORDS.contains(&word) { word } else { "I" }))
     } else {
-        let length = OPERATORS.iter().find(|operator| rest.starts_with(*operator)).map_or(first.len_utf8(), |operator| operator.len());
+        let length = OPERATORS
+            .iter()
+            .find(|operator| rest.starts_with(*operator))
+            .map_or(first.len_utf8(), |operator| operator.len());
         (length, Some(&rest[..length]))
     }
 }
@@ -211,7 +225,8 @@ fn next_lexeme(rest: &str) -> (usize, Option<&str>) {
 /// tokens like any code (`#` `I` ...): a `#define` can carry a copied body and `#pragma unroll` is a
 /// choice of the student's as much as a loop is.
 fn is_include(rest: &str) -> bool {
-    rest.strip_prefix('#').is_some_and(|directive| directive.trim_start_matches([' ', '\t']).starts_with("include"))
+    rest.strip_prefix('#')
+        .is_some_and(|directive| directive.trim_start_matches([' ', '\t']).starts_with("include"))
 }
 
 /// Up to the end of the line, the newline left for the whitespace rule.
@@ -251,13 +266,14 @@ fn number_length(rest: &str) -> usize {
 
 /// An identifier or keyword: letters, digits and `_` (letters of any script, which nvcc accepts).
 fn identifier_length(rest: &str) -> usize {
-    rest.find(|c: char| !(c == '_' || c.is_alphanumeric())).unwrap_or(rest.len())
+    rest.find(|c: char| !(c == '_' || c.is_alphanumeric()))
+        .unwrap_or(rest.len())
 }
 
 /// Operators of more than one character, longest first so `<<=` is not read as `<<` `=`.
 const OPERATORS: &[&str] = &[
-    "<<=", ">>=", "->*", "...", "::", "->", "++", "--", "<<", ">>", "<=", ">=", "==", "!=", "&&", "||", "+=", "-=", "*=", "/=", "%=", "&=",
-    "|=", "^=", ".*", "##",
+    "<<=", ">>=", "->*", "...", "::", "->", "++", "--", "<<", ">>", "<=", ">=", "==", "!=", "&&", "||", "+=", "-=",
+    "*=", "/=", "%=", "&=", "|=", "^=", ".*", "##",
 ];
 
 /// Words kept as themselves: C and C++ keywords, and CUDA's qualifiers, built-in variables and the
@@ -265,17 +281,100 @@ const OPERATORS: &[&str] = &[
 /// (where the barriers are, what lives in shared memory).
 const KEYWORDS: &[&str] = &[
     // C
-    "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum", "extern", "float", "for", "goto", "if",
-    "inline", "int", "long", "register", "restrict", "return", "short", "signed", "sizeof", "static", "struct", "switch", "typedef", "union",
-    "unsigned", "void", "volatile", "while",
+    "auto",
+    "break",
+    "case",
+    "char",
+    "const",
+    "continue",
+    "default",
+    "do",
+    "double",
+    "else",
+    "enum",
+    "extern",
+    "float",
+    "for",
+    "goto",
+    "if",
+    "inline",
+    "int",
+    "long",
+    "register",
+    "restrict",
+    "return",
+    "short",
+    "signed",
+    "sizeof",
+    "static",
+    "struct",
+    "switch",
+    "typedef",
+    "union",
+    "unsigned",
+    "void",
+    "volatile",
+    "while",
     // C++
-    "alignas", "alignof", "bool", "catch", "class", "constexpr", "const_cast", "decltype", "delete", "dynamic_cast", "explicit", "false",
-    "friend", "mutable", "namespace", "new", "noexcept", "nullptr", "operator", "private", "protected", "public", "reinterpret_cast",
-    "static_assert", "static_cast", "template", "this", "throw", "true", "try", "typeid", "typename", "using", "virtual",
+    "alignas",
+    "alignof",
+    "bool",
+    "catch",
+    "class",
+    "constexpr",
+    "const_cast",
+    "decltype",
+    "delete",
+    "dynamic_cast",
+    "explicit",
+    "false",
+    "friend",
+    "mutable",
+    "namespace",
+    "new",
+    "noexcept",
+    "nullptr",
+    "operator",
+    "private",
+    "protected",
+    "public",
+    "reinterpret_cast",
+    "static_assert",
+    "static_cast",
+    "template",
+    "this",
+    "throw",
+    "true",
+    "try",
+    "typeid",
+    "typename",
+    "using",
+    "virtual",
     // CUDA
-    "__global__", "__device__", "__host__", "__shared__", "__constant__", "__managed__", "__restrict__", "__forceinline__", "__noinline__",
-    "__launch_bounds__", "__syncthreads", "__syncwarp", "__threadfence", "__threadfence_block", "__ldg", "__shfl_sync", "__shfl_down_sync",
-    "__shfl_xor_sync", "atomicAdd", "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize",
+    "__global__",
+    "__device__",
+    "__host__",
+    "__shared__",
+    "__constant__",
+    "__managed__",
+    "__restrict__",
+    "__forceinline__",
+    "__noinline__",
+    "__launch_bounds__",
+    "__syncthreads",
+    "__syncwarp",
+    "__threadfence",
+    "__threadfence_block",
+    "__ldg",
+    "__shfl_sync",
+    "__shfl_down_sync",
+    "__shfl_xor_sync",
+    "atomicAdd",
+    "threadIdx",
+    "blockIdx",
+    "blockDim",
+    "gridDim",
+    "warpSize",
 ];
 
 #[cfg(test)]
@@ -307,19 +406,43 @@ mod tests {
     fn identifiers_and_literals_are_renamed_and_comments_dropped() {
         let source = "#include <cstdio>\n__global__ void f(float* x) { x[threadIdx.x] = 1.5e-3f; } // done\n/* gone */";
         let expected = [
-            "__global__", "void", "I", "(", "float", "*", "I", ")", "{", "I", "[", "threadIdx", ".", "I", "]", "=", "L", ";", "}",
+            "__global__",
+            "void",
+            "I",
+            "(",
+            "float",
+            "*",
+            "I",
+            ")",
+            "{",
+            "I",
+            "[",
+            "threadIdx",
+            ".",
+            "I",
+            "]",
+            "=",
+            "L",
+            ";",
+            "}",
         ];
         assert_eq!(tokens(source), expected);
     }
 
     #[test]
     fn other_directives_keep_their_tokens() {
-        assert_eq!(tokens("#pragma unroll\n#  include \"x.cuh\"\n#define N 16"), ["#", "I", "I", "#", "I", "I", "L"]);
+        assert_eq!(
+            tokens("#pragma unroll\n#  include \"x.cuh\"\n#define N 16"),
+            ["#", "I", "I", "#", "I", "I", "L"]
+        );
     }
 
     #[test]
     fn operators_are_read_longest_first() {
-        assert_eq!(tokens("a <<= b->c && d >> 1"), ["I", "<<=", "I", "->", "I", "&&", "I", ">>", "L"]);
+        assert_eq!(
+            tokens("a <<= b->c && d >> 1"),
+            ["I", "<<=", "I", "->", "I", "&&", "I", ">>", "L"]
+        );
     }
 
     #[test]
@@ -337,26 +460,54 @@ mod tests {
 
     #[test]
     fn our_solution_and_two_independent_ones_are_not_flagged() {
-        for (a, b) in [(OURS, INDEPENDENT_1), (OURS, INDEPENDENT_2), (INDEPENDENT_1, INDEPENDENT_2)] {
+        for (a, b) in [
+            (OURS, INDEPENDENT_1),
+            (OURS, INDEPENDENT_2),
+            (INDEPENDENT_1, INDEPENDENT_2),
+        ] {
             let score = score(a, b);
             assert!(score < TOO_ALIKE, "{a} against {b}: {score:.3}, flagged at {TOO_ALIKE}");
         }
         let week = [week_3(OURS), week_3(INDEPENDENT_1), week_3(INDEPENDENT_2)];
-        assert_eq!(alike_pairs(&week), [], "sizes {} {} {}", week[0].len(), week[1].len(), week[2].len());
+        assert_eq!(
+            alike_pairs(&week),
+            [],
+            "sizes {} {} {}",
+            week[0].len(),
+            week[1].len(),
+            week[2].len()
+        );
     }
 
     #[test]
     fn a_renamed_and_reordered_copy_is_flagged() {
         let score = score(OURS, RENAMED_COPY);
-        assert!(score >= TOO_ALIKE, "{OURS} against {RENAMED_COPY}: {score:.3}, flagged at {TOO_ALIKE}");
-        let week = [week_3(INDEPENDENT_1), week_3(OURS), week_3(INDEPENDENT_2), week_3(RENAMED_COPY)];
-        assert_eq!(alike_pairs(&week), [Pair { a: 1, b: 3, similarity: score }]);
+        assert!(
+            score >= TOO_ALIKE,
+            "{OURS} against {RENAMED_COPY}: {score:.3}, flagged at {TOO_ALIKE}"
+        );
+        let week = [
+            week_3(INDEPENDENT_1),
+            week_3(OURS),
+            week_3(INDEPENDENT_2),
+            week_3(RENAMED_COPY),
+        ];
+        assert_eq!(
+            alike_pairs(&week),
+            [Pair {
+                a: 1,
+                b: 3,
+                similarity: score
+            }]
+        );
     }
 
     #[test]
     fn a_copy_with_other_comments_scores_one() {
         let ours = repository_file(OURS);
-        let recommented = ours.replace("// ", "// in my own words: ").replace("    // END ASSIGNMENT\n", "/* done */\n\n");
+        let recommented = ours
+            .replace("// ", "// in my own words: ")
+            .replace("    // END ASSIGNMENT\n", "/* done */\n\n");
         let template = Fingerprints::of(&repository_file(TEMPLATE));
         let score = similarity(&week_3(OURS), &Fingerprints::of(&recommented).without(&template));
         assert_eq!(score, 1.0, "{OURS} against itself with other comments: {score:.3}");
@@ -378,9 +529,15 @@ mod tests {
         let template = Fingerprints::of(&starter);
         for other in [untouched.as_str(), &repository_file(OURS)] {
             let whole_score = similarity(&Fingerprints::of(&untouched), &Fingerprints::of(other));
-            let week = [Fingerprints::of(&untouched).without(&template), Fingerprints::of(other).without(&template)];
+            let week = [
+                Fingerprints::of(&untouched).without(&template),
+                Fingerprints::of(other).without(&template),
+            ];
             let score = similarity(&week[0], &week[1]);
-            assert!(whole_score >= TOO_ALIKE && score == 0.0, "whole files {whole_score:.3}, less the template {score:.3}");
+            assert!(
+                whole_score >= TOO_ALIKE && score == 0.0,
+                "whole files {whole_score:.3}, less the template {score:.3}"
+            );
             assert_eq!(alike_pairs(&week), []);
         }
     }
@@ -398,10 +555,23 @@ mod tests {
 
     #[test]
     fn odd_text_does_not_panic() {
-        let bytes = [b"__global__ void \xff\xfe k(int* x) { x[0] = '\xe9'; }".as_slice(), "int é = 1; \u{FFFD}\u{FFFD} float ü;".as_bytes()].concat();
+        let bytes = [
+            b"__global__ void \xff\xfe k(int* x) { x[0] = '\xe9'; }".as_slice(),
+            "int é = 1; \u{FFFD}\u{FFFD} float ü;".as_bytes(),
+        ]
+        .concat();
         let lossy = String::from_utf8_lossy(&bytes);
         assert!(tokens(&lossy).contains(&"\u{FFFD}"));
-        for source in [&*lossy, "int x = 1; /* never closed", "char* s = \"never closed\nint y;", "x = '\\", "#include", "1e+", ".5", "/*/"] {
+        for source in [
+            &*lossy,
+            "int x = 1; /* never closed",
+            "char* s = \"never closed\nint y;",
+            "x = '\\",
+            "#include",
+            "1e+",
+            ".5",
+            "/*/",
+        ] {
             Fingerprints::of(source);
         }
         assert_eq!(tokens("s = \"open\nint y;"), ["I", "=", "L", "int", "I", ";"]);
@@ -410,10 +580,17 @@ mod tests {
     #[test]
     fn pairs_come_most_alike_first() {
         let ours = repository_file(OURS);
-        let week = [Fingerprints::of(&ours), Fingerprints::of(&repository_file(RENAMED_COPY)), Fingerprints::of(&ours)];
+        let week = [
+            Fingerprints::of(&ours),
+            Fingerprints::of(&repository_file(RENAMED_COPY)),
+            Fingerprints::of(&ours),
+        ];
         let pairs = alike_pairs(&week);
         assert_eq!((pairs[0].a, pairs[0].b, pairs[0].similarity), (0, 2, 1.0));
-        assert!(pairs.windows(2).all(|two| two[0].similarity >= two[1].similarity), "{pairs:?}");
+        assert!(
+            pairs.windows(2).all(|two| two[0].similarity >= two[1].similarity),
+            "{pairs:?}"
+        );
     }
 
     /// A copy padded between its statements with what does nothing is still the copy.
@@ -422,7 +599,10 @@ mod tests {
         let ours = repository_file(OURS);
         let template = Fingerprints::of(&repository_file(TEMPLATE));
         let padded = ours.replace(";\n", "; (void)0;;\n").replace("{\n", "{ {}\n");
-        let score = too_alike(&Fingerprints::of(&ours).without(&template), &Fingerprints::of(&padded).without(&template));
+        let score = too_alike(
+            &Fingerprints::of(&ours).without(&template),
+            &Fingerprints::of(&padded).without(&template),
+        );
         assert_eq!(score, Some(1.0), "{score:?}");
     }
 
@@ -432,7 +612,8 @@ mod tests {
     fn an_independent_week_1_kernel_is_not_flagged() {
         let template = Fingerprints::of(&repository_file("assignments/01-simpson/simpson.cu"));
         let ours = Fingerprints::of(&repository_file("kernels/cuda/simpson.cu")).without(&template);
-        let theirs = Fingerprints::of(&repository_file("feedback/tests/fixtures/01-simpson/independent.cu")).without(&template);
+        let theirs =
+            Fingerprints::of(&repository_file("feedback/tests/fixtures/01-simpson/independent.cu")).without(&template);
         assert!(too_alike(&ours, &theirs).is_none(), "{:.3}", similarity(&ours, &theirs));
         assert!(too_alike(&ours, &ours.clone()).is_some(), "a copy of ours is flagged");
     }

@@ -19,7 +19,14 @@ pub enum Cases {
 
 /// The page of submission `row` of `grades`, graded in `run`; `case_names` are the case set's cases
 /// (from any run's details), which a page without details of its own needs to hide them.
-pub fn page(week: &str, grades: &Grades, row: usize, run: &Run, cases: Cases, case_names: Option<&[String]>) -> Vec<Block> {
+pub fn page(
+    week: &str,
+    grades: &Grades,
+    row: usize,
+    run: &Run,
+    cases: Cases,
+    case_names: Option<&[String]>,
+) -> Vec<Block> {
     let student = grades.field(row, "student");
     let mut blocks = vec![Block::Heading(1, format!("Feedback for {student}: week {week}"))];
     blocks.push(Block::List(summary(grades, row, run.details.as_ref(), cases)));
@@ -27,8 +34,15 @@ pub fn page(week: &str, grades: &Grades, row: usize, run: &Run, cases: Cases, ca
         Some(details) => blocks.extend(checks(details, cases)),
         None => blocks.extend(verdicts_only(grades, row, cases, case_names)),
     }
-    if let Some(details) = run.details.as_ref().filter(|details| !details.outputs.is_empty() && cases == Cases::Shown) {
-        blocks.push(Block::Heading(2, "What your kernel printed in the cases that failed".into()));
+    if let Some(details) = run
+        .details
+        .as_ref()
+        .filter(|details| !details.outputs.is_empty() && cases == Cases::Shown)
+    {
+        blocks.push(Block::Heading(
+            2,
+            "What your kernel printed in the cases that failed".into(),
+        ));
         for printed in &details.outputs {
             for (stream, text) in [("stdout", &printed.stdout), ("stderr", &printed.stderr)] {
                 if !text.trim().is_empty() {
@@ -51,12 +65,18 @@ fn summary(grades: &Grades, row: usize, details: Option<&Details>, cases: Cases)
     let field = |name: &str| grades.field(row, name);
     let mut lines = vec![Cell::Text(format!("File graded: {}", field("file")))];
     if cases == Cases::Shown {
-        lines.push(Cell::Text(format!("Case set: {}", details.map_or(field("case set"), |details| details.case_set.as_str()))));
+        lines.push(Cell::Text(format!(
+            "Case set: {}",
+            details.map_or(field("case set"), |details| details.case_set.as_str())
+        )));
     }
     lines.push(Cell::Text(format!("Passed: {} checks", or_dash(field("passed")))));
     lines.push(Cell::Text(format!("Score: {}", or_dash(field("score")))));
     if !field("time ratio").is_empty() {
-        lines.push(Cell::Text(format!("Your time over ours (geometric mean of the cases that passed): {}", field("time ratio"))));
+        lines.push(Cell::Text(format!(
+            "Your time over ours (geometric mean of the cases that passed): {}",
+            field("time ratio")
+        )));
     }
     for name in ["flags", "note"] {
         if !field(name).is_empty() {
@@ -74,7 +94,19 @@ fn summary(grades: &Grades, row: usize, details: Option<&Details>, cases: Cases)
 
 /// The table of every rule and case, as the lab's `--check` prints it.
 fn checks(details: &Details, cases: Cases) -> Vec<Block> {
-    let header = ["check", "verdict", "wrong", "first wrong element", "its value", "expected", "computed by", "your time in ms", "ours", "ratio", "found outside the values"];
+    let header = [
+        "check",
+        "verdict",
+        "wrong",
+        "first wrong element",
+        "its value",
+        "expected",
+        "computed by",
+        "your time in ms",
+        "ours",
+        "ratio",
+        "found outside the values",
+    ];
     let mut hidden = 0;
     let rows = details
         .rows
@@ -82,17 +114,28 @@ fn checks(details: &Details, cases: Cases) -> Vec<Block> {
         .map(|row| {
             let hide = cases == Cases::Hidden && details.is_case(row);
             hidden += usize::from(hide);
-            let name = if hide { format!("hidden case {hidden}") } else { row.case.clone() };
+            let name = if hide {
+                format!("hidden case {hidden}")
+            } else {
+                row.case.clone()
+            };
             cells(row, name, hide)
         })
         .collect();
     let mut blocks = vec![Block::Heading(2, "Rules and cases".into())];
     if let Some(error) = &details.compile_error {
         // The lab's error ends with nvcc's first error; all of nvcc's messages are in the last section.
-        let first = error.rsplit_once("the first: ").map_or(error.as_str(), |(_, first)| first);
-        blocks.push(Block::Paragraph(format!("The file did not compile, so every check fails. nvcc's first error: {first}")));
+        let first = error
+            .rsplit_once("the first: ")
+            .map_or(error.as_str(), |(_, first)| first);
+        blocks.push(Block::Paragraph(format!(
+            "The file did not compile, so every check fails. nvcc's first error: {first}"
+        )));
     }
-    blocks.push(Block::Table { header: header.iter().map(|h| h.to_string()).collect(), rows });
+    blocks.push(Block::Table {
+        header: header.iter().map(|h| h.to_string()).collect(),
+        rows,
+    });
     if hidden > 0 {
         blocks.push(Block::Paragraph(format!("The {hidden} cases are the teacher's hidden ones: only their verdicts are shown (a fault's message too would tell their sizes).")));
     }
@@ -109,16 +152,33 @@ fn cells(row: &Row, name: String, hide: bool) -> Vec<Cell> {
         Ok(outcome) => {
             cells.push(Cell::Text(format!("{} of {}", outcome.wrong, outcome.elements)));
             match &outcome.first {
-                Some(first) => cells.extend([first.position.clone(), first.value.clone(), first.expected.clone(), first.computed_by.clone()].map(Cell::Text)),
+                Some(first) => cells.extend(
+                    [
+                        first.position.clone(),
+                        first.value.clone(),
+                        first.expected.clone(),
+                        first.computed_by.clone(),
+                    ]
+                    .map(Cell::Text),
+                ),
                 None => cells.extend([dash(), dash(), dash(), dash()]),
             }
             match &outcome.times {
-                Some(times) => cells.extend([format!("{:.4}", times.student_ms), format!("{:.4}", times.ours_ms), format!("{:.2}x", times.ratio())].map(Cell::Text)),
+                Some(times) => cells.extend(
+                    [
+                        format!("{:.4}", times.student_ms),
+                        format!("{:.4}", times.ours_ms),
+                        format!("{:.2}x", times.ratio()),
+                    ]
+                    .map(Cell::Text),
+                ),
                 None => cells.extend([dash(), dash(), dash()]),
             }
             cells.push(outcome.finding.clone().map_or_else(dash, Cell::Text));
         }
-        Err(NoResult::Machine(why)) => cells.push(Cell::Text(format!("not run: the machine could not ({why}); this says nothing of your kernel"))),
+        Err(NoResult::Machine(why)) => cells.push(Cell::Text(format!(
+            "not run: the machine could not ({why}); this says nothing of your kernel"
+        ))),
         Err(why) => cells.push(Cell::Text(why.why().to_string())),
     }
     cells.resize(11, Cell::Text(String::new()));
@@ -135,11 +195,24 @@ fn verdicts_only(grades: &Grades, row: usize, cases: Cases, case_names: Option<&
             let name = &grades.header[column];
             let hide = cases == Cases::Hidden && case_names.is_none_or(|names| names.contains(name));
             hidden += usize::from(hide);
-            let shown = if hide { format!("hidden case {hidden}") } else { name.clone() };
-            vec![Cell::Text(shown), Cell::Text(or_dash(&grades.rows[row][column]).to_string())]
+            let shown = if hide {
+                format!("hidden case {hidden}")
+            } else {
+                name.clone()
+            };
+            vec![
+                Cell::Text(shown),
+                Cell::Text(or_dash(&grades.rows[row][column]).to_string()),
+            ]
         })
         .collect();
-    vec![Block::Heading(2, "Rules and cases".into()), Block::Table { header: vec!["check".into(), "verdict".into()], rows }]
+    vec![
+        Block::Heading(2, "Rules and cases".into()),
+        Block::Table {
+            header: vec!["check".into(), "verdict".into()],
+            rows,
+        },
+    ]
 }
 
 fn or_dash(text: &str) -> &str {
@@ -152,5 +225,7 @@ fn or_dash(text: &str) -> &str {
 
 fn capitalised(text: &str) -> String {
     let mut chars = text.chars();
-    chars.next().map_or(String::new(), |first| first.to_uppercase().chain(chars).collect())
+    chars
+        .next()
+        .map_or(String::new(), |first| first.to_uppercase().chain(chars).collect())
 }

@@ -28,7 +28,10 @@ fn pages(out: &Path, extra: &[&str]) -> (bool, String) {
         .args(extra)
         .output()
         .unwrap();
-    (output.status.success(), String::from_utf8_lossy(&output.stderr).into_owned())
+    (
+        output.status.success(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
 }
 
 fn read(path: PathBuf) -> String {
@@ -37,7 +40,12 @@ fn read(path: PathBuf) -> String {
 
 /// The page of the student whose name ends the file's name (`017-writes-past-c.md`).
 fn page_of(out: &Path, student: &str, suffix: &str) -> String {
-    let entry = std::fs::read_dir(out).unwrap().flatten().find(|entry| entry.file_name().to_string_lossy().ends_with(&format!("-{student}.{suffix}")));
+    let entry = std::fs::read_dir(out).unwrap().flatten().find(|entry| {
+        entry
+            .file_name()
+            .to_string_lossy()
+            .ends_with(&format!("-{student}.{suffix}"))
+    });
     read(entry.unwrap_or_else(|| panic!("no page of {student}")).path())
 }
 
@@ -47,23 +55,51 @@ fn every_student_has_a_page_and_the_class_page_links_each_and_says_who_to_look_a
     let (ok, stderr) = pages(&out, &[]);
     assert!(ok, "{stderr}");
     let index = read(out.join("index.html"));
-    let links: Vec<&str> = index.split("href=\"").skip(1).map(|rest| rest.split('"').next().unwrap()).collect();
+    let links: Vec<&str> = index
+        .split("href=\"")
+        .skip(1)
+        .map(|rest| rest.split('"').next().unwrap())
+        .collect();
     assert!(links.iter().all(|link| out.join(link).is_file()), "{links:?}");
     let mut linked: Vec<&str> = links.clone();
     linked.sort_unstable();
     linked.dedup();
     assert_eq!(linked.len(), 19, "{linked:?}");
-    assert!(index.contains("Week 03-mmm-tiled: 19 submissions") && index.contains("6 passed every check, 1 did not compile"), "{index}");
+    assert!(
+        index.contains("Week 03-mmm-tiled: 19 submissions")
+            && index.contains("6 passed every check, 1 did not compile"),
+        "{index}"
+    );
     assert!(index.contains("<svg") && index.matches("<rect").count() > 7, "the plot");
     // Who to look at: the file that did not compile, the kernel that traps, the copies.
-    let section = |title: &str| index.split(title).nth(1).and_then(|rest| rest.split("</ul>").next()).unwrap_or_default().to_string();
+    let section = |title: &str| {
+        index
+            .split(title)
+            .nth(1)
+            .and_then(|rest| rest.split("</ul>").next())
+            .unwrap_or_default()
+            .to_string()
+    };
     assert!(section("Did not compile:").contains("does-not-compile"), "{index}");
     assert!(section("Faulted:").contains("traps: "), "{index}");
     let pairs = section("Submissions too alike");
-    assert!(pairs.contains("copy-renamed-by-sed and renamed-copy") || pairs.contains("renamed-copy and copy-renamed-by-sed"), "{pairs}");
-    assert!(!pairs.contains("independent-"), "independent solutions flagged: {pairs}");
-    assert!(section("Too like our own files").contains("renamed-copy: 99% like our kernels/cuda/mmm.cu"), "{index}");
-    assert!(index.contains("written outside C: C[m*n + N], N elements past the end"), "findings by kind: {index}");
+    assert!(
+        pairs.contains("copy-renamed-by-sed and renamed-copy")
+            || pairs.contains("renamed-copy and copy-renamed-by-sed"),
+        "{pairs}"
+    );
+    assert!(
+        !pairs.contains("independent-"),
+        "independent solutions flagged: {pairs}"
+    );
+    assert!(
+        section("Too like our own files").contains("renamed-copy: 99% like our kernels/cuda/mmm.cu"),
+        "{index}"
+    );
+    assert!(
+        index.contains("written outside C: C[m*n + N], N elements past the end"),
+        "findings by kind: {index}"
+    );
     // Nothing is overwritten: a second run into the same folder stops at the first page.
     let (again, stderr) = pages(&out, &[]);
     assert!(!again && stderr.contains("it must not exist yet"), "{stderr}");
@@ -75,9 +111,16 @@ fn a_students_page_says_what_failed_where_and_what_nvcc_said() {
     let out = fresh("students");
     assert!(pages(&out, &[]).0);
     let past = page_of(&out, "writes-past-c", "md");
-    assert!(past.contains("| mmm f64, 17 x 33 times 33 x 5 | FAIL | 0 of 85 |") && past.contains("written outside C: C\\[m\\*n \\+ 40\\]"), "{past}");
+    assert!(
+        past.contains("| mmm f64, 17 x 33 times 33 x 5 | FAIL | 0 of 85 |")
+            && past.contains("written outside C: C\\[m\\*n \\+ 40\\]"),
+        "{past}"
+    );
     let uncompiled = page_of(&out, "does-not-compile", "md");
-    assert!(uncompiled.contains("The file did not compile") && uncompiled.contains("(21): error: "), "{uncompiled}");
+    assert!(
+        uncompiled.contains("The file did not compile") && uncompiled.contains("(21): error: "),
+        "{uncompiled}"
+    );
     let traps = page_of(&out, "traps", "html");
     assert!(traps.contains("<span class=\"FAULT\">FAULT</span>"), "{traps}");
     let two = page_of(&out, "two-files", "md");
@@ -92,13 +135,33 @@ fn a_students_page_says_what_failed_where_and_what_nvcc_said() {
 fn hidden_cases_show_their_verdicts_and_nothing_of_their_sizes_or_values() {
     let out = fresh("hidden");
     assert!(pages(&out, &["--hide-cases"]).0);
-    for entry in std::fs::read_dir(&out).unwrap().flatten().filter(|entry| entry.file_name() != "index.html") {
+    for entry in std::fs::read_dir(&out)
+        .unwrap()
+        .flatten()
+        .filter(|entry| entry.file_name() != "index.html")
+    {
         let page = read(entry.path());
-        let leaks = ["x 999", "17 x 33", "C[m*n", "C\\[m", "0 of 85", "of 1001000", "3e07eb7411a21322", "CUDA_ERROR"];
-        assert!(leaks.iter().all(|leak| !page.contains(leak)), "{}: {page}", entry.path().display());
+        let leaks = [
+            "x 999",
+            "17 x 33",
+            "C[m*n",
+            "C\\[m",
+            "0 of 85",
+            "of 1001000",
+            "3e07eb7411a21322",
+            "CUDA_ERROR",
+        ];
+        assert!(
+            leaks.iter().all(|leak| !page.contains(leak)),
+            "{}: {page}",
+            entry.path().display()
+        );
     }
     let past = page_of(&out, "writes-past-c", "md");
-    assert!(past.contains("| hidden case 2 | FAIL | - | - | - | - | - | - | - | - | - |"), "{past}");
+    assert!(
+        past.contains("| hidden case 2 | FAIL | - | - | - | - | - | - | - | - | - |"),
+        "{past}"
+    );
     let _ = std::fs::remove_dir_all(&out);
 }
 
@@ -116,13 +179,24 @@ fn alike_finds_the_same_pairs_again() {
     let repository = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let mut ours = vec!["kernels/cuda/mmm.cu".to_string()];
     for folder in ["broken", "adversarial"] {
-        let mut files: Vec<String> = std::fs::read_dir(repository.join("assignments/03-mmm-tiled").join(folder)).unwrap().flatten().map(|e| format!("assignments/03-mmm-tiled/{folder}/{}", e.file_name().to_string_lossy())).collect();
+        let mut files: Vec<String> = std::fs::read_dir(repository.join("assignments/03-mmm-tiled").join(folder))
+            .unwrap()
+            .flatten()
+            .map(|e| format!("assignments/03-mmm-tiled/{folder}/{}", e.file_name().to_string_lossy()))
+            .collect();
         files.sort();
         ours.extend(files);
     }
     let status = Command::new(env!("CARGO_BIN_EXE_feedback"))
         .current_dir(&repository)
-        .args(["alike", "--count", "19", "--template", "assignments/03-mmm-tiled/mmm.cu", "--runs"])
+        .args([
+            "alike",
+            "--count",
+            "19",
+            "--template",
+            "assignments/03-mmm-tiled/mmm.cu",
+            "--runs",
+        ])
         .arg(&runs)
         .args(ours.iter().flat_map(|file| ["--ours", file.as_str()]))
         .status()
@@ -130,7 +204,12 @@ fn alike_finds_the_same_pairs_again() {
     assert!(status.success());
     for index in 0..19 {
         let name = |dir: &Path| read(dir.join(format!("{index}.alike")));
-        assert_eq!(name(&runs), name(&fixture), "submission {index} ({})", read(fixture.join(format!("{index}.name"))));
+        assert_eq!(
+            name(&runs),
+            name(&fixture),
+            "submission {index} ({})",
+            read(fixture.join(format!("{index}.name")))
+        );
     }
     let _ = std::fs::remove_dir_all(&runs);
 }

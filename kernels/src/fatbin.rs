@@ -36,7 +36,10 @@ pub fn entries(bytes: &[u8]) -> Result<Vec<Entry>, String> {
     }
     let header = read_u16(bytes, 6).ok_or("truncated fatbin header")? as usize;
     let size = read_u64(bytes, 8).ok_or("truncated fatbin header")?;
-    let end = usize::try_from(size).ok().and_then(|size| size.checked_add(header)).filter(|&end| end <= bytes.len());
+    let end = usize::try_from(size)
+        .ok()
+        .and_then(|size| size.checked_add(header))
+        .filter(|&end| end <= bytes.len());
     let end = end.ok_or_else(|| format!("the fatbin says it holds {size} bytes, more than there are"))?;
     let mut entries = Vec::new();
     let mut at = header;
@@ -51,8 +54,12 @@ pub fn entries(bytes: &[u8]) -> Result<Vec<Entry>, String> {
         let payload = read_u64(bytes, at + 8).ok_or_else(truncated)?;
         let arch = read_u32(bytes, at + 28).ok_or_else(truncated)?;
         entries.push(Entry { kind, arch });
-        let next = usize::try_from(payload).ok().and_then(|payload| at.checked_add(entry_header)?.checked_add(payload));
-        at = next.filter(|&next| next > at && next <= end).ok_or_else(|| format!("entry at byte {at} has no size or runs past the fatbin's end"))?;
+        let next = usize::try_from(payload)
+            .ok()
+            .and_then(|payload| at.checked_add(entry_header)?.checked_add(payload));
+        at = next
+            .filter(|&next| next > at && next <= end)
+            .ok_or_else(|| format!("entry at byte {at} has no size or runs past the fatbin's end"))?;
     }
     Ok(entries)
 }
@@ -62,8 +69,18 @@ pub fn entries(bytes: &[u8]) -> Result<Vec<Entry>, String> {
 /// version 1 and a 16-byte header; the magic number alone is no fatbin (code that compares with it
 /// holds it too).
 pub fn find_all(bytes: &[u8]) -> Vec<(usize, Result<Vec<Entry>, String>)> {
-    let start = [MAGIC.to_le_bytes().as_slice(), &1u16.to_le_bytes(), &16u16.to_le_bytes()].concat();
-    bytes.windows(start.len()).enumerate().filter(|(_, window)| *window == start).map(|(at, _)| (at, entries(&bytes[at..]))).collect()
+    let start = [
+        MAGIC.to_le_bytes().as_slice(),
+        &1u16.to_le_bytes(),
+        &16u16.to_le_bytes(),
+    ]
+    .concat();
+    bytes
+        .windows(start.len())
+        .enumerate()
+        .filter(|(_, window)| *window == start)
+        .map(|(at, _)| (at, entries(&bytes[at..])))
+        .collect()
 }
 
 fn read_u16(bytes: &[u8], at: usize) -> Option<u16> {
@@ -105,9 +122,28 @@ mod tests {
     #[test]
     fn reads_kinds_and_architectures() {
         let bytes = fatbin(&[(2, 75), (1, 75), (2, 90)], 24);
-        let expected = [Entry { kind: Kind::Elf, arch: 75 }, Entry { kind: Kind::Ptx, arch: 75 }, Entry { kind: Kind::Elf, arch: 90 }];
+        let expected = [
+            Entry {
+                kind: Kind::Elf,
+                arch: 75,
+            },
+            Entry {
+                kind: Kind::Ptx,
+                arch: 75,
+            },
+            Entry {
+                kind: Kind::Elf,
+                arch: 90,
+            },
+        ];
         assert_eq!(entries(&bytes), Ok(expected.to_vec()));
-        assert_eq!(entries(&fatbin(&[(7, 80)], 8)), Ok(vec![Entry { kind: Kind::Other(7), arch: 80 }]));
+        assert_eq!(
+            entries(&fatbin(&[(7, 80)], 8)),
+            Ok(vec![Entry {
+                kind: Kind::Other(7),
+                arch: 80
+            }])
+        );
     }
 
     #[test]
@@ -118,10 +154,19 @@ mod tests {
         binary.extend(fatbin(&[(2, 90), (1, 90)], 8));
         binary.extend(b"more");
         binary.extend(fatbin(&[(2, 120)], 8));
-        let found: Vec<(usize, Vec<Entry>)> = find_all(&binary).into_iter().map(|(at, entries)| (at, entries.unwrap())).collect();
+        let found: Vec<(usize, Vec<Entry>)> = find_all(&binary)
+            .into_iter()
+            .map(|(at, entries)| (at, entries.unwrap()))
+            .collect();
         assert_eq!(found.len(), 2);
         assert_eq!(found[0].0, 20);
-        assert_eq!(found[1].1, [Entry { kind: Kind::Elf, arch: 120 }]);
+        assert_eq!(
+            found[1].1,
+            [Entry {
+                kind: Kind::Elf,
+                arch: 120
+            }]
+        );
     }
 
     #[test]
@@ -130,10 +175,15 @@ mod tests {
         for cut in 0..whole.len() {
             let _ = entries(&whole[..cut]);
         }
-        assert!(entries(&whole[..whole.len() - 1]).unwrap_err().contains("more than there are"));
+        assert!(entries(&whole[..whole.len() - 1])
+            .unwrap_err()
+            .contains("more than there are"));
         let mut zero_sized = fatbin(&[(2, 90)], 0);
         zero_sized[16 + 4..16 + 8].copy_from_slice(&0u32.to_le_bytes());
-        assert!(entries(&zero_sized).unwrap_err().contains("has no size"), "an entry of size 0 would loop forever");
+        assert!(
+            entries(&zero_sized).unwrap_err().contains("has no size"),
+            "an entry of size 0 would loop forever"
+        );
         assert_eq!(entries(b"nope"), Err("not a fatbin (no magic 0xBA55ED50)".to_string()));
     }
 }

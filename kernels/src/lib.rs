@@ -89,10 +89,20 @@ impl Code {
 impl KernelImage {
     /// The build a GPU of architecture `gpu` (86 for compute capability 8.6) runs: see [`choose`].
     pub fn code_for(&self, gpu: u32) -> Option<Code> {
-        let has_ptx = |build: &&ArchImage| self.ptx_inside && (!self.linked_with_device_runtime || build.relocatable_ptx.is_some());
-        let (arch, machine) = choose(self.builds.iter().map(|build| build.arch), self.builds.iter().filter(has_ptx).map(|build| build.arch), gpu)?;
+        let has_ptx = |build: &&ArchImage| {
+            self.ptx_inside && (!self.linked_with_device_runtime || build.relocatable_ptx.is_some())
+        };
+        let (arch, machine) = choose(
+            self.builds.iter().map(|build| build.arch),
+            self.builds.iter().filter(has_ptx).map(|build| build.arch),
+            gpu,
+        )?;
         let build = self.builds.iter().find(|build| build.arch == arch)?;
-        Some(if machine { Code::Machine(build) } else { Code::Ptx(build) })
+        Some(if machine {
+            Code::Machine(build)
+        } else {
+            Code::Ptx(build)
+        })
     }
 
     /// The build for the newest architecture: a student's image has only this one, made for the GPU it
@@ -118,14 +128,24 @@ impl KernelImage {
     /// The ptxas report of the build a GPU of architecture `gpu` runs, with how it runs it.
     pub fn report_for(&self, gpu: u32) -> Result<(Code, ptxas::Report), String> {
         let code = self.code_or_error(gpu)?;
-        let report = code.build().report().map_err(|err| format!("the ptxas report of {} for {}: {err}", self.source, arch_name(code.build().arch)))?;
+        let report = code.build().report().map_err(|err| {
+            format!(
+                "the ptxas report of {} for {}: {err}",
+                self.source,
+                arch_name(code.build().arch)
+            )
+        })?;
         Ok((code, report))
     }
 
     /// Whether every build has `kernel` as an entry: what the labs' tests ask of a kernel that needs
     /// nothing newer than the oldest architecture.
     pub fn in_every_build(&self, kernel: &str) -> bool {
-        self.builds.iter().all(|build| build.report().is_ok_and(|report| report.function(kernel).is_some_and(|f| f.is_entry())))
+        self.builds.iter().all(|build| {
+            build
+                .report()
+                .is_ok_and(|report| report.function(kernel).is_some_and(|f| f.is_entry()))
+        })
     }
 
     /// Why `kernel` cannot run on a GPU of architecture `gpu` from this image, or `Ok` where it can:
@@ -135,7 +155,12 @@ impl KernelImage {
         let code = self.code_or_error(gpu)?;
         let Some(needs) = needs(kernel) else { return Ok(()) };
         if gpu < needs.arch {
-            return Err(format!("needs {} ({}), this GPU is {}", arch_name(needs.arch), needs.feature, arch_name(gpu)));
+            return Err(format!(
+                "needs {} ({}), this GPU is {}",
+                arch_name(needs.arch),
+                needs.feature,
+                arch_name(gpu)
+            ));
         }
         if code.build().arch < needs.arch {
             return Err(format!(
@@ -155,7 +180,11 @@ impl KernelImage {
 /// newest build not newer than the GPU (`with_ptx`), compiled when loading; none where every build is
 /// newer.
 /// Returns the build's architecture and whether it runs as machine code.
-pub fn choose(mut machine: impl DoubleEndedIterator<Item = u32>, mut with_ptx: impl DoubleEndedIterator<Item = u32>, gpu: u32) -> Option<(u32, bool)> {
+pub fn choose(
+    mut machine: impl DoubleEndedIterator<Item = u32>,
+    mut with_ptx: impl DoubleEndedIterator<Item = u32>,
+    gpu: u32,
+) -> Option<(u32, bool)> {
     if let Some(arch) = machine.rfind(|arch| arch / 10 == gpu / 10 && *arch <= gpu) {
         return Some((arch, true));
     }
@@ -167,7 +196,11 @@ pub fn choose(mut machine: impl DoubleEndedIterator<Item = u32>, mut with_ptx: i
 /// the driver".
 pub fn build_summary(gpu: u32) -> String {
     let built: Vec<String> = BUILT_ARCHS.iter().map(|&arch| arch_name(arch)).collect();
-    let runs = match choose(BUILT_ARCHS.into_iter(), BUILT_ARCHS.into_iter().filter(|_| WITH_PTX), gpu) {
+    let runs = match choose(
+        BUILT_ARCHS.into_iter(),
+        BUILT_ARCHS.into_iter().filter(|_| WITH_PTX),
+        gpu,
+    ) {
         Some((arch, true)) => format!("this GPU runs their {} machine code", arch_name(arch)),
         Some((arch, false)) => format!("this GPU runs their compute_{arch} PTX, compiled by the driver"),
         None => format!("none of them runs on this GPU: {}", rebuild_hint(WITH_PTX)),
@@ -199,13 +232,41 @@ pub struct Needs {
 /// each build against this list: a kernel is in a build exactly when the build's architecture is new
 /// enough.
 pub const NEEDS: [Needs; 7] = [
-    Needs { kernel: "async_copies_f32", arch: 80, feature: "cp.async" },
-    Needs { kernel: "async_copies_f64", arch: 80, feature: "cp.async" },
-    Needs { kernel: "warp_tiled_f32", arch: 80, feature: "cp.async" },
-    Needs { kernel: "dmma_m8n8k4_f64", arch: 80, feature: "FP64 tensor cores, mma m8n8k4, and cp.async" },
-    Needs { kernel: "dmma_m16n8k4_f64", arch: 90, feature: "FP64 mma m16n8k4, new with Hopper" },
-    Needs { kernel: "mma_tiled_f64", arch: 90, feature: "FP64 mma m16n8k4, new with Hopper" },
-    Needs { kernel: "mma_tiled_tf32", arch: 80, feature: "TF32 tensor cores, mma m16n8k8, and cp.async" },
+    Needs {
+        kernel: "async_copies_f32",
+        arch: 80,
+        feature: "cp.async",
+    },
+    Needs {
+        kernel: "async_copies_f64",
+        arch: 80,
+        feature: "cp.async",
+    },
+    Needs {
+        kernel: "warp_tiled_f32",
+        arch: 80,
+        feature: "cp.async",
+    },
+    Needs {
+        kernel: "dmma_m8n8k4_f64",
+        arch: 80,
+        feature: "FP64 tensor cores, mma m8n8k4, and cp.async",
+    },
+    Needs {
+        kernel: "dmma_m16n8k4_f64",
+        arch: 90,
+        feature: "FP64 mma m16n8k4, new with Hopper",
+    },
+    Needs {
+        kernel: "mma_tiled_f64",
+        arch: 90,
+        feature: "FP64 mma m16n8k4, new with Hopper",
+    },
+    Needs {
+        kernel: "mma_tiled_tf32",
+        arch: 80,
+        feature: "TF32 tensor cores, mma m16n8k8, and cp.async",
+    },
 ];
 
 /// What `kernel` needs beyond sm_75, if anything.
@@ -217,7 +278,10 @@ include!(concat!(env!("OUT_DIR"), "/kernels.rs"));
 
 /// The tiled `mmm` image compiled for `block_size`, if it is one of [`MMM_BLOCK_SIZES`].
 pub fn mmm_for_block_size(block_size: u32) -> Option<&'static KernelImage> {
-    MMM_BY_BLOCK_SIZE.iter().find(|(size, _)| *size == block_size).map(|(_, image)| image)
+    MMM_BY_BLOCK_SIZE
+        .iter()
+        .find(|(size, _)| *size == block_size)
+        .map(|(_, image)| image)
 }
 
 #[cfg(test)]
@@ -233,11 +297,27 @@ mod tests {
 
     /// Every build's parsed report, with its architecture: each test holds on every architecture.
     fn reports(image: &KernelImage) -> Vec<(u32, Report)> {
-        image.builds.iter().map(|build| (build.arch, build.report().unwrap_or_else(|err| panic!("{} for sm_{}: {err}", image.source, build.arch)))).collect()
+        image
+            .builds
+            .iter()
+            .map(|build| {
+                (
+                    build.arch,
+                    build
+                        .report()
+                        .unwrap_or_else(|err| panic!("{} for sm_{}: {err}", image.source, build.arch)),
+                )
+            })
+            .collect()
     }
 
     fn entry_names(report: &Report) -> Vec<&str> {
-        report.functions.iter().filter(|f| f.is_entry()).map(|f| f.name.as_str()).collect()
+        report
+            .functions
+            .iter()
+            .filter(|f| f.is_entry())
+            .map(|f| f.name.as_str())
+            .collect()
     }
 
     #[test]
@@ -249,25 +329,55 @@ mod tests {
                 // GPU runs the build of its major version below it.
                 for &arch in BUILT_ARCHS.iter().filter(|arch| !archs.contains(arch)) {
                     assert!([87, 88].contains(&arch), "{name} has no build for sm_{arch}");
-                    assert!(matches!(kernel.code_for(arch), Some(Code::Machine(_))), "{name}: nothing runs on sm_{arch}");
+                    assert!(
+                        matches!(kernel.code_for(arch), Some(Code::Machine(_))),
+                        "{name}: nothing runs on sm_{arch}"
+                    );
                 }
             } else {
                 assert_eq!(archs, BUILT_ARCHS, "{name}");
             }
             for build in kernel.builds {
-                let magic = if kernel.linked_with_device_runtime { ELF_MAGIC } else { FATBIN_MAGIC };
-                assert_eq!(build.image[..4], magic, "{name} for sm_{} has the wrong container", build.arch);
-                assert_eq!(build.relocatable_ptx.is_some(), kernel.linked_with_device_runtime && WITH_PTX, "{name}");
+                let magic = if kernel.linked_with_device_runtime {
+                    ELF_MAGIC
+                } else {
+                    FATBIN_MAGIC
+                };
+                assert_eq!(
+                    build.image[..4],
+                    magic,
+                    "{name} for sm_{} has the wrong container",
+                    build.arch
+                );
+                assert_eq!(
+                    build.relocatable_ptx.is_some(),
+                    kernel.linked_with_device_runtime && WITH_PTX,
+                    "{name}"
+                );
                 if !kernel.linked_with_device_runtime {
                     // Machine code for its architecture, and PTX exactly where the build keeps it (read
                     // from the fatbin itself: a student pack's must hold none).
-                    let entries = fatbin::entries(build.image).unwrap_or_else(|err| panic!("{name} for sm_{}: {err}", build.arch));
-                    let has = |kind| entries.iter().any(|entry| entry.kind == kind && entry.arch == build.arch);
+                    let entries = fatbin::entries(build.image)
+                        .unwrap_or_else(|err| panic!("{name} for sm_{}: {err}", build.arch));
+                    let has = |kind| {
+                        entries
+                            .iter()
+                            .any(|entry| entry.kind == kind && entry.arch == build.arch)
+                    };
                     assert!(has(fatbin::Kind::Elf), "{name} for sm_{}: {entries:?}", build.arch);
-                    assert_eq!(has(fatbin::Kind::Ptx), WITH_PTX, "{name} for sm_{}: {entries:?}", build.arch);
+                    assert_eq!(
+                        has(fatbin::Kind::Ptx),
+                        WITH_PTX,
+                        "{name} for sm_{}: {entries:?}",
+                        build.arch
+                    );
                 }
                 let report = build.report().unwrap_or_else(|err| panic!("{name}: {err}"));
-                assert!(!entry_names(&report).is_empty(), "{name}: no entry function in\n{}", build.ptxas);
+                assert!(
+                    !entry_names(&report).is_empty(),
+                    "{name}: no entry function in\n{}",
+                    build.ptxas
+                );
                 for function in report.functions.iter().filter(|function| function.is_entry()) {
                     assert_eq!(function.arch, Some(arch_name(build.arch)), "{name}: {}", function.name);
                     assert!(function.registers > 0, "{name}: {} uses no registers?", function.name);
@@ -291,14 +401,31 @@ mod tests {
                 for entry in &every_entry {
                     let new_enough = needs(entry).is_none_or(|needs| *arch >= needs.arch);
                     let present = report.function(entry).is_some_and(|f| f.is_entry());
-                    assert_eq!(present, new_enough, "{name}: {entry} for sm_{arch} (NEEDS says {:?})", needs(entry));
+                    assert_eq!(
+                        present,
+                        new_enough,
+                        "{name}: {entry} for sm_{arch} (NEEDS says {:?})",
+                        needs(entry)
+                    );
                 }
             }
-            needed_seen.extend(every_entry.into_iter().filter(|entry| needs(entry).is_some()).map(String::from));
+            needed_seen.extend(
+                every_entry
+                    .into_iter()
+                    .filter(|entry| needs(entry).is_some())
+                    .map(String::from),
+            );
         }
         // Every entry of NEEDS names a kernel that exists somewhere, where the build has such a GPU.
-        for needs in NEEDS.iter().filter(|needs| BUILT_ARCHS.iter().any(|&arch| arch >= needs.arch)) {
-            assert!(needed_seen.iter().any(|seen| seen == needs.kernel), "NEEDS lists {}, which no build has", needs.kernel);
+        for needs in NEEDS
+            .iter()
+            .filter(|needs| BUILT_ARCHS.iter().any(|&arch| arch >= needs.arch))
+        {
+            assert!(
+                needed_seen.iter().any(|seen| seen == needs.kernel),
+                "NEEDS lists {}, which no build has",
+                needs.kernel
+            );
         }
     }
 
@@ -306,26 +433,52 @@ mod tests {
     fn image_with(archs: &[u32], linked: bool) -> KernelImage {
         let builds: Vec<ArchImage> = archs
             .iter()
-            .map(|&arch| ArchImage { arch, image: &[], relocatable_ptx: linked.then_some(""), ptxas: "", ptx: None })
+            .map(|&arch| ArchImage {
+                arch,
+                image: &[],
+                relocatable_ptx: linked.then_some(""),
+                ptxas: "",
+                ptx: None,
+            })
             .collect();
-        KernelImage { source: "x.cu", flags: &[], builds: Box::leak(builds.into_boxed_slice()), linked_with_device_runtime: linked, ptx_inside: true }
+        KernelImage {
+            source: "x.cu",
+            flags: &[],
+            builds: Box::leak(builds.into_boxed_slice()),
+            linked_with_device_runtime: linked,
+            ptx_inside: true,
+        }
     }
 
     #[test]
     fn a_gpu_runs_machine_code_of_its_major_version_else_older_ptx() {
         let image = image_with(&[75, 80, 90, 100, 120], false);
-        let chosen = |gpu| image.code_for(gpu).map(|code| (matches!(code, Code::Machine(_)), code.build().arch));
+        let chosen = |gpu| {
+            image
+                .code_for(gpu)
+                .map(|code| (matches!(code, Code::Machine(_)), code.build().arch))
+        };
         assert_eq!(chosen(75), Some((true, 75)));
         assert_eq!(chosen(86), Some((true, 80)), "sm_80 machine code runs on an RTX 30");
         assert_eq!(chosen(89), Some((true, 80)), "and on an L4");
         assert_eq!(chosen(90), Some((true, 90)));
         assert_eq!(chosen(103), Some((true, 100)));
         assert_eq!(chosen(121), Some((true, 120)));
-        assert_eq!(chosen(130), Some((false, 120)), "a GPU newer than every build compiles the newest PTX");
+        assert_eq!(
+            chosen(130),
+            Some((false, 120)),
+            "a GPU newer than every build compiles the newest PTX"
+        );
         assert_eq!(chosen(70), None, "older than every build");
         let old_only = image_with(&[75], false);
-        assert_eq!(old_only.code_for(90).map(|code| code.describe()), Some("compute_75 PTX, compiled by the driver for this GPU".to_string()));
-        assert!(image_with(&[86], false).code_for(80).is_none(), "sm_86 code does not run on an A100");
+        assert_eq!(
+            old_only.code_for(90).map(|code| code.describe()),
+            Some("compute_75 PTX, compiled by the driver for this GPU".to_string())
+        );
+        assert!(
+            image_with(&[86], false).code_for(80).is_none(),
+            "sm_86 code does not run on an A100"
+        );
     }
 
     #[test]
@@ -334,29 +487,55 @@ mod tests {
         assert_eq!(all.can_run("dmma_m16n8k4_f64", 90), Ok(()));
         assert_eq!(all.can_run("async_copies_f32", 80), Ok(()));
         assert_eq!(all.can_run("register_blocked_f64", 75), Ok(()), "needs nothing");
-        assert_eq!(all.can_run("dmma_m16n8k4_f64", 86), Err("needs sm_90 (FP64 mma m16n8k4, new with Hopper), this GPU is sm_86".to_string()));
+        assert_eq!(
+            all.can_run("dmma_m16n8k4_f64", 86),
+            Err("needs sm_90 (FP64 mma m16n8k4, new with Hopper), this GPU is sm_86".to_string())
+        );
         let turing = image_with(&[75], false);
         let error = turing.can_run("async_copies_f64", 90).unwrap_err();
-        assert!(error.starts_with("needs sm_80 (cp.async); this GPU runs compute_75 PTX, compiled by the driver for this GPU ("), "{error}");
+        assert!(
+            error.starts_with(
+                "needs sm_80 (cp.async); this GPU runs compute_75 PTX, compiled by the driver for this GPU ("
+            ),
+            "{error}"
+        );
         assert!(error.ends_with("): rebuild with CUDA_ARCH=native"), "{error}");
-        let error = image_with(&[90], false).can_run("register_blocked_f32", 75).unwrap_err();
+        let error = image_with(&[90], false)
+            .can_run("register_blocked_f32", 75)
+            .unwrap_err();
         assert!(error.starts_with("x.cu was built for sm_90 only ("), "{error}");
     }
 
     #[test]
     fn machine_code_only_has_no_fallback_and_says_what_to_ask_for() {
-        let pack = KernelImage { ptx_inside: false, ..image_with(&[75, 80, 90, 120], false) };
+        let pack = KernelImage {
+            ptx_inside: false,
+            ..image_with(&[75, 80, 90, 120], false)
+        };
         assert!(matches!(pack.code_for(90), Some(Code::Machine(build)) if build.arch == 90));
-        assert!(pack.code_for(130).is_none(), "no PTX to compile for a GPU newer than every build");
+        assert!(
+            pack.code_for(130).is_none(),
+            "no PTX to compile for a GPU newer than every build"
+        );
         let error = pack.code_or_error(130).unwrap_err();
-        assert!(error.ends_with("ask for one built for this GPU (scripts/student-pack.sh --archs)"), "{error}");
+        assert!(
+            error.ends_with("ask for one built for this GPU (scripts/student-pack.sh --archs)"),
+            "{error}"
+        );
     }
 
     #[test]
     fn linked_code_without_ptx_runs_only_as_machine_code() {
         let mut image = image_with(&[75, 90], true);
         assert!(matches!(image.code_for(120), Some(Code::Ptx(build)) if build.arch == 90));
-        let builds: Vec<ArchImage> = image.builds.iter().map(|build| ArchImage { relocatable_ptx: None, ..*build }).collect();
+        let builds: Vec<ArchImage> = image
+            .builds
+            .iter()
+            .map(|build| ArchImage {
+                relocatable_ptx: None,
+                ..*build
+            })
+            .collect();
         image.builds = Box::leak(builds.into_boxed_slice());
         assert!(image.code_for(120).is_none());
         assert!(matches!(image.code_for(90), Some(Code::Machine(_))));
@@ -367,16 +546,24 @@ mod tests {
         for (arch, streams) in reports(&STREAMS) {
             for name in ["vector_work", "add_five_times", "lcg_work"] {
                 for twin in [name.to_string(), format!("{name}_stamped")] {
-                    assert!(streams.function(&twin).is_some_and(|f| f.is_entry()), "{twin} missing for sm_{arch}");
+                    assert!(
+                        streams.function(&twin).is_some_and(|f| f.is_entry()),
+                        "{twin} missing for sm_{arch}"
+                    );
                 }
             }
         }
         for &block_size in &MMM_BLOCK_SIZES {
             for (arch, report) in reports(mmm_for_block_size(block_size).unwrap()) {
-                assert!(report.function("mmm_f64_stamped").is_some_and(|f| f.is_entry()), "BLOCK_SIZE {block_size}, sm_{arch}");
+                assert!(
+                    report.function("mmm_f64_stamped").is_some_and(|f| f.is_entry()),
+                    "BLOCK_SIZE {block_size}, sm_{arch}"
+                );
             }
         }
-        assert!(reports(&TIMELINE).iter().all(|(_, report)| report.function("read_global_timer").is_some()));
+        assert!(reports(&TIMELINE)
+            .iter()
+            .all(|(_, report)| report.function("read_global_timer").is_some()));
     }
 
     #[test]
@@ -384,9 +571,16 @@ mod tests {
         for (arch, report) in reports(&SIMPSON) {
             let simpson = report.function("_Z7simpsonddPd").expect("the slide's kernel name");
             // As on the slide: no local memory at all for 4/(1+x^2).
-            assert_eq!((simpson.stack_frame_bytes, simpson.spill_stores, simpson.spill_loads), (0, 0, 0), "sm_{arch}");
+            assert_eq!(
+                (simpson.stack_frame_bytes, simpson.spill_stores, simpson.spill_loads),
+                (0, 0, 0),
+                "sm_{arch}"
+            );
             for name in ["_Z11simpson_sinddPd", "_Z11simpson_expddPd", "_Z12simpson_peakddPd"] {
-                assert!(report.function(name).is_some_and(|f| f.is_entry()), "{name} missing for sm_{arch}");
+                assert!(
+                    report.function(name).is_some_and(|f| f.is_entry()),
+                    "{name} missing for sm_{arch}"
+                );
             }
         }
     }
@@ -402,13 +596,21 @@ mod tests {
             }
             for functor in ["23FourOverOnePlusXSquared", "4Sine", "11Exponential", "4Peak"] {
                 let workers = format!("_Z7workersI{functor}EvdddddiiP5Tally");
-                assert!(report.function(&workers).is_some_and(|f| f.is_entry()), "{workers} missing for sm_{arch}");
+                assert!(
+                    report.function(&workers).is_some_and(|f| f.is_entry()),
+                    "{workers} missing for sm_{arch}"
+                );
             }
         }
         // Where the build keeps it (every_kernel_is_built_... checks it is there exactly then).
         for build in ADAPTIVE_SIMPSON.builds.iter().filter(|_| WITH_PTX) {
             let ptx = build.relocatable_ptx.unwrap();
-            assert!(ptx.contains(&format!(".target sm_{}", build.arch)) && ptx.contains(".extern .func  (.param .b32 func_retval0) __cudaCDP2LaunchDeviceV2"), "sm_{}", build.arch);
+            assert!(
+                ptx.contains(&format!(".target sm_{}", build.arch))
+                    && ptx.contains(".extern .func  (.param .b32 func_retval0) __cudaCDP2LaunchDeviceV2"),
+                "sm_{}",
+                build.arch
+            );
         }
     }
 
@@ -420,13 +622,23 @@ mod tests {
             for (cap, image) in REGISTER_CAPS {
                 let build = image.builds[index];
                 let report = build.report().unwrap();
-                let kernel = report.function("register_pressure").unwrap_or_else(|| panic!("{cap:?}:\n{}", build.ptxas));
+                let kernel = report
+                    .function("register_pressure")
+                    .unwrap_or_else(|| panic!("{cap:?}:\n{}", build.ptxas));
                 if let Some(cap) = cap {
                     assert_eq!(image.flags, [format!("-maxrregcount={cap}")]);
                     // ptxas does not go below its floor (24 on sm_90), whatever the cap says.
-                    assert!(kernel.registers <= cap.max(24), "cap {cap} on sm_{arch}: {} registers", kernel.registers);
+                    assert!(
+                        kernel.registers <= cap.max(24),
+                        "cap {cap} on sm_{arch}: {} registers",
+                        kernel.registers
+                    );
                     if cap < uncapped.registers {
-                        assert!(kernel.spill_stores > 0 && kernel.spill_loads > 0, "cap {cap} below {} must spill on sm_{arch}", uncapped.registers);
+                        assert!(
+                            kernel.spill_stores > 0 && kernel.spill_loads > 0,
+                            "cap {cap} below {} must spill on sm_{arch}",
+                            uncapped.registers
+                        );
                     }
                 }
             }
@@ -436,12 +648,29 @@ mod tests {
     #[test]
     fn memory_has_every_kernel_of_lab_memory() {
         let modes = [
-            "index_3d_3d", "scale_symbols", "kernel_1", "kernel_2", "fill_pattern", "strided_copy", "bank_walk_32", "bank_walk_64",
-            "transpose_naive", "transpose_shared", "transpose_padded", "copy_tiles", "cached_gather", "gather_plain", "gather_readonly", "gather_texture",
+            "index_3d_3d",
+            "scale_symbols",
+            "kernel_1",
+            "kernel_2",
+            "fill_pattern",
+            "strided_copy",
+            "bank_walk_32",
+            "bank_walk_64",
+            "transpose_naive",
+            "transpose_shared",
+            "transpose_padded",
+            "copy_tiles",
+            "cached_gather",
+            "gather_plain",
+            "gather_readonly",
+            "gather_texture",
         ];
         for (arch, report) in reports(&MEMORY) {
             for name in modes {
-                assert!(report.function(name).is_some_and(|f| f.is_entry()), "{name} missing for sm_{arch}");
+                assert!(
+                    report.function(name).is_some_and(|f| f.is_entry()),
+                    "{name} missing for sm_{arch}"
+                );
             }
             // One padding column: 32 x 33 floats instead of 32 x 32.
             assert_eq!(report.function("transpose_shared").unwrap().shared_bytes, 32 * 32 * 4);
@@ -458,11 +687,18 @@ mod tests {
                 for (name, element_bytes) in [("mmm_f32", 4), ("mmm_f64", 8)] {
                     let tiles = 2 * block_size * block_size * element_bytes;
                     let function = report.function(name).unwrap_or_else(|| panic!("{name} missing"));
-                    assert_eq!(function.shared_bytes, tiles, "{name} with BLOCK_SIZE {block_size} on sm_{arch}");
+                    assert_eq!(
+                        function.shared_bytes, tiles,
+                        "{name} with BLOCK_SIZE {block_size} on sm_{arch}"
+                    );
                     assert_eq!(function.barriers, Some(1), "{name} uses __syncthreads");
                 }
                 for name in ["mmm_ab_f32", "mmm_ab_f64"] {
-                    assert_eq!(report.function(name).unwrap().shared_bytes, 0, "{name} reads global memory only");
+                    assert_eq!(
+                        report.function(name).unwrap().shared_bytes,
+                        0,
+                        "{name} reads global memory only"
+                    );
                 }
             }
         }

@@ -36,7 +36,12 @@ pub fn find_tool(name: &str, variable: &str, kernels_dir: &Path) -> Option<PathB
     candidates.push(kernels_dir.join("../.toolchain/cuda/bin").join(name));
     // A student pack's prebuilt lab in <pack>/bin finds the toolchain its scripts/cuda-toolchain.sh
     // installed into <pack>/.toolchain, wherever the pack was built.
-    if let Some(pack) = env::current_exe().ok().as_deref().and_then(Path::parent).and_then(Path::parent) {
+    if let Some(pack) = env::current_exe()
+        .ok()
+        .as_deref()
+        .and_then(Path::parent)
+        .and_then(Path::parent)
+    {
         candidates.push(pack.join(".toolchain/cuda/bin").join(name));
     }
     candidates.into_iter().find(|path| path.is_file())
@@ -45,7 +50,12 @@ pub fn find_tool(name: &str, variable: &str, kernels_dir: &Path) -> Option<PathB
 /// The flags every kernel is compiled with: C++17, -O3, the headers in `include_dir`, the ptxas report
 /// (`-v`), then the source's own `extra` flags (`-DBLOCK_SIZE=16`, ...).
 pub fn base_flags(include_dir: &Path, extra: &[String]) -> Vec<String> {
-    let mut flags = vec!["-std=c++17".to_string(), "-O3".to_string(), format!("-I{}", include_dir.display()), "--ptxas-options=-v".to_string()];
+    let mut flags = vec![
+        "-std=c++17".to_string(),
+        "-O3".to_string(),
+        format!("-I{}", include_dir.display()),
+        "--ptxas-options=-v".to_string(),
+    ];
     flags.extend(extra.iter().cloned());
     flags
 }
@@ -61,8 +71,10 @@ pub fn supported_archs(nvcc: &Path) -> Result<Vec<u32>, String> {
         .arg("--list-gpu-code")
         .output()
         .map_err(|err| format!("could not start {}: {err}", nvcc.display()))?;
-    let mut archs: Vec<u32> =
-        String::from_utf8_lossy(&output.stdout).lines().filter_map(|line| line.trim().strip_prefix("sm_")?.parse().ok()).collect();
+    let mut archs: Vec<u32> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|line| line.trim().strip_prefix("sm_")?.parse().ok())
+        .collect();
     archs.sort_unstable();
     archs.dedup();
     if !output.status.success() || archs.is_empty() {
@@ -87,7 +99,11 @@ pub fn major_archs(supported: &[u32]) -> Vec<u32> {
 /// `CMAKE_CUDA_ARCHITECTURES`: a list (`75;80;90`, `sm_75,sm_86`, or one, `90`), `native` (the local
 /// GPUs, from `native()`), `all` (every architecture in `supported`, nvcc's list) or `all-major` (the
 /// first of each major version). Each build carries machine code and PTX for its architecture.
-pub fn parse_arch_list(value: &str, supported: &[u32], native: impl FnOnce() -> Result<Vec<u32>, String>) -> Result<Vec<u32>, String> {
+pub fn parse_arch_list(
+    value: &str,
+    supported: &[u32],
+    native: impl FnOnce() -> Result<Vec<u32>, String>,
+) -> Result<Vec<u32>, String> {
     let mut archs = match value.trim() {
         "native" => native()?,
         "all" => supported.to_vec(),
@@ -97,7 +113,9 @@ pub fn parse_arch_list(value: &str, supported: &[u32], native: impl FnOnce() -> 
             .filter(|item| !item.is_empty())
             .map(|item| {
                 let digits = item.trim_start_matches("sm_").trim_start_matches("compute_");
-                digits.parse::<u32>().map_err(|_| format!("{item:?} is not an architecture like sm_90, 90, native, all or all-major"))
+                digits
+                    .parse::<u32>()
+                    .map_err(|_| format!("{item:?} is not an architecture like sm_90, 90, native, all or all-major"))
             })
             .collect::<Result<Vec<u32>, String>>()?,
     };
@@ -108,7 +126,11 @@ pub fn parse_arch_list(value: &str, supported: &[u32], native: impl FnOnce() -> 
         return Err("names no architecture".to_string());
     }
     if let Some(unknown) = archs.iter().find(|arch| !supported.contains(arch)) {
-        return Err(format!("this nvcc cannot build for {} (it supports {})", arch_name(*unknown), names(supported)));
+        return Err(format!(
+            "this nvcc cannot build for {} (it supports {})",
+            arch_name(*unknown),
+            names(supported)
+        ));
     }
     Ok(archs)
 }
@@ -116,16 +138,33 @@ pub fn parse_arch_list(value: &str, supported: &[u32], native: impl FnOnce() -> 
 /// `nvcc -fatbin`: machine code for `arch` plus, `with_ptx`, its PTX, which the driver compiles for
 /// newer GPUs (a student pack leaves it out: PTX reads almost as the CUDA C it came from).
 pub fn fatbin_args(base: &[String], arch: u32, source: &Path, image: &Path, with_ptx: bool) -> Vec<String> {
-    let code = if with_ptx { format!("[sm_{arch},compute_{arch}]") } else { format!("sm_{arch}") };
+    let code = if with_ptx {
+        format!("[sm_{arch},compute_{arch}]")
+    } else {
+        format!("sm_{arch}")
+    };
     let mut args = base.to_vec();
-    args.extend(["-fatbin".to_string(), format!("-gencode=arch=compute_{arch},code={code}"), source.display().to_string(), "-o".to_string(), image.display().to_string()]);
+    args.extend([
+        "-fatbin".to_string(),
+        format!("-gencode=arch=compute_{arch},code={code}"),
+        source.display().to_string(),
+        "-o".to_string(),
+        image.display().to_string(),
+    ]);
     args
 }
 
 /// `nvcc -rdc=true -dc`: relocatable device code, for kernels that launch kernels.
 pub fn relocatable_args(base: &[String], arch: u32, source: &Path, object: &Path) -> Vec<String> {
     let mut args = base.to_vec();
-    args.extend([format!("-arch=sm_{arch}"), "-rdc=true".to_string(), "-dc".to_string(), source.display().to_string(), "-o".to_string(), object.display().to_string()]);
+    args.extend([
+        format!("-arch=sm_{arch}"),
+        "-rdc=true".to_string(),
+        "-dc".to_string(),
+        source.display().to_string(),
+        "-o".to_string(),
+        object.display().to_string(),
+    ]);
     args
 }
 
@@ -133,27 +172,52 @@ pub fn relocatable_args(base: &[String], arch: u32, source: &Path, object: &Path
 /// PTX, so on a GPU newer than every build the lab links this with the device runtime itself.
 pub fn relocatable_ptx_args(base: &[String], arch: u32, source: &Path, ptx: &Path) -> Vec<String> {
     let mut args = base.to_vec();
-    args.extend([format!("-arch=compute_{arch}"), "-rdc=true".to_string(), "-ptx".to_string(), source.display().to_string(), "-o".to_string(), ptx.display().to_string()]);
+    args.extend([
+        format!("-arch=compute_{arch}"),
+        "-rdc=true".to_string(),
+        "-ptx".to_string(),
+        source.display().to_string(),
+        "-o".to_string(),
+        ptx.display().to_string(),
+    ]);
     args
 }
 
 /// `nvcc -dlink ... -lcudadevrt -cubin`: links relocatable code with the device runtime.
 pub fn device_link_args(nvcc: &Path, arch: u32, object: &Path, image: &Path) -> Vec<String> {
-    let mut args = vec![format!("-arch=sm_{arch}"), "-dlink".to_string(), object.display().to_string()];
+    let mut args = vec![
+        format!("-arch=sm_{arch}"),
+        "-dlink".to_string(),
+        object.display().to_string(),
+    ];
     args.extend(library_dirs(nvcc));
-    args.extend(["-lcudadevrt".to_string(), "-cubin".to_string(), "-o".to_string(), image.display().to_string()]);
+    args.extend([
+        "-lcudadevrt".to_string(),
+        "-cubin".to_string(),
+        "-o".to_string(),
+        image.display().to_string(),
+    ]);
     args
 }
 
 /// `-L` flags for libcudadevrt.a: `lib64` in a toolkit, `lib` in the PyPI wheels.
 fn library_dirs(nvcc: &Path) -> Vec<String> {
-    library_dir(nvcc).iter().map(|dir| format!("-L{}", dir.display())).collect()
+    library_dir(nvcc)
+        .iter()
+        .map(|dir| format!("-L{}", dir.display()))
+        .collect()
 }
 
 /// The folder of libcudadevrt.a beside `nvcc`: `lib64` in a toolkit, `lib` in the PyPI wheels.
 pub fn library_dir(nvcc: &Path) -> Option<PathBuf> {
-    let root = nvcc.parent().and_then(Path::parent).unwrap_or(Path::new("/usr/local/cuda"));
-    ["lib64", "lib"].iter().map(|dir| root.join(dir)).find(|dir| dir.join("libcudadevrt.a").is_file())
+    let root = nvcc
+        .parent()
+        .and_then(Path::parent)
+        .unwrap_or(Path::new("/usr/local/cuda"));
+    ["lib64", "lib"]
+        .iter()
+        .map(|dir| root.join(dir))
+        .find(|dir| dir.join("libcudadevrt.a").is_file())
 }
 
 #[cfg(test)]
@@ -170,7 +234,10 @@ mod tests {
     #[test]
     fn cuda_arch_takes_lists_in_any_spelling() {
         assert_eq!(parse_arch_list("75;80;90", &CUDA_13, no_gpu), Ok(vec![75, 80, 90]));
-        assert_eq!(parse_arch_list("sm_90, sm_75 compute_86", &CUDA_13, no_gpu), Ok(vec![75, 86, 90]));
+        assert_eq!(
+            parse_arch_list("sm_90, sm_75 compute_86", &CUDA_13, no_gpu),
+            Ok(vec![75, 86, 90])
+        );
         assert_eq!(parse_arch_list(" 90 ", &CUDA_13, no_gpu), Ok(vec![90]));
         assert_eq!(parse_arch_list("90;90", &CUDA_13, no_gpu), Ok(vec![90]));
     }
@@ -178,9 +245,18 @@ mod tests {
     #[test]
     fn all_native_and_all_major_mean_what_cmake_means() {
         assert_eq!(parse_arch_list("all", &CUDA_13, no_gpu), Ok(CUDA_13.to_vec()));
-        assert_eq!(parse_arch_list("all-major", &CUDA_13, no_gpu), Ok(vec![75, 80, 90, 100, 110, 120]));
-        assert_eq!(parse_arch_list("native", &CUDA_13, || Ok(vec![90, 86, 90])), Ok(vec![86, 90]));
-        assert_eq!(parse_arch_list("native", &CUDA_13, no_gpu), Err("`native` found no GPU".to_string()));
+        assert_eq!(
+            parse_arch_list("all-major", &CUDA_13, no_gpu),
+            Ok(vec![75, 80, 90, 100, 110, 120])
+        );
+        assert_eq!(
+            parse_arch_list("native", &CUDA_13, || Ok(vec![90, 86, 90])),
+            Ok(vec![86, 90])
+        );
+        assert_eq!(
+            parse_arch_list("native", &CUDA_13, no_gpu),
+            Err("`native` found no GPU".to_string())
+        );
     }
 
     #[test]
@@ -189,7 +265,13 @@ mod tests {
             parse_arch_list("sm_70;90", &CUDA_13, no_gpu),
             Err("this nvcc cannot build for sm_70 (it supports sm_75, sm_80, sm_86, sm_87, sm_88, sm_89, sm_90, sm_100, sm_103, sm_110, sm_120, sm_121)".to_string())
         );
-        assert_eq!(parse_arch_list("hopper", &CUDA_13, no_gpu), Err("\"hopper\" is not an architecture like sm_90, 90, native, all or all-major".to_string()));
-        assert_eq!(parse_arch_list(" ; ", &CUDA_13, no_gpu), Err("names no architecture".to_string()));
+        assert_eq!(
+            parse_arch_list("hopper", &CUDA_13, no_gpu),
+            Err("\"hopper\" is not an architecture like sm_90, 90, native, all or all-major".to_string())
+        );
+        assert_eq!(
+            parse_arch_list(" ; ", &CUDA_13, no_gpu),
+            Err("names no architecture".to_string())
+        );
     }
 }

@@ -26,10 +26,18 @@ impl PrivateDir {
         let made = unsafe { libc::mkdtemp(bytes.as_mut_ptr().cast::<libc::c_char>()) };
         if made.is_null() {
             let why = Error::last_os_error();
-            return Err(Error::new(why.kind(), format!("cannot create a private folder in {}: {why}", std::env::temp_dir().display())));
+            return Err(Error::new(
+                why.kind(),
+                format!(
+                    "cannot create a private folder in {}: {why}",
+                    std::env::temp_dir().display()
+                ),
+            ));
         }
         bytes.pop(); // the NUL
-        Ok(PrivateDir { path: PathBuf::from(OsString::from_vec(bytes)) })
+        Ok(PrivateDir {
+            path: PathBuf::from(OsString::from_vec(bytes)),
+        })
     }
 
     pub fn path(&self) -> &Path {
@@ -52,7 +60,10 @@ mod tests {
 
     #[test]
     fn a_private_dir_is_fresh_only_ours_and_gone_after_use() {
-        let (one, two) = (PrivateDir::new("labs-test").unwrap(), PrivateDir::new("labs-test").unwrap());
+        let (one, two) = (
+            PrivateDir::new("labs-test").unwrap(),
+            PrivateDir::new("labs-test").unwrap(),
+        );
         assert_ne!(one.path(), two.path());
         let mode = std::fs::metadata(one.path()).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o700, "{mode:o}");

@@ -35,7 +35,11 @@ pub fn functions(ptx: &str) -> Vec<Function> {
         if let Some(lines) = body.as_mut() {
             if line == "}" {
                 let (name, is_entry) = pending.take().unwrap_or_default();
-                functions.push(Function { name, is_entry, body: body.take().unwrap_or_default() });
+                functions.push(Function {
+                    name,
+                    is_entry,
+                    body: body.take().unwrap_or_default(),
+                });
             } else {
                 // Comments say nothing about the code: an `asm("// __cudaCDP2LaunchDeviceV2")` is
                 // no launch (issue 39).
@@ -79,14 +83,19 @@ fn is_identifier_char(c: char) -> bool {
 }
 
 fn identifiers(line: &str) -> impl Iterator<Item = &str> {
-    line.split(|c: char| !is_identifier_char(c)).filter(|word| !word.is_empty())
+    line.split(|c: char| !is_identifier_char(c))
+        .filter(|word| !word.is_empty())
 }
 
 /// The line's instruction without its predicate (`@%p1`, `@!%p1`): `bra.uni`, `bar.sync`, ...
 fn instruction(line: &str) -> &str {
     let mut words = line.split_whitespace();
     let first = words.next().unwrap_or("");
-    if first.starts_with('@') { words.next().unwrap_or("") } else { first }
+    if first.starts_with('@') {
+        words.next().unwrap_or("")
+    } else {
+        first
+    }
 }
 
 /// A barrier the whole block waits at: `bar.sync`, `barrier.sync`, `bar.red` (__syncthreads and its
@@ -94,14 +103,29 @@ fn instruction(line: &str) -> &str {
 /// cluster's barrier (issue 39: a `__syncwarp()` in the loop passed for a tiled kernel's barrier).
 fn is_block_barrier(line: &str) -> bool {
     let op = instruction(line);
-    (op.starts_with("bar.") || op.starts_with("barrier.")) && !["bar.warp", "bar.arrive", "barrier.arrive", "barrier.cluster"].iter().any(|prefix| op.starts_with(prefix))
+    (op.starts_with("bar.") || op.starts_with("barrier."))
+        && !["bar.warp", "bar.arrive", "barrier.arrive", "barrier.cluster"]
+            .iter()
+            .any(|prefix| op.starts_with(prefix))
 }
 
 /// A load through a generic pointer: `ld` with no state space among its qualifiers.
 fn is_generic_load(line: &str) -> bool {
     let op = instruction(line);
     let mut parts = op.split('.');
-    parts.next() == Some("ld") && !parts.any(|part| ["global", "shared", "shared::cta", "shared::cluster", "local", "const", "param"].contains(&part))
+    parts.next() == Some("ld")
+        && !parts.any(|part| {
+            [
+                "global",
+                "shared",
+                "shared::cta",
+                "shared::cluster",
+                "local",
+                "const",
+                "param",
+            ]
+            .contains(&part)
+        })
 }
 
 /// Where a kernel's barriers are.
@@ -119,7 +143,9 @@ pub struct Module {
 
 impl Module {
     pub fn parse(ptx: &str) -> Module {
-        Module { functions: functions(ptx) }
+        Module {
+            functions: functions(ptx),
+        }
     }
 
     pub fn entries(&self) -> impl Iterator<Item = &Function> {
@@ -132,7 +158,11 @@ impl Module {
 
     /// The module's functions that `line` calls.
     fn callees<'a>(&'a self, line: &'a str) -> impl Iterator<Item = &'a Function> {
-        identifiers(line).filter_map(|word| self.functions.iter().find(|function| !function.is_entry && function.name == word))
+        identifiers(line).filter_map(|word| {
+            self.functions
+                .iter()
+                .find(|function| !function.is_entry && function.name == word)
+        })
     }
 
     /// True if `function`, or a function it calls, passes the lines for which `found` is true.
@@ -140,11 +170,17 @@ impl Module {
         if !seen.insert(function.name.clone()) {
             return false;
         }
-        function.body.iter().any(|line| found(line) || self.callees(line).any(|callee| self.reaches(callee, found, seen)))
+        function
+            .body
+            .iter()
+            .any(|line| found(line) || self.callees(line).any(|callee| self.reaches(callee, found, seen)))
     }
 
     fn line_reaches(&self, line: &str, found: &dyn Fn(&str) -> bool) -> bool {
-        found(line) || self.callees(line).any(|callee| self.reaches(callee, found, &mut HashSet::new()))
+        found(line)
+            || self
+                .callees(line)
+                .any(|callee| self.reaches(callee, found, &mut HashSet::new()))
     }
 
     /// Whether `function` waits at a block barrier, and whether one lies inside a loop: between a
@@ -155,7 +191,10 @@ impl Module {
         let barrier_lines: Vec<usize> = (0..function.body.len()).filter(|&index| barrier_at(index)).collect();
         if barrier_lines.is_empty() {
             Barriers::None
-        } else if barrier_lines.iter().any(|line| loops.iter().any(|(start, end)| (start..=end).contains(&line))) {
+        } else if barrier_lines
+            .iter()
+            .any(|line| loops.iter().any(|(start, end)| (start..=end).contains(&line)))
+        {
             Barriers::InLoop
         } else {
             Barriers::OutsideLoops
@@ -176,7 +215,17 @@ impl Module {
         if !seen.insert(function.name.clone()) {
             return 0;
         }
-        function.body.iter().map(|line| usize::from(found(line)) + self.callees(line).map(|callee| self.count(callee, found, seen)).sum::<usize>()).sum()
+        function
+            .body
+            .iter()
+            .map(|line| {
+                usize::from(found(line))
+                    + self
+                        .callees(line)
+                        .map(|callee| self.count(callee, found, seen))
+                        .sum::<usize>()
+            })
+            .sum()
     }
 
     /// Whether `function` launches a kernel from the device (the device runtime's `LaunchDevice`
@@ -189,14 +238,21 @@ impl Module {
 
 /// `(label line, branch line)` of every branch back to an earlier label: the loops.
 fn loops(body: &[String]) -> Vec<(usize, usize)> {
-    let labels: Vec<(usize, &str)> =
-        body.iter().enumerate().filter_map(|(index, line)| Some((index, line.strip_suffix(':')?))).filter(|(_, name)| identifiers(name).count() == 1).collect();
+    let labels: Vec<(usize, &str)> = body
+        .iter()
+        .enumerate()
+        .filter_map(|(index, line)| Some((index, line.strip_suffix(':')?)))
+        .filter(|(_, name)| identifiers(name).count() == 1)
+        .collect();
     body.iter()
         .enumerate()
         .filter(|(_, line)| instruction(line).starts_with("bra"))
         .filter_map(|(index, line)| {
             let target = identifiers(line).last()?;
-            labels.iter().find(|(at, name)| *name == target && *at < index).map(|(at, _)| (*at, index))
+            labels
+                .iter()
+                .find(|(at, name)| *name == target && *at < index)
+                .map(|(at, _)| (*at, index))
         })
         .collect()
 }
@@ -287,7 +343,14 @@ $L__BB3_1:
     #[test]
     fn finds_kernels_and_device_functions_but_not_declarations() {
         let names: Vec<(String, bool)> = functions(CALLS).into_iter().map(|f| (f.name, f.is_entry)).collect();
-        assert_eq!(names, [("spawn".to_string(), false), ("wait_here".to_string(), false), ("_Z7workersI4SineEvdddddiiP5Tally".to_string(), true)]);
+        assert_eq!(
+            names,
+            [
+                ("spawn".to_string(), false),
+                ("wait_here".to_string(), false),
+                ("_Z7workersI4SineEvdddddiiP5Tally".to_string(), true)
+            ]
+        );
     }
 
     #[test]
@@ -299,9 +362,17 @@ $L__BB3_1:
         let no_barrier = TILED.replace("bar.sync \t0;", "add.s32 %r1, %r1, 1;");
         let warp_only = TILED.replace("bar.sync \t0;", "bar.warp.sync \t-1;");
         let module = Module::parse(&warp_only);
-        assert_eq!(module.barriers(module.entry("tiled").unwrap()), Barriers::None, "__syncwarp() is no block barrier");
+        assert_eq!(
+            module.barriers(module.entry("tiled").unwrap()),
+            Barriers::None,
+            "__syncwarp() is no block barrier"
+        );
         let arrive = TILED.replace("bar.sync \t0;", "barrier.arrive \t0, 256;");
-        assert_eq!(Module::parse(&arrive).barriers(Module::parse(&arrive).entry("tiled").unwrap()), Barriers::None, "an arrival does not wait");
+        assert_eq!(
+            Module::parse(&arrive).barriers(Module::parse(&arrive).entry("tiled").unwrap()),
+            Barriers::None,
+            "an arrival does not wait"
+        );
         let module = Module::parse(&no_barrier);
         assert_eq!(module.barriers(module.entry("tiled").unwrap()), Barriers::None);
     }
@@ -311,7 +382,10 @@ $L__BB3_1:
         let code = TILED.replace("ld.shared.f32 \t%f12, [%r11];", "ld.shared.f32 \t%f12, [%r11];\n\tld.global.nc.f64 \t%fd1, [%rd1];\n\tld.volatile.global.f64 \t%fd1, [%rd1];\n\tld.f64 \t%fd2, [%rd2];\n\t@%p1 ld.v2.u32 \t{%r1, %r2}, [%rd3];\n\tldu.global.f64 \t%fd1, [%rd1];");
         let module = Module::parse(&code);
         assert_eq!(module.generic_loads(module.entry("tiled").unwrap()), 2);
-        assert_eq!(Module::parse(TILED).generic_loads(Module::parse(TILED).entry("tiled").unwrap()), 0);
+        assert_eq!(
+            Module::parse(TILED).generic_loads(Module::parse(TILED).entry("tiled").unwrap()),
+            0
+        );
     }
 
     #[test]
@@ -322,7 +396,10 @@ $L__BB3_1:
         assert!(module.launches_kernels(workers));
         let commented = CALLS.replace("\tspawn, \n", "\t// spawn, __cudaCDP2LaunchDeviceV2\n\tother, \n");
         let module = Module::parse(&commented);
-        assert!(!module.launches_kernels(module.entry("_Z7workersI4SineEvdddddiiP5Tally").unwrap()), "a launch in a comment is none");
+        assert!(
+            !module.launches_kernels(module.entry("_Z7workersI4SineEvdddddiiP5Tally").unwrap()),
+            "a launch in a comment is none"
+        );
         let module = Module::parse(&CALLS.replace("\tspawn, \n", "\tother, \n"));
         assert!(!module.launches_kernels(module.entry("_Z7workersI4SineEvdddddiiP5Tally").unwrap()));
         assert!(!Module::parse(TILED).launches_kernels(Module::parse(TILED).entry("tiled").unwrap()));

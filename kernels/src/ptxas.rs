@@ -83,7 +83,11 @@ impl Report {
         let mut report = Report::default();
         let mut current: Option<usize> = None;
         for (index, raw) in text.lines().enumerate() {
-            let error = |reason: String| ParseError { line: index + 1, text: raw.to_string(), reason };
+            let error = |reason: String| ParseError {
+                line: index + 1,
+                text: raw.to_string(),
+                reason,
+            };
             let line = raw.trim();
             let info = line
                 .strip_prefix("ptxas info")
@@ -91,7 +95,8 @@ impl Report {
             match info {
                 Some(info) => {
                     if let Some(rest) = info.strip_prefix("Compiling entry function") {
-                        let (name, arch) = parse_entry(rest).ok_or_else(|| error("expected 'NAME' for 'sm_XX'".into()))?;
+                        let (name, arch) =
+                            parse_entry(rest).ok_or_else(|| error("expected 'NAME' for 'sm_XX'".into()))?;
                         let index = report.function_index(&name);
                         report.functions[index].arch = Some(arch);
                         current = Some(index);
@@ -131,7 +136,10 @@ impl Report {
         match self.functions.iter().position(|function| function.name == name) {
             Some(index) => index,
             None => {
-                self.functions.push(FunctionResources { name: name.to_string(), ..Default::default() });
+                self.functions.push(FunctionResources {
+                    name: name.to_string(),
+                    ..Default::default()
+                });
                 self.functions.len() - 1
             }
         }
@@ -200,7 +208,9 @@ fn parse_module_line(info: &str, report: &mut Report) -> Result<(), String> {
 
 fn number_and_rest(item: &str) -> Result<(u32, &str), String> {
     let item = item.trim();
-    let (number, rest) = item.split_once(' ').ok_or_else(|| format!("expected 'NUMBER what' in {item:?}"))?;
+    let (number, rest) = item
+        .split_once(' ')
+        .ok_or_else(|| format!("expected 'NUMBER what' in {item:?}"))?;
     let number = number.parse().map_err(|_| format!("{number:?} is not a number"))?;
     Ok((number, rest.trim()))
 }
@@ -248,8 +258,16 @@ ptxas info    : Compile time = 13.812 ms
         assert_eq!(simpson.barriers, None);
         assert_eq!(simpson.constant_banks, vec![(0, 56), (16, 12)]);
         assert_eq!(simpson.constant_bytes(), 68);
-        assert_eq!((simpson.stack_frame_bytes, simpson.spill_stores, simpson.spill_loads), (0, 0, 0));
-        assert_eq!(simpson.lines.len(), 4, "every line belongs to the kernel: {:?}", simpson.lines);
+        assert_eq!(
+            (simpson.stack_frame_bytes, simpson.spill_stores, simpson.spill_loads),
+            (0, 0, 0)
+        );
+        assert_eq!(
+            simpson.lines.len(),
+            4,
+            "every line belongs to the kernel: {:?}",
+            simpson.lines
+        );
     }
 
     #[test]
@@ -258,9 +276,15 @@ ptxas info    : Compile time = 13.812 ms
         assert_eq!(report.global_bytes, 16);
         assert_eq!(report.functions.len(), 2);
         let tiled = report.function("_Z1tILi16EEvPf").unwrap();
-        assert_eq!((tiled.registers, tiled.barriers, tiled.shared_bytes), (14, Some(1), 1024));
+        assert_eq!(
+            (tiled.registers, tiled.barriers, tiled.shared_bytes),
+            (14, Some(1), 1024)
+        );
         let simpson = report.function("_Z7simpsonddPd").unwrap();
-        assert_eq!((simpson.registers, simpson.barriers, simpson.shared_bytes), (31, Some(0), 0));
+        assert_eq!(
+            (simpson.registers, simpson.barriers, simpson.shared_bytes),
+            (31, Some(0), 0)
+        );
         assert!(simpson.lines.iter().all(|line| !line.contains("Compile time")));
     }
 
@@ -279,7 +303,10 @@ ptxas info    : Function properties for heavy
 ptxas info    : Used 255 registers, used 0 barriers, 368 bytes cmem[0]
 ";
         let heavy = &Report::parse(text).unwrap().functions[0];
-        assert_eq!((heavy.stack_frame_bytes, heavy.spill_stores, heavy.spill_loads), (96, 40, 44));
+        assert_eq!(
+            (heavy.stack_frame_bytes, heavy.spill_stores, heavy.spill_loads),
+            (96, 40, 44)
+        );
         assert_eq!((heavy.registers, heavy.constant_bytes()), (255, 368));
     }
 

@@ -6,8 +6,8 @@
 
 use std::fmt;
 use std::fs;
-use std::path::{Path, PathBuf};
 use std::io::Read;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -79,7 +79,8 @@ fn looked_in(path: &Path) -> String {
 fn scratch_dir() -> Result<PrivateDir, CompileError> {
     let dir = PrivateDir::new("lab-kernel").map_err(|err| CompileError::Io(err.to_string()))?;
     for (name, text) in HEADERS {
-        fs::write(dir.path().join(name), text).map_err(|err| CompileError::Io(format!("cannot write {name} to {}: {err}", dir.path().display())))?;
+        fs::write(dir.path().join(name), text)
+            .map_err(|err| CompileError::Io(format!("cannot write {name} to {}: {err}", dir.path().display())))?;
     }
     Ok(dir)
 }
@@ -100,15 +101,25 @@ const MAX_MESSAGE_BYTES: u64 = 256 * 1024;
 /// errors) either way, with the copy's path turned back into the student's.
 fn run(nvcc: &Path, args: &[String], source: &Path, copy: &Path, limit: Duration) -> Result<String, CompileError> {
     let output = run_bounded(Command::new(nvcc).args(args), limit).map_err(|err| match err {
-        Bounded::TooLong => CompileError::TooLong { path: source.to_path_buf(), seconds: limit.as_secs() },
+        Bounded::TooLong => CompileError::TooLong {
+            path: source.to_path_buf(),
+            seconds: limit.as_secs(),
+        },
         Bounded::Io(err) => CompileError::Io(format!("could not run {}: {err}", nvcc.display())),
     })?;
-    let messages = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr))
-        .replace(&copy.display().to_string(), &source.display().to_string());
+    let messages = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+    .replace(&copy.display().to_string(), &source.display().to_string());
     if output.status.success() {
         Ok(messages)
     } else {
-        Err(CompileError::Nvcc { path: source.to_path_buf(), messages })
+        Err(CompileError::Nvcc {
+            path: source.to_path_buf(),
+            messages,
+        })
     }
 }
 
@@ -123,7 +134,13 @@ enum Bounded {
 /// of its own, killed whole at the limit: nvcc's preprocessor and compilers are its children.
 fn run_bounded(command: &mut Command, limit: Duration) -> Result<Output, Bounded> {
     use std::os::unix::process::CommandExt as _;
-    let mut child = command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0).spawn().map_err(Bounded::Io)?;
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .map_err(Bounded::Io)?;
     let keep = |stream: Option<Box<dyn Read + Send>>| {
         std::thread::spawn(move || {
             let mut kept = Vec::new();
@@ -174,9 +191,17 @@ pub fn compile(source: &Path, like: &KernelImage, arch: u32) -> Result<Compiled,
 /// ([`foreign_include`]); then nvcc turns that PTX into machine code, and only ptxas writes to that
 /// step's stderr: the report the rules read. A `#pragma message` shows in the first step's messages.
 fn compile_within(source: &Path, like: &KernelImage, arch: u32, limit: Duration) -> Result<Compiled, CompileError> {
-    let bytes = fs::metadata(source).map_err(|err| CompileError::Missing { path: source.to_path_buf(), reason: err.to_string() })?.len();
+    let bytes = fs::metadata(source)
+        .map_err(|err| CompileError::Missing {
+            path: source.to_path_buf(),
+            reason: err.to_string(),
+        })?
+        .len();
     if bytes > MAX_SOURCE_BYTES {
-        return Err(CompileError::TooLarge { path: source.to_path_buf(), bytes });
+        return Err(CompileError::TooLarge {
+            path: source.to_path_buf(),
+            bytes,
+        });
     }
     let nvcc = nvcc::find(Path::new(env!("CARGO_MANIFEST_DIR"))).ok_or(CompileError::NoNvcc)?;
     let supported = nvcc::supported_archs(&nvcc).map_err(CompileError::Io)?;
@@ -190,27 +215,68 @@ fn compile_within(source: &Path, like: &KernelImage, arch: u32, limit: Duration)
     // the command line. Messages get the student's name back (`run`). The copy's folder holds nothing
     // but our headers: a header beside the student's file is not found.
     let copy = dir.join("student.cu");
-    fs::copy(source, &copy).map_err(|err| CompileError::Missing { path: source.to_path_buf(), reason: err.to_string() })?;
+    fs::copy(source, &copy).map_err(|err| CompileError::Missing {
+        path: source.to_path_buf(),
+        reason: err.to_string(),
+    })?;
     let flags: Vec<String> = like.flags.iter().map(|flag| flag.to_string()).collect();
     let base = nvcc::base_flags(dir, &flags);
     let (ptx, deps) = (dir.join("student.ptx"), dir.join("student.d"));
-    let messages = run(&nvcc, &ptx_args(&base, arch, like.linked_with_device_runtime, &copy, &ptx, &deps), source, &copy, limit)?;
-    let dependencies = fs::read_to_string(&deps).map_err(|err| CompileError::Io(format!("cannot read nvcc's list of included files {}: {err}", deps.display())))?;
+    let messages = run(
+        &nvcc,
+        &ptx_args(&base, arch, like.linked_with_device_runtime, &copy, &ptx, &deps),
+        source,
+        &copy,
+        limit,
+    )?;
+    let dependencies = fs::read_to_string(&deps).map_err(|err| {
+        CompileError::Io(format!(
+            "cannot read nvcc's list of included files {}: {err}",
+            deps.display()
+        ))
+    })?;
     if let Some(include) = foreign_include(&dependencies, &[dir, &toolkit_root(&nvcc)], &copy) {
-        return Err(CompileError::ForeignInclude { path: source.to_path_buf(), include });
+        return Err(CompileError::ForeignInclude {
+            path: source.to_path_buf(),
+            include,
+        });
     }
     let (report, image) = if like.linked_with_device_runtime {
         let (object, image) = (dir.join("kernel.o"), dir.join("kernel.cubin"));
-        let report = run(&nvcc, &nvcc::relocatable_args(&base, arch, &ptx, &object), source, &ptx, limit)?;
-        run(&nvcc, &nvcc::device_link_args(&nvcc, arch, &object, &image), source, &copy, limit)?;
+        let report = run(
+            &nvcc,
+            &nvcc::relocatable_args(&base, arch, &ptx, &object),
+            source,
+            &ptx,
+            limit,
+        )?;
+        run(
+            &nvcc,
+            &nvcc::device_link_args(&nvcc, arch, &object, &image),
+            source,
+            &copy,
+            limit,
+        )?;
         (report, image)
     } else {
         let image = dir.join("kernel.fatbin");
-        (run(&nvcc, &nvcc::fatbin_args(&base, arch, &ptx, &image, true), source, &ptx, limit)?, image)
+        (
+            run(
+                &nvcc,
+                &nvcc::fatbin_args(&base, arch, &ptx, &image, true),
+                source,
+                &ptx,
+                limit,
+            )?,
+            image,
+        )
     };
     let bytes = fs::read(&image).map_err(|err| CompileError::Io(format!("cannot read {}: {err}", image.display())))?;
     let ptx = fs::read_to_string(&ptx).ok();
-    Ok(Compiled { image: one_build(source, like, arch, bytes, report, ptx), messages })
+    Ok(Compiled {
+        image: one_build(source, like, arch, bytes, report, ptx),
+        messages,
+    })
 }
 
 /// `nvcc -ptx`: the front end alone, PTX for `arch` (relocatable for kernels that launch kernels),
@@ -221,14 +287,22 @@ fn ptx_args(base: &[String], arch: u32, relocatable: bool, source: &Path, ptx: &
     if relocatable {
         args.push("-rdc=true".to_string());
     }
-    args.extend(["-ptx".to_string(), source.display().to_string(), "-o".to_string(), ptx.display().to_string()]);
+    args.extend([
+        "-ptx".to_string(),
+        source.display().to_string(),
+        "-o".to_string(),
+        ptx.display().to_string(),
+    ]);
     args.extend(["-MD".to_string(), "-MF".to_string(), deps.display().to_string()]);
     args
 }
 
 /// The CUDA toolkit's folder: nvcc's `bin/..`, with every link resolved.
 fn toolkit_root(nvcc: &Path) -> PathBuf {
-    let root = nvcc.parent().and_then(Path::parent).unwrap_or(Path::new("/usr/local/cuda"));
+    let root = nvcc
+        .parent()
+        .and_then(Path::parent)
+        .unwrap_or(Path::new("/usr/local/cuda"));
     root.canonicalize().unwrap_or_else(|_| root.to_path_buf())
 }
 
@@ -244,16 +318,24 @@ pub fn foreign_include(dependencies: &str, allowed: &[&Path], source: &Path) -> 
     let allowed: Vec<PathBuf> = allowed.iter().map(|dir| resolve(dir)).collect();
     let source = resolve(source);
     let inside = |file: &Path| {
-        *file == source || allowed.iter().any(|dir| file.starts_with(dir)) || SYSTEM_HEADERS.iter().any(|system| file.to_string_lossy().starts_with(system))
+        *file == source
+            || allowed.iter().any(|dir| file.starts_with(dir))
+            || SYSTEM_HEADERS
+                .iter()
+                .any(|system| file.to_string_lossy().starts_with(system))
     };
-    make_dependencies(dependencies).into_iter().find(|file| !inside(&resolve(Path::new(file))))
+    make_dependencies(dependencies)
+        .into_iter()
+        .find(|file| !inside(&resolve(Path::new(file))))
 }
 
 /// The prerequisites of a make rule (`target : a.cu \` and `b.h` on the next line), with `\ ` a
 /// space inside a name.
 fn make_dependencies(rule: &str) -> Vec<String> {
     let joined = rule.replace("\\\r\n", " ").replace("\\\n", " ");
-    let Some((_, prerequisites)) = joined.split_once(" : ").or_else(|| joined.split_once(": ")) else { return Vec::new() };
+    let Some((_, prerequisites)) = joined.split_once(" : ").or_else(|| joined.split_once(": ")) else {
+        return Vec::new();
+    };
     let mut files = Vec::new();
     let mut current = String::new();
     let mut chars = prerequisites.chars().peekable();
@@ -277,14 +359,30 @@ fn make_dependencies(rule: &str) -> Vec<String> {
 /// An image written by [`compile`]'s caller for its own child processes (`--check` runs every case in
 /// one), read back with `like`'s flags, for the same architecture `arch`, and no report.
 pub fn load(path: &Path, like: &KernelImage, arch: u32) -> Result<KernelImage, CompileError> {
-    let bytes = fs::read(path).map_err(|err| CompileError::Missing { path: path.to_path_buf(), reason: err.to_string() })?;
+    let bytes = fs::read(path).map_err(|err| CompileError::Missing {
+        path: path.to_path_buf(),
+        reason: err.to_string(),
+    })?;
     Ok(one_build(path, like, arch, bytes, String::new(), None))
 }
 
 /// A student's image: one build, leaked so that it lives as long as the embedded ones.
-fn one_build(source: &Path, like: &KernelImage, arch: u32, image: Vec<u8>, ptxas: String, ptx: Option<String>) -> KernelImage {
+fn one_build(
+    source: &Path,
+    like: &KernelImage,
+    arch: u32,
+    image: Vec<u8>,
+    ptxas: String,
+    ptx: Option<String>,
+) -> KernelImage {
     let ptx = ptx.map(|text| &*Box::leak(text.into_boxed_str()));
-    let build = ArchImage { arch, image: Box::leak(image.into_boxed_slice()), relocatable_ptx: None, ptxas: Box::leak(ptxas.into_boxed_str()), ptx };
+    let build = ArchImage {
+        arch,
+        image: Box::leak(image.into_boxed_slice()),
+        relocatable_ptx: None,
+        ptxas: Box::leak(ptxas.into_boxed_str()),
+        ptx,
+    };
     KernelImage {
         source: Box::leak(source.display().to_string().into_boxed_str()),
         flags: like.flags,
@@ -312,17 +410,32 @@ mod tests {
 
     #[test]
     fn compiles_a_file_like_ours_with_our_headers_and_reports_it() {
-        let path = write("ok.cu", "#include \"matrix_view.cuh\"\nextern \"C\" __global__ void twice(MatrixView<float> m) { m(0, 0) *= 2; }\n");
+        let path = write(
+            "ok.cu",
+            "#include \"matrix_view.cuh\"\nextern \"C\" __global__ void twice(MatrixView<float> m) { m(0, 0) *= 2; }\n",
+        );
         let image = compile(&path, &crate::MMM_BS16, 86).unwrap().image;
         assert_eq!(image.flags, crate::MMM_BS16.flags);
         let [build] = image.builds else { panic!("one build") };
-        assert_eq!((build.arch, &build.image[..4]), (86, &[0x50, 0xED, 0x55, 0xBA][..]), "a fatbin for the GPU's architecture");
+        assert_eq!(
+            (build.arch, &build.image[..4]),
+            (86, &[0x50, 0xED, 0x55, 0xBA][..]),
+            "a fatbin for the GPU's architecture"
+        );
         let twice = build.report().unwrap().function("twice").cloned();
         assert_eq!(twice.and_then(|f| f.arch).as_deref(), Some("sm_86"), "{}", build.ptxas);
         // Issue 29: the PTX is kept for the rules, for a fatbin and for code linked with the device runtime.
-        assert!(build.ptx.is_some_and(|ptx| ptx.contains(".entry twice(")), "{:?}", build.ptx);
+        assert!(
+            build.ptx.is_some_and(|ptx| ptx.contains(".entry twice(")),
+            "{:?}",
+            build.ptx
+        );
         let linked = compile(&path, &crate::ADAPTIVE_SIMPSON, 86).unwrap().image;
-        assert!(linked.builds[0].ptx.is_some_and(|ptx| ptx.contains(".entry twice(")), "{:?}", linked.builds[0].ptx);
+        assert!(
+            linked.builds[0].ptx.is_some_and(|ptx| ptx.contains(".entry twice(")),
+            "{:?}",
+            linked.builds[0].ptx
+        );
         fs::remove_file(path).unwrap();
     }
 
@@ -331,19 +444,37 @@ mod tests {
         let path = write("bad.cu", "__global__ void k(float* x) {\n  x[0] = y;\n}\n");
         match compile(&path, &crate::SIMPSON, 90) {
             Err(error @ CompileError::Nvcc { .. }) => {
-                let CompileError::Nvcc { messages, .. } = &error else { unreachable!() };
+                let CompileError::Nvcc { messages, .. } = &error else {
+                    unreachable!()
+                };
                 assert!(messages.contains("bad.cu(2): error"), "{messages}");
-                assert!(error.to_string().ends_with("bad.cu (its messages are above)"), "{error}");
+                assert!(
+                    error.to_string().ends_with("bad.cu (its messages are above)"),
+                    "{error}"
+                );
             }
             other => panic!("{other:?}"),
         }
         fs::remove_file(path).unwrap();
-        let missing = compile(Path::new("/no/such/kernel.cu"), &crate::SIMPSON, 90).unwrap_err().to_string();
-        assert!(missing.starts_with("cannot read the kernel source /no/such/kernel.cu: "), "{missing}");
+        let missing = compile(Path::new("/no/such/kernel.cu"), &crate::SIMPSON, 90)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            missing.starts_with("cannot read the kernel source /no/such/kernel.cu: "),
+            "{missing}"
+        );
         // Issue 26: a relative path names the folder it was looked for in.
-        let relative = compile(Path::new("no-such-mmm.cu"), &crate::SIMPSON, 90).unwrap_err().to_string();
+        let relative = compile(Path::new("no-such-mmm.cu"), &crate::SIMPSON, 90)
+            .unwrap_err()
+            .to_string();
         let here = std::env::current_dir().unwrap();
-        assert!(relative.starts_with(&format!("cannot read the kernel source no-such-mmm.cu (looked in {}): ", here.display())), "{relative}");
+        assert!(
+            relative.starts_with(&format!(
+                "cannot read the kernel source no-such-mmm.cu (looked in {}): ",
+                here.display()
+            )),
+            "{relative}"
+        );
     }
 
     /// Issue 26: nvcc once failed a correct file for its name ("my mmm, v2.cu": fatbinary took the
@@ -354,13 +485,22 @@ mod tests {
         fs::create_dir_all(&folder).unwrap();
         for name in ["my mmm, v2.cu", "Doe, Jane \"JD\".cu", "semi;colon $HOME.cu"] {
             let path = folder.join(name);
-            fs::write(&path, "#include \"matrix_view.cuh\"\n__global__ void k(float* x) { *x = 2; }\n").unwrap();
-            let image = compile(&path, &crate::SIMPSON, 90).unwrap_or_else(|err| panic!("{name}: {err}")).image;
+            fs::write(
+                &path,
+                "#include \"matrix_view.cuh\"\n__global__ void k(float* x) { *x = 2; }\n",
+            )
+            .unwrap();
+            let image = compile(&path, &crate::SIMPSON, 90)
+                .unwrap_or_else(|err| panic!("{name}: {err}"))
+                .image;
             assert_eq!(image.source, path.display().to_string());
             fs::write(&path, "__global__ void k(float* x) {\n  x[0] = y;\n}\n").unwrap();
             match compile(&path, &crate::SIMPSON, 90) {
                 Err(CompileError::Nvcc { messages, .. }) => {
-                    assert!(messages.contains(&format!("{}(2): error", path.display())), "{name}: {messages}");
+                    assert!(
+                        messages.contains(&format!("{}(2): error", path.display())),
+                        "{name}: {messages}"
+                    );
                     assert!(!messages.contains("student.cu"), "{name}: {messages}");
                 }
                 other => panic!("{name}: {other:?}"),
@@ -376,25 +516,47 @@ mod tests {
         let folder = std::env::temp_dir().join(format!("runtime-test-{}-includes", std::process::id()));
         fs::create_dir_all(folder.join("sub")).unwrap();
         fs::write(folder.join("other.cu"), "__global__ void other(float* x) { *x = 1; }\n").unwrap();
-        let solution = Path::new(env!("CARGO_MANIFEST_DIR")).join("cuda/mmm.cu").canonicalize().unwrap();
+        let solution = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("cuda/mmm.cu")
+            .canonicalize()
+            .unwrap();
         let path = folder.join("sub/mine.cu");
         for (include, named) in [
             (format!("\"{}\"", solution.display()), solution.display().to_string()),
-            (format!("\"{}/sub/../other.cu\"", folder.display()), "other.cu".to_string()),
+            (
+                format!("\"{}/sub/../other.cu\"", folder.display()),
+                "other.cu".to_string(),
+            ),
         ] {
-            fs::write(&path, format!("#include {include}\n__global__ void k(float* x) {{ *x = 2; }}\n")).unwrap();
+            fs::write(
+                &path,
+                format!("#include {include}\n__global__ void k(float* x) {{ *x = 2; }}\n"),
+            )
+            .unwrap();
             match compile(&path, &crate::MMM_BS16, 90) {
                 Err(error @ CompileError::ForeignInclude { .. }) => {
                     let message = error.to_string();
-                    assert!(message.contains(&named) && message.contains("may include only the course's headers (") && message.ends_with("(not compiled)"), "{message}");
+                    assert!(
+                        message.contains(&named)
+                            && message.contains("may include only the course's headers (")
+                            && message.ends_with("(not compiled)"),
+                        "{message}"
+                    );
                 }
                 other => panic!("{include}: {other:?}"),
             }
         }
         // A header beside the file is not found: the copy compiles in a folder of ours.
         fs::write(folder.join("sub/mine.cuh"), "#define SCALE 2\n").unwrap();
-        fs::write(&path, "#include \"mine.cuh\"\n__global__ void k(float* x) { *x = SCALE; }\n").unwrap();
-        assert!(matches!(compile(&path, &crate::MMM_BS16, 90), Err(CompileError::Nvcc { .. })));
+        fs::write(
+            &path,
+            "#include \"mine.cuh\"\n__global__ void k(float* x) { *x = SCALE; }\n",
+        )
+        .unwrap();
+        assert!(matches!(
+            compile(&path, &crate::MMM_BS16, 90),
+            Err(CompileError::Nvcc { .. })
+        ));
         // The course's headers, the toolkit's and the system's are fine.
         fs::write(&path, "#include <cstdio>\n#include <cuda_runtime.h>\n#include \"matrix_view.cuh\"\n#include \"stamps.cuh\"\n__global__ void k(float* x) { *x = 2; }\n").unwrap();
         compile(&path, &crate::MMM_BS16, 90).unwrap_or_else(|err| panic!("{err:?}"));
@@ -404,8 +566,14 @@ mod tests {
     #[test]
     fn make_dependencies_are_split_at_unescaped_spaces_and_continued_lines() {
         let rule = "student.ptx : /tmp/a\\ b/student.cu \\\n    /usr/include/stdio.h \\\n    /x/y.cuh\n";
-        assert_eq!(make_dependencies(rule), ["/tmp/a b/student.cu", "/usr/include/stdio.h", "/x/y.cuh"]);
-        assert_eq!(foreign_include(rule, &[Path::new("/tmp/nowhere")], Path::new("/tmp/a b/student.cu")), Some("/x/y.cuh".to_string()));
+        assert_eq!(
+            make_dependencies(rule),
+            ["/tmp/a b/student.cu", "/usr/include/stdio.h", "/x/y.cuh"]
+        );
+        assert_eq!(
+            foreign_include(rule, &[Path::new("/tmp/nowhere")], Path::new("/tmp/a b/student.cu")),
+            Some("/x/y.cuh".to_string())
+        );
     }
 
     /// Issue 39: a `#pragma message` that prints a forged ptxas report shows in the front end's
@@ -416,7 +584,11 @@ mod tests {
         let compiled = compile(&path, &crate::MMM_BS16, 90).unwrap();
         assert!(compiled.messages.contains("Used 99 registers"), "{}", compiled.messages);
         let build = compiled.image.builds[0];
-        assert!(!build.ptxas.contains("99 registers") && !build.ptxas.contains("4096"), "{}", build.ptxas);
+        assert!(
+            !build.ptxas.contains("99 registers") && !build.ptxas.contains("4096"),
+            "{}",
+            build.ptxas
+        );
         assert_eq!(build.report().unwrap().function("k").map(|f| f.shared_bytes), Some(0));
         fs::remove_file(path).unwrap();
     }
@@ -426,53 +598,96 @@ mod tests {
     #[test]
     fn a_compile_that_would_not_end_is_stopped_and_its_messages_bounded() {
         let zero = write("zero.cu", "#include \"/dev/zero\"\n");
-        let message = compile_within(&zero, &crate::SIMPSON, 90, Duration::from_secs(3)).unwrap_err().to_string();
-        assert_eq!(message, format!("the compiler did not finish {} in 3 s; stopped", zero.display()));
+        let message = compile_within(&zero, &crate::SIMPSON, 90, Duration::from_secs(3))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            message,
+            format!("the compiler did not finish {} in 3 s; stopped", zero.display())
+        );
         fs::remove_file(zero).unwrap();
         // A template that recurses without end: nvcc's own depth limit ends it with an error.
         let endless = write("endless.cu", "template<int N> struct R { static const int v = R<N + 1>::v; };\n__global__ void k(int* x) { *x = R<0>::v; }\n");
         match compile(&endless, &crate::SIMPSON, 90) {
-            Err(CompileError::Nvcc { messages, .. }) => assert!(messages.contains("endless.cu(1): error") && messages.len() as u64 <= 2 * MAX_MESSAGE_BYTES, "{messages}"),
+            Err(CompileError::Nvcc { messages, .. }) => assert!(
+                messages.contains("endless.cu(1): error") && messages.len() as u64 <= 2 * MAX_MESSAGE_BYTES,
+                "{messages}"
+            ),
             other => panic!("{other:?}"),
         }
         fs::remove_file(endless).unwrap();
         // A 100 MB source is refused before it is copied or compiled (a sparse file: instant to make).
         let huge = write("huge.cu", "");
-        fs::File::options().write(true).open(&huge).unwrap().set_len(100 << 20).unwrap();
+        fs::File::options()
+            .write(true)
+            .open(&huge)
+            .unwrap()
+            .set_len(100 << 20)
+            .unwrap();
         let started = Instant::now();
         let message = compile(&huge, &crate::SIMPSON, 90).unwrap_err().to_string();
-        assert_eq!(message, format!("the kernel source {} has 104857600 bytes; a kernel file has at most 4194304 (not compiled)", huge.display()));
+        assert_eq!(
+            message,
+            format!(
+                "the kernel source {} has 104857600 bytes; a kernel file has at most 4194304 (not compiled)",
+                huge.display()
+            )
+        );
         assert!(started.elapsed() < Duration::from_secs(1));
         fs::remove_file(huge).unwrap();
-        let output = run_bounded(Command::new("sh").args(["-c", "yes error | head -c 5000000; echo done >&2"]), Duration::from_secs(30)).ok().unwrap();
-        assert_eq!((output.stdout.len() as u64, output.stderr), (MAX_MESSAGE_BYTES, b"done\n".to_vec()));
+        let output = run_bounded(
+            Command::new("sh").args(["-c", "yes error | head -c 5000000; echo done >&2"]),
+            Duration::from_secs(30),
+        )
+        .ok()
+        .unwrap();
+        assert_eq!(
+            (output.stdout.len() as u64, output.stderr),
+            (MAX_MESSAGE_BYTES, b"done\n".to_vec())
+        );
     }
 
     #[test]
     fn a_gpu_newer_than_nvcc_knows_is_named_with_what_to_do() {
         let path = write("new.cu", "__global__ void k(float* x) { *x = 1; }\n");
         let message = compile(&path, &crate::SIMPSON, 990).unwrap_err().to_string();
-        assert!(message.starts_with("this GPU is sm_990, and the nvcc found compiles for sm_1"), "{message}");
-        assert!(message.ends_with("at the newest: install a newer CUDA toolkit (or set NVCC)"), "{message}");
+        assert!(
+            message.starts_with("this GPU is sm_990, and the nvcc found compiles for sm_1"),
+            "{message}"
+        );
+        assert!(
+            message.ends_with("at the newest: install a newer CUDA toolkit (or set NVCC)"),
+            "{message}"
+        );
         fs::remove_file(path).unwrap();
     }
 
     #[test]
     fn the_device_runtime_library_is_found_beside_nvcc() {
         let library = device_runtime_library().expect("the toolchain has libcudadevrt.a");
-        assert!(library.ends_with("libcudadevrt.a") && library.is_file(), "{}", library.display());
+        assert!(
+            library.ends_with("libcudadevrt.a") && library.is_file(),
+            "{}",
+            library.display()
+        );
     }
 
     #[test]
     fn without_nvcc_the_error_says_how_to_get_one() {
         let message = CompileError::NoNvcc.to_string();
-        assert!(message.starts_with("--kernel-source needs nvcc to compile the file, and none was found"), "{message}");
+        assert!(
+            message.starts_with("--kernel-source needs nvcc to compile the file, and none was found"),
+            "{message}"
+        );
         assert!(message.contains("bash scripts/cuda-toolchain.sh"), "{message}");
     }
 
     #[test]
     fn a_kernel_that_launches_kernels_is_linked_with_the_device_runtime() {
-        let path = write("child.cu", "__global__ void child(int* x) { *x = 1; }\n__global__ void parent(int* x) { child<<<1, 1>>>(x); }\n");
+        let path = write(
+            "child.cu",
+            "__global__ void child(int* x) { *x = 1; }\n__global__ void parent(int* x) { child<<<1, 1>>>(x); }\n",
+        );
         let image = compile(&path, &crate::ADAPTIVE_SIMPSON, 75).unwrap().image;
         assert!(image.linked_with_device_runtime && image.builds[0].image[..4] == [0x7F, b'E', b'L', b'F']);
         fs::remove_file(path).unwrap();

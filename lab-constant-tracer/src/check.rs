@@ -10,9 +10,11 @@ use std::path::Path;
 use anyhow::{Context as _, Result};
 use common::assignment::cases_file::{field, CaseFormat, CaseSet};
 use common::assignment::measure::{rule_row, Bound, Measure};
-use common::profile::counters::Launch;
-use common::assignment::{checked_runs, first_mismatch, on_the_machine, written, written_once, CaseContext, Entry, FirstWrong, Outcome, Row};
+use common::assignment::{
+    checked_runs, first_mismatch, on_the_machine, written, written_once, CaseContext, Entry, FirstWrong, Outcome, Row,
+};
 use common::gpu::Gpu;
+use common::profile::counters::Launch;
 use common::verify::Poison;
 use kernels::KernelImage;
 
@@ -41,8 +43,24 @@ pub struct Case {
 /// One pixel, a few pixels, images that are no multiple of the 16 x 16 blocks, and the most spheres
 /// constant memory holds.
 pub fn cases() -> Vec<Case> {
-    let sizes = [(1, 1, 1), (17, 13, 3), (640, 480, 64), (1000, 3, 100), (33, 1001, kernels::MAX_SPHERES), (1024, 768, 8)];
-    sizes.into_iter().enumerate().map(|(index, (width, height, spheres))| Case { width, height, spheres, seed: index as u64 + 1 }).collect()
+    let sizes = [
+        (1, 1, 1),
+        (17, 13, 3),
+        (640, 480, 64),
+        (1000, 3, 100),
+        (33, 1001, kernels::MAX_SPHERES),
+        (1024, 768, 8),
+    ];
+    sizes
+        .into_iter()
+        .enumerate()
+        .map(|(index, (width, height, spheres))| Case {
+            width,
+            height,
+            spheres,
+            seed: index as u64 + 1,
+        })
+        .collect()
 }
 
 /// The fields of a line of a `--cases` file.
@@ -51,12 +69,26 @@ pub const CASE_FIELDS: &str = "WIDTH HEIGHT SPHERES SEED";
 /// The week's cases, or those of a `--cases` file: `640 480 64 3` per line.
 pub fn case_set(file: Option<&Path>) -> Result<CaseSet<Case>> {
     let parse = |fields: &[&str]| -> Result<Vec<Case>, String> {
-        let (width, height) = (field(fields[0], "WIDTH", 1..=8192)?, field(fields[1], "HEIGHT", 1..=8192)?);
+        let (width, height) = (
+            field(fields[0], "WIDTH", 1..=8192)?,
+            field(fields[1], "HEIGHT", 1..=8192)?,
+        );
         let spheres = field(fields[2], "SPHERES", 1..=kernels::MAX_SPHERES)?;
-        Ok(vec![Case { width, height, spheres, seed: field(fields[3], "SEED", 0..=u64::MAX)? }])
+        Ok(vec![Case {
+            width,
+            height,
+            spheres,
+            seed: field(fields[3], "SEED", 0..=u64::MAX)?,
+        }])
     };
     let line = |c: &Case| format!("{} {} {} {}", c.width, c.height, c.spheres, c.seed);
-    CaseFormat { fields: CASE_FIELDS, parse: &parse, line: &line, name: &name }.load(file, cases())
+    CaseFormat {
+        fields: CASE_FIELDS,
+        parse: &parse,
+        line: &line,
+        name: &name,
+    }
+    .load(file, cases())
 }
 
 pub fn name(case: &Case) -> String {
@@ -65,17 +97,28 @@ pub fn name(case: &Case) -> String {
 
 /// The rule read from the compiler's report: `sphere_storage` must not be in global memory.
 pub fn storage_rule(image: &KernelImage) -> Result<Row> {
-    let build = image.newest().with_context(|| format!("{} was not compiled", image.source))?;
-    let report = build.report().with_context(|| format!("reading nvcc's report on {}", image.source))?;
+    let build = image
+        .newest()
+        .with_context(|| format!("{} was not compiled", image.source))?;
+    let report = build
+        .report()
+        .with_context(|| format!("reading nvcc's report on {}", image.source))?;
     let storage = kernels::MAX_SPHERES * kernels::SPHERE_SIZE;
     let in_global = report.global_bytes as usize >= storage;
     let first = in_global.then(|| FirstWrong {
         position: "sphere_storage".to_string(),
-        value: format!("in global memory ({} bytes gmem in the ptxas report)", report.global_bytes),
+        value: format!(
+            "in global memory ({} bytes gmem in the ptxas report)",
+            report.global_bytes
+        ),
         expected: "__constant__".to_string(),
         computed_by: "-".to_string(),
     });
-    Ok(Row::rule("sphere_storage lives in constant memory (ptxas report)", 1, first.into_iter().collect()))
+    Ok(Row::rule(
+        "sphere_storage lives in constant memory (ptxas report)",
+        1,
+        first.into_iter().collect(),
+    ))
 }
 
 /// The measured rule's name (week 4).
@@ -92,13 +135,28 @@ const METRICS: [&str; 1] = ["smsp__inst_executed_op_global_ld.sum"];
 /// tracer that reads them from global memory, or copies them there first, loads from global memory
 /// for every sphere it tests.
 pub fn measure() -> Measure<'static, Case> {
-    let case = Case { width: 256, height: 192, spheres: 64, seed: 11 };
-    Measure { case, rules: &MEASURED, metrics: &METRICS, kernels: "regex:^trace_constant$", run: &measured_launches, judge: &judge }
+    let case = Case {
+        width: 256,
+        height: 192,
+        spheres: 64,
+        seed: 11,
+    };
+    Measure {
+        case,
+        rules: &MEASURED,
+        metrics: &METRICS,
+        kernels: "regex:^trace_constant$",
+        run: &measured_launches,
+        judge: &judge,
+    }
 }
 
 /// In the measured child: the student's tracer, then ours (each a warm-up and one render).
 pub fn measured_launches(student: &KernelImage, case: &Case) -> Result<()> {
-    let (view, spheres) = (View::new(case.width, case.height)?, random_scene(case.spheres, case.seed)?);
+    let (view, spheres) = (
+        View::new(case.width, case.height)?,
+        random_scene(case.spheres, case.seed)?,
+    );
     let (gpu, ours) = on_the_machine((|| {
         let gpu = Gpu::open(0)?;
         let ours = gpu.load(&kernels::TRACER)?;
@@ -115,8 +173,18 @@ pub fn measured_launches(student: &KernelImage, case: &Case) -> Result<()> {
 fn judge(case: &Case, [_, theirs, _, ours]: &[Launch; 4]) -> Vec<Row> {
     let per_pixel = |launch: &Launch| launch.value(METRICS[0]) * 32.0 / f64::from(case.width * case.height);
     let (theirs, ours) = (per_pixel(theirs), per_pixel(ours));
-    let why = format!("the spheres come from constant memory; from global memory a tracer loads for each of the {}", case.spheres);
-    vec![rule_row(MEASURED[0], "trace_constant", theirs, Bound::AtMost(ours + 1.0), &why, ours)]
+    let why = format!(
+        "the spheres come from constant memory; from global memory a tracer loads for each of the {}",
+        case.spheres
+    );
+    vec![rule_row(
+        MEASURED[0],
+        "trace_constant",
+        theirs,
+        Bound::AtMost(ours + 1.0),
+        &why,
+        ours,
+    )]
 }
 
 /// Renders one case with the student's `trace_constant` (twice, with two poisons) and ours (for the
@@ -136,10 +204,19 @@ pub fn run_case(student: &KernelImage, case: &Case, context: CaseContext) -> Res
     let mut scene = DeviceScene::new(&theirs, &spheres, view)?;
     let (image, _) = scene.render_poisoned(&theirs, Variant::Constant, 1, u32::POISON_WORD)?;
     let (again, _) = scene.render_poisoned(&theirs, Variant::Constant, 1, u32::SECOND_POISON_WORD)?;
-    let outside = scene.trespass()?.map(|trespass| trespass.describe("image", "width*height"));
+    let outside = scene
+        .trespass()?
+        .map(|trespass| trespass.describe("image", "width*height"));
     let reference = render_on_cpu(&spheres, &view);
     let right = |g: u32, r: u32| !g.is_poison() && channel_difference(g, r).saturating_sub(CHANNEL_TOLERANCE) == 0;
-    let colour = |pixel: u32| format!("rgb({}, {}, {})", pixel & 0xFF, (pixel >> 8) & 0xFF, (pixel >> 16) & 0xFF);
+    let colour = |pixel: u32| {
+        format!(
+            "rgb({}, {}, {})",
+            pixel & 0xFF,
+            (pixel >> 8) & 0xFF,
+            (pixel >> 16) & 0xFF
+        )
+    };
     let width = view.width as usize;
     let timed = context.time(
         |launches| {
@@ -151,7 +228,13 @@ pub fn run_case(student: &KernelImage, case: &Case, context: CaseContext) -> Res
             checked_runs(launches, || {
                 let (now, timing) = scene.render_poisoned(&theirs, Variant::Constant, 1, u32::POISON_WORD)?;
                 let wrong = first_mismatch(&now, &reference, right).1.map(|i| {
-                    format!("pixel ({}, {}) is {}, expected {}", i % width, i / width, written_once(now[i], colour), colour(reference[i]))
+                    format!(
+                        "pixel ({}, {}) is {}, expected {}",
+                        i % width,
+                        i / width,
+                        written_once(now[i], colour),
+                        colour(reference[i])
+                    )
                 });
                 Ok((timing, wrong))
             })
@@ -164,8 +247,21 @@ pub fn run_case(student: &KernelImage, case: &Case, context: CaseContext) -> Res
             position: format!("pixel ({x}, {y})"),
             value: written(image[i], again[i], colour),
             expected: colour(reference[i]),
-            computed_by: format!("block ({}, {}), thread ({}, {})", x / TILE, y / TILE, x % TILE, y % TILE),
+            computed_by: format!(
+                "block ({}, {}), thread ({}, {})",
+                x / TILE,
+                y / TILE,
+                x % TILE,
+                y % TILE
+            ),
         }
     });
-    Ok(Outcome { wrong, elements: reference.len(), first, times: timed.times, finding: None }.with_findings([outside, timed.wrong]))
+    Ok(Outcome {
+        wrong,
+        elements: reference.len(),
+        first,
+        times: timed.times,
+        finding: None,
+    }
+    .with_findings([outside, timed.wrong]))
 }

@@ -117,37 +117,64 @@ impl DeviceScene {
     }
 
     /// [`DeviceScene::render`] with the image poisoned with `poison` before every launch.
-    pub fn render_poisoned(&mut self, module: &Module, variant: Variant, repetitions: usize, poison: u32) -> Result<(Vec<u32>, Timing)> {
+    pub fn render_poisoned(
+        &mut self,
+        module: &Module,
+        variant: Variant,
+        repetitions: usize,
+        poison: u32,
+    ) -> Result<(Vec<u32>, Timing)> {
         if let Variant::ConstantFixed(n) = variant {
-            ensure!(n as usize == self.count, "trace_constant_fixed_{n} renders {n} spheres, not {}", self.count);
+            ensure!(
+                n as usize == self.count,
+                "trace_constant_fixed_{n} renders {n} spheres, not {}",
+                self.count
+            );
         }
         let trace = check_cuda!(module.get_function(variant.kernel_name()))?;
         let stream = check_cuda!(Stream::new(StreamFlags::DEFAULT, None))?;
-        let grid = GridSize::xy((self.view.width as u32).div_ceil(TILE), (self.view.height as u32).div_ceil(TILE));
+        let grid = GridSize::xy(
+            (self.view.width as u32).div_ceil(TILE),
+            (self.view.height as u32).div_ceil(TILE),
+        );
         let block = BlockSize::xy(TILE, TILE);
-        let (spheres, count, image, view) =
-            (self.spheres.as_device_ptr(), self.count as i32, self.image.as_device_ptr(), self.view);
+        let (spheres, count, image, view) = (
+            self.spheres.as_device_ptr(),
+            self.count as i32,
+            self.image.as_device_ptr(),
+            self.view,
+        );
         // Every launch, the warm-up's too, starts from a poisoned image (issue 39).
         let target = &mut self.image;
-        let timing = time_on_stream_after(&stream, 1, repetitions, || target.fill(poison), || {
-            match variant {
-                // __global__ void trace_constant(int count, unsigned int* image, View view)
-                // SAFETY: the arguments match the kernel's C signature beside the launch, in type and order,
-                // and point into live device buffers as large as the kernel indexes.
-                Variant::Constant => check_cuda!(unsafe { launch!(trace<<<grid, block, 0, stream>>>(count, image, view)) }),
-                // __global__ void trace_global(const Sphere* spheres, int count, unsigned int* image, View view)
-                Variant::Global => {
-                    // SAFETY: the arguments match the kernel's C signature beside the launch, in type and
-                    // order, and point into live device buffers as large as the kernel indexes.
-                    check_cuda!(unsafe { launch!(trace<<<grid, block, 0, stream>>>(spheres, count, image, view)) })
-                }
-                // __global__ void trace_constant_fixed_N(unsigned int* image, View view)
-                // SAFETY: the arguments match the kernel's C signature beside the launch, in type and order,
-                // and point into live device buffers as large as the kernel indexes.
-                Variant::ConstantFixed(_) => check_cuda!(unsafe { launch!(trace<<<grid, block, 0, stream>>>(image, view)) }),
-            }?;
-            Ok(())
-        })?;
+        let timing = time_on_stream_after(
+            &stream,
+            1,
+            repetitions,
+            || target.fill(poison),
+            || {
+                match variant {
+                    // __global__ void trace_constant(int count, unsigned int* image, View view)
+                    Variant::Constant => {
+                        // SAFETY: the arguments match the kernel's C signature beside the launch, in type and
+                        // order, and point into live device buffers as large as the kernel indexes.
+                        check_cuda!(unsafe { launch!(trace<<<grid, block, 0, stream>>>(count, image, view)) })
+                    }
+                    // __global__ void trace_global(const Sphere* spheres, int count, unsigned int* image, View view)
+                    Variant::Global => {
+                        // SAFETY: the arguments match the kernel's C signature beside the launch, in type and
+                        // order, and point into live device buffers as large as the kernel indexes.
+                        check_cuda!(unsafe { launch!(trace<<<grid, block, 0, stream>>>(spheres, count, image, view)) })
+                    }
+                    // __global__ void trace_constant_fixed_N(unsigned int* image, View view)
+                    Variant::ConstantFixed(_) => {
+                        // SAFETY: the arguments match the kernel's C signature beside the launch, in type and
+                        // order, and point into live device buffers as large as the kernel indexes.
+                        check_cuda!(unsafe { launch!(trace<<<grid, block, 0, stream>>>(image, view)) })
+                    }
+                }?;
+                Ok(())
+            },
+        )?;
         check_cuda!(stream.synchronize())?;
         Ok((self.image.read()?, timing))
     }

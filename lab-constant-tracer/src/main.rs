@@ -8,6 +8,7 @@ use std::process::ExitCode;
 
 use anyhow::{ensure, Result};
 use clap::Parser;
+use common::assignment::{Check, StudentArgs};
 use common::check_cuda;
 use common::gpu::Gpu;
 use common::matrix::host_memory::ensure_host_fits;
@@ -15,7 +16,6 @@ use common::output::check_output_path;
 use common::progress::Progress;
 use common::ptxas_view::print_ptxas;
 use common::verify::{verdict, Random};
-use common::assignment::{Check, StudentArgs};
 use lab_constant_tracer::check;
 use lab_constant_tracer::gpu::{copy_from_constant, DeviceScene, Variant};
 use lab_constant_tracer::render::{compare, compare_sampled, render_on_cpu, write_png, Comparison};
@@ -70,10 +70,19 @@ fn main() -> ExitCode {
 
 fn run(args: Args) -> Result<()> {
     // A student's tracer.cu (assignments/04-constant-tracer) is compiled first, before the GPU opens.
-    let cases = Check { lab: "lab-constant-tracer", entries: &check::ENTRIES, cases: check::case_set(args.student.cases.as_deref())?, measure: Some(check::measure()), child_flags: &[] };
+    let cases = Check {
+        lab: "lab-constant-tracer",
+        entries: &check::ENTRIES,
+        cases: check::case_set(args.student.cases.as_deref())?,
+        measure: Some(check::measure()),
+        child_flags: &[],
+    };
     let compiled = args.student.image(&kernels::TRACER, &check::ENTRIES);
     let rules = |image: &kernels::KernelImage| Ok(vec![check::storage_rule(image)?]);
-    if let Some(done) = args.student.run_check_if_asked(&compiled, &kernels::TRACER, &cases, rules, check::run_case) {
+    if let Some(done) = args
+        .student
+        .run_check_if_asked(&compiled, &kernels::TRACER, &cases, rules, check::run_case)
+    {
         return done;
     }
     let image = compiled?;
@@ -98,8 +107,15 @@ fn run(args: Args) -> Result<()> {
     let mut scene = DeviceScene::new(&module, &spheres, view)?;
     // cudaMemcpyFromSymbol: the copy goes both ways
     let back = copy_from_constant(&module, spheres.len())?;
-    ensure!(back == spheres, "the spheres read back from constant memory differ from those written");
-    println!("{} spheres ({} bytes) copied to constant memory and read back unchanged", spheres.len(), spheres.len() * kernels::SPHERE_SIZE);
+    ensure!(
+        back == spheres,
+        "the spheres read back from constant memory differ from those written"
+    );
+    println!(
+        "{} spheres ({} bytes) copied to constant memory and read back unchanged",
+        spheres.len(),
+        spheres.len() * kernels::SPHERE_SIZE
+    );
 
     let reference = render_on_cpu(&spheres, &view);
     let mut all_passed = true;
@@ -118,7 +134,11 @@ fn run(args: Args) -> Result<()> {
         all_passed &= sweep(&module, &args, view)?;
     }
     if args.ptxas {
-        for variant in [Variant::Constant, Variant::Global, Variant::ConstantFixed(kernels::TRACER_FIXED_COUNTS[0])] {
+        for variant in [
+            Variant::Constant,
+            Variant::Global,
+            Variant::ConstantFixed(kernels::TRACER_FIXED_COUNTS[0]),
+        ] {
             let function = check_cuda!(module.get_function(variant.kernel_name()))?;
             println!();
             print_ptxas(image, &variant.kernel_name(), &function, &gpu.info, 256)?;
@@ -130,7 +150,10 @@ fn run(args: Args) -> Result<()> {
 /// The constant-against-global table: a random scene per count, every variant timed; each image checked
 /// at 4096 random pixels against the CPU (a full CPU render of thousands of spheres takes too long).
 fn sweep(module: &cust::module::Module, args: &Args, view: View) -> Result<bool> {
-    println!("\n{} x {} pixels, median of {} renders:\n", view.width, view.height, args.repetitions);
+    println!(
+        "\n{} x {} pixels, median of {} renders:\n",
+        view.width, view.height, args.repetitions
+    );
     println!("| spheres | constant ms | global ms | constant, count fixed ms | global / constant | check |");
     println!("|---------|-------------|-----------|--------------------------|-------------------|-------|");
     let mut random = Random::new(args.seed);

@@ -46,7 +46,10 @@ pub fn trace_pixel(spheres: &[Sphere], view: &View, px: usize, py: usize) -> u32
     let u = (2.0 * (px as f32 + 0.5) / width - 1.0) * aspect;
     let v = 1.0 - 2.0 * (py as f32 + 0.5) / height;
     let length = (u * u + v * v + view.eye_z * view.eye_z).sqrt();
-    let ray = Ray { o: [0.0, 0.0, view.eye_z], d: [u / length, v / length, -view.eye_z / length] };
+    let ray = Ray {
+        o: [0.0, 0.0, view.eye_z],
+        d: [u / length, v / length, -view.eye_z / length],
+    };
 
     let mut nearest = 1e30f32;
     let mut hit_index = None;
@@ -61,7 +64,11 @@ pub fn trace_pixel(spheres: &[Sphere], view: &View, px: usize, py: usize) -> u32
         None => to_byte(0.1) | to_byte(0.1) << 8 | to_byte(0.15 + 0.15 * v) << 16,
         Some(index) => {
             let s = spheres[index];
-            let (x, y, z) = (ray.o[0] + nearest * ray.d[0], ray.o[1] + nearest * ray.d[1], ray.o[2] + nearest * ray.d[2]);
+            let (x, y, z) = (
+                ray.o[0] + nearest * ray.d[0],
+                ray.o[1] + nearest * ray.d[1],
+                ray.o[2] + nearest * ray.d[2],
+            );
             let (nx, ny, nz) = ((x - s.x) / s.radius, (y - s.y) / s.radius, (z - s.z) / s.radius);
             let diffuse = (nx * view.light_x + ny * view.light_y + nz * view.light_z).max(0.0);
             let towards_light = Ray {
@@ -69,7 +76,10 @@ pub fn trace_pixel(spheres: &[Sphere], view: &View, px: usize, py: usize) -> u32
                 d: [view.light_x, view.light_y, view.light_z],
             };
             let shadowed = diffuse > 0.0
-                && spheres.iter().enumerate().any(|(i, other)| i != index && hit(other, &towards_light) > 0.0);
+                && spheres
+                    .iter()
+                    .enumerate()
+                    .any(|(i, other)| i != index && hit(other, &towards_light) > 0.0);
             let light = view.ambient + (1.0 - view.ambient) * if shadowed { 0.0 } else { diffuse };
             to_byte(s.r * light) | to_byte(s.g * light) << 8 | to_byte(s.b * light) << 16
         }
@@ -81,7 +91,10 @@ pub fn trace_pixel(spheres: &[Sphere], view: &View, px: usize, py: usize) -> u32
 pub fn render_on_cpu(spheres: &[Sphere], view: &View) -> Vec<u32> {
     let _phase = phases::enter(Phase::Verify);
     let width = view.width as usize;
-    (0..width * view.height as usize).into_par_iter().map(|index| trace_pixel(spheres, view, index % width, index / width)).collect()
+    (0..width * view.height as usize)
+        .into_par_iter()
+        .map(|index| trace_pixel(spheres, view, index % width, index / width))
+        .collect()
 }
 
 /// How a GPU image compares with a reference.
@@ -115,7 +128,10 @@ impl Comparison {
 
 /// The largest difference of one colour channel (or alpha) between two RGBA pixels.
 pub fn channel_difference(gpu: u32, reference: u32) -> u32 {
-    (0..4).map(|c| ((gpu >> (8 * c)) & 0xFF).abs_diff((reference >> (8 * c)) & 0xFF)).max().unwrap_or(0)
+    (0..4)
+        .map(|c| ((gpu >> (8 * c)) & 0xFF).abs_diff((reference >> (8 * c)) & 0xFF))
+        .max()
+        .unwrap_or(0)
 }
 
 /// Pixel by pixel against a whole reference image.
@@ -131,7 +147,13 @@ pub fn compare(gpu: &[u32], reference: &[u32]) -> Comparison {
 
 /// Against the CPU at `samples` random pixels (and every unwritten pixel counted): for images whose
 /// full CPU render would take too long.
-pub fn compare_sampled(gpu: &[u32], spheres: &[Sphere], view: &View, samples: usize, random: &mut Random) -> Comparison {
+pub fn compare_sampled(
+    gpu: &[u32],
+    spheres: &[Sphere],
+    view: &View,
+    samples: usize,
+    random: &mut Random,
+) -> Comparison {
     let _phase = phases::enter(Phase::Verify);
     let mut comparison = Comparison::default();
     let width = view.width as usize;
@@ -151,8 +173,12 @@ pub fn write_png(path: &Path, view: &View, image: &[u32], overwrite: bool) -> Re
     encoder.set_color(png::ColorType::Rgba);
     encoder.set_depth(png::BitDepth::Eight);
     let bytes: Vec<u8> = image.iter().flat_map(|pixel| pixel.to_le_bytes()).collect();
-    let mut writer = encoder.write_header().with_context(|| format!("writing {}", path.display()))?;
-    writer.write_image_data(&bytes).with_context(|| format!("writing {}", path.display()))?;
+    let mut writer = encoder
+        .write_header()
+        .with_context(|| format!("writing {}", path.display()))?;
+    writer
+        .write_image_data(&bytes)
+        .with_context(|| format!("writing {}", path.display()))?;
     writer.finish().with_context(|| format!("writing {}", path.display()))
 }
 
@@ -161,7 +187,15 @@ mod tests {
     use super::*;
 
     fn one_sphere() -> Vec<Sphere> {
-        vec![Sphere { x: 0.0, y: 0.0, z: 2.0, radius: 1.0, r: 1.0, g: 0.5, b: 0.0 }]
+        vec![Sphere {
+            x: 0.0,
+            y: 0.0,
+            z: 2.0,
+            radius: 1.0,
+            r: 1.0,
+            g: 0.5,
+            b: 0.0,
+        }]
     }
 
     #[test]
@@ -169,7 +203,10 @@ mod tests {
         let view = View::new(101, 101).unwrap();
         let centre = trace_pixel(&one_sphere(), &view, 50, 50);
         assert_eq!(centre >> 24, 0xFF, "opaque");
-        assert!((centre & 0xFF) > ((centre >> 8) & 0xFF), "more red than green: {centre:08x}");
+        assert!(
+            (centre & 0xFF) > ((centre >> 8) & 0xFF),
+            "more red than green: {centre:08x}"
+        );
         assert_eq!((centre >> 16) & 0xFF, 0, "no blue in an orange sphere");
         let corner = trace_pixel(&one_sphere(), &view, 0, 0);
         assert_eq!(corner & 0xFFFF, to_byte(0.1) | to_byte(0.1) << 8, "background");
@@ -178,11 +215,31 @@ mod tests {
     #[test]
     fn a_sphere_between_the_light_and_another_casts_a_shadow() {
         let view = View::new(64, 64).unwrap();
-        let floor = Sphere { x: 0.0, y: -1001.0, z: 5.0, radius: 1000.0, r: 1.0, g: 1.0, b: 1.0 };
+        let floor = Sphere {
+            x: 0.0,
+            y: -1001.0,
+            z: 5.0,
+            radius: 1000.0,
+            r: 1.0,
+            g: 1.0,
+            b: 1.0,
+        };
         let lit = render_on_cpu(&[floor], &view);
-        let blocker = Sphere { x: 0.0, y: 0.5, z: 4.0, radius: 1.0, r: 1.0, g: 1.0, b: 1.0 };
+        let blocker = Sphere {
+            x: 0.0,
+            y: 0.5,
+            z: 4.0,
+            radius: 1.0,
+            r: 1.0,
+            g: 1.0,
+            b: 1.0,
+        };
         let shadowed = render_on_cpu(&[floor, blocker], &view);
-        let darker = lit.iter().zip(&shadowed).filter(|(l, s)| (**s & 0xFF) + 20 < (**l & 0xFF)).count();
+        let darker = lit
+            .iter()
+            .zip(&shadowed)
+            .filter(|(l, s)| (**s & 0xFF) + 20 < (**l & 0xFF))
+            .count();
         assert!(darker > 50, "the blocker darkens part of the floor ({darker} pixels)");
     }
 
@@ -214,9 +271,15 @@ mod tests {
         let mut reader = decoder.read_info().unwrap();
         let mut bytes = vec![0; reader.output_buffer_size().unwrap()];
         reader.next_frame(&mut bytes).unwrap();
-        let decoded: Vec<u32> = bytes.chunks(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+        let decoded: Vec<u32> = bytes
+            .chunks(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
         assert_eq!(decoded, image);
-        assert!(write_png(&path, &view, &image, false).is_err(), "never over an existing file");
+        assert!(
+            write_png(&path, &view, &image, false).is_err(),
+            "never over an existing file"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

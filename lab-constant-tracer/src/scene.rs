@@ -47,7 +47,10 @@ unsafe impl DeviceCopy for View {}
 impl View {
     /// The lab's camera and light for a `width x height` image.
     pub fn new(width: u32, height: u32) -> Result<View> {
-        ensure!(width > 0 && height > 0, "the image must be at least 1 x 1 pixels, not {width} x {height}");
+        ensure!(
+            width > 0 && height > 0,
+            "the image must be at least 1 x 1 pixels, not {width} x {height}"
+        );
         ensure!(
             u64::from(width) * u64::from(height) <= 1 << 28,
             "a {width} x {height} image is too large (at most 2^28 pixels)"
@@ -87,7 +90,15 @@ pub fn check_count(count: usize) -> Result<()> {
 pub fn random_scene(count: usize, seed: u64) -> Result<Vec<Sphere>> {
     check_count(count)?;
     let mut random = Random::new(seed);
-    let mut spheres = vec![Sphere { x: 0.0, y: -1001.0, z: 5.0, radius: 1000.0, r: 0.8, g: 0.8, b: 0.75 }];
+    let mut spheres = vec![Sphere {
+        x: 0.0,
+        y: -1001.0,
+        z: 5.0,
+        radius: 1000.0,
+        r: 0.8,
+        g: 0.8,
+        b: 0.75,
+    }];
     let radius = (0.9 / (count as f64 / 8.0).sqrt()).clamp(0.03, 0.9);
     while spheres.len() < count {
         spheres.push(Sphere {
@@ -127,20 +138,30 @@ pub fn parse_scene(text: &str, name: &str) -> Result<Vec<Sphere>> {
         );
         let mut values = [0f32; 7];
         for ((value, word), field) in values.iter_mut().zip(&words).zip(FIELDS) {
-            *value = word
-                .parse::<f32>()
-                .ok()
-                .filter(|v| v.is_finite())
-                .with_context(|| format!("{name}:{}: field {field} = {word:?} is not a finite number", index + 1))?;
+            *value =
+                word.parse::<f32>().ok().filter(|v| v.is_finite()).with_context(|| {
+                    format!("{name}:{}: field {field} = {word:?} is not a finite number", index + 1)
+                })?;
         }
         let [x, y, z, radius, r, g, b] = values;
         if radius <= 0.0 {
             bail!("{name}:{}: field radius = {radius} must be positive", index + 1);
         }
-        if let Some((field, value)) = [("r", r), ("g", g), ("b", b)].into_iter().find(|(_, v)| !(0.0..=1.0).contains(v)) {
+        if let Some((field, value)) = [("r", r), ("g", g), ("b", b)]
+            .into_iter()
+            .find(|(_, v)| !(0.0..=1.0).contains(v))
+        {
             bail!("{name}:{}: field {field} = {value} must be between 0 and 1", index + 1);
         }
-        spheres.push(Sphere { x, y, z, radius, r, g, b });
+        spheres.push(Sphere {
+            x,
+            y,
+            z,
+            radius,
+            r,
+            g,
+            b,
+        });
     }
     check_count(spheres.len()).with_context(|| name.to_string())?;
     Ok(spheres)
@@ -173,30 +194,62 @@ mod tests {
 
     #[test]
     fn view_has_the_layout_of_the_cuda_struct() {
-        assert_eq!((size_of::<View>(), offset_of!(View, eye_z), offset_of!(View, ambient)), (28, 8, 24));
+        assert_eq!(
+            (size_of::<View>(), offset_of!(View, eye_z), offset_of!(View, ambient)),
+            (28, 8, 24)
+        );
     }
 
     #[test]
     fn parses_a_scene_file_with_comments() {
         let spheres = parse_scene("# two spheres\n0 0 5 1 1 0 0 # red\n\n1 2 3 0.5 0 1 0.5\n", "s.txt").unwrap();
         assert_eq!(spheres.len(), 2);
-        assert_eq!(spheres[1], Sphere { x: 1.0, y: 2.0, z: 3.0, radius: 0.5, r: 0.0, g: 1.0, b: 0.5 });
+        assert_eq!(
+            spheres[1],
+            Sphere {
+                x: 1.0,
+                y: 2.0,
+                z: 3.0,
+                radius: 0.5,
+                r: 0.0,
+                g: 1.0,
+                b: 0.5
+            }
+        );
     }
 
     #[test]
     fn names_line_and_field_of_a_malformed_scene() {
         let message = |text| parse_scene(text, "s.txt").unwrap_err().to_string();
-        assert_eq!(message("0 0 5 1 1 0 0\n0 0 5 x 1 0 0\n"), "s.txt:2: field radius = \"x\" is not a finite number");
-        assert_eq!(message("0 0 5 1 1 0\n"), "s.txt:1: expected 7 fields (x y z radius r g b), found 6");
-        assert_eq!(message("0 0 5 -1 1 0 0\n"), "s.txt:1: field radius = -1 must be positive");
-        assert_eq!(message("0 0 5 1 1 2 0\n"), "s.txt:1: field g = 2 must be between 0 and 1");
+        assert_eq!(
+            message("0 0 5 1 1 0 0\n0 0 5 x 1 0 0\n"),
+            "s.txt:2: field radius = \"x\" is not a finite number"
+        );
+        assert_eq!(
+            message("0 0 5 1 1 0\n"),
+            "s.txt:1: expected 7 fields (x y z radius r g b), found 6"
+        );
+        assert_eq!(
+            message("0 0 5 -1 1 0 0\n"),
+            "s.txt:1: field radius = -1 must be positive"
+        );
+        assert_eq!(
+            message("0 0 5 1 1 2 0\n"),
+            "s.txt:1: field g = 2 must be between 0 and 1"
+        );
     }
 
     #[test]
     fn refuses_no_spheres_and_too_many() {
-        assert_eq!(format!("{:#}", parse_scene("# none\n", "s.txt").unwrap_err()), "s.txt: a scene needs at least one sphere");
+        assert_eq!(
+            format!("{:#}", parse_scene("# none\n", "s.txt").unwrap_err()),
+            "s.txt: a scene needs at least one sphere"
+        );
         let too_many = check_count(kernels::MAX_SPHERES + 1).unwrap_err().to_string();
-        assert!(too_many.contains("64 KiB hold at most 2340 spheres of 28 bytes"), "{too_many}");
+        assert!(
+            too_many.contains("64 KiB hold at most 2340 spheres of 28 bytes"),
+            "{too_many}"
+        );
         assert!(random_scene(kernels::MAX_SPHERES, 1).is_ok());
     }
 
@@ -221,7 +274,11 @@ mod tests {
                 Ok(spheres) => prop_assert!(spheres.iter().all(|s| s.radius.is_finite())),
                 Err(err) => {
                     let message = format!("{err:#}");
-                    prop_assert!(message.starts_with("scene.txt") && !message.contains('\n'), "{}", message);
+                    prop_assert!(
+                        message.starts_with("scene.txt") && !message.contains('\n'),
+                        "{}",
+                        message
+                    );
                 }
             }
             Ok(())

@@ -8,8 +8,19 @@ const LAB: &str = env!("CARGO_BIN_EXE_lab-constant-tracer");
 fn help_explains_every_flag() {
     let outcome = run(LAB, &["--help"]);
     assert_eq!(outcome.code, Some(0));
-    for flag in ["--width", "--height", "--spheres", "--scene", "--seed", "--output", "--force", "--sweep",
-        "--no-sweep", "--repetitions", "--ptxas"] {
+    for flag in [
+        "--width",
+        "--height",
+        "--spheres",
+        "--scene",
+        "--seed",
+        "--output",
+        "--force",
+        "--sweep",
+        "--no-sweep",
+        "--repetitions",
+        "--ptxas",
+    ] {
         assert!(outcome.stdout.contains(flag), "--help does not mention {flag}");
     }
 }
@@ -17,18 +28,30 @@ fn help_explains_every_flag() {
 #[test]
 fn fails_on_zero_spheres_and_on_more_than_constant_memory_holds() {
     let outcome = run(LAB, &["--spheres", "0"]);
-    assert!(outcome.is_one_line_error("lab-constant-tracer", "at least one sphere"), "{outcome:?}");
+    assert!(
+        outcome.is_one_line_error("lab-constant-tracer", "at least one sphere"),
+        "{outcome:?}"
+    );
     let outcome = run(LAB, &["--spheres", "2341"]);
-    assert!(outcome.is_one_line_error("lab-constant-tracer", "64 KiB hold at most 2340 spheres of 28 bytes"), "{outcome:?}");
+    assert!(
+        outcome.is_one_line_error("lab-constant-tracer", "64 KiB hold at most 2340 spheres of 28 bytes"),
+        "{outcome:?}"
+    );
     let outcome = run(LAB, &["--sweep", "8,5000"]);
-    assert!(outcome.is_one_line_error("lab-constant-tracer", "5000 spheres do not fit"), "{outcome:?}");
+    assert!(
+        outcome.is_one_line_error("lab-constant-tracer", "5000 spheres do not fit"),
+        "{outcome:?}"
+    );
 }
 
 #[test]
 fn fails_on_a_zero_width_or_height() {
     for args in [["--width", "0"], ["--height", "0"]] {
         let outcome = run(LAB, &args);
-        assert!(outcome.is_one_line_error("lab-constant-tracer", "at least 1 x 1 pixels"), "{outcome:?}");
+        assert!(
+            outcome.is_one_line_error("lab-constant-tracer", "at least 1 x 1 pixels"),
+            "{outcome:?}"
+        );
     }
 }
 
@@ -36,20 +59,29 @@ fn fails_on_a_zero_width_or_height() {
 fn fails_on_a_malformed_scene_naming_line_and_field() {
     let scene = temp_file("bad.txt", "# ok\n0 0 5 1 1 0 0\n0 0 5 1 one 0 0\n");
     let outcome = run(LAB, &["--scene", &scene]);
-    assert!(outcome.is_one_line_error("lab-constant-tracer", ":3: field r = \"one\" is not a finite number"), "{outcome:?}");
+    assert!(
+        outcome.is_one_line_error("lab-constant-tracer", ":3: field r = \"one\" is not a finite number"),
+        "{outcome:?}"
+    );
 }
 
 #[test]
 fn fails_on_an_output_path_that_cannot_be_written() {
     let outcome = run(LAB, &["--output", "/nonexistent/folder/x.png"]);
-    assert!(outcome.is_one_line_error("lab-constant-tracer", "the folder /nonexistent/folder does not exist"), "{outcome:?}");
+    assert!(
+        outcome.is_one_line_error("lab-constant-tracer", "the folder /nonexistent/folder does not exist"),
+        "{outcome:?}"
+    );
 }
 
 #[test]
 fn refuses_to_overwrite_an_existing_image() {
     let existing = temp_file("existing.png", "not an image");
     let outcome = run(LAB, &["--output", &existing]);
-    assert!(outcome.is_one_line_error("lab-constant-tracer", "exists; not overwriting it"), "{outcome:?}");
+    assert!(
+        outcome.is_one_line_error("lab-constant-tracer", "exists; not overwriting it"),
+        "{outcome:?}"
+    );
     assert_eq!(std::fs::read_to_string(&existing).unwrap(), "not an image");
 }
 

@@ -24,7 +24,11 @@ fn every_variant_matches_the_cpu_at_awkward_sizes_and_counts() {
             for variant in Variant::all_for(count) {
                 let (image, _) = scene.render(&module, variant, 1).unwrap();
                 let comparison = compare(&image, &reference);
-                assert!(comparison.passed(), "{} at {width} x {height}, {count} spheres: {comparison:?}", variant.name());
+                assert!(
+                    comparison.passed(),
+                    "{} at {width} x {height}, {count} spheres: {comparison:?}",
+                    variant.name()
+                );
             }
         }
     }
@@ -56,12 +60,21 @@ fn spheres_read_back_from_the_constant_symbol_are_the_ones_written() {
         assert_eq!(copy_from_constant(&module, count).unwrap(), spheres);
     }
     let too_many = vec![Default::default(); kernels::MAX_SPHERES + 1];
-    assert!(copy_to_constant(&module, &too_many).unwrap_err().to_string().contains("do not fit in constant memory"));
+    assert!(copy_to_constant(&module, &too_many)
+        .unwrap_err()
+        .to_string()
+        .contains("do not fit in constant memory"));
 }
 
 /// `lab-constant-tracer --kernel-source FILE --check`, as a student runs it (assignments/04-constant-tracer).
 fn check(file: &str) -> common::testing::Outcome {
-    common::testing::check_kernel_source("lab-constant-tracer", env!("CARGO_BIN_EXE_lab-constant-tracer"), env!("CARGO_MANIFEST_DIR"), file, &[])
+    common::testing::check_kernel_source(
+        "lab-constant-tracer",
+        env!("CARGO_BIN_EXE_lab-constant-tracer"),
+        env!("CARGO_MANIFEST_DIR"),
+        file,
+        &[],
+    )
 }
 
 #[test]
@@ -69,13 +82,23 @@ fn check(file: &str) -> common::testing::Outcome {
 fn week_4_the_solution_passes_and_the_template_fails_on_both_counts() {
     let solution = check("kernels/cuda/tracer.cu");
     assert_eq!(solution.code, Some(0), "{solution:?}");
-    assert!(solution.stdout.contains("Solution is correct: all 8 cases pass"), "{solution:?}");
+    assert!(
+        solution.stdout.contains("Solution is correct: all 8 cases pass"),
+        "{solution:?}"
+    );
     let template = check("assignments/04-constant-tracer/tracer.cu");
     assert_eq!(template.code, Some(1), "{template:?}");
     let rule = common::testing::check_row(&template.stdout, "sphere_storage lives in constant memory");
-    assert!(rule.contains("| FAIL |") && rule.contains("in global memory (65520 bytes gmem"), "{rule}");
+    assert!(
+        rule.contains("| FAIL |") && rule.contains("in global memory (65520 bytes gmem"),
+        "{rule}"
+    );
     let row = common::testing::check_row(&template.stdout, "17 x 13 pixels");
-    assert!(row.contains("| FAIL | 221 of 221 | pixel (0, 0) | never written |") && row.contains("block (0, 0), thread (0, 0)"), "{row}");
+    assert!(
+        row.contains("| FAIL | 221 of 221 | pixel (0, 0) | never written |")
+            && row.contains("block (0, 0), thread (0, 0)"),
+        "{row}"
+    );
 }
 
 #[test]
@@ -85,22 +108,45 @@ fn week_4_broken_kernels_are_caught() {
     let global = check("assignments/04-constant-tracer/broken/global-memory.cu");
     assert_eq!(global.code, Some(1), "{global:?}");
     assert!(global.stderr.contains("2 of 8 cases failed"), "{global:?}");
-    assert!(common::testing::check_row(&global.stdout, "constant memory, measured: global loads per pixel").contains("| FAIL |"), "{global:?}");
-    assert!(common::testing::check_row(&global.stdout, "sphere_storage lives in constant memory").contains("| FAIL |"), "{global:?}");
+    assert!(
+        common::testing::check_row(&global.stdout, "constant memory, measured: global loads per pixel")
+            .contains("| FAIL |"),
+        "{global:?}"
+    );
+    assert!(
+        common::testing::check_row(&global.stdout, "sphere_storage lives in constant memory").contains("| FAIL |"),
+        "{global:?}"
+    );
     // One sphere too few: the pixels where the last sphere shows are wrong, none unwritten. (Where the
     // scene hides its last sphere behind others, the case passes: the 640 x 480 one does.)
     let missing = check("assignments/04-constant-tracer/broken/last-sphere-missing.cu");
     assert_eq!(missing.code, Some(1), "{missing:?}");
-    assert!(common::testing::check_row(&missing.stdout, "sphere_storage lives in constant memory").contains("| PASS |"), "{missing:?}");
+    assert!(
+        common::testing::check_row(&missing.stdout, "sphere_storage lives in constant memory").contains("| PASS |"),
+        "{missing:?}"
+    );
     let row = common::testing::check_row(&missing.stdout, "17 x 13 pixels, 3 spheres");
-    assert!(row.contains("| FAIL |") && row.contains("| pixel (") && !row.contains("never written"), "{row}");
+    assert!(
+        row.contains("| FAIL |") && row.contains("| pixel (") && !row.contains("never written"),
+        "{row}"
+    );
 }
 
 /// Issue 21: under compute-sanitizer the solution passes: none of our calls is an error.
 #[test]
 #[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
 fn week_4_the_solution_passes_under_compute_sanitizer() {
-    let solution = common::testing::check_kernel_source("lab-constant-tracer", env!("CARGO_BIN_EXE_lab-constant-tracer"), env!("CARGO_MANIFEST_DIR"), "kernels/cuda/tracer.cu", &["--sanitize"]);
+    let solution = common::testing::check_kernel_source(
+        "lab-constant-tracer",
+        env!("CARGO_BIN_EXE_lab-constant-tracer"),
+        env!("CARGO_MANIFEST_DIR"),
+        "kernels/cuda/tracer.cu",
+        &["--sanitize"],
+    );
     assert_eq!(solution.code, Some(0), "{solution:?}");
-    assert!(solution.stdout.contains("Solution is correct: all 8 cases pass") && solution.stdout.contains("under compute-sanitizer"), "{solution:?}");
+    assert!(
+        solution.stdout.contains("Solution is correct: all 8 cases pass")
+            && solution.stdout.contains("under compute-sanitizer"),
+        "{solution:?}"
+    );
 }

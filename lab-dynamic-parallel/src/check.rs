@@ -7,16 +7,20 @@ use std::f64::consts::{FRAC_PI_2, PI};
 use std::path::Path;
 
 use anyhow::{Context as _, Result};
-use common::assignment::measure::{rule_row, Bound, Measure};
-use common::profile::counters::Launch;
 use common::assignment::cases_file::{choice, field, CaseFormat, CaseSet};
-use common::assignment::{checked_runs, first_mismatch, on_the_machine, shown, CaseContext, Entry, FirstWrong, Outcome, Row};
+use common::assignment::measure::{rule_row, Bound, Measure};
+use common::assignment::{
+    checked_runs, first_mismatch, on_the_machine, shown, CaseContext, Entry, FirstWrong, Outcome, Row,
+};
 use common::gpu::Gpu;
 use common::guard::Guarded;
 use common::integrand::Integrand;
+use common::profile::counters::Launch;
 use kernels::{ptx, KernelImage};
 
-use crate::{adaptive_on_cpu, device_driven, device_driven_into, set_pending_launch_limit, Problem, Tally, MAX_NESTING_DEPTH};
+use crate::{
+    adaptive_on_cpu, device_driven, device_driven_into, set_pending_launch_limit, Problem, Tally, MAX_NESTING_DEPTH,
+};
 
 /// The masters the lab launches, by integrand.
 pub fn entry(integrand: Integrand) -> Entry {
@@ -35,18 +39,40 @@ pub fn entry(integrand: Integrand) -> Entry {
 /// grids launched at run time agree with the splits would need a count of launches from the
 /// profiler's interface, CUPTI: issue 23.)
 pub fn child_launch_rule(image: &KernelImage) -> Result<Row> {
-    let build = image.newest().with_context(|| format!("{} was not compiled", image.source))?;
+    let build = image
+        .newest()
+        .with_context(|| format!("{} was not compiled", image.source))?;
     let read = |code: &ptx::Module| -> (usize, Vec<FirstWrong>) {
-        let workers: Vec<&ptx::Function> = code.entries().filter(|kernel| kernel.name.contains("workers")).collect();
+        let workers: Vec<&ptx::Function> = code
+            .entries()
+            .filter(|kernel| kernel.name.contains("workers"))
+            .collect();
         let expected = "a child grid launched (<<<...>>> in device code)".to_string();
         if workers.is_empty() {
-            return (1, vec![FirstWrong { position: "workers".into(), value: "no kernel named workers".into(), expected, computed_by: "the PTX".into() }]);
+            return (
+                1,
+                vec![FirstWrong {
+                    position: "workers".into(),
+                    value: "no kernel named workers".into(),
+                    expected,
+                    computed_by: "the PTX".into(),
+                }],
+            );
         }
         let quiet = workers.iter().filter(|kernel| !code.launches_kernels(kernel));
-        let failures = quiet.map(|kernel| FirstWrong { position: template_name(&kernel.name), value: "no device-side launch".into(), expected: expected.clone(), computed_by: "the PTX".into() });
+        let failures = quiet.map(|kernel| FirstWrong {
+            position: template_name(&kernel.name),
+            value: "no device-side launch".into(),
+            expected: expected.clone(),
+            computed_by: "the PTX".into(),
+        });
         (workers.len(), failures.collect())
     };
-    Ok(Row::rule_on_ptx("child grids: every workers<F> launches its children itself (PTX)", build, read))
+    Ok(Row::rule_on_ptx(
+        "child grids: every workers<F> launches its children itself (PTX)",
+        build,
+        read,
+    ))
 }
 
 /// `workers<Sine>` for the mangled `_Z7workersI4SineEvddddiiP5Tally`; other names as they are.
@@ -56,7 +82,9 @@ fn template_name(mangled: &str) -> String {
         let length: usize = text[..digits].parse().ok()?;
         Some((text.get(digits..digits + length)?.to_string(), digits + length))
     };
-    let Some((name, used)) = mangled.strip_prefix("_Z").and_then(counted) else { return mangled.to_string() };
+    let Some((name, used)) = mangled.strip_prefix("_Z").and_then(counted) else {
+        return mangled.to_string();
+    };
     let rest = &mangled[2 + used..];
     match rest.strip_prefix('I').and_then(counted) {
         Some((argument, _)) => format!("{name}<{argument}>"),
@@ -67,7 +95,13 @@ fn template_name(mangled: &str) -> String {
 /// Every integrand; tolerances from coarse to fine; a depth limit of 1, one that stops the splitting
 /// early, and the default.
 pub fn cases() -> Vec<Problem> {
-    let case = |integrand, a, b, tolerance, max_depth| Problem { integrand, a, b, tolerance, max_depth };
+    let case = |integrand, a, b, tolerance, max_depth| Problem {
+        integrand,
+        a,
+        b,
+        tolerance,
+        max_depth,
+    };
     vec![
         case(Integrand::Peak, 0.0, 1.0, 1e-6, 1),
         case(Integrand::Pi, 0.0, 1.0, 1e-10, 20),
@@ -100,7 +134,12 @@ pub fn case_set(file: Option<&Path>) -> Result<CaseSet<Problem>> {
 
 /// How a `--cases` line is read, written out for the case set's hash, and named.
 fn case_format() -> CaseFormat<'static, Problem> {
-    CaseFormat { fields: CASE_FIELDS, parse: &parse_case, line: &case_line, name: &name }
+    CaseFormat {
+        fields: CASE_FIELDS,
+        parse: &parse_case,
+        line: &case_line,
+        name: &name,
+    }
 }
 
 /// One line's fields as a case, or why not: each field's own range, then whether the tolerance
@@ -108,7 +147,11 @@ fn case_format() -> CaseFormat<'static, Problem> {
 fn parse_case(fields: &[&str]) -> Result<Vec<Problem>, String> {
     let integrand = choice(fields[0], "INTEGRAND", &Integrand::ALL.map(|i| (i.name(), i)))?;
     let (a, b) = (field(fields[1], "A", -1e6..=1e6)?, field(fields[2], "B", -1e6..=1e6)?);
-    let tolerance = fields[3].parse::<f64>().ok().filter(|t| t.is_finite() && *t > 0.0).ok_or_else(|| format!("TOLERANCE {:?} is not a positive number", fields[3]))?;
+    let tolerance = fields[3]
+        .parse::<f64>()
+        .ok()
+        .filter(|t| t.is_finite() && *t > 0.0)
+        .ok_or_else(|| format!("TOLERANCE {:?} is not a positive number", fields[3]))?;
     let max_depth = field(fields[4], "MAX_DEPTH", 1..=MAX_NESTING_DEPTH)?;
     let problem = Problem::new(integrand, a, b, tolerance, max_depth).map_err(|err| err.to_string())?;
     meaningful(&problem)?;
@@ -116,7 +159,14 @@ fn parse_case(fields: &[&str]) -> Result<Vec<Problem>, String> {
 }
 
 fn case_line(p: &Problem) -> String {
-    format!("{} {} {} {:e} {}", p.integrand.name(), p.a, p.b, p.tolerance, p.max_depth)
+    format!(
+        "{} {} {} {:e} {}",
+        p.integrand.name(),
+        p.a,
+        p.b,
+        p.tolerance,
+        p.max_depth
+    )
 }
 
 /// Whether a case's tolerance leaves its check meaningful (issue 39), or which bound it breaks and why:
@@ -128,7 +178,10 @@ fn meaningful(problem: &Problem) -> Result<(), String> {
     let (f, a, b, tolerance) = (problem.integrand, problem.a, problem.b, problem.tolerance);
     let (magnitude, scale) = (magnitude(problem), (b - a) * largest_value(problem));
     if !(magnitude.is_finite() && scale.is_finite()) {
-        return Err(format!("{} overflows a double on [{a}, {b}]: no check can be made there", f.formula()));
+        return Err(format!(
+            "{} overflows a double on [{a}, {b}]: no check can be made there",
+            f.formula()
+        ));
     }
     let most = MAX_TOLERANCE_OF_MAGNITUDE * magnitude;
     if tolerance >= most {
@@ -142,7 +195,13 @@ fn meaningful(problem: &Problem) -> Result<(), String> {
             "TOLERANCE {tolerance:e} is below {MIN_TOLERANCE_OF_SCALE:e} x (B - A) x the largest |f| on [A, B] ({least:.3e}): rounding errors of f, not f itself, would decide which intervals split, and the counts could not be asked to match exactly"
         ));
     }
-    if adaptive_on_cpu(&Problem { max_depth: 2, ..*problem }).splits == 0 {
+    if adaptive_on_cpu(&Problem {
+        max_depth: 2,
+        ..*problem
+    })
+    .splits
+        == 0
+    {
         return Err(format!("TOLERANCE {tolerance:e} is so coarse that neither half of [{a}, {b}] splits, whatever MAX_DEPTH: no worker would launch a child grid"));
     }
     Ok(())
@@ -187,7 +246,14 @@ fn largest_value(problem: &Problem) -> f64 {
 }
 
 pub fn name(problem: &Problem) -> String {
-    format!("{} on [{}, {}], tolerance {:e}, depth limit {}", problem.integrand.formula(), problem.a, problem.b, problem.tolerance, problem.max_depth)
+    format!(
+        "{} on [{}, {}], tolerance {:e}, depth limit {}",
+        problem.integrand.formula(),
+        problem.a,
+        problem.b,
+        problem.tolerance,
+        problem.max_depth
+    )
 }
 
 /// What a run reports, in the table's words, with the CPU's value beside it.
@@ -220,8 +286,11 @@ pub fn run_case(student: &KernelImage, problem: &Problem, context: CaseContext) 
     let cpu = adaptive_on_cpu(problem);
     let mismatch = |tally: &Tally| {
         let all = quantities(tally, &cpu);
-        let (gpu_values, cpu_values): (Vec<(&str, f64)>, Vec<f64>) = all.iter().map(|(quantity, g, c)| ((*quantity, *g), *c)).unzip();
-        let (wrong, first) = first_mismatch(&gpu_values, &cpu_values, |(quantity, g), c| agrees(problem, quantity, g, c));
+        let (gpu_values, cpu_values): (Vec<(&str, f64)>, Vec<f64>) =
+            all.iter().map(|(quantity, g, c)| ((*quantity, *g), *c)).unzip();
+        let (wrong, first) = first_mismatch(&gpu_values, &cpu_values, |(quantity, g), c| {
+            agrees(problem, quantity, g, c)
+        });
         (all, wrong, first)
     };
     let timed = context.time(
@@ -230,20 +299,36 @@ pub fn run_case(student: &KernelImage, problem: &Problem, context: CaseContext) 
             checked_runs(launches, || {
                 let run = device_driven_into(&theirs, problem, &tally, 1)?;
                 let (all, _, first) = mismatch(&run.tally);
-                Ok((run.timing, first.map(|i| format!("{} is {}, expected {}", all[i].0, all[i].1, all[i].2))))
+                Ok((
+                    run.timing,
+                    first.map(|i| format!("{} is {}, expected {}", all[i].0, all[i].1, all[i].2)),
+                ))
             })
         },
     )?;
     let (all, wrong, first) = mismatch(&run.tally);
     // Counts as whole numbers, the integral to 13 digits.
-    let value = |i: usize, x: f64| if all[i].0 == "integral" { shown(x) } else { format!("{x:.0}") };
+    let value = |i: usize, x: f64| {
+        if all[i].0 == "integral" {
+            shown(x)
+        } else {
+            format!("{x:.0}")
+        }
+    };
     let first = first.map(|i| FirstWrong {
         position: all[i].0.to_string(),
         value: value(i, all[i].1),
         expected: value(i, all[i].2),
         computed_by: "every worker grid (atomicAdd into the Tally)".to_string(),
     });
-    Ok(Outcome { wrong, elements: all.len(), first, times: timed.times, finding: None }.with_findings([outside, timed.wrong]))
+    Ok(Outcome {
+        wrong,
+        elements: all.len(),
+        first,
+        times: timed.times,
+        finding: None,
+    }
+    .with_findings([outside, timed.wrong]))
 }
 
 /// The measured rule's name (week 7).
@@ -257,8 +342,21 @@ const METRICS: [&str; 1] = ["sm__ctas_launched.sum"];
 /// child grids launches one grid per split, as ours does; workers that refine in a loop of their own,
 /// or launch only in a branch that never runs, launch none.
 pub fn measure() -> Measure<'static, Problem> {
-    let problem = Problem { integrand: Integrand::Peak, a: 0.0, b: 1.0, tolerance: 1e-8, max_depth: 20 };
-    Measure { case: problem, rules: &MEASURED, metrics: &METRICS, kernels: "regex:^adaptive_master_", run: &measured_launches, judge: &judge }
+    let problem = Problem {
+        integrand: Integrand::Peak,
+        a: 0.0,
+        b: 1.0,
+        tolerance: 1e-8,
+        max_depth: 20,
+    };
+    Measure {
+        case: problem,
+        rules: &MEASURED,
+        metrics: &METRICS,
+        kernels: "regex:^adaptive_master_",
+        run: &measured_launches,
+        judge: &judge,
+    }
 }
 
 /// The machine's steps of a case, before the student's module is loaded ([`on_the_machine`]): the
@@ -287,7 +385,14 @@ pub fn measured_launches(student: &KernelImage, problem: &Problem) -> Result<()>
 /// child grids launch none (4 where ours launched 1216).
 fn judge(_: &Problem, [_, theirs, _, ours]: &[Launch; 4]) -> Vec<Row> {
     let (theirs, ours) = (theirs.value(METRICS[0]), ours.value(METRICS[0]));
-    vec![rule_row(MEASURED[0], "workers<F>", theirs, Bound::AtLeast(ours / 2.0), "one child grid per split, as ours launches them", ours)]
+    vec![rule_row(
+        MEASURED[0],
+        "workers<F>",
+        theirs,
+        Bound::AtLeast(ours / 2.0),
+        "one child grid per split, as ours launches them",
+        ours,
+    )]
 }
 
 #[cfg(test)]
@@ -297,7 +402,10 @@ mod tests {
     #[test]
     fn template_kernels_are_named_as_in_the_source() {
         assert_eq!(template_name("_Z7workersI4SineEvdddddiiP5Tally"), "workers<Sine>");
-        assert_eq!(template_name("_Z7workersI23FourOverOnePlusXSquaredEvdddddiiP5Tally"), "workers<FourOverOnePlusXSquared>");
+        assert_eq!(
+            template_name("_Z7workersI23FourOverOnePlusXSquaredEvdddddiiP5Tally"),
+            "workers<FourOverOnePlusXSquared>"
+        );
         assert_eq!(template_name("_Z7workersdddd"), "workers");
         assert_eq!(template_name("adaptive_master_pi"), "adaptive_master_pi");
         assert_eq!(template_name("_Z99x"), "_Z99x");
@@ -305,29 +413,62 @@ mod tests {
 
     /// The cases of a one-line `--cases` file, or its error.
     fn parsed(text: &str) -> Result<Vec<Problem>, String> {
-        case_format().parse_text("hidden.txt", text).map_err(|err| err.to_string())
+        case_format()
+            .parse_text("hidden.txt", text)
+            .map_err(|err| err.to_string())
     }
 
     #[test]
     fn the_weeks_own_cases_keep_the_bounds() {
         for problem in cases() {
-            assert_eq!(parsed(&case_line(&problem)), Ok(vec![problem]), "{}", case_line(&problem));
+            assert_eq!(
+                parsed(&case_line(&problem)),
+                Ok(vec![problem]),
+                "{}",
+                case_line(&problem)
+            );
         }
-        assert_eq!(parsed("# hidden\npeak 0 1 1e-10 20\nsin -2 5 1e-9 12 # a comment\n").unwrap().len(), 2);
+        assert_eq!(
+            parsed("# hidden\npeak 0 1 1e-10 20\nsin -2 5 1e-9 12 # a comment\n")
+                .unwrap()
+                .len(),
+            2
+        );
     }
 
     #[test]
     fn a_bad_case_line_names_the_field_and_its_range() {
         let error = |line: &str| parsed(line).unwrap_err();
-        assert_eq!(error("tan 0 1 1e-10 20"), "hidden.txt:1: INTEGRAND \"tan\" is not one of pi, sin, exp, peak");
-        assert_eq!(error("pi 0 1 1e-10"), "hidden.txt:1: 4 fields where a case has 5 (INTEGRAND A B TOLERANCE MAX_DEPTH)");
-        assert_eq!(error("pi 0 2e6 1e-10 20"), "hidden.txt:1: B \"2e6\" is not a number from -1000000 to 1000000");
+        assert_eq!(
+            error("tan 0 1 1e-10 20"),
+            "hidden.txt:1: INTEGRAND \"tan\" is not one of pi, sin, exp, peak"
+        );
+        assert_eq!(
+            error("pi 0 1 1e-10"),
+            "hidden.txt:1: 4 fields where a case has 5 (INTEGRAND A B TOLERANCE MAX_DEPTH)"
+        );
+        assert_eq!(
+            error("pi 0 2e6 1e-10 20"),
+            "hidden.txt:1: B \"2e6\" is not a number from -1000000 to 1000000"
+        );
         for tolerance in ["0", "-1e-3", "x", "nan", "inf"] {
-            assert_eq!(error(&format!("pi 0 1 {tolerance} 20")), format!("hidden.txt:1: TOLERANCE \"{tolerance}\" is not a positive number"));
+            assert_eq!(
+                error(&format!("pi 0 1 {tolerance} 20")),
+                format!("hidden.txt:1: TOLERANCE \"{tolerance}\" is not a positive number")
+            );
         }
-        assert_eq!(error("pi 0 1 1e-10 25"), "hidden.txt:1: MAX_DEPTH \"25\" is not a number from 1 to 24");
-        assert_eq!(error("pi 0 1 1e-10 0"), "hidden.txt:1: MAX_DEPTH \"0\" is not a number from 1 to 24");
-        assert_eq!(error("pi 1 0 1e-10 20"), "hidden.txt:1: --b 0 must be greater than --a 1");
+        assert_eq!(
+            error("pi 0 1 1e-10 25"),
+            "hidden.txt:1: MAX_DEPTH \"25\" is not a number from 1 to 24"
+        );
+        assert_eq!(
+            error("pi 0 1 1e-10 0"),
+            "hidden.txt:1: MAX_DEPTH \"0\" is not a number from 1 to 24"
+        );
+        assert_eq!(
+            error("pi 1 0 1e-10 20"),
+            "hidden.txt:1: --b 0 must be greater than --a 1"
+        );
         assert_eq!(error("pi 0 1 1e-10 20\n\npeak 0 1 0.5e-20 20"), format!("hidden.txt:3: TOLERANCE 5e-21 is below 1e-15 x (B - A) x the largest |f| on [A, B] (1.000e-11): {ROUNDING}"));
     }
 
@@ -338,10 +479,25 @@ mod tests {
         let error = |line: &str| parsed(line).unwrap_err();
         // At or above a thousandth of the integral of |f|: the integral check would pass nearly anything.
         let coarse = "the integral check passes a GPU integral within TOLERANCE of the CPU's, so it would pass one off by more than 0.1 %";
-        assert_eq!(error("pi 0 1 1e-2 20"), format!("hidden.txt:1: TOLERANCE 1e-2 is not below 1e-3 x the integral of |f| over [A, B] (3.142e-3): {coarse}"));
-        assert_eq!(error("peak 0 1 1 20"), format!("hidden.txt:1: TOLERANCE 1e0 is not below 1e-3 x the integral of |f| over [A, B] (3.094e-1): {coarse}"));
+        assert_eq!(
+            error("pi 0 1 1e-2 20"),
+            format!(
+                "hidden.txt:1: TOLERANCE 1e-2 is not below 1e-3 x the integral of |f| over [A, B] (3.142e-3): {coarse}"
+            )
+        );
+        assert_eq!(
+            error("peak 0 1 1 20"),
+            format!(
+                "hidden.txt:1: TOLERANCE 1e0 is not below 1e-3 x the integral of |f| over [A, B] (3.094e-1): {coarse}"
+            )
+        );
         // |sin| counts, not sin: over a whole period the integral is 0 and the scale 4.
-        assert_eq!(error("sin 0 6.283185307179586 4e-3 20"), format!("hidden.txt:1: TOLERANCE 4e-3 is not below 1e-3 x the integral of |f| over [A, B] (4.000e-3): {coarse}"));
+        assert_eq!(
+            error("sin 0 6.283185307179586 4e-3 20"),
+            format!(
+                "hidden.txt:1: TOLERANCE 4e-3 is not below 1e-3 x the integral of |f| over [A, B] (4.000e-3): {coarse}"
+            )
+        );
         assert_eq!(parsed("sin 0 6.283185307179586 1e-9 20").unwrap().len(), 1);
         // Below 1e-15 of (B - A) max |f|: the peak is 10^4 high, so 1e-12 is too fine for it, not for pi.
         assert_eq!(error("peak 0 1 1e-12 20"), format!("hidden.txt:1: TOLERANCE 1e-12 is below 1e-15 x (B - A) x the largest |f| on [A, B] (1.000e-11): {ROUNDING}"));
@@ -351,38 +507,80 @@ mod tests {
         assert_eq!(error("exp 0 0.001 1e-9 20"), "hidden.txt:1: TOLERANCE 1e-9 is so coarse that neither half of [0, 0.001] splits, whatever MAX_DEPTH: no worker would launch a child grid");
         // A depth limit of 1 still checks the depth limit: the tolerance alone would split.
         assert_eq!(parsed("peak 0 1 1e-6 1").unwrap().len(), 1);
-        assert_eq!(error("exp 0 1000 1e-3 20"), "hidden.txt:1: exp(x) overflows a double on [0, 1000]: no check can be made there");
+        assert_eq!(
+            error("exp 0 1000 1e-3 20"),
+            "hidden.txt:1: exp(x) overflows a double on [0, 1000]: no check can be made there"
+        );
     }
 
     #[test]
     fn scales_of_the_integrands() {
-        let problem = |integrand, a, b| Problem { integrand, a, b, tolerance: 1e-10, max_depth: 20 };
+        let problem = |integrand, a, b| Problem {
+            integrand,
+            a,
+            b,
+            tolerance: 1e-10,
+            max_depth: 20,
+        };
         let close = |x: f64, y: f64| (x - y).abs() <= 1e-12 * y.abs();
         assert!(close(magnitude(&problem(Integrand::Sin, -PI, 3.0 * PI)), 8.0));
-        assert!(close(magnitude(&problem(Integrand::Sin, -1.0, 1.0)), 2.0 * (1.0 - 1f64.cos())));
-        assert!(close(magnitude(&problem(Integrand::Exp, -1.0, 2.0)), 2f64.exp() - (-1f64).exp()));
+        assert!(close(
+            magnitude(&problem(Integrand::Sin, -1.0, 1.0)),
+            2.0 * (1.0 - 1f64.cos())
+        ));
+        assert!(close(
+            magnitude(&problem(Integrand::Exp, -1.0, 2.0)),
+            2f64.exp() - (-1f64).exp()
+        ));
         assert_eq!(largest_value(&problem(Integrand::Sin, 0.0, 1.0)), 1f64.sin());
         assert_eq!(largest_value(&problem(Integrand::Sin, 0.0, 3.0)), 1.0);
-        assert_eq!(largest_value(&problem(Integrand::Sin, -4.0, -3.0)), 4f64.sin().abs().max(3f64.sin().abs()));
+        assert_eq!(
+            largest_value(&problem(Integrand::Sin, -4.0, -3.0)),
+            4f64.sin().abs().max(3f64.sin().abs())
+        );
         assert_eq!(largest_value(&problem(Integrand::Peak, -0.7, 0.35)), 1e4);
-        assert_eq!(largest_value(&problem(Integrand::Peak, 0.5, 1.0)), Integrand::Peak.f(0.5));
+        assert_eq!(
+            largest_value(&problem(Integrand::Peak, 0.5, 1.0)),
+            Integrand::Peak.f(0.5)
+        );
         assert_eq!(largest_value(&problem(Integrand::Pi, 1.0, 2.0)), 2.0);
     }
 
     #[test]
     fn counts_are_exact_whatever_the_tolerance_and_only_the_integral_has_one() {
-        let problem = Problem { integrand: Integrand::Peak, a: 0.0, b: 1.0, tolerance: 2.0, max_depth: 20 };
-        let names: Vec<&str> = quantities(&Tally::default(), &Tally::default()).iter().map(|quantity| quantity.0).collect();
-        assert_eq!(names, ["intervals accepted", "intervals split", "deepest level", "integral"]);
+        let problem = Problem {
+            integrand: Integrand::Peak,
+            a: 0.0,
+            b: 1.0,
+            tolerance: 2.0,
+            max_depth: 20,
+        };
+        let names: Vec<&str> = quantities(&Tally::default(), &Tally::default())
+            .iter()
+            .map(|quantity| quantity.0)
+            .collect();
+        assert_eq!(
+            names,
+            ["intervals accepted", "intervals split", "deepest level", "integral"]
+        );
         for quantity in &names[..3] {
             assert!(agrees(&problem, quantity, 10.0, 10.0), "{quantity}");
-            assert!(!agrees(&problem, quantity, 11.0, 10.0), "{quantity}: one off, within the tolerance of 2");
+            assert!(
+                !agrees(&problem, quantity, 11.0, 10.0),
+                "{quantity}: one off, within the tolerance of 2"
+            );
             assert!(!agrees(&problem, quantity, 9.0, 10.0), "{quantity}");
         }
         assert!(agrees(&problem, "integral", 301.5, 300.0));
         assert!(!agrees(&problem, "integral", 302.5, 300.0));
         assert!(!agrees(&problem, "integral", f64::NAN, 300.0));
-        let fine = Problem { tolerance: 1e-20, ..problem };
-        assert!(agrees(&fine, "integral", 300.0 + 1e-10, 300.0), "to 1e-12 of itself, for the order of the atomic adds");
+        let fine = Problem {
+            tolerance: 1e-20,
+            ..problem
+        };
+        assert!(
+            agrees(&fine, "integral", 300.0 + 1e-10, 300.0),
+            "to 1e-12 of itself, for the order of the atomic adds"
+        );
     }
 }

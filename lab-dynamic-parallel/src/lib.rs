@@ -68,12 +68,21 @@ pub struct Problem {
 impl Problem {
     pub fn new(integrand: Integrand, a: f64, b: f64, tolerance: f64, max_depth: u32) -> Result<Problem> {
         common::integrand::check_interval(a, b)?;
-        ensure!(tolerance > 0.0 && tolerance.is_finite(), "--tolerance {tolerance} must be a positive number");
+        ensure!(
+            tolerance > 0.0 && tolerance.is_finite(),
+            "--tolerance {tolerance} must be a positive number"
+        );
         ensure!(
             (1..=MAX_NESTING_DEPTH).contains(&max_depth),
             "--max-depth {max_depth} is out of range: 1 to {MAX_NESTING_DEPTH} (CUDA nests grids at most {MAX_NESTING_DEPTH} deep)"
         );
-        Ok(Problem { integrand, a, b, tolerance, max_depth })
+        Ok(Problem {
+            integrand,
+            a,
+            b,
+            tolerance,
+            max_depth,
+        })
     }
 
     /// The two halves of [a, b] with their estimates: what the master hands to the first workers.
@@ -111,7 +120,13 @@ pub fn adaptive_on_cpu(problem: &Problem) -> Tally {
             continue;
         }
         tally.splits += 1;
-        let child = |a, b, whole| Interval { a, b, whole, tolerance: interval.tolerance / 2.0, depth: interval.depth + 1 };
+        let child = |a, b, whole| Interval {
+            a,
+            b,
+            whole,
+            tolerance: interval.tolerance / 2.0,
+            depth: interval.depth + 1,
+        };
         pending.push(child(interval.a, middle, left));
         pending.push(child(middle, interval.b, right));
     }
@@ -131,7 +146,10 @@ pub struct GpuRun {
 /// Sets how many device-side launches may wait at once (`cudaLimitDevRuntimePendingLaunchCount`,
 /// 2048 unless raised). Past it, a device launch fails; the workers count such failures.
 pub fn set_pending_launch_limit(limit: usize) -> Result<()> {
-    check_cuda!(CurrentContext::set_resource_limit(ResourceLimit::DeviceRuntimePendingLaunchCount, limit))?;
+    check_cuda!(CurrentContext::set_resource_limit(
+        ResourceLimit::DeviceRuntimePendingLaunchCount,
+        limit
+    ))?;
     Ok(())
 }
 
@@ -147,7 +165,12 @@ pub fn device_driven(module: &Module, problem: &Problem, repetitions: usize) -> 
 }
 
 /// The same with the tally in `tally` (guard zones around it, for `--check`).
-pub fn device_driven_into(module: &Module, problem: &Problem, tally: &Guarded<Tally>, repetitions: usize) -> Result<GpuRun> {
+pub fn device_driven_into(
+    module: &Module,
+    problem: &Problem,
+    tally: &Guarded<Tally>,
+    repetitions: usize,
+) -> Result<GpuRun> {
     let master = check_cuda!(module.get_function(format!("adaptive_master_{}", problem.integrand.name())))?;
     let stream = check_cuda!(Stream::new(StreamFlags::DEFAULT, None))?;
     // What is enqueued writes `tally`, which the caller owns: every way out of this call waits for it.
@@ -169,7 +192,14 @@ pub fn device_driven_into(module: &Module, problem: &Problem, tally: &Guarded<Ta
         Ok(())
     };
     // Watched: past the pending-launch limit the device runtime may stall the tree, in any run.
-    let timing = time_on_stream_or_give_up(&stream, 1, repetitions, STUCK_AFTER, "the device-driven runs (master and workers)", run)?;
+    let timing = time_on_stream_or_give_up(
+        &stream,
+        1,
+        repetitions,
+        STUCK_AFTER,
+        "the device-driven runs (master and workers)",
+        run,
+    )?;
     let result = tally.read()?.first().copied().unwrap_or_default();
     Ok(GpuRun {
         tally: result,
@@ -223,7 +253,12 @@ pub fn host_driven(module: &Module, problem: &Problem, repetitions: usize) -> Re
         }
         Ok(())
     })?;
-    Ok(GpuRun { tally: read_tally(&tally)?, timing, host_launches: launches, device_launches: 0 })
+    Ok(GpuRun {
+        tally: read_tally(&tally)?,
+        timing,
+        host_launches: launches,
+        device_launches: 0,
+    })
 }
 
 /// `list` if it holds at least `count` intervals, else a new list of the next power of two.
@@ -232,7 +267,9 @@ fn grown(list: Option<DeviceBuffer<Interval>>, count: usize) -> Result<DeviceBuf
         Some(list) if list.len() >= count => Ok(list),
         _ => {
             // SAFETY: the kernel writes the entries before anyone reads them (up to the count it reports).
-            Ok(check_cuda!(unsafe { DeviceBuffer::uninitialized(count.next_power_of_two()) })?)
+            Ok(check_cuda!(unsafe {
+                DeviceBuffer::uninitialized(count.next_power_of_two())
+            })?)
         }
     }
 }
@@ -252,8 +289,22 @@ mod tests {
     fn tally_and_interval_have_the_layout_of_the_cuda_structs() {
         // struct Tally { double; 4 x unsigned long long; unsigned int; } and
         // struct Interval { 4 x double; int; }, padded to 8 on x86-64 and on the GPU.
-        assert_eq!((size_of::<Tally>(), offset_of!(Tally, launch_failures), offset_of!(Tally, deepest)), (48, 32, 40));
-        assert_eq!((size_of::<Interval>(), offset_of!(Interval, tolerance), offset_of!(Interval, depth)), (40, 24, 32));
+        assert_eq!(
+            (
+                size_of::<Tally>(),
+                offset_of!(Tally, launch_failures),
+                offset_of!(Tally, deepest)
+            ),
+            (48, 32, 40)
+        );
+        assert_eq!(
+            (
+                size_of::<Interval>(),
+                offset_of!(Interval, tolerance),
+                offset_of!(Interval, depth)
+            ),
+            (40, 24, 32)
+        );
     }
 
     #[test]
@@ -284,7 +335,10 @@ mod tests {
     fn refuses_bad_tolerance_depth_and_interval() {
         let message = |t, d, a, b| Problem::new(Integrand::Pi, a, b, t, d).unwrap_err().to_string();
         assert_eq!(message(0.0, 10, 0.0, 1.0), "--tolerance 0 must be a positive number");
-        assert_eq!(message(-1e-3, 10, 0.0, 1.0), "--tolerance -0.001 must be a positive number");
+        assert_eq!(
+            message(-1e-3, 10, 0.0, 1.0),
+            "--tolerance -0.001 must be a positive number"
+        );
         assert!(message(1e-6, 0, 0.0, 1.0).starts_with("--max-depth 0 is out of range: 1 to 24"));
         assert!(message(1e-6, 25, 0.0, 1.0).starts_with("--max-depth 25 is out of range"));
         assert_eq!(message(1e-6, 10, 1.0, 0.5), "--b 0.5 must be greater than --a 1");

@@ -7,15 +7,14 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::Parser;
+use common::assignment::{Check, Entry, StudentArgs};
 use common::check_cuda;
 use common::gpu::Gpu;
 use common::integrand::Integrand;
 use common::ptxas_view::print_ptxas;
-use common::assignment::{Check, Entry, StudentArgs};
 use common::verify::verdict;
 use lab_dynamic_parallel::{
-    adaptive_on_cpu, check, device_driven, host_driven, set_pending_launch_limit, GpuRun, Problem, Tally,
-    STUCK_AFTER,
+    adaptive_on_cpu, check, device_driven, host_driven, set_pending_launch_limit, GpuRun, Problem, Tally, STUCK_AFTER,
 };
 
 /// Adaptive Simpson integration with dynamic parallelism (master and workers) against host-driven
@@ -63,12 +62,25 @@ fn main() -> ExitCode {
 fn run(args: Args) -> Result<()> {
     // A student's adaptive_simpson.cu (assignments/07-dynamic-parallelism) is compiled (and linked with
     // the device runtime) first, before the GPU opens.
-    let integrands = if args.student.checking() { Integrand::ALL.to_vec() } else { vec![args.integrand] };
+    let integrands = if args.student.checking() {
+        Integrand::ALL.to_vec()
+    } else {
+        vec![args.integrand]
+    };
     let entries: Vec<Entry> = integrands.into_iter().map(check::entry).collect();
-    let cases = Check { lab: "lab-dynamic-parallel", entries: &entries, cases: check::case_set(args.student.cases.as_deref())?, measure: Some(check::measure()), child_flags: &[] };
+    let cases = Check {
+        lab: "lab-dynamic-parallel",
+        entries: &entries,
+        cases: check::case_set(args.student.cases.as_deref())?,
+        measure: Some(check::measure()),
+        child_flags: &[],
+    };
     let compiled = args.student.image(&kernels::ADAPTIVE_SIMPSON, &entries);
     let rules = |image: &kernels::KernelImage| Ok(vec![check::child_launch_rule(image)?]);
-    if let Some(done) = args.student.run_check_if_asked(&compiled, &kernels::ADAPTIVE_SIMPSON, &cases, rules, check::run_case) {
+    if let Some(done) =
+        args.student
+            .run_check_if_asked(&compiled, &kernels::ADAPTIVE_SIMPSON, &cases, rules, check::run_case)
+    {
         return done;
     }
     let image = compiled?;
@@ -106,7 +118,13 @@ fn run(args: Args) -> Result<()> {
     println!("\n| driven from | integral | abs. error vs CPU | abs. error vs exact | intervals | splits | launches from host | launches from device | deepest level | GPU time in ms |");
     println!("|---|---|---|---|---|---|---|---|---|---|");
     print_row("CPU reference", &cpu, cpu.integral, exact, None);
-    print_row("device (dynamic parallelism)", &device.tally, cpu.integral, exact, Some(&device));
+    print_row(
+        "device (dynamic parallelism)",
+        &device.tally,
+        cpu.integral,
+        exact,
+        Some(&device),
+    );
     print_row("host (launch per level)", &host.tally, cpu.integral, exact, Some(&host));
     println!(
         "\nThe host-driven version took {:.2}x the device-driven time.",
@@ -122,13 +140,20 @@ fn run(args: Args) -> Result<()> {
     let within = |tally: &Tally| (tally.integral - cpu.integral).abs() <= args.tolerance;
     verdict(
         within(&device.tally) && within(&host.tally),
-        &format!("a GPU result differs from the CPU reference by more than the tolerance {:e}", args.tolerance),
+        &format!(
+            "a GPU result differs from the CPU reference by more than the tolerance {:e}",
+            args.tolerance
+        ),
     )
 }
 
 fn print_row(name: &str, tally: &Tally, cpu: f64, exact: f64, run: Option<&GpuRun>) {
     let (host, device, time) = match run {
-        Some(run) => (run.host_launches.to_string(), run.device_launches.to_string(), format!("{:.4}", run.timing.median_ms())),
+        Some(run) => (
+            run.host_launches.to_string(),
+            run.device_launches.to_string(),
+            format!("{:.4}", run.timing.median_ms()),
+        ),
         None => ("-".into(), "-".into(), "-".into()),
     };
     println!(
@@ -160,7 +185,12 @@ fn report_limits(name: &str, tally: &Tally) {
 }
 
 /// `--ptxas`: the master, the workers (a C++ template, so its mangled name) and the level kernel.
-fn print_reports(gpu: &Gpu, image: &kernels::KernelImage, module: &cust::module::Module, integrand: Integrand) -> Result<()> {
+fn print_reports(
+    gpu: &Gpu,
+    image: &kernels::KernelImage,
+    module: &cust::module::Module,
+    integrand: Integrand,
+) -> Result<()> {
     let workers = match integrand {
         Integrand::Pi => "_Z7workersI23FourOverOnePlusXSquaredEvdddddiiP5Tally",
         Integrand::Sin => "_Z7workersI4SineEvdddddiiP5Tally",

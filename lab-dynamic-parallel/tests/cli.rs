@@ -8,7 +8,16 @@ const LAB: &str = env!("CARGO_BIN_EXE_lab-dynamic-parallel");
 fn help_explains_every_flag() {
     let outcome = run(LAB, &["--help"]);
     assert_eq!(outcome.code, Some(0));
-    for flag in ["--integrand", "--a", "--b", "--tolerance", "--max-depth", "--pending-launches", "--repetitions", "--ptxas"] {
+    for flag in [
+        "--integrand",
+        "--a",
+        "--b",
+        "--tolerance",
+        "--max-depth",
+        "--pending-launches",
+        "--repetitions",
+        "--ptxas",
+    ] {
         assert!(outcome.stdout.contains(flag), "--help does not mention {flag}");
     }
 }
@@ -17,7 +26,10 @@ fn help_explains_every_flag() {
 fn fails_when_the_tolerance_is_not_positive() {
     for value in ["0", "-0.001"] {
         let outcome = run(LAB, &["--tolerance", value]);
-        assert!(outcome.is_one_line_error("lab-dynamic-parallel", "must be a positive number"), "{outcome:?}");
+        assert!(
+            outcome.is_one_line_error("lab-dynamic-parallel", "must be a positive number"),
+            "{outcome:?}"
+        );
     }
 }
 
@@ -25,14 +37,20 @@ fn fails_when_the_tolerance_is_not_positive() {
 fn fails_when_the_depth_limit_is_out_of_range() {
     for value in ["0", "25"] {
         let outcome = run(LAB, &["--max-depth", value]);
-        assert!(outcome.is_one_line_error("lab-dynamic-parallel", "is out of range: 1 to 24"), "{outcome:?}");
+        assert!(
+            outcome.is_one_line_error("lab-dynamic-parallel", "is out of range: 1 to 24"),
+            "{outcome:?}"
+        );
     }
 }
 
 #[test]
 fn fails_when_b_is_below_a() {
     let outcome = run(LAB, &["--a", "1", "--b", "0"]);
-    assert!(outcome.is_one_line_error("lab-dynamic-parallel", "--b 0 must be greater than --a 1"), "{outcome:?}");
+    assert!(
+        outcome.is_one_line_error("lab-dynamic-parallel", "--b 0 must be greater than --a 1"),
+        "{outcome:?}"
+    );
 }
 
 #[test]
@@ -50,18 +68,39 @@ fn every_value_flag_takes_any_number_or_word_without_a_panic() {
 /// launch their children, workers that loop instead do not.
 #[test]
 fn week_7_rule_finds_the_child_launch_in_the_ptx() {
-    let check = |file: &str| common::testing::check_kernel_source("lab-dynamic-parallel", LAB, env!("CARGO_MANIFEST_DIR"), file, &["--dry-run"]);
+    let check = |file: &str| {
+        common::testing::check_kernel_source(
+            "lab-dynamic-parallel",
+            LAB,
+            env!("CARGO_MANIFEST_DIR"),
+            file,
+            &["--dry-run"],
+        )
+    };
     let rule = "child grids: every workers<F>";
     let ours = check("kernels/cuda/adaptive_simpson.cu");
-    assert!(common::testing::check_row(&ours.stdout, rule).contains("| PASS | 0 of 4 |"), "{ours:?}");
+    assert!(
+        common::testing::check_row(&ours.stdout, rule).contains("| PASS | 0 of 4 |"),
+        "{ours:?}"
+    );
     let looping = check("assignments/07-dynamic-parallelism/broken/loops-instead-of-launching.cu");
     assert_eq!(looping.code, Some(1), "{looping:?}");
     let row = common::testing::check_row(&looping.stdout, rule);
-    assert!(row.contains("| FAIL | 4 of 4 | workers<FourOverOnePlusXSquared> | no device-side launch |"), "{row}");
+    assert!(
+        row.contains("| FAIL | 4 of 4 | workers<FourOverOnePlusXSquared> | no device-side launch |"),
+        "{row}"
+    );
 }
 
 /// Issue 39: the red-team corpus of week 7, the verdicts that need no GPU; the GPU tests run all.
 #[test]
 fn the_week_7_red_team_gets_its_static_verdicts_without_a_gpu() {
-    common::testing::assert_red_team("07-dynamic-parallelism", "lab-dynamic-parallel", env!("CARGO_BIN_EXE_lab-dynamic-parallel"), env!("CARGO_MANIFEST_DIR"), &[], true);
+    common::testing::assert_red_team(
+        "07-dynamic-parallelism",
+        "lab-dynamic-parallel",
+        env!("CARGO_BIN_EXE_lab-dynamic-parallel"),
+        env!("CARGO_MANIFEST_DIR"),
+        &[],
+        true,
+    );
 }

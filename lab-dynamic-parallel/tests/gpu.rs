@@ -4,7 +4,9 @@
 use common::gpu::Gpu;
 use common::integrand::Integrand;
 use common::verify::Random;
-use lab_dynamic_parallel::{adaptive_on_cpu, device_driven, host_driven, set_pending_launch_limit, Problem, STUCK_AFTER};
+use lab_dynamic_parallel::{
+    adaptive_on_cpu, device_driven, host_driven, set_pending_launch_limit, Problem, STUCK_AFTER,
+};
 
 const NEEDS_GPU: &str = "needs a GPU: bash gpu-bundle/run.sh";
 
@@ -35,8 +37,15 @@ fn both_gpu_versions_agree_with_the_cpu_for_every_integrand_on_random_intervals(
                 );
                 assert_eq!(tally.launch_failures, 0, "{name}-driven {problem:?}");
                 // Same decisions as the CPU, up to an interval or two decided the other way by rounding.
-                assert!(tally.accepted.abs_diff(cpu.accepted) <= 4, "{name}-driven {problem:?}: {tally:?} vs {cpu:?}");
-                assert_eq!(tally.accepted, tally.splits + 2, "{name}-driven: every split makes two intervals");
+                assert!(
+                    tally.accepted.abs_diff(cpu.accepted) <= 4,
+                    "{name}-driven {problem:?}: {tally:?} vs {cpu:?}"
+                );
+                assert_eq!(
+                    tally.accepted,
+                    tally.splits + 2,
+                    "{name}-driven: every split makes two intervals"
+                );
             }
         }
     }
@@ -50,9 +59,16 @@ fn the_device_driven_version_launches_one_child_grid_per_split_and_the_host_one_
     set_pending_launch_limit(1 << 16).unwrap();
     let problem = Problem::new(Integrand::Peak, 0.0, 1.0, 1e-10, 20).unwrap();
     let device = device_driven(&module, &problem, 2).unwrap();
-    assert_eq!((device.host_launches, device.device_launches), (1, 1 + device.tally.splits));
+    assert_eq!(
+        (device.host_launches, device.device_launches),
+        (1, 1 + device.tally.splits)
+    );
     let host = host_driven(&module, &problem, 2).unwrap();
-    assert_eq!(host.host_launches, u64::from(host.tally.deepest), "one launch per level");
+    assert_eq!(
+        host.host_launches,
+        u64::from(host.tally.deepest),
+        "one launch per level"
+    );
     assert_eq!(host.device_launches, 0);
 }
 
@@ -64,7 +80,10 @@ fn a_depth_limit_hit_is_reported_by_both_versions() {
     let problem = Problem::new(Integrand::Peak, 0.0, 1.0, 1e-12, 4).unwrap();
     let cpu = adaptive_on_cpu(&problem);
     assert!(cpu.depth_limit_hits > 0);
-    for run in [device_driven(&module, &problem, 1).unwrap(), host_driven(&module, &problem, 1).unwrap()] {
+    for run in [
+        device_driven(&module, &problem, 1).unwrap(),
+        host_driven(&module, &problem, 1).unwrap(),
+    ] {
         assert_eq!(run.tally.depth_limit_hits, cpu.depth_limit_hits);
         assert_eq!(run.tally.deepest, 4);
     }
@@ -93,16 +112,28 @@ fn a_tree_past_the_pending_launch_limit_ends_with_a_verdict_or_a_stuck_message()
     let mut command = std::process::Command::new(binary);
     command.args(["--tolerance", "1e-12", "--pending-launches", "2048"]);
     let outcome = common::testing::run_within(&mut command, STUCK_AFTER + std::time::Duration::from_secs(60)).unwrap();
-    assert!(outcome.stdout.contains("more than the pending-launch limit 2048"), "{outcome:?}");
+    assert!(
+        outcome.stdout.contains("more than the pending-launch limit 2048"),
+        "{outcome:?}"
+    );
     let verdict = outcome.stdout.contains("Result = PASS") || outcome.stdout.contains("refused");
-    let stuck_message = format!("the device-driven runs (master and workers) did not finish within {} s", STUCK_AFTER.as_secs_f64());
+    let stuck_message = format!(
+        "the device-driven runs (master and workers) did not finish within {} s",
+        STUCK_AFTER.as_secs_f64()
+    );
     let stuck = outcome.is_one_line_error("lab-dynamic-parallel", &stuck_message);
     assert!(verdict || stuck, "{outcome:?}");
 }
 
 /// `lab-dynamic-parallel --kernel-source FILE --check`, as a student runs it (assignments/07).
 fn check(file: &str) -> common::testing::Outcome {
-    common::testing::check_kernel_source("lab-dynamic-parallel", env!("CARGO_BIN_EXE_lab-dynamic-parallel"), env!("CARGO_MANIFEST_DIR"), file, &[])
+    common::testing::check_kernel_source(
+        "lab-dynamic-parallel",
+        env!("CARGO_BIN_EXE_lab-dynamic-parallel"),
+        env!("CARGO_MANIFEST_DIR"),
+        file,
+        &[],
+    )
 }
 
 #[test]
@@ -110,13 +141,22 @@ fn check(file: &str) -> common::testing::Outcome {
 fn week_7_the_solution_passes_and_the_template_fails() {
     let solution = check("kernels/cuda/adaptive_simpson.cu");
     assert_eq!(solution.code, Some(0), "{solution:?}");
-    assert!(solution.stdout.contains("Solution is correct: all 8 cases pass"), "{solution:?}"); // the rule, the measured rule and six cases
+    assert!(
+        solution.stdout.contains("Solution is correct: all 8 cases pass"),
+        "{solution:?}"
+    ); // the rule, the measured rule and six cases
     let template = check("assignments/07-dynamic-parallelism/adaptive_simpson.cu");
     assert_eq!(template.code, Some(1), "{template:?}");
     // Without the child launch every split interval is lost.
     let row = common::testing::check_row(&template.stdout, "tolerance 1e-10, depth limit 20");
-    assert!(row.contains("| FAIL |") && row.contains("| intervals accepted |"), "{row}");
-    assert!(common::testing::check_row(&template.stdout, "depth limit 1").contains("| PASS |"), "depth 1 needs no child grid");
+    assert!(
+        row.contains("| FAIL |") && row.contains("| intervals accepted |"),
+        "{row}"
+    );
+    assert!(
+        common::testing::check_row(&template.stdout, "depth limit 1").contains("| PASS |"),
+        "depth 1 needs no child grid"
+    );
 }
 
 #[test]
@@ -124,7 +164,10 @@ fn week_7_the_solution_passes_and_the_template_fails() {
 fn week_7_broken_kernels_are_caught() {
     let loose = check("assignments/07-dynamic-parallelism/broken/tolerance-not-halved.cu");
     assert_eq!(loose.code, Some(1), "{loose:?}");
-    assert!(common::testing::check_row(&loose.stdout, "sin(x) on [0, 3]").contains("| FAIL | "), "{loose:?}");
+    assert!(
+        common::testing::check_row(&loose.stdout, "sin(x) on [0, 3]").contains("| FAIL | "),
+        "{loose:?}"
+    );
     // Same decisions while no depth limit is hit; the deepest level stays 1.
     let flat = check("assignments/07-dynamic-parallelism/broken/depth-not-increased.cu");
     assert_eq!(flat.code, Some(1), "{flat:?}");
@@ -136,20 +179,39 @@ fn week_7_broken_kernels_are_caught() {
     assert_eq!(looping.code, Some(1), "{looping:?}");
     // The rule read from the PTX and the measured one (no child grid was launched).
     assert!(looping.stderr.contains("2 of 8 cases failed"), "{looping:?}");
-    assert!(common::testing::check_row(&looping.stdout, "child grids, measured").contains("| FAIL |"), "{looping:?}");
-    assert!(common::testing::check_row(&looping.stdout, "child grids: ").contains("| FAIL | 4 of 4 |"), "{looping:?}");
+    assert!(
+        common::testing::check_row(&looping.stdout, "child grids, measured").contains("| FAIL |"),
+        "{looping:?}"
+    );
+    assert!(
+        common::testing::check_row(&looping.stdout, "child grids: ").contains("| FAIL | 4 of 4 |"),
+        "{looping:?}"
+    );
     let lonely = check("assignments/07-dynamic-parallelism/broken/one-thread-per-child.cu");
     assert_eq!(lonely.code, Some(1), "{lonely:?}");
-    assert!(common::testing::check_row(&lonely.stdout, "4/(1+x^2) on [0, 1]").contains("| FAIL | "), "{lonely:?}");
+    assert!(
+        common::testing::check_row(&lonely.stdout, "4/(1+x^2) on [0, 1]").contains("| FAIL | "),
+        "{lonely:?}"
+    );
 }
 
 /// Issue 21: under compute-sanitizer the solution passes: none of our calls is an error.
 #[test]
 #[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
 fn week_7_the_solution_passes_under_compute_sanitizer() {
-    let solution = common::testing::check_kernel_source("lab-dynamic-parallel", env!("CARGO_BIN_EXE_lab-dynamic-parallel"), env!("CARGO_MANIFEST_DIR"), "kernels/cuda/adaptive_simpson.cu", &["--sanitize"]);
+    let solution = common::testing::check_kernel_source(
+        "lab-dynamic-parallel",
+        env!("CARGO_BIN_EXE_lab-dynamic-parallel"),
+        env!("CARGO_MANIFEST_DIR"),
+        "kernels/cuda/adaptive_simpson.cu",
+        &["--sanitize"],
+    );
     assert_eq!(solution.code, Some(0), "{solution:?}");
-    assert!(solution.stdout.contains("Solution is correct: all 8 cases pass") && solution.stdout.contains("under compute-sanitizer"), "{solution:?}");
+    assert!(
+        solution.stdout.contains("Solution is correct: all 8 cases pass")
+            && solution.stdout.contains("under compute-sanitizer"),
+        "{solution:?}"
+    );
 }
 
 /// Issue 39: every kernel of week 7's red-team corpus gets the verdict its header promises, the
@@ -157,5 +219,12 @@ fn week_7_the_solution_passes_under_compute_sanitizer() {
 #[test]
 #[ignore = "needs a GPU and ncu (gpu-bundle/run.sh)"]
 fn the_week_7_red_team_gets_its_verdicts() {
-    common::testing::assert_red_team("07-dynamic-parallelism", "lab-dynamic-parallel", env!("CARGO_BIN_EXE_lab-dynamic-parallel"), env!("CARGO_MANIFEST_DIR"), &[], false);
+    common::testing::assert_red_team(
+        "07-dynamic-parallelism",
+        "lab-dynamic-parallel",
+        env!("CARGO_BIN_EXE_lab-dynamic-parallel"),
+        env!("CARGO_MANIFEST_DIR"),
+        &[],
+        false,
+    );
 }

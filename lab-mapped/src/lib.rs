@@ -2,9 +2,9 @@
 //! explicit-copy versions. `main.rs` calls them in order; the GPU tests one by one.
 
 use anyhow::{ensure, Result};
-use common::matrix::batch::{Batch, Measured};
 use common::check_cuda;
 use common::context::{fork, join, Streams};
+use common::matrix::batch::{Batch, Measured};
 use common::matrix::host_memory::{try_filled_vec, Mapped};
 use common::mmm::launch_mmm;
 use common::timing::{time_on_stream, Timing};
@@ -61,7 +61,11 @@ pub fn time_mapped(
             fork(main, streams)?;
         }
         for i in 0..batch.count() {
-            let (a, b, c) = (batch.a[i].mapped_view()?, batch.b[i].mapped_view()?, batch.c[i].mapped_view()?);
+            let (a, b, c) = (
+                batch.a[i].mapped_view()?,
+                batch.b[i].mapped_view()?,
+                batch.c[i].mapped_view()?,
+            );
             launch_mmm(mmm, a, b, c, batch.block_size, stream_of(i))?;
         }
         match launch {
@@ -70,7 +74,10 @@ pub fn time_mapped(
         }
     })?;
     check_cuda!(main.synchronize())?;
-    Ok(Measured { timing, check: batch.check(random) })
+    Ok(Measured {
+        timing,
+        check: batch.check(random),
+    })
 }
 
 /// Where the vector jobs keep their data: pinned host buffers copied to device buffers and back, or
@@ -110,12 +117,31 @@ impl VectorAdd {
         let mut random = Random::new(seed);
         let a: Vec<f32> = (0..n).map(|_| random.uniform(-1.0, 1.0) as f32).collect();
         let b: Vec<f32> = (0..n).map(|_| random.uniform(-1.0, 1.0) as f32).collect();
-        let pinned = [check_cuda!(LockedBuffer::from_slice(&a))?, check_cuda!(LockedBuffer::from_slice(&b))?, check_cuda!(LockedBuffer::new(&0.0, n))?];
-        let device = [poisoned_device_buffer(n)?, poisoned_device_buffer(n)?, poisoned_device_buffer(n)?];
-        let mut mapped = [Mapped::new(n, 0.0, write_combined)?, Mapped::new(n, 0.0, write_combined)?, Mapped::new(n, 0.0, false)?];
+        let pinned = [
+            check_cuda!(LockedBuffer::from_slice(&a))?,
+            check_cuda!(LockedBuffer::from_slice(&b))?,
+            check_cuda!(LockedBuffer::new(&0.0, n))?,
+        ];
+        let device = [
+            poisoned_device_buffer(n)?,
+            poisoned_device_buffer(n)?,
+            poisoned_device_buffer(n)?,
+        ];
+        let mut mapped = [
+            Mapped::new(n, 0.0, write_combined)?,
+            Mapped::new(n, 0.0, write_combined)?,
+            Mapped::new(n, 0.0, false)?,
+        ];
         mapped[0].copy_from_slice(&a);
         mapped[1].copy_from_slice(&b);
-        Ok(VectorAdd { a, b, pinned, device, mapped, c: try_filled_vec(n, f32::POISON, "vectorAdd's c")? })
+        Ok(VectorAdd {
+            a,
+            b,
+            pinned,
+            device,
+            mapped,
+            c: try_filled_vec(n, f32::POISON, "vectorAdd's c")?,
+        })
     }
 
     /// Runs once to warm up and `repetitions` times between events on `stream`; `c` holds the result.
@@ -135,7 +161,15 @@ impl VectorAdd {
                         check_cuda!(device[0].async_copy_from(&pinned[0], stream))?;
                         check_cuda!(device[1].async_copy_from(&pinned[1], stream))?;
                     }
-                    launch_add(add, device[0].as_device_ptr(), device[1].as_device_ptr(), device[2].as_device_ptr(), n, blocks, stream)?;
+                    launch_add(
+                        add,
+                        device[0].as_device_ptr(),
+                        device[1].as_device_ptr(),
+                        device[2].as_device_ptr(),
+                        n,
+                        blocks,
+                        stream,
+                    )?;
                     // SAFETY: the pinned buffer outlives the copy, and the host reads it only after
                     // time_on_stream has waited (on every path).
                     check_cuda!(unsafe { device[2].async_copy_to(&mut pinned[2], stream) })?;
@@ -143,8 +177,14 @@ impl VectorAdd {
                 })?
             }
             Memory::ZeroCopy => {
-                let pointers = [self.mapped[0].device_pointer()?, self.mapped[1].device_pointer()?, self.mapped[2].device_pointer()?];
-                time_on_stream(stream, 1, repetitions, || launch_add(add, pointers[0], pointers[1], pointers[2], n, blocks, stream))?
+                let pointers = [
+                    self.mapped[0].device_pointer()?,
+                    self.mapped[1].device_pointer()?,
+                    self.mapped[2].device_pointer()?,
+                ];
+                time_on_stream(stream, 1, repetitions, || {
+                    launch_add(add, pointers[0], pointers[1], pointers[2], n, blocks, stream)
+                })?
             }
         };
         check_cuda!(stream.synchronize())?;
@@ -157,7 +197,9 @@ impl VectorAdd {
 
     /// Elements of `c` that are not a + b (every element checked).
     pub fn wrong_elements(&self) -> usize {
-        (0..self.a.len()).filter(|&i| self.c[i].to_bits() != (self.a[i] + self.b[i]).to_bits()).count()
+        (0..self.a.len())
+            .filter(|&i| self.c[i].to_bits() != (self.a[i] + self.b[i]).to_bits())
+            .count()
     }
 }
 
@@ -221,12 +263,20 @@ impl WriteOnly {
             Ok(())
         })?;
         check_cuda!(stream.synchronize())?;
-        self.out = if copy_back { self.pinned.to_vec() } else { self.mapped.to_vec() };
+        self.out = if copy_back {
+            self.pinned.to_vec()
+        } else {
+            self.mapped.to_vec()
+        };
         Ok(timing)
     }
 
     /// Elements that are not (i mod 1000) / 4 (every element checked).
     pub fn wrong_elements(&self) -> usize {
-        self.out.iter().enumerate().filter(|(i, x)| x.to_bits() != ((i % 1000) as f32 * 0.25).to_bits()).count()
+        self.out
+            .iter()
+            .enumerate()
+            .filter(|(i, x)| x.to_bits() != ((i % 1000) as f32 * 0.25).to_bits())
+            .count()
     }
 }

@@ -7,15 +7,15 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::Parser;
-use common::matrix::batch::{slide_ms, slide_table, Batch, Measured};
 use common::check_cuda;
 use common::context::new_streams;
 use common::gpu::Gpu;
+use common::matrix::batch::{slide_ms, slide_table, Batch, Measured};
 use common::matrix::host_memory::{check_pinnable, ensure_host_fits, Mapped};
 use common::matrix::Pinned;
 use common::mmm::{load_mmm, parse_block_size, MmmKernel};
-use common::timeline::Kernel;
 use common::progress::Progress;
+use common::timeline::Kernel;
 use common::verify::{check_cell, verdict, Random};
 use cust::stream::{Stream, StreamFlags};
 use lab_mapped::{time_mapped, Launch, Memory, VectorAdd, WriteOnly};
@@ -57,7 +57,9 @@ fn main() -> ExitCode {
 fn run(args: Args) -> Result<()> {
     let (count, n, elements) = (args.count as usize, args.size as usize, args.elements as usize);
     // The pinned batch, the mapped batch and the vector jobs' pinned and mapped buffers.
-    let host_bytes = Batch::<Vec<f64>>::bytes(count, n).saturating_mul(2).saturating_add(8 * 4 * elements as u64);
+    let host_bytes = Batch::<Vec<f64>>::bytes(count, n)
+        .saturating_mul(2)
+        .saturating_add(8 * 4 * elements as u64);
     check_pinnable(host_bytes, 0)?;
     ensure_host_fits(host_bytes, &format!("--size {n} --count {count} --elements {elements}"))?;
     let gpu = Gpu::open(0)?;
@@ -73,10 +75,17 @@ fn run(args: Args) -> Result<()> {
     println!(
         "A mapped buffer: host address {:#x}, device pointer {device_address:#x} ({})",
         probe.host_address(),
-        if probe.host_address() == device_address { "the same: unified addressing" } else { "different" }
+        if probe.host_address() == device_address {
+            "the same: unified addressing"
+        } else {
+            "different"
+        }
     );
 
-    gpu.ensure_fits(Batch::<Vec<f64>>::bytes(count, n), &format!("{count} products of {n} x {n} doubles"))?;
+    gpu.ensure_fits(
+        Batch::<Vec<f64>>::bytes(count, n),
+        &format!("{count} products of {n} x {n} doubles"),
+    )?;
     let module = load_mmm(&gpu, args.block_size)?;
     let mmm = Kernel::get(&module, &MmmKernel::Tiled.c_name::<f64>())?;
     let main = check_cuda!(Stream::new(StreamFlags::DEFAULT, None))?;
@@ -84,17 +93,27 @@ fn run(args: Args) -> Result<()> {
     let mut random = Random::new(args.seed);
     let repetitions = args.repetitions as usize;
 
-    println!("\nCOUNT = {count} products of random {n} x {n} doubles, tiled mmm with BLOCK_SIZE {}", args.block_size);
+    println!(
+        "\nCOUNT = {count} products of random {n} x {n} doubles, tiled mmm with BLOCK_SIZE {}",
+        args.block_size
+    );
     let progress = Progress::new(4, "lab-mapped");
     let mut pinned = Batch::<Pinned<f64>>::random(count, n, args.block_size, args.seed)?;
-    let kernels = progress.run("mmm-without-transfers", || pinned.time_kernels_only(&mmm.plain, &main, repetitions, &mut random))?;
-    let streamed =
-        progress.run("mmm-streamed-and-pinned", || pinned.time_streamed(&mmm, &main, &streams, repetitions, &mut random))?;
+    let kernels = progress.run("mmm-without-transfers", || {
+        pinned.time_kernels_only(&mmm.plain, &main, repetitions, &mut random)
+    })?;
+    let streamed = progress.run("mmm-streamed-and-pinned", || {
+        pinned.time_streamed(&mmm, &main, &streams, repetitions, &mut random)
+    })?;
     drop(pinned);
     // cudaHostAlloc(..., cudaHostAllocMapped) for A, B and C; the kernels get cudaHostGetDevicePointer's
     let mut mapped = Batch::<Mapped<f64>>::random_on_host(count, n, args.block_size, args.seed)?;
     // The slide's program: one stream per product; then the contrast, all of them on one stream.
-    let mut mmm_mapped = |launch: Launch| progress.run(launch.name(), || time_mapped(&mut mapped, &mmm.plain, &main, launch, repetitions, &mut random));
+    let mut mmm_mapped = |launch: Launch| {
+        progress.run(launch.name(), || {
+            time_mapped(&mut mapped, &mmm.plain, &main, launch, repetitions, &mut random)
+        })
+    };
     let zero_copy = mmm_mapped(Launch::PerProduct(&streams))?;
     let one_stream = mmm_mapped(Launch::OneStream)?;
     drop((mapped, progress));
@@ -104,7 +123,11 @@ fn run(args: Args) -> Result<()> {
     println!("mmm-mapped (one stream)  {}", one_stream.timing);
     let rows: [(&str, &Measured, Option<f64>); 4] = [
         ("mmm-without-transfers", &kernels, Some(slide_ms::MMM_WITHOUT_TRANSFERS)),
-        ("mmm-streamed-and-pinned", &streamed, Some(slide_ms::MMM_STREAMED_AND_PINNED)),
+        (
+            "mmm-streamed-and-pinned",
+            &streamed,
+            Some(slide_ms::MMM_STREAMED_AND_PINNED),
+        ),
         ("mmm-mapped", &zero_copy, Some(slide_ms::MMM_MAPPED)),
         ("mmm-mapped (one stream)", &one_stream, None),
     ];
@@ -126,7 +149,12 @@ fn run(args: Args) -> Result<()> {
     let mut wrong = job.wrong_elements();
     let zero = job.time(&add, Memory::ZeroCopy, &main, repetitions)?;
     wrong += job.wrong_elements();
-    passed &= print_row("vectorAdd (2 reads, 1 write)", explicit.median_ms(), zero.median_ms(), wrong);
+    passed &= print_row(
+        "vectorAdd (2 reads, 1 write)",
+        explicit.median_ms(),
+        zero.median_ms(),
+        wrong,
+    );
     let explicit = writes.time(&write, Memory::Explicit, &main, repetitions)?;
     let mut wrong = writes.wrong_elements();
     let zero = writes.time(&write, Memory::ZeroCopy, &main, repetitions)?;

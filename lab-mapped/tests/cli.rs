@@ -8,7 +8,15 @@ const LAB: &str = env!("CARGO_BIN_EXE_lab-mapped");
 fn help_explains_every_flag() {
     let outcome = run(LAB, &["--help"]);
     assert_eq!(outcome.code, Some(0));
-    for flag in ["--size", "--count", "--block-size", "--elements", "--write-combined", "--repetitions", "--seed"] {
+    for flag in [
+        "--size",
+        "--count",
+        "--block-size",
+        "--elements",
+        "--write-combined",
+        "--repetitions",
+        "--seed",
+    ] {
         assert!(outcome.stdout.contains(flag), "--help does not mention {flag}");
     }
 }
@@ -16,14 +24,20 @@ fn help_explains_every_flag() {
 #[test]
 fn refuses_to_map_more_than_half_of_the_machine_before_touching_the_gpu() {
     let outcome = run(LAB, &["--size", "60000", "--count", "64"]);
-    assert!(outcome.is_one_line_error("lab-mapped", "more than the 50% the labs allow"), "{outcome:?}");
+    assert!(
+        outcome.is_one_line_error("lab-mapped", "more than the 50% the labs allow"),
+        "{outcome:?}"
+    );
 }
 
 #[test]
 fn fails_on_zero_sizes() {
     for flag in ["--size", "--count", "--elements"] {
         let outcome = run(LAB, &[flag, "0"]);
-        assert!(outcome.is_one_line_error("lab-mapped", "invalid value '0'"), "{flag}: {outcome:?}");
+        assert!(
+            outcome.is_one_line_error("lab-mapped", "invalid value '0'"),
+            "{flag}: {outcome:?}"
+        );
     }
 }
 

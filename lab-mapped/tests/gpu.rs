@@ -2,8 +2,8 @@
 //! `bash gpu-bundle/run.sh` (README).
 
 use common::context::new_streams;
-use common::matrix::batch::Batch;
 use common::gpu::Gpu;
+use common::matrix::batch::Batch;
 use common::matrix::host_memory::Mapped;
 use common::mmm::{load_mmm, MmmKernel};
 use common::verify::Random;
@@ -25,9 +25,17 @@ fn mapped_products_are_right_at_awkward_sizes() {
         let streams = new_streams(count).unwrap();
         for launch in [Launch::PerProduct(&streams), Launch::OneStream] {
             let measured = time_mapped(&mut batch, &mmm, &stream, launch, 1, &mut random).unwrap();
-            assert!(measured.check.passed(), "{count} x {n}, {}: {:?}", launch.name(), measured.check);
+            assert!(
+                measured.check.passed(),
+                "{count} x {n}, {}: {:?}",
+                launch.name(),
+                measured.check
+            );
         }
-        assert!(batch.c.iter().all(|c| !c.is_on_gpu()), "no device copies: the kernel wrote host memory");
+        assert!(
+            batch.c.iter().all(|c| !c.is_on_gpu()),
+            "no device copies: the kernel wrote host memory"
+        );
     }
 }
 
@@ -36,7 +44,10 @@ fn mapped_products_are_right_at_awkward_sizes() {
 fn vector_add_and_write_only_are_right_both_ways() {
     let gpu = Gpu::open(0).expect(NEEDS_GPU);
     let module = gpu.load(&kernels::MAPPED).unwrap();
-    let (add, write) = (module.get_function("vector_add").unwrap(), module.get_function("write_only").unwrap());
+    let (add, write) = (
+        module.get_function("vector_add").unwrap(),
+        module.get_function("write_only").unwrap(),
+    );
     let stream = Stream::new(StreamFlags::DEFAULT, None).unwrap();
     for (n, write_combined) in [(1, false), (1000, true), ((1 << 20) + 7, false)] {
         let mut job = VectorAdd::random(n, write_combined, n as u64).unwrap();

@@ -95,7 +95,14 @@ impl Word {
 
 /// Runs the walk on `blocks` blocks of [`WALK_BLOCK`]; returns its timing and the threads whose final
 /// index differs from the CPU's.
-pub fn walk(module: &Module, word: Word, stride: usize, steps: usize, blocks: u32, repetitions: usize) -> Result<(Timing, usize)> {
+pub fn walk(
+    module: &Module,
+    word: Word,
+    stride: usize,
+    steps: usize,
+    blocks: u32,
+    repetitions: usize,
+) -> Result<(Timing, usize)> {
     let threads = blocks as usize * WALK_BLOCK as usize;
     let out = poisoned_device_buffer::<u32>(threads)?;
     let function = check_cuda!(module.get_function(word.kernel()))?;
@@ -105,13 +112,19 @@ pub fn walk(module: &Module, word: Word, stride: usize, steps: usize, blocks: u3
         // __global__ void bank_walk_32(unsigned* out, int stride, int steps)
         // SAFETY: the arguments match the kernel's C signature beside the launch, in type and order, and
         // point into live device buffers as large as the kernel indexes.
-        check_cuda!(unsafe { launch!(function<<<blocks, WALK_BLOCK, 0, stream>>>(out.as_device_ptr(), stride as i32, steps as i32)) })?;
+        check_cuda!(unsafe {
+            launch!(function<<<blocks, WALK_BLOCK, 0, stream>>>(out.as_device_ptr(), stride as i32, steps as i32))
+        })?;
         Ok(())
     })?;
     let mut back = vec![0u32; threads];
     check_cuda!(out.copy_to(&mut back[..]))?;
     let _phase = phases::enter(Phase::Verify);
-    let wrong = back.iter().enumerate().filter(|&(t, &index)| index != word.final_index(t % 32, stride, steps)).count();
+    let wrong = back
+        .iter()
+        .enumerate()
+        .filter(|&(t, &index)| index != word.final_index(t % 32, stride, steps))
+        .count();
     Ok((timing, wrong))
 }
 
@@ -171,23 +184,47 @@ pub fn random_matrix(rows: usize, cols: usize, seed: u64) -> Vec<f32> {
 
 /// Transposes (or copies) the `rows` x `cols` matrix `input`, timed with the L2 emptied before each
 /// run; returns the timing and the elements that differ from the CPU's.
-pub fn transpose(module: &Module, kernel: Transpose, input: &[f32], rows: usize, cols: usize, l2_bytes: u32, repetitions: usize) -> Result<(Timing, usize)> {
-    ensure!(input.len() == rows * cols, "a {rows} x {cols} matrix has {} elements, not {}", rows * cols, input.len());
+pub fn transpose(
+    module: &Module,
+    kernel: Transpose,
+    input: &[f32],
+    rows: usize,
+    cols: usize,
+    l2_bytes: u32,
+    repetitions: usize,
+) -> Result<(Timing, usize)> {
+    ensure!(
+        input.len() == rows * cols,
+        "a {rows} x {cols} matrix has {} elements, not {}",
+        rows * cols,
+        input.len()
+    );
     let device_in = check_cuda!(DeviceBuffer::from_slice(input))?;
     let out = poisoned_device_buffer::<f32>(rows * cols)?;
     let function = check_cuda!(module.get_function(kernel.kernel()))?;
     let stream = new_stream()?;
     let flush = Flush::new(l2_bytes)?;
-    let grid = GridSize::xy(cols.div_ceil(Transpose::TILE as usize) as u32, rows.div_ceil(Transpose::TILE as usize) as u32);
+    let grid = GridSize::xy(
+        cols.div_ceil(Transpose::TILE as usize) as u32,
+        rows.div_ceil(Transpose::TILE as usize) as u32,
+    );
     let block = BlockSize::xy(Transpose::TILE, Transpose::BLOCK_ROWS);
     let _named = common::profile::program(kernel.label());
-    let timing = time_on_stream_after(&stream, 1, repetitions, || flush.run(&stream), || {
-        // __global__ void transpose_padded(const float* in, float* out, int rows, int cols)
-        // SAFETY: the arguments match the kernel's C signature beside the launch, in type and order, and
-        // point into live device buffers as large as the kernel indexes.
-        check_cuda!(unsafe { launch!(function<<<grid, block, 0, stream>>>(device_in.as_device_ptr(), out.as_device_ptr(), rows as i32, cols as i32)) })?;
-        Ok(())
-    })?;
+    let timing = time_on_stream_after(
+        &stream,
+        1,
+        repetitions,
+        || flush.run(&stream),
+        || {
+            // __global__ void transpose_padded(const float* in, float* out, int rows, int cols)
+            // SAFETY: the arguments match the kernel's C signature beside the launch, in type and order, and
+            // point into live device buffers as large as the kernel indexes.
+            check_cuda!(unsafe {
+                launch!(function<<<grid, block, 0, stream>>>(device_in.as_device_ptr(), out.as_device_ptr(), rows as i32, cols as i32))
+            })?;
+            Ok(())
+        },
+    )?;
     Ok((timing, differing(&out, &kernel.expected(input, rows, cols))?))
 }
 
@@ -218,8 +255,14 @@ mod tests {
         let words = Word::Bits32.words();
         assert_eq!(Word::Bits32.final_index(3, 5, 0), 15);
         assert_eq!(Word::Bits32.final_index(3, 5, 1), 15 + 160);
-        assert_eq!(Word::Bits32.final_index(31, 32, 1000) as usize, (31 * 32 + 1000 * 1024) % words);
-        assert_eq!(Word::Bits64.final_index(31, 32, 7) as usize, (31 * 32 + 7 * 1024) % 2048);
+        assert_eq!(
+            Word::Bits32.final_index(31, 32, 1000) as usize,
+            (31 * 32 + 1000 * 1024) % words
+        );
+        assert_eq!(
+            Word::Bits64.final_index(31, 32, 7) as usize,
+            (31 * 32 + 7 * 1024) % 2048
+        );
         let source = include_str!("../../kernels/cuda/memory.cu");
         assert!(source.contains(&format!("#define BANK_TABLE_BYTES {BANK_TABLE_BYTES}")));
     }

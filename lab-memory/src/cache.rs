@@ -73,7 +73,13 @@ impl Preference {
         };
         let handle = function.to_raw().cast();
         // SAFETY: a loaded function's handle and plain integer settings.
-        check_cuda!(unsafe { raw::cuFuncSetAttribute(handle, raw::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, carveout) })?;
+        check_cuda!(unsafe {
+            raw::cuFuncSetAttribute(
+                handle,
+                raw::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
+                carveout,
+            )
+        })?;
         // SAFETY: as above.
         check_cuda!(unsafe { raw::cuFuncSetCacheConfig(handle, config) })?;
         Ok(())
@@ -82,7 +88,9 @@ impl Preference {
 
 /// What thread `i` of `cached_gather` computes: the sum, in order, of `reads` hashed entries.
 pub fn gather_sum(table: &[f32], i: usize, reads: usize) -> f32 {
-    (0..reads).fold(0.0f32, |sum, r| sum + table[mix((i as u32).wrapping_mul(131).wrapping_add(r as u32)) as usize % table.len()])
+    (0..reads).fold(0.0f32, |sum, r| {
+        sum + table[mix((i as u32).wrapping_mul(131).wrapping_add(r as u32)) as usize % table.len()]
+    })
 }
 
 /// A table of random floats and the expected sums of `threads` threads.
@@ -98,13 +106,26 @@ impl Gather {
         let mut table = vec![0.0f32; table_bytes / 4];
         Random::new(seed).fill(&mut table, |random| random.uniform(0.5, 1.5) as f32);
         let _phase = phases::enter(Phase::Verify);
-        let expected = (0..threads).into_par_iter().map(|i| gather_sum(&table, i, reads)).collect();
-        Gather { table, threads, reads, expected }
+        let expected = (0..threads)
+            .into_par_iter()
+            .map(|i| gather_sum(&table, i, reads))
+            .collect();
+        Gather {
+            table,
+            threads,
+            reads,
+            expected,
+        }
     }
 }
 
 /// Runs the gather with `preference`; returns the timing and the sums that differ from the CPU's.
-pub fn measure(module: &Module, gather: &Gather, preference: Preference, repetitions: usize) -> Result<(Timing, usize)> {
+pub fn measure(
+    module: &Module,
+    gather: &Gather,
+    preference: Preference,
+    repetitions: usize,
+) -> Result<(Timing, usize)> {
     let table = check_cuda!(DeviceBuffer::from_slice(&gather.table))?;
     let out = poisoned_device_buffer::<f32>(gather.threads)?;
     let function = check_cuda!(module.get_function("cached_gather"))?;
@@ -136,7 +157,10 @@ mod tests {
         let gather = Gather::new(4096, 100, 8, 1);
         assert_eq!(gather.table.len(), 1024);
         assert_eq!(gather.expected[99], gather_sum(&gather.table, 99, 8));
-        assert!(gather.expected.iter().all(|s| (4.0..12.0).contains(s)), "8 entries in [0.5, 1.5)");
+        assert!(
+            gather.expected.iter().all(|s| (4.0..12.0).contains(s)),
+            "8 entries in [0.5, 1.5)"
+        );
     }
 
     #[test]

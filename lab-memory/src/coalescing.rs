@@ -18,9 +18,9 @@ use common::phases::{self, Phase};
 use common::timing::{time_on_stream_after, Timing};
 use common::verify::{poison, poisoned_device_buffer, Poison};
 use common::{check_cuda, raw};
+use cust::function::Function;
 use cust::launch;
 use cust::memory::{CopyDestination, DeviceBuffer, LockedBuffer};
-use cust::function::Function;
 use cust::module::Module;
 use cust::stream::Stream;
 use rayon::prelude::*;
@@ -55,7 +55,11 @@ impl Access {
     /// [`MAX_ELEMENTS`].
     pub fn fitting(stride: usize, offset: usize, floats: usize) -> Access {
         let elements = floats.saturating_sub(offset + 2) / stride + 1;
-        Access { stride, offset, elements: elements.min(MAX_ELEMENTS) }
+        Access {
+            stride,
+            offset,
+            elements: elements.min(MAX_ELEMENTS),
+        }
     }
 
     /// Floats a buffer needs: up to the last element, plus its neighbour that the check reads.
@@ -66,7 +70,9 @@ impl Access {
     /// Distinct 32-byte sectors the first full warp touches, in one direction: 4 when coalesced and
     /// aligned, 5 when misaligned, up to 32.
     pub fn sectors_per_warp(&self) -> usize {
-        let mut sectors: Vec<usize> = (0..32).map(|lane| (self.offset + lane * self.stride) * 4 / 32).collect();
+        let mut sectors: Vec<usize> = (0..32)
+            .map(|lane| (self.offset + lane * self.stride) * 4 / 32)
+            .collect();
         sectors.dedup();
         sectors.len()
     }
@@ -132,7 +138,15 @@ impl<'a> Sweep<'a> {
         let output = poisoned_device_buffer::<f32>(floats)?;
         let staging = staging(MAX_ELEMENTS.min(floats))?;
         let copy = check_cuda!(module.get_function("strided_copy"))?;
-        let sweep = Sweep { copy, stream, input, output, flush: Flush::new(l2_bytes)?, staging, seed };
+        let sweep = Sweep {
+            copy,
+            stream,
+            input,
+            output,
+            flush: Flush::new(l2_bytes)?,
+            staging,
+            seed,
+        };
         sweep.warm_up(peak)?;
         Ok(sweep)
     }
@@ -155,10 +169,28 @@ impl<'a> Sweep<'a> {
 
     /// Times `access` (the L2 emptied before each run) and checks it.
     pub fn measure(&mut self, access: Access, repetitions: usize) -> Result<Measured> {
-        ensure!(access.elements > 0 && access.span() <= self.input.len(), "stride {} offset {}: {} elements do not fit", access.stride, access.offset, access.elements);
+        ensure!(
+            access.elements > 0 && access.span() <= self.input.len(),
+            "stride {} offset {}: {} elements do not fit",
+            access.stride,
+            access.offset,
+            access.elements
+        );
         poison(&mut self.output)?;
-        let timing = time_on_stream_after(&self.stream, 1, repetitions, || self.flush.run(&self.stream), || self.launch(access))?;
-        let back = read_strided(&self.output, access.offset, access.stride, access.elements, self.staging.as_mut_slice())?;
+        let timing = time_on_stream_after(
+            &self.stream,
+            1,
+            repetitions,
+            || self.flush.run(&self.stream),
+            || self.launch(access),
+        )?;
+        let back = read_strided(
+            &self.output,
+            access.offset,
+            access.stride,
+            access.elements,
+            self.staging.as_mut_slice(),
+        )?;
         let seed = self.seed;
         let wrong = back.wrong(|i| pattern(access.offset + i * access.stride, seed) + 1.0);
         Ok(Measured { access, timing, wrong })
@@ -205,10 +237,20 @@ impl<'a> Readback<'a> {
     pub fn wrong(&self, expected: impl Fn(usize) -> f32 + Sync) -> usize {
         let _phase = phases::enter(Phase::Verify);
         if self.pairs {
-            return self.values.par_chunks(2).enumerate().map(|(i, pair)| usize::from(pair[0] != expected(i)) + usize::from(!pair[1].is_poison())).sum();
+            return self
+                .values
+                .par_chunks(2)
+                .enumerate()
+                .map(|(i, pair)| usize::from(pair[0] != expected(i)) + usize::from(!pair[1].is_poison()))
+                .sum();
         }
         let (elements, after) = self.values.split_at(self.values.len() - 1);
-        elements.par_iter().enumerate().filter(|&(i, &value)| value != expected(i)).count() + usize::from(!after[0].is_poison())
+        elements
+            .par_iter()
+            .enumerate()
+            .filter(|&(i, &value)| value != expected(i))
+            .count()
+            + usize::from(!after[0].is_poison())
     }
 }
 
@@ -216,9 +258,23 @@ impl<'a> Readback<'a> {
 /// 2D copy (cudaMemcpy2D, rows of two floats, `stride` floats apart) otherwise. Both land in `staging`
 /// (at least `2 * elements` floats), which should be pinned: the copy engine then writes the rows
 /// itself, where into pageable memory the driver would stage millions of 8-byte rows.
-pub fn read_strided<'s>(buffer: &DeviceBuffer<f32>, offset: usize, stride: usize, elements: usize, staging: &'s mut [f32]) -> Result<Readback<'s>> {
-    ensure!(elements > 0 && offset + (elements - 1) * stride + 2 <= buffer.len(), "reading past the end of the buffer");
-    ensure!(staging.len() >= 2 * elements, "the staging buffer holds {} floats, not {}", staging.len(), 2 * elements);
+pub fn read_strided<'s>(
+    buffer: &DeviceBuffer<f32>,
+    offset: usize,
+    stride: usize,
+    elements: usize,
+    staging: &'s mut [f32],
+) -> Result<Readback<'s>> {
+    ensure!(
+        elements > 0 && offset + (elements - 1) * stride + 2 <= buffer.len(),
+        "reading past the end of the buffer"
+    );
+    ensure!(
+        staging.len() >= 2 * elements,
+        "the staging buffer holds {} floats, not {}",
+        staging.len(),
+        2 * elements
+    );
     if stride == 1 {
         let run = &mut staging[..elements + 1];
         check_cuda!(buffer.index(offset..offset + elements + 1).copy_to(&mut run[..]))?;
@@ -271,28 +327,61 @@ impl Notes {
 
 /// Runs a notes kernel on `blocks` x `block` threads, the L2 emptied before each run; checks that
 /// thread t wrote `t % block` at `t * stride` and nothing beside it.
-pub fn run_notes(module: &Module, kernel: Notes, blocks: u32, block: u32, l2_bytes: u32, repetitions: usize) -> Result<Measured> {
+pub fn run_notes(
+    module: &Module,
+    kernel: Notes,
+    blocks: u32,
+    block: u32,
+    l2_bytes: u32,
+    repetitions: usize,
+) -> Result<Measured> {
     let threads = blocks as usize * block as usize;
-    ensure!(threads > 0 && kernel.stride() * (threads - 1) < i32::MAX as usize, "{} threads overflow the notes' int index", threads);
+    ensure!(
+        threads > 0 && kernel.stride() * (threads - 1) < i32::MAX as usize,
+        "{} threads overflow the notes' int index",
+        threads
+    );
     let x = poisoned_device_buffer::<f32>(kernel.floats(threads))?;
     let function = check_cuda!(module.get_function(kernel.name()))?;
     let stream = new_stream()?;
     let flush = Flush::new(l2_bytes)?;
     let _named = common::profile::program(kernel.name());
-    let timing = time_on_stream_after(&stream, 1, repetitions, || flush.run(&stream), || {
-        // __global__ void kernel_1(float* x), kernel_2(float* x)
-        // SAFETY: the arguments match the kernel's C signature beside the launch, in type and order, and
-        // point into live device buffers as large as the kernel indexes.
-        check_cuda!(unsafe { launch!(function<<<blocks, block, 0, stream>>>(x.as_device_ptr())) })?;
-        Ok(())
-    })?;
-    let wrong = read_strided(&x, 0, kernel.stride(), threads, staging(threads)?.as_mut_slice())?.wrong(|t| (t % block as usize) as f32);
-    Ok(Measured { access: Access { stride: kernel.stride(), offset: 0, elements: threads }, timing, wrong })
+    let timing = time_on_stream_after(
+        &stream,
+        1,
+        repetitions,
+        || flush.run(&stream),
+        || {
+            // __global__ void kernel_1(float* x), kernel_2(float* x)
+            // SAFETY: the arguments match the kernel's C signature beside the launch, in type and order, and
+            // point into live device buffers as large as the kernel indexes.
+            check_cuda!(unsafe { launch!(function<<<blocks, block, 0, stream>>>(x.as_device_ptr())) })?;
+            Ok(())
+        },
+    )?;
+    let wrong = read_strided(&x, 0, kernel.stride(), threads, staging(threads)?.as_mut_slice())?
+        .wrong(|t| (t % block as usize) as f32);
+    Ok(Measured {
+        access: Access {
+            stride: kernel.stride(),
+            offset: 0,
+            elements: threads,
+        },
+        timing,
+        wrong,
+    })
 }
 
 /// The two sweeps as an SVG: effective bandwidth against stride (log scale) with the sector model, and
 /// against offset, each under the peak.
-pub fn plot(strides: &[Measured], offsets: &[Measured], peak: f64, title: &str, path: &Path, overwrite: bool) -> Result<()> {
+pub fn plot(
+    strides: &[Measured],
+    offsets: &[Measured],
+    peak: f64,
+    title: &str,
+    path: &Path,
+    overwrite: bool,
+) -> Result<()> {
     use plotters::prelude::*;
     let _phase = phases::enter(Phase::Output);
     drop(create_output_file(path, overwrite)?); // the same refusal as every output; plotters rewrites it
@@ -312,12 +401,35 @@ pub fn plot(strides: &[Measured], offsets: &[Measured], peak: f64, title: &str, 
         .y_label_area_size(60)
         .build_cartesian_2d((1.0..max_stride * 1.2).log_scale(), 0.0..top)
         .map_err(|e| draw(&e))?;
-    chart.configure_mesh().x_desc("stride (floats)").y_desc("effective GB/s").draw().map_err(|e| draw(&e))?;
+    chart
+        .configure_mesh()
+        .x_desc("stride (floats)")
+        .y_desc("effective GB/s")
+        .draw()
+        .map_err(|e| draw(&e))?;
     let coalesced = strides.first().map_or(0.0, Measured::bandwidth);
     let series = [
-        ("measured", measured_colour.stroke_width(3), strides.iter().map(|m| (m.access.stride as f64, m.bandwidth() / 1e9)).collect::<Vec<_>>()),
-        ("32-byte sector model", model_colour.stroke_width(2), strides.iter().map(|m| (m.access.stride as f64, m.access.predicted(coalesced) / 1e9)).collect()),
-        ("peak", peak_style, vec![(1.0, peak / 1e9), (max_stride * 1.2, peak / 1e9)]),
+        (
+            "measured",
+            measured_colour.stroke_width(3),
+            strides
+                .iter()
+                .map(|m| (m.access.stride as f64, m.bandwidth() / 1e9))
+                .collect::<Vec<_>>(),
+        ),
+        (
+            "32-byte sector model",
+            model_colour.stroke_width(2),
+            strides
+                .iter()
+                .map(|m| (m.access.stride as f64, m.access.predicted(coalesced) / 1e9))
+                .collect(),
+        ),
+        (
+            "peak",
+            peak_style,
+            vec![(1.0, peak / 1e9), (max_stride * 1.2, peak / 1e9)],
+        ),
     ];
     for (label, style, points) in series {
         chart
@@ -326,7 +438,13 @@ pub fn plot(strides: &[Measured], offsets: &[Measured], peak: f64, title: &str, 
             .label(label)
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
     }
-    chart.configure_series_labels().position(SeriesLabelPosition::UpperRight).border_style(BLACK).background_style(WHITE).draw().map_err(|e| draw(&e))?;
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperRight)
+        .border_style(BLACK)
+        .background_style(WHITE)
+        .draw()
+        .map_err(|e| draw(&e))?;
 
     let max_offset = offsets.iter().map(|m| m.access.offset).max().unwrap_or(1).max(1) as f64;
     let mut chart = ChartBuilder::on(&right)
@@ -335,12 +453,32 @@ pub fn plot(strides: &[Measured], offsets: &[Measured], peak: f64, title: &str, 
         .y_label_area_size(60)
         .build_cartesian_2d(0.0..max_offset, 0.0..top)
         .map_err(|e| draw(&e))?;
-    chart.configure_mesh().x_desc("offset (floats), stride 1").y_desc("effective GB/s").draw().map_err(|e| draw(&e))?;
     chart
-        .draw_series(LineSeries::new(offsets.iter().map(|m| (m.access.offset as f64, m.bandwidth() / 1e9)), measured_colour.stroke_width(3)))
+        .configure_mesh()
+        .x_desc("offset (floats), stride 1")
+        .y_desc("effective GB/s")
+        .draw()
         .map_err(|e| draw(&e))?;
-    chart.draw_series(PointSeries::of_element(offsets.iter().map(|m| (m.access.offset as f64, m.bandwidth() / 1e9)), 4, measured_colour.filled(), &|c, s, st| Circle::new(c, s, st))).map_err(|e| draw(&e))?;
-    chart.draw_series(LineSeries::new(vec![(0.0, peak / 1e9), (max_offset, peak / 1e9)], peak_style)).map_err(|e| draw(&e))?;
+    chart
+        .draw_series(LineSeries::new(
+            offsets.iter().map(|m| (m.access.offset as f64, m.bandwidth() / 1e9)),
+            measured_colour.stroke_width(3),
+        ))
+        .map_err(|e| draw(&e))?;
+    chart
+        .draw_series(PointSeries::of_element(
+            offsets.iter().map(|m| (m.access.offset as f64, m.bandwidth() / 1e9)),
+            4,
+            measured_colour.filled(),
+            &|c, s, st| Circle::new(c, s, st),
+        ))
+        .map_err(|e| draw(&e))?;
+    chart
+        .draw_series(LineSeries::new(
+            vec![(0.0, peak / 1e9), (max_offset, peak / 1e9)],
+            peak_style,
+        ))
+        .map_err(|e| draw(&e))?;
     root.present().map_err(|e| draw(&e))
 }
 
@@ -357,17 +495,36 @@ mod tests {
         assert!(values.iter().any(|v| *v < 0.6) && values.iter().any(|v| *v > 1.4));
         assert_ne!(pattern(1, 7), pattern(2, 7));
         let source = include_str!("../../kernels/cuda/memory.cu");
-        for constant in ["0x7feb352dU", "0x846ca68bU", "0.5f + (float)(mix((unsigned)j ^ seed) >> 8) * (1.0f / 16777216.0f)", "#define COPIES_PER_THREAD 4"] {
+        for constant in [
+            "0x7feb352dU",
+            "0x846ca68bU",
+            "0.5f + (float)(mix((unsigned)j ^ seed) >> 8) * (1.0f / 16777216.0f)",
+            "#define COPIES_PER_THREAD 4",
+        ] {
             assert!(source.contains(constant), "memory.cu's hash changed: {constant}");
         }
     }
 
     #[test]
     fn sectors_per_warp_follow_stride_and_alignment() {
-        let at = |stride, offset| Access { stride, offset, elements: 1 << 20 }.sectors_per_warp();
-        assert_eq!([at(1, 0), at(2, 0), at(4, 0), at(8, 0), at(1024, 0)], [4, 8, 16, 32, 32]);
+        let at = |stride, offset| {
+            Access {
+                stride,
+                offset,
+                elements: 1 << 20,
+            }
+            .sectors_per_warp()
+        };
+        assert_eq!(
+            [at(1, 0), at(2, 0), at(4, 0), at(8, 0), at(1024, 0)],
+            [4, 8, 16, 32, 32]
+        );
         assert_eq!([at(1, 1), at(1, 8), at(1, 31), at(1, 32)], [5, 4, 5, 4]);
-        let access = Access { stride: 2, offset: 0, elements: 10 };
+        let access = Access {
+            stride: 2,
+            offset: 0,
+            elements: 10,
+        };
         assert_eq!(access.predicted(100.0), 50.0);
     }
 
@@ -388,11 +545,27 @@ mod tests {
         let expected = |i: usize| i as f32;
         assert_eq!(Readback::pairs(&[0.0, poison, 1.0, poison]).wrong(expected), 0);
         assert_eq!(Readback::pairs(&[0.0, poison, 7.0, poison]).wrong(expected), 1);
-        assert_eq!(Readback::pairs(&[0.0, 3.0, 1.0, poison]).wrong(expected), 1, "a write beside an element");
-        assert_eq!(Readback::pairs(&[0.0, poison, poison, poison]).wrong(expected), 1, "never written");
-        assert_eq!(Readback::pairs(&[7.0, 3.0, 1.0, 4.0]).wrong(expected), 3, "every kind at once");
+        assert_eq!(
+            Readback::pairs(&[0.0, 3.0, 1.0, poison]).wrong(expected),
+            1,
+            "a write beside an element"
+        );
+        assert_eq!(
+            Readback::pairs(&[0.0, poison, poison, poison]).wrong(expected),
+            1,
+            "never written"
+        );
+        assert_eq!(
+            Readback::pairs(&[7.0, 3.0, 1.0, 4.0]).wrong(expected),
+            3,
+            "every kind at once"
+        );
         assert_eq!(Readback::run(&[0.0, 1.0, 2.0, poison]).wrong(expected), 0);
-        assert_eq!(Readback::run(&[0.0, 1.0, 2.0, 9.0]).wrong(expected), 1, "a write past the last element");
+        assert_eq!(
+            Readback::run(&[0.0, 1.0, 2.0, 9.0]).wrong(expected),
+            1,
+            "a write past the last element"
+        );
         assert_eq!(Readback::run(&[0.0, 5.0, 2.0, poison]).wrong(expected), 1);
     }
 
@@ -401,14 +574,30 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("coalescing-plot-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("coalescing.svg");
-        let measured = |stride, offset, ms| Measured { access: Access { stride, offset, elements: 1 << 20 }, timing: Timing::gpu(vec![ms]), wrong: 0 };
-        let strides: Vec<Measured> = strides().into_iter().map(|s| measured(s, 0, 0.01 * s.min(16) as f64)).collect();
+        let measured = |stride, offset, ms| Measured {
+            access: Access {
+                stride,
+                offset,
+                elements: 1 << 20,
+            },
+            timing: Timing::gpu(vec![ms]),
+            wrong: 0,
+        };
+        let strides: Vec<Measured> = strides()
+            .into_iter()
+            .map(|s| measured(s, 0, 0.01 * s.min(16) as f64))
+            .collect();
         let offsets: Vec<Measured> = offsets().into_iter().map(|o| measured(1, o, 0.011)).collect();
         plot(&strides, &offsets, 1e12, "made-up numbers", &path, false).unwrap();
         let svg = std::fs::read_to_string(&path).unwrap();
-        assert!(svg.starts_with("<svg") && svg.contains("stride (floats)") && svg.contains("offset (floats), stride 1"));
+        assert!(
+            svg.starts_with("<svg") && svg.contains("stride (floats)") && svg.contains("offset (floats), stride 1")
+        );
         assert!(svg.contains("32-byte sector model") && svg.contains("made-up numbers"));
-        assert!(plot(&strides, &offsets, 1e12, "again", &path, false).is_err(), "never over an existing file");
+        assert!(
+            plot(&strides, &offsets, 1e12, "again", &path, false).is_err(),
+            "never over an existing file"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -10,9 +10,9 @@ use common::format_bytes;
 use common::phases::{self, Phase};
 use common::timing::{time_on_stream, Timing};
 use common::verify::Random;
-use rayon::prelude::*;
 use cust::device::{Device, DeviceAttribute};
 use cust::memory::{CopyDestination, DeviceBuffer};
+use rayon::prelude::*;
 
 /// FP32 lanes and FP64 units per multiprocessor by compute capability (the CUDA programming guide's
 /// throughput table); `None` for one this table does not know.
@@ -45,7 +45,11 @@ impl Query {
         Ok(Query {
             clock_khz: get(DeviceAttribute::ClockRate)?,
             max_grid_z: get(DeviceAttribute::MaxGridDimZ)?,
-            max_block: (get(DeviceAttribute::MaxBlockDimX)?, get(DeviceAttribute::MaxBlockDimY)?, get(DeviceAttribute::MaxBlockDimZ)?),
+            max_block: (
+                get(DeviceAttribute::MaxBlockDimX)?,
+                get(DeviceAttribute::MaxBlockDimY)?,
+                get(DeviceAttribute::MaxBlockDimZ)?,
+            ),
             info,
         })
     }
@@ -77,30 +81,68 @@ impl Query {
             ("memory bus width".into(), format!("{} bits", i.memory_bus_width_bits)),
             ("L2 cache".into(), format_bytes(i.l2_bytes.into())),
             ("constant memory".into(), format_bytes(i.total_constant_memory.into())),
-            ("shared memory per block".into(), format!("{} ({} opt-in)", format_bytes(i.shared_per_block.into()), format_bytes(i.shared_per_block_optin.into()))),
-            ("shared memory per multiprocessor".into(), format_bytes(i.shared_per_multiprocessor.into())),
+            (
+                "shared memory per block".into(),
+                format!(
+                    "{} ({} opt-in)",
+                    format_bytes(i.shared_per_block.into()),
+                    format_bytes(i.shared_per_block_optin.into())
+                ),
+            ),
+            (
+                "shared memory per multiprocessor".into(),
+                format_bytes(i.shared_per_multiprocessor.into()),
+            ),
             ("registers per block".into(), i.registers_per_block.to_string()),
-            ("registers per multiprocessor".into(), i.registers_per_multiprocessor.to_string()),
+            (
+                "registers per multiprocessor".into(),
+                i.registers_per_multiprocessor.to_string(),
+            ),
             ("warp size".into(), i.warp_size.to_string()),
             ("max threads per block".into(), i.max_threads_per_block.to_string()),
-            ("max block dimensions".into(), format!("{} x {} x {}", self.max_block.0, self.max_block.1, self.max_block.2)),
-            ("max grid dimensions".into(), format!("{} x {} x {}", i.max_grid_x, i.max_grid_y, self.max_grid_z)),
-            ("max threads per multiprocessor".into(), i.max_threads_per_multiprocessor.to_string()),
-            ("max blocks per multiprocessor".into(), i.max_blocks_per_multiprocessor.to_string()),
+            (
+                "max block dimensions".into(),
+                format!("{} x {} x {}", self.max_block.0, self.max_block.1, self.max_block.2),
+            ),
+            (
+                "max grid dimensions".into(),
+                format!("{} x {} x {}", i.max_grid_x, i.max_grid_y, self.max_grid_z),
+            ),
+            (
+                "max threads per multiprocessor".into(),
+                i.max_threads_per_multiprocessor.to_string(),
+            ),
+            (
+                "max blocks per multiprocessor".into(),
+                i.max_blocks_per_multiprocessor.to_string(),
+            ),
             ("copy engines".into(), i.async_engines.to_string()),
             ("concurrent kernels".into(), yes(i.concurrent_kernels)),
             ("unified addressing".into(), yes(i.unified_addressing)),
             ("can map host memory".into(), yes(i.can_map_host_memory)),
             ("integrated".into(), yes(i.integrated)),
-            ("-> peak memory bandwidth".into(), format!("{:.0} GB/s (2 x memory clock x bus width)", i.peak_bandwidth() / 1e9)),
-            ("-> resident threads".into(), format!("{} (multiprocessors x threads each)", self.resident_threads())),
+            (
+                "-> peak memory bandwidth".into(),
+                format!("{:.0} GB/s (2 x memory clock x bus width)", i.peak_bandwidth() / 1e9),
+            ),
+            (
+                "-> resident threads".into(),
+                format!("{} (multiprocessors x threads each)", self.resident_threads()),
+            ),
         ];
         lines.push(match self.peak_flops() {
             Some((fp32, fp64)) => (
                 "-> FP32 / FP64 (no tensor cores)".into(),
-                format!("{:.1} / {:.1} TFLOP/s (units x 2 x clock x multiprocessors)", fp32 / 1e12, fp64 / 1e12),
+                format!(
+                    "{:.1} / {:.1} TFLOP/s (units x 2 x clock x multiprocessors)",
+                    fp32 / 1e12,
+                    fp64 / 1e12
+                ),
             ),
-            None => ("-> FP32 / FP64".into(), format!("unknown for compute capability {major}.{minor}")),
+            None => (
+                "-> FP32 / FP64".into(),
+                format!("unknown for compute capability {major}.{minor}"),
+            ),
         });
         lines
     }
@@ -114,7 +156,9 @@ pub fn measure_copy(bytes: usize, repetitions: usize, seed: u64) -> Result<(Timi
     let source = check_cuda!(DeviceBuffer::from_slice(&words))?;
     let mut destination = common::verify::poisoned_device_buffer::<u32>(words.len())?;
     let stream = crate::new_stream()?;
-    let timing = time_on_stream(&stream, 1, repetitions, || Ok(check_cuda!(destination.copy_from(&source))?))?;
+    let timing = time_on_stream(&stream, 1, repetitions, || {
+        Ok(check_cuda!(destination.copy_from(&source))?)
+    })?;
     let mut back = vec![0u32; words.len()];
     check_cuda!(destination.copy_to(&mut back[..]))?;
     let _phase = phases::enter(Phase::Verify);
@@ -134,8 +178,20 @@ mod tests {
     #[test]
     fn every_gpu_of_the_course_is_in_the_table_and_only_data_centre_ones_have_fast_fp64() {
         // T4 and RTX 20, A100, RTX 30, RTX 40 and L4, H100 and H200, B200, RTX 50.
-        for (capability, fp64) in [((7, 5), 2), ((8, 0), 32), ((8, 6), 2), ((8, 9), 2), ((9, 0), 64), ((10, 0), 64), ((12, 0), 2)] {
-            assert_eq!(units_per_multiprocessor(capability).map(|(_, units)| units), Some(fp64), "{capability:?}");
+        for (capability, fp64) in [
+            ((7, 5), 2),
+            ((8, 0), 32),
+            ((8, 6), 2),
+            ((8, 9), 2),
+            ((9, 0), 64),
+            ((10, 0), 64),
+            ((12, 0), 2),
+        ] {
+            assert_eq!(
+                units_per_multiprocessor(capability).map(|(_, units)| units),
+                Some(fp64),
+                "{capability:?}"
+            );
         }
     }
 }

@@ -50,7 +50,10 @@ pub struct Helper {
 impl Helper {
     /// All nine, in the notes' order.
     pub fn all() -> Vec<Helper> {
-        Dims::ALL.iter().flat_map(|&grid| Dims::ALL.iter().map(move |&block| Helper { grid, block })).collect()
+        Dims::ALL
+            .iter()
+            .flat_map(|&grid| Dims::ALL.iter().map(move |&block| Helper { grid, block }))
+            .collect()
     }
 
     /// The name in the notes, `getGlobalIdx_2D_3D`.
@@ -77,7 +80,10 @@ unsafe impl DeviceCopy for Placement {}
 
 impl Placement {
     /// What no thread writes: the poison every slot starts with.
-    pub const NEVER_WRITTEN: Placement = Placement { block: [-1; 3], thread: [-1; 3] };
+    pub const NEVER_WRITTEN: Placement = Placement {
+        block: [-1; 3],
+        thread: [-1; 3],
+    };
 }
 
 /// The global index of the thread at `placement` in a grid of `grid` blocks of `block` threads:
@@ -108,12 +114,18 @@ impl Mapping {
     /// Slots never written, and slots whose thread the CPU places elsewhere; both 0 when the helper
     /// numbers the threads 0 to N-1, each once.
     pub fn wrong(&self) -> (usize, usize) {
-        let unwritten = self.placements.iter().filter(|p| **p == Placement::NEVER_WRITTEN).count();
+        let unwritten = self
+            .placements
+            .iter()
+            .filter(|p| **p == Placement::NEVER_WRITTEN)
+            .count();
         let misplaced = self
             .placements
             .iter()
             .enumerate()
-            .filter(|(index, p)| **p != Placement::NEVER_WRITTEN && global_index(self.grid, self.block, p) != *index as i64)
+            .filter(|(index, p)| {
+                **p != Placement::NEVER_WRITTEN && global_index(self.grid, self.block, p) != *index as i64
+            })
             .count();
         (unwritten, misplaced)
     }
@@ -124,19 +136,30 @@ impl Mapping {
 pub fn run(module: &Module, helper: Helper, grid: (u32, u32, u32), block: (u32, u32, u32)) -> Result<Mapping> {
     let (grid, block) = (helper.grid.shape(grid), helper.block.shape(block));
     let threads = u64::from(grid.0 * grid.1 * grid.2) * u64::from(block.0 * block.1 * block.2);
-    ensure!(threads <= i32::MAX as u64, "{threads} threads do not fit the kernels' int index");
+    ensure!(
+        threads <= i32::MAX as u64,
+        "{threads} threads do not fit the kernels' int index"
+    );
     let kernel = check_cuda!(module.get_function(helper.kernel()))?;
     let stream = crate::new_stream()?;
     let mut placements = vec![Placement::NEVER_WRITTEN; threads as usize];
     let out = check_cuda!(DeviceBuffer::from_slice(&placements))?;
-    let (grid_size, block_size) = (GridSize::xyz(grid.0, grid.1, grid.2), BlockSize::xyz(block.0, block.1, block.2));
+    let (grid_size, block_size) = (
+        GridSize::xyz(grid.0, grid.1, grid.2),
+        BlockSize::xyz(block.0, block.1, block.2),
+    );
     // __global__ void index_2d_3d(Placement* out, int n), ...
     // SAFETY: the arguments match the kernel's C signature beside the launch, in type and order, and point
     // into live device buffers as large as the kernel indexes.
     check_cuda!(unsafe { launch!(kernel<<<grid_size, block_size, 0, stream>>>(out.as_device_ptr(), threads as i32)) })?;
     check_cuda!(stream.synchronize())?;
     check_cuda!(out.copy_to(&mut placements[..]))?;
-    Ok(Mapping { helper, grid, block, placements })
+    Ok(Mapping {
+        helper,
+        grid,
+        block,
+        placements,
+    })
 }
 
 /// The global indices of a 2D grid of 2D blocks drawn as the threads lie: one row per thread row,
@@ -201,9 +224,20 @@ mod tests {
     #[test]
     fn a_mapping_with_a_hole_or_a_misplaced_thread_is_wrong() {
         let (grid, block) = ((2, 1, 1), (2, 1, 1));
-        let at = |b, t| Placement { block: [b, 0, 0], thread: [t, 0, 0] };
+        let at = |b, t| Placement {
+            block: [b, 0, 0],
+            thread: [t, 0, 0],
+        };
         let good = vec![at(0, 0), at(0, 1), at(1, 0), at(1, 1)];
-        let mapping = |placements| Mapping { helper: Helper { grid: Dims::One, block: Dims::One }, grid, block, placements };
+        let mapping = |placements| Mapping {
+            helper: Helper {
+                grid: Dims::One,
+                block: Dims::One,
+            },
+            grid,
+            block,
+            placements,
+        };
         assert_eq!(mapping(good.clone()).wrong(), (0, 0));
         let mut swapped = good.clone();
         swapped.swap(1, 2);
@@ -219,10 +253,21 @@ mod tests {
         let placements: Vec<Placement> = (0..8)
             .map(|i: i32| {
                 let (block_id, t) = (i / 2, i % 2);
-                Placement { block: [block_id % 2, block_id / 2, 0], thread: [t, 0, 0] }
+                Placement {
+                    block: [block_id % 2, block_id / 2, 0],
+                    thread: [t, 0, 0],
+                }
             })
             .collect();
-        let mapping = Mapping { helper: Helper { grid: Dims::Two, block: Dims::Two }, grid, block, placements };
+        let mapping = Mapping {
+            helper: Helper {
+                grid: Dims::Two,
+                block: Dims::Two,
+            },
+            grid,
+            block,
+            placements,
+        };
         assert_eq!(picture(&mapping), " 0 1 | 2 3\n----------\n 4 5 | 6 7\n");
     }
 }

@@ -33,7 +33,12 @@ pub fn differing(out: &DeviceBuffer<f32>, expected: &[f32]) -> Result<usize> {
     let mut back = vec![0.0f32; out.len()];
     check_cuda!(out.copy_to(&mut back[..]))?;
     let _phase = phases::enter(Phase::Verify);
-    Ok(back.len().abs_diff(expected.len()) + back.iter().zip(expected).filter(|(g, c)| g.to_bits() != c.to_bits()).count())
+    Ok(back.len().abs_diff(expected.len())
+        + back
+            .iter()
+            .zip(expected)
+            .filter(|(g, c)| g.to_bits() != c.to_bits())
+            .count())
 }
 
 /// memory.cu's `mix`: the 32-bit integer hash behind the inputs the GPU makes itself (coalescing) and
@@ -55,13 +60,22 @@ pub struct Flush {
 
 impl Flush {
     pub fn new(l2_bytes: u32) -> Result<Flush> {
-        Ok(Flush { buffer: poisoned_device_buffer::<u32>(2 * l2_bytes as usize / 4)? })
+        Ok(Flush {
+            buffer: poisoned_device_buffer::<u32>(2 * l2_bytes as usize / 4)?,
+        })
     }
 
     /// Enqueues the memset on `stream`, ahead of the run's start event. The host does not wait for it,
     /// so the run's launch is queued behind the event and no launch latency falls between the events.
     pub fn run(&self, stream: &Stream) -> Result<()> {
         // SAFETY: the whole buffer, in 32-bit words, on a live stream.
-        Ok(check_cuda!(unsafe { raw::cuMemsetD32Async(self.buffer.as_device_ptr().as_raw(), 0, self.buffer.len(), stream.as_inner().cast()) })?)
+        Ok(check_cuda!(unsafe {
+            raw::cuMemsetD32Async(
+                self.buffer.as_device_ptr().as_raw(),
+                0,
+                self.buffer.len(),
+                stream.as_inner().cast(),
+            )
+        })?)
     }
 }

@@ -109,9 +109,24 @@ fn main() -> ExitCode {
 
 fn run(args: Args) -> Result<()> {
     let block: u32 = args.block.iter().product();
-    anyhow::ensure!(args.copy_bytes <= 1 << 34, "--copy-bytes {} is over 16 GiB", args.copy_bytes);
-    anyhow::ensure!(block <= 1024, "--block {} x {} x {} is {block} threads, more than a block may have (1024)", args.block[0], args.block[1], args.block[2]);
-    anyhow::ensure!(args.notes_threads.is_multiple_of(coalescing::BLOCK), "--notes-threads {} is not a multiple of {}: the notes' kernels check no bound", args.notes_threads, coalescing::BLOCK);
+    anyhow::ensure!(
+        args.copy_bytes <= 1 << 34,
+        "--copy-bytes {} is over 16 GiB",
+        args.copy_bytes
+    );
+    anyhow::ensure!(
+        block <= 1024,
+        "--block {} x {} x {} is {block} threads, more than a block may have (1024)",
+        args.block[0],
+        args.block[1],
+        args.block[2]
+    );
+    anyhow::ensure!(
+        args.notes_threads.is_multiple_of(coalescing::BLOCK),
+        "--notes-threads {} is not a multiple of {}: the notes' kernels check no bound",
+        args.notes_threads,
+        coalescing::BLOCK
+    );
     if let Some(path) = &args.plot {
         check_output_path(path, args.force)?;
     }
@@ -151,9 +166,15 @@ fn coalescing(gpu: &Gpu, module: &Module, args: &Args) -> Result<bool> {
     let peak = gpu.info.peak_bandwidth();
     let reps = args.repetitions as usize;
     let l2 = gpu.info.l2_bytes;
-    println!("\nCoalescing: every run starts with the L2 cache emptied; peak {:.0} GB/s (2 x memory clock x bus width)\n", peak / 1e9);
+    println!(
+        "\nCoalescing: every run starts with the L2 cache emptied; peak {:.0} GB/s (2 x memory clock x bus width)\n",
+        peak / 1e9
+    );
     let blocks = args.notes_threads / coalescing::BLOCK;
-    gpu.ensure_fits(4 * Notes::Kernel2.floats(args.notes_threads as usize) as u64 + 2 * u64::from(l2), "--notes-threads")?;
+    gpu.ensure_fits(
+        4 * Notes::Kernel2.floats(args.notes_threads as usize) as u64 + 2 * u64::from(l2),
+        "--notes-threads",
+    )?;
     println!("| kernel | threads | writes | GPU time in ms | effective GB/s | % of peak | check |");
     println!("|--------|---------|--------|----------------|----------------|-----------|-------|");
     let mut passed = true;
@@ -162,17 +183,42 @@ fn coalescing(gpu: &Gpu, module: &Module, args: &Args) -> Result<bool> {
         // Only writes: 4 bytes per thread.
         let bandwidth = run.bandwidth() / 2.0;
         passed &= run.wrong == 0;
-        let writes = if kernel == Notes::Kernel1 { "x[tid]" } else { "x[1000*tid]" };
-        println!("| {} | {} | {writes} | {:.4} | {:.0} | {:.1}% | {} |", kernel.name(), run.access.elements, run.timing.median_ms(), bandwidth / 1e9, 100.0 * bandwidth / peak, check_cell(run.wrong));
+        let writes = if kernel == Notes::Kernel1 {
+            "x[tid]"
+        } else {
+            "x[1000*tid]"
+        };
+        println!(
+            "| {} | {} | {writes} | {:.4} | {:.0} | {:.1}% | {} |",
+            kernel.name(),
+            run.access.elements,
+            run.timing.median_ms(),
+            bandwidth / 1e9,
+            100.0 * bandwidth / peak,
+            check_cell(run.wrong)
+        );
     }
 
     let floats = args.buffer_bytes / 4;
-    gpu.ensure_fits(2 * floats as u64 * 4 + 2 * u64::from(l2), &format!("--buffer-bytes {}", args.buffer_bytes))?;
+    gpu.ensure_fits(
+        2 * floats as u64 * 4 + 2 * u64::from(l2),
+        &format!("--buffer-bytes {}", args.buffer_bytes),
+    )?;
     let mut sweep = Sweep::new(module, floats, l2, peak, args.seed as u32)?;
-    let strides: Vec<Access> = coalescing::strides().into_iter().map(|stride| Access::fitting(stride, 0, floats)).collect();
-    let offsets: Vec<Access> = coalescing::offsets().into_iter().map(|offset| Access::fitting(1, offset, floats)).collect();
+    let strides: Vec<Access> = coalescing::strides()
+        .into_iter()
+        .map(|stride| Access::fitting(stride, 0, floats))
+        .collect();
+    let offsets: Vec<Access> = coalescing::offsets()
+        .into_iter()
+        .map(|offset| Access::fitting(1, offset, floats))
+        .collect();
     let progress = Progress::new(strides.len() + offsets.len(), "coalescing sweep");
-    let mut measure = |access: &Access| progress.run(&format!("stride {} offset {}", access.stride, access.offset), || sweep.measure(*access, reps));
+    let mut measure = |access: &Access| {
+        progress.run(&format!("stride {} offset {}", access.stride, access.offset), || {
+            sweep.measure(*access, reps)
+        })
+    };
     let by_stride: Vec<Measured> = strides.iter().map(&mut measure).collect::<Result<_>>()?;
     let by_offset: Vec<Measured> = offsets.iter().map(&mut measure).collect::<Result<_>>()?;
     progress.done();
@@ -181,17 +227,43 @@ fn coalescing(gpu: &Gpu, module: &Module, args: &Args) -> Result<bool> {
     println!("| stride | elements | sectors per warp | GPU time in ms | effective GB/s | % of peak | sector model GB/s | check |");
     println!("|--------|----------|------------------|----------------|----------------|-----------|-------------------|-------|");
     for m in &by_stride {
-        println!("| {} | {} | {} | {:.4} | {:.0} | {:.1}% | {:.0} | {} |", m.access.stride, m.access.elements, m.access.sectors_per_warp(), m.timing.median_ms(), m.bandwidth() / 1e9, 100.0 * m.bandwidth() / peak, m.access.predicted(coalesced) / 1e9, check_cell(m.wrong));
+        println!(
+            "| {} | {} | {} | {:.4} | {:.0} | {:.1}% | {:.0} | {} |",
+            m.access.stride,
+            m.access.elements,
+            m.access.sectors_per_warp(),
+            m.timing.median_ms(),
+            m.bandwidth() / 1e9,
+            100.0 * m.bandwidth() / peak,
+            m.access.predicted(coalesced) / 1e9,
+            check_cell(m.wrong)
+        );
     }
     let aligned = by_offset[0].bandwidth();
     println!("\nThe same copy at stride 1, misaligned by an offset (8 floats = one 32-byte sector):\n");
     println!("| offset | sectors per warp | GPU time in ms | effective GB/s | % of peak | sector model GB/s | check |");
     println!("|--------|------------------|----------------|----------------|-----------|-------------------|-------|");
     for m in &by_offset {
-        println!("| {} | {} | {:.4} | {:.0} | {:.1}% | {:.0} | {} |", m.access.offset, m.access.sectors_per_warp(), m.timing.median_ms(), m.bandwidth() / 1e9, 100.0 * m.bandwidth() / peak, m.access.predicted(aligned) / 1e9, check_cell(m.wrong));
+        println!(
+            "| {} | {} | {:.4} | {:.0} | {:.1}% | {:.0} | {} |",
+            m.access.offset,
+            m.access.sectors_per_warp(),
+            m.timing.median_ms(),
+            m.bandwidth() / 1e9,
+            100.0 * m.bandwidth() / peak,
+            m.access.predicted(aligned) / 1e9,
+            check_cell(m.wrong)
+        );
     }
     if let Some(path) = &args.plot {
-        coalescing::plot(&by_stride, &by_offset, peak, &format!("Effective bandwidth by stride and by offset, {}", gpu.info.name), path, args.force)?;
+        coalescing::plot(
+            &by_stride,
+            &by_offset,
+            peak,
+            &format!("Effective bandwidth by stride and by offset, {}", gpu.info.name),
+            path,
+            args.force,
+        )?;
         println!("\nPlot: {}", path.display());
     }
     Ok(passed && by_stride.iter().chain(&by_offset).all(|m| m.wrong == 0))
@@ -217,13 +289,21 @@ fn banks(gpu: &Gpu, module: &Module, args: &Args) -> Result<bool> {
             if stride == 1 {
                 base[w] = timing.median_ms();
             }
-            cells.push(format!("{:.0}-way | {:.2}-way | {:.2}", word.predicted_ways(stride), timing.median_ms() / base[w], timing.median_ms() * 1e6 / steps as f64));
+            cells.push(format!(
+                "{:.0}-way | {:.2}-way | {:.2}",
+                word.predicted_ways(stride),
+                timing.median_ms() / base[w],
+                timing.median_ms() * 1e6 / steps as f64
+            ));
         }
         passed &= wrong == 0;
         println!("| {stride} | {} | {} | {} |", cells[0], cells[1], check_cell(wrong));
     }
     let (rows, cols) = (args.transpose[0] as usize, args.transpose[1] as usize);
-    gpu.ensure_fits(8 * (rows * cols) as u64 + 2 * u64::from(gpu.info.l2_bytes), "--transpose")?;
+    gpu.ensure_fits(
+        8 * (rows * cols) as u64 + 2 * u64::from(gpu.info.l2_bytes),
+        "--transpose",
+    )?;
     println!("\nTranspose of a {rows} x {cols} float matrix, blocks of 32 x 8 threads, tiles of 32 x 32:\n");
     println!("| kernel | GPU time in ms | GB/s (read + written) | % of peak | check |");
     println!("|--------|----------------|-----------------------|-----------|-------|");
@@ -232,7 +312,14 @@ fn banks(gpu: &Gpu, module: &Module, args: &Args) -> Result<bool> {
         let (timing, wrong) = banks::transpose(module, kernel, &input, rows, cols, gpu.info.l2_bytes, reps)?;
         passed &= wrong == 0;
         let bandwidth = 8.0 * (rows * cols) as f64 / (timing.median_ms() * 1e-3);
-        println!("| {} | {:.4} | {:.0} | {:.1}% | {} |", kernel.label(), timing.median_ms(), bandwidth / 1e9, 100.0 * bandwidth / gpu.info.peak_bandwidth(), check_cell(wrong));
+        println!(
+            "| {} | {:.4} | {:.0} | {:.1}% | {} |",
+            kernel.label(),
+            timing.median_ms(),
+            bandwidth / 1e9,
+            100.0 * bandwidth / gpu.info.peak_bandwidth(),
+            check_cell(wrong)
+        );
     }
     Ok(passed)
 }
@@ -243,8 +330,16 @@ fn registers(gpu: &Gpu, args: &Args) -> Result<bool> {
     let n = 2 * 2048 * gpu.info.multiprocessors as usize;
     let work = Work::new(n, args.rounds as usize, 61, args.seed);
     let variants = Variant::all(gpu.info.arch())?;
-    let (code, _) = kernels::REGISTERS.report_for(gpu.info.arch()).map_err(anyhow::Error::msg)?;
-    println!("\nRegister caps: {} threads keep {} floats live through {} rounds (the CPU recomputes one thread in {})", n, registers::LIVE, args.rounds, work.step);
+    let (code, _) = kernels::REGISTERS
+        .report_for(gpu.info.arch())
+        .map_err(anyhow::Error::msg)?;
+    println!(
+        "\nRegister caps: {} threads keep {} floats live through {} rounds (the CPU recomputes one thread in {})",
+        n,
+        registers::LIVE,
+        args.rounds,
+        work.step
+    );
     println!(
         "Registers are the loaded kernel's (the driver's); spills and stack frame are ptxas's for {} (this GPU runs {}); ptxas's floor and choices differ by architecture.\n",
         kernels::arch_name(code.build().arch),
@@ -264,8 +359,16 @@ fn registers(gpu: &Gpu, args: &Args) -> Result<bool> {
         let r = &variant.resources;
         println!(
             "| {} | {} | {} B | {} B | {} B | {} ({:.0}%) | {:.4} | {:.2}x | {} |",
-            variant.cap.map_or("none".to_string(), |cap| cap.to_string()), m.registers, r.spill_stores, r.spill_loads, r.stack_frame_bytes,
-            m.blocks_per_multiprocessor, 100.0 * m.occupancy(&gpu.info), m.timing.median_ms(), m.timing.median_ms() / uncapped, check_cell(m.wrong)
+            variant.cap.map_or("none".to_string(), |cap| cap.to_string()),
+            m.registers,
+            r.spill_stores,
+            r.spill_loads,
+            r.stack_frame_bytes,
+            m.blocks_per_multiprocessor,
+            100.0 * m.occupancy(&gpu.info),
+            m.timing.median_ms(),
+            m.timing.median_ms() / uncapped,
+            check_cell(m.wrong)
         );
     }
     if args.ptxas {
@@ -288,10 +391,16 @@ fn cache(gpu: &Gpu, module: &Module, args: &Args) -> Result<bool> {
         "\nCache configuration: {threads} threads each add {reads} entries of a table at hashed places; L1 and shared memory are one store per SM, up to {} of it shared memory\n",
         common::format_bytes(u64::from(gpu.info.shared_per_multiprocessor))
     );
-    let header: Vec<String> = sizes.iter().map(|&bytes| format!("table {}", common::format_bytes(bytes as u64))).collect();
+    let header: Vec<String> = sizes
+        .iter()
+        .map(|&bytes| format!("table {}", common::format_bytes(bytes as u64)))
+        .collect();
     println!("| preference | {} | check |", header.join(" | "));
     println!("|------------|{}-------|", "---------|".repeat(sizes.len()));
-    let gathers: Vec<cache::Gather> = sizes.iter().map(|&bytes| cache::Gather::new(bytes, threads, reads, args.seed)).collect();
+    let gathers: Vec<cache::Gather> = sizes
+        .iter()
+        .map(|&bytes| cache::Gather::new(bytes, threads, reads, args.seed))
+        .collect();
     let mut passed = true;
     for preference in Preference::all() {
         let mut cells = Vec::new();
@@ -302,7 +411,12 @@ fn cache(gpu: &Gpu, module: &Module, args: &Args) -> Result<bool> {
             cells.push(format!("{:.4} ms", timing.median_ms()));
         }
         passed &= wrong == 0;
-        println!("| {} | {} | {} |", preference.name(), cells.join(" | "), check_cell(wrong));
+        println!(
+            "| {} | {} | {} |",
+            preference.name(),
+            cells.join(" | "),
+            check_cell(wrong)
+        );
     }
     Ok(passed)
 }
@@ -310,7 +424,10 @@ fn cache(gpu: &Gpu, module: &Module, args: &Args) -> Result<bool> {
 /// The gather through plain loads, the read-only path and a texture object, for two index patterns.
 fn readonly(module: &Module, args: &Args) -> Result<bool> {
     let (table, n) = (1usize << 22, 1usize << 23);
-    println!("\nRead-only data path: out[i] = in[index[i]], {n} elements from a table of {} (in L2)\n", common::format_bytes(4 * table as u64));
+    println!(
+        "\nRead-only data path: out[i] = in[index[i]], {n} elements from a table of {} (in L2)\n",
+        common::format_bytes(4 * table as u64)
+    );
     println!("| indices | path | GPU time in ms | GB/s (index + value + out) | check |");
     println!("|---------|------|----------------|----------------------------|-------|");
     let mut passed = true;
@@ -320,7 +437,14 @@ fn readonly(module: &Module, args: &Args) -> Result<bool> {
             let (timing, wrong) = readonly::measure(module, &gather, path, args.repetitions as usize)?;
             passed &= wrong == 0;
             let bandwidth = 12.0 * n as f64 / (timing.median_ms() * 1e-3);
-            println!("| {} | {} | {:.4} | {:.0} | {} |", pattern.label(), path.label(), timing.median_ms(), bandwidth / 1e9, check_cell(wrong));
+            println!(
+                "| {} | {} | {:.4} | {:.0} | {} |",
+                pattern.label(),
+                path.label(),
+                timing.median_ms(),
+                bandwidth / 1e9,
+                check_cell(wrong)
+            );
         }
     }
     Ok(passed)
@@ -328,7 +452,10 @@ fn readonly(module: &Module, args: &Args) -> Result<bool> {
 
 /// Every helper on the --grid and --block sizes, checked; then the picture of a small 2D grid.
 fn indexing(module: &Module, args: &Args) -> Result<bool> {
-    let (grid, block) = ((args.grid[0], args.grid[1], args.grid[2]), (args.block[0], args.block[1], args.block[2]));
+    let (grid, block) = (
+        (args.grid[0], args.grid[1], args.grid[2]),
+        (args.block[0], args.block[1], args.block[2]),
+    );
     println!("\nThread indexing: every thread writes its block and thread at getGlobalIdx_*(); the CPU checks each\n");
     println!("| helper | grid | block | threads | never written | misplaced | check |");
     println!("|--------|------|-------|---------|---------------|-----------|-------|");
@@ -347,7 +474,15 @@ fn indexing(module: &Module, args: &Args) -> Result<bool> {
             if unwritten + misplaced == 0 { "PASS" } else { "FAIL" }
         );
     }
-    let small = indexing::run(module, Helper { grid: Dims::Two, block: Dims::Two }, (3, 2, 1), (4, 2, 1))?;
+    let small = indexing::run(
+        module,
+        Helper {
+            grid: Dims::Two,
+            block: Dims::Two,
+        },
+        (3, 2, 1),
+        (4, 2, 1),
+    )?;
     println!("\ngetGlobalIdx_2D_2D on a grid of 3 x 2 blocks of 4 x 2 threads, each thread's index where it lies:\n");
     print!("{}", indexing::picture(&small));
     let (unwritten, misplaced) = small.wrong();
@@ -358,14 +493,23 @@ fn indexing(module: &Module, args: &Args) -> Result<bool> {
 #[allow(clippy::approx_constant)] // 3.14 is the notes' value for devData, not an approximation of pi
 fn symbols(module: &Module, args: &Args) -> Result<bool> {
     let mut random = Random::new(args.seed);
-    let input = Symbols { data: 3.14, array: (0..SYMBOL_LENGTH).map(|_| random.uniform(-1.0, 1.0) as f32).collect() };
+    let input = Symbols {
+        data: 3.14,
+        array: (0..SYMBOL_LENGTH).map(|_| random.uniform(-1.0, 1.0) as f32).collect(),
+    };
     let factor = 2.0;
     let output = round_trip(module, &input, factor)?;
     let differences = output.differences(&input.scaled(factor));
     println!("\n__device__ symbols: cudaMemcpyToSymbol(devData, 3.14) and devArray[{SYMBOL_LENGTH}] (random), scale_symbols<<<1, {SYMBOL_LENGTH}>>>({factor}),");
-    println!("cudaMemcpyFromSymbol: devData = {} (CPU {}), devArray[1] = {} (CPU {}), {differences} of {} values differ: {}",
-        output.data, input.scaled(factor).data, output.array[1], input.scaled(factor).array[1], SYMBOL_LENGTH + 1,
-        if differences == 0 { "PASS" } else { "FAIL" });
+    println!(
+        "cudaMemcpyFromSymbol: devData = {} (CPU {}), devArray[1] = {} (CPU {}), {differences} of {} values differ: {}",
+        output.data,
+        input.scaled(factor).data,
+        output.array[1],
+        input.scaled(factor).array[1],
+        SYMBOL_LENGTH + 1,
+        if differences == 0 { "PASS" } else { "FAIL" }
+    );
     Ok(differences == 0)
 }
 
@@ -373,7 +517,10 @@ fn symbols(module: &Module, args: &Args) -> Result<bool> {
 fn device_query(gpu: &Gpu, args: &Args) -> Result<bool> {
     let query = Query::read(gpu.device, gpu.info.clone())?;
     let count = common::gpu::count()?;
-    println!("\nDevice query ({count} GPU{} on this machine), device 0:\n", if count == 1 { "" } else { "s" });
+    println!(
+        "\nDevice query ({count} GPU{} on this machine), device 0:\n",
+        if count == 1 { "" } else { "s" }
+    );
     for (name, value) in query.lines() {
         println!("  {name:<34} {value}");
     }

@@ -102,7 +102,9 @@ impl Texture {
         let description = raw::TextureDesc::default();
         let mut handle = 0u64;
         // SAFETY: both descriptions live across the call; no resource view.
-        check_cuda!(unsafe { raw::cuTexObjectCreate(&mut handle, &resource, &description, std::ptr::null::<c_void>()) })?;
+        check_cuda!(unsafe {
+            raw::cuTexObjectCreate(&mut handle, &resource, &description, std::ptr::null::<c_void>())
+        })?;
         Ok(Texture { handle })
     }
 }
@@ -128,7 +130,11 @@ impl Gather {
         let values: Vec<f32> = (0..table).map(|_| random.uniform(-1.0, 1.0) as f32).collect();
         let indices = pattern.indices(n, table, &mut random);
         let expected = indices.iter().map(|&j| values[j as usize]).collect();
-        Ok(Gather { input: check_cuda!(DeviceBuffer::from_slice(&values))?, index: check_cuda!(DeviceBuffer::from_slice(&indices))?, expected })
+        Ok(Gather {
+            input: check_cuda!(DeviceBuffer::from_slice(&values))?,
+            index: check_cuda!(DeviceBuffer::from_slice(&indices))?,
+            expected,
+        })
     }
 }
 
@@ -140,7 +146,11 @@ pub fn measure(module: &Module, gather: &Gather, path: Path, repetitions: usize)
     let stream = new_stream()?;
     let texture = Texture::over(&gather.input)?;
     let grid = blocks_for(n, BLOCK);
-    let (input, index, output) = (gather.input.as_device_ptr(), gather.index.as_device_ptr(), out.as_device_ptr());
+    let (input, index, output) = (
+        gather.input.as_device_ptr(),
+        gather.index.as_device_ptr(),
+        out.as_device_ptr(),
+    );
     let timing = time_on_stream(&stream, 1, repetitions, || {
         // __global__ void gather_plain(const float* in, const int* index, float* out, int n), likewise
         // gather_readonly; gather_texture(cudaTextureObject_t in, const int* index, float* out, int n)
@@ -167,7 +177,10 @@ mod tests {
         for (n, table) in [(1, 1), (1000, 7), (4096, 1 << 20), (100_000, 1000)] {
             for pattern in Pattern::ALL {
                 let indices = pattern.indices(n, table, &mut random);
-                assert!(indices.iter().all(|&j| (0..table as i32).contains(&j)), "{pattern:?} {n} {table}");
+                assert!(
+                    indices.iter().all(|&j| (0..table as i32).contains(&j)),
+                    "{pattern:?} {n} {table}"
+                );
             }
         }
         let near = Pattern::Neighbourhood.indices(4096, 1 << 20, &mut random);

@@ -8,13 +8,13 @@ use common::check_cuda;
 use common::device_info::DeviceInfo;
 use common::phases::{self, Phase};
 use common::timing::{time_on_stream, Timing};
-use rayon::prelude::*;
 use common::verify::{poisoned_device_buffer, Random};
 use cust::function::{BlockSize, FunctionAttribute};
 use cust::launch;
 use cust::memory::{CopyDestination, DeviceBuffer};
 use kernels::ptxas::FunctionResources;
 use kernels::KernelImage;
+use rayon::prelude::*;
 
 use crate::{blocks_for, new_stream};
 
@@ -29,7 +29,9 @@ pub const KERNEL: &str = "register_pressure";
 /// before it): `acc[j] = fma(fma(acc[j], acc[j+1], acc[j+5]), 0.25, 0.5)`, indices wrapping.
 fn round(acc: &mut [f32; LIVE]) {
     for j in 0..LIVE {
-        acc[j] = acc[j].mul_add(acc[(j + 1) % LIVE], acc[(j + 5) % LIVE]).mul_add(0.25, 0.5);
+        acc[j] = acc[j]
+            .mul_add(acc[(j + 1) % LIVE], acc[(j + 5) % LIVE])
+            .mul_add(0.25, 0.5);
     }
 }
 
@@ -57,14 +59,22 @@ impl Variant {
             .iter()
             .map(|(cap, image)| {
                 let (_, report) = image.report_for(arch).map_err(anyhow::Error::msg)?;
-                let resources = report.function(KERNEL).with_context(|| format!("{KERNEL} is not in the report of {:?}", image.flags))?.clone();
-                Ok(Variant { cap: *cap, image, resources })
+                let resources = report
+                    .function(KERNEL)
+                    .with_context(|| format!("{KERNEL} is not in the report of {:?}", image.flags))?
+                    .clone();
+                Ok(Variant {
+                    cap: *cap,
+                    image,
+                    resources,
+                })
             })
             .collect()
     }
 
     pub fn label(&self) -> String {
-        self.cap.map_or("none".to_string(), |cap| format!("-maxrregcount={cap}"))
+        self.cap
+            .map_or("none".to_string(), |cap| format!("-maxrregcount={cap}"))
     }
 }
 
@@ -81,12 +91,19 @@ impl Work {
     pub fn new(n: usize, rounds: usize, step: usize, seed: u64) -> Work {
         let mut input = vec![0.0f32; LIVE * n];
         Random::new(seed).fill(&mut input, |random| random.uniform(-1.0, 1.0) as f32);
-        Work { n, rounds, input, step: step.max(1) }
+        Work {
+            n,
+            rounds,
+            input,
+            step: step.max(1),
+        }
     }
 
     /// The threads the check covers: every `step`-th from 0, and the last.
     pub fn checked(&self) -> impl Iterator<Item = usize> + '_ {
-        (0..self.n).step_by(self.step).chain((!(self.n - 1).is_multiple_of(self.step)).then_some(self.n - 1))
+        (0..self.n)
+            .step_by(self.step)
+            .chain((!(self.n - 1).is_multiple_of(self.step)).then_some(self.n - 1))
     }
 }
 
@@ -117,20 +134,33 @@ pub fn run(variant: &Variant, work: &Work, repetitions: usize) -> Result<Measure
     let out = poisoned_device_buffer::<f32>(work.n)?;
     let stream = new_stream()?;
     let grid = blocks_for(work.n, BLOCK);
-    let _named = common::profile::program(&variant.cap.map_or("registers: no cap".to_string(), |cap| format!("registers: -maxrregcount {cap}")));
+    let _named = common::profile::program(&variant.cap.map_or("registers: no cap".to_string(), |cap| {
+        format!("registers: -maxrregcount {cap}")
+    }));
     let timing = time_on_stream(&stream, 1, repetitions, || {
         // __global__ void register_pressure(const float* in, float* out, int n, int rounds)
         // SAFETY: the arguments match the kernel's C signature beside the launch, in type and order, and
         // point into live device buffers as large as the kernel indexes.
-        check_cuda!(unsafe { launch!(function<<<grid, BLOCK, 0, stream>>>(input.as_device_ptr(), out.as_device_ptr(), work.n as i32, work.rounds as i32)) })?;
+        check_cuda!(unsafe {
+            launch!(function<<<grid, BLOCK, 0, stream>>>(input.as_device_ptr(), out.as_device_ptr(), work.n as i32, work.rounds as i32))
+        })?;
         Ok(())
     })?;
     let mut back = vec![0.0f32; work.n];
     check_cuda!(out.copy_to(&mut back[..]))?;
     let _phase = phases::enter(Phase::Verify);
     let checked: Vec<usize> = work.checked().collect();
-    let wrong = checked.par_iter().filter(|&&i| back[i].to_bits() != thread_result(&work.input, work.n, i, work.rounds).to_bits()).count();
-    Ok(Measured { timing, registers, blocks_per_multiprocessor, checked: checked.len(), wrong })
+    let wrong = checked
+        .par_iter()
+        .filter(|&&i| back[i].to_bits() != thread_result(&work.input, work.n, i, work.rounds).to_bits())
+        .count();
+    Ok(Measured {
+        timing,
+        registers,
+        blocks_per_multiprocessor,
+        checked: checked.len(),
+        wrong,
+    })
 }
 
 #[cfg(test)]
@@ -154,7 +184,16 @@ mod tests {
 
     #[test]
     fn the_check_covers_every_step_th_thread_and_the_last() {
-        let at = |n, step| Work { n, rounds: 1, input: vec![], step }.checked().collect::<Vec<_>>();
+        let at = |n, step| {
+            Work {
+                n,
+                rounds: 1,
+                input: vec![],
+                step,
+            }
+            .checked()
+            .collect::<Vec<_>>()
+        };
         assert_eq!(at(10, 1), (0..10).collect::<Vec<_>>());
         assert_eq!(at(10, 4), [0, 4, 8, 9]);
         assert_eq!(at(9, 4), [0, 4, 8]);

@@ -24,7 +24,12 @@ impl Symbols {
     pub fn scaled(&self, factor: f32) -> Symbols {
         Symbols {
             data: self.data * factor,
-            array: self.array.iter().enumerate().map(|(i, x)| x.mul_add(factor, i as f32)).collect(),
+            array: self
+                .array
+                .iter()
+                .enumerate()
+                .map(|(i, x)| x.mul_add(factor, i as f32))
+                .collect(),
         }
     }
 
@@ -32,7 +37,12 @@ impl Symbols {
     pub fn differences(&self, expected: &Symbols) -> usize {
         let close = |x: f32, y: f32| (x - y).abs() <= f32::EPSILON * x.abs().max(y.abs()).max(1.0);
         usize::from(!close(self.data, expected.data))
-            + self.array.iter().zip(&expected.array).filter(|(x, y)| !close(**x, **y)).count()
+            + self
+                .array
+                .iter()
+                .zip(&expected.array)
+                .filter(|(x, y)| !close(**x, **y))
+                .count()
     }
 }
 
@@ -41,7 +51,11 @@ impl Symbols {
 pub fn round_trip(module: &Module, input: &Symbols, factor: f32) -> Result<Symbols> {
     let mut data = check_cuda!(module.get_global::<f32>(c"devData"))?;
     let mut array = check_cuda!(module.get_global::<[f32; SYMBOL_LENGTH]>(c"devArray"))?;
-    let host_array: [f32; SYMBOL_LENGTH] = input.array.clone().try_into().map_err(|_| anyhow::anyhow!("devArray holds {SYMBOL_LENGTH} floats"))?;
+    let host_array: [f32; SYMBOL_LENGTH] = input
+        .array
+        .clone()
+        .try_into()
+        .map_err(|_| anyhow::anyhow!("devArray holds {SYMBOL_LENGTH} floats"))?;
     check_cuda!(data.copy_from(&input.data))?;
     check_cuda!(array.copy_from(&host_array))?;
     let scale = check_cuda!(module.get_function("scale_symbols"))?;
@@ -54,7 +68,10 @@ pub fn round_trip(module: &Module, input: &Symbols, factor: f32) -> Result<Symbo
     let (mut data_back, mut array_back) = (0.0f32, [0.0f32; SYMBOL_LENGTH]);
     check_cuda!(data.copy_to(&mut data_back))?;
     check_cuda!(array.copy_to(&mut array_back))?;
-    Ok(Symbols { data: data_back, array: array_back.to_vec() })
+    Ok(Symbols {
+        data: data_back,
+        array: array_back.to_vec(),
+    })
 }
 
 #[cfg(test)]
@@ -64,9 +81,18 @@ mod tests {
     #[test]
     #[allow(clippy::approx_constant)] // the notes' 3.14, not pi
     fn scaling_multiplies_and_adds_the_index() {
-        let input = Symbols { data: 3.14, array: vec![1.0, 2.0, 0.5] };
+        let input = Symbols {
+            data: 3.14,
+            array: vec![1.0, 2.0, 0.5],
+        };
         let scaled = input.scaled(2.0);
-        assert_eq!(scaled, Symbols { data: 6.28, array: vec![2.0, 5.0, 3.0] });
+        assert_eq!(
+            scaled,
+            Symbols {
+                data: 6.28,
+                array: vec![2.0, 5.0, 3.0]
+            }
+        );
         assert_eq!(scaled.differences(&input.scaled(2.0)), 0);
         assert_eq!(input.differences(&scaled), 4);
     }
@@ -75,6 +101,9 @@ mod tests {
     fn the_symbols_exist_with_the_sizes_the_host_assumes() {
         let source = include_str!("../../kernels/cuda/memory.cu");
         assert!(source.contains(&format!("#define SYMBOL_LENGTH {SYMBOL_LENGTH}")));
-        assert!(source.contains("__device__ float devData;") && source.contains("__device__ float devArray[SYMBOL_LENGTH];"));
+        assert!(
+            source.contains("__device__ float devData;")
+                && source.contains("__device__ float devArray[SYMBOL_LENGTH];")
+        );
     }
 }

@@ -19,10 +19,21 @@ const NEEDS_GPU: &str = "needs a GPU: bash gpu-bundle/run.sh";
 fn every_helper_numbers_the_threads_0_to_n_minus_1_each_once() {
     let gpu = Gpu::open(0).expect(NEEDS_GPU);
     let module = gpu.load(&kernels::MEMORY).unwrap();
-    for (grid, block) in [((1, 1, 1), (1, 1, 1)), ((3, 2, 2), (4, 3, 2)), ((70, 3, 2), (7, 5, 3)), ((1000, 1, 1), (1024, 1, 1)), ((2, 65, 3), (32, 32, 1))] {
+    for (grid, block) in [
+        ((1, 1, 1), (1, 1, 1)),
+        ((3, 2, 2), (4, 3, 2)),
+        ((70, 3, 2), (7, 5, 3)),
+        ((1000, 1, 1), (1024, 1, 1)),
+        ((2, 65, 3), (32, 32, 1)),
+    ] {
         for helper in Helper::all() {
             let mapping = indexing::run(&module, helper, grid, block).unwrap();
-            assert_eq!(mapping.wrong(), (0, 0), "{} on grid {grid:?}, block {block:?}", helper.name());
+            assert_eq!(
+                mapping.wrong(),
+                (0, 0),
+                "{} on grid {grid:?}, block {block:?}",
+                helper.name()
+            );
         }
     }
 }
@@ -34,9 +45,16 @@ fn symbols_go_to_the_gpu_change_there_and_come_back() {
     let module = gpu.load(&kernels::MEMORY).unwrap();
     let mut random = Random::new(5);
     for factor in [2.0f32, -0.75, 1e-3] {
-        let input = Symbols { data: random.uniform(-10.0, 10.0) as f32, array: (0..SYMBOL_LENGTH).map(|_| random.uniform(-1.0, 1.0) as f32).collect() };
+        let input = Symbols {
+            data: random.uniform(-10.0, 10.0) as f32,
+            array: (0..SYMBOL_LENGTH).map(|_| random.uniform(-1.0, 1.0) as f32).collect(),
+        };
         let output = round_trip(&module, &input, factor).unwrap();
-        assert_eq!(output.differences(&input.scaled(factor)), 0, "factor {factor}: {output:?}");
+        assert_eq!(
+            output.differences(&input.scaled(factor)),
+            0,
+            "factor {factor}: {output:?}"
+        );
         // A second round trip starts from what the host writes, not from what the kernel left.
         let again = round_trip(&module, &input, factor).unwrap();
         assert_eq!(again, output);
@@ -83,7 +101,16 @@ fn the_strided_copy_is_right_at_every_stride_and_offset() {
         }
         // One element, and a launch shorter than a warp.
         for elements in [1, 17] {
-            let measured = sweep.measure(Access { stride: 5, offset: 3, elements }, 1).unwrap();
+            let measured = sweep
+                .measure(
+                    Access {
+                        stride: 5,
+                        offset: 3,
+                        elements,
+                    },
+                    1,
+                )
+                .unwrap();
             assert_eq!(measured.wrong, 0, "{elements} elements");
         }
     }
@@ -117,7 +144,12 @@ fn every_register_cap_computes_what_the_cpu_computes() {
         let work = Work::new(n, rounds, 1, n as u64);
         for variant in Variant::all(gpu.info.arch()).unwrap() {
             let measured = registers::run(&variant, &work, 1).unwrap();
-            assert_eq!((measured.checked, measured.wrong), (n, 0), "{} with {n} threads, {rounds} rounds", variant.label());
+            assert_eq!(
+                (measured.checked, measured.wrong),
+                (n, 0),
+                "{} with {n} threads, {rounds} rounds",
+                variant.label()
+            );
             assert!(measured.blocks_per_multiprocessor > 0);
         }
     }

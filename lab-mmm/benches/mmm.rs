@@ -16,10 +16,10 @@ use common::gpu::Gpu;
 use common::matrix::{Element, Matrix};
 use common::mmm::{launch_mmm, load_mmm, MmmKernel};
 use common::verify::Random;
-use lab_mmm::ladder::{launch_step, Ladder, Step};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use cust::module::Module;
 use cust::stream::{Stream, StreamFlags};
+use lab_mmm::ladder::{launch_step, Ladder, Step};
 
 fn sizes() -> Vec<usize> {
     std::env::var("MMM_BENCH_SIZES")
@@ -31,11 +31,16 @@ fn sizes() -> Vec<usize> {
 
 fn bench_mmm(c: &mut Criterion) {
     let gpu = Gpu::open(0).expect("the mmm benchmark needs a GPU");
-    let modules: Vec<(u32, Module)> =
-        kernels::MMM_BLOCK_SIZES.iter().map(|&bs| (bs, load_mmm(&gpu, bs).expect("load mmm"))).collect();
+    let modules: Vec<(u32, Module)> = kernels::MMM_BLOCK_SIZES
+        .iter()
+        .map(|&bs| (bs, load_mmm(&gpu, bs).expect("load mmm")))
+        .collect();
     for n in sizes() {
         let mut group = c.benchmark_group(format!("mmm/{n}x{n} (elem = multiply-add = 2 FLOP)"));
-        group.sample_size(10).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(3));
+        group
+            .sample_size(10)
+            .warm_up_time(Duration::from_secs(1))
+            .measurement_time(Duration::from_secs(3));
         group.throughput(Throughput::Elements((n * n * n) as u64)); // multiply-adds per iteration
         bench_precision::<f64>(&mut group, &modules, n);
         bench_precision::<f32>(&mut group, &modules, n);
@@ -44,7 +49,10 @@ fn bench_mmm(c: &mut Criterion) {
     let ladder = Ladder::load(&gpu).expect("load the ladder");
     for n in sizes() {
         let mut group = c.benchmark_group(format!("mmm-ladder/{n}x{n} (elem = multiply-add = 2 FLOP)"));
-        group.sample_size(10).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(3));
+        group
+            .sample_size(10)
+            .warm_up_time(Duration::from_secs(1))
+            .measurement_time(Duration::from_secs(3));
         group.throughput(Throughput::Elements((n * n * n) as u64));
         bench_ladder::<f64>(&mut group, &ladder, n);
         bench_ladder::<f32>(&mut group, &ladder, n);
@@ -64,12 +72,18 @@ fn operands<T: Element>(n: usize) -> (Matrix<T>, Matrix<T>, Matrix<T>) {
     (a, b, c)
 }
 
-fn bench_ladder<T: Element>(group: &mut criterion::BenchmarkGroup<criterion::measurement::WallTime>, ladder: &Ladder, n: usize) {
+fn bench_ladder<T: Element>(
+    group: &mut criterion::BenchmarkGroup<criterion::measurement::WallTime>,
+    ladder: &Ladder,
+    n: usize,
+) {
     let (a, b, c) = operands::<T>(n);
     let views = (a.view().expect("A"), b.view().expect("B"), c.view().expect("C"));
     let stream = Stream::new(StreamFlags::DEFAULT, None).expect("stream");
     for step in Step::ALL {
-        let Some(function) = ladder.function::<T>(step).expect("kernel") else { continue };
+        let Some(function) = ladder.function::<T>(step).expect("kernel") else {
+            continue;
+        };
         group.bench_function(BenchmarkId::new(step.precision::<T>().name(), step.name()), |bencher| {
             bencher.iter(|| {
                 launch_step(&function, step, views, &stream).expect("launch");
@@ -90,7 +104,10 @@ fn bench_precision<T: Element>(
     for (block_size, module) in modules {
         for kernel in [MmmKernel::Naive, MmmKernel::Tiled] {
             let mmm = module.get_function(kernel.c_name::<T>()).expect("kernel");
-            let id = BenchmarkId::new(format!("{}-{}", kernel.slide_name(), T::NAME), format!("BLOCK_SIZE {block_size}"));
+            let id = BenchmarkId::new(
+                format!("{}-{}", kernel.slide_name(), T::NAME),
+                format!("BLOCK_SIZE {block_size}"),
+            );
             group.bench_function(id, |bencher| {
                 bencher.iter(|| {
                     launch_mmm(&mmm, a, b, c, *block_size, &stream).expect("launch");

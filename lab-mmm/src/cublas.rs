@@ -28,7 +28,22 @@ pub enum Math {
 
 /// `cublasDgemm_v2` and `cublasSgemm_v2`: (handle, transa, transb, m, n, k, alpha, A, lda, B, ldb,
 /// beta, C, ldc), column-major.
-type GemmFn<T> = unsafe extern "C" fn(Handle, i32, i32, i32, i32, i32, *const T, *const T, i32, *const T, i32, *const T, *mut T, i32) -> Status;
+type GemmFn<T> = unsafe extern "C" fn(
+    Handle,
+    i32,
+    i32,
+    i32,
+    i32,
+    i32,
+    *const T,
+    *const T,
+    i32,
+    *const T,
+    i32,
+    *const T,
+    *mut T,
+    i32,
+) -> Status;
 
 /// The element types cuBLAS multiplies here, with their GEMM.
 pub trait Gemm: Element {
@@ -69,7 +84,9 @@ pub struct Cublas {
 /// and `/usr/local/cuda/lib64`.
 fn candidates() -> Vec<OsString> {
     let mut names: Vec<OsString> = vec!["libcublas.so.13".into()];
-    let roots = std::env::var_os("CUDA_PATH").into_iter().chain([OsString::from("/usr/local/cuda")]);
+    let roots = std::env::var_os("CUDA_PATH")
+        .into_iter()
+        .chain([OsString::from("/usr/local/cuda")]);
     names.extend(roots.map(|root| Path::new(&root).join("lib64/libcublas.so.13").into_os_string()));
     names.push("libcublas.so".into());
     names
@@ -103,13 +120,24 @@ impl Cublas {
         let mut handle: Handle = std::ptr::null_mut();
         // SAFETY: cublasCreate_v2 writes one handle into `handle`.
         check(unsafe { create(&mut handle) }, "cublasCreate_v2")?;
-        Ok(Cublas { handle, set_stream, set_math_mode, dgemm, sgemm, destroy, _library: library })
+        Ok(Cublas {
+            handle,
+            set_stream,
+            set_math_mode,
+            dgemm,
+            sgemm,
+            destroy,
+            _library: library,
+        })
     }
 
     /// Sets how the GEMMs that follow may compute (cublasSetMathMode).
     pub fn use_math(&self, math: Math) -> Result<()> {
         // SAFETY: a live handle and one of cublasMath_t's values.
-        check(unsafe { (self.set_math_mode)(self.handle, math as i32) }, "cublasSetMathMode")
+        check(
+            unsafe { (self.set_math_mode)(self.handle, math as i32) },
+            "cublasSetMathMode",
+        )
     }
 
     /// Makes the GEMMs that follow run on `stream`.
@@ -119,7 +147,10 @@ impl Cublas {
     /// `stream` must outlive every GEMM enqueued on it through this handle.
     pub unsafe fn use_stream(&self, stream: &Stream) -> Result<()> {
         // SAFETY: a live handle and a live CUstream, which is what cudaStream_t is.
-        check(unsafe { (self.set_stream)(self.handle, stream.as_inner().cast()) }, "cublasSetStream_v2")
+        check(
+            unsafe { (self.set_stream)(self.handle, stream.as_inner().cast()) },
+            "cublasSetStream_v2",
+        )
     }
 
     /// Enqueues C = A * B for row-major A (m x k), B (k x n) and C (m x n) on the stream of
@@ -134,10 +165,17 @@ impl Cublas {
     pub unsafe fn gemm<T: Gemm>(&self, (a, b, c): (MatrixView<T>, MatrixView<T>, MatrixView<T>)) -> Result<()> {
         let (m, k, n) = (a.rows, a.cols, b.cols);
         let (one, zero) = (T::from_f64(1.0), T::from_f64(0.0));
-        let (a, b, c) = (a.data.as_raw() as *const T, b.data.as_raw() as *const T, c.data.as_raw() as *mut T);
+        let (a, b, c) = (
+            a.data.as_raw() as *const T,
+            b.data.as_raw() as *const T,
+            c.data.as_raw() as *mut T,
+        );
         // SAFETY: the pointers are device buffers of the sizes passed (the caller's contract); alpha
         // and beta are host values that live through the call, which reads them before it returns.
-        check(unsafe { T::function(self)(self.handle, OP_N, OP_N, n, m, k, &one, b, n, a, k, &zero, c, n) }, "cuBLAS GEMM")
+        check(
+            unsafe { T::function(self)(self.handle, OP_N, OP_N, n, m, k, &one, b, n, a, k, &zero, c, n) },
+            "cuBLAS GEMM",
+        )
     }
 }
 
@@ -183,7 +221,11 @@ mod tests {
     fn without_cublas_the_error_says_where_it_looked() {
         // CI has no cuBLAS (the toolchain is nvcc only); a GPU machine has one and skips this.
         if let Err(err) = Cublas::load() {
-            assert!(err.to_string().starts_with("no cuBLAS found (looked for libcublas.so.13"), "{err}");
+            assert!(
+                err.to_string()
+                    .starts_with("no cuBLAS found (looked for libcublas.so.13"),
+                "{err}"
+            );
         }
     }
 }

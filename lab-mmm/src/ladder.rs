@@ -2,12 +2,12 @@
 //! each timed like the slide's kernels and checked against the CPU.
 
 use anyhow::{Context as _, Result};
-use common::{check_cuda, raw};
 use common::gpu::Gpu;
 use common::matrix::{Element, Matrix, MatrixView};
 use common::mmm::{launch_mmm, load_mmm, CpuProduct, MmmKernel, ProductCheck};
 use common::timing::{time_on_stream, Timing};
 use common::verify::Random;
+use common::{check_cuda, raw};
 use cust::function::{BlockSize, Function, FunctionAttribute, GridSize};
 use cust::launch;
 use cust::module::Module;
@@ -43,7 +43,6 @@ pub enum Step {
 
 /// The slides' BLOCK_SIZE for the first rung: the faster of the two on an H200.
 pub const TILED_BLOCK_SIZE: u32 = 32;
-
 
 impl Step {
     pub const ALL: [Step; 9] = [
@@ -108,7 +107,10 @@ impl Step {
 
     /// The steps of one precision of the ladder, in order, with matrices of `T`.
     pub fn of_precision<T: Element>(precision: Precision) -> Vec<Step> {
-        Step::ALL.into_iter().filter(|step| step.c_name::<T>().is_some() && step.precision::<T>() == precision).collect()
+        Step::ALL
+            .into_iter()
+            .filter(|step| step.c_name::<T>().is_some() && step.precision::<T>() == precision)
+            .collect()
     }
 
     /// The image holding the step's kernel (for its ptxas report).
@@ -122,7 +124,11 @@ impl Step {
     /// Threads per block, the rows x columns of C one block computes, and its dynamic shared memory.
     pub fn shape(self) -> (u32, (u32, u32), u32) {
         match self {
-            Step::Tiled => (TILED_BLOCK_SIZE * TILED_BLOCK_SIZE, (TILED_BLOCK_SIZE, TILED_BLOCK_SIZE), 0),
+            Step::Tiled => (
+                TILED_BLOCK_SIZE * TILED_BLOCK_SIZE,
+                (TILED_BLOCK_SIZE, TILED_BLOCK_SIZE),
+                0,
+            ),
             Step::RegisterBlocked | Step::WideLoads | Step::AsyncCopies => (256, (128, 128), 0),
             // 4 x 2 warps of 32 x 32, two stages in dynamic shared memory.
             Step::TensorCores | Step::HopperTensorCores => (256, (128, 64), dmma_shared_bytes(128, 64)),
@@ -178,7 +184,11 @@ pub struct Ladder {
 
 impl Ladder {
     pub fn load(gpu: &Gpu) -> Result<Ladder> {
-        Ok(Ladder { tiled: load_mmm(gpu, TILED_BLOCK_SIZE)?, ladder: gpu.load(&kernels::MMM_LADDER)?, arch: gpu.info.arch() })
+        Ok(Ladder {
+            tiled: load_mmm(gpu, TILED_BLOCK_SIZE)?,
+            ladder: gpu.load(&kernels::MMM_LADDER)?,
+            arch: gpu.info.arch(),
+        })
     }
 
     /// Why the step's kernel in precision `T` cannot run here ("needs sm_90 (...), this GPU is sm_86"),
@@ -191,7 +201,9 @@ impl Ladder {
     /// The step's kernel in precision `T`, allowed the dynamic shared memory it launches with; `None`
     /// where the step has no kernel in that precision or cannot run here ([`Ladder::unavailable`]).
     pub fn function<T: Element>(&self, step: Step) -> Result<Option<Function<'_>>> {
-        let Some(name) = step.c_name::<T>() else { return Ok(None) };
+        let Some(name) = step.c_name::<T>() else {
+            return Ok(None);
+        };
         if self.unavailable::<T>(step).is_some() {
             return Ok(None);
         }
@@ -205,7 +217,8 @@ impl Ladder {
     /// step the ladder calls unavailable really is missing (or the GPU too old for it).
     pub fn has_kernel<T: Element>(&self, step: Step) -> bool {
         let module = if step == Step::Tiled { &self.tiled } else { &self.ladder };
-        step.c_name::<T>().is_some_and(|name| module.get_function(&name).is_ok())
+        step.c_name::<T>()
+            .is_some_and(|name| module.get_function(&name).is_ok())
     }
 
     /// The GPU's architecture: 90 for sm_90.
@@ -242,7 +255,10 @@ impl<T: Element> Operands<T> {
 
     /// How C's host copy compares with the CPU's product, allowed `tolerance` of C's largest element.
     pub fn check(&self, tolerance: f64, random: &mut Random) -> ProductCheck {
-        ProductCheck { tolerance, ..self.reference.check(&self.a, &self.b, &self.c, random) }
+        ProductCheck {
+            tolerance,
+            ..self.reference.check(&self.a, &self.b, &self.c, random)
+        }
     }
 }
 
@@ -256,7 +272,9 @@ pub fn run_step<T: Element>(
     c: &mut Matrix<T>,
     repetitions: usize,
 ) -> Result<Option<Timing>> {
-    let Some(function) = ladder.function::<T>(step)? else { return Ok(None) };
+    let Some(function) = ladder.function::<T>(step)? else {
+        return Ok(None);
+    };
     ensure_product_sizes(a, b, c)?;
     let stream = check_cuda!(Stream::new(StreamFlags::DEFAULT, None))?;
     c.poison_on_gpu()?;
@@ -270,7 +288,14 @@ pub fn run_step<T: Element>(
 
 /// C = A * B with cuBLAS computing as `math` says, timed like a step (a warm-up, then `repetitions`
 /// between events), into C's host copy. cuBLAS is left in its default math.
-pub fn run_library<T: Gemm>(cublas: &Cublas, math: Math, a: &Matrix<T>, b: &Matrix<T>, c: &mut Matrix<T>, repetitions: usize) -> Result<Timing> {
+pub fn run_library<T: Gemm>(
+    cublas: &Cublas,
+    math: Math,
+    a: &Matrix<T>,
+    b: &Matrix<T>,
+    c: &mut Matrix<T>,
+    repetitions: usize,
+) -> Result<Timing> {
     ensure_product_sizes(a, b, c)?;
     cublas.use_math(math)?;
     let timing = run_gemm(cublas, library_row::<T>(math), a, b, c, repetitions);
@@ -296,7 +321,14 @@ fn ensure_product_sizes<T: Element>(a: &Matrix<T>, b: &Matrix<T>, c: &Matrix<T>)
     Ok(())
 }
 
-fn run_gemm<T: Gemm>(cublas: &Cublas, name: &str, a: &Matrix<T>, b: &Matrix<T>, c: &mut Matrix<T>, repetitions: usize) -> Result<Timing> {
+fn run_gemm<T: Gemm>(
+    cublas: &Cublas,
+    name: &str,
+    a: &Matrix<T>,
+    b: &Matrix<T>,
+    c: &mut Matrix<T>,
+    repetitions: usize,
+) -> Result<Timing> {
     let stream = check_cuda!(Stream::new(StreamFlags::DEFAULT, None))?;
     c.poison_on_gpu()?;
     let views = (a.view()?, b.view()?, c.view()?);
@@ -337,7 +369,11 @@ pub fn launch_step<T: Element>(
 fn allow_dynamic_shared(function: &Function, bytes: u32) -> Result<()> {
     // SAFETY: a loaded function's handle and a plain integer attribute.
     check_cuda!(unsafe {
-        raw::cuFuncSetAttribute(function.to_raw().cast(), raw::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes as i32)
+        raw::cuFuncSetAttribute(
+            function.to_raw().cast(),
+            raw::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            bytes as i32,
+        )
     })?;
     Ok(())
 }
@@ -398,15 +434,30 @@ pub fn resources<T: Element>(gpu: &Gpu, ladder: &Ladder, step: Step) -> Result<(
 #[derive(Debug, Clone)]
 pub enum LadderRow {
     Ran(Rung),
-    NotRun { step: Step, precision: Precision, why: String },
-    Library { name: &'static str, precision: Precision, timing: Timing, check: ProductCheck, flops: f64 },
+    NotRun {
+        step: Step,
+        precision: Precision,
+        why: String,
+    },
+    Library {
+        name: &'static str,
+        precision: Precision,
+        timing: Timing,
+        check: ProductCheck,
+        flops: f64,
+    },
 }
 
 impl LadderRow {
     /// cuBLAS's TFLOP/s in `precision`, where this row is its.
     fn library_tflops(&self, precision: Precision) -> Option<f64> {
         match self {
-            LadderRow::Library { precision: p, timing, flops, .. } if *p == precision => Some(flops / (timing.median_ms() * 1e9)),
+            LadderRow::Library {
+                precision: p,
+                timing,
+                flops,
+                ..
+            } if *p == precision => Some(flops / (timing.median_ms() * 1e9)),
             _ => None,
         }
     }
@@ -425,21 +476,42 @@ pub fn format_ladder(rows: &[LadderRow]) -> String {
         let rung = match row {
             LadderRow::Ran(rung) => rung,
             LadderRow::NotRun { step, precision, why } => {
-                table.push_str(&format!("| {} | {precision} | not run: {why} | | | | | | | | - |\n", step.name()));
+                table.push_str(&format!(
+                    "| {} | {precision} | not run: {why} | | | | | | | | - |\n",
+                    step.name()
+                ));
                 continue;
             }
-            LadderRow::Library { name, precision, timing, check, .. } => {
+            LadderRow::Library {
+                name,
+                precision,
+                timing,
+                check,
+                ..
+            } => {
                 let tflops = row.library_tflops(*precision).unwrap_or_default();
-                table.push_str(&format!("| {name} | {precision} | {:.3} | {tflops:.2} | 100% | - | - | - | - | {:.1e} | {} |\n", timing.median_ms(), check.error, verdict(check)));
+                table.push_str(&format!(
+                    "| {name} | {precision} | {:.3} | {tflops:.2} | 100% | - | - | - | - | {:.1e} | {} |\n",
+                    timing.median_ms(),
+                    check.error,
+                    verdict(check)
+                ));
                 continue;
             }
         };
-        let share = rows.iter().find_map(|other| other.library_tflops(rung.precision)).map_or("-".to_string(), |library| format!("{:.0}%", 100.0 * rung.tflops() / library));
+        let share = rows
+            .iter()
+            .find_map(|other| other.library_tflops(rung.precision))
+            .map_or("-".to_string(), |library| {
+                format!("{:.0}%", 100.0 * rung.tflops() / library)
+            });
         let before = rows[..index].iter().rev().find_map(|other| match other {
             LadderRow::Ran(other) if other.precision == rung.precision => Some(other),
             _ => None,
         });
-        let speedup = before.map_or("-".to_string(), |b| format!("{:.2}x", b.timing.median_ms() / rung.timing.median_ms()));
+        let speedup = before.map_or("-".to_string(), |b| {
+            format!("{:.2}x", b.timing.median_ms() / rung.timing.median_ms())
+        });
         table.push_str(&format!(
             "| {} | {} | {:.3} | {:.2} | {share} | {speedup} | {} | {} B | {} ({:.0}%) | {:.1e} | {} |\n",
             rung.step.name(),
@@ -470,10 +542,18 @@ pub fn precision_cost(rows: &[LadderRow]) -> Option<String> {
     };
     let tf32 = fastest(Precision::Tf32)?;
     let number = |step: Step| Step::ALL.iter().position(|&s| s == step).unwrap_or_default();
-    let mut line = format!("Max rel. error: {:.1e} in tf32 (step {})", tf32.check.error, number(tf32.step));
+    let mut line = format!(
+        "Max rel. error: {:.1e} in tf32 (step {})",
+        tf32.check.error,
+        number(tf32.step)
+    );
     for precision in [Precision::F32, Precision::F64] {
         if let Some(rung) = fastest(precision) {
-            line.push_str(&format!(", {:.1e} in {precision} (step {})", rung.check.error, number(rung.step)));
+            line.push_str(&format!(
+                ", {:.1e} in {precision} (step {})",
+                rung.check.error,
+                number(rung.step)
+            ));
         }
     }
     if let Some(f32) = fastest(Precision::F32) {
@@ -495,7 +575,12 @@ mod tests {
             step,
             precision,
             timing: Timing::gpu(vec![ms]),
-            check: ProductCheck { error: 1e-15, worst: (0, 0), method: "exact", tolerance: 1e-12 },
+            check: ProductCheck {
+                error: 1e-15,
+                worst: (0, 0),
+                method: "exact",
+                tolerance: 1e-12,
+            },
             flops: 2e9,
             registers: 96,
             shared_bytes: 37888,
@@ -513,22 +598,56 @@ mod tests {
         assert_eq!(Step::Tiled.c_name::<f64>().as_deref(), Some("mmm_f64"));
         assert_eq!(Step::AsyncCopies.c_name::<f32>().as_deref(), Some("async_copies_f32"));
         assert_eq!(Step::TensorCores.c_name::<f64>().as_deref(), Some("dmma_m8n8k4_f64"));
-        assert_eq!(Step::HopperTensorCores.c_name::<f64>().as_deref(), Some("dmma_m16n8k4_f64"));
-        assert_eq!((Step::TensorCores.c_name::<f32>(), Step::HopperTensorCores.c_name::<f32>()), (None, None));
+        assert_eq!(
+            Step::HopperTensorCores.c_name::<f64>().as_deref(),
+            Some("dmma_m16n8k4_f64")
+        );
+        assert_eq!(
+            (
+                Step::TensorCores.c_name::<f32>(),
+                Step::HopperTensorCores.c_name::<f32>()
+            ),
+            (None, None)
+        );
         // Step 6 is f32's: f64 has the tensor cores (steps 4 and 5).
         assert_eq!(Step::WarpTiled.c_name::<f32>().as_deref(), Some("warp_tiled_f32"));
         assert_eq!(Step::WarpTiled.c_name::<f64>(), None);
-        assert_eq!(kernels::needs("warp_tiled_f32").map(|needs| needs.arch), Some(80), "cp.async");
+        assert_eq!(
+            kernels::needs("warp_tiled_f32").map(|needs| needs.arch),
+            Some(80),
+            "cp.async"
+        );
         // Step 7 is f64's, on Hopper's m16n8k4; step 8 multiplies f32 matrices in TF32.
-        assert_eq!((Step::MmaTiled.c_name::<f64>().as_deref(), Step::MmaTiled.c_name::<f32>()), (Some("mma_tiled_f64"), None));
-        assert_eq!((Step::Tf32.c_name::<f32>().as_deref(), Step::Tf32.c_name::<f64>()), (Some("mma_tiled_tf32"), None));
-        assert_eq!(kernels::needs("mma_tiled_f64").map(|needs| needs.arch), Some(90), "m16n8k4");
-        assert_eq!(kernels::needs("mma_tiled_tf32").map(|needs| needs.arch), Some(80), "TF32 mma");
+        assert_eq!(
+            (
+                Step::MmaTiled.c_name::<f64>().as_deref(),
+                Step::MmaTiled.c_name::<f32>()
+            ),
+            (Some("mma_tiled_f64"), None)
+        );
+        assert_eq!(
+            (Step::Tf32.c_name::<f32>().as_deref(), Step::Tf32.c_name::<f64>()),
+            (Some("mma_tiled_tf32"), None)
+        );
+        assert_eq!(
+            kernels::needs("mma_tiled_f64").map(|needs| needs.arch),
+            Some(90),
+            "m16n8k4"
+        );
+        assert_eq!(
+            kernels::needs("mma_tiled_tf32").map(|needs| needs.arch),
+            Some(80),
+            "TF32 mma"
+        );
         for step in Step::ALL {
             for name in [step.c_name::<f64>(), step.c_name::<f32>()].into_iter().flatten() {
                 // In the newest build; older ones may lack what needs a newer GPU (kernels::NEEDS).
                 let report = step.image().newest().unwrap().report().unwrap();
-                assert!(report.function(&name).is_some_and(|f| f.is_entry()), "{name} is not in {}", step.image().source);
+                assert!(
+                    report.function(&name).is_some_and(|f| f.is_entry()),
+                    "{name} is not in {}",
+                    step.image().source
+                );
             }
         }
     }
@@ -540,16 +659,29 @@ mod tests {
             for step in &Step::ALL[1..] {
                 // A kernel missing from an older build is what kernels::NEEDS says; its tests check that.
                 for name in [step.c_name::<f64>(), step.c_name::<f32>()].into_iter().flatten() {
-                    let Some(function) = report.function(&name) else { continue };
+                    let Some(function) = report.function(&name) else {
+                        continue;
+                    };
                     let arch = build.arch;
-                    assert_eq!((function.spill_stores, function.spill_loads), (0, 0), "{name} spills on sm_{arch}");
+                    assert_eq!(
+                        (function.spill_stores, function.spill_loads),
+                        (0, 0),
+                        "{name} spills on sm_{arch}"
+                    );
                     // 64 Ki registers per multiprocessor must hold at least one block.
-                    assert!(function.registers * step.shape().0 <= 65536, "{name} on sm_{arch}: {} registers", function.registers);
+                    assert!(
+                        function.registers * step.shape().0 <= 65536,
+                        "{name} on sm_{arch}: {} registers",
+                        function.registers
+                    );
                     // The least shared memory a block may have on a GPU that runs this build: 64 KiB
                     // on sm_75; 99 KiB from sm_80 on (an sm_80 build also runs on sm_86 and sm_89,
                     // which have 99 KiB, as has sm_120).
                     let limit = if arch < 80 { 64 * 1024 } else { 99 * 1024 };
-                    assert!(function.shared_bytes + step.shape().2 <= limit, "{name} on sm_{arch}: shared memory");
+                    assert!(
+                        function.shared_bytes + step.shape().2 <= limit,
+                        "{name} on sm_{arch}: shared memory"
+                    );
                 }
             }
         }
@@ -572,8 +704,14 @@ mod tests {
     /// mmm_ladder.cu. Step 8 runs from sm_80, so it must fit the 99 KiB of sm_86, sm_89 and sm_120.
     #[test]
     fn the_tensor_core_tiles_and_their_three_stages() {
-        assert_eq!(Step::MmaTiled.shape(), (256, (128, 128), 3 * (128 * (8 + 4) + 8 * (128 + 4)) * 8));
-        assert_eq!(Step::Tf32.shape(), (256, (128, 256), 3 * (128 * (16 + 4) + 16 * (256 + 8)) * 4));
+        assert_eq!(
+            Step::MmaTiled.shape(),
+            (256, (128, 128), 3 * (128 * (8 + 4) + 8 * (128 + 4)) * 8)
+        );
+        assert_eq!(
+            Step::Tf32.shape(),
+            (256, (128, 256), 3 * (128 * (16 + 4) + 16 * (256 + 8)) * 4)
+        );
         assert_eq!((Step::MmaTiled.shape().2, Step::Tf32.shape().2), (62208, 81408));
         assert!(Step::Tf32.shape().2 <= 99 * 1024);
     }
@@ -581,13 +719,40 @@ mod tests {
     #[test]
     fn each_precision_climbs_its_own_steps() {
         use Step::*;
-        assert_eq!(Step::of_precision::<f64>(Precision::F64), [Tiled, RegisterBlocked, WideLoads, AsyncCopies, TensorCores, HopperTensorCores, MmaTiled]);
-        assert_eq!(Step::of_precision::<f32>(Precision::F32), [Tiled, RegisterBlocked, WideLoads, AsyncCopies, WarpTiled]);
+        assert_eq!(
+            Step::of_precision::<f64>(Precision::F64),
+            [
+                Tiled,
+                RegisterBlocked,
+                WideLoads,
+                AsyncCopies,
+                TensorCores,
+                HopperTensorCores,
+                MmaTiled
+            ]
+        );
+        assert_eq!(
+            Step::of_precision::<f32>(Precision::F32),
+            [Tiled, RegisterBlocked, WideLoads, AsyncCopies, WarpTiled]
+        );
         assert_eq!(Step::of_precision::<f32>(Precision::Tf32), [Tf32]);
         assert!(Step::of_precision::<f64>(Precision::Tf32).is_empty());
-        assert_eq!((Tf32.precision::<f32>(), WarpTiled.precision::<f32>(), MmaTiled.precision::<f64>()), (Precision::Tf32, Precision::F32, Precision::F64));
-        assert_eq!((Tf32.tolerance::<f32>(), WarpTiled.tolerance::<f32>()), (crate::TF32_TOLERANCE, 1e-4));
-        assert_eq!((library_math(Precision::Tf32), library_math(Precision::F32)), (Math::Tf32, Math::Default));
+        assert_eq!(
+            (
+                Tf32.precision::<f32>(),
+                WarpTiled.precision::<f32>(),
+                MmaTiled.precision::<f64>()
+            ),
+            (Precision::Tf32, Precision::F32, Precision::F64)
+        );
+        assert_eq!(
+            (Tf32.tolerance::<f32>(), WarpTiled.tolerance::<f32>()),
+            (crate::TF32_TOLERANCE, 1e-4)
+        );
+        assert_eq!(
+            (library_math(Precision::Tf32), library_math(Precision::F32)),
+            (Math::Tf32, Math::Default)
+        );
     }
 
     /// The line under the table: each precision's last step's error, and TF32's price against f32.
@@ -609,7 +774,10 @@ mod tests {
             Some("Max rel. error: 3.0e-4 in tf32 (step 8), 2.0e-7 in f32 (step 6), 1.0e-16 in f64 (step 7): TF32 gives up 1500x f32's accuracy for 3.0x its speed.")
         );
         assert_eq!(precision_cost(&rows[..3]), None, "no TF32, no line");
-        assert_eq!(precision_cost(&rows[3..]).as_deref(), Some("Max rel. error: 3.0e-4 in tf32 (step 8)"));
+        assert_eq!(
+            precision_cost(&rows[3..]).as_deref(),
+            Some("Max rel. error: 3.0e-4 in tf32 (step 8)")
+        );
     }
 
     /// The grid covers C with whole tiles, however C's sizes fall: blocks along the columns (x), then
@@ -627,8 +795,16 @@ mod tests {
             let (_, (tile_rows, tile_cols), _) = step.shape();
             for (rows, cols) in [(1, 1), (1000, 1531), (129, 33), (4096, 4097)] {
                 let (x, y) = step.grid(rows, cols);
-                assert!(x * tile_cols >= cols && (x - 1) * tile_cols < cols, "{} at {rows} x {cols}", step.name());
-                assert!(y * tile_rows >= rows && (y - 1) * tile_rows < rows, "{} at {rows} x {cols}", step.name());
+                assert!(
+                    x * tile_cols >= cols && (x - 1) * tile_cols < cols,
+                    "{} at {rows} x {cols}",
+                    step.name()
+                );
+                assert!(
+                    y * tile_rows >= rows && (y - 1) * tile_rows < rows,
+                    "{} at {rows} x {cols}",
+                    step.name()
+                );
             }
         }
     }
@@ -639,11 +815,21 @@ mod tests {
             ran(Step::Tiled, Precision::F64, 40.0),
             ran(Step::RegisterBlocked, Precision::F64, 10.0),
             ran(Step::Tiled, Precision::F32, 20.0),
-            LadderRow::NotRun { step: Step::HopperTensorCores, precision: Precision::F64, why: "needs sm_90 (FP64 mma m16n8k4, new with Hopper), this GPU is sm_86".into() },
+            LadderRow::NotRun {
+                step: Step::HopperTensorCores,
+                precision: Precision::F64,
+                why: "needs sm_90 (FP64 mma m16n8k4, new with Hopper), this GPU is sm_86".into(),
+            },
             ran(Step::TensorCores, Precision::F64, 5.0),
         ]);
         let lines: Vec<&str> = table.lines().collect();
-        assert!(lines[2].starts_with("| 0. mmm, tiled (the slides, BLOCK_SIZE 32) | f64 | 40.000 | 0.05 | - | - | 96 | 37888 B | 2 (12%) |"), "{}", lines[2]);
+        assert!(
+            lines[2].starts_with(
+                "| 0. mmm, tiled (the slides, BLOCK_SIZE 32) | f64 | 40.000 | 0.05 | - | - | 96 | 37888 B | 2 (12%) |"
+            ),
+            "{}",
+            lines[2]
+        );
         assert!(lines[3].contains("| 10.000 | 0.20 | - | 4.00x |"), "{}", lines[3]);
         assert!(lines[4].contains("| f32 | 20.000 | 0.10 | - | - |"), "{}", lines[4]);
         assert_eq!(lines[5], "| 5. Hopper's mma m16n8k4 (DMMA.16) | f64 | not run: needs sm_90 (FP64 mma m16n8k4, new with Hopper), this GPU is sm_86 | | | | | | | | - |");
@@ -653,12 +839,30 @@ mod tests {
     /// Issue 24: cuBLAS's row, and each step's share of it in its own precision only.
     #[test]
     fn table_gives_each_step_its_share_of_cublas_in_its_precision() {
-        let check = ProductCheck { error: 2e-16, worst: (0, 0), method: "exact", tolerance: 1e-12 };
-        let library = LadderRow::Library { name: "cuBLAS DGEMM", precision: Precision::F64, timing: Timing::gpu(vec![4.0]), check, flops: 2e9 };
-        let table = format_ladder(&[ran(Step::Tiled, Precision::F64, 40.0), ran(Step::Tiled, Precision::F32, 20.0), library]);
+        let check = ProductCheck {
+            error: 2e-16,
+            worst: (0, 0),
+            method: "exact",
+            tolerance: 1e-12,
+        };
+        let library = LadderRow::Library {
+            name: "cuBLAS DGEMM",
+            precision: Precision::F64,
+            timing: Timing::gpu(vec![4.0]),
+            check,
+            flops: 2e9,
+        };
+        let table = format_ladder(&[
+            ran(Step::Tiled, Precision::F64, 40.0),
+            ran(Step::Tiled, Precision::F32, 20.0),
+            library,
+        ]);
         let lines: Vec<&str> = table.lines().collect();
         assert!(lines[2].contains("| 40.000 | 0.05 | 10% | - |"), "{}", lines[2]);
         assert!(lines[3].contains("| 20.000 | 0.10 | - | - |"), "{}", lines[3]);
-        assert_eq!(lines[4], "| cuBLAS DGEMM | f64 | 4.000 | 0.50 | 100% | - | - | - | - | 2.0e-16 | PASS |");
+        assert_eq!(
+            lines[4],
+            "| cuBLAS DGEMM | f64 | 4.000 | 0.50 | 100% | - | - | - | - | 2.0e-16 | PASS |"
+        );
     }
 }

@@ -3,11 +3,11 @@
 
 use anyhow::{bail, ensure, Result};
 use clap::ValueEnum;
+use common::check_cuda;
 use common::guard::Guarded;
 use common::matrix::{Element, Matrix, MatrixView};
 use common::mmm::{launch_mmm, MmmKernel, ProductCheck};
 use common::timing::{time_on_stream, time_on_stream_after, Timing};
-use common::check_cuda;
 use cust::module::Module;
 use cust::stream::Stream;
 
@@ -36,7 +36,9 @@ impl PrecisionFlag {
             PrecisionFlag::F64 => vec![Precision::F64],
             PrecisionFlag::F32 => vec![Precision::F32],
             PrecisionFlag::Both | PrecisionFlag::All => vec![Precision::F64, Precision::F32],
-            PrecisionFlag::Tf32 => bail!("--precision tf32 is the ladder's (--ladder): the slides' mmm kernels have no TF32 version"),
+            PrecisionFlag::Tf32 => {
+                bail!("--precision tf32 is the ladder's (--ladder): the slides' mmm kernels have no TF32 version")
+            }
         })
     }
 
@@ -130,7 +132,13 @@ pub fn multiply_on_gpu<T: Element>(
     repetitions: usize,
 ) -> Result<Timing> {
     c.poison_on_gpu()?;
-    let timing = launch_timed(module, kernel, block_size, (a.view()?, b.view()?, c.view()?), repetitions)?;
+    let timing = launch_timed(
+        module,
+        kernel,
+        block_size,
+        (a.view()?, b.view()?, c.view()?),
+        repetitions,
+    )?;
     c.copy_from_gpu()?;
     Ok(timing)
 }
@@ -147,19 +155,42 @@ pub fn multiply_into<T: Element>(
     poison: u32,
     repetitions: usize,
 ) -> Result<Timing> {
-    ensure!(c.len() == a.rows as usize * b.cols as usize, "C holds {} elements, not {} x {}", c.len(), a.rows, b.cols);
-    let c_view = MatrixView { rows: a.rows, cols: b.cols, data: c.as_device_ptr() };
+    ensure!(
+        c.len() == a.rows as usize * b.cols as usize,
+        "C holds {} elements, not {} x {}",
+        c.len(),
+        a.rows,
+        b.cols
+    );
+    let c_view = MatrixView {
+        rows: a.rows,
+        cols: b.cols,
+        data: c.as_device_ptr(),
+    };
     let mmm = check_cuda!(module.get_function(kernel.c_name::<T>()))?;
     let stream = check_cuda!(Stream::new(cust::stream::StreamFlags::DEFAULT, None))?;
     // The memset goes to the NULL stream, which this (blocking) stream waits for and which waits for it.
-    let timing = time_on_stream_after(&stream, 1, repetitions, || c.fill(poison), || launch_mmm(&mmm, a, b, c_view, block_size, &stream))?;
+    let timing = time_on_stream_after(
+        &stream,
+        1,
+        repetitions,
+        || c.fill(poison),
+        || launch_mmm(&mmm, a, b, c_view, block_size, &stream),
+    )?;
     check_cuda!(stream.synchronize())?; // kernel faults show up here
     Ok(timing)
 }
 
 /// One launch and nothing else, untimed: what `--check` measures with hardware counters, where each
 /// launch is counted.
-pub fn multiply_once<T: Element>(module: &Module, kernel: MmmKernel, block_size: u32, a: &Matrix<T>, b: &Matrix<T>, c: &mut Matrix<T>) -> Result<()> {
+pub fn multiply_once<T: Element>(
+    module: &Module,
+    kernel: MmmKernel,
+    block_size: u32,
+    a: &Matrix<T>,
+    b: &Matrix<T>,
+    c: &mut Matrix<T>,
+) -> Result<()> {
     c.poison_on_gpu()?;
     let mmm = check_cuda!(module.get_function(kernel.c_name::<T>()))?;
     let stream = check_cuda!(Stream::new(cust::stream::StreamFlags::DEFAULT, None))?;
@@ -168,10 +199,18 @@ pub fn multiply_once<T: Element>(module: &Module, kernel: MmmKernel, block_size:
 }
 
 /// One warm-up launch and `repetitions` timed ones on a stream of their own, then a synchronize.
-fn launch_timed<T: Element>(module: &Module, kernel: MmmKernel, block_size: u32, (a, b, c): (MatrixView<T>, MatrixView<T>, MatrixView<T>), repetitions: usize) -> Result<Timing> {
+fn launch_timed<T: Element>(
+    module: &Module,
+    kernel: MmmKernel,
+    block_size: u32,
+    (a, b, c): (MatrixView<T>, MatrixView<T>, MatrixView<T>),
+    repetitions: usize,
+) -> Result<Timing> {
     let mmm = check_cuda!(module.get_function(kernel.c_name::<T>()))?;
     let stream = check_cuda!(Stream::new(cust::stream::StreamFlags::DEFAULT, None))?;
-    let timing = time_on_stream(&stream, 1, repetitions, || launch_mmm(&mmm, a, b, c, block_size, &stream))?;
+    let timing = time_on_stream(&stream, 1, repetitions, || {
+        launch_mmm(&mmm, a, b, c, block_size, &stream)
+    })?;
     check_cuda!(stream.synchronize())?; // kernel faults show up here
     Ok(timing)
 }
@@ -186,7 +225,9 @@ pub fn format_table(rows: &[Row]) -> String {
         let naive = rows.iter().find(|other| {
             other.kernel == MmmKernel::Naive && other.precision == row.precision && other.block_size == row.block_size
         });
-        let speedup = naive.map_or("-".to_string(), |n| format!("{:.2}x", n.timing.median_ms() / row.timing.median_ms()));
+        let speedup = naive.map_or("-".to_string(), |n| {
+            format!("{:.2}x", n.timing.median_ms() / row.timing.median_ms())
+        });
         table.push_str(&format!(
             "| {} | {} | {} | {:.3} | {:.0} | {} | {:.0} | {:.1e} | {} |\n",
             row.kernel.slide_name(),
@@ -214,9 +255,16 @@ mod tests {
         assert_eq!(PrecisionFlag::All.of_ladder(), [F64, F32, Tf32]);
         assert_eq!(PrecisionFlag::Both.of_ladder(), [F64, F32]);
         assert_eq!(PrecisionFlag::Tf32.of_ladder(), [Tf32]);
-        assert!(PrecisionFlag::Tf32.of_slides().unwrap_err().to_string().starts_with("--precision tf32 is the ladder's"));
+        assert!(PrecisionFlag::Tf32
+            .of_slides()
+            .unwrap_err()
+            .to_string()
+            .starts_with("--precision tf32 is the ladder's"));
         // TF32 is checked against its own rounding, f32 and f64 as everywhere else.
-        assert_eq!((Tf32.tolerance(), F32.tolerance(), F64.tolerance()), (TF32_TOLERANCE, 1e-4, 1e-12));
+        assert_eq!(
+            (Tf32.tolerance(), F32.tolerance(), F64.tolerance()),
+            (TF32_TOLERANCE, 1e-4, 1e-12)
+        );
         assert_eq!(format!("{Tf32} {F32} {F64}"), "tf32 f32 f64");
     }
 
@@ -227,7 +275,12 @@ mod tests {
             precision: "f64",
             block_size: 16,
             timing: Timing::gpu(vec![ms]),
-            check: ProductCheck { error: 1e-15, worst: (0, 0), method: "exact", tolerance: 1e-12 },
+            check: ProductCheck {
+                error: 1e-15,
+                worst: (0, 0),
+                method: "exact",
+                tolerance: 1e-12,
+            },
             flops: 2e9,
             bandwidth_bound: 4e12,
         }
@@ -237,7 +290,13 @@ mod tests {
     fn table_shows_gflops_and_the_speedup_over_the_naive_kernel() {
         let table = format_table(&[row(MmmKernel::Naive, 10.0), row(MmmKernel::Tiled, 2.5)]);
         let lines: Vec<&str> = table.lines().collect();
-        assert_eq!(lines[2], "| mmm-ab | f64 | 16 | 10.000 | 200 | 1.00x | 4000 | 1.0e-15 | PASS |");
-        assert_eq!(lines[3], "| mmm | f64 | 16 | 2.500 | 800 | 4.00x | 4000 | 1.0e-15 | PASS |");
+        assert_eq!(
+            lines[2],
+            "| mmm-ab | f64 | 16 | 10.000 | 200 | 1.00x | 4000 | 1.0e-15 | PASS |"
+        );
+        assert_eq!(
+            lines[3],
+            "| mmm | f64 | 16 | 2.500 | 800 | 4.00x | 4000 | 1.0e-15 | PASS |"
+        );
     }
 }

@@ -8,24 +8,24 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context as _, Result};
 use clap::Parser;
+use common::assignment::{Check, Entry, StudentArgs};
 use common::check_cuda;
 use common::gpu::Gpu;
-use common::matrix::{file, Element, Matrix};
 use common::matrix::host_memory::ensure_host_fits;
+use common::matrix::{file, Element, Matrix};
 use common::mmm::{check_product_fits, check_sizes_match, parse_block_size, CpuProduct, MmmKernel};
 use common::output::check_output_path;
 use common::progress::Progress;
 use common::ptxas_view::print_ptxas;
-use common::assignment::{Check, Entry, StudentArgs};
 use common::verify::{verdict, Random};
 use cust::module::Module;
+use kernels::KernelImage;
 use lab_mmm::cublas::{Cublas, Gemm};
 use lab_mmm::ladder::{
-    format_ladder, library_math, library_row, precision_cost, resources, run_library, run_step, Ladder, LadderRow, Operands, Rung, Step,
-    TILED_BLOCK_SIZE,
+    format_ladder, library_math, library_row, precision_cost, resources, run_library, run_step, Ladder, LadderRow,
+    Operands, Rung, Step, TILED_BLOCK_SIZE,
 };
 use lab_mmm::sweep;
-use kernels::KernelImage;
 use lab_mmm::{check, format_table, multiply_on_gpu, Precision, PrecisionFlag, Row};
 
 /// C = A * B on the GPU with the slides' Matrix class (slide: mmm.cu).
@@ -116,13 +116,26 @@ fn run(args: Args) -> Result<()> {
         .block_size
         .iter()
         .map(|&bs| {
-            let ours = kernels::mmm_for_block_size(bs).with_context(|| format!("--block-size {bs}: mmm.cu is compiled for BLOCK_SIZE {:?} only", kernels::MMM_BLOCK_SIZES))?;
+            let ours = kernels::mmm_for_block_size(bs).with_context(|| {
+                format!(
+                    "--block-size {bs}: mmm.cu is compiled for BLOCK_SIZE {:?} only",
+                    kernels::MMM_BLOCK_SIZES
+                )
+            })?;
             Ok((bs, args.student.image(ours, &entries)?))
         })
         .collect::<Result<_>>()?;
     let mut random = Random::new(args.seed);
-    let precision = args.precision.unwrap_or(if args.ladder { PrecisionFlag::All } else { PrecisionFlag::Both });
-    let precisions = if args.ladder { precision.of_ladder() } else { precision.of_slides()? };
+    let precision = args.precision.unwrap_or(if args.ladder {
+        PrecisionFlag::All
+    } else {
+        PrecisionFlag::Both
+    });
+    let precisions = if args.ladder {
+        precision.of_ladder()
+    } else {
+        precision.of_slides()?
+    };
     if args.sweep {
         if let Some(path) = &args.plot {
             check_output_path(path, args.force)?;
@@ -140,7 +153,10 @@ fn run(args: Args) -> Result<()> {
         None => random_sizes(&args)?,
     };
     // Every size is checked against host and GPU memory before the random matrices are filled.
-    ensure_host_fits(host_bytes(sizes), &format!("multiplying {} x {} by {} x {}", sizes.0, sizes.1, sizes.1, sizes.2))?;
+    ensure_host_fits(
+        host_bytes(sizes),
+        &format!("multiplying {} x {} by {} x {}", sizes.0, sizes.1, sizes.1, sizes.2),
+    )?;
     if let Some(path) = &args.output {
         check_output_path(path, args.force)?;
     }
@@ -164,7 +180,10 @@ fn run(args: Args) -> Result<()> {
     if args.print || !args.files.is_empty() {
         print!("A =\n{a}B =\n{b}");
     }
-    let modules: Vec<(u32, Module)> = images.iter().map(|&(bs, image)| Ok((bs, gpu.load(image)?))).collect::<Result<_>>()?;
+    let modules: Vec<(u32, Module)> = images
+        .iter()
+        .map(|&(bs, image)| Ok((bs, gpu.load(image)?)))
+        .collect::<Result<_>>()?;
     let progress = Progress::new(precisions.len() * args.block_size.len() * chosen.len(), "lab-mmm");
 
     let mut rows = Vec::new();
@@ -173,7 +192,9 @@ fn run(args: Args) -> Result<()> {
         let c = match precision {
             Precision::F64 => multiply::<f64>(&gpu, &modules, (&a, &b), &args, &mut random, &mut rows, &progress)?,
             // of_slides gives no TF32: the slides' kernels multiply in f64 and f32 only.
-            Precision::F32 | Precision::Tf32 => multiply::<f32>(&gpu, &modules, (&a, &b), &args, &mut random, &mut rows, &progress)?,
+            Precision::F32 | Precision::Tf32 => {
+                multiply::<f32>(&gpu, &modules, (&a, &b), &args, &mut random, &mut rows, &progress)?
+            }
         };
         first_c.get_or_insert(c);
     }
@@ -188,7 +209,10 @@ fn run(args: Args) -> Result<()> {
         print_reports(&gpu, &modules, &images, &rows)?;
     }
     let failed = rows.iter().filter(|row| !row.check.passed()).count();
-    verdict(failed == 0, &format!("{failed} of {} products differ from the CPU", rows.len()))
+    verdict(
+        failed == 0,
+        &format!("{failed} of {} products differ from the CPU", rows.len()),
+    )
 }
 
 /// A and B from the two files, if given.
@@ -210,11 +234,18 @@ fn random_sizes(args: &Args) -> Result<(usize, usize, usize)> {
             println!("No matrix files given: multiplying random {n} x {n} matrices (see --help).");
             (n, n, n)
         }
-        (None, two) => bail!("--size takes N (N x N matrices) or M K N, not the {} numbers {two:?}", two.len()),
+        (None, two) => bail!(
+            "--size takes N (N x N matrices) or M K N, not the {} numbers {two:?}",
+            two.len()
+        ),
     })
 }
 
-fn random_inputs((m, k, n): (usize, usize, usize), seed: u64, random: &mut Random) -> Result<(Matrix<f64>, Matrix<f64>)> {
+fn random_inputs(
+    (m, k, n): (usize, usize, usize),
+    seed: u64,
+    random: &mut Random,
+) -> Result<(Matrix<f64>, Matrix<f64>)> {
     println!("Random A ({m} x {k}) and B ({k} x {n}), uniform in [-1, 1), seed {seed}.");
     Ok((Matrix::random(m, k, random)?, Matrix::random(k, n, random)?))
 }
@@ -253,7 +284,11 @@ fn multiply<T: Element>(
             let timing = multiply_on_gpu(module, kernel, *block_size, &a, &b, &mut c, args.repetitions as usize)?;
             let check = reference.check(&a, &b, &c, random);
             progress.done();
-            progress.println(format!("{} {} BLOCK_SIZE {block_size}: {timing}", kernel.slide_name(), T::NAME));
+            progress.println(format!(
+                "{} {} BLOCK_SIZE {block_size}: {timing}",
+                kernel.slide_name(),
+                T::NAME
+            ));
             let element_size = std::mem::size_of::<T>() as f64;
             rows.push(Row {
                 kernel,
@@ -276,23 +311,58 @@ fn multiply<T: Element>(
 
 /// `--ladder`: every step in each precision (f64, the slides' double, first), each checked, beside
 /// cuBLAS; the table last.
-fn climb(gpu: &Gpu, a64: &Matrix<f64>, b64: &Matrix<f64>, precisions: &[Precision], args: &Args, random: &mut Random) -> Result<()> {
+fn climb(
+    gpu: &Gpu,
+    a64: &Matrix<f64>,
+    b64: &Matrix<f64>,
+    precisions: &[Precision],
+    args: &Args,
+    random: &mut Random,
+) -> Result<()> {
     let ladder = Ladder::load(gpu)?;
     let cublas = load_cublas();
     let mut rows = Vec::new();
     for &precision in precisions {
         match precision {
-            Precision::F64 => climb_in::<f64>(gpu, (&ladder, cublas.as_ref()), (a64, b64), precision, args, random, &mut rows)?,
-            Precision::F32 | Precision::Tf32 => climb_in::<f32>(gpu, (&ladder, cublas.as_ref()), (a64, b64), precision, args, random, &mut rows)?,
+            Precision::F64 => climb_in::<f64>(
+                gpu,
+                (&ladder, cublas.as_ref()),
+                (a64, b64),
+                precision,
+                args,
+                random,
+                &mut rows,
+            )?,
+            Precision::F32 | Precision::Tf32 => climb_in::<f32>(
+                gpu,
+                (&ladder, cublas.as_ref()),
+                (a64, b64),
+                precision,
+                args,
+                random,
+                &mut rows,
+            )?,
         }
     }
     println!("\n{}", format_ladder(&rows));
     if let Some(cost) = precision_cost(&rows) {
         println!("{cost}");
     }
-    let rungs: Vec<&Rung> = rows.iter().filter_map(|row| if let LadderRow::Ran(rung) = row { Some(rung) } else { None }).collect();
+    let rungs: Vec<&Rung> = rows
+        .iter()
+        .filter_map(|row| {
+            if let LadderRow::Ran(rung) = row {
+                Some(rung)
+            } else {
+                None
+            }
+        })
+        .collect();
     let failed = rungs.iter().filter(|rung| !rung.check.passed()).count();
-    verdict(failed == 0, &format!("{failed} of {} products differ from the CPU", rungs.len()))
+    verdict(
+        failed == 0,
+        &format!("{failed} of {} products differ from the CPU", rungs.len()),
+    )
 }
 
 /// cuBLAS on the same matrices, the speed limit every step is measured against (issue 24); without
@@ -322,7 +392,10 @@ fn climb_in<T: Gemm>(
     let mut operands = Operands::<T>::new(a64, b64, random)?;
     let (flops, repetitions) = (operands.flops(), args.repetitions as usize);
     let steps = Step::of_precision::<T>(precision);
-    let progress = Progress::new(steps.len() + usize::from(cublas.is_some()), &format!("lab-mmm --ladder ({precision})"));
+    let progress = Progress::new(
+        steps.len() + usize::from(cublas.is_some()),
+        &format!("lab-mmm --ladder ({precision})"),
+    );
     for &step in &steps {
         progress.step(step.name());
         if let Some(why) = ladder.unavailable::<T>(step) {
@@ -338,7 +411,17 @@ fn climb_in<T: Gemm>(
         let (registers, shared_bytes, blocks_per_sm, occupancy) = resources::<T>(gpu, ladder, step)?;
         progress.done();
         progress.println(format!("{} {precision}: {timing}", step.name()));
-        rows.push(LadderRow::Ran(Rung { step, precision, timing, check, flops, registers, shared_bytes, blocks_per_sm, occupancy }));
+        rows.push(LadderRow::Ran(Rung {
+            step,
+            precision,
+            timing,
+            check,
+            flops,
+            registers,
+            shared_bytes,
+            blocks_per_sm,
+            occupancy,
+        }));
     }
     if let Some(cublas) = cublas {
         let math = library_math(precision);
@@ -348,7 +431,13 @@ fn climb_in<T: Gemm>(
         let check = operands.check(precision.tolerance(), random);
         progress.done();
         progress.println(format!("{name} {precision}: {timing}"));
-        rows.push(LadderRow::Library { name, precision, timing, check, flops });
+        rows.push(LadderRow::Library {
+            name,
+            precision,
+            timing,
+            check,
+            flops,
+        });
     }
     Ok(())
 }
@@ -370,7 +459,9 @@ fn sweep(gpu: &Gpu, precisions: &[Precision], args: &Args, random: &mut Random) 
             let repetitions = args.repetitions as usize;
             let point = match precision {
                 Precision::F64 => sweep::measure::<f64>(tools, precision, (&a, &b), repetitions, random)?,
-                Precision::F32 | Precision::Tf32 => sweep::measure::<f32>(tools, precision, (&a, &b), repetitions, random)?,
+                Precision::F32 | Precision::Tf32 => {
+                    sweep::measure::<f32>(tools, precision, (&a, &b), repetitions, random)?
+                }
             };
             progress.done();
             points.extend(point);
@@ -384,14 +475,20 @@ fn sweep(gpu: &Gpu, precisions: &[Precision], args: &Args, random: &mut Random) 
         println!("Plot written to {}", path.display());
     }
     let failed = points.iter().filter(|point| !point.passed).count();
-    verdict(failed == 0, &format!("{failed} of {} shapes and precisions differ from the CPU", points.len()))
+    verdict(
+        failed == 0,
+        &format!("{failed} of {} shapes and precisions differ from the CPU", points.len()),
+    )
 }
 
 /// `--check`, `--list-cases` or a case's child: the week's kernels (`--kernel`, or for `--check` the
 /// file's week: [`check::week_of`]), their cases and rules.
 fn check(args: &Args) -> Result<()> {
     let ours = &kernels::MMM_BS16;
-    let every: Vec<Entry> = [MmmKernel::Naive, MmmKernel::Tiled].into_iter().flat_map(check::entries).collect();
+    let every: Vec<Entry> = [MmmKernel::Naive, MmmKernel::Tiled]
+        .into_iter()
+        .flat_map(check::entries)
+        .collect();
     let (chosen, compiled, child_flags): (_, _, &[&str]) = match args.kernel {
         Some(choice) => {
             let chosen = kernels_to_run(choice);
@@ -399,7 +496,11 @@ fn check(args: &Args) -> Result<()> {
             check::case_set(&chosen, args.student.cases.as_deref())?; // a bad --cases file first
             (chosen, args.student.image(ours, &entries), &[])
         }
-        None if args.student.check_case.is_some() || args.student.list_cases => (kernels_to_run(KernelChoice::Both), args.student.image(ours, &every), &[]),
+        None if args.student.check_case.is_some() || args.student.list_cases => (
+            kernels_to_run(KernelChoice::Both),
+            args.student.image(ours, &every),
+            &[],
+        ),
         None => {
             check::case_set(&[MmmKernel::Naive], args.student.cases.as_deref())?;
             match args.student.compile(ours, &every) {
@@ -408,17 +509,33 @@ fn check(args: &Args) -> Result<()> {
                     eprintln!("{line}");
                     let entries = check::entries(week);
                     // The cases' children get the week the file chose, which the command line lacks.
-                    let flags: &[&str] = if week == MmmKernel::Tiled { &["--kernel", "tiled"] } else { &["--kernel", "naive"] };
-                    (vec![week], args.student.accept(image, ours, &entries).map(|()| image), flags)
+                    let flags: &[&str] = if week == MmmKernel::Tiled {
+                        &["--kernel", "tiled"]
+                    } else {
+                        &["--kernel", "naive"]
+                    };
+                    (
+                        vec![week],
+                        args.student.accept(image, ours, &entries).map(|()| image),
+                        flags,
+                    )
                 }
                 Err(err) => (kernels_to_run(KernelChoice::Both), Err(err), &[]),
             }
         }
     };
     let entries: Vec<Entry> = chosen.iter().flat_map(|&kernel| check::entries(kernel)).collect();
-    let cases = Check { lab: "lab-mmm", entries: &entries, cases: check::case_set(&chosen, args.student.cases.as_deref())?, measure: check::measure(&chosen), child_flags };
+    let cases = Check {
+        lab: "lab-mmm",
+        entries: &entries,
+        cases: check::case_set(&chosen, args.student.cases.as_deref())?,
+        measure: check::measure(&chosen),
+        child_flags,
+    };
     let rules = |image: &KernelImage| check::technique_rules(image, &chosen);
-    args.student.run_check_if_asked(&compiled, ours, &cases, rules, check::run_case).unwrap_or(Ok(()))
+    args.student
+        .run_check_if_asked(&compiled, ours, &cases, rules, check::run_case)
+        .unwrap_or(Ok(()))
 }
 
 fn kernels_to_run(choice: KernelChoice) -> Vec<MmmKernel> {
@@ -430,7 +547,12 @@ fn kernels_to_run(choice: KernelChoice) -> Vec<MmmKernel> {
 }
 
 /// `--ptxas`: the report of every kernel that ran, beside the driver's view.
-fn print_reports(gpu: &Gpu, modules: &[(u32, Module)], images: &[(u32, &'static KernelImage)], rows: &[Row]) -> Result<()> {
+fn print_reports(
+    gpu: &Gpu,
+    modules: &[(u32, Module)],
+    images: &[(u32, &'static KernelImage)],
+    rows: &[Row],
+) -> Result<()> {
     for ((block_size, module), (_, image)) in modules.iter().zip(images) {
         for row in rows.iter().filter(|row| row.block_size == *block_size) {
             let function = check_cuda!(module.get_function(&row.function))?;

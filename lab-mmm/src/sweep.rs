@@ -59,7 +59,10 @@ impl Point {
 
 /// The last (fastest at 4096) step of `precision` that this GPU and build can run.
 pub fn best_step<T: Gemm>(ladder: &Ladder, precision: Precision) -> Option<Step> {
-    Step::of_precision::<T>(precision).into_iter().rev().find(|&step| ladder.unavailable::<T>(step).is_none())
+    Step::of_precision::<T>(precision)
+        .into_iter()
+        .rev()
+        .find(|&step| ladder.unavailable::<T>(step).is_none())
 }
 
 /// Runs `precision`'s best step and cuBLAS on A and B (f64 on the host, converted to `T`), each timed
@@ -71,22 +74,40 @@ pub fn measure<T: Gemm>(
     repetitions: usize,
     random: &mut Random,
 ) -> Result<Option<Point>> {
-    let Some(step) = best_step::<T>(ladder, precision) else { return Ok(None) };
+    let Some(step) = best_step::<T>(ladder, precision) else {
+        return Ok(None);
+    };
     let mut operands = Operands::<T>::new(a64, b64, random)?;
     let flops = operands.flops();
     let tflops = |ms: f64| flops / (ms * 1e9);
-    let Some(timing) = run_step(ladder, step, &operands.a, &operands.b, &mut operands.c, repetitions)? else { return Ok(None) };
+    let Some(timing) = run_step(ladder, step, &operands.a, &operands.b, &mut operands.c, repetitions)? else {
+        return Ok(None);
+    };
     let step_tflops = tflops(timing.median_ms());
     let mut passed = operands.check(precision.tolerance(), random).passed();
     let library_tflops = match cublas {
         Some(cublas) => {
-            let library = run_library(cublas, library_math(precision), &operands.a, &operands.b, &mut operands.c, repetitions)?;
+            let library = run_library(
+                cublas,
+                library_math(precision),
+                &operands.a,
+                &operands.b,
+                &mut operands.c,
+                repetitions,
+            )?;
             passed &= operands.check(precision.tolerance(), random).passed();
             Some(tflops(library.median_ms()))
         }
         None => None,
     };
-    Ok(Some(Point { shape: (a64.rows(), a64.cols(), b64.cols()), precision, step, step_tflops, library_tflops, passed }))
+    Ok(Some(Point {
+        shape: (a64.rows(), a64.cols(), b64.cols()),
+        precision,
+        step,
+        step_tflops,
+        library_tflops,
+        passed,
+    }))
 }
 
 /// The table: a row per shape and precision.
@@ -96,8 +117,12 @@ pub fn table(points: &[Point]) -> String {
          |-----------|-----------|---------------|---------|----------------|-----------|-------|\n",
     );
     for point in points {
-        let library = point.library_tflops.map_or("-".to_string(), |tflops| format!("{tflops:.2}"));
-        let share = point.share().map_or("-".to_string(), |share| format!("{:.0}%", 100.0 * share));
+        let library = point
+            .library_tflops
+            .map_or("-".to_string(), |tflops| format!("{tflops:.2}"));
+        let share = point
+            .share()
+            .map_or("-".to_string(), |share| format!("{:.0}%", 100.0 * share));
         table.push_str(&format!(
             "| {} | {} | {} | {:.2} | {library} | {share} | {} |\n",
             shape_name(point.shape),
@@ -128,10 +153,18 @@ pub fn plot(points: &[Point], title: &str, path: &Path, overwrite: bool) -> Resu
     }
     let x_of = |shape| shapes.iter().position(|&s| s == shape).unwrap_or_default() as f64;
     let labels: Vec<String> = shapes.iter().map(|&shape| shape_name(shape)).collect();
-    let top = points.iter().flat_map(|p| [Some(p.step_tflops), p.library_tflops]).flatten().fold(1.0_f64, f64::max) * 1.1;
+    let top = points
+        .iter()
+        .flat_map(|p| [Some(p.step_tflops), p.library_tflops])
+        .flatten()
+        .fold(1.0_f64, f64::max)
+        * 1.1;
     let top_share = points.iter().filter_map(Point::share).fold(1.0_f64, f64::max) * 110.0;
     let colours = [RGBColor(225, 87, 89), RGBColor(78, 121, 167), RGBColor(89, 161, 79)];
-    let precisions: Vec<Precision> = Precision::ALL.into_iter().filter(|p| points.iter().any(|point| point.precision == *p)).collect();
+    let precisions: Vec<Precision> = Precision::ALL
+        .into_iter()
+        .filter(|p| points.iter().any(|point| point.precision == *p))
+        .collect();
 
     let root = SVGBackend::new(path, (1000, 800)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| draw(&e))?;
@@ -143,13 +176,18 @@ pub fn plot(points: &[Point], title: &str, path: &Path, overwrite: bool) -> Resu
         let mine: Vec<&Point> = points.iter().filter(|p| p.precision == *precision).collect();
         let step_name = mine.first().map_or("", |p| p.step.name());
         let step_line: Vec<(f64, f64)> = mine.iter().map(|p| (x_of(p.shape), p.step_tflops)).collect();
-        let library_line: Vec<(f64, f64)> = mine.iter().filter_map(|p| Some((x_of(p.shape), p.library_tflops?))).collect();
+        let library_line: Vec<(f64, f64)> = mine
+            .iter()
+            .filter_map(|p| Some((x_of(p.shape), p.library_tflops?)))
+            .collect();
         for (name, style, line) in [
             (format!("{precision}: {step_name}"), colour.stroke_width(3), step_line),
             (format!("{precision}: cuBLAS"), colour.stroke_width(1), library_line),
         ] {
             if !line.is_empty() {
-                draw_line(&mut chart, &line, style, &draw)?.label(name).legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
+                draw_line(&mut chart, &line, style, &draw)?
+                    .label(name)
+                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
             }
         }
     }
@@ -163,19 +201,27 @@ pub fn plot(points: &[Point], title: &str, path: &Path, overwrite: bool) -> Resu
 
     let mut shares = panel(&lower, &labels, top_share, "best step's share of cuBLAS, %", &draw)?;
     for (precision, colour) in precisions.iter().zip(colours) {
-        let line: Vec<(f64, f64)> =
-            points.iter().filter(|p| p.precision == *precision).filter_map(|p| Some((x_of(p.shape), 100.0 * p.share()?))).collect();
+        let line: Vec<(f64, f64)> = points
+            .iter()
+            .filter(|p| p.precision == *precision)
+            .filter_map(|p| Some((x_of(p.shape), 100.0 * p.share()?)))
+            .collect();
         draw_line(&mut shares, &line, colour.stroke_width(3), &draw)?;
     }
     let hundred = [(-0.3, 100.0), (shapes.len() as f64 - 0.7, 100.0)];
-    shares.draw_series(LineSeries::new(hundred, BLACK.stroke_width(1))).map_err(|e| draw(&e))?;
+    shares
+        .draw_series(LineSeries::new(hundred, BLACK.stroke_width(1)))
+        .map_err(|e| draw(&e))?;
     root.present().map_err(|e| draw(&e))
 }
 
 type Panel<'a, 'b> = plotters::chart::ChartContext<
     'a,
     plotters::backend::SVGBackend<'b>,
-    plotters::coord::cartesian::Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+    plotters::coord::cartesian::Cartesian2d<
+        plotters::coord::types::RangedCoordf64,
+        plotters::coord::types::RangedCoordf64,
+    >,
 >;
 
 /// One panel of the plot, drawn with its grid: the shapes along x, each at its index and labelled
@@ -188,7 +234,13 @@ fn panel<'a, 'b>(
     draw: Failed,
 ) -> Result<Panel<'a, 'b>> {
     use plotters::prelude::*;
-    let label = |x: &f64| labels.get(x.round() as usize).filter(|_| (x - x.round()).abs() < 1e-9).cloned().unwrap_or_default();
+    let label = |x: &f64| {
+        labels
+            .get(x.round() as usize)
+            .filter(|_| (x - x.round()).abs() < 1e-9)
+            .cloned()
+            .unwrap_or_default()
+    };
     let mut chart = ChartBuilder::on(area)
         .margin(12)
         .x_label_area_size(40)
@@ -214,16 +266,33 @@ fn draw_line<'c, 'a, 'b>(
     draw: Failed,
 ) -> Result<&'c mut plotters::chart::SeriesAnno<'a, plotters::backend::SVGBackend<'b>>> {
     use plotters::prelude::*;
-    chart.draw_series(points.iter().map(|&point| Circle::new(point, 3, style.color.filled()))).map_err(|e| draw(&e))?;
-    chart.draw_series(LineSeries::new(points.to_vec(), style)).map_err(|e| draw(&e))
+    chart
+        .draw_series(points.iter().map(|&point| Circle::new(point, 3, style.color.filled())))
+        .map_err(|e| draw(&e))?;
+    chart
+        .draw_series(LineSeries::new(points.to_vec(), style))
+        .map_err(|e| draw(&e))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn point(shape: (usize, usize, usize), precision: Precision, step: Step, step_tflops: f64, library: Option<f64>) -> Point {
-        Point { shape, precision, step, step_tflops, library_tflops: library, passed: true }
+    fn point(
+        shape: (usize, usize, usize),
+        precision: Precision,
+        step: Step,
+        step_tflops: f64,
+        library: Option<f64>,
+    ) -> Point {
+        Point {
+            shape,
+            precision,
+            step,
+            step_tflops,
+            library_tflops: library,
+            passed: true,
+        }
     }
 
     fn points() -> Vec<Point> {
@@ -245,7 +314,10 @@ mod tests {
     fn shapes_go_from_256_to_8192_and_then_thin_ones() {
         assert_eq!(SHAPES[0], (256, 256, 256));
         assert_eq!(SHAPES[5], (8192, 8192, 8192));
-        assert!(SHAPES.contains(&(8192, 256, 8192)), "the issue's example of a thin shape");
+        assert!(
+            SHAPES.contains(&(8192, 256, 8192)),
+            "the issue's example of a thin shape"
+        );
         assert_eq!(shape_name((4096, 4096, 4096)), "4096");
         assert_eq!(shape_name((8192, 256, 8192)), "8192 x 256 x 8192");
     }
@@ -257,9 +329,22 @@ mod tests {
         points.last_mut().unwrap().passed = false;
         let table = table(&points);
         assert_eq!(table.lines().count(), 2 + 3 * SHAPES.len() + 1, "{table}");
-        assert!(table.contains("| 256 | f64 | 7. DMMA in warp tiles, 128 x 128, 3 stages (f64) | 5.00 | 6.00 | 83% | PASS |"), "{table}");
-        assert!(table.contains("| 8192 x 256 x 8192 | tf32 | 8. TF32 tensor cores, mma m16n8k8 (tf32) | 70.00 | 280.00 | 25% | PASS |"), "{table}");
-        assert!(table.ends_with("| 100 | f32 | 3. cp.async into two stages | 1.00 | - | - | FAIL |\n"), "{table}");
+        assert!(
+            table.contains(
+                "| 256 | f64 | 7. DMMA in warp tiles, 128 x 128, 3 stages (f64) | 5.00 | 6.00 | 83% | PASS |"
+            ),
+            "{table}"
+        );
+        assert!(
+            table.contains(
+                "| 8192 x 256 x 8192 | tf32 | 8. TF32 tensor cores, mma m16n8k8 (tf32) | 70.00 | 280.00 | 25% | PASS |"
+            ),
+            "{table}"
+        );
+        assert!(
+            table.ends_with("| 100 | f32 | 3. cp.async into two stages | 1.00 | - | - | FAIL |\n"),
+            "{table}"
+        );
     }
 
     #[test]
@@ -271,11 +356,24 @@ mod tests {
         let svg = std::fs::read_to_string(&path).unwrap();
         assert!(svg.starts_with("<svg") && svg.contains("TFLOP/s") && svg.contains("share of cuBLAS"));
         let texts: Vec<&str> = svg.lines().map(str::trim).collect();
-        assert!(texts.contains(&"8192 x 256 x 8192") && texts.contains(&"256"), "the shapes label the x axis");
+        assert!(
+            texts.contains(&"8192 x 256 x 8192") && texts.contains(&"256"),
+            "the shapes label the x axis"
+        );
         assert!(svg.contains("tf32: cuBLAS") && svg.contains("f64: 7. DMMA in warp tiles"));
-        let coloured = svg.lines().filter(|l| l.starts_with("<polyline") && !l.contains(r##"stroke="#000000""##)).count();
-        assert_eq!(coloured, 6 + 6 + 3, "a line per precision and kernel with its legend sample, and a share line per precision");
-        assert!(plot(&points(), "again", &path, false).is_err(), "never over an existing file");
+        let coloured = svg
+            .lines()
+            .filter(|l| l.starts_with("<polyline") && !l.contains(r##"stroke="#000000""##))
+            .count();
+        assert_eq!(
+            coloured,
+            6 + 6 + 3,
+            "a line per precision and kernel with its legend sample, and a share line per precision"
+        );
+        assert!(
+            plot(&points(), "again", &path, false).is_err(),
+            "never over an existing file"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

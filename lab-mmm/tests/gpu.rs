@@ -14,7 +14,10 @@ const NEEDS_GPU: &str = "needs a GPU: bash gpu-bundle/run.sh";
 
 fn open() -> (Gpu, Vec<(u32, Module)>) {
     let gpu = Gpu::open(0).expect(NEEDS_GPU);
-    let modules = kernels::MMM_BLOCK_SIZES.iter().map(|&bs| (bs, load_mmm(&gpu, bs).unwrap())).collect();
+    let modules = kernels::MMM_BLOCK_SIZES
+        .iter()
+        .map(|&bs| (bs, load_mmm(&gpu, bs).unwrap()))
+        .collect();
     (gpu, modules)
 }
 
@@ -71,11 +74,18 @@ fn matrices_larger_than_gpu_memory_are_refused_with_their_sizes() {
     let gpu = Gpu::open(0).expect(NEEDS_GPU);
     // 1 x huge times huge x 1: two vectors that alone pass the GPU's memory.
     let huge = (gpu.info.total_memory / 8) as usize;
-    let err = check_product_fits::<f64>(&gpu, (1, huge, 1), 16).unwrap_err().to_string();
-    assert!(err.starts_with(&format!("1 x {huge} times {huge} x 1 in f64 needs")), "{err}");
+    let err = check_product_fits::<f64>(&gpu, (1, huge, 1), 16)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with(&format!("1 x {huge} times {huge} x 1 in f64 needs")),
+        "{err}"
+    );
     // And a C too wide for the grid of 16 x 16 blocks.
     let wide = 16 * (gpu.info.max_grid_y as usize + 1);
-    let err = check_product_fits::<f32>(&gpu, (wide, 1, 1), 16).unwrap_err().to_string();
+    let err = check_product_fits::<f32>(&gpu, (wide, 1, 1), 16)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("needs a grid of 1 x"), "{err}");
 }
 
@@ -101,8 +111,13 @@ fn check_ladder<T: Element>(ladder: &Ladder, (m, k, n): (usize, usize, usize), s
     let (a, b, mut c) = operands::<T>((m, k, n), &mut random);
     for step in Step::ALL {
         if let Some(why) = ladder.unavailable::<T>(step) {
-            let needs = kernels::needs(&step.c_name::<T>().unwrap()).unwrap_or_else(|| panic!("{} is unavailable ({why}) but needs nothing", step.name()));
-            assert!(!ladder.has_kernel::<T>(step) || ladder.arch() < needs.arch, "{} is unavailable ({why}) but loaded", step.name());
+            let needs = kernels::needs(&step.c_name::<T>().unwrap())
+                .unwrap_or_else(|| panic!("{} is unavailable ({why}) but needs nothing", step.name()));
+            assert!(
+                !ladder.has_kernel::<T>(step) || ladder.arch() < needs.arch,
+                "{} is unavailable ({why}) but loaded",
+                step.name()
+            );
             eprintln!("{} {}: not run: {why}", step.name(), T::NAME);
             continue;
         }
@@ -111,7 +126,12 @@ fn check_ladder<T: Element>(ladder: &Ladder, (m, k, n): (usize, usize, usize), s
             continue;
         }
         let check = check_product(&a, &b, &c, &mut random);
-        assert!(check.error <= step.tolerance::<T>(), "{} {} at {m} x {k} x {n}: {check:?}", step.name(), T::NAME);
+        assert!(
+            check.error <= step.tolerance::<T>(),
+            "{} {} at {m} x {k} x {n}: {check:?}",
+            step.name(),
+            T::NAME
+        );
     }
 }
 
@@ -159,7 +179,10 @@ fn cublas_in_tf32_rounds_and_the_sweep_checks_every_precision() {
     let f32_error = check_product(&a, &b, &c, &mut random).error;
     run_library(&cublas, Math::Tf32, &a, &b, &mut c, 1).unwrap();
     let tf32_error = check_product(&a, &b, &c, &mut random).error;
-    assert!(f32_error < 1e-5 && tf32_error > 10.0 * f32_error && tf32_error < TF32_TOLERANCE, "f32 {f32_error:e}, tf32 {tf32_error:e}");
+    assert!(
+        f32_error < 1e-5 && tf32_error > 10.0 * f32_error && tf32_error < TF32_TOLERANCE,
+        "f32 {f32_error:e}, tf32 {tf32_error:e}"
+    );
 
     let a64 = Matrix::<f64>::random(333, 517, &mut random).unwrap();
     let b64 = Matrix::<f64>::random(517, 261, &mut random).unwrap();
@@ -172,7 +195,10 @@ fn cublas_in_tf32_rounds_and_the_sweep_checks_every_precision() {
         let Some(point) = point.unwrap() else {
             // Step 0 runs everywhere; only TF32 can have no step here (before sm_80, or a build without it).
             let why = ladder.unavailable::<f32>(Step::Tf32);
-            assert!(precision == Precision::Tf32 && why.is_some(), "no step of {precision} ran");
+            assert!(
+                precision == Precision::Tf32 && why.is_some(),
+                "no step of {precision} ran"
+            );
             eprintln!("sweep: no {precision} step here: {}", why.unwrap_or_default());
             continue;
         };
@@ -183,7 +209,13 @@ fn cublas_in_tf32_rounds_and_the_sweep_checks_every_precision() {
 
 /// `lab-mmm --kernel-source FILE --kernel KERNEL --check`, as a student runs it (assignments/02, 03).
 fn check(file: &str, kernel: &str) -> common::testing::Outcome {
-    common::testing::check_kernel_source("lab-mmm", env!("CARGO_BIN_EXE_lab-mmm"), env!("CARGO_MANIFEST_DIR"), file, &["--kernel", kernel])
+    common::testing::check_kernel_source(
+        "lab-mmm",
+        env!("CARGO_BIN_EXE_lab-mmm"),
+        env!("CARGO_MANIFEST_DIR"),
+        file,
+        &["--kernel", kernel],
+    )
 }
 
 /// With --csv, stdout is the CSV alone, a header and one row (grade.sh takes nothing else): a
@@ -198,10 +230,19 @@ fn week_3_csv_is_the_header_and_one_row_and_nothing_else() {
         assert_eq!(lines.len(), 2, "{csv:?}");
         // Week 3's two rules read from the code come first, its three measured ones next, then the
         // twelve cases.
-        assert!(lines[0].starts_with("file,\"tiles: ") && lines[0].contains(",\"tiling, measured: global loads per element of C (ncu)\",") && lines[0].contains(",\"mmm f64, 1 x 1 times 1 x 1\","), "{csv:?}");
+        assert!(
+            lines[0].starts_with("file,\"tiles: ")
+                && lines[0].contains(",\"tiling, measured: global loads per element of C (ncu)\",")
+                && lines[0].contains(",\"mmm f64, 1 x 1 times 1 x 1\","),
+            "{csv:?}"
+        );
         // The template computes nothing: it loads nothing (from global memory, or through generic
         // pointers), and fails the rest.
-        let passed = if file.starts_with("kernels") { ",18/18," } else { ",2/18," };
+        let passed = if file.starts_with("kernels") {
+            ",18/18,"
+        } else {
+            ",2/18,"
+        };
         assert!(lines[1].contains(passed), "{csv:?}");
     }
 }
@@ -209,20 +250,35 @@ fn week_3_csv_is_the_header_and_one_row_and_nothing_else() {
 #[test]
 #[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
 fn weeks_2_and_3_the_solution_passes_and_the_templates_fail() {
-    for (kernel, template) in [("naive", "assignments/02-mmm-ab/mmm.cu"), ("tiled", "assignments/03-mmm-tiled/mmm.cu")] {
+    for (kernel, template) in [
+        ("naive", "assignments/02-mmm-ab/mmm.cu"),
+        ("tiled", "assignments/03-mmm-tiled/mmm.cu"),
+    ] {
         // Week 3 adds its three rules (tiles, barrier, loads) and three measured ones to the twelve cases.
         let rows = if kernel == "tiled" { 18 } else { 12 };
         let solution = check("kernels/cuda/mmm.cu", kernel);
         assert_eq!(solution.code, Some(0), "{solution:?}");
-        assert!(solution.stdout.contains(&format!("Solution is correct: all {rows} cases pass")), "{solution:?}");
+        assert!(
+            solution
+                .stdout
+                .contains(&format!("Solution is correct: all {rows} cases pass")),
+            "{solution:?}"
+        );
         let template = check(template, kernel);
         assert_eq!(template.code, Some(1), "{template:?}");
         // The tiled template loads nothing: the rule on generic loads and the measured one on global
         // loads pass.
         let failed = if kernel == "tiled" { rows - 2 } else { rows };
-        assert!(template.stderr.contains(&format!("{failed} of {rows} cases failed")), "{template:?}");
+        assert!(
+            template.stderr.contains(&format!("{failed} of {rows} cases failed")),
+            "{template:?}"
+        );
         let row = common::testing::check_row(&template.stdout, "f64, 17 x 33 times 33 x 5");
-        assert!(row.contains("| FAIL | 85 of 85 | C(0, 0) | never written |") && row.contains("block (0, 0), thread (0, 0)"), "{row}");
+        assert!(
+            row.contains("| FAIL | 85 of 85 | C(0, 0) | never written |")
+                && row.contains("block (0, 0), thread (0, 0)"),
+            "{row}"
+        );
     }
 }
 
@@ -233,7 +289,10 @@ fn week_2_broken_kernels_are_caught() {
     let swapped = check("assignments/02-mmm-ab/broken/swapped-indices.cu", "naive");
     assert_eq!(swapped.code, Some(1), "{swapped:?}");
     let row = common::testing::check_row(&swapped.stdout, "f64, 17 x 33 times 33 x 5");
-    assert!(row.contains("| FAIL |") && row.contains("| C(0, 0) |") && !row.contains("never written"), "{row}");
+    assert!(
+        row.contains("| FAIL |") && row.contains("| C(0, 0) |") && !row.contains("never written"),
+        "{row}"
+    );
     // No bounds check: threads outside C write into the next rows of C (or past it), with sums of
     // elements read past A and B.
     let unbounded = check("assignments/02-mmm-ab/broken/missing-bounds-check.cu", "naive");
@@ -248,23 +307,38 @@ fn week_2_broken_kernels_are_caught() {
 fn week_3_broken_kernels_are_caught() {
     let unsynchronized = check("assignments/03-mmm-tiled/broken/missing-syncthreads.cu", "tiled");
     assert_eq!(unsynchronized.code, Some(1), "{unsynchronized:?}");
-    assert!(common::testing::check_row(&unsynchronized.stdout, "f64, 1000 x 999").contains("| FAIL |"), "{unsynchronized:?}");
+    assert!(
+        common::testing::check_row(&unsynchronized.stdout, "f64, 1000 x 999").contains("| FAIL |"),
+        "{unsynchronized:?}"
+    );
     // The tile loop stops before the last, partial tile: only a k that is no multiple of 16 notices.
     let past = check("assignments/03-mmm-tiled/broken/off-by-one-bound.cu", "tiled");
     assert_eq!(past.code, Some(1), "{past:?}");
-    assert!(common::testing::check_row(&past.stdout, "f64, 64 x 64 times").contains("| PASS |"), "{past:?}");
+    assert!(
+        common::testing::check_row(&past.stdout, "f64, 64 x 64 times").contains("| PASS |"),
+        "{past:?}"
+    );
     let row = common::testing::check_row(&past.stdout, "f64, 17 x 33 times 33 x 5");
     assert!(row.contains("| FAIL |") && row.contains("| C(0, 0) |"), "{row}");
     let swapped = check("assignments/03-mmm-tiled/broken/swapped-tile-indices.cu", "tiled");
     assert_eq!(swapped.code, Some(1), "{swapped:?}");
-    assert!(common::testing::check_row(&swapped.stdout, "f64, 64 x 64 times").contains("| FAIL |"), "{swapped:?}");
+    assert!(
+        common::testing::check_row(&swapped.stdout, "f64, 64 x 64 times").contains("| FAIL |"),
+        "{swapped:?}"
+    );
 }
 
 /// `lab-mmm --kernel-source FILE --kernel KERNEL --check` with more flags (`--sanitize`, `--show-output`).
 fn check_with(file: &str, kernel: &str, flags: &[&str]) -> common::testing::Outcome {
     let mut extra = vec!["--kernel", kernel];
     extra.extend(flags);
-    common::testing::check_kernel_source("lab-mmm", env!("CARGO_BIN_EXE_lab-mmm"), env!("CARGO_MANIFEST_DIR"), file, &extra)
+    common::testing::check_kernel_source(
+        "lab-mmm",
+        env!("CARGO_BIN_EXE_lab-mmm"),
+        env!("CARGO_MANIFEST_DIR"),
+        file,
+        &extra,
+    )
 }
 
 /// Issue 21: a kernel's printf is output, never a result, however much of it there is.
@@ -277,7 +351,11 @@ fn week_3_a_forged_result_row_is_only_output() {
     let row = common::testing::check_row(&forged.stdout, "f64, 1 x 1 times 1 x 1");
     assert!(row.contains("| FAIL | 1 of 1 | C(0, 0) | never written |"), "{row}");
     // Its line is shown under the table as what the failing case printed.
-    assert!(forged.stdout.contains("stdout of case \"mmm f64, 1 x 1 times 1 x 1\"") && forged.stdout.contains("CHECK-ROW\tmmm f64, 1 x 1 times 1 x 1\t0\t1"), "{forged:?}");
+    assert!(
+        forged.stdout.contains("stdout of case \"mmm f64, 1 x 1 times 1 x 1\"")
+            && forged.stdout.contains("CHECK-ROW\tmmm f64, 1 x 1 times 1 x 1\t0\t1"),
+        "{forged:?}"
+    );
 }
 
 /// Issue 21: a correct kernel that prints from every block, as students debug, passes the week's
@@ -287,7 +365,10 @@ fn week_3_a_forged_result_row_is_only_output() {
 fn week_3_a_correct_kernel_that_prints_from_every_block_passes() {
     let chatty = check("assignments/03-mmm-tiled/broken/printf-every-block.cu", "tiled");
     assert_eq!(chatty.code, Some(0), "{chatty:?}");
-    assert!(chatty.stdout.contains("Solution is correct: all 18 cases pass"), "{chatty:?}");
+    assert!(
+        chatty.stdout.contains("Solution is correct: all 18 cases pass"),
+        "{chatty:?}"
+    );
 }
 
 /// Issue 21: one that prints from every thread too: megabytes a case, far past a pipe's 64 KiB and
@@ -298,11 +379,26 @@ fn week_3_a_correct_kernel_that_prints_from_every_block_passes() {
 #[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
 fn week_3_a_correct_kernel_that_prints_from_every_thread_passes() {
     let cases = common::testing::temp_file("chatty-cases.txt", "1 1 1 f64 1\n100 7 129 f32 2\n255 257 256 f64 3\n");
-    let shown = check_with("assignments/03-mmm-tiled/broken/printf-every-thread.cu", "tiled", &["--cases", &cases, "--show-output"]);
+    let shown = check_with(
+        "assignments/03-mmm-tiled/broken/printf-every-thread.cu",
+        "tiled",
+        &["--cases", &cases, "--show-output"],
+    );
     assert_eq!(shown.code, Some(0), "{shown:?}");
-    assert!(shown.stdout.contains("Solution is correct: all 9 cases pass"), "{shown:?}");
-    assert!(shown.stdout.contains("stdout of case \"mmm f64, 255 x 257 times 257 x 256\""), "{shown:?}");
-    assert!(shown.stdout.contains("more lines ...]") && shown.stdout.contains(": c("), "{shown:?}");
+    assert!(
+        shown.stdout.contains("Solution is correct: all 9 cases pass"),
+        "{shown:?}"
+    );
+    assert!(
+        shown
+            .stdout
+            .contains("stdout of case \"mmm f64, 255 x 257 times 257 x 256\""),
+        "{shown:?}"
+    );
+    assert!(
+        shown.stdout.contains("more lines ...]") && shown.stdout.contains(": c("),
+        "{shown:?}"
+    );
 }
 
 /// A submission that would run for minutes (every thread printing, at the week's million-element
@@ -311,12 +407,22 @@ fn week_3_a_correct_kernel_that_prints_from_every_thread_passes() {
 #[test]
 #[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
 fn week_3_a_time_limit_ends_a_check_that_would_run_for_minutes() {
-    let limited = check_with("assignments/03-mmm-tiled/broken/printf-every-thread.cu", "tiled", &["--time-limit", "20"]);
+    let limited = check_with(
+        "assignments/03-mmm-tiled/broken/printf-every-thread.cu",
+        "tiled",
+        &["--time-limit", "20"],
+    );
     assert_eq!(limited.code, Some(1), "{limited:?}");
     assert!(limited.stdout.contains("--time-limit of 20 s"), "{limited:?}");
     let last = common::testing::check_row(&limited.stdout, "f32, 1000 x 999 times 999 x 1001");
-    assert!(last.contains("| FAULT |") && last.contains("--time-limit of 20 s"), "{last}");
-    assert!(common::testing::check_row(&limited.stdout, "f64, 1 x 1 times 1 x 1").contains("| PASS |"), "{limited:?}");
+    assert!(
+        last.contains("| FAULT |") && last.contains("--time-limit of 20 s"),
+        "{last}"
+    );
+    assert!(
+        common::testing::check_row(&limited.stdout, "f64, 1 x 1 times 1 x 1").contains("| PASS |"),
+        "{limited:?}"
+    );
 }
 
 #[test]
@@ -325,16 +431,29 @@ fn week_3_writes_outside_c_or_into_a_fail_and_say_where() {
     let past = check("assignments/03-mmm-tiled/broken/writes-past-c.cu", "tiled");
     assert_eq!(past.code, Some(1), "{past:?}");
     assert!(past.stderr.contains("12 of 18 cases failed"), "{past:?}");
-    for case in ["f64, 1 x 1 times 1 x 1", "f64, 17 x 33 times 33 x 5", "f32, 1000 x 999 times 999 x 1001"] {
+    for case in [
+        "f64, 1 x 1 times 1 x 1",
+        "f64, 17 x 33 times 33 x 5",
+        "f32, 1000 x 999 times 999 x 1001",
+    ] {
         let row = common::testing::check_row(&past.stdout, case);
-        assert!(row.contains("| FAIL | 0 of ") && row.contains("written outside C: C[m*n + 40], 40 elements past the end"), "{row}");
+        assert!(
+            row.contains("| FAIL | 0 of ") && row.contains("written outside C: C[m*n + 40], 40 elements past the end"),
+            "{row}"
+        );
     }
     let into_a = check("assignments/03-mmm-tiled/broken/writes-into-a.cu", "tiled");
     assert_eq!(into_a.code, Some(1), "{into_a:?}");
     let row = common::testing::check_row(&into_a.stdout, "f64, 17 x 33 times 33 x 5");
-    assert!(row.contains("| FAIL |") && row.contains("A(3, 7) was changed: 0.000000000000e0 instead of"), "{row}");
+    assert!(
+        row.contains("| FAIL |") && row.contains("A(3, 7) was changed: 0.000000000000e0 instead of"),
+        "{row}"
+    );
     // A has no element (3, 7) in a 1 x 1 product: nothing to change there.
-    assert!(common::testing::check_row(&into_a.stdout, "f64, 1 x 1 times 1 x 1").contains("| PASS |"), "{into_a:?}");
+    assert!(
+        common::testing::check_row(&into_a.stdout, "f64, 1 x 1 times 1 x 1").contains("| PASS |"),
+        "{into_a:?}"
+    );
 }
 
 /// Issue 21: a NaN the kernel wrote is a NaN; "never written" needs both poisons to stay.
@@ -356,9 +475,16 @@ fn week_3_a_kernel_that_traps_faults_every_case_and_the_others_still_run() {
     assert_eq!(trapped.code, Some(1), "{trapped:?}");
     // The measured run traps too: its three rules are faults that say so.
     assert!(trapped.stderr.contains("15 of 18 cases failed"), "{trapped:?}");
-    assert!(common::testing::check_row(&trapped.stdout, "tiling, measured: global loads").contains("| FAULT | not measured: the measured run under ncu failed"), "{trapped:?}");
+    assert!(
+        common::testing::check_row(&trapped.stdout, "tiling, measured: global loads")
+            .contains("| FAULT | not measured: the measured run under ncu failed"),
+        "{trapped:?}"
+    );
     for case in ["f64, 1 x 1 times 1 x 1", "f32, 1000 x 999 times 999 x 1001"] {
-        assert!(common::testing::check_row(&trapped.stdout, case).contains("| FAULT |"), "{trapped:?}");
+        assert!(
+            common::testing::check_row(&trapped.stdout, case).contains("| FAULT |"),
+            "{trapped:?}"
+        );
     }
 }
 
@@ -369,22 +495,50 @@ fn week_3_a_kernel_that_traps_faults_every_case_and_the_others_still_run() {
 #[test]
 #[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
 fn week_3_a_case_that_faults_ends_its_child_and_the_cases_after_it_still_pass() {
-    let ours = std::fs::read_to_string(common::testing::repository_file("kernels/cuda/mmm.cu", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let ours = std::fs::read_to_string(common::testing::repository_file(
+        "kernels/cuda/mmm.cu",
+        env!("CARGO_MANIFEST_DIR"),
+    ))
+    .unwrap();
     let loop_start = "    T sum = 0;\n    for (int tile = 0;";
     assert_eq!(ours.matches(loop_start).count(), 1, "the tiled kernel's loop moved");
     let traps = "    if (tx == 0 && ty == 0 && blockIdx.x == 0 && blockIdx.y == 0) printf(\"sizes %d %d %d\\n\", a.rows, a.cols, b.cols);\n    if (a.rows == 17 && row == 0 && col == 0) __trap();\n";
-    let file = common::testing::temp_file("traps-on-17.cu", &ours.replace(loop_start, &format!("{traps}{loop_start}")));
+    let file = common::testing::temp_file(
+        "traps-on-17.cu",
+        &ours.replace(loop_start, &format!("{traps}{loop_start}")),
+    );
     let checked = check_with(&file, "tiled", &["--show-output"]);
     assert_eq!(checked.code, Some(1), "{checked:?}");
     assert!(checked.stderr.contains("2 of 18 cases failed"), "{checked:?}");
     for precision in ["f64", "f32"] {
         let case = |sizes: &str| format!("mmm {precision}, {sizes}");
-        assert!(common::testing::check_row(&checked.stdout, &case("17 x 33 times 33 x 5")).contains("| FAULT |"), "{checked:?}");
-        for (sizes, printed) in [("1 x 1 times 1 x 1", "sizes 1 1 1"), ("100 x 7 times 7 x 129", "sizes 100 7 129"), ("1000 x 999 times 999 x 1001", "sizes 1000 999 1001")] {
-            assert!(common::testing::check_row(&checked.stdout, &case(sizes)).contains("| PASS |"), "{checked:?}");
-            let output = checked.stdout.split(&format!("stdout of case \"{}\"", case(sizes))).nth(1).unwrap_or_else(|| panic!("no output of {sizes}: {checked:?}"));
+        assert!(
+            common::testing::check_row(&checked.stdout, &case("17 x 33 times 33 x 5")).contains("| FAULT |"),
+            "{checked:?}"
+        );
+        for (sizes, printed) in [
+            ("1 x 1 times 1 x 1", "sizes 1 1 1"),
+            ("100 x 7 times 7 x 129", "sizes 100 7 129"),
+            ("1000 x 999 times 999 x 1001", "sizes 1000 999 1001"),
+        ] {
+            assert!(
+                common::testing::check_row(&checked.stdout, &case(sizes)).contains("| PASS |"),
+                "{checked:?}"
+            );
+            let output = checked
+                .stdout
+                .split(&format!("stdout of case \"{}\"", case(sizes)))
+                .nth(1)
+                .unwrap_or_else(|| panic!("no output of {sizes}: {checked:?}"));
             let own = output.split("stdout of case").next().unwrap_or_default();
-            assert!(own.contains(printed) && own.lines().filter(|line| line.starts_with("sizes")).all(|line| line == printed), "{sizes}: {own}");
+            assert!(
+                own.contains(printed)
+                    && own
+                        .lines()
+                        .filter(|line| line.starts_with("sizes"))
+                        .all(|line| line == printed),
+                "{sizes}: {own}"
+            );
         }
     }
 }
@@ -396,16 +550,25 @@ fn week_3_a_case_that_faults_ends_its_child_and_the_cases_after_it_still_pass() 
 #[test]
 #[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
 fn week_3_a_kernel_that_calls_malloc_runs_each_case_on_a_heap_of_its_own() {
-    let ours = std::fs::read_to_string(common::testing::repository_file("kernels/cuda/mmm.cu", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let ours = std::fs::read_to_string(common::testing::repository_file(
+        "kernels/cuda/mmm.cu",
+        env!("CARGO_MANIFEST_DIR"),
+    ))
+    .unwrap();
     let loop_start = "    T sum = 0;\n    for (int tile = 0;";
-    let every_block = "if (tx == 0 && ty == 0) { void* scratch = malloc(16); if (scratch == nullptr) __trap(); free(scratch); }";
-    let first_block_leaks = "if (tx == 0 && ty == 0 && blockIdx.x == 0 && blockIdx.y == 0) { if (malloc(1 << 16) == nullptr) __trap(); }";
+    let every_block =
+        "if (tx == 0 && ty == 0) { void* scratch = malloc(16); if (scratch == nullptr) __trap(); free(scratch); }";
+    let first_block_leaks =
+        "if (tx == 0 && ty == 0 && blockIdx.x == 0 && blockIdx.y == 0) { if (malloc(1 << 16) == nullptr) __trap(); }";
     for (name, heap) in [("frees", every_block), ("leaks", first_block_leaks)] {
         let body = format!("    {heap}\n{loop_start}");
         let file = common::testing::temp_file(&format!("malloc-{name}.cu"), &ours.replace(loop_start, &body));
         let checked = check_with(&file, "tiled", &[]);
         assert_eq!(checked.code, Some(0), "{name}: {checked:?}");
-        assert!(checked.stdout.contains("Solution is correct: all 18 cases pass"), "{name}: {checked:?}");
+        assert!(
+            checked.stdout.contains("Solution is correct: all 18 cases pass"),
+            "{name}: {checked:?}"
+        );
     }
 }
 
@@ -415,12 +578,27 @@ fn week_3_a_kernel_that_calls_malloc_runs_each_case_on_a_heap_of_its_own() {
 #[test]
 #[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
 fn week_3_a_missing_second_barrier_is_caught_under_sanitize() {
-    let cases = common::testing::temp_file("race-cases.txt", "17 33 5 f64 1\n255 257 256 f64 2\n64 64 64 f32 3\n1000 999 1001 f32 4\n");
-    let racy = check_with("assignments/03-mmm-tiled/broken/missing-second-syncthreads.cu", "tiled", &["--sanitize", "--cases", &cases]);
+    let cases = common::testing::temp_file(
+        "race-cases.txt",
+        "17 33 5 f64 1\n255 257 256 f64 2\n64 64 64 f32 3\n1000 999 1001 f32 4\n",
+    );
+    let racy = check_with(
+        "assignments/03-mmm-tiled/broken/missing-second-syncthreads.cu",
+        "tiled",
+        &["--sanitize", "--cases", &cases],
+    );
     assert_eq!(racy.code, Some(1), "{racy:?}");
-    for case in ["f64, 17 x 33 times 33 x 5", "f64, 255 x 257 times 257 x 256", "f32, 64 x 64 times 64 x 64", "f32, 1000 x 999 times 999 x 1001"] {
+    for case in [
+        "f64, 17 x 33 times 33 x 5",
+        "f64, 255 x 257 times 257 x 256",
+        "f32, 64 x 64 times 64 x 64",
+        "f32, 1000 x 999 times 999 x 1001",
+    ] {
         let row = common::testing::check_row(&racy.stdout, case);
-        assert!(row.contains("| FAIL |") && row.contains("racecheck: shared-memory hazard"), "{row}");
+        assert!(
+            row.contains("| FAIL |") && row.contains("racecheck: shared-memory hazard"),
+            "{row}"
+        );
     }
 }
 
@@ -431,29 +609,50 @@ fn week_3_a_missing_second_barrier_is_caught_under_sanitize() {
 #[test]
 #[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
 fn weeks_2_and_3_the_solution_passes_under_compute_sanitizer() {
-    let cases = common::testing::temp_file("sanitize-cases.txt", "1 1 1 f64 1\n17 33 5 f64 2\n100 7 129 f32 3\n255 257 256 f64 4\n");
+    let cases = common::testing::temp_file(
+        "sanitize-cases.txt",
+        "1 1 1 f64 1\n17 33 5 f64 2\n100 7 129 f32 3\n255 257 256 f64 4\n",
+    );
     for kernel in ["naive", "tiled"] {
         let solution = check_with("kernels/cuda/mmm.cu", kernel, &["--sanitize", "--cases", &cases]);
         assert_eq!(solution.code, Some(0), "{solution:?}");
         let rows = if kernel == "tiled" { 10 } else { 4 }; // the four cases, and week 3's three rules and three measured ones
-        assert!(solution.stdout.contains(&format!("Solution is correct: all {rows} cases pass")), "{solution:?}");
+        assert!(
+            solution
+                .stdout
+                .contains(&format!("Solution is correct: all {rows} cases pass")),
+            "{solution:?}"
+        );
         assert!(solution.stdout.contains("under compute-sanitizer"), "{solution:?}");
     }
-    let past = check_with("assignments/03-mmm-tiled/broken/writes-past-c.cu", "tiled", &["--sanitize", "--cases", &cases]);
+    let past = check_with(
+        "assignments/03-mmm-tiled/broken/writes-past-c.cu",
+        "tiled",
+        &["--sanitize", "--cases", &cases],
+    );
     let row = common::testing::check_row(&past.stdout, "f64, 17 x 33 times 33 x 5");
-    assert!(row.contains("| FAIL |") && row.contains("40 elements past the end"), "{row}");
+    assert!(
+        row.contains("| FAIL |") && row.contains("40 elements past the end"),
+        "{row}"
+    );
 }
 
 /// Issue 21: hidden cases from a file, named in the CSV by their hash.
 #[test]
 #[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
 fn week_3_hidden_cases_run_from_a_file() {
-    let cases = common::testing::temp_file("hidden-cases.txt", "# M K N PRECISION SEED\n31 47 19 f64 5\n300 17 1 f32 6\n");
+    let cases = common::testing::temp_file(
+        "hidden-cases.txt",
+        "# M K N PRECISION SEED\n31 47 19 f64 5\n300 17 1 f32 6\n",
+    );
     let hidden = check_with("kernels/cuda/mmm.cu", "tiled", &["--cases", &cases, "--csv"]);
     assert_eq!(hidden.code, Some(0), "{hidden:?}");
     let lines: Vec<&str> = hidden.stdout.lines().collect();
     assert!(lines[0].ends_with(",\"mmm f64, 31 x 47 times 47 x 19\",\"mmm f32, 300 x 17 times 17 x 1\",passed,time ratio,flags,note,case set"), "{hidden:?}");
-    assert!(lines[1].contains(",PASS,PASS,PASS,PASS,PASS,PASS,PASS,PASS,8/8,"), "{hidden:?}");
+    assert!(
+        lines[1].contains(",PASS,PASS,PASS,PASS,PASS,PASS,PASS,PASS,8/8,"),
+        "{hidden:?}"
+    );
 }
 
 /// Issue 29: the naive body in the tiled kernel gives right values and fails week 3's two rules only.
@@ -465,10 +664,25 @@ fn week_3_the_naive_body_in_the_tiled_kernel_fails_the_rules_only() {
     // The two rules read from the code, and the three measured: 512 global loads per element, none
     // from shared memory, no shared memory at all.
     assert!(naive.stderr.contains("5 of 18 cases failed"), "{naive:?}");
-    assert!(common::testing::check_row(&naive.stdout, "tiling, measured: global loads").contains("| FAIL | 1 of 1 | mmm_f64 | 512.0 |"), "{naive:?}");
-    assert!(common::testing::check_row(&naive.stdout, "tiles: ").contains("| FAIL | 2 of 2 | mmm_f64 | 0 bytes of shared memory |"), "{naive:?}");
-    assert!(common::testing::check_row(&naive.stdout, "barrier: ").contains("| FAIL | 2 of 2 | mmm_f64 | no __syncthreads() |"), "{naive:?}");
-    assert!(common::testing::check_row(&naive.stdout, "f64, 17 x 33 times 33 x 5").contains("| PASS |"), "{naive:?}");
+    assert!(
+        common::testing::check_row(&naive.stdout, "tiling, measured: global loads")
+            .contains("| FAIL | 1 of 1 | mmm_f64 | 512.0 |"),
+        "{naive:?}"
+    );
+    assert!(
+        common::testing::check_row(&naive.stdout, "tiles: ")
+            .contains("| FAIL | 2 of 2 | mmm_f64 | 0 bytes of shared memory |"),
+        "{naive:?}"
+    );
+    assert!(
+        common::testing::check_row(&naive.stdout, "barrier: ")
+            .contains("| FAIL | 2 of 2 | mmm_f64 | no __syncthreads() |"),
+        "{naive:?}"
+    );
+    assert!(
+        common::testing::check_row(&naive.stdout, "f64, 17 x 33 times 33 x 5").contains("| PASS |"),
+        "{naive:?}"
+    );
 }
 
 /// Issue 39: every kernel of week 3's red-team corpus gets the verdict its header promises, the
@@ -476,7 +690,14 @@ fn week_3_the_naive_body_in_the_tiled_kernel_fails_the_rules_only() {
 #[test]
 #[ignore = "needs a GPU and ncu (gpu-bundle/run.sh)"]
 fn the_week_3_red_team_gets_its_verdicts() {
-    common::testing::assert_red_team("03-mmm-tiled", "lab-mmm", env!("CARGO_BIN_EXE_lab-mmm"), env!("CARGO_MANIFEST_DIR"), &["--kernel", "tiled"], false);
+    common::testing::assert_red_team(
+        "03-mmm-tiled",
+        "lab-mmm",
+        env!("CARGO_BIN_EXE_lab-mmm"),
+        env!("CARGO_MANIFEST_DIR"),
+        &["--kernel", "tiled"],
+        false,
+    );
 }
 
 /// Issue 45: a student cannot pass for the machine. A kernel that prints the words of a MACHINE row
@@ -486,17 +707,36 @@ fn the_week_3_red_team_gets_its_verdicts() {
 #[test]
 #[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
 fn a_kernel_that_makes_the_machine_look_broken_gets_no_machine_verdict() {
-    let ours = std::fs::read_to_string(common::testing::repository_file("kernels/cuda/mmm.cu", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let ours = std::fs::read_to_string(common::testing::repository_file(
+        "kernels/cuda/mmm.cu",
+        env!("CARGO_MANIFEST_DIR"),
+    ))
+    .unwrap();
     let honest = "extern \"C\" __global__ void mmm_f64(MatrixView<double> a, MatrixView<double> b, MatrixView<double> c) { mmm(a, b, c); }";
     let liar = "extern \"C\" __global__ void mmm_f64(MatrixView<double> a, MatrixView<double> b, MatrixView<double> c) { \
                 printf(\"CHECK-ROW\\tmmm f64, 1 x 1 times 1 x 1\\tmachine\\tno GPU\\nlab-mmm: error: machine: no usable CUDA GPU\\n\"); asm(\"trap;\"); }";
-    let hog = format!("__device__ char hog[1ull << 40];\n{}", ours.replacen(honest, &format!("{honest}\n__global__ void touch() {{ hog[threadIdx.x] = 1; }}"), 1));
-    for (name, text) in [("says-machine.cu", ours.replacen(honest, liar, 1)), ("hogs-memory.cu", hog)] {
+    let hog = format!(
+        "__device__ char hog[1ull << 40];\n{}",
+        ours.replacen(
+            honest,
+            &format!("{honest}\n__global__ void touch() {{ hog[threadIdx.x] = 1; }}"),
+            1
+        )
+    );
+    for (name, text) in [
+        ("says-machine.cu", ours.replacen(honest, liar, 1)),
+        ("hogs-memory.cu", hog),
+    ] {
         let file = common::testing::temp_file(name, &text);
         let lab = common::testing::lab_binary("lab-mmm", env!("CARGO_BIN_EXE_lab-mmm"));
-        let outcome = common::testing::run(&lab, &["--kernel-source", &file, "--kernel", "tiled", "--check", "--csv"]);
+        let outcome = common::testing::run(
+            &lab,
+            &["--kernel-source", &file, "--kernel", "tiled", "--check", "--csv"],
+        );
         assert_eq!(outcome.code, Some(1), "{name}: {outcome:?}");
-        assert!(!outcome.stdout.contains("MACHINE") && !outcome.stdout.contains("\"machine: "), "{name}: {outcome:?}");
+        assert!(
+            !outcome.stdout.contains("MACHINE") && !outcome.stdout.contains("\"machine: "),
+            "{name}: {outcome:?}"
+        );
     }
 }
-

@@ -7,10 +7,11 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::Parser;
-use common::matrix::batch::{slide_ms, slide_table, Batch, Measured};
 use common::check_cuda;
+use common::cli::parse_bytes;
 use common::context::new_streams;
 use common::gpu::Gpu;
+use common::matrix::batch::{slide_ms, slide_table, Batch, Measured};
 use common::matrix::host_memory::{check_pinnable, ensure_host_fits};
 use common::matrix::Pinned;
 use common::mmm::{load_mmm, parse_block_size, MmmKernel};
@@ -19,7 +20,6 @@ use common::progress::Progress;
 use common::timeline::{write_svg, Kernel};
 use common::verify::{verdict, Random};
 use cust::stream::{Stream, StreamFlags};
-use common::cli::parse_bytes;
 use lab_pinned::sweep::{self, sizes, Kind};
 
 /// Page-locked (pinned) and registered host memory, measured (slide: mmm-streamed-and-pinned).
@@ -79,17 +79,26 @@ fn run(args: Args) -> Result<()> {
     let (count, n) = (args.count as usize, args.size as usize);
     // Refuse before anything is allocated: the pinned batch, and the largest pinned sweep buffer.
     check_pinnable(Batch::<Vec<f64>>::bytes(count, n), 0)?;
-    ensure_host_fits(Batch::<Vec<f64>>::bytes(count, n).saturating_mul(2), &format!("two batches of {count} products of {n} x {n} doubles"))?;
+    ensure_host_fits(
+        Batch::<Vec<f64>>::bytes(count, n).saturating_mul(2),
+        &format!("two batches of {count} products of {n} x {n} doubles"),
+    )?;
     if !args.no_sweep {
         check_pinnable(args.sweep_max as u64, 0)?;
-        ensure_host_fits(2 * args.sweep_max as u64, &format!("--sweep-max {}", common::format_bytes(args.sweep_max as u64)))?;
+        ensure_host_fits(
+            2 * args.sweep_max as u64,
+            &format!("--sweep-max {}", common::format_bytes(args.sweep_max as u64)),
+        )?;
     }
     for path in args.plot.iter().chain(&args.timeline) {
         check_output_path(path, args.force)?;
     }
     let gpu = Gpu::open(0)?;
     println!("{}", gpu.info);
-    gpu.ensure_fits(Batch::<Vec<f64>>::bytes(count, n).saturating_mul(2), &format!("two batches of {count} products of {n} x {n} doubles"))?;
+    gpu.ensure_fits(
+        Batch::<Vec<f64>>::bytes(count, n).saturating_mul(2),
+        &format!("two batches of {count} products of {n} x {n} doubles"),
+    )?;
     let module = load_mmm(&gpu, args.block_size)?;
     let mmm = Kernel::get(&module, &MmmKernel::Tiled.c_name::<f64>())?;
     let main = check_cuda!(Stream::new(StreamFlags::DEFAULT, None))?;
@@ -97,29 +106,48 @@ fn run(args: Args) -> Result<()> {
     let mut random = Random::new(args.seed);
     let repetitions = args.repetitions as usize;
 
-    println!("\nCOUNT = {count} products of random {n} x {n} doubles, tiled mmm with BLOCK_SIZE {}", args.block_size);
+    println!(
+        "\nCOUNT = {count} products of random {n} x {n} doubles, tiled mmm with BLOCK_SIZE {}",
+        args.block_size
+    );
     // malloc'ed matrices, as in lab-streams ...
     let mut pageable = Batch::<Vec<f64>>::random(count, n, args.block_size, args.seed)?;
     // ... and the same from cudaMallocHost
     let mut pinned = Batch::<Pinned<f64>>::copy_of(&pageable)?;
     let progress = Progress::new(SLIDE_MS.len(), "lab-pinned");
     let measured = [
-        progress.run(SLIDE_MS[0].0, || pageable.time_serial(&mmm.plain, &main, repetitions, &mut random))?,
-        progress.run(SLIDE_MS[1].0, || pinned.time_serial(&mmm.plain, &main, repetitions, &mut random))?,
-        progress.run(SLIDE_MS[2].0, || pageable.time_kernels_only(&mmm.plain, &main, repetitions, &mut random))?,
-        progress.run(SLIDE_MS[3].0, || pageable.time_streamed(&mmm, &main, &streams, repetitions, &mut random))?,
-        progress.run(SLIDE_MS[4].0, || pinned.time_streamed(&mmm, &main, &streams, repetitions, &mut random))?,
+        progress.run(SLIDE_MS[0].0, || {
+            pageable.time_serial(&mmm.plain, &main, repetitions, &mut random)
+        })?,
+        progress.run(SLIDE_MS[1].0, || {
+            pinned.time_serial(&mmm.plain, &main, repetitions, &mut random)
+        })?,
+        progress.run(SLIDE_MS[2].0, || {
+            pageable.time_kernels_only(&mmm.plain, &main, repetitions, &mut random)
+        })?,
+        progress.run(SLIDE_MS[3].0, || {
+            pageable.time_streamed(&mmm, &main, &streams, repetitions, &mut random)
+        })?,
+        progress.run(SLIDE_MS[4].0, || {
+            pinned.time_streamed(&mmm, &main, &streams, repetitions, &mut random)
+        })?,
     ];
     drop(progress);
     for (m, (name, _)) in measured.iter().zip(SLIDE_MS) {
         println!("{name:<24} {}", m.timing);
     }
-    let rows: Vec<(&str, &Measured, Option<f64>)> =
-        measured.iter().zip(SLIDE_MS).map(|(m, (name, ms))| (name, m, ms)).collect();
+    let rows: Vec<(&str, &Measured, Option<f64>)> = measured
+        .iter()
+        .zip(SLIDE_MS)
+        .map(|(m, (name, ms))| (name, m, ms))
+        .collect();
     println!("\n{}", slide_table(&rows, measured[2].timing.median_ms()));
     if let Some(path) = &args.timeline {
         let spans = pinned.record_streamed(&mmm, &main, &streams)?;
-        let title = format!("mmm-streamed-and-pinned: {count} products of {n} x {n} doubles, {}", gpu.info.name);
+        let title = format!(
+            "mmm-streamed-and-pinned: {count} products of {n} x {n} doubles, {}",
+            gpu.info.name
+        );
         println!("{}", write_svg(path, args.force, &title, &pinned.lanes(), &spans)?);
     }
     drop((pageable, pinned)); // unpin before the sweep pins its own buffers
@@ -135,9 +163,17 @@ fn run(args: Args) -> Result<()> {
         println!("\nCopy bandwidth (cudaMemcpy, median), GB/s = 10^9 bytes/s; every size checked by a round trip:\n");
         println!("{}", sweep::table(&points));
         if let Some(path) = &args.plot {
-            sweep::plot(&points, &format!("Copy bandwidth by host memory, {}", gpu.info.name), path, args.force)?;
+            sweep::plot(
+                &points,
+                &format!("Copy bandwidth by host memory, {}", gpu.info.name),
+                path,
+                args.force,
+            )?;
             println!("Plot written to {}", path.display());
         }
     }
-    verdict(measured.iter().all(|m| m.check.passed()), "a product differs from the CPU reference")
+    verdict(
+        measured.iter().all(|m| m.check.passed()),
+        "a product differs from the CPU reference",
+    )
 }

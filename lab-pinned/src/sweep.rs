@@ -7,8 +7,8 @@ use anyhow::{ensure, Context as _, Result};
 use common::check_cuda;
 use common::matrix::host_memory::{check_pinnable, try_filled_vec, Registered};
 use common::output::create_output_file;
-use common::progress::Progress;
 use common::phases::{self, Phase};
+use common::progress::Progress;
 use common::timing::time_on_stream;
 use common::verify::Random;
 use cust::memory::{CopyDestination, DeviceBuffer, LockedBuffer};
@@ -16,7 +16,9 @@ use cust::stream::Stream;
 
 /// Copy sizes: 4 KiB, 16 KiB, ... up to `max` (powers of four).
 pub fn sizes(max: usize) -> Vec<usize> {
-    std::iter::successors(Some(4096usize), |size| Some(size * 4)).take_while(|size| *size <= max).collect()
+    std::iter::successors(Some(4096usize), |size| Some(size * 4))
+        .take_while(|size| *size <= max)
+        .collect()
 }
 
 /// Host memory kinds of the sweep.
@@ -55,7 +57,10 @@ impl HostBuffer {
                 HostBuffer::Pinned(check_cuda!(LockedBuffer::new(&0u8, bytes))?)
             }
             // cudaHostRegister on memory malloc gave; unregistered when dropped.
-            Kind::Registered => HostBuffer::Registered(Registered::register(try_filled_vec(bytes, 0, "a registered buffer")?, 0)?),
+            Kind::Registered => HostBuffer::Registered(Registered::register(
+                try_filled_vec(bytes, 0, "a registered buffer")?,
+                0,
+            )?),
         })
     }
 
@@ -79,7 +84,13 @@ pub struct Point {
 
 /// Times synchronous copies (cudaMemcpy) of every size for `kind`, after checking that the data makes
 /// the round trip unchanged at every size.
-pub fn measure(kind: Kind, sizes: &[usize], stream: &Stream, random: &mut Random, progress: &Progress) -> Result<Vec<Point>> {
+pub fn measure(
+    kind: Kind,
+    sizes: &[usize],
+    stream: &Stream,
+    random: &mut Random,
+    progress: &Progress,
+) -> Result<Vec<Point>> {
     let max = *sizes.iter().max().context("no sizes to sweep")?;
     let mut host = HostBuffer::new(kind, max)?;
     // SAFETY: every byte read back is first written by a copy.
@@ -94,9 +105,16 @@ pub fn measure(kind: Kind, sizes: &[usize], stream: &Stream, random: &mut Random
         let to_device = time_on_stream(stream, 2, repetitions, || {
             Ok(check_cuda!(device_part.copy_from(&host.bytes()[..bytes]))?)
         })?;
-        let to_host = time_on_stream(stream, 2, repetitions, || Ok(check_cuda!(device_part.copy_to(&mut host.bytes()[..bytes]))?))?;
+        let to_host = time_on_stream(stream, 2, repetitions, || {
+            Ok(check_cuda!(device_part.copy_to(&mut host.bytes()[..bytes]))?)
+        })?;
         let gbs = |ms: f64| bytes as f64 / (ms * 1e6);
-        points.push(Point { kind, bytes, host_to_device: gbs(to_device.median_ms()), device_to_host: gbs(to_host.median_ms()) });
+        points.push(Point {
+            kind,
+            bytes,
+            host_to_device: gbs(to_device.median_ms()),
+            device_to_host: gbs(to_host.median_ms()),
+        });
         progress.done();
     }
     Ok(points)
@@ -104,14 +122,20 @@ pub fn measure(kind: Kind, sizes: &[usize], stream: &Stream, random: &mut Random
 
 /// Random bytes to the GPU and back into a poisoned buffer: they must come back unchanged.
 fn round_trip(host: &mut [u8], device: &mut DeviceBuffer<u8>, bytes: usize, random: &mut Random) -> Result<()> {
-    let original: Vec<u8> = (0..bytes.div_ceil(8)).flat_map(|_| random.next_u64().to_le_bytes()).take(bytes).collect();
+    let original: Vec<u8> = (0..bytes.div_ceil(8))
+        .flat_map(|_| random.next_u64().to_le_bytes())
+        .take(bytes)
+        .collect();
     host[..bytes].copy_from_slice(&original);
     let mut part = device.index(0..bytes);
     check_cuda!(part.copy_from(&host[..bytes]))?;
     host[..bytes].fill(0xA5);
     check_cuda!(part.copy_to(&mut host[..bytes]))?;
     let wrong = host[..bytes].iter().zip(&original).filter(|(a, b)| a != b).count();
-    ensure!(wrong == 0, "{wrong} of {bytes} bytes changed on the round trip through the GPU");
+    ensure!(
+        wrong == 0,
+        "{wrong} of {bytes} bytes changed on the round trip through the GPU"
+    );
     Ok(())
 }
 
@@ -144,8 +168,14 @@ pub fn plot(points: &[Point], title: &str, path: &Path, overwrite: bool) -> Resu
     use plotters::prelude::*;
     let _phase = phases::enter(Phase::Output);
     drop(create_output_file(path, overwrite)?); // the same refusal as every output; plotters rewrites it
-    let top = points.iter().flat_map(|p| [p.host_to_device, p.device_to_host]).fold(1.0_f64, f64::max) * 1.1;
-    let (min, max) = points.iter().fold((f64::MAX, 0.0_f64), |(lo, hi), p| (lo.min(p.bytes as f64), hi.max(p.bytes as f64)));
+    let top = points
+        .iter()
+        .flat_map(|p| [p.host_to_device, p.device_to_host])
+        .fold(1.0_f64, f64::max)
+        * 1.1;
+    let (min, max) = points.iter().fold((f64::MAX, 0.0_f64), |(lo, hi), p| {
+        (lo.min(p.bytes as f64), hi.max(p.bytes as f64))
+    });
     let root = SVGBackend::new(path, (900, 560)).into_drawing_area();
     let draw = |err: &dyn std::fmt::Display| anyhow::anyhow!("drawing {}: {err}", path.display());
     root.fill(&WHITE).map_err(|e| draw(&e))?;
@@ -171,7 +201,11 @@ pub fn plot(points: &[Point], title: &str, path: &Path, overwrite: bool) -> Resu
                 .filter(|p| p.kind == *kind)
                 .map(|p| (p.bytes as f64, if dashed { p.device_to_host } else { p.host_to_device }))
                 .collect();
-            let style = if dashed { colour.stroke_width(1) } else { colour.stroke_width(3) };
+            let style = if dashed {
+                colour.stroke_width(1)
+            } else {
+                colour.stroke_width(3)
+            };
             chart
                 .draw_series(LineSeries::new(line, style))
                 .map_err(|e| draw(&e))?
@@ -203,7 +237,12 @@ mod tests {
     use super::*;
 
     fn point(kind: Kind, bytes: usize, up: f64, down: f64) -> Point {
-        Point { kind, bytes, host_to_device: up, device_to_host: down }
+        Point {
+            kind,
+            bytes,
+            host_to_device: up,
+            device_to_host: down,
+        }
     }
 
     #[test]
@@ -218,11 +257,16 @@ mod tests {
         let points: Vec<Point> = Kind::ALL
             .iter()
             .enumerate()
-            .flat_map(|(k, &kind)| [4096, 16384].map(|bytes| point(kind, bytes, 2.0 * k as f64 + 1.0, 2.0 * k as f64 + 2.0)))
+            .flat_map(|(k, &kind)| {
+                [4096, 16384].map(|bytes| point(kind, bytes, 2.0 * k as f64 + 1.0, 2.0 * k as f64 + 2.0))
+            })
             .collect();
         let table = table(&points);
         assert_eq!(table.lines().count(), 2 + 2, "{table}");
-        assert!(table.contains("| 4.0 KiB | 1.00 | 2.00 | 3.00 | 4.00 | 5.00 | 6.00 |"), "{table}");
+        assert!(
+            table.contains("| 4.0 KiB | 1.00 | 2.00 | 3.00 | 4.00 | 5.00 | 6.00 |"),
+            "{table}"
+        );
         assert!(table.contains("| 16.0 KiB | 1.00 | 2.00 |"), "{table}");
     }
 
@@ -240,15 +284,25 @@ mod tests {
         let path = dir.join("bandwidth.svg");
         let points: Vec<Point> = Kind::ALL
             .iter()
-            .flat_map(|&kind| sizes(1 << 20).into_iter().map(move |bytes| point(kind, bytes, bytes as f64 / 1e5, 2.0)))
+            .flat_map(|&kind| {
+                sizes(1 << 20)
+                    .into_iter()
+                    .map(move |bytes| point(kind, bytes, bytes as f64 / 1e5, 2.0))
+            })
             .collect();
         plot(&points, "made-up numbers", &path, false).unwrap();
         let svg = std::fs::read_to_string(&path).unwrap();
         assert!(svg.starts_with("<svg") && svg.contains("GB/s") && svg.contains("bytes per copy"));
         assert!(svg.contains("pinned, host to device") && svg.contains("registered, device to host"));
-        let coloured = svg.lines().filter(|l| l.starts_with("<polyline") && !l.contains(r##"stroke="#000000""##)).count();
+        let coloured = svg
+            .lines()
+            .filter(|l| l.starts_with("<polyline") && !l.contains(r##"stroke="#000000""##))
+            .count();
         assert_eq!(coloured, 6 + 6, "a line per kind and direction, and its legend sample");
-        assert!(plot(&points, "again", &path, false).is_err(), "never over an existing file");
+        assert!(
+            plot(&points, "again", &path, false).is_err(),
+            "never over an existing file"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -8,8 +8,18 @@ const LAB: &str = env!("CARGO_BIN_EXE_lab-pinned");
 fn help_explains_every_flag() {
     let outcome = run(LAB, &["--help"]);
     assert_eq!(outcome.code, Some(0));
-    for flag in ["--size", "--count", "--block-size", "--repetitions", "--seed", "--sweep-max", "--no-sweep", "--plot",
-        "--timeline", "--force"] {
+    for flag in [
+        "--size",
+        "--count",
+        "--block-size",
+        "--repetitions",
+        "--seed",
+        "--sweep-max",
+        "--no-sweep",
+        "--plot",
+        "--timeline",
+        "--force",
+    ] {
         assert!(outcome.stdout.contains(flag), "--help does not mention {flag}");
     }
 }
@@ -17,9 +27,15 @@ fn help_explains_every_flag() {
 #[test]
 fn refuses_to_pin_more_than_half_of_the_machine_before_touching_the_gpu() {
     let outcome = run(LAB, &["--size", "100000", "--count", "64"]);
-    assert!(outcome.is_one_line_error("lab-pinned", "more than the 50% the labs allow"), "{outcome:?}");
+    assert!(
+        outcome.is_one_line_error("lab-pinned", "more than the 50% the labs allow"),
+        "{outcome:?}"
+    );
     let outcome = run(LAB, &["--size", "16", "--sweep-max", "4096GiB"]);
-    assert!(outcome.is_one_line_error("lab-pinned", "pinning 4.0 TiB would lock"), "{outcome:?}");
+    assert!(
+        outcome.is_one_line_error("lab-pinned", "pinning 4.0 TiB would lock"),
+        "{outcome:?}"
+    );
 }
 
 #[test]
@@ -27,7 +43,10 @@ fn fails_on_a_malformed_sweep_size() {
     let outcome = run(LAB, &["--sweep-max", "1TB"]);
     assert!(outcome.is_one_line_error("lab-pinned", "unknown unit"), "{outcome:?}");
     let outcome = run(LAB, &["--sweep-max", "100"]);
-    assert!(outcome.is_one_line_error("lab-pinned", "at least 4096 bytes"), "{outcome:?}");
+    assert!(
+        outcome.is_one_line_error("lab-pinned", "at least 4096 bytes"),
+        "{outcome:?}"
+    );
 }
 
 #[test]
@@ -35,7 +54,10 @@ fn refuses_to_overwrite_a_plot() {
     let existing = std::env::temp_dir().join(format!("lab-pinned-cli-{}.svg", std::process::id()));
     std::fs::write(&existing, "keep").unwrap();
     let outcome = run(LAB, &["--plot", existing.to_str().unwrap()]);
-    assert!(outcome.is_one_line_error("lab-pinned", "exists; not overwriting it"), "{outcome:?}");
+    assert!(
+        outcome.is_one_line_error("lab-pinned", "exists; not overwriting it"),
+        "{outcome:?}"
+    );
     assert_eq!(std::fs::read_to_string(&existing).unwrap(), "keep");
 }
 

@@ -1,8 +1,8 @@
 //! Pinned and registered memory on the GPU: products from pinned matrices, round trips and the sweep.
 //! Needs a GPU: `bash gpu-bundle/run.sh` (README).
 
-use common::matrix::batch::Batch;
 use common::gpu::Gpu;
+use common::matrix::batch::Batch;
 use common::matrix::host_memory::Registered;
 use common::matrix::{Matrix, Pinned};
 use common::mmm::{load_mmm, MmmKernel};
@@ -25,8 +25,16 @@ fn streamed_products_from_pinned_matrices_are_right() {
         let main = Stream::new(StreamFlags::DEFAULT, None).unwrap();
         let streams = common::context::new_streams(count).unwrap();
         let mut batch = Batch::<Pinned<f64>>::random(count, n, block_size, 7).unwrap();
-        assert!(batch.time_serial(&mmm.plain, &main, 1, &mut random).unwrap().check.passed());
-        assert!(batch.time_streamed(&mmm, &main, &streams, 1, &mut random).unwrap().check.passed());
+        assert!(batch
+            .time_serial(&mmm.plain, &main, 1, &mut random)
+            .unwrap()
+            .check
+            .passed());
+        assert!(batch
+            .time_streamed(&mmm, &main, &streams, 1, &mut random)
+            .unwrap()
+            .check
+            .passed());
     }
 }
 
@@ -56,6 +64,9 @@ fn the_sweep_round_trips_every_size_and_measures_positive_bandwidth() {
     for kind in Kind::ALL {
         let points = measure(kind, &sizes(4 << 20), &stream, &mut random, &Progress::new(0, "test")).unwrap();
         assert_eq!(points.len(), 6);
-        assert!(points.iter().all(|p| p.host_to_device > 0.0 && p.device_to_host > 0.0), "{points:?}");
+        assert!(
+            points.iter().all(|p| p.host_to_device > 0.0 && p.device_to_host > 0.0),
+            "{points:?}"
+        );
     }
 }

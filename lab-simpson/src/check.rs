@@ -7,7 +7,9 @@ use std::path::Path;
 
 use anyhow::Result;
 use common::assignment::cases_file::{choice, field, CaseFormat, CaseSet};
-use common::assignment::{checked_runs, first_mismatch, on_the_machine, shown, written, written_once, CaseContext, Entry, FirstWrong, Outcome};
+use common::assignment::{
+    checked_runs, first_mismatch, on_the_machine, shown, written, written_once, CaseContext, Entry, FirstWrong, Outcome,
+};
 use common::gpu::Gpu;
 use common::integrand::Integrand;
 use common::verify::Poison as _;
@@ -23,13 +25,22 @@ pub fn entry(integrand: Integrand) -> Entry {
         Integrand::Exp => "__global__ void simpson_exp(double a, double b, double* sums)",
         Integrand::Peak => "__global__ void simpson_peak(double a, double b, double* sums)",
     };
-    Entry { name: kernel_name(integrand), declaration }
+    Entry {
+        name: kernel_name(integrand),
+        declaration,
+    }
 }
 
 /// The week's cases: every integrand, 1 to 2^20 sub-intervals, blocks of 1 to 1024 threads, counts
 /// that are no power of two.
 pub fn cases() -> Vec<Problem> {
-    let case = |integrand, a, b, intervals, block_size| Problem { integrand, a, b, intervals, block_size };
+    let case = |integrand, a, b, intervals, block_size| Problem {
+        integrand,
+        a,
+        b,
+        intervals,
+        block_size,
+    };
     vec![
         case(Integrand::Pi, 0.0, 1.0, 1, 1),
         case(Integrand::Pi, 0.0, 1.0, 96, 32),
@@ -50,15 +61,39 @@ pub fn case_set(file: Option<&Path>) -> Result<CaseSet<Problem>> {
         let (a, b) = (field(fields[1], "A", -1e6..=1e6)?, field(fields[2], "B", -1e6..=1e6)?);
         let intervals = field(fields[3], "INTERVALS", 1..=1 << 26)?;
         let block_size = field(fields[4], "BLOCK_SIZE", 1..=1024)?;
-        Problem::new(integrand, a, b, intervals, block_size).map(|problem| vec![problem]).map_err(|err| err.to_string())
+        Problem::new(integrand, a, b, intervals, block_size)
+            .map(|problem| vec![problem])
+            .map_err(|err| err.to_string())
     };
-    let line = |p: &Problem| format!("{} {} {} {} {}", p.integrand.name(), p.a, p.b, p.intervals, p.block_size);
-    CaseFormat { fields: CASE_FIELDS, parse: &parse, line: &line, name: &name }.load(file, cases())
+    let line = |p: &Problem| {
+        format!(
+            "{} {} {} {} {}",
+            p.integrand.name(),
+            p.a,
+            p.b,
+            p.intervals,
+            p.block_size
+        )
+    };
+    CaseFormat {
+        fields: CASE_FIELDS,
+        parse: &parse,
+        line: &line,
+        name: &name,
+    }
+    .load(file, cases())
 }
 
 /// How a case is named in the table.
 pub fn name(problem: &Problem) -> String {
-    format!("{} on [{}, {}], {} sub-intervals, blocks of {}", problem.integrand.formula(), problem.a, problem.b, problem.intervals, problem.block_size)
+    format!(
+        "{} on [{}, {}], {} sub-intervals, blocks of {}",
+        problem.integrand.formula(),
+        problem.a,
+        problem.b,
+        problem.intervals,
+        problem.block_size
+    )
 }
 
 /// Runs one case with the student's image (twice, with two poisons), then times it against ours. The
@@ -89,7 +124,11 @@ pub fn run_case(student: &KernelImage, problem: &Problem, context: CaseContext) 
             checked_runs(launches, || {
                 let run = simpson_into(&module, problem, &mut sums, f64::POISON_WORD, 1)?;
                 let wrong = first_mismatch(&run.sums, &cpu, right).1.map(|i| {
-                    format!("sub-interval {i} is {}, expected {}", written_once(run.sums[i], shown), shown(cpu[i]))
+                    format!(
+                        "sub-interval {i} is {}, expected {}",
+                        written_once(run.sums[i], shown),
+                        shown(cpu[i])
+                    )
                 });
                 Ok((run.timing, wrong))
             })
@@ -103,5 +142,12 @@ pub fn run_case(student: &KernelImage, problem: &Problem, context: CaseContext) 
         expected: shown(cpu[i]),
         computed_by: format!("block {}, thread {}", i / block, i % block),
     });
-    Ok(Outcome { wrong, elements: cpu.len(), first, times: timed.times, finding: None }.with_findings([outside, timed.wrong]))
+    Ok(Outcome {
+        wrong,
+        elements: cpu.len(),
+        first,
+        times: timed.times,
+        finding: None,
+    }
+    .with_findings([outside, timed.wrong]))
 }

@@ -5,10 +5,10 @@ pub mod check;
 use anyhow::{ensure, Context as _, Result};
 use common::device_info::DeviceInfo;
 use common::gpu::Gpu;
-use common::phases::{self, Phase};
-use common::integrand::Integrand;
-use common::timing::{time_on_stream_after, Timing};
 use common::guard::Guarded;
+use common::integrand::Integrand;
+use common::phases::{self, Phase};
+use common::timing::{time_on_stream_after, Timing};
 use common::verify::Poison as _;
 use common::{check_cuda, verify};
 use cust::launch;
@@ -47,17 +47,29 @@ impl Problem {
         ensure!(block_size > 0, "--block-size must be at least 1");
         ensure!(intervals > 0, "--intervals must be at least 1");
         // The next multiple up, where there is one below 2^64 (checked arithmetic: any u64 is a user's).
-        let next = intervals.div_ceil(u64::from(block_size)).checked_mul(u64::from(block_size));
+        let next = intervals
+            .div_ceil(u64::from(block_size))
+            .checked_mul(u64::from(block_size));
         ensure!(
             intervals.is_multiple_of(u64::from(block_size)),
             "--intervals {intervals} is not a multiple of --block-size {block_size}: the slide's kernel gives \
              each of its gridDim.x * blockDim.x threads one sub-interval (try {})",
-            next.map_or(format!("a multiple of {block_size}"), |next| format!("--intervals {next}"))
+            next.map_or(format!("a multiple of {block_size}"), |next| format!(
+                "--intervals {next}"
+            ))
         );
         // The sums: the poison sent to the GPU, the GPU's copied back, the CPU's.
-        let bytes = intervals.checked_mul(3 * 8).with_context(|| format!("--intervals {intervals} is too large: its sums alone would need over 16 EiB"))?;
+        let bytes = intervals
+            .checked_mul(3 * 8)
+            .with_context(|| format!("--intervals {intervals} is too large: its sums alone would need over 16 EiB"))?;
         common::matrix::host_memory::ensure_host_fits(bytes, &format!("--intervals {intervals}"))?;
-        Ok(Problem { integrand, a, b, intervals, block_size })
+        Ok(Problem {
+            integrand,
+            a,
+            b,
+            intervals,
+            block_size,
+        })
     }
 
     /// Blocks in the grid: N / BLOCK_SIZE.
@@ -107,36 +119,62 @@ pub fn simpson_on_gpu(gpu: &Gpu, module: &Module, problem: &Problem, repetitions
 /// run on this GPU: its block size, and memory for the sums, checked before anything is allocated.
 pub fn allocate_sums(gpu: &Gpu, problem: &Problem) -> Result<Guarded<f64>> {
     problem.check_against(&gpu.info)?;
-    let bytes = problem.intervals.saturating_mul(8).saturating_add(2 * common::guard::GUARD_BYTES as u64);
+    let bytes = problem
+        .intervals
+        .saturating_mul(8)
+        .saturating_add(2 * common::guard::GUARD_BYTES as u64);
     gpu.ensure_fits(bytes, &format!("--intervals {}", problem.intervals))?;
     Guarded::new(problem.intervals as usize)
 }
 
 /// The same into `sums` (from [`allocate_sums`]), poisoned with `poison` first.
-pub fn simpson_into(module: &Module, problem: &Problem, sums: &mut Guarded<f64>, poison: u32, repetitions: usize) -> Result<GpuRun> {
-    ensure!(sums.len() as u64 == problem.intervals, "{} sums for {} sub-intervals", sums.len(), problem.intervals);
+pub fn simpson_into(
+    module: &Module,
+    problem: &Problem,
+    sums: &mut Guarded<f64>,
+    poison: u32,
+    repetitions: usize,
+) -> Result<GpuRun> {
+    ensure!(
+        sums.len() as u64 == problem.intervals,
+        "{} sums for {} sub-intervals",
+        sums.len(),
+        problem.intervals
+    );
     let simpson = check_cuda!(module.get_function(kernel_name(problem.integrand)))?;
     let stream = check_cuda!(Stream::new(StreamFlags::DEFAULT, None))?;
     let (a, b, d_sums) = (problem.a, problem.b, sums.as_device_ptr());
     let (grid, block) = (problem.blocks() as u32, problem.block_size);
 
     // Every launch, the warm-up's too, starts from poisoned sums (issue 39).
-    let timing = time_on_stream_after(&stream, 1, repetitions, || sums.fill(poison), || {
-        // __global__ void simpson(double a, double b, double* sums)
-        // SAFETY: the arguments match the kernel's C signature beside the launch, in type and order, and
-        // point into live device buffers as large as the kernel indexes.
-        check_cuda!(unsafe { launch!(simpson<<<grid, block, 0, stream>>>(a, b, d_sums)) })?;
-        Ok(())
-    })?;
+    let timing = time_on_stream_after(
+        &stream,
+        1,
+        repetitions,
+        || sums.fill(poison),
+        || {
+            // __global__ void simpson(double a, double b, double* sums)
+            // SAFETY: the arguments match the kernel's C signature beside the launch, in type and order, and
+            // point into live device buffers as large as the kernel indexes.
+            check_cuda!(unsafe { launch!(simpson<<<grid, block, 0, stream>>>(a, b, d_sums)) })?;
+            Ok(())
+        },
+    )?;
     check_cuda!(stream.synchronize())?; // a fault in the kernel shows up here
-    Ok(GpuRun { sums: sums.read()?, timing })
+    Ok(GpuRun {
+        sums: sums.read()?,
+        timing,
+    })
 }
 
 /// The same rule on the CPU, sub-interval by sub-interval, on all cores.
 pub fn simpson_on_cpu(problem: &Problem) -> Vec<f64> {
     let _phase = phases::enter(Phase::Verify);
     let h = problem.h();
-    (0..problem.intervals).into_par_iter().map(|i| problem.integrand.simpson(problem.a + i as f64 * h, h)).collect()
+    (0..problem.intervals)
+        .into_par_iter()
+        .map(|i| problem.integrand.simpson(problem.a + i as f64 * h, h))
+        .collect()
 }
 
 /// Largest relative difference between GPU and CPU sums and the sub-interval where it is. Sums near
@@ -159,8 +197,13 @@ mod tests {
 
     #[test]
     fn refuses_intervals_that_do_not_fill_whole_blocks_and_suggests_a_size() {
-        let err = Problem::new(Integrand::Pi, 0.0, 1.0, 1000, 256).unwrap_err().to_string();
-        assert!(err.starts_with("--intervals 1000 is not a multiple of --block-size 256"), "{err}");
+        let err = Problem::new(Integrand::Pi, 0.0, 1.0, 1000, 256)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("--intervals 1000 is not a multiple of --block-size 256"),
+            "{err}"
+        );
         assert!(err.ends_with("(try --intervals 1024)"), "{err}");
     }
 

@@ -6,12 +6,12 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::Parser;
+use common::assignment::{Check, Entry, StudentArgs};
+use common::check_cuda;
 use common::gpu::Gpu;
 use common::integrand::{compensated_sum, Integrand};
 use common::ptxas_view::print_ptxas;
 use common::verify::verdict;
-use common::check_cuda;
-use common::assignment::{Check, Entry, StudentArgs};
 use lab_simpson::{check, compare, kernel_name, simpson_on_cpu, simpson_on_gpu, Problem, TOLERANCE};
 
 /// Simpson's rule on the GPU, one sub-interval per thread (slide: simpson.cu).
@@ -51,11 +51,27 @@ fn main() -> ExitCode {
 
 fn run(args: Args) -> Result<()> {
     // A student's file (assignments/01-simpson) is compiled first, before the GPU is opened.
-    let integrands = if args.student.checking() { Integrand::ALL.to_vec() } else { vec![args.integrand] };
+    let integrands = if args.student.checking() {
+        Integrand::ALL.to_vec()
+    } else {
+        vec![args.integrand]
+    };
     let entries: Vec<Entry> = integrands.into_iter().map(check::entry).collect();
-    let cases = Check { lab: "lab-simpson", entries: &entries, cases: check::case_set(args.student.cases.as_deref())?, measure: None, child_flags: &[] };
+    let cases = Check {
+        lab: "lab-simpson",
+        entries: &entries,
+        cases: check::case_set(args.student.cases.as_deref())?,
+        measure: None,
+        child_flags: &[],
+    };
     let compiled = args.student.image(&kernels::SIMPSON, &entries);
-    if let Some(done) = args.student.run_check_if_asked(&compiled, &kernels::SIMPSON, &cases, |_| Ok(Vec::new()), check::run_case) {
+    if let Some(done) = args.student.run_check_if_asked(
+        &compiled,
+        &kernels::SIMPSON,
+        &cases,
+        |_| Ok(Vec::new()),
+        check::run_case,
+    ) {
         return done;
     }
     let image = compiled?;
@@ -92,5 +108,8 @@ fn run(args: Args) -> Result<()> {
         let function = check_cuda!(module.get_function(name))?;
         print_ptxas(image, name, &function, &gpu.info, args.block_size)?;
     }
-    verdict(error <= TOLERANCE, &format!("GPU sum of sub-interval {index} differs from the CPU by {error:.3e}"))
+    verdict(
+        error <= TOLERANCE,
+        &format!("GPU sum of sub-interval {index} differs from the CPU by {error:.3e}"),
+    )
 }

@@ -8,7 +8,15 @@ const LAB: &str = env!("CARGO_BIN_EXE_lab-simpson");
 fn help_explains_every_flag() {
     let outcome = run(LAB, &["--help"]);
     assert_eq!(outcome.code, Some(0));
-    for flag in ["--a", "--b", "--intervals", "--block-size", "--integrand", "--repetitions", "--ptxas"] {
+    for flag in [
+        "--a",
+        "--b",
+        "--intervals",
+        "--block-size",
+        "--integrand",
+        "--repetitions",
+        "--ptxas",
+    ] {
         assert!(outcome.stdout.contains(flag), "--help does not mention {flag}");
     }
 }
@@ -16,7 +24,10 @@ fn help_explains_every_flag() {
 #[test]
 fn fails_when_block_size_is_zero() {
     let outcome = run(LAB, &["--block-size", "0"]);
-    assert!(outcome.is_one_line_error("lab-simpson", "'--block-size <BLOCK_SIZE>'"), "{outcome:?}");
+    assert!(
+        outcome.is_one_line_error("lab-simpson", "'--block-size <BLOCK_SIZE>'"),
+        "{outcome:?}"
+    );
 }
 
 #[test]
@@ -30,13 +41,19 @@ fn fails_when_intervals_is_zero_or_negative() {
 #[test]
 fn fails_when_b_is_below_a() {
     let outcome = run(LAB, &["--a", "2", "--b", "-1"]);
-    assert!(outcome.is_one_line_error("lab-simpson", "--b -1 must be greater than --a 2"), "{outcome:?}");
+    assert!(
+        outcome.is_one_line_error("lab-simpson", "--b -1 must be greater than --a 2"),
+        "{outcome:?}"
+    );
 }
 
 #[test]
 fn fails_when_intervals_do_not_fill_whole_blocks() {
     let outcome = run(LAB, &["--intervals", "1000"]);
-    assert!(outcome.is_one_line_error("lab-simpson", "not a multiple of --block-size 256"), "{outcome:?}");
+    assert!(
+        outcome.is_one_line_error("lab-simpson", "not a multiple of --block-size 256"),
+        "{outcome:?}"
+    );
 }
 
 #[test]
@@ -67,43 +84,98 @@ fn any_interval_count_up_to_the_largest_u64_is_a_one_line_error() {
 #[test]
 fn refuses_more_sub_intervals_than_host_memory_holds_before_touching_the_gpu() {
     let outcome = run(LAB, &["--intervals", "1099511627776"]);
-    assert!(outcome.is_one_line_error("lab-simpson", "--intervals 1099511627776 needs 24.0 TiB of host memory"), "{outcome:?}");
+    assert!(
+        outcome.is_one_line_error("lab-simpson", "--intervals 1099511627776 needs 24.0 TiB of host memory"),
+        "{outcome:?}"
+    );
 }
 
 #[test]
 fn a_students_kernel_is_compiled_before_the_gpu_and_its_errors_are_clear() {
     let missing = run(LAB, &["--kernel-source", "no-such-kernel.cu"]);
-    assert!(missing.is_one_line_error("lab-simpson", "cannot read the kernel source no-such-kernel.cu (looked in "), "{missing:?}");
+    assert!(
+        missing.is_one_line_error(
+            "lab-simpson",
+            "cannot read the kernel source no-such-kernel.cu (looked in "
+        ),
+        "{missing:?}"
+    );
     // nvcc's own message, file and line, then the lab's one line.
-    let bad = common::testing::temp_file("bad.cu", "__global__ void simpson(double a, double b, double* sums) {\n  sums[0] = c;\n}\n");
+    let bad = common::testing::temp_file(
+        "bad.cu",
+        "__global__ void simpson(double a, double b, double* sums) {\n  sums[0] = c;\n}\n",
+    );
     let outcome = run(LAB, &["--kernel-source", &bad]);
     assert_eq!(outcome.code, Some(1), "{outcome:?}");
-    assert!(outcome.stderr.contains("bad.cu(2): error: identifier \"c\" is undefined"), "{outcome:?}");
+    assert!(
+        outcome
+            .stderr
+            .contains("bad.cu(2): error: identifier \"c\" is undefined"),
+        "{outcome:?}"
+    );
     // Issue 45: the one line names the first error too, for a CSV's note.
-    assert!(outcome.stderr.trim_end().ends_with("bad.cu (its messages are above); the first: ") || outcome.stderr.trim_end().ends_with("bad.cu(2): error: identifier \"c\" is undefined"), "{outcome:?}");
-    assert!(outcome.stderr.contains("bad.cu (its messages are above); the first: "), "{outcome:?}");
-    let float = common::testing::temp_file("float.cu", "__global__ void simpson(float a, float b, float* sums) { sums[0] = a + b; }\n");
+    assert!(
+        outcome
+            .stderr
+            .trim_end()
+            .ends_with("bad.cu (its messages are above); the first: ")
+            || outcome
+                .stderr
+                .trim_end()
+                .ends_with("bad.cu(2): error: identifier \"c\" is undefined"),
+        "{outcome:?}"
+    );
+    assert!(
+        outcome.stderr.contains("bad.cu (its messages are above); the first: "),
+        "{outcome:?}"
+    );
+    let float = common::testing::temp_file(
+        "float.cu",
+        "__global__ void simpson(float a, float b, float* sums) { sums[0] = a + b; }\n",
+    );
     let outcome = run(LAB, &["--kernel-source", &float]);
     assert!(outcome.is_one_line_error("lab-simpson", "has no kernel `__global__ void simpson(double a, double b, double* sums)` (the lab looks for `_Z7simpsonddPd`); it has the kernels _Z7simpsonffPf"), "{outcome:?}");
     let outcome = run(LAB, &["--check"]);
-    assert!(outcome.is_one_line_error_with(2, "lab-simpson", "the following required arguments were not provided: --kernel-source <FILE.cu>"), "{outcome:?}");
+    assert!(
+        outcome.is_one_line_error_with(
+            2,
+            "lab-simpson",
+            "the following required arguments were not provided: --kernel-source <FILE.cu>"
+        ),
+        "{outcome:?}"
+    );
 }
 
 #[test]
 fn the_week_1_template_compiles_and_shows_its_ptxas_report() {
     let template = common::testing::repository_file("assignments/01-simpson/simpson.cu", env!("CARGO_MANIFEST_DIR"));
     let outcome = run(LAB, &["--kernel-source", &template]);
-    assert!(outcome.stdout.contains("ptxas info    : Compiling entry function '_Z7simpsonddPd' for 'sm_"), "{outcome:?}");
+    assert!(
+        outcome
+            .stdout
+            .contains("ptxas info    : Compiling entry function '_Z7simpsonddPd' for 'sm_"),
+        "{outcome:?}"
+    );
     if !common::testing::machine_has_gpu() {
-        assert!(outcome.is_one_line_error("lab-simpson", "no usable CUDA GPU"), "{outcome:?}");
+        assert!(
+            outcome.is_one_line_error("lab-simpson", "no usable CUDA GPU"),
+            "{outcome:?}"
+        );
         // Issue 26: first that the file compiled and to what, then one line: the machine has no GPU
         // (issue 45: MACHINE, exit code 3).
         let check = run(LAB, &["--kernel-source", &template, "--check"]);
         let lines: Vec<&str> = check.stderr.lines().collect();
-        assert_eq!((check.code, lines.len()), (Some(3), 2), "one error, not one per case: {check:?}");
+        assert_eq!(
+            (check.code, lines.len()),
+            (Some(3), 2),
+            "one error, not one per case: {check:?}"
+        );
         assert!(lines[0].ends_with("simpson 4 registers, 0 bytes shared; simpson_sin 4 registers, 0 bytes shared; simpson_exp 4 registers, 0 bytes shared; simpson_peak 4 registers, 0 bytes shared") && lines[0].contains("simpson.cu compiled (no GPU found"), "{check:?}");
         assert!(lines[1].starts_with("lab-simpson: error: machine: 6 of 6 checks could not run on this machine, none of them for the kernel: no usable CUDA GPU"), "{check:?}");
-        assert!(common::testing::check_row(&check.stdout, "blocks of 1").contains("| MACHINE |"), "{check:?}");
+        assert!(
+            common::testing::check_row(&check.stdout, "blocks of 1").contains("| MACHINE |"),
+            "{check:?}"
+        );
     }
 }
 
@@ -118,7 +190,10 @@ fn every_value_flag_takes_any_number_or_word_without_a_panic() {
 #[test]
 fn another_weeks_file_names_the_lab_it_belongs_to() {
     let mmm = common::testing::repository_file("assignments/03-mmm-tiled/mmm.cu", env!("CARGO_MANIFEST_DIR"));
-    for args in [&["--kernel-source", &mmm, "--check"][..], &["--kernel-source", &mmm][..]] {
+    for args in [
+        &["--kernel-source", &mmm, "--check"][..],
+        &["--kernel-source", &mmm][..],
+    ] {
         let outcome = run(LAB, args);
         assert!(outcome.is_one_line_error("lab-simpson", "mmm.cu is week 02-mmm-ab or 03-mmm-tiled's file (it defines mmm_ab_f32, mmm_ab_f64, mmm_f32, mmm_f64): check it with lab-mmm --kernel naive or --kernel tiled, not lab-simpson"), "{outcome:?}");
     }
@@ -126,5 +201,13 @@ fn another_weeks_file_names_the_lab_it_belongs_to() {
     let simpson = common::testing::repository_file("assignments/01-simpson/simpson.cu", env!("CARGO_MANIFEST_DIR"));
     let dry = run(LAB, &["--kernel-source", &simpson, "--check", "--dry-run", "--csv"]);
     assert_eq!(dry.code, Some(0), "{dry:?}");
-    assert!(dry.stdout.lines().nth(1).unwrap_or_default().ends_with("\",-,-,-,-,-,-,0/0,,,\"dry run: no GPU used\",") || dry.stdout.contains(",-,-,-,-,-,-,0/0,,,\"dry run: no GPU used\","), "{dry:?}");
+    assert!(
+        dry.stdout
+            .lines()
+            .nth(1)
+            .unwrap_or_default()
+            .ends_with("\",-,-,-,-,-,-,0/0,,,\"dry run: no GPU used\",")
+            || dry.stdout.contains(",-,-,-,-,-,-,0/0,,,\"dry run: no GPU used\","),
+        "{dry:?}"
+    );
 }

@@ -15,7 +15,15 @@ fn gpu_sums_match_the_cpu_for_every_integrand_at_awkward_sizes() {
     let module = gpu.load(&kernels::SIMPSON).unwrap();
     let mut random = Random::new(2);
     for integrand in Integrand::ALL {
-        for (block_size, blocks) in [(1, 1), (1, 777), (32, 3), (96, 1000), (255, 17), (256, 4096), (1024, 129)] {
+        for (block_size, blocks) in [
+            (1, 1),
+            (1, 777),
+            (32, 3),
+            (96, 1000),
+            (255, 17),
+            (256, 4096),
+            (1024, 129),
+        ] {
             let a = random.uniform(-1.0, 0.5);
             let b = a + random.uniform(0.1, 2.0);
             let problem = Problem::new(integrand, a, b, blocks * u64::from(block_size), block_size).unwrap();
@@ -45,8 +53,14 @@ fn a_block_size_over_the_device_limit_is_refused_with_the_limit() {
     let module = gpu.load(&kernels::SIMPSON).unwrap();
     let too_big = gpu.info.max_threads_per_block * 2;
     let problem = Problem::new(Integrand::Pi, 0.0, 1.0, u64::from(too_big) * 4, too_big).unwrap();
-    let err = simpson_on_gpu(&gpu, &module, &problem, 1).err().expect("refused").to_string();
-    let expected = format!("--block-size {too_big} is over this GPU's {} threads per block", too_big / 2);
+    let err = simpson_on_gpu(&gpu, &module, &problem, 1)
+        .err()
+        .expect("refused")
+        .to_string();
+    let expected = format!(
+        "--block-size {too_big} is over this GPU's {} threads per block",
+        too_big / 2
+    );
     assert_eq!(err, expected);
 }
 
@@ -56,9 +70,18 @@ fn a_problem_larger_than_gpu_memory_is_refused_before_allocating() {
     let gpu = Gpu::open(0).expect(NEEDS_GPU);
     let module = gpu.load(&kernels::SIMPSON).unwrap();
     let intervals = 1024 * u64::from(gpu.info.max_grid_x); // 8 bytes each: terabytes
-    // Built directly: Problem::new would refuse it already, for host memory (tested without a GPU).
-    let problem = Problem { integrand: Integrand::Pi, a: 0.0, b: 1.0, intervals, block_size: 1024 };
-    let err = simpson_on_gpu(&gpu, &module, &problem, 1).err().expect("refused").to_string();
+                                                           // Built directly: Problem::new would refuse it already, for host memory (tested without a GPU).
+    let problem = Problem {
+        integrand: Integrand::Pi,
+        a: 0.0,
+        b: 1.0,
+        intervals,
+        block_size: 1024,
+    };
+    let err = simpson_on_gpu(&gpu, &module, &problem, 1)
+        .err()
+        .expect("refused")
+        .to_string();
     assert!(err.contains("of GPU memory, but"), "{err}");
 }
 
@@ -77,17 +100,30 @@ fn a_launch_the_driver_refuses_is_one_error_naming_the_call_and_the_cuda_error()
     let too_many = 2 * gpu.info.max_threads_per_block;
     // SAFETY: the arguments match simpson(double a, double b, double* sums); the launch is meant to be
     // refused, and would write at most `sums`.
-    let err = check_cuda!(unsafe { launch!(simpson<<<2, too_many, 0, stream>>>(0.0f64, 1.0f64, sums.as_device_ptr())) })
-        .unwrap_err()
-        .to_string();
-    assert!(err.starts_with("unsafe { launch!(simpson<<<2, too_many, 0, stream>>>"), "{err}");
-    assert!(err.contains("lab-simpson/tests/gpu.rs:") && err.contains("CUDA_ERROR_INVALID_VALUE (1)"), "{err}");
+    let err =
+        check_cuda!(unsafe { launch!(simpson<<<2, too_many, 0, stream>>>(0.0f64, 1.0f64, sums.as_device_ptr())) })
+            .unwrap_err()
+            .to_string();
+    assert!(
+        err.starts_with("unsafe { launch!(simpson<<<2, too_many, 0, stream>>>"),
+        "{err}"
+    );
+    assert!(
+        err.contains("lab-simpson/tests/gpu.rs:") && err.contains("CUDA_ERROR_INVALID_VALUE (1)"),
+        "{err}"
+    );
     assert_eq!(err.lines().count(), 1, "{err}");
 }
 
 /// `lab-simpson --kernel-source FILE --check`, as a student runs it (assignments/01-simpson).
 fn check(file: &str) -> common::testing::Outcome {
-    common::testing::check_kernel_source("lab-simpson", env!("CARGO_BIN_EXE_lab-simpson"), env!("CARGO_MANIFEST_DIR"), file, &[])
+    common::testing::check_kernel_source(
+        "lab-simpson",
+        env!("CARGO_BIN_EXE_lab-simpson"),
+        env!("CARGO_MANIFEST_DIR"),
+        file,
+        &[],
+    )
 }
 
 #[test]
@@ -95,12 +131,18 @@ fn check(file: &str) -> common::testing::Outcome {
 fn week_1_the_solution_passes_the_check_and_the_template_fails_it() {
     let solution = check("kernels/cuda/simpson.cu");
     assert_eq!(solution.code, Some(0), "{solution:?}");
-    assert!(solution.stdout.contains("Solution is correct: all 6 cases pass"), "{solution:?}");
+    assert!(
+        solution.stdout.contains("Solution is correct: all 6 cases pass"),
+        "{solution:?}"
+    );
     let template = check("assignments/01-simpson/simpson.cu");
     assert_eq!(template.code, Some(1), "{template:?}");
     assert!(template.stderr.contains("6 of 6 cases failed"), "{template:?}");
     let row = common::testing::check_row(&template.stdout, "96 sub-intervals");
-    assert!(row.contains("| FAIL | 96 of 96 | sub-interval 0 | never written |") && row.contains("block 0, thread 0"), "{row}");
+    assert!(
+        row.contains("| FAIL | 96 of 96 | sub-interval 0 | never written |") && row.contains("block 0, thread 0"),
+        "{row}"
+    );
 }
 
 #[test]
@@ -110,13 +152,24 @@ fn week_1_broken_kernels_are_caught_where_they_go_wrong() {
     let missing = check("assignments/01-simpson/broken/missing-block-offset.cu");
     assert_eq!(missing.code, Some(1), "{missing:?}");
     let row = common::testing::check_row(&missing.stdout, "96 sub-intervals");
-    assert!(row.contains("| FAIL | 64 of 96 | sub-interval 32 | never written |") && row.contains("block 1, thread 0"), "{row}");
-    assert!(common::testing::check_row(&missing.stdout, " 1 sub-intervals").contains("| PASS |"), "one block has no other block to miss");
+    assert!(
+        row.contains("| FAIL | 64 of 96 | sub-interval 32 | never written |") && row.contains("block 1, thread 0"),
+        "{row}"
+    );
+    assert!(
+        common::testing::check_row(&missing.stdout, " 1 sub-intervals").contains("| PASS |"),
+        "one block has no other block to miss"
+    );
     // x = a + (i + 1) h: every sum is written, each for the wrong sub-interval.
     let shifted = check("assignments/01-simpson/broken/off-by-one.cu");
     assert_eq!(shifted.code, Some(1), "{shifted:?}");
     let row = common::testing::check_row(&shifted.stdout, "96 sub-intervals");
-    assert!(row.contains("| FAIL | 96 of 96 | sub-interval 0 |") && !row.contains("never written") && row.contains("block 0, thread 0"), "{row}");
+    assert!(
+        row.contains("| FAIL | 96 of 96 | sub-interval 0 |")
+            && !row.contains("never written")
+            && row.contains("block 0, thread 0"),
+        "{row}"
+    );
 }
 
 /// Issue 21: under compute-sanitizer the solution passes (none of our calls is an error) and the
@@ -124,11 +177,26 @@ fn week_1_broken_kernels_are_caught_where_they_go_wrong() {
 #[test]
 #[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
 fn week_1_the_solution_passes_under_compute_sanitizer() {
-    let sanitized = |file: &str| common::testing::check_kernel_source("lab-simpson", env!("CARGO_BIN_EXE_lab-simpson"), env!("CARGO_MANIFEST_DIR"), file, &["--sanitize"]);
+    let sanitized = |file: &str| {
+        common::testing::check_kernel_source(
+            "lab-simpson",
+            env!("CARGO_BIN_EXE_lab-simpson"),
+            env!("CARGO_MANIFEST_DIR"),
+            file,
+            &["--sanitize"],
+        )
+    };
     let solution = sanitized("kernels/cuda/simpson.cu");
     assert_eq!(solution.code, Some(0), "{solution:?}");
-    assert!(solution.stdout.contains("Solution is correct: all 6 cases pass") && solution.stdout.contains("under compute-sanitizer"), "{solution:?}");
+    assert!(
+        solution.stdout.contains("Solution is correct: all 6 cases pass")
+            && solution.stdout.contains("under compute-sanitizer"),
+        "{solution:?}"
+    );
     let missing = sanitized("assignments/01-simpson/broken/missing-block-offset.cu");
     let row = common::testing::check_row(&missing.stdout, "96 sub-intervals");
-    assert!(row.contains("| FAIL | 64 of 96 | sub-interval 32 | never written |"), "{row}");
+    assert!(
+        row.contains("| FAIL | 64 of 96 | sub-interval 32 | never written |"),
+        "{row}"
+    );
 }

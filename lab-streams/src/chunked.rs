@@ -47,7 +47,9 @@ pub fn run<H: HostStorage<f32>>(module: &Module, args: &Args) -> Result<bool> {
             progress.step(format!("{count} streams, {how:?}"));
             let streams = new_streams(count)?;
             job.poison()?;
-            let timing = time_on_host(1, args.repetitions as usize, || job.pipeline(&work, &streams, how, None))?;
+            let timing = time_on_host(1, args.repetitions as usize, || {
+                job.pipeline(&work, &streams, how, None)
+            })?;
             let wrong = job.wrong_elements(SAMPLES, &mut random);
             passed &= wrong == 0;
             let baseline = *one_stream_ms.get_or_insert(timing.median_ms());
@@ -75,7 +77,11 @@ pub fn run<H: HostStorage<f32>>(module: &Module, args: &Args) -> Result<bool> {
             fork(&main, &streams)?;
             job.pipeline(&work, &streams, Synchronize::Device, Some(recorder))
         })?;
-        let title = format!("chunked pipeline: {} floats on {count} streams, {} host memory", args.elements, H::KIND);
+        let title = format!(
+            "chunked pipeline: {} floats on {count} streams, {} host memory",
+            args.elements,
+            H::KIND
+        );
         println!("{}", write_svg(path, args.force, &title, &stream_lanes(count), &spans)?);
     }
     Ok(passed)

@@ -14,8 +14,8 @@ use common::verify::check_cell;
 use cust::module::Module;
 use cust::stream::{Stream, StreamFlags};
 use lab_streams::small_kernels::{most_at_once, SmallKernels};
-use lab_streams::Order;
 use lab_streams::vector::BLOCK_SIZE;
+use lab_streams::Order;
 
 use crate::Args;
 
@@ -27,7 +27,12 @@ pub const STEPS: u32 = 1_000_000;
 pub fn run(gpu: &Gpu, module: &Module, args: &Args) -> Result<bool> {
     let lcg = Kernel::get(module, "lcg_work")?;
     let main = check_cuda!(Stream::new(StreamFlags::DEFAULT, None))?;
-    let mut job = SmallKernels::random(args.kernels as usize, args.blocks_per_kernel, args.steps.unwrap_or(STEPS), args.seed)?;
+    let mut job = SmallKernels::random(
+        args.kernels as usize,
+        args.blocks_per_kernel,
+        args.steps.unwrap_or(STEPS),
+        args.seed,
+    )?;
     print_limits(gpu, &job, args.order);
     println!("\n| streams | GPU time in ms | speedup over 1 stream | most kernels at once | check |");
     println!("|---------|----------------|-----------------------|----------------------|-------|");
@@ -38,11 +43,15 @@ pub fn run(gpu: &Gpu, module: &Module, args: &Args) -> Result<bool> {
         progress.step(format!("{count} streams"));
         let streams = new_streams(count)?;
         job.poison()?;
-        let timing = time_on_stream(&main, 1, args.repetitions as usize, || job.launch(&lcg, &main, &streams, args.order, None))?;
+        let timing = time_on_stream(&main, 1, args.repetitions as usize, || {
+            job.launch(&lcg, &main, &streams, args.order, None)
+        })?;
         let wrong = job.wrong_elements()?;
         passed &= wrong == 0;
         // One more run with the stamped twins, for how many ran at once (and the chronogram).
-        let spans = record(&main, |recorder| job.launch(&lcg, &main, &streams, args.order, Some(recorder)))?;
+        let spans = record(&main, |recorder| {
+            job.launch(&lcg, &main, &streams, args.order, Some(recorder))
+        })?;
         let baseline = *one_stream_ms.get_or_insert(timing.median_ms());
         progress.done();
         progress.println(format!(
@@ -58,7 +67,10 @@ pub fn run(gpu: &Gpu, module: &Module, args: &Args) -> Result<bool> {
     if let Some((count, timing, spans)) = last {
         println!("\n{count} streams: {timing}");
         if let Some(path) = &args.timeline {
-            let title = format!("{} kernels of {} block(s) on {count} streams, {}", job.kernels, job.blocks, gpu.info.name);
+            let title = format!(
+                "{} kernels of {} block(s) on {count} streams, {}",
+                job.kernels, job.blocks, gpu.info.name
+            );
             println!("{}", write_svg(path, args.force, &title, &stream_lanes(count), &spans)?);
         }
     }
@@ -76,13 +88,18 @@ fn print_limits(gpu: &Gpu, job: &SmallKernels, order: Order) {
         job.steps,
         match order {
             Order::RoundRobin => "kernel k on stream k % streams (--order round-robin)",
-            Order::StreamByStream => "the first kernels on stream 0, the next on stream 1, ... (--order stream-by-stream)",
+            Order::StreamByStream =>
+                "the first kernels on stream 0, the next on stream 1, ... (--order stream-by-stream)",
         }
     );
     println!(
         "Limits: concurrent kernels {}; {} multiprocessors x {} blocks and {} threads each; \
          CUDA_DEVICE_MAX_CONNECTIONS (hardware queues the streams share) = {connections}",
-        if info.concurrent_kernels { "supported" } else { "NOT supported" },
+        if info.concurrent_kernels {
+            "supported"
+        } else {
+            "NOT supported"
+        },
         info.multiprocessors,
         info.max_blocks_per_multiprocessor,
         info.max_threads_per_multiprocessor

@@ -8,11 +8,11 @@
 //! cannot time several GPUs), for 1, 2, ... N GPUs, every result checked.
 
 use anyhow::{ensure, Result};
-use common::matrix::batch::Batch;
 use common::check_cuda;
 use common::context::{fork, join, new_streams, Streams};
 use common::device_info::DeviceInfo;
 use common::gpu::{self, Gpu};
+use common::matrix::batch::Batch;
 use common::matrix::host_memory::Portable;
 use common::mmm::{load_mmm, MmmKernel};
 use common::progress::Progress;
@@ -39,7 +39,13 @@ trait Share: Sized {
     /// # Safety
     /// The copies use the share's host memory after this returns (also after an error): until its GPU
     /// has finished them, the share must not be used or dropped.
-    unsafe fn enqueue(&mut self, kernel: &Kernel, main: &Stream, streams: &Streams, recorder: Option<&mut Recorder>) -> Result<()>;
+    unsafe fn enqueue(
+        &mut self,
+        kernel: &Kernel,
+        main: &Stream,
+        streams: &Streams,
+        recorder: Option<&mut Recorder>,
+    ) -> Result<()>;
     fn poison(&mut self) -> Result<()>;
     /// Whether the results are right, and the table's cell that says so.
     fn check(&mut self, random: &mut Random) -> (bool, String);
@@ -53,12 +59,21 @@ impl Share for Batch<Portable<f64>> {
 
     fn new(gpu: &Gpu, index: usize, of: usize, args: &Args) -> Result<(Self, Module, usize)> {
         let (count, n) = (chunks(args.count as usize, of)[index].len(), args.size as usize);
-        gpu.ensure_fits(Batch::<Portable<f64>>::bytes(count, n), &format!("{count} products of {n} x {n} doubles"))?;
+        gpu.ensure_fits(
+            Batch::<Portable<f64>>::bytes(count, n),
+            &format!("{count} products of {n} x {n} doubles"),
+        )?;
         let batch = Batch::random(count, n, args.block_size, args.seed + index as u64)?;
         Ok((batch, load_mmm(gpu, args.block_size)?, count))
     }
 
-    unsafe fn enqueue(&mut self, mmm: &Kernel, main: &Stream, streams: &Streams, recorder: Option<&mut Recorder>) -> Result<()> {
+    unsafe fn enqueue(
+        &mut self,
+        mmm: &Kernel,
+        main: &Stream,
+        streams: &Streams,
+        recorder: Option<&mut Recorder>,
+    ) -> Result<()> {
         // SAFETY: the same contract as this function's.
         unsafe { self.streamed(mmm, main, streams, recorder) }
     }
@@ -69,7 +84,14 @@ impl Share for Batch<Portable<f64>> {
 
     fn check(&mut self, random: &mut Random) -> (bool, String) {
         let check = Batch::check(self, random);
-        (check.passed(), format!("{} (max rel. error {:.1e})", if check.passed() { "PASS" } else { "FAIL" }, check.error))
+        (
+            check.passed(),
+            format!(
+                "{} (max rel. error {:.1e})",
+                if check.passed() { "PASS" } else { "FAIL" },
+                check.error
+            ),
+        )
     }
 }
 
@@ -84,10 +106,20 @@ impl Share for VectorJob<Portable<f32>> {
         let elements = chunks(args.elements as usize, of)[index].len();
         gpu.ensure_fits(2 * 4 * elements as u64, &format!("{elements} floats"))?;
         let job = VectorJob::random(elements, args.vector_steps(), args.seed + index as u64)?;
-        Ok((job, gpu.load(&kernels::STREAMS)?, *chunked::STREAM_COUNTS.last().expect("stream counts")))
+        Ok((
+            job,
+            gpu.load(&kernels::STREAMS)?,
+            *chunked::STREAM_COUNTS.last().expect("stream counts"),
+        ))
     }
 
-    unsafe fn enqueue(&mut self, work: &Kernel, main: &Stream, streams: &Streams, recorder: Option<&mut Recorder>) -> Result<()> {
+    unsafe fn enqueue(
+        &mut self,
+        work: &Kernel,
+        main: &Stream,
+        streams: &Streams,
+        recorder: Option<&mut Recorder>,
+    ) -> Result<()> {
         fork(main, streams)?;
         // SAFETY: the same contract as this function's.
         unsafe { VectorJob::enqueue(self, work, streams, recorder) }?;
@@ -140,12 +172,20 @@ impl<S: Share> Drop for Spread<S> {
 
 /// The parts of a run on GPUs 0 to `count` - 1.
 fn spread_over<S: Share>(count: usize, args: &Args) -> Result<Spread<S>> {
-    let mut spread = Spread { shares: Vec::new(), parts: Vec::new() };
+    let mut spread = Spread {
+        shares: Vec::new(),
+        parts: Vec::new(),
+    };
     for index in 0..count {
         let gpu = Gpu::open(index as u32)?;
         let (share, module, streams) = S::new(&gpu, index, count, args)?;
         let main = check_cuda!(Stream::new(StreamFlags::DEFAULT, None))?;
-        spread.parts.push(Part { streams: new_streams(streams)?, main, module, gpu });
+        spread.parts.push(Part {
+            streams: new_streams(streams)?,
+            main,
+            module,
+            gpu,
+        });
         spread.shares.push(share);
     }
     Ok(spread)
@@ -165,7 +205,12 @@ impl Drop for WaitForParts<'_> {
 
 /// Every part's work enqueued on its GPU, then the host waits for all of them; with recorders (one
 /// per part), the recorded run. `kernels[i]` is part i's kernel.
-fn run_once<S: Share>(shares: &mut [S], parts: &[Part], kernels: &[Kernel], mut recorders: Option<&mut [Recorder]>) -> Result<()> {
+fn run_once<S: Share>(
+    shares: &mut [S],
+    parts: &[Part],
+    kernels: &[Kernel],
+    mut recorders: Option<&mut [Recorder]>,
+) -> Result<()> {
     let waiting = WaitForParts(parts);
     for (index, (share, part)) in shares.iter_mut().zip(parts).enumerate() {
         part.gpu.make_current()?;
@@ -185,8 +230,15 @@ fn run_once<S: Share>(shares: &mut [S], parts: &[Part], kernels: &[Kernel], mut 
 /// Runs `--mode mmm` or `--mode chunked` on 1 to `devices` GPUs; returns whether every result passed.
 pub fn run(args: &Args, devices: u32) -> Result<bool> {
     // Every GPU gets at least one product or element; checked before the driver is asked anything.
-    let (work, unit) = if args.mode == Mode::Mmm { (args.count, "products (--count") } else { (args.elements, "elements (--elements") };
-    ensure!(devices <= work, "--devices {devices} needs at least {devices} {unit} {work})");
+    let (work, unit) = if args.mode == Mode::Mmm {
+        (args.count, "products (--count")
+    } else {
+        (args.elements, "elements (--elements")
+    };
+    ensure!(
+        devices <= work,
+        "--devices {devices} needs at least {devices} {unit} {work})"
+    );
     let available = gpu::count()?;
     ensure!(
         devices <= available,
@@ -229,14 +281,28 @@ fn spread<S: Share>(args: &Args, devices: usize) -> Result<bool> {
             part.gpu.make_current()?;
             share.poison()?;
         }
-        let kernels = spread.parts.iter().map(|part| Kernel::get(&part.module, &S::kernel_name())).collect::<Result<Vec<_>>>()?;
-        let timing = time_on_host(1, args.repetitions as usize, || run_once(&mut spread.shares, &spread.parts, &kernels, None))?;
+        let kernels = spread
+            .parts
+            .iter()
+            .map(|part| Kernel::get(&part.module, &S::kernel_name()))
+            .collect::<Result<Vec<_>>>()?;
+        let timing = time_on_host(1, args.repetitions as usize, || {
+            run_once(&mut spread.shares, &spread.parts, &kernels, None)
+        })?;
         let checks: Vec<(bool, String)> = spread.shares.iter_mut().map(|share| share.check(&mut random)).collect();
         passed &= checks.iter().all(|(ok, _)| *ok);
-        let cell = checks.iter().map(|(_, cell)| cell.as_str()).collect::<Vec<_>>().join(", ");
+        let cell = checks
+            .iter()
+            .map(|(_, cell)| cell.as_str())
+            .collect::<Vec<_>>()
+            .join(", ");
         let baseline = *one_gpu_ms.get_or_insert(timing.median_ms());
         progress.done();
-        progress.println(format!("| {count} | {:.3} | {:.2}x | {cell} |", timing.median_ms(), baseline / timing.median_ms()));
+        progress.println(format!(
+            "| {count} | {:.3} | {:.2}x | {cell} |",
+            timing.median_ms(),
+            baseline / timing.median_ms()
+        ));
         if count == devices {
             progress.println(format!("\n{count} GPUs: {timing}"));
             if let Some(path) = &args.timeline {

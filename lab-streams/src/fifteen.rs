@@ -31,7 +31,10 @@ pub fn run<H: HostStorage<i32>>(module: &Module, args: &Args) -> Result<bool> {
         "\nKorean notes' sample: N = 512 x 65535 = {N} ints, Out += In five times, {N_THREADS} threads per block, {} host memory",
         H::KIND
     );
-    println!("Issued {}; Out cleared once on the GPU, so run k leaves 5 k In\n", describe(args.order));
+    println!(
+        "Issued {}; Out cleared once on the GPU, so run k leaves 5 k In\n",
+        describe(args.order)
+    );
     println!("| streams | GPU time in ms | speedup | check |");
     println!("|---------|----------------|---------|-------|");
     let mut passed = true;
@@ -41,12 +44,19 @@ pub fn run<H: HostStorage<i32>>(module: &Module, args: &Args) -> Result<bool> {
         let streams = new_streams(count)?;
         job.clear()?;
         // SAFETY: time_on_stream returns only once the device has finished, on every path.
-        let timing = time_on_stream(&main, 1, args.repetitions as usize, || unsafe { job.run(&add, &main, &streams, args.order, None) })?;
+        let timing = time_on_stream(&main, 1, args.repetitions as usize, || unsafe {
+            job.run(&add, &main, &streams, args.order, None)
+        })?;
         check_cuda!(main.synchronize())?;
         let wrong = job.wrong_elements();
         passed &= wrong == 0;
         let baseline = *one_stream_ms.get_or_insert(timing.median_ms());
-        println!("| {count} | {:.3} | {:.2}x | {} |", timing.median_ms(), baseline / timing.median_ms(), check_cell(wrong));
+        println!(
+            "| {count} | {:.3} | {:.2}x | {} |",
+            timing.median_ms(),
+            baseline / timing.median_ms(),
+            check_cell(wrong)
+        );
         last = Some(timing);
     }
     if let Some(timing) = last {
@@ -55,9 +65,18 @@ pub fn run<H: HostStorage<i32>>(module: &Module, args: &Args) -> Result<bool> {
     if let Some(path) = &args.timeline {
         let streams = new_streams(STREAMS)?;
         // SAFETY: as above: record returns only once the device has finished.
-        let spans = record(&main, |recorder| unsafe { job.run(&add, &main, &streams, args.order, Some(recorder)) })?;
-        let title = format!("Korean 15-stream sample: {N} ints, {} host memory, issued {}", H::KIND, describe(args.order));
-        println!("{}", write_svg(path, args.force, &title, &stream_lanes(STREAMS), &spans)?);
+        let spans = record(&main, |recorder| unsafe {
+            job.run(&add, &main, &streams, args.order, Some(recorder))
+        })?;
+        let title = format!(
+            "Korean 15-stream sample: {N} ints, {} host memory, issued {}",
+            H::KIND,
+            describe(args.order)
+        );
+        println!(
+            "{}",
+            write_svg(path, args.force, &title, &stream_lanes(STREAMS), &spans)?
+        );
     }
     Ok(passed)
 }

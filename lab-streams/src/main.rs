@@ -20,8 +20,8 @@ use std::process::ExitCode;
 
 use anyhow::{ensure, Result};
 use clap::Parser;
-use common::matrix::batch::Batch;
 use common::gpu::Gpu;
+use common::matrix::batch::Batch;
 use common::matrix::host_memory::ensure_host_fits;
 use common::matrix::Pinned;
 use common::mmm::parse_block_size;
@@ -155,8 +155,14 @@ fn run(args: Args) -> Result<()> {
     let (job, host_bytes, gpu_bytes) = largest_job(&args);
     ensure_host_fits(host_bytes, &job)?;
     if let Some(devices) = args.devices {
-        ensure!(matches!(args.mode, Mode::Mmm | Mode::Chunked), "--devices spreads --mode mmm or chunked over several GPUs");
-        return verdict(devices::run(&args, devices)?, "a GPU result differs from the CPU reference");
+        ensure!(
+            matches!(args.mode, Mode::Mmm | Mode::Chunked),
+            "--devices spreads --mode mmm or chunked over several GPUs"
+        );
+        return verdict(
+            devices::run(&args, devices)?,
+            "a GPU result differs from the CPU reference",
+        );
     }
     let gpu = Gpu::open(0)?;
     println!("{}", gpu.info);
@@ -168,13 +174,25 @@ fn run(args: Args) -> Result<()> {
     }
     let pinned = args.host_memory == HostMemory::Pinned;
     if runs(&args, Mode::Chunked) {
-        passed &= if pinned { chunked::run::<Pinned<f32>>(&module, &args)? } else { chunked::run::<Vec<f32>>(&module, &args)? };
+        passed &= if pinned {
+            chunked::run::<Pinned<f32>>(&module, &args)?
+        } else {
+            chunked::run::<Vec<f32>>(&module, &args)?
+        };
     }
     if runs(&args, Mode::Fifteen) {
-        passed &= if pinned { fifteen::run::<Pinned<i32>>(&module, &args)? } else { fifteen::run::<Vec<i32>>(&module, &args)? };
+        passed &= if pinned {
+            fifteen::run::<Pinned<i32>>(&module, &args)?
+        } else {
+            fifteen::run::<Vec<i32>>(&module, &args)?
+        };
     }
     if runs(&args, Mode::Overlap) {
-        passed &= if pinned { overlap::run::<Pinned<f32>>(&module, &args)? } else { overlap::run::<Vec<f32>>(&module, &args)? };
+        passed &= if pinned {
+            overlap::run::<Pinned<f32>>(&module, &args)?
+        } else {
+            overlap::run::<Vec<f32>>(&module, &args)?
+        };
     }
     if runs(&args, Mode::Concurrent) {
         passed &= concurrent::run(&gpu, &module, &args)?;

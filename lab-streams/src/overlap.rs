@@ -6,8 +6,8 @@
 use std::time::Instant;
 
 use anyhow::Result;
-use common::matrix::HostStorage;
 use common::context::{new_streams, WaitForDevice};
+use common::matrix::HostStorage;
 use common::timeline::Kernel;
 use common::verify::Random;
 use cust::module::Module;
@@ -32,7 +32,9 @@ pub fn run<H: HostStorage<f32>>(module: &Module, args: &Args) -> Result<bool> {
     })? / probe as f64;
     let cpu_elements = ((gpu_ms / per_element_ms) as usize).clamp(1, job.input.len());
     let mut random = Random::new(args.seed);
-    let picks: Vec<usize> = (0..cpu_elements).map(|_| random.below(job.input.len() as u64) as usize).collect();
+    let picks: Vec<usize> = (0..cpu_elements)
+        .map(|_| random.below(job.input.len() as u64) as usize)
+        .collect();
     let cpu_work = |job: &VectorJob<H>| picks.iter().map(|&i| (i, job.expected(i))).collect::<Vec<_>>();
 
     job.poison()?;
@@ -45,12 +47,12 @@ pub fn run<H: HostStorage<f32>>(module: &Module, args: &Args) -> Result<bool> {
     job.poison()?;
     let start = Instant::now();
     let waiting = WaitForDevice; // any way out before the explicit wait below waits for the GPU first
-    // SAFETY: the copies read `input` and write `output` after these calls return. Meanwhile the CPU
-    // only reads `input` (cpu_work), and `output` is read only after the wait below (or `waiting`).
+                                 // SAFETY: the copies read `input` and write `output` after these calls return. Meanwhile the CPU
+                                 // only reads `input` (cpu_work), and `output` is read only after the wait below (or `waiting`).
     unsafe { job.copies_in(&streams, &mut None) }?; // pinned: returns at once; pageable: once the data is staged
     job.kernels(&work, &streams, &mut None)?; // returns at once
     let expected = cpu_work(&job); // the CPU works while the kernels run
-    // SAFETY: as above.
+                                   // SAFETY: as above.
     unsafe { job.copies_out(&streams, &mut None) }?; // pinned: returns at once; pageable: once the data is back
     wait(&streams, Synchronize::Device)?; // explicit, before the results are used
     waiting.disarm();
@@ -67,7 +69,10 @@ pub fn run<H: HostStorage<f32>>(module: &Module, args: &Args) -> Result<bool> {
     println!("| schedule | host time in ms | check |");
     println!("|----------|-----------------|-------|");
     println!("| GPU, then CPU | {serial_ms:.2} | {} |", pass(serial_ok));
-    println!("| CPU between enqueueing the kernels and the copies back | {overlapped_ms:.2} | {} |", pass(overlapped_ok));
+    println!(
+        "| CPU between enqueueing the kernels and the copies back | {overlapped_ms:.2} | {} |",
+        pass(overlapped_ok)
+    );
     println!("\nOverlapped: host time in ms: {overlapped_ms:.2} against {serial_ms:.2} one after the other");
     Ok(serial_ok && overlapped_ok)
 }
@@ -81,7 +86,10 @@ fn host_ms(mut work: impl FnMut() -> Result<()>) -> Result<f64> {
 /// Every element written, and the CPU's values equal the GPU's bit for bit.
 fn matches<H: HostStorage<f32>>(job: &VectorJob<H>, expected: &[(usize, f32)]) -> bool {
     use common::verify::Poison;
-    job.output.iter().all(|x| !x.is_poison()) && expected.iter().all(|&(i, value)| job.output[i].to_bits() == value.to_bits())
+    job.output.iter().all(|x| !x.is_poison())
+        && expected
+            .iter()
+            .all(|&(i, value)| job.output[i].to_bits() == value.to_bits())
 }
 
 fn pass(ok: bool) -> &'static str {

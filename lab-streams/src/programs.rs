@@ -1,10 +1,10 @@
 //! `--mode mmm`: the German slides' table, from pageable host memory.
 
 use anyhow::Result;
-use common::matrix::batch::{slide_ms, slide_table, Batch, Measured};
 use common::check_cuda;
 use common::context::new_streams;
 use common::gpu::Gpu;
+use common::matrix::batch::{slide_ms, slide_table, Batch, Measured};
 use common::mmm::{load_mmm, MmmKernel};
 use common::progress::Progress;
 use common::timeline::{write_svg, Kernel};
@@ -23,7 +23,10 @@ const SLIDE_MS: [(&str, f64); 3] = [
 /// Runs the three programs, prints each GPU time and the table; returns whether every product passed.
 pub fn run(gpu: &Gpu, args: &Args) -> Result<bool> {
     let (count, n) = (args.count as usize, args.size as usize);
-    gpu.ensure_fits(Batch::<Vec<f64>>::bytes(count, n), &format!("{count} products of {n} x {n} doubles"))?;
+    gpu.ensure_fits(
+        Batch::<Vec<f64>>::bytes(count, n),
+        &format!("{count} products of {n} x {n} doubles"),
+    )?;
     println!(
         "\nCOUNT = {count} products of random {n} x {n} doubles, tiled mmm with BLOCK_SIZE {}, pageable host memory",
         args.block_size
@@ -41,19 +44,29 @@ pub fn run(gpu: &Gpu, args: &Args) -> Result<bool> {
     let progress = Progress::new(SLIDE_MS.len(), "lab-streams");
     let serial = progress.run("mmm", || batch.time_serial(&mmm.plain, &main, repetitions, &mut random))?;
     progress.println(format!("mmm                    {}", serial.timing));
-    let kernels = progress.run("mmm-without-transfers", || batch.time_kernels_only(&mmm.plain, &main, repetitions, &mut random))?;
+    let kernels = progress.run("mmm-without-transfers", || {
+        batch.time_kernels_only(&mmm.plain, &main, repetitions, &mut random)
+    })?;
     progress.println(format!("mmm-without-transfers  {}", kernels.timing));
-    let streamed = progress.run("mmm-streamed", || batch.time_streamed(&mmm, &main, &streams, repetitions, &mut random))?;
+    let streamed = progress.run("mmm-streamed", || {
+        batch.time_streamed(&mmm, &main, &streams, repetitions, &mut random)
+    })?;
     progress.println(format!("mmm-streamed           {}", streamed.timing));
     drop(progress);
 
     let kernels_ms = kernels.timing.median_ms();
-    let rows: Vec<(&str, &Measured, Option<f64>)> =
-        [&serial, &kernels, &streamed].into_iter().zip(SLIDE_MS).map(|(m, (name, ms))| (name, m, Some(ms))).collect();
+    let rows: Vec<(&str, &Measured, Option<f64>)> = [&serial, &kernels, &streamed]
+        .into_iter()
+        .zip(SLIDE_MS)
+        .map(|(m, (name, ms))| (name, m, Some(ms)))
+        .collect();
     println!("\n{}", slide_table(&rows, kernels_ms));
     if let Some(path) = &args.timeline {
         let spans = batch.record_streamed(&mmm, &main, &streams)?;
-        let title = format!("mmm-streamed: {count} products of {n} x {n} doubles, pageable host memory, {}", gpu.info.name);
+        let title = format!(
+            "mmm-streamed: {count} products of {n} x {n} doubles, pageable host memory, {}",
+            gpu.info.name
+        );
         println!("{}", write_svg(path, args.force, &title, &batch.lanes(), &spans)?);
     }
     Ok([&serial, &kernels, &streamed].iter().all(|m| m.check.passed()))

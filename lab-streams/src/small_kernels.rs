@@ -20,9 +20,11 @@ use crate::Order;
 pub fn streams_of(kernels: usize, streams: usize, order: Order) -> Vec<usize> {
     match order {
         Order::RoundRobin => (0..kernels).map(|k| k % streams).collect(),
-        Order::StreamByStream => {
-            chunks(kernels, streams).into_iter().enumerate().flat_map(|(stream, range)| std::iter::repeat_n(stream, range.len())).collect()
-        }
+        Order::StreamByStream => chunks(kernels, streams)
+            .into_iter()
+            .enumerate()
+            .flat_map(|(stream, range)| std::iter::repeat_n(stream, range.len()))
+            .collect(),
     }
 }
 
@@ -40,7 +42,10 @@ pub fn lcg_after(seed: u32, steps: u32) -> u32 {
         if remaining & 1 == 1 {
             (a, c) = (step_a.wrapping_mul(a), step_a.wrapping_mul(c).wrapping_add(step_c));
         }
-        (step_a, step_c) = (step_a.wrapping_mul(step_a), step_a.wrapping_mul(step_c).wrapping_add(step_c));
+        (step_a, step_c) = (
+            step_a.wrapping_mul(step_a),
+            step_a.wrapping_mul(step_c).wrapping_add(step_c),
+        );
         remaining >>= 1;
     }
     a.wrapping_mul(seed).wrapping_add(c)
@@ -61,7 +66,9 @@ impl SmallKernels {
     /// Random seeds, already on the GPU (no copies in what is timed); results poisoned.
     pub fn random(kernels: usize, blocks: u32, steps: u32, seed: u64) -> Result<SmallKernels> {
         let mut random = Random::new(seed);
-        let seeds: Vec<u32> = (0..kernels * (blocks * BLOCK_SIZE) as usize).map(|_| random.next_u64() as u32).collect();
+        let seeds: Vec<u32> = (0..kernels * (blocks * BLOCK_SIZE) as usize)
+            .map(|_| random.next_u64() as u32)
+            .collect();
         Ok(SmallKernels {
             kernels,
             blocks,
@@ -80,12 +87,22 @@ impl SmallKernels {
 
     /// Every kernel, on the streams `order` gives, forked from `main` and joined back into it (events
     /// on `main` time the whole); with a recorder, the stamped twins.
-    pub fn launch(&self, lcg: &Kernel, main: &Stream, streams: &Streams, order: Order, mut recorder: Option<&mut Recorder>) -> Result<()> {
+    pub fn launch(
+        &self,
+        lcg: &Kernel,
+        main: &Stream,
+        streams: &Streams,
+        order: Order,
+        mut recorder: Option<&mut Recorder>,
+    ) -> Result<()> {
         fork(main, streams)?;
         for (k, lane) in streams_of(self.kernels, streams.len(), order).into_iter().enumerate() {
             let stream = &streams[lane];
             let range = self.slice(k);
-            let (seeds, out) = (self.d_seeds.index(range.clone()).as_device_ptr(), self.d_out.index(range.clone()).as_device_ptr());
+            let (seeds, out) = (
+                self.d_seeds.index(range.clone()).as_device_ptr(),
+                self.d_out.index(range.clone()).as_device_ptr(),
+            );
             let (n, steps, blocks) = (range.len() as i32, self.steps as i32, self.blocks);
             kernel_step(&mut recorder, lane, &format!("kernel {k}"), |stamp| {
                 let (plain, stamped) = (&lcg.plain, &lcg.stamped);
@@ -112,7 +129,11 @@ impl SmallKernels {
     pub fn wrong_elements(&self) -> Result<usize> {
         let mut out = vec![0u32; self.seeds.len()];
         check_cuda!(self.d_out.copy_to(&mut out[..]))?;
-        Ok(out.iter().zip(&self.seeds).filter(|(gpu, seed)| **gpu != lcg_after(**seed, self.steps)).count())
+        Ok(out
+            .iter()
+            .zip(&self.seeds)
+            .filter(|(gpu, seed)| **gpu != lcg_after(**seed, self.steps))
+            .count())
     }
 }
 
@@ -140,8 +161,19 @@ mod tests {
 
     #[test]
     fn jumping_ahead_gives_what_stepping_gives() {
-        for (seed, steps) in [(0, 0), (1, 1), (12345, 2), (u32::MAX, 3), (7, 1000), (0xDEAD_BEEF, 100_003)] {
-            assert_eq!(lcg_after(seed, steps), step_by_step(seed, steps), "seed {seed}, {steps} steps");
+        for (seed, steps) in [
+            (0, 0),
+            (1, 1),
+            (12345, 2),
+            (u32::MAX, 3),
+            (7, 1000),
+            (0xDEAD_BEEF, 100_003),
+        ] {
+            assert_eq!(
+                lcg_after(seed, steps),
+                step_by_step(seed, steps),
+                "seed {seed}, {steps} steps"
+            );
         }
     }
 
@@ -154,9 +186,19 @@ mod tests {
 
     #[test]
     fn counts_the_most_kernels_running_together() {
-        let span = |start_ms, end_ms| Span { lane: 0, kind: Kind::Kernel, label: String::new(), start_ms, end_ms, source: Default::default() };
+        let span = |start_ms, end_ms| Span {
+            lane: 0,
+            kind: Kind::Kernel,
+            label: String::new(),
+            start_ms,
+            end_ms,
+            source: Default::default(),
+        };
         assert_eq!(most_at_once(&[]), 0);
         assert_eq!(most_at_once(&[span(0.0, 1.0), span(1.0, 2.0), span(2.0, 3.0)]), 1);
-        assert_eq!(most_at_once(&[span(0.0, 3.0), span(0.5, 1.0), span(0.9, 2.0), span(2.5, 4.0)]), 3);
+        assert_eq!(
+            most_at_once(&[span(0.0, 3.0), span(0.5, 1.0), span(0.9, 2.0), span(2.5, 4.0)]),
+            3
+        );
     }
 }

@@ -83,9 +83,13 @@ impl<H: HostStorage<f32>> VectorJob<H> {
     pub unsafe fn copies_in(&mut self, streams: &[Stream], recorder: &mut Option<&mut Recorder>) -> Result<()> {
         for (lane, (stream, range)) in streams.iter().zip(chunks(self.input.len(), streams.len())).enumerate() {
             let mut d_chunk = self.d_in.index(range.clone());
-            // SAFETY: equal lengths (same range of equal buffers); `input` stays alive and unwritten
-            // until the copy ran (this function's contract).
-            step(recorder, stream, lane, Kind::CopyIn, "in", || Ok(check_cuda!(unsafe { d_chunk.async_copy_from(&self.input[range], stream) })?))?;
+            step(recorder, stream, lane, Kind::CopyIn, "in", || {
+                // SAFETY: equal lengths (same range of equal buffers); `input` stays alive and unwritten
+                // until the copy ran (this function's contract).
+                Ok(check_cuda!(unsafe {
+                    d_chunk.async_copy_from(&self.input[range], stream)
+                })?)
+            })?;
         }
         Ok(())
     }
@@ -94,7 +98,12 @@ impl<H: HostStorage<f32>> VectorJob<H> {
     pub fn kernels(&self, work: &Kernel, streams: &[Stream], recorder: &mut Option<&mut Recorder>) -> Result<()> {
         for (lane, (stream, range)) in streams.iter().zip(chunks(self.input.len(), streams.len())).enumerate() {
             let (d_in, d_out) = (self.d_in.index(range.clone()), self.d_out.index(range.clone()));
-            let (d_in, d_out, n, steps) = (d_in.as_device_ptr(), d_out.as_device_ptr(), range.len() as i32, self.steps);
+            let (d_in, d_out, n, steps) = (
+                d_in.as_device_ptr(),
+                d_out.as_device_ptr(),
+                range.len() as i32,
+                self.steps,
+            );
             let blocks = (range.len() as u32).div_ceil(BLOCK_SIZE).max(1);
             kernel_step(recorder, lane, "work", |stamp| {
                 let (plain, stamped) = (&work.plain, &work.stamped);
@@ -104,7 +113,9 @@ impl<H: HostStorage<f32>> VectorJob<H> {
                     match stamp {
                         // __global__ void vector_work(const float* in, float* out, int n, int steps)
                         None => launch!(plain<<<blocks, BLOCK_SIZE, 0, stream>>>(d_in, d_out, n, steps)),
-                        Some(stamp) => launch!(stamped<<<blocks, BLOCK_SIZE, 0, stream>>>(d_in, d_out, n, steps, stamp)),
+                        Some(stamp) => {
+                            launch!(stamped<<<blocks, BLOCK_SIZE, 0, stream>>>(d_in, d_out, n, steps, stamp))
+                        }
                     }
                 })?)
             })?;
@@ -120,16 +131,26 @@ impl<H: HostStorage<f32>> VectorJob<H> {
     pub unsafe fn copies_out(&mut self, streams: &[Stream], recorder: &mut Option<&mut Recorder>) -> Result<()> {
         for (lane, (stream, range)) in streams.iter().zip(chunks(self.output.len(), streams.len())).enumerate() {
             let d_chunk = self.d_out.index(range.clone());
-            // SAFETY: equal lengths; `output` stays alive and untouched until the copy ran (this
-            // function's contract).
-            step(recorder, stream, lane, Kind::CopyOut, "out", || Ok(check_cuda!(unsafe { d_chunk.async_copy_to(&mut self.output[range], stream) })?))?;
+            step(recorder, stream, lane, Kind::CopyOut, "out", || {
+                // SAFETY: equal lengths; `output` stays alive and untouched until the copy ran (this
+                // function's contract).
+                Ok(check_cuda!(unsafe {
+                    d_chunk.async_copy_to(&mut self.output[range], stream)
+                })?)
+            })?;
         }
         Ok(())
     }
 
     /// The whole pipeline, then the host waits as `how` says; with a recorder, the run is recorded
     /// for the chronogram.
-    pub fn pipeline(&mut self, work: &Kernel, streams: &[Stream], how: Synchronize, recorder: Option<&mut Recorder>) -> Result<()> {
+    pub fn pipeline(
+        &mut self,
+        work: &Kernel,
+        streams: &[Stream],
+        how: Synchronize,
+        recorder: Option<&mut Recorder>,
+    ) -> Result<()> {
         let waiting = WaitForDevice;
         // SAFETY: the job stays borrowed until the device has finished: `wait` below, or `waiting` on
         // any other way out.
@@ -144,7 +165,12 @@ impl<H: HostStorage<f32>> VectorJob<H> {
     /// # Safety
     /// As for [`Self::copies_in`] and [`Self::copies_out`]: the job is neither used nor dropped until
     /// the streams have finished.
-    pub unsafe fn enqueue(&mut self, work: &Kernel, streams: &[Stream], mut recorder: Option<&mut Recorder>) -> Result<()> {
+    pub unsafe fn enqueue(
+        &mut self,
+        work: &Kernel,
+        streams: &[Stream],
+        mut recorder: Option<&mut Recorder>,
+    ) -> Result<()> {
         // SAFETY: the caller's contract covers both stages' copies.
         unsafe {
             self.copies_in(streams, &mut recorder)?;
@@ -236,9 +262,21 @@ impl<H: HostStorage<i32>> AddFiveTimes<H> {
     /// device has finished them, the job must not be used or dropped.
     /// [`time_on_stream`](common::timing::time_on_stream) and [`record`](common::timeline::record)
     /// wait so on every path.
-    pub unsafe fn run(&mut self, add: &Kernel, main: &Stream, streams: &Streams, order: Order, mut recorder: Option<&mut Recorder>) -> Result<()> {
+    pub unsafe fn run(
+        &mut self,
+        add: &Kernel,
+        main: &Stream,
+        streams: &Streams,
+        order: Order,
+        mut recorder: Option<&mut Recorder>,
+    ) -> Result<()> {
         let ranges = chunks(self.input.len(), streams.len());
-        let parts: Vec<Part> = streams.iter().zip(ranges).enumerate().map(|(lane, (stream, range))| (lane, stream, range)).collect();
+        let parts: Vec<Part> = streams
+            .iter()
+            .zip(ranges)
+            .enumerate()
+            .map(|(lane, (stream, range))| (lane, stream, range))
+            .collect();
         fork(main, streams)?;
         match order {
             Order::RoundRobin => {
@@ -274,13 +312,20 @@ impl<H: HostStorage<i32>> AddFiveTimes<H> {
     /// `input` must stay alive and unwritten until the stream has passed the copy.
     unsafe fn copy_in(&mut self, (lane, stream, range): &Part, recorder: &mut Option<&mut Recorder>) -> Result<()> {
         let mut d_in = self.d_in.index(range.clone());
-        // SAFETY: equal lengths (one range of equal buffers); `input` outlives the copy (the contract).
-        step(recorder, stream, *lane, Kind::CopyIn, "In", || Ok(check_cuda!(unsafe { d_in.async_copy_from(&self.input[range.clone()], stream) })?))
+        step(recorder, stream, *lane, Kind::CopyIn, "In", || {
+            // SAFETY: equal lengths (one range of equal buffers); `input` outlives the copy (the contract).
+            Ok(check_cuda!(unsafe {
+                d_in.async_copy_from(&self.input[range.clone()], stream)
+            })?)
+        })
     }
 
     /// The part's kernel, `n / N_THREADS` blocks of [`N_THREADS`] (rounded up), on its stream.
     fn launch(&self, add: &Kernel, (lane, stream, range): &Part, recorder: &mut Option<&mut Recorder>) -> Result<()> {
-        let (d_in, d_out) = (self.d_in.index(range.clone()).as_device_ptr(), self.d_out.index(range.clone()).as_device_ptr());
+        let (d_in, d_out) = (
+            self.d_in.index(range.clone()).as_device_ptr(),
+            self.d_out.index(range.clone()).as_device_ptr(),
+        );
         let (n, blocks) = (range.len() as i32, (range.len() as u32).div_ceil(N_THREADS).max(1));
         kernel_step(recorder, *lane, "kernel", |stamp| {
             let (plain, stamped) = (&add.plain, &add.stamped);
@@ -302,8 +347,12 @@ impl<H: HostStorage<i32>> AddFiveTimes<H> {
     /// `output` must stay alive and untouched until the stream has passed the copy.
     unsafe fn copy_out(&mut self, (lane, stream, range): &Part, recorder: &mut Option<&mut Recorder>) -> Result<()> {
         let d_out = self.d_out.index(range.clone());
-        // SAFETY: equal lengths; `output` outlives the copy and nothing else touches it (the contract).
-        step(recorder, stream, *lane, Kind::CopyOut, "Out", || Ok(check_cuda!(unsafe { d_out.async_copy_to(&mut self.output[range.clone()], stream) })?))
+        step(recorder, stream, *lane, Kind::CopyOut, "Out", || {
+            // SAFETY: equal lengths; `output` outlives the copy and nothing else touches it (the contract).
+            Ok(check_cuda!(unsafe {
+                d_out.async_copy_to(&mut self.output[range.clone()], stream)
+            })?)
+        })
     }
 
     /// Elements that are not 5 x runs x In (all of them checked; the GPU's int additions wrap, and so
@@ -312,7 +361,10 @@ impl<H: HostStorage<i32>> AddFiveTimes<H> {
         let _phase = phases::enter(Phase::Verify);
         let factor = 5i32.wrapping_mul(self.runs);
         let (input, output) = (&self.input[..], &self.output[..]);
-        (0..input.len()).into_par_iter().filter(|&i| output[i] != input[i].wrapping_mul(factor)).count()
+        (0..input.len())
+            .into_par_iter()
+            .filter(|&i| output[i] != input[i].wrapping_mul(factor))
+            .count()
     }
 }
 
@@ -323,7 +375,10 @@ mod tests {
     #[test]
     fn chunks_cover_everything_once_in_order() {
         assert_eq!(chunks(10, 3), vec![0..4, 4..7, 7..10]);
-        assert_eq!(chunks(512 * 65535, 15).iter().map(|r| r.len()).collect::<Vec<_>>(), vec![2_236_928; 15]);
+        assert_eq!(
+            chunks(512 * 65535, 15).iter().map(|r| r.len()).collect::<Vec<_>>(),
+            vec![2_236_928; 15]
+        );
         assert_eq!(chunks(2, 4), vec![0..1, 1..2, 2..2, 2..2]);
     }
 }

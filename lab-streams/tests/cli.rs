@@ -8,17 +8,45 @@ const LAB: &str = env!("CARGO_BIN_EXE_lab-streams");
 fn help_explains_every_flag() {
     let outcome = run(LAB, &["--help"]);
     assert_eq!(outcome.code, Some(0));
-    for flag in ["--mode", "--size", "--count", "--block-size", "--elements", "--steps", "--repetitions", "--seed",
-        "--timeline", "--force", "--host-memory", "--kernels", "--blocks-per-kernel", "--devices", "concurrent", "--order"] {
+    for flag in [
+        "--mode",
+        "--size",
+        "--count",
+        "--block-size",
+        "--elements",
+        "--steps",
+        "--repetitions",
+        "--seed",
+        "--timeline",
+        "--force",
+        "--host-memory",
+        "--kernels",
+        "--blocks-per-kernel",
+        "--devices",
+        "concurrent",
+        "--order",
+    ] {
         assert!(outcome.stdout.contains(flag), "--help does not mention {flag}");
     }
 }
 
 #[test]
 fn fails_on_zero_sizes_and_counts() {
-    for flag in ["--size", "--count", "--elements", "--steps", "--repetitions", "--kernels", "--blocks-per-kernel", "--devices"] {
+    for flag in [
+        "--size",
+        "--count",
+        "--elements",
+        "--steps",
+        "--repetitions",
+        "--kernels",
+        "--blocks-per-kernel",
+        "--devices",
+    ] {
         let outcome = run(LAB, &[flag, "0"]);
-        assert!(outcome.is_one_line_error("lab-streams", "invalid value '0'"), "{flag}: {outcome:?}");
+        assert!(
+            outcome.is_one_line_error("lab-streams", "invalid value '0'"),
+            "{flag}: {outcome:?}"
+        );
     }
 }
 
@@ -27,7 +55,10 @@ fn fails_on_an_unknown_mode_and_an_uncompiled_block_size() {
     let outcome = run(LAB, &["--mode", "fast"]);
     assert!(outcome.is_one_line_error("lab-streams", "'fast'"), "{outcome:?}");
     let outcome = run(LAB, &["--block-size", "64"]);
-    assert!(outcome.is_one_line_error("lab-streams", "compiled for BLOCK_SIZE [16, 32] only"), "{outcome:?}");
+    assert!(
+        outcome.is_one_line_error("lab-streams", "compiled for BLOCK_SIZE [16, 32] only"),
+        "{outcome:?}"
+    );
 }
 
 #[test]
@@ -35,10 +66,16 @@ fn refuses_a_timeline_over_an_existing_file_or_in_a_missing_folder() {
     let existing = std::env::temp_dir().join(format!("lab-streams-cli-{}.svg", std::process::id()));
     std::fs::write(&existing, "keep").unwrap();
     let outcome = run(LAB, &["--timeline", existing.to_str().unwrap()]);
-    assert!(outcome.is_one_line_error("lab-streams", "exists; not overwriting it"), "{outcome:?}");
+    assert!(
+        outcome.is_one_line_error("lab-streams", "exists; not overwriting it"),
+        "{outcome:?}"
+    );
     assert_eq!(std::fs::read_to_string(&existing).unwrap(), "keep");
     let outcome = run(LAB, &["--timeline", "/nonexistent/t.svg"]);
-    assert!(outcome.is_one_line_error("lab-streams", "the folder /nonexistent does not exist"), "{outcome:?}");
+    assert!(
+        outcome.is_one_line_error("lab-streams", "the folder /nonexistent does not exist"),
+        "{outcome:?}"
+    );
 }
 
 #[test]
@@ -46,8 +83,17 @@ fn refuses_an_unknown_host_memory_and_a_timeline_for_modes_it_cannot_draw() {
     let outcome = run(LAB, &["--mode", "chunked", "--host-memory", "mapped"]);
     assert!(outcome.is_one_line_error("lab-streams", "'mapped'"), "{outcome:?}");
     for mode in ["overlap", "all"] {
-        let outcome = run(LAB, &["--mode", mode, "--timeline", "/tmp/lab-streams-never-written.svg"]);
-        assert!(outcome.is_one_line_error("lab-streams", "--timeline draws one run: use it with --mode mmm, chunked, fifteen or concurrent"), "{mode}: {outcome:?}");
+        let outcome = run(
+            LAB,
+            &["--mode", mode, "--timeline", "/tmp/lab-streams-never-written.svg"],
+        );
+        assert!(
+            outcome.is_one_line_error(
+                "lab-streams",
+                "--timeline draws one run: use it with --mode mmm, chunked, fifteen or concurrent"
+            ),
+            "{mode}: {outcome:?}"
+        );
     }
 }
 
@@ -59,23 +105,47 @@ fn default_run_needs_a_gpu_and_says_so_without_one() {
 #[test]
 fn refuses_a_batch_larger_than_host_memory_before_touching_the_gpu() {
     let outcome = run(LAB, &["--size", "100000", "--count", "64"]);
-    assert!(outcome.is_one_line_error("lab-streams", "COUNT = 64 products of 100000 x 100000 doubles needs 14.0 TiB of host memory"), "{outcome:?}");
+    assert!(
+        outcome.is_one_line_error(
+            "lab-streams",
+            "COUNT = 64 products of 100000 x 100000 doubles needs 14.0 TiB of host memory"
+        ),
+        "{outcome:?}"
+    );
 }
 
 #[test]
 fn spreads_only_the_products_and_the_pipeline_over_several_gpus() {
     for mode in ["fifteen", "overlap", "concurrent", "all"] {
         let outcome = run(LAB, &["--mode", mode, "--devices", "2"]);
-        assert!(outcome.is_one_line_error("lab-streams", "--devices spreads --mode mmm or chunked over several GPUs"), "{mode}: {outcome:?}");
+        assert!(
+            outcome.is_one_line_error(
+                "lab-streams",
+                "--devices spreads --mode mmm or chunked over several GPUs"
+            ),
+            "{mode}: {outcome:?}"
+        );
     }
     let outcome = run(LAB, &["--devices", "3", "--count", "2"]);
-    assert!(outcome.is_one_line_error("lab-streams", "--devices 3 needs at least 3 products (--count 2)"), "{outcome:?}");
+    assert!(
+        outcome.is_one_line_error("lab-streams", "--devices 3 needs at least 3 products (--count 2)"),
+        "{outcome:?}"
+    );
     let outcome = run(LAB, &["--devices", "2", "--mode", "chunked", "--elements", "1"]);
-    assert!(outcome.is_one_line_error("lab-streams", "--devices 2 needs at least 2 elements (--elements 1)"), "{outcome:?}");
+    assert!(
+        outcome.is_one_line_error("lab-streams", "--devices 2 needs at least 2 elements (--elements 1)"),
+        "{outcome:?}"
+    );
     let outcome = run(LAB, &["--devices", "65"]);
-    assert!(outcome.is_one_line_error("lab-streams", "invalid value '65'"), "{outcome:?}");
+    assert!(
+        outcome.is_one_line_error("lab-streams", "invalid value '65'"),
+        "{outcome:?}"
+    );
     let outcome = run(LAB, &["--kernels", "4097"]);
-    assert!(outcome.is_one_line_error("lab-streams", "invalid value '4097'"), "{outcome:?}");
+    assert!(
+        outcome.is_one_line_error("lab-streams", "invalid value '4097'"),
+        "{outcome:?}"
+    );
 }
 
 #[test]

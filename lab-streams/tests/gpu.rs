@@ -1,19 +1,19 @@
 //! The streams programs against the CPU, with poisoned outputs, at awkward sizes and stream counts.
 //! Needs a GPU: `bash gpu-bundle/run.sh` (README).
 
-use common::matrix::batch::Batch;
+use common::context::{fork, Streams};
 use common::gpu::Gpu;
+use common::matrix::batch::Batch;
 use common::matrix::host_memory::Portable;
 use common::matrix::{HostStorage, Pinned};
 use common::mmm::{load_mmm, MmmKernel};
-use common::context::{fork, Streams};
 use common::timeline::{record, Kernel, Kind, Recorder, Span};
 use common::timing::time_on_stream;
 use common::verify::Random;
 use cust::stream::{Stream, StreamFlags};
 use lab_streams::small_kernels::{most_at_once, streams_of, SmallKernels};
-use lab_streams::Order;
 use lab_streams::vector::{AddFiveTimes, Synchronize, VectorJob};
+use lab_streams::Order;
 
 const NEEDS_GPU: &str = "needs a GPU: bash gpu-bundle/run.sh";
 
@@ -28,8 +28,14 @@ fn assert_in_stream_order(spans: &[Span], lanes: usize, kinds: &[Kind]) {
     for lane in 0..lanes {
         let mine: Vec<_> = spans.iter().filter(|s| s.lane == lane).collect();
         assert_eq!(mine.iter().map(|s| s.kind).collect::<Vec<_>>(), kinds, "lane {lane}");
-        assert!(mine.windows(2).all(|w| w[0].end_ms <= w[1].start_ms + 2e-2), "lane {lane}: {mine:#?}");
-        assert!(mine.iter().all(|s| s.start_ms >= 0.0 && s.end_ms > s.start_ms), "lane {lane}: {mine:#?}");
+        assert!(
+            mine.windows(2).all(|w| w[0].end_ms <= w[1].start_ms + 2e-2),
+            "lane {lane}: {mine:#?}"
+        );
+        assert!(
+            mine.iter().all(|s| s.start_ms >= 0.0 && s.end_ms > s.start_ms),
+            "lane {lane}: {mine:#?}"
+        );
     }
 }
 
@@ -49,7 +55,12 @@ fn check_three_programs<H: HostStorage<f64>>() {
         let serial = batch.time_serial(&mmm.plain, &main, 1, &mut random).unwrap();
         let streamed = batch.time_streamed(&mmm, &main, &streams, 1, &mut random).unwrap();
         for (name, measured) in [("serial", serial), ("kernels only", kernels), ("streamed", streamed)] {
-            assert!(measured.check.passed(), "{name}, {count} x {n}, {}: {:?}", H::KIND, measured.check);
+            assert!(
+                measured.check.passed(),
+                "{name}, {count} x {n}, {}: {:?}",
+                H::KIND,
+                measured.check
+            );
         }
     }
 }
@@ -89,7 +100,9 @@ fn check_chunked_pipeline<H: HostStorage<f32>>() {
             for how in [Synchronize::PerStream, Synchronize::Device] {
                 job.poison().unwrap();
                 job.pipeline(&work, &streams(count), how, None).unwrap();
-                let wrong = (0..n).filter(|&i| job.output[i].to_bits() != job.expected(i).to_bits()).count();
+                let wrong = (0..n)
+                    .filter(|&i| job.output[i].to_bits() != job.expected(i).to_bits())
+                    .count();
                 assert_eq!(wrong, 0, "{n} elements on {count} streams, {how:?}, {}", H::KIND);
             }
         }
@@ -113,13 +126,26 @@ fn check_fifteen<H: HostStorage<i32>>() {
     let main = Stream::new(StreamFlags::DEFAULT, None).unwrap();
     for n in [7, 1000, 512 * 65535 + 3] {
         let mut job = AddFiveTimes::<H>::random(n, 4).unwrap();
-        for (count, order) in [(1, Order::RoundRobin), (15, Order::RoundRobin), (15, Order::StreamByStream), (4, Order::StreamByStream)] {
+        for (count, order) in [
+            (1, Order::RoundRobin),
+            (15, Order::RoundRobin),
+            (15, Order::StreamByStream),
+            (4, Order::StreamByStream),
+        ] {
             let streams = streams(count);
             for runs in [1, 3] {
                 job.clear().unwrap();
                 // SAFETY: time_on_stream returns only once the device has finished, on every path.
-                time_on_stream(&main, runs - 1, 1, || unsafe { job.run(&add, &main, &streams, order, None) }).unwrap();
-                assert_eq!(job.wrong_elements(), 0, "{n} ints on {count} streams {order:?}, {runs} runs, {}", H::KIND);
+                time_on_stream(&main, runs - 1, 1, || unsafe {
+                    job.run(&add, &main, &streams, order, None)
+                })
+                .unwrap();
+                assert_eq!(
+                    job.wrong_elements(),
+                    0,
+                    "{n} ints on {count} streams {order:?}, {runs} runs, {}",
+                    H::KIND
+                );
             }
         }
     }
@@ -144,7 +170,8 @@ fn the_pipeline_chronogram_has_a_copy_in_kernel_and_copy_out_per_stream_in_order
     job.poison().unwrap();
     let mut recorder = Recorder::start(&main).unwrap();
     fork(&main, &streams).unwrap();
-    job.pipeline(&work, &streams, Synchronize::Device, Some(&mut recorder)).unwrap();
+    job.pipeline(&work, &streams, Synchronize::Device, Some(&mut recorder))
+        .unwrap();
     let spans = recorder.spans().unwrap();
     assert_eq!(spans.len(), 15);
     assert_in_stream_order(&spans, 5, &[Kind::CopyIn, Kind::Kernel, Kind::CopyOut]);
@@ -152,7 +179,10 @@ fn the_pipeline_chronogram_has_a_copy_in_kernel_and_copy_out_per_stream_in_order
     for kind in [Kind::CopyIn, Kind::CopyOut] {
         let mut copies: Vec<_> = spans.iter().filter(|s| s.kind == kind).collect();
         copies.sort_by(|x, y| x.end_ms.total_cmp(&y.end_ms));
-        assert!(copies.windows(2).all(|w| w[0].end_ms <= w[1].start_ms), "{kind:?}: {copies:#?}");
+        assert!(
+            copies.windows(2).all(|w| w[0].end_ms <= w[1].start_ms),
+            "{kind:?}: {copies:#?}"
+        );
     }
     assert_eq!(job.wrong_elements(100_003, &mut Random::new(1)), 0);
 }
@@ -166,7 +196,12 @@ fn small_kernels_on_any_number_of_streams_compute_every_result() {
     let main = Stream::new(StreamFlags::DEFAULT, None).unwrap();
     for (kernels, blocks, steps) in [(1, 1, 1), (7, 3, 1000), (64, 1, 12_345), (33, 2, 7)] {
         let mut job = SmallKernels::random(kernels, blocks, steps, kernels as u64).unwrap();
-        for (count, order) in [(1, Order::RoundRobin), (5, Order::RoundRobin), (5, Order::StreamByStream), (32, Order::StreamByStream)] {
+        for (count, order) in [
+            (1, Order::RoundRobin),
+            (5, Order::RoundRobin),
+            (5, Order::StreamByStream),
+            (32, Order::StreamByStream),
+        ] {
             let case = format!("{kernels} kernels of {blocks} blocks, {steps} steps, {count} streams, {order:?}");
             job.poison().unwrap();
             job.launch(&lcg, &main, &streams(count), order, None).unwrap();
@@ -174,17 +209,28 @@ fn small_kernels_on_any_number_of_streams_compute_every_result() {
             assert_eq!(job.wrong_elements().unwrap(), 0, "{case}");
             // The stamped twins compute the same, and stamp every kernel.
             job.poison().unwrap();
-            let spans = record(&main, |recorder| job.launch(&lcg, &main, &streams(count), order, Some(recorder))).unwrap();
+            let spans = record(&main, |recorder| {
+                job.launch(&lcg, &main, &streams(count), order, Some(recorder))
+            })
+            .unwrap();
             assert_eq!(job.wrong_elements().unwrap(), 0, "stamped: {case}");
             assert_eq!(spans.len(), kernels);
             // A one-step kernel can end within one tick of %globaltimer (a microsecond): zero length.
-            assert!(spans.iter().all(|s| s.kind == Kind::Kernel && s.start_ms >= 0.0 && s.end_ms >= s.start_ms), "{spans:#?}");
+            assert!(
+                spans
+                    .iter()
+                    .all(|s| s.kind == Kind::Kernel && s.start_ms >= 0.0 && s.end_ms >= s.start_ms),
+                "{spans:#?}"
+            );
             // Kernels of one stream run one after the other, on the stream `order` gave them.
             let lanes = streams_of(kernels, count, order);
             assert_eq!(spans.iter().map(|s| s.lane).collect::<Vec<_>>(), lanes, "{case}");
             for lane in 0..count {
                 let mine: Vec<_> = spans.iter().filter(|s| s.lane == lane).collect();
-                assert!(mine.windows(2).all(|w| w[0].end_ms <= w[1].start_ms), "{case}, lane {lane}: {mine:#?}");
+                assert!(
+                    mine.windows(2).all(|w| w[0].end_ms <= w[1].start_ms),
+                    "{case}, lane {lane}: {mine:#?}"
+                );
             }
         }
     }
@@ -200,8 +246,14 @@ fn small_kernels_on_several_streams_run_at_the_same_time() {
     // 16 one-block kernels of about 0.2 ms on 4 streams: a GPU with 132 multiprocessors runs them
     // side by side; on one stream they cannot overlap.
     let job = SmallKernels::random(16, 1, 100_000, 5).unwrap();
-    let one = record(&main, |recorder| job.launch(&lcg, &main, &streams(1), Order::RoundRobin, Some(recorder))).unwrap();
-    let four = record(&main, |recorder| job.launch(&lcg, &main, &streams(4), Order::RoundRobin, Some(recorder))).unwrap();
+    let one = record(&main, |recorder| {
+        job.launch(&lcg, &main, &streams(1), Order::RoundRobin, Some(recorder))
+    })
+    .unwrap();
+    let four = record(&main, |recorder| {
+        job.launch(&lcg, &main, &streams(4), Order::RoundRobin, Some(recorder))
+    })
+    .unwrap();
     assert_eq!(most_at_once(&one), 1, "{one:#?}");
     assert!(most_at_once(&four) >= 2, "{four:#?}");
     assert_eq!(job.wrong_elements().unwrap(), 0);

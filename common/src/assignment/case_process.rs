@@ -52,7 +52,15 @@ pub struct CaseRun {
 impl CaseRun {
     /// A case that ends as a fault without having run, or without output of its own.
     pub fn fault(case: &str, why: String) -> CaseRun {
-        CaseRun { row: Row { case: case.to_string(), result: Err(why.into()) }, stdout: Captured::default(), stderr: Captured::default(), exit: None }
+        CaseRun {
+            row: Row {
+                case: case.to_string(),
+                result: Err(why.into()),
+            },
+            stdout: Captured::default(),
+            stderr: Captured::default(),
+            exit: None,
+        }
     }
 }
 
@@ -116,21 +124,35 @@ pub struct Batch<'a> {
 /// found as it ends: [`super::run_cases`]).
 pub fn run(mut command: Command, batch: &Batch<'_>, mut starting: impl FnMut(usize)) -> Vec<CaseRun> {
     use std::os::unix::process::CommandExt as _;
-    let Some(first) = batch.cases.first() else { return Vec::new() };
+    let Some(first) = batch.cases.first() else {
+        return Vec::new();
+    };
     starting(0);
-    let spawned = command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0).spawn();
+    let spawned = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn();
     let mut child = match spawned {
         Ok(child) => child,
         Err(err) => return vec![CaseRun::fault(&first.case, format!("cannot start the case: {err}"))],
     };
     let activity = Arc::new(Activity::start());
-    let stdout = child.stdout.take().map(|stream| drain(stream, Arc::clone(&activity), batch.boundary));
-    let stderr = child.stderr.take().map(|stream| drain(stream, Arc::clone(&activity), batch.boundary));
+    let stdout = child
+        .stdout
+        .take()
+        .map(|stream| drain(stream, Arc::clone(&activity), batch.boundary));
+    let stderr = child
+        .stderr
+        .take()
+        .map(|stream| drain(stream, Arc::clone(&activity), batch.boundary));
     let ending = wait(&mut child, batch, &activity, &mut starting);
     // Whatever the case left behind in its group (a process still holding the pipes) goes too, or
     // the readers below would wait for it.
     stop_group(&child);
-    let joined = |handle: Option<std::thread::JoinHandle<Vec<Captured>>>| handle.and_then(|h| h.join().ok()).unwrap_or_default();
+    let joined =
+        |handle: Option<std::thread::JoinHandle<Vec<Captured>>>| handle.and_then(|h| h.join().ok()).unwrap_or_default();
     let (stdout, stderr) = (joined(stdout), joined(stderr));
     let exit = match &ending {
         Ending::Exited(status) => status.code(),
@@ -138,7 +160,10 @@ pub fn run(mut command: Command, batch: &Batch<'_>, mut starting: impl FnMut(usi
     };
     let mut runs = Vec::new();
     for (index, slot) in batch.cases.iter().enumerate() {
-        let (out, err) = (stdout.get(index).cloned().unwrap_or_default(), stderr.get(index).cloned().unwrap_or_default());
+        let (out, err) = (
+            stdout.get(index).cloned().unwrap_or_default(),
+            stderr.get(index).cloned().unwrap_or_default(),
+        );
         let read = read_row(&slot.result, &slot.case);
         let last = read.is_err() || index + 1 == batch.cases.len();
         let result = match read {
@@ -147,8 +172,16 @@ pub fn run(mut command: Command, batch: &Batch<'_>, mut starting: impl FnMut(usi
             Ok(_) | Err(None) => Err(ended(&ending, batch.limits, &err, batch.finished).into()),
             Err(Some(why)) => Err(why.into()),
         };
-        let row = Row { case: slot.case.clone(), result };
-        runs.push(CaseRun { row, stdout: out, stderr: err, exit: if last { exit } else { None } });
+        let row = Row {
+            case: slot.case.clone(),
+            result,
+        };
+        runs.push(CaseRun {
+            row,
+            stdout: out,
+            stderr: err,
+            exit: if last { exit } else { None },
+        });
         if last {
             break;
         }
@@ -165,7 +198,10 @@ fn exited_well(ending: &Ending, finished: Option<i32>) -> bool {
 /// printed last on stderr.
 fn ended(ending: &Ending, limits: Limits, stderr: &Captured, finished: Option<i32>) -> String {
     match ending {
-        Ending::Silent => format!("printed nothing for {} s and did not end (an endless loop?); stopped", limits.silence.as_secs()),
+        Ending::Silent => format!(
+            "printed nothing for {} s and did not end (an endless loop?); stopped",
+            limits.silence.as_secs()
+        ),
         Ending::TooLong => format!("still running after {} s; stopped", limits.total.as_secs()),
         Ending::OutOfTime(seconds) => format!("still running when the --time-limit of {seconds} s ran out; stopped"),
         Ending::Lost(why) => format!("lost the case: {why}"),
@@ -176,7 +212,12 @@ fn ended(ending: &Ending, limits: Limits, stderr: &Captured, finished: Option<i3
 
 /// Waits for the child, stopping its whole process group once its case has been silent or running
 /// too long, or the deadline has come. A case's row appearing starts the next case's clock.
-fn wait(child: &mut std::process::Child, batch: &Batch<'_>, activity: &Activity, starting: &mut impl FnMut(usize)) -> Ending {
+fn wait(
+    child: &mut std::process::Child,
+    batch: &Batch<'_>,
+    activity: &Activity,
+    starting: &mut impl FnMut(usize),
+) -> Ending {
     let mut running = 0;
     loop {
         while running + 1 < batch.cases.len() && batch.cases[running].result.exists() {
@@ -229,9 +270,13 @@ pub fn read_row(path: &Path, case: &str) -> Result<Row, Option<String>> {
         Err(err) => return Err(Some(format!("cannot read the case's result: {err}"))),
     };
     let mut bytes = Vec::new();
-    file.take(MAX_ROW_BYTES + 1).read_to_end(&mut bytes).map_err(|err| format!("cannot read the case's result: {err}"))?;
+    file.take(MAX_ROW_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|err| format!("cannot read the case's result: {err}"))?;
     if bytes.len() as u64 > MAX_ROW_BYTES {
-        return Err(Some(format!("the case's result is oversized (over {MAX_ROW_BYTES} bytes)")));
+        return Err(Some(format!(
+            "the case's result is oversized (over {MAX_ROW_BYTES} bytes)"
+        )));
     }
     let text = String::from_utf8(bytes).map_err(|_| "the case's result is malformed (not UTF-8)".to_string())?;
     let lines: Vec<&str> = text.lines().collect();
@@ -253,7 +298,11 @@ pub fn read_row(path: &Path, case: &str) -> Result<Row, Option<String>> {
 pub fn write_row(path: &Path, row: &Row) -> anyhow::Result<()> {
     use anyhow::Context as _;
     use std::io::Write as _;
-    let mut file = std::fs::OpenOptions::new().write(true).create_new(true).open(path).with_context(|| format!("writing the case's result to {}", path.display()))?;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .with_context(|| format!("writing the case's result to {}", path.display()))?;
     writeln!(file, "{}", row.to_line()).with_context(|| format!("writing the case's result to {}", path.display()))?;
     Ok(())
 }
@@ -267,20 +316,62 @@ mod tests {
     const CASE: &str = "17 x 33 x 5";
 
     fn good_row() -> Row {
-        Row { case: CASE.to_string(), result: Ok(Outcome { wrong: 0, elements: 85, first: None, times: Some(crate::assignment::Times { student_ms: 1.0, ours_ms: 1.0, spread: 0.0 }), finding: None }) }
+        Row {
+            case: CASE.to_string(),
+            result: Ok(Outcome {
+                wrong: 0,
+                elements: 85,
+                first: None,
+                times: Some(crate::assignment::Times {
+                    student_ms: 1.0,
+                    ours_ms: 1.0,
+                    spread: 0.0,
+                }),
+                finding: None,
+            }),
+        }
     }
 
     /// A stand-in child: `sh -c SCRIPT` with `$1` the result file.
     fn stand_in(script: &str, limit: Duration) -> CaseRun {
-        stand_in_with(script, Limits { silence: limit, total: limit }, None)
+        stand_in_with(
+            script,
+            Limits {
+                silence: limit,
+                total: limit,
+            },
+            None,
+        )
     }
 
     fn stand_in_with(script: &str, limits: Limits, finished: Option<i32>) -> CaseRun {
         let dir = PrivateDir::new("case-process-test").unwrap();
-        let slot = Slot { case: CASE.to_string(), result: dir.path().join("result-0") };
+        let slot = Slot {
+            case: CASE.to_string(),
+            result: dir.path().join("result-0"),
+        };
         let mut command = Command::new("sh");
-        command.arg("-c").arg(script).arg("sh").arg(&slot.result).env("ROW", good_row().to_line()).env("FAKE", Row { case: CASE.into(), result: Ok(Outcome { wrong: 0, ..outcome() }) }.to_line());
-        let batch = Batch { cases: std::slice::from_ref(&slot), limits, deadline: None, finished, boundary: "" };
+        command
+            .arg("-c")
+            .arg(script)
+            .arg("sh")
+            .arg(&slot.result)
+            .env("ROW", good_row().to_line())
+            .env(
+                "FAKE",
+                Row {
+                    case: CASE.into(),
+                    result: Ok(Outcome { wrong: 0, ..outcome() }),
+                }
+                .to_line(),
+            );
+        let batch = Batch {
+            cases: std::slice::from_ref(&slot),
+            limits,
+            deadline: None,
+            finished,
+            boundary: "",
+        };
         let mut runs = run(command, &batch, |_| {});
         assert_eq!(runs.len(), 1);
         runs.remove(0)
@@ -290,29 +381,65 @@ mod tests {
     /// (`r-a`, ...), `$ROW_a`, `$ROW_b` and `$ROW_c` their rows, `$END` the boundary.
     fn batch_stand_in(script: &str, limits: Limits, deadline: Option<Deadline>) -> (Vec<CaseRun>, Vec<usize>) {
         let dir = PrivateDir::new("case-process-test").unwrap();
-        let slots: Vec<Slot> = ["a", "b", "c"].iter().map(|case| Slot { case: case.to_string(), result: dir.path().join(format!("r-{case}")) }).collect();
+        let slots: Vec<Slot> = ["a", "b", "c"]
+            .iter()
+            .map(|case| Slot {
+                case: case.to_string(),
+                result: dir.path().join(format!("r-{case}")),
+            })
+            .collect();
         let mut command = Command::new("sh");
-        command.arg("-c").arg(script).arg("sh").arg(dir.path()).env("END", "<end 42>\n");
+        command
+            .arg("-c")
+            .arg(script)
+            .arg("sh")
+            .arg(dir.path())
+            .env("END", "<end 42>\n");
         for slot in &slots {
-            command.env(format!("ROW_{}", slot.case), Row { case: slot.case.clone(), ..good_row() }.to_line());
+            command.env(
+                format!("ROW_{}", slot.case),
+                Row {
+                    case: slot.case.clone(),
+                    ..good_row()
+                }
+                .to_line(),
+            );
         }
-        let batch = Batch { cases: &slots, limits, deadline, finished: None, boundary: "<end 42>\n" };
+        let batch = Batch {
+            cases: &slots,
+            limits,
+            deadline,
+            finished: None,
+            boundary: "<end 42>\n",
+        };
         let mut started = Vec::new();
         let runs = run(command, &batch, |index| started.push(index));
         (runs, started)
     }
 
     fn outcome() -> Outcome {
-        Outcome { wrong: 3, elements: 85, first: None, times: None, finding: None }
+        Outcome {
+            wrong: 3,
+            elements: 85,
+            first: None,
+            times: None,
+            finding: None,
+        }
     }
 
     #[test]
     fn the_row_comes_from_the_result_file_and_a_row_on_stdout_is_ignored() {
-        let run = stand_in("printf '%s\\n' \"$FAKE\"; printf '%s\\n' \"$ROW\" > \"$1\"", Duration::from_secs(20));
+        let run = stand_in(
+            "printf '%s\\n' \"$FAKE\"; printf '%s\\n' \"$ROW\" > \"$1\"",
+            Duration::from_secs(20),
+        );
         assert_eq!(run.row, good_row());
         // A row printed on stdout alone (a kernel's printf) is no result.
         let forged = stand_in("printf '%s\\n' \"$ROW\"", Duration::from_secs(20));
-        assert_eq!(forged.row.result, Err("the case ended without reporting a result".into()));
+        assert_eq!(
+            forged.row.result,
+            Err("the case ended without reporting a result".into())
+        );
         assert_eq!(forged.stdout.last_line(), Some(good_row().to_line().trim()));
     }
 
@@ -320,15 +447,28 @@ mod tests {
     fn two_oversized_malformed_or_foreign_rows_are_faults_with_a_reason() {
         let limit = Duration::from_secs(20);
         let fault = |script: &str| stand_in(script, limit).row.result.unwrap_err().why().to_string();
-        assert_eq!(fault("printf '%s\\n%s\\n' \"$ROW\" \"$ROW\" > \"$1\""), "the case reported 2 results, not one");
+        assert_eq!(
+            fault("printf '%s\\n%s\\n' \"$ROW\" \"$ROW\" > \"$1\""),
+            "the case reported 2 results, not one"
+        );
         assert!(fault("head -c 100000 /dev/zero | tr '\\0' x > \"$1\"").starts_with("the case's result is oversized"));
-        assert_eq!(fault("echo 'CHECK-ROW\tnonsense' > \"$1\""), "the case's result is malformed");
-        assert_eq!(fault("printf '%s' \"$ROW\" > \"$1\""), "the case's result is malformed (no line end)");
+        assert_eq!(
+            fault("echo 'CHECK-ROW\tnonsense' > \"$1\""),
+            "the case's result is malformed"
+        );
+        assert_eq!(
+            fault("printf '%s' \"$ROW\" > \"$1\""),
+            "the case's result is malformed (no line end)"
+        );
         assert_eq!(fault(": > \"$1\""), "the case's result is empty");
-        assert!(fault("printf '%s\\n' \"$ROW\" | sed 's/17 x 33/18 x 33/' > \"$1\"").starts_with("the case's result is for another case"));
+        assert!(fault("printf '%s\\n' \"$ROW\" | sed 's/17 x 33/18 x 33/' > \"$1\"")
+            .starts_with("the case's result is for another case"));
         // A child that fails says why, from its last line on stderr.
         let failed = fault("echo 'lab-mmm: error: CUDA_ERROR_ILLEGAL_ADDRESS' >&2; exit 1");
-        assert!(failed.starts_with("lab-mmm: error: CUDA_ERROR_ILLEGAL_ADDRESS (exit status: 1)"), "{failed}");
+        assert!(
+            failed.starts_with("lab-mmm: error: CUDA_ERROR_ILLEGAL_ADDRESS (exit status: 1)"),
+            "{failed}"
+        );
     }
 
     #[test]
@@ -336,7 +476,11 @@ mod tests {
         let started = std::time::Instant::now();
         let run = stand_in("sleep 60 & printf '%s\\n' \"$ROW\" > \"$1\"", Duration::from_secs(120));
         assert_eq!(run.row, good_row());
-        assert!(started.elapsed() < Duration::from_secs(30), "waited {:?} for the leftover sleep", started.elapsed());
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "waited {:?} for the leftover sleep",
+            started.elapsed()
+        );
     }
 
     #[test]
@@ -348,25 +492,50 @@ mod tests {
             Duration::from_secs(60),
         );
         assert_eq!(run.row, good_row());
-        assert!(run.stdout.bytes >= 8 << 20 && run.stderr.bytes >= 8 << 20, "{} {}", run.stdout.bytes, run.stderr.bytes);
+        assert!(
+            run.stdout.bytes >= 8 << 20 && run.stderr.bytes >= 8 << 20,
+            "{} {}",
+            run.stdout.bytes,
+            run.stderr.bytes
+        );
         assert!(run.stdout.shown().lines().count() <= super::super::output::HEAD + 1 + super::super::output::TAIL);
     }
 
     #[test]
     fn a_hung_child_and_its_children_are_stopped_at_the_limit() {
         // The background sleep holds stdout too: had it survived the stop, the drain would wait for it.
-        let silent = Limits { silence: Duration::from_millis(300), total: Duration::from_secs(20) };
+        let silent = Limits {
+            silence: Duration::from_millis(300),
+            total: Duration::from_secs(20),
+        };
         let run = stand_in_with("sleep 30 & sleep 30", silent, None);
-        assert_eq!(run.row.result, Err("printed nothing for 0 s and did not end (an endless loop?); stopped".into()));
-        let chatty = stand_in_with("while true; do echo still here; sleep 0.05; done", Limits { silence: Duration::from_secs(20), total: Duration::from_millis(500) }, None);
+        assert_eq!(
+            run.row.result,
+            Err("printed nothing for 0 s and did not end (an endless loop?); stopped".into())
+        );
+        let chatty = stand_in_with(
+            "while true; do echo still here; sleep 0.05; done",
+            Limits {
+                silence: Duration::from_secs(20),
+                total: Duration::from_millis(500),
+            },
+            None,
+        );
         assert_eq!(chatty.row.result, Err("still running after 0 s; stopped".into()));
     }
 
     /// Issue 21: a correct kernel that prints from every thread is slow, but never silent for long.
     #[test]
     fn a_child_that_keeps_printing_runs_past_the_silence_limit() {
-        let limits = Limits { silence: Duration::from_millis(400), total: Duration::from_secs(20) };
-        let run = stand_in_with("i=0; while [ $i -lt 12 ]; do echo block $i; sleep 0.1; i=$((i+1)); done; printf '%s\\n' \"$ROW\" > \"$1\"", limits, None);
+        let limits = Limits {
+            silence: Duration::from_millis(400),
+            total: Duration::from_secs(20),
+        };
+        let run = stand_in_with(
+            "i=0; while [ $i -lt 12 ]; do echo block $i; sleep 0.1; i=$((i+1)); done; printf '%s\\n' \"$ROW\" > \"$1\"",
+            limits,
+            None,
+        );
         assert_eq!(run.row, good_row());
         assert_eq!(run.stdout.lines(), 12);
     }
@@ -374,10 +543,18 @@ mod tests {
     /// Under compute-sanitizer a finding changes the exit code; the row the case wrote still counts.
     #[test]
     fn the_exit_code_of_a_finished_run_with_findings_still_gives_the_row() {
-        let limits = Limits { silence: Duration::from_secs(20), total: Duration::from_secs(20) };
+        let limits = Limits {
+            silence: Duration::from_secs(20),
+            total: Duration::from_secs(20),
+        };
         let script = "printf '%s\\n' \"$ROW\" > \"$1\"; exit 86";
         assert_eq!(stand_in_with(script, limits, Some(86)).row, good_row());
-        assert!(stand_in_with(script, limits, None).row.result.unwrap_err().why().ends_with("(exit status: 86)"));
+        assert!(stand_in_with(script, limits, None)
+            .row
+            .result
+            .unwrap_err()
+            .why()
+            .ends_with("(exit status: 86)"));
     }
 
     #[test]
@@ -393,11 +570,17 @@ mod tests {
     /// the child's end is the fault of the case it was in.
     #[test]
     fn a_batch_gives_each_case_its_row_and_output_and_stops_at_the_case_that_ends_it() {
-        let limits = Limits { silence: Duration::from_secs(20), total: Duration::from_secs(20) };
+        let limits = Limits {
+            silence: Duration::from_secs(20),
+            total: Duration::from_secs(20),
+        };
         let all = r#"for c in a b c; do echo "out of $c"; echo "err of $c" >&2; printenv ROW_$c > "$1/r-$c"; printf "$END"; printf "$END" >&2; done"#;
         let (runs, started) = batch_stand_in(all, limits, None);
         assert_eq!(started, [0, 1, 2]);
-        assert_eq!(runs.iter().map(|run| run.row.case.as_str()).collect::<Vec<_>>(), ["a", "b", "c"]);
+        assert_eq!(
+            runs.iter().map(|run| run.row.case.as_str()).collect::<Vec<_>>(),
+            ["a", "b", "c"]
+        );
         assert!(runs.iter().all(|run| run.row.passed()), "{runs:?}");
         assert_eq!(runs[1].stdout.shown(), "out of b\n");
         assert_eq!(runs[2].stderr.shown(), "err of c\n");
@@ -406,19 +589,44 @@ mod tests {
         let (runs, _) = batch_stand_in(dies, limits, None);
         assert_eq!(runs.len(), 2);
         assert!(runs[0].row.passed());
-        assert_eq!(runs[1].row.result, Err("lab: error: CUDA_ERROR_ILLEGAL_ADDRESS (exit status: 1)".into()));
+        assert_eq!(
+            runs[1].row.result,
+            Err("lab: error: CUDA_ERROR_ILLEGAL_ADDRESS (exit status: 1)".into())
+        );
         assert_eq!(runs[1].exit, Some(1));
         // The clock is each case's: three cases of 0.4 s each pass a limit of 1 s; a hung one stops.
         let slow = r#"for c in a b c; do sleep 0.4; printenv ROW_$c > "$1/r-$c"; done"#;
-        let each_second = Limits { silence: Duration::from_secs(1), total: Duration::from_secs(1) };
-        assert!(batch_stand_in(slow, each_second, None).0.iter().all(|run| run.row.passed()));
+        let each_second = Limits {
+            silence: Duration::from_secs(1),
+            total: Duration::from_secs(1),
+        };
+        assert!(batch_stand_in(slow, each_second, None)
+            .0
+            .iter()
+            .all(|run| run.row.passed()));
         let hangs = r#"printenv ROW_a > "$1/r-a"; sleep 30"#;
-        let (runs, _) = batch_stand_in(hangs, Limits { silence: Duration::from_millis(300), total: Duration::from_secs(20) }, None);
-        assert_eq!(runs[1].row.result, Err("printed nothing for 0 s and did not end (an endless loop?); stopped".into()));
+        let (runs, _) = batch_stand_in(
+            hangs,
+            Limits {
+                silence: Duration::from_millis(300),
+                total: Duration::from_secs(20),
+            },
+            None,
+        );
+        assert_eq!(
+            runs[1].row.result,
+            Err("printed nothing for 0 s and did not end (an endless loop?); stopped".into())
+        );
         // The --time-limit is the whole check's, whatever each case's clock says.
-        let deadline = Deadline { at: Instant::now() + Duration::from_millis(600), seconds: 9 };
+        let deadline = Deadline {
+            at: Instant::now() + Duration::from_millis(600),
+            seconds: 9,
+        };
         let (runs, _) = batch_stand_in(slow, limits, Some(deadline));
-        assert_eq!(runs.last().unwrap().row.result, Err("still running when the --time-limit of 9 s ran out; stopped".into()));
+        assert_eq!(
+            runs.last().unwrap().row.result,
+            Err("still running when the --time-limit of 9 s ran out; stopped".into())
+        );
         assert!(runs.len() >= 2 && runs[0].row.passed(), "{runs:?}");
     }
 }

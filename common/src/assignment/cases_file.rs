@@ -40,12 +40,18 @@ impl<C> CaseFormat<'_, C> {
     /// [`super::Usage`] error (exit code 2: the call is wrong, not the student's kernel).
     pub fn load(&self, file: Option<&Path>, builtin: Vec<C>) -> Result<CaseSet<C>> {
         let cases = match file {
-            Some(path) => self.read(path).map_err(|err| anyhow::Error::new(super::Usage(format!("{err:#}"))))?,
+            Some(path) => self
+                .read(path)
+                .map_err(|err| anyhow::Error::new(super::Usage(format!("{err:#}"))))?,
             None => builtin,
         };
         let lines: Vec<String> = cases.iter().map(|case| (self.line)(case)).collect();
         let names = cases.iter().map(|case| (self.name)(case)).collect();
-        Ok(CaseSet { cases, names, hash: case_set_hash(&lines) })
+        Ok(CaseSet {
+            cases,
+            names,
+            hash: case_set_hash(&lines),
+        })
     }
 
     fn read(&self, path: &Path) -> Result<Vec<C>> {
@@ -54,9 +60,14 @@ impl<C> CaseFormat<'_, C> {
             .and_then(|file| file.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes))
             .with_context(|| format!("cannot read the cases file {}", path.display()))?;
         if bytes.len() as u64 > MAX_FILE_BYTES {
-            bail!("{}: over {} bytes; a cases file has one line per case", path.display(), MAX_FILE_BYTES);
+            bail!(
+                "{}: over {} bytes; a cases file has one line per case",
+                path.display(),
+                MAX_FILE_BYTES
+            );
         }
-        let text = String::from_utf8(bytes).map_err(|_| anyhow::anyhow!("{}: not a text file (UTF-8)", path.display()))?;
+        let text =
+            String::from_utf8(bytes).map_err(|_| anyhow::anyhow!("{}: not a text file (UTF-8)", path.display()))?;
         self.parse_text(&path.display().to_string(), &text)
     }
 
@@ -70,7 +81,12 @@ impl<C> CaseFormat<'_, C> {
                 continue;
             }
             if fields.len() != wanted {
-                bail!("{file}:{}: {} fields where a case has {wanted} ({})", index + 1, fields.len(), self.fields);
+                bail!(
+                    "{file}:{}: {} fields where a case has {wanted} ({})",
+                    index + 1,
+                    fields.len(),
+                    self.fields
+                );
             }
             cases.extend((self.parse)(&fields).map_err(|why| anyhow::anyhow!("{file}:{}: {why}", index + 1))?);
         }
@@ -88,16 +104,24 @@ where
 {
     match value.parse::<T>() {
         Ok(number) if range.contains(&number) => Ok(number),
-        _ => Err(format!("{name} {value:?} is not a number from {} to {}", range.start(), range.end())),
+        _ => Err(format!(
+            "{name} {value:?} is not a number from {} to {}",
+            range.start(),
+            range.end()
+        )),
     }
 }
 
 /// `value` as one of `choices` (`("f64", true)`), or an error listing them.
 pub fn choice<T: Copy>(value: &str, name: &str, choices: &[(&str, T)]) -> Result<T, String> {
-    choices.iter().find(|(text, _)| *text == value).map(|(_, choice)| *choice).ok_or_else(|| {
-        let names: Vec<&str> = choices.iter().map(|(text, _)| *text).collect();
-        format!("{name} {value:?} is not one of {}", names.join(", "))
-    })
+    choices
+        .iter()
+        .find(|(text, _)| *text == value)
+        .map(|(_, choice)| *choice)
+        .ok_or_else(|| {
+            let names: Vec<&str> = choices.iter().map(|(text, _)| *text).collect();
+            format!("{name} {value:?} is not one of {}", names.join(", "))
+        })
 }
 
 /// FNV-1a (64 bits) of the canonical lines, one per case, as 16 hex digits.
@@ -122,12 +146,21 @@ mod tests {
         };
         let line = |case: &(u32, u64)| format!("{} {}", case.0, case.1);
         let name = |case: &(u32, u64)| format!("n = {}", case.0);
-        body(&CaseFormat { fields: "N SEED", parse: &parse, line: &line, name: &name })
+        body(&CaseFormat {
+            fields: "N SEED",
+            parse: &parse,
+            line: &line,
+            name: &name,
+        })
     }
 
     #[test]
     fn lines_become_cases_and_comments_and_blank_lines_do_not() {
-        let cases = with_format(|format| format.parse_text("c.txt", "# hidden cases\n\n17 3  # odd\n  1 0\n").unwrap());
+        let cases = with_format(|format| {
+            format
+                .parse_text("c.txt", "# hidden cases\n\n17 3  # odd\n  1 0\n")
+                .unwrap()
+        });
         assert_eq!(cases, [(17, 3), (34, 0), (1, 0), (2, 0)]);
     }
 
@@ -136,18 +169,40 @@ mod tests {
         let error = |text: &str| with_format(|format| format.parse_text("c.txt", text).unwrap_err().to_string());
         assert_eq!(error("17 3\n0 1\n"), "c.txt:2: N \"0\" is not a number from 1 to 1000");
         assert_eq!(error("x 1\n"), "c.txt:1: N \"x\" is not a number from 1 to 1000");
-        assert_eq!(error("5 -1\n"), "c.txt:1: SEED \"-1\" is not a number from 0 to 18446744073709551615");
+        assert_eq!(
+            error("5 -1\n"),
+            "c.txt:1: SEED \"-1\" is not a number from 0 to 18446744073709551615"
+        );
         assert_eq!(error("5\n"), "c.txt:1: 1 fields where a case has 2 (N SEED)");
         assert_eq!(error("# nothing\n"), "c.txt: no cases (one per line: N SEED)");
-        assert_eq!(choice("f16", "PRECISION", &[("f64", 1), ("f32", 2)]).unwrap_err(), "PRECISION \"f16\" is not one of f64, f32");
-        let missing = with_format(|format| format.load(Some(Path::new("/no/such/cases.txt")), Vec::new()).unwrap_err());
-        assert!(format!("{missing:#}").starts_with("cannot read the cases file /no/such/cases.txt: "), "{missing:#}");
-        assert_eq!(super::super::exit_code(&missing), 2, "issue 45: a bad cases file is a usage error");
+        assert_eq!(
+            choice("f16", "PRECISION", &[("f64", 1), ("f32", 2)]).unwrap_err(),
+            "PRECISION \"f16\" is not one of f64, f32"
+        );
+        let missing = with_format(|format| {
+            format
+                .load(Some(Path::new("/no/such/cases.txt")), Vec::new())
+                .unwrap_err()
+        });
+        assert!(
+            format!("{missing:#}").starts_with("cannot read the cases file /no/such/cases.txt: "),
+            "{missing:#}"
+        );
+        assert_eq!(
+            super::super::exit_code(&missing),
+            2,
+            "issue 45: a bad cases file is a usage error"
+        );
     }
 
     #[test]
     fn the_hash_names_the_cases_not_their_spelling() {
-        let (one, two) = with_format(|format| (format.load(None, vec![(17, 3)]).unwrap(), format.load(None, vec![(17, 4)]).unwrap()));
+        let (one, two) = with_format(|format| {
+            (
+                format.load(None, vec![(17, 3)]).unwrap(),
+                format.load(None, vec![(17, 4)]).unwrap(),
+            )
+        });
         assert_ne!(one.hash, two.hash);
         assert_eq!(one.names, ["n = 17"]);
         let written = with_format(|format| {
@@ -155,7 +210,10 @@ mod tests {
             std::fs::write(path.path().join("c"), "17   3 # same case, other spacing\n").unwrap();
             format.load(Some(&path.path().join("c")), Vec::new()).unwrap()
         });
-        assert_eq!(written.hash, with_format(|format| format.load(None, vec![(17, 3), (34, 0)]).unwrap()).hash);
+        assert_eq!(
+            written.hash,
+            with_format(|format| format.load(None, vec![(17, 3), (34, 0)]).unwrap()).hash
+        );
         assert_eq!(case_set_hash(&[]), "cbf29ce484222325");
         assert_eq!(case_set_hash(&["a".to_string()]).len(), 16);
     }

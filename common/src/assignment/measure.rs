@@ -16,8 +16,8 @@ use std::time::Duration;
 
 use super::case_process::{self, Batch, Deadline, Limits, Slot};
 use super::{NoResult, Outcome, Row};
-use kernels::KernelImage;
 use crate::profile::counters::{self, Launch};
+use kernels::KernelImage;
 
 /// A week's measured rules: the case measured, what ncu reads, and how the launches become rows.
 pub struct Measure<'a, C> {
@@ -41,7 +41,10 @@ pub const LAUNCHES: usize = 4;
 /// How long the measured run may take once it may start: ncu replays each kernel a few times
 /// (seconds in all). Before that it waits for the cases ([`wait_for_the_cases`]), saying so every few
 /// seconds, so silence still means a hang; its total limit then adds the longest the cases may take.
-pub const LIMITS: Limits = Limits { silence: Duration::from_secs(120), total: Duration::from_secs(300) };
+pub const LIMITS: Limits = Limits {
+    silence: Duration::from_secs(120),
+    total: Duration::from_secs(300),
+};
 
 /// While the cases run, the measured child waits: a fresh ncu and the lab under it take about 2 s to
 /// start (an H100 machine), which then overlap the cases (issue 39: a check within 5 s).
@@ -55,8 +58,27 @@ impl<C> Measure<'_, C> {
         let mut under_ncu = Command::new(&ncu);
         // Counts of instructions and requests need neither locked clocks nor flushed caches: ncu leaves
         // the GPU's clocks alone and saves the time of the flushes.
-        under_ncu.args(["--csv", "--page", "raw", "--print-units", "base", "--clock-control", "none", "--cache-control", "none", "--kernel-name"]).arg(self.kernels);
-        under_ncu.arg("--metrics").arg(self.metrics.join(",")).arg("--log-file").arg(csv).arg(program.get_program()).args(program.get_args());
+        under_ncu
+            .args([
+                "--csv",
+                "--page",
+                "raw",
+                "--print-units",
+                "base",
+                "--clock-control",
+                "none",
+                "--cache-control",
+                "none",
+                "--kernel-name",
+            ])
+            .arg(self.kernels);
+        under_ncu
+            .arg("--metrics")
+            .arg(self.metrics.join(","))
+            .arg("--log-file")
+            .arg(csv)
+            .arg(program.get_program())
+            .args(program.get_args());
         Ok(under_ncu)
     }
 
@@ -64,7 +86,13 @@ impl<C> Measure<'_, C> {
     /// where the machine kept ncu from measuring, else FAULT.
     pub fn rows(&self, measured: Result<Vec<Launch>, NoResult>) -> Vec<Row> {
         let four = measured.and_then(|launches| {
-            <[Launch; LAUNCHES]>::try_from(launches).map_err(|launches| NoResult::Fault(format!("ncu measured {} launches of {}, not the {LAUNCHES} the check made", launches.len(), self.kernels)))
+            <[Launch; LAUNCHES]>::try_from(launches).map_err(|launches| {
+                NoResult::Fault(format!(
+                    "ncu measured {} launches of {}, not the {LAUNCHES} the check made",
+                    launches.len(),
+                    self.kernels
+                ))
+            })
         });
         let not_measured = |why: &NoResult| match why {
             NoResult::Machine(why) => NoResult::Machine(format!("not measured: {why}")),
@@ -72,7 +100,14 @@ impl<C> Measure<'_, C> {
         };
         match four {
             Ok(launches) => (self.judge)(&self.case, &launches),
-            Err(why) => self.rules.iter().map(|rule| Row { case: rule.to_string(), result: Err(not_measured(&why)) }).collect(),
+            Err(why) => self
+                .rules
+                .iter()
+                .map(|rule| Row {
+                    case: rule.to_string(),
+                    result: Err(not_measured(&why)),
+                })
+                .collect(),
         }
     }
 }
@@ -82,17 +117,42 @@ impl<C> Measure<'_, C> {
 /// on a thread of its own beside the cases. No permission for the counters (ncu's own file says so,
 /// which the child's output cannot reach) and a MACHINE row from the child are the machine's; the
 /// rest is a fault.
-pub fn launches(under_ncu: Command, csv: &Path, result: &Path, limits: Limits, deadline: Option<Deadline>) -> Result<Vec<Launch>, NoResult> {
-    let slot = [Slot { case: "measured".to_string(), result: result.to_path_buf() }];
-    let batch = Batch { cases: &slot, limits, deadline, finished: None, boundary: "" };
+pub fn launches(
+    under_ncu: Command,
+    csv: &Path,
+    result: &Path,
+    limits: Limits,
+    deadline: Option<Deadline>,
+) -> Result<Vec<Launch>, NoResult> {
+    let slot = [Slot {
+        case: "measured".to_string(),
+        result: result.to_path_buf(),
+    }];
+    let batch = Batch {
+        cases: &slot,
+        limits,
+        deadline,
+        finished: None,
+        boundary: "",
+    };
     let run = case_process::run(under_ncu, &batch, |_| {}).remove(0);
     let text = std::fs::read_to_string(csv).unwrap_or_default();
     if let Some(line) = text.lines().find(|line| line.contains("ERR_NVGPUCTRPERM")) {
-        return Err(NoResult::Machine(format!("ncu may not read this GPU's counters here ({}); an administrator can allow it", line.trim())));
+        return Err(NoResult::Machine(format!(
+            "ncu may not read this GPU's counters here ({}); an administrator can allow it",
+            line.trim()
+        )));
     }
     match run.row.result {
-        Err(NoResult::Machine(why)) => return Err(NoResult::Machine(format!("the measured run could not start: {why}"))),
-        Err(why) => return Err(NoResult::Fault(format!("the measured run under ncu failed: {}", why.why()))),
+        Err(NoResult::Machine(why)) => {
+            return Err(NoResult::Machine(format!("the measured run could not start: {why}")))
+        }
+        Err(why) => {
+            return Err(NoResult::Fault(format!(
+                "the measured run under ncu failed: {}",
+                why.why()
+            )))
+        }
         Ok(_) => {}
     }
     counters::parse_csv(&text).map_err(|err| NoResult::Fault(format!("ncu's counters could not be read: {err}")))
@@ -127,7 +187,16 @@ impl Drop for Go<'_> {
 
 /// The child's row after a measured run: that it ran to the end (the counters are in ncu's file).
 pub fn ran(case: &str) -> Row {
-    Row { case: case.to_string(), result: Ok(Outcome { wrong: 0, elements: 0, first: None, times: None, finding: None }) }
+    Row {
+        case: case.to_string(),
+        result: Ok(Outcome {
+            wrong: 0,
+            elements: 0,
+            first: None,
+            times: None,
+            finding: None,
+        }),
+    }
 }
 
 /// A bound on a measured value.
@@ -150,7 +219,16 @@ pub fn rule_row(case: &str, kernel: &str, value: f64, bound: Bound, why: &str, o
         expected: format!("{expected} ({why}; ours {ours:.1})"),
         computed_by: "hardware counters (ncu)".to_string(),
     };
-    Row { case: case.to_string(), result: Ok(Outcome { wrong: usize::from(!holds), elements: 1, first: Some(first), times: None, finding: None }) }
+    Row {
+        case: case.to_string(),
+        result: Ok(Outcome {
+            wrong: usize::from(!holds),
+            elements: 1,
+            first: Some(first),
+            times: None,
+            finding: None,
+        }),
+    }
 }
 
 #[cfg(test)]
@@ -161,7 +239,10 @@ mod tests {
     fn a_measured_rule_shows_its_value_whether_it_holds_or_not_and_a_nan_fails() {
         let row = rule_row("loads", "mmm_f64", 32.0, Bound::AtMost(48.0), "tiled", 32.0);
         assert!(row.passed());
-        assert_eq!(row.result.as_ref().unwrap().first.as_ref().unwrap().expected, "at most 48.0 (tiled; ours 32.0)");
+        assert_eq!(
+            row.result.as_ref().unwrap().first.as_ref().unwrap().expected,
+            "at most 48.0 (tiled; ours 32.0)"
+        );
         assert!(!rule_row("loads", "mmm_f64", 512.0, Bound::AtMost(48.0), "tiled", 32.0).passed());
         assert!(!rule_row("loads", "mmm_f64", f64::NAN, Bound::AtLeast(1.0), "x", 2.0).passed());
         assert!(rule_row("shared", "mmm_f64", 512.0, Bound::AtLeast(64.0), "x", 512.0).passed());
@@ -170,26 +251,74 @@ mod tests {
     #[test]
     fn without_ncu_every_rule_is_machine_and_other_failures_a_fault() {
         let run = |_: &KernelImage, _: &()| Ok(());
-        let judge = |_: &(), _: &[Launch; LAUNCHES]| vec![Row { case: "judged".to_string(), result: Err("".into()) }];
-        let measure = Measure { case: (), rules: &["a", "b"], metrics: &["m"], kernels: "k", run: &run, judge: &judge };
-        let three = vec![Launch { kernel: "k".to_string(), values: Default::default() }; 3];
+        let judge = |_: &(), _: &[Launch; LAUNCHES]| {
+            vec![Row {
+                case: "judged".to_string(),
+                result: Err("".into()),
+            }]
+        };
+        let measure = Measure {
+            case: (),
+            rules: &["a", "b"],
+            metrics: &["m"],
+            kernels: "k",
+            run: &run,
+            judge: &judge,
+        };
+        let three = vec![
+            Launch {
+                kernel: "k".to_string(),
+                values: Default::default()
+            };
+            3
+        ];
         let rows = measure.rows(Ok(three));
-        assert!(rows.iter().all(|row| row.result == Err("not measured: ncu measured 3 launches of k, not the 4 the check made".into())), "{rows:?}");
-        let four = vec![Launch { kernel: "k".to_string(), values: Default::default() }; 4];
+        assert!(
+            rows.iter()
+                .all(|row| row.result
+                    == Err("not measured: ncu measured 3 launches of k, not the 4 the check made".into())),
+            "{rows:?}"
+        );
+        let four = vec![
+            Launch {
+                kernel: "k".to_string(),
+                values: Default::default()
+            };
+            4
+        ];
         assert_eq!(measure.rows(Ok(four))[0].case, "judged");
         let rows = measure.rows(Err("the --time-limit was used up".into()));
         assert_eq!(rows.len(), 2);
-        assert!(rows.iter().all(|row| row.result == Err("not measured: the --time-limit was used up".into())), "{rows:?}");
+        assert!(
+            rows.iter()
+                .all(|row| row.result == Err("not measured: the --time-limit was used up".into())),
+            "{rows:?}"
+        );
         // Issue 45: no ncu, or no permission for the counters, is the machine's: MACHINE, never PASS.
         let rows = measure.rows(Err(NoResult::Machine("no ncu".to_string())));
-        assert!(rows.iter().all(|row| row.verdict() == "MACHINE" && row.result == Err(NoResult::Machine("not measured: no ncu".to_string()))), "{rows:?}");
+        assert!(
+            rows.iter().all(|row| row.verdict() == "MACHINE"
+                && row.result == Err(NoResult::Machine("not measured: no ncu".to_string()))),
+            "{rows:?}"
+        );
         // A child that writes no row (here `true`) is a fault too, wherever ncu is.
         let dir = crate::private_dir::PrivateDir::new("measure-test").unwrap();
-        let found = launches(Command::new("true"), &dir.path().join("csv"), &dir.path().join("row"), LIMITS, None);
+        let found = launches(
+            Command::new("true"),
+            &dir.path().join("csv"),
+            &dir.path().join("row"),
+            LIMITS,
+            None,
+        );
         assert!(found.is_err(), "{found:?}");
         if counters::ncu().is_err() {
-            let why = measure.under_ncu(&Command::new("true"), Path::new("/tmp/x")).unwrap_err();
-            assert!(matches!(&why, NoResult::Machine(why) if why.starts_with("these rules need Nsight Compute (ncu)")), "{why:?}");
+            let why = measure
+                .under_ncu(&Command::new("true"), Path::new("/tmp/x"))
+                .unwrap_err();
+            assert!(
+                matches!(&why, NoResult::Machine(why) if why.starts_with("these rules need Nsight Compute (ncu)")),
+                "{why:?}"
+            );
         }
     }
 

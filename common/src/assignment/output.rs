@@ -84,7 +84,12 @@ impl Captured {
 
     /// The last line that is not blank: what a failing child said last.
     pub fn last_line(&self) -> Option<&str> {
-        self.tail.iter().rev().chain(self.head.iter().rev()).map(|line| line.trim()).find(|line| !line.is_empty())
+        self.tail
+            .iter()
+            .rev()
+            .chain(self.head.iter().rev())
+            .map(|line| line.trim())
+            .find(|line| !line.is_empty())
     }
 
     /// The kept lines, with one line saying how many were left out between head and tail.
@@ -120,26 +125,36 @@ pub struct Activity {
 impl Activity {
     /// Starts the clock: call it as the child is spawned.
     pub fn start() -> Activity {
-        Activity { start: Instant::now(), last: AtomicU64::new(0), case: AtomicU64::new(0) }
+        Activity {
+            start: Instant::now(),
+            last: AtomicU64::new(0),
+            case: AtomicU64::new(0),
+        }
     }
 
     fn touch(&self) {
-        self.last.store(self.start.elapsed().as_millis() as u64, Ordering::Relaxed);
+        self.last
+            .store(self.start.elapsed().as_millis() as u64, Ordering::Relaxed);
     }
 
     /// The child went on to its next case: that case's clock starts, and the step counts as activity.
     pub fn next_case(&self) {
-        self.case.store(self.start.elapsed().as_millis() as u64, Ordering::Relaxed);
+        self.case
+            .store(self.start.elapsed().as_millis() as u64, Ordering::Relaxed);
         self.touch();
     }
 
     /// How long the current case has run.
     pub fn running_for(&self) -> Duration {
-        self.start.elapsed().saturating_sub(Duration::from_millis(self.case.load(Ordering::Relaxed)))
+        self.start
+            .elapsed()
+            .saturating_sub(Duration::from_millis(self.case.load(Ordering::Relaxed)))
     }
 
     pub fn silent_for(&self) -> Duration {
-        self.start.elapsed().saturating_sub(Duration::from_millis(self.last.load(Ordering::Relaxed)))
+        self.start
+            .elapsed()
+            .saturating_sub(Duration::from_millis(self.last.load(Ordering::Relaxed)))
     }
 }
 
@@ -159,7 +174,10 @@ pub struct Segments {
 impl Segments {
     /// A stream cut at `boundary`; an empty one cuts nothing (one segment).
     pub fn new(boundary: &str) -> Segments {
-        Segments { boundary: boundary.as_bytes().to_vec(), ..Segments::default() }
+        Segments {
+            boundary: boundary.as_bytes().to_vec(),
+            ..Segments::default()
+        }
     }
 
     pub fn push(&mut self, bytes: &[u8]) {
@@ -193,7 +211,11 @@ impl Segments {
 
 /// Reads `stream` to its end on a thread of its own, so that stdout and stderr flow at once, cut at
 /// `boundary` ([`Segments`]); every read counts as `activity`.
-pub fn drain(mut stream: impl Read + Send + 'static, activity: Arc<Activity>, boundary: &str) -> JoinHandle<Vec<Captured>> {
+pub fn drain(
+    mut stream: impl Read + Send + 'static,
+    activity: Arc<Activity>,
+    boundary: &str,
+) -> JoinHandle<Vec<Captured>> {
     let mut segments = Segments::new(boundary);
     std::thread::spawn(move || {
         let mut buffer = vec![0u8; 64 * 1024];
@@ -263,7 +285,16 @@ mod tests {
             text.as_bytes().chunks(piece).for_each(|chunk| segments.push(chunk));
             let cases = segments.finish();
             let shown: Vec<String> = cases.iter().map(Captured::shown).collect();
-            assert_eq!(shown, ["case 0 says\n", "case 1 has no newline\n", "", "case 3 died in the midd\n"], "pieces of {piece}");
+            assert_eq!(
+                shown,
+                [
+                    "case 0 says\n",
+                    "case 1 has no newline\n",
+                    "",
+                    "case 3 died in the midd\n"
+                ],
+                "pieces of {piece}"
+            );
             assert_eq!(cases[0].bytes, 12);
         }
         // Almost a boundary is output; no boundary is one segment.

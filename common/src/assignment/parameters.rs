@@ -31,7 +31,11 @@ pub fn parameters(image: &[u8], kernel: &str) -> Result<Vec<(usize, usize)>, Str
             return parameter_records(info);
         }
     }
-    Err(if found_elf { format!("the image has no parameter table for {kernel}") } else { "the image holds no uncompressed cubin".to_string() })
+    Err(if found_elf {
+        format!("the image has no parameter table for {kernel}")
+    } else {
+        "the image holds no uncompressed cubin".to_string()
+    })
 }
 
 /// The ELF files in `image`: itself if it is one, else each cubin entry of the fatbin.
@@ -43,12 +47,18 @@ fn elf_images(image: &[u8]) -> Vec<&[u8]> {
     if u32_at(image, 0) != Some(FATBIN_MAGIC) {
         return found;
     }
-    let (Some(header), Some(size)) = (u16_at(image, 6), u64_at(image, 8)) else { return found };
+    let (Some(header), Some(size)) = (u16_at(image, 6), u64_at(image, 8)) else {
+        return found;
+    };
     let end = (header as usize).saturating_add(size as usize).min(image.len());
     let mut at = header as usize;
     // Each entry: kind (u16), version (u16), header size (u32), payload size (u64), ... then the payload.
     while at < end {
-        let (Some(kind), Some(entry_header), Some(payload)) = (u16_at(image, at), u32_at(image, at + 4), u64_at(image, at + 8)) else { break };
+        let (Some(kind), Some(entry_header), Some(payload)) =
+            (u16_at(image, at), u32_at(image, at + 4), u64_at(image, at + 8))
+        else {
+            break;
+        };
         let start = at.saturating_add(entry_header as usize);
         let stop = start.saturating_add(payload as usize);
         if entry_header == 0 || stop > image.len() {
@@ -66,7 +76,11 @@ fn elf_images(image: &[u8]) -> Vec<&[u8]> {
 /// The contents of the section called `name` in a 64-bit little-endian ELF file.
 fn elf_section<'a>(elf: &'a [u8], name: &str) -> Option<&'a [u8]> {
     let table = u64_at(elf, 0x28)? as usize;
-    let (entry_size, count, names_index) = (u16_at(elf, 0x3A)? as usize, u16_at(elf, 0x3C)? as usize, u16_at(elf, 0x3E)? as usize);
+    let (entry_size, count, names_index) = (
+        u16_at(elf, 0x3A)? as usize,
+        u16_at(elf, 0x3C)? as usize,
+        u16_at(elf, 0x3E)? as usize,
+    );
     let header = |index: usize| table.checked_add(index.checked_mul(entry_size)?);
     let contents = |index: usize| -> Option<&'a [u8]> {
         let at = header(index)?;
@@ -93,7 +107,9 @@ fn parameter_records(info: &[u8]) -> Result<Vec<(usize, usize)>, String> {
         if format != EIFMT_SVAL {
             continue;
         }
-        let data = info.get(at..at + value).ok_or("a parameter table record runs past its section")?;
+        let data = info
+            .get(at..at + value)
+            .ok_or("a parameter table record runs past its section")?;
         at += value;
         if attribute == EIATTR_KPARAM_INFO {
             let (Some(ordinal), Some(offset), Some(flags)) = (u16_at(data, 4), u16_at(data, 6), u32_at(data, 8)) else {
@@ -103,7 +119,11 @@ fn parameter_records(info: &[u8]) -> Result<Vec<(usize, usize)>, String> {
         }
     }
     found.sort_unstable();
-    if found.iter().enumerate().any(|(index, (ordinal, _, _))| *ordinal as usize != index) {
+    if found
+        .iter()
+        .enumerate()
+        .any(|(index, (ordinal, _, _))| *ordinal as usize != index)
+    {
         return Err("the parameter records do not number 0, 1, 2, ...".to_string());
     }
     Ok(found.into_iter().map(|(_, offset, size)| (offset, size)).collect())
@@ -127,7 +147,11 @@ mod tests {
 
     /// The parameters of `kernel` in every build of `image`, which must agree.
     fn in_every_build(image: &kernels::KernelImage, kernel: &str) -> Vec<(usize, usize)> {
-        let lists: Vec<_> = image.builds.iter().map(|build| parameters(build.image, kernel).unwrap_or_else(|err| panic!("sm_{}: {err}", build.arch))).collect();
+        let lists: Vec<_> = image
+            .builds
+            .iter()
+            .map(|build| parameters(build.image, kernel).unwrap_or_else(|err| panic!("sm_{}: {err}", build.arch)))
+            .collect();
         assert!(lists.windows(2).all(|pair| pair[0] == pair[1]), "{kernel}: {lists:?}");
         lists[0].clone()
     }
@@ -135,19 +159,34 @@ mod tests {
     #[test]
     fn reads_our_kernels_signatures_from_fatbins_and_linked_cubins() {
         // MatrixView<double> a, b, c: three 16-byte structs.
-        assert_eq!(in_every_build(&kernels::MMM_BS16, "mmm_f64"), [(0, 16), (16, 16), (32, 16)]);
+        assert_eq!(
+            in_every_build(&kernels::MMM_BS16, "mmm_f64"),
+            [(0, 16), (16, 16), (32, 16)]
+        );
         // double a, double b, double* sums (the mangled name of the slide's kernel).
-        assert_eq!(in_every_build(&kernels::SIMPSON, "_Z7simpsonddPd"), [(0, 8), (8, 8), (16, 8)]);
+        assert_eq!(
+            in_every_build(&kernels::SIMPSON, "_Z7simpsonddPd"),
+            [(0, 8), (8, 8), (16, 8)]
+        );
         // double a, double b, double tolerance, int max_depth, Tally* tally: the int is 4 bytes, the
         // pointer after it aligned to 8.
-        assert_eq!(in_every_build(&kernels::ADAPTIVE_SIMPSON, "adaptive_master_pi"), [(0, 8), (8, 8), (16, 8), (24, 4), (32, 8)]);
+        assert_eq!(
+            in_every_build(&kernels::ADAPTIVE_SIMPSON, "adaptive_master_pi"),
+            [(0, 8), (8, 8), (16, 8), (24, 4), (32, 8)]
+        );
         assert_eq!(in_every_build(&kernels::TRACER, "trace_constant").len(), 3);
     }
 
     #[test]
     fn anything_else_is_an_error_not_a_panic() {
-        assert_eq!(parameters(kernels::MMM_BS16.builds[0].image, "no_such_kernel").unwrap_err(), "the image has no parameter table for no_such_kernel");
-        assert_eq!(parameters(b"not an image", "k").unwrap_err(), "the image holds no uncompressed cubin");
+        assert_eq!(
+            parameters(kernels::MMM_BS16.builds[0].image, "no_such_kernel").unwrap_err(),
+            "the image has no parameter table for no_such_kernel"
+        );
+        assert_eq!(
+            parameters(b"not an image", "k").unwrap_err(),
+            "the image holds no uncompressed cubin"
+        );
         // Every truncation of a real image: an answer or an error, never a panic.
         let image = kernels::SIMPSON.builds[0].image;
         for cut in (0..image.len()).step_by(97) {

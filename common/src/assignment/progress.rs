@@ -16,7 +16,10 @@ pub struct Progress {
 
 impl Progress {
     pub fn new(total: usize) -> Progress {
-        Progress { on: std::io::stderr().is_terminal(), total }
+        Progress {
+            on: std::io::stderr().is_terminal(),
+            total,
+        }
     }
 
     /// Case `index` (from 0) starts, under `tool` of compute-sanitizer where given.
@@ -53,7 +56,10 @@ mod tests {
 
     #[test]
     fn names_the_case_and_the_tool_within_one_terminal_line() {
-        assert_eq!(line(5, 12, "mmm f64, 1 x 1 times 1 x 1", Some("racecheck")), "--check: case 6 of 12, under racecheck: mmm f64, 1 x 1 times 1 x 1");
+        assert_eq!(
+            line(5, 12, "mmm f64, 1 x 1 times 1 x 1", Some("racecheck")),
+            "--check: case 6 of 12, under racecheck: mmm f64, 1 x 1 times 1 x 1"
+        );
         assert_eq!(line(0, 7, "a scene", None), "--check: case 1 of 7: a scene");
         let long = line(0, 6, &"é".repeat(200), Some("memcheck"));
         assert_eq!(long.chars().count(), WIDTH);

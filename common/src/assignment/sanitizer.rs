@@ -52,12 +52,23 @@ impl Tool {
 /// compute-sanitizer, found as nvcc is: `COMPUTE_SANITIZER`, `$CUDA_PATH/bin`, `/usr/local/cuda/bin`,
 /// `PATH`, and `<repository>/.toolchain/cuda/bin`.
 pub fn find() -> Option<PathBuf> {
-    kernels::nvcc::find_tool("compute-sanitizer", "COMPUTE_SANITIZER", &Path::new(env!("CARGO_MANIFEST_DIR")).join("../kernels"))
+    kernels::nvcc::find_tool(
+        "compute-sanitizer",
+        "COMPUTE_SANITIZER",
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../kernels"),
+    )
 }
 
 /// The arguments before the program: the tool, its report into `log`, and our exit code on errors.
 pub fn arguments(tool: Tool, log: &Path) -> Vec<OsString> {
-    let words = ["--tool", tool.name(), "--error-exitcode", &ERROR_EXIT_CODE.to_string(), "--log-file"].map(OsString::from);
+    let words = [
+        "--tool",
+        tool.name(),
+        "--error-exitcode",
+        &ERROR_EXIT_CODE.to_string(),
+        "--log-file",
+    ]
+    .map(OsString::from);
     words.into_iter().chain([log.as_os_str().to_owned()]).collect()
 }
 
@@ -129,17 +140,27 @@ pub enum Verdict {
 ///   or with the tool's own error line (`Error: ...`, `Target application returned an error`) is a
 ///   fault.
 pub fn verdict(tool: Tool, ending: Ending, report: Option<&str>) -> Verdict {
-    let lines: Vec<&str> = report.map(|report| report.lines().map(strip_prefix).collect()).unwrap_or_default();
+    let lines: Vec<&str> = report
+        .map(|report| report.lines().map(strip_prefix).collect())
+        .unwrap_or_default();
     if let Some(found) = first_error(&lines) {
         return Verdict::Found(format!("{}: {found}", tool.name()));
     }
     let fault = |why: String| Verdict::Fault(format!("{}: {why}", tool.name()));
     let summary = summary_errors(tool, &lines);
-    let counted = |errors: u64| Verdict::Found(format!("{}: {errors} error{} (nothing more in its report)", tool.name(), if errors == 1 { "" } else { "s" }));
+    let counted = |errors: u64| {
+        Verdict::Found(format!(
+            "{}: {errors} error{} (nothing more in its report)",
+            tool.name(),
+            if errors == 1 { "" } else { "s" }
+        ))
+    };
     match ending {
         Ending::Exited(code) if !LAB_EXIT_CODES.contains(&code) => {
             let said = tool_error(&lines).map_or(String::new(), |line| format!(" ({})", quoted(line)));
-            return fault(format!("compute-sanitizer exited with code {code}, which it does not use{said}"));
+            return fault(format!(
+                "compute-sanitizer exited with code {code}, which it does not use{said}"
+            ));
         }
         // The case died of a fault of its own, which stands unless the summary counted errors.
         Ending::Exited(_) | Ending::Stopped => {
@@ -156,9 +177,9 @@ pub fn verdict(tool: Tool, ending: Ending, report: Option<&str>) -> Verdict {
     match (summary, tool_error(&lines)) {
         (Ok(errors), _) if errors > 0 => counted(errors),
         (_, Some(line)) => fault(format!("compute-sanitizer said {}", quoted(line))),
-        (Ok(_), None) if ending == Ending::FinishedWithErrors => {
-            fault(format!("compute-sanitizer exited with code {ERROR_EXIT_CODE} (errors found), but its report counts none"))
-        }
+        (Ok(_), None) if ending == Ending::FinishedWithErrors => fault(format!(
+            "compute-sanitizer exited with code {ERROR_EXIT_CODE} (errors found), but its report counts none"
+        )),
         (Ok(_), None) => Verdict::Clean,
         (Err(why), None) => fault(why),
     }
@@ -168,19 +189,26 @@ pub fn verdict(tool: Tool, ending: Ending, report: Option<&str>) -> Verdict {
 fn first_error(lines: &[&str]) -> Option<String> {
     for (index, line) in lines.iter().enumerate() {
         let next = &lines[index + 1..lines.len().min(index + 8)];
-        let found = if line.starts_with("Invalid ") || line.starts_with("Misaligned ") || line.starts_with("Out-of-range ") {
-            Some(memory_error(line, next))
-        } else if let Some(race) = line.strip_prefix("Error: Race reported between ") {
-            Some(race_error(race, next))
-        } else if line.starts_with("ERROR: Potential ") && line.contains(" hazard detected") {
-            Some(format!("shared-memory hazard: {}", line.trim_start_matches("ERROR: ").trim_end_matches(':').trim()))
-        } else if line.starts_with("Barrier error detected") {
-            Some(barrier_error(line, next))
-        } else if line.starts_with("Program hit ") {
-            Some(format!("a CUDA call failed: {}", line.trim_start_matches("Program hit ").trim_end_matches('.')))
-        } else {
-            None
-        };
+        let found =
+            if line.starts_with("Invalid ") || line.starts_with("Misaligned ") || line.starts_with("Out-of-range ") {
+                Some(memory_error(line, next))
+            } else if let Some(race) = line.strip_prefix("Error: Race reported between ") {
+                Some(race_error(race, next))
+            } else if line.starts_with("ERROR: Potential ") && line.contains(" hazard detected") {
+                Some(format!(
+                    "shared-memory hazard: {}",
+                    line.trim_start_matches("ERROR: ").trim_end_matches(':').trim()
+                ))
+            } else if line.starts_with("Barrier error detected") {
+                Some(barrier_error(line, next))
+            } else if line.starts_with("Program hit ") {
+                Some(format!(
+                    "a CUDA call failed: {}",
+                    line.trim_start_matches("Program hit ").trim_end_matches('.')
+                ))
+            } else {
+                None
+            };
         if found.is_some() {
             return found;
         }
@@ -234,7 +262,9 @@ fn racecheck_errors(text: &str) -> Option<u64> {
 /// that ended before its first CUDA call or did not terminate), an internal error, `Target application
 /// returned an error`. Looked for only where [`first_error`] found no error of the program's.
 fn tool_error<'a>(lines: &[&'a str]) -> Option<&'a str> {
-    lines.iter().copied().find(|line| line.starts_with("Error") || line.starts_with("Internal") || line.starts_with("Target application"))
+    lines.iter().copied().find(|line| {
+        line.starts_with("Error") || line.starts_with("Internal") || line.starts_with("Target application")
+    })
 }
 
 /// A report's line in quotes, cut to [`QUOTED_CHARS`] characters.
@@ -252,11 +282,19 @@ fn quoted(line: &str) -> String {
 /// or declaration of shared memory (dynamic shared memory, `extern __shared__`, is in no `smem`) or any
 /// barrier instruction in it.
 pub fn uses_shared_memory_or_barriers(report: &kernels::ptxas::Report, ptx: Option<&str>) -> bool {
-    let in_report = report.functions.iter().any(|f| f.shared_bytes > 0 || f.barriers.unwrap_or(0) > 0);
+    let in_report = report
+        .functions
+        .iter()
+        .any(|f| f.shared_bytes > 0 || f.barriers.unwrap_or(0) > 0);
     let in_ptx = |ptx: &str| {
-        ptx.lines().map(|line| line.split("//").next().unwrap_or_default()).any(|code| {
-            code.contains(".shared") || code.split_whitespace().any(|word| word.starts_with("bar.") || word.starts_with("barrier."))
-        })
+        ptx.lines()
+            .map(|line| line.split("//").next().unwrap_or_default())
+            .any(|code| {
+                code.contains(".shared")
+                    || code
+                        .split_whitespace()
+                        .any(|word| word.starts_with("bar.") || word.starts_with("barrier."))
+            })
     };
     in_report || ptx.is_some_and(in_ptx)
 }
@@ -278,11 +316,18 @@ fn memory_error(what: &str, next: &[&str]) -> String {
     }
     if let Some(place) = next.iter().find_map(|line| line.strip_prefix("and is ")) {
         let place = match place.split_once(" at 0x") {
-            Some((relation, rest)) => format!("{relation}{}", rest.split_once(" of size ").map_or(String::new(), |(_, size)| format!(" (of size {size})"))),
+            Some((relation, rest)) => format!(
+                "{relation}{}",
+                rest.split_once(" of size ")
+                    .map_or(String::new(), |(_, size)| format!(" (of size {size})"))
+            ),
             None => place.to_string(),
         };
         found.push_str(&format!(": {place}"));
-    } else if let Some(address) = next.iter().find(|line| line.ends_with("is out of bounds") || line.contains("is misaligned")) {
+    } else if let Some(address) = next
+        .iter()
+        .find(|line| line.ends_with("is out of bounds") || line.contains("is misaligned"))
+    {
         found.push_str(&format!(": {address}"));
     }
     found
@@ -293,7 +338,9 @@ fn race_error(first: &str, next: &[&str]) -> String {
     let access = |text: &str| text.split(" at ").next().unwrap_or(text).trim().to_string();
     let kernel = first.split_once(" at ").and_then(|(_, place)| kernel_name(place));
     let second = next.iter().find_map(|line| line.strip_prefix("and "));
-    let count = second.and_then(|line| line.rsplit_once('[')).map(|(_, count)| count.trim_end_matches(']').to_string());
+    let count = second
+        .and_then(|line| line.rsplit_once('['))
+        .map(|(_, count)| count.trim_end_matches(']').to_string());
     let mut found = "shared-memory hazard".to_string();
     if let Some(kernel) = kernel {
         found.push_str(&format!(" in {kernel}"));
@@ -310,8 +357,16 @@ fn race_error(first: &str, next: &[&str]) -> String {
 
 /// `barrier divergence (Divergent thread(s) in block) in k, block (0,0,0), thread (0,0,0)`.
 fn barrier_error(line: &str, next: &[&str]) -> String {
-    let what = line.trim_start_matches("Barrier error detected").trim_start_matches('.').trim().trim_end_matches('.');
-    let mut found = if what.is_empty() { "barrier divergence".to_string() } else { format!("barrier divergence ({what})") };
+    let what = line
+        .trim_start_matches("Barrier error detected")
+        .trim_start_matches('.')
+        .trim()
+        .trim_end_matches('.');
+    let mut found = if what.is_empty() {
+        "barrier divergence".to_string()
+    } else {
+        format!("barrier divergence ({what})")
+    };
     if let Some(kernel) = next.iter().find_map(|line| kernel_at(line)) {
         found.push_str(&format!(" in {kernel}"));
     }
@@ -429,11 +484,20 @@ mod tests {
 
     #[test]
     fn a_race_is_the_first_error_not_a_warning() {
-        assert_eq!(finished(Tool::Racecheck, RACECHECK), found("racecheck: shared-memory hazard in mmm_f64: a Write access and a Read access race (6144 hazards)"));
-        let only_warnings = RACECHECK.lines().take(3).collect::<Vec<_>>().join("\n") + "\n========= RACECHECK SUMMARY: 1 hazard displayed (0 errors, 1 warning)\n";
+        assert_eq!(
+            finished(Tool::Racecheck, RACECHECK),
+            found("racecheck: shared-memory hazard in mmm_f64: a Write access and a Read access race (6144 hazards)")
+        );
+        let only_warnings = RACECHECK.lines().take(3).collect::<Vec<_>>().join("\n")
+            + "\n========= RACECHECK SUMMARY: 1 hazard displayed (0 errors, 1 warning)\n";
         assert_eq!(finished(Tool::Racecheck, &only_warnings), Verdict::Clean);
         let hazard = "========= ERROR: Potential WAR hazard detected at __shared__ 0x8 in block (0, 0, 0) :\n";
-        assert_eq!(finished(Tool::Racecheck, hazard), found("racecheck: shared-memory hazard: Potential WAR hazard detected at __shared__ 0x8 in block (0, 0, 0)"));
+        assert_eq!(
+            finished(Tool::Racecheck, hazard),
+            found(
+                "racecheck: shared-memory hazard: Potential WAR hazard detected at __shared__ 0x8 in block (0, 0, 0)"
+            )
+        );
     }
 
     #[test]
@@ -446,10 +510,26 @@ mod tests {
         assert_eq!(finished(Tool::Memcheck, CLEAN), Verdict::Clean);
         assert_eq!(finished(Tool::Synccheck, CLEAN), Verdict::Clean);
         assert_eq!(finished(Tool::Racecheck, CLEAN_RACECHECK), Verdict::Clean);
-        assert_eq!(finished(Tool::Racecheck, CLEAN), Verdict::Clean, "racecheck's summary may be an ERROR SUMMARY");
-        assert_eq!(finished(Tool::Memcheck, "========= ERROR SUMMARY: 3 errors\n"), found("memcheck: 3 errors (nothing more in its report)"));
-        assert_eq!(finished(Tool::Memcheck, "========= ERROR SUMMARY: 1 error\n"), found("memcheck: 1 error (nothing more in its report)"));
-        assert_eq!(finished(Tool::Racecheck, "========= RACECHECK SUMMARY: 2 hazards displayed (2 errors, 0 warnings)\n"), found("racecheck: 2 errors (nothing more in its report)"));
+        assert_eq!(
+            finished(Tool::Racecheck, CLEAN),
+            Verdict::Clean,
+            "racecheck's summary may be an ERROR SUMMARY"
+        );
+        assert_eq!(
+            finished(Tool::Memcheck, "========= ERROR SUMMARY: 3 errors\n"),
+            found("memcheck: 3 errors (nothing more in its report)")
+        );
+        assert_eq!(
+            finished(Tool::Memcheck, "========= ERROR SUMMARY: 1 error\n"),
+            found("memcheck: 1 error (nothing more in its report)")
+        );
+        assert_eq!(
+            finished(
+                Tool::Racecheck,
+                "========= RACECHECK SUMMARY: 2 hazards displayed (2 errors, 0 warnings)\n"
+            ),
+            found("racecheck: 2 errors (nothing more in its report)")
+        );
         assert_eq!(
             finished(Tool::Memcheck, "========= Program hit CUDA_ERROR_INVALID_VALUE (error 1) due to \"invalid argument\" on CUDA API call to cuFuncGetParamInfo.\n"),
             found("memcheck: a CUDA call failed: CUDA_ERROR_INVALID_VALUE (error 1) due to \"invalid argument\" on CUDA API call to cuFuncGetParamInfo")
@@ -464,11 +544,19 @@ mod tests {
             finished(Tool::Memcheck, truncated),
             fault("memcheck: compute-sanitizer gave no summary (its report ends with \"Saved host backtrace up to driver entry point at kernel launch time\")")
         );
-        assert_eq!(finished(Tool::Memcheck, ""), fault("memcheck: compute-sanitizer gave no summary (its report is empty)"));
-        assert_eq!(verdict(Tool::Memcheck, Ending::Finished, None), fault("memcheck: compute-sanitizer wrote no report"));
+        assert_eq!(
+            finished(Tool::Memcheck, ""),
+            fault("memcheck: compute-sanitizer gave no summary (its report is empty)")
+        );
+        assert_eq!(
+            verdict(Tool::Memcheck, Ending::Finished, None),
+            fault("memcheck: compute-sanitizer wrote no report")
+        );
         // Cut short after an error: the error is the verdict.
         let cut_after_an_error: String = MEMCHECK.lines().take(4).map(|line| format!("{line}\n")).collect();
-        assert!(matches!(finished(Tool::Memcheck, &cut_after_an_error), Verdict::Found(f) if f.starts_with("memcheck: Invalid __global__ write of size 8 bytes in mmm_f64")));
+        assert!(
+            matches!(finished(Tool::Memcheck, &cut_after_an_error), Verdict::Found(f) if f.starts_with("memcheck: Invalid __global__ write of size 8 bytes in mmm_f64"))
+        );
         // Another tool's summary is not this tool's.
         assert_eq!(
             finished(Tool::Memcheck, CLEAN_RACECHECK),
@@ -479,7 +567,10 @@ mod tests {
     #[test]
     fn garbage_or_a_summary_we_cannot_read_is_a_fault() {
         let garbage = "\u{7f}ELF\u{2}\u{1}\u{1}\nsegment 0x1000\n";
-        assert_eq!(finished(Tool::Memcheck, garbage), fault("memcheck: compute-sanitizer gave no summary (its report ends with \"segment 0x1000\")"));
+        assert_eq!(
+            finished(Tool::Memcheck, garbage),
+            fault("memcheck: compute-sanitizer gave no summary (its report ends with \"segment 0x1000\")")
+        );
         for (tool, summary) in [
             (Tool::Memcheck, "ERROR SUMMARY: lots of errors"),
             (Tool::Memcheck, "ERROR SUMMARY: 0"),
@@ -489,44 +580,76 @@ mod tests {
             (Tool::Racecheck, "RACECHECK SUMMARY: 0 hazards displayed (none)"),
         ] {
             let report = format!("========= COMPUTE-SANITIZER\n========= {summary}\n");
-            assert_eq!(finished(tool, &report), Verdict::Fault(format!("{}: compute-sanitizer's summary could not be read: \"{summary}\"", tool.name())), "{summary}");
+            assert_eq!(
+                finished(tool, &report),
+                Verdict::Fault(format!(
+                    "{}: compute-sanitizer's summary could not be read: \"{summary}\"",
+                    tool.name()
+                )),
+                "{summary}"
+            );
         }
         // A clean summary does not make up for an unreadable one beside it.
         let both = format!("{CLEAN}========= ERROR SUMMARY: ? errors\n");
         assert!(matches!(finished(Tool::Memcheck, &both), Verdict::Fault(_)));
         let long = format!("========= {}\n", "x".repeat(500));
-        let Verdict::Fault(why) = finished(Tool::Memcheck, &long) else { panic!("garbage passed") };
+        let Verdict::Fault(why) = finished(Tool::Memcheck, &long) else {
+            panic!("garbage passed")
+        };
         assert!(why.ends_with(&format!("\"{}...\")", "x".repeat(120))), "{why}");
     }
 
     #[test]
     fn the_tools_own_error_fails_a_finished_run() {
         let returned = format!("========= Target application returned an error\n{CLEAN}");
-        assert_eq!(finished(Tool::Memcheck, &returned), fault("memcheck: compute-sanitizer said \"Target application returned an error\""));
+        assert_eq!(
+            finished(Tool::Memcheck, &returned),
+            fault("memcheck: compute-sanitizer said \"Target application returned an error\"")
+        );
         let no_process = "========= Error: No attachable process found. compute-sanitizer timed-out.\n========= ERROR SUMMARY: 0 errors\n";
         assert_eq!(finished(Tool::Racecheck, no_process), fault("racecheck: compute-sanitizer said \"Error: No attachable process found. compute-sanitizer timed-out.\""));
         // Errors counted beside it are the verdict: a finding says more than the tool's complaint.
         let counted = "========= Target application returned an error\n========= ERROR SUMMARY: 2 errors\n";
-        assert_eq!(finished(Tool::Memcheck, counted), found("memcheck: 2 errors (nothing more in its report)"));
+        assert_eq!(
+            finished(Tool::Memcheck, counted),
+            found("memcheck: 2 errors (nothing more in its report)")
+        );
     }
 
     #[test]
     fn an_exit_code_compute_sanitizer_does_not_use_is_a_fault() {
-        assert_eq!(verdict(Tool::Memcheck, Ending::Exited(7), Some(CLEAN)), fault("memcheck: compute-sanitizer exited with code 7, which it does not use"));
-        assert_eq!(verdict(Tool::Synccheck, Ending::Exited(255), None), fault("synccheck: compute-sanitizer exited with code 255, which it does not use"));
+        assert_eq!(
+            verdict(Tool::Memcheck, Ending::Exited(7), Some(CLEAN)),
+            fault("memcheck: compute-sanitizer exited with code 7, which it does not use")
+        );
+        assert_eq!(
+            verdict(Tool::Synccheck, Ending::Exited(255), None),
+            fault("synccheck: compute-sanitizer exited with code 255, which it does not use")
+        );
         let said = "========= Error: Target application terminated before first instrumented API call\n";
         assert_eq!(
             verdict(Tool::Memcheck, Ending::Exited(2), Some(said)),
             fault("memcheck: compute-sanitizer exited with code 2, which it does not use (\"Error: Target application terminated before first instrumented API call\")")
         );
         // A finding still explains the run.
-        assert!(matches!(verdict(Tool::Memcheck, Ending::Exited(9), Some(MEMCHECK)), Verdict::Found(_)));
+        assert!(matches!(
+            verdict(Tool::Memcheck, Ending::Exited(9), Some(MEMCHECK)),
+            Verdict::Found(_)
+        ));
         // The lab's own failure (1, or 101 for a panic), or a run stopped at its limits: the case's own
         // fault stands, unless the report counted errors.
         for ending in [Ending::Exited(1), Ending::Exited(101), Ending::Stopped] {
-            assert_eq!(verdict(Tool::Memcheck, ending, Some(CLEAN)), Verdict::Clean, "{ending:?}");
+            assert_eq!(
+                verdict(Tool::Memcheck, ending, Some(CLEAN)),
+                Verdict::Clean,
+                "{ending:?}"
+            );
             assert_eq!(verdict(Tool::Memcheck, ending, None), Verdict::Clean, "{ending:?}");
-            assert_eq!(verdict(Tool::Memcheck, ending, Some("========= ERROR SUMMARY: 4 errors\n")), found("memcheck: 4 errors (nothing more in its report)"), "{ending:?}");
+            assert_eq!(
+                verdict(Tool::Memcheck, ending, Some("========= ERROR SUMMARY: 4 errors\n")),
+                found("memcheck: 4 errors (nothing more in its report)"),
+                "{ending:?}"
+            );
         }
     }
 
@@ -535,13 +658,21 @@ mod tests {
         use std::os::unix::process::ExitStatusExt as _;
         use std::process::ExitStatus;
         // As the case's process words a fault for an exit code it takes no row after.
-        let exited = |status: ExitStatus| Ending::of::<()>(&Err(format!("lab-mmm: error: no GPU ({status})").into()), status.code());
+        let exited = |status: ExitStatus| {
+            Ending::of::<()>(&Err(format!("lab-mmm: error: no GPU ({status})").into()), status.code())
+        };
         assert_eq!(exited(ExitStatus::from_raw(7 << 8)), Ending::Exited(7));
         assert_eq!(exited(ExitStatus::from_raw(1 << 8)), Ending::Exited(1));
         assert_eq!(exited(ExitStatus::from_raw(9)), Ending::Stopped, "killed by SIGKILL");
-        assert_eq!(Ending::of::<()>(&Err("still running after 600 s; stopped".into()), None), Ending::Stopped);
+        assert_eq!(
+            Ending::of::<()>(&Err("still running after 600 s; stopped".into()), None),
+            Ending::Stopped
+        );
         assert_eq!(Ending::of(&Ok::<(), NoResult>(()), Some(0)), Ending::Finished);
-        assert_eq!(Ending::of(&Ok::<(), NoResult>(()), Some(ERROR_EXIT_CODE)), Ending::FinishedWithErrors);
+        assert_eq!(
+            Ending::of(&Ok::<(), NoResult>(()), Some(ERROR_EXIT_CODE)),
+            Ending::FinishedWithErrors
+        );
         // Issue 39: the tool said it found errors, and its report counts none: never a pass.
         let clean = "========= COMPUTE-SANITIZER\n========= ERROR SUMMARY: 0 errors\n";
         assert_eq!(verdict(Tool::Memcheck, Ending::Finished, Some(clean)), Verdict::Clean);
@@ -554,23 +685,46 @@ mod tests {
     #[test]
     fn tools_follow_the_kernels() {
         assert_eq!(Tool::for_kernels(false), [Tool::Memcheck]);
-        assert_eq!(Tool::for_kernels(true), [Tool::Memcheck, Tool::Racecheck, Tool::Synccheck]);
-        assert_eq!(arguments(Tool::Racecheck, Path::new("/p/log"))[..2], ["--tool", "racecheck"]);
+        assert_eq!(
+            Tool::for_kernels(true),
+            [Tool::Memcheck, Tool::Racecheck, Tool::Synccheck]
+        );
+        assert_eq!(
+            arguments(Tool::Racecheck, Path::new("/p/log"))[..2],
+            ["--tool", "racecheck"]
+        );
     }
 
     #[test]
     fn shared_memory_or_a_barrier_in_any_kernel_or_in_the_ptx_counts() {
         let report = |text: &str| kernels::ptxas::Report::parse(text).unwrap();
-        let kernel = |name: &str, usage: &str| format!("ptxas info    : Compiling entry function '{name}' for 'sm_90'\nptxas info    : Used 40 registers, {usage}\n");
+        let kernel = |name: &str, usage: &str| {
+            format!("ptxas info    : Compiling entry function '{name}' for 'sm_90'\nptxas info    : Used 40 registers, {usage}\n")
+        };
         let master = kernel("adaptive_master_pi", "used 0 barriers");
         let quiet = report(&(master.clone() + &kernel("_Z7workersI4SineEvdddddiiP5Tally", "used 0 barriers")));
         assert!(!uses_shared_memory_or_barriers(&quiet, None));
-        assert!(!uses_shared_memory_or_barriers(&quiet, Some(".visible .entry adaptive_master_pi(\n{\n\tld.param.f64 \t%fd1, [p];\n\tret;\n}\n")));
-        assert!(uses_shared_memory_or_barriers(&report(&(master.clone() + &kernel("_Z7workersI4SineEvdddddiiP5Tally", "used 1 barriers"))), None));
-        assert!(uses_shared_memory_or_barriers(&report(&(master.clone() + &kernel("_Z7workersI4SineEvdddddiiP5Tally", "used 0 barriers, 16 bytes smem"))), None));
+        assert!(!uses_shared_memory_or_barriers(
+            &quiet,
+            Some(".visible .entry adaptive_master_pi(\n{\n\tld.param.f64 \t%fd1, [p];\n\tret;\n}\n")
+        ));
+        assert!(uses_shared_memory_or_barriers(
+            &report(&(master.clone() + &kernel("_Z7workersI4SineEvdddddiiP5Tally", "used 1 barriers"))),
+            None
+        ));
+        assert!(uses_shared_memory_or_barriers(
+            &report(&(master.clone() + &kernel("_Z7workersI4SineEvdddddiiP5Tally", "used 0 barriers, 16 bytes smem"))),
+            None
+        ));
         // Dynamic shared memory is in no smem; a barrier behind a predicate; a comment is no code.
-        assert!(uses_shared_memory_or_barriers(&quiet, Some(".extern .shared .align 16 .b8 buffer[];\n")));
+        assert!(uses_shared_memory_or_barriers(
+            &quiet,
+            Some(".extern .shared .align 16 .b8 buffer[];\n")
+        ));
         assert!(uses_shared_memory_or_barriers(&quiet, Some("\t@%p1 bar.sync \t0;\n")));
-        assert!(!uses_shared_memory_or_barriers(&quiet, Some("\t// no .shared here, nor bar.sync\n")));
+        assert!(!uses_shared_memory_or_barriers(
+            &quiet,
+            Some("\t// no .shared here, nor bar.sync\n")
+        ));
     }
 }

@@ -21,10 +21,30 @@ pub struct Week {
 /// Every week with a student's kernel. Weeks 2 and 3 share mmm.cu and lab-mmm; `--kernel` tells them
 /// apart, or the file itself (lab-mmm's `week_of`).
 pub const WEEKS: [Week; 4] = [
-    Week { folder: "01-simpson", command: "lab-simpson", lab: "lab-simpson", kernels: &["simpson", "simpson_sin", "simpson_exp", "simpson_peak"] },
-    Week { folder: "02-mmm-ab or 03-mmm-tiled", command: "lab-mmm --kernel naive or --kernel tiled", lab: "lab-mmm", kernels: &["mmm_ab_f64", "mmm_ab_f32", "mmm_f64", "mmm_f32"] },
-    Week { folder: "04-constant-tracer", command: "lab-constant-tracer", lab: "lab-constant-tracer", kernels: &["trace_constant", "trace_global"] },
-    Week { folder: "07-dynamic-parallelism", command: "lab-dynamic-parallel", lab: "lab-dynamic-parallel", kernels: &["adaptive_master_", "adaptive_level_"] },
+    Week {
+        folder: "01-simpson",
+        command: "lab-simpson",
+        lab: "lab-simpson",
+        kernels: &["simpson", "simpson_sin", "simpson_exp", "simpson_peak"],
+    },
+    Week {
+        folder: "02-mmm-ab or 03-mmm-tiled",
+        command: "lab-mmm --kernel naive or --kernel tiled",
+        lab: "lab-mmm",
+        kernels: &["mmm_ab_f64", "mmm_ab_f32", "mmm_f64", "mmm_f32"],
+    },
+    Week {
+        folder: "04-constant-tracer",
+        command: "lab-constant-tracer",
+        lab: "lab-constant-tracer",
+        kernels: &["trace_constant", "trace_global"],
+    },
+    Week {
+        folder: "07-dynamic-parallelism",
+        command: "lab-dynamic-parallel",
+        lab: "lab-dynamic-parallel",
+        kernels: &["adaptive_master_", "adaptive_level_"],
+    },
 ];
 
 /// The kernels `source` defines, as written: the identifier before the parameters of each
@@ -34,10 +54,17 @@ pub fn kernels_in(source: &str) -> Vec<String> {
     let mut names = Vec::new();
     for (at, _) in code.match_indices("__global__") {
         let rest = &code[at + "__global__".len()..];
-        let Some(head) = rest.split(['(', ';', '{']).next() else { continue };
-        let last = head.split(|c: char| c.is_whitespace() || c == '*' || c == '&').rfind(|word| !word.is_empty()).unwrap_or("");
+        let Some(head) = rest.split(['(', ';', '{']).next() else {
+            continue;
+        };
+        let last = head
+            .split(|c: char| c.is_whitespace() || c == '*' || c == '&')
+            .rfind(|word| !word.is_empty())
+            .unwrap_or("");
         let name = last.split("##").next().unwrap_or("");
-        if name.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_') && name.chars().all(|c| c.is_alphanumeric() || c == '_') {
+        if name.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_alphanumeric() || c == '_')
+        {
             names.push(name.to_string());
         }
     }
@@ -46,7 +73,9 @@ pub fn kernels_in(source: &str) -> Vec<String> {
 
 /// Whether the kernel `defined` (from [`kernels_in`]) is `wanted`, or a macro's prefix of it.
 fn names(defined: &str, wanted: &str) -> bool {
-    defined == wanted || (defined.ends_with('_') && wanted.starts_with(defined)) || (wanted.ends_with('_') && defined.starts_with(wanted))
+    defined == wanted
+        || (defined.ends_with('_') && wanted.starts_with(defined))
+        || (wanted.ends_with('_') && defined.starts_with(wanted))
 }
 
 /// One line where `source` (named `file`) is another week's file: it defines none of `wanted` (the
@@ -57,9 +86,20 @@ pub fn belongs_elsewhere(file: &str, source: &str, wanted: &[&str]) -> Option<St
     if defined.iter().any(|d| wanted.iter().any(|w| names(d, w))) {
         return None;
     }
-    let this = WEEKS.iter().find(|week| wanted.iter().any(|w| week.kernels.iter().any(|k| names(k, w))))?;
-    let defines = |week: &Week| defined.iter().map(String::as_str).filter(|d| week.kernels.iter().any(|k| names(d, k))).collect::<Vec<_>>();
-    let other = WEEKS.iter().filter(|week| week.lab != this.lab).find(|week| !defines(week).is_empty())?;
+    let this = WEEKS
+        .iter()
+        .find(|week| wanted.iter().any(|w| week.kernels.iter().any(|k| names(k, w))))?;
+    let defines = |week: &Week| {
+        defined
+            .iter()
+            .map(String::as_str)
+            .filter(|d| week.kernels.iter().any(|k| names(d, k)))
+            .collect::<Vec<_>>()
+    };
+    let other = WEEKS
+        .iter()
+        .filter(|week| week.lab != this.lab)
+        .find(|week| !defines(week).is_empty())?;
     Some(format!(
         "{file} is week {}'s file (it defines {}): check it with {}, not {} ({} checks week {}'s kernels: {})",
         other.folder,
@@ -114,9 +154,18 @@ mod tests {
 
     #[test]
     fn the_kernels_of_each_weeks_file_are_read_from_its_text() {
-        assert_eq!(kernels_in(&read("assignments/01-simpson/simpson.cu")), ["simpson", "simpson_sin", "simpson_exp", "simpson_peak"]);
-        assert_eq!(kernels_in(&read("assignments/03-mmm-tiled/mmm.cu"))[..4], ["mmm_ab_f32", "mmm_ab_f64", "mmm_f32", "mmm_f64"]);
-        assert_eq!(kernels_in(&read("assignments/07-dynamic-parallelism/adaptive_simpson.cu"))[1..], ["adaptive_master_", "adaptive_level_"]);
+        assert_eq!(
+            kernels_in(&read("assignments/01-simpson/simpson.cu")),
+            ["simpson", "simpson_sin", "simpson_exp", "simpson_peak"]
+        );
+        assert_eq!(
+            kernels_in(&read("assignments/03-mmm-tiled/mmm.cu"))[..4],
+            ["mmm_ab_f32", "mmm_ab_f64", "mmm_f32", "mmm_f64"]
+        );
+        assert_eq!(
+            kernels_in(&read("assignments/07-dynamic-parallelism/adaptive_simpson.cu"))[1..],
+            ["adaptive_master_", "adaptive_level_"]
+        );
         assert_eq!(kernels_in("// __global__ void mmm_f64(\n/* __global__ void x( */ extern \"C\" __global__ void\n  simpson (double a)"), ["simpson"]);
     }
 
@@ -130,10 +179,22 @@ mod tests {
             "mmm.cu is week 02-mmm-ab or 03-mmm-tiled's file (it defines mmm_ab_f32, mmm_ab_f64, mmm_f32, mmm_f64): check it with lab-mmm --kernel naive or --kernel tiled, not lab-simpson (lab-simpson checks week 01-simpson's kernels: simpson, simpson_sin, simpson_exp, simpson_peak)"
         );
         let tree = read("assignments/07-dynamic-parallelism/adaptive_simpson.cu");
-        assert!(belongs_elsewhere("a.cu", &tree, &["mmm_f64"]).unwrap().contains("check it with lab-dynamic-parallel, not lab-mmm"));
+        assert!(belongs_elsewhere("a.cu", &tree, &["mmm_f64"])
+            .unwrap()
+            .contains("check it with lab-dynamic-parallel, not lab-mmm"));
         // This lab's kernel, or no week's, and the compiler decides as always.
         assert_eq!(belongs_elsewhere("mmm.cu", &mmm, &["mmm_f64", "mmm_f32"]), None);
-        assert_eq!(belongs_elsewhere("x.cu", "__global__ void mine(int* x) {}", &simpson), None);
-        assert_eq!(belongs_elsewhere("x.cu", &format!("{mmm}\n__global__ void simpson(double a, double b, double* s) {{}}"), &simpson), None);
+        assert_eq!(
+            belongs_elsewhere("x.cu", "__global__ void mine(int* x) {}", &simpson),
+            None
+        );
+        assert_eq!(
+            belongs_elsewhere(
+                "x.cu",
+                &format!("{mmm}\n__global__ void simpson(double a, double b, double* s) {{}}"),
+                &simpson
+            ),
+            None
+        );
     }
 }

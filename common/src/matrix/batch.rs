@@ -63,7 +63,13 @@ impl<H: HostStorage<f64>> Batch<H> {
     pub fn random_on_host(count: usize, n: usize, block_size: u32, seed: u64) -> Result<Self> {
         ensure!(count > 0, "the batch needs at least one product");
         let mut random = Random::new(seed);
-        let mut batch = Batch { a: Vec::new(), b: Vec::new(), c: Vec::new(), block_size, references: Vec::new() };
+        let mut batch = Batch {
+            a: Vec::new(),
+            b: Vec::new(),
+            c: Vec::new(),
+            block_size,
+            references: Vec::new(),
+        };
         for _ in 0..count {
             batch.a.push(Matrix::random(n, n, &mut random)?);
             batch.b.push(Matrix::random(n, n, &mut random)?);
@@ -76,8 +82,13 @@ impl<H: HostStorage<f64>> Batch<H> {
     /// [`Batch::random`] does: lab-pinned's pinned batch is its pageable batch, copied.
     pub fn copy_of<G: HostStorage<f64>>(other: &Batch<G>) -> Result<Self> {
         let copy = |matrices: &[Matrix<f64, G>]| matrices.iter().map(Matrix::convert).collect::<Result<Vec<_>>>();
-        let mut batch =
-            Batch { a: copy(&other.a)?, b: copy(&other.b)?, c: copy(&other.c)?, block_size: other.block_size, references: Vec::new() };
+        let mut batch = Batch {
+            a: copy(&other.a)?,
+            b: copy(&other.b)?,
+            c: copy(&other.c)?,
+            block_size: other.block_size,
+            references: Vec::new(),
+        };
         batch.upload()?;
         Ok(batch)
     }
@@ -133,7 +144,14 @@ impl<H: HostStorage<f64>> Batch<H> {
     /// `mmm-without-transfers`: the kernels alone, on matrices already on the GPU.
     pub fn kernels_only(&mut self, mmm: &Function, stream: &Stream) -> Result<()> {
         for i in 0..self.count() {
-            launch_mmm(mmm, self.a[i].view()?, self.b[i].view()?, self.c[i].view()?, self.block_size, stream)?;
+            launch_mmm(
+                mmm,
+                self.a[i].view()?,
+                self.b[i].view()?,
+                self.c[i].view()?,
+                self.block_size,
+                stream,
+            )?;
         }
         Ok(())
     }
@@ -169,7 +187,9 @@ impl<H: HostStorage<f64>> Batch<H> {
                 launch_mmm_maybe_stamped(mmm, (a.view()?, b.view()?, c.view()?), block_size, stream, stamp)
             })?;
             // SAFETY: as for the copies in.
-            step(&mut recorder, stream, i, Kind::CopyOut, &format!("C{i}"), || unsafe { c.copy_from_gpu_async(stream) })?;
+            step(&mut recorder, stream, i, Kind::CopyOut, &format!("C{i}"), || unsafe {
+                c.copy_from_gpu_async(stream)
+            })?;
         }
         join(main, streams)
     }
@@ -183,19 +203,34 @@ impl<H: HostStorage<f64>> Batch<H> {
     }
 
     /// `serial`, timed on `main` (one warm-up, then `repetitions`), then checked.
-    pub fn time_serial(&mut self, mmm: &Function, main: &Stream, repetitions: usize, random: &mut Random) -> Result<Measured> {
+    pub fn time_serial(
+        &mut self,
+        mmm: &Function,
+        main: &Stream,
+        repetitions: usize,
+        random: &mut Random,
+    ) -> Result<Measured> {
         self.poison_results()?;
         let timing = time_on_stream(main, 1, repetitions, || self.serial(mmm, main))?;
         self.finish(main, timing, random)
     }
 
     /// `kernels_only`, timed on `main`, then C copied back and checked.
-    pub fn time_kernels_only(&mut self, mmm: &Function, main: &Stream, repetitions: usize, random: &mut Random) -> Result<Measured> {
+    pub fn time_kernels_only(
+        &mut self,
+        mmm: &Function,
+        main: &Stream,
+        repetitions: usize,
+        random: &mut Random,
+    ) -> Result<Measured> {
         self.poison_results()?;
         let timing = time_on_stream(main, 1, repetitions, || self.kernels_only(mmm, main))?;
         check_cuda!(main.synchronize())?; // faults of any kernel show up here
         self.copy_results_from_gpu()?;
-        Ok(Measured { timing, check: self.check(random) })
+        Ok(Measured {
+            timing,
+            check: self.check(random),
+        })
     }
 
     /// `streamed`, timed on `main` (fork and join), then checked.
@@ -210,19 +245,26 @@ impl<H: HostStorage<f64>> Batch<H> {
         self.poison_results()?;
         // SAFETY: time_on_stream returns only once the device has finished, on every path; `self` is
         // borrowed until then.
-        let timing = time_on_stream(main, 1, repetitions, || unsafe { self.streamed(mmm, main, streams, None) })?;
+        let timing = time_on_stream(main, 1, repetitions, || unsafe {
+            self.streamed(mmm, main, streams, None)
+        })?;
         self.finish(main, timing, random)
     }
 
     /// One more `streamed` run, recorded for the chronogram.
     pub fn record_streamed(&mut self, mmm: &Kernel, main: &Stream, streams: &Streams) -> Result<Vec<Span>> {
         // SAFETY: as in time_streamed: record returns only once the device has finished.
-        record(main, |recorder| unsafe { self.streamed(mmm, main, streams, Some(recorder)) })
+        record(main, |recorder| unsafe {
+            self.streamed(mmm, main, streams, Some(recorder))
+        })
     }
 
     fn finish(&mut self, main: &Stream, timing: Timing, random: &mut Random) -> Result<Measured> {
         check_cuda!(main.synchronize())?; // faults of any kernel show up here
-        Ok(Measured { timing, check: self.check(random) })
+        Ok(Measured {
+            timing,
+            check: self.check(random),
+        })
     }
 
     /// Lanes for the chronogram: one per stream.
@@ -237,8 +279,9 @@ impl<H: HostStorage<f64>> Batch<H> {
             let i = self.references.len();
             self.references.push(CpuProduct::new(&self.a[i], &self.b[i], random));
         }
-        let mut checks: Vec<ProductCheck> =
-            (0..self.count()).map(|i| self.references[i].check(&self.a[i], &self.b[i], &self.c[i], random)).collect();
+        let mut checks: Vec<ProductCheck> = (0..self.count())
+            .map(|i| self.references[i].check(&self.a[i], &self.b[i], &self.c[i], random))
+            .collect();
         checks.sort_by(|x, y| y.error.total_cmp(&x.error));
         checks.swap_remove(0)
     }
@@ -253,7 +296,10 @@ pub fn slide_table(rows: &[(&str, &Measured, Option<f64>)], kernels_ms: f64) -> 
     );
     for (name, measured, slide_ms) in rows {
         let (slide_ms, slide_ratio) = match slide_ms {
-            Some(ms) => (format!("{ms:.2}"), format!("{:.3}", ms / slide_ms::MMM_WITHOUT_TRANSFERS)),
+            Some(ms) => (
+                format!("{ms:.2}"),
+                format!("{:.3}", ms / slide_ms::MMM_WITHOUT_TRANSFERS),
+            ),
             None => ("-".to_string(), "-".to_string()),
         };
         table.push_str(&format!(
@@ -275,12 +321,29 @@ mod tests {
     fn slide_table_puts_our_ratio_beside_the_slides() {
         let measured = |ms| Measured {
             timing: Timing::gpu(vec![ms]),
-            check: ProductCheck { error: 1e-16, worst: (0, 0), method: "exact", tolerance: 1e-12 },
+            check: ProductCheck {
+                error: 1e-16,
+                worst: (0, 0),
+                method: "exact",
+                tolerance: 1e-12,
+            },
         };
         let (kernels, streamed) = (measured(100.0), measured(125.0));
-        let table = slide_table(&[("mmm-without-transfers", &kernels, Some(slide_ms::MMM_WITHOUT_TRANSFERS)), ("x", &streamed, None)], 100.0);
+        let table = slide_table(
+            &[
+                ("mmm-without-transfers", &kernels, Some(slide_ms::MMM_WITHOUT_TRANSFERS)),
+                ("x", &streamed, None),
+            ],
+            100.0,
+        );
         let lines: Vec<&str> = table.lines().collect();
-        assert_eq!(lines[2], "| mmm-without-transfers | 100.00 | 1.000 | 1641.09 | 1.000 | PASS (max rel. error 1.0e-16) |");
-        assert_eq!(lines[3], "| x | 125.00 | 1.250 | - | - | PASS (max rel. error 1.0e-16) |");
+        assert_eq!(
+            lines[2],
+            "| mmm-without-transfers | 100.00 | 1.000 | 1641.09 | 1.000 | PASS (max rel. error 1.0e-16) |"
+        );
+        assert_eq!(
+            lines[3],
+            "| x | 125.00 | 1.250 | - | - | PASS (max rel. error 1.0e-16) |"
+        );
     }
 }

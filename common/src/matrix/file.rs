@@ -37,15 +37,24 @@ fn read_text(path: &Path) -> Result<String> {
     let file = fs::File::open(path).with_context(|| format!("reading {name}"))?;
     let mut limited = file.take(MAX_FILE_BYTES + 1);
     let mut bytes = Vec::new();
-    (&mut limited).take(SNIFF_BYTES).read_to_end(&mut bytes).with_context(|| format!("reading {name}"))?;
+    (&mut limited)
+        .take(SNIFF_BYTES)
+        .read_to_end(&mut bytes)
+        .with_context(|| format!("reading {name}"))?;
     if let Some(at) = bytes.iter().position(|&byte| byte == 0) {
         bail!("{name}: not a text matrix file (a NUL byte at byte {at})");
     }
-    limited.read_to_end(&mut bytes).with_context(|| format!("reading {name}"))?;
+    limited
+        .read_to_end(&mut bytes)
+        .with_context(|| format!("reading {name}"))?;
     if bytes.len() as u64 > MAX_FILE_BYTES {
-        bail!("{name}: larger than {}, more than a matrix file lab-mmm reads", crate::format_bytes(MAX_FILE_BYTES));
+        bail!(
+            "{name}: larger than {}, more than a matrix file lab-mmm reads",
+            crate::format_bytes(MAX_FILE_BYTES)
+        );
     }
-    String::from_utf8(bytes).map_err(|err| anyhow::anyhow!("{name}: not UTF-8 text (at byte {})", err.utf8_error().valid_up_to()))
+    String::from_utf8(bytes)
+        .map_err(|err| anyhow::anyhow!("{name}: not UTF-8 text (at byte {})", err.utf8_error().valid_up_to()))
 }
 
 /// A token as an error shows it: the whole of a short one, the start of a long one.
@@ -71,11 +80,10 @@ pub fn parse<T: Element>(text: &str, name: &str) -> Result<Matrix<T>> {
         }
         let mut count = 0;
         for (column, token) in tokens(line) {
-            let value: f64 = token
-                .parse()
-                .ok()
-                .filter(|v: &f64| v.is_finite())
-                .with_context(|| format!("{name}:{line_number}:{column}: {} is not a finite number", shown(token)))?;
+            let value: f64 =
+                token.parse().ok().filter(|v: &f64| v.is_finite()).with_context(|| {
+                    format!("{name}:{line_number}:{column}: {} is not a finite number", shown(token))
+                })?;
             values.push(T::from_f64(value));
             count += 1;
         }
@@ -122,7 +130,8 @@ pub fn write<T: Element, H: HostStorage<T>>(matrix: &Matrix<T, H>, path: &Path, 
         text.push_str(&cells.join(" "));
         text.push('\n');
     }
-    file.write_all(text.as_bytes()).with_context(|| format!("writing {}", path.display()))
+    file.write_all(text.as_bytes())
+        .with_context(|| format!("writing {}", path.display()))
 }
 
 #[cfg(test)]
@@ -163,16 +172,28 @@ mod tests {
     #[test]
     fn binary_data_and_long_tokens_are_refused_in_one_short_line() {
         let err = read::<f64>(Path::new("/dev/urandom")).unwrap_err().to_string();
-        assert!(err.starts_with("/dev/urandom: not a text matrix file (a NUL byte at byte "), "{err}");
+        assert!(
+            err.starts_with("/dev/urandom: not a text matrix file (a NUL byte at byte "),
+            "{err}"
+        );
         let long = format!("1 {}\n", "x".repeat(1 << 20));
         let err = parse::<f64>(&long, "L.txt").unwrap_err().to_string();
-        assert_eq!(err, format!("L.txt:1:3: {:?}... (1048576 bytes) is not a finite number", "x".repeat(40)));
+        assert_eq!(
+            err,
+            format!(
+                "L.txt:1:3: {:?}... (1048576 bytes) is not a finite number",
+                "x".repeat(40)
+            )
+        );
     }
 
     #[test]
     fn a_missing_file_is_named() {
         let err = read::<f64>(Path::new("/nonexistent/A.txt")).unwrap_err();
-        assert!(format!("{err:#}").starts_with("reading /nonexistent/A.txt: "), "{err:#}");
+        assert!(
+            format!("{err:#}").starts_with("reading /nonexistent/A.txt: "),
+            "{err:#}"
+        );
     }
 
     #[test]
@@ -186,7 +207,10 @@ mod tests {
         let back: Matrix<f64> = read(&path).unwrap();
         assert_eq!(back.data(), m.data(), "round trip is exact");
         let err = write(&m, &path, false).unwrap_err().to_string();
-        assert!(err.ends_with("C.txt exists; not overwriting it (--force replaces it)"), "{err}");
+        assert!(
+            err.ends_with("C.txt exists; not overwriting it (--force replaces it)"),
+            "{err}"
+        );
         write(&m, &path, true).unwrap();
         fs::remove_dir_all(&dir).unwrap();
     }

@@ -59,7 +59,10 @@ pub fn try_filled_vec<T: Clone>(len: usize, value: T, what: &str) -> Result<Vec<
     let mut data = Vec::new();
     data.try_reserve_exact(len).map_err(|_| {
         let bytes = (len as u64).saturating_mul(std::mem::size_of::<T>() as u64);
-        anyhow::anyhow!("cannot allocate {} of host memory for {what}", crate::format_bytes(bytes))
+        anyhow::anyhow!(
+            "cannot allocate {} of host memory for {what}",
+            crate::format_bytes(bytes)
+        )
     })?;
     data.resize(len, value);
     Ok(data)
@@ -123,7 +126,9 @@ pub type Portable<T> = HostAlloc<T, PortableMemory>;
 impl<T: DeviceCopy, K: HostAllocKind> HostAlloc<T, K> {
     /// `cudaHostAlloc(&p, len * sizeof(T), K::FLAGS | extra_flags)`, every element `value`.
     fn allocate(len: usize, value: T, extra_flags: u32) -> Result<Self> {
-        let bytes = len.checked_mul(std::mem::size_of::<T>()).context("host allocation too large")?;
+        let bytes = len
+            .checked_mul(std::mem::size_of::<T>())
+            .context("host allocation too large")?;
         check_pinnable(bytes as u64, 0)?;
         let mut pointer: *mut c_void = std::ptr::null_mut();
         // SAFETY: the driver writes a pointer to `bytes` bytes of host memory or fails.
@@ -136,14 +141,26 @@ impl<T: DeviceCopy, K: HostAllocKind> HostAlloc<T, K> {
             // memory is page-aligned, so aligned for `T`; `write` reads nothing that was there.
             unsafe { pointer.add(index).write(value) };
         }
-        Ok(HostAlloc { pointer, len, kind: std::marker::PhantomData })
+        Ok(HostAlloc {
+            pointer,
+            len,
+            kind: std::marker::PhantomData,
+        })
     }
 }
 
 impl<T: DeviceCopy> Mapped<T> {
     /// `cudaHostAlloc(&p, len * sizeof(T), cudaHostAllocMapped [| cudaHostAllocWriteCombined])`.
     pub fn new(len: usize, value: T, write_combined: bool) -> Result<Mapped<T>> {
-        Self::allocate(len, value, if write_combined { raw::CU_MEMHOSTALLOC_WRITECOMBINED } else { 0 })
+        Self::allocate(
+            len,
+            value,
+            if write_combined {
+                raw::CU_MEMHOSTALLOC_WRITECOMBINED
+            } else {
+                0
+            },
+        )
     }
 
     /// `cudaHostGetDevicePointer`: the address kernels use for this memory.
@@ -235,7 +252,6 @@ impl<T: DeviceCopy> HostStorage<T> for Portable<T> {
     }
 }
 
-
 /// Memory that `malloc` gave (a `Vec`), pinned after the fact with `cudaHostRegister` and unpinned
 /// with `cudaHostUnregister` when dropped: handy for legacy code that allocates its own buffers.
 pub struct Registered<T: DeviceCopy> {
@@ -309,14 +325,22 @@ mod tests {
     fn refuses_host_buffers_larger_than_the_available_memory() {
         assert!(ensure_host_fits(1 << 20, "a small buffer").is_ok());
         let err = ensure_host_fits(u64::MAX / 2, "A and B").unwrap_err().to_string();
-        assert!(err.starts_with("A and B needs 8.0 EiB of host memory, but this machine has "), "{err}");
+        assert!(
+            err.starts_with("A and B needs 8.0 EiB of host memory, but this machine has "),
+            "{err}"
+        );
     }
 
     #[test]
     fn a_failed_host_allocation_is_an_error_not_an_abort() {
         assert_eq!(try_filled_vec(3, 1.5f64, "x").unwrap(), vec![1.5; 3]);
-        let err = try_filled_vec(usize::MAX / 16, 0.0f64, "the matrix A").unwrap_err().to_string();
-        assert!(err.starts_with("cannot allocate ") && err.ends_with(" of host memory for the matrix A"), "{err}");
+        let err = try_filled_vec(usize::MAX / 16, 0.0f64, "the matrix A")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("cannot allocate ") && err.ends_with(" of host memory for the matrix A"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -324,6 +348,9 @@ mod tests {
         let total = machine_memory().unwrap();
         assert!(check_pinnable(total / 4, 0).is_ok());
         let err = check_pinnable(total / 4, total / 3).unwrap_err().to_string();
-        assert!(err.starts_with("pinning ") && err.contains("more than the 50% the labs allow"), "{err}");
+        assert!(
+            err.starts_with("pinning ") && err.contains("more than the 50% the labs allow"),
+            "{err}"
+        );
     }
 }

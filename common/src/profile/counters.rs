@@ -17,22 +17,52 @@ use super::Window;
 
 /// The metrics read (Nsight Compute 2025 names), and what the notes called them with nvprof.
 pub const METRICS: [(&str, &str); 17] = [
-    ("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "gld_transactions (32-byte sectors)"),
-    ("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", "global load requests (warp instructions)"),
+    (
+        "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+        "gld_transactions (32-byte sectors)",
+    ),
+    (
+        "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
+        "global load requests (warp instructions)",
+    ),
     ("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", "gst_transactions"),
-    ("l1tex__t_requests_pipe_lsu_mem_global_op_st.sum", "global store requests"),
-    ("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", "shared_load_transactions"),
+    (
+        "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
+        "global store requests",
+    ),
+    (
+        "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+        "shared_load_transactions",
+    ),
     ("smsp__inst_executed_op_shared_ld.sum", "shared load requests"),
-    ("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", "shared_ld_bank_conflict"),
-    ("sm__warps_active.avg.pct_of_peak_sustained_active", "achieved_occupancy"),
-    ("l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum", "local_load bytes (spills read back)"),
-    ("l1tex__t_bytes_pipe_lsu_mem_local_op_st.sum", "local_store bytes (spills)"),
+    (
+        "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+        "shared_ld_bank_conflict",
+    ),
+    (
+        "sm__warps_active.avg.pct_of_peak_sustained_active",
+        "achieved_occupancy",
+    ),
+    (
+        "l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum",
+        "local_load bytes (spills read back)",
+    ),
+    (
+        "l1tex__t_bytes_pipe_lsu_mem_local_op_st.sum",
+        "local_store bytes (spills)",
+    ),
     ("dram__bytes_read.sum", "dram_read_bytes"),
     ("dram__bytes_write.sum", "dram_write_bytes"),
     ("sm__sass_thread_inst_executed_op_dfma_pred_on.sum", "flop_count_dp_fma"),
     ("sm__sass_thread_inst_executed_op_ffma_pred_on.sum", "flop_count_sp_fma"),
-    ("sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_active", "FP64 pipe utilization"),
-    ("sm__pipe_tensor_op_dmma_cycles_active.avg.pct_of_peak_sustained_active", "FP64 tensor core (DMMA) utilization"),
+    (
+        "sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_active",
+        "FP64 pipe utilization",
+    ),
+    (
+        "sm__pipe_tensor_op_dmma_cycles_active.avg.pct_of_peak_sustained_active",
+        "FP64 tensor core (DMMA) utilization",
+    ),
     ("gpu__time_duration.sum", "kernel time under ncu (replayed, serialized)"),
 ];
 
@@ -56,7 +86,9 @@ pub(crate) fn ncu() -> Result<PathBuf> {
     if let Some(path) = std::env::var_os("PATH") {
         candidates.extend(std::env::split_paths(&path).map(|folder| folder.join("ncu")));
     }
-    let roots = std::env::var_os("CUDA_PATH").into_iter().chain([OsString::from("/usr/local/cuda")]);
+    let roots = std::env::var_os("CUDA_PATH")
+        .into_iter()
+        .chain([OsString::from("/usr/local/cuda")]);
     candidates.extend(roots.map(|root| PathBuf::from(root).join("bin/ncu")));
     candidates
         .into_iter()
@@ -91,10 +123,22 @@ pub fn collect() -> Result<(Vec<Launch>, String)> {
     let csv = folder.path().join("counters.csv");
     let log = folder.path().join("lab-under-ncu.log");
     let metrics: Vec<&str> = METRICS.iter().map(|(name, _)| *name).collect();
-    eprintln!("--counters: running the lab under {} first (every kernel is replayed for its counters: this takes a while)", ncu.display());
+    eprintln!(
+        "--counters: running the lab under {} first (every kernel is replayed for its counters: this takes a while)",
+        ncu.display()
+    );
     let output = std::fs::File::create(&log).with_context(|| format!("creating {}", log.display()))?;
     let status = Command::new(&ncu)
-        .args(["--csv", "--page", "raw", "--print-units", "base", "--print-kernel-base", "mangled", "--metrics"])
+        .args([
+            "--csv",
+            "--page",
+            "raw",
+            "--print-units",
+            "base",
+            "--print-kernel-base",
+            "mangled",
+            "--metrics",
+        ])
         .arg(metrics.join(","))
         .arg("--log-file")
         .arg(&csv)
@@ -107,10 +151,25 @@ pub fn collect() -> Result<(Vec<Launch>, String)> {
     let text = std::fs::read_to_string(&csv).unwrap_or_default();
     if !status.success() {
         let said = std::fs::read_to_string(&log).unwrap_or_default();
-        let last = said.lines().chain(text.lines()).rfind(|line| !line.trim().is_empty()).unwrap_or("no output").to_string();
+        let last = said
+            .lines()
+            .chain(text.lines())
+            .rfind(|line| !line.trim().is_empty())
+            .unwrap_or("no output")
+            .to_string();
         bail!("the lab under ncu failed ({status}): {last}");
     }
-    let version = Command::new(&ncu).arg("--version").output().map(|out| String::from_utf8_lossy(&out.stdout).lines().last().unwrap_or_default().to_string()).unwrap_or_default();
+    let version = Command::new(&ncu)
+        .arg("--version")
+        .output()
+        .map(|out| {
+            String::from_utf8_lossy(&out.stdout)
+                .lines()
+                .last()
+                .unwrap_or_default()
+                .to_string()
+        })
+        .unwrap_or_default();
     Ok((parse_csv(&text)?, version))
 }
 
@@ -118,21 +177,39 @@ pub fn collect() -> Result<(Vec<Launch>, String)> {
 /// then one line per launch. Numbers carry thousands separators (`1,980,000`).
 pub fn parse_csv(text: &str) -> Result<Vec<Launch>> {
     let mut lines = text.lines().skip_while(|line| !line.starts_with("\"ID\""));
-    let header = split(lines.next().ok_or_else(|| anyhow!("ncu's output has no header line (\"ID\",...)"))?)?;
+    let header = split(
+        lines
+            .next()
+            .ok_or_else(|| anyhow!("ncu's output has no header line (\"ID\",...)"))?,
+    )?;
     let column = |name: &str| header.iter().position(|h| h == name);
     let kernel_column = column("Kernel Name").ok_or_else(|| anyhow!("ncu's output has no Kernel Name column"))?;
     // Every metric ncu printed (their names have a `__`), not only [`METRICS`]: `--check` asks for its own.
-    let metric_columns: Vec<(String, usize)> = header.iter().enumerate().filter(|(_, name)| name.contains("__")).map(|(at, name)| (name.clone(), at)).collect();
+    let metric_columns: Vec<(String, usize)> = header
+        .iter()
+        .enumerate()
+        .filter(|(_, name)| name.contains("__"))
+        .map(|(at, name)| (name.clone(), at))
+        .collect();
     lines.next(); // the units
     let mut launches = Vec::new();
     for (i, line) in lines.enumerate().filter(|(_, line)| !line.trim().is_empty()) {
         let fields = split(line).with_context(|| format!("ncu launch line {}", i + 1))?;
-        ensure!(fields.len() == header.len(), "ncu launch line {} has {} fields, the header {}", i + 1, fields.len(), header.len());
+        ensure!(
+            fields.len() == header.len(),
+            "ncu launch line {} has {} fields, the header {}",
+            i + 1,
+            fields.len(),
+            header.len()
+        );
         let values = metric_columns
             .iter()
             .filter_map(|(name, at)| Some((name.clone(), fields[*at].replace(',', "").parse::<f64>().ok()?)))
             .collect();
-        launches.push(Launch { kernel: demangle(&fields[kernel_column]), values });
+        launches.push(Launch {
+            kernel: demangle(&fields[kernel_column]),
+            values,
+        });
     }
     Ok(launches)
 }
@@ -183,10 +260,19 @@ pub fn per_window(windows: &[Window], all: &[Activity], launches: &[Launch]) -> 
     windows
         .iter()
         .map(|window| {
-            let kernels: Vec<&Activity> = window.work.iter().filter(|a| matches!(a.what, What::Kernel { .. })).collect();
+            let kernels: Vec<&Activity> = window
+                .work
+                .iter()
+                .filter(|a| matches!(a.what, What::Kernel { .. }))
+                .collect();
             let matched = kernels
                 .iter()
-                .filter_map(|a| by_kernel.get(a.name.as_str())?.get(*nth.get(&a.correlation)?).map(|launch| (*launch).clone()))
+                .filter_map(|a| {
+                    by_kernel
+                        .get(a.name.as_str())?
+                        .get(*nth.get(&a.correlation)?)
+                        .map(|launch| (*launch).clone())
+                })
                 .collect();
             (kernels.len(), matched)
         })
@@ -206,24 +292,60 @@ pub fn table(windows: &[Window], counters: &[(usize, Vec<Launch>)], version: &st
         }
         let sum = |metric: &str| launches.iter().map(|l| l.value(metric)).sum::<f64>();
         let mean = |metric: &str| sum(metric) / launches.len() as f64;
-        let ratio = |a: &str, b: &str| if sum(b) > 0.0 { format!("{:.2}", sum(a) / sum(b)) } else { "-".into() };
-        let cell = |value: f64, decimals: usize| if value.is_finite() { format!("{value:.decimals$}") } else { "-".into() };
-        let fma = sum("sm__sass_thread_inst_executed_op_dfma_pred_on.sum") + sum("sm__sass_thread_inst_executed_op_ffma_pred_on.sum");
+        let ratio = |a: &str, b: &str| {
+            if sum(b) > 0.0 {
+                format!("{:.2}", sum(a) / sum(b))
+            } else {
+                "-".into()
+            }
+        };
+        let cell = |value: f64, decimals: usize| {
+            if value.is_finite() {
+                format!("{value:.decimals$}")
+            } else {
+                "-".into()
+            }
+        };
+        let fma = sum("sm__sass_thread_inst_executed_op_dfma_pred_on.sum")
+            + sum("sm__sass_thread_inst_executed_op_ffma_pred_on.sum");
         let seconds = sum("gpu__time_duration.sum") * 1e-9;
         out.push_str(&format!(
             "| {} | {} of {kernels} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
             window.label,
             launches.len(),
-            ratio("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"),
-            ratio("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"),
-            ratio("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", "smsp__inst_executed_op_shared_ld.sum"),
-            ratio("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", "smsp__inst_executed_op_shared_ld.sum"),
+            ratio(
+                "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+                "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"
+            ),
+            ratio(
+                "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
+                "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"
+            ),
+            ratio(
+                "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+                "smsp__inst_executed_op_shared_ld.sum"
+            ),
+            ratio(
+                "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+                "smsp__inst_executed_op_shared_ld.sum"
+            ),
             cell(mean("sm__warps_active.avg.pct_of_peak_sustained_active"), 1),
-            cell(mean("l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum") + mean("l1tex__t_bytes_pipe_lsu_mem_local_op_st.sum"), 0),
+            cell(
+                mean("l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum")
+                    + mean("l1tex__t_bytes_pipe_lsu_mem_local_op_st.sum"),
+                0
+            ),
             cell((mean("dram__bytes_read.sum") + mean("dram__bytes_write.sum")) / 1e6, 2),
             cell(mean("sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_active"), 1),
-            cell(mean("sm__pipe_tensor_op_dmma_cycles_active.avg.pct_of_peak_sustained_active"), 1),
-            if seconds > 0.0 { format!("{:.0}", 2.0 * fma / seconds / 1e9) } else { "-".into() },
+            cell(
+                mean("sm__pipe_tensor_op_dmma_cycles_active.avg.pct_of_peak_sustained_active"),
+                1
+            ),
+            if seconds > 0.0 {
+                format!("{:.0}", 2.0 * fma / seconds / 1e9)
+            } else {
+                "-".into()
+            },
         ));
     }
     out
@@ -235,27 +357,59 @@ mod tests {
 
     #[test]
     fn splits_quoted_fields_with_commas_and_quotes_inside() {
-        assert_eq!(split(r#""a","1,980,000","(1024, 1, 1)","say ""hi""","""#).unwrap(), ["a", "1,980,000", "(1024, 1, 1)", "say \"hi\"", ""]);
+        assert_eq!(
+            split(r#""a","1,980,000","(1024, 1, 1)","say ""hi""","""#).unwrap(),
+            ["a", "1,980,000", "(1024, 1, 1)", "say \"hi\"", ""]
+        );
         assert!(split(r#""open"#).is_err());
         assert!(split(r#"bare,"x""#).is_err());
     }
 
     fn kernel(name: &str, correlation: u32) -> Activity {
-        Activity { what: What::Kernel { grid: [1; 3], block: [1; 3] }, name: name.into(), start_ns: 0, end_ns: 1, device: 0, stream: 1, correlation, channel: 0 }
+        Activity {
+            what: What::Kernel {
+                grid: [1; 3],
+                block: [1; 3],
+            },
+            name: name.into(),
+            start_ns: 0,
+            end_ns: 1,
+            device: 0,
+            stream: 1,
+            correlation,
+            channel: 0,
+        }
     }
 
     fn launch(kernel: &str, wavefronts: f64) -> Launch {
-        let values = [("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", wavefronts), ("smsp__inst_executed_op_shared_ld.sum", 1.0)];
-        Launch { kernel: kernel.into(), values: values.iter().map(|(k, v)| (k.to_string(), *v)).collect() }
+        let values = [
+            ("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", wavefronts),
+            ("smsp__inst_executed_op_shared_ld.sum", 1.0),
+        ];
+        Launch {
+            kernel: kernel.into(),
+            values: values.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+        }
     }
 
     #[test]
     fn the_nth_launch_of_a_kernel_under_cupti_is_ncus_nth_launch_of_it() {
         // Launch order (correlation ids): a, b, a, a; the windows hold the second and third a.
         let all = vec![kernel("a", 1), kernel("b", 2), kernel("a", 3), kernel("a", 5)];
-        let first = Window { label: "first".into(), work: vec![all[2].clone()], ..Window::default() };
-        let second = Window { label: "second".into(), work: vec![all[3].clone(), all[1].clone()], ..Window::default() };
-        let idle = Window { label: "copies only".into(), ..Window::default() };
+        let first = Window {
+            label: "first".into(),
+            work: vec![all[2].clone()],
+            ..Window::default()
+        };
+        let second = Window {
+            label: "second".into(),
+            work: vec![all[3].clone(), all[1].clone()],
+            ..Window::default()
+        };
+        let idle = Window {
+            label: "copies only".into(),
+            ..Window::default()
+        };
         let launches = vec![launch("a", 1.0), launch("b", 7.0), launch("a", 2.0), launch("a", 4.0)];
         let windows = [first, second, idle];
         let matched = per_window(&windows, &all, &launches);
@@ -269,7 +423,21 @@ mod tests {
 
     #[test]
     fn drops_only_the_profile_flags_from_the_childs_command_line() {
-        let args = ["--mode", "banks", "--counters", "--trace", "t.json", "--profile", "--trace=u.json", "--steps", "9"].map(OsString::from);
-        assert_eq!(child_arguments(args), ["--mode", "banks", "--steps", "9"].map(OsString::from));
+        let args = [
+            "--mode",
+            "banks",
+            "--counters",
+            "--trace",
+            "t.json",
+            "--profile",
+            "--trace=u.json",
+            "--steps",
+            "9",
+        ]
+        .map(OsString::from);
+        assert_eq!(
+            child_arguments(args),
+            ["--mode", "banks", "--steps", "9"].map(OsString::from)
+        );
     }
 }

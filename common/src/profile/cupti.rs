@@ -65,8 +65,14 @@ pub fn candidates() -> Vec<PathBuf> {
     if let Some(dir) = std::env::var_os("CUPTI_PATH") {
         paths.push(Path::new(&dir).join(NAME));
     }
-    paths.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("../.toolchain/cuda/lib").join(NAME));
-    let roots = std::env::var_os("CUDA_PATH").into_iter().chain([OsString::from("/usr/local/cuda")]);
+    paths.push(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../.toolchain/cuda/lib")
+            .join(NAME),
+    );
+    let roots = std::env::var_os("CUDA_PATH")
+        .into_iter()
+        .chain([OsString::from("/usr/local/cuda")]);
     paths.extend(roots.map(|root| Path::new(&root).join("extras/CUPTI/lib64").join(NAME)));
     paths.push(PathBuf::from(NAME));
     paths
@@ -115,19 +121,32 @@ impl Cupti {
             }
         };
         if cupti.version / 10_000 != 13 {
-            bail!("{} is CUPTI API version {}; the labs read the records of CUPTI 13 (API 13xxxx)", cupti.path.display(), cupti.version);
+            bail!(
+                "{} is CUPTI API version {}; the labs read the records of CUPTI 13 (API 13xxxx)",
+                cupti.path.display(),
+                cupti.version
+            );
         }
         Ok(cupti)
     }
 
     /// What the labs record: kernels, copies, memsets, and the driver and runtime calls whose
     /// external correlation records tie work to the timed window that enqueued it.
-    pub const KINDS: [u32; 6] = [kind::CONCURRENT_KERNEL, kind::MEMCPY, kind::MEMSET, kind::DRIVER, kind::RUNTIME, kind::EXTERNAL_CORRELATION];
+    pub const KINDS: [u32; 6] = [
+        kind::CONCURRENT_KERNEL,
+        kind::MEMCPY,
+        kind::MEMSET,
+        kind::DRIVER,
+        kind::RUNTIME,
+        kind::EXTERNAL_CORRELATION,
+    ];
 
     /// Starts recording.
     pub fn start(&self) -> Result<()> {
         // SAFETY: both callbacks have the signatures CUPTI declares and only touch what they are given.
-        self.check("cuptiActivityRegisterCallbacks", unsafe { (self.register_callbacks)(buffer_requested, buffer_completed) })?;
+        self.check("cuptiActivityRegisterCallbacks", unsafe {
+            (self.register_callbacks)(buffer_requested, buffer_completed)
+        })?;
         for kind in Self::KINDS {
             // SAFETY: a plain call with a kind CUPTI 13 defines.
             self.check("cuptiActivityEnable", unsafe { (self.enable)(kind) })?;
@@ -159,13 +178,17 @@ impl Cupti {
     /// correlation record).
     pub fn push_window(&self, id: u64) -> Result<()> {
         // SAFETY: a plain call.
-        self.check("cuptiActivityPushExternalCorrelationId", unsafe { (self.push_external)(EXTERNAL_KIND_CUSTOM0, id) })
+        self.check("cuptiActivityPushExternalCorrelationId", unsafe {
+            (self.push_external)(EXTERNAL_KIND_CUSTOM0, id)
+        })
     }
 
     pub fn pop_window(&self) -> Result<()> {
         let mut id = 0;
         // SAFETY: CUPTI writes the popped id into `id`, which lives across the call.
-        self.check("cuptiActivityPopExternalCorrelationId", unsafe { (self.pop_external)(EXTERNAL_KIND_CUSTOM0, &mut id) })
+        self.check("cuptiActivityPopExternalCorrelationId", unsafe {
+            (self.pop_external)(EXTERNAL_KIND_CUSTOM0, &mut id)
+        })
     }
 
     fn check(&self, call: &str, status: Status) -> Result<()> {
@@ -227,7 +250,10 @@ extern "C" fn buffer_completed(context: *mut c_void, stream: u32, buffer: *mut u
     if unsafe { (cupti.dropped_records)(context, stream, &mut dropped) } == 0 {
         LOST.fetch_add(dropped as u64, Ordering::Relaxed);
     }
-    COLLECTED.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).extend(read);
+    COLLECTED
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .extend(read);
     let layout = Layout::from_size_align(BUFFER_BYTES, BUFFER_ALIGN).expect("a valid layout");
     // SAFETY: `buffer` came from `buffer_requested` with this layout, and CUPTI is done with it.
     unsafe { dealloc(buffer, layout) };

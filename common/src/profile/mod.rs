@@ -87,15 +87,31 @@ impl ProfileArgs {
         let cupti = cupti::open()?;
         cupti.start()?;
         *STATE.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(State::default());
-        let title = std::env::args_os().map(|arg| arg.to_string_lossy().rsplit('/').next().unwrap_or_default().to_string()).collect::<Vec<_>>().join(" ");
-        Ok(Some(Session { args: self.clone(), cupti, title }))
+        let title = std::env::args_os()
+            .map(|arg| arg.to_string_lossy().rsplit('/').next().unwrap_or_default().to_string())
+            .collect::<Vec<_>>()
+            .join(" ");
+        Ok(Some(Session {
+            args: self.clone(),
+            cupti,
+            title,
+        }))
     }
 }
 
 fn check_new_file(path: &std::path::Path) -> Result<()> {
-    ensure!(!path.exists(), "{} exists; not overwriting it (name another --trace file)", path.display());
+    ensure!(
+        !path.exists(),
+        "{} exists; not overwriting it (name another --trace file)",
+        path.display()
+    );
     if let Some(folder) = path.parent().filter(|folder| !folder.as_os_str().is_empty()) {
-        ensure!(folder.is_dir(), "cannot write {}: the folder {} does not exist", path.display(), folder.display());
+        ensure!(
+            folder.is_dir(),
+            "cannot write {}: the folder {} does not exist",
+            path.display(),
+            folder.display()
+        );
     }
     Ok(())
 }
@@ -119,7 +135,11 @@ struct State {
 static STATE: Mutex<Option<State>> = Mutex::new(None);
 
 fn with_state<T>(f: impl FnOnce(&mut State) -> T) -> Option<T> {
-    STATE.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).as_mut().map(f)
+    STATE
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .as_mut()
+        .map(f)
 }
 
 /// Names the windows timed while the guard lives after a slide program (`mmm-streamed`), for the
@@ -150,7 +170,11 @@ pub struct WindowRecorder {
 pub fn open_window() -> Option<WindowRecorder> {
     with_state(|state| {
         let number = state.windows.len() + 1;
-        let label = state.programs.last().cloned().unwrap_or_else(|| format!("window {number}"));
+        let label = state
+            .programs
+            .last()
+            .cloned()
+            .unwrap_or_else(|| format!("window {number}"));
         state.windows.push(Opened { label, timing: None });
         WindowRecorder { index: number - 1 }
     })
@@ -308,8 +332,13 @@ pub fn windows(opened_labels: &[(String, Option<Timing>)], records: &[Record]) -
                     (start, end, work.len())
                 })
                 .collect();
-            let work: Vec<Activity> = runs.range((index, 0)..(index + 1, 0)).flat_map(|(_, work)| work.iter().map(|a| (*a).clone())).collect();
-            let cupti_ms = (!spans.is_empty()).then(|| Timing::gpu(spans.iter().map(|(start, end, _)| (end - start) as f64 / 1e6).collect()).median_ms());
+            let work: Vec<Activity> = runs
+                .range((index, 0)..(index + 1, 0))
+                .flat_map(|(_, work)| work.iter().map(|a| (*a).clone()))
+                .collect();
+            let cupti_ms = (!spans.is_empty()).then(|| {
+                Timing::gpu(spans.iter().map(|(start, end, _)| (end - start) as f64 / 1e6).collect()).median_ms()
+            });
             Window {
                 label: label.clone(),
                 clock: timing.as_ref().map(|t| t.clock),
@@ -317,7 +346,11 @@ pub fn windows(opened_labels: &[(String, Option<Timing>)], records: &[Record]) -
                 runs: timing.as_ref().map_or(0, |t| t.samples_ms.len()),
                 event_ms: timing.as_ref().map_or(f64::NAN, Timing::median_ms),
                 cupti_ms,
-                activities_per_run: if spans.is_empty() { 0.0 } else { spans.iter().map(|s| s.2).sum::<usize>() as f64 / spans.len() as f64 },
+                activities_per_run: if spans.is_empty() {
+                    0.0
+                } else {
+                    spans.iter().map(|s| s.2).sum::<usize>() as f64 / spans.len() as f64
+                },
                 start_ns: spans.iter().map(|s| s.0).min(),
                 end_ns: spans.iter().map(|s| s.1).max(),
                 names: summary::lines(&work).into_iter().map(|line| line.name).collect(),
@@ -340,20 +373,45 @@ impl Session {
     /// ncu's counters, and writes the trace.
     fn finish(self, counters: Option<(Vec<counters::Launch>, String)>) -> Result<()> {
         let (records, lost) = self.cupti.stop()?;
-        let state = STATE.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take().unwrap_or_default();
+        let state = STATE
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .take()
+            .unwrap_or_default();
         let opened: Vec<(String, Option<Timing>)> = state.windows.into_iter().map(|w| (w.label, w.timing)).collect();
         let (windows, activities) = windows(&opened, &records);
         if self.args.profile || self.args.counters {
-            println!("\n{}", report(&self.title, &activities, &windows, &self.cupti.path.display().to_string(), lost));
+            println!(
+                "\n{}",
+                report(
+                    &self.title,
+                    &activities,
+                    &windows,
+                    &self.cupti.path.display().to_string(),
+                    lost
+                )
+            );
         }
         if let Some((launches, version)) = counters {
-            println!("{}", counters::table(&windows, &counters::per_window(&windows, &activities, &launches), &version));
+            println!(
+                "{}",
+                counters::table(
+                    &windows,
+                    &counters::per_window(&windows, &activities, &launches),
+                    &version
+                )
+            );
         }
         if let Some(path) = &self.args.trace {
             let trace = trace::trace(&activities, &windows, &self.title);
             let file = crate::output::create_output_file(path, false)?;
-            serde_json::to_writer(std::io::BufWriter::new(file), &trace).with_context(|| format!("writing {}", path.display()))?;
-            println!("Trace of {} kernels, copies and memsets written to {} (open it in ui.perfetto.dev)", activities.len(), path.display());
+            serde_json::to_writer(std::io::BufWriter::new(file), &trace)
+                .with_context(|| format!("writing {}", path.display()))?;
+            println!(
+                "Trace of {} kernels, copies and memsets written to {} (open it in ui.perfetto.dev)",
+                activities.len(),
+                path.display()
+            );
         }
         Ok(())
     }
@@ -365,22 +423,35 @@ const NAME_WIDTH: usize = 60;
 /// The `--profile` report: the whole run's summary, each slide program's beside the slide's, and the
 /// windows against their events.
 pub fn report(title: &str, activities: &[Activity], windows: &[Window], source: &str, lost: u64) -> String {
-    let mut out = format!("== Profile of `{title}` (CUPTI activity records, {source}) ==\n\nThe whole run, setup and checks included:\n");
+    let mut out = format!(
+        "== Profile of `{title}` (CUPTI activity records, {source}) ==\n\nThe whole run, setup and checks included:\n"
+    );
     out.push_str(&summary::table(activities, NAME_WIDTH));
     if lost > 0 {
         out.push_str(&format!("CUPTI lost {lost} records: the tables miss some work.\n"));
     }
     let mut shown = Vec::new();
     for window in windows {
-        let Some(slide) = slides::table(&window.label) else { continue };
+        let Some(slide) = slides::table(&window.label) else {
+            continue;
+        };
         if shown.contains(&window.label) {
             continue;
         }
         shown.push(window.label.clone());
         let work: Vec<Activity> = windows_work(windows, &window.label);
         let runs: usize = windows.iter().filter(|w| w.label == window.label).map(|w| w.runs).sum();
-        out.push_str(&format!("\n{}: its timed runs ({runs}) here:\n{}", window.label, summary::table(&work, NAME_WIDTH)));
-        out.push_str(&format!("{} on the slide ({}):\n{}", window.label, slide.source, slide.text()));
+        out.push_str(&format!(
+            "\n{}: its timed runs ({runs}) here:\n{}",
+            window.label,
+            summary::table(&work, NAME_WIDTH)
+        ));
+        out.push_str(&format!(
+            "{} on the slide ({}):\n{}",
+            window.label,
+            slide.source,
+            slide.text()
+        ));
     }
     out.push_str(&format!("\n{}", window_table(windows)));
     out
@@ -388,7 +459,11 @@ pub fn report(title: &str, activities: &[Activity], windows: &[Window], source: 
 
 /// The activities of every window named `label`.
 fn windows_work(windows: &[Window], label: &str) -> Vec<Activity> {
-    windows.iter().filter(|w| w.label == label).flat_map(|w| w.work.iter().cloned()).collect()
+    windows
+        .iter()
+        .filter(|w| w.label == label)
+        .flat_map(|w| w.work.iter().cloned())
+        .collect()
 }
 
 /// Each window's clock against CUPTI: the median event time, the median span of its work from the
@@ -405,9 +480,17 @@ pub fn window_table(windows: &[Window]) -> String {
             Some(Clock::Host) => "host",
             None => "-",
         };
-        let cupti = window.cupti_ms.map_or("no work recorded".to_string(), |ms| format!("{ms:.4}"));
+        let cupti = window
+            .cupti_ms
+            .map_or("no work recorded".to_string(), |ms| format!("{ms:.4}"));
         let difference = window.difference_us().map_or("-".to_string(), |us| format!("{us:.1}"));
-        let names = window.names.iter().take(2).map(String::as_str).collect::<Vec<_>>().join(", ");
+        let names = window
+            .names
+            .iter()
+            .take(2)
+            .map(String::as_str)
+            .collect::<Vec<_>>()
+            .join(", ");
         out.push_str(&format!(
             "| {} | {clock} | {} | {:.1} | {:.4} | {cupti} | {difference} | {} |\n",
             window.label,
@@ -417,12 +500,20 @@ pub fn window_table(windows: &[Window]) -> String {
             summary::cut(&names, 50)
         ));
     }
-    let mostly_idle: Vec<&str> = windows.iter().filter(|w| w.cupti_ms.is_some_and(|ms| ms < 0.5 * w.event_ms)).map(|w| w.label.as_str()).collect();
+    let mostly_idle: Vec<&str> = windows
+        .iter()
+        .filter(|w| w.cupti_ms.is_some_and(|ms| ms < 0.5 * w.event_ms))
+        .map(|w| w.label.as_str())
+        .collect();
     if !mostly_idle.is_empty() {
         out.push_str(&format!(
             "In {} ({}), CUPTI's records cover less than half of the lab's time: the rest is time the GPU waited \
              (launch latency, the host) or work CUPTI does not record (grids launched from the device).\n",
-            if mostly_idle.len() == 1 { "one window".to_string() } else { format!("{} windows", mostly_idle.len()) },
+            if mostly_idle.len() == 1 {
+                "one window".to_string()
+            } else {
+                format!("{} windows", mostly_idle.len())
+            },
             summary::cut(&mostly_idle.join(", "), 120)
         ));
     }
@@ -435,7 +526,19 @@ mod tests {
     use records::What;
 
     fn kernel(start_ns: u64, end_ns: u64, correlation: u32) -> Activity {
-        Activity { what: What::Kernel { grid: [1; 3], block: [1; 3] }, name: "k".into(), start_ns, end_ns, device: 0, stream: 1, correlation, channel: 0 }
+        Activity {
+            what: What::Kernel {
+                grid: [1; 3],
+                block: [1; 3],
+            },
+            name: "k".into(),
+            start_ns,
+            end_ns,
+            device: 0,
+            stream: 1,
+            correlation,
+            channel: 0,
+        }
     }
 
     #[test]
@@ -447,10 +550,22 @@ mod tests {
     #[test]
     fn work_is_tied_to_its_window_and_run_and_spans_are_medians() {
         let records = vec![
-            Record::Correlation { correlation: 10, external: external_id(0, 0) },
-            Record::Correlation { correlation: 11, external: external_id(0, 0) },
-            Record::Correlation { correlation: 12, external: external_id(0, 1) },
-            Record::Correlation { correlation: 20, external: external_id(1, 0) },
+            Record::Correlation {
+                correlation: 10,
+                external: external_id(0, 0),
+            },
+            Record::Correlation {
+                correlation: 11,
+                external: external_id(0, 0),
+            },
+            Record::Correlation {
+                correlation: 12,
+                external: external_id(0, 1),
+            },
+            Record::Correlation {
+                correlation: 20,
+                external: external_id(1, 0),
+            },
             Record::Activity(kernel(1_000, 2_000, 10)),
             Record::Activity(kernel(2_500, 3_000, 11)),
             Record::Activity(kernel(5_000, 6_000, 12)),
@@ -458,7 +573,10 @@ mod tests {
             Record::Activity(kernel(100, 200, 99)), // setup: in no window
             Record::Other { kind: 4 },
         ];
-        let opened = vec![("mmm".to_string(), Some(Timing::gpu(vec![2.0e-3, 1.2e-3]))), ("window 2".to_string(), Some(Timing::gpu(vec![0.5e-3])))];
+        let opened = vec![
+            ("mmm".to_string(), Some(Timing::gpu(vec![2.0e-3, 1.2e-3]))),
+            ("window 2".to_string(), Some(Timing::gpu(vec![0.5e-3]))),
+        ];
         let (windows, activities) = windows(&opened, &records);
         assert_eq!(activities.len(), 5);
         assert_eq!(activities[0].start_ns, 100, "sorted by start");
@@ -467,7 +585,10 @@ mod tests {
         assert_eq!((windows[0].start_ns, windows[0].end_ns), (Some(1_000), Some(6_000)));
         assert!((windows[1].difference_us().unwrap() - 0.1).abs() < 1e-9);
         let table = window_table(&windows);
-        assert!(table.contains("| mmm | events | 2 | 1.5 | 0.0016 | 0.0015 | 0.1 | k |"), "{table}");
+        assert!(
+            table.contains("| mmm | events | 2 | 1.5 | 0.0016 | 0.0015 | 0.1 | k |"),
+            "{table}"
+        );
         assert!(!table.contains("less than half"), "{table}");
     }
 
@@ -480,7 +601,13 @@ mod tests {
 
     #[test]
     fn says_where_cupti_saw_less_than_half_of_a_window() {
-        let records = vec![Record::Correlation { correlation: 1, external: external_id(0, 0) }, Record::Activity(kernel(0, 10_000, 1))];
+        let records = vec![
+            Record::Correlation {
+                correlation: 1,
+                external: external_id(0, 0),
+            },
+            Record::Activity(kernel(0, 10_000, 1)),
+        ];
         let (windows, _) = windows(&[("master".into(), Some(Timing::gpu(vec![1.0])))], &records);
         let table = window_table(&windows);
         assert!(table.ends_with("In one window (master), CUPTI's records cover less than half of the lab's time: the rest is time the GPU waited (launch latency, the host) or work CUPTI does not record (grids launched from the device).\n"), "{table}");
@@ -490,16 +617,31 @@ mod tests {
     fn chronogram_operations_get_the_span_of_all_their_work() {
         let first = TAG_BASE + (1 << TAG_BITS);
         let records = vec![
-            Record::Correlation { correlation: 5, external: first },
-            Record::Correlation { correlation: 6, external: first },
-            Record::Correlation { correlation: 7, external: first + 2 },
-            Record::Correlation { correlation: 8, external: external_id(0, 0) },
+            Record::Correlation {
+                correlation: 5,
+                external: first,
+            },
+            Record::Correlation {
+                correlation: 6,
+                external: first,
+            },
+            Record::Correlation {
+                correlation: 7,
+                external: first + 2,
+            },
+            Record::Correlation {
+                correlation: 8,
+                external: external_id(0, 0),
+            },
             Record::Activity(kernel(100, 200, 5)),
             Record::Activity(kernel(150, 400, 6)),
             Record::Activity(kernel(500, 600, 7)),
             Record::Activity(kernel(700, 800, 8)),
         ];
-        assert_eq!(spans_of_tags(&records, first, 3), [Some((100, 400)), None, Some((500, 600))]);
+        assert_eq!(
+            spans_of_tags(&records, first, 3),
+            [Some((100, 400)), None, Some((500, 600))]
+        );
     }
 
     #[test]
@@ -518,8 +660,16 @@ mod tests {
         std::fs::write(&file, "{}").unwrap();
         let err = check_new_file(&file).unwrap_err().to_string();
         std::fs::remove_file(&file).unwrap();
-        assert!(err.ends_with("exists; not overwriting it (name another --trace file)"), "{err}");
-        let err = check_new_file(std::path::Path::new("/no/such/folder/t.json")).unwrap_err().to_string();
-        assert_eq!(err, "cannot write /no/such/folder/t.json: the folder /no/such/folder does not exist");
+        assert!(
+            err.ends_with("exists; not overwriting it (name another --trace file)"),
+            "{err}"
+        );
+        let err = check_new_file(std::path::Path::new("/no/such/folder/t.json"))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "cannot write /no/such/folder/t.json: the folder /no/such/folder does not exist"
+        );
     }
 }

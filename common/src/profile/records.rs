@@ -89,9 +89,18 @@ impl Activity {
 /// What kind of work an [`Activity`] is.
 #[derive(Debug, Clone, PartialEq)]
 pub enum What {
-    Kernel { grid: [i32; 3], block: [i32; 3] },
-    Copy { direction: Direction, bytes: u64, pageable: bool },
-    Memset { bytes: u64 },
+    Kernel {
+        grid: [i32; 3],
+        block: [i32; 3],
+    },
+    Copy {
+        direction: Direction,
+        bytes: u64,
+        pageable: bool,
+    },
+    Memset {
+        bytes: u64,
+    },
 }
 
 /// `CUpti_ActivityMemcpyKind`, as nvprof named it.
@@ -147,8 +156,13 @@ impl Direction {
 pub enum Record {
     Activity(Activity),
     /// `correlation` (an API call, and so the work it enqueued) happened inside window `external`.
-    Correlation { correlation: u32, external: u64 },
-    Other { kind: u32 },
+    Correlation {
+        correlation: u32,
+        external: u64,
+    },
+    Other {
+        kind: u32,
+    },
 }
 
 /// `CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE`.
@@ -164,7 +178,10 @@ pub fn parse(bytes: &[u8], kernel_name: impl FnOnce(u64) -> String) -> Record {
         kind::MEMSET if bytes.len() >= layout::memset::SIZE => parse_memset(bytes),
         kind::EXTERNAL_CORRELATION if bytes.len() >= layout::external_correlation::SIZE => {
             use layout::external_correlation as at;
-            Record::Correlation { correlation: u32_at(bytes, at::CORRELATION_ID), external: u64_at(bytes, at::EXTERNAL_ID) }
+            Record::Correlation {
+                correlation: u32_at(bytes, at::CORRELATION_ID),
+                external: u64_at(bytes, at::EXTERNAL_ID),
+            }
         }
         kind => Record::Other { kind },
     }
@@ -185,7 +202,10 @@ fn parse_kernel(bytes: &[u8], kernel_name: impl FnOnce(u64) -> String) -> Record
     use layout::kernel as at;
     let three = |offset: usize| [0, 1, 2].map(|i| u32_at(bytes, offset + 4 * i) as i32);
     Record::Activity(Activity {
-        what: What::Kernel { grid: three(at::GRID_X), block: three(at::BLOCK_X) },
+        what: What::Kernel {
+            grid: three(at::GRID_X),
+            block: three(at::BLOCK_X),
+        },
         name: demangle(&kernel_name(u64_at(bytes, at::NAME))),
         start_ns: u64_at(bytes, at::START),
         end_ns: u64_at(bytes, at::END),
@@ -201,7 +221,11 @@ fn parse_copy(bytes: &[u8]) -> Record {
     let direction = Direction::from_cupti(bytes[at::COPY_KIND]);
     let pageable = bytes[at::SRC_KIND] == MEMORY_PAGEABLE || bytes[at::DST_KIND] == MEMORY_PAGEABLE;
     Record::Activity(Activity {
-        what: What::Copy { direction, bytes: u64_at(bytes, at::BYTES), pageable },
+        what: What::Copy {
+            direction,
+            bytes: u64_at(bytes, at::BYTES),
+            pageable,
+        },
         name: format!("[CUDA memcpy {}]", direction.label()),
         start_ns: u64_at(bytes, at::START),
         end_ns: u64_at(bytes, at::END),
@@ -215,7 +239,9 @@ fn parse_copy(bytes: &[u8]) -> Record {
 fn parse_memset(bytes: &[u8]) -> Record {
     use layout::memset as at;
     Record::Activity(Activity {
-        what: What::Memset { bytes: u64_at(bytes, at::BYTES) },
+        what: What::Memset {
+            bytes: u64_at(bytes, at::BYTES),
+        },
         name: "[CUDA memset]".into(),
         start_ns: u64_at(bytes, at::START),
         end_ns: u64_at(bytes, at::END),
@@ -268,7 +294,14 @@ pub mod fake {
         bytes
     }
 
-    pub fn copy(copy_kind: u8, source_memory: u8, bytes_copied: u64, start: u64, end: u64, correlation: u32) -> Vec<u8> {
+    pub fn copy(
+        copy_kind: u8,
+        source_memory: u8,
+        bytes_copied: u64,
+        start: u64,
+        end: u64,
+        correlation: u32,
+    ) -> Vec<u8> {
         use layout::memcpy as at;
         let mut bytes = vec![0xAB; at::SIZE];
         put(&mut bytes, 0, &kind::MEMCPY.to_ne_bytes());
@@ -297,35 +330,84 @@ mod tests {
             assert_eq!(pointer, 0x1234);
             "_Z3mmmPKdS0_Pdi".to_string()
         });
-        let Record::Activity(activity) = record else { panic!("{record:?}") };
+        let Record::Activity(activity) = record else {
+            panic!("{record:?}")
+        };
         assert_eq!(activity.name, "mmm(double const*, double const*, double*, int)");
-        assert_eq!((activity.start_ns, activity.duration_ns(), activity.stream, activity.correlation), (1_000, 3_000, 13, 77));
-        assert_eq!(activity.what, What::Kernel { grid: [64, 32, 1], block: [16, 16, 1] });
+        assert_eq!(
+            (
+                activity.start_ns,
+                activity.duration_ns(),
+                activity.stream,
+                activity.correlation
+            ),
+            (1_000, 3_000, 13, 77)
+        );
+        assert_eq!(
+            activity.what,
+            What::Kernel {
+                grid: [64, 32, 1],
+                block: [16, 16, 1]
+            }
+        );
         assert_eq!(activity.channel, 3);
     }
 
     #[test]
     fn reads_copies_with_nvprofs_names_and_whether_host_memory_was_pageable() {
-        let Record::Activity(copy) = parse(&fake::copy(1, 1, 4096, 10, 30, 5), |_| unreachable!()) else { panic!() };
+        let Record::Activity(copy) = parse(&fake::copy(1, 1, 4096, 10, 30, 5), |_| unreachable!()) else {
+            panic!()
+        };
         assert_eq!(copy.name, "[CUDA memcpy HtoD]");
-        assert_eq!(copy.what, What::Copy { direction: Direction::HtoD, bytes: 4096, pageable: true });
+        assert_eq!(
+            copy.what,
+            What::Copy {
+                direction: Direction::HtoD,
+                bytes: 4096,
+                pageable: true
+            }
+        );
         assert_eq!((copy.device, copy.stream, copy.channel), (1, 7, 9));
-        let Record::Activity(back) = parse(&fake::copy(2, 2, 8, 0, 1, 6), |_| unreachable!()) else { panic!() };
+        let Record::Activity(back) = parse(&fake::copy(2, 2, 8, 0, 1, 6), |_| unreachable!()) else {
+            panic!()
+        };
         assert_eq!(back.name, "[CUDA memcpy DtoH]");
-        assert_eq!(back.what, What::Copy { direction: Direction::DtoH, bytes: 8, pageable: false });
+        assert_eq!(
+            back.what,
+            What::Copy {
+                direction: Direction::DtoH,
+                bytes: 8,
+                pageable: false
+            }
+        );
     }
 
     #[test]
     fn keeps_extern_c_names_and_reads_unknown_or_short_records_as_other() {
         assert_eq!(demangle("simpson"), "simpson");
-        assert_eq!(parse(&[5, 0, 0, 0, 0, 0, 0, 0], |_| unreachable!()), Record::Other { kind: 5 });
+        assert_eq!(
+            parse(&[5, 0, 0, 0, 0, 0, 0, 0], |_| unreachable!()),
+            Record::Other { kind: 5 }
+        );
         let short = &fake::kernel(0, 0, 0, 0, 0)[..100];
-        assert_eq!(parse(short, |_| unreachable!()), Record::Other { kind: kind::CONCURRENT_KERNEL });
+        assert_eq!(
+            parse(short, |_| unreachable!()),
+            Record::Other {
+                kind: kind::CONCURRENT_KERNEL
+            }
+        );
     }
 
     #[test]
     fn direction_labels_round_trip() {
-        for direction in [Direction::HtoD, Direction::DtoH, Direction::DtoD, Direction::HtoH, Direction::PtoP, Direction::Other(3)] {
+        for direction in [
+            Direction::HtoD,
+            Direction::DtoH,
+            Direction::DtoD,
+            Direction::HtoH,
+            Direction::PtoP,
+            Direction::Other(3),
+        ] {
             assert_eq!(Direction::from_label(&direction.label()), Some(direction));
         }
     }

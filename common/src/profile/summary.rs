@@ -48,10 +48,17 @@ pub fn lines(activities: &[Activity]) -> Vec<Line> {
 pub fn table(activities: &[Activity], name_width: usize) -> String {
     let lines = lines(activities);
     let busy: u64 = lines.iter().map(|line| line.total_ns).sum();
-    let mut out = format!("{:>16} {:>9} {:>6} {:>9} {:>9} {:>9}  Name\n", "Time(%)", "Time", "Calls", "Avg", "Min", "Max");
+    let mut out = format!(
+        "{:>16} {:>9} {:>6} {:>9} {:>9} {:>9}  Name\n",
+        "Time(%)", "Time", "Calls", "Avg", "Min", "Max"
+    );
     for (i, line) in lines.iter().enumerate() {
         let label = if i == 0 { "GPU activities:" } else { "" };
-        let share = if busy == 0 { 0.0 } else { 100.0 * line.total_ns as f64 / busy as f64 };
+        let share = if busy == 0 {
+            0.0
+        } else {
+            100.0 * line.total_ns as f64 / busy as f64
+        };
         out.push_str(&format!(
             "{label:>15}{:>7.2}% {:>9} {:>6} {:>9} {:>9} {:>9}  {}\n",
             share,
@@ -109,10 +116,26 @@ mod tests {
 
     fn activity(name: &str, start_ns: u64, end_ns: u64) -> Activity {
         let what = match Direction::from_label(name.trim_start_matches("[CUDA memcpy ").trim_end_matches(']')) {
-            Some(direction) => What::Copy { direction, bytes: 1, pageable: false },
-            None => What::Kernel { grid: [1; 3], block: [1; 3] },
+            Some(direction) => What::Copy {
+                direction,
+                bytes: 1,
+                pageable: false,
+            },
+            None => What::Kernel {
+                grid: [1; 3],
+                block: [1; 3],
+            },
         };
-        Activity { what, name: name.into(), start_ns, end_ns, device: 0, stream: 1, correlation: 0, channel: 0 }
+        Activity {
+            what,
+            name: name.into(),
+            start_ns,
+            end_ns,
+            device: 0,
+            stream: 1,
+            correlation: 0,
+            channel: 0,
+        }
     }
 
     #[test]
@@ -137,11 +160,27 @@ mod tests {
         let lines = lines(&activities);
         let names: Vec<&str> = lines.iter().map(|line| line.name.as_str()).collect();
         assert_eq!(names, ["mmm", "[CUDA memcpy HtoD]", "[CUDA memcpy DtoH]"]);
-        assert_eq!((lines[1].calls, lines[1].total_ns, lines[1].min_ns, lines[1].max_ns, lines[1].average_ns()), (2, 300, 100, 200, 150.0));
+        assert_eq!(
+            (
+                lines[1].calls,
+                lines[1].total_ns,
+                lines[1].min_ns,
+                lines[1].max_ns,
+                lines[1].average_ns()
+            ),
+            (2, 300, 100, 200, 150.0)
+        );
         let table = table(&activities, 40);
-        let shares: f64 = table.lines().skip(1).map(|line| line[15..22].trim().parse::<f64>().unwrap()).sum();
+        let shares: f64 = table
+            .lines()
+            .skip(1)
+            .map(|line| line[15..22].trim().parse::<f64>().unwrap())
+            .sum();
         assert!((shares - 100.0).abs() < 0.02, "{table}");
-        assert!(table.lines().nth(1).unwrap().starts_with("GPU activities:  81.63%"), "{table}");
+        assert!(
+            table.lines().nth(1).unwrap().starts_with("GPU activities:  81.63%"),
+            "{table}"
+        );
     }
 
     #[test]

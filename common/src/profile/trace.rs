@@ -19,7 +19,12 @@ const CHANNEL_TRACKS: u64 = 1 << 41;
 
 /// The trace of `activities` and `windows`; times are microseconds from the first activity.
 pub fn trace(activities: &[Activity], windows: &[Window], title: &str) -> Value {
-    let origin = activities.iter().map(|a| a.start_ns).chain(windows.iter().filter_map(|w| w.start_ns)).min().unwrap_or(0);
+    let origin = activities
+        .iter()
+        .map(|a| a.start_ns)
+        .chain(windows.iter().filter_map(|w| w.start_ns))
+        .min()
+        .unwrap_or(0);
     let micros = |ns: u64| ns.saturating_sub(origin) as f64 / 1e3;
     let mut events = Vec::new();
     let mut tracks = BTreeSet::new();
@@ -44,7 +49,9 @@ pub fn trace(activities: &[Activity], windows: &[Window], title: &str) -> Value 
         }
     }
     for window in windows {
-        let (Some(start), Some(end)) = (window.start_ns, window.end_ns) else { continue };
+        let (Some(start), Some(end)) = (window.start_ns, window.end_ns) else {
+            continue;
+        };
         events.push(json!({
             "name": window.label,
             "cat": "window",
@@ -62,8 +69,12 @@ pub fn trace(activities: &[Activity], windows: &[Window], title: &str) -> Value 
         events.push(json!({ "name": "process_name", "ph": "M", "pid": device, "args": { "name": format!("GPU {device}: {title}") } }));
     }
     for (device, tid) in tracks {
-        events.push(json!({ "name": "thread_name", "ph": "M", "pid": device, "tid": tid, "args": { "name": track_name(tid) } }));
-        events.push(json!({ "name": "thread_sort_index", "ph": "M", "pid": device, "tid": tid, "args": { "sort_index": tid } }));
+        events.push(
+            json!({ "name": "thread_name", "ph": "M", "pid": device, "tid": tid, "args": { "name": track_name(tid) } }),
+        );
+        events.push(
+            json!({ "name": "thread_sort_index", "ph": "M", "pid": device, "tid": tid, "args": { "sort_index": tid } }),
+        );
     }
     json!({ "traceEvents": events, "displayTimeUnit": "ms", "otherData": { "source": "CUPTI activity records", "program": title } })
 }
@@ -96,7 +107,11 @@ fn args(activity: &Activity) -> Value {
     });
     let extra = match &activity.what {
         What::Kernel { grid, block } => json!({ "grid": grid, "block": block }),
-        What::Copy { direction, bytes, pageable } => json!({ "direction": direction.label(), "bytes": bytes, "pageable": pageable }),
+        What::Copy {
+            direction,
+            bytes,
+            pageable,
+        } => json!({ "direction": direction.label(), "bytes": bytes, "pageable": pageable }),
         What::Memset { bytes } => json!({ "bytes": bytes }),
     };
     if let (Some(args), Value::Object(extra)) = (args.as_object_mut(), extra) {
@@ -107,7 +122,9 @@ fn args(activity: &Activity) -> Value {
 
 /// The activities of a trace [`trace`] wrote (each once: the copy channel tracks repeat the copies).
 pub fn read(trace: &Value) -> Result<Vec<Activity>> {
-    let events = trace["traceEvents"].as_array().ok_or_else(|| anyhow!("no traceEvents array"))?;
+    let events = trace["traceEvents"]
+        .as_array()
+        .ok_or_else(|| anyhow!("no traceEvents array"))?;
     let mut activities = Vec::new();
     for (i, event) in events.iter().enumerate() {
         let category = event["cat"].as_str().unwrap_or_default();
@@ -124,17 +141,32 @@ fn activity(event: &Value, category: &str) -> Result<Activity> {
     let args = &event["args"];
     let number = |value: &Value, name: &str| value[name].as_u64().ok_or_else(|| anyhow!("no whole number {name}"));
     let three = |name: &str| -> Result<[i32; 3]> {
-        let values: Vec<i32> = args[name].as_array().into_iter().flatten().filter_map(|v| v.as_i64()).map(|v| v as i32).collect();
+        let values: Vec<i32> = args[name]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|v| v.as_i64())
+            .map(|v| v as i32)
+            .collect();
         values.try_into().map_err(|_| anyhow!("{name} is not three numbers"))
     };
     let what = match category {
-        "kernel" => What::Kernel { grid: three("grid")?, block: three("block")? },
+        "kernel" => What::Kernel {
+            grid: three("grid")?,
+            block: three("block")?,
+        },
         "memcpy" => {
             let label = args["direction"].as_str().unwrap_or_default();
             let direction = Direction::from_label(label).ok_or_else(|| anyhow!("unknown copy direction {label:?}"))?;
-            What::Copy { direction, bytes: number(args, "bytes")?, pageable: args["pageable"].as_bool().unwrap_or(false) }
+            What::Copy {
+                direction,
+                bytes: number(args, "bytes")?,
+                pageable: args["pageable"].as_bool().unwrap_or(false),
+            }
         }
-        _ => What::Memset { bytes: number(args, "bytes")? },
+        _ => What::Memset {
+            bytes: number(args, "bytes")?,
+        },
     };
     Ok(Activity {
         what,
@@ -154,7 +186,10 @@ mod tests {
 
     fn activities() -> Vec<Activity> {
         let kernel = Activity {
-            what: What::Kernel { grid: [128, 128, 1], block: [16, 16, 1] },
+            what: What::Kernel {
+                grid: [128, 128, 1],
+                block: [16, 16, 1],
+            },
             name: "mmm(double const*, double const*, double*, int)".into(),
             start_ns: 5_000,
             end_ns: 9_000,
@@ -163,30 +198,84 @@ mod tests {
             correlation: 40,
             channel: 2,
         };
-        let copy = Activity { what: What::Copy { direction: Direction::HtoD, bytes: 1 << 20, pageable: true }, name: "[CUDA memcpy HtoD]".into(), start_ns: 1_000, end_ns: 4_000, stream: 14, channel: 7, correlation: 39, ..kernel.clone() };
-        let memset = Activity { what: What::Memset { bytes: 64 }, name: "[CUDA memset]".into(), start_ns: 9_500, end_ns: 9_600, correlation: 41, ..kernel.clone() };
+        let copy = Activity {
+            what: What::Copy {
+                direction: Direction::HtoD,
+                bytes: 1 << 20,
+                pageable: true,
+            },
+            name: "[CUDA memcpy HtoD]".into(),
+            start_ns: 1_000,
+            end_ns: 4_000,
+            stream: 14,
+            channel: 7,
+            correlation: 39,
+            ..kernel.clone()
+        };
+        let memset = Activity {
+            what: What::Memset { bytes: 64 },
+            name: "[CUDA memset]".into(),
+            start_ns: 9_500,
+            end_ns: 9_600,
+            correlation: 41,
+            ..kernel.clone()
+        };
         vec![copy, kernel, memset]
     }
 
     #[test]
     fn writes_complete_events_with_the_required_fields_and_named_tracks() {
-        let window = Window { label: "mmm-streamed".into(), device: 0, runs: 1, event_ms: 0.0085, start_ns: Some(900), end_ns: Some(9_700), ..Window::default() };
+        let window = Window {
+            label: "mmm-streamed".into(),
+            device: 0,
+            runs: 1,
+            event_ms: 0.0085,
+            start_ns: Some(900),
+            end_ns: Some(9_700),
+            ..Window::default()
+        };
         let trace = trace(&activities(), &[window], "lab-streams --mode mmm");
         let text = serde_json::to_string(&trace).unwrap();
         let parsed: Value = serde_json::from_str(&text).unwrap();
         let events = parsed["traceEvents"].as_array().unwrap();
         for event in events {
-            assert!(event["name"].is_string() && event["ph"].is_string() && event["pid"].is_u64(), "{event}");
+            assert!(
+                event["name"].is_string() && event["ph"].is_string() && event["pid"].is_u64(),
+                "{event}"
+            );
             if event["ph"] == "X" {
-                assert!(event["ts"].is_f64() && event["dur"].is_f64() && event["tid"].is_u64(), "{event}");
+                assert!(
+                    event["ts"].is_f64() && event["dur"].is_f64() && event["tid"].is_u64(),
+                    "{event}"
+                );
             }
         }
         let complete: Vec<&Value> = events.iter().filter(|e| e["ph"] == "X").collect();
-        assert_eq!(complete.len(), 5, "three activities, the copy again on its channel, one window");
+        assert_eq!(
+            complete.len(),
+            5,
+            "three activities, the copy again on its channel, one window"
+        );
         let copy = complete.iter().find(|e| e["cat"] == "memcpy").unwrap();
-        assert_eq!((copy["ts"].as_f64(), copy["dur"].as_f64()), (Some(0.1), Some(3.0)), "microseconds from the window's start");
-        let names: Vec<&str> = events.iter().filter(|e| e["name"] == "thread_name").map(|e| e["args"]["name"].as_str().unwrap()).collect();
-        assert_eq!(names, ["stream 13", "stream 14", "timed windows (CUDA events)", "copy channel 7"]);
+        assert_eq!(
+            (copy["ts"].as_f64(), copy["dur"].as_f64()),
+            (Some(0.1), Some(3.0)),
+            "microseconds from the window's start"
+        );
+        let names: Vec<&str> = events
+            .iter()
+            .filter(|e| e["name"] == "thread_name")
+            .map(|e| e["args"]["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "stream 13",
+                "stream 14",
+                "timed windows (CUDA events)",
+                "copy channel 7"
+            ]
+        );
     }
 
     #[test]

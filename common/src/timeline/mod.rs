@@ -96,7 +96,10 @@ unsafe impl DeviceCopy for Stamp {}
 
 impl Stamp {
     /// Before the launch: any block's start is earlier, any block's end later.
-    pub const UNWRITTEN: Stamp = Stamp { start: u64::MAX, end: 0 };
+    pub const UNWRITTEN: Stamp = Stamp {
+        start: u64::MAX,
+        end: 0,
+    };
 }
 
 /// A kernel with its stamped twin: `name` for the timed runs, `name_stamped` (the same body between
@@ -130,5 +133,12 @@ fn copy_engines() -> Result<u32> {
 
 #[cfg(test)]
 pub(crate) fn test_span(lane: usize, kind: Kind, start_ms: f64, end_ms: f64) -> Span {
-        Span { lane, kind, label: format!("{kind:?}"), start_ms, end_ms, source: Source::StampsAndEvents }
+    Span {
+        lane,
+        kind,
+        label: format!("{kind:?}"),
+        start_ms,
+        end_ms,
+        source: Source::StampsAndEvents,
     }
+}

@@ -67,7 +67,9 @@ impl Recorder {
         let clock = check_cuda!(DeviceBuffer::from_slice(&[0u64]))?;
         let stamps = check_cuda!(DeviceBuffer::from_slice(&vec![Stamp::UNWRITTEN; MAX_KERNELS]))?;
         let (origin, after_clock) = (new_event()?, new_event()?);
-        let copy_events = (0..MAX_COPIES).map(|_| Ok((new_event()?, new_event()?))).collect::<Result<Vec<_>>>()?;
+        let copy_events = (0..MAX_COPIES)
+            .map(|_| Ok((new_event()?, new_event()?)))
+            .collect::<Result<Vec<_>>>()?;
         let started = Instant::now();
         check_cuda!(origin.record(stream))?;
         // __global__ void read_global_timer(unsigned long long* now)
@@ -76,7 +78,20 @@ impl Recorder {
         check_cuda!(after_clock.record(stream))?;
         let copy_engines = copy_engines()?;
         let tags = crate::profile::chronogram_tags();
-        Ok(Recorder { origin, after_clock, clock, stamps, copy_events, marks: Vec::new(), kernels: 0, copies: 0, copy_engines, started, tags, _clock_module: module })
+        Ok(Recorder {
+            origin,
+            after_clock,
+            clock,
+            stamps,
+            copy_events,
+            marks: Vec::new(),
+            kernels: 0,
+            copies: 0,
+            copy_engines,
+            started,
+            tags,
+            _clock_module: module,
+        })
     }
 
     /// Enqueues the copy (or copies) `operation` on `stream` between two events, as `kind` in `lane`.
@@ -88,32 +103,54 @@ impl Recorder {
         label: &str,
         operation: impl FnOnce() -> Result<()>,
     ) -> Result<()> {
-        ensure!(self.copies < MAX_COPIES, "a chronogram holds at most {MAX_COPIES} copies");
+        ensure!(
+            self.copies < MAX_COPIES,
+            "a chronogram holds at most {MAX_COPIES} copies"
+        );
         let (start, end) = &self.copy_events[self.copies];
         let _tagged = crate::profile::tag(self.tags, self.marks.len())?;
         check_cuda!(start.record(stream))?;
         operation()?;
         check_cuda!(end.record(stream))?;
-        self.marks.push(Mark { lane, kind, label: label.to_string(), times: Times::Events(self.copies) });
+        self.marks.push(Mark {
+            lane,
+            kind,
+            label: label.to_string(),
+            times: Times::Events(self.copies),
+        });
         self.copies += 1;
         Ok(())
     }
 
     /// Launches a stamped kernel: `launch` gets the `Stamp*` to pass as its last argument.
-    pub fn kernel(&mut self, lane: usize, label: &str, launch: impl FnOnce(DevicePointer<Stamp>) -> Result<()>) -> Result<()> {
-        ensure!(self.kernels < MAX_KERNELS, "a chronogram holds at most {MAX_KERNELS} kernels");
+    pub fn kernel(
+        &mut self,
+        lane: usize,
+        label: &str,
+        launch: impl FnOnce(DevicePointer<Stamp>) -> Result<()>,
+    ) -> Result<()> {
+        ensure!(
+            self.kernels < MAX_KERNELS,
+            "a chronogram holds at most {MAX_KERNELS} kernels"
+        );
         // SAFETY: the index is within the buffer (checked above).
         let stamp = unsafe { self.stamps.as_device_ptr().add(self.kernels) };
         let _tagged = crate::profile::tag(self.tags, self.marks.len())?;
         launch(stamp)?;
-        self.marks.push(Mark { lane, kind: Kind::Kernel, label: label.to_string(), times: Times::Stamp(self.kernels) });
+        self.marks.push(Mark {
+            lane,
+            kind: Kind::Kernel,
+            label: label.to_string(),
+            times: Times::Stamp(self.kernels),
+        });
         self.kernels += 1;
         Ok(())
     }
 
     /// The spans, once everything recorded has finished (synchronize first).
     pub fn spans(&self) -> Result<Vec<Span>> {
-        let ms_since_origin = |event: &Event| -> Result<f64> { Ok(f64::from(check_cuda!(event.elapsed_time_f32(&self.origin))?)) };
+        let ms_since_origin =
+            |event: &Event| -> Result<f64> { Ok(f64::from(check_cuda!(event.elapsed_time_f32(&self.origin))?)) };
         let mut clock = [0u64];
         check_cuda!(self.clock.copy_to(&mut clock[..]))?;
         let mut stamps = vec![Stamp::UNWRITTEN; MAX_KERNELS];
@@ -132,12 +169,23 @@ impl Recorder {
                     Times::Stamp(index) => {
                         let stamp = stamps[*index];
                         if stamp.start == u64::MAX || stamp.end == 0 {
-                            return Err(anyhow!("kernel \"{}\" of lane {} left no stamp: did it run?", mark.label, mark.lane));
+                            return Err(anyhow!(
+                                "kernel \"{}\" of lane {} left no stamp: did it run?",
+                                mark.label,
+                                mark.lane
+                            ));
                         }
                         (on_axis(stamp.start), on_axis(stamp.end))
                     }
                 };
-                Ok(Span { lane: mark.lane, kind: mark.kind, label: mark.label.clone(), start_ms, end_ms, source: Source::StampsAndEvents })
+                Ok(Span {
+                    lane: mark.lane,
+                    kind: mark.kind,
+                    label: mark.label.clone(),
+                    start_ms,
+                    end_ms,
+                    source: Source::StampsAndEvents,
+                })
             })
             .collect::<Result<Vec<Span>>>()?;
         place_copies(&mut spans, self.copy_engines);
@@ -195,4 +243,3 @@ pub fn kernel_step(
         None => launch(None),
     }
 }
-

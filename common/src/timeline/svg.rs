@@ -8,7 +8,13 @@ use super::{copy_engines, disagreement_us, overlap, Kind, Span};
 
 /// Writes the chronogram to `path` (never over an existing file unless `overwrite`) and returns the
 /// line that says what it shows.
-pub fn write_svg(path: &std::path::Path, overwrite: bool, title: &str, lanes: &[String], spans: &[Span]) -> Result<String> {
+pub fn write_svg(
+    path: &std::path::Path,
+    overwrite: bool,
+    title: &str,
+    lanes: &[String],
+    spans: &[Span],
+) -> Result<String> {
     let _phase = crate::phases::enter(crate::phases::Phase::Output);
     let mut file = crate::output::create_output_file(path, overwrite)?;
     let disagreement = disagreement_us(spans);
@@ -33,7 +39,8 @@ pub fn write_svg(path: &std::path::Path, overwrite: bool, title: &str, lanes: &[
 }
 
 /// The legend of a chronogram drawn from CUPTI's records.
-const CUPTI_BARS: &str = "Kernels and copies: start and end from CUPTI's activity records (what the GPU did, copies' starts included).";
+const CUPTI_BARS: &str =
+    "Kernels and copies: start and end from CUPTI's activity records (what the GPU did, copies' starts included).";
 
 const WIDTH: f64 = 1000.0;
 const LEFT: f64 = 110.0;
@@ -62,17 +69,40 @@ pub fn svg(title: &str, lanes: &[String], spans: &[Span], bars: &str) -> String 
     let x = |ms: f64| LEFT + plot * ms / end;
     let height = TOP + LANE * lanes.len() as f64 + BOTTOM;
     let mut out = String::new();
-    let _ = writeln!(out, r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" font-family="sans-serif" font-size="12">"#);
+    let _ = writeln!(
+        out,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" font-family="sans-serif" font-size="12">"#
+    );
     let _ = writeln!(out, r#"<rect width="{WIDTH}" height="{height}" fill="white"/>"#);
-    let _ = writeln!(out, r#"<text x="{LEFT}" y="20" font-size="14">{}</text>"#, escape(title));
+    let _ = writeln!(
+        out,
+        r#"<text x="{LEFT}" y="20" font-size="14">{}</text>"#,
+        escape(title)
+    );
     for (index, kind) in Kind::ALL.iter().enumerate() {
         let lx = LEFT + 190.0 * index as f64;
-        let _ = writeln!(out, r#"<rect x="{lx}" y="30" width="12" height="12" fill="{}"/><text x="{}" y="40">{}</text>"#, kind.colour(), lx + 16.0, kind.name());
+        let _ = writeln!(
+            out,
+            r#"<rect x="{lx}" y="30" width="12" height="12" fill="{}"/><text x="{}" y="40">{}</text>"#,
+            kind.colour(),
+            lx + 16.0,
+            kind.name()
+        );
     }
     for (index, name) in lanes.iter().enumerate() {
         let y = TOP + LANE * index as f64;
-        let _ = writeln!(out, r#"<text x="{}" y="{}" text-anchor="end">{}</text>"#, LEFT - 8.0, y + LANE * 0.65, escape(name));
-        let _ = writeln!(out, r##"<line x1="{LEFT}" y1="{y}" x2="{}" y2="{y}" stroke="#ddd"/>"##, WIDTH - RIGHT);
+        let _ = writeln!(
+            out,
+            r#"<text x="{}" y="{}" text-anchor="end">{}</text>"#,
+            LEFT - 8.0,
+            y + LANE * 0.65,
+            escape(name)
+        );
+        let _ = writeln!(
+            out,
+            r##"<line x1="{LEFT}" y1="{y}" x2="{}" y2="{y}" stroke="#ddd"/>"##,
+            WIDTH - RIGHT
+        );
     }
     for span in spans {
         let y = TOP + LANE * span.lane as f64 + 4.0;
@@ -90,15 +120,35 @@ pub fn svg(title: &str, lanes: &[String], spans: &[Span], bars: &str) -> String 
         );
     }
     let axis_y = TOP + LANE * lanes.len() as f64 + 6.0;
-    let _ = writeln!(out, r#"<line x1="{LEFT}" y1="{axis_y}" x2="{}" y2="{axis_y}" stroke="black"/>"#, WIDTH - RIGHT);
+    let _ = writeln!(
+        out,
+        r#"<line x1="{LEFT}" y1="{axis_y}" x2="{}" y2="{axis_y}" stroke="black"/>"#,
+        WIDTH - RIGHT
+    );
     let mut tick = 0.0;
     while tick <= end * (1.0 + 1e-9) {
         let tx = x(tick);
-        let _ = writeln!(out, r#"<line x1="{tx:.2}" y1="{axis_y}" x2="{tx:.2}" y2="{}" stroke="black"/><text x="{tx:.2}" y="{}" text-anchor="middle">{}</text>"#, axis_y + 5.0, axis_y + 18.0, format_tick(tick, step));
+        let _ = writeln!(
+            out,
+            r#"<line x1="{tx:.2}" y1="{axis_y}" x2="{tx:.2}" y2="{}" stroke="black"/><text x="{tx:.2}" y="{}" text-anchor="middle">{}</text>"#,
+            axis_y + 5.0,
+            axis_y + 18.0,
+            format_tick(tick, step)
+        );
         tick += step;
     }
-    let _ = writeln!(out, r#"<text x="{}" y="{}" text-anchor="middle">time in ms</text>"#, LEFT + plot / 2.0, axis_y + 38.0);
-    let _ = writeln!(out, r#"<text x="{LEFT}" y="{}" font-size="10">{}</text>"#, axis_y + 60.0, escape(bars));
+    let _ = writeln!(
+        out,
+        r#"<text x="{}" y="{}" text-anchor="middle">time in ms</text>"#,
+        LEFT + plot / 2.0,
+        axis_y + 38.0
+    );
+    let _ = writeln!(
+        out,
+        r#"<text x="{LEFT}" y="{}" font-size="10">{}</text>"#,
+        axis_y + 60.0,
+        escape(bars)
+    );
     out.push_str("</svg>\n");
     out
 }
@@ -107,7 +157,11 @@ pub fn svg(title: &str, lanes: &[String], spans: &[Span], bars: &str) -> String 
 fn tick_step(end: f64) -> f64 {
     let rough = end / 8.0;
     let power = 10f64.powf(rough.log10().floor());
-    [1.0, 2.0, 5.0, 10.0].iter().map(|m| m * power).find(|step| end / step <= 10.0).unwrap_or(10.0 * power)
+    [1.0, 2.0, 5.0, 10.0]
+        .iter()
+        .map(|m| m * power)
+        .find(|step| end / step <= 10.0)
+        .unwrap_or(10.0 * power)
 }
 
 fn format_tick(value: f64, step: f64) -> String {
@@ -127,15 +181,25 @@ mod tests {
     #[test]
     fn draws_one_rectangle_per_span_in_its_lane_and_colour() {
         let lanes = vec!["stream 0".to_string(), "stream 1".to_string()];
-        let spans = vec![span(0, Kind::CopyIn, 0.0, 2.0), span(0, Kind::Kernel, 2.0, 7.0), span(1, Kind::CopyOut, 7.0, 8.0)];
+        let spans = vec![
+            span(0, Kind::CopyIn, 0.0, 2.0),
+            span(0, Kind::Kernel, 2.0, 7.0),
+            span(1, Kind::CopyOut, 7.0, 8.0),
+        ];
         let svg = svg("mmm-streamed", &lanes, &spans, &bars(2));
         assert!(svg.starts_with("<svg ") && svg.ends_with("</svg>\n"));
         // Three spans plus the background and three legend squares.
         assert_eq!(svg.matches("<rect").count(), 3 + 1 + 3);
         // Plot spans x from 110 to 980 over 8 ms: the kernel starts at 2 ms, 217.5 px, and is 543.75 px wide.
-        assert!(svg.contains(r##"<rect x="327.50" y="54" width="543.75" height="20" fill="#59a14f">"##), "{svg}");
+        assert!(
+            svg.contains(r##"<rect x="327.50" y="54" width="543.75" height="20" fill="#59a14f">"##),
+            "{svg}"
+        );
         // The copy out sits in the second lane, 28 px lower.
-        assert!(svg.contains(r##"y="82" width="108.75" height="20" fill="#e15759""##), "{svg}");
+        assert!(
+            svg.contains(r##"y="82" width="108.75" height="20" fill="#e15759""##),
+            "{svg}"
+        );
         assert!(svg.contains(">stream 1<") && svg.contains(">time in ms<") && svg.contains(">mmm-streamed<"));
     }
 
@@ -143,7 +207,10 @@ mod tests {
     fn the_time_axis_has_round_ticks_up_to_the_end() {
         let svg = svg("t", &["s".to_string()], &[span(0, Kind::Kernel, 0.0, 8.0)], &bars(2));
         for tick in ["0", "1", "2", "4", "8"] {
-            assert!(svg.contains(&format!(r#"text-anchor="middle">{tick}</text>"#)), "tick {tick} missing");
+            assert!(
+                svg.contains(&format!(r#"text-anchor="middle">{tick}</text>"#)),
+                "tick {tick} missing"
+            );
         }
         assert!(!svg.contains(r#"text-anchor="middle">9</text>"#));
         assert_eq!(tick_step(8.0), 1.0);
@@ -154,9 +221,14 @@ mod tests {
 
     #[test]
     fn says_what_the_bars_mean() {
-        assert!(svg("t", &["s".to_string()], &[], &bars(2)).contains(">Kernels: first block's start to last block's end (GPU global timer)."));
+        assert!(svg("t", &["s".to_string()], &[], &bars(2))
+            .contains(">Kernels: first block's start to last block's end (GPU global timer)."));
         assert!(bars(7).contains("same direction ended (7 copy engines"), "{}", bars(7));
-        assert!(bars(1).contains("either direction ended (1 copy engine)"), "{}", bars(1));
+        assert!(
+            bars(1).contains("either direction ended (1 copy engine)"),
+            "{}",
+            bars(1)
+        );
     }
 
     #[test]

@@ -56,7 +56,12 @@ pub struct Mistake {
 }
 
 const fn mistake(name: &'static str, what: &'static str, correct: &'static str, wrong: &'static str) -> Mistake {
-    Mistake { name, what, correct, wrong }
+    Mistake {
+        name,
+        what,
+        correct,
+        wrong,
+    }
 }
 
 /// The child launch of `workers` in adaptive_simpson.cu, which every week-7 mistake changes.
@@ -77,7 +82,8 @@ const TILE_LOOP: &str = "    for (int tile = 0; tile < a.cols; tile += BLOCK_SIZ
 
 /// The child launch of `workers` in adaptive_simpson.cu with its failure branch, which the week-7
 /// rule mistake replaces.
-const CHILD_LAUNCH_AND_CHECK: &str = "    workers<F><<<1, 2, 0, cudaStreamFireAndForget>>>(mine.a, mine.b, left, right, mine.tolerance / 2.0,
+const CHILD_LAUNCH_AND_CHECK: &str =
+    "    workers<F><<<1, 2, 0, cudaStreamFireAndForget>>>(mine.a, mine.b, left, right, mine.tolerance / 2.0,
                                                       depth + 1, max_depth, tally);
     if (cudaGetLastError() != cudaSuccess) {
         // Typically the pending-launch limit: keep this interval's estimate and report the failure.
@@ -92,7 +98,10 @@ const TILED_WRITE: &str = "    if (row < c.rows && col < c.cols) {\n        c(ro
 /// The same with `extra` after it, for a mistake that does more than the product.
 macro_rules! after_tiled_write {
     ($extra:literal) => {
-        concat!("    if (row < c.rows && col < c.cols) {\n        c(row, col) = sum;\n    }\n", $extra)
+        concat!(
+            "    if (row < c.rows && col < c.cols) {\n        c(row, col) = sum;\n    }\n",
+            $extra
+        )
     };
 }
 
@@ -344,27 +353,39 @@ impl Week {
         for mistake in self.broken {
             let found = solution.matches(mistake.correct).count();
             if found != 1 {
-                return Err(format!("{}: the mistake {} changes text found {found} times in the solution, not once", self.source, mistake.name));
+                return Err(format!(
+                    "{}: the mistake {} changes text found {found} times in the solution, not once",
+                    self.source, mistake.name
+                ));
             }
             let header = format!(
                 "// A deliberately broken submission (assignments/README.md): {}\n\
                  // Made from kernels/cuda/{} by `cargo run -p kernels --bin templates`; --check must catch it (the GPU tests run it).\n\n",
                 mistake.what, self.source
             );
-            files.push((format!("broken/{}.cu", mistake.name), header + &solution.replacen(mistake.correct, mistake.wrong, 1)));
+            files.push((
+                format!("broken/{}.cu", mistake.name),
+                header + &solution.replacen(mistake.correct, mistake.wrong, 1),
+            ));
         }
         for adversary in self.adversarial {
             let mistake = adversary.mistake;
             let found = solution.matches(mistake.correct).count();
             if found != 1 {
-                return Err(format!("{}: the red team's {} changes text found {found} times in the solution, not once", self.source, mistake.name));
+                return Err(format!(
+                    "{}: the red team's {} changes text found {found} times in the solution, not once",
+                    self.source, mistake.name
+                ));
             }
             let header = format!(
                 "// Red team (issue 39): {}\n// expect: {}\n// why: {}\n\
                  // Made from kernels/cuda/{} by `cargo run -p kernels --bin templates` (assignments/README.md).\n\n",
                 mistake.what, adversary.expect, adversary.why, self.source
             );
-            files.push((format!("adversarial/{}.cu", mistake.name), header + &solution.replacen(mistake.correct, mistake.wrong, 1)));
+            files.push((
+                format!("adversarial/{}.cu", mistake.name),
+                header + &solution.replacen(mistake.correct, mistake.wrong, 1),
+            ));
         }
         Ok(files)
     }
@@ -376,7 +397,10 @@ pub fn solution(text: &str) -> String {
         let line = line.trim();
         line == BEGIN || line == END || line.starts_with(HINT) || line.starts_with(STARTER)
     };
-    text.lines().filter(|line| !marker(line)).map(|line| format!("{line}\n")).collect()
+    text.lines()
+        .filter(|line| !marker(line))
+        .map(|line| format!("{line}\n"))
+        .collect()
 }
 
 /// The week's template from the text of its source: a header saying what it is, then the
@@ -398,16 +422,24 @@ pub fn template(source: &str, text: &str) -> Result<String, String> {
                 out.push_str(line);
                 out.push('\n');
             }
-            (Some((begin, _, _)), BEGIN) => return Err(format!("{source}:{number}: {BEGIN} inside the block opened at line {begin}")),
+            (Some((begin, _, _)), BEGIN) => {
+                return Err(format!(
+                    "{source}:{number}: {BEGIN} inside the block opened at line {begin}"
+                ))
+            }
             (Some((begin, hint, solution)), END) => {
                 if !*hint || !*solution {
-                    return Err(format!("{source}:{begin}: an assignment block needs {HINT} lines first, then the solution"));
+                    return Err(format!(
+                        "{source}:{begin}: an assignment block needs {HINT} lines first, then the solution"
+                    ));
                 }
                 block = None;
             }
             (Some((begin, hint, solution)), _) if marker.starts_with(HINT) || marker.starts_with(STARTER) => {
                 if *solution {
-                    return Err(format!("{source}:{number}: a {HINT} or {STARTER}line after the solution began (block at line {begin})"));
+                    return Err(format!(
+                        "{source}:{number}: a {HINT} or {STARTER}line after the solution began (block at line {begin})"
+                    ));
                 }
                 *hint |= marker.starts_with(HINT);
                 out.push_str(&line.replacen(STARTER, "", 1));
@@ -430,7 +462,9 @@ pub fn solution_lines(text: &str) -> Vec<&str> {
         match line.trim() {
             BEGIN => inside = true,
             END => inside = false,
-            marker if inside && !marker.starts_with(HINT) && !marker.starts_with(STARTER) && !marker.is_empty() => lines.push(marker),
+            marker if inside && !marker.starts_with(HINT) && !marker.starts_with(STARTER) && !marker.is_empty() => {
+                lines.push(marker)
+            }
             _ => {}
         }
     }
@@ -456,19 +490,39 @@ mod tests {
         assert!(made.starts_with("// t.cu: the starter of this week's assignment"));
         assert_eq!(solution_lines(SOURCE), ["x = y + z;"]);
         let starter = "  // BEGIN ASSIGNMENT\n  // TODO: constant\n  // STARTER: __device__ int v;\n  __constant__ int v;\n  // END ASSIGNMENT\n";
-        assert!(template("t.cu", starter).unwrap().ends_with("  // TODO: constant\n  __device__ int v;\n"));
+        assert!(template("t.cu", starter)
+            .unwrap()
+            .ends_with("  // TODO: constant\n  __device__ int v;\n"));
         assert_eq!(solution_lines(starter), ["__constant__ int v;"]);
     }
 
     #[test]
     fn malformed_blocks_are_errors_with_their_line() {
         for (text, error) in [
-            ("// BEGIN ASSIGNMENT\nx;\n", "t.cu:1: // BEGIN ASSIGNMENT is never closed"),
-            ("// END ASSIGNMENT\n", "t.cu:1: // END ASSIGNMENT without // BEGIN ASSIGNMENT"),
-            ("// BEGIN ASSIGNMENT\nx;\n// END ASSIGNMENT\n", "t.cu:1: an assignment block needs // TODO lines first, then the solution"),
-            ("// BEGIN ASSIGNMENT\n// TODO\n// END ASSIGNMENT\n", "t.cu:1: an assignment block needs // TODO lines first, then the solution"),
-            ("// BEGIN ASSIGNMENT\n// TODO a\nx;\n// TODO b\n// END ASSIGNMENT\n", "t.cu:4: a // TODO or // STARTER: line after the solution began (block at line 1)"),
-            ("// BEGIN ASSIGNMENT\n// BEGIN ASSIGNMENT\n", "t.cu:2: // BEGIN ASSIGNMENT inside the block opened at line 1"),
+            (
+                "// BEGIN ASSIGNMENT\nx;\n",
+                "t.cu:1: // BEGIN ASSIGNMENT is never closed",
+            ),
+            (
+                "// END ASSIGNMENT\n",
+                "t.cu:1: // END ASSIGNMENT without // BEGIN ASSIGNMENT",
+            ),
+            (
+                "// BEGIN ASSIGNMENT\nx;\n// END ASSIGNMENT\n",
+                "t.cu:1: an assignment block needs // TODO lines first, then the solution",
+            ),
+            (
+                "// BEGIN ASSIGNMENT\n// TODO\n// END ASSIGNMENT\n",
+                "t.cu:1: an assignment block needs // TODO lines first, then the solution",
+            ),
+            (
+                "// BEGIN ASSIGNMENT\n// TODO a\nx;\n// TODO b\n// END ASSIGNMENT\n",
+                "t.cu:4: a // TODO or // STARTER: line after the solution began (block at line 1)",
+            ),
+            (
+                "// BEGIN ASSIGNMENT\n// BEGIN ASSIGNMENT\n",
+                "t.cu:2: // BEGIN ASSIGNMENT inside the block opened at line 1",
+            ),
         ] {
             assert_eq!(template("t.cu", text).unwrap_err(), error);
         }
@@ -482,11 +536,22 @@ mod tests {
             let made = week.files(&source).unwrap();
             for (name, text) in &made {
                 let committed = std::fs::read_to_string(folder.join(name)).unwrap_or_default();
-                assert!(&committed == text, "{}/{name} is not what the generator makes: run `cargo run -p kernels --bin templates`", week.folder);
+                assert!(
+                    &committed == text,
+                    "{}/{name} is not what the generator makes: run `cargo run -p kernels --bin templates`",
+                    week.folder
+                );
             }
             // Nothing else in broken/: every broken kernel there is one the generator makes.
-            let listed: Vec<String> = std::fs::read_dir(folder.join("broken")).unwrap().map(|entry| format!("broken/{}", entry.unwrap().file_name().to_string_lossy())).collect();
-            assert!(listed.iter().all(|name| made.iter().any(|(made, _)| made == name)), "{}: {listed:?}", week.folder);
+            let listed: Vec<String> = std::fs::read_dir(folder.join("broken"))
+                .unwrap()
+                .map(|entry| format!("broken/{}", entry.unwrap().file_name().to_string_lossy()))
+                .collect();
+            assert!(
+                listed.iter().all(|name| made.iter().any(|(made, _)| made == name)),
+                "{}: {listed:?}",
+                week.folder
+            );
         }
     }
 
@@ -502,7 +567,11 @@ mod tests {
             let count = |text: &str, line: &str| text.lines().filter(|l| l.trim() == line).count();
             for line in solution.iter().filter(|line| line.len() > 12) {
                 let outside = count(&source, line) - solution.iter().filter(|l| *l == line).count();
-                assert!(count(&made, line) <= outside, "{}'s template contains the solution line {line:?}", week.folder);
+                assert!(
+                    count(&made, line) <= outside,
+                    "{}'s template contains the solution line {line:?}",
+                    week.folder
+                );
             }
         }
     }
@@ -510,9 +579,18 @@ mod tests {
     #[test]
     fn a_mistake_must_change_text_that_occurs_once() {
         const MISTAKES: [Mistake; 1] = [mistake("m", "w", "x;", "y;")];
-        let week = Week { folder: "t", source: "t.cu", like: &kernels::SIMPSON, broken: &MISTAKES, adversarial: &[] };
+        let week = Week {
+            folder: "t",
+            source: "t.cu",
+            like: &kernels::SIMPSON,
+            broken: &MISTAKES,
+            adversarial: &[],
+        };
         assert_eq!(week.files("x;\n").unwrap()[1].1.lines().last(), Some("y;"));
-        assert!(week.files("x;\nx;\n").unwrap_err().contains("found 2 times in the solution, not once"));
+        assert!(week
+            .files("x;\nx;\n")
+            .unwrap_err()
+            .contains("found 2 times in the solution, not once"));
         assert!(week.files("z;\n").unwrap_err().contains("found 0 times"));
         assert_eq!(solution(SOURCE), "a\n  x = y + z;\nb\n");
     }
@@ -524,10 +602,14 @@ mod tests {
             for (name, _) in week.files(&source).unwrap() {
                 let file = repository().join("assignments").join(week.folder).join(name);
                 // For the oldest GPU the labs are built for: the template must build on a student's T4 too.
-                kernels::runtime::compile(&file, week.like, kernels::BUILT_ARCHS[0]).map(|_| ()).unwrap_or_else(|err| match err {
-                    kernels::runtime::CompileError::Nvcc { messages, .. } => panic!("{}:\n{messages}", file.display()),
-                    other => panic!("{}: {other}", file.display()),
-                });
+                kernels::runtime::compile(&file, week.like, kernels::BUILT_ARCHS[0])
+                    .map(|_| ())
+                    .unwrap_or_else(|err| match err {
+                        kernels::runtime::CompileError::Nvcc { messages, .. } => {
+                            panic!("{}:\n{messages}", file.display())
+                        }
+                        other => panic!("{}: {other}", file.display()),
+                    });
             }
         }
     }

@@ -66,33 +66,52 @@ pub fn evidence(weeks: &[Week], sources: &Path) -> Result<Vec<(String, &'static 
 
 /// Where the weeks' templates lie in a pack: the only `.cu` files it may hold.
 pub fn template_paths(weeks: &[Week]) -> Vec<String> {
-    weeks.iter().map(|week| format!("assignments/{}/{}", week.folder, week.source)).collect()
+    weeks
+        .iter()
+        .map(|week| format!("assignments/{}/{}", week.folder, week.source))
+        .collect()
 }
 
 /// Every finding in the files under `dir`; `templates` are the paths, under `dir`, of the only `.cu`
 /// files it may hold (`assignments/<week>/<source>`).
 pub fn audit(dir: &Path, evidence: &[(String, &str)], templates: &[String]) -> Result<(Vec<Finding>, Looked), String> {
     let mut findings = Vec::new();
-    let mut looked = Looked { evidence: evidence.len(), ..Looked::default() };
+    let mut looked = Looked {
+        evidence: evidence.len(),
+        ..Looked::default()
+    };
     for file in files_under(dir)? {
         let relative = file.strip_prefix(dir).unwrap_or(&file).to_path_buf();
-        let found = |what: String| Finding { file: relative.clone(), what };
-        if let Some(part) = relative.components().map(|part| part.as_os_str().to_string_lossy()).find(|part| part == "broken" || part == "adversarial") {
+        let found = |what: String| Finding {
+            file: relative.clone(),
+            what,
+        };
+        if let Some(part) = relative
+            .components()
+            .map(|part| part.as_os_str().to_string_lossy())
+            .find(|part| part == "broken" || part == "adversarial")
+        {
             findings.push(found(format!("a {part}/ folder: our solution with one change")));
         }
-        let is_cu = relative.extension().is_some_and(|extension| extension.eq_ignore_ascii_case("cu"));
+        let is_cu = relative
+            .extension()
+            .is_some_and(|extension| extension.eq_ignore_ascii_case("cu"));
         if is_cu && !templates.iter().any(|template| relative == Path::new(template)) {
             findings.push(found("a CUDA source that is not a week's template".to_string()));
         }
         if fs::symlink_metadata(&file).is_ok_and(|meta| meta.file_type().is_symlink()) {
-            findings.push(found("a link: a pack holds files only (a link may point at our sources)".to_string()));
+            findings.push(found(
+                "a link: a pack holds files only (a link may point at our sources)".to_string(),
+            ));
             continue;
         }
         let bytes = fs::read(&file).map_err(|err| format!("cannot read {}: {err}", file.display()))?;
         looked.files += 1;
         for (line, source) in evidence {
             if contains(&bytes, line.as_bytes()) {
-                findings.push(found(format!("holds a line of our {source}, which students write: {line}")));
+                findings.push(found(format!(
+                    "holds a line of our {source}, which students write: {line}"
+                )));
             }
         }
         if contains(&bytes, PTX_MARK.as_bytes()) {
@@ -121,7 +140,9 @@ fn files_under(dir: &Path) -> Result<Vec<PathBuf>, String> {
         for entry in entries {
             let entry = entry.map_err(|err| format!("cannot read {}: {err}", folder.display()))?;
             // DirEntry::file_type does not follow links: a link to a folder is listed, never entered.
-            let kind = entry.file_type().map_err(|err| format!("cannot read {}: {err}", entry.path().display()))?;
+            let kind = entry
+                .file_type()
+                .map_err(|err| format!("cannot read {}: {err}", entry.path().display()))?;
             if kind.is_dir() {
                 folders.push(entry.path());
             } else {
@@ -150,39 +171,77 @@ mod tests {
     #[test]
     fn finds_solutions_ptx_and_broken_kernels_and_passes_the_templates() {
         let evidence = evidence(&WEEKS, &repository().join("kernels/cuda")).unwrap();
-        assert!(WEEKS.iter().all(|week| evidence.iter().any(|(_, of)| *of == week.source)), "every week has evidence");
+        assert!(
+            WEEKS
+                .iter()
+                .all(|week| evidence.iter().any(|(_, of)| *of == week.source)),
+            "every week has evidence"
+        );
         let dir = std::env::temp_dir().join(format!("audit-test-{}", std::process::id()));
         let _ = fs::remove_dir_all(&dir);
         let week = dir.join("assignments/03-mmm-tiled");
         fs::create_dir_all(week.join("broken")).unwrap();
         let templates = template_paths(&WEEKS);
         for file in ["mmm.cu", "README.md"] {
-            fs::copy(repository().join("assignments/03-mmm-tiled").join(file), week.join(file)).unwrap();
+            fs::copy(
+                repository().join("assignments/03-mmm-tiled").join(file),
+                week.join(file),
+            )
+            .unwrap();
         }
         let (clean, looked) = audit(&dir, &evidence, &templates).unwrap();
-        assert!(clean.is_empty(), "{}", clean.iter().map(|f| f.to_string()).collect::<Vec<_>>().join("\n"));
+        assert!(
+            clean.is_empty(),
+            "{}",
+            clean.iter().map(|f| f.to_string()).collect::<Vec<_>>().join("\n")
+        );
         assert_eq!(looked.files, 2);
 
         fs::copy(repository().join("kernels/cuda/mmm.cu"), week.join("ours.cu")).unwrap();
         fs::create_dir_all(dir.join("kernels/cuda")).unwrap();
-        fs::write(dir.join("kernels/cuda/mmm.cu"), "// a week's file name, in the wrong place\n").unwrap();
+        fs::write(
+            dir.join("kernels/cuda/mmm.cu"),
+            "// a week's file name, in the wrong place\n",
+        )
+        .unwrap();
         std::os::unix::fs::symlink(repository().join("kernels/cuda"), dir.join("sources")).unwrap();
-        fs::copy(repository().join("assignments/03-mmm-tiled/broken/naive-body-in-tiled.cu"), week.join("broken/x.txt")).unwrap();
+        fs::copy(
+            repository().join("assignments/03-mmm-tiled/broken/naive-body-in-tiled.cu"),
+            week.join("broken/x.txt"),
+        )
+        .unwrap();
         // Our solution inside an executable's bytes, and a fatbin with PTX (as `nvcc -fatbin` makes).
         let mut binary = b"\x7fELF...".to_vec();
         binary.extend(evidence[0].0.as_bytes());
         binary.extend(kernels::SIMPSON.builds[0].image);
-        binary.extend(kernels::ADAPTIVE_SIMPSON.builds[0].relocatable_ptx.unwrap_or_default().as_bytes());
+        binary.extend(
+            kernels::ADAPTIVE_SIMPSON.builds[0]
+                .relocatable_ptx
+                .unwrap_or_default()
+                .as_bytes(),
+        );
         fs::write(dir.join("lab"), &binary).unwrap();
         let (found, _) = audit(&dir, &evidence, &templates).unwrap();
         let said: Vec<String> = found.iter().map(|f| f.to_string()).collect();
         let has = |file: &str, what: &str| said.iter().any(|line| line.starts_with(file) && line.contains(what));
-        assert!(has("assignments/03-mmm-tiled/ours.cu", "not a week's template"), "{said:#?}");
-        assert!(has("assignments/03-mmm-tiled/ours.cu", "holds a line of our mmm.cu"), "{said:#?}");
-        assert!(has("assignments/03-mmm-tiled/broken/x.txt", "a broken/ folder"), "{said:#?}");
+        assert!(
+            has("assignments/03-mmm-tiled/ours.cu", "not a week's template"),
+            "{said:#?}"
+        );
+        assert!(
+            has("assignments/03-mmm-tiled/ours.cu", "holds a line of our mmm.cu"),
+            "{said:#?}"
+        );
+        assert!(
+            has("assignments/03-mmm-tiled/broken/x.txt", "a broken/ folder"),
+            "{said:#?}"
+        );
         assert!(has("kernels/cuda/mmm.cu", "not a week's template"), "{said:#?}");
         assert!(has("sources", "a link"), "{said:#?}");
-        assert!(has("lab", &format!("holds a line of our {}", evidence[0].1)), "{said:#?}");
+        assert!(
+            has("lab", &format!("holds a line of our {}", evidence[0].1)),
+            "{said:#?}"
+        );
         if kernels::SIMPSON.ptx_inside {
             assert!(has("lab", "carries PTX"), "{said:#?}");
             assert!(has("lab", "holds PTX as text"), "{said:#?}");

@@ -34,11 +34,14 @@ fn write_templates(repository: &Path) -> Result<(), String> {
     for week in assignment::WEEKS {
         let source = repository.join("kernels/cuda").join(week.source);
         let folder = repository.join("assignments").join(week.folder);
-        let text = std::fs::read_to_string(&source).map_err(|err| format!("cannot read {}: {err}", source.display()))?;
+        let text =
+            std::fs::read_to_string(&source).map_err(|err| format!("cannot read {}: {err}", source.display()))?;
         for (name, text) in week.files(&text)? {
             let path = folder.join(&name);
             let parent = path.parent().unwrap_or(&folder);
-            std::fs::create_dir_all(parent).and_then(|()| std::fs::write(&path, text)).map_err(|err| format!("cannot write {}: {err}", path.display()))?;
+            std::fs::create_dir_all(parent)
+                .and_then(|()| std::fs::write(&path, text))
+                .map_err(|err| format!("cannot write {}: {err}", path.display()))?;
             println!("assignments/{}/{name}", week.folder);
         }
     }
@@ -53,11 +56,18 @@ fn run_audit(repository: &Path, dir: &Path) -> Result<(), String> {
     for finding in &findings {
         println!("{finding}");
     }
-    let summary = format!("{} files, {} solution lines searched, {} fatbins read", looked.files, looked.evidence, looked.fatbins);
+    let summary = format!(
+        "{} files, {} solution lines searched, {} fatbins read",
+        looked.files, looked.evidence, looked.fatbins
+    );
     if findings.is_empty() {
         println!("audit: {} holds no solution: {summary}", dir.display());
         Ok(())
     } else {
-        Err(format!("{} holds what students must not get ({} findings above; {summary})", dir.display(), findings.len()))
+        Err(format!(
+            "{} holds what students must not get ({} findings above; {summary})",
+            dir.display(),
+            findings.len()
+        ))
     }
 }
