@@ -9,10 +9,11 @@
 #                          reads almost as the CUDA C) for the architectures in LIST
 #   assignments/WEEK/      each week's README.md and starter .cu; no broken/, no adversarial/
 #   scripts/cuda-toolchain.sh  installs nvcc, with which a lab compiles a student's file
-#   Cargo.toml, common/, kernels/, lab-*/, vendor/   the labs' Rust sources, with kernels/prebuilt/
+#   Cargo.toml, common/, kernels/, profiler/, matrix/, grading/ (less its bin/), lab-*/, vendor/
+#                          the labs' Rust sources, with kernels/prebuilt/
 #                          (the same machine code) in place of kernels/cuda/*.cu: `cargo run -p lab-mmm
 #                          -- ...` works from OUT as in the repository, and needs no nvcc to build
-# Then it audits OUT (`cargo run -p kernels --bin templates -- --audit OUT`): no line of our solutions,
+# Then it audits OUT (`cargo run -p grading --bin templates -- --audit OUT`): no line of our solutions,
 # no PTX (not even compressed inside a fatbin), no broken or red-team kernel in any file, the
 # executables included. A finding fails the script before the tarball is made.
 #
@@ -78,10 +79,10 @@ cp "$kernels_out"/*.fatbin "$kernels_out"/*.ptxas "$out/kernels/prebuilt/"
 cp "$kernels_out"/*.cubin "$out/kernels/prebuilt/" 2>/dev/null || true
 
 # The sources: what git tracks, less our kernels (kernels/cuda/*.cu), the generator of the templates
-# and broken kernels (kernels/src/bin/), the tests (they hold our solution's runs), cust's doc-test
+# and broken kernels (grading/src/bin/), the tests (they hold our solution's runs), cust's doc-test
 # kernels (vendor/cust/resources/), the slide programs, the saved results and the scripts for teachers.
-git ls-files -z -- Cargo.toml Cargo.lock .cargo vendor common kernels 'lab-*' |
-    grep -zv -e '^kernels/cuda/.*\.cu$' -e '^kernels/src/bin/' -e '^[^/]*/tests/' -e '^vendor/cust/resources/' |
+git ls-files -z -- Cargo.toml Cargo.lock .cargo vendor common kernels profiler matrix grading 'lab-*' |
+    grep -zv -e '^kernels/cuda/.*\.cu$' -e '^grading/src/bin/' -e '^[^/]*/tests/' -e '^vendor/cust/resources/' |
     xargs -0 cp --parents -t "$out"
 # The teachers' feedback crate stays out (its tests hold copies of our solution): the pack's workspace
 # lists the labs alone, and its lock file loses the crate's entry (everything it uses, the labs use
@@ -97,7 +98,7 @@ for week in $selected; do
 done
 
 echo "student-pack.sh: auditing $out" >&2
-cargo run --quiet --locked -p kernels --bin templates -- --audit "$out" ||
+cargo run --quiet --locked -p grading --bin templates -- --audit "$out" ||
     fail "$out holds what students must not get (findings above); no tarball made"
 tar -czf "$out.tar.gz" -C "$(dirname "$out")" "$(basename "$out")"
 echo "student-pack.sh: $out and $out.tar.gz ($(du -sh "$out.tar.gz" | cut -f1))" >&2

@@ -30,7 +30,7 @@ expect "week 3's files" "$(cd "$pack/assignments/03-mmm-tiled" && ls | tr '\n' '
 expect "weeks not asked for" "$(ls "$pack/assignments" | tr '\n' ' ')" "03-mmm-tiled 07-dynamic-parallelism "
 expect "the students' README" "$(cmp -s assignments/STUDENTS.md "$pack/README.md" && echo same)" same
 expect "our kernels' sources" "$(find "$pack" -name '*.cu' -not -path '*/assignments/*' | wc -l)" 0
-expect "the generator of broken kernels" "$([[ -e $pack/kernels/src/bin ]] && echo there || echo absent)" absent
+expect "the generator of broken kernels" "$([[ -e $pack/grading/src/bin ]] && echo there || echo absent)" absent
 expect "prebuilt kernels" "$(ls "$pack/kernels/prebuilt" | grep -c '^mmm_bs16\.sm_75\.\(fatbin\|ptxas\)$')" 2
 expect "the toolchain script" "$([[ -f $pack/scripts/cuda-toolchain.sh ]] && echo yes)" yes
 
@@ -42,7 +42,7 @@ grep -q "^test result: ok" "$work/said" || cat "$work/said"
 
 # The audit is no formality: one of our kernels in the pack, anywhere, fails it.
 cp kernels/cuda/mmm.cu "$pack/lab-mmm/notes.txt"
-expect "audit of a pack with our mmm.cu" "$(status cargo run --quiet --locked -p kernels --bin templates -- --audit "$pack")" 1
+expect "audit of a pack with our mmm.cu" "$(status cargo run --quiet --locked -p grading --bin templates -- --audit "$pack")" 1
 expect "the finding names the file" "$(grep -q "^lab-mmm/notes.txt: holds a line of our mmm.cu" "$work/said" && echo named)" named
 rm "$pack/lab-mmm/notes.txt"
 

@@ -1,4 +1,4 @@
-//! What two or more labs share.
+//! What every lab shares: the labs' runtime.
 //!
 //! - [`check_cuda!`] (CHECK_CUDA of the slides): every CUDA call is checked where it is made and a
 //!   failure names the call, file:line and CUDA's error name and text.
@@ -6,25 +6,22 @@
 //! - [`device_info::DeviceInfo`]: the header each lab prints, and the limits flags are checked against.
 //! - [`timing`]: CUDA events, warm-up, median: the slides' "GPU time in ms".
 //! - [`verify`]: random inputs, poisoned outputs, relative error, `Result = PASS`.
+//! - [`host_memory`]: pageable, pinned, mapped, portable and registered host memory, the limit on
+//!   pinning, and the check of host buffers against available memory before anything is allocated.
 //! - [`ptxas_view`]: `--ptxas`, the compiler's report beside the driver's view.
 //! - [`cli::run_lab`]: one `main` for all labs; errors end as one line and exit code 1.
 //! - [`integrand`]: the functions lab-simpson and lab-dynamic-parallel integrate.
-//! - [`matrix`]: the matrix and its memory kinds. [`matrix::Matrix`], the slides' Matrix class with host
-//!   and device copies; [`matrix::host_memory`], pageable, pinned, mapped, portable and registered host
-//!   memory, the limit on pinning, and the check of host buffers against available memory before
-//!   anything is allocated; [`matrix::batch`], the COUNT products of the streams lectures, run serially,
-//!   kernels only, or streamed; [`matrix::file`], the slides' matrix files. [`mmm`]: C = A * B launched
-//!   and checked.
 //! - [`output`]: files the labs write, never over existing ones without `--force`.
-//! - [`timeline`]: when every copy and kernel ran (events for copies, in-kernel timer stamps for
-//!   kernels), fork and join of streams, the SVG chronogram.
 //! - [`testing`]: running a lab binary in tests, and whether this machine has a GPU.
-//! - [`profile`]: `--profile` (nvprof's summary from CUPTI, the slides' tables beside it, each timed
-//!   window against CUPTI) and `--trace FILE.json` (a Perfetto trace), on every lab.
 //! - [`phases`]: where a run's wall time goes (setup, GPU, verification, output), for `scripts/time-labs.sh`.
 //! - [`progress`]: a progress bar on stderr for long work, drawn only on a terminal.
-//! - [`assignment`]: a student's kernel in a lab: `--kernel-source` (compiled at run time) and `--check`;
-//!   [`guard`]: the guard zones around its output; [`private_dir`]: files only this user can touch.
+//! - [`observer`]: the hooks through which the profiler sees the timed loops; [`private_dir`]: files
+//!   only this user can touch.
+//!
+//! The rest of the house builds on this crate and this crate on none of it (issue 42): `profiler`
+//! (`--profile`, `--trace`, `--counters`, the `--timeline` chronograms), `matrix` (the slides' Matrix
+//! class, its files and its products), `grading` (`--kernel-source`, `--check`, the weeks' templates),
+//! and `feedback` (the teacher's pages of `grade.sh --feedback`).
 //!
 //! From the CUDA runtime calls on the slides to what the labs call (cust 0.3.2, Driver API):
 //!
@@ -35,7 +32,7 @@
 //! | `cudaDeviceSynchronize`          | [`context::synchronize_device`]                        |
 //! | `cudaStreamSynchronize`          | `stream.synchronize()`                                 |
 //! | `cudaStreamCreate`               | [`context::new_streams`]                               |
-//! | `cudaMallocHost`, `cudaHostAlloc`, `cudaHostRegister` | `LockedBuffer`, [`matrix::host_memory::Mapped`], [`...::Portable`](matrix::host_memory::Portable), [`...::Registered`](matrix::host_memory::Registered) |
+//! | `cudaMallocHost`, `cudaHostAlloc`, `cudaHostRegister` | `LockedBuffer`, [`host_memory::Mapped`], [`...::Portable`](host_memory::Portable), [`...::Registered`](host_memory::Registered) |
 //! | `cudaSetDevice`                  | [`gpu::Gpu::make_current`]                             |
 //! | `cudaEventRecord`, `...Elapsed`  | [`timing::time_on_stream`]                             |
 //! | `cudaMemcpyToSymbol`             | `module.get_global(name)?.copy_from(..)`               |
@@ -48,26 +45,22 @@
 //! panics unless `size_of::<T>()` equals the symbol's size, so the Rust type must match the CUDA
 //! declaration.
 
-pub mod assignment;
 pub mod cli;
 pub mod context;
 pub mod device_info;
 pub mod error;
 pub mod gpu;
-pub mod guard;
+pub mod host_memory;
 pub mod integrand;
 pub mod library;
-pub mod matrix;
-pub mod mmm;
+pub mod observer;
 pub mod output;
 pub mod phases;
-pub mod profile;
 pub use kernels::private_dir;
 pub mod progress;
 pub mod ptxas_view;
 pub mod raw;
 pub mod testing;
-pub mod timeline;
 pub mod timing;
 pub mod verify;
 

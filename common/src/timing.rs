@@ -11,8 +11,8 @@ use cust::stream::Stream;
 
 use crate::check_cuda;
 use crate::context::WaitForDevice;
+use crate::observer;
 use crate::phases::{self, Phase};
-use crate::profile;
 
 /// Times of the repetitions of one piece of GPU work, in milliseconds.
 #[derive(Debug, Clone, PartialEq)]
@@ -160,11 +160,11 @@ fn time_runs(
         work()?;
     }
     // With --profile, each timed run's calls are tagged so CUPTI's records of its work can be set
-    // against the events (crate::profile); otherwise these are no-ops.
-    let window = profile::open_window();
+    // against the events (the profiler crate, through crate::observer); otherwise these are no-ops.
+    let window = observer::open_window();
     for (run, pair) in events.chunks(2).enumerate() {
         before()?;
-        let _tagged = profile::enter_run(&window, run)?;
+        let _tagged = window.enter_run(run)?;
         check_cuda!(pair[0].record(stream))?;
         work()?;
         check_cuda!(pair[1].record(stream))?;
@@ -175,7 +175,7 @@ fn time_runs(
         samples_ms.push(f64::from(check_cuda!(pair[1].elapsed_time_f32(&pair[0]))?));
     }
     let timing = Timing::gpu(samples_ms);
-    profile::close_window(window, &timing);
+    window.close(&timing);
     Ok(timing)
 }
 
@@ -189,10 +189,10 @@ pub fn time_on_host(warmup: usize, repetitions: usize, mut work: impl FnMut() ->
     for _ in 0..warmup {
         work()?;
     }
-    let window = profile::open_window();
+    let window = observer::open_window();
     let mut samples_ms = Vec::with_capacity(repetitions);
     for run in 0..repetitions {
-        let _tagged = profile::enter_run(&window, run)?;
+        let _tagged = window.enter_run(run)?;
         let start = std::time::Instant::now();
         work()?;
         samples_ms.push(start.elapsed().as_secs_f64() * 1e3);
@@ -201,7 +201,7 @@ pub fn time_on_host(warmup: usize, repetitions: usize, mut work: impl FnMut() ->
         samples_ms,
         clock: Clock::Host,
     };
-    profile::close_window(window, &timing);
+    window.close(&timing);
     Ok(timing)
 }
 

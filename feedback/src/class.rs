@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use anyhow::Result;
-use common::assignment::NoResult;
+use grading::NoResult;
 
 use crate::alike::Likeness;
 use crate::document::{Block, Cell};

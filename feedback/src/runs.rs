@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result};
-use common::assignment::Row;
+use grading::Row;
 
 /// The most of the lab's stderr a feedback page quotes: the compile messages come first.
 const MOST_SAID_LINES: usize = 80;

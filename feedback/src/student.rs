@@ -3,7 +3,7 @@
 //! guard zones found, what the failing cases printed, and what nvcc and the lab said. Nothing of
 //! other students (similarity is for the teacher's class page only).
 
-use common::assignment::{NoResult, Row};
+use grading::{NoResult, Row};
 
 use crate::document::{Block, Cell};
 use crate::grades::Grades;

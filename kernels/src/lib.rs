@@ -11,7 +11,6 @@ pub mod fatbin;
 mod libcuda;
 pub mod nvcc;
 pub mod private_dir;
-pub mod ptx;
 pub mod ptxas;
 pub mod runtime;
 

@@ -8,15 +8,15 @@
 use std::path::Path;
 
 use anyhow::{Context as _, Result};
-use common::assignment::cases_file::{field, CaseFormat, CaseSet};
-use common::assignment::measure::{rule_row, Bound, Measure};
-use common::assignment::{
+use common::gpu::Gpu;
+use common::verify::Poison;
+use grading::cases_file::{field, CaseFormat, CaseSet};
+use grading::measure::{rule_row, Bound, Measure};
+use grading::{
     checked_runs, first_mismatch, on_the_machine, written, written_once, CaseContext, Entry, FirstWrong, Outcome, Row,
 };
-use common::gpu::Gpu;
-use common::profile::counters::Launch;
-use common::verify::Poison;
 use kernels::KernelImage;
+use profiler::counters::Launch;
 
 use crate::gpu::{DeviceScene, Variant};
 use crate::render::{channel_difference, render_on_cpu, CHANNEL_TOLERANCE};

@@ -3,7 +3,6 @@
 
 use anyhow::{ensure, Result};
 use common::check_cuda;
-use common::guard::{Guarded, Trespass};
 use common::timing::{time_on_stream_after, Timing};
 use common::verify::Poison as _;
 use cust::function::{BlockSize, GridSize};
@@ -11,6 +10,7 @@ use cust::launch;
 use cust::memory::{CopyDestination, DeviceBuffer};
 use cust::module::Module;
 use cust::stream::{Stream, StreamFlags};
+use grading::guard::{Guarded, Trespass};
 
 use crate::scene::{check_count, Sphere, View};
 

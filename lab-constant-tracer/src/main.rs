@@ -8,14 +8,14 @@ use std::process::ExitCode;
 
 use anyhow::{ensure, Result};
 use clap::Parser;
-use common::assignment::{Check, StudentArgs};
 use common::check_cuda;
 use common::gpu::Gpu;
-use common::matrix::host_memory::ensure_host_fits;
+use common::host_memory::ensure_host_fits;
 use common::output::check_output_path;
 use common::progress::Progress;
 use common::ptxas_view::print_ptxas;
 use common::verify::{verdict, Random};
+use grading::{Check, StudentArgs};
 use lab_constant_tracer::check;
 use lab_constant_tracer::gpu::{copy_from_constant, DeviceScene, Variant};
 use lab_constant_tracer::render::{compare, compare_sampled, render_on_cpu, write_png, Comparison};
@@ -61,11 +61,11 @@ struct Args {
     #[command(flatten)]
     student: StudentArgs,
     #[command(flatten)]
-    profile: common::profile::ProfileArgs,
+    profile: profiler::ProfileArgs,
 }
 
 fn main() -> ExitCode {
-    common::assignment::run_lab(|args: Args| args.profile.clone().around(|| run(args)))
+    grading::run_lab(|args: Args| args.profile.clone().around(|| run(args)))
 }
 
 fn run(args: Args) -> Result<()> {

@@ -7,16 +7,15 @@ use std::f64::consts::{FRAC_PI_2, PI};
 use std::path::Path;
 
 use anyhow::{Context as _, Result};
-use common::assignment::cases_file::{choice, field, CaseFormat, CaseSet};
-use common::assignment::measure::{rule_row, Bound, Measure};
-use common::assignment::{
-    checked_runs, first_mismatch, on_the_machine, shown, CaseContext, Entry, FirstWrong, Outcome, Row,
-};
 use common::gpu::Gpu;
-use common::guard::Guarded;
 use common::integrand::Integrand;
-use common::profile::counters::Launch;
-use kernels::{ptx, KernelImage};
+use grading::cases_file::{choice, field, CaseFormat, CaseSet};
+use grading::guard::Guarded;
+use grading::measure::{rule_row, Bound, Measure};
+use grading::ptx;
+use grading::{checked_runs, first_mismatch, on_the_machine, shown, CaseContext, Entry, FirstWrong, Outcome, Row};
+use kernels::KernelImage;
+use profiler::counters::Launch;
 
 use crate::{
     adaptive_on_cpu, device_driven, device_driven_into, set_pending_launch_limit, Problem, Tally, MAX_NESTING_DEPTH,

@@ -9,7 +9,6 @@ use std::time::Duration;
 use anyhow::{ensure, Result};
 use common::check_cuda;
 use common::context::WaitForDevice;
-use common::guard::Guarded;
 use common::integrand::Integrand;
 use common::timing::{time_on_stream, time_on_stream_or_give_up, Timing};
 use cust::context::{CurrentContext, ResourceLimit};
@@ -17,6 +16,7 @@ use cust::launch;
 use cust::memory::{AsyncCopyDestination, CopyDestination, DeviceBuffer, DeviceCopy};
 use cust::module::Module;
 use cust::stream::{Stream, StreamFlags};
+use grading::guard::Guarded;
 
 /// CUDA allows grids to nest at most 24 levels deep; a worker at depth d is a grid nested d levels
 /// below the master, so the depth limit cannot go past this.

@@ -7,12 +7,12 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::Parser;
-use common::assignment::{Check, Entry, StudentArgs};
 use common::check_cuda;
 use common::gpu::Gpu;
 use common::integrand::Integrand;
 use common::ptxas_view::print_ptxas;
 use common::verify::verdict;
+use grading::{Check, Entry, StudentArgs};
 use lab_dynamic_parallel::{
     adaptive_on_cpu, check, device_driven, host_driven, set_pending_launch_limit, GpuRun, Problem, Tally, STUCK_AFTER,
 };
@@ -52,11 +52,11 @@ struct Args {
     #[command(flatten)]
     student: StudentArgs,
     #[command(flatten)]
-    profile: common::profile::ProfileArgs,
+    profile: profiler::ProfileArgs,
 }
 
 fn main() -> ExitCode {
-    common::assignment::run_lab(|args: Args| args.profile.clone().around(|| run(args)))
+    grading::run_lab(|args: Args| args.profile.clone().around(|| run(args)))
 }
 
 fn run(args: Args) -> Result<()> {

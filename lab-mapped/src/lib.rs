@@ -4,15 +4,15 @@
 use anyhow::{ensure, Result};
 use common::check_cuda;
 use common::context::{fork, join, Streams};
-use common::matrix::batch::{Batch, Measured};
-use common::matrix::host_memory::{try_filled_vec, Mapped};
-use common::mmm::launch_mmm;
+use common::host_memory::{try_filled_vec, Mapped};
 use common::timing::{time_on_stream, Timing};
 use common::verify::{poisoned_device_buffer, Poison, Random};
 use cust::function::Function;
 use cust::launch;
 use cust::memory::{AsyncCopyDestination, DeviceBuffer, DevicePointer, LockedBuffer};
 use cust::stream::Stream;
+use matrix::batch::{Batch, Measured};
+use matrix::mmm::launch_mmm;
 
 /// Threads per block of the vector kernels.
 pub const BLOCK_SIZE: u32 = 256;
@@ -90,12 +90,12 @@ pub enum Memory {
 impl Memory {
     /// How `--profile` names a job's timed windows: `vectorAdd (zero-copy)` is the Korean notes'
     /// program, whose nvprof table it is set beside.
-    fn program(&self, job: &str) -> common::profile::ProgramGuard {
+    fn program(&self, job: &str) -> common::observer::ProgramGuard {
         let way = match self {
             Memory::Explicit => "explicit copies",
             Memory::ZeroCopy => "zero-copy",
         };
-        common::profile::program(&format!("{job} ({way})"))
+        common::observer::program(&format!("{job} ({way})"))
     }
 }
 

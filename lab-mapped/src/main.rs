@@ -10,15 +10,15 @@ use clap::Parser;
 use common::check_cuda;
 use common::context::new_streams;
 use common::gpu::Gpu;
-use common::matrix::batch::{slide_ms, slide_table, Batch, Measured};
-use common::matrix::host_memory::{check_pinnable, ensure_host_fits, Mapped};
-use common::matrix::Pinned;
-use common::mmm::{load_mmm, parse_block_size, MmmKernel};
+use common::host_memory::{check_pinnable, ensure_host_fits, Mapped};
 use common::progress::Progress;
-use common::timeline::Kernel;
 use common::verify::{check_cell, verdict, Random};
 use cust::stream::{Stream, StreamFlags};
 use lab_mapped::{time_mapped, Launch, Memory, VectorAdd, WriteOnly};
+use matrix::batch::{slide_ms, slide_table, Batch, Measured};
+use matrix::mmm::{load_mmm, parse_block_size, MmmKernel};
+use matrix::Pinned;
+use profiler::timeline::Kernel;
 
 /// Mapped (zero-copy) host memory against explicit copies (slide: mmm-mapped).
 #[derive(Parser, Debug)]
@@ -47,7 +47,7 @@ struct Args {
     #[arg(long, default_value_t = 1)]
     seed: u64,
     #[command(flatten)]
-    profile: common::profile::ProfileArgs,
+    profile: profiler::ProfileArgs,
 }
 
 fn main() -> ExitCode {

@@ -3,12 +3,12 @@
 
 use common::context::new_streams;
 use common::gpu::Gpu;
-use common::matrix::batch::Batch;
-use common::matrix::host_memory::Mapped;
-use common::mmm::{load_mmm, MmmKernel};
+use common::host_memory::Mapped;
 use common::verify::Random;
 use cust::stream::{Stream, StreamFlags};
 use lab_mapped::{time_mapped, Launch, Memory, VectorAdd, WriteOnly};
+use matrix::batch::Batch;
+use matrix::mmm::{load_mmm, MmmKernel};
 
 const NEEDS_GPU: &str = "needs a GPU: bash gpu-bundle/run.sh";
 

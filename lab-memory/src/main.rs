@@ -80,7 +80,7 @@ struct Args {
     #[arg(long, default_value_t = 1)]
     seed: u64,
     #[command(flatten)]
-    profile: common::profile::ProfileArgs,
+    profile: profiler::ProfileArgs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

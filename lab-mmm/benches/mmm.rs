@@ -13,13 +13,13 @@
 use std::time::Duration;
 
 use common::gpu::Gpu;
-use common::matrix::{Element, Matrix};
-use common::mmm::{launch_mmm, load_mmm, MmmKernel};
 use common::verify::Random;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use cust::module::Module;
 use cust::stream::{Stream, StreamFlags};
 use lab_mmm::ladder::{launch_step, Ladder, Step};
+use matrix::mmm::{launch_mmm, load_mmm, MmmKernel};
+use matrix::{Element, Matrix};
 
 fn sizes() -> Vec<usize> {
     std::env::var("MMM_BENCH_SIZES")

@@ -7,21 +7,21 @@
 use std::path::Path;
 
 use anyhow::{Context as _, Result};
-use common::assignment::cases_file::{choice, field, CaseFormat, CaseSet};
-use common::assignment::measure::{rule_row, Bound, Measure};
-use common::assignment::{
+use common::gpu::Gpu;
+use common::verify::Random;
+use cust::module::Module;
+use grading::cases_file::{choice, field, CaseFormat, CaseSet};
+use grading::guard::{first_changed, Guarded, INPUT_GUARD_WORD};
+use grading::measure::{rule_row, Bound, Measure};
+use grading::ptx::{self, Barriers};
+use grading::{
     checked_runs, first_mismatch, on_the_machine, shown, written, written_once, CaseContext, Entry, FirstWrong,
     Outcome, Row,
 };
-use common::gpu::Gpu;
-use common::guard::{first_changed, Guarded, INPUT_GUARD_WORD};
-use common::matrix::{Element, Matrix, MatrixView};
-use common::mmm::{multiply_on_cpu, MmmKernel};
-use common::profile::counters::Launch;
-use common::verify::Random;
-use cust::module::Module;
-use kernels::ptx::{self, Barriers};
 use kernels::KernelImage;
+use matrix::mmm::{multiply_on_cpu, MmmKernel};
+use matrix::{Element, Matrix, MatrixView};
+use profiler::counters::Launch;
 
 use crate::{multiply_into, multiply_on_gpu, multiply_once};
 

@@ -7,9 +7,9 @@ use std::ffi::{c_void, OsString};
 use std::path::Path;
 
 use anyhow::{bail, Context as _, Result};
-use common::matrix::{Element, MatrixView};
 use cust::stream::Stream;
 use libloading::Library;
+use matrix::{Element, MatrixView};
 
 /// `cublasHandle_t`.
 type Handle = *mut c_void;

@@ -3,8 +3,6 @@
 
 use anyhow::{Context as _, Result};
 use common::gpu::Gpu;
-use common::matrix::{Element, Matrix, MatrixView};
-use common::mmm::{launch_mmm, load_mmm, CpuProduct, MmmKernel, ProductCheck};
 use common::timing::{time_on_stream, Timing};
 use common::verify::Random;
 use common::{check_cuda, raw};
@@ -13,6 +11,8 @@ use cust::launch;
 use cust::module::Module;
 use cust::stream::{Stream, StreamFlags};
 use kernels::KernelImage;
+use matrix::mmm::{launch_mmm, load_mmm, CpuProduct, MmmKernel, ProductCheck};
+use matrix::{Element, Matrix, MatrixView};
 
 use crate::cublas::{Cublas, Gemm, Math};
 use crate::Precision;
@@ -279,7 +279,7 @@ pub fn run_step<T: Element>(
     let stream = check_cuda!(Stream::new(StreamFlags::DEFAULT, None))?;
     c.poison_on_gpu()?;
     let views = (a.view()?, b.view()?, c.view()?);
-    let _named = common::profile::program(&format!("{} {}", step.name(), step.precision::<T>()));
+    let _named = common::observer::program(&format!("{} {}", step.name(), step.precision::<T>()));
     let timing = time_on_stream(&stream, 1, repetitions, || launch_step(&function, step, views, &stream))?;
     check_cuda!(stream.synchronize())?; // kernel faults show up here
     c.copy_from_gpu()?;
@@ -335,7 +335,7 @@ fn run_gemm<T: Gemm>(
     // SAFETY: the stream outlives the GEMMs below: time_on_stream returns only once the device has
     // finished.
     unsafe { cublas.use_stream(&stream) }?;
-    let _named = common::profile::program(name);
+    let _named = common::observer::program(name);
     // SAFETY: the views are A's, B's and C's device copies, of their sizes; nothing else writes them,
     // and they outlive the work: time_on_stream returns only once the device has finished.
     let timing = time_on_stream(&stream, 1, repetitions, || unsafe { cublas.gemm(views) })?;

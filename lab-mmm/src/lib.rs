@@ -4,12 +4,12 @@
 use anyhow::{bail, ensure, Result};
 use clap::ValueEnum;
 use common::check_cuda;
-use common::guard::Guarded;
-use common::matrix::{Element, Matrix, MatrixView};
-use common::mmm::{launch_mmm, MmmKernel, ProductCheck};
 use common::timing::{time_on_stream, time_on_stream_after, Timing};
 use cust::module::Module;
 use cust::stream::Stream;
+use grading::guard::Guarded;
+use matrix::mmm::{launch_mmm, MmmKernel, ProductCheck};
+use matrix::{Element, Matrix, MatrixView};
 
 pub mod check;
 pub mod cublas;

@@ -8,17 +8,15 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context as _, Result};
 use clap::Parser;
-use common::assignment::{Check, Entry, StudentArgs};
 use common::check_cuda;
 use common::gpu::Gpu;
-use common::matrix::host_memory::ensure_host_fits;
-use common::matrix::{file, Element, Matrix};
-use common::mmm::{check_product_fits, check_sizes_match, parse_block_size, CpuProduct, MmmKernel};
+use common::host_memory::ensure_host_fits;
 use common::output::check_output_path;
 use common::progress::Progress;
 use common::ptxas_view::print_ptxas;
 use common::verify::{verdict, Random};
 use cust::module::Module;
+use grading::{Check, Entry, StudentArgs};
 use kernels::KernelImage;
 use lab_mmm::cublas::{Cublas, Gemm};
 use lab_mmm::ladder::{
@@ -27,6 +25,8 @@ use lab_mmm::ladder::{
 };
 use lab_mmm::sweep;
 use lab_mmm::{check, format_table, multiply_on_gpu, Precision, PrecisionFlag, Row};
+use matrix::mmm::{check_product_fits, check_sizes_match, parse_block_size, CpuProduct, MmmKernel};
+use matrix::{file, Element, Matrix};
 
 /// C = A * B on the GPU with the slides' Matrix class (slide: mmm.cu).
 #[derive(Parser, Debug)]
@@ -91,7 +91,7 @@ struct Args {
     #[command(flatten)]
     student: StudentArgs,
     #[command(flatten)]
-    profile: common::profile::ProfileArgs,
+    profile: profiler::ProfileArgs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -102,7 +102,7 @@ enum KernelChoice {
 }
 
 fn main() -> ExitCode {
-    common::assignment::run_lab(|args: Args| args.profile.clone().around(|| run(args)))
+    grading::run_lab(|args: Args| args.profile.clone().around(|| run(args)))
 }
 
 fn run(args: Args) -> Result<()> {

@@ -4,10 +4,10 @@
 use std::path::Path;
 
 use anyhow::Result;
-use common::matrix::Matrix;
 use common::output::create_output_file;
 use common::phases::{self, Phase};
 use common::verify::Random;
+use matrix::Matrix;
 
 use crate::cublas::{Cublas, Gemm};
 use crate::ladder::{library_math, run_library, run_step, Ladder, Operands, Step};

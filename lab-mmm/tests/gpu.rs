@@ -2,13 +2,13 @@
 //! every launch. Needs a GPU: `bash gpu-bundle/run.sh` (README).
 
 use common::gpu::Gpu;
-use common::matrix::{Element, Matrix};
-use common::mmm::{check_product, check_product_fits, load_mmm, MmmKernel};
 use common::verify::Random;
 use cust::module::Module;
 use lab_mmm::cublas::{Cublas, Math};
 use lab_mmm::ladder::{run_library, run_step, Ladder, Step};
 use lab_mmm::{multiply_on_gpu, sweep, Precision, TF32_TOLERANCE};
+use matrix::mmm::{check_product, check_product_fits, load_mmm, MmmKernel};
+use matrix::{Element, Matrix};
 
 const NEEDS_GPU: &str = "needs a GPU: bash gpu-bundle/run.sh";
 

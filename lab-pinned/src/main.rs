@@ -11,16 +11,16 @@ use common::check_cuda;
 use common::cli::parse_bytes;
 use common::context::new_streams;
 use common::gpu::Gpu;
-use common::matrix::batch::{slide_ms, slide_table, Batch, Measured};
-use common::matrix::host_memory::{check_pinnable, ensure_host_fits};
-use common::matrix::Pinned;
-use common::mmm::{load_mmm, parse_block_size, MmmKernel};
+use common::host_memory::{check_pinnable, ensure_host_fits};
 use common::output::check_output_path;
 use common::progress::Progress;
-use common::timeline::{write_svg, Kernel};
 use common::verify::{verdict, Random};
 use cust::stream::{Stream, StreamFlags};
 use lab_pinned::sweep::{self, sizes, Kind};
+use matrix::batch::{slide_ms, slide_table, Batch, Measured};
+use matrix::mmm::{load_mmm, parse_block_size, MmmKernel};
+use matrix::Pinned;
+use profiler::timeline::{write_svg, Kernel};
 
 /// Page-locked (pinned) and registered host memory, measured (slide: mmm-streamed-and-pinned).
 #[derive(Parser, Debug)]
@@ -59,7 +59,7 @@ struct Args {
     #[arg(long)]
     force: bool,
     #[command(flatten)]
-    profile: common::profile::ProfileArgs,
+    profile: profiler::ProfileArgs,
 }
 
 /// The slides' nvprof totals on their Fermi GPU.

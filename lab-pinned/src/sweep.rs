@@ -5,7 +5,7 @@ use std::path::Path;
 
 use anyhow::{ensure, Context as _, Result};
 use common::check_cuda;
-use common::matrix::host_memory::{check_pinnable, try_filled_vec, Registered};
+use common::host_memory::{check_pinnable, try_filled_vec, Registered};
 use common::output::create_output_file;
 use common::phases::{self, Phase};
 use common::progress::Progress;

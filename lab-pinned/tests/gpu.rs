@@ -2,15 +2,15 @@
 //! Needs a GPU: `bash gpu-bundle/run.sh` (README).
 
 use common::gpu::Gpu;
-use common::matrix::batch::Batch;
-use common::matrix::host_memory::Registered;
-use common::matrix::{Matrix, Pinned};
-use common::mmm::{load_mmm, MmmKernel};
+use common::host_memory::Registered;
 use common::progress::Progress;
-use common::timeline::Kernel;
 use common::verify::Random;
 use cust::stream::{Stream, StreamFlags};
 use lab_pinned::sweep::{measure, sizes, Kind};
+use matrix::batch::Batch;
+use matrix::mmm::{load_mmm, MmmKernel};
+use matrix::{Matrix, Pinned};
+use profiler::timeline::Kernel;
 
 const NEEDS_GPU: &str = "needs a GPU: bash gpu-bundle/run.sh";
 

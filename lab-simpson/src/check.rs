@@ -6,13 +6,13 @@
 use std::path::Path;
 
 use anyhow::Result;
-use common::assignment::cases_file::{choice, field, CaseFormat, CaseSet};
-use common::assignment::{
-    checked_runs, first_mismatch, on_the_machine, shown, written, written_once, CaseContext, Entry, FirstWrong, Outcome,
-};
 use common::gpu::Gpu;
 use common::integrand::Integrand;
 use common::verify::Poison as _;
+use grading::cases_file::{choice, field, CaseFormat, CaseSet};
+use grading::{
+    checked_runs, first_mismatch, on_the_machine, shown, written, written_once, CaseContext, Entry, FirstWrong, Outcome,
+};
 use kernels::KernelImage;
 
 use crate::{allocate_sums, kernel_name, simpson_into, simpson_on_cpu, Problem, TOLERANCE};

@@ -5,7 +5,6 @@ pub mod check;
 use anyhow::{ensure, Context as _, Result};
 use common::device_info::DeviceInfo;
 use common::gpu::Gpu;
-use common::guard::Guarded;
 use common::integrand::Integrand;
 use common::phases::{self, Phase};
 use common::timing::{time_on_stream_after, Timing};
@@ -14,6 +13,7 @@ use common::{check_cuda, verify};
 use cust::launch;
 use cust::module::Module;
 use cust::stream::{Stream, StreamFlags};
+use grading::guard::Guarded;
 use rayon::prelude::*;
 
 /// Largest relative difference allowed between a GPU and a CPU sub-interval sum: both evaluate the
@@ -62,7 +62,7 @@ impl Problem {
         let bytes = intervals
             .checked_mul(3 * 8)
             .with_context(|| format!("--intervals {intervals} is too large: its sums alone would need over 16 EiB"))?;
-        common::matrix::host_memory::ensure_host_fits(bytes, &format!("--intervals {intervals}"))?;
+        common::host_memory::ensure_host_fits(bytes, &format!("--intervals {intervals}"))?;
         Ok(Problem {
             integrand,
             a,
@@ -122,7 +122,7 @@ pub fn allocate_sums(gpu: &Gpu, problem: &Problem) -> Result<Guarded<f64>> {
     let bytes = problem
         .intervals
         .saturating_mul(8)
-        .saturating_add(2 * common::guard::GUARD_BYTES as u64);
+        .saturating_add(2 * grading::guard::GUARD_BYTES as u64);
     gpu.ensure_fits(bytes, &format!("--intervals {}", problem.intervals))?;
     Guarded::new(problem.intervals as usize)
 }

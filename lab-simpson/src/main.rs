@@ -6,12 +6,12 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::Parser;
-use common::assignment::{Check, Entry, StudentArgs};
 use common::check_cuda;
 use common::gpu::Gpu;
 use common::integrand::{compensated_sum, Integrand};
 use common::ptxas_view::print_ptxas;
 use common::verify::verdict;
+use grading::{Check, Entry, StudentArgs};
 use lab_simpson::{check, compare, kernel_name, simpson_on_cpu, simpson_on_gpu, Problem, TOLERANCE};
 
 /// Simpson's rule on the GPU, one sub-interval per thread (slide: simpson.cu).
@@ -42,11 +42,11 @@ struct Args {
     #[command(flatten)]
     student: StudentArgs,
     #[command(flatten)]
-    profile: common::profile::ProfileArgs,
+    profile: profiler::ProfileArgs,
 }
 
 fn main() -> ExitCode {
-    common::assignment::run_lab(|args: Args| args.profile.clone().around(|| run(args)))
+    grading::run_lab(|args: Args| args.profile.clone().around(|| run(args)))
 }
 
 fn run(args: Args) -> Result<()> {

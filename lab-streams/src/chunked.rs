@@ -7,14 +7,14 @@
 use anyhow::Result;
 use common::check_cuda;
 use common::context::{fork, new_streams};
-use common::matrix::HostStorage;
 use common::progress::Progress;
-use common::timeline::{record, stream_lanes, write_svg, Kernel};
 use common::timing::time_on_host;
 use common::verify::{check_cell, Random};
 use cust::module::Module;
 use cust::stream::{Stream, StreamFlags};
 use lab_streams::vector::{Synchronize, VectorJob};
+use matrix::HostStorage;
+use profiler::timeline::{record, stream_lanes, write_svg, Kernel};
 
 use crate::Args;
 

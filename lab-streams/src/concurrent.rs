@@ -8,7 +8,6 @@ use common::check_cuda;
 use common::context::new_streams;
 use common::gpu::Gpu;
 use common::progress::Progress;
-use common::timeline::{record, stream_lanes, write_svg, Kernel};
 use common::timing::time_on_stream;
 use common::verify::check_cell;
 use cust::module::Module;
@@ -16,6 +15,7 @@ use cust::stream::{Stream, StreamFlags};
 use lab_streams::small_kernels::{most_at_once, SmallKernels};
 use lab_streams::vector::BLOCK_SIZE;
 use lab_streams::Order;
+use profiler::timeline::{record, stream_lanes, write_svg, Kernel};
 
 use crate::Args;
 

@@ -12,11 +12,8 @@ use common::check_cuda;
 use common::context::{fork, join, new_streams, Streams};
 use common::device_info::DeviceInfo;
 use common::gpu::{self, Gpu};
-use common::matrix::batch::Batch;
-use common::matrix::host_memory::Portable;
-use common::mmm::{load_mmm, MmmKernel};
+use common::host_memory::Portable;
 use common::progress::Progress;
-use common::timeline::{write_svg, Kernel, Recorder, Span};
 use common::timing::time_on_host;
 use common::verify::{check_cell, Random};
 use cust::context::CurrentContext;
@@ -24,6 +21,9 @@ use cust::device::Device;
 use cust::module::Module;
 use cust::stream::{Stream, StreamFlags};
 use lab_streams::vector::{chunks, VectorJob};
+use matrix::batch::Batch;
+use matrix::mmm::{load_mmm, MmmKernel};
+use profiler::timeline::{write_svg, Kernel, Recorder, Span};
 
 use crate::{chunked, Args, Mode};
 

@@ -8,14 +8,14 @@
 use anyhow::Result;
 use common::check_cuda;
 use common::context::new_streams;
-use common::matrix::HostStorage;
-use common::timeline::{record, stream_lanes, write_svg, Kernel};
 use common::timing::time_on_stream;
 use common::verify::check_cell;
 use cust::module::Module;
 use cust::stream::{Stream, StreamFlags};
 use lab_streams::vector::{AddFiveTimes, N_THREADS};
 use lab_streams::Order;
+use matrix::HostStorage;
+use profiler::timeline::{record, stream_lanes, write_svg, Kernel};
 
 use crate::Args;
 

@@ -21,12 +21,12 @@ use std::process::ExitCode;
 use anyhow::{ensure, Result};
 use clap::Parser;
 use common::gpu::Gpu;
-use common::matrix::batch::Batch;
-use common::matrix::host_memory::ensure_host_fits;
-use common::matrix::Pinned;
-use common::mmm::parse_block_size;
+use common::host_memory::ensure_host_fits;
 use common::output::check_output_path;
 use common::verify::verdict;
+use matrix::batch::Batch;
+use matrix::mmm::parse_block_size;
+use matrix::Pinned;
 
 /// Overlapping transfers and kernels with CUDA streams (German, French and Korean slides).
 #[derive(Parser, Debug)]
@@ -88,7 +88,7 @@ pub struct Args {
     #[arg(long, requires = "timeline")]
     force: bool,
     #[command(flatten)]
-    profile: common::profile::ProfileArgs,
+    profile: profiler::ProfileArgs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

@@ -7,11 +7,11 @@ use std::time::Instant;
 
 use anyhow::Result;
 use common::context::{new_streams, WaitForDevice};
-use common::matrix::HostStorage;
-use common::timeline::Kernel;
 use common::verify::Random;
 use cust::module::Module;
 use lab_streams::vector::{wait, Synchronize, VectorJob};
+use matrix::HostStorage;
+use profiler::timeline::Kernel;
 
 use crate::Args;
 

@@ -4,12 +4,12 @@ use anyhow::Result;
 use common::check_cuda;
 use common::context::new_streams;
 use common::gpu::Gpu;
-use common::matrix::batch::{slide_ms, slide_table, Batch, Measured};
-use common::mmm::{load_mmm, MmmKernel};
 use common::progress::Progress;
-use common::timeline::{write_svg, Kernel};
 use common::verify::Random;
 use cust::stream::{Stream, StreamFlags};
+use matrix::batch::{slide_ms, slide_table, Batch, Measured};
+use matrix::mmm::{load_mmm, MmmKernel};
+use profiler::timeline::{write_svg, Kernel};
 
 use crate::Args;
 

@@ -7,11 +7,11 @@ use std::ops::Range;
 use anyhow::Result;
 use common::check_cuda;
 use common::context::{fork, join, Streams};
-use common::timeline::{kernel_step, Kernel, Recorder, Span};
 use common::verify::{poison, poisoned_device_buffer, Random};
 use cust::launch;
 use cust::memory::{CopyDestination, DeviceBuffer};
 use cust::stream::Stream;
+use profiler::timeline::{kernel_step, Kernel, Recorder, Span};
 
 use crate::vector::{chunks, BLOCK_SIZE};
 use crate::Order;
@@ -153,7 +153,7 @@ pub fn most_at_once(spans: &[Span]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use common::timeline::Kind;
+    use profiler::timeline::Kind;
 
     fn step_by_step(seed: u32, steps: u32) -> u32 {
         (0..steps).fold(seed, |x, _| x.wrapping_mul(MULTIPLIER).wrapping_add(INCREMENT))

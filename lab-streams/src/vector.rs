@@ -8,13 +8,13 @@ use std::ops::Range;
 use anyhow::Result;
 use common::check_cuda;
 use common::context::{fork, join, synchronize_device, Streams, WaitForDevice};
-use common::matrix::HostStorage;
 use common::phases::{self, Phase};
-use common::timeline::{kernel_step, step, Kernel, Kind, Recorder};
 use common::verify::{Poison, Random};
 use cust::launch;
 use cust::memory::{AsyncCopyDestination, DeviceBuffer};
 use cust::stream::Stream;
+use matrix::HostStorage;
+use profiler::timeline::{kernel_step, step, Kernel, Kind, Recorder};
 use rayon::prelude::*;
 
 use crate::Order;
@@ -260,7 +260,7 @@ impl<H: HostStorage<i32>> AddFiveTimes<H> {
     /// # Safety
     /// The copies read `input` and write `output` after this returns (also after an error): until the
     /// device has finished them, the job must not be used or dropped.
-    /// [`time_on_stream`](common::timing::time_on_stream) and [`record`](common::timeline::record)
+    /// [`time_on_stream`](common::timing::time_on_stream) and [`record`](profiler::timeline::record)
     /// wait so on every path.
     pub unsafe fn run(
         &mut self,

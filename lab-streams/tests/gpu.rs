@@ -3,17 +3,17 @@
 
 use common::context::{fork, Streams};
 use common::gpu::Gpu;
-use common::matrix::batch::Batch;
-use common::matrix::host_memory::Portable;
-use common::matrix::{HostStorage, Pinned};
-use common::mmm::{load_mmm, MmmKernel};
-use common::timeline::{record, Kernel, Kind, Recorder, Span};
+use common::host_memory::Portable;
 use common::timing::time_on_stream;
 use common::verify::Random;
 use cust::stream::{Stream, StreamFlags};
 use lab_streams::small_kernels::{most_at_once, streams_of, SmallKernels};
 use lab_streams::vector::{AddFiveTimes, Synchronize, VectorJob};
 use lab_streams::Order;
+use matrix::batch::Batch;
+use matrix::mmm::{load_mmm, MmmKernel};
+use matrix::{HostStorage, Pinned};
+use profiler::timeline::{record, Kernel, Kind, Recorder, Span};
 
 const NEEDS_GPU: &str = "needs a GPU: bash gpu-bundle/run.sh";
 

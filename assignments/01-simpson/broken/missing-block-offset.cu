@@ -1,5 +1,5 @@
 // A deliberately broken submission (assignments/README.md): every block writes the first blockDim.x sums; the rest are never written.
-// Made from kernels/cuda/simpson.cu by `cargo run -p kernels --bin templates`; --check must catch it (the GPU tests run it).
+// Made from kernels/cuda/simpson.cu by `cargo run -p grading --bin templates`; --check must catch it (the GPU tests run it).
 
 // simpson.cu: Simpson's rule on the GPU, one sub-interval per thread (the course's first slide program).
 #include "integrands.cuh"

@@ -1,5 +1,5 @@
 // A deliberately broken submission (assignments/README.md): threads outside C write past its rows and end.
-// Made from kernels/cuda/mmm.cu by `cargo run -p kernels --bin templates`; --check must catch it (the GPU tests run it).
+// Made from kernels/cuda/mmm.cu by `cargo run -p grading --bin templates`; --check must catch it (the GPU tests run it).
 
 // mmm.cu: C = A * B, the slides' naive kernel mmm-ab and the tiled kernel mmm.
 // Compiled once per BLOCK_SIZE (-DBLOCK_SIZE=16, -DBLOCK_SIZE=32); the host reads the same numbers

@@ -1,5 +1,5 @@
 // A deliberately broken submission (assignments/README.md): a correct product plus one store 40 elements past the end of C.
-// Made from kernels/cuda/mmm.cu by `cargo run -p kernels --bin templates`; --check must catch it (the GPU tests run it).
+// Made from kernels/cuda/mmm.cu by `cargo run -p grading --bin templates`; --check must catch it (the GPU tests run it).
 
 // mmm.cu: C = A * B, the slides' naive kernel mmm-ab and the tiled kernel mmm.
 // Compiled once per BLOCK_SIZE (-DBLOCK_SIZE=16, -DBLOCK_SIZE=32); the host reads the same numbers

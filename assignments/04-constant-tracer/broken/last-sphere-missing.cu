@@ -1,5 +1,5 @@
 // A deliberately broken submission (assignments/README.md): trace_constant hands trace one sphere too few.
-// Made from kernels/cuda/tracer.cu by `cargo run -p kernels --bin templates`; --check must catch it (the GPU tests run it).
+// Made from kernels/cuda/tracer.cu by `cargo run -p grading --bin templates`; --check must catch it (the GPU tests run it).
 
 // tracer.cu: a small ray tracer whose spheres live in constant memory (German slides), next to the same
 // kernel reading them from global memory, and a variant whose sphere count is known at compile time.

@@ -1,7 +1,7 @@
 // Red team (issue 39): a correct tree of child grids that counts one accepted interval twice (the first half at depth 1 where it starts at 0), hoping a count is compared with the integral's tolerance.
 // expect: FAIL 1/((x-0.3)^2+1e-4) on [0, 1], tolerance 1e-6, depth limit 1
 // why: the counts (intervals accepted and split, the deepest level) must equal the CPU's exactly.
-// Made from kernels/cuda/adaptive_simpson.cu by `cargo run -p kernels --bin templates` (assignments/README.md).
+// Made from kernels/cuda/adaptive_simpson.cu by `cargo run -p grading --bin templates` (assignments/README.md).
 
 // adaptive_simpson.cu: adaptive Simpson integration, driven from the device (dynamic parallelism: a
 // master kernel starts worker grids, and workers launch child grids for the intervals they split) and,

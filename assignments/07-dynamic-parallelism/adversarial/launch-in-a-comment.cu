@@ -1,7 +1,7 @@
 // Red team (issue 39): workers that refine in a loop of their own, with an inline-assembly comment that names the device runtime's launch call, to pass the rule read from the PTX.
 // expect: FAIL child grids: every workers<F> launches its children itself (PTX)
 // why: comments in the PTX are no code; the rule reads instructions only.
-// Made from kernels/cuda/adaptive_simpson.cu by `cargo run -p kernels --bin templates` (assignments/README.md).
+// Made from kernels/cuda/adaptive_simpson.cu by `cargo run -p grading --bin templates` (assignments/README.md).
 
 // adaptive_simpson.cu: adaptive Simpson integration, driven from the device (dynamic parallelism: a
 // master kernel starts worker grids, and workers launch child grids for the intervals they split) and,

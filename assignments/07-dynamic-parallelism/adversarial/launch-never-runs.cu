@@ -1,7 +1,7 @@
 // Red team (issue 39): workers that refine in a loop of their own, and a real child launch in a branch that never runs, so the PTX holds a launch.
 // expect: FAIL child grids, measured: thread blocks launched on the device (ncu)
 // why: the counters see only the master's block launched, where ours launches a grid per split.
-// Made from kernels/cuda/adaptive_simpson.cu by `cargo run -p kernels --bin templates` (assignments/README.md).
+// Made from kernels/cuda/adaptive_simpson.cu by `cargo run -p grading --bin templates` (assignments/README.md).
 
 // adaptive_simpson.cu: adaptive Simpson integration, driven from the device (dynamic parallelism: a
 // master kernel starts worker grids, and workers launch child grids for the intervals they split) and,

@@ -1,5 +1,5 @@
 // A deliberately broken submission (assignments/README.md): each worker refines its interval in a loop of its own, depth first, with no child grid: the same integral, intervals and splits, but not the week's lesson, so the rule fails.
-// Made from kernels/cuda/adaptive_simpson.cu by `cargo run -p kernels --bin templates`; --check must catch it (the GPU tests run it).
+// Made from kernels/cuda/adaptive_simpson.cu by `cargo run -p grading --bin templates`; --check must catch it (the GPU tests run it).
 
 // adaptive_simpson.cu: adaptive Simpson integration, driven from the device (dynamic parallelism: a
 // master kernel starts worker grids, and workers launch child grids for the intervals they split) and,

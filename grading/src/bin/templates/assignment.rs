@@ -1,0 +1,616 @@
+//! The weekly assignments' templates, made from our own kernels so they never drift from them. In a
+//! source of `cuda/`, the students' part sits between two marker lines, its hint first:
+//!
+//! ```text
+//!     // BEGIN ASSIGNMENT
+//!     // TODO: what to write, in a line or more
+//!     ...our solution...
+//!     // END ASSIGNMENT
+//! ```
+//!
+//! nvcc sees comments and our solution; [`template`] keeps the `TODO` lines and drops the rest of the
+//! block. A `// STARTER: code` line among the hints becomes `code` in the template: something that
+//! compiles but is not yet the answer (a `__device__` where `__constant__` belongs), for blocks the rest
+//! of the file needs in order to compile.
+//!
+//! The deliberately broken submissions in `assignments/<week>/broken/` are made the same way: our
+//! solution with one [`Mistake`] put in, so they follow every change to our kernels. `cargo run -p grading --bin templates` writes every week's template into `assignments/`; a test
+//! checks that the committed ones are what it makes.
+
+pub const BEGIN: &str = "// BEGIN ASSIGNMENT";
+pub const END: &str = "// END ASSIGNMENT";
+pub const HINT: &str = "// TODO";
+pub const STARTER: &str = "// STARTER: ";
+
+/// A week whose students write a kernel: its folder in `assignments/`, the source in `cuda/` its
+/// template comes from, the image of ours the lab runs (a test compiles every made file like it), the
+/// broken submissions its check must catch, and the red team's kernels made from our solution
+/// (`adversarial/`; a week's hand-written ones sit beside them).
+#[derive(Debug, Clone, Copy)]
+pub struct Week {
+    pub folder: &'static str,
+    pub source: &'static str,
+    #[cfg(test)]
+    pub like: &'static kernels::KernelImage,
+    pub broken: &'static [Mistake],
+    pub adversarial: &'static [Adversary],
+}
+
+/// A kernel written to fool the check (issue 39): our solution with `mistake` put in, and the verdict
+/// `--check` must give it (`expect`: `PASS`, `FAIL <row>` or `compile error: <words>`) and why.
+#[derive(Debug, Clone, Copy)]
+pub struct Adversary {
+    pub mistake: Mistake,
+    pub expect: &'static str,
+    pub why: &'static str,
+}
+
+/// One mistake a student makes: `correct` (text that occurs exactly once in our solution) becomes
+/// `wrong` in `broken/<name>.cu`, whose header says `what` goes wrong.
+#[derive(Debug, Clone, Copy)]
+pub struct Mistake {
+    pub name: &'static str,
+    pub what: &'static str,
+    pub correct: &'static str,
+    pub wrong: &'static str,
+}
+
+const fn mistake(name: &'static str, what: &'static str, correct: &'static str, wrong: &'static str) -> Mistake {
+    Mistake {
+        name,
+        what,
+        correct,
+        wrong,
+    }
+}
+
+/// The child launch of `workers` in adaptive_simpson.cu, which every week-7 mistake changes.
+const CHILD_LAUNCH: &str = "    workers<F><<<1, 2, 0, cudaStreamFireAndForget>>>(mine.a, mine.b, left, right, mine.tolerance / 2.0,\n                                                      depth + 1, max_depth, tally);";
+
+/// The loop over the tiles of the tiled `mmm` in mmm.cu, which the week-3 rule mistake replaces.
+const TILE_LOOP: &str = "    for (int tile = 0; tile < a.cols; tile += BLOCK_SIZE) {
+        // Outside A or B a tile is padded with zeros, which add nothing to the sum.
+        as[ty][tx] = (row < a.rows && tile + tx < a.cols) ? a(row, tile + tx) : T(0);
+        bs[ty][tx] = (tile + ty < b.rows && col < b.cols) ? b(tile + ty, col) : T(0);
+        __syncthreads();  // the tiles are complete before anyone reads them
+#pragma unroll
+        for (int k = 0; k < BLOCK_SIZE; ++k) {
+            sum += as[ty][k] * bs[k][tx];
+        }
+        __syncthreads();  // everyone is done with the tiles before they are overwritten
+    }";
+
+/// The child launch of `workers` in adaptive_simpson.cu with its failure branch, which the week-7
+/// rule mistake replaces.
+const CHILD_LAUNCH_AND_CHECK: &str =
+    "    workers<F><<<1, 2, 0, cudaStreamFireAndForget>>>(mine.a, mine.b, left, right, mine.tolerance / 2.0,
+                                                      depth + 1, max_depth, tally);
+    if (cudaGetLastError() != cudaSuccess) {
+        // Typically the pending-launch limit: keep this interval's estimate and report the failure.
+        atomicAdd(&tally->launch_failures, 1ULL);
+        atomicAdd(&tally->integral, left + right);
+        atomicAdd(&tally->accepted, 1ULL);
+    }";
+
+/// The end of the tiled `mmm` in mmm.cu, which the week-3 mistakes about memory and output change.
+const TILED_WRITE: &str = "    if (row < c.rows && col < c.cols) {\n        c(row, col) = sum;\n    }";
+
+/// The same with `extra` after it, for a mistake that does more than the product.
+macro_rules! after_tiled_write {
+    ($extra:literal) => {
+        concat!(
+            "    if (row < c.rows && col < c.cols) {\n        c(row, col) = sum;\n    }\n",
+            $extra
+        )
+    };
+}
+
+/// [`LOOP_INSTEAD_OF_LAUNCH`] as a literal, for `concat!`.
+macro_rules! loop_instead_of_launch {
+    () => {
+        "    // BUG: no child grid: this thread refines its interval itself, depth first, with a stack of its own.
+    Interval stack[64];
+    int top = 0;
+    const double half = mine.a + (mine.b - mine.a) / 2.0;
+    stack[top++] = Interval{half, mine.b, right, mine.tolerance / 2.0, depth + 1};
+    stack[top++] = Interval{mine.a, half, left, mine.tolerance / 2.0, depth + 1};
+    while (top > 0) {
+        const Interval in = stack[--top];
+        double l, r;
+        if (decide(F(), in, max_depth, tally, &l, &r)) continue;
+        const double m = in.a + (in.b - in.a) / 2.0;
+        stack[top++] = Interval{m, in.b, r, in.tolerance / 2.0, in.depth + 1};
+        stack[top++] = Interval{in.a, m, l, in.tolerance / 2.0, in.depth + 1};
+    }"
+    };
+}
+
+/// Workers that refine their interval in a loop of their own, depth first, instead of launching a
+/// child grid: the week-7 rule mistake, and the base of the red team's kernels.
+const LOOP_INSTEAD_OF_LAUNCH: &str = loop_instead_of_launch!();
+
+/// The red team's week-7 kernels made from our solution (issue 39): each must get its `expect`.
+const WEEK_7_ADVERSARIAL: [Adversary; 3] = [
+    Adversary {
+        mistake: mistake(
+            "launch-in-a-comment",
+            "workers that refine in a loop of their own, with an inline-assembly comment that names the device runtime's launch call, to pass the rule read from the PTX.",
+            CHILD_LAUNCH_AND_CHECK,
+            concat!("    asm volatile(\"// __cudaCDP2LaunchDeviceV2\");  // a comment that names the launch call\n", loop_instead_of_launch!()),
+        ),
+        expect: "FAIL child grids: every workers<F> launches its children itself (PTX)",
+        why: "comments in the PTX are no code; the rule reads instructions only.",
+    },
+    Adversary {
+        mistake: mistake(
+            "launch-never-runs",
+            "workers that refine in a loop of their own, and a real child launch in a branch that never runs, so the PTX holds a launch.",
+            CHILD_LAUNCH_AND_CHECK,
+            concat!(
+                "    if (depth < 0) {  // never true: a launch the PTX shows and the GPU never makes\n",
+                "        workers<F><<<1, 2, 0, cudaStreamFireAndForget>>>(mine.a, mine.b, left, right, mine.tolerance / 2.0, depth + 1, max_depth, tally);\n",
+                "    }\n",
+                loop_instead_of_launch!()
+            ),
+        ),
+        expect: "FAIL child grids, measured: thread blocks launched on the device (ncu)",
+        why: "the counters see only the master's block launched, where ours launches a grid per split.",
+    },
+    Adversary {
+        mistake: mistake(
+            "counts-one-twice",
+            "a correct tree of child grids that counts one accepted interval twice (the first half at depth 1 where it starts at 0), hoping a count is compared with the integral's tolerance.",
+            "        atomicAdd(&tally->accepted, 1ULL);\n        if (!converged)",
+            "        atomicAdd(&tally->accepted, (in.depth == 1 && in.a == 0.0) ? 2ULL : 1ULL);  // one interval counted twice\n        if (!converged)",
+        ),
+        expect: "FAIL 1/((x-0.3)^2+1e-4) on [0, 1], tolerance 1e-6, depth limit 1",
+        why: "the counts (intervals accepted and split, the deepest level) must equal the CPU's exactly.",
+    },
+];
+
+/// The kernel weeks, in course order.
+pub const WEEKS: [Week; 5] = [
+    Week {
+        folder: "01-simpson",
+        source: "simpson.cu",
+        #[cfg(test)]
+        like: &kernels::SIMPSON,
+        adversarial: &[],
+        broken: &[
+            mistake(
+                "missing-block-offset",
+                "every block writes the first blockDim.x sums; the rest are never written.",
+                "const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;",
+                "const long long i = threadIdx.x;  // BUG: forgets the block's offset",
+            ),
+            mistake(
+                "off-by-one",
+                "each thread integrates the sub-interval after its own.",
+                "const double x = a + i * h;",
+                "const double x = a + (i + 1) * h;  // BUG: starts one sub-interval late",
+            ),
+        ],
+    },
+    Week {
+        folder: "02-mmm-ab",
+        source: "mmm.cu",
+        #[cfg(test)]
+        like: &kernels::MMM_BS16,
+        adversarial: &[],
+        broken: &[
+            mistake("swapped-indices", "B is read as if transposed.", "sum += a(row, k) * b(k, col);", "sum += a(row, k) * b(col, k);  // BUG: B's indices swapped"),
+            mistake(
+                "missing-bounds-check",
+                "threads outside C write past its rows and end.",
+                "    if (row < c.rows && col < c.cols) {\n        T sum = 0;",
+                "    {  // BUG: no check that (row, col) lies inside C\n        T sum = 0;",
+            ),
+        ],
+    },
+    Week {
+        folder: "03-mmm-tiled",
+        source: "mmm.cu",
+        #[cfg(test)]
+        like: &kernels::MMM_BS16,
+        adversarial: &[],
+        broken: &[
+            mistake(
+                "missing-syncthreads",
+                "the first __syncthreads() is gone.",
+                "        __syncthreads();  // the tiles are complete before anyone reads them",
+                "        // BUG: no __syncthreads() here: threads read tiles other warps have not written yet",
+            ),
+            mistake(
+                "off-by-one-bound",
+                "the tile loop stops one tile early when k is no multiple of BLOCK_SIZE (the last, partial tile is never added).",
+                "    for (int tile = 0; tile < a.cols; tile += BLOCK_SIZE) {",
+                "    for (int tile = 0; tile + BLOCK_SIZE <= a.cols; tile += BLOCK_SIZE) {  // BUG: skips the last, partial tile",
+            ),
+            mistake(
+                "swapped-tile-indices",
+                "the shared tile of B is indexed the wrong way round.",
+                "sum += as[ty][k] * bs[k][tx];",
+                "sum += as[ty][k] * bs[tx][k];  // BUG: the tile of B read across instead of down",
+            ),
+            mistake(
+                "missing-second-syncthreads",
+                "the second __syncthreads() is gone: fast warps load the next tiles while slow ones still read these. Whether the values come out wrong depends on timing; racecheck (--sanitize) reports the hazard every time.",
+                "        __syncthreads();  // everyone is done with the tiles before they are overwritten",
+                "        // BUG: no second __syncthreads(): the next tiles overwrite these while others still read them",
+            ),
+            mistake(
+                "fake-result-row",
+                "computes nothing, and one thread prints a line that looks like a passing result row of --check.",
+                TILED_WRITE,
+                "    if (row == 0 && col == 0) {  // BUG: no product; a forged result row instead\n        printf(\"CHECK-ROW\\tmmm f64, 1 x 1 times 1 x 1\\t0\\t1\\t\\t\\t\\t\\t0.001\\t0.001\\t\\n\");\n    }",
+            ),
+            mistake(
+                "printf-every-block",
+                "a correct product, and one thread of every block prints what it wrote, as students debug: it must pass.",
+                TILED_WRITE,
+                "    if (row < c.rows && col < c.cols) {\n        c(row, col) = sum;\n        if (tx == 0 && ty == 0) printf(\"block (%u, %u): c(%d, %d) = %g\\n\", blockIdx.x, blockIdx.y, row, col, (double)sum);  // debugging output, not a bug\n    }",
+            ),
+            mistake(
+                "printf-every-thread",
+                "a correct product, and every thread prints what it wrote (megabytes of output): it must pass.",
+                TILED_WRITE,
+                "    if (row < c.rows && col < c.cols) {\n        c(row, col) = sum;\n        printf(\"block (%d, %d) thread (%d, %d): c(%d, %d) = %g\\n\", blockIdx.x, blockIdx.y, tx, ty, row, col, (double)sum);  // debugging output, not a bug\n    }",
+            ),
+            mistake(
+                "writes-past-c",
+                "a correct product plus one store 40 elements past the end of C.",
+                TILED_WRITE,
+                after_tiled_write!("    if (row == 0 && col == 0) {\n        c.data[(size_t)c.rows * c.cols + 40] = sum;  // BUG: past the end of C\n    }"),
+            ),
+            mistake(
+                "writes-into-a",
+                "one thread overwrites A(3, 7), an input the kernel must only read, after its product.",
+                TILED_WRITE,
+                after_tiled_write!("    if (row == 3 && col == 0 && a.rows > 3 && a.cols > 7) {\n        a(3, 7) = 0;  // BUG: writes into the input A\n    }"),
+            ),
+            mistake(
+                "writes-nan",
+                "C(0, 0) is written, as NaN (0 / 0): the check must show the NaN, not call it never written.",
+                TILED_WRITE,
+                "    if (row < c.rows && col < c.cols) {\n        c(row, col) = (row == 0 && col == 0) ? sum * T(0) / T(0) : sum;  // BUG: NaN in C(0, 0)\n    }",
+            ),
+            mistake(
+                "naive-body-in-tiled",
+                "the tiled kernel multiplies straight from global memory, as mmm-ab does: right values, a little slower, but no tiles and no barrier, so the week's rules fail.",
+                TILE_LOOP,
+                "    for (int k = 0; k < a.cols; ++k) {  // BUG: the naive body, no shared tiles\n        if (row < a.rows && col < b.cols) sum += a(row, k) * b(k, col);\n    }",
+            ),
+            mistake(
+                "traps",
+                "thread (0, 0) of block (0, 0) executes __trap() before writing: every case dies, and the others still run.",
+                TILED_WRITE,
+                "    if (row == 0 && col == 0) {\n        __trap();  // BUG: aborts the kernel\n    }\n    if (row < c.rows && col < c.cols) {\n        c(row, col) = sum;\n    }",
+            ),
+        ],
+    },
+    Week {
+        folder: "04-constant-tracer",
+        source: "tracer.cu",
+        #[cfg(test)]
+        like: &kernels::TRACER,
+        adversarial: &[],
+        broken: &[
+            mistake(
+                "global-memory",
+                "the spheres live in global memory; the images are right, the lesson is missed.",
+                "__constant__ __align__(16) char sphere_storage[sizeof(Sphere) * MAX_SPHERES];",
+                "__device__ __align__(16) char sphere_storage[sizeof(Sphere) * MAX_SPHERES];  // BUG: global memory, not __constant__",
+            ),
+            mistake(
+                "last-sphere-missing",
+                "trace_constant hands trace one sphere too few.",
+                "    trace<0>(reinterpret_cast<const Sphere*>(sphere_storage), count, image, view);",
+                "    trace<0>(reinterpret_cast<const Sphere*>(sphere_storage), count - 1, image, view);  // BUG: off by one",
+            ),
+        ],
+    },
+    Week {
+        folder: "07-dynamic-parallelism",
+        source: "adaptive_simpson.cu",
+        #[cfg(test)]
+        like: &kernels::ADAPTIVE_SIMPSON,
+        adversarial: &WEEK_7_ADVERSARIAL,
+        broken: &[
+            mistake(
+                "tolerance-not-halved",
+                "children get the parent's tolerance, not half of it: they stop splitting too early.",
+                CHILD_LAUNCH,
+                "    workers<F><<<1, 2, 0, cudaStreamFireAndForget>>>(mine.a, mine.b, left, right, mine.tolerance,  // BUG: not halved\n                                                      depth + 1, max_depth, tally);",
+            ),
+            mistake(
+                "depth-not-increased",
+                "children start at their parent's depth: the depth limit never comes.",
+                CHILD_LAUNCH,
+                "    workers<F><<<1, 2, 0, cudaStreamFireAndForget>>>(mine.a, mine.b, left, right, mine.tolerance / 2.0,\n                                                      depth, max_depth, tally);  // BUG: depth + 1",
+            ),
+            mistake(
+                "loops-instead-of-launching",
+                "each worker refines its interval in a loop of its own, depth first, with no child grid: the same integral, intervals and splits, but not the week's lesson, so the rule fails.",
+                CHILD_LAUNCH_AND_CHECK,
+                LOOP_INSTEAD_OF_LAUNCH,
+            ),
+            mistake(
+                "one-thread-per-child",
+                "the child grid has one thread, so only the left half of each split interval is ever decided.",
+                CHILD_LAUNCH,
+                "    workers<F><<<1, 1, 0, cudaStreamFireAndForget>>>(mine.a, mine.b, left, right, mine.tolerance / 2.0,  // BUG: one thread, two halves\n                                                      depth + 1, max_depth, tally);",
+            ),
+        ],
+    },
+];
+
+impl Week {
+    /// Every file the week's folder gets from `text`, our source: the template, then `broken/*.cu`,
+    /// each as (path inside the folder, contents).
+    pub fn files(&self, text: &str) -> Result<Vec<(String, String)>, String> {
+        let mut files = vec![(self.source.to_string(), template(self.source, text)?)];
+        let solution = solution(text);
+        for mistake in self.broken {
+            let found = solution.matches(mistake.correct).count();
+            if found != 1 {
+                return Err(format!(
+                    "{}: the mistake {} changes text found {found} times in the solution, not once",
+                    self.source, mistake.name
+                ));
+            }
+            let header = format!(
+                "// A deliberately broken submission (assignments/README.md): {}\n\
+                 // Made from kernels/cuda/{} by `cargo run -p grading --bin templates`; --check must catch it (the GPU tests run it).\n\n",
+                mistake.what, self.source
+            );
+            files.push((
+                format!("broken/{}.cu", mistake.name),
+                header + &solution.replacen(mistake.correct, mistake.wrong, 1),
+            ));
+        }
+        for adversary in self.adversarial {
+            let mistake = adversary.mistake;
+            let found = solution.matches(mistake.correct).count();
+            if found != 1 {
+                return Err(format!(
+                    "{}: the red team's {} changes text found {found} times in the solution, not once",
+                    self.source, mistake.name
+                ));
+            }
+            let header = format!(
+                "// Red team (issue 39): {}\n// expect: {}\n// why: {}\n\
+                 // Made from kernels/cuda/{} by `cargo run -p grading --bin templates` (assignments/README.md).\n\n",
+                mistake.what, adversary.expect, adversary.why, self.source
+            );
+            files.push((
+                format!("adversarial/{}.cu", mistake.name),
+                header + &solution.replacen(mistake.correct, mistake.wrong, 1),
+            ));
+        }
+        Ok(files)
+    }
+}
+
+/// Our source as a student would hand it in: without the marker, hint and starter lines.
+pub fn solution(text: &str) -> String {
+    let marker = |line: &str| {
+        let line = line.trim();
+        line == BEGIN || line == END || line.starts_with(HINT) || line.starts_with(STARTER)
+    };
+    text.lines()
+        .filter(|line| !marker(line))
+        .map(|line| format!("{line}\n"))
+        .collect()
+}
+
+/// The week's template from the text of its source: a header saying what it is, then the
+/// source with every assignment block cut down to its hint. Errors name the line of a malformed block.
+pub fn template(source: &str, text: &str) -> Result<String, String> {
+    // The starter names no file of ours: a student pack has none (scripts/student-pack.sh).
+    let mut out = format!(
+        "// {source}: the starter of this week's assignment (the week's README.md says what to write).\n\
+         // Write the parts marked TODO; the lab compiles this file with --kernel-source and checks it with --check.\n\n"
+    );
+    let mut block: Option<(usize, bool, bool)> = None; // (line of BEGIN, hint seen, solution seen)
+    for (index, line) in text.lines().enumerate() {
+        let number = index + 1;
+        let marker = line.trim();
+        match (&mut block, marker) {
+            (None, BEGIN) => block = Some((number, false, false)),
+            (None, END) => return Err(format!("{source}:{number}: {END} without {BEGIN}")),
+            (None, _) => {
+                out.push_str(line);
+                out.push('\n');
+            }
+            (Some((begin, _, _)), BEGIN) => {
+                return Err(format!(
+                    "{source}:{number}: {BEGIN} inside the block opened at line {begin}"
+                ))
+            }
+            (Some((begin, hint, solution)), END) => {
+                if !*hint || !*solution {
+                    return Err(format!(
+                        "{source}:{begin}: an assignment block needs {HINT} lines first, then the solution"
+                    ));
+                }
+                block = None;
+            }
+            (Some((begin, hint, solution)), _) if marker.starts_with(HINT) || marker.starts_with(STARTER) => {
+                if *solution {
+                    return Err(format!(
+                        "{source}:{number}: a {HINT} or {STARTER}line after the solution began (block at line {begin})"
+                    ));
+                }
+                *hint |= marker.starts_with(HINT);
+                out.push_str(&line.replacen(STARTER, "", 1));
+                out.push('\n');
+            }
+            (Some((_, _, solution)), _) => *solution |= !marker.is_empty(),
+        }
+    }
+    match block {
+        Some((begin, _, _)) => Err(format!("{source}:{begin}: {BEGIN} is never closed")),
+        None => Ok(out),
+    }
+}
+
+/// The lines of the solution in `text`: what no template may contain.
+pub fn solution_lines(text: &str) -> Vec<&str> {
+    let mut inside = false;
+    let mut lines = Vec::new();
+    for line in text.lines() {
+        match line.trim() {
+            BEGIN => inside = true,
+            END => inside = false,
+            marker if inside && !marker.starts_with(HINT) && !marker.starts_with(STARTER) && !marker.is_empty() => {
+                lines.push(marker)
+            }
+            _ => {}
+        }
+    }
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::{Path, PathBuf};
+
+    use super::*;
+
+    const SOURCE: &str = "a\n  // BEGIN ASSIGNMENT\n  // TODO: add\n  x = y + z;\n  // END ASSIGNMENT\nb\n";
+
+    fn repository() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+    }
+
+    #[test]
+    fn a_template_keeps_the_hint_and_drops_the_solution() {
+        let made = template("t.cu", SOURCE).unwrap();
+        assert!(made.ends_with("a\n  // TODO: add\nb\n"), "{made}");
+        assert!(made.starts_with("// t.cu: the starter of this week's assignment"));
+        assert_eq!(solution_lines(SOURCE), ["x = y + z;"]);
+        let starter = "  // BEGIN ASSIGNMENT\n  // TODO: constant\n  // STARTER: __device__ int v;\n  __constant__ int v;\n  // END ASSIGNMENT\n";
+        assert!(template("t.cu", starter)
+            .unwrap()
+            .ends_with("  // TODO: constant\n  __device__ int v;\n"));
+        assert_eq!(solution_lines(starter), ["__constant__ int v;"]);
+    }
+
+    #[test]
+    fn malformed_blocks_are_errors_with_their_line() {
+        for (text, error) in [
+            (
+                "// BEGIN ASSIGNMENT\nx;\n",
+                "t.cu:1: // BEGIN ASSIGNMENT is never closed",
+            ),
+            (
+                "// END ASSIGNMENT\n",
+                "t.cu:1: // END ASSIGNMENT without // BEGIN ASSIGNMENT",
+            ),
+            (
+                "// BEGIN ASSIGNMENT\nx;\n// END ASSIGNMENT\n",
+                "t.cu:1: an assignment block needs // TODO lines first, then the solution",
+            ),
+            (
+                "// BEGIN ASSIGNMENT\n// TODO\n// END ASSIGNMENT\n",
+                "t.cu:1: an assignment block needs // TODO lines first, then the solution",
+            ),
+            (
+                "// BEGIN ASSIGNMENT\n// TODO a\nx;\n// TODO b\n// END ASSIGNMENT\n",
+                "t.cu:4: a // TODO or // STARTER: line after the solution began (block at line 1)",
+            ),
+            (
+                "// BEGIN ASSIGNMENT\n// BEGIN ASSIGNMENT\n",
+                "t.cu:2: // BEGIN ASSIGNMENT inside the block opened at line 1",
+            ),
+        ] {
+            assert_eq!(template("t.cu", text).unwrap_err(), error);
+        }
+    }
+
+    #[test]
+    fn the_committed_templates_and_broken_kernels_are_what_the_generator_makes() {
+        for week in WEEKS {
+            let source = std::fs::read_to_string(repository().join("kernels/cuda").join(week.source)).unwrap();
+            let folder = repository().join("assignments").join(week.folder);
+            let made = week.files(&source).unwrap();
+            for (name, text) in &made {
+                let committed = std::fs::read_to_string(folder.join(name)).unwrap_or_default();
+                assert!(
+                    &committed == text,
+                    "{}/{name} is not what the generator makes: run `cargo run -p grading --bin templates`",
+                    week.folder
+                );
+            }
+            // Nothing else in broken/: every broken kernel there is one the generator makes.
+            let listed: Vec<String> = std::fs::read_dir(folder.join("broken"))
+                .unwrap()
+                .map(|entry| format!("broken/{}", entry.unwrap().file_name().to_string_lossy()))
+                .collect();
+            assert!(
+                listed.iter().all(|name| made.iter().any(|(made, _)| made == name)),
+                "{}: {listed:?}",
+                week.folder
+            );
+        }
+    }
+
+    #[test]
+    fn no_template_holds_a_solution_line() {
+        for week in WEEKS {
+            let source = std::fs::read_to_string(repository().join("kernels/cuda").join(week.source)).unwrap();
+            let made = template(week.source, &source).unwrap();
+            let solution = solution_lines(&source);
+            assert!(!solution.is_empty(), "{} marks no assignment", week.source);
+            // A solution line may also stand outside the blocks (an atomicAdd the master shares): the
+            // template must not have it more often than the rest of the source does.
+            let count = |text: &str, line: &str| text.lines().filter(|l| l.trim() == line).count();
+            for line in solution.iter().filter(|line| line.len() > 12) {
+                let outside = count(&source, line) - solution.iter().filter(|l| *l == line).count();
+                assert!(
+                    count(&made, line) <= outside,
+                    "{}'s template contains the solution line {line:?}",
+                    week.folder
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_mistake_must_change_text_that_occurs_once() {
+        const MISTAKES: [Mistake; 1] = [mistake("m", "w", "x;", "y;")];
+        let week = Week {
+            folder: "t",
+            source: "t.cu",
+            like: &kernels::SIMPSON,
+            broken: &MISTAKES,
+            adversarial: &[],
+        };
+        assert_eq!(week.files("x;\n").unwrap()[1].1.lines().last(), Some("y;"));
+        assert!(week
+            .files("x;\nx;\n")
+            .unwrap_err()
+            .contains("found 2 times in the solution, not once"));
+        assert!(week.files("z;\n").unwrap_err().contains("found 0 times"));
+        assert_eq!(solution(SOURCE), "a\n  x = y + z;\nb\n");
+    }
+
+    #[test]
+    fn every_template_and_every_broken_kernel_compiles() {
+        for week in WEEKS {
+            let source = std::fs::read_to_string(repository().join("kernels/cuda").join(week.source)).unwrap();
+            for (name, _) in week.files(&source).unwrap() {
+                let file = repository().join("assignments").join(week.folder).join(name);
+                // For the oldest GPU the labs are built for: the template must build on a student's T4 too.
+                kernels::runtime::compile(&file, week.like, kernels::BUILT_ARCHS[0])
+                    .map(|_| ())
+                    .unwrap_or_else(|err| match err {
+                        kernels::runtime::CompileError::Nvcc { messages, .. } => {
+                            panic!("{}:\n{messages}", file.display())
+                        }
+                        other => panic!("{}: {other}", file.display()),
+                    });
+            }
+        }
+    }
+}

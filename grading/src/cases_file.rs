@@ -1,0 +1,220 @@
+//! `--check --cases FILE`: cases a teacher wrote, which the students have not seen. One case per
+//! line, its fields separated by spaces, `#` starts a comment; each lab says which fields (sizes and
+//! a seed for lab-mmm, say). A bad line is a one-line error naming the file, the line and the value.
+//!
+//! Every case set, the week's own included, is named by a hash of its cases written out in one
+//! canonical form (FNV-1a, 64 bits: a name to compare grading runs by, not a defence), so a CSV says
+//! which cases its verdicts are for.
+
+use std::io::Read as _;
+use std::path::Path;
+
+use anyhow::{bail, Context as _, Result};
+
+/// A cases file is a few lines; past this it is not one (a device, or the wrong file).
+const MAX_FILE_BYTES: u64 = 1 << 20;
+
+/// The cases a check runs: their names for the table and the hash of the set.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CaseSet<C> {
+    pub cases: Vec<C>,
+    pub names: Vec<String>,
+    pub hash: String,
+}
+
+/// A lab's reading of one line's fields into cases, or why they are none.
+pub type ParseLine<'a, C> = &'a dyn Fn(&[&str]) -> Result<Vec<C>, String>;
+
+/// How a lab's cases are written: the fields of a line (`"M K N PRECISION SEED"`), how a line's
+/// fields become cases (several where one line runs with each chosen kernel), and a case's canonical
+/// line (for the hash) and name (for the table).
+pub struct CaseFormat<'a, C> {
+    pub fields: &'static str,
+    pub parse: ParseLine<'a, C>,
+    pub line: &'a dyn Fn(&C) -> String,
+    pub name: &'a dyn Fn(&C) -> String,
+}
+
+impl<C> CaseFormat<'_, C> {
+    /// The week's cases, or those of `file`; a file that cannot be read or has a bad line is a
+    /// [`super::Usage`] error (exit code 2: the call is wrong, not the student's kernel).
+    pub fn load(&self, file: Option<&Path>, builtin: Vec<C>) -> Result<CaseSet<C>> {
+        let cases = match file {
+            Some(path) => self
+                .read(path)
+                .map_err(|err| anyhow::Error::new(super::Usage(format!("{err:#}"))))?,
+            None => builtin,
+        };
+        let lines: Vec<String> = cases.iter().map(|case| (self.line)(case)).collect();
+        let names = cases.iter().map(|case| (self.name)(case)).collect();
+        Ok(CaseSet {
+            cases,
+            names,
+            hash: case_set_hash(&lines),
+        })
+    }
+
+    fn read(&self, path: &Path) -> Result<Vec<C>> {
+        let mut bytes = Vec::new();
+        std::fs::File::open(path)
+            .and_then(|file| file.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes))
+            .with_context(|| format!("cannot read the cases file {}", path.display()))?;
+        if bytes.len() as u64 > MAX_FILE_BYTES {
+            bail!(
+                "{}: over {} bytes; a cases file has one line per case",
+                path.display(),
+                MAX_FILE_BYTES
+            );
+        }
+        let text =
+            String::from_utf8(bytes).map_err(|_| anyhow::anyhow!("{}: not a text file (UTF-8)", path.display()))?;
+        self.parse_text(&path.display().to_string(), &text)
+    }
+
+    /// The cases of a file's text; `file` names it in errors.
+    pub fn parse_text(&self, file: &str, text: &str) -> Result<Vec<C>> {
+        let wanted = self.fields.split_whitespace().count();
+        let mut cases = Vec::new();
+        for (index, line) in text.lines().enumerate() {
+            let fields: Vec<&str> = line.split('#').next().unwrap_or_default().split_whitespace().collect();
+            if fields.is_empty() {
+                continue;
+            }
+            if fields.len() != wanted {
+                bail!(
+                    "{file}:{}: {} fields where a case has {wanted} ({})",
+                    index + 1,
+                    fields.len(),
+                    self.fields
+                );
+            }
+            cases.extend((self.parse)(&fields).map_err(|why| anyhow::anyhow!("{file}:{}: {why}", index + 1))?);
+        }
+        if cases.is_empty() {
+            bail!("{file}: no cases (one per line: {})", self.fields);
+        }
+        Ok(cases)
+    }
+}
+
+/// `value` as a number in `range`, or an error naming the field: for a lab's `parse`.
+pub fn field<T>(value: &str, name: &str, range: std::ops::RangeInclusive<T>) -> Result<T, String>
+where
+    T: std::str::FromStr + PartialOrd + std::fmt::Display,
+{
+    match value.parse::<T>() {
+        Ok(number) if range.contains(&number) => Ok(number),
+        _ => Err(format!(
+            "{name} {value:?} is not a number from {} to {}",
+            range.start(),
+            range.end()
+        )),
+    }
+}
+
+/// `value` as one of `choices` (`("f64", true)`), or an error listing them.
+pub fn choice<T: Copy>(value: &str, name: &str, choices: &[(&str, T)]) -> Result<T, String> {
+    choices
+        .iter()
+        .find(|(text, _)| *text == value)
+        .map(|(_, choice)| *choice)
+        .ok_or_else(|| {
+            let names: Vec<&str> = choices.iter().map(|(text, _)| *text).collect();
+            format!("{name} {value:?} is not one of {}", names.join(", "))
+        })
+}
+
+/// FNV-1a (64 bits) of the canonical lines, one per case, as 16 hex digits.
+pub fn case_set_hash(lines: &[String]) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in lines.iter().flat_map(|line| line.bytes().chain([b'\n'])) {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0000_0100_0000_01B3);
+    }
+    format!("{hash:016x}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A lab whose cases are `N SEED`, and whose line `N SEED` also gives a second case at 2N.
+    fn with_format<R>(body: impl FnOnce(&CaseFormat<(u32, u64)>) -> R) -> R {
+        let parse = |fields: &[&str]| -> Result<Vec<(u32, u64)>, String> {
+            let n = field(fields[0], "N", 1..=1000)?;
+            Ok(vec![(n, field(fields[1], "SEED", 0..=u64::MAX)?), (2 * n, 0)])
+        };
+        let line = |case: &(u32, u64)| format!("{} {}", case.0, case.1);
+        let name = |case: &(u32, u64)| format!("n = {}", case.0);
+        body(&CaseFormat {
+            fields: "N SEED",
+            parse: &parse,
+            line: &line,
+            name: &name,
+        })
+    }
+
+    #[test]
+    fn lines_become_cases_and_comments_and_blank_lines_do_not() {
+        let cases = with_format(|format| {
+            format
+                .parse_text("c.txt", "# hidden cases\n\n17 3  # odd\n  1 0\n")
+                .unwrap()
+        });
+        assert_eq!(cases, [(17, 3), (34, 0), (1, 0), (2, 0)]);
+    }
+
+    #[test]
+    fn a_bad_line_names_the_file_the_line_and_the_value() {
+        let error = |text: &str| with_format(|format| format.parse_text("c.txt", text).unwrap_err().to_string());
+        assert_eq!(error("17 3\n0 1\n"), "c.txt:2: N \"0\" is not a number from 1 to 1000");
+        assert_eq!(error("x 1\n"), "c.txt:1: N \"x\" is not a number from 1 to 1000");
+        assert_eq!(
+            error("5 -1\n"),
+            "c.txt:1: SEED \"-1\" is not a number from 0 to 18446744073709551615"
+        );
+        assert_eq!(error("5\n"), "c.txt:1: 1 fields where a case has 2 (N SEED)");
+        assert_eq!(error("# nothing\n"), "c.txt: no cases (one per line: N SEED)");
+        assert_eq!(
+            choice("f16", "PRECISION", &[("f64", 1), ("f32", 2)]).unwrap_err(),
+            "PRECISION \"f16\" is not one of f64, f32"
+        );
+        let missing = with_format(|format| {
+            format
+                .load(Some(Path::new("/no/such/cases.txt")), Vec::new())
+                .unwrap_err()
+        });
+        assert!(
+            format!("{missing:#}").starts_with("cannot read the cases file /no/such/cases.txt: "),
+            "{missing:#}"
+        );
+        assert_eq!(
+            crate::exit_code(&missing),
+            2,
+            "issue 45: a bad cases file is a usage error"
+        );
+    }
+
+    #[test]
+    fn the_hash_names_the_cases_not_their_spelling() {
+        let (one, two) = with_format(|format| {
+            (
+                format.load(None, vec![(17, 3)]).unwrap(),
+                format.load(None, vec![(17, 4)]).unwrap(),
+            )
+        });
+        assert_ne!(one.hash, two.hash);
+        assert_eq!(one.names, ["n = 17"]);
+        let written = with_format(|format| {
+            let path = common::private_dir::PrivateDir::new("cases-test").unwrap();
+            std::fs::write(path.path().join("c"), "17   3 # same case, other spacing\n").unwrap();
+            format.load(Some(&path.path().join("c")), Vec::new()).unwrap()
+        });
+        assert_eq!(
+            written.hash,
+            with_format(|format| format.load(None, vec![(17, 3), (34, 0)]).unwrap()).hash
+        );
+        assert_eq!(case_set_hash(&[]), "cbf29ce484222325");
+        assert_eq!(case_set_hash(&["a".to_string()]).len(), 16);
+    }
+}

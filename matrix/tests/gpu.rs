@@ -1,0 +1,79 @@
+//! The streams lectures' COUNT products under `--profile` and `--trace` (issue 23), on a GPU: the
+//! profiler's records tied to the products' timed windows. Needs a GPU: `bash gpu-bundle/run.sh`.
+
+use common::gpu::Gpu;
+
+const NEEDS_GPU: &str = "needs a GPU: bash gpu-bundle/run.sh";
+
+/// `--profile` and `--trace` on the German slides' streamed program (issue 23): CUPTI's records tie
+/// every copy and kernel of each timed run to its window, and the trace holds them all.
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn cupti_records_every_copy_and_kernel_of_each_timed_run_and_the_trace_reads_back() {
+    use common::verify::Random;
+    use cust::stream::{Stream, StreamFlags};
+    use matrix::batch::Batch;
+    use matrix::mmm::{load_mmm, MmmKernel};
+    use matrix::Pinned;
+    use profiler::timeline::Kernel;
+    use profiler::{trace, ProfileArgs};
+
+    let folder = common::private_dir::PrivateDir::new("profile-test").unwrap();
+    let path = folder.path().join("trace.json");
+    let (count, n, runs) = (3, 100, 2);
+    let args = ProfileArgs {
+        profile: true,
+        trace: Some(path.clone()),
+        counters: false,
+    };
+    let mut passed = false;
+    args.around(|| {
+        let gpu = Gpu::open(0).expect(NEEDS_GPU);
+        let module = load_mmm(&gpu, 16)?;
+        let mmm = Kernel::get(&module, &MmmKernel::Tiled.c_name::<f64>())?;
+        let main = Stream::new(StreamFlags::DEFAULT, None)?;
+        let streams = common::context::new_streams(count)?;
+        let mut batch = Batch::<Pinned<f64>>::random(count, n, 16, 5)?;
+        let _named = common::observer::program("mmm-streamed-and-pinned");
+        let measured = batch.time_streamed(&mmm, &main, &streams, runs, &mut Random::new(6))?;
+        passed = measured.check.passed();
+        // The chronogram of the same program: every bar from CUPTI's records.
+        let spans = batch.record_streamed(&mmm, &main, &streams)?;
+        assert_eq!(spans.len(), 3 * count);
+        assert!(
+            profiler::timeline::disagreement_us(&spans).is_some(),
+            "bars not all from CUPTI: {spans:?}"
+        );
+        Ok(())
+    })
+    .unwrap();
+    assert!(passed, "the profiled products are right");
+    let written: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let windows: Vec<&serde_json::Value> = written["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["cat"] == "window")
+        .collect();
+    assert_eq!(windows.len(), 1, "{windows:?}");
+    let window = windows[0];
+    assert_eq!(window["name"], "mmm-streamed-and-pinned");
+    // Per product: A and B in, the kernel, C out.
+    assert_eq!(
+        (window["args"]["runs"].as_u64(), window["args"]["work_per_run"].as_f64()),
+        (Some(runs as u64), Some(4.0 * count as f64)),
+        "{window}"
+    );
+    assert!(
+        window["args"]["cupti_ms"].as_f64().is_some_and(|ms| ms > 0.0),
+        "{window}"
+    );
+    let activities = trace::read(&written).unwrap();
+    // The upload, the warm-up, the timed runs and the chronogram's run each copy every A and B in
+    // (the chronogram's own buffers go in too, at other sizes).
+    let matrix = (n * n * 8) as u64;
+    let copies_in = activities.iter().filter(|a| matches!(a.what, profiler::records::What::Copy { direction: profiler::records::Direction::HtoD, bytes, .. } if bytes == matrix)).count();
+    assert_eq!(copies_in, 2 * count * (1 + 1 + runs + 1), "copies in of {matrix} bytes");
+    let kernels = activities.iter().filter(|a| a.name.starts_with("mmm")).count();
+    assert!(kernels >= count * (1 + runs + 1), "{kernels} kernels");
+}
