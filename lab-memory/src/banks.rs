@@ -8,9 +8,10 @@
 
 use anyhow::{ensure, Result};
 use common::check_cuda;
+use common::gpu::Gpu;
 use common::phases::{self, Phase};
 use common::timing::{time_on_stream, time_on_stream_after, Timing};
-use common::verify::{poisoned_device_buffer, Random};
+use common::verify::{check_cell, poisoned_device_buffer, Random};
 use cust::function::{BlockSize, GridSize};
 use cust::launch;
 use cust::memory::{CopyDestination, DeviceBuffer};
@@ -226,6 +227,67 @@ pub fn transpose(
         },
     )?;
     Ok((timing, differing(&out, &kernel.expected(input, rows, cols))?))
+}
+
+/// `--mode banks`: bank conflicts by stride for 32- and 64-bit words, measured against predicted, with
+/// `steps` loads per thread; then the transposes of a `rows` x `cols` matrix. Returns whether every
+/// result was right.
+pub fn report(
+    gpu: &Gpu,
+    module: &Module,
+    steps: usize,
+    (rows, cols): (usize, usize),
+    repetitions: usize,
+    seed: u64,
+) -> Result<bool> {
+    // Two blocks of 1024 per multiprocessor: 64 warps each, enough to keep the banks busy.
+    let blocks = 2 * gpu.info.multiprocessors;
+    println!("\nShared-memory banks: lane l reads word l*stride, {steps} times; n-way = time / time at stride 1 (same word size)\n");
+    println!("| stride | 32-bit predicted | 32-bit measured | ns per step | 64-bit predicted | 64-bit measured | ns per step | check |");
+    println!("|--------|------------------|-----------------|-------------|------------------|-----------------|-------------|-------|");
+    let mut base = [0.0f64; 2];
+    let mut passed = true;
+    for stride in 1..=32 {
+        let mut cells = Vec::new();
+        let mut wrong = 0;
+        for (w, word) in Word::ALL.into_iter().enumerate() {
+            let (timing, bad) = walk(module, word, stride, steps, blocks, repetitions)?;
+            wrong += bad;
+            if stride == 1 {
+                base[w] = timing.median_ms();
+            }
+            cells.push(format!(
+                "{:.0}-way | {:.2}-way | {:.2}",
+                word.predicted_ways(stride),
+                timing.median_ms() / base[w],
+                timing.median_ms() * 1e6 / steps as f64
+            ));
+        }
+        passed &= wrong == 0;
+        println!("| {stride} | {} | {} | {} |", cells[0], cells[1], check_cell(wrong));
+    }
+    gpu.ensure_fits(
+        8 * (rows * cols) as u64 + 2 * u64::from(gpu.info.l2_bytes),
+        "--transpose",
+    )?;
+    println!("\nTranspose of a {rows} x {cols} float matrix, blocks of 32 x 8 threads, tiles of 32 x 32:\n");
+    println!("| kernel | GPU time in ms | GB/s (read + written) | % of peak | check |");
+    println!("|--------|----------------|-----------------------|-----------|-------|");
+    let input = random_matrix(rows, cols, seed);
+    for kernel in Transpose::ALL {
+        let (timing, wrong) = transpose(module, kernel, &input, rows, cols, gpu.info.l2_bytes, repetitions)?;
+        passed &= wrong == 0;
+        let bandwidth = 8.0 * (rows * cols) as f64 / (timing.median_ms() * 1e-3);
+        println!(
+            "| {} | {:.4} | {:.0} | {:.1}% | {} |",
+            kernel.label(),
+            timing.median_ms(),
+            bandwidth / 1e9,
+            100.0 * bandwidth / gpu.info.peak_bandwidth(),
+            check_cell(wrong)
+        );
+    }
+    Ok(passed)
 }
 
 #[cfg(test)]

@@ -7,9 +7,10 @@
 use std::ffi::c_int;
 
 use anyhow::Result;
+use common::gpu::Gpu;
 use common::phases::{self, Phase};
 use common::timing::{time_on_stream, Timing};
-use common::verify::{poisoned_device_buffer, Random};
+use common::verify::{check_cell, poisoned_device_buffer, Random};
 use common::{check_cuda, raw};
 use cust::function::Function;
 use cust::launch;
@@ -142,6 +143,46 @@ pub fn measure(
         Ok(())
     })?;
     Ok((timing, differing(&out, &gather.expected)?))
+}
+
+/// `--mode cache`: the gather under every L1 / shared-memory preference, for tables of several sizes.
+/// Returns whether every sum was right.
+pub fn report(gpu: &Gpu, module: &Module, repetitions: usize, seed: u64) -> Result<bool> {
+    let threads = 2 * gpu.info.multiprocessors as usize * gpu.info.max_threads_per_multiprocessor as usize;
+    let reads = 64;
+    let sizes = [16usize << 10, 64 << 10, 128 << 10, 192 << 10];
+    println!(
+        "\nCache configuration: {threads} threads each add {reads} entries of a table at hashed places; L1 and shared memory are one store per SM, up to {} of it shared memory\n",
+        common::format_bytes(u64::from(gpu.info.shared_per_multiprocessor))
+    );
+    let header: Vec<String> = sizes
+        .iter()
+        .map(|&bytes| format!("table {}", common::format_bytes(bytes as u64)))
+        .collect();
+    println!("| preference | {} | check |", header.join(" | "));
+    println!("|------------|{}-------|", "---------|".repeat(sizes.len()));
+    let gathers: Vec<Gather> = sizes
+        .iter()
+        .map(|&bytes| Gather::new(bytes, threads, reads, seed))
+        .collect();
+    let mut passed = true;
+    for preference in Preference::all() {
+        let mut cells = Vec::new();
+        let mut wrong = 0;
+        for gather in &gathers {
+            let (timing, bad) = measure(module, gather, preference, repetitions)?;
+            wrong += bad;
+            cells.push(format!("{:.4} ms", timing.median_ms()));
+        }
+        passed &= wrong == 0;
+        println!(
+            "| {} | {} | {} |",
+            preference.name(),
+            cells.join(" | "),
+            check_cell(wrong)
+        );
+    }
+    Ok(passed)
 }
 
 #[cfg(test)]

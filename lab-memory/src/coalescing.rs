@@ -13,10 +13,12 @@ use std::ffi::c_void;
 use std::path::Path;
 
 use anyhow::{ensure, Result};
+use common::gpu::Gpu;
 use common::output::create_output_file;
 use common::phases::{self, Phase};
+use common::progress::Progress;
 use common::timing::{time_on_stream_after, Timing};
-use common::verify::{poison, poisoned_device_buffer, Poison};
+use common::verify::{check_cell, poison, poisoned_device_buffer, Poison};
 use common::{check_cuda, raw};
 use cust::function::Function;
 use cust::launch;
@@ -480,6 +482,131 @@ pub fn plot(
         ))
         .map_err(|e| draw(&e))?;
     root.present().map_err(|e| draw(&e))
+}
+
+/// What `--mode coalescing` takes from the command line (more than fits a short argument list).
+pub struct Settings<'a> {
+    /// Threads of the notes' `kernel_1` and `kernel_2`, a multiple of [`BLOCK`]: the kernels check no bound.
+    pub notes_threads: u32,
+    /// Size of each of the sweep's two buffers; a wider stride copies fewer elements.
+    pub buffer_bytes: usize,
+    /// Where to plot both sweeps as an SVG, if anywhere.
+    pub plot: Option<&'a Path>,
+    /// Whether the plot may replace an existing file.
+    pub force: bool,
+    /// Timed runs of every kernel after one warm-up; the median is reported.
+    pub repetitions: usize,
+    /// Seed of the sweep's input, which the GPU makes and the CPU recomputes.
+    pub seed: u64,
+}
+
+/// `--mode coalescing`: the notes' two kernels, then the stride and offset sweeps of a strided copy:
+/// tables, and the plot. Returns whether every element was right.
+pub fn report(gpu: &Gpu, module: &Module, settings: &Settings) -> Result<bool> {
+    let peak = gpu.info.peak_bandwidth();
+    let reps = settings.repetitions;
+    let l2 = gpu.info.l2_bytes;
+    println!(
+        "\nCoalescing: every run starts with the L2 cache emptied; peak {:.0} GB/s (2 x memory clock x bus width)\n",
+        peak / 1e9
+    );
+    let blocks = settings.notes_threads / BLOCK;
+    gpu.ensure_fits(
+        4 * Notes::Kernel2.floats(settings.notes_threads as usize) as u64 + 2 * u64::from(l2),
+        "--notes-threads",
+    )?;
+    println!("| kernel | threads | writes | GPU time in ms | effective GB/s | % of peak | check |");
+    println!("|--------|---------|--------|----------------|----------------|-----------|-------|");
+    let mut passed = true;
+    for kernel in [Notes::Kernel1, Notes::Kernel2] {
+        let run = run_notes(module, kernel, blocks, BLOCK, l2, reps)?;
+        // Only writes: 4 bytes per thread.
+        let bandwidth = run.bandwidth() / 2.0;
+        passed &= run.wrong == 0;
+        let writes = if kernel == Notes::Kernel1 {
+            "x[tid]"
+        } else {
+            "x[1000*tid]"
+        };
+        println!(
+            "| {} | {} | {writes} | {:.4} | {:.0} | {:.1}% | {} |",
+            kernel.name(),
+            run.access.elements,
+            run.timing.median_ms(),
+            bandwidth / 1e9,
+            100.0 * bandwidth / peak,
+            check_cell(run.wrong)
+        );
+    }
+
+    let floats = settings.buffer_bytes / 4;
+    gpu.ensure_fits(
+        2 * floats as u64 * 4 + 2 * u64::from(l2),
+        &format!("--buffer-bytes {}", settings.buffer_bytes),
+    )?;
+    let mut sweep = Sweep::new(module, floats, l2, peak, settings.seed as u32)?;
+    let strides: Vec<Access> = strides()
+        .into_iter()
+        .map(|stride| Access::fitting(stride, 0, floats))
+        .collect();
+    let offsets: Vec<Access> = offsets()
+        .into_iter()
+        .map(|offset| Access::fitting(1, offset, floats))
+        .collect();
+    let progress = Progress::new(strides.len() + offsets.len(), "coalescing sweep");
+    let mut measure = |access: &Access| {
+        progress.run(&format!("stride {} offset {}", access.stride, access.offset), || {
+            sweep.measure(*access, reps)
+        })
+    };
+    let by_stride: Vec<Measured> = strides.iter().map(&mut measure).collect::<Result<_>>()?;
+    let by_offset: Vec<Measured> = offsets.iter().map(&mut measure).collect::<Result<_>>()?;
+    progress.done();
+    let coalesced = by_stride[0].bandwidth();
+    println!("\nout[offset + i*stride] = in[offset + i*stride] + 1, by stride (offset 0); bytes read and written that the program asked for:\n");
+    println!("| stride | elements | sectors per warp | GPU time in ms | effective GB/s | % of peak | sector model GB/s | check |");
+    println!("|--------|----------|------------------|----------------|----------------|-----------|-------------------|-------|");
+    for m in &by_stride {
+        println!(
+            "| {} | {} | {} | {:.4} | {:.0} | {:.1}% | {:.0} | {} |",
+            m.access.stride,
+            m.access.elements,
+            m.access.sectors_per_warp(),
+            m.timing.median_ms(),
+            m.bandwidth() / 1e9,
+            100.0 * m.bandwidth() / peak,
+            m.access.predicted(coalesced) / 1e9,
+            check_cell(m.wrong)
+        );
+    }
+    let aligned = by_offset[0].bandwidth();
+    println!("\nThe same copy at stride 1, misaligned by an offset (8 floats = one 32-byte sector):\n");
+    println!("| offset | sectors per warp | GPU time in ms | effective GB/s | % of peak | sector model GB/s | check |");
+    println!("|--------|------------------|----------------|----------------|-----------|-------------------|-------|");
+    for m in &by_offset {
+        println!(
+            "| {} | {} | {:.4} | {:.0} | {:.1}% | {:.0} | {} |",
+            m.access.offset,
+            m.access.sectors_per_warp(),
+            m.timing.median_ms(),
+            m.bandwidth() / 1e9,
+            100.0 * m.bandwidth() / peak,
+            m.access.predicted(aligned) / 1e9,
+            check_cell(m.wrong)
+        );
+    }
+    if let Some(path) = settings.plot {
+        plot(
+            &by_stride,
+            &by_offset,
+            peak,
+            &format!("Effective bandwidth by stride and by offset, {}", gpu.info.name),
+            path,
+            settings.force,
+        )?;
+        println!("\nPlot: {}", path.display());
+    }
+    Ok(passed && by_stride.iter().chain(&by_offset).all(|m| m.wrong == 0))
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@ use anyhow::Result;
 use common::check_cuda;
 use common::device_info::DeviceInfo;
 use common::format_bytes;
+use common::gpu::Gpu;
 use common::phases::{self, Phase};
 use common::timing::{time_on_stream, Timing};
 use common::verify::Random;
@@ -163,6 +164,34 @@ pub fn measure_copy(bytes: usize, repetitions: usize, seed: u64) -> Result<(Timi
     check_cuda!(destination.copy_to(&mut back[..]))?;
     let _phase = phases::enter(Phase::Verify);
     Ok((timing, back.par_iter().zip(&words).filter(|(x, y)| x != y).count()))
+}
+
+/// `--mode device-query`: the property listing, then a copy of `copy_bytes` (`--copy-bytes`, rounded
+/// down to whole words) that checks the bandwidth figure against the hardware. Returns whether the copy
+/// was right.
+pub fn report(gpu: &Gpu, copy_bytes: usize, repetitions: usize, seed: u64) -> Result<bool> {
+    let query = Query::read(gpu.device, gpu.info.clone())?;
+    let count = common::gpu::count()?;
+    println!(
+        "\nDevice query ({count} GPU{} on this machine), device 0:\n",
+        if count == 1 { "" } else { "s" }
+    );
+    for (name, value) in query.lines() {
+        println!("  {name:<34} {value}");
+    }
+    let bytes = copy_bytes / 4 * 4;
+    gpu.ensure_fits(2 * bytes as u64, &format!("--copy-bytes {bytes}"))?;
+    let (timing, wrong) = measure_copy(bytes, repetitions, seed)?;
+    // A device-to-device copy reads and writes every byte.
+    let measured = 2.0 * bytes as f64 / (timing.median_ms() * 1e-3);
+    println!(
+        "\nDevice-to-device copy of {}: {timing}; {:.0} GB/s read + written = {:.0}% of the peak; {wrong} words differ: {}",
+        format_bytes(bytes as u64),
+        measured / 1e9,
+        100.0 * measured / gpu.info.peak_bandwidth(),
+        if wrong == 0 { "PASS" } else { "FAIL" }
+    );
+    Ok(wrong == 0)
 }
 
 #[cfg(test)]

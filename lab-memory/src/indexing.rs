@@ -193,6 +193,42 @@ pub fn picture(mapping: &Mapping) -> String {
     out
 }
 
+/// `--mode indexing`: every helper on the `grid` and `block` sizes (`--grid`, `--block`), checked; then
+/// the picture of a small 2D grid. Returns whether every thread landed where its helper says.
+pub fn report(module: &Module, grid: (u32, u32, u32), block: (u32, u32, u32)) -> Result<bool> {
+    println!("\nThread indexing: every thread writes its block and thread at getGlobalIdx_*(); the CPU checks each\n");
+    println!("| helper | grid | block | threads | never written | misplaced | check |");
+    println!("|--------|------|-------|---------|---------------|-----------|-------|");
+    let mut passed = true;
+    for helper in Helper::all() {
+        let mapping = run(module, helper, grid, block)?;
+        let (unwritten, misplaced) = mapping.wrong();
+        passed &= unwritten + misplaced == 0;
+        let dims = |(x, y, z): (u32, u32, u32)| format!("{x} x {y} x {z}");
+        println!(
+            "| {} | {} | {} | {} | {unwritten} | {misplaced} | {} |",
+            helper.name(),
+            dims(mapping.grid),
+            dims(mapping.block),
+            mapping.threads(),
+            if unwritten + misplaced == 0 { "PASS" } else { "FAIL" }
+        );
+    }
+    let small = run(
+        module,
+        Helper {
+            grid: Dims::Two,
+            block: Dims::Two,
+        },
+        (3, 2, 1),
+        (4, 2, 1),
+    )?;
+    println!("\ngetGlobalIdx_2D_2D on a grid of 3 x 2 blocks of 4 x 2 threads, each thread's index where it lies:\n");
+    print!("{}", picture(&small));
+    let (unwritten, misplaced) = small.wrong();
+    Ok(passed && unwritten + misplaced == 0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,4 +1,5 @@
-//! lab-memory's experiments, called by `main.rs` and by the GPU tests.
+//! lab-memory's experiments, one module a `--mode`: each module's `report` runs its mode and prints its
+//! tables for `main.rs`; the parts it is made of are called by the GPU tests too.
 
 pub mod banks;
 pub mod cache;

@@ -9,7 +9,7 @@ use std::ffi::c_void;
 
 use anyhow::Result;
 use common::timing::{time_on_stream, Timing};
-use common::verify::{poisoned_device_buffer, Random};
+use common::verify::{check_cell, poisoned_device_buffer, Random};
 use common::{check_cuda, raw};
 use cust::launch;
 use cust::memory::DeviceBuffer;
@@ -165,6 +165,36 @@ pub fn measure(module: &Module, gather: &Gather, path: Path, repetitions: usize)
         Ok(())
     })?;
     Ok((timing, differing(&out, &gather.expected)?))
+}
+
+/// `--mode readonly`: the gather through plain loads, the read-only path and a texture object, for two
+/// index patterns. Returns whether every element was right.
+pub fn report(module: &Module, repetitions: usize, seed: u64) -> Result<bool> {
+    let (table, n) = (1usize << 22, 1usize << 23);
+    println!(
+        "\nRead-only data path: out[i] = in[index[i]], {n} elements from a table of {} (in L2)\n",
+        common::format_bytes(4 * table as u64)
+    );
+    println!("| indices | path | GPU time in ms | GB/s (index + value + out) | check |");
+    println!("|---------|------|----------------|----------------------------|-------|");
+    let mut passed = true;
+    for pattern in Pattern::ALL {
+        let gather = Gather::new(table, n, pattern, seed)?;
+        for path in Path::ALL {
+            let (timing, wrong) = measure(module, &gather, path, repetitions)?;
+            passed &= wrong == 0;
+            let bandwidth = 12.0 * n as f64 / (timing.median_ms() * 1e-3);
+            println!(
+                "| {} | {} | {:.4} | {:.0} | {} |",
+                pattern.label(),
+                path.label(),
+                timing.median_ms(),
+                bandwidth / 1e9,
+                check_cell(wrong)
+            );
+        }
+    }
+    Ok(passed)
 }
 
 #[cfg(test)]

@@ -6,9 +6,11 @@
 use anyhow::{Context as _, Result};
 use common::check_cuda;
 use common::device_info::DeviceInfo;
+use common::gpu::Gpu;
 use common::phases::{self, Phase};
+use common::ptxas_view::print_ptxas;
 use common::timing::{time_on_stream, Timing};
-use common::verify::{poisoned_device_buffer, Random};
+use common::verify::{check_cell, poisoned_device_buffer, Random};
 use cust::function::{BlockSize, FunctionAttribute};
 use cust::launch;
 use cust::memory::{CopyDestination, DeviceBuffer};
@@ -161,6 +163,63 @@ pub fn run(variant: &Variant, work: &Work, repetitions: usize) -> Result<Measure
         checked: checked.len(),
         wrong,
     })
+}
+
+/// `--mode registers`: the register-pressure kernel, `rounds` rounds a thread, under every cap:
+/// registers, spills, occupancy, time; with `ptxas`, each variant's ptxas report too. Returns whether
+/// every variant computed what the CPU computes.
+pub fn report(gpu: &Gpu, rounds: usize, ptxas: bool, repetitions: usize, seed: u64) -> Result<bool> {
+    // Eight blocks of 256 per multiprocessor, twice over: every variant fills the GPU at least twice.
+    let n = 2 * 2048 * gpu.info.multiprocessors as usize;
+    let work = Work::new(n, rounds, 61, seed);
+    let variants = Variant::all(gpu.info.arch())?;
+    let (code, _) = kernels::REGISTERS
+        .report_for(gpu.info.arch())
+        .map_err(anyhow::Error::msg)?;
+    println!(
+        "\nRegister caps: {} threads keep {} floats live through {} rounds (the CPU recomputes one thread in {})",
+        n, LIVE, rounds, work.step
+    );
+    println!(
+        "Registers are the loaded kernel's (the driver's); spills and stack frame are ptxas's for {} (this GPU runs {}); ptxas's floor and choices differ by architecture.\n",
+        kernels::arch_name(code.build().arch),
+        code.describe()
+    );
+    let mut rows = Vec::new();
+    let mut passed = true;
+    for variant in &variants {
+        let measured = run(variant, &work, repetitions)?;
+        passed &= measured.wrong == 0;
+        rows.push(measured);
+    }
+    let uncapped = rows.last().map_or(1.0, |m| m.timing.median_ms());
+    println!("| -maxrregcount | registers | spill stores | spill loads | stack frame | blocks of {} per SM (occupancy) | GPU time in ms | vs no cap | check |", BLOCK);
+    println!("|---------------|-----------|--------------|-------------|-------------|-------------------------------|----------------|-----------|-------|");
+    for (variant, m) in variants.iter().zip(&rows) {
+        let r = &variant.resources;
+        println!(
+            "| {} | {} | {} B | {} B | {} B | {} ({:.0}%) | {:.4} | {:.2}x | {} |",
+            variant.cap.map_or("none".to_string(), |cap| cap.to_string()),
+            m.registers,
+            r.spill_stores,
+            r.spill_loads,
+            r.stack_frame_bytes,
+            m.blocks_per_multiprocessor,
+            100.0 * m.occupancy(&gpu.info),
+            m.timing.median_ms(),
+            m.timing.median_ms() / uncapped,
+            check_cell(m.wrong)
+        );
+    }
+    if ptxas {
+        for variant in &variants {
+            println!("\n{}:", variant.label());
+            let module = common::gpu::load_image(variant.image)?;
+            let function = check_cuda!(module.get_function(KERNEL))?;
+            print_ptxas(variant.image, KERNEL, &function, &gpu.info, BLOCK)?;
+        }
+    }
+    Ok(passed)
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 
 use anyhow::Result;
 use common::check_cuda;
+use common::verify::Random;
 use cust::launch;
 use cust::memory::CopyDestination;
 use cust::module::Module;
@@ -72,6 +73,31 @@ pub fn round_trip(module: &Module, input: &Symbols, factor: f32) -> Result<Symbo
         data: data_back,
         array: array_back.to_vec(),
     })
+}
+
+/// `--mode symbols`: devData and devArray to the GPU, doubled (plus the index) there, back, against
+/// the CPU. Returns whether all values match.
+#[allow(clippy::approx_constant)] // 3.14 is the notes' value for devData, not an approximation of pi
+pub fn report(module: &Module, seed: u64) -> Result<bool> {
+    let mut random = Random::new(seed);
+    let input = Symbols {
+        data: 3.14,
+        array: (0..SYMBOL_LENGTH).map(|_| random.uniform(-1.0, 1.0) as f32).collect(),
+    };
+    let factor = 2.0;
+    let output = round_trip(module, &input, factor)?;
+    let differences = output.differences(&input.scaled(factor));
+    println!("\n__device__ symbols: cudaMemcpyToSymbol(devData, 3.14) and devArray[{SYMBOL_LENGTH}] (random), scale_symbols<<<1, {SYMBOL_LENGTH}>>>({factor}),");
+    println!(
+        "cudaMemcpyFromSymbol: devData = {} (CPU {}), devArray[1] = {} (CPU {}), {differences} of {} values differ: {}",
+        output.data,
+        input.scaled(factor).data,
+        output.array[1],
+        input.scaled(factor).array[1],
+        SYMBOL_LENGTH + 1,
+        if differences == 0 { "PASS" } else { "FAIL" }
+    );
+    Ok(differences == 0)
 }
 
 #[cfg(test)]

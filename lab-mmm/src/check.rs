@@ -15,15 +15,15 @@ use grading::guard::{first_changed, Guarded, INPUT_GUARD_WORD};
 use grading::measure::{rule_row, Bound, Measure};
 use grading::ptx::{self, Barriers};
 use grading::{
-    checked_runs, first_mismatch, on_the_machine, shown, written, written_once, CaseContext, Entry, FirstWrong,
-    Outcome, Row,
+    checked_runs, first_mismatch, on_the_machine, shown, written, written_once, CaseContext, Check, Entry, FirstWrong,
+    Outcome, Row, StudentArgs,
 };
 use kernels::KernelImage;
 use matrix::mmm::{multiply_on_cpu, MmmKernel};
 use matrix::{Element, Matrix, MatrixView};
 use profiler::counters::Launch;
 
-use crate::{multiply_into, multiply_on_gpu, multiply_once};
+use crate::{multiply_into, multiply_on_gpu, multiply_once, KernelChoice};
 
 /// BLOCK_SIZE of the check.
 pub const BLOCK_SIZE: u32 = 16;
@@ -554,4 +554,55 @@ pub fn judge(case: &Case, [theirs_f64, ours_f64, theirs_f32, ours_f32]: &[Launch
             &|bytes| format!("two {BLOCK_SIZE} x {BLOCK_SIZE} tiles of {bytes:.0}-byte elements"),
         ),
     ]
+}
+
+/// `--check`, `--list-cases` or a case's child: the week's kernels (`kernel`, from `--kernel`, or for
+/// `--check` the file's week: [`week_of`]), their cases and rules.
+pub fn run(kernel: Option<KernelChoice>, student: &StudentArgs) -> Result<()> {
+    let ours = &kernels::MMM_BS16;
+    let every: Vec<Entry> = [MmmKernel::Naive, MmmKernel::Tiled]
+        .into_iter()
+        .flat_map(entries)
+        .collect();
+    let (chosen, compiled, child_flags): (_, _, &[&str]) = match kernel {
+        Some(choice) => {
+            let chosen = choice.kernels();
+            let entries: Vec<Entry> = chosen.iter().flat_map(|&kernel| entries(kernel)).collect();
+            case_set(&chosen, student.cases.as_deref())?; // a bad --cases file first
+            (chosen, student.image(ours, &entries), &[])
+        }
+        None if student.check_case.is_some() || student.list_cases => {
+            (KernelChoice::Both.kernels(), student.image(ours, &every), &[])
+        }
+        None => {
+            case_set(&[MmmKernel::Naive], student.cases.as_deref())?;
+            match student.compile(ours, &every) {
+                Ok(image) => {
+                    let (week, line) = week_of(image);
+                    eprintln!("{line}");
+                    let entries = entries(week);
+                    // The cases' children get the week the file chose, which the command line lacks.
+                    let flags: &[&str] = if week == MmmKernel::Tiled {
+                        &["--kernel", "tiled"]
+                    } else {
+                        &["--kernel", "naive"]
+                    };
+                    (vec![week], student.accept(image, ours, &entries).map(|()| image), flags)
+                }
+                Err(err) => (KernelChoice::Both.kernels(), Err(err), &[]),
+            }
+        }
+    };
+    let entries: Vec<Entry> = chosen.iter().flat_map(|&kernel| entries(kernel)).collect();
+    let cases = Check {
+        lab: "lab-mmm",
+        entries: &entries,
+        cases: case_set(&chosen, student.cases.as_deref())?,
+        measure: measure(&chosen),
+        child_flags,
+    };
+    let rules = |image: &KernelImage| technique_rules(image, &chosen);
+    student
+        .run_check_if_asked(&compiled, ours, &cases, rules, run_case)
+        .unwrap_or(Ok(()))
 }

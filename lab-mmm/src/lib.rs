@@ -12,6 +12,7 @@ use matrix::mmm::{launch_mmm, MmmKernel, ProductCheck};
 use matrix::{Element, Matrix, MatrixView};
 
 pub mod check;
+pub mod climb;
 pub mod cublas;
 pub mod ladder;
 pub mod sweep;
@@ -242,6 +243,35 @@ pub fn format_table(rows: &[Row]) -> String {
         ));
     }
     table
+}
+
+/// `--kernel`: which of the slides' kernels run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum KernelChoice {
+    Naive,
+    Tiled,
+    Both,
+}
+
+impl KernelChoice {
+    /// The kernels chosen, the slides' order.
+    pub fn kernels(self) -> Vec<MmmKernel> {
+        match self {
+            KernelChoice::Naive => vec![MmmKernel::Naive],
+            KernelChoice::Tiled => vec![MmmKernel::Tiled],
+            KernelChoice::Both => vec![MmmKernel::Naive, MmmKernel::Tiled],
+        }
+    }
+}
+
+/// Host memory the run needs at most: A and B in f64, their copies and C in the precision running, and
+/// three m x n f64 arrays (the CPU reference, C converted back, the C kept for --output).
+/// Computed in u128 (sizes up to 2^32 - 1 each) and saturated, so a size no machine can hold is
+/// refused by the fit check rather than wrapping.
+pub fn host_bytes((m, k, n): (usize, usize, usize)) -> u64 {
+    let (m, k, n) = (m as u128, k as u128, n as u128);
+    let (inputs, product) = (m * k + k * n, m * n);
+    u64::try_from(8 * inputs + 8 * (inputs + product) + 3 * 8 * product).unwrap_or(u64::MAX)
 }
 
 #[cfg(test)]

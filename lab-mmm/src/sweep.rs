@@ -4,14 +4,19 @@
 use std::path::Path;
 
 use anyhow::Result;
+use common::gpu::Gpu;
+use common::host_memory::ensure_host_fits;
 use common::output::create_output_file;
 use common::phases::{self, Phase};
-use common::verify::Random;
+use common::progress::Progress;
+use common::verify::{verdict, Random};
+use matrix::mmm::check_product_fits;
 use matrix::Matrix;
 
+use crate::climb::load_cublas;
 use crate::cublas::{Cublas, Gemm};
-use crate::ladder::{library_math, run_library, run_step, Ladder, Operands, Step};
-use crate::Precision;
+use crate::ladder::{library_math, run_library, run_step, Ladder, Operands, Step, TILED_BLOCK_SIZE};
+use crate::{host_bytes, Precision};
 
 /// (M, K, N) of A (M x K) and B (K x N): squares from 256 to 8192, then thin shapes where the tiles
 /// fit C badly: a short k (8192 x 256 x 8192, a rank-256 update), a long k with a small C
@@ -272,6 +277,49 @@ fn draw_line<'c, 'a, 'b>(
     chart
         .draw_series(LineSeries::new(points.to_vec(), style))
         .map_err(|e| draw(&e))
+}
+
+/// `--ladder --sweep`: for each shape, random A and B, then each precision's best step and cuBLAS,
+/// timed and checked; the table, and the plot where asked (`plot_path`, replaced only with `force`).
+pub fn run(
+    gpu: &Gpu,
+    precisions: &[Precision],
+    repetitions: usize,
+    plot_path: Option<&Path>,
+    force: bool,
+    random: &mut Random,
+) -> Result<()> {
+    let ladder = Ladder::load(gpu)?;
+    let cublas = load_cublas();
+    let progress = Progress::new(SHAPES.len() * precisions.len(), "lab-mmm --ladder --sweep");
+    let mut points = Vec::new();
+    for (m, k, n) in SHAPES {
+        ensure_host_fits(host_bytes((m, k, n)), &format!("the sweep's {m} x {k} by {k} x {n}"))?;
+        check_product_fits::<f64>(gpu, (m, k, n), TILED_BLOCK_SIZE)?;
+        let (a, b) = (Matrix::random(m, k, random)?, Matrix::random(k, n, random)?);
+        for &precision in precisions {
+            progress.step(format!("{} {precision}", shape_name((m, k, n))));
+            let tools = (&ladder, cublas.as_ref());
+            let point = match precision {
+                Precision::F64 => measure::<f64>(tools, precision, (&a, &b), repetitions, random)?,
+                Precision::F32 | Precision::Tf32 => measure::<f32>(tools, precision, (&a, &b), repetitions, random)?,
+            };
+            progress.done();
+            points.extend(point);
+        }
+    }
+    drop(progress);
+    println!("\n{}", table(&points));
+    if let Some(path) = plot_path {
+        let title = format!("lab-mmm --ladder --sweep on {}", gpu.info.name);
+        plot(&points, &title, path, force)?;
+        println!("Plot written to {}", path.display());
+    }
+    let failed = points.iter().filter(|point| !point.passed).count();
+    verdict(
+        failed == 0,
+        &format!("{failed} of {} shapes and precisions differ from the CPU", points.len()),
+    )
 }
 
 #[cfg(test)]
