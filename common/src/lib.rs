@@ -15,8 +15,8 @@
 //! - [`testing`]: running a lab binary in tests, and whether this machine has a GPU.
 //! - [`phases`]: where a run's wall time goes (setup, GPU, verification, output), for `scripts/time-labs.sh`.
 //! - [`progress`]: a progress bar on stderr for long work, drawn only on a terminal.
-//! - [`observer`]: the hooks through which the profiler sees the timed loops; [`private_dir`]: files
-//!   only this user can touch.
+//! - [`timing::observer`]: the hooks through which the profiler sees the timed loops; [`private_dir`]:
+//!   files only this user can touch.
 //!
 //! The rest of the house builds on this crate and this crate on none of it (issue 42): `profiler`
 //! (`--profile`, `--trace`, `--counters`, the `--timeline` chronograms), `matrix` (the slides' Matrix
@@ -53,7 +53,6 @@ pub mod gpu;
 pub mod host_memory;
 pub mod integrand;
 pub mod library;
-pub mod observer;
 pub mod output;
 pub mod phases;
 pub use kernels::private_dir;

@@ -29,7 +29,7 @@ impl Progress {
     /// One named step: `work`, with the bar saying what runs; with `--profile`, its timed windows
     /// carry the step's name (the slide program's, where it is one).
     pub fn run<T>(&self, message: &str, work: impl FnOnce() -> anyhow::Result<T>) -> anyhow::Result<T> {
-        let _program = crate::observer::program(message);
+        let _program = crate::timing::observer::program(message);
         self.step(message);
         let result = work()?;
         self.done();

@@ -2,6 +2,8 @@
 //! work, so the numbers are device time, not host time. Warm-up runs first (module load and first-touch
 //! costs stay out), then every repetition gets its own pair of events and the median is reported.
 
+pub mod observer;
+
 use std::fmt;
 use std::time::Duration;
 
@@ -11,7 +13,6 @@ use cust::stream::Stream;
 
 use crate::check_cuda;
 use crate::context::WaitForDevice;
-use crate::observer;
 use crate::phases::{self, Phase};
 
 /// Times of the repetitions of one piece of GPU work, in milliseconds.
@@ -160,7 +161,7 @@ fn time_runs(
         work()?;
     }
     // With --profile, each timed run's calls are tagged so CUPTI's records of its work can be set
-    // against the events (the profiler crate, through crate::observer); otherwise these are no-ops.
+    // against the events (the profiler crate, through crate::timing::observer); otherwise these are no-ops.
     let window = observer::open_window();
     for (run, pair) in events.chunks(2).enumerate() {
         before()?;

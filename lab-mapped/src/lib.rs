@@ -90,12 +90,12 @@ pub enum Memory {
 impl Memory {
     /// How `--profile` names a job's timed windows: `vectorAdd (zero-copy)` is the Korean notes'
     /// program, whose nvprof table it is set beside.
-    fn program(&self, job: &str) -> common::observer::ProgramGuard {
+    fn program(&self, job: &str) -> common::timing::observer::ProgramGuard {
         let way = match self {
             Memory::Explicit => "explicit copies",
             Memory::ZeroCopy => "zero-copy",
         };
-        common::observer::program(&format!("{job} ({way})"))
+        common::timing::observer::program(&format!("{job} ({way})"))
     }
 }
 

@@ -108,7 +108,7 @@ pub fn walk(
     let out = poisoned_device_buffer::<u32>(threads)?;
     let function = check_cuda!(module.get_function(word.kernel()))?;
     let stream = new_stream()?;
-    let _named = common::observer::program(&format!("banks: {}-byte words, stride {stride}", word.bytes()));
+    let _named = common::timing::observer::program(&format!("banks: {}-byte words, stride {stride}", word.bytes()));
     let timing = time_on_stream(&stream, 1, repetitions, || {
         // __global__ void bank_walk_32(unsigned* out, int stride, int steps)
         // SAFETY: the arguments match the kernel's C signature beside the launch, in type and order, and
@@ -210,7 +210,7 @@ pub fn transpose(
         rows.div_ceil(Transpose::TILE as usize) as u32,
     );
     let block = BlockSize::xy(Transpose::TILE, Transpose::BLOCK_ROWS);
-    let _named = common::observer::program(kernel.label());
+    let _named = common::timing::observer::program(kernel.label());
     let timing = time_on_stream_after(
         &stream,
         1,

@@ -347,7 +347,7 @@ pub fn run_notes(
     let function = check_cuda!(module.get_function(kernel.name()))?;
     let stream = new_stream()?;
     let flush = Flush::new(l2_bytes)?;
-    let _named = common::observer::program(kernel.name());
+    let _named = common::timing::observer::program(kernel.name());
     let timing = time_on_stream_after(
         &stream,
         1,

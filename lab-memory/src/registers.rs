@@ -136,7 +136,7 @@ pub fn run(variant: &Variant, work: &Work, repetitions: usize) -> Result<Measure
     let out = poisoned_device_buffer::<f32>(work.n)?;
     let stream = new_stream()?;
     let grid = blocks_for(work.n, BLOCK);
-    let _named = common::observer::program(&variant.cap.map_or("registers: no cap".to_string(), |cap| {
+    let _named = common::timing::observer::program(&variant.cap.map_or("registers: no cap".to_string(), |cap| {
         format!("registers: -maxrregcount {cap}")
     }));
     let timing = time_on_stream(&stream, 1, repetitions, || {

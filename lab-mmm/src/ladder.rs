@@ -279,7 +279,7 @@ pub fn run_step<T: Element>(
     let stream = check_cuda!(Stream::new(StreamFlags::DEFAULT, None))?;
     c.poison_on_gpu()?;
     let views = (a.view()?, b.view()?, c.view()?);
-    let _named = common::observer::program(&format!("{} {}", step.name(), step.precision::<T>()));
+    let _named = common::timing::observer::program(&format!("{} {}", step.name(), step.precision::<T>()));
     let timing = time_on_stream(&stream, 1, repetitions, || launch_step(&function, step, views, &stream))?;
     check_cuda!(stream.synchronize())?; // kernel faults show up here
     c.copy_from_gpu()?;
@@ -335,7 +335,7 @@ fn run_gemm<T: Gemm>(
     // SAFETY: the stream outlives the GEMMs below: time_on_stream returns only once the device has
     // finished.
     unsafe { cublas.use_stream(&stream) }?;
-    let _named = common::observer::program(name);
+    let _named = common::timing::observer::program(name);
     // SAFETY: the views are A's, B's and C's device copies, of their sizes; nothing else writes them,
     // and they outlive the work: time_on_stream returns only once the device has finished.
     let timing = time_on_stream(&stream, 1, repetitions, || unsafe { cublas.gemm(views) })?;

@@ -34,7 +34,7 @@ fn cupti_records_every_copy_and_kernel_of_each_timed_run_and_the_trace_reads_bac
         let main = Stream::new(StreamFlags::DEFAULT, None)?;
         let streams = common::context::new_streams(count)?;
         let mut batch = Batch::<Pinned<f64>>::random(count, n, 16, 5)?;
-        let _named = common::observer::program("mmm-streamed-and-pinned");
+        let _named = common::timing::observer::program("mmm-streamed-and-pinned");
         let measured = batch.time_streamed(&mmm, &main, &streams, runs, &mut Random::new(6))?;
         passed = measured.check.passed();
         // The chronogram of the same program: every bar from CUPTI's records.

@@ -5,7 +5,7 @@
 //! `--trace FILE.json` writes the records for ui.perfetto.dev.
 //!
 //! How work is tied to a window: `common::timing` opens a window per timed loop through
-//! `common::observer`, whose observer here pushes an external correlation id around each timed run;
+//! `common::timing::observer`, whose observer here pushes an external correlation id around each timed run;
 //! CUPTI then tags the driver calls made inside, and their correlation ids lead to the kernels and
 //! copies they enqueued. The chronograms of `--timeline` ([`timeline`]) live here too: with a profile,
 //! their bars come from the same records.
@@ -93,7 +93,7 @@ impl ProfileArgs {
         let cupti = cupti::open()?;
         cupti.start()?;
         *STATE.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(State::default());
-        common::observer::install(&Profiler);
+        common::timing::observer::install(&Profiler);
         let title = std::env::args_os()
             .map(|arg| arg.to_string_lossy().rsplit('/').next().unwrap_or_default().to_string())
             .collect::<Vec<_>>()
@@ -135,7 +135,7 @@ struct State {
     windows: Vec<Opened>,
     /// Chronogram recorders started so far.
     recorders: u64,
-    /// The slide program being run, named by [`common::observer::program`].
+    /// The slide program being run, named by [`common::timing::observer::program`].
     programs: Vec<String>,
 }
 
@@ -153,7 +153,7 @@ fn with_state<T>(f: impl FnOnce(&mut State) -> T) -> Option<T> {
 /// and the trace); installed when a profile starts, it records nothing while none is taken.
 struct Profiler;
 
-impl common::observer::Observer for Profiler {
+impl common::timing::observer::Observer for Profiler {
     fn open_window(&self) -> Option<usize> {
         with_state(|state| {
             let number = state.windows.len() + 1;
@@ -648,11 +648,11 @@ mod tests {
     fn without_a_profile_the_hooks_do_nothing() {
         assert!(chronogram_tags().is_none());
         assert!(tag(None, 3).unwrap().is_none());
-        use common::observer::Observer as _;
+        use common::timing::observer::Observer as _;
         assert!(Profiler.open_window().is_none());
         assert!(!Profiler.enter_program("mmm"));
-        let _program = common::observer::program("mmm");
-        let window = common::observer::open_window();
+        let _program = common::timing::observer::program("mmm");
+        let window = common::timing::observer::open_window();
         let run = window.enter_run(0).unwrap();
         drop(run);
         window.close(&Timing::gpu(vec![1.0]));
