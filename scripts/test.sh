@@ -35,6 +35,8 @@ bash scripts/test-feedback-page.sh | tee -a "$log"
 bash scripts/test-readme-commands.sh
 # Every figure a README quotes from a saved run (results/) is in that run's output.
 bash scripts/test-readme-figures.sh
+# Every code quote a README or a comment credits to the slides is printed by them (issue 40).
+bash scripts/test-slide-quotes.sh
 # saved-runs.sh, which makes those runs on the GPU machine: logs, must-fail runs, the per-run limit.
 bash scripts/test-saved-runs.sh
 cargo test --workspace --locked 2>&1 | tee -a "$log"

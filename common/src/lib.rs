@@ -28,13 +28,13 @@
 //! | slide (runtime API)              | here                                                   |
 //! |----------------------------------|--------------------------------------------------------|
 //! | `cudaMalloc` + `cudaMemcpy`      | `DeviceBuffer::from_slice`, `copy_from`, `copy_to`     |
-//! | `kernel<<<grid, block, sh, s>>>` | `launch!(kernel<<<grid, block, sh, s>>>(...))`         |
+//! | `<<< Dg, Db, Ns, S >>>`          | `launch!(kernel<<<grid, block, sh, s>>>(...))`         |
 //! | `cudaDeviceSynchronize`          | [`context::synchronize_device`]                        |
 //! | `cudaStreamSynchronize`          | `stream.synchronize()`                                 |
 //! | `cudaStreamCreate`               | [`context::new_streams`]                               |
 //! | `cudaMallocHost`, `cudaHostAlloc`, `cudaHostRegister` | `LockedBuffer`, [`host_memory::Mapped`], [`...::Portable`](host_memory::Portable), [`...::Registered`](host_memory::Registered) |
-//! | `cudaSetDevice`                  | [`gpu::Gpu::make_current`]                             |
-//! | `cudaEventRecord`, `...Elapsed`  | [`timing::time_on_stream`]                             |
+//! | `cudaSetDevice` (ours): the slides print no call for several GPUs | [`gpu::Gpu::make_current`] |
+//! | `cudaEventRecord`, `cudaEventElapsedTime` | [`timing::time_on_stream`]                             |
 //! | `cudaMemcpyToSymbol`             | `module.get_global(name)?.copy_from(..)`               |
 //! | `cudaGetDeviceProperties`        | [`device_info::DeviceInfo::query`]                     |
 //!
