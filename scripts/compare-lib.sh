@@ -88,6 +88,9 @@ log_name() {
 #   time  an extended regex; the number after its first match is its time in ms
 #   lab   the lab command to set beside it (a lab of bin/ and its arguments), for a program whose sizes
 #         differ from the row's: the lab runs at the program's sizes and the row keeps its ratio
+#   sizes an extended regex for the line where the program prints its sizes, each size a group
+#         ("^N = ([0-9]+), COUNT = ([0-9]+)"): the numbers it reads must be the lab command's sizes,
+#         in that order, or the row shows "sizes differ" instead of a ratio
 #   note  words for the row instead of a time: the program has nothing the row could read (the slides
 #         have no such version); the row's program is then not run for it
 # What it cannot read (a line, an unknown key, a key set twice, a file that is not there) fails with
@@ -95,7 +98,7 @@ log_name() {
 compare_toml_py=$(cat <<'PY'
 import os, re, sys
 
-KEYS = ("file", "args", "time", "lab", "note")
+KEYS = ("file", "args", "time", "lab", "sizes", "note")
 
 
 def fail(path, number, why):
@@ -156,11 +159,16 @@ def row_settings(folder, defaults, program, row):
     or the program, else from DEFAULTS/compare.toml (the slide's, reference/slides)."""
     names = (row, program, os.path.basename(program))
     sections, _ = read_toml(os.path.join(folder, "compare.toml"))
+    source = "own"
     if not any(key in sections.get(name, {}) for name in names for key in KEYS[1:]):
         sections, _ = read_toml(os.path.join(defaults, "compare.toml"))
+        source = "defaults"
+    if os.path.realpath(folder) == os.path.realpath(defaults):
+        source = "slides"
     for key in KEYS[1:]:
         value = next(("=" + sections[name][key][0] for name in names if key in sections.get(name, {})), "")
         print(f"{key}\t{value}")
+    print(f"from\t={source}")
 
 
 def plan(folder, reference, rows_path, defaults):
@@ -270,7 +278,55 @@ def unused_sections(folder, toml, first_line, ours, rows, programs_of, plays):
                  f"and no row of compare-rows.txt")
 
 
-if sys.argv[1] == "setting":
+def quoted(value):
+    """VALUE as read_toml reads it back between quotes."""
+    return value.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def init(folder, defaults, rows_path):
+    """A compare.toml for FOLDER (stdout), from the plan on stdin (PROGRAM<tab>FILE lines): a section
+    for each program a file of FOLDER plays, its settings written as comments with the slide's values
+    (DEFAULTS/compare.toml, else the row's own) for the teacher to confirm or change."""
+    slide, _ = read_toml(os.path.join(defaults, "compare.toml"))
+    rows = []
+    for line in open(rows_path, encoding="utf-8"):
+        fields = line.rstrip("\n").split("|")
+        if not line.startswith("#") and len(fields) >= 5 and fields[1].split():
+            rows.append((fields[0], fields[1].split()[0], " ".join(fields[1].split()[1:]), fields[2], fields[3]))
+    print("# compare.toml for bash scripts/compare.sh --originals THIS-FOLDER, written by compare.sh --init.")
+    print("# Each section is a program a file of this folder plays. Its rows show \"sizes unknown\" instead of")
+    print("# a ratio until the section says how the lab matches the program's sizes: take the '# ' off each")
+    print("# line below that is true of your program, and change what is not. The keys:")
+    print("#   args   your program's arguments (\"\" for none)")
+    print("#   time   an extended regex; the number after its first match is its time in ms")
+    print("#   lab    the lab command at YOUR program's sizes (without it, no ratio)")
+    print("#   sizes  a regex for the line where your program prints its sizes, each size a group; the")
+    print("#          numbers must be the lab command's, in order, or the row shows \"sizes differ\"")
+    print("#   note   words for the row instead of a time (the program has nothing the row could read)")
+    for line in sys.stdin:
+        program, source = line.rstrip("\n").split("\t")
+        own = [row for row in rows if row[1] == program]
+        given = slide.get(program, {})
+        print(f'\n["{program}"]')
+        relative = os.path.relpath(source, folder)
+        if relative not in (program, os.path.basename(program)):
+            print(f'file = "{relative}"')
+        if own:
+            print(f"# rows: {', '.join(row[0] for row in own)}")
+        else:
+            print("# no row of the table runs this program")
+            continue
+        args = given["args"][0] if "args" in given else own[0][2]
+        time = given["time"][0] if "time" in given else own[0][3]
+        lab = given["lab"][0] if "lab" in given else own[0][4]
+        for key, value in (("args", args), ("time", time), ("lab", lab)):
+            print(f'# {key} = "{quoted(value)}"')
+        print('# sizes = "^N = ([0-9]+)"')
+
+
+if sys.argv[1] == "init":
+    init(*sys.argv[2:])
+elif sys.argv[1] == "setting":
     setting(*sys.argv[2:])
 elif sys.argv[1] == "row":
     row_settings(*sys.argv[2:])
@@ -287,11 +343,19 @@ originals_setting() {
     python3 -c "$compare_toml_py" setting "$1" "$2" "$3" "${4:-}"
 }
 
-# originals_row DIR DEFAULTS_DIR PROGRAM ROW: the args, time, lab and note of ROW, whose PROGRAM a file
-# of DIR plays, as "KEY<tab>=VALUE" lines ("KEY<tab>" where unset): all from DIR/compare.toml where it
-# sets any of them for the row or program, else all from DEFAULTS_DIR's (the slide's). One call a row.
+# originals_row DIR DEFAULTS_DIR PROGRAM ROW: the args, time, lab, sizes and note of ROW, whose PROGRAM a
+# file of DIR plays, as "KEY<tab>=VALUE" lines ("KEY<tab>" where unset): all from DIR/compare.toml where
+# it sets any of them for the row or program, else all from DEFAULTS_DIR's (the slide's); then
+# "from<tab>=own", "=slides" (DIR is DEFAULTS_DIR) or "=defaults" (the slide's settings for another
+# folder's program, whose sizes nobody said). One call a row.
 originals_row() {
     python3 -c "$compare_toml_py" row "$1" "$2" "$3" "$4"
+}
+
+# originals_init DIR DEFAULTS_DIR ROWS_FILE < PLAN: the compare.toml that compare.sh --init writes for DIR,
+# from originals_plan's lines: a section per program a file of DIR plays, its settings as comments.
+originals_init() {
+    python3 -c "$compare_toml_py" init "$1" "$2" "$3"
 }
 
 # originals_plan DIR REFERENCE_DIR ROWS_FILE [DEFAULTS]: which of our programs (REFERENCE_DIR/*/*.cu) a
@@ -302,3 +366,36 @@ originals_row() {
 originals_plan() {
     python3 -c "$compare_toml_py" plan "$1" "$2" "$3" "${4:-0}"
 }
+
+# sizes_check REGEX LOG LAB_COMMAND: "same" where the sizes the program printed (the groups of the
+# first line of LOG that REGEX matches) are the lab command's numbers, in that order (other numbers may
+# come between: --repetitions); else why not, in a few words for the table.
+sizes_check() {
+    python3 - "$1" "$2" "$3" <<'PY'
+import re, sys
+regex, log, command = sys.argv[1:]
+try:
+    text = open(log, errors="replace").read()
+except OSError:
+    text = ""
+try:
+    match = next((m for m in (re.search(regex, line) for line in text.splitlines()) if m), None)
+except re.error as error:
+    sys.exit(print(f"sizes = \"{regex}\" is no regex ({error})"))
+if not match or not match.groups():
+    sys.exit(print("no sizes line" if not match else "sizes = \"...\" has no group"))
+printed = [group for group in match.groups() if group is not None]
+lab = re.findall(r"(?<![\w.-])[0-9]+(?![\w.])", command)
+at = 0
+for size in printed:
+    while at < len(lab) and int(lab[at]) != int(size):
+        at += 1
+    if at == len(lab):
+        print(f"sizes differ: {' x '.join(printed)} vs lab {' '.join(lab) or 'none'}")
+        break
+    at += 1
+else:
+    print("same")
+PY
+}
+

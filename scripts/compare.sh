@@ -22,6 +22,12 @@
 #                  a row whose arguments differ from the row's and that names no lab command shows
 #                  "other arguments" instead of a ratio. Each .cu file of DIR and each section of its
 #                  compare.toml that plays none of our programs is named on stderr, with the reason.
+#                  A row gets a ratio only where both sides' sizes are known to match: the slide
+#                  programs (reference/slides), a section that names the lab at the program's sizes
+#                  (lab = "...", checked against the sizes the program prints where sizes = "..." says
+#                  which line), or a program run with the row's own arguments; else "sizes unknown".
+# --init DIR       write DIR/compare.toml for a teacher to fill: a section for each program a file of
+#                  DIR plays, its settings as comments with the slide's values (never over a file).
 # --only PATTERN   run only the rows whose program name matches PATTERN (grep -E); not with --build-only.
 # --build-only OUT build, run nothing (no GPU needed): one line per program, "built OUT/x from FILE".
 #                  OUT must be new or empty: nothing there is overwritten.
@@ -64,10 +70,10 @@ empty_or_new() {
     if [ -d "$2" ] && [ -n "$(ls -A "$2")" ]; then usage "$1 '$2' is not empty; give a new or empty folder (nothing there is overwritten)"; fi
 }
 
-originals="" only="" build_only="" given=" "
+originals="" only="" build_only="" init="" given=" "
 while [ $# -gt 0 ]; do
     case $1 in
-        --originals|--only|--build-only)
+        --originals|--only|--build-only|--init)
             # A value must follow, and an option given twice would silently drop its first value.
             if [ $# -lt 2 ] || [ -z "$2" ] || [[ $2 == --* ]]; then usage "$1 needs a value"; fi
             if [[ $given == *" $1 "* ]]; then usage "$1 given twice"; fi
@@ -76,12 +82,24 @@ while [ $# -gt 0 ]; do
             [ -e "$2" ] || usage "--originals '$2': no such folder"
             [ -d "$2" ] || usage "--originals '$2' is not a folder"
             originals=$(cd "$2" && pwd); shift 2 ;;
+        --init)
+            [ -d "$2" ] || usage "--init '$2': no such folder"
+            [ ! -e "$2/compare.toml" ] || usage "--init: $2/compare.toml exists; not overwriting it (edit it, or move it away)"
+            init=$(cd "$2" && pwd); shift 2 ;;
         --only) only=$2; shift 2 ;;
         --build-only) build_only=$2; shift 2 ;;
         -h|--help) print_help; exit 0 ;;
         *) usage "unknown argument '$1'" ;;
     esac
 done
+if [ -n "$init" ]; then
+    [ -z "$originals$only$build_only" ] || usage "--init writes a compare.toml and runs nothing: give it alone"
+    plan=$(originals_plan "$init" "$reference" "$rows_file" 0) || exit 2
+    [ -n "$plan" ] || usage "--init '$init' has no file that plays one of our programs"
+    originals_init "$init" "$reference/slides" "$rows_file" <<<"$plan" >"$init/compare.toml"
+    echo "compare.sh: wrote $init/compare.toml ($(grep -c '^\[' "$init/compare.toml") programs): take the '# ' off each setting that is true of your program, then bash scripts/compare.sh --originals $init"
+    exit 0
+fi
 if [ -n "$build_only" ]; then
     [ -z "$only" ] || usage "--only picks rows of the table; --build-only builds every program and runs none"
     empty_or_new --build-only "$build_only"
@@ -202,7 +220,8 @@ while IFS='|' read -r name reference_command reference_key lab_command lab_key s
     # A teacher's program is taken for the slide's as printed: reference/slides/compare.toml gives its
     # arguments, time line and the lab at its sizes, or words for a row no slide program fills. Where
     # DIR/compare.toml has a section for the program or the row, that section alone says it.
-    other_arguments="" note=""
+    # Where the two sides' sizes are not known to match, words replace the ratio (sizes_why).
+    other_arguments="" note="" sizes_why="" sizes_regex="" original_log=/nonexistent
     if [ -n "${plays[$program]:-}" ]; then
         declare -A own=()
         while IFS=$'\t' read -r key value; do own[$key]=$value; done \
@@ -211,12 +230,19 @@ while IFS='|' read -r name reference_command reference_key lab_command lab_key s
         if [ -n "${own[time]}" ]; then reference_key=${own[time]#=}; fi
         if [ -n "${own[lab]}" ]; then lab_command=${own[lab]#=} other_arguments=""; fi
         if [ -n "${own[note]}" ]; then note=${own[note]#=}; fi
+        if [ -n "${own[sizes]}" ]; then sizes_regex=${own[sizes]#=}; fi
+        # The slide's settings fit the slide's programs; a teacher's file that takes them has sizes
+        # nobody said (its N may be 2048 where the slide's is 1024).
+        if [ "${own[from]}" = "=defaults" ] && [ -n "$other_arguments${own[lab]}" ]; then
+            sizes_why="sizes unknown (compare.sh --init)"
+        fi
     fi
     if [ -n "$note" ]; then
         original_ms=$note original_verdict="-"
     elif [ "${built[$program]}" = yes ]; then
         # shellcheck disable=SC2086 # arguments are words
         run "$binary" $arguments
+        original_log=$last_log
         original_ms=$(time_or_why "$reference_key" "$last_log")
         if [ "$original_ms" = "no time line" ]; then
             echo "compare.sh: $name: the original printed no line matching '$reference_key' (its output: $last_log)" >&2
@@ -232,6 +258,11 @@ while IFS='|' read -r name reference_command reference_key lab_command lab_key s
     rust_verdict=$(verdict_of "$last_log" "$last_code")
     share=$(ratio "$rust_ms" "$original_ms")
     [ -z "$other_arguments" ] || share="other arguments"
+    if [ -n "$sizes_regex" ] && [ -z "$note" ] && [ -z "$sizes_why" ]; then
+        sizes=$(sizes_check "$sizes_regex" "$original_log" "$lab_command")
+        [ "$sizes" = same ] || sizes_why=$sizes
+    fi
+    if [ -n "$sizes_why" ] && [ "$share" != "-" ]; then share=$sizes_why; fi
     echo "| $name | $original_ms | $rust_ms | $share | $original_verdict | $rust_verdict | $(slide_ms "${slide:-}" "$slides") |"
 done <<<"$rows"
 echo

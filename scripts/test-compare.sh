@@ -153,7 +153,7 @@ printf 'GPU time in ms: 189.9\nResult = PASS\n' >"$fake/originals/simpson.out"
 stand_in work-simpson --only 'simpson' --originals "$fake/originals" || true
 lab_ms=$(ms_after 'GPU time in ms:' "$fixtures/lab-simpson.log")
 expect "a program no slide shows: its time, no ratio" "$(grep '^| simpson ' "$scratch/table")" \
-    "| simpson | 189.9 | $lab_ms | other arguments | PASS | PASS | - |"
+    "| simpson | 189.9 | $lab_ms | sizes unknown (compare.sh --init) | PASS | PASS | - |"
 expect "a program no slide shows: run without arguments" "$(grep -c 'running .*/simpson-simpson$' "$scratch/err")" 1
 rm "$fake/originals/simpson.cu" "$fake/originals/simpson.out"
 # compare.toml gives the teacher's program its own arguments (none) and time line: the time is read,
@@ -178,13 +178,72 @@ expect "compare.toml note: the row's words" "$(grep '^| mmm-streamed ' "$scratch
 expect "compare.toml note: the program not run" "$(grep -c 'running .*/streams-mmm-streamed' "$scratch/err")" 0
 expect "compare.toml: a row's section wins" "$(originals_setting "$fake/originals" streams/mmm-streamed.cu note mmm-streamed)" "=not on the slides"
 expect "compare.toml: another row" "$(originals_setting "$fake/originals" streams/mmm-streamed.cu note mmm)" ""
+# Issue 40: sizes nobody said give no ratio. A teacher's mmm-streamed at N = 2048 that prints its time
+# as the slide's does and its sizes in a line, in a folder without compare.toml: its time, and "sizes
+# unknown" where the slide's settings would have set it beside the lab at 1024.
+rm "$fake/originals/compare.toml"
+printf 'N = 2048, COUNT = 10\nGPU time in ms: 6500.5\nResult = PASS\n' >"$fake/originals/mmm-streamed.out"
+stand_in work-sizes --only 'mmm-streamed[|]' --originals "$fake/originals" || true
+expect "no compare.toml: sizes unknown, no ratio" "$(grep '^| mmm-streamed ' "$scratch/table" | cut -d'|' -f3,5)" \
+    " 6500.5 | sizes unknown (compare.sh --init) "
+expect "originals_row: the slide's settings for another folder" \
+    "$(originals_row "$fake/originals" reference/slides streams/mmm-streamed.cu mmm-streamed | grep '^from')" "$(printf 'from\t=defaults')"
+expect "originals_row: the slides' own folder" \
+    "$(originals_row reference/slides reference/slides streams/mmm-streamed.cu mmm-streamed | grep '^from')" "$(printf 'from\t=slides')"
+# sizes = "..." read from the program's line and set against the lab command: the lab at 1024 differs,
+# at 2048 it is the same and the row has its ratio.
+printf '["streams/mmm-streamed.cu"]\nargs = ""\ntime = "^GPU time in ms:"\nlab = "lab-streams --mode mmm --size 1024 --count 10 --repetitions 1"\nsizes = "^N = ([0-9]+), COUNT = ([0-9]+)"\n' \
+    >"$fake/originals/compare.toml"
+stand_in work-differ --only 'mmm-streamed[|]' --originals "$fake/originals" || true
+expect "sizes =: the lab at other sizes" "$(grep '^| mmm-streamed ' "$scratch/table" | cut -d'|' -f5)" \
+    " sizes differ: 2048 x 10 vs lab 1024 10 1 "
+expect "originals_row: the folder's own" \
+    "$(originals_row "$fake/originals" reference/slides streams/mmm-streamed.cu mmm-streamed | grep '^from')" "$(printf 'from\t=own')"
+sed -i 's/--size 1024/--size 2048/' "$fake/originals/compare.toml"
+cp "$fixtures/lab-streams-mmm.log" "$scratch/lab-streams-mmm.log"
+stand_in work-same --only 'mmm-streamed[|]' --originals "$fake/originals" || true
+lab_ms=$(ms_after '^mmm-streamed +GPU time in ms:' "$fixtures/lab-streams-mmm.log")
+expect "sizes =: the lab at the program's sizes keeps the ratio" "$(grep '^| mmm-streamed ' "$scratch/table" | cut -d'|' -f5)" \
+    " $(ratio "$lab_ms" 6500.5) "
+printf 'Stream time: 1712.28 msec\nResult = PASS\n' >"$fake/originals/mmm-streamed.out"
+# sizes_check on its own: the numbers in order (others between), a missing line, a bad regex.
+printf 'x\nN = 2048, COUNT = 10\n' >"$scratch/sizes.log"
+expect "sizes_check: same" "$(sizes_check '^N = ([0-9]+), COUNT = ([0-9]+)' "$scratch/sizes.log" 'lab-streams --size 2048 --count 10 --repetitions 3')" same
+expect "sizes_check: order matters" "$(sizes_check '^N = ([0-9]+), COUNT = ([0-9]+)' "$scratch/sizes.log" 'lab-streams --count 10 --size 2048')" \
+    "sizes differ: 2048 x 10 vs lab 10 2048"
+expect "sizes_check: no line" "$(sizes_check '^M = ([0-9]+)' "$scratch/sizes.log" 'lab 1')" "no sizes line"
+expect "sizes_check: no group" "$(sizes_check '^N = ' "$scratch/sizes.log" 'lab 1')" 'sizes = "..." has no group'
+# --init writes a compare.toml to fill (each played program, its settings as comments), never over one.
+init_dir=$scratch/init
+mkdir -p "$init_dir/streams" "$init_dir/Übung"
+cp reference/slides/streams/mmm-streamed.cu "$init_dir/streams/"
+cp reference/slides/fifteen/streams15.cu "$init_dir/Übung/fifteen.cu"
+status=0
+bash scripts/compare.sh --init "$init_dir" >"$scratch/out" 2>"$scratch/err" || status=$?
+expect "--init: exit 0" "$status" 0
+expect "--init: says what it wrote" "$(grep -c "^compare.sh: wrote $init_dir/compare.toml (1 programs)" "$scratch/out")" 1
+expect "--init: a section per played program" "$(grep '^\[' "$init_dir/compare.toml")" '["streams/mmm-streamed.cu"]'
+expect "--init: the slide's lab, commented" "$(grep -c '^# lab = "lab-streams --mode mmm --size 1024 --count 10 --repetitions 1"$' "$init_dir/compare.toml")" 1
+expect "--init: names the file it did not use" "$(grep -c "Übung/fifteen.cu not used" "$scratch/err")" 1
+expect "--init: compare.toml reads back, sizes still unknown" \
+    "$(originals_row "$init_dir" reference/slides streams/mmm-streamed.cu mmm-streamed | grep '^from')" "$(printf 'from\t=defaults')"
+printf '["fifteen/streams15.cu"]\nfile = "Übung/fifteen.cu"\n' >"$init_dir/compare.toml"
+status=0
+bash scripts/compare.sh --init "$init_dir" >"$scratch/out" 2>"$scratch/err" || status=$?
+expect "--init: never over a compare.toml (exit 2)" "$status" 2
+expect "--init: the file kept" "$(head -n 1 "$init_dir/compare.toml")" '["fifteen/streams15.cu"]'
+rm "$init_dir/compare.toml"
+printf '["fifteen/streams15.cu"]\nfile = "Übung/fifteen.cu"\n' >"$scratch/keep.toml"
+status=0
+bash scripts/compare.sh --init "$init_dir" --only mmm >"$scratch/out" 2>"$scratch/err" || status=$?
+expect "--init with another option: exit 2" "$status" 2
 # A line it cannot read: one error naming the file and line, exit 2, nothing built.
 printf '["streams/mmm-streamed.cu"]\nargs = 2048\n' >"$fake/originals/compare.toml"
 status=0
 stand_in work-bad --originals "$fake/originals" || status=$?
 expect "bad compare.toml: exit 2" "$status" 2
 expect "bad compare.toml: one line naming file and line" "$(cat "$scratch/err")" \
-    "compare.sh: $fake/originals/compare.toml:2: cannot read 'args = 2048' (expected [\"program.cu\"] or [\"row\"], then file, args, time, lab or note = \"...\")"
+    "compare.sh: $fake/originals/compare.toml:2: cannot read 'args = 2048' (expected [\"program.cu\"] or [\"row\"], then file, args, time, lab, sizes or note = \"...\")"
 # Issue 45: compare.sh says what it built from which file, names what it does not use, takes a
 # teacher's own file names from compare.toml, and answers a usage error in one line. Built with the
 # stand-in nvcc (instant) but for one real build below.
@@ -253,7 +312,7 @@ bad_toml() {  # bad_toml WHAT TOML EXPECTED_MESSAGE
     expect "$1: one line" "$(cat "$scratch/err")" "compare.sh: $teacher/compare.toml:$3"
     expect "$1: nothing built" "$([ -e "$scratch/bad-out" ] && echo built || echo none)" none
 }
-bad_toml "unknown key" $'["simpson.cu"]\nflags = "-O2"\n' "2: unknown key 'flags' (the keys: file, args, time, lab, note)"
+bad_toml "unknown key" $'["simpson.cu"]\nflags = "-O2"\n' "2: unknown key 'flags' (the keys: file, args, time, lab, sizes, note)"
 bad_toml "a key set twice" $'["simpson.cu"]\nargs = ""\n["simpson.cu"]\nargs = "1"\n' \
     "4: args set again for [\"simpson.cu\"] (first on line 2)"
 bad_toml "a setting before any section" $'args = ""\n' "1: 'args = \"\"' comes before any [\"program.cu\"] or [\"row\"] section"
@@ -326,7 +385,7 @@ expect "an empty OUT is used" "$(build_only "$teacher" "$scratch/empty")" 0
 # --help names every option compare.sh reads, and our programs (the names a teacher's file can take).
 bash scripts/compare.sh --help >"$scratch/help"
 options=$(grep -o -E '^ +(-h\|)?--[a-z-]+(\|--[a-z-]+)*\)' scripts/compare.sh | tr -d ' )' | tr '|' '\n' | sort -u)
-expect "options found" "$(wc -w <<<"$options")" 5
+expect "options found" "$(wc -w <<<"$options")" 6
 for option in $options; do
     expect "--help names $option" "$(grep -q -E -- "(^|[ [,])$option([] ,]|$)" "$scratch/help" && echo yes)" yes
 done
