@@ -46,7 +46,7 @@ pub struct ArchImage {
     /// Everything nvcc wrote to stderr while compiling: the `ptxas info` lines for `arch`.
     pub ptxas: &'static str,
     /// The PTX nvcc made on the way, kept for a student's build: the rules of `--check` read its code
-    /// ([`ptx`]). None for ours.
+    /// (the grading crate's `ptx`). None for ours.
     pub ptx: Option<&'static str>,
 }
 

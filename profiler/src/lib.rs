@@ -168,15 +168,11 @@ impl common::timing::observer::Observer for Profiler {
     }
 
     fn enter_run(&self, window: usize, run: usize) -> Result<()> {
-        cupti::open()?.push_window(external_id(window, run))
+        push_tag(external_id(window, run))
     }
 
     fn leave_run(&self) {
-        // A failed pop leaves later calls tagged with this run; the report would show it as a window
-        // with more work than it timed, so there is nothing better to do here than go on.
-        if let Ok(cupti) = cupti::open() {
-            let _ = cupti.pop_window();
-        }
+        pop_tag();
     }
 
     fn close_window(&self, window: usize, timing: &Timing) {
@@ -196,20 +192,30 @@ impl common::timing::observer::Observer for Profiler {
 /// `None`: no profile).
 fn tag_calls(id: Option<u64>) -> Result<Option<RunGuard>> {
     let Some(id) = id else { return Ok(None) };
-    let cupti = cupti::open()?;
-    cupti.push_window(id)?;
-    Ok(Some(RunGuard { cupti }))
+    push_tag(id)?;
+    Ok(Some(RunGuard(())))
 }
 
-pub struct RunGuard {
-    cupti: &'static cupti::Cupti,
-}
+/// Ends its tag when dropped.
+pub struct RunGuard(());
 
 impl Drop for RunGuard {
     fn drop(&mut self) {
-        // A failed pop leaves later calls tagged with this run; the report would show it as a window
-        // with more work than it timed, so there is nothing better to do here than go on.
-        let _ = self.cupti.pop_window();
+        pop_tag();
+    }
+}
+
+/// The driver and runtime calls from now on are tagged with external id `id`.
+fn push_tag(id: u64) -> Result<()> {
+    cupti::open()?.push_window(id)
+}
+
+/// Ends the tag [`push_tag`] began.
+fn pop_tag() {
+    // A failed pop leaves later calls tagged with this run; the report would show it as a window with
+    // more work than it timed, so there is nothing better to do here than go on.
+    if let Ok(cupti) = cupti::open() {
+        let _ = cupti.pop_window();
     }
 }
 

@@ -1,13 +1,14 @@
 //! What a profiler may watch of a lab's run, without `common` knowing the profiler (issue 42): the
 //! timed loops of [`crate::timing`] (each a window, each repetition a run) and the slide programs
-//! that [`crate::progress`] names. It lives with the timing it watches. The `profiler` crate installs its [`Observer`] when `--profile`,
-//! `--trace` or `--counters` asks for one; until then every hook here does nothing.
+//! that [`crate::progress`] names. It lives with the timing it watches, and uses only its samples.
+//! The `profiler` crate installs its [`Observer`] when `--profile`, `--trace` or `--counters` asks for
+//! one; until then every hook here does nothing.
 
 use std::sync::OnceLock;
 
 use anyhow::Result;
 
-use super::Timing;
+use super::samples::Timing;
 
 /// The profiler's side of the hooks. Window numbers are the observer's own.
 pub trait Observer: Sync {
