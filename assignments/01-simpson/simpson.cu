@@ -1,5 +1,5 @@
 // simpson.cu: the starter of this week's assignment (the week's README.md says what to write).
-// Write the parts marked TODO; the lab compiles this file with --kernel-source and checks it with --check.
+// Write the parts marked TODO; the README says how the lab compiles this file and checks it with --check.
 
 // simpson.cu: Simpson's rule on the GPU, one sub-interval per thread (the course's first slide program).
 #include "integrands.cuh"

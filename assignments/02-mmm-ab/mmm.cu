@@ -1,5 +1,5 @@
 // mmm.cu: the starter of this week's assignment (the week's README.md says what to write).
-// Write the parts marked TODO; the lab compiles this file with --kernel-source and checks it with --check.
+// Write the parts marked TODO; the README says how the lab compiles this file and checks it with --check.
 
 // mmm.cu: C = A * B, the slides' naive kernel mmm-ab and the tiled kernel mmm.
 // Compiled once per BLOCK_SIZE (-DBLOCK_SIZE=16, -DBLOCK_SIZE=32); the host reads the same numbers

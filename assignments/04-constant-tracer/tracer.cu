@@ -1,5 +1,5 @@
 // tracer.cu: the starter of this week's assignment (the week's README.md says what to write).
-// Write the parts marked TODO; the lab compiles this file with --kernel-source and checks it with --check.
+// Write the parts marked TODO; the README says how the lab compiles this file and checks it with --check.
 
 // tracer.cu: a small ray tracer whose spheres live in constant memory (German slides), next to the same
 // kernel reading them from global memory, and a variant whose sphere count is known at compile time.

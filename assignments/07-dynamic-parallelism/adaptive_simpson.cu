@@ -1,5 +1,5 @@
 // adaptive_simpson.cu: the starter of this week's assignment (the week's README.md says what to write).
-// Write the parts marked TODO; the lab compiles this file with --kernel-source and checks it with --check.
+// Write the parts marked TODO; the README says how the lab compiles this file and checks it with --check.
 
 // adaptive_simpson.cu: adaptive Simpson integration, driven from the device (dynamic parallelism: a
 // master kernel starts worker grids, and workers launch child grids for the intervals they split) and,

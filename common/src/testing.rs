@@ -131,6 +131,24 @@ pub fn check_kernel_source(lab: &str, built: &str, manifest_dir: &str, file: &st
     run(&lab_binary(lab, built), &args)
 }
 
+/// `LAB --program-source FILE [extra] --check` (weeks 5 and 6), as [`check_kernel_source`].
+pub fn check_program_source(lab: &str, built: &str, manifest_dir: &str, file: &str, extra: &[&str]) -> Outcome {
+    let file = repository_file(file, manifest_dir);
+    let mut args = vec!["--program-source", file.as_str()];
+    args.extend(extra);
+    args.push("--check");
+    run(&lab_binary(lab, built), &args)
+}
+
+/// The rows of a program's `--check` table (`| case | rule | measured | wants | verdict |`) for
+/// `rule` whose verdict is `verdict`.
+pub fn rule_rows<'a>(stdout: &'a str, rule: &str, verdict: &str) -> Vec<&'a str> {
+    stdout
+        .lines()
+        .filter(|line| line.contains(&format!(" | {rule} | ")) && line.ends_with(&format!("| {verdict} |")))
+        .collect()
+}
+
 /// The row of a `--check` table whose case contains `case` (the first such), for asserting on it.
 pub fn check_row<'a>(stdout: &'a str, case: &str) -> &'a str {
     stdout

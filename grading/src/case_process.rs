@@ -253,7 +253,7 @@ fn wait(
 
 /// SIGKILL to the child's process group (it leads one of its own: `process_group(0)`); nothing where
 /// the group has no process left.
-fn stop_group(child: &std::process::Child) {
+pub(crate) fn stop_group(child: &std::process::Child) {
     if let Ok(group) = libc::pid_t::try_from(child.id()) {
         // SAFETY: kill(2) with a negative pid signals that process group; ours by construction.
         unsafe { libc::kill(-group, libc::SIGKILL) };

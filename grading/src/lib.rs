@@ -22,6 +22,7 @@ pub mod guard;
 pub mod measure;
 pub mod output;
 pub mod parameters;
+pub mod program;
 pub mod progress;
 pub mod ptx;
 pub mod sanitizer;

@@ -191,18 +191,7 @@ pub fn compile(source: &Path, like: &KernelImage, arch: u32) -> Result<Compiled,
 /// ([`foreign_include`]); then nvcc turns that PTX into machine code, and only ptxas writes to that
 /// step's stderr: the report the rules read. A `#pragma message` shows in the first step's messages.
 fn compile_within(source: &Path, like: &KernelImage, arch: u32, limit: Duration) -> Result<Compiled, CompileError> {
-    let bytes = fs::metadata(source)
-        .map_err(|err| CompileError::Missing {
-            path: source.to_path_buf(),
-            reason: err.to_string(),
-        })?
-        .len();
-    if bytes > MAX_SOURCE_BYTES {
-        return Err(CompileError::TooLarge {
-            path: source.to_path_buf(),
-            bytes,
-        });
-    }
+    check_size(source)?;
     let nvcc = nvcc::find(Path::new(env!("CARGO_MANIFEST_DIR"))).ok_or(CompileError::NoNvcc)?;
     let supported = nvcc::supported_archs(&nvcc).map_err(CompileError::Io)?;
     if !supported.contains(&arch) {
@@ -277,6 +266,155 @@ fn compile_within(source: &Path, like: &KernelImage, arch: u32, limit: Duration)
         image: one_build(source, like, arch, bytes, report, ptx),
         messages,
     })
+}
+
+/// A student's whole program (weeks 5 and 6: the host code is graded), built into an executable.
+#[derive(Debug)]
+pub struct Program {
+    pub executable: PathBuf,
+    /// What nvcc said on the way (warnings), for the student to read.
+    pub messages: String,
+    /// The private folder that holds the executable; removed when the program is dropped.
+    pub dir: PrivateDir,
+}
+
+/// Builds `source`, a whole CUDA program, into an executable for `arch` (SASS and PTX), with
+/// `headers` (name, text) beside it: the only course headers it may include. Bounded as a kernel file
+/// is (size, time, a copy under our name, every included file checked), and CUPTI's headers are
+/// refused too: the program runs under our CUPTI recorder, which it has no business talking to.
+pub fn compile_program(source: &Path, headers: &[(&str, &str)], arch: u32) -> Result<Program, CompileError> {
+    check_size(source)?;
+    let nvcc = nvcc::find(Path::new(env!("CARGO_MANIFEST_DIR"))).ok_or(CompileError::NoNvcc)?;
+    let supported = nvcc::supported_archs(&nvcc).map_err(CompileError::Io)?;
+    let arch = supported
+        .iter()
+        .copied()
+        .filter(|&built| built <= arch)
+        .max()
+        .ok_or(CompileError::Unsupported {
+            arch,
+            supported: supported.clone(),
+        })?;
+    let dir = PrivateDir::new("lab-program").map_err(|err| CompileError::Io(err.to_string()))?;
+    for (name, text) in headers {
+        fs::write(dir.path().join(name), text)
+            .map_err(|err| CompileError::Io(format!("cannot write {name} to {}: {err}", dir.path().display())))?;
+    }
+    let (copy, deps, executable) = (
+        dir.path().join("student.cu"),
+        dir.path().join("student.d"),
+        dir.path().join("program"),
+    );
+    fs::copy(source, &copy).map_err(|err| CompileError::Missing {
+        path: source.to_path_buf(),
+        reason: err.to_string(),
+    })?;
+    let args: Vec<String> = vec![
+        "-std=c++17".into(),
+        "-O2".into(),
+        format!("-I{}", dir.path().display()),
+        format!("-arch={}", arch_name(arch)),
+        "-MD".into(),
+        "-MF".into(),
+        deps.display().to_string(),
+        copy.display().to_string(),
+        "-o".into(),
+        executable.display().to_string(),
+        "-ldl".into(), // course_program.h's dlsym, outside libc before glibc 2.34
+    ];
+    // The CUDA runtime to link: the PyPI wheels keep it where their nvcc does not look.
+    let args: Vec<String> = nvcc::library_dir(&nvcc)
+        .map(|dir| format!("-L{}", dir.display()))
+        .into_iter()
+        .chain(args)
+        .collect();
+    let messages = run(&nvcc, &args, source, &copy, NVCC_LIMIT)?;
+    let dependencies = fs::read_to_string(&deps).map_err(|err| {
+        CompileError::Io(format!(
+            "cannot read nvcc's list of included files {}: {err}",
+            deps.display()
+        ))
+    })?;
+    let cupti = make_dependencies(&dependencies).into_iter().find(|file| {
+        Path::new(file)
+            .file_name()
+            .is_some_and(|name| name.to_string_lossy().to_ascii_lowercase().starts_with("cupti"))
+    });
+    if let Some(include) = cupti.or_else(|| foreign_include(&dependencies, &[dir.path(), &toolkit_root(&nvcc)], &copy))
+    {
+        return Err(CompileError::ForeignInclude {
+            path: source.to_path_buf(),
+            include,
+        });
+    }
+    Ok(Program {
+        executable,
+        messages,
+        dir,
+    })
+}
+
+/// Builds the CUPTI recorder (`source`, C++) into `dir/librecorder.so`, linked with `cupti` (the
+/// path of libcupti.so.13, which the library then loads from there whatever the environment says).
+pub fn compile_recorder(source: &str, cupti: &Path, dir: &Path) -> Result<PathBuf, CompileError> {
+    let nvcc = nvcc::find(Path::new(env!("CARGO_MANIFEST_DIR"))).ok_or(CompileError::NoNvcc)?;
+    let lib_dir = cupti.parent().unwrap_or(Path::new("."));
+    let root = toolkit_root(&nvcc);
+    let include = [
+        lib_dir.join("../include"),
+        root.join("extras/CUPTI/include"),
+        root.join("include"),
+    ]
+    .into_iter()
+    .find(|dir| dir.join("cupti_activity.h").is_file())
+    .ok_or_else(|| {
+        CompileError::Io(format!(
+            "no cupti_activity.h beside {} or in {}",
+            cupti.display(),
+            root.display()
+        ))
+    })?;
+    let (copy, library) = (dir.join("recorder.cpp"), dir.join("librecorder.so"));
+    fs::write(&copy, source).map_err(|err| CompileError::Io(format!("cannot write {}: {err}", copy.display())))?;
+    let name = cupti
+        .file_name()
+        .map_or("libcupti.so.13".into(), |name| name.to_string_lossy());
+    let args: Vec<String> = vec![
+        "-shared".into(),
+        "-Xcompiler".into(),
+        "-fPIC".into(),
+        "-std=c++17".into(),
+        "-O2".into(),
+        "-cudart".into(),
+        "none".into(),
+        format!("-I{}", include.display()),
+        format!("-L{}", lib_dir.display()),
+        format!("-l:{name}"),
+        "-Xlinker".into(),
+        format!("-rpath,{}", lib_dir.display()),
+        copy.display().to_string(),
+        "-o".into(),
+        library.display().to_string(),
+    ];
+    run(&nvcc, &args, &copy, &copy, NVCC_LIMIT)?;
+    Ok(library)
+}
+
+/// The student's file is there and no larger than [`MAX_SOURCE_BYTES`].
+fn check_size(source: &Path) -> Result<(), CompileError> {
+    let bytes = fs::metadata(source)
+        .map_err(|err| CompileError::Missing {
+            path: source.to_path_buf(),
+            reason: err.to_string(),
+        })?
+        .len();
+    if bytes > MAX_SOURCE_BYTES {
+        return Err(CompileError::TooLarge {
+            path: source.to_path_buf(),
+            bytes,
+        });
+    }
+    Ok(())
 }
 
 /// `nvcc -ptx`: the front end alone, PTX for `arch` (relocatable for kernels that launch kernels),

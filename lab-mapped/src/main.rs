@@ -3,6 +3,8 @@
 //! then the two jobs where mapped memory is competitive: the zero-copy `vectorAdd` and a write-only
 //! kernel, each against explicit copies.
 
+mod week6;
+
 use std::process::ExitCode;
 
 use anyhow::Result;
@@ -48,13 +50,19 @@ struct Args {
     seed: u64,
     #[command(flatten)]
     profile: profiler::ProfileArgs,
+    /// Week 6's graded program (assignments/06-pinned-mapped).
+    #[command(flatten)]
+    program: grading::program::ProgramArgs,
 }
 
 fn main() -> ExitCode {
-    common::cli::run_lab(|args: Args| args.profile.clone().around(|| run(args)))
+    grading::run_lab(|args: Args| args.profile.clone().around(|| run(args)))
 }
 
 fn run(args: Args) -> Result<()> {
+    if args.program.program_source.is_some() {
+        return check_program(&args);
+    }
     let (count, n, elements) = (args.count as usize, args.size as usize, args.elements as usize);
     // The pinned batch, the mapped batch and the vector jobs' pinned and mapped buffers.
     let host_bytes = Batch::<Vec<f64>>::bytes(count, n)
@@ -178,4 +186,13 @@ fn yes(flag: bool) -> &'static str {
     } else {
         "no"
     }
+}
+
+/// `--program-source FILE.cu --check`: the student's week-6 program, case by case ([`week6`]).
+fn check_program(args: &Args) -> Result<()> {
+    let built = grading::program::build(&args.program)?;
+    let gpu = grading::on_the_machine(Gpu::open(0))?;
+    let module = grading::on_the_machine(gpu.load(&kernels::MAPPED))?;
+    let mut week = grading::on_the_machine(week6::Week6::new(&module))?;
+    grading::program::check(&args.program, &built, &mut week)
 }

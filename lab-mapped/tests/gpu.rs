@@ -71,3 +71,44 @@ fn with_unified_addressing_the_device_pointer_is_the_host_address() {
     let mapped = Mapped::new(16, 1.5f64, false).unwrap();
     assert_eq!(mapped.device_pointer().unwrap().as_raw(), mapped.host_address());
 }
+
+/// Week 6 (issue 43): `lab-mapped --program-source FILE --check`. Our zero-copy program passes every
+/// case and rule; the starter (device buffers and copies) and the program that copies anyway get
+/// their results right and fail the rule that there be no copy.
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn week_6_programs_are_judged_by_their_results_and_their_trace() {
+    use common::testing::rule_rows;
+    let check = |file: &str| {
+        common::testing::check_program_source(
+            "lab-mapped",
+            env!("CARGO_BIN_EXE_lab-mapped"),
+            env!("CARGO_MANIFEST_DIR"),
+            file,
+            &[],
+        )
+    };
+    let ours = check("reference/weeks/zero_copy.cu");
+    assert_eq!(ours.code, Some(0), "{ours:?}");
+    assert_eq!(rule_rows(&ours.stdout, "no copy", "PASS").len(), 5, "{}", ours.stdout);
+    assert_eq!(rule_rows(&ours.stdout, "results", "PASS").len(), 5, "{}", ours.stdout);
+    for file in [
+        "assignments/06-pinned-mapped/zero_copy.cu",
+        "assignments/06-pinned-mapped/broken/copies-anyway.cu",
+    ] {
+        let outcome = check(file);
+        assert_eq!(outcome.code, Some(1), "{file}: {outcome:?}");
+        assert_eq!(
+            rule_rows(&outcome.stdout, "results", "PASS").len(),
+            5,
+            "{file}: {}",
+            outcome.stdout
+        );
+        assert_eq!(
+            rule_rows(&outcome.stdout, "no copy", "FAIL").len(),
+            5,
+            "{file}: {}",
+            outcome.stdout
+        );
+    }
+}

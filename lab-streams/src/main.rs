@@ -14,6 +14,7 @@ mod devices;
 mod fifteen;
 mod overlap;
 mod programs;
+mod week5;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -89,6 +90,9 @@ pub struct Args {
     force: bool,
     #[command(flatten)]
     profile: profiler::ProfileArgs,
+    /// Week 5's graded program (assignments/05-streams).
+    #[command(flatten)]
+    program: grading::program::ProgramArgs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -110,7 +114,7 @@ enum HostMemory {
 }
 
 fn main() -> ExitCode {
-    common::cli::run_lab(|args: Args| args.profile.clone().around(|| run(args)))
+    grading::run_lab(|args: Args| args.profile.clone().around(|| run(args)))
 }
 
 /// The largest job of the chosen modes (one mode runs at a time), with its host and GPU bytes: the
@@ -145,6 +149,9 @@ impl Args {
 }
 
 fn run(args: Args) -> Result<()> {
+    if args.program.program_source.is_some() {
+        return check_program(&args);
+    }
     if let Some(path) = &args.timeline {
         ensure!(
             args.mode != Mode::Overlap && args.mode != Mode::All,
@@ -198,4 +205,13 @@ fn run(args: Args) -> Result<()> {
         passed &= concurrent::run(&gpu, &module, &args)?;
     }
     verdict(passed, "a GPU result differs from the CPU reference")
+}
+
+/// `--program-source FILE.cu --check`: the student's week-5 program, case by case ([`week5`]).
+fn check_program(args: &Args) -> Result<()> {
+    let built = grading::program::build(&args.program)?;
+    let gpu = grading::on_the_machine(Gpu::open(0))?;
+    let module = grading::on_the_machine(gpu.load(&kernels::STREAMS))?;
+    let mut week = grading::on_the_machine(week5::Week5::new(&module))?;
+    grading::program::check(&args.program, &built, &mut week)
 }

@@ -258,3 +258,109 @@ fn small_kernels_on_several_streams_run_at_the_same_time() {
     assert!(most_at_once(&four) >= 2, "{four:#?}");
     assert_eq!(job.wrong_elements().unwrap(), 0);
 }
+
+/// Week 5 (issue 43): `lab-streams --program-source FILE --check`.
+fn check_program(file: &str) -> common::testing::Outcome {
+    check_program_with(file, &[])
+}
+
+fn check_program_with(file: &str, extra: &[&str]) -> common::testing::Outcome {
+    common::testing::check_program_source(
+        "lab-streams",
+        env!("CARGO_BIN_EXE_lab-streams"),
+        env!("CARGO_MANIFEST_DIR"),
+        file,
+        extra,
+    )
+}
+
+/// Our solution passes every case and rule; the starter gets its results right and fails the
+/// week's technique; each broken program fails the rule it breaks, with what was measured.
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn week_5_programs_are_judged_by_their_results_and_their_trace() {
+    use common::testing::rule_rows;
+    let ours = check_program("reference/weeks/pipeline.cu");
+    assert_eq!(ours.code, Some(0), "{ours:?}");
+    assert!(
+        !ours.stdout.contains("| FAIL |") && !ours.stdout.contains("| FAULT |"),
+        "{}",
+        ours.stdout
+    );
+    assert_eq!(rule_rows(&ours.stdout, "results", "PASS").len(), 5, "{}", ours.stdout);
+    let starter = check_program("assignments/05-streams/pipeline.cu");
+    assert_eq!(starter.code, Some(1), "{starter:?}");
+    assert_eq!(
+        rule_rows(&starter.stdout, "results", "PASS").len(),
+        5,
+        "{}",
+        starter.stdout
+    );
+    for rule in ["host memory", "overlap", "streams"] {
+        assert!(
+            !rule_rows(&starter.stdout, rule, "FAIL").is_empty(),
+            "starter, {rule}: {}",
+            starter.stdout
+        );
+    }
+    for (name, rule) in [
+        ("pageable-memory", "host memory"),
+        ("one-stream", "streams"),
+        ("synchronous-copies", "overlap"),
+        ("no-wait", "waits"),
+        ("prints-a-verdict", "results"),
+    ] {
+        let broken = check_program(&format!("assignments/05-streams/broken/{name}.cu"));
+        assert_eq!(broken.code, Some(1), "{name}: {broken:?}");
+        assert!(
+            !rule_rows(&broken.stdout, rule, "FAIL").is_empty(),
+            "{name}, {rule}: {}",
+            broken.stdout
+        );
+    }
+}
+
+/// A program that leaves without exit() (so without our recorder's trace), or that writes a trace
+/// of its own where ours would go, fails: the trace must be the recorder's of this very run.
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn week_5_a_program_without_our_trace_is_a_fault() {
+    let solution = std::fs::read_to_string(common::testing::repository_file(
+        "reference/weeks/pipeline.cu",
+        env!("CARGO_MANIFEST_DIR"),
+    ))
+    .unwrap();
+    let quits = solution.replace(
+        "    return 0;\n}",
+        "    std::fflush(stdout);\n    _exit(0);  // leaves without exit(): no atexit handler runs\n}",
+    );
+    assert_ne!(quits, solution);
+    let quits = common::testing::temp_file("quits.cu", &format!("#include <unistd.h>\n{quits}"));
+    let outcome = check_program(&quits);
+    assert_eq!(outcome.code, Some(1), "{outcome:?}");
+    assert_eq!(
+        common::testing::rule_rows(&outcome.stdout, "runs", "FAULT").len(),
+        5,
+        "{}",
+        outcome.stdout
+    );
+    assert!(outcome.stdout.contains("no trace"), "{}", outcome.stdout);
+    // A trace of its own, at the path the recorder was told (the program cannot read it: the recorder
+    // took it out of the environment before main), and at every path it might guess.
+    let forges = solution.replace(
+        "    return 0;\n}",
+        "    const char* path = getenv(\"LAB_RECORDER_OUT\");\n    std::printf(\"recorder path seen: %s\\n\", path ? path : \"none\");\n    if (path) { FILE* f = fopen(path, \"w\"); fprintf(f, \"lab-recorder 1 guess\\nend\\t0\\t0\\n\"); fclose(f); }\n    return 0;\n}",
+    );
+    let forges = common::testing::temp_file("forges.cu", &forges);
+    let outcome = check_program_with(&forges, &["--show-output"]);
+    assert_eq!(
+        outcome.code,
+        Some(0),
+        "the forger is our solution otherwise: {outcome:?}"
+    );
+    assert!(
+        outcome.stderr.contains("recorder path seen: none"),
+        "{}",
+        outcome.stderr
+    );
+}

@@ -55,7 +55,7 @@ static LOST: AtomicU64 = AtomicU64::new(0);
 
 /// Where `libcupti.so.13` is looked for, in order: beside the lab's executable (the GPU bundle puts
 /// it there), `$CUPTI_PATH`, the toolchain folder this checkout installed (`.toolchain/cuda/lib`),
-/// `$CUDA_PATH` and `/usr/local/cuda` (`extras/CUPTI/lib64`), and the loader's own path.
+/// `$CUDA_PATH` and `/usr/local/cuda` (`extras/CUPTI/lib64`, then `lib64`), and the loader's own path.
 pub fn candidates() -> Vec<PathBuf> {
     const NAME: &str = "libcupti.so.13";
     let mut paths = Vec::new();
@@ -73,7 +73,10 @@ pub fn candidates() -> Vec<PathBuf> {
     let roots = std::env::var_os("CUDA_PATH")
         .into_iter()
         .chain([OsString::from("/usr/local/cuda")]);
-    paths.extend(roots.map(|root| Path::new(&root).join("extras/CUPTI/lib64").join(NAME)));
+    // CUDA 13 keeps CUPTI beside the runtime (`lib64`); older toolkits under `extras/CUPTI`.
+    for root in roots {
+        paths.extend(["extras/CUPTI/lib64", "lib64"].map(|dir| Path::new(&root).join(dir).join(NAME)));
+    }
     paths.push(PathBuf::from(NAME));
     paths
 }
@@ -92,7 +95,7 @@ pub fn open() -> Result<&'static Cupti> {
         }
         Err(last) => bail!(
             "--profile and --trace need CUPTI (libcupti.so.13), found neither beside the lab, in $CUPTI_PATH, in .toolchain/cuda/lib \
-             (bash scripts/cuda-toolchain.sh installs it) nor in $CUDA_PATH or /usr/local/cuda under extras/CUPTI/lib64 ({last})"
+             (bash scripts/cuda-toolchain.sh installs it) nor in $CUDA_PATH or /usr/local/cuda under extras/CUPTI/lib64 or lib64 ({last})"
         ),
     }
 }

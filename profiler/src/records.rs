@@ -116,7 +116,7 @@ pub enum Direction {
 }
 
 impl Direction {
-    fn from_cupti(copy_kind: u8) -> Direction {
+    pub fn from_cupti(copy_kind: u8) -> Direction {
         match copy_kind {
             1 => Direction::HtoD,
             2 => Direction::DtoH,

@@ -22,6 +22,12 @@ pub const END: &str = "// END ASSIGNMENT";
 pub const HINT: &str = "// TODO";
 pub const STARTER: &str = "// STARTER: ";
 
+/// Where the kernel weeks' sources are: our kernels, which the labs run.
+pub const KERNELS: &str = "kernels/cuda";
+/// Where the program weeks' sources are (weeks 5 and 6: a whole program is handed in): our solutions,
+/// which no lab embeds.
+pub const PROGRAMS: &str = "reference/weeks";
+
 /// A week whose students write a kernel: its folder in `assignments/`, the source in `cuda/` its
 /// template comes from, the image of ours the lab runs (a test compiles every made file like it), the
 /// broken submissions its check must catch, and the red team's kernels made from our solution
@@ -29,9 +35,12 @@ pub const STARTER: &str = "// STARTER: ";
 #[derive(Debug, Clone, Copy)]
 pub struct Week {
     pub folder: &'static str,
+    /// The folder of `source`, from the repository's root: [`KERNELS`] or [`PROGRAMS`].
+    pub root: &'static str,
     pub source: &'static str,
+    /// The image of ours a kernel week's files are compiled like; `None` for a program week.
     #[cfg(test)]
-    pub like: &'static kernels::KernelImage,
+    pub like: Option<&'static kernels::KernelImage>,
     pub broken: &'static [Mistake],
     pub adversarial: &'static [Adversary],
 }
@@ -53,6 +62,9 @@ pub struct Mistake {
     pub what: &'static str,
     pub correct: &'static str,
     pub wrong: &'static str,
+    /// Changes elsewhere that go with it, each (correct, wrong) and each once: a program that
+    /// allocates with `malloc` must free with `free`, or it fails for another reason than the week's.
+    pub also: &'static [(&'static str, &'static str)],
 }
 
 const fn mistake(name: &'static str, what: &'static str, correct: &'static str, wrong: &'static str) -> Mistake {
@@ -61,6 +73,25 @@ const fn mistake(name: &'static str, what: &'static str, correct: &'static str, 
         what,
         correct,
         wrong,
+        also: &[],
+    }
+}
+
+impl Mistake {
+    /// `solution` with this mistake put in; an error where a text to change is not there exactly once.
+    fn put_into(&self, solution: &str, source: &str) -> Result<String, String> {
+        let mut text = solution.to_string();
+        for (correct, wrong) in std::iter::once((self.correct, self.wrong)).chain(self.also.iter().copied()) {
+            let found = text.matches(correct).count();
+            if found != 1 {
+                return Err(format!(
+                    "{source}: the mistake {} changes text found {found} times in the solution, not once",
+                    self.name
+                ));
+            }
+            text = text.replacen(correct, wrong, 1);
+        }
+        Ok(text)
     }
 }
 
@@ -169,12 +200,13 @@ const WEEK_7_ADVERSARIAL: [Adversary; 3] = [
 ];
 
 /// The kernel weeks, in course order.
-pub const WEEKS: [Week; 5] = [
+pub const WEEKS: [Week; 7] = [
     Week {
         folder: "01-simpson",
+        root: KERNELS,
         source: "simpson.cu",
         #[cfg(test)]
-        like: &kernels::SIMPSON,
+        like: Some(&kernels::SIMPSON),
         adversarial: &[],
         broken: &[
             mistake(
@@ -193,9 +225,10 @@ pub const WEEKS: [Week; 5] = [
     },
     Week {
         folder: "02-mmm-ab",
+        root: KERNELS,
         source: "mmm.cu",
         #[cfg(test)]
-        like: &kernels::MMM_BS16,
+        like: Some(&kernels::MMM_BS16),
         adversarial: &[],
         broken: &[
             mistake("swapped-indices", "B is read as if transposed.", "sum += a(row, k) * b(k, col);", "sum += a(row, k) * b(col, k);  // BUG: B's indices swapped"),
@@ -209,9 +242,10 @@ pub const WEEKS: [Week; 5] = [
     },
     Week {
         folder: "03-mmm-tiled",
+        root: KERNELS,
         source: "mmm.cu",
         #[cfg(test)]
-        like: &kernels::MMM_BS16,
+        like: Some(&kernels::MMM_BS16),
         adversarial: &[],
         broken: &[
             mistake(
@@ -290,9 +324,10 @@ pub const WEEKS: [Week; 5] = [
     },
     Week {
         folder: "04-constant-tracer",
+        root: KERNELS,
         source: "tracer.cu",
         #[cfg(test)]
-        like: &kernels::TRACER,
+        like: Some(&kernels::TRACER),
         adversarial: &[],
         broken: &[
             mistake(
@@ -310,10 +345,73 @@ pub const WEEKS: [Week; 5] = [
         ],
     },
     Week {
+        folder: "05-streams",
+        root: PROGRAMS,
+        source: "pipeline.cu",
+        #[cfg(test)]
+        like: None,
+        adversarial: &[],
+        broken: &[
+            Mistake {
+                name: "pageable-memory",
+                what: "the host buffers come from malloc: pageable memory, from which no copy can run asynchronously, so nothing overlaps.",
+                correct: "    CHECK_CUDA(cudaHostAlloc((void**)&PtCPU, bytes, cudaHostAllocDefault));\n    CHECK_CUDA(cudaHostAlloc((void**)&PtResCPU, bytes, cudaHostAllocDefault));\n",
+                wrong: "    PtCPU = (float*)malloc(bytes);  // BUG: pageable memory: no copy from or to it can overlap a kernel\n    PtResCPU = (float*)malloc(bytes);\n",
+                also: &[(
+                    "    CHECK_CUDA(cudaFreeHost(PtCPU));\n    CHECK_CUDA(cudaFreeHost(PtResCPU));\n",
+                    "    free(PtCPU);\n    free(PtResCPU);\n",
+                )],
+            },
+            mistake(
+                "one-stream",
+                "NST is ignored: the whole job is one chunk on one stream, so nothing can overlap.",
+                "    const int Nst = (int)arg_int(argc, argv, 2, \"NST\");\n",
+                "    const int Nst = 1;  // BUG: NST is ignored: one chunk on one stream, so nothing can overlap\n",
+            ),
+            Mistake {
+                name: "synchronous-copies",
+                what: "cudaMemcpy instead of cudaMemcpyAsync: every copy waits on the NULL stream, which waits for every other stream, so the kernels run alone.",
+                correct: "        CHECK_CUDA(cudaMemcpyAsync(PtGPU + first, PtCPU + first, size * sizeof(float),\n                                   cudaMemcpyHostToDevice, Stream[i]));\n",
+                wrong: "        CHECK_CUDA(cudaMemcpy(PtGPU + first, PtCPU + first, size * sizeof(float),\n                              cudaMemcpyHostToDevice));  // BUG: synchronous, on the NULL stream: no overlap\n",
+                also: &[(
+                    "        CHECK_CUDA(cudaMemcpyAsync(PtResCPU + first, PtResGPU + first, size * sizeof(float),\n                                   cudaMemcpyDeviceToHost, Stream[i]));\n",
+                    "        CHECK_CUDA(cudaMemcpy(PtResCPU + first, PtResGPU + first, size * sizeof(float),\n                              cudaMemcpyDeviceToHost));  // BUG: synchronous as well\n",
+                )],
+            },
+            mistake(
+                "no-wait",
+                "no cudaStreamSynchronize: the results are written while the copies back may still be running (and may even come out right).",
+                "    for (int i = 0; i < Nst; ++i) CHECK_CUDA(cudaStreamSynchronize(Stream[i]));\n",
+                "    // BUG: no wait: PtResCPU goes to OUTPUT while the copies back may still be running\n",
+            ),
+            mistake(
+                "prints-a-verdict",
+                "writes no output file and prints a line that looks like a passing check instead.",
+                "    write_floats(argv[5], PtResCPU, N);\n",
+                "    std::printf(\"| results | all right | PASS |\\n\");  // BUG: a printed verdict instead of the results\n",
+            ),
+        ],
+    },
+    Week {
+        folder: "06-pinned-mapped",
+        root: PROGRAMS,
+        source: "zero_copy.cu",
+        #[cfg(test)]
+        like: None,
+        adversarial: &[],
+        broken: &[mistake(
+            "copies-anyway",
+            "A and B are copied to device memory and C back: the traffic zero-copy is there to avoid.",
+            "    vectorAdd<<<blocks, BSX>>>(dev_A, dev_B, dev_C, N);\n",
+            "    // BUG: A and B are copied to device memory and C back: the traffic zero-copy is there to avoid\n    float *gpu_A, *gpu_C;\n    CHECK_CUDA(cudaMalloc((void**)&gpu_A, 2 * bytes));\n    CHECK_CUDA(cudaMalloc((void**)&gpu_C, bytes));\n    CHECK_CUDA(cudaMemcpy(gpu_A, A, 2 * bytes, cudaMemcpyHostToDevice));\n    vectorAdd<<<blocks, BSX>>>(gpu_A, gpu_A + N, gpu_C, N);\n    CHECK_CUDA(cudaMemcpy(C, gpu_C, bytes, cudaMemcpyDeviceToHost));\n    CHECK_CUDA(cudaFree(gpu_A));\n    CHECK_CUDA(cudaFree(gpu_C));\n",
+        )],
+    },
+    Week {
         folder: "07-dynamic-parallelism",
+        root: KERNELS,
         source: "adaptive_simpson.cu",
         #[cfg(test)]
-        like: &kernels::ADAPTIVE_SIMPSON,
+        like: Some(&kernels::ADAPTIVE_SIMPSON),
         adversarial: &WEEK_7_ADVERSARIAL,
         broken: &[
             mistake(
@@ -351,40 +449,26 @@ impl Week {
         let mut files = vec![(self.source.to_string(), template(self.source, text)?)];
         let solution = solution(text);
         for mistake in self.broken {
-            let found = solution.matches(mistake.correct).count();
-            if found != 1 {
-                return Err(format!(
-                    "{}: the mistake {} changes text found {found} times in the solution, not once",
-                    self.source, mistake.name
-                ));
-            }
             let header = format!(
                 "// A deliberately broken submission (assignments/README.md): {}\n\
-                 // Made from kernels/cuda/{} by `cargo run -p grading --bin templates`; --check must catch it (the GPU tests run it).\n\n",
-                mistake.what, self.source
+                 // Made from {}/{} by `cargo run -p grading --bin templates`; --check must catch it (the GPU tests run it).\n\n",
+                mistake.what, self.root, self.source
             );
             files.push((
                 format!("broken/{}.cu", mistake.name),
-                header + &solution.replacen(mistake.correct, mistake.wrong, 1),
+                header + &mistake.put_into(&solution, self.source)?,
             ));
         }
         for adversary in self.adversarial {
             let mistake = adversary.mistake;
-            let found = solution.matches(mistake.correct).count();
-            if found != 1 {
-                return Err(format!(
-                    "{}: the red team's {} changes text found {found} times in the solution, not once",
-                    self.source, mistake.name
-                ));
-            }
             let header = format!(
                 "// Red team (issue 39): {}\n// expect: {}\n// why: {}\n\
-                 // Made from kernels/cuda/{} by `cargo run -p grading --bin templates` (assignments/README.md).\n\n",
-                mistake.what, adversary.expect, adversary.why, self.source
+                 // Made from {}/{} by `cargo run -p grading --bin templates` (assignments/README.md).\n\n",
+                mistake.what, adversary.expect, adversary.why, self.root, self.source
             );
             files.push((
                 format!("adversarial/{}.cu", mistake.name),
-                header + &solution.replacen(mistake.correct, mistake.wrong, 1),
+                header + &mistake.put_into(&solution, self.source)?,
             ));
         }
         Ok(files)
@@ -409,7 +493,7 @@ pub fn template(source: &str, text: &str) -> Result<String, String> {
     // The starter names no file of ours: a student pack has none (scripts/student-pack.sh).
     let mut out = format!(
         "// {source}: the starter of this week's assignment (the week's README.md says what to write).\n\
-         // Write the parts marked TODO; the lab compiles this file with --kernel-source and checks it with --check.\n\n"
+         // Write the parts marked TODO; the README says how the lab compiles this file and checks it with --check.\n\n"
     );
     let mut block: Option<(usize, bool, bool)> = None; // (line of BEGIN, hint seen, solution seen)
     for (index, line) in text.lines().enumerate() {
@@ -531,7 +615,7 @@ mod tests {
     #[test]
     fn the_committed_templates_and_broken_kernels_are_what_the_generator_makes() {
         for week in WEEKS {
-            let source = std::fs::read_to_string(repository().join("kernels/cuda").join(week.source)).unwrap();
+            let source = std::fs::read_to_string(repository().join(week.root).join(week.source)).unwrap();
             let folder = repository().join("assignments").join(week.folder);
             let made = week.files(&source).unwrap();
             for (name, text) in &made {
@@ -558,7 +642,7 @@ mod tests {
     #[test]
     fn no_template_holds_a_solution_line() {
         for week in WEEKS {
-            let source = std::fs::read_to_string(repository().join("kernels/cuda").join(week.source)).unwrap();
+            let source = std::fs::read_to_string(repository().join(week.root).join(week.source)).unwrap();
             let made = template(week.source, &source).unwrap();
             let solution = solution_lines(&source);
             assert!(!solution.is_empty(), "{} marks no assignment", week.source);
@@ -581,8 +665,9 @@ mod tests {
         const MISTAKES: [Mistake; 1] = [mistake("m", "w", "x;", "y;")];
         let week = Week {
             folder: "t",
+            root: KERNELS,
             source: "t.cu",
-            like: &kernels::SIMPSON,
+            like: Some(&kernels::SIMPSON),
             broken: &MISTAKES,
             adversarial: &[],
         };
@@ -598,18 +683,23 @@ mod tests {
     #[test]
     fn every_template_and_every_broken_kernel_compiles() {
         for week in WEEKS {
-            let source = std::fs::read_to_string(repository().join("kernels/cuda").join(week.source)).unwrap();
+            let source = std::fs::read_to_string(repository().join(week.root).join(week.source)).unwrap();
             for (name, _) in week.files(&source).unwrap() {
                 let file = repository().join("assignments").join(week.folder).join(name);
                 // For the oldest GPU the labs are built for: the template must build on a student's T4 too.
-                kernels::runtime::compile(&file, week.like, kernels::BUILT_ARCHS[0])
-                    .map(|_| ())
-                    .unwrap_or_else(|err| match err {
-                        kernels::runtime::CompileError::Nvcc { messages, .. } => {
-                            panic!("{}:\n{messages}", file.display())
-                        }
-                        other => panic!("{}: {other}", file.display()),
-                    });
+                let built = match week.like {
+                    Some(like) => kernels::runtime::compile(&file, like, kernels::BUILT_ARCHS[0]).map(|_| ()),
+                    None => {
+                        kernels::runtime::compile_program(&file, &[grading::program::HEADER], kernels::BUILT_ARCHS[0])
+                            .map(|_| ())
+                    }
+                };
+                built.unwrap_or_else(|err| match err {
+                    kernels::runtime::CompileError::Nvcc { messages, .. } => {
+                        panic!("{}:\n{messages}", file.display())
+                    }
+                    other => panic!("{}: {other}", file.display()),
+                });
             }
         }
     }

@@ -46,10 +46,10 @@ pub struct Looked {
 
 /// The lines no student file may hold, each with our source it comes from: the solution lines of every
 /// week's source, less those its template shows and those too short to be ours.
-pub fn evidence(weeks: &[Week], sources: &Path) -> Result<Vec<(String, &'static str)>, String> {
+pub fn evidence(weeks: &[Week], repository: &Path) -> Result<Vec<(String, &'static str)>, String> {
     let mut lines = Vec::new();
     for week in weeks {
-        let path = sources.join(week.source);
+        let path = repository.join(week.root).join(week.source);
         let text = fs::read_to_string(&path).map_err(|err| format!("cannot read {}: {err}", path.display()))?;
         let template = assignment::template(week.source, &text)?;
         // Shown is anywhere in the template, a longer line included (a call with a comment after it).
@@ -170,7 +170,7 @@ mod tests {
     /// A pack made of our own files: every kind of leak is found, and a clean folder passes.
     #[test]
     fn finds_solutions_ptx_and_broken_kernels_and_passes_the_templates() {
-        let evidence = evidence(&WEEKS, &repository().join("kernels/cuda")).unwrap();
+        let evidence = evidence(&WEEKS, &repository()).unwrap();
         assert!(
             WEEKS
                 .iter()

@@ -1,8 +1,9 @@
-//! Writes every week's template and broken kernels into `assignments/<week>/` from the marked kernels
-//! in `kernels/cuda` (see `assignment.rs` beside this file). Run from anywhere: `cargo run -p grading
-//! --bin templates`. These are made files: this replaces them, and a test fails when a committed one
-//! differs from what this makes. With `--audit DIR` it checks instead that a folder meant for
-//! students holds none of our solutions (`audit.rs`; scripts/student-pack.sh runs it).
+//! Writes every week's template and broken files into `assignments/<week>/` from the marked sources in
+//! `kernels/cuda` (kernels) and `reference/weeks` (whole programs; see `assignment.rs` beside this
+//! file). Run from anywhere: `cargo run -p grading --bin templates`. These are made files: this
+//! replaces them, and a test fails when a committed one differs from what this makes. With `--audit
+//! DIR` it checks instead that a folder meant for students holds none of our solutions (`audit.rs`;
+//! scripts/student-pack.sh runs it).
 
 mod assignment;
 mod audit;
@@ -32,7 +33,7 @@ const USAGE: &str = "usage: templates (writes every week's files into assignment
 /// Every week's template and broken kernels, written into its folder.
 fn write_templates(repository: &Path) -> Result<(), String> {
     for week in assignment::WEEKS {
-        let source = repository.join("kernels/cuda").join(week.source);
+        let source = repository.join(week.root).join(week.source);
         let folder = repository.join("assignments").join(week.folder);
         let text =
             std::fs::read_to_string(&source).map_err(|err| format!("cannot read {}: {err}", source.display()))?;
@@ -50,7 +51,7 @@ fn write_templates(repository: &Path) -> Result<(), String> {
 
 /// `--audit DIR`: one line per finding, then what was looked at; an error when anything was found.
 fn run_audit(repository: &Path, dir: &Path) -> Result<(), String> {
-    let evidence = audit::evidence(&assignment::WEEKS, &repository.join("kernels/cuda"))?;
+    let evidence = audit::evidence(&assignment::WEEKS, repository)?;
     let templates = audit::template_paths(&assignment::WEEKS);
     let (findings, looked) = audit::audit(dir, &evidence, &templates)?;
     for finding in &findings {

@@ -1,0 +1,197 @@
+//! The trace our CUPTI recorder writes when a student's program exits (`grading/programs/recorder.cpp`
+//! says the format), read back into the profiler's [`Activity`] records, which the rules measure
+//! and the chronogram draws. Only a whole trace counts: its first line must carry the random word
+//! the check gave the recorder (a file the program wrote itself would have to guess it), and its
+//! last line the number of records above it.
+
+use anyhow::{anyhow, bail, ensure, Context as _, Result};
+use profiler::records::{Activity, Direction, What};
+
+/// `CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE`: host memory the copy engines cannot read directly.
+const MEMORY_PAGEABLE: u8 = 1;
+
+/// A program's trace: every kernel, copy and memset, in the order CUPTI handed them over.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Trace {
+    pub activities: Vec<Activity>,
+    /// Where the program got to, on CUPTI's clock: (time in ns, name), `write_floats` when it began
+    /// to read its results.
+    pub marks: Vec<(u64, String)>,
+    /// Records CUPTI could not store: the measurements would miss them.
+    pub dropped: u64,
+}
+
+/// Reads `text`, a trace whose first line must name `nonce`.
+pub fn parse(text: &str, nonce: &str) -> Result<Trace> {
+    let mut lines = text.lines().enumerate();
+    let (_, first) = lines.next().ok_or_else(|| anyhow!("the trace is empty"))?;
+    ensure!(
+        first.split(' ').collect::<Vec<_>>() == ["lab-recorder", "1", nonce],
+        "the trace's first line is not the recorder's of this run"
+    );
+    let mut activities = Vec::new();
+    let mut marks = Vec::new();
+    for (index, line) in lines {
+        let fields: Vec<&str> = line.split('\t').collect();
+        if fields[0] == "mark" {
+            ensure!(fields.len() == 3, "line {}: `mark` takes 2 fields", index + 1);
+            marks.push((
+                number(fields[1]).with_context(|| format!("line {}", index + 1))?,
+                fields[2].to_string(),
+            ));
+            continue;
+        }
+        if fields[0] == "end" {
+            ensure!(fields.len() == 3, "line {}: `end` takes 2 fields", index + 1);
+            let records: usize = number(fields[1]).with_context(|| format!("line {}", index + 1))?;
+            ensure!(
+                records == activities.len() + marks.len(),
+                "the trace ends with {records} records and holds {}",
+                activities.len() + marks.len()
+            );
+            return Ok(Trace {
+                activities,
+                marks,
+                dropped: number(fields[2]).with_context(|| format!("line {}", index + 1))?,
+            });
+        }
+        activities.push(activity(&fields).with_context(|| format!("line {} of the trace", index + 1))?);
+    }
+    bail!("the trace has no `end` line: the recorder did not finish it")
+}
+
+/// Reads a trace `--chronograms` kept (case-N.trace), whose word is on its own first line: for the
+/// tests that judge again what a GPU recorded.
+pub fn parse_saved(text: &str) -> Result<Trace> {
+    let nonce = text
+        .lines()
+        .next()
+        .and_then(|line| line.split(' ').nth(2))
+        .unwrap_or_default();
+    parse(text, nonce)
+}
+
+fn activity(fields: &[&str]) -> Result<Activity> {
+    let want = |count: usize| {
+        ensure!(
+            fields.len() == count,
+            "`{}` takes {} fields, not {}",
+            fields[0],
+            count - 1,
+            fields.len() - 1
+        );
+        Ok(())
+    };
+    let common = |what: What, name: String| -> Result<Activity> {
+        Ok(Activity {
+            what,
+            name,
+            start_ns: number(fields[1])?,
+            end_ns: number(fields[2])?,
+            device: number(fields[3])?,
+            stream: number(fields[4])?,
+            correlation: 0,
+            channel: 0,
+        })
+    };
+    match fields[0] {
+        "kernel" => {
+            want(8)?;
+            let what = What::Kernel {
+                grid: triple(fields[5])?,
+                block: triple(fields[6])?,
+            };
+            common(what, profiler::records::demangle(fields[7]))
+        }
+        "memcpy" => {
+            want(10)?;
+            let direction = Direction::from_cupti(number(fields[5])?);
+            let (source, destination): (u8, u8) = (number(fields[6])?, number(fields[7])?);
+            let what = What::Copy {
+                direction,
+                bytes: number(fields[8])?,
+                pageable: source == MEMORY_PAGEABLE || destination == MEMORY_PAGEABLE,
+            };
+            let mut copy = common(what, format!("[CUDA memcpy {}]", direction.label()))?;
+            copy.channel = number(fields[9])?;
+            Ok(copy)
+        }
+        "memset" => {
+            want(6)?;
+            common(
+                What::Memset {
+                    bytes: number(fields[5])?,
+                },
+                "[CUDA memset]".to_string(),
+            )
+        }
+        other => bail!("unknown record `{other}`"),
+    }
+}
+
+fn number<T: std::str::FromStr>(field: &str) -> Result<T> {
+    field.parse().map_err(|_| anyhow!("`{field}` is not a number"))
+}
+
+fn triple(field: &str) -> Result<[i32; 3]> {
+    let parts: Vec<&str> = field.split(',').collect();
+    ensure!(parts.len() == 3, "`{field}` is not x,y,z");
+    Ok([number(parts[0])?, number(parts[1])?, number(parts[2])?])
+}
+
+#[cfg(test)]
+pub mod tests {
+    use super::*;
+
+    /// A trace as the recorder writes it: two chunks on streams 13 and 14, and one copy from
+    /// pageable memory.
+    pub const TRACE: &str = "lab-recorder 1 abc123
+memcpy\t1000\t2000\t0\t13\t1\t2\t3\t4096\t5
+kernel\t2000\t5000\t0\t13\t4,1,1\t256,1,1\t_Z6kernelPKfPfii
+memcpy\t2000\t3000\t0\t14\t1\t1\t3\t4096\t5
+memset\t100\t200\t0\t7\t64
+mark\t6000\twrite_floats
+end\t5\t0
+";
+
+    #[test]
+    fn reads_every_record_of_a_whole_trace() {
+        let trace = parse(TRACE, "abc123").unwrap();
+        assert_eq!(trace.dropped, 0);
+        assert_eq!(trace.activities.len(), 4);
+        let kernel = &trace.activities[1];
+        assert_eq!(kernel.name, "kernel(float const*, float*, int, int)");
+        assert_eq!((kernel.start_ns, kernel.end_ns, kernel.stream), (2000, 5000, 13));
+        assert_eq!(
+            kernel.what,
+            What::Kernel {
+                grid: [4, 1, 1],
+                block: [256, 1, 1]
+            }
+        );
+        assert_eq!(
+            trace.activities[2].what,
+            What::Copy {
+                direction: Direction::HtoD,
+                bytes: 4096,
+                pageable: true
+            }
+        );
+        assert_eq!(trace.activities[0].channel, 5);
+        assert_eq!(trace.marks, [(6000, "write_floats".to_string())]);
+    }
+
+    #[test]
+    fn refuses_a_trace_of_another_run_a_cut_one_and_a_malformed_one() {
+        let refused = |text: &str| format!("{:#}", parse(text, "abc123").unwrap_err());
+        assert!(refused(&TRACE.replace("abc123", "guessed")).contains("not the recorder's of this run"));
+        assert!(refused("").contains("empty"));
+        assert!(refused(TRACE.trim_end_matches("end\t5\t0\n")).contains("no `end` line"));
+        assert!(refused(&TRACE.replace("end\t5", "end\t4")).contains("ends with 4 records and holds 5"));
+        assert!(refused(&TRACE.replace("\twrite_floats", "")).contains("`mark` takes 2 fields"));
+        assert!(refused(&TRACE.replace("4096\t5", "4k\t5")).contains("line 2 of the trace: `4k` is not a number"));
+        assert!(refused(&TRACE.replace("4,1,1", "4,1")).contains("`4,1` is not x,y,z"));
+        assert!(refused(&TRACE.replace("memset\t100\t200\t0\t7\t64", "graph\t1")).contains("unknown record `graph`"));
+        assert!(refused(&TRACE.replace("\t64\n", "\n")).contains("`memset` takes 5 fields, not 4"));
+    }
+}

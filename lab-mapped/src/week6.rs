@@ -1,0 +1,171 @@
+//! `--program-source FILE.cu --check`: week 6's graded program (`assignments/06-pinned-mapped`), the
+//! Korean notes' zero-copy `vectorAdd` as a whole program:
+//!
+//! ```text
+//! zero_copy N INPUT OUTPUT
+//! ```
+//!
+//! It reads A and B (N floats each, one after the other) from INPUT, adds them with a kernel that
+//! reads and writes mapped host memory across the bus, and writes C to OUTPUT. The check compares
+//! OUTPUT with the CPU's sums, bit for bit, and reads the week's rules from the program's trace: no
+//! copy at all, a kernel that did the work, results read only after it ended, and a GPU time near
+//! ours (the lab's own zero-copy vectorAdd on the same N).
+
+use std::ffi::OsString;
+use std::path::Path;
+
+use anyhow::{Context as _, Result};
+use common::check_cuda;
+use common::verify::Random;
+use cust::function::Function;
+use cust::module::Module;
+use cust::stream::{Stream, StreamFlags};
+use grading::program::rules;
+use grading::program::trace::Trace;
+use grading::program::{Prepared, Rule, Week};
+use lab_mapped::{Memory, VectorAdd};
+
+/// One case: N floats each in A, B and C, inputs from `seed`.
+#[derive(Debug, Clone, Copy)]
+pub struct Case {
+    pub n: usize,
+    pub seed: u64,
+}
+
+/// The week's cases: a power of two, a prime, one element, fewer than a block, and 64 MiB per vector.
+pub const CASES: [Case; 5] = [
+    Case { n: 1 << 22, seed: 61 },
+    Case { n: 3_000_017, seed: 62 },
+    Case { n: 1, seed: 63 },
+    Case { n: 200, seed: 64 },
+    Case { n: 1 << 24, seed: 65 },
+];
+
+/// The most the program's GPU time may be, as a multiple of ours on the same N.
+pub const MAX_TIME_RATIO: f64 = 1.5;
+
+/// The week, with what it needs of the GPU for our own runs.
+pub struct Week6<'m> {
+    add: Function<'m>,
+    stream: Stream,
+    /// A and B of the case being judged, kept from [`Week::prepare`].
+    input: Vec<f32>,
+}
+
+impl<'m> Week6<'m> {
+    pub fn new(module: &'m Module) -> Result<Week6<'m>> {
+        Ok(Week6 {
+            add: check_cuda!(module.get_function("vector_add"))?,
+            stream: check_cuda!(Stream::new(StreamFlags::NON_BLOCKING, None))?,
+            input: Vec::new(),
+        })
+    }
+
+    /// Our zero-copy vectorAdd on the same N: the median of three runs after a warm-up, in ms.
+    fn ours_ms(&self, case: &Case) -> Result<f64> {
+        let mut job = VectorAdd::random(case.n, false, case.seed)?;
+        Ok(job.time(&self.add, Memory::ZeroCopy, &self.stream, 3)?.median_ms())
+    }
+}
+
+/// The rules read from the trace; `ours_ms` is our GPU time on the same N.
+pub fn trace_rules(trace: &Trace, ours_ms: f64) -> Vec<Rule> {
+    let work = &trace.activities;
+    let (_, copies) = rules::pageable_copies(work);
+    let kernels = rules::kernels(work);
+    let yours_ms = rules::gpu_busy_ns(work) as f64 / 1e6;
+    vec![
+        Rule::judged(
+            "no copy",
+            format!("{copies} copies"),
+            "none: the kernel reads and writes host memory",
+            copies == 0,
+        ),
+        Rule::judged("kernel", format!("{kernels} kernels ran"), "at least one", kernels > 0),
+        Rule::judged(
+            "GPU time",
+            format!(
+                "busy {yours_ms:.3} ms, ours {ours_ms:.3} ms ({:.2}x)",
+                yours_ms / ours_ms
+            ),
+            format!("at most {MAX_TIME_RATIO}x ours"),
+            yours_ms <= MAX_TIME_RATIO * ours_ms,
+        ),
+    ]
+}
+
+impl Week for Week6<'_> {
+    type Case = Case;
+    const NAME: &'static str = "06-pinned-mapped";
+
+    fn cases(&self) -> Vec<Case> {
+        CASES.to_vec()
+    }
+
+    fn describe(&self, case: &Case) -> String {
+        format!("N {}", case.n)
+    }
+
+    fn prepare(&mut self, case: &Case, dir: &Path) -> Result<Prepared> {
+        let mut random = Random::new(case.seed);
+        self.input = (0..2 * case.n).map(|_| random.uniform(-1.0, 1.0) as f32).collect();
+        let bytes: Vec<u8> = self.input.iter().flat_map(|x| x.to_le_bytes()).collect();
+        let (input, output) = (dir.join("input.bin"), dir.join("output.bin"));
+        std::fs::write(&input, bytes).with_context(|| format!("writing {}", input.display()))?;
+        Ok(Prepared {
+            arguments: vec![
+                OsString::from(case.n.to_string()),
+                input.into_os_string(),
+                output.clone().into_os_string(),
+            ],
+            output,
+            output_bytes: 4 * case.n as u64,
+        })
+    }
+
+    fn judge(&mut self, case: &Case, output: Result<Vec<u8>, String>, trace: &Trace) -> Result<Vec<Rule>> {
+        let ours_ms = self.ours_ms(case)?;
+        let (a, b) = self.input.split_at(case.n);
+        let mut rows = vec![
+            grading::program::results(output, case.n, |i| a[i] + b[i]),
+            grading::program::waited(trace),
+        ];
+        rows.extend(trace_rules(trace, ours_ms));
+        Ok(rows)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The rules judged again, without a GPU, on traces an H100 recorded (case 1, N 4194304, of
+    /// `--check --chronograms`; results/h100/issue43/ has the whole runs): every row read from the
+    /// trace is the row the check printed there.
+    #[test]
+    fn saved_traces_give_the_rows_their_gpu_run_printed() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/traces");
+        for (name, passes) in [("ours", true), ("starter", false), ("copies-anyway", false)] {
+            let read = |ext: &str| std::fs::read_to_string(dir.join(format!("{name}.{ext}"))).unwrap();
+            let trace = grading::program::trace::parse_saved(&read("trace")).unwrap();
+            let printed = read("rows");
+            let ours_ms: f64 = printed
+                .split(", ours ")
+                .nth(1)
+                .and_then(|rest| rest.split(" ms").next())
+                .and_then(|ms| ms.parse().ok())
+                .unwrap_or_else(|| panic!("{name}: no time of ours in {printed}"));
+            let mut rows = vec![grading::program::waited(&trace)];
+            rows.extend(trace_rules(&trace, ours_ms));
+            for row in &rows {
+                assert!(
+                    printed.lines().any(|line| row.printed_as(line)),
+                    "{name}: {} is not in\n{printed}",
+                    row.cells()
+                );
+            }
+            let no_copy = rows.iter().find(|r| r.name == "no copy").unwrap();
+            assert_eq!(no_copy.verdict == grading::program::Verdict::Pass, passes, "{name}");
+        }
+    }
+}

@@ -1,0 +1,299 @@
+//! `--program-source FILE.cu --check`: week 5's graded program (`assignments/05-streams`), the French
+//! slides' chunked pipeline as a whole program:
+//!
+//! ```text
+//! pipeline N NST STEPS INPUT OUTPUT
+//! ```
+//!
+//! It reads N floats from INPUT, runs them through `kernel` (STEPS fused multiply-adds each) in NST
+//! chunks on NST streams, and writes the N results to OUTPUT. The check compares OUTPUT with the
+//! CPU's values, bit for bit, and reads the week's rules from the program's trace (the thresholds are
+//! in the week's README): every element copied once each way, from pinned memory, on NST streams,
+//! with kernels and copies overlapping, both copy engines at work, and a GPU time near ours: the
+//! lab's own pipeline (`--mode chunked`) on the same case. STEPS is chosen for the GPU the check runs
+//! on ([`calibrated_steps`]), so that the overlap rules ask the same of a T4 as of an H100.
+
+use std::ffi::OsString;
+use std::path::Path;
+
+use anyhow::{Context as _, Result};
+use common::check_cuda;
+use common::context::new_streams;
+use common::timing::time_on_host;
+use common::verify::Random;
+use cust::module::Module;
+use grading::program::rules;
+use grading::program::trace::Trace;
+use grading::program::{Prepared, Rule, Week};
+use lab_streams::vector::{Synchronize, VectorJob};
+use matrix::Pinned;
+use profiler::records::Direction;
+use profiler::timeline::Kernel;
+
+/// One case: N floats in `streams` chunks, inputs from `seed`.
+#[derive(Debug, Clone, Copy)]
+pub struct Case {
+    pub n: usize,
+    pub streams: usize,
+    pub seed: u64,
+}
+
+/// The week's cases: even and awkward sizes (a prime N, an odd number of streams, chunks that do not
+/// divide N), one stream (nothing to overlap), and 16 streams; chunks of a million floats or more, so
+/// that each copy takes longer than the host needs to issue the next call.
+pub const CASES: [Case; 5] = [
+    Case {
+        n: 1 << 22,
+        streams: 4,
+        seed: 51,
+    },
+    Case {
+        n: 7_000_003,
+        streams: 7,
+        seed: 52,
+    },
+    Case {
+        n: 1 << 24,
+        streams: 16,
+        seed: 53,
+    },
+    Case {
+        n: 3_999_971,
+        streams: 3,
+        seed: 54,
+    },
+    Case {
+        n: 1 << 21,
+        streams: 1,
+        seed: 55,
+    },
+];
+
+/// The least share of the overlappable time (the shorter of the kernels' and the copies' busy time)
+/// during which kernels ran beside copies on other streams. A serial program has none.
+pub const MIN_OVERLAP: f64 = 0.3;
+/// The least share of the shorter direction's copy time during which copies ran both ways at once,
+/// where the GPU has two copy engines and the case four streams or more.
+pub const MIN_BOTH_DIRECTIONS: f64 = 0.1;
+/// The most the program's GPU time may be, as a multiple of ours on the same case.
+pub const MAX_TIME_RATIO: f64 = 1.5;
+
+/// The week, with what it needs of the GPU for our own runs.
+pub struct Week5<'m> {
+    pub work: Kernel<'m>,
+    /// The GPU's copy engines (`asyncEngineCount`).
+    pub copy_engines: i32,
+    /// The multiply-adds per element of every case, chosen for this GPU ([`calibrated_steps`]).
+    pub steps: u32,
+    /// The inputs of the case being judged, kept from [`Week::prepare`].
+    input: Vec<f32>,
+}
+
+impl<'m> Week5<'m> {
+    pub fn new(module: &'m Module) -> Result<Week5<'m>> {
+        let device = check_cuda!(cust::context::CurrentContext::get_device())?;
+        let work = Kernel::get(module, "vector_work")?;
+        Ok(Week5 {
+            steps: calibrated_steps(&work)?,
+            work,
+            copy_engines: check_cuda!(device.get_attribute(cust::device::DeviceAttribute::AsyncEngineCount))?,
+            input: Vec::new(),
+        })
+    }
+
+    /// Our pipeline on the same case: the median host time of three runs after a warm-up, in ms.
+    fn ours_ms(&self, case: &Case) -> Result<f64> {
+        let mut job = VectorJob::<Pinned<f32>>::random(case.n, self.steps, case.seed)?;
+        let streams = new_streams(case.streams)?;
+        let timing = time_on_host(1, 3, || {
+            job.pipeline(&self.work, &streams, Synchronize::PerStream, None)
+        })?;
+        Ok(timing.median_ms())
+    }
+}
+
+/// The multiply-adds per element at which a chunk's kernel takes about half as long as its copy to
+/// the GPU, on this GPU: then every stage of a good pipeline overlaps another (a kernel beside the
+/// next chunk's copy in, a copy back beside a later copy in), whatever the GPU's speed of computing
+/// against its bus. From two runs of our pipeline on one stream, at 1 and at 4001 steps: the
+/// difference is the kernel's time per step, the first run is mostly the two copies.
+pub fn calibrated_steps(work: &Kernel) -> Result<u32> {
+    const N: usize = 1 << 22;
+    const MANY: u32 = 4001;
+    let streams = new_streams(1)?;
+    let time = |steps: u32| -> Result<f64> {
+        let mut job = VectorJob::<Pinned<f32>>::random(N, steps, 1)?;
+        Ok(time_on_host(1, 3, || job.pipeline(work, &streams, Synchronize::PerStream, None))?.median_ms())
+    };
+    let (copies_ms, slow_ms) = (time(1)?, time(MANY)?);
+    let per_step_ms = ((slow_ms - copies_ms) / f64::from(MANY - 1)).max(1e-9);
+    let steps = (0.5 * (copies_ms / 2.0) / per_step_ms).clamp(10.0, 20_000.0);
+    // Two significant digits, so that two checks on one GPU nearly always run the same cases.
+    let unit = 10f64.powi(steps.log10().floor() as i32 - 1);
+    Ok(((steps / unit).round() * unit) as u32)
+}
+
+/// The CPU's value of one element: the kernel's fused multiply-adds, so the same bits.
+pub fn expected(x: f32, steps: u32) -> f32 {
+    (0..steps).fold(x, |x, _| x.mul_add(0.999, 0.001))
+}
+
+/// The rules read from the trace, for a case of `streams` streams and `n` floats; `ours_ms` is our
+/// GPU time on it.
+pub fn trace_rules(trace: &Trace, n: usize, streams: usize, copy_engines: i32, ours_ms: f64) -> Vec<Rule> {
+    let work = &trace.activities;
+    let bytes = 4 * n as u64;
+    let (to_gpu, to_host) = (
+        rules::copied_bytes(work, Direction::HtoD),
+        rules::copied_bytes(work, Direction::DtoH),
+    );
+    let (pageable, copies) = rules::pageable_copies(work);
+    let used = rules::streams_with_work(work);
+    let mut rows = vec![
+        Rule::judged(
+            "copies",
+            format!("{to_gpu} bytes to the GPU, {to_host} back"),
+            format!("{bytes} each way (every element once)"),
+            to_gpu == bytes && to_host == bytes,
+        ),
+        Rule::judged(
+            "host memory",
+            format!("{pageable} of {copies} copies from pageable memory"),
+            "pinned: none pageable",
+            pageable == 0 && copies > 0,
+        ),
+        Rule::judged(
+            "streams",
+            format!("{used} streams carried work"),
+            format!("at least {streams}"),
+            used >= streams,
+        ),
+    ];
+    rows.push(if streams < 2 {
+        Rule::not_applicable("overlap", "one stream: nothing to overlap")
+    } else {
+        let overlap = rules::kernel_copy_overlap(work);
+        Rule::judged(
+            "overlap",
+            format!(
+                "{:.0}% (kernels beside copies on other streams)",
+                100.0 * overlap.share()
+            ),
+            format!("at least {:.0}%", 100.0 * MIN_OVERLAP),
+            overlap.share() >= MIN_OVERLAP,
+        )
+    });
+    rows.push(if copy_engines < 2 {
+        Rule::not_applicable("both directions", format!("this GPU has {copy_engines} copy engine"))
+    } else if streams < 4 {
+        Rule::not_applicable("both directions", "fewer than 4 streams")
+    } else {
+        let both = rules::both_directions(work);
+        Rule::judged(
+            "both directions",
+            format!("{:.0}% of the copy time", 100.0 * both.share()),
+            format!("at least {:.0}%", 100.0 * MIN_BOTH_DIRECTIONS),
+            both.share() >= MIN_BOTH_DIRECTIONS,
+        )
+    });
+    let yours_ms = rules::gpu_busy_ns(work) as f64 / 1e6;
+    rows.push(Rule::judged(
+        "GPU time",
+        format!(
+            "busy {yours_ms:.3} ms, ours {ours_ms:.3} ms ({:.2}x)",
+            yours_ms / ours_ms
+        ),
+        format!("at most {MAX_TIME_RATIO}x ours"),
+        yours_ms <= MAX_TIME_RATIO * ours_ms,
+    ));
+    rows
+}
+
+impl Week for Week5<'_> {
+    type Case = Case;
+    const NAME: &'static str = "05-streams";
+
+    fn cases(&self) -> Vec<Case> {
+        CASES.to_vec()
+    }
+
+    fn describe(&self, case: &Case) -> String {
+        format!("N {}, Nst {}, {} steps", case.n, case.streams, self.steps)
+    }
+
+    fn prepare(&mut self, case: &Case, dir: &Path) -> Result<Prepared> {
+        let mut random = Random::new(case.seed);
+        self.input = (0..case.n).map(|_| random.uniform(-1.0, 1.0) as f32).collect();
+        let bytes: Vec<u8> = self.input.iter().flat_map(|x| x.to_le_bytes()).collect();
+        let (input, output) = (dir.join("input.bin"), dir.join("output.bin"));
+        std::fs::write(&input, bytes).with_context(|| format!("writing {}", input.display()))?;
+        let arguments = [case.n.to_string(), case.streams.to_string(), self.steps.to_string()]
+            .into_iter()
+            .map(OsString::from)
+            .chain([input.into_os_string(), output.clone().into_os_string()])
+            .collect();
+        Ok(Prepared {
+            arguments,
+            output,
+            output_bytes: 4 * case.n as u64,
+        })
+    }
+
+    fn judge(&mut self, case: &Case, output: Result<Vec<u8>, String>, trace: &Trace) -> Result<Vec<Rule>> {
+        let ours_ms = self.ours_ms(case)?;
+        let (input, steps) = (&self.input, self.steps);
+        let mut rows = vec![
+            grading::program::results(output, input.len(), |i| expected(input[i], steps)),
+            grading::program::waited(trace),
+        ];
+        rows.extend(trace_rules(trace, case.n, case.streams, self.copy_engines, ours_ms));
+        Ok(rows)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The rules judged again, without a GPU, on traces an H100 recorded (case 1, N 4194304 on 4
+    /// streams, of `--check --chronograms`; results/h100/issue43/ has the whole runs): every row read
+    /// from the trace is the row the check printed there, measured value and verdict.
+    #[test]
+    fn saved_traces_give_the_rows_their_gpu_run_printed() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/traces");
+        for (name, failing) in [
+            ("ours", ""),
+            ("starter", "host memory"),
+            ("one-stream", "streams"),
+            ("synchronous-copies", "overlap"),
+            ("pageable-memory", "host memory"),
+            ("no-wait", "waits"),
+        ] {
+            let read = |ext: &str| std::fs::read_to_string(dir.join(format!("{name}.{ext}"))).unwrap();
+            let trace = grading::program::trace::parse_saved(&read("trace")).unwrap();
+            let printed = read("rows");
+            let ours_ms: f64 = printed
+                .split(", ours ")
+                .nth(1)
+                .and_then(|rest| rest.split(" ms").next())
+                .and_then(|ms| ms.parse().ok())
+                .unwrap_or_else(|| panic!("{name}: no time of ours in {printed}"));
+            let mut rows = vec![grading::program::waited(&trace)];
+            rows.extend(trace_rules(&trace, 1 << 22, 4, 2, ours_ms));
+            for row in &rows {
+                assert!(
+                    printed.lines().any(|line| row.printed_as(line)),
+                    "{name}: {} is not in\n{printed}",
+                    row.cells()
+                );
+            }
+            let failed: Vec<&str> = rows
+                .iter()
+                .filter(|r| r.verdict != grading::program::Verdict::Pass)
+                .map(|r| r.name)
+                .collect();
+            assert_eq!(failed.is_empty(), failing.is_empty(), "{name}: {failed:?}");
+            assert!(failing.is_empty() || failed.contains(&failing), "{name}: {failed:?}");
+        }
+    }
+}
