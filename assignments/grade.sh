@@ -9,12 +9,15 @@
 #   bash assignments/grade.sh --slurm [--partition P] [--account A] [--time MINUTES] [--cpus N] [--mem SIZE] [--collect-job] [--sanitize] [--cases FILE] [--limit SECONDS] [--weights FILE] [--ids FILE] WEEK SUBMISSIONS OUT
 #   bash assignments/grade.sh --collect OUT [--weights FILE] [--ids FILE] > grades.csv
 #
-# WEEK: 01-simpson, 02-mmm-ab, 03-mmm-tiled, 04-constant-tracer, 07-dynamic-parallelism.
+# WEEK: 01-simpson, 02-mmm-ab, 03-mmm-tiled, 04-constant-tracer, 07-dynamic-parallelism (a kernel is
+# handed in: the lab runs it with --kernel-source), or 05-streams, 06-pinned-mapped (a whole program:
+# --program-source; its trace is judged too; no --sanitize and no --feedback for these yet).
 # A submission is SUBMISSIONS/<student>.cu or a folder SUBMISSIONS/<student>/ with one .cu file
 # (.CU too) anywhere in it (src/mmm.cu: the note says which file was graded; hidden files and
 # folders and __MACOSX/ are skipped); a folder with several .cu files is not graded ("several .cu
 # files: a.cu, src/b.cu (hand in one)"), nor is an empty SUBMISSIONS (one line, exit code 2). Each
-# runs through the week's lab with --kernel-source FILE --check --csv. The CSV has a row per student:
+# runs through the week's lab with --kernel-source (or --program-source) FILE --check --csv. The CSV
+# has a row per student:
 #
 #   student, file     the name (without .cu) and the file graded; bytes that are not UTF-8, and
 #                     control characters (a line break), are written \xNN
@@ -103,7 +106,7 @@
 # e.g. gpu-bundle/bin, which bash scripts/gpu-bundle.sh builds) or else from `cargo build --release`.
 set -uo pipefail
 
-weeks="01-simpson, 02-mmm-ab, 03-mmm-tiled, 04-constant-tracer, 07-dynamic-parallelism"
+weeks="01-simpson, 02-mmm-ab, 03-mmm-tiled, 04-constant-tracer, 05-streams, 06-pinned-mapped, 07-dynamic-parallelism"
 usage="usage: bash assignments/grade.sh [--jobs N] [--sanitize] [--cases FILE] [--limit SECONDS] [--weights FILE] [--ids FILE] [--keep DIR] [--feedback DIR [--feedback-hide-cases]] [--dry-run] WEEK SUBMISSIONS | --slurm [--partition P] [--account A] [--time MINUTES] [--cpus N] [--mem SIZE] [--collect-job] [...] WEEK SUBMISSIONS OUT | --collect OUT [--weights FILE] [--ids FILE]  (WEEK: $weeks; --help for more)"
 caller=$(pwd)
 repository=$(cd "$(dirname "$0")/.." && pwd)
@@ -363,7 +366,7 @@ grade_one() {
         no_result "$index" "$entry" nothing "no .cu file"
         return
     fi
-    local run=("$lab_bin" --kernel-source "$file" "${week_args[@]}" "${case_args[@]}")
+    local run=("$lab_bin" "$source_flag" "$file" "${week_args[@]}" "${case_args[@]}")
     if [[ -n $feedback_dir ]]; then
         cp -- "$file" "$runs_dir/$index.cu"
         run+=(--details "$runs_dir/$index.json")
@@ -441,13 +444,17 @@ grade_one() {
     return 0
 }
 
-# The lab of week $1 and its arguments: sets lab and week_args; fails (status 1) for no such week.
+# The lab of week $1, its arguments and how it takes a submission: sets lab, week_args and
+# source_flag; fails (status 1) for no such week.
 week_lab() {
+    source_flag=--kernel-source
     case $1 in
         01-simpson) lab=lab-simpson; week_args=() ;;
         02-mmm-ab) lab=lab-mmm; week_args=(--kernel naive) ;;
         03-mmm-tiled) lab=lab-mmm; week_args=(--kernel tiled) ;;
         04-constant-tracer) lab=lab-constant-tracer; week_args=() ;;
+        05-streams) lab=lab-streams; week_args=(); source_flag=--program-source ;;
+        06-pinned-mapped) lab=lab-mapped; week_args=(); source_flag=--program-source ;;
         07-dynamic-parallelism) lab=lab-dynamic-parallel; week_args=() ;;
         *) return 1 ;;
     esac
@@ -500,7 +507,12 @@ set_up_week() {
     # 10 minutes, an hour under compute-sanitizer (week 3's solution takes about 3 minutes there).
     [[ -n $limit ]] || limit=$([[ ${#sanitize[@]} -gt 0 ]] && echo 3600 || echo 600)
     week=${positional[0]} submissions=$(absolute "${positional[1]}")
-    week_lab "$week" || fail "no kernel week $week ($weeks)" 2
+    week_lab "$week" || fail "no week $week ($weeks)" 2
+    if [[ $source_flag == --program-source ]]; then
+        # A program week's lab runs no compute-sanitizer and writes no feedback details (yet).
+        [[ ${#sanitize[@]} -eq 0 ]] || fail "--sanitize: not for $week, whose programs are judged by their trace" 2
+        [[ -z $feedback_dir ]] || fail "--feedback: not for $week yet (its lab writes no --details)" 2
+    fi
     [[ -d $submissions ]] || fail "${positional[1]} is not a folder" 2
     entries=()
     local entry csv=

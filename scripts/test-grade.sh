@@ -15,7 +15,8 @@
 # a typo, a bad weight, a column weighted twice), --ids (students without an id, lines naming
 # nobody), the kept --check outputs; --dry-run without a GPU and without building; no GPU found
 # before anything is built; an empty submissions folder, a LAB_BIN_DIR without labs and an sbatch
-# that refuses the array (nothing left behind); and that --help names every option.
+# that refuses the array (nothing left behind); that --help names every option; and a program week
+# (05-streams) in a dry run with the real lab-streams.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target=${CARGO_TARGET_DIR:-target}
@@ -635,6 +636,29 @@ grade.sh: --feedback: $work/fb is not a new or empty folder (nothing is overwrit
 for bad in "--feedback-hide-cases 03-mmm-tiled $fb" "--dry-run --feedback $work/fb2 03-mmm-tiled $fb" "--feedback $work/fb2 --slurm 03-mmm-tiled $fb $work/out"; do
     # shellcheck disable=SC2086 # the words of the bad command line
     expect "grade.sh $bad exits 2 with one line" "$(nogpu bad $bad; wc -l <"$work/bad.err")" "2
+1"
+done
+
+# A program week (issue 43) with the real lab-streams, in a dry run (no GPU): the starter compiles,
+# a file that does not compile is a row with its error; the CSV has a column per case and per rule
+# of the trace; --sanitize and --feedback are refused for these weeks, in one line.
+programs=$work/programs
+mkdir -p "$programs" "$work/real-bin"
+ln -s "$target/debug/lab-streams" "$work/real-bin/lab-streams"
+cp assignments/05-streams/pipeline.cu "$programs/starter.cu"
+printf 'int main( {\n' >"$programs/broken.cu"
+expect "a program week: --dry-run exits" "$(LAB_BIN_DIR=$work/real-bin nogpu programs --dry-run 05-streams "$programs")" 0
+expect "a program week: the rows" "$(columns "$work/programs.csv" student "#2" "#8" passed note)" "$(cat <<ROWS
+lengths same
+row broken | - | - | 0/12 | compile error or no result: $programs/broken.cu(1): error: "main" cannot be used as a global variable name or given C language linkage
+row starter | - | - | 0/0 | dry run: no GPU used
+ROWS
+)"
+expect "a program week: its rules are columns" "$(head -n 1 "$work/programs.csv" | grep -o '"overlap: kernels beside copies, at least 30%"')" \
+    '"overlap: kernels beside copies, at least 30%"'
+for bad in "--sanitize 05-streams" "--feedback $work/fb3 06-pinned-mapped"; do
+    # shellcheck disable=SC2086 # the words of the bad command line
+    expect "grade.sh $bad exits 2 with one line" "$(LAB_BIN_DIR=$work/real-bin grade bad $bad "$programs"; wc -l <"$work/bad.err")" "2
 1"
 done
 

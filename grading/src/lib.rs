@@ -1773,7 +1773,7 @@ pub fn csv_field(text: &str) -> String {
 }
 
 /// The CSV header for these case names.
-fn csv_header(cases: &[&str]) -> String {
+pub(crate) fn csv_header(cases: &[&str]) -> String {
     let names: Vec<String> = cases.iter().map(|name| csv_field(name)).collect();
     format!("file,{},passed,time ratio,flags,note,case set", names.join(","))
 }

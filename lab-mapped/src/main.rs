@@ -60,7 +60,7 @@ fn main() -> ExitCode {
 }
 
 fn run(args: Args) -> Result<()> {
-    if args.program.program_source.is_some() {
+    if args.program.requested() {
         return check_program(&args);
     }
     let (count, n, elements) = (args.count as usize, args.size as usize, args.elements as usize);
@@ -188,9 +188,16 @@ fn yes(flag: bool) -> &'static str {
     }
 }
 
-/// `--program-source FILE.cu --check`: the student's week-6 program, case by case ([`week6`]).
+/// `--program-source FILE.cu --check` (and `--list-cases`): the student's week-6 program, case by case ([`week6`]).
 fn check_program(args: &Args) -> Result<()> {
-    let built = grading::program::build(&args.program)?;
+    if args.program.list_cases {
+        return grading::program::list_cases::<week6::Week6>(&args.program);
+    }
+    let built = grading::program::build::<week6::Week6>(&args.program)?;
+    if args.program.dry_run {
+        grading::program::dry_run::<week6::Week6>(&args.program, &built);
+        return Ok(());
+    }
     let gpu = grading::on_the_machine(Gpu::open(0))?;
     let module = grading::on_the_machine(gpu.load(&kernels::MAPPED))?;
     let mut week = grading::on_the_machine(week6::Week6::new(&module))?;

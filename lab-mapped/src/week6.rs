@@ -20,6 +20,7 @@ use common::verify::Random;
 use cust::function::Function;
 use cust::module::Module;
 use cust::stream::{Stream, StreamFlags};
+use grading::cases_file::field;
 use grading::program::rules;
 use grading::program::trace::Trace;
 use grading::program::{Prepared, Rule, Week};
@@ -40,6 +41,9 @@ pub const CASES: [Case; 5] = [
     Case { n: 200, seed: 64 },
     Case { n: 1 << 24, seed: 65 },
 ];
+
+/// The most floats a case may have: A, B and C of them in mapped memory (1 GiB each).
+pub const MAX_N: usize = 1 << 28;
 
 /// The most the program's GPU time may be, as a multiple of ours on the same N.
 pub const MAX_TIME_RATIO: f64 = 1.5;
@@ -90,19 +94,38 @@ pub fn trace_rules(trace: &Trace, ours_ms: f64) -> Vec<Rule> {
             ),
             format!("at most {MAX_TIME_RATIO}x ours"),
             yours_ms <= MAX_TIME_RATIO * ours_ms,
-        ),
+        )
+        .with_ratio(yours_ms / ours_ms),
     ]
 }
 
 impl Week for Week6<'_> {
     type Case = Case;
     const NAME: &'static str = "06-pinned-mapped";
+    const FIELDS: &'static str = "N SEED";
+    const RULES: &'static [&'static str] = &[
+        "waits: results read after the GPU's last work",
+        "no copy: the kernel reads and writes host memory",
+        "kernel: at least one ran",
+        "GPU time: at most 1.5x ours",
+    ];
 
-    fn cases(&self) -> Vec<Case> {
+    fn builtin() -> Vec<Case> {
         CASES.to_vec()
     }
 
-    fn describe(&self, case: &Case) -> String {
+    fn parse(fields: &[&str]) -> Result<Case, String> {
+        Ok(Case {
+            n: field(fields[0], "N", 1..=MAX_N)?,
+            seed: field(fields[1], "SEED", 0..=u64::MAX)?,
+        })
+    }
+
+    fn line(case: &Case) -> String {
+        format!("{} {}", case.n, case.seed)
+    }
+
+    fn name(case: &Case) -> String {
         format!("N {}", case.n)
     }
 

@@ -149,7 +149,7 @@ impl Args {
 }
 
 fn run(args: Args) -> Result<()> {
-    if args.program.program_source.is_some() {
+    if args.program.requested() {
         return check_program(&args);
     }
     if let Some(path) = &args.timeline {
@@ -207,9 +207,16 @@ fn run(args: Args) -> Result<()> {
     verdict(passed, "a GPU result differs from the CPU reference")
 }
 
-/// `--program-source FILE.cu --check`: the student's week-5 program, case by case ([`week5`]).
+/// `--program-source FILE.cu --check` (and `--list-cases`): the student's week-5 program, case by case ([`week5`]).
 fn check_program(args: &Args) -> Result<()> {
-    let built = grading::program::build(&args.program)?;
+    if args.program.list_cases {
+        return grading::program::list_cases::<week5::Week5>(&args.program);
+    }
+    let built = grading::program::build::<week5::Week5>(&args.program)?;
+    if args.program.dry_run {
+        grading::program::dry_run::<week5::Week5>(&args.program, &built);
+        return Ok(());
+    }
     let gpu = grading::on_the_machine(Gpu::open(0))?;
     let module = grading::on_the_machine(gpu.load(&kernels::STREAMS))?;
     let mut week = grading::on_the_machine(week5::Week5::new(&module))?;

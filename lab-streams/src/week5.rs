@@ -18,17 +18,19 @@ use std::path::Path;
 
 use anyhow::{Context as _, Result};
 use common::check_cuda;
-use common::context::new_streams;
+use common::context::{fork, new_streams};
 use common::timing::time_on_host;
 use common::verify::Random;
 use cust::module::Module;
+use cust::stream::{Stream, StreamFlags};
+use grading::cases_file::field;
 use grading::program::rules;
 use grading::program::trace::Trace;
 use grading::program::{Prepared, Rule, Week};
 use lab_streams::vector::{Synchronize, VectorJob};
 use matrix::Pinned;
 use profiler::records::Direction;
-use profiler::timeline::Kernel;
+use profiler::timeline::{record, stream_lanes, write_svg, Kernel};
 
 /// One case: N floats in `streams` chunks, inputs from `seed`.
 #[derive(Debug, Clone, Copy)]
@@ -68,6 +70,9 @@ pub const CASES: [Case; 5] = [
         seed: 55,
     },
 ];
+
+/// The most floats a case may have: two buffers of them on the host and on the GPU (1 GiB each).
+pub const MAX_N: usize = 1 << 28;
 
 /// The least share of the overlappable time (the shorter of the kernels' and the copies' busy time)
 /// during which kernels ran beside copies on other streams. A serial program has none.
@@ -197,28 +202,75 @@ pub fn trace_rules(trace: &Trace, n: usize, streams: usize, copy_engines: i32, o
         )
     });
     let yours_ms = rules::gpu_busy_ns(work) as f64 / 1e6;
-    rows.push(Rule::judged(
-        "GPU time",
-        format!(
-            "busy {yours_ms:.3} ms, ours {ours_ms:.3} ms ({:.2}x)",
-            yours_ms / ours_ms
-        ),
-        format!("at most {MAX_TIME_RATIO}x ours"),
-        yours_ms <= MAX_TIME_RATIO * ours_ms,
-    ));
+    rows.push(
+        Rule::judged(
+            "GPU time",
+            format!(
+                "busy {yours_ms:.3} ms, ours {ours_ms:.3} ms ({:.2}x)",
+                yours_ms / ours_ms
+            ),
+            format!("at most {MAX_TIME_RATIO}x ours"),
+            yours_ms <= MAX_TIME_RATIO * ours_ms,
+        )
+        .with_ratio(yours_ms / ours_ms),
+    );
     rows
 }
 
 impl Week for Week5<'_> {
     type Case = Case;
     const NAME: &'static str = "05-streams";
+    const FIELDS: &'static str = "N NST SEED";
+    const RULES: &'static [&'static str] = &[
+        "waits: results read after the GPU's last work",
+        "copies: every element once each way",
+        "host memory: no copy from pageable memory",
+        "streams: NST streams carry work",
+        "overlap: kernels beside copies, at least 30%",
+        "both directions: copies both ways at once, at least 10%",
+        "GPU time: at most 1.5x ours",
+    ];
 
-    fn cases(&self) -> Vec<Case> {
+    fn builtin() -> Vec<Case> {
         CASES.to_vec()
     }
 
-    fn describe(&self, case: &Case) -> String {
-        format!("N {}, Nst {}, {} steps", case.n, case.streams, self.steps)
+    fn parse(fields: &[&str]) -> Result<Case, String> {
+        let n = field(fields[0], "N", 1..=MAX_N)?;
+        Ok(Case {
+            n,
+            streams: field(fields[1], "NST", 1..=n.min(64))?,
+            seed: field(fields[2], "SEED", 0..=u64::MAX)?,
+        })
+    }
+
+    fn line(case: &Case) -> String {
+        format!("{} {} {}", case.n, case.streams, case.seed)
+    }
+
+    fn name(case: &Case) -> String {
+        format!("N {}, Nst {}", case.n, case.streams)
+    }
+
+    fn about(&self) -> String {
+        format!(
+            "STEPS {} on this GPU: a chunk's kernel takes about half as long as its copy",
+            self.steps
+        )
+    }
+
+    /// The lab's own pipeline on the case, drawn as `--mode chunked --timeline` draws it.
+    fn our_chronogram(&mut self, case: &Case, path: &Path) -> Result<()> {
+        let mut job = VectorJob::<Pinned<f32>>::random(case.n, self.steps, case.seed)?;
+        let streams = new_streams(case.streams)?;
+        let main = check_cuda!(Stream::new(StreamFlags::DEFAULT, None))?;
+        let spans = record(&main, |recorder| {
+            fork(&main, &streams)?;
+            job.pipeline(&self.work, &streams, Synchronize::PerStream, Some(recorder))
+        })?;
+        let title = format!("ours: N {}, Nst {}, {} steps", case.n, case.streams, self.steps);
+        write_svg(path, false, &title, &stream_lanes(case.streams), &spans)?;
+        Ok(())
     }
 
     fn prepare(&mut self, case: &Case, dir: &Path) -> Result<Prepared> {

@@ -280,8 +280,24 @@ fn check_program_with(file: &str, extra: &[&str]) -> common::testing::Outcome {
 #[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
 fn week_5_programs_are_judged_by_their_results_and_their_trace() {
     use common::testing::rule_rows;
-    let ours = check_program("reference/weeks/pipeline.cu");
+    // Our solution, with each case's chronograms (the program's, from its trace, and ours) and traces.
+    let charts = std::path::Path::new(&common::testing::temp_file("charts.txt", "")).with_file_name("charts");
+    let ours = check_program_with(
+        "reference/weeks/pipeline.cu",
+        &["--chronograms", charts.to_str().unwrap()],
+    );
     assert_eq!(ours.code, Some(0), "{ours:?}");
+    for case in 1..=5 {
+        for name in [format!("case-{case}.svg"), format!("case-{case}-ours.svg")] {
+            let svg = std::fs::read_to_string(charts.join(&name)).unwrap_or_default();
+            assert!(svg.starts_with("<svg") && svg.contains("stream"), "{name}: {svg:.200}");
+        }
+        let trace = std::fs::read_to_string(charts.join(format!("case-{case}.trace"))).unwrap_or_default();
+        assert!(
+            trace.starts_with("lab-recorder 1 ") && trace.contains("\nkernel\t"),
+            "case {case}: {trace:.200}"
+        );
+    }
     assert!(
         !ours.stdout.contains("| FAIL |") && !ours.stdout.contains("| FAULT |"),
         "{}",

@@ -9,6 +9,8 @@
 //! the rows it judges from the output and the trace. This module does the rest: the build, the
 //! processes, the table, the CSV, the chronograms.
 
+pub mod chronogram;
+pub mod csv;
 pub mod rules;
 pub mod run;
 pub mod trace;
@@ -20,10 +22,9 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Result};
 use kernels::private_dir::PrivateDir;
 use kernels::runtime::{self, CompileError};
-use profiler::records::{Activity, Direction, What};
-use profiler::timeline::{svg, Kind, Source, Span};
 
-use crate::{csv_field, Machine, Usage};
+use crate::cases_file::{CaseFormat, CaseSet};
+use crate::{Machine, Usage};
 use trace::Trace;
 
 /// The course's header for whole programs: the only one a week-5 or week-6 program may include
@@ -39,16 +40,17 @@ const CASE_LIMIT: Duration = Duration::from_secs(60);
 /// The flags of a lab that grades a week's whole program, flattened into its own.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct ProgramArgs {
-    /// Your whole program (weeks 5 and 6): compile this CUDA file with nvcc and run the week's cases
-    /// (random inputs in files, sizes on its command line) under a CUPTI recorder; print one table of
-    /// every case's results and of the rules read from its trace. Exit code 0 only if all pass.
-    #[arg(long, value_name = "FILE.cu", requires = "check")]
+    /// Your whole program (weeks 5 and 6), for --check: compiled with nvcc, then run on the week's
+    /// cases (random inputs in files, sizes on its command line) under a CUPTI recorder.
+    #[arg(long, value_name = "FILE.cu")]
     pub program_source: Option<PathBuf>,
-    /// With --program-source: run the week's cases (required: a program is only ever checked).
+    /// With --program-source: run the week's cases and print one table of every case's results and
+    /// of the rules read from its trace. Exit code 0 only if all pass.
     #[arg(long, requires = "program_source")]
     pub check: bool,
-    /// With --check: print the results as CSV (a header and one row), for assignments/grade.sh.
-    #[arg(long, requires = "check")]
+    /// With --check: print the results as CSV (a header and one row), for assignments/grade.sh; with
+    /// --list-cases: the CSV header alone.
+    #[arg(long)]
     pub csv: bool,
     /// With --check: show what the program printed in every case, not only in the failing ones.
     #[arg(long, requires = "check")]
@@ -56,10 +58,29 @@ pub struct ProgramArgs {
     /// With --check: stop after SECONDS in all; the cases not run by then fail with a note.
     #[arg(long, value_name = "SECONDS", requires = "check", value_parser = clap::value_parser!(u64).range(1..))]
     pub time_limit: Option<u64>,
-    /// With --check: write each case's chronogram (case-N.svg, from its trace: a lane per stream) and
-    /// the trace itself (case-N.trace) into DIR, which must not exist yet.
+    /// With --check: write each case's chronogram (case-N.svg, from its trace: a lane per stream), the
+    /// trace itself (case-N.trace) and, where the lab draws one, our own run's (case-N-ours.svg) into
+    /// DIR, which must not exist yet.
     #[arg(long, value_name = "DIR", requires = "check")]
     pub chronograms: Option<PathBuf>,
+    /// With --check or --list-cases: the cases in FILE instead of the week's (one per line, `#`
+    /// comments; the week's README says the fields).
+    #[arg(long, value_name = "FILE")]
+    pub cases: Option<PathBuf>,
+    /// Print the cases --check runs, with the case set's hash, and exit (no GPU needed).
+    #[arg(long, conflicts_with = "check")]
+    pub list_cases: bool,
+    /// With --check: compile the program and stop; no case runs, no GPU is used. Exit code 0 when it
+    /// compiles.
+    #[arg(long, requires = "check")]
+    pub dry_run: bool,
+}
+
+impl ProgramArgs {
+    /// Whether the lab was asked for a program check, a listing of its cases, or a flag of theirs.
+    pub fn requested(&self) -> bool {
+        self.program_source.is_some() || self.check || self.list_cases || self.csv || self.cases.is_some()
+    }
 }
 
 /// A rule's verdict for one case.
@@ -74,7 +95,7 @@ pub enum Verdict {
 }
 
 impl Verdict {
-    fn cell(self) -> &'static str {
+    pub fn cell(self) -> &'static str {
         match self {
             Verdict::Pass => "PASS",
             Verdict::Fail => "FAIL",
@@ -91,6 +112,8 @@ pub struct Rule {
     pub measured: String,
     pub wants: String,
     pub verdict: Verdict,
+    /// The program's time over ours, for the row that compares them (the CSV's mean).
+    pub ratio: Option<f64>,
 }
 
 impl Rule {
@@ -102,6 +125,15 @@ impl Rule {
             measured,
             wants: wants.into(),
             verdict,
+            ratio: None,
+        }
+    }
+
+    /// The row with the program's time over ours.
+    pub fn with_ratio(self, ratio: f64) -> Rule {
+        Rule {
+            ratio: Some(ratio),
+            ..self
         }
     }
 
@@ -136,6 +168,7 @@ impl Rule {
             measured: why.into(),
             wants: String::new(),
             verdict: Verdict::NotApplicable,
+            ratio: None,
         }
     }
 }
@@ -202,14 +235,33 @@ pub struct Prepared {
     pub output_bytes: u64,
 }
 
-/// A week whose students hand in a whole program.
+/// A week whose students hand in a whole program. The associated functions need no GPU (listing
+/// and loading the cases); the methods run with one.
 pub trait Week {
     type Case;
     /// The week's folder in `assignments/` (`05-streams`), for the table and the CSV.
     const NAME: &'static str;
-    fn cases(&self) -> Vec<Self::Case>;
-    /// The case in a few words, for the table (`N 4194304, Nst 4, 2000 steps`).
-    fn describe(&self, case: &Self::Case) -> String;
+    /// The fields of a line of a `--cases` file (`N NST SEED`).
+    const FIELDS: &'static str;
+    /// The rules' columns in the CSV, each `name: what it asks`, the name as the rows have it.
+    const RULES: &'static [&'static str];
+    /// The week's own cases.
+    fn builtin() -> Vec<Self::Case>;
+    /// A case from the fields of a line of a `--cases` file, or what is wrong with them.
+    fn parse(fields: &[&str]) -> Result<Self::Case, String>;
+    /// The case as a `--cases` line, for the case set's hash.
+    fn line(case: &Self::Case) -> String;
+    /// The case in a few words (`N 4194304, Nst 4`): its label in the table, its column in the CSV.
+    fn name(case: &Self::Case) -> String;
+    /// What the check chose for this GPU, said once above the table.
+    fn about(&self) -> String {
+        String::new()
+    }
+    /// Draws our own run of the case into `path` (SVG), for the chronograms beside the program's;
+    /// a week without one draws nothing.
+    fn our_chronogram(&mut self, _case: &Self::Case, _path: &Path) -> Result<()> {
+        Ok(())
+    }
     /// Writes the case's inputs into `dir` and says how to run the program on them.
     fn prepare(&mut self, case: &Self::Case, dir: &Path) -> Result<Prepared>;
     /// The case's rows, from the file the program wrote (or why it is unusable) and its trace. An
@@ -217,84 +269,138 @@ pub trait Week {
     fn judge(&mut self, case: &Self::Case, output: Result<Vec<u8>, String>, trace: &Trace) -> Result<Vec<Rule>>;
 }
 
-/// The student's program and our recorder, built.
-pub struct Built {
+/// The cases `args` ask for: the week's, or a `--cases` file's ([`Usage`] errors name its line).
+pub fn case_set<W: Week>(args: &ProgramArgs) -> Result<CaseSet<W::Case>> {
+    let parse = |fields: &[&str]| W::parse(fields).map(|case| vec![case]);
+    let format = CaseFormat {
+        fields: W::FIELDS,
+        parse: &parse,
+        line: &W::line,
+        name: &W::name,
+    };
+    format.load(args.cases.as_deref(), W::builtin())
+}
+
+/// `--list-cases`: the cases and the rules with the case set's hash, or with `--csv` the CSV header
+/// (no GPU, no program).
+pub fn list_cases<W: Week>(args: &ProgramArgs) -> Result<()> {
+    let set = case_set::<W>(args)?;
+    if args.csv {
+        println!("{}", csv::header(&set.names, W::RULES));
+    } else {
+        println!("{} cases (case set {}):", set.names.len() + W::RULES.len(), set.hash);
+        set.names
+            .iter()
+            .map(String::as_str)
+            .chain(W::RULES.iter().copied())
+            .for_each(|name| println!("{name}"));
+    }
+    Ok(())
+}
+
+/// The student's program and our recorder, built, and the cases to run it on.
+pub struct Built<C> {
     program: runtime::Program,
     recorder: PathBuf,
     arch: u32,
+    set: CaseSet<C>,
 }
 
-/// The first half of `--program-source FILE --check`, before the lab opens the GPU: the flags
-/// checked, the student's program compiled (for GPU 0, or without a GPU for the newest architecture
-/// the labs are built for, so that a compile error shows anywhere) and the recorder built.
-pub fn build(args: &ProgramArgs) -> Result<Built> {
-    let Some(source) = &args.program_source else {
-        bail!(Usage("--check needs --program-source FILE.cu".into()));
+/// The first half of `--program-source FILE --check`, before the lab opens the GPU: the flags and
+/// the cases checked, the student's program compiled (for GPU 0, or without a GPU for the newest
+/// architecture the labs are built for, so that a compile error shows anywhere) and the recorder
+/// built.
+pub fn build<W: Week>(args: &ProgramArgs) -> Result<Built<W::Case>> {
+    let Some(source) = args.program_source.as_deref().filter(|_| args.check) else {
+        let flag = if args.program_source.is_some() {
+            "--program-source FILE.cu"
+        } else {
+            "--csv or --cases"
+        };
+        bail!(Usage(format!("{flag} goes with --check (or --list-cases)")));
     };
-    if let Some(dir) = &args.chronograms {
-        if dir.exists() {
-            bail!(Usage(format!(
-                "--chronograms {}: give a folder that does not exist yet",
-                dir.display()
-            )));
-        }
+    if let Some(dir) = args.chronograms.as_deref().filter(|dir| dir.exists()) {
+        bail!(Usage(format!(
+            "--chronograms {}: give a folder that does not exist yet",
+            dir.display()
+        )));
     }
+    let set = case_set::<W>(args)?;
     let newest = kernels::BUILT_ARCHS[kernels::BUILT_ARCHS.len() - 1];
-    let arch = common::gpu::first_gpu_arch().unwrap_or(newest);
+    let arch = if args.dry_run {
+        newest
+    } else {
+        common::gpu::first_gpu_arch().unwrap_or(newest)
+    };
     let program = compile(source, arch)?;
     let recorder = build_recorder(program.dir.path())?;
     Ok(Built {
         program,
         recorder,
         arch,
+        set,
     })
+}
+
+/// `--check --dry-run`: the program compiled; every case and rule `-`.
+pub fn dry_run<W: Week>(args: &ProgramArgs, built: &Built<W::Case>) {
+    let source = args.program_source.as_deref().unwrap_or(Path::new("?"));
+    if args.csv {
+        let not_run = vec![Vec::new(); built.set.cases.len()];
+        print!(
+            "{}",
+            csv::row(source, &built.set, W::RULES, &not_run, "dry run: no GPU used")
+        );
+    } else {
+        println!(
+            "{}: {} compiled for sm_{} (dry run: no case runs, no GPU used)",
+            W::NAME,
+            source.display(),
+            built.arch
+        );
+    }
 }
 
 /// The second half: runs every case of `week` with the program `build` made, prints the table (or
 /// the CSV row) and returns an error when anything failed ([`crate::run_lab`] turns it into the
 /// exit code).
-pub fn check<W: Week>(args: &ProgramArgs, built: &Built, week: &mut W) -> Result<()> {
+pub fn check<W: Week>(args: &ProgramArgs, built: &Built<W::Case>, week: &mut W) -> Result<()> {
     let source = args.program_source.as_deref().unwrap_or(Path::new("?"));
     if !args.csv {
         println!(
-            "{}: {} compiled for sm_{}; the week's cases run it under a CUPTI recorder\n",
+            "{}: {} compiled for sm_{}; the cases (set {}) run it under a CUPTI recorder. {}\n",
             W::NAME,
             source.display(),
-            built.arch
+            built.arch,
+            built.set.hash,
+            week.about()
         );
         println!("| case | rule | measured | the week asks | verdict |");
         println!("|------|------|----------|---------------|---------|");
     }
     let started = Instant::now();
-    let mut all = Vec::new();
-    for (index, case) in week.cases().iter().enumerate() {
-        let label = format!("{} ({})", index + 1, week.describe(case));
+    let mut per_case = Vec::new();
+    for (index, case) in built.set.cases.iter().enumerate() {
+        let label = format!("{} ({})", index + 1, built.set.names[index]);
         let rows = match args.time_limit.filter(|limit| started.elapsed().as_secs() >= *limit) {
             Some(limit) => vec![fault(format!("not run: the --time-limit of {limit} s ran out"))],
-            None => run_case(
-                args,
-                week,
-                case,
-                &label,
-                &built.program.executable,
-                &built.recorder,
-                index,
-            )?,
+            None => run_case(args, week, case, &label, built, index)?,
         };
         if !args.csv {
             for row in &rows {
                 println!("| {label} | {}", row.cells());
             }
         }
-        all.extend(rows);
+        per_case.push(rows);
     }
+    let all: Vec<&Rule> = per_case.iter().flatten().collect();
     let failed = all
         .iter()
         .filter(|row| matches!(row.verdict, Verdict::Fail | Verdict::Fault))
         .count();
     let judged = all.iter().filter(|row| row.verdict != Verdict::NotApplicable).count();
     if args.csv {
-        print!("{}", csv(source, W::NAME, &all));
+        print!("{}", csv::row(source, &built.set, W::RULES, &per_case, ""));
     } else {
         println!("\n{} of {judged} rules passed", judged - failed);
     }
@@ -310,20 +416,27 @@ fn run_case<W: Week>(
     week: &mut W,
     case: &W::Case,
     label: &str,
-    executable: &Path,
-    recorder: &Path,
+    built: &Built<W::Case>,
     index: usize,
 ) -> Result<Vec<Rule>> {
     let dir = PrivateDir::new("lab-case").map_err(|err| Machine(err.to_string()))?;
     let prepared = week
         .prepare(case, dir.path())
         .map_err(|err| Machine(format!("{err:#}")))?;
-    let ran = run::run(executable, recorder, &prepared.arguments, dir.path(), CASE_LIMIT);
+    let ran = run::run(
+        &built.program.executable,
+        &built.recorder,
+        &prepared.arguments,
+        dir.path(),
+        CASE_LIMIT,
+    );
     let failing = ran.fault();
     let rows = match (&failing, &ran.trace) {
         (None, Ok(trace)) => {
             if let Some(folder) = &args.chronograms {
-                write_chronogram(folder, index, label, trace)?;
+                chronogram::write(folder, index, label, trace)?;
+                week.our_chronogram(case, &folder.join(format!("case-{}-ours.svg", index + 1)))
+                    .map_err(|err| Machine(format!("{err:#}")))?;
                 let kept = folder.join(format!("case-{}.trace", index + 1));
                 std::fs::copy(dir.path().join(run::TRACE), &kept)
                     .map_err(|err| anyhow::anyhow!("cannot keep the trace as {}: {err}", kept.display()))?;
@@ -363,6 +476,7 @@ fn fault(why: String) -> Rule {
         measured: why,
         wants: "exits with 0 after writing its trace".to_string(),
         verdict: Verdict::Fault,
+        ratio: None,
     }
 }
 
@@ -410,98 +524,9 @@ fn build_recorder(dir: &Path) -> Result<PathBuf> {
     })
 }
 
-/// `DIR/case-N.svg`: the case's trace as a chronogram, a lane per stream.
-fn write_chronogram(dir: &Path, index: usize, label: &str, trace: &Trace) -> Result<()> {
-    std::fs::create_dir_all(dir).map_err(|err| Usage(format!("cannot create {}: {err}", dir.display())))?;
-    let (lanes, spans) = chronogram(&trace.activities);
-    let legend = "Kernels and copies as CUPTI recorded them in your program (the recorder's trace).";
-    let path = dir.join(format!("case-{}.svg", index + 1));
-    std::fs::write(&path, svg(&format!("case {label}"), &lanes, &spans, legend))
-        .map_err(|err| anyhow::anyhow!("cannot write {}: {err}", path.display()))
-}
-
-/// The lanes (one per stream, in the order of their first work) and the bars of a trace, in ms from
-/// its first record.
-pub fn chronogram(activities: &[Activity]) -> (Vec<String>, Vec<Span>) {
-    let origin = activities.iter().map(|a| a.start_ns).min().unwrap_or(0);
-    let ms = |ns: u64| ns.saturating_sub(origin) as f64 / 1e6;
-    let mut streams: Vec<(u32, u32)> = Vec::new();
-    let mut spans = Vec::new();
-    let mut sorted: Vec<&Activity> = activities.iter().collect();
-    sorted.sort_by_key(|a| a.start_ns);
-    for activity in sorted {
-        let kind = match activity.what {
-            What::Kernel { .. } => Kind::Kernel,
-            What::Copy {
-                direction: Direction::HtoD,
-                ..
-            } => Kind::CopyIn,
-            What::Copy {
-                direction: Direction::DtoH,
-                ..
-            } => Kind::CopyOut,
-            _ => continue,
-        };
-        let key = (activity.device, activity.stream);
-        let lane = streams.iter().position(|s| *s == key).unwrap_or_else(|| {
-            streams.push(key);
-            streams.len() - 1
-        });
-        spans.push(Span {
-            lane,
-            kind,
-            label: activity.name.clone(),
-            start_ms: ms(activity.start_ns),
-            end_ms: ms(activity.end_ns),
-            source: Source::StampsAndEvents,
-        });
-    }
-    let lanes = streams.iter().map(|(_, stream)| format!("stream {stream}")).collect();
-    (lanes, spans)
-}
-
-/// The grading row: the file, the week, how many rules passed of those that apply, and the rules
-/// that did not pass, each with what was measured.
-pub fn csv(source: &Path, week: &str, rows: &[Rule]) -> String {
-    let judged: Vec<&Rule> = rows
-        .iter()
-        .filter(|row| row.verdict != Verdict::NotApplicable)
-        .collect();
-    let passed = judged.iter().filter(|row| row.verdict == Verdict::Pass).count();
-    let mut failing: Vec<String> = judged
-        .iter()
-        .filter(|row| row.verdict != Verdict::Pass)
-        .map(|row| format!("{} {}: {}", row.verdict.cell(), row.name, row.measured))
-        .collect();
-    failing.dedup();
-    format!(
-        "file,week,passed,failing\n{},{},{passed}/{},{}\n",
-        csv_field(&source.display().to_string()),
-        csv_field(week),
-        judged.len(),
-        csv_field(&failing.join("; "))
-    )
-}
-
 #[cfg(test)]
 mod tests {
-    use super::rules::tests::{copy, kernel};
     use super::*;
-
-    #[test]
-    fn a_chronogram_has_a_lane_per_stream_in_order_of_first_work() {
-        let work = [
-            kernel(9, 2_000_000, 3_000_000),
-            copy(Direction::HtoD, 4, 1_000_000, 2_000_000),
-        ];
-        let (lanes, spans) = chronogram(&work);
-        assert_eq!(lanes, ["stream 4", "stream 9"]);
-        assert_eq!(
-            (spans[0].lane, spans[0].kind, spans[0].start_ms),
-            (0, Kind::CopyIn, 0.0)
-        );
-        assert_eq!((spans[1].lane, spans[1].kind, spans[1].end_ms), (1, Kind::Kernel, 2.0));
-    }
 
     #[test]
     fn results_are_compared_bit_for_bit_and_the_first_wrong_one_is_named() {
@@ -517,19 +542,6 @@ mod tests {
         assert_eq!(
             (missing.measured.as_str(), missing.verdict),
             ("the program wrote no output.bin", Verdict::Fail)
-        );
-    }
-
-    #[test]
-    fn the_csv_row_counts_the_rules_that_apply_and_names_the_failing_ones() {
-        let rows = [
-            Rule::judged("results", "all 10 right".into(), "all right", true),
-            Rule::judged("streams", "1".into(), "at least 4", false),
-            Rule::not_applicable("both directions", "one copy engine"),
-        ];
-        assert_eq!(
-            csv(Path::new("=a.cu"), "05-streams", &rows),
-            "file,week,passed,failing\n\"'=a.cu\",\"05-streams\",1/2,\"FAIL streams: 1\"\n"
         );
     }
 }
