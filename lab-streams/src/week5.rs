@@ -19,7 +19,7 @@ use std::path::Path;
 use anyhow::{Context as _, Result};
 use common::check_cuda;
 use common::context::{fork, new_streams};
-use common::timing::time_on_host;
+use common::timing::{time_on_host, time_on_stream};
 use common::verify::Random;
 use cust::module::Module;
 use cust::stream::{Stream, StreamFlags};
@@ -106,14 +106,17 @@ impl<'m> Week5<'m> {
         })
     }
 
-    /// Our pipeline on the same case: the median host time of three runs after a warm-up, in ms.
-    fn ours_ms(&self, case: &Case) -> Result<f64> {
+    /// Our pipeline on the same case: the median host time of three runs after a warm-up, and the
+    /// median time of its kernels alone (on one stream), in ms.
+    fn ours_ms(&self, case: &Case) -> Result<(f64, f64)> {
         let mut job = VectorJob::<Pinned<f32>>::random(case.n, self.steps, case.seed)?;
         let streams = new_streams(case.streams)?;
-        let timing = time_on_host(1, 3, || {
+        let pipeline = time_on_host(1, 3, || {
             job.pipeline(&self.work, &streams, Synchronize::PerStream, None)
         })?;
-        Ok(timing.median_ms())
+        let one = new_streams(1)?;
+        let kernels = time_on_stream(&one[0], 1, 3, || job.kernels(&self.work, &one, &mut None))?;
+        Ok((pipeline.median_ms(), kernels.median_ms()))
     }
 }
 
@@ -212,7 +215,7 @@ pub fn trace_rules(trace: &Trace, n: usize, streams: usize, copy_engines: i32, o
             format!("at most {MAX_TIME_RATIO}x ours"),
             yours_ms <= MAX_TIME_RATIO * ours_ms,
         )
-        .with_ratio(yours_ms / ours_ms),
+        .with_times(yours_ms, ours_ms),
     );
     rows
 }
@@ -229,6 +232,7 @@ impl Week for Week5<'_> {
         "overlap: kernels beside copies, at least 30%",
         "both directions: copies both ways at once, at least 10%",
         "GPU time: at most 1.5x ours",
+        "kernel time: at least 0.25x ours",
     ];
 
     fn builtin() -> Vec<Case> {
@@ -292,13 +296,14 @@ impl Week for Week5<'_> {
     }
 
     fn judge(&mut self, case: &Case, output: Result<Vec<u8>, String>, trace: &Trace) -> Result<Vec<Rule>> {
-        let ours_ms = self.ours_ms(case)?;
+        let (ours_ms, our_kernels_ms) = self.ours_ms(case)?;
         let (input, steps) = (&self.input, self.steps);
         let mut rows = vec![
             grading::program::results(output, input.len(), |i| expected(input[i], steps)),
             grading::program::waited(trace),
         ];
         rows.extend(trace_rules(trace, case.n, case.streams, self.copy_engines, ours_ms));
+        rows.push(grading::program::kernel_time(trace, our_kernels_ms));
         Ok(rows)
     }
 }

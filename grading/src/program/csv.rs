@@ -118,7 +118,7 @@ mod tests {
             vec![
                 rule("results", true),
                 rule("waits", true),
-                rule("GPU time", true).with_ratio(0.4),
+                rule("GPU time", true).with_times(0.4, 1.0),
             ],
             vec![
                 rule("results", false),

@@ -129,10 +129,11 @@ impl Rule {
         }
     }
 
-    /// The row with the program's time over ours.
-    pub fn with_ratio(self, ratio: f64) -> Rule {
+    /// The row with the program's time over ours, for the CSV's mean; none where ours is too short
+    /// to compare ([`comparable`]).
+    pub fn with_times(self, yours_ms: f64, ours_ms: f64) -> Rule {
         Rule {
-            ratio: Some(ratio),
+            ratio: comparable(ours_ms).then_some(yours_ms / ours_ms),
             ..self
         }
     }
@@ -225,6 +226,41 @@ pub fn waited(trace: &Trace) -> Rule {
             false,
         ),
     }
+}
+
+/// The rule against a program that computes on the CPU and keeps the GPU busy only for show: its
+/// kernels together ran at least [`MIN_KERNEL_SHARE`] of ours on the same case. A kernel that does
+/// the week's work takes about as long as ours (0.98x to 1.10x on an H100); an empty one, a few
+/// microseconds. Not judged where ours is too short to compare ([`comparable`]).
+pub fn kernel_time(trace: &Trace, ours_ms: f64) -> Rule {
+    let yours_ms = rules::kernel_busy_ns(&trace.activities) as f64 / 1e6;
+    if !comparable(ours_ms) {
+        return Rule::not_applicable(
+            "kernel time",
+            format!("ours takes {ours_ms:.3} ms: too short to compare"),
+        );
+    }
+    Rule::judged(
+        "kernel time",
+        format!("{yours_ms:.3} ms, ours {ours_ms:.3} ms ({:.2}x)", yours_ms / ours_ms),
+        format!("at least {MIN_KERNEL_SHARE}x ours: the work is done on the GPU"),
+        yours_ms >= MIN_KERNEL_SHARE * ours_ms,
+    )
+}
+
+/// The least time a program's kernels may take, as a share of ours ([`kernel_time`]): far below
+/// what a real kernel takes, since ours is timed with events and the program's by CUPTI, and ours
+/// varied by up to 1.8x between two runs of the same case on an H100.
+pub const MIN_KERNEL_SHARE: f64 = 0.25;
+
+/// The shortest time of ours that a program's time is compared with: below it a time is mostly
+/// launch overhead, which CUDA events (ours) and CUPTI (the program's) count differently (ours 6 us
+/// against the program's 3 us for one element on an H100).
+pub const MIN_COMPARABLE_MS: f64 = 0.05;
+
+/// Whether a time of ours is long enough to compare a program's with.
+pub fn comparable(ours_ms: f64) -> bool {
+    ours_ms >= MIN_COMPARABLE_MS
 }
 
 /// A case made ready to run: the program's arguments (files in the case's folder), and the file it
@@ -527,6 +563,27 @@ fn build_recorder(dir: &Path) -> Result<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use profiler::records::Direction;
+
+    #[test]
+    fn kernels_that_ran_far_shorter_than_ours_fail_the_kernel_time() {
+        use super::rules::tests::{copy, kernel};
+        let trace = |kernel_ns: u64| Trace {
+            activities: vec![
+                copy(Direction::HtoD, 1, 0, 1_000_000),
+                kernel(1, 1_000_000, 1_000_000 + kernel_ns),
+            ],
+            marks: Vec::new(),
+            dropped: 0,
+        };
+        let real = kernel_time(&trace(900_000), 1.0);
+        assert_eq!(
+            (real.measured.as_str(), real.verdict),
+            ("0.900 ms, ours 1.000 ms (0.90x)", Verdict::Pass)
+        );
+        // An empty kernel beside results the CPU computed.
+        assert_eq!(kernel_time(&trace(5_000), 1.0).verdict, Verdict::Fail);
+    }
 
     #[test]
     fn results_are_compared_bit_for_bit_and_the_first_wrong_one_is_named() {

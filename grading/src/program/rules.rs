@@ -126,12 +126,13 @@ pub fn read_after_ns(activities: &[Activity], marks: &[(u64, String)], name: &st
     Some(read as i64 - last_end as i64)
 }
 
-/// The kernels that ran.
-pub fn kernels(activities: &[Activity]) -> usize {
-    activities
+/// How long the GPU had a kernel of the program running.
+pub fn kernel_busy_ns(activities: &[Activity]) -> u64 {
+    let kernels: Vec<&Activity> = activities
         .iter()
         .filter(|a| matches!(a.what, What::Kernel { .. }))
-        .count()
+        .collect();
+    busy_ns(&kernels)
 }
 
 fn copies(activities: &[Activity]) -> impl Iterator<Item = (Direction, u64, bool)> + '_ {
@@ -273,7 +274,7 @@ pub mod tests {
         assert_eq!(streams_with_work(&work), 2);
         assert_eq!(copied_bytes(&work, Direction::HtoD), 200);
         assert_eq!(copied_bytes(&work, Direction::DtoD), 0);
-        assert_eq!(kernels(&work), 2);
+        assert_eq!(kernel_busy_ns(&work), 20);
         assert_eq!(gpu_busy_ns(&work), 40);
         assert_eq!(gpu_busy_ns(&[kernel(1, 0, 10), kernel(2, 5_000, 5_010)]), 20);
         assert_eq!(pageable_copies(&work), (0, 4));
