@@ -125,7 +125,7 @@ mod tests {
                 rule("waits", true),
                 Rule::not_applicable("overlap", "one stream"),
             ],
-            vec![super::super::fault("no trace".into())],
+            vec![super::super::rows::fault("no trace".into())],
         ];
         let csv = row(Path::new("=alice.cu"), &set(), &RULES, &per_case, "");
         assert_eq!(

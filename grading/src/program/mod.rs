@@ -11,6 +11,7 @@
 
 pub mod chronogram;
 pub mod csv;
+pub mod rows;
 pub mod rules;
 pub mod run;
 pub mod trace;
@@ -25,6 +26,8 @@ use kernels::runtime::{self, CompileError};
 
 use crate::cases_file::{CaseFormat, CaseSet};
 use crate::{Machine, Usage};
+use rows::fault;
+pub use rows::{kernel_time, results, waited, Rule, Verdict};
 use trace::Trace;
 
 /// The course's header for whole programs: the only one a week-5 or week-6 program may include
@@ -81,186 +84,6 @@ impl ProgramArgs {
     pub fn requested(&self) -> bool {
         self.program_source.is_some() || self.check || self.list_cases || self.csv || self.cases.is_some()
     }
-}
-
-/// A rule's verdict for one case.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verdict {
-    Pass,
-    Fail,
-    /// The case could not be judged: the program failed, was stopped, or left no trace.
-    Fault,
-    /// The rule does not apply to this case (one stream cannot overlap), or this GPU (one copy engine).
-    NotApplicable,
-}
-
-impl Verdict {
-    pub fn cell(self) -> &'static str {
-        match self {
-            Verdict::Pass => "PASS",
-            Verdict::Fail => "FAIL",
-            Verdict::Fault => "FAULT",
-            Verdict::NotApplicable => "-",
-        }
-    }
-}
-
-/// One row of the table: a rule, what was measured, what the week asks, the verdict.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Rule {
-    pub name: &'static str,
-    pub measured: String,
-    pub wants: String,
-    pub verdict: Verdict,
-    /// The program's time over ours, for the row that compares them (the CSV's mean).
-    pub ratio: Option<f64>,
-}
-
-impl Rule {
-    /// `passed` decides PASS or FAIL.
-    pub fn judged(name: &'static str, measured: String, wants: impl Into<String>, passed: bool) -> Rule {
-        let verdict = if passed { Verdict::Pass } else { Verdict::Fail };
-        Rule {
-            name,
-            measured,
-            wants: wants.into(),
-            verdict,
-            ratio: None,
-        }
-    }
-
-    /// The row with the program's time over ours, for the CSV's mean; none where ours is too short
-    /// to compare ([`comparable`]).
-    pub fn with_times(self, yours_ms: f64, ours_ms: f64) -> Rule {
-        Rule {
-            ratio: comparable(ours_ms).then_some(yours_ms / ours_ms),
-            ..self
-        }
-    }
-
-    /// The row's cells after the case's: `rule | measured | wants | verdict |`.
-    pub fn cells(&self) -> String {
-        format!(
-            "{} | {} | {} | {} |",
-            self.name,
-            self.measured,
-            self.wants,
-            self.verdict.cell()
-        )
-    }
-
-    /// Whether `line`, a row of a printed table, is this row: for the tests that judge a saved trace
-    /// again. A measured value's ratio in parentheses is left out: it was computed from times the
-    /// table shows rounded.
-    pub fn printed_as(&self, line: &str) -> bool {
-        let without_ratio = |text: &str| text.split(" (").next().unwrap_or_default().to_string();
-        let inner = line.trim().trim_start_matches("| ").trim_end_matches(" |");
-        let cells: Vec<&str> = inner.split(" | ").collect();
-        cells.len() == 5
-            && cells[1] == self.name
-            && without_ratio(cells[2]) == without_ratio(&self.measured)
-            && cells[3] == self.wants
-            && cells[4] == self.verdict.cell()
-    }
-
-    pub fn not_applicable(name: &'static str, why: impl Into<String>) -> Rule {
-        Rule {
-            name,
-            measured: why.into(),
-            wants: String::new(),
-            verdict: Verdict::NotApplicable,
-            ratio: None,
-        }
-    }
-}
-
-/// The results row: the `n` floats the program wrote (little-endian, as course_program.h's
-/// write_floats writes them), each equal in bits to `expected(i)`, the CPU's value.
-pub fn results(output: Result<Vec<u8>, String>, n: usize, expected: impl Fn(usize) -> f32 + Sync) -> Rule {
-    use rayon::prelude::*;
-    let wants = "every element equal to the CPU's (bits)";
-    let bytes = match output {
-        Ok(bytes) if bytes.len() == 4 * n => bytes,
-        Ok(bytes) => return Rule::judged("results", format!("{} bytes, not {}", bytes.len(), 4 * n), wants, false),
-        Err(why) => return Rule::judged("results", why, wants, false),
-    };
-    let got = |i: usize| f32::from_le_bytes([bytes[4 * i], bytes[4 * i + 1], bytes[4 * i + 2], bytes[4 * i + 3]]);
-    let wrong: Vec<usize> = (0..n)
-        .into_par_iter()
-        .filter(|&i| got(i).to_bits() != expected(i).to_bits())
-        .collect();
-    let measured = match wrong.first() {
-        None => format!("all {n} right"),
-        Some(&i) => format!(
-            "{} of {n} wrong; the first at {i}: {} (CPU {})",
-            wrong.len(),
-            got(i),
-            expected(i)
-        ),
-    };
-    Rule::judged("results", measured, wants, wrong.is_empty())
-}
-
-/// The rule every program week has: the program began to read its results (course_program.h's
-/// `write_floats`) only once the GPU's last kernel and copy had ended. A program that does not wait
-/// may still write the right numbers (its copies were quick); this finds it anyway.
-pub fn waited(trace: &Trace) -> Rule {
-    let wants = "after the GPU's last work ended";
-    match rules::read_after_ns(&trace.activities, &trace.marks, "write_floats") {
-        None => Rule::judged(
-            "waits",
-            "the results were never written with write_floats".into(),
-            wants,
-            false,
-        ),
-        Some(ns) if ns >= 0 => Rule::judged(
-            "waits",
-            format!("results read {:.3} ms after", ns as f64 / 1e6),
-            wants,
-            true,
-        ),
-        Some(ns) => Rule::judged(
-            "waits",
-            format!("results read {:.3} ms before the GPU was done", -ns as f64 / 1e6),
-            wants,
-            false,
-        ),
-    }
-}
-
-/// The rule against a program that computes on the CPU and keeps the GPU busy only for show: its
-/// kernels together ran at least [`MIN_KERNEL_SHARE`] of ours on the same case. A kernel that does
-/// the week's work takes about as long as ours (0.98x to 1.10x on an H100); an empty one, a few
-/// microseconds. Not judged where ours is too short to compare ([`comparable`]).
-pub fn kernel_time(trace: &Trace, ours_ms: f64) -> Rule {
-    let yours_ms = rules::kernel_busy_ns(&trace.activities) as f64 / 1e6;
-    if !comparable(ours_ms) {
-        return Rule::not_applicable(
-            "kernel time",
-            format!("ours takes {ours_ms:.3} ms: too short to compare"),
-        );
-    }
-    Rule::judged(
-        "kernel time",
-        format!("{yours_ms:.3} ms, ours {ours_ms:.3} ms ({:.2}x)", yours_ms / ours_ms),
-        format!("at least {MIN_KERNEL_SHARE}x ours: the work is done on the GPU"),
-        yours_ms >= MIN_KERNEL_SHARE * ours_ms,
-    )
-}
-
-/// The least time a program's kernels may take, as a share of ours ([`kernel_time`]): far below
-/// what a real kernel takes, since ours is timed with events and the program's by CUPTI, and ours
-/// varied by up to 1.8x between two runs of the same case on an H100.
-pub const MIN_KERNEL_SHARE: f64 = 0.25;
-
-/// The shortest time of ours that a program's time is compared with: below it a time is mostly
-/// launch overhead, which CUDA events (ours) and CUPTI (the program's) count differently (ours 6 us
-/// against the program's 3 us for one element on an H100).
-pub const MIN_COMPARABLE_MS: f64 = 0.05;
-
-/// Whether a time of ours is long enough to compare a program's with.
-pub fn comparable(ours_ms: f64) -> bool {
-    ours_ms >= MIN_COMPARABLE_MS
 }
 
 /// A case made ready to run: the program's arguments (files in the case's folder), and the file it
@@ -506,16 +329,6 @@ fn run_case<W: Week>(
     Ok(rows)
 }
 
-fn fault(why: String) -> Rule {
-    Rule {
-        name: "runs",
-        measured: why,
-        wants: "exits with 0 after writing its trace".to_string(),
-        verdict: Verdict::Fault,
-        ratio: None,
-    }
-}
-
 /// The student's program, built for `arch`; a compile error is the student's, a missing nvcc the
 /// machine's.
 fn compile(source: &Path, arch: u32) -> Result<runtime::Program> {
@@ -558,47 +371,4 @@ fn build_recorder(dir: &Path) -> Result<PathBuf> {
         CompileError::Nvcc { messages, .. } => Machine(format!("the recorder did not compile: {messages}")).into(),
         other => Machine(format!("the recorder did not compile: {other}")).into(),
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use profiler::records::Direction;
-
-    #[test]
-    fn kernels_that_ran_far_shorter_than_ours_fail_the_kernel_time() {
-        use super::rules::tests::{copy, kernel};
-        let trace = |kernel_ns: u64| Trace {
-            activities: vec![
-                copy(Direction::HtoD, 1, 0, 1_000_000),
-                kernel(1, 1_000_000, 1_000_000 + kernel_ns),
-            ],
-            marks: Vec::new(),
-            dropped: 0,
-        };
-        let real = kernel_time(&trace(900_000), 1.0);
-        assert_eq!(
-            (real.measured.as_str(), real.verdict),
-            ("0.900 ms, ours 1.000 ms (0.90x)", Verdict::Pass)
-        );
-        // An empty kernel beside results the CPU computed.
-        assert_eq!(kernel_time(&trace(5_000), 1.0).verdict, Verdict::Fail);
-    }
-
-    #[test]
-    fn results_are_compared_bit_for_bit_and_the_first_wrong_one_is_named() {
-        let bytes = |values: &[f32]| Ok(values.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>());
-        let right = results(bytes(&[1.0, 2.0, 3.0]), 3, |i| (i + 1) as f32);
-        assert_eq!((right.measured.as_str(), right.verdict), ("all 3 right", Verdict::Pass));
-        let wrong = results(bytes(&[1.0, 0.0, -0.0]), 3, |i| [1.0, 2.0, 0.0][i]);
-        assert_eq!(wrong.measured, "2 of 3 wrong; the first at 1: 0 (CPU 2)");
-        assert_eq!(wrong.verdict, Verdict::Fail);
-        let short = results(bytes(&[1.0]), 3, |_| 1.0);
-        assert_eq!(short.measured, "4 bytes, not 12");
-        let missing = results(Err("the program wrote no output.bin".into()), 3, |_| 1.0);
-        assert_eq!(
-            (missing.measured.as_str(), missing.verdict),
-            ("the program wrote no output.bin", Verdict::Fail)
-        );
-    }
 }
