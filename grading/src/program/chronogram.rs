@@ -1,6 +1,6 @@
 //! A case's chronogram, drawn from the program's trace as the labs draw theirs (`--timeline`): a lane
 //! per stream, in the order the streams first got work, copies in, kernels and copies out in their
-//! colours. Idle time longer than [`LONGEST_GAP_NS`] is cut short: a program's first CUDA calls set up
+//! colours. Idle time longer than a millisecond is cut short: a program's first CUDA calls set up
 //! the context for milliseconds in which nothing runs, which would squeeze the pipeline into a corner.
 
 use std::path::Path;
