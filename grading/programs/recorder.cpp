@@ -9,9 +9,11 @@
 //                          documented way in, which starts the activity records.
 //
 // Settings (removed from the environment, and their bytes wiped, before main):
-//   LAB_RECORDER_OUT    the trace file to write when the program exits;
-//   LAB_RECORDER_NONCE  a random word the check made; the trace's first line carries it, so a file the
-//                       program wrote itself (it would have to guess the word) is not taken for ours.
+//   LAB_RECORDER_FD     the write end of a pipe the check reads: the trace goes there when the program
+//                       exits, and nowhere a program could find it on disk and rewrite it;
+//   LAB_RECORDER_NONCE  a random word the check made; the trace's first line carries it, so a trace the
+//                       program wrote into the pipe itself (it would have to guess the word) is not taken
+//                       for ours, and anything after our trace makes the check refuse it.
 //
 // The trace is text, one record per line, tab-separated; times are CUPTI's nanoseconds:
 //   lab-recorder 1 NONCE
@@ -22,10 +24,12 @@
 //                            lab_recorder_mark: when the results were read, on CUPTI's clock)
 //   end     RECORDS DROPPED
 // (the kinds are CUPTI's numbers: CUpti_ActivityMemcpyKind and CUpti_ActivityMemoryKind). It is
-// written at exit (atexit, registered once CUPTI is loaded, so it runs before CUPTI's own teardown),
-// into FILE.part and renamed: a program that dies or leaves by _exit leaves no trace, and the check
-// says so.
+// written at exit (atexit, registered once CUPTI is loaded, so it runs before CUPTI's own teardown):
+// a program that dies or leaves by _exit leaves no trace, and the check says so. A process the
+// program forks writes none (the trace is the process's that the check started).
 #include <cupti.h>
+
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -37,10 +41,13 @@ extern char** environ;
 
 namespace {
 
-char out_path[4096];
+char out_fd[32];
 char nonce[128];
-std::mutex lock;
-std::string lines;  // the records read so far, as trace lines
+pid_t recorded = 0;  // the process whose trace this is
+// Never freed: CUPTI may hand over a buffer after the library's static destructors have run.
+std::mutex& lock = *new std::mutex;
+std::string& lines = *new std::string;  // the records read so far, as trace lines
+bool closed = false;                   // the trace is written: later records are dropped
 unsigned long long records = 0, dropped = 0;
 
 // Copies the value of `NAME=value` into `into` when `entry` is that setting.
@@ -55,7 +62,7 @@ bool take(const char* entry, const char* name, char* into, size_t size) {
 // /proc/self/environ shows the process's first environment block, whatever getenv says.
 __attribute__((constructor)) void take_settings() {
     for (char** entry = environ; entry != nullptr && *entry != nullptr;) {
-        if (take(*entry, "LAB_RECORDER_OUT", out_path, sizeof out_path) ||
+        if (take(*entry, "LAB_RECORDER_FD", out_fd, sizeof out_fd) ||
             take(*entry, "LAB_RECORDER_NONCE", nonce, sizeof nonce)) {
             std::memset(*entry, 0, std::strlen(*entry));
             for (char** rest = entry; *rest != nullptr; ++rest) rest[0] = rest[1];
@@ -73,17 +80,25 @@ void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_recor
     *max_records = 0;
 }
 
+// A kernel's name as one field: a tab or a line break in it would split the record.
+std::string field(const char* text) {
+    std::string out = text != nullptr ? text : "?";
+    for (char& c : out) {
+        if (c == '\t' || c == '\n' || c == '\r') c = ' ';
+    }
+    return out;
+}
+
 std::string line(const CUpti_Activity* record) {
-    char text[1024];
+    char text[256];
     switch (record->kind) {
         case CUPTI_ACTIVITY_KIND_KERNEL:
         case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
             const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
-            std::snprintf(text, sizeof text, "kernel\t%llu\t%llu\t%u\t%u\t%d,%d,%d\t%d,%d,%d\t%s\n",
+            std::snprintf(text, sizeof text, "kernel\t%llu\t%llu\t%u\t%u\t%d,%d,%d\t%d,%d,%d\t",
                           (unsigned long long)k->start, (unsigned long long)k->end, k->deviceId, k->streamId,
-                          k->gridX, k->gridY, k->gridZ, k->blockX, k->blockY, k->blockZ,
-                          k->name != nullptr ? k->name : "?");
-            return text;
+                          k->gridX, k->gridY, k->gridZ, k->blockX, k->blockY, k->blockZ);
+            return text + field(k->name) + "\n";
         }
         case CUPTI_ACTIVITY_KIND_MEMCPY: {
             const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(record);
@@ -115,21 +130,31 @@ void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream, uint8_t* buff
     cuptiActivityGetNumDroppedRecords(context, stream, &lost);
     std::free(buffer);
     const std::lock_guard<std::mutex> guard(lock);
+    if (closed) return;
     lines += read;
     records += count;
     dropped += lost;
 }
 
+// All of `text` into the pipe, whatever size each write takes.
+void write_all(int fd, const std::string& text) {
+    for (size_t done = 0; done < text.size();) {
+        const ssize_t wrote = write(fd, text.data() + done, text.size() - done);
+        if (wrote <= 0) return;
+        done += (size_t)wrote;
+    }
+}
+
 void write_trace() {
+    if (getpid() != recorded) return;  // a forked child's exit
     cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    const std::string part = std::string(out_path) + ".part";
-    std::FILE* file = std::fopen(part.c_str(), "w");
-    if (file == nullptr) return;
     const std::lock_guard<std::mutex> guard(lock);
-    std::fprintf(file, "lab-recorder 1 %s\n", nonce);
-    std::fwrite(lines.data(), 1, lines.size(), file);
-    std::fprintf(file, "end\t%llu\t%llu\n", records, dropped);
-    if (std::fclose(file) == 0) std::rename(part.c_str(), out_path);
+    closed = true;
+    char end[64];
+    std::snprintf(end, sizeof end, "end\t%llu\t%llu\n", records, dropped);
+    const int fd = std::atoi(out_fd);
+    write_all(fd, std::string("lab-recorder 1 ") + nonce + "\n" + lines + end);
+    close(fd);
 }
 
 }  // namespace
@@ -139,7 +164,7 @@ void write_trace() {
 // was lucky). Names are the header's own words; anything else is cut to letters and underscores.
 extern "C" void lab_recorder_mark(const char* name) {
     uint64_t now = 0;
-    if (out_path[0] == '\0' || cuptiGetTimestamp(&now) != CUPTI_SUCCESS) return;
+    if (out_fd[0] == '\0' || cuptiGetTimestamp(&now) != CUPTI_SUCCESS) return;
     std::string word;
     for (const char* c = name; c != nullptr && *c != '\0' && word.size() < 32; ++c) {
         if ((*c >= 'a' && *c <= 'z') || *c == '_') word += *c;
@@ -147,6 +172,7 @@ extern "C" void lab_recorder_mark(const char* name) {
     char text[96];
     std::snprintf(text, sizeof text, "mark\t%llu\t%s\n", (unsigned long long)now, word.c_str());
     const std::lock_guard<std::mutex> guard(lock);
+    if (closed) return;
     lines += text;
     ++records;
 }
@@ -154,8 +180,9 @@ extern "C" void lab_recorder_mark(const char* name) {
 // Called by the CUDA driver at cuInit (CUDA_INJECTION64_PATH); a second call does nothing.
 extern "C" int InitializeInjection(void) {
     static bool started = false;
-    if (started || out_path[0] == '\0') return 1;
+    if (started || out_fd[0] == '\0') return 1;
     started = true;
+    recorded = getpid();
     if (cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed) != CUPTI_SUCCESS) return 0;
     const CUpti_ActivityKind kinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
                                         CUPTI_ACTIVITY_KIND_MEMSET};

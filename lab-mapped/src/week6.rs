@@ -85,16 +85,20 @@ pub fn trace_rules(trace: &Trace, ours_ms: f64) -> Vec<Rule> {
             "none: the kernel reads and writes host memory",
             copies == 0,
         ),
-        Rule::judged(
-            "GPU time",
-            format!(
-                "busy {yours_ms:.3} ms, ours {ours_ms:.3} ms ({:.2}x)",
-                yours_ms / ours_ms
-            ),
-            format!("at most {MAX_TIME_RATIO}x ours"),
-            yours_ms <= MAX_TIME_RATIO * ours_ms,
-        )
-        .with_times(yours_ms, ours_ms),
+        if grading::program::rows::comparable(ours_ms) {
+            Rule::judged(
+                "GPU time",
+                format!(
+                    "busy {yours_ms:.3} ms, ours {ours_ms:.3} ms ({:.2}x)",
+                    yours_ms / ours_ms
+                ),
+                format!("at most {MAX_TIME_RATIO}x ours"),
+                yours_ms <= MAX_TIME_RATIO * ours_ms,
+            )
+            .with_times(yours_ms, ours_ms)
+        } else {
+            Rule::not_applicable("GPU time", format!("ours takes {ours_ms:.3} ms: too short to compare"))
+        },
     ]
 }
 

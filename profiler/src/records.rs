@@ -254,10 +254,12 @@ fn parse_memset(bytes: &[u8]) -> Record {
 
 /// `mmm(double const*, ...)` for `_Z3mmmPKd...`, as nvprof showed names; `extern "C"` names as they are.
 pub fn demangle(name: &str) -> String {
-    match cpp_demangle::Symbol::new(name) {
-        Ok(symbol) => symbol.to_string(),
-        Err(_) => name.to_string(),
-    }
+    // `demangle`, not `to_string`: a name the crate parses but cannot print (`RC4`, an `extern "C"`
+    // kernel of a student's) is an error there, where `to_string` would panic.
+    cpp_demangle::Symbol::new(name)
+        .ok()
+        .and_then(|symbol| symbol.demangle(&cpp_demangle::DemangleOptions::default()).ok())
+        .unwrap_or_else(|| name.to_string())
 }
 
 fn u32_at(bytes: &[u8], offset: usize) -> u32 {
@@ -385,6 +387,8 @@ mod tests {
     #[test]
     fn keeps_extern_c_names_and_reads_unknown_or_short_records_as_other() {
         assert_eq!(demangle("simpson"), "simpson");
+        // Parsed as a mangled name that cpp_demangle cannot print (gimli-rs/cpp_demangle#233): as it is.
+        assert_eq!(demangle("RC4"), "RC4");
         assert_eq!(
             parse(&[5, 0, 0, 0, 0, 0, 0, 0], |_| unreachable!()),
             Record::Other { kind: 5 }

@@ -2,8 +2,8 @@
 //! (`file`, a verdict per column, `passed`, `time ratio`, `flags`, `note`, `case set`): a column per
 //! case (its results: PASS, FAIL, FAULT where the program failed or left no trace, `-` not run), then
 //! a column per rule (`name: what it asks`; grade.sh counts a column with `: ` as a rule, which
-//! earns only as much as the cases pass), FAIL where any case failed it, PASS where it passed
-//! wherever it applied, `-` where it never did.
+//! earns only as much as the cases pass), FAIL where any case failed it or could not be judged,
+//! PASS where it passed wherever it applied, `-` where it never did.
 
 use std::path::Path;
 
@@ -75,8 +75,12 @@ fn case_verdict(rows: &[Rule]) -> &'static str {
         .map_or("-", |row| row.verdict.cell())
 }
 
-/// A rule's column (`name: what it asks`) over every case.
+/// A rule's column (`name: what it asks`) over every case. A case that could not be judged leaves
+/// every rule unproven there: FAIL, so that failing on purpose where a rule would fail gains nothing.
 fn rule_verdict(per_case: &[Vec<Rule>], column: &str) -> &'static str {
+    if per_case.iter().any(|rows| case_verdict(rows) == "FAULT") {
+        return "FAIL";
+    }
     let name = column.split(": ").next().unwrap_or(column);
     let verdicts: Vec<Verdict> = per_case
         .iter()
@@ -132,7 +136,7 @@ mod tests {
             csv,
             "file,\"N 1\",\"N 2\",\"N 3\",\"waits: results read after the GPU's work\",\"overlap: at least 30%\",\
              \"GPU time: at most 1.5x ours\",passed,time ratio,flags,note,case set\n\
-             \"'=alice.cu\",PASS,FAIL,FAULT,PASS,-,PASS,3/5,0.400,\
+             \"'=alice.cu\",PASS,FAIL,FAULT,FAIL,FAIL,FAIL,1/6,0.400,\
              \"suspiciously fast: 1 case(s) under 0.5x ours, lowest 0.40x\",,0123456789abcdef\n"
         );
     }

@@ -297,22 +297,12 @@ fn run_case<W: Week>(
                 week.our_chronogram(case, &folder.join(format!("case-{}-ours.svg", index + 1)))
                     .map_err(|err| Machine(format!("{err:#}")))?;
                 let kept = folder.join(format!("case-{}.trace", index + 1));
-                std::fs::copy(dir.path().join(run::TRACE), &kept)
+                std::fs::write(&kept, &ran.trace_text)
                     .map_err(|err| anyhow::anyhow!("cannot keep the trace as {}: {err}", kept.display()))?;
             }
             let output = run::read_output(&prepared.output, prepared.output_bytes);
-            let mut rows = week
-                .judge(case, output, trace)
-                .map_err(|err| Machine(format!("{err:#}")))?;
-            if trace.dropped > 0 {
-                rows.push(Rule::judged(
-                    "trace",
-                    format!("{} records lost", trace.dropped),
-                    "none lost",
-                    false,
-                ));
-            }
-            rows
+            week.judge(case, output, trace)
+                .map_err(|err| Machine(format!("{err:#}")))?
         }
         (why, _) => vec![fault(why.clone().unwrap_or_default())],
     };

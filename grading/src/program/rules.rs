@@ -165,7 +165,7 @@ fn union_ns(mut intervals: Vec<(u64, u64)>) -> u64 {
         current = match current {
             Some((s, e)) if start <= e => Some((s, e.max(end))),
             Some((s, e)) => {
-                total += e - s;
+                total += e.saturating_sub(s);
                 Some((start, end))
             }
             None => Some((start, end)),

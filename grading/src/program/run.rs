@@ -3,21 +3,23 @@
 //! own (a stop ends whatever it started too), a time limit, stdout and stderr drained on threads and
 //! kept in part, and results through files the check names and reads (never through what the
 //! program prints). The recorder is preloaded so that it takes its settings out of the environment
-//! before the program's `main` could read them ([`super::trace`] says why that matters).
+//! before the program's `main` could read them ([`super::trace`] says why that matters), and writes
+//! the trace into a pipe only the check reads: no file on disk for the program to rewrite after it,
+//! and anything written after it makes the trace unusable. Both the pipe and the output must end
+//! when the program does: a process it started that outlives it (out of its group, `setsid`) and
+//! holds them is found that way and makes the case a fault.
 
 use std::ffi::OsString;
 use std::io::Read as _;
+use std::os::fd::{AsRawFd as _, FromRawFd as _, OwnedFd};
 use std::path::Path;
 use std::process::{Command, ExitStatus, Stdio};
-use std::sync::Arc;
+use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 use super::trace::{self, Trace};
 use crate::case_process::stop_group;
 use crate::output::{drain, Activity, Captured};
-
-/// The trace's name in the case's folder.
-pub const TRACE: &str = "trace.txt";
 
 /// The largest trace read: a program of the week makes hundreds of records, each under 200 bytes.
 const MAX_TRACE_BYTES: u64 = 64 << 20;
@@ -31,6 +33,8 @@ pub struct Ran {
     pub ended: Result<ExitStatus, String>,
     /// The recorder's trace, or why there is none.
     pub trace: Result<Trace, String>,
+    /// The trace as the recorder wrote it, for `--chronograms` to keep (empty where there is none).
+    pub trace_text: String,
     pub wall: Duration,
 }
 
@@ -53,15 +57,18 @@ impl Ran {
 /// Runs `program` with `arguments` in `dir` under `recorder`, stopped after `limit`.
 pub fn run(program: &Path, recorder: &Path, arguments: &[OsString], dir: &Path, limit: Duration) -> Ran {
     use std::os::unix::process::CommandExt as _;
-    let trace_path = dir.join(TRACE);
     let nonce = nonce();
     let started = Instant::now();
+    let (trace_reader, trace_writer) = match trace_pipe() {
+        Ok(ends) => ends,
+        Err(err) => return not_started(format!("cannot make the trace's pipe: {err}"), started),
+    };
     let spawned = Command::new(program)
         .args(arguments)
         .current_dir(dir)
         .env("LD_PRELOAD", recorder)
         .env("CUDA_INJECTION64_PATH", recorder)
-        .env("LAB_RECORDER_OUT", &trace_path)
+        .env("LAB_RECORDER_FD", trace_writer.as_raw_fd().to_string())
         .env("LAB_RECORDER_NONCE", &nonce)
         // Every module loaded with the context, not at its kernel's first launch, which would sit in
         // the middle of the program's GPU time.
@@ -71,37 +78,105 @@ pub fn run(program: &Path, recorder: &Path, arguments: &[OsString], dir: &Path, 
         .stderr(Stdio::piped())
         .process_group(0)
         .spawn();
+    drop(trace_writer); // the child's copy is the only one: the pipe ends when the program's do
     let mut child = match spawned {
         Ok(child) => child,
-        Err(err) => {
-            return Ran {
-                stdout: Captured::default(),
-                stderr: Captured::default(),
-                ended: Err(format!("cannot start the program: {err}")),
-                trace: Err("no trace: the program did not start".to_string()),
-                wall: started.elapsed(),
-            }
-        }
+        Err(err) => return not_started(format!("cannot start the program: {err}"), started),
     };
+    let trace = read_within(std::fs::File::from(trace_reader));
     let activity = Arc::new(Activity::start());
     let stdout = child.stdout.take().map(|s| drain(s, Arc::clone(&activity), ""));
     let stderr = child.stderr.take().map(|s| drain(s, Arc::clone(&activity), ""));
     let ended = wait(&mut child, limit);
     let wall = started.elapsed();
-    // Whatever it started and left behind goes too: nothing may write the trace after this.
+    // Whatever it started and left behind in its group goes too. Something that left the group
+    // (setsid) and still holds a pipe is found below: its pipe does not end.
     stop_group(&child);
-    let joined = |handle: Option<std::thread::JoinHandle<Vec<Captured>>>| {
-        handle
-            .and_then(|h| h.join().ok())
-            .and_then(|mut parts| parts.pop())
-            .unwrap_or_default()
+    let (stdout, stderr) = (joined(stdout), joined(stderr));
+    let text = match trace.recv_timeout(PIPE_GRACE) {
+        Ok(Ok(bytes)) if bytes.is_empty() => {
+            Err("no trace: the program made no CUDA call, or left without exit() (a crash, _exit)".to_string())
+        }
+        Ok(Ok(bytes)) if bytes.len() as u64 > MAX_TRACE_BYTES => {
+            Err(format!("the trace is over {MAX_TRACE_BYTES} bytes"))
+        }
+        Ok(Ok(bytes)) => String::from_utf8(bytes).map_err(|_| "the trace is not text".to_string()),
+        Ok(Err(err)) => Err(format!("cannot read the trace: {err}")),
+        Err(_) => Err(OPEN_AFTER_EXIT.to_string()),
     };
+    let trace = text
+        .as_deref()
+        .map_err(String::clone)
+        .and_then(|text| trace::parse(text, &nonce).map_err(|err| format!("the trace is not usable: {err:#}")));
     Ran {
-        stdout: joined(stdout),
-        stderr: joined(stderr),
-        trace: read_trace(&trace_path, &nonce),
+        stdout: stdout.unwrap_or_else(|| captured_note(OPEN_AFTER_EXIT)),
+        stderr: stderr.unwrap_or_else(|| captured_note(OPEN_AFTER_EXIT)),
+        trace,
+        trace_text: text.unwrap_or_default(),
         ended,
         wall,
+    }
+}
+
+/// How long the pipes may stay open after the program ended: its own ends close with it at once.
+const PIPE_GRACE: Duration = Duration::from_secs(5);
+
+/// Why a pipe did not end with the program.
+const OPEN_AFTER_EXIT: &str = "a process the program started still held its pipes after it ended (a daemon?)";
+
+/// The pipe the recorder writes the trace into: the read end the check's alone (close-on-exec), the
+/// write end inherited by the program (and named to the recorder by its number).
+fn trace_pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
+    let mut ends = [0; 2];
+    // SAFETY: pipe(2) writes two new descriptors into `ends`, which we own from here on.
+    if unsafe { libc::pipe(ends.as_mut_ptr()) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: both are open descriptors nothing else owns.
+    let (reader, writer) = unsafe { (OwnedFd::from_raw_fd(ends[0]), OwnedFd::from_raw_fd(ends[1])) };
+    // SAFETY: fcntl(2) on a descriptor we own.
+    if unsafe { libc::fcntl(reader.as_raw_fd(), libc::F_SETFD, libc::FD_CLOEXEC) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok((reader, writer))
+}
+
+/// Reads `file` to its end (at most one byte past [`MAX_TRACE_BYTES`]) on a thread of its own.
+fn read_within(file: std::fs::File) -> mpsc::Receiver<std::io::Result<Vec<u8>>> {
+    let (send, receive) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let read = file.take(MAX_TRACE_BYTES + 1).read_to_end(&mut bytes).map(|_| bytes);
+        let _ = send.send(read); // the check may have given up on it
+    });
+    receive
+}
+
+/// What a drained stream read, or `None` where it did not end within [`PIPE_GRACE`].
+fn joined(handle: Option<std::thread::JoinHandle<Vec<Captured>>>) -> Option<Captured> {
+    let handle = handle?;
+    let (send, receive) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = send.send(handle.join().ok().and_then(|mut parts| parts.pop()).unwrap_or_default());
+    });
+    receive.recv_timeout(PIPE_GRACE).ok()
+}
+
+fn captured_note(note: &str) -> Captured {
+    let mut captured = Captured::default();
+    captured.push(note.as_bytes());
+    captured.finish();
+    captured
+}
+
+fn not_started(why: String, started: Instant) -> Ran {
+    Ran {
+        stdout: Captured::default(),
+        stderr: Captured::default(),
+        ended: Err(why),
+        trace: Err("no trace: the program did not start".to_string()),
+        trace_text: String::new(),
+        wall: started.elapsed(),
     }
 }
 
@@ -125,16 +200,6 @@ fn wait(child: &mut std::process::Child, limit: Duration) -> Result<ExitStatus, 
     }
 }
 
-fn read_trace(path: &Path, nonce: &str) -> Result<Trace, String> {
-    let mut text = String::new();
-    let file = std::fs::File::open(path)
-        .map_err(|_| "no trace: the program made no CUDA call, or left without exit() (a crash, _exit)".to_string())?;
-    file.take(MAX_TRACE_BYTES)
-        .read_to_string(&mut text)
-        .map_err(|err| format!("cannot read the trace {}: {err}", path.display()))?;
-    trace::parse(&text, nonce).map_err(|err| format!("the trace is not usable: {err:#}"))
-}
-
 /// 128 random bits as hex: the word the trace must carry.
 fn nonce() -> String {
     use std::hash::{BuildHasher as _, Hasher as _};
@@ -142,10 +207,20 @@ fn nonce() -> String {
     format!("{:016x}{:016x}", word(), word())
 }
 
-/// The file a program wrote, if it is exactly `bytes` long (read no further than that).
+/// The file a program wrote, if it is a plain file exactly `bytes` long (read no further than that).
 pub fn read_output(path: &Path, bytes: u64) -> Result<Vec<u8>, String> {
-    let file = std::fs::File::open(path).map_err(|_| format!("the program wrote no {}", file_name(path)))?;
-    let length = file.metadata().map_err(|err| err.to_string())?.len();
+    use std::os::unix::fs::OpenOptionsExt as _;
+    // Not through a link, and without waiting: a FIFO the program left there would block the open.
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|_| format!("the program wrote no {} (or a link)", file_name(path)))?;
+    let metadata = file.metadata().map_err(|err| err.to_string())?;
+    if !metadata.is_file() {
+        return Err(format!("{} is not a file", file_name(path)));
+    }
+    let length = metadata.len();
     if length != bytes {
         return Err(format!("{} has {length} bytes, not {bytes}", file_name(path)));
     }
@@ -173,17 +248,15 @@ mod tests {
     /// trace, and the run says so.)
     #[test]
     fn a_program_under_the_recorder_cannot_read_its_settings() {
-        let dir = kernels::private_dir::PrivateDir::new("recorder-test").unwrap();
-        let source = dir.path().join("peek.cu");
-        std::fs::write(
-            &source,
+        let (dir, program, recorder) = built(
+            "peek.cu",
             r#"#include "course_program.h"
 #include <string>
 int main() {
     std::FILE* file = std::fopen("/proc/self/environ", "rb");
     std::string environment;
     for (int c; file != nullptr && (c = std::fgetc(file)) != EOF;) environment += (char)c;
-    const char* out = std::getenv("LAB_RECORDER_OUT");
+    const char* out = std::getenv("LAB_RECORDER_FD");
     const char* nonce = std::getenv("LAB_RECORDER_NONCE");
     std::printf("getenv: %s %s; environ: %s; HOME kept: %s\n", out ? out : "none", nonce ? nonce : "none",
                 environment.find("LAB_RECORDER") == std::string::npos ? "clean" : "shows them",
@@ -191,16 +264,7 @@ int main() {
     return 0;
 }
 "#,
-        )
-        .unwrap();
-        let program = kernels::runtime::compile_program(&source, &[super::super::HEADER], kernels::BUILT_ARCHS[0])
-            .unwrap_or_else(|err| panic!("{err}"));
-        let cupti = profiler::cupti::candidates()
-            .into_iter()
-            .find(|path| path.is_file())
-            .expect("CUPTI");
-        let recorder = kernels::runtime::compile_recorder(super::super::RECORDER, &cupti, program.dir.path())
-            .unwrap_or_else(|err| panic!("{err}"));
+        );
         let ran = run(&program.executable, &recorder, &[], dir.path(), Duration::from_secs(60));
         assert!(matches!(&ran.ended, Ok(status) if status.success()), "{ran:?}");
         assert_eq!(
@@ -213,5 +277,60 @@ int main() {
             ran.trace
         );
         assert!(ran.fault().is_some_and(|why| why.starts_with("no trace")));
+    }
+
+    /// `text` built as a program of the weeks, and the recorder beside it, in a private folder.
+    fn built(
+        name: &str,
+        text: &str,
+    ) -> (
+        kernels::private_dir::PrivateDir,
+        kernels::runtime::Program,
+        std::path::PathBuf,
+    ) {
+        let dir = kernels::private_dir::PrivateDir::new("recorder-test").unwrap();
+        let source = dir.path().join(name);
+        std::fs::write(&source, text).unwrap();
+        let program = kernels::runtime::compile_program(&source, &[super::super::HEADER], kernels::BUILT_ARCHS[0])
+            .unwrap_or_else(|err| panic!("{err}"));
+        let cupti = profiler::cupti::candidates()
+            .into_iter()
+            .find(|path| path.is_file())
+            .expect("CUPTI");
+        let recorder = kernels::runtime::compile_recorder(super::super::RECORDER, &cupti, program.dir.path())
+            .unwrap_or_else(|err| panic!("{err}"));
+        (dir, program, recorder)
+    }
+
+    /// A program that leaves a process behind, out of its group, holding its pipes (where it could
+    /// write after the recorder), is a fault within seconds, not a check that waits for ever.
+    #[test]
+    fn a_process_left_behind_with_the_pipes_is_a_fault() {
+        let text = "#include <unistd.h>\nint main() { if (fork() == 0) { setsid(); sleep(30); } return 0; }\n";
+        let (dir, program, recorder) = built("daemon.cu", text);
+        let started = Instant::now();
+        let ran = run(&program.executable, &recorder, &[], dir.path(), Duration::from_secs(60));
+        assert!(started.elapsed() < Duration::from_secs(20), "{:?}", started.elapsed());
+        assert_eq!(ran.trace, Err(OPEN_AFTER_EXIT.to_string()));
+        assert_eq!(ran.fault().as_deref(), Some(OPEN_AFTER_EXIT));
+    }
+
+    #[test]
+    fn an_output_that_is_no_plain_file_is_refused_without_blocking() {
+        let dir = kernels::private_dir::PrivateDir::new("output-test").unwrap();
+        let fifo = dir.path().join("output.bin");
+        let name = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: mkfifo(3) with a NUL-terminated path in our private folder.
+        assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+        assert_eq!(read_output(&fifo, 4), Err("output.bin is not a file".to_string()));
+        std::os::unix::fs::symlink("/etc/hostname", dir.path().join("link.bin")).unwrap();
+        assert!(read_output(&dir.path().join("link.bin"), 4)
+            .unwrap_err()
+            .contains("or a link"));
+        std::fs::write(dir.path().join("short.bin"), [0u8; 3]).unwrap();
+        assert_eq!(
+            read_output(&dir.path().join("short.bin"), 4),
+            Err("short.bin has 3 bytes, not 4".to_string())
+        );
     }
 }

@@ -17,7 +17,7 @@ pub struct Trace {
     /// Where the program got to, on CUPTI's clock: (time in ns, name), `write_floats` when it began
     /// to read its results.
     pub marks: Vec<(u64, String)>,
-    /// Records CUPTI could not store: the measurements would miss them.
+    /// Records CUPTI could not store: always 0 in a trace [`parse`] accepts.
     pub dropped: u64,
 }
 
@@ -31,7 +31,7 @@ pub fn parse(text: &str, nonce: &str) -> Result<Trace> {
     );
     let mut activities = Vec::new();
     let mut marks = Vec::new();
-    for (index, line) in lines {
+    while let Some((index, line)) = lines.next() {
         let fields: Vec<&str> = line.split('\t').collect();
         if fields[0] == "mark" {
             ensure!(fields.len() == 3, "line {}: `mark` takes 2 fields", index + 1);
@@ -49,10 +49,15 @@ pub fn parse(text: &str, nonce: &str) -> Result<Trace> {
                 "the trace ends with {records} records and holds {}",
                 activities.len() + marks.len()
             );
+            let dropped: u64 = number(fields[2]).with_context(|| format!("line {}", index + 1))?;
+            // The rules measure what ran: with records missing they would judge part of it.
+            ensure!(dropped == 0, "CUPTI lost {dropped} records (its buffers were full)");
+            // Our trace ends the pipe: anything after it was written by someone else.
+            ensure!(lines.next().is_none(), "something was written after the trace's end");
             return Ok(Trace {
                 activities,
                 marks,
-                dropped: number(fields[2]).with_context(|| format!("line {}", index + 1))?,
+                dropped,
             });
         }
         activities.push(activity(&fields).with_context(|| format!("line {} of the trace", index + 1))?);
@@ -83,11 +88,18 @@ fn activity(fields: &[&str]) -> Result<Activity> {
         Ok(())
     };
     let common = |what: What, name: String| -> Result<Activity> {
+        let (start_ns, end_ns): (u64, u64) = (number(fields[1])?, number(fields[2])?);
+        // CUPTI leaves 0 in a record it could not finish (work still running at the forced flush).
+        ensure!(
+            start_ns > 0 && end_ns >= start_ns,
+            "`{}` runs from {start_ns} to {end_ns} ns",
+            fields[0]
+        );
         Ok(Activity {
             what,
             name,
-            start_ns: number(fields[1])?,
-            end_ns: number(fields[2])?,
+            start_ns,
+            end_ns,
             device: number(fields[3])?,
             stream: number(fields[4])?,
             correlation: 0,
@@ -193,5 +205,9 @@ end\t5\t0
         assert!(refused(&TRACE.replace("4,1,1", "4,1")).contains("`4,1` is not x,y,z"));
         assert!(refused(&TRACE.replace("memset\t100\t200\t0\t7\t64", "graph\t1")).contains("unknown record `graph`"));
         assert!(refused(&TRACE.replace("\t64\n", "\n")).contains("`memset` takes 5 fields, not 4"));
+        assert!(refused(&format!("{TRACE}end\t5\t0\n")).contains("written after the trace's end"));
+        assert!(refused(&TRACE.replace("end\t5\t0", "end\t5\t3")).contains("CUPTI lost 3 records"));
+        assert!(refused(&TRACE.replace("memset\t100\t200", "memset\t300\t200")).contains("runs from 300 to 200 ns"));
+        assert!(refused(&TRACE.replace("memset\t100\t200", "memset\t0\t0")).contains("runs from 0 to 0 ns"));
     }
 }
