@@ -650,7 +650,7 @@ printf 'int main( {\n' >"$programs/broken.cu"
 expect "a program week: --dry-run exits" "$(LAB_BIN_DIR=$work/real-bin nogpu programs --dry-run 05-streams "$programs")" 0
 expect "a program week: the rows" "$(columns "$work/programs.csv" student "#2" "#8" passed note)" "$(cat <<ROWS
 lengths same
-row broken | - | - | 0/12 | compile error or no result: $programs/broken.cu(1): error: "main" cannot be used as a global variable name or given C language linkage
+row broken | - | - | 0/13 | compile error or no result: $programs/broken.cu(1): error: "main" cannot be used as a global variable name or given C language linkage
 row starter | - | - | 0/0 | dry run: no GPU used
 ROWS
 )"
