@@ -1778,6 +1778,32 @@ pub(crate) fn csv_header(cases: &[&str]) -> String {
     format!("file,{},passed,time ratio,flags,note,case set", names.join(","))
 }
 
+/// The CSV's `time ratio` and `flags` columns from the student's time over ours in each case that
+/// passed: their geometric mean, and a flag for a teacher where some are under [`SUSPICIOUS_RATIO`].
+pub(crate) fn ratio_columns(ratios: &[f64]) -> (String, String) {
+    let mean = if ratios.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "{:.3}",
+            (ratios.iter().map(|r| r.ln()).sum::<f64>() / ratios.len() as f64).exp()
+        )
+    };
+    let fast: Vec<f64> = ratios
+        .iter()
+        .copied()
+        .filter(|ratio| *ratio < SUSPICIOUS_RATIO)
+        .collect();
+    let flags = match fast.iter().copied().reduce(f64::min) {
+        Some(lowest) => csv_field(&format!(
+            "suspiciously fast: {} case(s) under {SUSPICIOUS_RATIO}x ours, lowest {lowest:.2}x",
+            fast.len()
+        )),
+        None => String::new(),
+    };
+    (mean, flags)
+}
+
 /// The grading row: the file, each case's verdict, how many passed, the geometric mean of the time
 /// ratios over every case that passed (unsteady ones too: [`MAX_SPREAD`] says why), the flags for a
 /// teacher (ratios below [`SUSPICIOUS_RATIO`]), the note (`machine: ...` where the machine kept checks
@@ -1791,22 +1817,8 @@ pub fn csv(source: &Path, rows: &[Row], case_set: &str, note: &str) -> String {
         .filter(|row| row.passed())
         .filter_map(|row| row.result.as_ref().ok()?.times)
         .collect();
-    let mean = if times.is_empty() {
-        String::new()
-    } else {
-        format!(
-            "{:.3}",
-            (times.iter().map(|t| t.ratio().ln()).sum::<f64>() / times.len() as f64).exp()
-        )
-    };
-    let suspicious: Vec<&Times> = times.iter().filter(|t| t.suspicious()).collect();
-    let flags = match suspicious.iter().map(|t| t.ratio()).reduce(f64::min) {
-        Some(lowest) => csv_field(&format!(
-            "suspiciously fast: {} case(s) under {SUSPICIOUS_RATIO}x ours, lowest {lowest:.2}x",
-            suspicious.len()
-        )),
-        None => String::new(),
-    };
+    let ratios: Vec<f64> = times.iter().map(Times::ratio).collect();
+    let (mean, flags) = ratio_columns(&ratios);
     // Of the checks that ran or should have: a dry run's `-` columns count for nothing.
     let counted = rows
         .iter()

@@ -12,12 +12,10 @@
 //! zero-copy vectorAdd on the same N): no more than 1.5 times, no less than half (a kernel that does
 //! nothing while the CPU adds).
 
-use std::ffi::OsString;
 use std::path::Path;
 
-use anyhow::{Context as _, Result};
+use anyhow::Result;
 use common::check_cuda;
-use common::verify::Random;
 use cust::function::Function;
 use cust::module::Module;
 use cust::stream::{Stream, StreamFlags};
@@ -133,20 +131,10 @@ impl Week for Week6<'_> {
     }
 
     fn prepare(&mut self, case: &Case, dir: &Path) -> Result<Prepared> {
-        let mut random = Random::new(case.seed);
-        self.input = (0..2 * case.n).map(|_| random.uniform(-1.0, 1.0) as f32).collect();
-        let bytes: Vec<u8> = self.input.iter().flat_map(|x| x.to_le_bytes()).collect();
-        let (input, output) = (dir.join("input.bin"), dir.join("output.bin"));
-        std::fs::write(&input, bytes).with_context(|| format!("writing {}", input.display()))?;
-        Ok(Prepared {
-            arguments: vec![
-                OsString::from(case.n.to_string()),
-                input.into_os_string(),
-                output.clone().into_os_string(),
-            ],
-            output,
-            output_bytes: 4 * case.n as u64,
-        })
+        // A, then B: N floats each.
+        let (prepared, input) = Prepared::random_input(dir, 2 * case.n, case.seed, &[case.n.to_string()], case.n)?;
+        self.input = input;
+        Ok(prepared)
     }
 
     fn judge(&mut self, case: &Case, output: Result<Vec<u8>, String>, trace: &Trace) -> Result<Vec<Rule>> {
@@ -176,12 +164,8 @@ mod tests {
             let read = |ext: &str| std::fs::read_to_string(dir.join(format!("{name}.{ext}"))).unwrap();
             let trace = grading::program::trace::parse_saved(&read("trace")).unwrap();
             let printed = read("rows");
-            let ours_ms: f64 = printed
-                .split(", ours ")
-                .nth(1)
-                .and_then(|rest| rest.split(" ms").next())
-                .and_then(|ms| ms.parse().ok())
-                .unwrap_or_else(|| panic!("{name}: no time of ours in {printed}"));
+            let ours_ms =
+                Rule::printed_ours_ms(&printed).unwrap_or_else(|| panic!("{name}: no time of ours in {printed}"));
             let mut rows = vec![grading::program::waited(&trace)];
             rows.extend(trace_rules(&trace, ours_ms));
             for row in &rows {

@@ -13,14 +13,12 @@
 //! lab's own pipeline (`--mode chunked`) on the same case. STEPS is chosen for the GPU the check runs
 //! on ([`calibrated_steps`]), so that the overlap rules ask the same of a T4 as of an H100.
 
-use std::ffi::OsString;
 use std::path::Path;
 
-use anyhow::{Context as _, Result};
+use anyhow::Result;
 use common::check_cuda;
 use common::context::{fork, new_streams};
 use common::timing::{time_on_host, time_on_stream};
-use common::verify::Random;
 use cust::module::Module;
 use cust::stream::{Stream, StreamFlags};
 use grading::cases_file::field;
@@ -278,21 +276,10 @@ impl Week for Week5<'_> {
     }
 
     fn prepare(&mut self, case: &Case, dir: &Path) -> Result<Prepared> {
-        let mut random = Random::new(case.seed);
-        self.input = (0..case.n).map(|_| random.uniform(-1.0, 1.0) as f32).collect();
-        let bytes: Vec<u8> = self.input.iter().flat_map(|x| x.to_le_bytes()).collect();
-        let (input, output) = (dir.join("input.bin"), dir.join("output.bin"));
-        std::fs::write(&input, bytes).with_context(|| format!("writing {}", input.display()))?;
-        let arguments = [case.n.to_string(), case.streams.to_string(), self.steps.to_string()]
-            .into_iter()
-            .map(OsString::from)
-            .chain([input.into_os_string(), output.clone().into_os_string()])
-            .collect();
-        Ok(Prepared {
-            arguments,
-            output,
-            output_bytes: 4 * case.n as u64,
-        })
+        let sizes = [case.n, case.streams, self.steps as usize].map(|size| size.to_string());
+        let (prepared, input) = Prepared::random_input(dir, case.n, case.seed, &sizes, case.n)?;
+        self.input = input;
+        Ok(prepared)
     }
 
     fn judge(&mut self, case: &Case, output: Result<Vec<u8>, String>, trace: &Trace) -> Result<Vec<Rule>> {
@@ -329,12 +316,8 @@ mod tests {
             let read = |ext: &str| std::fs::read_to_string(dir.join(format!("{name}.{ext}"))).unwrap();
             let trace = grading::program::trace::parse_saved(&read("trace")).unwrap();
             let printed = read("rows");
-            let ours_ms: f64 = printed
-                .split(", ours ")
-                .nth(1)
-                .and_then(|rest| rest.split(" ms").next())
-                .and_then(|ms| ms.parse().ok())
-                .unwrap_or_else(|| panic!("{name}: no time of ours in {printed}"));
+            let ours_ms =
+                Rule::printed_ours_ms(&printed).unwrap_or_else(|| panic!("{name}: no time of ours in {printed}"));
             let mut rows = vec![grading::program::waited(&trace)];
             rows.extend(trace_rules(&trace, 1 << 22, 4, 2, ours_ms));
             for row in &rows {

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use super::{Rule, Verdict};
 use crate::cases_file::CaseSet;
-use crate::{csv_field, csv_header, SUSPICIOUS_RATIO};
+use crate::{csv_field, csv_header, ratio_columns};
 
 /// The header for these cases and rules.
 pub fn header(cases: &[String], rules: &[&str]) -> String {
@@ -31,26 +31,7 @@ pub fn row<C>(source: &Path, set: &CaseSet<C>, rules: &[&str], per_case: &[Vec<R
         .filter_map(|row| row.ratio)
         .filter(|ratio| *ratio > 0.0)
         .collect();
-    let mean = if ratios.is_empty() {
-        String::new()
-    } else {
-        format!(
-            "{:.3}",
-            (ratios.iter().map(|r| r.ln()).sum::<f64>() / ratios.len() as f64).exp()
-        )
-    };
-    let fast: Vec<f64> = ratios
-        .iter()
-        .copied()
-        .filter(|ratio| *ratio < SUSPICIOUS_RATIO)
-        .collect();
-    let flags = match fast.iter().copied().reduce(f64::min) {
-        Some(lowest) => csv_field(&format!(
-            "suspiciously fast: {} case(s) under {SUSPICIOUS_RATIO}x ours, lowest {lowest:.2}x",
-            fast.len()
-        )),
-        None => String::new(),
-    };
+    let (mean, flags) = ratio_columns(&ratios);
     let note = if note.is_empty() {
         String::new()
     } else {

@@ -20,7 +20,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context as _, Result};
 use kernels::private_dir::PrivateDir;
 use kernels::runtime::{self, CompileError};
 
@@ -92,6 +92,36 @@ pub struct Prepared {
     pub arguments: Vec<OsString>,
     pub output: PathBuf,
     pub output_bytes: u64,
+}
+
+impl Prepared {
+    /// The usual case: `count` random floats in [-1, 1) from `seed` written into `dir/input.bin`,
+    /// the program's command line `sizes`, then that file's and `dir/output.bin`'s paths, and an
+    /// output of `output_floats` floats. Returns the inputs too, for the CPU's values.
+    pub fn random_input(
+        dir: &Path,
+        count: usize,
+        seed: u64,
+        sizes: &[String],
+        output_floats: usize,
+    ) -> Result<(Prepared, Vec<f32>)> {
+        let mut random = common::verify::Random::new(seed);
+        let floats: Vec<f32> = (0..count).map(|_| random.uniform(-1.0, 1.0) as f32).collect();
+        let bytes: Vec<u8> = floats.iter().flat_map(|x| x.to_le_bytes()).collect();
+        let (input, output) = (dir.join("input.bin"), dir.join("output.bin"));
+        std::fs::write(&input, bytes).with_context(|| format!("writing {}", input.display()))?;
+        let arguments = sizes
+            .iter()
+            .map(OsString::from)
+            .chain([input.into_os_string(), output.clone().into_os_string()])
+            .collect();
+        let prepared = Prepared {
+            arguments,
+            output,
+            output_bytes: 4 * output_floats as u64,
+        };
+        Ok((prepared, floats))
+    }
 }
 
 /// A week whose students hand in a whole program. The associated functions need no GPU (listing

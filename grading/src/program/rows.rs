@@ -85,6 +85,12 @@ impl Rule {
             && cells[4] == self.verdict.cell()
     }
 
+    /// Our time in the printed GPU time row among `printed` (`busy X ms, ours Y ms (..)`): for the
+    /// tests that judge a saved trace again with the time of ours its run measured.
+    pub fn printed_ours_ms(printed: &str) -> Option<f64> {
+        printed.split(", ours ").nth(1)?.split(" ms").next()?.parse().ok()
+    }
+
     pub fn not_applicable(name: &'static str, why: impl Into<String>) -> Rule {
         Rule {
             name,
@@ -210,7 +216,6 @@ mod tests {
                 kernel(1, 1_000_000, 1_000_000 + kernel_ns),
             ],
             marks: Vec::new(),
-            dropped: 0,
         };
         let real = kernel_time(&trace(900_000), 1.0);
         assert_eq!(

@@ -35,7 +35,6 @@ pub struct Ran {
     pub trace: Result<Trace, String>,
     /// The trace as the recorder wrote it, for `--chronograms` to keep (empty where there is none).
     pub trace_text: String,
-    pub wall: Duration,
 }
 
 impl Ran {
@@ -58,10 +57,9 @@ impl Ran {
 pub fn run(program: &Path, recorder: &Path, arguments: &[OsString], dir: &Path, limit: Duration) -> Ran {
     use std::os::unix::process::CommandExt as _;
     let nonce = nonce();
-    let started = Instant::now();
     let (trace_reader, trace_writer) = match trace_pipe() {
         Ok(ends) => ends,
-        Err(err) => return not_started(format!("cannot make the trace's pipe: {err}"), started),
+        Err(err) => return not_started(format!("cannot make the trace's pipe: {err}")),
     };
     let spawned = Command::new(program)
         .args(arguments)
@@ -81,14 +79,13 @@ pub fn run(program: &Path, recorder: &Path, arguments: &[OsString], dir: &Path, 
     drop(trace_writer); // the child's copy is the only one: the pipe ends when the program's do
     let mut child = match spawned {
         Ok(child) => child,
-        Err(err) => return not_started(format!("cannot start the program: {err}"), started),
+        Err(err) => return not_started(format!("cannot start the program: {err}")),
     };
     let trace = read_within(std::fs::File::from(trace_reader));
     let activity = Arc::new(Activity::start());
     let stdout = child.stdout.take().map(|s| drain(s, Arc::clone(&activity), ""));
     let stderr = child.stderr.take().map(|s| drain(s, Arc::clone(&activity), ""));
     let ended = wait(&mut child, limit);
-    let wall = started.elapsed();
     // Whatever it started and left behind in its group goes too. Something that left the group
     // (setsid) and still holds a pipe is found below: its pipe does not end.
     stop_group(&child);
@@ -114,7 +111,6 @@ pub fn run(program: &Path, recorder: &Path, arguments: &[OsString], dir: &Path, 
         trace,
         trace_text: text.unwrap_or_default(),
         ended,
-        wall,
     }
 }
 
@@ -169,14 +165,13 @@ fn captured_note(note: &str) -> Captured {
     captured
 }
 
-fn not_started(why: String, started: Instant) -> Ran {
+fn not_started(why: String) -> Ran {
     Ran {
         stdout: Captured::default(),
         stderr: Captured::default(),
         ended: Err(why),
         trace: Err("no trace: the program did not start".to_string()),
         trace_text: String::new(),
-        wall: started.elapsed(),
     }
 }
 

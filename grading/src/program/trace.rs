@@ -17,8 +17,6 @@ pub struct Trace {
     /// Where the program got to, on CUPTI's clock: (time in ns, name), `write_floats` when it began
     /// to read its results.
     pub marks: Vec<(u64, String)>,
-    /// Records CUPTI could not store: always 0 in a trace [`parse`] accepts.
-    pub dropped: u64,
 }
 
 /// Reads `text`, a trace whose first line must name `nonce`.
@@ -54,11 +52,7 @@ pub fn parse(text: &str, nonce: &str) -> Result<Trace> {
             ensure!(dropped == 0, "CUPTI lost {dropped} records (its buffers were full)");
             // Our trace ends the pipe: anything after it was written by someone else.
             ensure!(lines.next().is_none(), "something was written after the trace's end");
-            return Ok(Trace {
-                activities,
-                marks,
-                dropped,
-            });
+            return Ok(Trace { activities, marks });
         }
         activities.push(activity(&fields).with_context(|| format!("line {} of the trace", index + 1))?);
     }
@@ -169,7 +163,6 @@ end\t5\t0
     #[test]
     fn reads_every_record_of_a_whole_trace() {
         let trace = parse(TRACE, "abc123").unwrap();
-        assert_eq!(trace.dropped, 0);
         assert_eq!(trace.activities.len(), 4);
         let kernel = &trace.activities[1];
         assert_eq!(kernel.name, "kernel(float const*, float*, int, int)");
