@@ -10,13 +10,15 @@
 #   bash assignments/grade.sh --collect OUT [--weights FILE] [--ids FILE] > grades.csv
 #
 # WEEK: 01-simpson, 02-mmm-ab, 03-mmm-tiled, 04-constant-tracer, 07-dynamic-parallelism (a kernel is
-# handed in: the lab runs it with --kernel-source), or 05-streams, 06-pinned-mapped (a whole program:
-# --program-source; its trace is judged too; no --sanitize and no --feedback for these yet).
+# handed in: the lab runs it with --kernel-source), or 05-streams (pipeline.cu), 05-mmm-streamed,
+# 06-pinned-mapped (zero_copy.cu), 06-mmm-streamed-and-pinned (a whole program: --program-source; its
+# trace is judged too; no --sanitize and no --feedback for these yet).
 # A submission is SUBMISSIONS/<student>.cu or a folder SUBMISSIONS/<student>/ with one .cu file
 # (.CU too) anywhere in it (src/mmm.cu: the note says which file was graded; hidden files and
 # folders and __MACOSX/ are skipped); a folder with several .cu files is not graded ("several .cu
-# files: a.cu, src/b.cu (hand in one)"), nor is an empty SUBMISSIONS (one line, exit code 2). Each
-# runs through the week's lab with --kernel-source (or --program-source) FILE --check --csv. The CSV
+# files: a.cu, src/b.cu (hand in one)"), unless in a program week exactly one of them is named as
+# the week's starter (mmm_streamed.cu: a folder may hold both programs of week 5); nor is an empty
+# SUBMISSIONS (one line, exit code 2). Each runs through the week's lab with --kernel-source (or --program-source) FILE --check --csv. The CSV
 # has a row per student:
 #
 #   student, file     the name (without .cu) and the file graded; bytes that are not UTF-8, and
@@ -106,7 +108,7 @@
 # e.g. gpu-bundle/bin, which bash scripts/gpu-bundle.sh builds) or else from `cargo build --release`.
 set -uo pipefail
 
-weeks="01-simpson, 02-mmm-ab, 03-mmm-tiled, 04-constant-tracer, 05-streams, 06-pinned-mapped, 07-dynamic-parallelism"
+weeks="01-simpson, 02-mmm-ab, 03-mmm-tiled, 04-constant-tracer, 05-streams, 05-mmm-streamed, 06-pinned-mapped, 06-mmm-streamed-and-pinned, 07-dynamic-parallelism"
 usage="usage: bash assignments/grade.sh [--jobs N] [--sanitize] [--cases FILE] [--limit SECONDS] [--weights FILE] [--ids FILE] [--keep DIR] [--feedback DIR [--feedback-hide-cases]] [--dry-run] WEEK SUBMISSIONS | --slurm [--partition P] [--account A] [--time MINUTES] [--cpus N] [--mem SIZE] [--collect-job] [...] WEEK SUBMISSIONS OUT | --collect OUT [--weights FILE] [--ids FILE]  (WEEK: $weeks; --help for more)"
 caller=$(pwd)
 repository=$(cd "$(dirname "$0")/.." && pwd)
@@ -346,14 +348,21 @@ grade_one() {
     if [[ -d $entry ]]; then
         # Every .cu file in the folder, at any depth; hidden ones and macOS's __MACOSX/ copies are not hers.
         mapfile -d '' files < <(find "$entry" -mindepth 1 \( -name '.*' -o -name __MACOSX \) -prune -o -iname '*.cu' ! -type d -print0 | LC_ALL=C sort -z)
+        # A program week's folder may hold both of the week's programs: its file is the one named
+        # like the starter (mmm_streamed.cu), at any depth, if there is exactly one such.
+        if [[ ${#files[@]} -gt 1 && -n $program_file ]]; then
+            local named=() each
+            for each in "${files[@]}"; do [[ ${each##*/} == "$program_file" ]] && named+=("$each"); done
+            [[ ${#named[@]} -eq 1 ]] && { files=("${named[@]}"); where="graded ${named[0]#"$entry"/}, the folder's $program_file"; }
+        fi
         if [[ ${#files[@]} -gt 1 ]]; then
             local names=() each
             for each in "${files[@]}"; do names+=("${each#"$entry"/}"); done
-            no_result "$index" "$entry" nothing "several .cu files: $(join ', ' "${names[@]}") (hand in one)"
+            no_result "$index" "$entry" nothing "several .cu files: $(join ', ' "${names[@]}") (hand in one${program_file:+, or one named $program_file})"
             return
         fi
         file=${files[0]:-}
-        [[ $file == "$entry"/*/* ]] && where="graded ${file#"$entry"/}, the folder's only .cu file"
+        [[ -z $where && $file == "$entry"/*/* ]] && where="graded ${file#"$entry"/}, the folder's only .cu file"
     else
         file=$entry
     fi
@@ -444,17 +453,20 @@ grade_one() {
     return 0
 }
 
-# The lab of week $1, its arguments and how it takes a submission: sets lab, week_args and
-# source_flag; fails (status 1) for no such week.
+# The lab of week $1, its arguments and how it takes a submission: sets lab, week_args,
+# source_flag and (for a program week) program_file, the starter's name; fails (status 1) for no
+# such week.
 week_lab() {
-    source_flag=--kernel-source
+    source_flag=--kernel-source program_file=
     case $1 in
         01-simpson) lab=lab-simpson; week_args=() ;;
         02-mmm-ab) lab=lab-mmm; week_args=(--kernel naive) ;;
         03-mmm-tiled) lab=lab-mmm; week_args=(--kernel tiled) ;;
         04-constant-tracer) lab=lab-constant-tracer; week_args=() ;;
-        05-streams) lab=lab-streams; week_args=(); source_flag=--program-source ;;
-        06-pinned-mapped) lab=lab-mapped; week_args=(); source_flag=--program-source ;;
+        05-streams) lab=lab-streams; week_args=(); source_flag=--program-source program_file=pipeline.cu ;;
+        05-mmm-streamed) lab=lab-streams; week_args=(--program mmm-streamed); source_flag=--program-source program_file=mmm_streamed.cu ;;
+        06-pinned-mapped) lab=lab-mapped; week_args=(); source_flag=--program-source program_file=zero_copy.cu ;;
+        06-mmm-streamed-and-pinned) lab=lab-mapped; week_args=(--program mmm-streamed-and-pinned); source_flag=--program-source program_file=mmm_streamed_and_pinned.cu ;;
         07-dynamic-parallelism) lab=lab-dynamic-parallel; week_args=() ;;
         *) return 1 ;;
     esac

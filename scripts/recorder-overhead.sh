@@ -33,7 +33,7 @@ median_ms() {
 }
 alone=$(median_ms CUDA_MODULE_LOADING=EAGER)
 recorded=$(median_ms CUDA_MODULE_LOADING=EAGER LD_PRELOAD="$work/librecorder.so" CUDA_INJECTION64_PATH="$work/librecorder.so" \
-    LAB_RECORDER_OUT="$work/trace.txt" LAB_RECORDER_NONCE=overhead)
+    LAB_RECORDER_FD=3 LAB_RECORDER_NONCE=overhead 3>"$work/trace.txt")
 [[ -s $work/trace.txt ]] || { echo "recorder-overhead.sh: the recorder wrote no trace" >&2; exit 1; }
 echo "pipeline $n $nst $steps, median of $runs runs: alone $alone ms, under the recorder $recorded ms" \
     "($(awk -v a="$alone" -v r="$recorded" 'BEGIN { printf "%.2f", r / a }')x, $(grep -c . "$work/trace.txt") trace lines)"

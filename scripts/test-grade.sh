@@ -656,7 +656,25 @@ ROWS
 )"
 expect "a program week: its rules are columns" "$(head -n 1 "$work/programs.csv" | grep -o '"overlap: kernels beside copies, at least 30%"')" \
     '"overlap: kernels beside copies, at least 30%"'
-for bad in "--sanitize 05-streams" "--feedback $work/fb3 06-pinned-mapped"; do
+# The week's German program: its own week name passes --program to the lab, whose columns are its own.
+mmm_programs=$work/mmm-programs
+mkdir -p "$mmm_programs"
+cp assignments/05-streams/mmm_streamed.cu "$mmm_programs/starter.cu"
+mkdir -p "$mmm_programs/both/src"
+cp assignments/05-streams/pipeline.cu "$mmm_programs/both/"
+cp assignments/05-streams/mmm_streamed.cu "$mmm_programs/both/src/"
+expect "the German program of week 5: --dry-run exits" "$(LAB_BIN_DIR=$work/real-bin nogpu mmm-programs --dry-run 05-mmm-streamed "$mmm_programs")" 0
+expect "the German program of week 5: its cases and rules are columns" \
+    "$(head -n 1 "$work/mmm-programs.csv" | grep -o '"COUNT 10, N 1024"\|"streams: COUNT streams carry a product each"' | tr '\n' ' ')" \
+    '"COUNT 10, N 1024" "streams: COUNT streams carry a product each" '
+expect "the German program of week 5: a folder with both programs is graded by its mmm_streamed.cu" \
+    "$(columns "$work/mmm-programs.csv" student note)" "$(cat <<ROWS
+lengths same
+row both | graded src/mmm_streamed.cu, the folder's mmm_streamed.cu; dry run: no GPU used
+row starter | dry run: no GPU used
+ROWS
+)"
+for bad in "--sanitize 05-streams" "--feedback $work/fb3 06-pinned-mapped" "--sanitize 05-mmm-streamed"; do
     # shellcheck disable=SC2086 # the words of the bad command line
     expect "grade.sh $bad exits 2 with one line" "$(LAB_BIN_DIR=$work/real-bin grade bad $bad "$programs"; wc -l <"$work/bad.err")" "2
 1"

@@ -161,15 +161,7 @@ impl VectorAdd {
                         check_cuda!(device[0].async_copy_from(&pinned[0], stream))?;
                         check_cuda!(device[1].async_copy_from(&pinned[1], stream))?;
                     }
-                    launch_add(
-                        add,
-                        device[0].as_device_ptr(),
-                        device[1].as_device_ptr(),
-                        device[2].as_device_ptr(),
-                        n,
-                        blocks,
-                        stream,
-                    )?;
+                    launch_add(add, device_pointers(device), n, blocks, stream)?;
                     // SAFETY: the pinned buffer outlives the copy, and the host reads it only after
                     // time_on_stream has waited (on every path).
                     check_cuda!(unsafe { device[2].async_copy_to(&mut pinned[2], stream) })?;
@@ -182,9 +174,7 @@ impl VectorAdd {
                     self.mapped[1].device_pointer()?,
                     self.mapped[2].device_pointer()?,
                 ];
-                time_on_stream(stream, 1, repetitions, || {
-                    launch_add(add, pointers[0], pointers[1], pointers[2], n, blocks, stream)
-                })?
+                time_on_stream(stream, 1, repetitions, || launch_add(add, pointers, n, blocks, stream))?
             }
         };
         check_cuda!(stream.synchronize())?;
@@ -192,6 +182,23 @@ impl VectorAdd {
             Memory::Explicit => self.pinned[2].to_vec(),
             Memory::ZeroCopy => self.mapped[2].to_vec(),
         };
+        Ok(timing)
+    }
+
+    /// The kernel alone on device memory (a and b copied there first, untimed): what a program that
+    /// copies its inputs to the GPU should take for its kernel, where the zero-copy one reads them
+    /// across the bus. Runs once to warm up and `repetitions` times between events on `stream`.
+    pub fn time_kernel_on_device(&mut self, add: &Function, stream: &Stream, repetitions: usize) -> Result<Timing> {
+        let n = self.a.len();
+        let blocks = (n as u32).div_ceil(BLOCK_SIZE);
+        use cust::memory::CopyDestination as _;
+        check_cuda!(self.device[0].copy_from(&self.a[..]))?;
+        check_cuda!(self.device[1].copy_from(&self.b[..]))?;
+        let device = &self.device;
+        let timing = time_on_stream(stream, 1, repetitions, || {
+            launch_add(add, device_pointers(device), n, blocks, stream)
+        })?;
+        check_cuda!(stream.synchronize())?;
         Ok(timing)
     }
 
@@ -203,11 +210,18 @@ impl VectorAdd {
     }
 }
 
+/// a, b and c where the kernel finds them in device memory.
+fn device_pointers(device: &[DeviceBuffer<f32>; 3]) -> [DevicePointer<f32>; 3] {
+    [
+        device[0].as_device_ptr(),
+        device[1].as_device_ptr(),
+        device[2].as_device_ptr(),
+    ]
+}
+
 fn launch_add(
     add: &Function,
-    a: DevicePointer<f32>,
-    b: DevicePointer<f32>,
-    c: DevicePointer<f32>,
+    [a, b, c]: [DevicePointer<f32>; 3],
     n: usize,
     blocks: u32,
     stream: &Stream,

@@ -16,6 +16,7 @@ use common::host_memory::{check_pinnable, ensure_host_fits, Mapped};
 use common::progress::Progress;
 use common::verify::{check_cell, verdict, Random};
 use cust::stream::{Stream, StreamFlags};
+use grading::program::mmm_week::StreamedAndPinned;
 use lab_mapped::{time_mapped, Launch, Memory, VectorAdd, WriteOnly};
 use matrix::batch::{slide_ms, slide_table, Batch, Measured};
 use matrix::mmm::{load_mmm, parse_block_size, MmmKernel};
@@ -50,9 +51,23 @@ struct Args {
     seed: u64,
     #[command(flatten)]
     profile: profiler::ProfileArgs,
-    /// Week 6's graded program (assignments/06-pinned-mapped).
+    /// Week 6's graded programs (assignments/06-pinned-mapped).
     #[command(flatten)]
     program: grading::program::ProgramArgs,
+    /// With --program-source or --list-cases: which of week 6's programs, zero-copy (the Korean
+    /// notes' vectorAdd from mapped memory; the default) or mmm-streamed-and-pinned (the German
+    /// slides' COUNT products, a stream each, from pinned memory).
+    #[arg(long = "program", value_enum, value_name = "NAME")]
+    graded: Option<Week6Program>,
+}
+
+/// Week 6's graded programs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Week6Program {
+    /// zero_copy N INPUT OUTPUT (reference/weeks/zero_copy.cu's contract).
+    ZeroCopy,
+    /// mmm_streamed_and_pinned COUNT N INPUT OUTPUT.
+    MmmStreamedAndPinned,
 }
 
 fn main() -> ExitCode {
@@ -60,7 +75,7 @@ fn main() -> ExitCode {
 }
 
 fn run(args: Args) -> Result<()> {
-    if args.program.requested() {
+    if args.program.requested() || args.graded.is_some() {
         return check_program(&args);
     }
     let (count, n, elements) = (args.count as usize, args.size as usize, args.elements as usize);
@@ -188,16 +203,19 @@ fn yes(flag: bool) -> &'static str {
     }
 }
 
-/// `--program-source FILE.cu --check` (and `--list-cases`): the student's week-6 program, case by case ([`week6`]).
+/// `--program-source FILE.cu --check` (and `--list-cases`): the student's week-6 program, case by
+/// case ([`week6`], or for mmm-streamed-and-pinned [`grading::program::mmm_week`]).
 fn check_program(args: &Args) -> Result<()> {
-    if args.program.list_cases {
-        return grading::program::list_cases::<week6::Week6>(&args.program);
+    match args.graded.unwrap_or(Week6Program::ZeroCopy) {
+        Week6Program::ZeroCopy => check_zero_copy(args),
+        Week6Program::MmmStreamedAndPinned => grading::program::mmm_week::check::<StreamedAndPinned>(&args.program),
     }
-    let built = grading::program::build::<week6::Week6>(&args.program)?;
-    if args.program.dry_run {
-        grading::program::dry_run::<week6::Week6>(&args.program, &built);
+}
+
+fn check_zero_copy(args: &Args) -> Result<()> {
+    let Some(built) = grading::program::before_gpu::<week6::Week6>(&args.program)? else {
         return Ok(());
-    }
+    };
     let gpu = grading::on_the_machine(Gpu::open(0))?;
     let module = grading::on_the_machine(gpu.load(&kernels::MAPPED))?;
     let mut week = grading::on_the_machine(week6::Week6::new(&module))?;

@@ -51,3 +51,39 @@ fn every_value_flag_takes_any_number_or_word_without_a_panic() {
     // Every flag of --help with numbers at and past u32 and u64, negative ones, units and words.
     assert_every_value_flag_fails_cleanly(LAB, "lab-mapped");
 }
+
+/// Week 6's two graded programs: `--program mmm-streamed-and-pinned` lists its cases and rules (with
+/// host memory, overlap and GPU time) without a GPU, and its starter compiles in a dry run.
+#[test]
+fn the_german_program_lists_its_cases_and_compiles_without_a_gpu() {
+    let outcome = run(LAB, &["--program", "mmm-streamed-and-pinned", "--list-cases", "--csv"]);
+    assert_eq!(outcome.code, Some(0), "{outcome:?}");
+    for column in [
+        "\"COUNT 16, N 256\"",
+        "host memory: no copy from pageable memory",
+        "overlap:",
+        "GPU time:",
+    ] {
+        assert!(outcome.stdout.contains(column), "{column}: {}", outcome.stdout);
+    }
+    let outcome = run(LAB, &["--program", "zero-copy", "--list-cases"]);
+    assert!(outcome.stdout.contains("no copy"), "{}", outcome.stdout);
+    let source = common::testing::repository_file(
+        "assignments/06-pinned-mapped/mmm_streamed_and_pinned.cu",
+        env!("CARGO_MANIFEST_DIR"),
+    );
+    let outcome = run(
+        LAB,
+        &[
+            "--program",
+            "mmm-streamed-and-pinned",
+            "--program-source",
+            &source,
+            "--check",
+            "--dry-run",
+            "--csv",
+        ],
+    );
+    assert_eq!(outcome.code, Some(0), "{outcome:?}");
+    assert!(outcome.stdout.contains("dry run: no GPU used"), "{}", outcome.stdout);
+}

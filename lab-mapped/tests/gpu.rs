@@ -72,22 +72,25 @@ fn with_unified_addressing_the_device_pointer_is_the_host_address() {
     assert_eq!(mapped.device_pointer().unwrap().as_raw(), mapped.host_address());
 }
 
-/// Week 6 (issue 43): `lab-mapped --program-source FILE --check`. Our zero-copy program passes every
+/// Week 6 (issue 43): `lab-mapped --program-source FILE [extra] --check`.
+fn check_program(file: &str, extra: &[&str]) -> common::testing::Outcome {
+    common::testing::check_program_source(
+        "lab-mapped",
+        env!("CARGO_BIN_EXE_lab-mapped"),
+        env!("CARGO_MANIFEST_DIR"),
+        file,
+        extra,
+    )
+}
+
+/// Our zero-copy program passes every
 /// case and rule; the starter (device buffers and copies) and the program that copies anyway get
 /// their results right and fail the rule that there be no copy.
 #[test]
 #[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
 fn week_6_programs_are_judged_by_their_results_and_their_trace() {
     use common::testing::rule_rows;
-    let check = |file: &str| {
-        common::testing::check_program_source(
-            "lab-mapped",
-            env!("CARGO_BIN_EXE_lab-mapped"),
-            env!("CARGO_MANIFEST_DIR"),
-            file,
-            &[],
-        )
-    };
+    let check = |file: &str| check_program(file, &[]);
     let ours = check("reference/weeks/zero_copy.cu");
     assert_eq!(ours.code, Some(0), "{ours:?}");
     assert_eq!(rule_rows(&ours.stdout, "no copy", "PASS").len(), 5, "{}", ours.stdout);
@@ -108,6 +111,42 @@ fn week_6_programs_are_judged_by_their_results_and_their_trace() {
             rule_rows(&outcome.stdout, "no copy", "FAIL").len(),
             5,
             "{file}: {}",
+            outcome.stdout
+        );
+        // Their kernels read device memory: weighed against ours there, they do the work.
+        assert!(
+            rule_rows(&outcome.stdout, "kernel time", "FAIL").is_empty(),
+            "{file}: {}",
+            outcome.stdout
+        );
+    }
+}
+
+/// Week 6's German program (`--program mmm-streamed-and-pinned`): our solution passes every case and
+/// rule; the starter and the program in pageable memory fail the host memory rule, the program that
+/// does not wait fails the waits rule.
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn week_6_mmm_streamed_and_pinned_is_judged_by_its_results_and_its_trace() {
+    use common::testing::rule_rows;
+    let check = |file: &str| check_program(file, &["--program", "mmm-streamed-and-pinned"]);
+    let ours = check("reference/weeks/mmm_streamed_and_pinned.cu");
+    assert_eq!(ours.code, Some(0), "{ours:?}");
+    assert_eq!(rule_rows(&ours.stdout, "results", "PASS").len(), 5, "{}", ours.stdout);
+    assert_eq!(rule_rows(&ours.stdout, "overlap", "PASS").len(), 4, "{}", ours.stdout);
+    for (file, rule) in [
+        ("assignments/06-pinned-mapped/mmm_streamed_and_pinned.cu", "host memory"),
+        (
+            "assignments/06-pinned-mapped/broken/mmm-pageable-memory.cu",
+            "host memory",
+        ),
+        ("assignments/06-pinned-mapped/broken/mmm-no-wait.cu", "waits"),
+    ] {
+        let outcome = check(file);
+        assert_eq!(outcome.code, Some(1), "{file}: {outcome:?}");
+        assert!(
+            !rule_rows(&outcome.stdout, rule, "FAIL").is_empty(),
+            "{file}, {rule}: {}",
             outcome.stdout
         );
     }

@@ -25,6 +25,7 @@ use common::gpu::Gpu;
 use common::host_memory::ensure_host_fits;
 use common::output::check_output_path;
 use common::verify::verdict;
+use grading::program::mmm_week::Streamed;
 use matrix::batch::Batch;
 use matrix::mmm::parse_block_size;
 use matrix::Pinned;
@@ -90,9 +91,23 @@ pub struct Args {
     force: bool,
     #[command(flatten)]
     profile: profiler::ProfileArgs,
-    /// Week 5's graded program (assignments/05-streams).
+    /// Week 5's graded programs (assignments/05-streams).
     #[command(flatten)]
     program: grading::program::ProgramArgs,
+    /// With --program-source or --list-cases: which of week 5's programs, pipeline (the French
+    /// slides' chunks over NST streams; the default) or mmm-streamed (the German slides' COUNT
+    /// products, a stream each).
+    #[arg(long = "program", value_enum, value_name = "NAME")]
+    graded: Option<Week5Program>,
+}
+
+/// Week 5's graded programs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Week5Program {
+    /// pipeline N NST STEPS INPUT OUTPUT (reference/weeks/pipeline.cu's contract).
+    Pipeline,
+    /// mmm_streamed COUNT N INPUT OUTPUT.
+    MmmStreamed,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -149,7 +164,7 @@ impl Args {
 }
 
 fn run(args: Args) -> Result<()> {
-    if args.program.requested() {
+    if args.program.requested() || args.graded.is_some() {
         return check_program(&args);
     }
     if let Some(path) = &args.timeline {
@@ -207,16 +222,19 @@ fn run(args: Args) -> Result<()> {
     verdict(passed, "a GPU result differs from the CPU reference")
 }
 
-/// `--program-source FILE.cu --check` (and `--list-cases`): the student's week-5 program, case by case ([`week5`]).
+/// `--program-source FILE.cu --check` (and `--list-cases`): the student's week-5 program, case by
+/// case ([`week5`], or for mmm-streamed [`grading::program::mmm_week`]).
 fn check_program(args: &Args) -> Result<()> {
-    if args.program.list_cases {
-        return grading::program::list_cases::<week5::Week5>(&args.program);
+    match args.graded.unwrap_or(Week5Program::Pipeline) {
+        Week5Program::Pipeline => check_pipeline(args),
+        Week5Program::MmmStreamed => grading::program::mmm_week::check::<Streamed>(&args.program),
     }
-    let built = grading::program::build::<week5::Week5>(&args.program)?;
-    if args.program.dry_run {
-        grading::program::dry_run::<week5::Week5>(&args.program, &built);
+}
+
+fn check_pipeline(args: &Args) -> Result<()> {
+    let Some(built) = grading::program::before_gpu::<week5::Week5>(&args.program)? else {
         return Ok(());
-    }
+    };
     let gpu = grading::on_the_machine(Gpu::open(0))?;
     let module = grading::on_the_machine(gpu.load(&kernels::STREAMS))?;
     let mut week = grading::on_the_machine(week5::Week5::new(&module))?;

@@ -313,20 +313,13 @@ mod tests {
             ("pageable-memory", "host memory"),
             ("no-wait", "waits"),
         ] {
-            let read = |ext: &str| std::fs::read_to_string(dir.join(format!("{name}.{ext}"))).unwrap();
-            let trace = grading::program::trace::parse_saved(&read("trace")).unwrap();
-            let printed = read("rows");
+            let (trace, printed) = grading::program::trace::load_saved(&dir, name).unwrap();
             let ours_ms =
                 Rule::printed_ours_ms(&printed).unwrap_or_else(|| panic!("{name}: no time of ours in {printed}"));
             let mut rows = vec![grading::program::waited(&trace)];
             rows.extend(trace_rules(&trace, 1 << 22, 4, 2, ours_ms));
-            for row in &rows {
-                assert!(
-                    printed.lines().any(|line| row.printed_as(line)),
-                    "{name}: {} is not in\n{printed}",
-                    row.cells()
-                );
-            }
+            let missing = Rule::unprinted(&rows, &printed);
+            assert!(missing.is_empty(), "{name}: {missing:?} not in\n{printed}");
             let failed: Vec<&str> = rows
                 .iter()
                 .filter(|r| r.verdict != grading::program::Verdict::Pass)

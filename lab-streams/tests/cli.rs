@@ -153,3 +153,53 @@ fn every_value_flag_takes_any_number_or_word_without_a_panic() {
     // Every flag of --help with numbers at and past u32 and u64, negative ones, units and words.
     assert_every_value_flag_fails_cleanly(LAB, "lab-streams");
 }
+
+/// Week 5's two graded programs: `--program` picks the German one, whose cases and rules list without
+/// a GPU (no GPU time rule from pageable memory); a bad name, `--program` alone and a bad cases line
+/// are one-line errors; the program compiles in a dry run (CI has nvcc).
+#[test]
+fn the_german_program_lists_its_cases_and_compiles_without_a_gpu() {
+    let outcome = run(LAB, &["--program", "mmm-streamed", "--list-cases"]);
+    assert_eq!(outcome.code, Some(0), "{outcome:?}");
+    for line in [
+        "COUNT 10, N 1024",
+        "COUNT 4, N 1000",
+        "streams: COUNT streams carry a product each",
+        "kernel time",
+    ] {
+        assert!(outcome.stdout.contains(line), "{line}: {}", outcome.stdout);
+    }
+    assert!(!outcome.stdout.contains("GPU time"), "{}", outcome.stdout);
+    let pipeline = run(LAB, &["--list-cases"]);
+    assert!(pipeline.stdout.contains("N 4194304, Nst 4"), "{}", pipeline.stdout);
+    let outcome = run(LAB, &["--program", "bogus"]);
+    assert!(
+        outcome.is_one_line_error("lab-streams", "possible values: pipeline, mmm-streamed"),
+        "{outcome:?}"
+    );
+    let outcome = run(LAB, &["--program", "mmm-streamed"]);
+    assert!(
+        outcome.is_one_line_error("lab-streams", "--program goes with --check"),
+        "{outcome:?}"
+    );
+    let cases = common::testing::temp_file("mmm-cases.txt", "# COUNT N SEED\n2 64 1\n65 64 1\n");
+    let outcome = run(LAB, &["--program", "mmm-streamed", "--cases", &cases, "--list-cases"]);
+    assert!(
+        outcome.is_one_line_error_with(2, "lab-streams", ":3: COUNT \"65\" is not a number from 1 to 64"),
+        "{outcome:?}"
+    );
+    let source = common::testing::repository_file("assignments/05-streams/mmm_streamed.cu", env!("CARGO_MANIFEST_DIR"));
+    let outcome = run(
+        LAB,
+        &[
+            "--program",
+            "mmm-streamed",
+            "--program-source",
+            &source,
+            "--check",
+            "--dry-run",
+        ],
+    );
+    assert_eq!(outcome.code, Some(0), "{outcome:?}");
+    assert!(outcome.stdout.contains("compiled for sm_"), "{}", outcome.stdout);
+}

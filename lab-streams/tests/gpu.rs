@@ -361,11 +361,11 @@ fn week_5_a_program_without_our_trace_is_a_fault() {
         outcome.stdout
     );
     assert!(outcome.stdout.contains("no trace"), "{}", outcome.stdout);
-    // A trace of its own, at the path the recorder was told (the program cannot read it: the recorder
-    // took it out of the environment before main), and at every path it might guess.
+    // A trace of its own, into the pipe the recorder was told, with the recorder's word (the program
+    // cannot read either: the recorder took them out of the environment before main).
     let forges = solution.replace(
         "    return 0;\n}",
-        "    const char* path = getenv(\"LAB_RECORDER_OUT\");\n    std::printf(\"recorder path seen: %s\\n\", path ? path : \"none\");\n    if (path) { FILE* f = fopen(path, \"w\"); fprintf(f, \"lab-recorder 1 guess\\nend\\t0\\t0\\n\"); fclose(f); }\n    return 0;\n}",
+        "    const char* fd = getenv(\"LAB_RECORDER_FD\");\n    const char* nonce = getenv(\"LAB_RECORDER_NONCE\");\n    std::printf(\"recorder settings seen: %s %s\\n\", fd ? fd : \"none\", nonce ? nonce : \"none\");\n    if (fd) { FILE* f = fdopen(atoi(fd), \"w\"); fprintf(f, \"lab-recorder 1 %s\\nend\\t0\\t0\\n\", nonce ? nonce : \"guess\"); fclose(f); }\n    return 0;\n}",
     );
     let forges = common::testing::temp_file("forges.cu", &forges);
     let outcome = check_program_with(&forges, &["--show-output"]);
@@ -375,8 +375,38 @@ fn week_5_a_program_without_our_trace_is_a_fault() {
         "the forger is our solution otherwise: {outcome:?}"
     );
     assert!(
-        outcome.stderr.contains("recorder path seen: none"),
+        outcome.stderr.contains("recorder settings seen: none none"),
         "{}",
         outcome.stderr
     );
+}
+
+/// Week 5's German program (`--program mmm-streamed`): our solution passes every case and rule, the
+/// starter (one product after the other on the NULL stream) and the broken one fail the streams rule.
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn week_5_mmm_streamed_is_judged_by_its_results_and_its_trace() {
+    use common::testing::rule_rows;
+    let mmm = ["--program", "mmm-streamed"];
+    let ours = check_program_with("reference/weeks/mmm_streamed.cu", &mmm);
+    assert_eq!(ours.code, Some(0), "{ours:?}");
+    assert_eq!(rule_rows(&ours.stdout, "results", "PASS").len(), 5, "{}", ours.stdout);
+    for (file, rule) in [
+        ("assignments/05-streams/mmm_streamed.cu", "streams"),
+        ("assignments/05-streams/broken/mmm-one-stream.cu", "streams"),
+    ] {
+        let outcome = check_program_with(file, &mmm);
+        assert_eq!(outcome.code, Some(1), "{file}: {outcome:?}");
+        assert_eq!(
+            rule_rows(&outcome.stdout, "results", "PASS").len(),
+            5,
+            "{}",
+            outcome.stdout
+        );
+        assert!(
+            !rule_rows(&outcome.stdout, rule, "FAIL").is_empty(),
+            "{file}, {rule}: {}",
+            outcome.stdout
+        );
+    }
 }

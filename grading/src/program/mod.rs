@@ -6,11 +6,13 @@
 //! file the program wrote against the CPU's values, and reads the rules from the trace ([`rules`]).
 //!
 //! A lab offers a week by implementing [`Week`]: its cases, their input files and command lines, and
-//! the rows it judges from the output and the trace. This module does the rest: the build, the
+//! the rows it judges from the output and the trace. The German products' week ([`mmm_week`]) is
+//! here rather than in a lab because two labs grade it (weeks 5 and 6, pageable and pinned). This module does the rest: the build, the
 //! processes, the table, the CSV, the chronograms.
 
 pub mod chronogram;
 pub mod csv;
+pub mod mmm_week;
 pub mod rows;
 pub mod rules;
 pub mod run;
@@ -172,7 +174,7 @@ pub fn case_set<W: Week>(args: &ProgramArgs) -> Result<CaseSet<W::Case>> {
 
 /// `--list-cases`: the cases and the rules with the case set's hash, or with `--csv` the CSV header
 /// (no GPU, no program).
-pub fn list_cases<W: Week>(args: &ProgramArgs) -> Result<()> {
+fn list_cases<W: Week>(args: &ProgramArgs) -> Result<()> {
     let set = case_set::<W>(args)?;
     if args.csv {
         println!("{}", csv::header(&set.names, W::RULES));
@@ -199,12 +201,14 @@ pub struct Built<C> {
 /// the cases checked, the student's program compiled (for GPU 0, or without a GPU for the newest
 /// architecture the labs are built for, so that a compile error shows anywhere) and the recorder
 /// built.
-pub fn build<W: Week>(args: &ProgramArgs) -> Result<Built<W::Case>> {
+fn build<W: Week>(args: &ProgramArgs) -> Result<Built<W::Case>> {
     let Some(source) = args.program_source.as_deref().filter(|_| args.check) else {
         let flag = if args.program_source.is_some() {
             "--program-source FILE.cu"
-        } else {
+        } else if args.csv || args.cases.is_some() {
             "--csv or --cases"
+        } else {
+            "--program"
         };
         bail!(Usage(format!("{flag} goes with --check (or --list-cases)")));
     };
@@ -231,8 +235,23 @@ pub fn build<W: Week>(args: &ProgramArgs) -> Result<Built<W::Case>> {
     })
 }
 
+/// What `--program-source FILE --check` does before it needs a GPU: `--list-cases` (then `None`), the
+/// build, and `--dry-run` (then `None`). `Some` is the built program, for [`check`].
+pub fn before_gpu<W: Week>(args: &ProgramArgs) -> Result<Option<Built<W::Case>>> {
+    if args.list_cases {
+        list_cases::<W>(args)?;
+        return Ok(None);
+    }
+    let built = build::<W>(args)?;
+    if args.dry_run {
+        dry_run::<W>(args, &built);
+        return Ok(None);
+    }
+    Ok(Some(built))
+}
+
 /// `--check --dry-run`: the program compiled; every case and rule `-`.
-pub fn dry_run<W: Week>(args: &ProgramArgs, built: &Built<W::Case>) {
+fn dry_run<W: Week>(args: &ProgramArgs, built: &Built<W::Case>) {
     let source = args.program_source.as_deref().unwrap_or(Path::new("?"));
     if args.csv {
         let not_run = vec![Vec::new(); built.set.cases.len()];

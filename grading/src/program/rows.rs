@@ -85,6 +85,15 @@ impl Rule {
             && cells[4] == self.verdict.cell()
     }
 
+    /// The cells of those of `rows` that are not among the `printed` lines as they are
+    /// ([`Rule::printed_as`]): for the tests that judge a saved trace again.
+    pub fn unprinted(rows: &[Rule], printed: &str) -> Vec<String> {
+        rows.iter()
+            .filter(|row| !printed.lines().any(|line| row.printed_as(line)))
+            .map(Rule::cells)
+            .collect()
+    }
+
     /// Our time in the printed GPU time row among `printed` (`busy X ms, ours Y ms (..)`): for the
     /// tests that judge a saved trace again with the time of ours its run measured.
     pub fn printed_ours_ms(printed: &str) -> Option<f64> {
@@ -130,14 +139,14 @@ pub fn results(output: Result<Vec<u8>, String>, n: usize, expected: impl Fn(usiz
 }
 
 /// The rule every program week has: the program began to read its results (course_program.h's
-/// `write_floats`) only once the GPU's last kernel and copy had ended. A program that does not wait
+/// `write_floats` or `write_doubles`) only once the GPU's last kernel and copy had ended. A program that does not wait
 /// may still write the right numbers (its copies were quick); this finds it anyway.
 pub fn waited(trace: &Trace) -> Rule {
     let wants = "after the GPU's last work ended";
-    match rules::read_after_ns(&trace.activities, &trace.marks, "write_floats") {
+    match rules::read_after_ns(&trace.activities, &trace.marks, &["write_floats", "write_doubles"]) {
         None => Rule::judged(
             "waits",
-            "the results were never written with write_floats".into(),
+            "the results were never written with write_floats or write_doubles".into(),
             wants,
             false,
         ),

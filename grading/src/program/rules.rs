@@ -59,9 +59,12 @@ pub fn kernel_copy_overlap(activities: &[Activity]) -> Overlap {
         .iter()
         .filter(|a| matches!(a.what, What::Kernel { .. }))
         .collect();
+    // Only copies across the bus: a copy within the GPU's memory beside a kernel is no pipelining.
     let copies: Vec<&Activity> = activities
         .iter()
-        .filter(|a| matches!(a.what, What::Copy { .. }))
+        .filter(|a| {
+            matches!(a.what, What::Copy { direction, .. } if matches!(direction, Direction::HtoD | Direction::DtoH))
+        })
         .collect();
     let both = kernels
         .iter()
@@ -109,12 +112,12 @@ pub fn gpu_busy_ns(activities: &[Activity]) -> u64 {
 }
 
 /// How long after the GPU's last kernel or copy ended the program began to read its results (the
-/// last `name` mark): negative where it read them while work was still running (no wait, or a wait
-/// for the wrong thing), `None` where it never reached `name`.
-pub fn read_after_ns(activities: &[Activity], marks: &[(u64, String)], name: &str) -> Option<i64> {
+/// last mark of one of `names`): negative where it read them while work was still running (no wait,
+/// or a wait for the wrong thing), `None` where it never reached any of them.
+pub fn read_after_ns(activities: &[Activity], marks: &[(u64, String)], names: &[&str]) -> Option<i64> {
     let read = marks
         .iter()
-        .filter(|(_, mark)| mark == name)
+        .filter(|(_, mark)| names.contains(&mark.as_str()))
         .map(|(time, _)| *time)
         .max()?;
     let last_end = activities
@@ -124,6 +127,33 @@ pub fn read_after_ns(activities: &[Activity], marks: &[(u64, String)], name: &st
         .max()
         .unwrap_or(0);
     Some(read as i64 - last_end as i64)
+}
+
+/// How many streams carried a whole job: a kernel, at least `to_gpu` bytes copied to the GPU and
+/// at least `to_host` back. A stream with an empty kernel alone does not count.
+pub fn streams_with_whole_jobs(activities: &[Activity], to_gpu: u64, to_host: u64) -> usize {
+    let mut streams: std::collections::BTreeMap<(u32, u32), (bool, u64, u64)> = Default::default();
+    for a in activities {
+        let (kernel, gpu, host) = streams.entry((a.device, a.stream)).or_default();
+        match a.what {
+            What::Kernel { .. } => *kernel = true,
+            What::Copy {
+                direction: Direction::HtoD,
+                bytes,
+                ..
+            } => *gpu += bytes,
+            What::Copy {
+                direction: Direction::DtoH,
+                bytes,
+                ..
+            } => *host += bytes,
+            _ => {}
+        }
+    }
+    streams
+        .values()
+        .filter(|(kernel, gpu, host)| *kernel && *gpu >= to_gpu && *host >= to_host)
+        .count()
 }
 
 /// How long the GPU had a kernel of the program running.
@@ -223,6 +253,30 @@ pub mod tests {
     }
 
     #[test]
+    fn a_stream_counts_only_with_a_kernel_and_its_copies_both_ways() {
+        use Direction::*;
+        let mut work = two_streams();
+        assert_eq!(streams_with_whole_jobs(&work, 100, 100), 2);
+        assert_eq!(streams_with_whole_jobs(&work, 101, 100), 0);
+        // An empty kernel on a stream of its own, and a stream of copies without a kernel.
+        work.extend([kernel(3, 40, 41), copy(HtoD, 4, 41, 50), copy(DtoH, 4, 50, 60)]);
+        assert_eq!(streams_with_whole_jobs(&work, 100, 100), 2);
+        assert_eq!(streams_with_work(&work), 4);
+    }
+
+    #[test]
+    fn a_copy_within_the_gpu_beside_a_kernel_is_no_overlap() {
+        use Direction::*;
+        let serial = vec![
+            copy(HtoD, 1, 0, 10),
+            kernel(1, 10, 20),
+            copy(DtoD, 2, 10, 20),
+            copy(DtoH, 1, 20, 30),
+        ];
+        assert_eq!(kernel_copy_overlap(&serial).overlapped_ns, 0);
+    }
+
+    #[test]
     fn a_pipeline_overlaps_kernels_and_copies_and_a_serial_run_does_not() {
         let pipeline = kernel_copy_overlap(&two_streams());
         // k0 beside in1 and k1 beside out0: 20 ns of the kernels' 20.
@@ -289,12 +343,12 @@ pub mod tests {
     fn results_read_before_the_last_copy_ended_count_as_negative() {
         let work = two_streams(); // the last copy back ends at 40
         let mark = |time: u64| vec![(time, "write_floats".to_string())];
-        assert_eq!(read_after_ns(&work, &mark(45), "write_floats"), Some(5));
-        assert_eq!(read_after_ns(&work, &mark(25), "write_floats"), Some(-15));
+        assert_eq!(read_after_ns(&work, &mark(45), &["write_floats"]), Some(5));
+        assert_eq!(read_after_ns(&work, &mark(25), &["write_floats"]), Some(-15));
         // The last read counts: a program that wrote early, then waited and wrote again, is right.
         let twice = [(25, "write_floats".to_string()), (41, "write_floats".to_string())];
-        assert_eq!(read_after_ns(&work, &twice, "write_floats"), Some(1));
-        assert_eq!(read_after_ns(&work, &mark(45), "other"), None);
+        assert_eq!(read_after_ns(&work, &twice, &["write_floats"]), Some(1));
+        assert_eq!(read_after_ns(&work, &mark(45), &["other"]), None);
     }
 
     fn work_memset() -> Activity {

@@ -195,11 +195,16 @@ fn wait(child: &mut std::process::Child, limit: Duration) -> Result<ExitStatus, 
     }
 }
 
+/// 64 bits no program can predict (the keys std draws from the OS for each hash map): for the word
+/// the trace must carry, and for the samples a check looks at.
+pub fn unpredictable() -> u64 {
+    use std::hash::{BuildHasher as _, Hasher as _};
+    std::collections::hash_map::RandomState::new().build_hasher().finish()
+}
+
 /// 128 random bits as hex: the word the trace must carry.
 fn nonce() -> String {
-    use std::hash::{BuildHasher as _, Hasher as _};
-    let word = || std::collections::hash_map::RandomState::new().build_hasher().finish();
-    format!("{:016x}{:016x}", word(), word())
+    format!("{:016x}{:016x}", unpredictable(), unpredictable())
 }
 
 /// The file a program wrote, if it is a plain file exactly `bytes` long (read no further than that).

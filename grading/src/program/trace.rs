@@ -59,15 +59,24 @@ pub fn parse(text: &str, nonce: &str) -> Result<Trace> {
     bail!("the trace has no `end` line: the recorder did not finish it")
 }
 
-/// Reads a trace `--chronograms` kept (case-N.trace), whose word is on its own first line: for the
-/// tests that judge again what a GPU recorded.
-pub fn parse_saved(text: &str) -> Result<Trace> {
+/// Reads a trace `--chronograms` kept (case-N.trace), whose word is on its own first line.
+fn parse_saved(text: &str) -> Result<Trace> {
     let nonce = text
         .lines()
         .next()
         .and_then(|line| line.split(' ').nth(2))
         .unwrap_or_default();
     parse(text, nonce)
+}
+
+/// A case kept for the tests that judge again what a GPU recorded: `DIR/NAME.trace` (as
+/// `--chronograms` kept it) and `DIR/NAME.rows` (the rows its check printed for that case).
+pub fn load_saved(dir: &std::path::Path, name: &str) -> Result<(Trace, String)> {
+    let read = |ext: &str| {
+        let path = dir.join(format!("{name}.{ext}"));
+        std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))
+    };
+    Ok((parse_saved(&read("trace")?)?, read("rows")?))
 }
 
 fn activity(fields: &[&str]) -> Result<Activity> {

@@ -200,7 +200,7 @@ const WEEK_7_ADVERSARIAL: [Adversary; 3] = [
 ];
 
 /// The kernel weeks, in course order.
-pub const WEEKS: [Week; 7] = [
+pub const WEEKS: [Week; 9] = [
     Week {
         folder: "01-simpson",
         root: KERNELS,
@@ -393,6 +393,22 @@ pub const WEEKS: [Week; 7] = [
         ],
     },
     Week {
+        folder: "05-streams",
+        root: PROGRAMS,
+        source: "mmm_streamed.cu",
+        #[cfg(test)]
+        like: None,
+        adversarial: &[],
+        broken: &[
+            mistake(
+                "mmm-one-stream",
+                "every product's copies and kernel go to stream[0]: COUNT streams are made, one carries all the work.",
+                MMM_STREAMED_ISSUE,
+                "        CHECK_CUDA(cudaMemcpyAsync(A, in + 2 * i * elements, bytes, cudaMemcpyHostToDevice, stream[0]));  // BUG: stream[0], not stream[i]\n        CHECK_CUDA(cudaMemcpyAsync(B, in + (2 * i + 1) * elements, bytes, cudaMemcpyHostToDevice, stream[0]));\n        mmm<<<grid, block, 0, stream[0]>>>(A, B, C, N);\n        CHECK_LAUNCH();\n        CHECK_CUDA(cudaMemcpyAsync(out + i * elements, C, bytes, cudaMemcpyDeviceToHost, stream[0]));\n",
+            ),
+        ],
+    },
+    Week {
         folder: "06-pinned-mapped",
         root: PROGRAMS,
         source: "zero_copy.cu",
@@ -405,6 +421,34 @@ pub const WEEKS: [Week; 7] = [
             "    vectorAdd<<<blocks, BSX>>>(dev_A, dev_B, dev_C, N);\n",
             "    // BUG: A and B are copied to device memory and C back: the traffic zero-copy is there to avoid\n    float *gpu_A, *gpu_C;\n    CHECK_CUDA(cudaMalloc((void**)&gpu_A, 2 * bytes));\n    CHECK_CUDA(cudaMalloc((void**)&gpu_C, bytes));\n    CHECK_CUDA(cudaMemcpy(gpu_A, A, 2 * bytes, cudaMemcpyHostToDevice));\n    vectorAdd<<<blocks, BSX>>>(gpu_A, gpu_A + N, gpu_C, N);\n    CHECK_CUDA(cudaMemcpy(C, gpu_C, bytes, cudaMemcpyDeviceToHost));\n    CHECK_CUDA(cudaFree(gpu_A));\n    CHECK_CUDA(cudaFree(gpu_C));\n",
         )],
+    },
+    Week {
+        folder: "06-pinned-mapped",
+        root: PROGRAMS,
+        source: "mmm_streamed_and_pinned.cu",
+        #[cfg(test)]
+        like: None,
+        adversarial: &[],
+        // No mmm-no-wait in week 5: from pageable memory each copy back returns only once it is done,
+        // so a program that does not wait still reads finished results there.
+        broken: &[
+            mistake(
+                "mmm-no-wait",
+                "no wait for the streams: the products are written while the copies back into pinned memory may still be running.",
+                "    for (int i = 0; i < COUNT; ++i) CHECK_CUDA(cudaStreamSynchronize(stream[i]));\n",
+                "    // BUG: no wait: `out` goes to OUTPUT while the copies back may still be running\n",
+            ),
+            Mistake {
+            name: "mmm-pageable-memory",
+            what: "the host buffers come from malloc, as in week 5: pageable memory, from which no copy runs beside a kernel.",
+            correct: "    CHECK_CUDA(cudaMallocHost((void**)&in, 2 * COUNT * bytes));\n    CHECK_CUDA(cudaMallocHost((void**)&out, COUNT * bytes));\n",
+            wrong: "    in = (double*)malloc(2 * COUNT * bytes);  // BUG: pageable memory: no copy from or to it overlaps a kernel\n    out = (double*)malloc(COUNT * bytes);\n",
+            also: &[(
+                "    CHECK_CUDA(cudaFreeHost(in));\n    CHECK_CUDA(cudaFreeHost(out));\n",
+                "    free(in);\n    free(out);\n",
+            )],
+        },
+        ],
     },
     Week {
         folder: "07-dynamic-parallelism",
@@ -441,6 +485,9 @@ pub const WEEKS: [Week; 7] = [
         ],
     },
 ];
+
+/// The loop body of mmm_streamed.cu that queues a product's work on its own stream.
+const MMM_STREAMED_ISSUE: &str = "        CHECK_CUDA(cudaMemcpyAsync(A, in + 2 * i * elements, bytes, cudaMemcpyHostToDevice, stream[i]));\n        CHECK_CUDA(cudaMemcpyAsync(B, in + (2 * i + 1) * elements, bytes, cudaMemcpyHostToDevice, stream[i]));\n        mmm<<<grid, block, 0, stream[i]>>>(A, B, C, N);\n        CHECK_LAUNCH();\n        CHECK_CUDA(cudaMemcpyAsync(out + i * elements, C, bytes, cudaMemcpyDeviceToHost, stream[i]));\n";
 
 impl Week {
     /// Every file the week's folder gets from `text`, our source: the template, then `broken/*.cu`,
@@ -626,13 +673,22 @@ mod tests {
                     week.folder
                 );
             }
-            // Nothing else in broken/: every broken kernel there is one the generator makes.
+            // Nothing else in broken/: every broken kernel there is one the generator makes for a week
+            // of this folder (weeks 5 and 6 have two programs each).
+            let made_here: Vec<String> = WEEKS
+                .iter()
+                .filter(|other| other.folder == week.folder)
+                .flat_map(|other| {
+                    let source = std::fs::read_to_string(repository().join(other.root).join(other.source)).unwrap();
+                    other.files(&source).unwrap().into_iter().map(|(name, _)| name)
+                })
+                .collect();
             let listed: Vec<String> = std::fs::read_dir(folder.join("broken"))
                 .unwrap()
                 .map(|entry| format!("broken/{}", entry.unwrap().file_name().to_string_lossy()))
                 .collect();
             assert!(
-                listed.iter().all(|name| made.iter().any(|(made, _)| made == name)),
+                listed.iter().all(|name| made_here.contains(name)),
                 "{}: {listed:?}",
                 week.folder
             );
@@ -646,11 +702,20 @@ mod tests {
             let made = template(week.source, &source).unwrap();
             let solution = solution_lines(&source);
             assert!(!solution.is_empty(), "{} marks no assignment", week.source);
-            // A solution line may also stand outside the blocks (an atomicAdd the master shares): the
-            // template must not have it more often than the rest of the source does.
+            // A solution line may also stand outside the blocks (an atomicAdd the master shares), or be
+            // a starter's line too (a CHECK_LAUNCH after the starter's own launch): the template must
+            // not have it more often than the rest of the source and the starter lines do.
             let count = |text: &str, line: &str| text.lines().filter(|l| l.trim() == line).count();
+            let starter_lines = |line: &str| {
+                source
+                    .lines()
+                    .filter_map(|l| l.trim().strip_prefix(STARTER))
+                    .filter(|code| code.trim() == line)
+                    .count()
+            };
             for line in solution.iter().filter(|line| line.len() > 12) {
-                let outside = count(&source, line) - solution.iter().filter(|l| *l == line).count();
+                let outside =
+                    count(&source, line) - solution.iter().filter(|l| *l == line).count() + starter_lines(line);
                 assert!(
                     count(&made, line) <= outside,
                     "{}'s template contains the solution line {line:?}",
