@@ -123,15 +123,31 @@ fn week_6_programs_are_judged_by_their_results_and_their_trace() {
 }
 
 /// Week 6's German program (`--program mmm-streamed-and-pinned`): our solution passes every case and
-/// rule; the starter and the program in pageable memory fail the host memory rule, the program that
+/// rule, with both chronograms of every case; the starter and the program in pageable memory fail the host memory rule, the program that
 /// does not wait fails the waits rule.
 #[test]
 #[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
 fn week_6_mmm_streamed_and_pinned_is_judged_by_its_results_and_its_trace() {
     use common::testing::rule_rows;
     let check = |file: &str| check_program(file, &["--program", "mmm-streamed-and-pinned"]);
-    let ours = check("reference/weeks/mmm_streamed_and_pinned.cu");
+    // Ours with each case's chronograms: the program's, from its trace, and the labs' own run.
+    let charts = std::path::Path::new(&common::testing::temp_file("charts.txt", "")).with_file_name("mmm-charts");
+    let ours = check_program(
+        "reference/weeks/mmm_streamed_and_pinned.cu",
+        &[
+            "--program",
+            "mmm-streamed-and-pinned",
+            "--chronograms",
+            charts.to_str().unwrap(),
+        ],
+    );
     assert_eq!(ours.code, Some(0), "{ours:?}");
+    for case in 1..=5 {
+        for name in [format!("case-{case}.svg"), format!("case-{case}-ours.svg")] {
+            let svg = std::fs::read_to_string(charts.join(&name)).unwrap_or_default();
+            assert!(svg.starts_with("<svg") && svg.contains("stream"), "{name}: {svg:.200}");
+        }
+    }
     assert_eq!(rule_rows(&ours.stdout, "results", "PASS").len(), 5, "{}", ours.stdout);
     assert_eq!(rule_rows(&ours.stdout, "overlap", "PASS").len(), 4, "{}", ours.stdout);
     for (file, rule) in [

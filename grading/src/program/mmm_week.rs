@@ -25,7 +25,7 @@ use matrix::batch::Batch;
 use matrix::mmm::{load_mmm, MmmKernel};
 use matrix::{HostStorage, Pinned};
 use profiler::records::Direction;
-use profiler::timeline::Kernel;
+use profiler::timeline::{write_svg, Kernel};
 
 use super::trace::Trace;
 use super::{rules, Prepared, ProgramArgs, Rule, Week};
@@ -325,6 +325,24 @@ impl<F: Flavour> Week for MmmWeek<'_, F> {
             F::PROGRAM,
             F::Host::KIND
         )
+    }
+
+    /// The labs' own run of the case (lab-streams' and lab-pinned's mmm-streamed), drawn as their
+    /// `--timeline` draws it. It overwrites the batch's C, which [`Week::judge`] fills again from the
+    /// program's output.
+    fn our_chronogram(&mut self, case: &Case, path: &Path) -> Result<()> {
+        let batch = self.batch.as_mut().context("our chronogram before prepare")?;
+        let streams = new_streams(case.count)?;
+        let spans = batch.record_streamed(&self.mmm, &self.main, &streams)?;
+        let title = format!(
+            "ours: {} products of {} x {} doubles, {} host memory",
+            case.count,
+            case.n,
+            case.n,
+            F::Host::KIND
+        );
+        write_svg(path, false, &title, &batch.lanes(), &spans)?;
+        Ok(())
     }
 
     /// The case's A_i and B_i (made on the GPU's side too, for our own run) into `dir/input.bin`.
