@@ -5,15 +5,15 @@
 //! mmm_streamed COUNT N INPUT OUTPUT
 //! ```
 //!
-//! It reads A_0, B_0, A_1, B_1, ... (N x N row-major doubles) from INPUT, computes every C_i = A_i * B_i
-//! on its own stream, and writes C_0, C_1, ... to OUTPUT. The check compares every C_i with the CPU's
-//! product ([`Batch::check`]), and reads the week's rules from the program's trace: every matrix
-//! copied once, COUNT streams each carrying a whole product, and kernels that take at least a quarter
-//! as long as ours (the labs' own tiled kernel); week 6's version adds pinned host memory, kernels beside copies, and a GPU time
-//! near ours (the labs' `mmm-streamed` from pinned memory, [`Batch::time_streamed`], on the same
-//! case). The two weeks differ only in their host memory, the [`Flavour`].
+//! It reads A_0, B_0, A_1, B_1, ... (N x N row-major doubles) from INPUT, computes every
+//! C_i = A_i * B_i on its own stream, and writes C_0, C_1, ... to OUTPUT. The check compares every
+//! C_i with the CPU's product ([`Batch::check`]), and reads the week's rules from the program's trace: every matrix
+//! copied once, COUNT streams each carrying a whole product, and kernels that take at least a
+//! quarter as long as ours (the labs' own tiled kernel); week 6's version adds pinned host memory,
+//! kernels beside copies, and a GPU time near ours (the labs' `mmm-streamed` from pinned memory,
+//! [`Batch::time_streamed`], on the same case). The two weeks differ only in their host memory, the
+//! [`Flavour`].
 
-use std::marker::PhantomData;
 use std::path::Path;
 
 use anyhow::{Context as _, Result};
@@ -144,7 +144,6 @@ pub struct MmmWeek<'m, F: Flavour> {
     main: Stream,
     /// The case being judged, made in [`Week::prepare`]: its A_i and B_i went into the input file.
     batch: Option<Batch<F::Host>>,
-    flavour: PhantomData<F>,
 }
 
 /// `--program mmm-streamed` (or `mmm-streamed-and-pinned`) `--program-source FILE.cu --check`, and
@@ -167,7 +166,6 @@ impl<'m, F: Flavour> MmmWeek<'m, F> {
             mmm,
             main: common::check_cuda!(Stream::new(StreamFlags::DEFAULT, None))?,
             batch: None,
-            flavour: PhantomData,
         })
     }
 }
