@@ -64,9 +64,9 @@ struct Args {
 /// Week 6's graded programs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum Week6Program {
-    /// zero_copy N INPUT OUTPUT (reference/weeks/zero_copy.cu's contract).
+    /// zero_copy N INPUT OUTPUT (assignments/06-pinned-mapped/zero_copy.cu).
     ZeroCopy,
-    /// mmm_streamed_and_pinned COUNT N INPUT OUTPUT.
+    /// mmm_streamed_and_pinned COUNT N INPUT OUTPUT (assignments/06-pinned-mapped/mmm_streamed_and_pinned.cu).
     MmmStreamedAndPinned,
 }
 

@@ -104,9 +104,9 @@ pub struct Args {
 /// Week 5's graded programs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum Week5Program {
-    /// pipeline N NST STEPS INPUT OUTPUT (reference/weeks/pipeline.cu's contract).
+    /// pipeline N NST STEPS INPUT OUTPUT (assignments/05-streams/pipeline.cu).
     Pipeline,
-    /// mmm_streamed COUNT N INPUT OUTPUT.
+    /// mmm_streamed COUNT N INPUT OUTPUT (assignments/05-streams/mmm_streamed.cu).
     MmmStreamed,
 }
 
