@@ -45,9 +45,6 @@ pub const CASES: [Case; 5] = [
 /// The most floats a case may have: A, B and C of them in mapped memory (1 GiB each).
 pub const MAX_N: usize = 1 << 28;
 
-/// The most the program's GPU time may be, as a multiple of ours on the same N.
-pub const MAX_TIME_RATIO: f64 = 1.5;
-
 /// The week, with what it needs of the GPU for our own runs.
 pub struct Week6<'m> {
     add: Function<'m>,
@@ -77,9 +74,7 @@ impl<'m> Week6<'m> {
 
 /// The rules read from the trace; `ours_ms` is our GPU time on the same N.
 pub fn trace_rules(trace: &Trace, ours_ms: f64) -> Vec<Rule> {
-    let work = &trace.activities;
-    let (_, copies) = rules::pageable_copies(work);
-    let yours_ms = rules::gpu_busy_ns(work) as f64 / 1e6;
+    let (_, copies) = rules::pageable_copies(&trace.activities);
     vec![
         Rule::judged(
             "no copy",
@@ -88,16 +83,7 @@ pub fn trace_rules(trace: &Trace, ours_ms: f64) -> Vec<Rule> {
             copies == 0,
         ),
         if grading::program::rows::comparable(ours_ms) {
-            Rule::judged(
-                "GPU time",
-                format!(
-                    "busy {yours_ms:.3} ms, ours {ours_ms:.3} ms ({:.2}x)",
-                    yours_ms / ours_ms
-                ),
-                format!("at most {MAX_TIME_RATIO}x ours"),
-                yours_ms <= MAX_TIME_RATIO * ours_ms,
-            )
-            .with_times(yours_ms, ours_ms)
+            grading::program::gpu_time(trace, ours_ms)
         } else {
             Rule::not_applicable("GPU time", format!("ours takes {ours_ms:.3} ms: too short to compare"))
         },

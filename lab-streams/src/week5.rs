@@ -72,14 +72,9 @@ pub const CASES: [Case; 5] = [
 /// The most floats a case may have: two buffers of them on the host and on the GPU (1 GiB each).
 pub const MAX_N: usize = 1 << 28;
 
-/// The least share of the overlappable time (the shorter of the kernels' and the copies' busy time)
-/// during which kernels ran beside copies on other streams. A serial program has none.
-pub const MIN_OVERLAP: f64 = 0.3;
 /// The least share of the shorter direction's copy time during which copies ran both ways at once,
 /// where the GPU has two copy engines and the case four streams or more.
 pub const MIN_BOTH_DIRECTIONS: f64 = 0.1;
-/// The most the program's GPU time may be, as a multiple of ours on the same case.
-pub const MAX_TIME_RATIO: f64 = 1.5;
 
 /// The week, with what it needs of the GPU for our own runs.
 pub struct Week5<'m> {
@@ -153,7 +148,6 @@ pub fn trace_rules(trace: &Trace, n: usize, streams: usize, copy_engines: i32, o
         rules::copied_bytes(work, Direction::HtoD),
         rules::copied_bytes(work, Direction::DtoH),
     );
-    let (pageable, copies) = rules::pageable_copies(work);
     let used = rules::streams_with_work(work);
     let mut rows = vec![
         Rule::judged(
@@ -162,12 +156,7 @@ pub fn trace_rules(trace: &Trace, n: usize, streams: usize, copy_engines: i32, o
             format!("{bytes} each way (every element once)"),
             to_gpu == bytes && to_host == bytes,
         ),
-        Rule::judged(
-            "host memory",
-            format!("{pageable} of {copies} copies from pageable memory"),
-            "pinned: none pageable",
-            pageable == 0 && copies > 0,
-        ),
+        grading::program::host_memory(trace),
         Rule::judged(
             "streams",
             format!("{used} streams carried work"),
@@ -178,16 +167,7 @@ pub fn trace_rules(trace: &Trace, n: usize, streams: usize, copy_engines: i32, o
     rows.push(if streams < 2 {
         Rule::not_applicable("overlap", "one stream: nothing to overlap")
     } else {
-        let overlap = rules::kernel_copy_overlap(work);
-        Rule::judged(
-            "overlap",
-            format!(
-                "{:.0}% (kernels beside copies on other streams)",
-                100.0 * overlap.share()
-            ),
-            format!("at least {:.0}%", 100.0 * MIN_OVERLAP),
-            overlap.share() >= MIN_OVERLAP,
-        )
+        grading::program::overlap(trace)
     });
     rows.push(if copy_engines < 2 {
         Rule::not_applicable("both directions", format!("this GPU has {copy_engines} copy engine"))
@@ -202,19 +182,7 @@ pub fn trace_rules(trace: &Trace, n: usize, streams: usize, copy_engines: i32, o
             both.share() >= MIN_BOTH_DIRECTIONS,
         )
     });
-    let yours_ms = rules::gpu_busy_ns(work) as f64 / 1e6;
-    rows.push(
-        Rule::judged(
-            "GPU time",
-            format!(
-                "busy {yours_ms:.3} ms, ours {ours_ms:.3} ms ({:.2}x)",
-                yours_ms / ours_ms
-            ),
-            format!("at most {MAX_TIME_RATIO}x ours"),
-            yours_ms <= MAX_TIME_RATIO * ours_ms,
-        )
-        .with_times(yours_ms, ours_ms),
-    );
+    rows.push(grading::program::gpu_time(trace, ours_ms));
     rows
 }
 

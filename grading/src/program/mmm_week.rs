@@ -80,12 +80,6 @@ pub const MAX_N: usize = 8192;
 /// GPU beside the program's own, and in the host's memory with the input file's bytes.
 pub const MAX_ELEMENTS: usize = 1 << 27;
 
-/// The least share of the overlappable time (the shorter of the kernels' and the copies' busy time)
-/// during which kernels ran beside copies on other streams, in week 6.
-pub const MIN_OVERLAP: f64 = 0.3;
-/// The most the program's GPU time may be, as a multiple of ours on the same case.
-pub const MAX_TIME_RATIO: f64 = 1.5;
-
 /// What makes week 5's program and week 6's differ: the host memory the week asks for.
 pub trait Flavour {
     /// The host memory of our own run, the one the week teaches.
@@ -192,13 +186,7 @@ pub fn trace_rules(trace: &Trace, case: &Case, pinned: bool, ours_ms: Option<f64
         to_gpu == 2 * count * matrix && to_host == count * matrix,
     )];
     if pinned {
-        let (pageable, copies) = rules::pageable_copies(work);
-        rows.push(Rule::judged(
-            "host memory",
-            format!("{pageable} of {copies} copies from pageable memory"),
-            "pinned: none pageable",
-            pageable == 0 && copies > 0,
-        ));
+        rows.push(super::host_memory(trace));
     }
     rows.push(Rule::judged(
         "streams",
@@ -210,34 +198,10 @@ pub fn trace_rules(trace: &Trace, case: &Case, pinned: bool, ours_ms: Option<f64
         rows.push(if case.count < 2 {
             Rule::not_applicable("overlap", "one product: nothing to overlap")
         } else {
-            let overlap = rules::kernel_copy_overlap(work);
-            Rule::judged(
-                "overlap",
-                format!(
-                    "{:.0}% (kernels beside copies on other streams)",
-                    100.0 * overlap.share()
-                ),
-                format!("at least {:.0}%", 100.0 * MIN_OVERLAP),
-                overlap.share() >= MIN_OVERLAP,
-            )
+            super::overlap(trace)
         });
     }
-    let Some(ours_ms) = ours_ms else {
-        return rows;
-    };
-    let yours_ms = rules::gpu_busy_ns(work) as f64 / 1e6;
-    rows.push(
-        Rule::judged(
-            "GPU time",
-            format!(
-                "busy {yours_ms:.3} ms, ours {ours_ms:.3} ms ({:.2}x)",
-                yours_ms / ours_ms
-            ),
-            format!("at most {MAX_TIME_RATIO}x ours"),
-            yours_ms <= MAX_TIME_RATIO * ours_ms,
-        )
-        .with_times(yours_ms, ours_ms),
-    );
+    rows.extend(ours_ms.map(|ours_ms| super::gpu_time(trace, ours_ms)));
     rows
 }
 

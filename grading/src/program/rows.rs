@@ -1,6 +1,7 @@
-//! The rows of a program's table: a rule, what was measured, what the week asks, the verdict; and
-//! the rules every program week has (its results, whether it waited for them, whether its kernels
-//! did the work), which each week's own rules join.
+//! The rows of a program's table: a rule, what was measured, what the week asks, the verdict; the
+//! rules every program week has (its results, whether it waited for them, whether its kernels did
+//! the work), and those several programs share (host memory, overlap, GPU time), which each week's
+//! own rules join.
 
 use super::rules;
 use super::trace::Trace;
@@ -183,6 +184,56 @@ pub fn kernel_time(trace: &Trace, ours_ms: f64) -> Rule {
         format!("at least {MIN_KERNEL_SHARE}x ours: the work is done on the GPU"),
         yours_ms >= MIN_KERNEL_SHARE * ours_ms,
     )
+}
+
+/// The rule of the streamed programs (the pipeline, the German products from pinned memory): every
+/// copy from or to pinned host memory, and at least one copy.
+pub fn host_memory(trace: &Trace) -> Rule {
+    let (pageable, copies) = rules::pageable_copies(&trace.activities);
+    Rule::judged(
+        "host memory",
+        format!("{pageable} of {copies} copies from pageable memory"),
+        "pinned: none pageable",
+        pageable == 0 && copies > 0,
+    )
+}
+
+/// The least share of the overlappable time (the shorter of the kernels' and the copies' busy time)
+/// during which kernels ran beside copies on other streams ([`overlap`]). A serial program has none.
+pub const MIN_OVERLAP: f64 = 0.3;
+
+/// The overlap rule of the streamed programs, for a case with work on two streams or more to overlap
+/// (a week says where it does not apply).
+pub fn overlap(trace: &Trace) -> Rule {
+    let overlap = rules::kernel_copy_overlap(&trace.activities);
+    Rule::judged(
+        "overlap",
+        format!(
+            "{:.0}% (kernels beside copies on other streams)",
+            100.0 * overlap.share()
+        ),
+        format!("at least {:.0}%", 100.0 * MIN_OVERLAP),
+        overlap.share() >= MIN_OVERLAP,
+    )
+}
+
+/// The most a program's GPU time may be, as a multiple of ours on the same case ([`gpu_time`]).
+pub const MAX_TIME_RATIO: f64 = 1.5;
+
+/// The GPU time rule: how long the GPU had a kernel or copy of the program running, against our own
+/// run of the case (`ours_ms`), at most [`MAX_TIME_RATIO`] times it.
+pub fn gpu_time(trace: &Trace, ours_ms: f64) -> Rule {
+    let yours_ms = rules::gpu_busy_ns(&trace.activities) as f64 / 1e6;
+    Rule::judged(
+        "GPU time",
+        format!(
+            "busy {yours_ms:.3} ms, ours {ours_ms:.3} ms ({:.2}x)",
+            yours_ms / ours_ms
+        ),
+        format!("at most {MAX_TIME_RATIO}x ours"),
+        yours_ms <= MAX_TIME_RATIO * ours_ms,
+    )
+    .with_times(yours_ms, ours_ms)
 }
 
 /// The least time a program's kernels may take, as a share of ours ([`kernel_time`]): far below
