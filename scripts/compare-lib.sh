@@ -24,11 +24,25 @@ verdict_of() {
     fi
 }
 
-# time_or_why KEY FILE: the time as ms_after finds it, or, where FILE has no line KEY matches, those
-# words for the table: a teacher's program that prints its time differently shows it instead of "-".
+# median_ms KEY FILE...: the median of what ms_after KEY finds in each FILE (the outputs of one
+# program's runs; one FILE: its time), or "-" when a FILE has no line KEY matches.
+median_ms() {
+    local key=$1 file ms values=()
+    shift
+    for file in "$@"; do
+        ms=$(ms_after "$key" "$file")
+        if [ "$ms" = "-" ]; then echo "-"; return; fi
+        values+=("$ms")
+    done
+    printf '%s\n' "${values[@]}" | sort -g | awk '{ v[NR] = $0 }
+        END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.4f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+# time_or_why KEY FILE...: the time as median_ms finds it, or, where a FILE has no line KEY matches,
+# those words for the table: a teacher's program that prints its time differently shows it instead of "-".
 time_or_why() {
     local ms
-    ms=$(ms_after "$1" "$2")
+    ms=$(median_ms "$@")
     if [ "$ms" = "-" ]; then echo "no time line"; else echo "$ms"; fi
 }
 
@@ -45,6 +59,20 @@ ratio() {
     awk -v rust="$1" -v original="$2" 'BEGIN {
         number = "^[0-9]+(\\.[0-9]+)?([eE][-+]?[0-9]+)?$"
         if (rust !~ number || original !~ number || original + 0 == 0) print "-"; else printf "%.2f\n", rust / original }'
+}
+
+# timed_as LAB ARGUMENTS...: how a lab command times, for the table's last column: one cold run
+# (--as-printed, as the slide programs time) or the median of its --repetitions after a warm-up.
+timed_as() {
+    local repetitions="the default"
+    while [ $# -gt 0 ]; do
+        case $1 in
+            --as-printed) echo "one cold run"; return ;;
+            --repetitions) repetitions=${2:-?}; shift ;;
+        esac
+        shift
+    done
+    echo "warm-up, median of $repetitions"
 }
 
 # build_flags SOURCE: the extra nvcc flags a program names in its "// build: ..." line.
@@ -64,6 +92,7 @@ log_name() {
     while [ $# -gt 0 ]; do
         case $1 in
             --mode|--precision|--order) name=$name-$2; shift ;;
+            --as-printed) name=$name-as-printed ;;
             -*|*/*|*[0-9]*) ;;                         # other flags, paths and sizes
             *) [[ $name == lab-* ]] || name=$name-$1 ;; # a reference program's word argument
         esac

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # compare.sh: the slide programs in CUDA C++ (reference/) beside the Rust labs, on the same GPU, with the
 # same sizes and repetitions; one table: program, original ms, Rust ms, Rust / original, both verdicts,
-# and what the slides printed for the program where they printed a time (their Fermi GPU).
+# what the slides printed for the program where they printed a time (their Fermi GPU), and how each
+# side was timed (one cold run, as the slide programs and the labs' --as-printed time, or a warm-up
+# and the median of the repetitions, as our reference/ programs and the labs do by default).
 #
 #   bash scripts/compare.sh [--originals DIR] [--only PATTERN]     in a checkout (labs: target/release)
 #   bash gpu-bundle/compare.sh [--originals DIR] [--only PATTERN]  on the GPU machine (labs: gpu-bundle/bin)
@@ -191,25 +193,41 @@ rows=$(grep -v '^#' "$rows_file" | sed -e "s|{scene}|$scene|g" -e "s|{work}|$wor
 [ -z "$only" ] || rows=$(echo "$rows" | grep -E "^[^|]*($only)" || true)
 [ -n "$rows" ] || { echo "compare.sh: no row matches --only '$only'" >&2; exit 2; }
 
-# run COMMAND...: runs each distinct command once (several rows read one run); sets last_log to its
-# output file in $work and last_code to its exit code.
-declare -A outputs=() codes=()
+# run TIMES COMMAND...: runs each distinct command TIMES times, each a process of its own, once for
+# all the rows that read it; sets last_logs to its output files in $work, and last_log and last_code
+# to the output and exit code of its first failing run (else its first run).
+declare -A outputs=() codes=() failed=()
 run() {
-    local key=$*
+    local times=$1 key=$* name log code i
+    shift
     if [ -z "${outputs[$key]:-}" ]; then
-        outputs[$key]=$work/$(log_name "$@").log
-        echo "compare.sh: running $*" >&2
-        set +e; "$@" >"${outputs[$key]}" 2>&1; codes[$key]=$?; set -e
+        name=$(log_name "$@")
+        for ((i = 1; i <= times; i++)); do
+            log=$work/$name.log
+            [ "$times" = 1 ] || log=$work/$name-run$i.log
+            echo "compare.sh: running $*" >&2
+            set +e; "$@" >"$log" 2>&1; code=$?; set -e
+            outputs[$key]+="$log "
+            if [ -z "${failed[$key]:-}" ] && { [ "$code" != 0 ] || grep -q '^Result = FAIL' "$log"; }; then
+                failed[$key]=$log codes[$key]=$code
+            fi
+        done
     fi
-    last_log=${outputs[$key]} last_code=${codes[$key]}
+    read -r -a last_logs <<<"${outputs[$key]}"
+    last_log=${failed[$key]:-${last_logs[0]}} last_code=${codes[$key]:-0}
 }
+
+# Rows whose two sides each time one cold run (reference/slides' programs, the labs' --as-printed)
+# run each side COLD_RUNS times and show the medians: one cold run of a program that copies from
+# pageable memory moved by 20% from run to run on an H100 (the host's page faults).
+cold_runs=${COLD_RUNS:-5}
 
 echo "# The slide programs (CUDA C++, reference/) beside the Rust labs"
 echo
 echo "$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -n 1 || echo 'no GPU found'); nvcc $("$nvcc" --version | sed -n 's/.*release \([0-9.]*\).*/\1/p'), -O3 -arch=$ARCH${originals:+, originals from $originals}"
 echo
-echo "| program | original ms | Rust ms | Rust / original | original | Rust | slide ms (Fermi) |"
-echo "|---------|-------------|---------|-----------------|----------|------|------------------|"
+echo "| program | original ms | Rust ms | Rust / original | original | Rust | slide ms (Fermi) | timed: original / Rust |"
+echo "|---------|-------------|---------|-----------------|----------|------|------------------|------------------------|"
 declare -A built=()
 while IFS='|' read -r name reference_command reference_key lab_command lab_key slide; do
     read -r program arguments <<<"$reference_command"
@@ -224,6 +242,7 @@ while IFS='|' read -r name reference_command reference_key lab_command lab_key s
     # DIR/compare.toml has a section for the program or the row, that section alone says it.
     # Where the two sides' sizes are not known to match, words replace the ratio (sizes_why).
     other_arguments="" note="" sizes_why="" sizes_regex="" original_log=/nonexistent
+    original_timed="warm-up, median (as the labs)" times=1
     if [ -n "${plays[$program]:-}" ]; then
         declare -A own=()
         while IFS=$'\t' read -r key value; do own[$key]=$value; done \
@@ -233,6 +252,8 @@ while IFS='|' read -r name reference_command reference_key lab_command lab_key s
         if [ -n "${own[lab]}" ]; then lab_command=${own[lab]#=} other_arguments=""; fi
         if [ -n "${own[note]}" ]; then note=${own[note]#=}; fi
         if [ -n "${own[sizes]}" ]; then sizes_regex=${own[sizes]#=}; fi
+        # reference/slides' programs time one cold run, as the slides do; a teacher's, its own way.
+        if [ "${own[from]}" = "=slides" ]; then original_timed="one cold run"; else original_timed="its own way"; fi
         # The slide's settings fit the slide's programs; a teacher's file that takes them has sizes
         # nobody said (its N may be 2048 where the slide's is 1024).
         if [ "${own[from]}" = "=defaults" ] && [ -n "$other_arguments${own[lab]}" ]; then
@@ -240,12 +261,17 @@ while IFS='|' read -r name reference_command reference_key lab_command lab_key s
         fi
     fi
     if [ -n "$note" ]; then
-        original_ms=$note original_verdict="-"
+        original_ms=$note original_verdict="-" original_timed="-"
     elif [ "${built[$program]}" = yes ]; then
         # shellcheck disable=SC2086 # arguments are words
-        run "$binary" $arguments
+        # shellcheck disable=SC2086 # arguments are words
+        if [ "$original_timed" = "one cold run" ] && [ "$(timed_as $lab_command)" = "one cold run" ]; then
+            times=$cold_runs original_timed="median of $cold_runs cold runs"
+        fi
+        # shellcheck disable=SC2086 # arguments are words
+        run "$times" "$binary" $arguments
         original_log=$last_log
-        original_ms=$(time_or_why "$reference_key" "$last_log")
+        original_ms=$(time_or_why "$reference_key" "${last_logs[@]}")
         if [ "$original_ms" = "no time line" ]; then
             echo "compare.sh: $name: the original printed no line matching '$reference_key' (its output: $last_log)" >&2
         fi
@@ -255,9 +281,12 @@ while IFS='|' read -r name reference_command reference_key lab_command lab_key s
     fi
     read -r lab lab_arguments <<<"$lab_command"
     # shellcheck disable=SC2086 # arguments are words
-    run "$labs/$lab" $lab_arguments
-    rust_ms=$(ms_after "$lab_key" "$last_log")
+    run "$times" "$labs/$lab" $lab_arguments
+    rust_ms=$(median_ms "$lab_key" "${last_logs[@]}")
     rust_verdict=$(verdict_of "$last_log" "$last_code")
+    # shellcheck disable=SC2086 # arguments are words
+    rust_timed=$(timed_as $lab_arguments)
+    [ "$times" = 1 ] || rust_timed="median of $times cold runs (--as-printed)"
     share=$(ratio "$rust_ms" "$original_ms")
     [ -z "$other_arguments" ] || share="other arguments"
     if [ -n "$sizes_regex" ] && [ -z "$note" ] && [ -z "$sizes_why" ]; then
@@ -265,7 +294,8 @@ while IFS='|' read -r name reference_command reference_key lab_command lab_key s
         [ "$sizes" = same ] || sizes_why=$sizes
     fi
     if [ -n "$sizes_why" ] && [ "$share" != "-" ]; then share=$sizes_why; fi
-    echo "| $name | $original_ms | $rust_ms | $share | $original_verdict | $rust_verdict | $(slide_ms "${slide:-}" "$slides") |"
+    # shellcheck disable=SC2086 # arguments are words
+    echo "| $name | $original_ms | $rust_ms | $share | $original_verdict | $rust_verdict | $(slide_ms "${slide:-}" "$slides") | $original_timed / $rust_timed |"
 done <<<"$rows"
 echo
 echo "Outputs of every run: $work"

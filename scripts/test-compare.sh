@@ -82,6 +82,16 @@ expect "log name of a lab run in another order" "$(log_name bin/lab-streams --mo
     lab-streams-fifteen-stream-by-stream
 expect "log name of a reference run with a word argument" "$(log_name /tmp/x/fifteen-streams15 3 stream-by-stream)" \
     fifteen-streams15-stream-by-stream
+expect "log name of a cold lab run" "$(log_name bin/lab-streams --mode fifteen --as-printed)" lab-streams-fifteen-as-printed
+printf 'GPU time in ms: 5.5\n' >"$scratch/run1.log"
+printf 'GPU time in ms: 3.25\n' >"$scratch/run2.log"
+printf 'GPU time in ms: 40\n' >"$scratch/run3.log"
+expect "median of three runs" "$(median_ms 'GPU time in ms:' "$scratch"/run{1,2,3}.log)" 5.5
+expect "median of two runs" "$(median_ms 'GPU time in ms:' "$scratch"/run{1,2}.log)" 4.3750
+expect "no median where a run has no time" "$(time_or_why 'GPU time in ms:' "$scratch/run1.log" "$scratch/silent.log")" "no time line"
+expect "timed: --as-printed" "$(timed_as --mode mmm --size 1024 --as-printed)" "one cold run"
+expect "timed: --repetitions" "$(timed_as --mode mmm --repetitions 3)" "warm-up, median of 3"
+expect "timed: the lab's default" "$(timed_as --random 1024)" "warm-up, median of the default"
 expect "log name ignores paths and flags" "$(log_name /tmp/x/tracer-tracer /a/scene.txt 1024 768 --force)" tracer-tracer
 # Without a GPU: one line and exit 1, not a table of failed runs (issue 26).
 mkdir -p "$scratch/no-gpu"
@@ -111,7 +121,7 @@ cat >"$fake/bin/nvcc" <<FAKE
 [ "\$1" = --version ] && { echo "Cuda compilation tools, release 13.0, V13.0.0"; exit 0; }
 while [ \$# -gt 1 ]; do [ "\$1" = -o ] && out=\$2; shift; done
 source=\$1 saved=\${1%.cu}.out
-[ -f "\$saved" ] || saved=$PWD/$fixtures/\$(realpath --relative-to="$PWD/reference" "\$source" | sed 's|\\.cu\$||; s|/|-|g').log
+[ -f "\$saved" ] || saved=$PWD/$fixtures/\$(realpath --relative-to="$PWD/reference" "\$source" | sed 's|^slides/||; s|\\.cu\$||; s|/|-|g').log
 printf '#!/usr/bin/env bash\\ncat "%s"\\n' "\$saved" >"\$out"
 chmod +x "\$out"
 FAKE
@@ -136,7 +146,7 @@ expect "stand-in table: exit 0" "$status" 0
 simpson_ms=$(ms_after 'GPU time in ms:' "$fixtures/simpson-simpson.log")
 lab_ms=$(ms_after 'GPU time in ms:' "$fixtures/lab-simpson.log")
 expect "stand-in table: simpson row" "$(grep '^| simpson ' "$scratch/table")" \
-    "| simpson | $simpson_ms | $lab_ms | $(ratio "$lab_ms" "$simpson_ms") | PASS | PASS | - |"
+    "| simpson | $simpson_ms | $lab_ms | $(ratio "$lab_ms" "$simpson_ms") | PASS | PASS | - | warm-up, median (as the labs) / warm-up, median of 10 |"
 expect "stand-in table: a teacher's program without our time line" "$(grep '^| mmm-streamed ' "$scratch/table" | cut -d'|' -f3,5,6,8)" \
     " no time line | - | PASS | 1850.16 "
 expect "stand-in table: stderr names the key" "$(grep -c "mmm-streamed: the original printed no line matching" "$scratch/err")" 1
@@ -144,7 +154,7 @@ expect "stand-in table: stderr names the key" "$(grep -c "mmm-streamed: the orig
 # run without arguments, the lab beside it at the slide's sizes.
 expect "slide's invocation: no arguments" "$(grep -c 'running .*/streams-mmm-streamed$' "$scratch/err")" 1
 expect "slide's invocation: the lab at the slide's sizes" \
-    "$(grep -c 'running .*/lab-streams --mode mmm --size 1024 --count 10 --repetitions 1$' "$scratch/err")" 1
+    "$(grep -c 'running .*/lab-streams --mode mmm --size 1024 --count 10 --as-printed$' "$scratch/err")" 1
 expect "slide's invocation: the key of the slide's line" "$(grep -c "matching '^GPU time in ms:'" "$scratch/err")" 1
 # A teacher's simpson, which no slide shows: run without arguments, its time shown, no ratio (the
 # issue's 189.9 ms beside 0.0082 ms came from handing it our arguments).
@@ -153,7 +163,7 @@ printf 'GPU time in ms: 189.9\nResult = PASS\n' >"$fake/originals/simpson.out"
 stand_in work-simpson --only 'simpson' --originals "$fake/originals" || true
 lab_ms=$(ms_after 'GPU time in ms:' "$fixtures/lab-simpson.log")
 expect "a program no slide shows: its time, no ratio" "$(grep '^| simpson ' "$scratch/table")" \
-    "| simpson | 189.9 | $lab_ms | sizes unknown (compare.sh --init) | PASS | PASS | - |"
+    "| simpson | 189.9 | $lab_ms | sizes unknown (compare.sh --init) | PASS | PASS | - | its own way / warm-up, median of 10 |"
 expect "a program no slide shows: run without arguments" "$(grep -c 'running .*/simpson-simpson$' "$scratch/err")" 1
 rm "$fake/originals/simpson.cu" "$fake/originals/simpson.out"
 # compare.toml gives the teacher's program its own arguments (none) and time line: the time is read,
@@ -223,7 +233,7 @@ bash scripts/compare.sh --init "$init_dir" >"$scratch/out" 2>"$scratch/err" || s
 expect "--init: exit 0" "$status" 0
 expect "--init: says what it wrote" "$(grep -c "^compare.sh: wrote $init_dir/compare.toml (1 programs)" "$scratch/out")" 1
 expect "--init: a section per played program" "$(grep '^\[' "$init_dir/compare.toml")" '["streams/mmm-streamed.cu"]'
-expect "--init: the slide's lab, commented" "$(grep -c '^# lab = "lab-streams --mode mmm --size 1024 --count 10 --repetitions 1"$' "$init_dir/compare.toml")" 1
+expect "--init: the slide's lab, commented" "$(grep -c '^# lab = "lab-streams --mode mmm --size 1024 --count 10 --as-printed"$' "$init_dir/compare.toml")" 1
 expect "--init: names the file it did not use" "$(grep -c "Übung/fifteen.cu not used" "$scratch/err")" 1
 expect "--init: compare.toml reads back, sizes still unknown" \
     "$(originals_row "$init_dir" reference/slides streams/mmm-streamed.cu mmm-streamed | grep '^from')" "$(printf 'from\t=defaults')"
@@ -402,7 +412,17 @@ stand_in work-renamed --only 'mmm-streamed[|]' --originals "$fake/renamed" || tr
 expect "file = in the table: its time and verdict" "$(grep '^| mmm-streamed ' "$scratch/table" | cut -d'|' -f3,6)" " 1700.5 | PASS "
 expect "file = in the table: built from it" "$(grep -c "^compare.sh: built $scratch/work-renamed/streams-mmm-streamed from $fake/renamed/Übung 3/streams v2.cu$" "$scratch/err")" 1
 expect "file = in the table: the slide's lab at the slide's sizes" \
-    "$(grep -c 'running .*/lab-streams --mode mmm --size 1024 --count 10 --repetitions 1$' "$scratch/err")" 1
+    "$(grep -c 'running .*/lab-streams --mode mmm --size 1024 --count 10 --as-printed$' "$scratch/err")" 1
+# Rows whose two sides each time one cold run (reference/slides' programs, the labs' --as-printed): each
+# side runs COLD_RUNS times, a process each, and the table says so. (The stand-in's slide programs print
+# our reference programs' saved outputs, which have no "스트림 실행시간:" line.)
+COLD_RUNS=3 stand_in work-cold --only '15-stream sample, 15 streams[|]' --originals reference/slides || true
+expect "cold runs: the slide's program three times" "$(grep -c 'running .*/fifteen-streams15$' "$scratch/err")" 3
+expect "cold runs: the lab three times" "$(grep -c 'running .*/lab-streams --mode fifteen --as-printed$' "$scratch/err")" 3
+expect "cold runs: the lab's median" "$(grep '^| 15-stream sample, 15 streams ' "$scratch/table" | cut -d'|' -f4)" \
+    " $(ms_after '^. 15 .' "$fixtures/lab-streams-fifteen-as-printed.log") "
+expect "cold runs: the table says how each side was timed" "$(grep '^| 15-stream sample, 15 streams ' "$scratch/table" | cut -d'|' -f9)" \
+    " median of 3 cold runs / median of 3 cold runs (--as-printed) "
 expect "original_for reads file =" "$(original_for streams/mmm-streamed.cu reference "$fake/renamed")" "$fake/renamed/Übung 3/streams v2.cu"
 # One real build with the pinned nvcc (where there is one): a teacher's file whose name has a space.
 real_nvcc=$(command -v nvcc || echo .toolchain/cuda/bin/nvcc)

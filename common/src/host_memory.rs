@@ -213,14 +213,41 @@ impl<T: DeviceCopy, K: HostAllocKind> Drop for HostAlloc<T, K> {
 pub trait HostStorage<T: DeviceCopy>: Deref<Target = [T]> + DerefMut + AsRef<[T]> + AsMut<[T]> + Sized {
     /// How the slides call this memory, for printing.
     const KIND: &'static str;
+    /// Whether it is pageable, the only memory [`fresh_pages`] may be given.
+    const PAGEABLE: bool = false;
     fn filled(len: usize, value: T) -> Result<Self>;
 }
 
 /// Pageable memory (`malloc`, `new[]`): the driver copies it through a pinned staging buffer.
 impl<T: DeviceCopy> HostStorage<T> for Vec<T> {
     const KIND: &'static str = "pageable";
+    const PAGEABLE: bool = true;
     fn filled(len: usize, value: T) -> Result<Vec<T>> {
         try_filled_vec(len, value, "a matrix")
+    }
+}
+
+/// Hands the whole pages of pageable `data` back to the kernel (`madvise(MADV_DONTNEED)`): they read
+/// as zeros, and the first write to each faults a fresh page in, as in memory just allocated with
+/// `new[]` that nothing has touched yet. The slides' programs copy their results into such memory
+/// inside the timed region; `--as-printed` has those faults inside it too. The part of a page that
+/// `data` shares with other memory keeps its values. Pageable memory only: the pages of pinned memory
+/// are the ones the GPU's mappings hold. Does nothing elsewhere than on Linux.
+pub fn fresh_pages(data: &mut [f64]) {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: sysconf reads a constant of the system; it takes no pointers.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(1) as usize;
+        let start = data.as_mut_ptr() as usize;
+        let end = start + std::mem::size_of_val(data);
+        let (first, last) = (start.next_multiple_of(page), end / page * page);
+        if first < last {
+            // SAFETY: [first, last) is whole pages inside `data`, which the &mut borrow holds alone,
+            // so nothing else reads them; they are the allocator's private anonymous memory, where
+            // MADV_DONTNEED means "zero-filled at the next touch"; all-zero bits are 0.0 in an f64.
+            // A failure (it has none for such pages) leaves the values as they were.
+            unsafe { libc::madvise(first as *mut c_void, last - first, libc::MADV_DONTNEED) };
+        }
     }
 }
 
@@ -309,6 +336,19 @@ impl<T: DeviceCopy> HostStorage<T> for Registered<T> {
 
 #[cfg(test)]
 mod tests {
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn fresh_pages_zero_the_whole_pages_and_keep_the_edges() {
+        let mut data = vec![1.5f64; 1 << 20];
+        data[0] = 2.5;
+        fresh_pages(&mut data[1..]);
+        let zeros = data.iter().filter(|&&x| x == 0.0).count();
+        assert!(zeros > data.len() - 2 * 4096 && data[0] == 2.5, "{zeros} zeros");
+        assert!(data.iter().all(|&x| x == 0.0 || x == 1.5 || x == 2.5));
+        data.iter_mut().for_each(|x| *x = 3.0);
+        assert!(data.iter().all(|&x| x == 3.0), "the fresh pages take writes");
+    }
+
     use super::*;
 
     #[test]

@@ -254,6 +254,15 @@ fn awkward_values(seed: u64, random_count: usize) -> Vec<String> {
         .collect()
 }
 
+/// `--as-printed` is one cold run, so it takes no `--repetitions`: together, clap's one-line error.
+pub fn assert_as_printed_takes_no_repetitions(binary: &str, lab: &str) {
+    let outcome = run(binary, &["--as-printed", "--repetitions", "3"]);
+    assert!(
+        outcome.is_one_line_error(lab, "'--as-printed' cannot be used with '--repetitions"),
+        "{outcome:?}"
+    );
+}
+
 /// The property of issue 26 (items 5 to 7) for every value flag in `lab`'s `--help`, each given every
 /// [`awkward_values`] value, once or as many times as it takes: the run ends within 60 s, with exit
 /// code 0 or one line `<lab>: error: ...` of at most 400 characters and exit code 1 (2 for a usage

@@ -17,6 +17,65 @@ use crate::check_cuda;
 use crate::context::WaitForDevice;
 use crate::phases::{self, Phase};
 
+/// How often a lab runs what it times: its own way (one warm-up, then the median of `--repetitions`)
+/// or the slide programs' way (`--as-printed`: one run, nothing before it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Runs {
+    /// Untimed runs first: the kernel loaded, the host pages touched, the clocks up.
+    pub warmup: usize,
+    /// Timed runs; their median is reported.
+    pub repetitions: usize,
+}
+
+impl Runs {
+    /// The slide programs' timing: one cold run, whose first launch and first touches are inside it.
+    pub const AS_PRINTED: Runs = Runs {
+        warmup: 0,
+        repetitions: 1,
+    };
+
+    /// The labs' timing: one warm-up, then `repetitions`.
+    pub fn warm(repetitions: usize) -> Runs {
+        Runs { warmup: 1, repetitions }
+    }
+
+    /// Whether this is [`Runs::AS_PRINTED`]: the first run is the timed one.
+    pub fn cold(&self) -> bool {
+        self.warmup == 0
+    }
+
+    /// How the runs were timed, for a lab's heading.
+    pub fn describe(&self) -> String {
+        if self.cold() {
+            "one run, no warm-up, as the slides' programs time (--as-printed)".to_string()
+        } else {
+            format!("{} warm-up, then the median of {} runs", self.warmup, self.repetitions)
+        }
+    }
+}
+
+/// `--repetitions` and `--as-printed`, for the labs whose slides print a program's time.
+#[derive(clap::Args, Debug, Clone)]
+pub struct RunsArgs {
+    /// Timed runs after one warm-up; the median is reported.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+    repetitions: u32,
+    /// Time as the slides' programs do: one run and no warm-up, so that the first launch (CUDA loads
+    /// a kernel then), the first write to fresh host pages and the clocks' ramp are inside the time.
+    #[arg(long, conflicts_with = "repetitions")]
+    as_printed: bool,
+}
+
+impl RunsArgs {
+    pub fn runs(&self) -> Runs {
+        if self.as_printed {
+            Runs::AS_PRINTED
+        } else {
+            Runs::warm(self.repetitions as usize)
+        }
+    }
+}
+
 /// Runs `work` `warmup` times, then `repetitions` times between events recorded on `stream`, and
 /// returns the device time of each repetition. `work` must enqueue on `stream` (or on the NULL stream,
 /// which `stream` waits for); it must not synchronize, or host time leaks into the numbers.
@@ -149,6 +208,23 @@ mod tests {
             steady.relative_spread()
         );
         assert_eq!(Timing::gpu(vec![1.0, 2.0, 3.0, 4.0, 5.0]).relative_spread(), 2.0 / 3.0);
+    }
+
+    #[test]
+    fn as_printed_is_one_cold_run_and_conflicts_with_repetitions() {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct Lab {
+            #[command(flatten)]
+            runs: RunsArgs,
+        }
+        let runs = |args: &[&str]| Lab::try_parse_from([&["lab"], args].concat()).map(|lab| lab.runs.runs());
+        assert_eq!(runs(&[]).unwrap(), Runs::warm(3));
+        assert_eq!(runs(&["--repetitions", "7"]).unwrap(), Runs::warm(7));
+        let cold = runs(&["--as-printed"]).unwrap();
+        assert!(cold.cold() && cold.repetitions == 1 && cold.describe().contains("no warm-up"));
+        assert!(runs(&["--as-printed", "--repetitions", "3"]).is_err());
+        assert!(runs(&["--repetitions", "0"]).is_err());
     }
 
     #[test]

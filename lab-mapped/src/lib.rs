@@ -1,11 +1,11 @@
 //! lab-mapped's programs: the slides' `mmm-mapped`, and the zero-copy vector jobs next to their
 //! explicit-copy versions. `main.rs` calls them in order; the GPU tests one by one.
 
-use anyhow::{ensure, Result};
+use anyhow::Result;
 use common::check_cuda;
-use common::context::{fork, join, Streams};
+use common::context::{fork, join, new_streams};
 use common::host_memory::{try_filled_vec, Mapped};
-use common::timing::{time_on_stream, Timing};
+use common::timing::{time_on_stream, Runs, Timing};
 use common::verify::{poisoned_device_buffer, Poison, Random};
 use cust::function::Function;
 use cust::launch;
@@ -19,59 +19,62 @@ pub const BLOCK_SIZE: u32 = 256;
 
 /// Where `mmm-mapped` launches its products.
 #[derive(Clone, Copy)]
-pub enum Launch<'a> {
-    /// One stream per product, forked from and joined into the main stream: the slide's program, which
-    /// is mmm-streamed with mapped-matrix.hpp (its copies do nothing).
-    PerProduct(&'a Streams),
+pub enum Launch {
+    /// One stream per product, created in the timed loop as the slide's program creates them, forked
+    /// from and joined into the main stream: the slide's program, which is mmm-streamed with
+    /// mapped-matrix.hpp (its copies do nothing).
+    PerProduct,
     /// Every product on the main stream, one after the other: the contrast row.
     OneStream,
 }
 
-impl Launch<'_> {
+impl Launch {
     /// The program's name in the table.
     pub fn name(&self) -> &'static str {
         match self {
-            Launch::PerProduct(_) => "mmm-mapped",
+            Launch::PerProduct => "mmm-mapped",
             Launch::OneStream => "mmm-mapped (one stream)",
         }
     }
 }
 
 /// `mmm-mapped`: every product's kernel reads A and B and writes C in mapped host memory, through
-/// the device pointers of `cudaHostGetDevicePointer`; no copies. Launched as `launch` says, timed with
-/// events on `main` and checked.
+/// the device pointers of `cudaHostGetDevicePointer`, asked once per matrix before the timing as
+/// mapped-matrix.hpp's `allocate_cuda_data` keeps them; no copies. Launched as `launch` says, timed
+/// with events on `main` as `runs` says, and checked.
 pub fn time_mapped(
     batch: &mut Batch<Mapped<f64>>,
     mmm: &Function,
     main: &Stream,
     launch: Launch,
-    repetitions: usize,
+    runs: Runs,
     random: &mut Random,
 ) -> Result<Measured> {
-    if let Launch::PerProduct(streams) = launch {
-        ensure!(streams.len() == batch.count(), "mmm-mapped: one stream per product");
-    }
     batch.poison_results()?;
-    let timing = time_on_stream(main, 1, repetitions, || {
-        let stream_of = |i: usize| match launch {
-            Launch::PerProduct(streams) => &streams[i],
-            Launch::OneStream => main,
-        };
-        if let Launch::PerProduct(streams) = launch {
-            fork(main, streams)?;
-        }
-        for i in 0..batch.count() {
-            let (a, b, c) = (
+    let views = (0..batch.count())
+        .map(|i| {
+            Ok([
                 batch.a[i].mapped_view()?,
                 batch.b[i].mapped_view()?,
                 batch.c[i].mapped_view()?,
-            );
-            launch_mmm(mmm, a, b, c, batch.block_size, stream_of(i))?;
+            ])
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let block_size = batch.block_size;
+    let timing = time_on_stream(main, runs.warmup, runs.repetitions, || match launch {
+        Launch::PerProduct => {
+            // cudaStreamCreate in the loop, as on the slide; destroyed at the end of the run, which
+            // CUDA defers until their work is done.
+            let streams = new_streams(views.len())?;
+            fork(main, &streams)?;
+            for ([a, b, c], stream) in views.iter().zip(streams.iter()) {
+                launch_mmm(mmm, *a, *b, *c, block_size, stream)?;
+            }
+            join(main, &streams)
         }
-        match launch {
-            Launch::PerProduct(streams) => join(main, streams),
-            Launch::OneStream => Ok(()),
-        }
+        Launch::OneStream => views
+            .iter()
+            .try_for_each(|[a, b, c]| launch_mmm(mmm, *a, *b, *c, block_size, main)),
     })?;
     check_cuda!(main.synchronize())?;
     Ok(Measured {
@@ -144,8 +147,8 @@ impl VectorAdd {
         })
     }
 
-    /// Runs once to warm up and `repetitions` times between events on `stream`; `c` holds the result.
-    pub fn time(&mut self, add: &Function, memory: Memory, stream: &Stream, repetitions: usize) -> Result<Timing> {
+    /// Runs as `runs` says, between events on `stream`; `c` holds the result.
+    pub fn time(&mut self, add: &Function, memory: Memory, stream: &Stream, runs: Runs) -> Result<Timing> {
         let _named = memory.program("vectorAdd");
         let n = self.a.len();
         let blocks = (n as u32).div_ceil(BLOCK_SIZE);
@@ -155,7 +158,7 @@ impl VectorAdd {
         let timing = match memory {
             Memory::Explicit => {
                 let (pinned, device) = (&mut self.pinned, &mut self.device);
-                time_on_stream(stream, 1, repetitions, || {
+                time_on_stream(stream, runs.warmup, runs.repetitions, || {
                     // SAFETY: pinned buffers outlive the copies; the stream is synchronized below.
                     unsafe {
                         check_cuda!(device[0].async_copy_from(&pinned[0], stream))?;
@@ -174,7 +177,9 @@ impl VectorAdd {
                     self.mapped[1].device_pointer()?,
                     self.mapped[2].device_pointer()?,
                 ];
-                time_on_stream(stream, 1, repetitions, || launch_add(add, pointers, n, blocks, stream))?
+                time_on_stream(stream, runs.warmup, runs.repetitions, || {
+                    launch_add(add, pointers, n, blocks, stream)
+                })?
             }
         };
         check_cuda!(stream.synchronize())?;
@@ -253,7 +258,8 @@ impl WriteOnly {
         })
     }
 
-    pub fn time(&mut self, write: &Function, memory: Memory, stream: &Stream, repetitions: usize) -> Result<Timing> {
+    /// Runs as `runs` says, between events on `stream`; `out` holds the result.
+    pub fn time(&mut self, write: &Function, memory: Memory, stream: &Stream, runs: Runs) -> Result<Timing> {
         let _named = memory.program("write only");
         let n = self.out.len();
         let blocks = (n as u32).div_ceil(BLOCK_SIZE);
@@ -265,7 +271,7 @@ impl WriteOnly {
             Memory::ZeroCopy => (self.mapped.device_pointer()?, false),
         };
         let (device, pinned) = (&self.device, &mut self.pinned);
-        let timing = time_on_stream(stream, 1, repetitions, || {
+        let timing = time_on_stream(stream, runs.warmup, runs.repetitions, || {
             // __global__ void write_only(float* out, int n)
             // SAFETY: the arguments match the kernel above; `target` holds n floats (device or mapped
             // memory), untouched by the host until time_on_stream has waited.

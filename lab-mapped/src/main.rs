@@ -14,6 +14,7 @@ use common::context::new_streams;
 use common::gpu::Gpu;
 use common::host_memory::{check_pinnable, ensure_host_fits, Mapped};
 use common::progress::Progress;
+use common::timing::RunsArgs;
 use common::verify::{check_cell, verdict, Random};
 use cust::stream::{Stream, StreamFlags};
 use grading::program::mmm_week::StreamedAndPinned;
@@ -43,9 +44,8 @@ struct Args {
     /// Allocate vectorAdd's mapped inputs write-combined (cudaHostAllocWriteCombined).
     #[arg(long)]
     write_combined: bool,
-    /// Timed runs after one warm-up; the median is reported.
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
-    repetitions: u32,
+    #[command(flatten)]
+    timing: RunsArgs,
     /// Seed of the random inputs and of the checks.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -114,19 +114,20 @@ fn run(args: Args) -> Result<()> {
     let main = check_cuda!(Stream::new(StreamFlags::DEFAULT, None))?;
     let streams = new_streams(count)?;
     let mut random = Random::new(args.seed);
-    let repetitions = args.repetitions as usize;
+    let runs = args.timing.runs();
 
     println!(
-        "\nCOUNT = {count} products of random {n} x {n} doubles, tiled mmm with BLOCK_SIZE {}",
-        args.block_size
+        "\nCOUNT = {count} products of random {n} x {n} doubles, tiled mmm with BLOCK_SIZE {}; each program timed {}",
+        args.block_size,
+        runs.describe()
     );
     let progress = Progress::new(4, "lab-mapped");
     let mut pinned = Batch::<Pinned<f64>>::random(count, n, args.block_size, args.seed)?;
     let kernels = progress.run("mmm-without-transfers", || {
-        pinned.time_kernels_only(&mmm.plain, &main, repetitions, &mut random)
+        pinned.time_kernels_only(&mmm.plain, &main, runs, &mut random)
     })?;
     let streamed = progress.run("mmm-streamed-and-pinned", || {
-        pinned.time_streamed(&mmm, &main, &streams, repetitions, &mut random)
+        pinned.time_streamed(&mmm, &main, &streams, runs, &mut random)
     })?;
     drop(pinned);
     // cudaHostAlloc(..., cudaHostAllocMapped) for A, B and C; the kernels get cudaHostGetDevicePointer's
@@ -134,10 +135,10 @@ fn run(args: Args) -> Result<()> {
     // The slide's program: one stream per product; then the contrast, all of them on one stream.
     let mut mmm_mapped = |launch: Launch| {
         progress.run(launch.name(), || {
-            time_mapped(&mut mapped, &mmm.plain, &main, launch, repetitions, &mut random)
+            time_mapped(&mut mapped, &mmm.plain, &main, launch, runs, &mut random)
         })
     };
-    let zero_copy = mmm_mapped(Launch::PerProduct(&streams))?;
+    let zero_copy = mmm_mapped(Launch::PerProduct)?;
     let one_stream = mmm_mapped(Launch::OneStream)?;
     drop((mapped, progress));
     println!("mmm-without-transfers    {}", kernels.timing);
@@ -168,9 +169,9 @@ fn run(args: Args) -> Result<()> {
     println!("| job | explicit copies GPU ms | zero-copy GPU ms | zero-copy / explicit | check |");
     println!("|-----|------------------------|------------------|----------------------|-------|");
     let mut passed = rows.iter().all(|(_, m, _)| m.check.passed());
-    let explicit = job.time(&add, Memory::Explicit, &main, repetitions)?;
+    let explicit = job.time(&add, Memory::Explicit, &main, runs)?;
     let mut wrong = job.wrong_elements();
-    let zero = job.time(&add, Memory::ZeroCopy, &main, repetitions)?;
+    let zero = job.time(&add, Memory::ZeroCopy, &main, runs)?;
     wrong += job.wrong_elements();
     passed &= print_row(
         "vectorAdd (2 reads, 1 write)",
@@ -178,9 +179,9 @@ fn run(args: Args) -> Result<()> {
         zero.median_ms(),
         wrong,
     );
-    let explicit = writes.time(&write, Memory::Explicit, &main, repetitions)?;
+    let explicit = writes.time(&write, Memory::Explicit, &main, runs)?;
     let mut wrong = writes.wrong_elements();
-    let zero = writes.time(&write, Memory::ZeroCopy, &main, repetitions)?;
+    let zero = writes.time(&write, Memory::ZeroCopy, &main, runs)?;
     wrong += writes.wrong_elements();
     passed &= print_row("write only (1 write)", explicit.median_ms(), zero.median_ms(), wrong);
     verdict(passed, "a GPU result differs from the CPU reference")

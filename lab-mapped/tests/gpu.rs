@@ -1,9 +1,9 @@
 //! Mapped memory on the GPU against the CPU, with poisoned outputs. Needs a GPU:
 //! `bash gpu-bundle/run.sh` (README).
 
-use common::context::new_streams;
 use common::gpu::Gpu;
 use common::host_memory::Mapped;
+use common::timing::Runs;
 use common::verify::Random;
 use cust::stream::{Stream, StreamFlags};
 use lab_mapped::{time_mapped, Launch, Memory, VectorAdd, WriteOnly};
@@ -22,9 +22,12 @@ fn mapped_products_are_right_at_awkward_sizes() {
         let module = load_mmm(&gpu, block_size).unwrap();
         let mmm = module.get_function(MmmKernel::Tiled.c_name::<f64>()).unwrap();
         let mut batch = Batch::<Mapped<f64>>::random_on_host(count, n, block_size, n as u64).unwrap();
-        let streams = new_streams(count).unwrap();
-        for launch in [Launch::PerProduct(&streams), Launch::OneStream] {
-            let measured = time_mapped(&mut batch, &mmm, &stream, launch, 1, &mut random).unwrap();
+        for (launch, runs) in [
+            (Launch::PerProduct, Runs::warm(1)),
+            (Launch::OneStream, Runs::warm(2)),
+            (Launch::PerProduct, Runs::AS_PRINTED),
+        ] {
+            let measured = time_mapped(&mut batch, &mmm, &stream, launch, runs, &mut random).unwrap();
             assert!(
                 measured.check.passed(),
                 "{count} x {n}, {}: {:?}",
@@ -53,11 +56,11 @@ fn vector_add_and_write_only_are_right_both_ways() {
         let mut job = VectorAdd::random(n, write_combined, n as u64).unwrap();
         let mut writes = WriteOnly::new(n).unwrap();
         for memory in [Memory::Explicit, Memory::ZeroCopy] {
-            job.time(&add, memory, &stream, 1).unwrap();
+            job.time(&add, memory, &stream, Runs::warm(1)).unwrap();
             assert_eq!(job.wrong_elements(), 0, "vectorAdd of {n}");
         }
         for memory in [Memory::Explicit, Memory::ZeroCopy] {
-            writes.time(&write, memory, &stream, 1).unwrap();
+            writes.time(&write, memory, &stream, Runs::AS_PRINTED).unwrap();
             assert_eq!(writes.wrong_elements(), 0, "write-only of {n}");
         }
     }

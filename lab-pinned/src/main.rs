@@ -14,6 +14,7 @@ use common::gpu::Gpu;
 use common::host_memory::{check_pinnable, ensure_host_fits};
 use common::output::check_output_path;
 use common::progress::Progress;
+use common::timing::RunsArgs;
 use common::verify::{verdict, Random};
 use cust::stream::{Stream, StreamFlags};
 use lab_pinned::sweep::{self, sizes, Kind};
@@ -36,9 +37,8 @@ struct Args {
     /// BLOCK_SIZE of the tiled kernel (16 or 32).
     #[arg(long, default_value_t = 16, value_parser = parse_block_size)]
     block_size: u32,
-    /// Timed runs after one warm-up; the median is reported.
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
-    repetitions: u32,
+    #[command(flatten)]
+    timing: RunsArgs,
     /// Seed of the random matrices and of the checks.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -104,11 +104,12 @@ fn run(args: Args) -> Result<()> {
     let main = check_cuda!(Stream::new(StreamFlags::DEFAULT, None))?;
     let streams = new_streams(count)?;
     let mut random = Random::new(args.seed);
-    let repetitions = args.repetitions as usize;
+    let runs = args.timing.runs();
 
     println!(
-        "\nCOUNT = {count} products of random {n} x {n} doubles, tiled mmm with BLOCK_SIZE {}",
-        args.block_size
+        "\nCOUNT = {count} products of random {n} x {n} doubles, tiled mmm with BLOCK_SIZE {}; each program timed {}",
+        args.block_size,
+        runs.describe()
     );
     // malloc'ed matrices, as in lab-streams ...
     let mut pageable = Batch::<Vec<f64>>::random(count, n, args.block_size, args.seed)?;
@@ -117,19 +118,19 @@ fn run(args: Args) -> Result<()> {
     let progress = Progress::new(SLIDE_MS.len(), "lab-pinned");
     let measured = [
         progress.run(SLIDE_MS[0].0, || {
-            pageable.time_serial(&mmm.plain, &main, repetitions, &mut random)
+            pageable.time_serial(&mmm.plain, &main, runs, &mut random)
         })?,
         progress.run(SLIDE_MS[1].0, || {
-            pinned.time_serial(&mmm.plain, &main, repetitions, &mut random)
+            pinned.time_serial(&mmm.plain, &main, runs, &mut random)
         })?,
         progress.run(SLIDE_MS[2].0, || {
-            pageable.time_kernels_only(&mmm.plain, &main, repetitions, &mut random)
+            pageable.time_kernels_only(&mmm.plain, &main, runs, &mut random)
         })?,
         progress.run(SLIDE_MS[3].0, || {
-            pageable.time_streamed(&mmm, &main, &streams, repetitions, &mut random)
+            pageable.time_streamed(&mmm, &main, &streams, runs, &mut random)
         })?,
         progress.run(SLIDE_MS[4].0, || {
-            pinned.time_streamed(&mmm, &main, &streams, repetitions, &mut random)
+            pinned.time_streamed(&mmm, &main, &streams, runs, &mut random)
         })?,
     ];
     drop(progress);

@@ -1,6 +1,9 @@
 //! The command line as a user meets it, on any machine (CI has no GPU).
 
-use common::testing::{assert_default_run_suits_this_machine, assert_every_value_flag_fails_cleanly, run};
+use common::testing::{
+    assert_as_printed_takes_no_repetitions, assert_default_run_suits_this_machine,
+    assert_every_value_flag_fails_cleanly, run,
+};
 
 const LAB: &str = env!("CARGO_BIN_EXE_lab-pinned");
 
@@ -13,6 +16,7 @@ fn help_explains_every_flag() {
         "--count",
         "--block-size",
         "--repetitions",
+        "--as-printed",
         "--seed",
         "--sweep-max",
         "--no-sweep",
@@ -70,4 +74,9 @@ fn default_run_needs_a_gpu_and_says_so_without_one() {
 fn every_value_flag_takes_any_number_or_word_without_a_panic() {
     // Every flag of --help with numbers at and past u32 and u64, negative ones, units and words.
     assert_every_value_flag_fails_cleanly(LAB, "lab-pinned");
+}
+
+#[test]
+fn as_printed_is_one_cold_run_so_it_takes_no_repetitions() {
+    assert_as_printed_takes_no_repetitions(LAB, "lab-pinned");
 }

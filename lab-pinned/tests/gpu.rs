@@ -4,6 +4,7 @@
 use common::gpu::Gpu;
 use common::host_memory::Registered;
 use common::progress::Progress;
+use common::timing::Runs;
 use common::verify::Random;
 use cust::stream::{Stream, StreamFlags};
 use lab_pinned::sweep::{measure, sizes, Kind};
@@ -26,12 +27,12 @@ fn streamed_products_from_pinned_matrices_are_right() {
         let streams = common::context::new_streams(count).unwrap();
         let mut batch = Batch::<Pinned<f64>>::random(count, n, block_size, 7).unwrap();
         assert!(batch
-            .time_serial(&mmm.plain, &main, 1, &mut random)
+            .time_serial(&mmm.plain, &main, Runs::AS_PRINTED, &mut random)
             .unwrap()
             .check
             .passed());
         assert!(batch
-            .time_streamed(&mmm, &main, &streams, 1, &mut random)
+            .time_streamed(&mmm, &main, &streams, Runs::AS_PRINTED, &mut random)
             .unwrap()
             .check
             .passed());

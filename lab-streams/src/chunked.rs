@@ -47,7 +47,7 @@ pub fn run<H: HostStorage<f32>>(module: &Module, args: &Args) -> Result<bool> {
             progress.step(format!("{count} streams, {how:?}"));
             let streams = new_streams(count)?;
             job.poison()?;
-            let timing = time_on_host(1, args.repetitions as usize, || {
+            let timing = time_on_host(args.runs().warmup, args.runs().repetitions, || {
                 job.pipeline(&work, &streams, how, None)
             })?;
             let wrong = job.wrong_elements(SAMPLES, &mut random);

@@ -43,7 +43,7 @@ pub fn run(gpu: &Gpu, module: &Module, args: &Args) -> Result<bool> {
         progress.step(format!("{count} streams"));
         let streams = new_streams(count)?;
         job.poison()?;
-        let timing = time_on_stream(&main, 1, args.repetitions as usize, || {
+        let timing = time_on_stream(&main, args.runs().warmup, args.runs().repetitions, || {
             job.launch(&lcg, &main, &streams, args.order, None)
         })?;
         let wrong = job.wrong_elements()?;

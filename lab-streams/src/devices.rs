@@ -286,7 +286,7 @@ fn spread<S: Share>(args: &Args, devices: usize) -> Result<bool> {
             .iter()
             .map(|part| Kernel::get(&part.module, &S::kernel_name()))
             .collect::<Result<Vec<_>>>()?;
-        let timing = time_on_host(1, args.repetitions as usize, || {
+        let timing = time_on_host(args.runs().warmup, args.runs().repetitions, || {
             run_once(&mut spread.shares, &spread.parts, &kernels, None)
         })?;
         let checks: Vec<(bool, String)> = spread.shares.iter_mut().map(|share| share.check(&mut random)).collect();

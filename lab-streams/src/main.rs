@@ -24,6 +24,7 @@ use clap::Parser;
 use common::gpu::Gpu;
 use common::host_memory::ensure_host_fits;
 use common::output::check_output_path;
+use common::timing::{Runs, RunsArgs};
 use common::verify::verdict;
 use grading::program::mmm_week::Streamed;
 use matrix::batch::Batch;
@@ -70,9 +71,8 @@ pub struct Args {
     /// and its streams per GPU) and compare 1, 2, ... N GPUs.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=64))]
     devices: Option<u32>,
-    /// Timed runs after one warm-up; the median is reported.
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
-    repetitions: u32,
+    #[command(flatten)]
+    timing: RunsArgs,
     /// Seed of the random inputs and of the checks' samples.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -157,6 +157,11 @@ fn runs(args: &Args, mode: Mode) -> bool {
 }
 
 impl Args {
+    /// How each experiment is timed: --repetitions after a warm-up, or --as-printed.
+    fn runs(&self) -> Runs {
+        self.timing.runs()
+    }
+
     /// Multiply-adds per element of the French slides' vector job.
     fn vector_steps(&self) -> u32 {
         self.steps.unwrap_or(chunked::STEPS)

@@ -28,8 +28,9 @@ pub fn run(gpu: &Gpu, args: &Args) -> Result<bool> {
         &format!("{count} products of {n} x {n} doubles"),
     )?;
     println!(
-        "\nCOUNT = {count} products of random {n} x {n} doubles, tiled mmm with BLOCK_SIZE {}, pageable host memory",
-        args.block_size
+        "\nCOUNT = {count} products of random {n} x {n} doubles, tiled mmm with BLOCK_SIZE {}, pageable host memory; each program timed {}",
+        args.block_size,
+        args.runs().describe()
     );
     let module = load_mmm(gpu, args.block_size)?;
     let mmm = Kernel::get(&module, &MmmKernel::Tiled.c_name::<f64>())?;
@@ -39,17 +40,17 @@ pub fn run(gpu: &Gpu, args: &Args) -> Result<bool> {
     let streams = new_streams(count)?;
     let mut batch = Batch::<Vec<f64>>::random(count, n, args.block_size, args.seed)?;
     let mut random = Random::new(args.seed);
-    let repetitions = args.repetitions as usize;
+    let runs = args.runs();
 
     let progress = Progress::new(SLIDE_MS.len(), "lab-streams");
-    let serial = progress.run("mmm", || batch.time_serial(&mmm.plain, &main, repetitions, &mut random))?;
+    let serial = progress.run("mmm", || batch.time_serial(&mmm.plain, &main, runs, &mut random))?;
     progress.println(format!("mmm                    {}", serial.timing));
     let kernels = progress.run("mmm-without-transfers", || {
-        batch.time_kernels_only(&mmm.plain, &main, repetitions, &mut random)
+        batch.time_kernels_only(&mmm.plain, &main, runs, &mut random)
     })?;
     progress.println(format!("mmm-without-transfers  {}", kernels.timing));
     let streamed = progress.run("mmm-streamed", || {
-        batch.time_streamed(&mmm, &main, &streams, repetitions, &mut random)
+        batch.time_streamed(&mmm, &main, &streams, runs, &mut random)
     })?;
     progress.println(format!("mmm-streamed           {}", streamed.timing));
     drop(progress);

@@ -13,18 +13,28 @@ use cust::memory::{CopyDestination, DeviceBuffer};
 use cust::stream::Stream;
 use profiler::timeline::{kernel_step, Kernel, Recorder, Span};
 
-use crate::vector::{chunks, BLOCK_SIZE};
+use crate::vector::BLOCK_SIZE;
 use crate::Order;
 
 /// The stream of each of `kernels` kernels on `streams` streams.
 pub fn streams_of(kernels: usize, streams: usize, order: Order) -> Vec<usize> {
     match order {
         Order::RoundRobin => (0..kernels).map(|k| k % streams).collect(),
-        Order::StreamByStream => chunks(kernels, streams)
-            .into_iter()
-            .enumerate()
-            .flat_map(|(stream, range)| std::iter::repeat_n(stream, range.len()))
-            .collect(),
+        // A run of consecutive kernels per stream, the first `kernels % streams` streams one more
+        // (with fewer kernels than streams: one kernel on each of the first streams).
+        Order::StreamByStream => {
+            let (base, extra) = (kernels / streams, kernels % streams);
+            let longer = extra * (base + 1);
+            (0..kernels)
+                .map(|k| {
+                    if k < longer {
+                        k / (base + 1)
+                    } else {
+                        extra + (k - longer) / base
+                    }
+                })
+                .collect()
+        }
     }
 }
 
@@ -182,6 +192,8 @@ mod tests {
         assert_eq!(streams_of(7, 3, Order::RoundRobin), vec![0, 1, 2, 0, 1, 2, 0]);
         assert_eq!(streams_of(7, 3, Order::StreamByStream), vec![0, 0, 0, 1, 1, 2, 2]);
         assert_eq!(streams_of(2, 4, Order::StreamByStream), vec![0, 1]);
+        assert_eq!(streams_of(8, 4, Order::StreamByStream), vec![0, 0, 1, 1, 2, 2, 3, 3]);
+        assert_eq!(streams_of(64, 32, Order::StreamByStream)[63], 31);
     }
 
     #[test]

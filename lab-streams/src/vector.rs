@@ -7,14 +7,14 @@ use std::ops::Range;
 
 use anyhow::Result;
 use common::check_cuda;
-use common::context::{fork, join, synchronize_device, Streams, WaitForDevice};
+use common::context::{synchronize_device, Streams, WaitForDevice};
 use common::phases::{self, Phase};
 use common::verify::{Poison, Random};
 use cust::launch;
 use cust::memory::{AsyncCopyDestination, DeviceBuffer};
 use cust::stream::Stream;
 use matrix::HostStorage;
-use profiler::timeline::{kernel_step, step, Kernel, Kind, Recorder};
+use profiler::timeline::{kernel_step, step, Kernel, Kind, LazyKernel, Recorder};
 use rayon::prelude::*;
 
 use crate::Order;
@@ -31,17 +31,12 @@ pub enum Synchronize {
     Device,
 }
 
-/// `n` split into `parts` contiguous ranges of nearly equal length (the first ones one longer).
+/// `n` split into `parts` contiguous ranges as the French slides cut their job: `N / Nst` elements
+/// each, from `i * (N / Nst)`; the slides assume Nst divides N, here the last range takes the rest.
 pub fn chunks(n: usize, parts: usize) -> Vec<Range<usize>> {
-    let (base, extra) = (n / parts, n % parts);
-    let mut start = 0;
+    let size = n / parts;
     (0..parts)
-        .map(|part| {
-            let length = base + usize::from(part < extra);
-            let range = start..start + length;
-            start += length;
-            range
-        })
+        .map(|part| part * size..if part + 1 == parts { n } else { (part + 1) * size })
         .collect()
 }
 
@@ -215,8 +210,9 @@ pub fn wait(streams: &[Stream], how: Synchronize) -> Result<()> {
 pub const N_THREADS: u32 = 512;
 
 /// The Korean notes' sample: `Out += In` five times over N ints, split over the streams. As in the
-/// notes, Out is cleared once on the GPU (`cudaMemset`) and never copied in: each run copies In in,
-/// adds and copies Out back, so after k runs Out holds 5 k In, which is what the check expects.
+/// notes, Out is cleared once (`host_Out[i] = 0`, `cudaMemset(dev_Out, 0, Size)`) and never copied in:
+/// each run copies In in, adds and copies Out back, so after k runs Out holds 5 k In, which is what
+/// the check expects.
 pub struct AddFiveTimes<H: HostStorage<i32>> {
     pub input: H,
     pub output: H,
@@ -230,32 +226,46 @@ pub struct AddFiveTimes<H: HostStorage<i32>> {
 type Part<'a> = (usize, &'a Stream, Range<usize>);
 
 impl<H: HostStorage<i32>> AddFiveTimes<H> {
-    /// Random ints from 1 to 1000; In and Out on the GPU zeroed as the notes' two `cudaMemset`s, Out on
-    /// the host poisoned.
+    /// The notes' data: `host_In[i] = i`, `host_Out[i] = 0`.
+    pub fn as_printed(n: usize) -> Result<Self> {
+        let mut input = H::filled(n, 0)?;
+        input.iter_mut().enumerate().for_each(|(i, x)| *x = i as i32);
+        Self::with_input(input)
+    }
+
+    /// Random ints from 1 to 1000 in In (no element whose sum is 0 whatever the GPU did).
     pub fn random(n: usize, seed: u64) -> Result<Self> {
         let mut random = Random::new(seed);
         let mut input = H::filled(n, 0)?;
         input.iter_mut().for_each(|x| *x = (1 + random.below(1000)) as i32);
+        Self::with_input(input)
+    }
+
+    /// Out 0 on the host; In and Out on the GPU zeroed as the notes' two `cudaMemset`s.
+    fn with_input(input: H) -> Result<Self> {
+        let n = input.len();
         Ok(AddFiveTimes {
             d_in: check_cuda!(DeviceBuffer::zeroed(n))?,
             d_out: check_cuda!(DeviceBuffer::zeroed(n))?,
-            output: H::filled(n, i32::MIN)?,
+            output: H::filled(n, 0)?,
             input,
             runs: 0,
         })
     }
 
-    /// `cudaMemset(dev_Out, 0, Size)`, outside every timed window, and the host's Out back to the
-    /// poison value, so a part no stream copied back shows.
+    /// Out cleared again as at the start (`cudaMemset(dev_Out, 0, Size)` and `host_Out[i] = 0`),
+    /// outside every timed window. A part no stream copied back keeps 0 where 5 k In is not 0, so the
+    /// check sees it.
     pub fn clear(&mut self) -> Result<()> {
         check_cuda!(self.d_out.set_32(0))?;
-        self.output.fill(i32::MIN);
+        self.output.fill(0);
         self.runs = 0;
         Ok(())
     }
 
-    /// One run over `streams` in `order`, forked from and joined into `main` (events on `main` time
-    /// it); with a recorder, every copy and kernel lies between events for the chronogram.
+    /// One run over `streams` in `order`; with a recorder, every copy and kernel lies between events
+    /// for the chronogram. No fork or join, as in the notes: `streams` must be blocking streams (those
+    /// of [`common::context::new_streams`]), so that events on the NULL stream enclose their work.
     ///
     /// # Safety
     /// The copies read `input` and write `output` after this returns (also after an error): until the
@@ -264,8 +274,7 @@ impl<H: HostStorage<i32>> AddFiveTimes<H> {
     /// wait so on every path.
     pub unsafe fn run(
         &mut self,
-        add: &Kernel,
-        main: &Stream,
+        add: &LazyKernel,
         streams: &Streams,
         order: Order,
         mut recorder: Option<&mut Recorder>,
@@ -277,7 +286,6 @@ impl<H: HostStorage<i32>> AddFiveTimes<H> {
             .enumerate()
             .map(|(lane, (stream, range))| (lane, stream, range))
             .collect();
-        fork(main, streams)?;
         match order {
             Order::RoundRobin => {
                 for part in &parts {
@@ -303,7 +311,7 @@ impl<H: HostStorage<i32>> AddFiveTimes<H> {
             }
         }
         self.runs += 1;
-        join(main, streams)
+        Ok(())
     }
 
     /// The part's In to the GPU, on its stream.
@@ -321,7 +329,14 @@ impl<H: HostStorage<i32>> AddFiveTimes<H> {
     }
 
     /// The part's kernel, `n / N_THREADS` blocks of [`N_THREADS`] (rounded up), on its stream.
-    fn launch(&self, add: &Kernel, (lane, stream, range): &Part, recorder: &mut Option<&mut Recorder>) -> Result<()> {
+    /// The kernel is asked for here, so that a cold run loads it where the notes' program does.
+    fn launch(
+        &self,
+        add: &LazyKernel,
+        (lane, stream, range): &Part,
+        recorder: &mut Option<&mut Recorder>,
+    ) -> Result<()> {
+        let add = add.get()?;
         let (d_in, d_out) = (
             self.d_in.index(range.clone()).as_device_ptr(),
             self.d_out.index(range.clone()).as_device_ptr(),
@@ -355,8 +370,8 @@ impl<H: HostStorage<i32>> AddFiveTimes<H> {
         })
     }
 
-    /// Elements that are not 5 x runs x In (all of them checked; the GPU's int additions wrap, and so
-    /// does this product, though 1000 x 5 x runs stays far from 2^31 for any sensible run count).
+    /// Elements that are not 5 x runs x In (all of them checked). The GPU's int additions wrap, and so
+    /// does this product: with the notes' In (up to N - 1) the sums pass 2^31 after 12 runs.
     pub fn wrong_elements(&self) -> usize {
         let _phase = phases::enter(Phase::Verify);
         let factor = 5i32.wrapping_mul(self.runs);
@@ -374,11 +389,13 @@ mod tests {
 
     #[test]
     fn chunks_cover_everything_once_in_order() {
-        assert_eq!(chunks(10, 3), vec![0..4, 4..7, 7..10]);
+        assert_eq!(chunks(10, 3), vec![0..3, 3..6, 6..10]);
         assert_eq!(
             chunks(512 * 65535, 15).iter().map(|r| r.len()).collect::<Vec<_>>(),
             vec![2_236_928; 15]
         );
-        assert_eq!(chunks(2, 4), vec![0..1, 1..2, 2..2, 2..2]);
+        assert_eq!(chunks(1 << 24, 16)[15], 15 << 20..1 << 24);
+        assert_eq!(chunks(2, 4), vec![0..0, 0..0, 0..0, 0..2]);
+        assert_eq!(chunks(7, 1), vec![0..7]);
     }
 }

@@ -1,6 +1,9 @@
 //! The command line as a user meets it, on any machine (CI has no GPU).
 
-use common::testing::{assert_default_run_suits_this_machine, assert_every_value_flag_fails_cleanly, run};
+use common::testing::{
+    assert_as_printed_takes_no_repetitions, assert_default_run_suits_this_machine,
+    assert_every_value_flag_fails_cleanly, run,
+};
 
 const LAB: &str = env!("CARGO_BIN_EXE_lab-streams");
 
@@ -16,6 +19,7 @@ fn help_explains_every_flag() {
         "--elements",
         "--steps",
         "--repetitions",
+        "--as-printed",
         "--seed",
         "--timeline",
         "--force",
@@ -202,4 +206,9 @@ fn the_german_program_lists_its_cases_and_compiles_without_a_gpu() {
     );
     assert_eq!(outcome.code, Some(0), "{outcome:?}");
     assert!(outcome.stdout.contains("compiled for sm_"), "{}", outcome.stdout);
+}
+
+#[test]
+fn as_printed_is_one_cold_run_so_it_takes_no_repetitions() {
+    assert_as_printed_takes_no_repetitions(LAB, "lab-streams");
 }

@@ -4,7 +4,7 @@
 use common::context::{fork, Streams};
 use common::gpu::Gpu;
 use common::host_memory::Portable;
-use common::timing::time_on_stream;
+use common::timing::{time_on_stream, Runs};
 use common::verify::Random;
 use cust::stream::{Stream, StreamFlags};
 use lab_streams::small_kernels::{most_at_once, streams_of, SmallKernels};
@@ -13,7 +13,7 @@ use lab_streams::Order;
 use matrix::batch::Batch;
 use matrix::mmm::{load_mmm, MmmKernel};
 use matrix::{HostStorage, Pinned};
-use profiler::timeline::{record, Kernel, Kind, Recorder, Span};
+use profiler::timeline::{record, Kernel, Kind, LazyKernel, Recorder, Span};
 
 const NEEDS_GPU: &str = "needs a GPU: bash gpu-bundle/run.sh";
 
@@ -51,9 +51,13 @@ fn check_three_programs<H: HostStorage<f64>>() {
         let mut batch = Batch::<H>::random(count, n, block_size, n as u64).unwrap();
         // Kernels first, on a fresh batch: A and B must already be on the GPU (lab-mapped's first
         // GPU run found them uninitialized when only the serial program had copied them before).
-        let kernels = batch.time_kernels_only(&mmm.plain, &main, 1, &mut random).unwrap();
-        let serial = batch.time_serial(&mmm.plain, &main, 1, &mut random).unwrap();
-        let streamed = batch.time_streamed(&mmm, &main, &streams, 1, &mut random).unwrap();
+        let kernels = batch
+            .time_kernels_only(&mmm.plain, &main, Runs::warm(1), &mut random)
+            .unwrap();
+        // Cold runs (--as-printed) too: C's host pages given back first from pageable memory.
+        let runs = if n % 2 == 1 { Runs::AS_PRINTED } else { Runs::warm(2) };
+        let serial = batch.time_serial(&mmm.plain, &main, runs, &mut random).unwrap();
+        let streamed = batch.time_streamed(&mmm, &main, &streams, runs, &mut random).unwrap();
         for (name, measured) in [("serial", serial), ("kernels only", kernels), ("streamed", streamed)] {
             assert!(
                 measured.check.passed(),
@@ -118,14 +122,20 @@ fn the_chunked_pipeline_writes_every_element_right_from_pinned_pageable_and_port
 }
 
 /// The 15-stream sample from `H` host memory in both orders, every element checked after one run and
-/// after three (Out accumulates: the notes clear it only once), Out poisoned on the host before each.
+/// after three (Out accumulates: the notes clear it only once), Out cleared on the host before each.
 fn check_fifteen<H: HostStorage<i32>>() {
     let gpu = Gpu::open(0).expect(NEEDS_GPU);
     let module = gpu.load(&kernels::STREAMS).unwrap();
-    let add = Kernel::get(&module, "add_five_times").unwrap();
-    let main = Stream::new(StreamFlags::DEFAULT, None).unwrap();
+    let add = LazyKernel::new(&module, "add_five_times");
+    // The notes' events on the NULL stream, no fork or join: blocking streams order themselves after it.
+    let null = Stream::null();
     for n in [7, 1000, 512 * 65535 + 3] {
-        let mut job = AddFiveTimes::<H>::random(n, 4).unwrap();
+        // The notes' In[i] = i at one size (the lab's data), random ints from 1 at the others.
+        let mut job = if n == 1000 {
+            AddFiveTimes::<H>::as_printed(n).unwrap()
+        } else {
+            AddFiveTimes::<H>::random(n, 4).unwrap()
+        };
         for (count, order) in [
             (1, Order::RoundRobin),
             (15, Order::RoundRobin),
@@ -136,10 +146,7 @@ fn check_fifteen<H: HostStorage<i32>>() {
             for runs in [1, 3] {
                 job.clear().unwrap();
                 // SAFETY: time_on_stream returns only once the device has finished, on every path.
-                time_on_stream(&main, runs - 1, 1, || unsafe {
-                    job.run(&add, &main, &streams, order, None)
-                })
-                .unwrap();
+                time_on_stream(&null, runs - 1, 1, || unsafe { job.run(&add, &streams, order, None) }).unwrap();
                 assert_eq!(
                     job.wrong_elements(),
                     0,

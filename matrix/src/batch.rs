@@ -17,7 +17,8 @@ use crate::mmm::{launch_mmm, launch_mmm_maybe_stamped, CpuProduct, ProductCheck}
 use crate::{HostStorage, Matrix};
 use common::check_cuda;
 use common::context::{fork, join, Streams};
-use common::timing::{time_on_stream, Timing};
+use common::host_memory::fresh_pages;
+use common::timing::{time_on_stream, Runs, Timing};
 use common::verify::{Poison, Random};
 use profiler::timeline::{kernel_step, record, step, stream_lanes, Kernel, Kind, Recorder, Span};
 
@@ -202,29 +203,36 @@ impl<H: HostStorage<f64>> Batch<H> {
         Ok(())
     }
 
-    /// `serial`, timed on `main` (one warm-up, then `repetitions`), then checked.
-    pub fn time_serial(
-        &mut self,
-        mmm: &Function,
-        main: &Stream,
-        repetitions: usize,
-        random: &mut Random,
-    ) -> Result<Measured> {
+    /// Before a program's runs: C poisoned ([`Batch::poison_results`]); for a cold run from pageable
+    /// memory, C's host pages then given back ([`fresh_pages`]), as the slide's C from `new[]` that
+    /// nothing touched before its copy back. A product left uncopied still fails: its C reads 0.
+    fn before_runs(&mut self, runs: Runs) -> Result<()> {
         self.poison_results()?;
-        let timing = time_on_stream(main, 1, repetitions, || self.serial(mmm, main))?;
+        if runs.cold() && H::PAGEABLE {
+            for c in &mut self.c {
+                fresh_pages(c.data_mut());
+            }
+        }
+        Ok(())
+    }
+
+    /// `serial`, timed on `main` as `runs` says, then checked.
+    pub fn time_serial(&mut self, mmm: &Function, main: &Stream, runs: Runs, random: &mut Random) -> Result<Measured> {
+        self.before_runs(runs)?;
+        let timing = time_on_stream(main, runs.warmup, runs.repetitions, || self.serial(mmm, main))?;
         self.finish(main, timing, random)
     }
 
-    /// `kernels_only`, timed on `main`, then C copied back and checked.
+    /// `kernels_only`, timed on `main` as `runs` says, then C copied back and checked.
     pub fn time_kernels_only(
         &mut self,
         mmm: &Function,
         main: &Stream,
-        repetitions: usize,
+        runs: Runs,
         random: &mut Random,
     ) -> Result<Measured> {
-        self.poison_results()?;
-        let timing = time_on_stream(main, 1, repetitions, || self.kernels_only(mmm, main))?;
+        self.before_runs(runs)?;
+        let timing = time_on_stream(main, runs.warmup, runs.repetitions, || self.kernels_only(mmm, main))?;
         check_cuda!(main.synchronize())?; // faults of any kernel show up here
         self.copy_results_from_gpu()?;
         Ok(Measured {
@@ -233,19 +241,19 @@ impl<H: HostStorage<f64>> Batch<H> {
         })
     }
 
-    /// `streamed`, timed on `main` (fork and join), then checked.
+    /// `streamed`, timed on `main` (fork and join) as `runs` says, then checked.
     pub fn time_streamed(
         &mut self,
         mmm: &Kernel,
         main: &Stream,
         streams: &Streams,
-        repetitions: usize,
+        runs: Runs,
         random: &mut Random,
     ) -> Result<Measured> {
-        self.poison_results()?;
+        self.before_runs(runs)?;
         // SAFETY: time_on_stream returns only once the device has finished, on every path; `self` is
         // borrowed until then.
-        let timing = time_on_stream(main, 1, repetitions, || unsafe {
+        let timing = time_on_stream(main, runs.warmup, runs.repetitions, || unsafe {
             self.streamed(mmm, main, streams, None)
         })?;
         self.finish(main, timing, random)
@@ -345,5 +353,17 @@ mod tests {
             lines[3],
             "| x | 125.00 | 1.250 | - | - | PASS (max rel. error 1.0e-16) |"
         );
+    }
+
+    /// A cold run from pageable memory leaves C's pages fresh (zeros) instead of NaN: a product no
+    /// program copied back must still fail.
+    #[test]
+    fn an_uncopied_product_fails_after_fresh_pages_too() {
+        let mut batch = Batch::<Vec<f64>>::random_on_host(2, 300, 16, 3).unwrap();
+        batch.before_runs(Runs::AS_PRINTED).unwrap();
+        let c = batch.c[0].data();
+        assert!(c.iter().all(|x| *x == 0.0 || x.is_nan()) && c.iter().filter(|x| **x == 0.0).count() > c.len() / 2);
+        let check = batch.check(&mut Random::new(4));
+        assert!(!check.passed(), "{check:?}");
     }
 }

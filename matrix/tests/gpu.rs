@@ -2,6 +2,7 @@
 //! profiler's records tied to the products' timed windows. Needs a GPU: `bash gpu-bundle/run.sh`.
 
 use common::gpu::Gpu;
+use common::timing::Runs;
 
 const NEEDS_GPU: &str = "needs a GPU: bash gpu-bundle/run.sh";
 
@@ -35,7 +36,7 @@ fn cupti_records_every_copy_and_kernel_of_each_timed_run_and_the_trace_reads_bac
         let streams = common::context::new_streams(count)?;
         let mut batch = Batch::<Pinned<f64>>::random(count, n, 16, 5)?;
         let _named = common::timing::observer::program("mmm-streamed-and-pinned");
-        let measured = batch.time_streamed(&mmm, &main, &streams, runs, &mut Random::new(6))?;
+        let measured = batch.time_streamed(&mmm, &main, &streams, Runs::warm(runs), &mut Random::new(6))?;
         passed = measured.check.passed();
         // The chronogram of the same program: every bar from CUPTI's records.
         let spans = batch.record_streamed(&mmm, &main, &streams)?;

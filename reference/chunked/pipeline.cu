@@ -42,8 +42,9 @@ int main(int argc, char** argv) {
         for (int Nst = 1; Nst <= 16; Nst *= 2) {
             std::vector<cudaStream_t> Stream(Nst);
             for (int i = 0; i < Nst; ++i) CHECK_CUDA(cudaStreamCreate, &Stream[i]);
-            // Chunk i starts at i * N / Nst; the slides assume Nst | N, here the chunks differ by at most one float.
-            auto offset = [&](int i) { return (int)((long long)i * N / Nst); };
+            // Chunk i starts at i * (N / Nst) and holds N / Nst floats, as on the slides, which assume Nst | N;
+            // the last one also takes the N % Nst left over (offset(Nst) is N).
+            auto offset = [&](int i) { return i == Nst ? N : i * (N / Nst); };
             for (int i = 0; i < N; ++i) PtResCPU[i] = NAN;
             const Timing timing = time_host(repetitions, [&] {
                 for (int i = 0; i < Nst; ++i) {

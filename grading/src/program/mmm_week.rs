@@ -19,6 +19,7 @@ use std::path::Path;
 use anyhow::{Context as _, Result};
 use common::context::new_streams;
 use common::gpu::Gpu;
+use common::timing::Runs;
 use common::verify::Random;
 use cust::stream::{Stream, StreamFlags};
 use matrix::batch::Batch;
@@ -333,14 +334,14 @@ impl<F: Flavour> Week for MmmWeek<'_, F> {
         let mut random = Random::new(super::run::unpredictable());
         let mut rows = vec![results(batch, output, &mut random), super::waited(trace)];
         // Ours on the same case, after the program's results were checked (ours overwrites C).
-        let kernels = batch.time_kernels_only(&self.mmm.plain, &self.main, 3, &mut random)?;
+        let kernels = batch.time_kernels_only(&self.mmm.plain, &self.main, Runs::warm(3), &mut random)?;
         anyhow::ensure!(
             kernels.check.passed(),
             "our own kernels failed their check on this case"
         );
         let ours_ms = if F::PINNED {
             let streams = new_streams(case.count)?;
-            let streamed = batch.time_streamed(&self.mmm, &self.main, &streams, 3, &mut random)?;
+            let streamed = batch.time_streamed(&self.mmm, &self.main, &streams, Runs::warm(3), &mut random)?;
             anyhow::ensure!(
                 streamed.check.passed(),
                 "our own {} failed its check on this case",

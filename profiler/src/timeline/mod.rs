@@ -22,6 +22,8 @@ mod placing;
 mod recorder;
 mod svg;
 
+use std::cell::OnceCell;
+
 use anyhow::Result;
 use cust::function::Function;
 use cust::memory::DeviceCopy;
@@ -115,6 +117,38 @@ impl<'m> Kernel<'m> {
             plain: check_cuda!(module.get_function(name))?,
             stamped: check_cuda!(module.get_function(format!("{name}_stamped")))?,
         })
+    }
+}
+
+/// A [`Kernel`] asked for from its module at its first launch, as the CUDA runtime loads a program's
+/// kernel at its first launch (lazy loading, the default since CUDA 12.2; the Driver API loads it at
+/// `cuModuleGetFunction`). Loading a kernel waits for the work already queued on the GPU, so a cold
+/// run can lose the overlap its streams were made for: the Korean notes' one run does
+/// (`lab-streams --mode fifteen --as-printed`).
+pub struct LazyKernel<'m> {
+    module: &'m Module,
+    name: &'static str,
+    kernel: OnceCell<Kernel<'m>>,
+}
+
+impl<'m> LazyKernel<'m> {
+    pub fn new(module: &'m Module, name: &'static str) -> LazyKernel<'m> {
+        LazyKernel {
+            module,
+            name,
+            kernel: OnceCell::new(),
+        }
+    }
+
+    /// The kernel, asked for from the module the first time.
+    pub fn get(&self) -> Result<&Kernel<'m>> {
+        match self.kernel.get() {
+            Some(kernel) => Ok(kernel),
+            None => {
+                let kernel = Kernel::get(self.module, self.name)?;
+                Ok(self.kernel.get_or_init(|| kernel))
+            }
+        }
     }
 }
 

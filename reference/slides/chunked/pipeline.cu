@@ -17,8 +17,12 @@
 // kernel takes about as long as its copies (on an H200), where overlap shows most. These are
 // lab-streams --mode chunked's defaults (16777216 elements, 2000 steps): its 16-stream runs are the
 // lab's side of this program.
-// Fixed from the slides: the kernel got only PtGPU + offset, while the results are copied back from
-// PtResGPU + offset; it gets both.
+// Fixed from the slides:
+// - the kernel got only PtGPU + offset, while the results are copied back from PtResGPU + offset; it
+//   gets both;
+// - v2 ended with cudaMemcpyDeviceSynchronize(), a function CUDA does not have: cudaDeviceSynchronize.
+// Regrouped: the slides print the three loops once and give v1 and v2 only their endings; here the
+// loops are one function, transfers_and_kernels, called before each ending.
 // Added: every CUDA call is checked (CHECK), so a failure ends the program with exit code 1.
 #include <cstdio>
 #include <cstdlib>

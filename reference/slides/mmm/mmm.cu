@@ -46,7 +46,8 @@ int main(int argc, char** argv) {
         exit(1);
     }
     if (A.N % BLOCK_SIZE) {
-        std::cerr << cmdname << ": size of matrices is not a multiple of " << BLOCK_SIZE << std::endl;
+        // "multiply" (sic): the slide's words, printed as they are
+        std::cerr << cmdname << ": size of matrices is not a multiply of " << BLOCK_SIZE << std::endl;
         exit(1);
     }
     A.copy_to_gpu(); B.copy_to_gpu();

@@ -106,6 +106,15 @@ impl Stream {
         }
     }
 
+    /// The NULL stream (`0` in `<<<grid, block, shmem, 0>>>`), the context's legacy default stream:
+    /// work on it waits for all earlier work on the context's blocking streams, and theirs for it.
+    /// Dropping it destroys nothing (`Drop` skips a null handle). Added to cust 0.3.2 (PATCHED.md).
+    pub fn null() -> Self {
+        Stream {
+            inner: ptr::null_mut(),
+        }
+    }
+
     /// Return the flags which were used to create this stream.
     pub fn get_flags(&self) -> CudaResult<StreamFlags> {
         unsafe {
