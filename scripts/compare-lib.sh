@@ -29,6 +29,7 @@ verdict_of() {
 median_ms() {
     local key=$1 file ms values=()
     shift
+    if [ $# = 0 ]; then echo "-"; return; fi
     for file in "$@"; do
         ms=$(ms_after "$key" "$file")
         if [ "$ms" = "-" ]; then echo "-"; return; fi
@@ -69,6 +70,7 @@ timed_as() {
         case $1 in
             --as-printed) echo "one cold run"; return ;;
             --repetitions) repetitions=${2:-?}; shift ;;
+            --repetitions=*) repetitions=${1#*=} ;;
         esac
         shift
     done

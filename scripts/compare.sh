@@ -36,7 +36,9 @@
 # -h, --help       this text and the names of our programs.
 # Environment: NVCC (default: nvcc on PATH, /usr/local/cuda/bin/nvcc, .toolchain/cuda/bin/nvcc),
 # ARCH (default: the GPU's, from nvidia-smi, else sm_90), WORK (outputs; default a fresh temp folder;
-# one that exists must be empty). Usage errors: one line on stderr, exit 2.
+# one that exists must be empty), COLD_RUNS (default 5: how often each side of a row runs where both
+# time one cold run, the slides' programs and the labs' --as-printed). Usage errors: one line on
+# stderr, exit 2.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -176,6 +178,11 @@ if [ -n "$build_only" ]; then
     exit $failed
 fi
 
+# Rows whose two sides each time one cold run (reference/slides' programs, the labs' --as-printed)
+# run each side COLD_RUNS times and show the medians: one cold run of a program that copies from
+# pageable memory moved by 20% from run to run on an H100 (the host's page faults).
+cold_runs=${COLD_RUNS:-5}
+[[ $cold_runs =~ ^[1-9][0-9]*$ ]] || { echo "compare.sh: COLD_RUNS=$cold_runs: a number of runs, 1 or more" >&2; exit 2; }
 work=${WORK:-$(mktemp -d)}
 mkdir -p "$work"
 
@@ -193,9 +200,10 @@ rows=$(grep -v '^#' "$rows_file" | sed -e "s|{scene}|$scene|g" -e "s|{work}|$wor
 [ -z "$only" ] || rows=$(echo "$rows" | grep -E "^[^|]*($only)" || true)
 [ -n "$rows" ] || { echo "compare.sh: no row matches --only '$only'" >&2; exit 2; }
 
-# run TIMES COMMAND...: runs each distinct command TIMES times, each a process of its own, once for
-# all the rows that read it; sets last_logs to its output files in $work, and last_log and last_code
-# to the output and exit code of its first failing run (else its first run).
+# run TIMES COMMAND...: runs a command TIMES times, each a process of its own, once for all the rows
+# that ask for it as often (the key is TIMES and the command); sets last_logs to its output files in
+# $work, and last_log and last_code to the output and exit code of its first failing run (else its
+# first run).
 declare -A outputs=() codes=() failed=()
 run() {
     local times=$1 key=$* name log code i
@@ -207,20 +215,15 @@ run() {
             [ "$times" = 1 ] || log=$work/$name-run$i.log
             echo "compare.sh: running $*" >&2
             set +e; "$@" >"$log" 2>&1; code=$?; set -e
-            outputs[$key]+="$log "
+            outputs[$key]+="$log"$'\n'
             if [ -z "${failed[$key]:-}" ] && { [ "$code" != 0 ] || grep -q '^Result = FAIL' "$log"; }; then
                 failed[$key]=$log codes[$key]=$code
             fi
         done
     fi
-    read -r -a last_logs <<<"${outputs[$key]}"
+    mapfile -t last_logs <<<"${outputs[$key]%$'\n'}"
     last_log=${failed[$key]:-${last_logs[0]}} last_code=${codes[$key]:-0}
 }
-
-# Rows whose two sides each time one cold run (reference/slides' programs, the labs' --as-printed)
-# run each side COLD_RUNS times and show the medians: one cold run of a program that copies from
-# pageable memory moved by 20% from run to run on an H100 (the host's page faults).
-cold_runs=${COLD_RUNS:-5}
 
 echo "# The slide programs (CUDA C++, reference/) beside the Rust labs"
 echo
@@ -264,9 +267,9 @@ while IFS='|' read -r name reference_command reference_key lab_command lab_key s
         original_ms=$note original_verdict="-" original_timed="-"
     elif [ "${built[$program]}" = yes ]; then
         # shellcheck disable=SC2086 # arguments are words
-        # shellcheck disable=SC2086 # arguments are words
         if [ "$original_timed" = "one cold run" ] && [ "$(timed_as $lab_command)" = "one cold run" ]; then
-            times=$cold_runs original_timed="median of $cold_runs cold runs"
+            times=$cold_runs
+            [ "$times" = 1 ] || original_timed="median of $times cold runs"
         fi
         # shellcheck disable=SC2086 # arguments are words
         run "$times" "$binary" $arguments
@@ -294,7 +297,6 @@ while IFS='|' read -r name reference_command reference_key lab_command lab_key s
         [ "$sizes" = same ] || sizes_why=$sizes
     fi
     if [ -n "$sizes_why" ] && [ "$share" != "-" ]; then share=$sizes_why; fi
-    # shellcheck disable=SC2086 # arguments are words
     echo "| $name | $original_ms | $rust_ms | $share | $original_verdict | $rust_verdict | $(slide_ms "${slide:-}" "$slides") | $original_timed / $rust_timed |"
 done <<<"$rows"
 echo

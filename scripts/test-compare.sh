@@ -89,6 +89,8 @@ printf 'GPU time in ms: 40\n' >"$scratch/run3.log"
 expect "median of three runs" "$(median_ms 'GPU time in ms:' "$scratch"/run{1,2,3}.log)" 5.5
 expect "median of two runs" "$(median_ms 'GPU time in ms:' "$scratch"/run{1,2}.log)" 4.3750
 expect "no median where a run has no time" "$(time_or_why 'GPU time in ms:' "$scratch/run1.log" "$scratch/silent.log")" "no time line"
+expect "no median without a run" "$(median_ms 'GPU time in ms:')" "-"
+expect "timed: --repetitions=N" "$(timed_as --repetitions=7)" "warm-up, median of 7"
 expect "timed: --as-printed" "$(timed_as --mode mmm --size 1024 --as-printed)" "one cold run"
 expect "timed: --repetitions" "$(timed_as --mode mmm --repetitions 3)" "warm-up, median of 3"
 expect "timed: the lab's default" "$(timed_as --random 1024)" "warm-up, median of the default"
@@ -416,6 +418,9 @@ expect "file = in the table: the slide's lab at the slide's sizes" \
 # Rows whose two sides each time one cold run (reference/slides' programs, the labs' --as-printed): each
 # side runs COLD_RUNS times, a process each, and the table says so. (The stand-in's slide programs print
 # our reference programs' saved outputs, which have no "스트림 실행시간:" line.)
+status=0
+COLD_RUNS=0 stand_in work-cold-0 --originals reference/slides || status=$?
+expect "COLD_RUNS=0: a usage error" "$status:$(tail -n 1 "$scratch/err")" "2:compare.sh: COLD_RUNS=0: a number of runs, 1 or more"
 COLD_RUNS=3 stand_in work-cold --only '15-stream sample, 15 streams[|]' --originals reference/slides || true
 expect "cold runs: the slide's program three times" "$(grep -c 'running .*/fifteen-streams15$' "$scratch/err")" 3
 expect "cold runs: the lab three times" "$(grep -c 'running .*/lab-streams --mode fifteen --as-printed$' "$scratch/err")" 3

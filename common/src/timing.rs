@@ -1,6 +1,7 @@
 //! GPU timing with CUDA events, as the slides time: events recorded on the working stream around the
 //! work, so the numbers are device time, not host time. Warm-up runs first (module load and first-touch
-//! costs stay out), then every repetition gets its own pair of events and the median is reported.
+//! costs stay out), then every repetition gets its own pair of events and the median is reported;
+//! or, with [`Runs::AS_PRINTED`] (`--as-printed`), one cold run as the slides' programs time.
 
 pub mod observer;
 mod samples;
@@ -39,9 +40,9 @@ impl Runs {
         Runs { warmup: 1, repetitions }
     }
 
-    /// Whether this is [`Runs::AS_PRINTED`]: the first run is the timed one.
+    /// Whether this is [`Runs::AS_PRINTED`]: the first run is the timed one, and the only one.
     pub fn cold(&self) -> bool {
-        self.warmup == 0
+        *self == Runs::AS_PRINTED
     }
 
     /// How the runs were timed, for a lab's heading.
@@ -60,8 +61,10 @@ pub struct RunsArgs {
     /// Timed runs after one warm-up; the median is reported.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
     repetitions: u32,
-    /// Time as the slides' programs do: one run and no warm-up, so that the first launch (CUDA loads
-    /// a kernel then), the first write to fresh host pages and the clocks' ramp are inside the time.
+    /// Time as the slides' programs do: one run and no warm-up, so that what a first run pays is in
+    /// the time: the clocks' ramp; from pageable memory, the first write to each page of the results
+    /// (the programs' new[]); in lab-streams --mode fifteen, the kernel's loading at its first launch.
+    /// A lab's later programs run in the same process, after the first.
     #[arg(long, conflicts_with = "repetitions")]
     as_printed: bool,
 }

@@ -63,8 +63,9 @@ pub fn time_mapped(
     let block_size = batch.block_size;
     let timing = time_on_stream(main, runs.warmup, runs.repetitions, || match launch {
         Launch::PerProduct => {
-            // cudaStreamCreate in the loop, as on the slide; destroyed at the end of the run, which
-            // CUDA defers until their work is done.
+            // cudaStreamCreate in the timed loop, as on the slide (here all before the first launch,
+            // with the events of the fork and the join); destroyed at the end of the run, which CUDA
+            // defers until their work is done.
             let streams = new_streams(views.len())?;
             fork(main, &streams)?;
             for ([a, b, c], stream) in views.iter().zip(streams.iter()) {

@@ -30,11 +30,12 @@ pub fn run<H: HostStorage<f32>>(module: &Module, args: &Args) -> Result<bool> {
     let mut job = VectorJob::<H>::random(args.elements as usize, args.vector_steps(), args.seed)?;
     let mut random = Random::new(args.seed);
     println!(
-        "\nChunked pipeline: {} floats ({} MiB each way), {} fused multiply-adds each, {} host memory",
+        "\nChunked pipeline: {} floats ({} MiB each way), {} fused multiply-adds each, {} host memory; timed {}",
         args.elements,
         (args.elements as usize * 4) >> 20,
         job.steps,
-        H::KIND
+        H::KIND,
+        args.runs().describe()
     );
     println!("\n| streams | synchronize | host time in ms | speedup over 1 stream | check |");
     println!("|---------|-------------|-----------------|-----------------------|-------|");

@@ -20,7 +20,7 @@ use cust::context::CurrentContext;
 use cust::device::Device;
 use cust::module::Module;
 use cust::stream::{Stream, StreamFlags};
-use lab_streams::vector::{chunks, VectorJob};
+use lab_streams::vector::{even_chunks, VectorJob};
 use matrix::batch::Batch;
 use matrix::mmm::{load_mmm, MmmKernel};
 use profiler::timeline::{write_svg, Kernel, Recorder, Span};
@@ -58,7 +58,7 @@ impl Share for Batch<Portable<f64>> {
     }
 
     fn new(gpu: &Gpu, index: usize, of: usize, args: &Args) -> Result<(Self, Module, usize)> {
-        let (count, n) = (chunks(args.count as usize, of)[index].len(), args.size as usize);
+        let (count, n) = (even_chunks(args.count as usize, of)[index].len(), args.size as usize);
         gpu.ensure_fits(
             Batch::<Portable<f64>>::bytes(count, n),
             &format!("{count} products of {n} x {n} doubles"),
@@ -103,7 +103,7 @@ impl Share for VectorJob<Portable<f32>> {
     }
 
     fn new(gpu: &Gpu, index: usize, of: usize, args: &Args) -> Result<(Self, Module, usize)> {
-        let elements = chunks(args.elements as usize, of)[index].len();
+        let elements = even_chunks(args.elements as usize, of)[index].len();
         gpu.ensure_fits(2 * 4 * elements as u64, &format!("{elements} floats"))?;
         let job = VectorJob::random(elements, args.vector_steps(), args.seed + index as u64)?;
         Ok((

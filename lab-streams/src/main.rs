@@ -138,21 +138,22 @@ fn main() -> ExitCode {
 fn largest_job(args: &Args) -> (String, u64, u64) {
     let (count, n, elements) = (args.count as u64, args.size as u64, u64::from(args.elements));
     let mut jobs = Vec::new();
-    if runs(args, Mode::Mmm) {
+    if chosen(args, Mode::Mmm) {
         let bytes = Batch::<Vec<f64>>::bytes(count as usize, n as usize);
         jobs.push((format!("COUNT = {count} products of {n} x {n} doubles"), bytes, bytes));
     }
-    if runs(args, Mode::Chunked) || runs(args, Mode::Overlap) {
+    if chosen(args, Mode::Chunked) || chosen(args, Mode::Overlap) {
         jobs.push((format!("--elements {elements}"), 3 * 4 * elements, 2 * 4 * elements));
     }
-    if runs(args, Mode::Fifteen) {
+    if chosen(args, Mode::Fifteen) {
         let n = fifteen::N as u64;
         jobs.push(("the 15-stream sample".to_string(), 2 * 4 * n, 2 * 4 * n));
     }
     jobs.into_iter().max_by_key(|(_, host, _)| *host).unwrap_or_default()
 }
 
-fn runs(args: &Args, mode: Mode) -> bool {
+/// Whether `--mode` runs `mode`: names it, or says all.
+fn chosen(args: &Args, mode: Mode) -> bool {
     args.mode == mode || args.mode == Mode::All
 }
 
@@ -196,32 +197,32 @@ fn run(args: Args) -> Result<()> {
     gpu.ensure_fits(gpu_bytes, &job)?;
     let module = gpu.load(&kernels::STREAMS)?;
     let mut passed = true;
-    if runs(&args, Mode::Mmm) {
+    if chosen(&args, Mode::Mmm) {
         passed &= programs::run(&gpu, &args)?;
     }
     let pinned = args.host_memory == HostMemory::Pinned;
-    if runs(&args, Mode::Chunked) {
+    if chosen(&args, Mode::Chunked) {
         passed &= if pinned {
             chunked::run::<Pinned<f32>>(&module, &args)?
         } else {
             chunked::run::<Vec<f32>>(&module, &args)?
         };
     }
-    if runs(&args, Mode::Fifteen) {
+    if chosen(&args, Mode::Fifteen) {
         passed &= if pinned {
             fifteen::run::<Pinned<i32>>(&module, &args)?
         } else {
             fifteen::run::<Vec<i32>>(&module, &args)?
         };
     }
-    if runs(&args, Mode::Overlap) {
+    if chosen(&args, Mode::Overlap) {
         passed &= if pinned {
             overlap::run::<Pinned<f32>>(&module, &args)?
         } else {
             overlap::run::<Vec<f32>>(&module, &args)?
         };
     }
-    if runs(&args, Mode::Concurrent) {
+    if chosen(&args, Mode::Concurrent) {
         passed &= concurrent::run(&gpu, &module, &args)?;
     }
     verdict(passed, "a GPU result differs from the CPU reference")

@@ -2,13 +2,18 @@
 //! values the check needs while the GPU runs the chunked job on 4 streams; the host synchronizes
 //! explicitly before it uses the GPU's results. Pinned host memory by default (the slides register
 //! theirs with `cudaHostRegister`): from pageable memory the copies hold the CPU until they are done.
+//! Then how the host waits (German slides): `cudaEventSynchronize` busy-waits, burning a core, unless
+//! the event was made with `cudaEventBlockingSync`.
 
 use std::time::Instant;
 
 use anyhow::Result;
+use common::check_cuda;
 use common::context::{new_streams, WaitForDevice};
 use common::verify::Random;
+use cust::event::{Event, EventFlags};
 use cust::module::Module;
+use cust::stream::Stream;
 use lab_streams::vector::{wait, Synchronize, VectorJob};
 use matrix::HostStorage;
 use profiler::timeline::Kernel;
@@ -74,7 +79,50 @@ pub fn run<H: HostStorage<f32>>(module: &Module, args: &Args) -> Result<bool> {
         pass(overlapped_ok)
     );
     println!("\nOverlapped: host time in ms: {overlapped_ms:.2} against {serial_ms:.2} one after the other");
+    event_waits(&job, &work, &streams[0])?;
     Ok(serial_ok && overlapped_ok)
+}
+
+/// Kernels the host waits for in [`event_waits`]: a tenth of a second with the defaults on an H100.
+const WAITED_KERNELS: usize = 64;
+
+/// The German slides' `cudaEventSynchronize`: "without cudaEventBlockingSync it busy-waits". The job's
+/// kernel launched [`WAITED_KERNELS`] times on `stream`, an event recorded after them, and the host
+/// waiting for it: the wait's wall time against the CPU time the process spent meanwhile.
+fn event_waits<H: HostStorage<f32>>(job: &VectorJob<H>, work: &Kernel, stream: &Stream) -> Result<()> {
+    println!("\nThe host waiting for {WAITED_KERNELS} of those kernels with cudaEventSynchronize\n");
+    println!("| event made with | wait: wall ms | process CPU ms | CPU / wall |");
+    println!("|-----------------|---------------|----------------|------------|");
+    for (name, flags) in [
+        ("cudaEventDefault (busy-wait)", EventFlags::DEFAULT),
+        ("cudaEventBlockingSync", EventFlags::BLOCKING_SYNC),
+    ] {
+        let done = check_cuda!(Event::new(flags | EventFlags::DISABLE_TIMING))?;
+        let waiting = WaitForDevice; // an error below still waits for the kernels before `job` goes
+        for _ in 0..WAITED_KERNELS {
+            job.kernels(work, std::slice::from_ref(stream), &mut None)?;
+        }
+        check_cuda!(done.record(stream))?;
+        let (start, cpu_start) = (Instant::now(), process_cpu_ms());
+        check_cuda!(done.synchronize())?;
+        let (wall_ms, cpu_ms) = (start.elapsed().as_secs_f64() * 1e3, process_cpu_ms() - cpu_start);
+        waiting.disarm();
+        println!("| {name} | {wall_ms:.2} | {cpu_ms:.2} | {:.2} |", cpu_ms / wall_ms);
+    }
+    Ok(())
+}
+
+/// User and system CPU time of the whole process so far (`getrusage`), in ms.
+fn process_cpu_ms() -> f64 {
+    // SAFETY: struct rusage holds integers only, so all zeros is a value of it; getrusage writes one
+    // struct rusage, which `usage` is, and keeps no pointer to it.
+    let usage = unsafe {
+        let mut usage = std::mem::zeroed::<libc::rusage>();
+        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
+        usage
+    };
+    let ms = |t: libc::timeval| t.tv_sec as f64 * 1e3 + t.tv_usec as f64 / 1e3;
+    ms(usage.ru_utime) + ms(usage.ru_stime)
 }
 
 fn host_ms(mut work: impl FnMut() -> Result<()>) -> Result<f64> {

@@ -13,28 +13,18 @@ use cust::memory::{CopyDestination, DeviceBuffer};
 use cust::stream::Stream;
 use profiler::timeline::{kernel_step, Kernel, Recorder, Span};
 
-use crate::vector::BLOCK_SIZE;
+use crate::vector::{even_chunks, BLOCK_SIZE};
 use crate::Order;
 
 /// The stream of each of `kernels` kernels on `streams` streams.
 pub fn streams_of(kernels: usize, streams: usize, order: Order) -> Vec<usize> {
     match order {
         Order::RoundRobin => (0..kernels).map(|k| k % streams).collect(),
-        // A run of consecutive kernels per stream, the first `kernels % streams` streams one more
-        // (with fewer kernels than streams: one kernel on each of the first streams).
-        Order::StreamByStream => {
-            let (base, extra) = (kernels / streams, kernels % streams);
-            let longer = extra * (base + 1);
-            (0..kernels)
-                .map(|k| {
-                    if k < longer {
-                        k / (base + 1)
-                    } else {
-                        extra + (k - longer) / base
-                    }
-                })
-                .collect()
-        }
+        Order::StreamByStream => even_chunks(kernels, streams)
+            .into_iter()
+            .enumerate()
+            .flat_map(|(stream, range)| std::iter::repeat_n(stream, range.len()))
+            .collect(),
     }
 }
 

@@ -31,12 +31,28 @@ pub enum Synchronize {
     Device,
 }
 
-/// `n` split into `parts` contiguous ranges as the French slides cut their job: `N / Nst` elements
-/// each, from `i * (N / Nst)`; the slides assume Nst divides N, here the last range takes the rest.
+/// `n` split into `parts` contiguous ranges as the French slides cut their job, one per stream:
+/// `N / Nst` elements each, from `i * (N / Nst)`; the slides assume Nst divides N, here the last
+/// range takes the rest. (The Korean sample's `i * N / nStreams` gives the same parts at its N.)
 pub fn chunks(n: usize, parts: usize) -> Vec<Range<usize>> {
     let size = n / parts;
     (0..parts)
         .map(|part| part * size..if part + 1 == parts { n } else { (part + 1) * size })
+        .collect()
+}
+
+/// `n` split into `parts` contiguous ranges of nearly equal length, the first ones one longer: work
+/// spread over GPUs or streams where no slide says how, so that no part is empty while `parts <= n`.
+pub fn even_chunks(n: usize, parts: usize) -> Vec<Range<usize>> {
+    let (base, extra) = (n / parts, n % parts);
+    let mut start = 0;
+    (0..parts)
+        .map(|part| {
+            let length = base + usize::from(part < extra);
+            let range = start..start + length;
+            start += length;
+            range
+        })
         .collect()
 }
 
@@ -233,7 +249,7 @@ impl<H: HostStorage<i32>> AddFiveTimes<H> {
         Self::with_input(input)
     }
 
-    /// Random ints from 1 to 1000 in In (no element whose sum is 0 whatever the GPU did).
+    /// Random ints from 1 to 1000 in In, so that every expected sum differs from Out's 0.
     pub fn random(n: usize, seed: u64) -> Result<Self> {
         let mut random = Random::new(seed);
         let mut input = H::filled(n, 0)?;
@@ -264,8 +280,9 @@ impl<H: HostStorage<i32>> AddFiveTimes<H> {
     }
 
     /// One run over `streams` in `order`; with a recorder, every copy and kernel lies between events
-    /// for the chronogram. No fork or join, as in the notes: `streams` must be blocking streams (those
-    /// of [`common::context::new_streams`]), so that events on the NULL stream enclose their work.
+    /// for the chronogram. No fork or join, as in the notes: time it with events on the NULL stream
+    /// (`Stream::null()`), which enclose the work of blocking streams such as
+    /// those of [`common::context::new_streams`].
     ///
     /// # Safety
     /// The copies read `input` and write `output` after this returns (also after an error): until the
@@ -395,7 +412,17 @@ mod tests {
             vec![2_236_928; 15]
         );
         assert_eq!(chunks(1 << 24, 16)[15], 15 << 20..1 << 24);
-        assert_eq!(chunks(2, 4), vec![0..0, 0..0, 0..0, 0..2]);
         assert_eq!(chunks(7, 1), vec![0..7]);
+    }
+
+    #[test]
+    fn even_chunks_leave_no_part_empty_while_there_is_work_for_each() {
+        assert_eq!(even_chunks(10, 3), vec![0..4, 4..7, 7..10]);
+        assert_eq!(even_chunks(2, 4), vec![0..1, 1..2, 2..2, 2..2]);
+        for (n, parts) in [(10, 4), (10, 6), (10, 10), (64, 32), (1000003, 16)] {
+            let ranges = even_chunks(n, parts);
+            assert!(ranges.iter().all(|r| !r.is_empty()), "{n} over {parts}: {ranges:?}");
+            assert_eq!(ranges.last().map(|r| r.end), Some(n));
+        }
     }
 }

@@ -129,7 +129,7 @@ fn check_fifteen<H: HostStorage<i32>>() {
     let add = LazyKernel::new(&module, "add_five_times");
     // The notes' events on the NULL stream, no fork or join: blocking streams order themselves after it.
     let null = Stream::null();
-    for n in [7, 1000, 512 * 65535 + 3] {
+    for n in [7, 31, 1000, 512 * 65535 + 3] {
         // The notes' In[i] = i at one size (the lab's data), random ints from 1 at the others.
         let mut job = if n == 1000 {
             AddFiveTimes::<H>::as_printed(n).unwrap()

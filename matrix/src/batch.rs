@@ -210,7 +210,8 @@ impl<H: HostStorage<f64>> Batch<H> {
         self.poison_results()?;
         if runs.cold() && H::PAGEABLE {
             for c in &mut self.c {
-                fresh_pages(c.data_mut());
+                // SAFETY: H::PAGEABLE: a Vec's memory from the allocator, never registered.
+                unsafe { fresh_pages(c.data_mut()) };
             }
         }
         Ok(())

@@ -1,5 +1,6 @@
-// streams15.cu: the Korean notes' stream sample. N = 512 x 65535 ints over nStreams = 15 streams. Out is
-// cleared once on the GPU (cudaMemset); then, in three loops over the streams, every stream copies its
+// streams15.cu: the Korean notes' stream sample. N = 512 x 65535 ints over nStreams = 15 streams,
+// host_In[i] = i and host_Out[i] = 0 as printed. Out is cleared once on the GPU (cudaMemset); then, in
+// three loops over the streams, every stream copies its
 // part of In to the GPU, every stream runs the kernel on its part (Out += In five times, 512 threads
 // per block), and every stream copies its part of Out back. Pinned memory (cudaMallocHost): the notes
 // say streams need it.
@@ -9,13 +10,13 @@
 //
 // Beside: lab-streams --mode fifteen [--order stream-by-stream]. Fixed from the notes:
 // - their copies move Size bytes (all of the buffer) from every stream's offset, past the buffer's end;
-//   each stream copies its part here (N / nStreams ints, the last stream the rest).
+//   each stream copies its part here (N / nStreams ints from i * (N / nStreams), the last stream the
+//   rest; at the notes' N the parts are equal).
 // - the kernel checks tid < n, so a part that is not a whole number of blocks stays inside its buffer.
 // - the timed runs repeat (one warm-up, then REPETITIONS), and Out is never copied in, so run k adds to
 //   what run k - 1 left: the check expects Out = 5 x runs x In, which also shows that every run did
-//   its work.
+//   its work (the sums wrap past 2^31 from the 13th run, on both sides alike, as the lab's do).
 // - cutilSafeCall came from the old SDK's cutil; CHECK_CUDA does its job.
-#include <climits>
 #include <cstring>
 
 #include "../check.h"
@@ -40,12 +41,11 @@ int main(int argc, char** argv) {
     int *host_In, *host_Out, *dev_In, *dev_Out;
     CHECK_CUDA(cudaMallocHost, (void**)&host_In, Size);
     CHECK_CUDA(cudaMallocHost, (void**)&host_Out, Size);
-    Random random(1);
-    for (int i = 0; i < N; i++) host_In[i] = 1 + (int)(random.next() % 1000);
+    for (int i = 0; i < N; i++) host_In[i] = i;
     CHECK_CUDA(cudaMalloc, (void**)&dev_In, Size);
     CHECK_CUDA(cudaMalloc, (void**)&dev_Out, Size);
     CHECK_CUDA(cudaMemset, dev_In, 0, Size);
-    std::printf("Korean notes' sample: N = 512 x 65535 = %d ints, Out += In five times, %d threads per block, pinned host memory\n",
+    std::printf("Korean notes' sample: N = 512 x 65535 = %d ints, In[i] = i, Out += In five times, %d threads per block, pinned host memory\n",
                 N, nThreads);
     std::printf("Issued %s\n\n", stream_by_stream ? "stream by stream (stream-by-stream)" : "breadth first (all copies in, all kernels, all copies out)");
     std::printf("| streams | GPU time in ms | speedup | check |\n");
@@ -55,7 +55,7 @@ int main(int argc, char** argv) {
     for (int nStreams : {1, 15}) {
         std::vector<cudaStream_t> streams(nStreams);
         for (int i = 0; i < nStreams; i++) CHECK_CUDA(cudaStreamCreate, &streams[i]);
-        auto offset = [&](int i) { return (int)((long long)i * N / nStreams); };
+        auto offset = [&](int i) { return i == nStreams ? N : i * (N / nStreams); };
         auto copy_in = [&](int i) {
             const int n = offset(i + 1) - offset(i);
             CHECK_CUDA(cudaMemcpyAsync, dev_In + offset(i), host_In + offset(i), n * sizeof(int), cudaMemcpyHostToDevice, streams[i]);
@@ -70,7 +70,7 @@ int main(int argc, char** argv) {
             CHECK_CUDA(cudaMemcpyAsync, host_Out + offset(i), dev_Out + offset(i), n * sizeof(int), cudaMemcpyDeviceToHost, streams[i]);
         };
         CHECK_CUDA(cudaMemset, dev_Out, 0, Size);
-        for (int i = 0; i < N; i++) host_Out[i] = INT_MIN;
+        for (int i = 0; i < N; i++) host_Out[i] = 0;
         int runs = 0;
         const Timing timing = time_gpu(repetitions, [&] {
             if (stream_by_stream) {
@@ -83,10 +83,11 @@ int main(int argc, char** argv) {
             runs++;
         });
         int wrong = 0;
-        for (int i = 0; i < N; i++) wrong += host_Out[i] != 5 * runs * host_In[i];
+        for (int i = 0; i < N; i++) wrong += host_Out[i] != (int)(5u * (unsigned)runs * (unsigned)host_In[i]);
         pass = pass && wrong == 0;
         if (nStreams == 1) one_stream_ms = timing.median();
         std::printf("| %d | %.3f | %.2fx | %s |\n", nStreams, timing.median(), one_stream_ms / timing.median(), wrong ? "FAIL" : "PASS");
+        if (nStreams == 15) std::printf("스트림 실행시간: %f msec\n", timing.median());  // the notes' line
         for (int i = 0; i < nStreams; i++) CHECK_CUDA(cudaStreamDestroy, streams[i]);
     }
     CHECK_CUDA(cudaFree, dev_In); CHECK_CUDA(cudaFree, dev_Out);

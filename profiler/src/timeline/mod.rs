@@ -124,7 +124,7 @@ impl<'m> Kernel<'m> {
 /// kernel at its first launch (lazy loading, the default since CUDA 12.2; the Driver API loads it at
 /// `cuModuleGetFunction`). Loading a kernel waits for the work already queued on the GPU, so a cold
 /// run can lose the overlap its streams were made for: the Korean notes' one run does
-/// (`lab-streams --mode fifteen --as-printed`).
+/// (`lab-streams --mode fifteen --as-printed`). Its stamped twin is asked for at the same time.
 pub struct LazyKernel<'m> {
     module: &'m Module,
     name: &'static str,
