@@ -180,6 +180,9 @@ pub struct TextureDesc {
 extern "C" {
     /// `CUresult cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config)` (cudaFuncSetCacheConfig)
     pub fn cuFuncSetCacheConfig(function: *mut c_void, config: c_int) -> c_int;
+    /// `CUresult cuCtxSetCacheConfig(CUfunc_cache config)` (cudaDeviceSetCacheConfig): the current
+    /// context's preference, for the kernels that state none of their own.
+    pub fn cuCtxSetCacheConfig(config: c_int) -> c_int;
     /// `CUresult cuMemcpy2D(const CUDA_MEMCPY2D* pCopy)` (cudaMemcpy2D)
     #[link_name = "cuMemcpy2D_v2"]
     pub fn cuMemcpy2D(copy: *const Memcpy2D) -> c_int;

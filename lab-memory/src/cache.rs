@@ -1,5 +1,6 @@
 //! `--mode cache`: L1 and shared memory are one store per multiprocessor, split by a preference the
-//! kernel states: `cudaFuncSetCacheConfig` (the Chinese notes: Kepler's 16 + 48, 32 + 32, 48 + 16 KB)
+//! kernel states: `cudaFuncSetCacheConfig` (the Chinese notes: Kepler's 16 + 48, 32 + 32, 48 + 16 KB),
+//! or the device states for every kernel that states none (`cudaDeviceSetCacheConfig`, the notes too),
 //! and its successor, the carveout attribute (`cudaFuncAttributePreferredSharedMemoryCarveout`, a
 //! percentage). `cached_gather` (`kernels/cuda/memory.cu`) adds table entries at hashed positions; when
 //! the table fits the L1 the preference leaves, it is read from L1, else from L2.
@@ -30,6 +31,8 @@ pub enum Preference {
     Default,
     /// `cudaFuncSetCacheConfig(kernel, cudaFuncCachePrefer...)`: the `CU_FUNC_CACHE_PREFER_*` value.
     CacheConfig(c_int),
+    /// `cudaDeviceSetCacheConfig(cudaFuncCachePrefer...)`, the kernel stating none.
+    DeviceCacheConfig(c_int),
     /// `cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, percent)`.
     Carveout(i32),
 }
@@ -41,6 +44,8 @@ impl Preference {
             Preference::CacheConfig(raw::CU_FUNC_CACHE_PREFER_L1),
             Preference::CacheConfig(raw::CU_FUNC_CACHE_PREFER_EQUAL),
             Preference::CacheConfig(raw::CU_FUNC_CACHE_PREFER_SHARED),
+            Preference::DeviceCacheConfig(raw::CU_FUNC_CACHE_PREFER_L1),
+            Preference::DeviceCacheConfig(raw::CU_FUNC_CACHE_PREFER_SHARED),
             Preference::Carveout(0),
             Preference::Carveout(50),
             Preference::Carveout(100),
@@ -51,27 +56,26 @@ impl Preference {
     pub fn name(self) -> String {
         match self {
             Preference::Default => "no preference (default)".to_string(),
-            Preference::CacheConfig(config) => {
-                let which = match config {
-                    raw::CU_FUNC_CACHE_PREFER_L1 => "PreferL1",
-                    raw::CU_FUNC_CACHE_PREFER_EQUAL => "PreferEqual",
-                    raw::CU_FUNC_CACHE_PREFER_SHARED => "PreferShared",
-                    _ => "PreferNone",
-                };
-                format!("cudaFuncSetCacheConfig({which})")
+            Preference::CacheConfig(config) => format!("cudaFuncSetCacheConfig({})", config_name(config)),
+            Preference::DeviceCacheConfig(config) => {
+                format!("cudaDeviceSetCacheConfig({})", config_name(config))
             }
             Preference::Carveout(percent) => format!("carveout {percent}% shared"),
         }
     }
 
-    /// States this preference on `function`, after clearing both settings, so one run's choice does
-    /// not stay for the next.
+    /// States this preference on `function` or the device, after clearing all three settings, so one
+    /// run's choice does not stay for the next.
     pub fn apply(self, function: &Function) -> Result<()> {
-        let (config, carveout) = match self {
-            Preference::Default => (raw::CU_FUNC_CACHE_PREFER_NONE, -1),
-            Preference::CacheConfig(config) => (config, -1),
-            Preference::Carveout(percent) => (raw::CU_FUNC_CACHE_PREFER_NONE, percent),
+        let none = raw::CU_FUNC_CACHE_PREFER_NONE;
+        let (config, device_config, carveout) = match self {
+            Preference::Default => (none, none, -1),
+            Preference::CacheConfig(config) => (config, none, -1),
+            Preference::DeviceCacheConfig(config) => (none, config, -1),
+            Preference::Carveout(percent) => (none, none, percent),
         };
+        // SAFETY: a plain integer setting of the current context.
+        check_cuda!(unsafe { raw::cuCtxSetCacheConfig(device_config) })?;
         let handle = function.to_raw().cast();
         // SAFETY: a loaded function's handle and plain integer settings.
         check_cuda!(unsafe {
@@ -84,6 +88,16 @@ impl Preference {
         // SAFETY: as above.
         check_cuda!(unsafe { raw::cuFuncSetCacheConfig(handle, config) })?;
         Ok(())
+    }
+}
+
+/// `cudaFuncCachePrefer...` by its C name.
+fn config_name(config: c_int) -> &'static str {
+    match config {
+        raw::CU_FUNC_CACHE_PREFER_L1 => "PreferL1",
+        raw::CU_FUNC_CACHE_PREFER_EQUAL => "PreferEqual",
+        raw::CU_FUNC_CACHE_PREFER_SHARED => "PreferShared",
+        _ => "PreferNone",
     }
 }
 
@@ -209,6 +223,7 @@ mod tests {
         let names: Vec<String> = Preference::all().into_iter().map(Preference::name).collect();
         assert_eq!(names[0], "no preference (default)");
         assert!(names.contains(&"cudaFuncSetCacheConfig(PreferShared)".to_string()));
+        assert!(names.contains(&"cudaDeviceSetCacheConfig(PreferL1)".to_string()));
         assert!(names.contains(&"carveout 100% shared".to_string()));
     }
 }
