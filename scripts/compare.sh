@@ -263,13 +263,17 @@ while IFS='|' read -r name reference_command reference_key lab_command lab_key s
             sizes_why="sizes unknown (compare.sh --init)"
         fi
     fi
+    read -r lab lab_arguments <<<"$lab_command"
+    # shellcheck disable=SC2086 # arguments are words
+    rust_timed=$(timed_as $lab_arguments)
     if [ -n "$note" ]; then
         original_ms=$note original_verdict="-" original_timed="-"
     elif [ "${built[$program]}" = yes ]; then
-        # shellcheck disable=SC2086 # arguments are words
-        if [ "$original_timed" = "one cold run" ] && [ "$(timed_as $lab_command)" = "one cold run" ]; then
+        if [ "$original_timed" = "one cold run" ] && [ "$rust_timed" = "one cold run" ]; then
             times=$cold_runs
-            [ "$times" = 1 ] || original_timed="median of $times cold runs"
+            if [ "$times" != 1 ]; then
+                original_timed="median of $times cold runs" rust_timed="median of $times cold runs (--as-printed)"
+            fi
         fi
         # shellcheck disable=SC2086 # arguments are words
         run "$times" "$binary" $arguments
@@ -282,14 +286,10 @@ while IFS='|' read -r name reference_command reference_key lab_command lab_key s
     else
         original_ms="-" original_verdict=${built[$program]}
     fi
-    read -r lab lab_arguments <<<"$lab_command"
     # shellcheck disable=SC2086 # arguments are words
     run "$times" "$labs/$lab" $lab_arguments
     rust_ms=$(median_ms "$lab_key" "${last_logs[@]}")
     rust_verdict=$(verdict_of "$last_log" "$last_code")
-    # shellcheck disable=SC2086 # arguments are words
-    rust_timed=$(timed_as $lab_arguments)
-    [ "$times" = 1 ] || rust_timed="median of $times cold runs (--as-printed)"
     share=$(ratio "$rust_ms" "$original_ms")
     [ -z "$other_arguments" ] || share="other arguments"
     if [ -n "$sizes_regex" ] && [ -z "$note" ] && [ -z "$sizes_why" ]; then

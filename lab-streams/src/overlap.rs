@@ -103,9 +103,9 @@ fn event_waits<H: HostStorage<f32>>(job: &VectorJob<H>, work: &Kernel, stream: &
             job.kernels(work, std::slice::from_ref(stream), &mut None)?;
         }
         check_cuda!(done.record(stream))?;
-        let (start, cpu_start) = (Instant::now(), process_cpu_ms());
-        check_cuda!(done.synchronize())?;
-        let (wall_ms, cpu_ms) = (start.elapsed().as_secs_f64() * 1e3, process_cpu_ms() - cpu_start);
+        let cpu_start = process_cpu_ms();
+        let wall_ms = host_ms(|| Ok(check_cuda!(done.synchronize())?))?;
+        let cpu_ms = process_cpu_ms() - cpu_start;
         waiting.disarm();
         println!("| {name} | {wall_ms:.2} | {cpu_ms:.2} | {:.2} |", cpu_ms / wall_ms);
     }

@@ -27,10 +27,11 @@ pub fn run(gpu: &Gpu, args: &Args) -> Result<bool> {
         Batch::<Vec<f64>>::bytes(count, n),
         &format!("{count} products of {n} x {n} doubles"),
     )?;
+    let runs = args.runs();
     println!(
         "\nCOUNT = {count} products of random {n} x {n} doubles, tiled mmm with BLOCK_SIZE {}, pageable host memory; each program timed {}",
         args.block_size,
-        args.runs().describe()
+        runs.describe()
     );
     let module = load_mmm(gpu, args.block_size)?;
     let mmm = Kernel::get(&module, &MmmKernel::Tiled.c_name::<f64>())?;
@@ -40,7 +41,6 @@ pub fn run(gpu: &Gpu, args: &Args) -> Result<bool> {
     let streams = new_streams(count)?;
     let mut batch = Batch::<Vec<f64>>::random(count, n, args.block_size, args.seed)?;
     let mut random = Random::new(args.seed);
-    let runs = args.runs();
 
     let progress = Progress::new(SLIDE_MS.len(), "lab-streams");
     let serial = progress.run("mmm", || batch.time_serial(&mmm.plain, &main, runs, &mut random))?;
