@@ -46,18 +46,29 @@ pub struct Streams {
     done: Vec<OrderEvent>,
 }
 
-/// `count` new streams (`cudaStreamCreate`). cust 0.3.2 drops `StreamFlags::NON_BLOCKING`, so these
-/// synchronize with the NULL stream exactly like the slides' streams.
+/// `count` new streams (`cudaStreamCreate`). cust 0.3.2 drops `StreamFlags::NON_BLOCKING` (its
+/// patched `Stream::new_non_blocking` is `unsafe`), so these synchronize with the NULL stream exactly
+/// like the slides' streams.
 pub fn new_streams(count: usize) -> Result<Streams> {
-    let streams = (0..count)
-        .map(|_| Ok(check_cuda!(Stream::new(StreamFlags::DEFAULT, None))?))
-        .collect::<Result<Vec<_>>>()?;
-    let done = (0..count).map(|_| OrderEvent::new()).collect::<Result<Vec<_>>>()?;
-    Ok(Streams {
-        streams,
-        forked: OrderEvent::new()?,
-        done,
-    })
+    Streams::from_streams(
+        (0..count)
+            .map(|_| Ok(check_cuda!(Stream::new(StreamFlags::DEFAULT, None))?))
+            .collect::<Result<Vec<_>>>()?,
+    )
+}
+
+impl Streams {
+    /// `streams`, made some other way (lab-streams' non-blocking ones), with their events.
+    pub fn from_streams(streams: Vec<Stream>) -> Result<Streams> {
+        let done = (0..streams.len())
+            .map(|_| OrderEvent::new())
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Streams {
+            streams,
+            forked: OrderEvent::new()?,
+            done,
+        })
+    }
 }
 
 impl Deref for Streams {

@@ -80,7 +80,7 @@ fn meminfo_bytes(meminfo: &str, key: &str) -> Option<u64> {
 }
 
 /// Host memory from `cudaHostAlloc` (`cuMemHostAlloc`), page-locked, with the flags of its kind `K`:
-/// [`Mapped`] or [`Portable`].
+/// [`Mapped`], [`Portable`] or [`MappedPortable`].
 pub struct HostAlloc<T: DeviceCopy, K: HostAllocKind> {
     pointer: *mut T,
     len: usize,
@@ -107,6 +107,13 @@ impl HostAllocKind for PortableMemory {
     const KIND: &'static str = "portable pinned";
 }
 
+/// `cudaHostAllocMapped | cudaHostAllocPortable` (the Korean notes): see [`MappedPortable`].
+pub struct MappedPortableMemory;
+impl HostAllocKind for MappedPortableMemory {
+    const FLAGS: u32 = raw::CU_MEMHOSTALLOC_DEVICEMAP | raw::CU_MEMHOSTALLOC_PORTABLE;
+    const KIND: &'static str = "mapped portable";
+}
+
 /// Mapped, page-locked host memory: the host writes and reads it as a slice, kernels through
 /// [`Mapped::device_pointer`] (which equals the host address where unified addressing is on).
 ///
@@ -120,6 +127,10 @@ pub type Mapped<T> = HostAlloc<T, MappedMemory>;
 /// Page-locked memory that every context treats as pinned, not just the one that allocated it: the
 /// slides' flag for host buffers that several GPUs copy from and to at full speed.
 pub type Portable<T> = HostAlloc<T, PortableMemory>;
+
+/// Mapped memory that every context treats as pinned and mapped: a kernel of any context may reach
+/// it through [`HostAlloc::device_pointer`] asked in that context.
+pub type MappedPortable<T> = HostAlloc<T, MappedPortableMemory>;
 
 impl<T: DeviceCopy, K: HostAllocKind> HostAlloc<T, K> {
     /// `cudaHostAlloc(&p, len * sizeof(T), K::FLAGS | extra_flags)`, every element `value`.
@@ -161,18 +172,37 @@ impl<T: DeviceCopy> Mapped<T> {
         )
     }
 
-    /// `cudaHostGetDevicePointer`: the address kernels use for this memory.
-    pub fn device_pointer(&self) -> Result<DevicePointer<T>> {
-        let mut device = 0u64;
-        // SAFETY: `pointer` came from cuMemHostAlloc with DEVICEMAP.
-        check_cuda!(unsafe { raw::cuMemHostGetDevicePointer(&mut device, self.pointer.cast(), 0) })?;
-        Ok(DevicePointer::from_raw(device))
-    }
-
     /// The host address, to compare with the device pointer.
     pub fn host_address(&self) -> u64 {
         self.pointer as u64
     }
+}
+
+impl<T: DeviceCopy> MappedPortable<T> {
+    /// `cudaHostAlloc(&p, len * sizeof(T), cudaHostAllocMapped | cudaHostAllocPortable)`.
+    pub fn new(len: usize, value: T) -> Result<MappedPortable<T>> {
+        Self::allocate(len, value, 0)
+    }
+}
+
+impl<T: DeviceCopy, K: HostAllocKind> HostAlloc<T, K> {
+    /// `cudaHostGetDevicePointer` in the current context: the address kernels use for this memory,
+    /// or the driver's error where this context has no mapping of it.
+    pub fn device_pointer(&self) -> Result<DevicePointer<T>> {
+        device_pointer_of(self.pointer)
+    }
+}
+
+/// `cudaHostGetDevicePointer` (`cuMemHostGetDevicePointer`) in the current context for the
+/// page-locked memory at `pointer` (any kind: allocated, registered, `cudaMallocHost`'s); the driver's
+/// error for memory it does not know as page-locked. A kernel given the address may write that
+/// memory: its launch is `unsafe`, and its caller must keep the host off the memory until the GPU is done.
+pub fn device_pointer_of<T: DeviceCopy>(pointer: *const T) -> Result<DevicePointer<T>> {
+    let mut device = 0u64;
+    // SAFETY: the driver only looks `pointer` up among the page-locked ranges it knows (an unknown one
+    // is an error it returns) and writes one address into `device`.
+    check_cuda!(unsafe { raw::cuMemHostGetDevicePointer(&mut device, pointer.cast_mut().cast(), 0) })?;
+    Ok(DevicePointer::from_raw(device))
 }
 
 impl<T: DeviceCopy, K: HostAllocKind> Deref for HostAlloc<T, K> {
@@ -293,7 +323,8 @@ pub struct Registered<T: DeviceCopy> {
 }
 
 impl<T: DeviceCopy> Registered<T> {
-    /// Registers `data` as page-locked (`flags`: 0, or `raw::CU_MEMHOSTREGISTER_DEVICEMAP`).
+    /// Registers `data` as page-locked (`flags`: 0, or `raw::CU_MEMHOSTREGISTER_DEVICEMAP` and / or
+    /// `raw::CU_MEMHOSTREGISTER_PORTABLE`).
     pub fn register(mut data: Vec<T>, flags: u32) -> Result<Registered<T>> {
         let bytes = std::mem::size_of_val(data.as_slice());
         check_pinnable(bytes as u64, 0)?;
@@ -301,6 +332,16 @@ impl<T: DeviceCopy> Registered<T> {
         // SAFETY: the Vec's buffer stays where it is (it is never grown) until drop unregisters it.
         check_cuda!(unsafe { raw::cuMemHostRegister(data.as_mut_ptr().cast(), bytes, flags) })?;
         Ok(Registered { data })
+    }
+}
+
+impl<T: DeviceCopy> Registered<T> {
+    /// `cudaHostGetDevicePointer` in the current context (see [`device_pointer_of`]): the address
+    /// kernels reach registered memory at (registered with `cudaHostRegisterMapped`, or, with unified
+    /// addressing, any registered memory). A kernel given it may write the memory: launch it only
+    /// where the caller holds `&mut self` until the GPU is done, as for [`Mapped`].
+    pub fn device_pointer(&self) -> Result<DevicePointer<T>> {
+        device_pointer_of(self.data.as_ptr())
     }
 }
 

@@ -30,6 +30,15 @@ extern "C" {
 }
 
 extern "C" {
+    /// `CUresult cuCtxAttach(CUcontext* pctx, unsigned int flags)`: deprecated ("should not be used",
+    /// cuda.h 13.0) but still there; adds one to the current context's usage count and returns it.
+    pub fn cuCtxAttach(context: *mut *mut c_void, flags: u32) -> c_int;
+    /// `CUresult cuCtxDetach(CUcontext ctx)`: deprecated likewise; takes one off the usage count of
+    /// `ctx`, which must be current, and destroys the context when it reaches zero.
+    pub fn cuCtxDetach(context: *mut c_void) -> c_int;
+}
+
+extern "C" {
     /// `CUresult cuDeviceGetAttribute(int* pi, CUdevice_attribute attrib, CUdevice dev)`
     pub fn cuDeviceGetAttribute(value: *mut c_int, attribute: c_int, device: c_int) -> c_int;
     /// `CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value)`
@@ -43,6 +52,8 @@ pub const CU_MEMHOSTALLOC_DEVICEMAP: u32 = 0x02;
 /// `CU_MEMHOSTALLOC_WRITECOMBINED`: write-combined: fast for the GPU to read over the bus, very slow
 /// for the CPU to read.
 pub const CU_MEMHOSTALLOC_WRITECOMBINED: u32 = 0x04;
+/// `CU_MEMHOSTREGISTER_PORTABLE`: registered memory pinned for every context (cudaHostRegisterPortable).
+pub const CU_MEMHOSTREGISTER_PORTABLE: u32 = 0x01;
 /// `CU_MEMHOSTREGISTER_DEVICEMAP`: registered memory mapped for the device too.
 pub const CU_MEMHOSTREGISTER_DEVICEMAP: u32 = 0x02;
 

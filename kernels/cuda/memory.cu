@@ -88,6 +88,125 @@ extern "C" __global__ void scale_symbols(float factor) {
     }
 }
 
+// The notes' other symbols. devPointer holds a cudaMalloc'd address the host copies in with
+// cudaMemcpyToSymbol(devPointer, &ptr, sizeof(ptr)); constData is __constant__, written and read back
+// with cudaMemcpyToSymbol / cudaMemcpyFromSymbol (or cudaGetSymbolAddress and a plain cudaMemcpy).
+__device__ float* devPointer;
+__constant__ float constData[SYMBOL_LENGTH];
+
+// devPointer[i] = 2 * constData[i] + i. One block of SYMBOL_LENGTH threads.
+extern "C" __global__ void through_pointer(void) {
+    const int i = threadIdx.x;
+    if (i < SYMBOL_LENGTH) {
+        devPointer[i] = 2.0f * constData[i] + i;
+    }
+}
+
+// The notes' `__device__ int reduction_lock = 0;` used as a lock: each block sums its part of `in` into
+// a `__shared__ int` that one thread set to zero (the notes' `__shared__ int x_dim`: one value for the
+// whole block), then its thread 0 takes the lock and adds the block's sum to two plain __device__
+// variables with ordinary loads and stores. Only the lock keeps those updates from overwriting each
+// other. One thread per block spins, so no warp waits on a lane of its own.
+__device__ int reduction_lock = 0;
+__device__ long long lockedTotal;
+__device__ int lockedBlocks;
+
+extern "C" __global__ void locked_sum(const int* in, int n) {
+    __shared__ int blockSum;
+    if (threadIdx.x == 0) {
+        blockSum = 0;
+    }
+    __syncthreads();
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        atomicAdd(&blockSum, in[i]);
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        while (atomicCAS(&reduction_lock, 0, 1) != 0) {
+        }
+        __threadfence();  // see the writes of the block that held the lock before
+        volatile long long* total = &lockedTotal;
+        volatile int* blocks = &lockedBlocks;
+        *total = *total + blockSum;
+        *blocks = *blocks + 1;
+        __threadfence();  // the writes reach every block before the lock is free again
+        atomicExch(&reduction_lock, 0);
+    }
+}
+
+// ---- Local arrays: the Chinese notes' float a[3] --------------------------------------------------------
+// The notes: a small array like float a[3] becomes three registers; "in complex cases" it goes to local
+// memory. Both kernels update a[3] the same way, three updates a round; local_array_fixed names each
+// element with a constant, local_array_indexed picks the element with an index that changes at run time,
+// so the array has no registers to live in: ptxas gives it a stack frame in local memory.
+
+extern "C" __global__ void local_array_fixed(const float* __restrict__ in, float* __restrict__ out, int n, int rounds) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        float a[3] = {in[i], in[n + i], in[2 * n + i]};
+        for (int r = 0; r < rounds; ++r) {
+            a[0] = fmaf(a[0], 0.5f, a[1]);
+            a[1] = fmaf(a[1], 0.5f, a[2]);
+            a[2] = fmaf(a[2], 0.5f, a[0]);
+        }
+        out[i] = a[0] + a[1] + a[2];
+    }
+}
+
+// `first[i]` (0, 1 or 2) is where thread i starts; at 0 it computes what local_array_fixed computes.
+extern "C" __global__ void local_array_indexed(const float* __restrict__ in, const int* __restrict__ first, float* __restrict__ out, int n, int rounds) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        float a[3] = {in[i], in[n + i], in[2 * n + i]};
+        int j = first[i];
+        for (int r = 0; r < 3 * rounds; ++r) {
+            const int k = j == 2 ? 0 : j + 1;
+            a[j] = fmaf(a[j], 0.5f, a[k]);
+            j = k;
+        }
+        out[i] = a[0] + a[1] + a[2];
+    }
+}
+
+// ---- Warp divergence (the Chinese notes, section 4) ----------------------------------------------------
+// Half the threads take one path, half the other, in both kernels. branch_by_lane splits every warp
+// (threadIdx.x % 2): the warp runs both paths one after the other, half its lanes idle in each.
+// branch_by_warp splits by warp ((threadIdx.x / 32) % 2): each warp runs one path. Each kernel also
+// counts the warps whose lanes disagreed at the branch (a ballot), which the CPU predicts.
+
+template <bool BY_WARP>
+__device__ void branch(const float* __restrict__ in, float* __restrict__ out, int n, int rounds, unsigned* divergent) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    const bool odd = BY_WARP ? (threadIdx.x / 32) % 2 : threadIdx.x % 2;  // 32: the warp size
+    const unsigned active = __activemask();
+    const unsigned voted = __ballot_sync(active, odd);
+    if (threadIdx.x % 32 == 0 && voted != 0 && voted != active) {
+        atomicAdd(divergent, 1u);
+    }
+    if (i < n) {
+        float x = in[i];
+        if (odd) {
+            for (int r = 0; r < rounds; ++r) {
+                x = fmaf(x, 0.999f, 0.5f);
+            }
+        } else {
+            for (int r = 0; r < rounds; ++r) {
+                x = fmaf(x * x, 0.25f, 0.5f);
+            }
+        }
+        out[i] = x;
+    }
+}
+
+extern "C" __global__ void branch_by_lane(const float* __restrict__ in, float* __restrict__ out, int n, int rounds, unsigned* divergent) {
+    branch<false>(in, out, n, rounds, divergent);
+}
+
+extern "C" __global__ void branch_by_warp(const float* __restrict__ in, float* __restrict__ out, int n, int rounds, unsigned* divergent) {
+    branch<true>(in, out, n, rounds, divergent);
+}
+
 // ---- Coalescing: the Chinese notes' kernel_1 and kernel_2, then any stride and offset ----------------
 // kernel_1: a warp's 32 threads write 32 neighbouring floats, 128 bytes in four 32-byte sectors.
 // kernel_2: each thread of the warp writes its own sector, 4000 bytes from the next.
@@ -150,6 +269,36 @@ extern "C" __global__ void strided_copy(const float* __restrict__ in, float* __r
     }
 }
 
+// The German slides' alignment table: a half-warp's first word should sit on a 64-, 128- or 256-byte
+// boundary for 32-, 64- and 128-bit words. word_copy_64 and word_copy_128 copy n such words (float2,
+// float4) as strided_copy copies floats at stride 1, adding 1 to every float; the host shifts the
+// buffers' start to misalign them.
+__device__ float2 plus_one(float2 w) { return make_float2(w.x + 1.0f, w.y + 1.0f); }
+__device__ float4 plus_one(float4 w) { return make_float4(w.x + 1.0f, w.y + 1.0f, w.z + 1.0f, w.w + 1.0f); }
+
+template <typename Word>
+__device__ void word_copy(const Word* __restrict__ in, Word* __restrict__ out, int n) {
+    const int first = blockIdx.x * blockDim.x * COPIES_PER_THREAD + threadIdx.x;
+    Word value[COPIES_PER_THREAD];
+#pragma unroll
+    for (int k = 0; k < COPIES_PER_THREAD; ++k) {
+        const int i = first + k * blockDim.x;
+        if (i < n) {
+            value[k] = in[i];
+        }
+    }
+#pragma unroll
+    for (int k = 0; k < COPIES_PER_THREAD; ++k) {
+        const int i = first + k * blockDim.x;
+        if (i < n) {
+            out[i] = plus_one(value[k]);
+        }
+    }
+}
+
+extern "C" __global__ void word_copy_64(const float2* __restrict__ in, float2* __restrict__ out, int n) { word_copy(in, out, n); }
+extern "C" __global__ void word_copy_128(const float4* __restrict__ in, float4* __restrict__ out, int n) { word_copy(in, out, n); }
+
 // ---- Shared-memory banks ----------------------------------------------------------------------------
 // Each warp walks a table in shared memory: lane l starts at word l * stride and every step moves it on
 // by 32 * stride words, so it stays in its bank and the warp's conflict stays the same at every step.
@@ -174,6 +323,68 @@ __device__ void bank_walk(unsigned* out, int stride, int steps) {
 
 extern "C" __global__ void bank_walk_32(unsigned* out, int stride, int steps) { bank_walk<unsigned>(out, stride, steps); }
 extern "C" __global__ void bank_walk_64(unsigned* out, int stride, int steps) { bank_walk<unsigned long long>(out, stride, steps); }
+
+// The Korean notes' element types, read as `shared[BaseIndex + tid]` (SPREAD 1) or, for their char fix,
+// `shared[BaseIndex + 4 * tid]` (SPREAD 4). Each step lane l reads element index_l, and every index moves
+// on by 32 * SPREAD elements, so the banks a warp touches are the same at every step. An element holds
+// the next index in its first member (its other members are zero, and the kernel adds them all, so every
+// member is loaded); a char holds zero and is added to the index. Each load waits for the one before.
+// SHIFT moves the whole array 4 bytes off the shared memory's (16-byte aligned) start.
+struct Float3 { float x, y, z; };  // 12 bytes, aligned to 4: three 32-bit loads
+// 8 bytes, aligned to 4. At SHIFT 0 the compiler sees every element on an 8-byte boundary and reads it
+// with one 64-bit load; at SHIFT 4 it cannot, and reads it member by member, as the notes assume.
+struct Float2 { float x, y; };
+struct __align__(8) Float2Aligned { float x, y; };  // one 64-bit load wherever the array is
+
+__device__ unsigned next_index(float v, unsigned, unsigned) { return __float_as_uint(v); }
+__device__ unsigned next_index(double v, unsigned, unsigned) {
+    const unsigned long long bits = __double_as_longlong(v);  // both halves, so the load stays 64-bit
+    return (unsigned)bits + (unsigned)(bits >> 32);
+}
+__device__ unsigned next_index(Float3 v, unsigned, unsigned) {
+    return __float_as_uint(v.x) + __float_as_uint(v.y) + __float_as_uint(v.z);
+}
+__device__ unsigned next_index(Float2 v, unsigned, unsigned) { return __float_as_uint(v.x) + __float_as_uint(v.y); }
+__device__ unsigned next_index(Float2Aligned v, unsigned, unsigned) { return __float_as_uint(v.x) + __float_as_uint(v.y); }
+// count is a power of two for char (16384), so the wrap is a mask.
+static_assert((BANK_TABLE_BYTES & (BANK_TABLE_BYTES - 1)) == 0, "the char walk wraps with a mask");
+__device__ unsigned next_index(unsigned char v, unsigned index, unsigned advance) {
+    return (index + v + advance) & (BANK_TABLE_BYTES - 1);
+}
+
+__device__ void set_element(float& e, unsigned next) { e = __uint_as_float(next); }
+__device__ void set_element(double& e, unsigned next) { e = __longlong_as_double(next); }
+__device__ void set_element(Float3& e, unsigned next) { e = {__uint_as_float(next), 0.0f, 0.0f}; }
+__device__ void set_element(Float2& e, unsigned next) { e = {__uint_as_float(next), 0.0f}; }
+__device__ void set_element(Float2Aligned& e, unsigned next) { e = {__uint_as_float(next), 0.0f}; }
+__device__ void set_element(unsigned char& e, unsigned) { e = 0; }
+
+template <typename T, unsigned SPREAD, unsigned SHIFT = 0>
+__device__ void element_walk(unsigned* out, int steps) {
+    constexpr unsigned advance = 32 * SPREAD;
+    // Whole rounds of `advance` elements, so a warp never straddles the wrap.
+    constexpr unsigned count = BANK_TABLE_BYTES / sizeof(T) / advance * advance;
+    __shared__ __align__(16) unsigned char bytes[SHIFT + count * sizeof(T)];
+    T* table = reinterpret_cast<T*>(bytes + SHIFT);
+    for (unsigned i = threadIdx.x; i < count; i += blockDim.x) {
+        set_element(table[i], (i + advance) % count);
+    }
+    __syncthreads();
+    unsigned index = (threadIdx.x % 32) * SPREAD;
+    for (int step = 0; step < steps; ++step) {
+        index = next_index(table[index], index, advance);
+    }
+    out[blockIdx.x * blockDim.x + threadIdx.x] = index;
+}
+
+extern "C" __global__ void walk_float(unsigned* out, int steps) { element_walk<float, 1>(out, steps); }
+extern "C" __global__ void walk_float3(unsigned* out, int steps) { element_walk<Float3, 1>(out, steps); }
+extern "C" __global__ void walk_float2(unsigned* out, int steps) { element_walk<Float2, 1>(out, steps); }
+extern "C" __global__ void walk_float2_shifted(unsigned* out, int steps) { element_walk<Float2, 1, 4>(out, steps); }
+extern "C" __global__ void walk_float2_aligned(unsigned* out, int steps) { element_walk<Float2Aligned, 1>(out, steps); }
+extern "C" __global__ void walk_char(unsigned* out, int steps) { element_walk<unsigned char, 1>(out, steps); }
+extern "C" __global__ void walk_char_spread(unsigned* out, int steps) { element_walk<unsigned char, 4>(out, steps); }
+extern "C" __global__ void walk_double(unsigned* out, int steps) { element_walk<double, 1>(out, steps); }
 
 // A matrix transpose through a shared tile (rows x cols in, cols x rows out), blocks of TILE_DIM x
 // BLOCK_ROWS threads. Reading a tile's column hits one bank 32 times; one padding column per row shifts

@@ -649,10 +649,26 @@ mod tests {
         let modes = [
             "index_3d_3d",
             "scale_symbols",
+            "through_pointer",
+            "locked_sum",
+            "local_array_fixed",
+            "local_array_indexed",
+            "branch_by_lane",
+            "branch_by_warp",
+            "walk_float",
+            "walk_float3",
+            "walk_float2",
+            "walk_float2_shifted",
+            "walk_float2_aligned",
+            "walk_char",
+            "walk_char_spread",
+            "walk_double",
             "kernel_1",
             "kernel_2",
             "fill_pattern",
             "strided_copy",
+            "word_copy_64",
+            "word_copy_128",
             "bank_walk_32",
             "bank_walk_64",
             "transpose_naive",
@@ -674,6 +690,9 @@ mod tests {
             // One padding column: 32 x 33 floats instead of 32 x 32.
             assert_eq!(report.function("transpose_shared").unwrap().shared_bytes, 32 * 32 * 4);
             assert_eq!(report.function("transpose_padded").unwrap().shared_bytes, 32 * 33 * 4);
+            // float a[3] indexed at run time lives in local memory; with constant indices, in registers.
+            assert_eq!(report.function("local_array_fixed").unwrap().stack_frame_bytes, 0);
+            assert!(report.function("local_array_indexed").unwrap().stack_frame_bytes >= 12);
         }
     }
 

@@ -4,7 +4,8 @@
 use anyhow::Result;
 use common::check_cuda;
 use common::context::{fork, join, new_streams};
-use common::host_memory::{try_filled_vec, Mapped};
+use common::host_memory::{try_filled_vec, Mapped, Registered};
+use common::raw;
 use common::timing::{time_on_stream, Runs, Timing};
 use common::verify::{poisoned_device_buffer, Poison, Random};
 use cust::function::Function;
@@ -85,10 +86,18 @@ pub fn time_mapped(
 }
 
 /// Where the vector jobs keep their data: pinned host buffers copied to device buffers and back, or
-/// mapped host buffers the kernel reads and writes directly.
+/// mapped host buffers the kernel reads and writes directly: from `cudaHostAlloc(...,
+/// cudaHostAllocMapped)`, or (vectorAdd) `malloc`'d and then registered with `cudaHostRegister(...,
+/// cudaHostRegisterMapped)`, the German slides' way to map memory a program already has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Memory {
     Explicit,
     ZeroCopy,
+    RegisteredZeroCopy,
+}
+
+impl Memory {
+    pub const ALL: [Memory; 3] = [Memory::Explicit, Memory::ZeroCopy, Memory::RegisteredZeroCopy];
 }
 
 impl Memory {
@@ -98,6 +107,7 @@ impl Memory {
         let way = match self {
             Memory::Explicit => "explicit copies",
             Memory::ZeroCopy => "zero-copy",
+            Memory::RegisteredZeroCopy => "zero-copy, registered",
         };
         common::timing::observer::program(&format!("{job} ({way})"))
     }
@@ -110,6 +120,8 @@ pub struct VectorAdd {
     pinned: [LockedBuffer<f32>; 3],
     device: [DeviceBuffer<f32>; 3],
     mapped: [Mapped<f32>; 3],
+    /// a, b and c in memory `malloc` gave, registered with cudaHostRegisterMapped.
+    registered: [Registered<f32>; 3],
     /// The last run's c, as the host sees it.
     pub c: Vec<f32>,
 }
@@ -138,12 +150,19 @@ impl VectorAdd {
         ];
         mapped[0].copy_from_slice(&a);
         mapped[1].copy_from_slice(&b);
+        let register = |data: Vec<f32>| Registered::register(data, raw::CU_MEMHOSTREGISTER_DEVICEMAP);
+        let registered = [
+            register(a.clone())?,
+            register(b.clone())?,
+            register(try_filled_vec(n, f32::POISON, "vectorAdd's registered c")?)?,
+        ];
         Ok(VectorAdd {
             a,
             b,
             pinned,
             device,
             mapped,
+            registered,
             c: try_filled_vec(n, f32::POISON, "vectorAdd's c")?,
         })
     }
@@ -155,6 +174,7 @@ impl VectorAdd {
         let blocks = (n as u32).div_ceil(BLOCK_SIZE);
         self.pinned[2].fill(f32::POISON);
         self.mapped[2].fill(f32::POISON);
+        self.registered[2].fill(f32::POISON);
         common::verify::poison(&mut self.device[2])?;
         let timing = match memory {
             Memory::Explicit => {
@@ -172,12 +192,14 @@ impl VectorAdd {
                     Ok(())
                 })?
             }
-            Memory::ZeroCopy => {
-                let pointers = [
-                    self.mapped[0].device_pointer()?,
-                    self.mapped[1].device_pointer()?,
-                    self.mapped[2].device_pointer()?,
-                ];
+            Memory::ZeroCopy | Memory::RegisteredZeroCopy => {
+                // a, b and c where the kernel reaches them in host memory (cudaHostGetDevicePointer).
+                let [a, b, c] = if memory == Memory::ZeroCopy {
+                    self.mapped.each_ref().map(|buffer| buffer.device_pointer())
+                } else {
+                    self.registered.each_ref().map(|buffer| buffer.device_pointer())
+                };
+                let pointers = [a?, b?, c?];
                 time_on_stream(stream, runs.warmup, runs.repetitions, || {
                     launch_add(add, pointers, n, blocks, stream)
                 })?
@@ -187,6 +209,7 @@ impl VectorAdd {
         self.c = match memory {
             Memory::Explicit => self.pinned[2].to_vec(),
             Memory::ZeroCopy => self.mapped[2].to_vec(),
+            Memory::RegisteredZeroCopy => self.registered[2].to_vec(),
         };
         Ok(timing)
     }
@@ -259,17 +282,27 @@ impl WriteOnly {
         })
     }
 
+    /// The memories this job runs from: registered memory is vectorAdd's alone (pinning another
+    /// 64 MiB costs the default run more than its row teaches).
+    pub const MEMORIES: [Memory; 2] = [Memory::Explicit, Memory::ZeroCopy];
+
     /// Runs as `runs` says, between events on `stream`; `out` holds the result.
     pub fn time(&mut self, write: &Function, memory: Memory, stream: &Stream, runs: Runs) -> Result<Timing> {
+        anyhow::ensure!(
+            Self::MEMORIES.contains(&memory),
+            "the write-only job has no {memory:?} buffer"
+        );
         let _named = memory.program("write only");
         let n = self.out.len();
         let blocks = (n as u32).div_ceil(BLOCK_SIZE);
         self.pinned.fill(f32::POISON);
         self.mapped.fill(f32::POISON);
         common::verify::poison(&mut self.device)?;
-        let (target, copy_back) = match memory {
-            Memory::Explicit => (self.device.as_device_ptr(), true),
-            Memory::ZeroCopy => (self.mapped.device_pointer()?, false),
+        let copy_back = memory == Memory::Explicit;
+        let target = if copy_back {
+            self.device.as_device_ptr()
+        } else {
+            self.mapped.device_pointer()?
         };
         let (device, pinned) = (&self.device, &mut self.pinned);
         let timing = time_on_stream(stream, runs.warmup, runs.repetitions, || {

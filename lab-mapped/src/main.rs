@@ -163,34 +163,46 @@ fn run(args: Args) -> Result<()> {
     let mut job = VectorAdd::random(elements, args.write_combined, args.seed)?;
     let mut writes = WriteOnly::new(elements)?;
     println!(
-        "Touched once: {elements} floats; explicit = pinned buffers copied with cudaMemcpyAsync, zero-copy = mapped{}\n",
-        if args.write_combined { " (inputs write-combined)" } else { "" }
+        "Touched once: {elements} floats; explicit = pinned buffers copied with cudaMemcpyAsync, zero-copy = mapped (cudaHostAlloc, cudaHostAllocMapped{}), registered = malloc, then cudaHostRegister(..., cudaHostRegisterMapped)\n",
+        if args.write_combined { "; inputs write-combined" } else { "" }
     );
-    println!("| job | explicit copies GPU ms | zero-copy GPU ms | zero-copy / explicit | check |");
-    println!("|-----|------------------------|------------------|----------------------|-------|");
+    println!("| job | explicit copies GPU ms | zero-copy GPU ms | zero-copy, registered GPU ms | zero-copy / explicit | check |");
+    println!("|-----|------------------------|------------------|------------------------------|----------------------|-------|");
     let mut passed = rows.iter().all(|(_, m, _)| m.check.passed());
-    let explicit = job.time(&add, Memory::Explicit, &main, runs)?;
-    let mut wrong = job.wrong_elements();
-    let zero = job.time(&add, Memory::ZeroCopy, &main, runs)?;
-    wrong += job.wrong_elements();
-    passed &= print_row(
-        "vectorAdd (2 reads, 1 write)",
-        explicit.median_ms(),
-        zero.median_ms(),
-        wrong,
-    );
-    let explicit = writes.time(&write, Memory::Explicit, &main, runs)?;
-    let mut wrong = writes.wrong_elements();
-    let zero = writes.time(&write, Memory::ZeroCopy, &main, runs)?;
-    wrong += writes.wrong_elements();
-    passed &= print_row("write only (1 write)", explicit.median_ms(), zero.median_ms(), wrong);
+    // Each job from each memory it runs from: (median ms, wrong elements), or None.
+    let mut add_rows = Vec::new();
+    for memory in Memory::ALL {
+        let timing = job.time(&add, memory, &main, runs)?;
+        add_rows.push(Some((timing.median_ms(), job.wrong_elements())));
+    }
+    passed &= print_row("vectorAdd (2 reads, 1 write)", &add_rows);
+    let mut write_rows = Vec::new();
+    for memory in Memory::ALL {
+        if !WriteOnly::MEMORIES.contains(&memory) {
+            write_rows.push(None);
+            continue;
+        }
+        let timing = writes.time(&write, memory, &main, runs)?;
+        write_rows.push(Some((timing.median_ms(), writes.wrong_elements())));
+    }
+    passed &= print_row("write only (1 write)", &write_rows);
     verdict(passed, "a GPU result differs from the CPU reference")
 }
 
-fn print_row(job: &str, explicit_ms: f64, zero_copy_ms: f64, wrong: usize) -> bool {
+/// A row of the vector table: each memory's (median ms, wrong elements) in [`Memory::ALL`]'s order,
+/// `None` where the job does not run from that memory. Returns whether every result was right.
+fn print_row(job: &str, rows: &[Option<(f64, usize)>]) -> bool {
+    let cell = |row: &Option<(f64, usize)>| row.map_or("-".to_string(), |(ms, _)| format!("{ms:.3}"));
+    let wrong: usize = rows.iter().flatten().map(|(_, wrong)| wrong).sum();
+    let ratio = match (rows[0], rows[1]) {
+        (Some((explicit_ms, _)), Some((zero_copy_ms, _))) => format!("{:.2}", zero_copy_ms / explicit_ms),
+        _ => "-".to_string(),
+    };
     println!(
-        "| {job} | {explicit_ms:.3} | {zero_copy_ms:.3} | {:.2} | {} |",
-        zero_copy_ms / explicit_ms,
+        "| {job} | {} | {} | {} | {ratio} | {} |",
+        cell(&rows[0]),
+        cell(&rows[1]),
+        cell(&rows[2]),
         check_cell(wrong)
     );
     wrong == 0

@@ -55,13 +55,13 @@ fn vector_add_and_write_only_are_right_both_ways() {
     for (n, write_combined) in [(1, false), (1000, true), ((1 << 20) + 7, false)] {
         let mut job = VectorAdd::random(n, write_combined, n as u64).unwrap();
         let mut writes = WriteOnly::new(n).unwrap();
-        for memory in [Memory::Explicit, Memory::ZeroCopy] {
+        for memory in Memory::ALL {
             job.time(&add, memory, &stream, Runs::warm(1)).unwrap();
-            assert_eq!(job.wrong_elements(), 0, "vectorAdd of {n}");
+            assert_eq!(job.wrong_elements(), 0, "vectorAdd of {n}, {memory:?}");
         }
-        for memory in [Memory::Explicit, Memory::ZeroCopy] {
+        for memory in WriteOnly::MEMORIES {
             writes.time(&write, memory, &stream, Runs::AS_PRINTED).unwrap();
-            assert_eq!(writes.wrong_elements(), 0, "write-only of {n}");
+            assert_eq!(writes.wrong_elements(), 0, "write-only of {n}, {memory:?}");
         }
     }
 }

@@ -2,7 +2,8 @@
 //! bank 1 again); a warp's loads from different words of one bank are served one after the other. The
 //! kernels `bank_walk_32` / `bank_walk_64` (`kernels/cuda/memory.cu`) make every lane read word
 //! `lane * stride` of 32- or 64-bit words, step after step; the time per step against stride 1 is the
-//! measured n-way conflict, set beside the one the bank arithmetic predicts. Then a matrix transpose
+//! measured n-way conflict, set beside the one the bank arithmetic predicts. The Korean notes' structs
+//! and chars (`walk_*`) follow: the passes each element's loads need, predicted and timed. Then a matrix transpose
 //! through a shared tile, with and without the padding column that spreads a tile's column over the
 //! banks (each run with the L2 emptied first, as in the coalescing sweep).
 
@@ -12,10 +13,11 @@ use common::gpu::Gpu;
 use common::phases::{self, Phase};
 use common::timing::{time_on_stream, time_on_stream_after, Timing};
 use common::verify::{check_cell, poisoned_device_buffer, Random};
-use cust::function::{BlockSize, GridSize};
+use cust::function::{BlockSize, Function, GridSize};
 use cust::launch;
-use cust::memory::{CopyDestination, DeviceBuffer};
+use cust::memory::{CopyDestination, DeviceBuffer, DevicePointer};
 use cust::module::Module;
+use cust::stream::Stream;
 
 use crate::{differing, new_stream, Flush};
 
@@ -55,31 +57,9 @@ impl Word {
         BANK_TABLE_BYTES / self.bytes()
     }
 
-    /// Lanes served together: a whole warp for 4-byte words; for 8-byte words a half warp (16 lanes x 8
-    /// bytes fill the 32 banks once).
-    fn lanes_per_wavefront(self) -> usize {
-        BANKS * 4 / self.bytes()
-    }
-
-    /// Passes (wavefronts) the banks need for one warp's read at `stride`: for each group of lanes served
-    /// together, the most distinct 4-byte words any one bank must deliver.
+    /// Passes (wavefronts) the banks need for one warp's read at `stride`.
     pub fn wavefronts(self, stride: usize) -> usize {
-        let group = self.lanes_per_wavefront();
-        (0..32 / group)
-            .map(|g| {
-                let mut words_per_bank = vec![Vec::new(); BANKS];
-                for lane in g * group..(g + 1) * group {
-                    let first = (lane * stride % self.words()) * self.bytes() / 4;
-                    for word in first..first + self.bytes() / 4 {
-                        let bank = &mut words_per_bank[word % BANKS];
-                        if !bank.contains(&word) {
-                            bank.push(word);
-                        }
-                    }
-                }
-                words_per_bank.iter().map(Vec::len).max().unwrap_or(1)
-            })
-            .sum()
+        passes(self.bytes(), |lane| (lane * stride % self.words()) * self.bytes())
     }
 
     /// The predicted n-way conflict: passes at `stride` over passes at stride 1.
@@ -94,6 +74,60 @@ impl Word {
     }
 }
 
+/// Passes (wavefronts) the banks need for one warp instruction that loads `width` bytes a lane from
+/// shared byte `address(lane)`. Lanes are served in groups: the whole warp for words of up to 4 bytes,
+/// 128 / `width` lanes for wider ones (each group asks for at most 128 bytes). In each group, the bank
+/// that must deliver the most distinct 4-byte words sets the passes; lanes that read the same word
+/// share one delivery (a broadcast).
+pub fn passes(width: usize, address: impl Fn(usize) -> usize) -> usize {
+    let group = BANKS * 4 / width.max(4);
+    (0..32 / group)
+        .map(|g| {
+            let mut words_per_bank = vec![Vec::new(); BANKS];
+            for lane in g * group..(g + 1) * group {
+                for word in address(lane) / 4..=(address(lane) + width - 1) / 4 {
+                    let bank = &mut words_per_bank[word % BANKS];
+                    if !bank.contains(&word) {
+                        bank.push(word);
+                    }
+                }
+            }
+            words_per_bank.iter().map(Vec::len).max().unwrap_or(1)
+        })
+        .sum()
+}
+
+/// Runs `kernel`, a walk through shared memory launched by `launch`, on `blocks` blocks of
+/// [`WALK_BLOCK`]; returns its timing and the threads whose final index differs from
+/// `final_index(lane)`.
+fn timed_walk(
+    module: &Module,
+    kernel: &str,
+    label: &str,
+    blocks: u32,
+    repetitions: usize,
+    final_index: impl Fn(usize) -> u32,
+    launch: impl Fn(&Function, &Stream, DevicePointer<u32>) -> Result<()>,
+) -> Result<(Timing, usize)> {
+    let threads = blocks as usize * WALK_BLOCK as usize;
+    let out = poisoned_device_buffer::<u32>(threads)?;
+    let function = check_cuda!(module.get_function(kernel))?;
+    let stream = new_stream()?;
+    let _named = common::timing::observer::program(label);
+    let timing = time_on_stream(&stream, 1, repetitions, || {
+        launch(&function, &stream, out.as_device_ptr())
+    })?;
+    let mut back = vec![0u32; threads];
+    check_cuda!(out.copy_to(&mut back[..]))?;
+    let _phase = phases::enter(Phase::Verify);
+    let wrong = back
+        .iter()
+        .enumerate()
+        .filter(|&(t, &index)| index != final_index(t % 32))
+        .count();
+    Ok((timing, wrong))
+}
+
 /// Runs the walk on `blocks` blocks of [`WALK_BLOCK`]; returns its timing and the threads whose final
 /// index differs from the CPU's.
 pub fn walk(
@@ -104,29 +138,179 @@ pub fn walk(
     blocks: u32,
     repetitions: usize,
 ) -> Result<(Timing, usize)> {
-    let threads = blocks as usize * WALK_BLOCK as usize;
-    let out = poisoned_device_buffer::<u32>(threads)?;
-    let function = check_cuda!(module.get_function(word.kernel()))?;
-    let stream = new_stream()?;
-    let _named = common::timing::observer::program(&format!("banks: {}-byte words, stride {stride}", word.bytes()));
-    let timing = time_on_stream(&stream, 1, repetitions, || {
-        // __global__ void bank_walk_32(unsigned* out, int stride, int steps)
-        // SAFETY: the arguments match the kernel's C signature beside the launch, in type and order, and
-        // point into live device buffers as large as the kernel indexes.
-        check_cuda!(unsafe {
-            launch!(function<<<blocks, WALK_BLOCK, 0, stream>>>(out.as_device_ptr(), stride as i32, steps as i32))
-        })?;
-        Ok(())
-    })?;
-    let mut back = vec![0u32; threads];
-    check_cuda!(out.copy_to(&mut back[..]))?;
-    let _phase = phases::enter(Phase::Verify);
-    let wrong = back
-        .iter()
-        .enumerate()
-        .filter(|&(t, &index)| index != word.final_index(t % 32, stride, steps))
-        .count();
-    Ok((timing, wrong))
+    let label = format!("banks: {}-byte words, stride {stride}", word.bytes());
+    let final_index = |lane| word.final_index(lane, stride, steps);
+    timed_walk(
+        module,
+        word.kernel(),
+        &label,
+        blocks,
+        repetitions,
+        final_index,
+        |function, stream, out| {
+            // __global__ void bank_walk_32(unsigned* out, int stride, int steps)
+            // SAFETY: the arguments match the kernel's C signature beside the launch, in type and order, and
+            // `out` holds a word for every thread of the grid.
+            check_cuda!(unsafe {
+                launch!(function<<<blocks, WALK_BLOCK, 0, stream>>>(out, stride as i32, steps as i32))
+            })?;
+            Ok(())
+        },
+    )
+}
+
+/// The Korean notes' elements, each read as `shared[BaseIndex + tid]` by lane `tid` (or
+/// `shared[BaseIndex + 4 * tid]`, their fix for `char`): kernels `walk_*` in memory.cu.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Element {
+    /// `float`: the 1-pass reference.
+    Float,
+    /// `struct {float x, y, z;}`: three 32-bit loads, 3 words apart.
+    Float3,
+    /// `struct {float x, y;}` in an array on an 8-byte boundary: the compiler (nvcc's PTX already)
+    /// sees that and reads each element with one 64-bit load.
+    Float2,
+    /// The same array 4 bytes further on: two 32-bit loads, 2 words apart, as the notes assume.
+    Float2Shifted,
+    /// The same struct with `__align__(8)`: one 64-bit load.
+    Float2Aligned,
+    /// `char`, one per lane.
+    Char,
+    /// `char` at `4 * tid`.
+    CharSpread,
+    /// `double`.
+    Double,
+}
+
+impl Element {
+    pub const ALL: [Element; 8] = [
+        Element::Float,
+        Element::Float3,
+        Element::Float2,
+        Element::Float2Shifted,
+        Element::Float2Aligned,
+        Element::Char,
+        Element::CharSpread,
+        Element::Double,
+    ];
+
+    pub fn kernel(self) -> &'static str {
+        match self {
+            Element::Float => "walk_float",
+            Element::Float3 => "walk_float3",
+            Element::Float2 => "walk_float2",
+            Element::Float2Shifted => "walk_float2_shifted",
+            Element::Float2Aligned => "walk_float2_aligned",
+            Element::Char => "walk_char",
+            Element::CharSpread => "walk_char_spread",
+            Element::Double => "walk_double",
+        }
+    }
+
+    /// The notes' code for the read (the shifted and the aligned struct are ours).
+    pub fn label(self) -> &'static str {
+        match self {
+            Element::Float => "float shared[tid]",
+            Element::Float3 => "struct {float x, y, z;} shared[tid]",
+            Element::Float2 => "struct {float x, y;} shared[tid]",
+            Element::Float2Shifted => "struct {float x, y;} shared[tid], the array 4 bytes off an 8-byte boundary",
+            Element::Float2Aligned => "struct __align__(8) {float x, y;} shared[tid]",
+            Element::Char => "char shared[tid]",
+            Element::CharSpread => "char shared[4 * tid]",
+            Element::Double => "double shared[tid]",
+        }
+    }
+
+    fn bytes(self) -> usize {
+        match self {
+            Element::Float => 4,
+            Element::Float3 => 12,
+            Element::Float2 | Element::Float2Shifted | Element::Float2Aligned | Element::Double => 8,
+            Element::Char | Element::CharSpread => 1,
+        }
+    }
+
+    /// Elements between two lanes.
+    fn spread(self) -> usize {
+        if self == Element::CharSpread {
+            4
+        } else {
+            1
+        }
+    }
+
+    /// Bytes from a 16-byte boundary to the array.
+    fn shift(self) -> usize {
+        if self == Element::Float2Shifted {
+            4
+        } else {
+            0
+        }
+    }
+
+    /// The loads that read one element, `(bytes, offset in the element)`, as the compiler emits them
+    /// (a test holds them to nvcc's PTX): a 12-byte struct member by member; an 8-byte one in one load
+    /// where every element is on an 8-byte boundary, else member by member.
+    pub fn loads(self) -> &'static [(usize, usize)] {
+        match self {
+            Element::Float => &[(4, 0)],
+            Element::Float3 => &[(4, 0), (4, 4), (4, 8)],
+            Element::Float2Shifted => &[(4, 0), (4, 4)],
+            Element::Float2 | Element::Float2Aligned | Element::Double => &[(8, 0)],
+            Element::Char | Element::CharSpread => &[(1, 0)],
+        }
+    }
+
+    /// Elements in the kernel's table: whole rounds of 32 * spread in BANK_TABLE_BYTES.
+    pub fn count(self) -> usize {
+        let round = 32 * self.spread();
+        BANK_TABLE_BYTES / self.bytes() / round * round
+    }
+
+    /// Passes of the banks one step takes: the sum over the element's loads.
+    pub fn passes(self) -> usize {
+        self.loads()
+            .iter()
+            .map(|&(width, offset)| {
+                passes(width, |lane| {
+                    self.shift() + lane * self.spread() * self.bytes() + offset
+                })
+            })
+            .sum()
+    }
+
+    /// Where lane `lane` ends after `steps` steps of 32 * spread elements.
+    pub fn final_index(self, lane: usize, steps: usize) -> u32 {
+        let count = self.count();
+        ((lane * self.spread() + steps % count * (32 * self.spread())) % count) as u32
+    }
+}
+
+/// Runs the walk over `element`s; like [`walk`].
+pub fn element_walk(
+    module: &Module,
+    element: Element,
+    steps: usize,
+    blocks: u32,
+    repetitions: usize,
+) -> Result<(Timing, usize)> {
+    let label = format!("banks: {}", element.label());
+    let final_index = |lane| element.final_index(lane, steps);
+    timed_walk(
+        module,
+        element.kernel(),
+        &label,
+        blocks,
+        repetitions,
+        final_index,
+        |function, stream, out| {
+            // __global__ void walk_float3(unsigned* out, int steps)
+            // SAFETY: the arguments match the kernel's C signature beside the launch, in type and order, and
+            // `out` holds a word for every thread of the grid.
+            check_cuda!(unsafe { launch!(function<<<blocks, WALK_BLOCK, 0, stream>>>(out, steps as i32)) })?;
+            Ok(())
+        },
+    )
 }
 
 /// The transpose kernels, fastest-possible copy first.
@@ -229,6 +413,31 @@ pub fn transpose(
     Ok((timing, differing(&out, &kernel.expected(input, rows, cols))?))
 }
 
+/// The Korean notes' structs and chars: each element's walk, its predicted passes per step beside its
+/// time against `float`'s. Returns whether every walk ended where the CPU says.
+fn elements(module: &Module, steps: usize, blocks: u32, repetitions: usize) -> Result<bool> {
+    println!("\nThe Korean notes' elements: lane tid reads shared[tid] (or shared[4 * tid]), {steps} times; passes of the banks per step, predicted, beside time / float's time\n");
+    println!("| element read | loads per step | predicted passes | measured | ns per step | check |");
+    println!("|--------------|----------------|------------------|----------|-------------|-------|");
+    let mut base = None;
+    let mut passed = true;
+    for element in Element::ALL {
+        let (timing, wrong) = element_walk(module, element, steps, blocks, repetitions)?;
+        passed &= wrong == 0;
+        let base_ms = *base.get_or_insert(timing.median_ms());
+        println!(
+            "| {} | {} | {} | {:.2} | {:.2} | {} |",
+            element.label(),
+            element.loads().len(),
+            element.passes(),
+            timing.median_ms() / base_ms,
+            timing.median_ms() * 1e6 / steps as f64,
+            check_cell(wrong)
+        );
+    }
+    Ok(passed)
+}
+
 /// `--mode banks`: bank conflicts by stride for 32- and 64-bit words, measured against predicted, with
 /// `steps` loads per thread; then the transposes of a `rows` x `cols` matrix. Returns whether every
 /// result was right.
@@ -266,6 +475,7 @@ pub fn report(
         passed &= wrong == 0;
         println!("| {stride} | {} | {} | {} |", cells[0], cells[1], check_cell(wrong));
     }
+    passed &= elements(module, steps, blocks, repetitions)?;
     gpu.ensure_fits(
         8 * (rows * cols) as u64 + 2 * u64::from(gpu.info.l2_bytes),
         "--transpose",
@@ -327,6 +537,77 @@ mod tests {
         );
         let source = include_str!("../../kernels/cuda/memory.cu");
         assert!(source.contains(&format!("#define BANK_TABLE_BYTES {BANK_TABLE_BYTES}")));
+    }
+
+    #[test]
+    fn the_notes_structs_conflict_as_the_banks_predict() {
+        let passes: Vec<usize> = Element::ALL.iter().map(|e| e.passes()).collect();
+        // float 1; {x, y, z}: three conflict-free loads; {x, y}: one 64-bit load in two half-warp
+        // passes; shifted: two 2-way 32-bit loads; aligned: as {x, y}; char: four lanes share a word
+        // (a broadcast); 4 * tid: a bank each; double: two passes.
+        assert_eq!(passes, [1, 3, 2, 4, 2, 1, 1, 2]);
+        assert_eq!(Element::Float3.count(), 1344, "whole rounds of 32 in 16384 / 12");
+        assert_eq!(Element::CharSpread.count(), BANK_TABLE_BYTES);
+        assert_eq!(Element::CharSpread.final_index(31, 1), 124 + 128);
+        assert_eq!(Element::Float3.final_index(1, 42), (1 + 42 * 32) % 1344);
+        let source = include_str!("../../kernels/cuda/memory.cu");
+        for element in Element::ALL {
+            assert!(source.contains(&format!("void {}(unsigned* out, int steps)", element.kernel())));
+        }
+    }
+
+    /// The `ld.shared` instructions of `entry` in `ptx`, by their type (`u32`, `v2.u32`, `u64`, `u8`).
+    fn shared_loads(ptx: &str, entry: &str) -> std::collections::BTreeSet<String> {
+        let start = ptx
+            .find(&format!(".entry {entry}("))
+            .unwrap_or_else(|| panic!("{entry} not in the PTX"));
+        let body = &ptx[start..];
+        let body = &body[..body.find("\n}").unwrap_or(body.len())];
+        body.split_whitespace()
+            .filter_map(|word| word.strip_prefix("ld.shared."))
+            .map(str::to_string)
+            .collect()
+    }
+
+    #[test]
+    fn the_loads_the_prediction_assumes_are_the_ones_nvcc_emits() {
+        let kernels_dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../kernels");
+        let nvcc = kernels::nvcc::find(&kernels_dir).expect("nvcc, which the kernels' build needs too");
+        let folder = common::private_dir::PrivateDir::new("banks-ptx").unwrap();
+        let ptx = folder.path().join("memory.ptx");
+        let status = std::process::Command::new(&nvcc)
+            .args(["-arch=compute_90", "-ptx", "-o"])
+            .arg(&ptx)
+            .arg(kernels_dir.join("cuda/memory.cu"))
+            .status()
+            .expect("run nvcc");
+        assert!(status.success(), "nvcc -ptx memory.cu failed");
+        let ptx = std::fs::read_to_string(ptx).unwrap();
+        for element in Element::ALL {
+            let widths: std::collections::BTreeSet<usize> = element.loads().iter().map(|&(bytes, _)| bytes).collect();
+            let expected: std::collections::BTreeSet<String> = widths
+                .iter()
+                .map(|&bytes| match (bytes, element) {
+                    (1, _) => "u8",
+                    (4, _) => "u32",
+                    (8, Element::Double) => "u64",
+                    (8, _) => "v2.u32",
+                    _ => unreachable!("no load of {bytes} bytes"),
+                })
+                .map(str::to_string)
+                .collect();
+            assert_eq!(shared_loads(&ptx, element.kernel()), expected, "{element:?}");
+        }
+    }
+
+    #[test]
+    fn passes_count_distinct_words_per_bank_within_each_group() {
+        assert_eq!(passes(4, |lane| 4 * lane), 1);
+        assert_eq!(passes(4, |_| 0), 1, "one word for all lanes: a broadcast");
+        assert_eq!(passes(4, |lane| 128 * lane), 32);
+        assert_eq!(passes(8, |lane| 8 * lane), 2);
+        assert_eq!(passes(16, |lane| 16 * lane), 4, "quarter warps of 128 bytes");
+        assert_eq!(passes(1, |lane| lane), 1);
     }
 
     #[test]

@@ -22,7 +22,7 @@ use common::verify::{check_cell, poison, poisoned_device_buffer, Poison};
 use common::{check_cuda, raw};
 use cust::function::Function;
 use cust::launch;
-use cust::memory::{CopyDestination, DeviceBuffer, LockedBuffer};
+use cust::memory::{CopyDestination, DeviceBuffer, DevicePointer, LockedBuffer};
 use cust::module::Module;
 use cust::stream::Stream;
 use rayon::prelude::*;
@@ -112,10 +112,69 @@ pub fn offsets() -> Vec<usize> {
     vec![0, 1, 2, 4, 8, 16, 24, 31, 32]
 }
 
+/// The German slides' alignment table: a copy is fast when a half-warp's first word sits on a
+/// boundary of 16 words, 64, 128 and 256 bytes for 32-, 64- and 128-bit words. A copy of `floats`
+/// floats as words of `bytes`, starting `shift` bytes after the buffers' (256-byte aligned) start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Words {
+    /// 4 (float, `strided_copy`), 8 (float2, `word_copy_64`) or 16 (float4, `word_copy_128`).
+    pub bytes: usize,
+    /// A multiple of `bytes`, so that every word is aligned to its size as the hardware requires.
+    pub shift: usize,
+    /// A multiple of the floats in a word.
+    pub floats: usize,
+}
+
+impl Words {
+    pub const SIZES: [usize; 3] = [4, 8, 16];
+
+    /// The copy of words of `bytes` at `shift` in buffers of `buffer_floats`: as many whole words as
+    /// fit before the last float (the check's neighbour), at most [`MAX_ELEMENTS`] floats.
+    pub fn fitting(bytes: usize, shift: usize, buffer_floats: usize) -> Words {
+        let per_word = bytes / 4;
+        let floats = buffer_floats.saturating_sub(shift / 4 + 1).min(MAX_ELEMENTS) / per_word * per_word;
+        Words { bytes, shift, floats }
+    }
+
+    /// The rows of the table: each word size aligned, shifted by one word, and shifted by 32, 64 and
+    /// 128 bytes (a whole sector, and the slides' boundaries of the smaller words).
+    pub fn rows(buffer_floats: usize) -> Vec<Words> {
+        Words::SIZES
+            .iter()
+            .flat_map(|&bytes| {
+                [0, bytes, 32, 64, 128]
+                    .into_iter()
+                    .map(move |shift| Words::fitting(bytes, shift, buffer_floats))
+            })
+            .collect()
+    }
+
+    /// The boundary the slides ask a half-warp's first word to sit on.
+    pub fn slides_boundary(&self) -> usize {
+        16 * self.bytes
+    }
+
+    /// Distinct 32-byte sectors one warp's 32 words touch, in one direction.
+    pub fn sectors_per_warp(&self) -> usize {
+        (self.shift % 32 + 32 * self.bytes).div_ceil(32)
+    }
+
+    /// The same floats as an [`Access`] at stride 1, for the check and the bandwidth.
+    pub fn access(&self) -> Access {
+        Access {
+            stride: 1,
+            offset: self.shift / 4,
+            elements: self.floats,
+        }
+    }
+}
+
 /// The sweep's buffers: `input` holds the pattern, `output` is poisoned before every launch.
 pub struct Sweep<'a> {
     /// `strided_copy`, fetched once: a lookup inside the timed runs would be host time between events.
     copy: Function<'a>,
+    /// `word_copy_64` and `word_copy_128`, likewise.
+    word_copies: [Function<'a>; 2],
     stream: Stream,
     input: DeviceBuffer<f32>,
     output: DeviceBuffer<f32>,
@@ -140,8 +199,13 @@ impl<'a> Sweep<'a> {
         let output = poisoned_device_buffer::<f32>(floats)?;
         let staging = staging(MAX_ELEMENTS.min(floats))?;
         let copy = check_cuda!(module.get_function("strided_copy"))?;
+        let word_copies = [
+            check_cuda!(module.get_function("word_copy_64"))?,
+            check_cuda!(module.get_function("word_copy_128"))?,
+        ];
         let sweep = Sweep {
             copy,
+            word_copies,
             stream,
             input,
             output,
@@ -171,6 +235,27 @@ impl<'a> Sweep<'a> {
 
     /// Times `access` (the L2 emptied before each run) and checks it.
     pub fn measure(&mut self, access: Access, repetitions: usize) -> Result<Measured> {
+        self.measure_launch(access, repetitions, |sweep| sweep.launch(access))
+    }
+
+    /// Times the copy of `words` (the L2 emptied before each run) and checks it like an [`Access`].
+    pub fn measure_words(&mut self, words: Words, repetitions: usize) -> Result<Measured> {
+        ensure!(
+            Words::SIZES.contains(&words.bytes)
+                && words.shift.is_multiple_of(words.bytes)
+                && words.floats.is_multiple_of(words.bytes / 4),
+            "{words:?}: words of 4, 8 or 16 bytes, aligned to their size, whole words"
+        );
+        self.measure_launch(words.access(), repetitions, |sweep| sweep.launch_words(words))
+    }
+
+    /// Times `launch`, which writes `access`'s elements, and checks them.
+    fn measure_launch(
+        &mut self,
+        access: Access,
+        repetitions: usize,
+        launch: impl Fn(&Sweep) -> Result<()>,
+    ) -> Result<Measured> {
         ensure!(
             access.elements > 0 && access.span() <= self.input.len(),
             "stride {} offset {}: {} elements do not fit",
@@ -184,7 +269,7 @@ impl<'a> Sweep<'a> {
             1,
             repetitions,
             || self.flush.run(&self.stream),
-            || self.launch(access),
+            || launch(self),
         )?;
         let back = read_strided(
             &self.output,
@@ -208,6 +293,31 @@ impl<'a> Sweep<'a> {
         check_cuda!(unsafe {
             launch!(copy<<<grid, BLOCK, 0, stream>>>(self.input.as_device_ptr(), self.output.as_device_ptr(), access.stride as i32, access.offset as i32, access.elements as i32))
         })?;
+        Ok(())
+    }
+}
+
+impl Sweep<'_> {
+    /// One `word_copy_64` or `word_copy_128` launch of `words` (a float copy is [`Sweep::launch`] at
+    /// stride 1), enqueued on the sweep's stream.
+    fn launch_words(&self, words: Words) -> Result<()> {
+        let per_word = words.bytes / 4;
+        if per_word == 1 {
+            return self.launch(words.access());
+        }
+        let function = &self.word_copies[usize::from(per_word == 4)];
+        let stream = &self.stream;
+        let n = (words.floats / per_word) as i32;
+        let grid = blocks_for((n as usize).div_ceil(COPIES_PER_THREAD), BLOCK);
+        let shifted = |buffer: &DeviceBuffer<f32>| {
+            DevicePointer::<f32>::from_raw(buffer.as_device_ptr().as_raw() + words.shift as u64)
+        };
+        let (input, output) = (shifted(&self.input), shifted(&self.output));
+        // __global__ void word_copy_128(const float4* in, float4* out, int n)
+        // SAFETY: the arguments match the kernel's C signature beside the launch, in type and order;
+        // both pointers are `shift` bytes (a multiple of the word) into buffers that hold the `floats`
+        // floats after them and more (`measure_launch` ensures the span fits before any launch).
+        check_cuda!(unsafe { launch!(function<<<grid, BLOCK, 0, stream>>>(input, output, n)) })?;
         Ok(())
     }
 }
@@ -595,6 +705,7 @@ pub fn report(gpu: &Gpu, module: &Module, settings: &Settings) -> Result<bool> {
             check_cell(m.wrong)
         );
     }
+    let by_word = words_table(&mut sweep, floats, reps)?;
     if let Some(path) = settings.plot {
         plot(
             &by_stride,
@@ -606,7 +717,51 @@ pub fn report(gpu: &Gpu, module: &Module, settings: &Settings) -> Result<bool> {
         )?;
         println!("\nPlot: {}", path.display());
     }
-    Ok(passed && by_stride.iter().chain(&by_offset).all(|m| m.wrong == 0))
+    Ok(passed && by_stride.iter().chain(&by_offset).chain(&by_word).all(|m| m.wrong == 0))
+}
+
+/// The German slides' alignment table, measured: each word size aligned and shifted.
+fn words_table(sweep: &mut Sweep, floats: usize, repetitions: usize) -> Result<Vec<Measured>> {
+    let rows = Words::rows(floats);
+    let progress = Progress::new(rows.len(), "alignment by word size");
+    let measured: Vec<Measured> = rows
+        .iter()
+        .map(|&words| {
+            progress.run(&format!("{}-byte words, shift {}", words.bytes, words.shift), || {
+                sweep.measure_words(words, repetitions)
+            })
+        })
+        .collect::<Result<_>>()?;
+    progress.done();
+    println!("\nThe German slides' alignment table: 32-, 64- and 128-bit words (float, float2, float4), each from its boundary and shifted:\n");
+    println!("| word | shift (bytes) | the slides' boundary | first word on it | sectors per warp | GPU time in ms | effective GB/s | vs shift 0 | sector model | check |");
+    println!("|------|---------------|----------------------|------------------|------------------|----------------|----------------|------------|--------------|-------|");
+    let mut aligned = 0.0;
+    for (words, m) in rows.iter().zip(&measured) {
+        if words.shift == 0 {
+            aligned = m.bandwidth();
+        }
+        // An aligned warp needs `bytes` sectors (32 words of `bytes` bytes, 32 bytes a sector).
+        let model = words.bytes as f64 / words.sectors_per_warp() as f64;
+        println!(
+            "| {}-bit | {} | {} bytes | {} | {} | {:.4} | {:.0} | {:.2} | {:.2} | {} |",
+            8 * words.bytes,
+            words.shift,
+            words.slides_boundary(),
+            if words.shift.is_multiple_of(words.slides_boundary()) {
+                "yes"
+            } else {
+                "no"
+            },
+            words.sectors_per_warp(),
+            m.timing.median_ms(),
+            m.bandwidth() / 1e9,
+            m.bandwidth() / aligned,
+            model,
+            check_cell(m.wrong)
+        );
+    }
+    Ok(measured)
 }
 
 #[cfg(test)]
@@ -630,6 +785,31 @@ mod tests {
         ] {
             assert!(source.contains(constant), "memory.cu's hash changed: {constant}");
         }
+    }
+
+    #[test]
+    fn wider_words_pay_one_sector_in_more_for_a_misaligned_start() {
+        let at = |bytes, shift| Words::fitting(bytes, shift, 1 << 20);
+        assert_eq!((at(4, 0).sectors_per_warp(), at(4, 4).sectors_per_warp()), (4, 5));
+        assert_eq!((at(8, 0).sectors_per_warp(), at(8, 8).sectors_per_warp()), (8, 9));
+        assert_eq!((at(16, 0).sectors_per_warp(), at(16, 16).sectors_per_warp()), (16, 17));
+        assert_eq!(at(16, 32).sectors_per_warp(), 16, "a whole sector off: no cost");
+        assert_eq!(at(8, 0).slides_boundary(), 128);
+        let w = Words::fitting(16, 16, 103);
+        assert_eq!(
+            (w.floats, w.access().offset),
+            (96, 4),
+            "whole words before the last float"
+        );
+        assert!(w.access().span() <= 103);
+        let rows = Words::rows(1 << 20);
+        assert_eq!(rows.len(), 15);
+        assert!(rows
+            .iter()
+            .all(|w| w.shift.is_multiple_of(w.bytes) && w.floats.is_multiple_of(w.bytes / 4)));
+        let source = include_str!("../../kernels/cuda/memory.cu");
+        assert!(source.contains("void word_copy_64(const float2* __restrict__ in, float2* __restrict__ out, int n)"));
+        assert!(source.contains("void word_copy_128(const float4* __restrict__ in, float4* __restrict__ out, int n)"));
     }
 
     #[test]

@@ -166,9 +166,107 @@ pub fn measure_copy(bytes: usize, repetitions: usize, seed: u64) -> Result<(Timi
     Ok((timing, back.par_iter().zip(&words).filter(|(x, y)| x != y).count()))
 }
 
+/// One line of the notes' bandwidth arithmetic: what they computed, their figure, and the same
+/// arithmetic for a GPU's bandwidth (bytes/s) and peaks, as a number in the figure's unit.
+pub struct NotesFigure {
+    pub notes: &'static str,
+    pub their_figure: &'static str,
+    pub unit: &'static str,
+    /// From (bandwidth in B/s, FP32 peak FLOP/s, FP64 peak FLOP/s).
+    pub value: fn(f64, f64, f64) -> f64,
+}
+
+/// The Greek slides (lecture 9: 8 bytes per multiply-add, 150 and 86.4 GB/s) and the Chinese notes
+/// (250 GB/s in 128-byte lines of 16 doubles, three lines per flop, 45 flops per transfer).
+pub const NOTES_FIGURES: [NotesFigure; 9] = [
+    NotesFigure {
+        notes: "Greek: at 4 B per FLOP the FP32 peak needs 4 x peak of bandwidth: so many times the bandwidth there is",
+        their_figure: "4,000 GB/s for 1,000 GFLOPS: 27 times their 150 GB/s",
+        unit: "times",
+        value: |bandwidth, fp32, _| 4.0 * fp32 / bandwidth,
+    },
+    NotesFigure {
+        notes: "Greek: the bandwidth / 4 B per FLOP limits the naive product",
+        their_figure: "37.5 GFLOPS from 150 GB/s",
+        unit: "GFLOPS",
+        value: |bandwidth, _, _| bandwidth / 4.0 / 1e9,
+    },
+    NotesFigure {
+        notes: "Greek: TILE_WIDTH 16, 16 times fewer loads: (bandwidth / 4) x 16",
+        their_figure: "347.6 GFLOPS from 86.4 GB/s (the product is 345.6)",
+        unit: "GFLOPS",
+        value: |bandwidth, _, _| bandwidth / 4.0 * 16.0 / 1e9,
+    },
+    NotesFigure {
+        notes: "Greek: TILE_WIDTH 32, 32 operations per transfer: (bandwidth / 4) x 32",
+        their_figure: "(not computed)",
+        unit: "GFLOPS",
+        value: |bandwidth, _, _| bandwidth / 4.0 * 32.0 / 1e9,
+    },
+    NotesFigure {
+        notes: "Chinese: the bandwidth / 128 bytes per line",
+        their_figure: "about 2G lines/s from 250 GB/s",
+        unit: "G lines/s",
+        value: |bandwidth, _, _| bandwidth / 128.0 / 1e9,
+    },
+    NotesFigure {
+        notes: "Chinese: 16 doubles a line",
+        their_figure: "32G doubles/s",
+        unit: "G doubles/s",
+        value: |bandwidth, _, _| bandwidth / 8.0 / 1e9,
+    },
+    NotesFigure {
+        notes: "Chinese: a flop loads 3 lines (two inputs, one output), one double of each used",
+        their_figure: "670 Mflops",
+        unit: "GFLOPS",
+        value: |bandwidth, _, _| bandwidth / 128.0 / 3.0 / 1e9,
+    },
+    NotesFigure {
+        notes: "Chinese: all 16 doubles of every line used",
+        their_figure: "11 Gflops",
+        unit: "GFLOPS",
+        value: |bandwidth, _, _| bandwidth / 8.0 / 3.0 / 1e9,
+    },
+    NotesFigure {
+        notes: "Chinese: flops per double transferred to reach the FP64 peak (peak / the line above)",
+        their_figure: "45 flops for 500 Gflops",
+        unit: "flops",
+        value: |bandwidth, _, fp64| fp64 / (bandwidth / 8.0 / 3.0),
+    },
+];
+
+/// The notes' arithmetic redone for this GPU: from its peak bandwidth and from `measured` (B/s).
+fn print_notes_figures(query: &Query, measured: f64) {
+    let Some((fp32, fp64)) = query.peak_flops() else {
+        println!("\n(The notes' arithmetic needs this GPU's FP32 and FP64 units, which the table of compute capabilities does not know.)");
+        return;
+    };
+    let peak = query.info.peak_bandwidth();
+    println!(
+        "\nThe notes' arithmetic for this GPU (peak {:.0} GB/s, measured {:.0} GB/s; FP32 {:.1} TFLOPS, FP64 {:.1} TFLOPS without tensor cores):\n",
+        peak / 1e9,
+        measured / 1e9,
+        fp32 / 1e12,
+        fp64 / 1e12
+    );
+    println!("| the notes' arithmetic | their figure | this GPU, peak bandwidth | this GPU, measured bandwidth |");
+    println!("|-----------------------|--------------|--------------------------|------------------------------|");
+    for figure in &NOTES_FIGURES {
+        println!(
+            "| {} | {} | {:.1} {} | {:.1} {} |",
+            figure.notes,
+            figure.their_figure,
+            (figure.value)(peak, fp32, fp64),
+            figure.unit,
+            (figure.value)(measured, fp32, fp64),
+            figure.unit
+        );
+    }
+}
+
 /// `--mode device-query`: the property listing, then a copy of `copy_bytes` (`--copy-bytes`, rounded
-/// down to whole words) that checks the bandwidth figure against the hardware. Returns whether the copy
-/// was right.
+/// down to whole words) that checks the bandwidth figure against the hardware, then the notes' bandwidth
+/// arithmetic for this GPU. Returns whether the copy was right.
 pub fn report(gpu: &Gpu, copy_bytes: usize, repetitions: usize, seed: u64) -> Result<bool> {
     let query = Query::read(gpu.device, gpu.info.clone())?;
     let count = common::gpu::count()?;
@@ -191,12 +289,31 @@ pub fn report(gpu: &Gpu, copy_bytes: usize, repetitions: usize, seed: u64) -> Re
         100.0 * measured / gpu.info.peak_bandwidth(),
         if wrong == 0 { "PASS" } else { "FAIL" }
     );
+    print_notes_figures(&query, measured);
     Ok(wrong == 0)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_notes_figures_come_back_from_the_notes_own_inputs() {
+        let at = |i: usize, bandwidth: f64, fp32: f64, fp64: f64| {
+            (NOTES_FIGURES[i].value)(bandwidth * 1e9, fp32 * 1e9, fp64 * 1e9)
+        };
+        assert!((at(0, 150.0, 1000.0, 0.0) - 26.67).abs() < 1e-2, "4,000 GB/s over 150");
+        assert_eq!(at(1, 150.0, 0.0, 0.0), 37.5);
+        assert!(
+            (at(2, 86.4, 0.0, 0.0) - 345.6).abs() < 1e-9,
+            "(86.4 / 4) x 16 is 345.6, not 347.6"
+        );
+        assert!((at(4, 250.0, 0.0, 0.0) - 1.953125).abs() < 1e-9, "about 2G lines/s");
+        assert!((at(5, 250.0, 0.0, 0.0) - 31.25).abs() < 1e-9, "about 32G doubles/s");
+        assert!((at(6, 250.0, 0.0, 0.0) - 0.651).abs() < 1e-3, "about 670 Mflops");
+        assert!((at(7, 250.0, 0.0, 0.0) - 10.42).abs() < 1e-2, "about 11 Gflops");
+        assert!((at(8, 250.0, 0.0, 500.0) - 48.0).abs() < 1e-9, "about 45 flops");
+    }
 
     #[test]
     fn hopper_has_128_fp32_lanes_and_64_fp64_units_per_multiprocessor() {

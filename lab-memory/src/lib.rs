@@ -4,8 +4,11 @@
 pub mod banks;
 pub mod cache;
 pub mod coalescing;
+pub mod contexts;
 pub mod device_query;
+pub mod divergence;
 pub mod indexing;
+pub mod local_arrays;
 pub mod readonly;
 pub mod registers;
 pub mod symbols;
@@ -34,12 +37,17 @@ pub fn differing(out: &DeviceBuffer<f32>, expected: &[f32]) -> Result<usize> {
     let mut back = vec![0.0f32; out.len()];
     check_cuda!(out.copy_to(&mut back[..]))?;
     let _phase = phases::enter(Phase::Verify);
-    Ok(back.len().abs_diff(expected.len())
-        + back
+    Ok(differing_bits(&back, expected))
+}
+
+/// Elements of `got` whose bits differ from `expected`'s, plus any difference in length.
+pub fn differing_bits(got: &[f32], expected: &[f32]) -> usize {
+    got.len().abs_diff(expected.len())
+        + got
             .iter()
             .zip(expected)
-            .filter(|(g, c)| g.to_bits() != c.to_bits())
-            .count())
+            .filter(|(g, e)| g.to_bits() != e.to_bits())
+            .count()
 }
 
 /// memory.cu's `mix`: the 32-bit integer hash behind the inputs the GPU makes itself (coalescing) and

@@ -2,8 +2,10 @@
 //! CPU: `coalescing` (the Chinese notes' `kernel_1` / `kernel_2`, then strides and offsets), `banks`
 //! (shared-memory bank conflicts, the padded transpose), `indexing` (the Korean notes' `getGlobalIdx`
 //! helpers), `registers` (`-maxrregcount`), `cache` (`cudaFuncSetCacheConfig` and the carveout),
-//! `symbols` (`cudaMemcpyToSymbol` / `FromSymbol`), `readonly` (`__ldg` and texture objects) and
-//! `device-query` (the Greek slides' property listing).
+//! `local` (`float a[3]` in registers or local memory), `divergence` (a branch that splits warps),
+//! `symbols` (`cudaMemcpyToSymbol` / `FromSymbol`, `cudaGetSymbolAddress`, a `__device__` lock),
+//! `contexts` (the context stack: `cuCtxCreate`, `cuCtxPopCurrent`, `cuCtxPushCurrent` on another thread),
+//! `readonly` (`__ldg` and texture objects) and `device-query` (the Greek slides' property listing).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -14,17 +16,22 @@ use common::cli::parse_bytes;
 use common::gpu::Gpu;
 use common::output::check_output_path;
 use common::verify::verdict;
-use lab_memory::{banks, cache, coalescing, device_query, indexing, readonly, registers, symbols};
+use lab_memory::{
+    banks, cache, coalescing, contexts, device_query, divergence, indexing, local_arrays, readonly, registers, symbols,
+};
 
-/// The memory chapters: coalescing, banks, thread indexing, register caps, caches, symbols, the
-/// read-only path, the device query.
+/// The memory chapters: coalescing, banks, thread indexing, register caps, local arrays, warp
+/// divergence, caches, symbols, contexts, the read-only path, the device query.
 #[derive(Parser, Debug)]
 #[command(name = "lab-memory", version, about)]
 struct Args {
     /// Which experiment: coalescing (the notes' kernel_1 and kernel_2, strides, offsets), banks (shared-memory
-    /// conflicts, the padded transpose), indexing (every getGlobalIdx helper), registers (-maxrregcount),
-    /// cache (L1 / shared-memory preference), symbols (cudaMemcpyToSymbol and back), readonly (__ldg and
-    /// a texture object), device-query (every property, derived figures, a measured copy), or all.
+    /// conflicts, the notes' structs, the padded transpose), indexing (every getGlobalIdx helper), registers
+    /// (-maxrregcount), local (float a[3]: registers or local memory), divergence (threadIdx.x % 2 against
+    /// one side per warp), cache (L1 / shared-memory preference), symbols (cudaMemcpyToSymbol and back,
+    /// cudaGetSymbolAddress, a __device__ lock), contexts (a second context pushed, popped, used on another
+    /// host thread), readonly (__ldg and a texture object), device-query
+    /// (every property, derived figures, a measured copy), or all.
     #[arg(long, value_enum, default_value = "all")]
     mode: Mode,
     /// coalescing: threads of the notes' kernel_1 and kernel_2 (kernel_2 needs 4000 bytes each), a
@@ -53,6 +60,13 @@ struct Args {
     /// registers: print each variant's ptxas report, the driver's view and the register arithmetic.
     #[arg(long)]
     ptxas: bool,
+    /// local: rounds of three updates of float a[3] every thread makes (at most 150: the values grow
+    /// about 1.7 times a round and would overflow a float past about 165).
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(0..=local_arrays::MAX_ROUNDS as i64))]
+    local_rounds: u32,
+    /// divergence: steps every thread takes on its side of the branch.
+    #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u32).range(0..=100_000))]
+    divergence_rounds: u32,
     /// indexing: blocks in x, y and z (a helper for a 1D or 2D grid uses the first one or two).
     #[arg(long, num_args = 3, value_names = ["X", "Y", "Z"], default_values_t = [3, 2, 2], value_parser = clap::value_parser!(u32).range(1..=65535))]
     grid: Vec<u32>,
@@ -79,8 +93,11 @@ enum Mode {
     Banks,
     Indexing,
     Registers,
+    Local,
+    Divergence,
     Cache,
     Symbols,
+    Contexts,
     Readonly,
     DeviceQuery,
     All,
@@ -152,11 +169,20 @@ fn run(args: Args) -> Result<()> {
     if Mode::Registers.chosen(args.mode) {
         passed &= registers::report(&gpu, args.rounds as usize, args.ptxas, repetitions, seed)?;
     }
+    if Mode::Local.chosen(args.mode) {
+        passed &= local_arrays::report(&gpu, &module, args.local_rounds as usize, repetitions, seed)?;
+    }
+    if Mode::Divergence.chosen(args.mode) {
+        passed &= divergence::report(&gpu, &module, args.divergence_rounds as usize, repetitions, seed)?;
+    }
     if Mode::Cache.chosen(args.mode) {
         passed &= cache::report(&gpu, &module, repetitions, seed)?;
     }
     if Mode::Symbols.chosen(args.mode) {
         passed &= symbols::report(&module, seed)?;
+    }
+    if Mode::Contexts.chosen(args.mode) {
+        passed &= contexts::report(&module)?;
     }
     if Mode::Readonly.chosen(args.mode) {
         passed &= readonly::report(&module, repetitions, seed)?;

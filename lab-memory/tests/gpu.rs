@@ -3,14 +3,17 @@
 
 use common::gpu::Gpu;
 use common::verify::Random;
-use lab_memory::banks::{self, Transpose, Word};
+use lab_memory::banks::{self, Element, Transpose, Word};
 use lab_memory::cache::{self, Preference};
-use lab_memory::coalescing::{self, Access, Notes, Sweep};
+use lab_memory::coalescing::{self, Access, Notes, Sweep, Words};
+use lab_memory::contexts;
 use lab_memory::device_query::measure_copy;
+use lab_memory::divergence::{self, Branch};
 use lab_memory::indexing::{self, Helper};
+use lab_memory::local_arrays::{self, Indexing};
 use lab_memory::readonly::{self, Path, Pattern};
 use lab_memory::registers::{self, Variant, Work};
-use lab_memory::symbols::{round_trip, Symbols, SYMBOL_LENGTH};
+use lab_memory::symbols::{self, round_trip, Symbols, SYMBOL_LENGTH};
 
 const NEEDS_GPU: &str = "needs a GPU: bash gpu-bundle/run.sh";
 
@@ -58,6 +61,81 @@ fn symbols_go_to_the_gpu_change_there_and_come_back() {
         // A second round trip starts from what the host writes, not from what the kernel left.
         let again = round_trip(&module, &input, factor).unwrap();
         assert_eq!(again, output);
+    }
+}
+
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn the_pointer_symbol_the_constant_array_and_the_lock_work_as_the_cpu_says() {
+    let gpu = Gpu::open(0).expect(NEEDS_GPU);
+    let module = gpu.load(&kernels::MEMORY).unwrap();
+    let mut random = Random::new(11);
+    for _ in 0..3 {
+        let data: [f32; SYMBOL_LENGTH] = std::array::from_fn(|_| random.uniform(-100.0, 100.0) as f32);
+        let got = symbols::constants(&module, &data).unwrap();
+        assert_eq!(
+            lab_memory::differing_bits(&got.through_pointer, &symbols::through_pointer_expected(&data)),
+            0
+        );
+        assert_eq!(lab_memory::differing_bits(&got.from_symbol, &data), 0);
+        assert_eq!(lab_memory::differing_bits(&got.by_address, &data), 0);
+    }
+    // One block, a partial block, many blocks queueing for the lock; negative values too.
+    for n in [1, 255, 257, 100_003, 2_000_001] {
+        let input: Vec<i32> = (0..n).map(|_| random.below(2001) as i32 - 1000).collect();
+        assert_eq!(
+            symbols::locked_sum(&module, &input).unwrap(),
+            symbols::locked_expected(&input),
+            "{n} values"
+        );
+    }
+}
+
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn a_second_context_keeps_its_own_globals_and_moves_between_threads() {
+    let gpu = Gpu::open(0).expect(NEEDS_GPU);
+    let module = gpu.load(&kernels::MEMORY).unwrap();
+    // Twice: the first walk must leave the stack as it found it.
+    for _ in 0..2 {
+        let walk = contexts::walk(&module).unwrap();
+        assert!(walk.right(), "{walk:?}");
+    }
+    // The lab's context is still current and usable.
+    assert!(symbols::locked_sum(&module, &[1, 2, 3]).unwrap() == symbols::locked_expected(&[1, 2, 3]));
+}
+
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn local_arrays_compute_what_the_cpu_computes_registers_or_not() {
+    let gpu = Gpu::open(0).expect(NEEDS_GPU);
+    let module = gpu.load(&kernels::MEMORY).unwrap();
+    for (n, rounds) in [(1, 0), (33, 1), (1000, 7), (65_537, 64)] {
+        let work = local_arrays::Work::new(n, rounds, n as u64);
+        for indexing in Indexing::ALL {
+            let (_timing, wrong) = local_arrays::run(&module, indexing, &work, 1).unwrap();
+            assert_eq!(wrong, 0, "{indexing:?}: {n} threads, {rounds} rounds");
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn both_branches_compute_their_sides_and_the_ballot_counts_split_warps() {
+    let gpu = Gpu::open(0).expect(NEEDS_GPU);
+    let module = gpu.load(&kernels::MEMORY).unwrap();
+    for (n, rounds) in [(1, 0), (33, 3), (257, 100), (100_003, 17)] {
+        let input = divergence::random_input(n, n as u64);
+        for branch in Branch::ALL {
+            let measured = divergence::run(&module, branch, &input, rounds, 2).unwrap();
+            assert_eq!(measured.wrong, 0, "{branch:?}: {n} threads, {rounds} rounds");
+            let blocks = n.div_ceil(divergence::BLOCK as usize) as u32;
+            assert_eq!(
+                measured.divergent,
+                branch.divergent_warps(blocks),
+                "{branch:?}: {n} threads"
+            );
+        }
     }
 }
 
@@ -113,6 +191,18 @@ fn the_strided_copy_is_right_at_every_stride_and_offset() {
                 .unwrap();
             assert_eq!(measured.wrong, 0, "{elements} elements");
         }
+        // The alignment table's copies, and short ones: a word, a partial warp, a partial block.
+        for words in Words::rows(floats) {
+            let measured = sweep.measure_words(words, 2).unwrap();
+            assert_eq!(measured.wrong, 0, "{floats} floats, {words:?}");
+            for count in [1, 7, 333] {
+                let short = Words {
+                    floats: count * words.bytes / 4,
+                    ..words
+                };
+                assert_eq!(sweep.measure_words(short, 1).unwrap().wrong, 0, "{short:?}");
+            }
+        }
     }
 }
 
@@ -125,6 +215,13 @@ fn the_bank_walks_end_where_the_cpu_says_and_every_transpose_is_right() {
         for (stride, steps, blocks) in [(1, 1, 1), (3, 777, 5), (16, 64, 2), (32, 4097, 3)] {
             let (_timing, wrong) = banks::walk(&module, word, stride, steps, blocks, 1).unwrap();
             assert_eq!(wrong, 0, "{word:?} stride {stride} steps {steps}");
+        }
+    }
+    // The Korean notes' elements, at step counts that wrap each table (1344 Float3s, 16384 chars).
+    for element in Element::ALL {
+        for (steps, blocks) in [(0, 1), (1, 1), (43, 3), (1345, 2), (16385, 1)] {
+            let (_timing, wrong) = banks::element_walk(&module, element, steps, blocks, 1).unwrap();
+            assert_eq!(wrong, 0, "{element:?} steps {steps}");
         }
     }
     for (rows, cols) in [(1, 1), (33, 65), (100, 37), (1000, 1001), (32, 256)] {

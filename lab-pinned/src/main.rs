@@ -1,6 +1,7 @@
 //! lab-pinned: page-locked host memory. Continues the table of lab-streams with the streamed products
 //! from pinned matrices (`cudaMallocHost`), next to pageable ones, then measures copy bandwidth of
-//! pageable, pinned and registered (`malloc` + `cudaHostRegister`) memory from 4 KiB to 1 GiB.
+//! pageable, pinned and registered (`malloc` + `cudaHostRegister`) memory from 4 KiB to 1 GiB, and
+//! (`--flags`) what the portable and mapped flags change for a second context.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -17,6 +18,7 @@ use common::progress::Progress;
 use common::timing::RunsArgs;
 use common::verify::{verdict, Random};
 use cust::stream::{Stream, StreamFlags};
+use lab_pinned::flags;
 use lab_pinned::sweep::{self, sizes, Kind};
 use matrix::batch::{slide_ms, slide_table, Batch, Measured};
 use matrix::mmm::{load_mmm, parse_block_size, MmmKernel};
@@ -49,6 +51,11 @@ struct Args {
     /// Skip the bandwidth sweep.
     #[arg(long)]
     no_sweep: bool,
+    /// Also show what the host-memory flags (portable, mapped) change for a second context: the
+    /// copy bandwidth and device pointer of each kind of page-locked memory there (a second context
+    /// and nine buffers: about a second more).
+    #[arg(long)]
+    flags: bool,
     /// Plot the sweep as an SVG into this file.
     #[arg(long, value_name = "FILE.svg")]
     plot: Option<PathBuf>,
@@ -152,6 +159,7 @@ fn run(args: Args) -> Result<()> {
         println!("{}", write_svg(path, args.force, &title, &pinned.lanes(), &spans)?);
     }
     drop((pageable, pinned)); // unpin before the sweep pins its own buffers
+    let flags_passed = !args.flags || flags::report(&mut random)?;
 
     if !args.no_sweep {
         let sizes = sizes(args.sweep_max);
@@ -174,7 +182,7 @@ fn run(args: Args) -> Result<()> {
         }
     }
     verdict(
-        measured.iter().all(|m| m.check.passed()),
-        "a product differs from the CPU reference",
+        measured.iter().all(|m| m.check.passed()) && flags_passed,
+        "a product or a host buffer differs from the CPU reference",
     )
 }

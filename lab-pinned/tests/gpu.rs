@@ -7,6 +7,7 @@ use common::progress::Progress;
 use common::timing::Runs;
 use common::verify::Random;
 use cust::stream::{Stream, StreamFlags};
+use lab_pinned::flags::{self, Flags};
 use lab_pinned::sweep::{measure, sizes, Kind};
 use matrix::batch::Batch;
 use matrix::mmm::{load_mmm, MmmKernel};
@@ -69,5 +70,40 @@ fn the_sweep_round_trips_every_size_and_measures_positive_bandwidth() {
             points.iter().all(|p| p.host_to_device > 0.0 && p.device_to_host > 0.0),
             "{points:?}"
         );
+    }
+}
+
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn every_flag_round_trips_in_both_contexts_and_mapped_memory_takes_the_gpus_writes() {
+    let _gpu = Gpu::open(0).expect(NEEDS_GPU);
+    let (second, _) = flags::second_context().unwrap();
+    let mut random = Random::new(3);
+    for bytes in [4, 4100, (1 << 20) + 12] {
+        for kind in Flags::ALL {
+            let (here, there) = flags::row(kind, bytes, &second, &mut random).unwrap();
+            let what = format!("{kind:?}, {bytes} bytes: {here:?} / {there:?}");
+            assert_eq!((here.wrong, there.wrong), (0, 0), "{what}");
+            assert!(here.host_to_device > 0.0 && there.host_to_device > 0.0, "{what}");
+            // Wherever a context got a device pointer, the GPU's memset through it reached the host.
+            assert_ne!(here.gpu_writes, Some(false), "{what}");
+            assert_ne!(there.gpu_writes, Some(false), "{what}");
+            let mapped = kind.call().contains("Mapped");
+            if mapped {
+                assert_eq!(
+                    here.gpu_writes,
+                    Some(true),
+                    "mapped memory has a device address where it was made: {what}"
+                );
+            }
+            if mapped && kind.portable() {
+                assert_eq!(
+                    there.gpu_writes,
+                    Some(true),
+                    "mapped and portable: every context: {what}"
+                );
+            }
+            assert_eq!(here.device_pointer.is_none(), kind == Flags::Pageable, "{what}");
+        }
     }
 }

@@ -5,13 +5,15 @@
 //! (`mmm-streamed`), from pageable host memory as on the slides. The other modes are the French
 //! slides' chunked pipeline, the Korean notes' 15-stream sample and CPU work overlapped with the GPU,
 //! from pinned host memory as in those originals (`--host-memory pageable` for the contrast), and
-//! many small kernels at once on one GPU (`concurrent`). `--devices N` spreads the German products or
-//! the French pipeline over N GPUs.
+//! many small kernels at once on one GPU (`concurrent`), and what a kernel on the NULL stream does
+//! to the other streams (`null-stream`). `--devices N` spreads the German products or the French
+//! pipeline over N GPUs.
 
 mod chunked;
 mod concurrent;
 mod devices;
 mod fifteen;
+mod null_stream;
 mod overlap;
 mod programs;
 mod week5;
@@ -37,7 +39,8 @@ use matrix::Pinned;
 pub struct Args {
     /// Which experiment: mmm (the slides' table), chunked (one job in chunks over 1 to 16 streams),
     /// fifteen (15 streams over 512 x 65535 ints), overlap (CPU work during GPU work), concurrent
-    /// (small kernels on 1 to 32 streams: how many run at once), or all.
+    /// (small kernels on 1 to 32 streams: how many run at once), null-stream (a kernel on stream 0
+    /// between kernels on other streams), or all.
     #[arg(long, value_enum, default_value = "mmm")]
     mode: Mode,
     /// mmm: size N of the N x N double matrices (the slides do not print theirs; 2048 takes seconds).
@@ -82,8 +85,9 @@ pub struct Args {
     #[arg(long, value_enum, default_value = "pinned")]
     host_memory: HostMemory,
     /// Draw one run as an SVG chronogram (one lane per stream) into this file: mmm-streamed, the
-    /// chunked pipeline on 16 streams, the 15-stream sample or the small kernels on 32 streams,
-    /// whichever --mode names (with --devices: the run on N GPUs, a lane per GPU and stream).
+    /// chunked pipeline on 16 streams, the 15-stream sample, the small kernels on 32 streams or the
+    /// four NULL-stream cases one above the other, whichever --mode names (with --devices: the run on
+    /// N GPUs, a lane per GPU and stream).
     #[arg(long, value_name = "FILE.svg")]
     timeline: Option<PathBuf>,
     /// Let --timeline replace an existing file.
@@ -117,6 +121,7 @@ enum Mode {
     Fifteen,
     Overlap,
     Concurrent,
+    NullStream,
     All,
 }
 
@@ -176,7 +181,7 @@ fn run(args: Args) -> Result<()> {
     if let Some(path) = &args.timeline {
         ensure!(
             args.mode != Mode::Overlap && args.mode != Mode::All,
-            "--timeline draws one run: use it with --mode mmm, chunked, fifteen or concurrent"
+            "--timeline draws one run: use it with --mode mmm, chunked, fifteen, concurrent or null-stream"
         );
         check_output_path(path, args.force)?;
     }
@@ -224,6 +229,9 @@ fn run(args: Args) -> Result<()> {
     }
     if chosen(&args, Mode::Concurrent) {
         passed &= concurrent::run(&gpu, &module, &args)?;
+    }
+    if chosen(&args, Mode::NullStream) {
+        passed &= null_stream::run(&module, &args)?;
     }
     verdict(passed, "a GPU result differs from the CPU reference")
 }

@@ -1,7 +1,8 @@
 //! `--mode overlap`: CPU work overlapped with GPU work (French slides). The CPU computes the reference
 //! values the check needs while the GPU runs the chunked job on 4 streams; the host synchronizes
-//! explicitly before it uses the GPU's results. Pinned host memory by default (the slides register
-//! theirs with `cudaHostRegister`): from pageable memory the copies hold the CPU until they are done.
+//! explicitly before it uses the GPU's results. Pinned host memory by default: from pageable memory
+//! the copies hold the CPU until they are done. Then the notes' own program: `malloc`'d arrays
+//! registered with `cudaHostRegister`, everything on stream 0, `cudaStreamSynchronize(0)`.
 //! Then how the host waits (German slides): `cudaEventSynchronize` busy-waits, burning a core, unless
 //! the event was made with `cudaEventBlockingSync`.
 
@@ -10,6 +11,7 @@ use std::time::Instant;
 use anyhow::Result;
 use common::check_cuda;
 use common::context::{new_streams, WaitForDevice};
+use common::host_memory::Registered;
 use common::verify::Random;
 use cust::event::{Event, EventFlags};
 use cust::module::Module;
@@ -40,25 +42,28 @@ pub fn run<H: HostStorage<f32>>(module: &Module, args: &Args) -> Result<bool> {
     let picks: Vec<usize> = (0..cpu_elements)
         .map(|_| random.below(job.input.len() as u64) as usize)
         .collect();
-    let cpu_work = |job: &VectorJob<H>| picks.iter().map(|&i| (i, job.expected(i))).collect::<Vec<_>>();
 
     job.poison()?;
     let start = Instant::now();
     job.pipeline(&work, &streams, Synchronize::Device, None)?;
-    let expected = cpu_work(&job);
+    let expected = cpu_work(&job, &picks);
     let serial_ms = start.elapsed().as_secs_f64() * 1e3;
     let serial_ok = matches(&job, &expected);
 
     job.poison()?;
     let start = Instant::now();
-    let waiting = WaitForDevice; // any way out before the explicit wait below waits for the GPU first
-                                 // SAFETY: the copies read `input` and write `output` after these calls return. Meanwhile the CPU
-                                 // only reads `input` (cpu_work), and `output` is read only after the wait below (or `waiting`).
-    unsafe { job.copies_in(&streams, &mut None) }?; // pinned: returns at once; pageable: once the data is staged
-    job.kernels(&work, &streams, &mut None)?; // returns at once
-    let expected = cpu_work(&job); // the CPU works while the kernels run
-                                   // SAFETY: as above.
-    unsafe { job.copies_out(&streams, &mut None) }?; // pinned: returns at once; pageable: once the data is back
+    // Any way out before the explicit wait below waits for the GPU first.
+    let waiting = WaitForDevice;
+    // SAFETY: the copies read `input` and write `output` after these calls return. Meanwhile the CPU
+    // only reads `input` (cpu_work), and `output` is read only after the wait below (or `waiting`).
+    // Pinned: returns at once; pageable: once the data is staged.
+    unsafe { job.copies_in(&streams, &mut None) }?;
+    // Returns at once.
+    job.kernels(&work, &streams, &mut None)?;
+    // The CPU works while the kernels run.
+    let expected = cpu_work(&job, &picks);
+    // SAFETY: as above. Pinned: returns at once; pageable: once the data is back.
+    unsafe { job.copies_out(&streams, &mut None) }?;
     wait(&streams, Synchronize::Device)?; // explicit, before the results are used
     waiting.disarm();
     let overlapped_ms = start.elapsed().as_secs_f64() * 1e3;
@@ -78,9 +83,45 @@ pub fn run<H: HostStorage<f32>>(module: &Module, args: &Args) -> Result<bool> {
         "| CPU between enqueueing the kernels and the copies back | {overlapped_ms:.2} | {} |",
         pass(overlapped_ok)
     );
+    let (printed_ms, printed_ok) = as_printed(&work, args, &picks)?;
+    println!(
+        "| the notes' program: malloc'd arrays, cudaHostRegister, stream 0, k2_CPU, cudaStreamSynchronize(0) | {printed_ms:.2} | {} |",
+        pass(printed_ok)
+    );
     println!("\nOverlapped: host time in ms: {overlapped_ms:.2} against {serial_ms:.2} one after the other");
     event_waits(&job, &work, &streams[0])?;
-    Ok(serial_ok && overlapped_ok)
+    Ok(serial_ok && overlapped_ok && printed_ok)
+}
+
+/// The CPU's share: the reference values of the elements `picks` names.
+fn cpu_work<H: HostStorage<f32>>(job: &VectorJob<H>, picks: &[usize]) -> Vec<(usize, f32)> {
+    picks.iter().map(|&i| (i, job.expected(i))).collect()
+}
+
+/// The French notes' program as printed, numbered as they number it: the same job in memory `malloc`
+/// gave, registered (1, 2: `cudaHostRegister`); the copy in, one grid and the copy out on stream 0
+/// (3 to 5); the CPU's share meanwhile (6, `k2_CPU`); `cudaStreamSynchronize(0)` (7); the results used
+/// (8, `k3_CPU`: the check); `cudaHostUnregister` (9, 10) when the job is dropped. Returns the host
+/// time from 3 to 7 (after one untimed run) and whether the results are right.
+fn as_printed(work: &Kernel, args: &Args, picks: &[usize]) -> Result<(f64, bool)> {
+    let mut job = VectorJob::<Registered<f32>>::random(args.elements as usize, args.vector_steps(), args.seed)?;
+    let stream_0 = [Stream::null()];
+    job.pipeline(work, &stream_0, Synchronize::PerStream, None)?; // warm-up
+    job.poison()?;
+    let start = Instant::now();
+    // Any way out before 7 waits for the GPU first.
+    let waiting = WaitForDevice;
+    // SAFETY: the copies read `input` and write `output` after these calls return. Meanwhile the CPU
+    // only reads `input` (6), and `output` is read only after 7 (or `waiting`).
+    unsafe { job.copies_in(&stream_0, &mut None) }?;
+    job.kernels(work, &stream_0, &mut None)?;
+    // SAFETY: as above.
+    unsafe { job.copies_out(&stream_0, &mut None) }?;
+    let expected = cpu_work(&job, picks);
+    check_cuda!(stream_0[0].synchronize())?;
+    waiting.disarm();
+    let ms = start.elapsed().as_secs_f64() * 1e3;
+    Ok((ms, matches(&job, &expected)))
 }
 
 /// Kernels the host waits for in [`event_waits`]: a tenth of a second with the defaults on an H100.

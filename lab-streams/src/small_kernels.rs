@@ -7,6 +7,7 @@ use std::ops::Range;
 use anyhow::Result;
 use common::check_cuda;
 use common::context::{fork, join, Streams};
+use common::raw::OrderEvent;
 use common::verify::{poison, poisoned_device_buffer, Random};
 use cust::launch;
 use cust::memory::{CopyDestination, DeviceBuffer};
@@ -97,27 +98,67 @@ impl SmallKernels {
     ) -> Result<()> {
         fork(main, streams)?;
         for (k, lane) in streams_of(self.kernels, streams.len(), order).into_iter().enumerate() {
-            let stream = &streams[lane];
-            let range = self.slice(k);
-            let (seeds, out) = (
-                self.d_seeds.index(range.clone()).as_device_ptr(),
-                self.d_out.index(range.clone()).as_device_ptr(),
-            );
-            let (n, steps, blocks) = (range.len() as i32, self.steps as i32, self.blocks);
-            kernel_step(&mut recorder, lane, &format!("kernel {k}"), |stamp| {
-                let (plain, stamped) = (&lcg.plain, &lcg.stamped);
-                // SAFETY: the arguments match the kernel's C signature beside the launch, in type and order,
-                // and point into live device buffers as large as the kernel indexes.
-                Ok(check_cuda!(unsafe {
-                    match stamp {
-                        // __global__ void lcg_work(const unsigned* seeds, unsigned* out, int n, int steps)
-                        None => launch!(plain<<<blocks, BLOCK_SIZE, 0, stream>>>(seeds, out, n, steps)),
-                        Some(stamp) => launch!(stamped<<<blocks, BLOCK_SIZE, 0, stream>>>(seeds, out, n, steps, stamp)),
-                    }
-                })?)
-            })?;
+            self.launch_one(lcg, k, &streams[lane], lane, &mut recorder)?;
         }
         join(main, streams)
+    }
+
+    /// The kernels round-robin as [`Self::launch`] does, and after the first half, `op`'s first
+    /// kernel on `between` (drawn in lane `streams.len()`), joined into `main` through `done` so that
+    /// `main`'s events enclose it too: the German slides' warning that work launched without a stream,
+    /// on the NULL stream, waits for all work before it and holds up all work after it.
+    pub fn launch_split(
+        &self,
+        lcg: &Kernel,
+        main: &Stream,
+        streams: &Streams,
+        between: Option<(&SmallKernels, &Stream, &OrderEvent)>,
+        mut recorder: Option<&mut Recorder>,
+    ) -> Result<()> {
+        fork(main, streams)?;
+        for (k, lane) in streams_of(self.kernels, streams.len(), Order::RoundRobin)
+            .into_iter()
+            .enumerate()
+        {
+            if k == self.kernels / 2 {
+                if let Some((op, stream, done)) = between {
+                    op.launch_one(lcg, 0, stream, streams.len(), &mut recorder)?;
+                    done.record(stream)?;
+                    done.wait(main)?;
+                }
+            }
+            self.launch_one(lcg, k, &streams[lane], lane, &mut recorder)?;
+        }
+        join(main, streams)
+    }
+
+    /// Kernel `k` on `stream`, drawn in lane `lane`.
+    fn launch_one(
+        &self,
+        lcg: &Kernel,
+        k: usize,
+        stream: &Stream,
+        lane: usize,
+        recorder: &mut Option<&mut Recorder>,
+    ) -> Result<()> {
+        let range = self.slice(k);
+        let (seeds, out) = (
+            self.d_seeds.index(range.clone()).as_device_ptr(),
+            self.d_out.index(range.clone()).as_device_ptr(),
+        );
+        let (n, steps, blocks) = (range.len() as i32, self.steps as i32, self.blocks);
+        kernel_step(recorder, lane, &format!("kernel {k}"), |stamp| {
+            let (plain, stamped) = (&lcg.plain, &lcg.stamped);
+            // SAFETY: the arguments match the kernel's C signature beside the launch, in type and order,
+            // and point into live device buffers as large as the kernel indexes.
+            Ok(check_cuda!(unsafe {
+                match stamp {
+                    // __global__ void lcg_work(const unsigned* seeds, unsigned* out, int n, int steps)
+                    None => launch!(plain<<<blocks, BLOCK_SIZE, 0, stream>>>(seeds, out, n, steps)),
+                    Some(stamp) => launch!(stamped<<<blocks, BLOCK_SIZE, 0, stream>>>(seeds, out, n, steps, stamp)),
+                }
+            })?)
+        })
     }
 
     /// The poison value into every result.

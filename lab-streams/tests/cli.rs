@@ -94,7 +94,7 @@ fn refuses_an_unknown_host_memory_and_a_timeline_for_modes_it_cannot_draw() {
         assert!(
             outcome.is_one_line_error(
                 "lab-streams",
-                "--timeline draws one run: use it with --mode mmm, chunked, fifteen or concurrent"
+                "--timeline draws one run: use it with --mode mmm, chunked, fifteen, concurrent or null-stream"
             ),
             "{mode}: {outcome:?}"
         );

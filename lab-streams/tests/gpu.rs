@@ -245,6 +245,54 @@ fn small_kernels_on_any_number_of_streams_compute_every_result() {
 
 #[test]
 #[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn a_kernel_between_on_the_null_or_per_thread_stream_leaves_every_result_right() {
+    let gpu = Gpu::open(0).expect(NEEDS_GPU);
+    let module = gpu.load(&kernels::STREAMS).unwrap();
+    let lcg = Kernel::get(&module, "lcg_work").unwrap();
+    let main = Stream::new(StreamFlags::DEFAULT, None).unwrap();
+    for (kernels, count, blocks, steps) in [(1, 1, 1, 1), (5, 3, 2, 999), (8, 4, 1, 20_000)] {
+        let mut job = SmallKernels::random(kernels, blocks, steps, kernels as u64).unwrap();
+        let mut op = SmallKernels::random(1, 3, 77, 9).unwrap();
+        let op_done = common::raw::OrderEvent::new().unwrap();
+        let non_blocking = || {
+            Streams::from_streams(
+                (0..count)
+                    // SAFETY: every result is read back after the context has synchronized.
+                    .map(|_| unsafe { Stream::new_non_blocking() }.unwrap())
+                    .collect(),
+            )
+            .unwrap()
+        };
+        for (name, streams, between) in [
+            ("NULL stream", streams(count), Stream::null()),
+            ("NULL stream, non-blocking streams", non_blocking(), Stream::null()),
+            ("per-thread stream", streams(count), Stream::per_thread()),
+        ] {
+            let case = format!("{kernels} kernels on {count} streams, {name} between");
+            job.poison().unwrap();
+            op.poison().unwrap();
+            job.launch_split(&lcg, &main, &streams, Some((&op, &between, &op_done)), None)
+                .unwrap();
+            cust::context::CurrentContext::synchronize().unwrap();
+            assert_eq!(job.wrong_elements().unwrap(), 0, "{case}");
+            assert_eq!(op.wrong_elements().unwrap(), 0, "{case}: the kernel between");
+            let spans = record(&main, |recorder| {
+                job.launch_split(&lcg, &main, &streams, Some((&op, &between, &op_done)), Some(recorder))
+            })
+            .unwrap();
+            cust::context::CurrentContext::synchronize().unwrap();
+            assert_eq!(spans.len(), kernels + 1, "{case}: every kernel stamped");
+            assert_eq!(
+                spans.iter().filter(|s| s.lane == count).count(),
+                1,
+                "{case}: the one between in its own lane"
+            );
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
 fn small_kernels_on_several_streams_run_at_the_same_time() {
     let gpu = Gpu::open(0).expect(NEEDS_GPU);
     let module = gpu.load(&kernels::STREAMS).unwrap();

@@ -16,7 +16,7 @@ use super::records::{demangle, Activity, What};
 use super::Window;
 
 /// The metrics read (Nsight Compute 2025 names), and what the notes called them with nvprof.
-pub const METRICS: [(&str, &str); 17] = [
+pub const METRICS: [(&str, &str); 19] = [
     (
         "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
         "gld_transactions (32-byte sectors)",
@@ -62,6 +62,11 @@ pub const METRICS: [(&str, &str); 17] = [
     (
         "sm__pipe_tensor_op_dmma_cycles_active.avg.pct_of_peak_sustained_active",
         "FP64 tensor core (DMMA) utilization",
+    ),
+    ("smsp__thread_inst_executed.sum", "thread instructions"),
+    (
+        "smsp__inst_executed.sum",
+        "warp instructions (thread / warp instructions: warp_execution_efficiency x 32)",
     ),
     ("gpu__time_duration.sum", "kernel time under ncu (replayed, serialized)"),
 ];
@@ -283,8 +288,8 @@ pub fn per_window(windows: &[Window], all: &[Activity], launches: &[Launch]) -> 
 pub fn table(windows: &[Window], counters: &[(usize, Vec<Launch>)], version: &str) -> String {
     let mut out = format!(
         "Hardware counters ({version}; a separate run of the same command under ncu, which replays every kernel: its times are not these)\n\
-         | window | kernels read | global ld sectors / request | global st sectors / request | shared wavefronts / load | shared bank conflicts / load | achieved occupancy % | local memory bytes / launch | DRAM MB / launch | FP64 pipe % | DMMA pipe % | FMA GFLOP/s under ncu |\n\
-         |--------|-------------:|----------------------------:|----------------------------:|-------------------------:|-----------------------------:|---------------------:|----------------------------:|-----------------:|------------:|------------:|----------------------:|\n"
+         | window | kernels read | global ld sectors / request | global st sectors / request | shared wavefronts / load | shared bank conflicts / load | achieved occupancy % | local memory bytes / launch | DRAM MB / launch | FP64 pipe % | DMMA pipe % | FMA GFLOP/s under ncu | threads per warp instruction |\n\
+         |--------|-------------:|----------------------------:|----------------------------:|-------------------------:|-----------------------------:|---------------------:|----------------------------:|-----------------:|------------:|------------:|----------------------:|-----------------------------:|\n"
     );
     for (window, (kernels, launches)) in windows.iter().zip(counters) {
         if *kernels == 0 {
@@ -310,7 +315,7 @@ pub fn table(windows: &[Window], counters: &[(usize, Vec<Launch>)], version: &st
             + sum("sm__sass_thread_inst_executed_op_ffma_pred_on.sum");
         let seconds = sum("gpu__time_duration.sum") * 1e-9;
         out.push_str(&format!(
-            "| {} | {} of {kernels} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            "| {} | {} of {kernels} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
             window.label,
             launches.len(),
             ratio(
@@ -346,6 +351,7 @@ pub fn table(windows: &[Window], counters: &[(usize, Vec<Launch>)], version: &st
             } else {
                 "-".into()
             },
+            ratio("smsp__thread_inst_executed.sum", "smsp__inst_executed.sum"),
         ));
     }
     out

@@ -39,6 +39,7 @@ pub struct Cupti {
     push_external: unsafe extern "C" fn(u32, u64) -> Status,
     pop_external: unsafe extern "C" fn(u32, *mut u64) -> Status,
     result_string: unsafe extern "C" fn(Status, *mut *const c_char) -> Status,
+    callback_name: unsafe extern "C" fn(u32, u32, *mut *const c_char) -> Status,
     /// `CUPTI_API_VERSION` of the library (130001 for 13.0 update 1).
     pub version: u32,
     pub path: PathBuf,
@@ -118,6 +119,7 @@ impl Cupti {
                 push_external: *library.get(b"cuptiActivityPushExternalCorrelationId\0")?,
                 pop_external: *library.get(b"cuptiActivityPopExternalCorrelationId\0")?,
                 result_string: *library.get(b"cuptiGetResultString\0")?,
+                callback_name: *library.get(b"cuptiGetCallbackName\0")?,
                 version,
                 path,
                 _library: library,
@@ -192,6 +194,19 @@ impl Cupti {
         self.check("cuptiActivityPopExternalCorrelationId", unsafe {
             (self.pop_external)(EXTERNAL_KIND_CUSTOM0, &mut id)
         })
+    }
+
+    /// The name of API function `cbid` in `domain` (`cuLaunchKernel`), as nvprof's "API calls" named
+    /// it; its number where CUPTI does not know it.
+    pub fn callback_name(&self, domain: u32, cbid: u32) -> String {
+        let mut name: *const c_char = std::ptr::null();
+        // SAFETY: CUPTI writes a pointer to a static NUL-terminated name, or fails and leaves it null.
+        let status = unsafe { (self.callback_name)(domain, cbid, &mut name) };
+        if status != 0 || name.is_null() {
+            return format!("(API function {cbid} of domain {domain})");
+        }
+        // SAFETY: non-null and NUL-terminated, from CUPTI.
+        unsafe { CStr::from_ptr(name) }.to_string_lossy().into_owned()
     }
 
     fn check(&self, call: &str, status: Status) -> Result<()> {

@@ -46,7 +46,8 @@ pub struct ProfileArgs {
     /// Also read hardware counters with Nsight Compute (ncu): the lab first runs under ncu with the
     /// same flags (slow: ncu replays every kernel), then as usual with --profile, whose report gains
     /// a table of each window's sectors per request, shared-memory wavefronts per load, bank
-    /// conflicts, achieved occupancy, local-memory (spill) bytes, DRAM bytes and FP64 pipe use.
+    /// conflicts, achieved occupancy, local-memory (spill) bytes, DRAM bytes, FP64 pipe use and
+    /// threads per warp instruction (32 when no branch splits a warp).
     #[arg(long)]
     pub counters: bool,
 }
@@ -316,7 +317,7 @@ pub fn windows(opened_labels: &[(String, Option<Timing>)], records: &[Record]) -
                 run_of_correlation.insert(*correlation, split_external_id(*external));
             }
             Record::Activity(activity) => activities.push(activity.clone()),
-            Record::Other { .. } => {}
+            Record::Api(_) | Record::Other { .. } => {}
         }
     }
     activities.sort_by_key(|activity| (activity.start_ns, activity.correlation));
@@ -397,6 +398,7 @@ impl Session {
                     lost
                 )
             );
+            println!("{}", api_report(&api_calls(&records, self.cupti)));
         }
         if let Some((launches, version)) = counters {
             println!(
@@ -461,6 +463,33 @@ pub fn report(title: &str, activities: &[Activity], windows: &[Window], source: 
     }
     out.push_str(&format!("\n{}", window_table(windows)));
     out
+}
+
+/// Every driver and runtime call in `records`, named by CUPTI, with its duration.
+fn api_calls(records: &[Record], cupti: &cupti::Cupti) -> Vec<(String, u64)> {
+    let mut names: BTreeMap<(u32, u32), String> = BTreeMap::new();
+    records
+        .iter()
+        .filter_map(|record| match record {
+            Record::Api(call) => {
+                let name = names
+                    .entry((call.domain, call.cbid))
+                    .or_insert_with(|| cupti.callback_name(call.domain, call.cbid));
+                Some((name.clone(), call.end_ns.saturating_sub(call.start_ns)))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// nvprof's "API calls" section for the whole run (the Korean notes print it under "GPU
+/// activities"): the labs call the Driver API (cust binds it), so the names are `cu...`, where a
+/// program on the runtime API shows `cuda...`.
+pub fn api_report(calls: &[(String, u64)]) -> String {
+    format!(
+        "The host's API calls, the whole run (CUPTI's driver and runtime API records; the labs call the Driver API, as cust does):\n{}",
+        summary::api_table(calls, NAME_WIDTH)
+    )
 }
 
 /// The activities of every window named `label`.

@@ -55,6 +55,14 @@ pub mod layout {
         pub const CORRELATION_ID: usize = 44;
         pub const SIZE: usize = 88;
     }
+    /// `CUpti_ActivityAPI`: a driver or runtime API call.
+    pub mod api {
+        pub const CBID: usize = 4;
+        pub const START: usize = 8;
+        pub const END: usize = 16;
+        pub const CORRELATION_ID: usize = 32;
+        pub const SIZE: usize = 40;
+    }
     /// `CUpti_ActivityExternalCorrelation`.
     pub mod external_correlation {
         pub const EXTERNAL_ID: usize = 8;
@@ -151,10 +159,30 @@ impl Direction {
     }
 }
 
-/// A record as read: work, the link from an API call to a timed window, or a kind not used here.
+/// A driver or runtime API call as CUPTI recorded it (nvprof's "API calls"), on the host's clock.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApiCall {
+    /// `CUPTI_CB_DOMAIN_DRIVER_API` (1) or `CUPTI_CB_DOMAIN_RUNTIME_API` (2).
+    pub domain: u32,
+    /// The function's callback id in its domain; `cuptiGetCallbackName` names it.
+    pub cbid: u32,
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub correlation: u32,
+}
+
+/// `CUPTI_CB_DOMAIN_DRIVER_API` and `CUPTI_CB_DOMAIN_RUNTIME_API`.
+pub mod domain {
+    pub const DRIVER: u32 = 1;
+    pub const RUNTIME: u32 = 2;
+}
+
+/// A record as read: work, an API call, the link from an API call to a timed window, or a kind not
+/// used here.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Record {
     Activity(Activity),
+    Api(ApiCall),
     /// `correlation` (an API call, and so the work it enqueued) happened inside window `external`.
     Correlation {
         correlation: u32,
@@ -176,6 +204,20 @@ pub fn parse(bytes: &[u8], kernel_name: impl FnOnce(u64) -> String) -> Record {
         kind::CONCURRENT_KERNEL if bytes.len() >= layout::kernel::SIZE => parse_kernel(bytes, kernel_name),
         kind::MEMCPY if bytes.len() >= layout::memcpy::SIZE => parse_copy(bytes),
         kind::MEMSET if bytes.len() >= layout::memset::SIZE => parse_memset(bytes),
+        kind::DRIVER | kind::RUNTIME if bytes.len() >= layout::api::SIZE => {
+            use layout::api as at;
+            Record::Api(ApiCall {
+                domain: if kind == kind::DRIVER {
+                    domain::DRIVER
+                } else {
+                    domain::RUNTIME
+                },
+                cbid: u32_at(bytes, at::CBID),
+                start_ns: u64_at(bytes, at::START),
+                end_ns: u64_at(bytes, at::END),
+                correlation: u32_at(bytes, at::CORRELATION_ID),
+            })
+        }
         kind::EXTERNAL_CORRELATION if bytes.len() >= layout::external_correlation::SIZE => {
             use layout::external_correlation as at;
             Record::Correlation {
@@ -193,6 +235,7 @@ pub fn record_size(kind: u32) -> Option<usize> {
         kind::CONCURRENT_KERNEL => Some(layout::kernel::SIZE),
         kind::MEMCPY => Some(layout::memcpy::SIZE),
         kind::MEMSET => Some(layout::memset::SIZE),
+        kind::DRIVER | kind::RUNTIME => Some(layout::api::SIZE),
         kind::EXTERNAL_CORRELATION => Some(layout::external_correlation::SIZE),
         _ => None,
     }
@@ -382,6 +425,33 @@ mod tests {
                 pageable: false
             }
         );
+    }
+
+    #[test]
+    fn reads_driver_and_runtime_calls_with_their_callback_ids() {
+        let mut bytes = vec![0xCD; layout::api::SIZE];
+        bytes[..4].copy_from_slice(&kind::DRIVER.to_ne_bytes());
+        bytes[layout::api::CBID..layout::api::CBID + 4].copy_from_slice(&307u32.to_ne_bytes());
+        bytes[layout::api::START..layout::api::START + 8].copy_from_slice(&1000u64.to_ne_bytes());
+        bytes[layout::api::END..layout::api::END + 8].copy_from_slice(&1500u64.to_ne_bytes());
+        bytes[layout::api::CORRELATION_ID..layout::api::CORRELATION_ID + 4].copy_from_slice(&42u32.to_ne_bytes());
+        let expected = ApiCall {
+            domain: domain::DRIVER,
+            cbid: 307,
+            start_ns: 1000,
+            end_ns: 1500,
+            correlation: 42,
+        };
+        assert_eq!(parse(&bytes, |_| unreachable!()), Record::Api(expected.clone()));
+        bytes[..4].copy_from_slice(&kind::RUNTIME.to_ne_bytes());
+        assert_eq!(
+            parse(&bytes, |_| unreachable!()),
+            Record::Api(ApiCall {
+                domain: domain::RUNTIME,
+                ..expected
+            })
+        );
+        assert_eq!(record_size(kind::DRIVER), Some(layout::api::SIZE));
     }
 
     #[test]

@@ -23,11 +23,19 @@ impl Line {
 
 /// The lines, longest total first (nvprof's order); names sort ties so the order is stable.
 pub fn lines(activities: &[Activity]) -> Vec<Line> {
+    lines_of(
+        activities
+            .iter()
+            .map(|activity| (activity.name.as_str(), activity.duration_ns())),
+    )
+}
+
+/// [`lines`] of any named durations (nanoseconds).
+fn lines_of<'a>(items: impl Iterator<Item = (&'a str, u64)>) -> Vec<Line> {
     let mut by_name: BTreeMap<&str, Line> = BTreeMap::new();
-    for activity in activities {
-        let duration = activity.duration_ns();
-        let line = by_name.entry(&activity.name).or_insert_with(|| Line {
-            name: activity.name.clone(),
+    for (name, duration) in items {
+        let line = by_name.entry(name).or_insert_with(|| Line {
+            name: name.to_string(),
             calls: 0,
             total_ns: 0,
             min_ns: u64::MAX,
@@ -46,14 +54,32 @@ pub fn lines(activities: &[Activity]) -> Vec<Line> {
 /// The table as nvprof printed it, headed `GPU activities:`; names longer than `name_width` are cut
 /// (nvprof cut them at the terminal's edge).
 pub fn table(activities: &[Activity], name_width: usize) -> String {
-    let lines = lines(activities);
-    let busy: u64 = lines.iter().map(|line| line.total_ns).sum();
-    let mut out = format!(
+    let mut out = header();
+    out.push_str(&section("GPU activities:", &lines(activities), name_width));
+    out
+}
+
+/// nvprof's second section, `API calls:`: every driver and runtime call the host made, by name, from
+/// `(name, duration in ns)` pairs; shares of the time the host spent in them.
+pub fn api_table(calls: &[(String, u64)], name_width: usize) -> String {
+    let lines = lines_of(calls.iter().map(|(name, ns)| (name.as_str(), *ns)));
+    section("API calls:", &lines, name_width)
+}
+
+/// nvprof's column heads.
+fn header() -> String {
+    format!(
         "{:>16} {:>9} {:>6} {:>9} {:>9} {:>9}  Name\n",
         "Time(%)", "Time", "Calls", "Avg", "Min", "Max"
-    );
+    )
+}
+
+/// One section: `label` on its first line, each line's share of the section's total.
+fn section(label: &str, lines: &[Line], name_width: usize) -> String {
+    let busy: u64 = lines.iter().map(|line| line.total_ns).sum();
+    let mut out = String::new();
     for (i, line) in lines.iter().enumerate() {
-        let label = if i == 0 { "GPU activities:" } else { "" };
+        let label = if i == 0 { label } else { "" };
         let share = if busy == 0 {
             0.0
         } else {
@@ -71,7 +97,7 @@ pub fn table(activities: &[Activity], name_width: usize) -> String {
         ));
     }
     if lines.is_empty() {
-        out.push_str("GPU activities: none recorded\n");
+        out.push_str(&format!("{label} none recorded\n"));
     }
     out
 }
@@ -181,6 +207,20 @@ mod tests {
             table.lines().nth(1).unwrap().starts_with("GPU activities:  81.63%"),
             "{table}"
         );
+    }
+
+    #[test]
+    fn api_calls_get_their_own_section_with_their_own_shares() {
+        let calls = vec![
+            ("cuMemHostAlloc".to_string(), 134_600_000),
+            ("cuLaunchKernel".to_string(), 30_000),
+            ("cuLaunchKernel".to_string(), 10_000),
+        ];
+        let table = api_table(&calls, 40);
+        let first = table.lines().next().unwrap();
+        assert!(first.starts_with("     API calls:  99.97%"), "{table}");
+        assert!(table.lines().nth(1).unwrap().contains("2  20.000us"), "{table}");
+        assert!(api_table(&[], 40).contains("API calls: none recorded"));
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use profiler::cupti;
-use profiler::records::{kind, layout};
+use profiler::records::{domain, kind, layout};
 
 /// The folder with `cupti_activity.h` of the toolkit whose nvcc builds the kernels.
 fn cupti_include() -> PathBuf {
@@ -78,6 +78,16 @@ fn expected() -> Vec<(&'static str, usize)> {
             layout::memset::CORRELATION_ID,
         ),
         ("sizeof(CUpti_ActivityMemset4)", layout::memset::SIZE),
+        ("offsetof(CUpti_ActivityAPI, cbid)", layout::api::CBID),
+        ("offsetof(CUpti_ActivityAPI, start)", layout::api::START),
+        ("offsetof(CUpti_ActivityAPI, end)", layout::api::END),
+        (
+            "offsetof(CUpti_ActivityAPI, correlationId)",
+            layout::api::CORRELATION_ID,
+        ),
+        ("sizeof(CUpti_ActivityAPI)", layout::api::SIZE),
+        ("CUPTI_CB_DOMAIN_DRIVER_API", domain::DRIVER as usize),
+        ("CUPTI_CB_DOMAIN_RUNTIME_API", domain::RUNTIME as usize),
         (
             "offsetof(CUpti_ActivityExternalCorrelation, externalId)",
             layout::external_correlation::EXTERNAL_ID,

@@ -500,6 +500,12 @@ pub struct Symbol<'a, T: DeviceCopy> {
     ptr: DevicePointer<T>,
     module: PhantomData<&'a Module>,
 }
+impl<'a, T: DeviceCopy> Symbol<'a, T> {
+    /// The symbol's address in device memory (`cudaGetSymbolAddress`; patched in, see PATCHED.md).
+    pub fn as_device_ptr(&self) -> DevicePointer<T> {
+        self.ptr
+    }
+}
 impl<'a, T: DeviceCopy> crate::private::Sealed for Symbol<'a, T> {}
 impl<'a, T: DeviceCopy> fmt::Pointer for Symbol<'a, T> {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {

@@ -19,6 +19,9 @@ use std::mem;
 use std::panic;
 use std::ptr;
 
+/// `CU_STREAM_PER_THREAD` in cuda.h: the handle of the per-thread default stream.
+const PER_THREAD: usize = 0x2;
+
 bitflags::bitflags! {
     /// Bit flags for configuring a CUDA Stream.
     pub struct StreamFlags: u32 {
@@ -113,6 +116,40 @@ impl Stream {
         Stream {
             inner: ptr::null_mut(),
         }
+    }
+
+    /// A stream made with `CU_STREAM_NON_BLOCKING` (`cudaStreamNonBlocking`), which [`Stream::new`]
+    /// refuses to make (see the note there). Added to cust 0.3.2 (PATCHED.md), for lab-streams'
+    /// NULL-stream lesson.
+    ///
+    /// # Safety
+    /// Work on this stream does not wait for the NULL stream, nor the NULL stream for it: cust's
+    /// synchronous copies (on the NULL stream) no longer wait for this stream's kernels and copies. The
+    /// caller must order every such copy against this stream's work itself (synchronize first).
+    pub unsafe fn new_non_blocking() -> CudaResult<Self> {
+        let mut stream = Stream {
+            inner: ptr::null_mut(),
+        };
+        cuda::cuStreamCreateWithPriority(&mut stream.inner as *mut CUstream, StreamFlags::NON_BLOCKING.bits(), 0)
+            .to_result()?;
+        Ok(stream)
+    }
+
+    /// The per-thread default stream (`cudaStreamPerThread`, the driver's `CU_STREAM_PER_THREAD`
+    /// handle): the calling host thread's own default stream, which synchronizes with the legacy NULL
+    /// stream but not with other streams. Dropping it destroys nothing. Added to cust 0.3.2 (PATCHED.md).
+    /// The handle names the stream of whichever thread uses it: work enqueued on it from one thread and
+    /// a `synchronize` on another wait on two different streams. Use it on one thread only.
+    pub fn per_thread() -> Self {
+        Stream {
+            inner: PER_THREAD as CUstream,
+        }
+    }
+
+    /// Whether `inner` is one of the driver's own handles (NULL, `CU_STREAM_LEGACY`,
+    /// `CU_STREAM_PER_THREAD`), which no one creates and no one may destroy.
+    fn is_special(inner: CUstream) -> bool {
+        (inner as usize) <= PER_THREAD
     }
 
     /// Return the flags which were used to create this stream.
@@ -319,7 +356,7 @@ impl Stream {
     /// # }
     /// ```
     pub fn drop(mut stream: Stream) -> DropResult<Stream> {
-        if stream.inner.is_null() {
+        if Stream::is_special(stream.inner) {
             return Ok(());
         }
 
@@ -337,7 +374,7 @@ impl Stream {
 }
 impl Drop for Stream {
     fn drop(&mut self) {
-        if self.inner.is_null() {
+        if Stream::is_special(self.inner) {
             return;
         }
 
