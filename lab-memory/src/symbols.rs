@@ -196,7 +196,8 @@ pub fn locked_expected(input: &[i32]) -> Locked {
 }
 
 /// `--mode symbols`: devData and devArray to the GPU, doubled (plus the index) there, back, against
-/// the CPU. Returns whether all values match.
+/// the CPU; then devPointer and constData ([`constants`]), and the sum under reduction_lock
+/// ([`locked_sum`]). Returns whether all values match.
 #[allow(clippy::approx_constant)] // 3.14 is the notes' value for devData, not an approximation of pi
 pub fn report(module: &Module, seed: u64) -> Result<bool> {
     let mut random = Random::new(seed);

@@ -5,8 +5,8 @@
 //! portable (`cudaHostAllocPortable`, `cudaHostRegisterPortable`), and mapped memory
 //! (`cudaHostAllocMapped`, `cudaHostRegisterMapped`) has a device address only there, unless portable
 //! too (`cudaHostAllocMapped | cudaHostAllocPortable`). The CUDA programming guide adds that with
-//! unified addressing every device sees all page-locked memory. Each row measures what this driver
-//! does: the copy bandwidth from each context, whether each context gets a device pointer, and
+//! unified addressing, memory from `cudaMallocHost` and `cudaHostAlloc` is directly accessible from
+//! every device that supports it. Each row measures what this driver does: the copy bandwidth from each context, whether each context gets a device pointer, and
 //! whether the second context's GPU writes the memory through it.
 
 use anyhow::{ensure, Result};
@@ -229,7 +229,8 @@ pub fn row(flags: Flags, bytes: usize, second: &Context, random: &mut Random) ->
     Ok((here, there?))
 }
 
-/// The section of the default run. Returns whether every round trip and every write arrived.
+/// `--flags`: the table, a row per kind of host memory. Returns whether every round trip and every
+/// write arrived.
 pub fn report(random: &mut Random) -> Result<bool> {
     let (second, ordinal) = second_context()?;
     println!(
