@@ -250,9 +250,14 @@ extern "C" __global__ void fill_pattern(float* x, size_t len, unsigned seed) {
 
 #define COPIES_PER_THREAD 4
 
-extern "C" __global__ void strided_copy(const float* __restrict__ in, float* __restrict__ out, int stride, int offset, int n) {
+__device__ float plus_one(float w) { return w + 1.0f; }
+__device__ float2 plus_one(float2 w) { return make_float2(w.x + 1.0f, w.y + 1.0f); }
+__device__ float4 plus_one(float4 w) { return make_float4(w.x + 1.0f, w.y + 1.0f, w.z + 1.0f, w.w + 1.0f); }
+
+template <typename Word>
+__device__ void copy_plus_one(const Word* __restrict__ in, Word* __restrict__ out, int stride, int offset, int n) {
     const int first = blockIdx.x * blockDim.x * COPIES_PER_THREAD + threadIdx.x;
-    float value[COPIES_PER_THREAD];
+    Word value[COPIES_PER_THREAD];
 #pragma unroll
     for (int k = 0; k < COPIES_PER_THREAD; ++k) {
         const int i = first + k * blockDim.x;
@@ -264,40 +269,25 @@ extern "C" __global__ void strided_copy(const float* __restrict__ in, float* __r
     for (int k = 0; k < COPIES_PER_THREAD; ++k) {
         const int i = first + k * blockDim.x;
         if (i < n) {
-            out[offset + (size_t)i * stride] = value[k] + 1.0f;
+            out[offset + (size_t)i * stride] = plus_one(value[k]);
         }
     }
+}
+
+extern "C" __global__ void strided_copy(const float* __restrict__ in, float* __restrict__ out, int stride, int offset, int n) {
+    copy_plus_one(in, out, stride, offset, n);
 }
 
 // The German slides' alignment table: a half-warp's first word should sit on a 64-, 128- or 256-byte
 // boundary for 32-, 64- and 128-bit words. word_copy_64 and word_copy_128 copy n such words (float2,
 // float4) as strided_copy copies floats at stride 1, adding 1 to every float; the host shifts the
 // buffers' start to misalign them.
-__device__ float2 plus_one(float2 w) { return make_float2(w.x + 1.0f, w.y + 1.0f); }
-__device__ float4 plus_one(float4 w) { return make_float4(w.x + 1.0f, w.y + 1.0f, w.z + 1.0f, w.w + 1.0f); }
-
-template <typename Word>
-__device__ void word_copy(const Word* __restrict__ in, Word* __restrict__ out, int n) {
-    const int first = blockIdx.x * blockDim.x * COPIES_PER_THREAD + threadIdx.x;
-    Word value[COPIES_PER_THREAD];
-#pragma unroll
-    for (int k = 0; k < COPIES_PER_THREAD; ++k) {
-        const int i = first + k * blockDim.x;
-        if (i < n) {
-            value[k] = in[i];
-        }
-    }
-#pragma unroll
-    for (int k = 0; k < COPIES_PER_THREAD; ++k) {
-        const int i = first + k * blockDim.x;
-        if (i < n) {
-            out[i] = plus_one(value[k]);
-        }
-    }
+extern "C" __global__ void word_copy_64(const float2* __restrict__ in, float2* __restrict__ out, int n) {
+    copy_plus_one(in, out, 1, 0, n);
 }
-
-extern "C" __global__ void word_copy_64(const float2* __restrict__ in, float2* __restrict__ out, int n) { word_copy(in, out, n); }
-extern "C" __global__ void word_copy_128(const float4* __restrict__ in, float4* __restrict__ out, int n) { word_copy(in, out, n); }
+extern "C" __global__ void word_copy_128(const float4* __restrict__ in, float4* __restrict__ out, int n) {
+    copy_plus_one(in, out, 1, 0, n);
+}
 
 // ---- Shared-memory banks ----------------------------------------------------------------------------
 // Each warp walks a table in shared memory: lane l starts at word l * stride and every step moves it on

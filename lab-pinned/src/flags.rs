@@ -127,15 +127,10 @@ impl HostBytes {
     /// `cudaHostGetDevicePointer` in the current context, or the driver's error; pageable memory has
     /// none to ask for.
     fn device_pointer(&mut self) -> Option<Result<u64>> {
-        let pointer = match self {
-            HostBytes::Pageable(_) => return None,
-            HostBytes::MallocHost(data) => device_pointer_of(data.as_ptr()).map(|p| p.as_raw()),
-            HostBytes::Portable(data) => data.device_pointer().map(|p| p.as_raw()),
-            HostBytes::Mapped(data) => data.device_pointer().map(|p| p.as_raw()),
-            HostBytes::MappedPortable(data) => data.device_pointer().map(|p| p.as_raw()),
-            HostBytes::Registered(data) => data.device_pointer().map(|p| p.as_raw()),
-        };
-        Some(pointer)
+        if matches!(self, HostBytes::Pageable(_)) {
+            return None;
+        }
+        Some(device_pointer_of(self.bytes().as_ptr()).map(|pointer| pointer.as_raw()))
     }
 }
 

@@ -16,6 +16,7 @@ use common::verify::check_cell;
 use cust::module::Module;
 use cust::stream::{Stream, StreamFlags};
 use lab_streams::small_kernels::{most_at_once, SmallKernels};
+use lab_streams::Order;
 use profiler::timeline::{record, write_svg, Kernel, Span};
 
 use crate::Args;
@@ -107,7 +108,7 @@ pub fn run(module: &Module, args: &Args) -> Result<bool> {
         let between = case.between_stream();
         let between = between.as_ref().map(|stream| (&op, stream, &op_done));
         let timing = time_on_stream(&main, args.runs().warmup, args.runs().repetitions, || {
-            job.launch_split(&lcg, &main, &streams, between, None)
+            job.launch_split(&lcg, &main, &streams, Order::RoundRobin, between, None)
         })?;
         // Every stream has passed its work (non-blocking ones are not ordered with the NULL stream's
         // synchronous copies below): wait for the whole context before the results are read.
@@ -115,7 +116,7 @@ pub fn run(module: &Module, args: &Args) -> Result<bool> {
         let wrong = job.wrong_elements()? + if between.is_some() { op.wrong_elements()? } else { 0 };
         passed &= wrong == 0;
         let spans = record(&main, |recorder| {
-            job.launch_split(&lcg, &main, &streams, between, Some(recorder))
+            job.launch_split(&lcg, &main, &streams, Order::RoundRobin, between, Some(recorder))
         })?;
         let kernels: Vec<Span> = spans.iter().filter(|s| s.lane < STREAMS).cloned().collect();
         println!(

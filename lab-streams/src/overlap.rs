@@ -50,24 +50,7 @@ pub fn run<H: HostStorage<f32>>(module: &Module, args: &Args) -> Result<bool> {
     let serial_ms = start.elapsed().as_secs_f64() * 1e3;
     let serial_ok = matches(&job, &expected);
 
-    job.poison()?;
-    let start = Instant::now();
-    // Any way out before the explicit wait below waits for the GPU first.
-    let waiting = WaitForDevice;
-    // SAFETY: the copies read `input` and write `output` after these calls return. Meanwhile the CPU
-    // only reads `input` (cpu_work), and `output` is read only after the wait below (or `waiting`).
-    // Pinned: returns at once; pageable: once the data is staged.
-    unsafe { job.copies_in(&streams, &mut None) }?;
-    // Returns at once.
-    job.kernels(&work, &streams, &mut None)?;
-    // The CPU works while the kernels run.
-    let expected = cpu_work(&job, &picks);
-    // SAFETY: as above. Pinned: returns at once; pageable: once the data is back.
-    unsafe { job.copies_out(&streams, &mut None) }?;
-    wait(&streams, Synchronize::Device)?; // explicit, before the results are used
-    waiting.disarm();
-    let overlapped_ms = start.elapsed().as_secs_f64() * 1e3;
-    let overlapped_ok = matches(&job, &expected);
+    let (overlapped_ms, overlapped_ok) = cpu_during_gpu(&mut job, &work, &streams, Synchronize::Device, &picks)?;
 
     println!(
         "\nCPU work during GPU work: the GPU runs the chunked job on {STREAMS} streams ({} floats, {} steps, {} host memory),",
@@ -98,30 +81,47 @@ fn cpu_work<H: HostStorage<f32>>(job: &VectorJob<H>, picks: &[usize]) -> Vec<(us
     picks.iter().map(|&i| (i, job.expected(i))).collect()
 }
 
+/// The job's copies in and kernels enqueued on `streams`, the CPU's share (`picks`) computed while
+/// they run, the copies out enqueued, then the explicit wait (`how`) before the results are used.
+/// Returns the host time of it all and whether the results are right.
+fn cpu_during_gpu<H: HostStorage<f32>>(
+    job: &mut VectorJob<H>,
+    work: &Kernel,
+    streams: &[Stream],
+    how: Synchronize,
+    picks: &[usize],
+) -> Result<(f64, bool)> {
+    job.poison()?;
+    let start = Instant::now();
+    // Any way out before the explicit wait below waits for the GPU first.
+    let waiting = WaitForDevice;
+    // SAFETY: the copies read `input` and write `output` after these calls return. Meanwhile the CPU
+    // only reads `input` (cpu_work), and `output` is read only after the wait below (or `waiting`).
+    // Pinned: returns at once; pageable: once the data is staged.
+    unsafe { job.copies_in(streams, &mut None) }?;
+    // Returns at once.
+    job.kernels(work, streams, &mut None)?;
+    // The CPU works while the kernels run.
+    let expected = cpu_work(job, picks);
+    // SAFETY: as above. Pinned: returns at once; pageable: once the data is back.
+    unsafe { job.copies_out(streams, &mut None) }?;
+    wait(streams, how)?; // explicit, before the results are used
+    waiting.disarm();
+    let ms = start.elapsed().as_secs_f64() * 1e3;
+    Ok((ms, matches(job, &expected)))
+}
+
 /// The French notes' program as printed, numbered as they number it: the same job in memory `malloc`
 /// gave, registered (1, 2: `cudaHostRegister`); the copy in, one grid and the copy out on stream 0
-/// (3 to 5); the CPU's share meanwhile (6, `k2_CPU`); `cudaStreamSynchronize(0)` (7); the results used
-/// (8, `k3_CPU`: the check); `cudaHostUnregister` (9, 10) when the job is dropped. Returns the host
-/// time from 3 to 7 (after one untimed run) and whether the results are right.
+/// (3 to 5); the CPU's share meanwhile (6, `k2_CPU`); `cudaStreamSynchronize(0)` (7: the wait per
+/// stream, of the one stream there is); the results used (8, `k3_CPU`: the check); `cudaHostUnregister`
+/// (9, 10) when the job is dropped. Returns the host time from 3 to 7 (after one untimed run) and
+/// whether the results are right.
 fn as_printed(work: &Kernel, args: &Args, picks: &[usize]) -> Result<(f64, bool)> {
     let mut job = VectorJob::<Registered<f32>>::random(args.elements as usize, args.vector_steps(), args.seed)?;
     let stream_0 = [Stream::null()];
     job.pipeline(work, &stream_0, Synchronize::PerStream, None)?; // warm-up
-    job.poison()?;
-    let start = Instant::now();
-    // Any way out before 7 waits for the GPU first.
-    let waiting = WaitForDevice;
-    // SAFETY: the copies read `input` and write `output` after these calls return. Meanwhile the CPU
-    // only reads `input` (6), and `output` is read only after 7 (or `waiting`).
-    unsafe { job.copies_in(&stream_0, &mut None) }?;
-    job.kernels(work, &stream_0, &mut None)?;
-    // SAFETY: as above.
-    unsafe { job.copies_out(&stream_0, &mut None) }?;
-    let expected = cpu_work(&job, picks);
-    check_cuda!(stream_0[0].synchronize())?;
-    waiting.disarm();
-    let ms = start.elapsed().as_secs_f64() * 1e3;
-    Ok((ms, matches(&job, &expected)))
+    cpu_during_gpu(&mut job, work, &stream_0, Synchronize::PerStream, picks)
 }
 
 /// Kernels the host waits for in [`event_waits`]: a tenth of a second with the defaults on an H100.

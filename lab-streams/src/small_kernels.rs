@@ -94,32 +94,26 @@ impl SmallKernels {
         main: &Stream,
         streams: &Streams,
         order: Order,
-        mut recorder: Option<&mut Recorder>,
+        recorder: Option<&mut Recorder>,
     ) -> Result<()> {
-        fork(main, streams)?;
-        for (k, lane) in streams_of(self.kernels, streams.len(), order).into_iter().enumerate() {
-            self.launch_one(lcg, k, &streams[lane], lane, &mut recorder)?;
-        }
-        join(main, streams)
+        self.launch_split(lcg, main, streams, order, None, recorder)
     }
 
-    /// The kernels round-robin as [`Self::launch`] does, and after the first half, `op`'s first
-    /// kernel on `between` (drawn in lane `streams.len()`), joined into `main` through `done` so that
-    /// `main`'s events enclose it too: the German slides' warning that work launched without a stream,
-    /// on the NULL stream, waits for all work before it and holds up all work after it.
+    /// [`Self::launch`], and after the first half of the kernels, `op`'s first kernel on `between`
+    /// (drawn in lane `streams.len()`), joined into `main` through `done` so that `main`'s events
+    /// enclose it too: the German slides' warning that work launched without a stream, on the NULL
+    /// stream, waits for all work before it and holds up all work after it.
     pub fn launch_split(
         &self,
         lcg: &Kernel,
         main: &Stream,
         streams: &Streams,
+        order: Order,
         between: Option<(&SmallKernels, &Stream, &OrderEvent)>,
         mut recorder: Option<&mut Recorder>,
     ) -> Result<()> {
         fork(main, streams)?;
-        for (k, lane) in streams_of(self.kernels, streams.len(), Order::RoundRobin)
-            .into_iter()
-            .enumerate()
-        {
+        for (k, lane) in streams_of(self.kernels, streams.len(), order).into_iter().enumerate() {
             if k == self.kernels / 2 {
                 if let Some((op, stream, done)) = between {
                     op.launch_one(lcg, 0, stream, streams.len(), &mut recorder)?;

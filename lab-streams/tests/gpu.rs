@@ -271,13 +271,27 @@ fn a_kernel_between_on_the_null_or_per_thread_stream_leaves_every_result_right()
             let case = format!("{kernels} kernels on {count} streams, {name} between");
             job.poison().unwrap();
             op.poison().unwrap();
-            job.launch_split(&lcg, &main, &streams, Some((&op, &between, &op_done)), None)
-                .unwrap();
+            job.launch_split(
+                &lcg,
+                &main,
+                &streams,
+                Order::RoundRobin,
+                Some((&op, &between, &op_done)),
+                None,
+            )
+            .unwrap();
             cust::context::CurrentContext::synchronize().unwrap();
             assert_eq!(job.wrong_elements().unwrap(), 0, "{case}");
             assert_eq!(op.wrong_elements().unwrap(), 0, "{case}: the kernel between");
             let spans = record(&main, |recorder| {
-                job.launch_split(&lcg, &main, &streams, Some((&op, &between, &op_done)), Some(recorder))
+                job.launch_split(
+                    &lcg,
+                    &main,
+                    &streams,
+                    Order::RoundRobin,
+                    Some((&op, &between, &op_done)),
+                    Some(recorder),
+                )
             })
             .unwrap();
             cust::context::CurrentContext::synchronize().unwrap();
