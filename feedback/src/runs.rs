@@ -42,6 +42,8 @@ pub struct Details {
     pub verdict: String,
     pub compile_error: Option<String>,
     pub sanitized: bool,
+    /// Which cases racecheck and synccheck left out, where a budget left out any.
+    pub sanitizer_note: Option<String>,
 }
 
 /// What a failing case printed, as the lab kept it (the first and last lines).
@@ -115,6 +117,7 @@ impl Details {
             verdict: text("verdict"),
             compile_error: json["compile_error"].as_str().map(str::to_string),
             sanitized: json["sanitized"].as_bool().unwrap_or(false),
+            sanitizer_note: json["sanitizer_note"].as_str().map(str::to_string),
         })
     }
 

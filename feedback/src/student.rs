@@ -85,8 +85,10 @@ fn summary(grades: &Grades, row: usize, details: Option<&Details>, cases: Cases)
     }
     if let Some(details) = details {
         lines.push(Cell::Text(format!("Verdict: {}", details.verdict)));
-        if details.sanitized {
-            lines.push(Cell::Text("Every case ran under compute-sanitizer.".into()));
+        match (details.sanitized, &details.sanitizer_note) {
+            (true, None) => lines.push(Cell::Text("Every case ran under compute-sanitizer.".into())),
+            (true, Some(note)) => lines.push(Cell::Text(format!("Every case ran under compute-sanitizer: {note}."))),
+            (false, _) => {}
         }
     }
     lines

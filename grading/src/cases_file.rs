@@ -14,12 +14,72 @@ use anyhow::{bail, Context as _, Result};
 /// A cases file is a few lines; past this it is not one (a device, or the wrong file).
 const MAX_FILE_BYTES: u64 = 1 << 20;
 
-/// The cases a check runs: their names for the table and the hash of the set.
+/// The cases a check runs: their names for the table, the hash of the set, and which of them
+/// compute-sanitizer's racecheck and synccheck run on under `--sanitize` ([`SharedChecks`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct CaseSet<C> {
     pub cases: Vec<C>,
     pub names: Vec<String>,
     pub hash: String,
+    /// Per case: whether racecheck and synccheck run on it (memcheck runs on every case).
+    pub shared_checked: Vec<bool>,
+    /// The budget that left some cases out of racecheck and synccheck, as the table's heading says
+    /// it: `None` where every case is checked.
+    pub shared_budget: Option<&'static str>,
+}
+
+impl<C> CaseSet<C> {
+    /// A set whose every case runs under every tool.
+    pub fn every_case_checked(cases: Vec<C>, names: Vec<String>, hash: String) -> CaseSet<C> {
+        let shared_checked = vec![true; cases.len()];
+        CaseSet {
+            cases,
+            names,
+            hash,
+            shared_checked,
+            shared_budget: None,
+        }
+    }
+
+    /// For the heading of a sanitized check: which cases racecheck and synccheck left out, where
+    /// the budget left out any.
+    pub fn shared_checks_note(&self) -> Option<String> {
+        let budget = self.shared_budget?;
+        let checked = self.shared_checked.iter().filter(|&&checked| checked).count();
+        (checked < self.cases.len()).then(|| {
+            format!(
+                "racecheck and synccheck on {checked} of {} cases (those within {budget}, or the smallest), memcheck on all",
+                self.cases.len()
+            )
+        })
+    }
+}
+
+/// Which cases compute-sanitizer's racecheck and synccheck run on, for a lab whose cases grow large.
+/// They follow every shared-memory access and barrier and slow a kernel the most: on an H100 the check
+/// of week 3's 1000 x 999 x 1001 product alone took 156.6 s under the three tools in f64, that of
+/// its 255 x 257 x 256 one 6.8 s (`results/h100/issue41/sanitize-per-case.log`). They run on every case whose work is within
+/// `most`, and where no case is, on the one with the least: a `--sanitize` run never drops them
+/// silently. Labs without one check every case.
+pub struct SharedChecks<'a, C> {
+    /// A case's work in the lab's own unit (multiply-adds for lab-mmm): racecheck's time grows with it.
+    pub work: &'a dyn Fn(&C) -> u64,
+    /// The most work of a case racecheck and synccheck run on.
+    pub most: u64,
+    /// `most` as the table's heading says it: "2^25 multiply-adds".
+    pub described: &'static str,
+}
+
+impl<C> SharedChecks<'_, C> {
+    /// Per case of `cases`: whether racecheck and synccheck run on it.
+    fn chosen(&self, cases: &[C]) -> Vec<bool> {
+        let work: Vec<u64> = cases.iter().map(|case| (self.work)(case)).collect();
+        let mut chosen: Vec<bool> = work.iter().map(|&work| work <= self.most).collect();
+        if let (false, Some(least)) = (chosen.contains(&true), (0..work.len()).min_by_key(|&index| work[index])) {
+            chosen[least] = true;
+        }
+        chosen
+    }
 }
 
 /// A lab's reading of one line's fields into cases, or why they are none.
@@ -33,6 +93,8 @@ pub struct CaseFormat<'a, C> {
     pub parse: ParseLine<'a, C>,
     pub line: &'a dyn Fn(&C) -> String,
     pub name: &'a dyn Fn(&C) -> String,
+    /// Where racecheck and synccheck run only on the smaller cases; `None`: on every case.
+    pub shared_checks: Option<SharedChecks<'a, C>>,
 }
 
 impl<C> CaseFormat<'_, C> {
@@ -47,11 +109,12 @@ impl<C> CaseFormat<'_, C> {
         };
         let lines: Vec<String> = cases.iter().map(|case| (self.line)(case)).collect();
         let names = cases.iter().map(|case| (self.name)(case)).collect();
-        Ok(CaseSet {
-            cases,
-            names,
-            hash: case_set_hash(&lines),
-        })
+        let mut set = CaseSet::every_case_checked(cases, names, case_set_hash(&lines));
+        if let Some(shared) = &self.shared_checks {
+            set.shared_checked = shared.chosen(&set.cases);
+            set.shared_budget = Some(shared.described);
+        }
+        Ok(set)
     }
 
     fn read(&self, path: &Path) -> Result<Vec<C>> {
@@ -151,6 +214,7 @@ mod tests {
             parse: &parse,
             line: &line,
             name: &name,
+            shared_checks: None,
         })
     }
 
@@ -216,5 +280,49 @@ mod tests {
         );
         assert_eq!(case_set_hash(&[]), "cbf29ce484222325");
         assert_eq!(case_set_hash(&["a".to_string()]).len(), 16);
+    }
+
+    #[test]
+    fn racecheck_runs_on_the_cases_within_the_budget_or_else_on_the_smallest() {
+        let work = |case: &(u32, u64)| u64::from(case.0);
+        let shared = SharedChecks {
+            work: &work,
+            most: 100,
+            described: "100 units",
+        };
+        let set = |cases: Vec<(u32, u64)>| {
+            with_format(|format| {
+                CaseFormat {
+                    shared_checks: Some(SharedChecks { ..shared }),
+                    ..*format
+                }
+                .load(None, cases)
+                .unwrap()
+            })
+        };
+        let some = set(vec![(17, 0), (1000, 0), (100, 0), (101, 0)]);
+        assert_eq!(some.shared_checked, [true, false, true, false]);
+        assert_eq!(
+            some.shared_checks_note().unwrap(),
+            "racecheck and synccheck on 2 of 4 cases (those within 100 units, or the smallest), memcheck on all"
+        );
+        let none_within = set(vec![(500, 0), (200, 0), (300, 0)]);
+        assert_eq!(
+            none_within.shared_checked,
+            [false, true, false],
+            "the smallest still runs"
+        );
+        let all_within = set(vec![(1, 0), (2, 0)]);
+        assert_eq!(all_within.shared_checked, [true, true]);
+        assert_eq!(
+            all_within.shared_checks_note(),
+            None,
+            "nothing left out, nothing to say"
+        );
+        let unbudgeted = with_format(|format| format.load(None, vec![(1000, 0)]).unwrap());
+        assert_eq!(
+            (unbudgeted.shared_checked, unbudgeted.shared_budget),
+            (vec![true], None)
+        );
     }
 }

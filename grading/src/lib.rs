@@ -61,7 +61,8 @@ pub struct StudentArgs {
     #[arg(long)]
     pub csv: bool,
     /// With --check: run each case under compute-sanitizer (memcheck; racecheck and synccheck too
-    /// where the kernels use shared memory or barriers); its first finding fails the case. Slow.
+    /// where the kernels use shared memory or barriers, on the cases within the lab's budget for
+    /// them); its first finding fails the case. Slow.
     #[arg(long, requires = "check")]
     pub sanitize: bool,
     /// With --check: show what every case printed, not only the failing ones'.
@@ -628,6 +629,20 @@ fn list_cases<C>(args: &StudentArgs, check: &Check<'_, C>, rules: &[Row]) {
         println!("{} cases (case set {}):", names.len(), check.cases.hash);
         for name in names {
             println!("{name}");
+        }
+        if let Some(note) = check.cases.shared_checks_note() {
+            let left_out = check
+                .cases
+                .names
+                .iter()
+                .zip(&check.cases.shared_checked)
+                .filter(|(_, &checked)| !checked)
+                .map(|(name, _)| name.as_str());
+            // On stderr: stdout is the count and the names, which grade.sh reads.
+            eprintln!(
+                "With --sanitize: {note}; left out: {}.",
+                left_out.collect::<Vec<_>>().join("; ")
+            );
         }
     }
 }
@@ -1257,7 +1272,15 @@ fn run_check<C>(args: &StudentArgs, image: &KernelImage, check: &Check<'_, C>, r
         };
         let runs = match &sanitizer {
             Some(sanitizer) => (0..check.cases.names.len())
-                .map(|index| children.run_sanitized(index, sanitizer, &tools))
+                .map(|index| {
+                    let shared_checked = check.cases.shared_checked[index];
+                    let tools: Vec<Tool> = tools
+                        .iter()
+                        .copied()
+                        .filter(|&tool| shared_checked || tool == Tool::Memcheck)
+                        .collect();
+                    children.run_sanitized(index, sanitizer, &tools)
+                })
                 .collect(),
             None => children.run_all(),
         };
@@ -1307,18 +1330,27 @@ fn report<C>(args: &StudentArgs, check: &Check<'_, C>, rows: &[Row], runs: &[Cas
         args,
         check,
         rows,
-        serde_json::json!({ "sanitized": sanitized, "outputs": printed, "verdict": said }),
+        serde_json::json!({
+            "sanitized": sanitized,
+            "sanitizer_note": check.cases.shared_checks_note().filter(|_| sanitized),
+            "outputs": printed,
+            "verdict": said,
+        }),
     )?;
     let note = machine_note(rows).unwrap_or_default();
     if args.csv {
         print!("{}", csv(source, rows, &check.cases.hash, &note));
     } else {
+        let under = match (sanitized, check.cases.shared_checks_note()) {
+            (false, _) => String::new(),
+            (true, None) => ", under compute-sanitizer".to_string(),
+            (true, Some(note)) => format!(", under compute-sanitizer: {note}"),
+        };
         println!(
-            "\n--check of {} ({} cases, case set {}{}):\n\n{}",
+            "\n--check of {} ({} cases, case set {}{under}):\n\n{}",
             source.display(),
             rows.len(),
             check.cases.hash,
-            if sanitized { ", under compute-sanitizer" } else { "" },
             table(rows)
         );
         print!("{}", outputs(runs, args.show_output));

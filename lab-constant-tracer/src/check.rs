@@ -87,6 +87,7 @@ pub fn case_set(file: Option<&Path>) -> Result<CaseSet<Case>> {
         parse: &parse,
         line: &line,
         name: &name,
+        shared_checks: None,
     }
     .load(file, cases())
 }

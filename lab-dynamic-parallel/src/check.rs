@@ -138,6 +138,7 @@ fn case_format() -> CaseFormat<'static, Problem> {
         parse: &parse_case,
         line: &case_line,
         name: &name,
+        shared_checks: None,
     }
 }
 

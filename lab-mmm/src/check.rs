@@ -10,7 +10,7 @@ use anyhow::{Context as _, Result};
 use common::gpu::Gpu;
 use common::verify::Random;
 use cust::module::Module;
-use grading::cases_file::{choice, field, CaseFormat, CaseSet};
+use grading::cases_file::{choice, field, CaseFormat, CaseSet, SharedChecks};
 use grading::guard::{first_changed, Guarded, INPUT_GUARD_WORD};
 use grading::measure::{rule_row, Bound, Measure};
 use grading::ptx::{self, Barriers};
@@ -169,6 +169,13 @@ const LARGEST_SIDE: usize = 8192;
 /// it counts as hung (4096³ takes minutes on a few cores).
 const LARGEST_PRODUCT: usize = 1 << 33;
 
+/// The most multiply-adds of a case that racecheck and synccheck run on under `--sanitize` (issue
+/// 41): 2^25 takes in every case of the week but 1000 x 999 x 1001, whose check alone took 156.6 s
+/// in f64 on an H100 (255 x 257 x 256, just under 2^24: 6.8 s; `results/h100/issue41/`). A long K
+/// over few blocks costs more per multiply-add (64 x 4096 x 64: 20.8 s). Every case within it whose
+/// K spans several tiles finds a missing barrier; memcheck still runs on every case.
+const RACECHECK_WORK: u64 = 1 << 25;
+
 /// The week's cases for `kernels`, or those of a `--cases` file: `1000 999 1001 f64 7` per line.
 pub fn case_set(kernels: &[MmmKernel], file: Option<&Path>) -> Result<CaseSet<Case>> {
     let parse = |fields: &[&str]| -> Result<Vec<Case>, String> {
@@ -205,11 +212,17 @@ pub fn case_set(kernels: &[MmmKernel], file: Option<&Path>) -> Result<CaseSet<Ca
             c.seed
         )
     };
+    let work = |c: &Case| (c.m * c.k * c.n) as u64;
     CaseFormat {
         fields: CASE_FIELDS,
         parse: &parse,
         line: &line,
         name: &name,
+        shared_checks: Some(SharedChecks {
+            work: &work,
+            most: RACECHECK_WORK,
+            described: "2^25 multiply-adds",
+        }),
     }
     .load(file, cases(kernels))
 }

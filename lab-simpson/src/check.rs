@@ -80,6 +80,7 @@ pub fn case_set(file: Option<&Path>) -> Result<CaseSet<Problem>> {
         parse: &parse,
         line: &line,
         name: &name,
+        shared_checks: None,
     }
     .load(file, cases())
 }

@@ -83,11 +83,11 @@ mod tests {
     use super::*;
 
     fn set() -> CaseSet<u32> {
-        CaseSet {
-            cases: vec![1, 2, 3],
-            names: vec!["N 1".into(), "N 2".into(), "N 3".into()],
-            hash: "0123456789abcdef".into(),
-        }
+        CaseSet::every_case_checked(
+            vec![1, 2, 3],
+            vec!["N 1".into(), "N 2".into(), "N 3".into()],
+            "0123456789abcdef".into(),
+        )
     }
 
     const RULES: [&str; 3] = [

@@ -168,6 +168,7 @@ pub fn case_set<W: Week>(args: &ProgramArgs) -> Result<CaseSet<W::Case>> {
         parse: &parse,
         line: &W::line,
         name: &W::name,
+        shared_checks: None,
     };
     format.load(args.cases.as_deref(), W::builtin())
 }
