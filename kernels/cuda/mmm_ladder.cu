@@ -513,8 +513,10 @@ __device__ __forceinline__ void load_fragment(Fragment<S>& f, const float* as, c
     for (int j = 0; j < S::TN; j += 4) *reinterpret_cast<float4*>(&f.b[j]) = *reinterpret_cast<const float4*>(&bs[k * S::BN + j * S::LANES_N]);
 }
 
+// C (or one slice of k's partial product, step 9) from A's columns and B's rows of k tiles
+// first_tile to end_tile - 1.
 template <class S>
-__device__ void warp_tiled(MatrixView<float> a, MatrixView<float> b, MatrixView<float> c) {
+__device__ void warp_tiled(MatrixView<float> a, MatrixView<float> b, MatrixView<float> c, int first_tile, int end_tile) {
     extern __shared__ __align__(16) float warp_shared[];  // A stages 0, 1, ..., then B stages 0, 1, ...
     auto as = [&](int stage) { return warp_shared + stage * S::A_STAGE; };
     auto bs = [&](int stage) { return warp_shared + S::STAGES * S::A_STAGE + stage * S::B_STAGE; };
@@ -523,9 +525,10 @@ __device__ void warp_tiled(MatrixView<float> a, MatrixView<float> b, MatrixView<
     const int m0 = wm + 4 * (lane / S::LANES_N), n0 = wn + 4 * (lane % S::LANES_N);  // the thread's first row and column
     const int row0 = blockIdx.y * S::BM, col0 = blockIdx.x * S::BN;
     const bool block_inside = row0 + S::BM <= a.rows && col0 + S::BN <= b.cols && b.cols % 4 == 0;  // but for k
-    const int tiles = (a.cols + S::BK - 1) / S::BK;
+    const int tiles = end_tile - first_tile;
     auto start = [&](int stage, int t) {
-        start_warp_tiles<S>(a, b, as(stage), bs(stage), row0, col0, t * S::BK, block_inside && (t + 1) * S::BK <= a.cols);
+        const int k0 = (first_tile + t) * S::BK;
+        start_warp_tiles<S>(a, b, as(stage), bs(stage), row0, col0, k0, block_inside && k0 + S::BK <= a.cols);
     };
     float acc[S::TM][S::TN] = {};
     // Tiles 0 to STAGES - 2 on their way: one commit group per tile, empty ones past the last tile, so
@@ -707,8 +710,10 @@ __device__ __forceinline__ void load_mma_fragment(MmaFragment<S>& f, const typen
 __device__ __forceinline__ void store_pair(double* to, double x, double y) { *reinterpret_cast<double2*>(to) = make_double2(x, y); }
 __device__ __forceinline__ void store_pair(float* to, float x, float y) { *reinterpret_cast<float2*>(to) = make_float2(x, y); }
 
+// C (or one slice of k's partial product, steps 9 and 10) from k tiles first_tile to end_tile - 1.
 template <class S>
-__device__ void mma_tiled(MatrixView<typename S::T> a, MatrixView<typename S::T> b, MatrixView<typename S::T> c) {
+__device__ void mma_tiled(MatrixView<typename S::T> a, MatrixView<typename S::T> b, MatrixView<typename S::T> c, int first_tile,
+                          int end_tile) {
     using T = typename S::T;
     extern __shared__ __align__(16) unsigned char mma_shared[];  // A stages 0, 1, ..., then B stages
     T* const shared = reinterpret_cast<T*>(mma_shared);
@@ -718,9 +723,10 @@ __device__ void mma_tiled(MatrixView<typename S::T> a, MatrixView<typename S::T>
     const int wm = warp / S::WARPS_N * S::WM, wn = warp % S::WARPS_N * S::WN;  // the warp's piece of the tile
     const int row0 = blockIdx.y * S::BM, col0 = blockIdx.x * S::BN;
     const bool block_inside = row0 + S::BM <= a.rows && col0 + S::BN <= b.cols && a.cols % S::V == 0 && b.cols % S::V == 0;  // but for k
-    const int tiles = (a.cols + S::BK - 1) / S::BK;
+    const int tiles = end_tile - first_tile;
     auto start = [&](int stage, int tile) {
-        start_mma_tiles<S>(a, b, as(stage), bs(stage), row0, col0, tile * S::BK, block_inside && (tile + 1) * S::BK <= a.cols);
+        const int k0 = (first_tile + tile) * S::BK;
+        start_mma_tiles<S>(a, b, as(stage), bs(stage), row0, col0, k0, block_inside && k0 + S::BK <= a.cols);
     };
     const int a_lane = (wm + g) * S::A_STRIDE + t, b_lane = t * S::B_STRIDE + wn + g;
     T acc[S::MI][S::NI][4] = {};
@@ -785,6 +791,36 @@ static_assert(WarpTiled::SHARED_BYTES == 74496, "Step::WarpTiled.shape() in ladd
 static_assert(MmaTiledF64::SHARED_BYTES == 62208, "Step::MmaTiled.shape() in ladder.rs");
 static_assert(MmaTiledTf32::SHARED_BYTES == 81408, "Step::Tf32.shape() in ladder.rs");
 
+// ---- Steps 9 and 10: split-K ------------------------------------------------------------------------
+
+// A C of few tiles leaves most multiprocessors idle: a 256 x 256 C is 4 blocks of step 7 on an H100's
+// 132, whatever k is. Split-K gives each block a slice of k as well as a tile of C: block (x, y, z)
+// computes tile (x, y)'s partial product over k tiles z * tiles_per_slice on, into slab z of
+// `partial` (slices x C's size), and sum_slices adds the slabs into C, in the same order for every
+// element, so that C is the same from run to run. The host picks the slices (lab-mmm's
+// ladder::split) so that the blocks fill the GPU once; with one slice the kernel writes C itself
+// and no sum runs.
+template <class Kernel, typename T>
+__device__ __forceinline__ void k_slice(Kernel kernel, MatrixView<T> a, MatrixView<T> b, MatrixView<T> partial, int tiles_per_slice,
+                                        int bk) {
+    const int tiles = (a.cols + bk - 1) / bk, first = blockIdx.z * tiles_per_slice;
+    const MatrixView<T> slab{partial.rows, partial.cols, partial.data + (size_t)blockIdx.z * partial.rows * partial.cols};
+    kernel(a, b, slab, first, min(tiles, first + tiles_per_slice));
+}
+
+// C = the sum of `slices` slabs of C's size, one element per thread and grid stride.
+template <typename T>
+__device__ void sum_slices(const T* partial, int slices, MatrixView<T> c) {
+    const size_t count = (size_t)c.rows * c.cols;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < count; i += (size_t)gridDim.x * blockDim.x) {
+        T sum = partial[i];
+        for (int z = 1; z < slices; ++z) sum += partial[z * count + i];
+        c.data[i] = sum;
+    }
+}
+extern "C" __global__ void sum_slices_f32(const float* partial, int slices, MatrixView<float> c) { sum_slices(partial, slices, c); }
+extern "C" __global__ void sum_slices_f64(const double* partial, int slices, MatrixView<double> c) { sum_slices(partial, slices, c); }
+
 // Plain C names for the host, one per step and precision.
 extern "C" __global__ void __launch_bounds__(THREADS) register_blocked_f32(MatrixView<float> a, MatrixView<float> b, MatrixView<float> c) { register_blocked(a, b, c); }
 extern "C" __global__ void __launch_bounds__(THREADS) register_blocked_f64(MatrixView<double> a, MatrixView<double> b, MatrixView<double> c) { register_blocked(a, b, c); }
@@ -801,12 +837,29 @@ extern "C" __global__ void __launch_bounds__(THREADS) async_copies_f64(MatrixVie
 // Steps 4 and 5: the same block tile of 128 x 64 (4 x 2 warps of 32 x 32), with each instruction.
 extern "C" __global__ void __launch_bounds__(256) dmma_m8n8k4_f64(MatrixView<double> a, MatrixView<double> b, MatrixView<double> c) { dmma<4, 2, 4, 4, false>(a, b, c); }
 // Step 6, f32 only: 128 x 256 x 16 tiles, warps of 64 x 64, three stages; one block per multiprocessor.
-extern "C" __global__ void __launch_bounds__(WarpTiled::THREADS, 1) warp_tiled_f32(MatrixView<float> a, MatrixView<float> b, MatrixView<float> c) { warp_tiled<WarpTiled>(a, b, c); }
+extern "C" __global__ void __launch_bounds__(WarpTiled::THREADS, 1) warp_tiled_f32(MatrixView<float> a, MatrixView<float> b, MatrixView<float> c) {
+    warp_tiled<WarpTiled>(a, b, c, 0, (a.cols + WarpTiled::BK - 1) / WarpTiled::BK);
+}
 // Step 8: TF32 tensor cores (mma m16n8k8 tf32 came with sm_80).
-extern "C" __global__ void __launch_bounds__(MmaTiledTf32::THREADS, 1) mma_tiled_tf32(MatrixView<float> a, MatrixView<float> b, MatrixView<float> c) { mma_tiled<MmaTiledTf32>(a, b, c); }
+extern "C" __global__ void __launch_bounds__(MmaTiledTf32::THREADS, 1) mma_tiled_tf32(MatrixView<float> a, MatrixView<float> b, MatrixView<float> c) {
+    mma_tiled<MmaTiledTf32>(a, b, c, 0, (a.cols + MmaTiledTf32::BK - 1) / MmaTiledTf32::BK);
+}
+// Steps 9 (f32) and 10: steps 6 and 8 over slices of k.
+extern "C" __global__ void __launch_bounds__(WarpTiled::THREADS, 1) warp_tiled_split_f32(MatrixView<float> a, MatrixView<float> b, MatrixView<float> partial, int tiles_per_slice) {
+    k_slice(warp_tiled<WarpTiled>, a, b, partial, tiles_per_slice, WarpTiled::BK);
+}
+extern "C" __global__ void __launch_bounds__(MmaTiledTf32::THREADS, 1) mma_tiled_split_tf32(MatrixView<float> a, MatrixView<float> b, MatrixView<float> partial, int tiles_per_slice) {
+    k_slice(mma_tiled<MmaTiledTf32>, a, b, partial, tiles_per_slice, MmaTiledTf32::BK);
+}
 #endif
 #if __CUDA_ARCH__ >= 900
 extern "C" __global__ void __launch_bounds__(256) dmma_m16n8k4_f64(MatrixView<double> a, MatrixView<double> b, MatrixView<double> c) { dmma<4, 2, 2, 4, true>(a, b, c); }
 // Step 7: m16n8k4 in 128 x 128 tiles, warps of 64 x 32, three stages of 8 k; one block per multiprocessor.
-extern "C" __global__ void __launch_bounds__(MmaTiledF64::THREADS, 1) mma_tiled_f64(MatrixView<double> a, MatrixView<double> b, MatrixView<double> c) { mma_tiled<MmaTiledF64>(a, b, c); }
+extern "C" __global__ void __launch_bounds__(MmaTiledF64::THREADS, 1) mma_tiled_f64(MatrixView<double> a, MatrixView<double> b, MatrixView<double> c) {
+    mma_tiled<MmaTiledF64>(a, b, c, 0, (a.cols + MmaTiledF64::BK - 1) / MmaTiledF64::BK);
+}
+// Step 9 (f64): step 7 over slices of k.
+extern "C" __global__ void __launch_bounds__(MmaTiledF64::THREADS, 1) mma_tiled_split_f64(MatrixView<double> a, MatrixView<double> b, MatrixView<double> partial, int tiles_per_slice) {
+    k_slice(mma_tiled<MmaTiledF64>, a, b, partial, tiles_per_slice, MmaTiledF64::BK);
+}
 #endif

@@ -230,7 +230,7 @@ pub struct Needs {
 /// Every kernel that needs more than sm_75, the oldest architecture CUDA 13 builds for. A test checks
 /// each build against this list: a kernel is in a build exactly when the build's architecture is new
 /// enough.
-pub const NEEDS: [Needs; 7] = [
+pub const NEEDS: [Needs; 10] = [
     Needs {
         kernel: "async_copies_f32",
         arch: 80,
@@ -263,6 +263,21 @@ pub const NEEDS: [Needs; 7] = [
     },
     Needs {
         kernel: "mma_tiled_tf32",
+        arch: 80,
+        feature: "TF32 tensor cores, mma m16n8k8, and cp.async",
+    },
+    Needs {
+        kernel: "warp_tiled_split_f32",
+        arch: 80,
+        feature: "cp.async",
+    },
+    Needs {
+        kernel: "mma_tiled_split_f64",
+        arch: 90,
+        feature: "FP64 mma m16n8k4, new with Hopper",
+    },
+    Needs {
+        kernel: "mma_tiled_split_tf32",
         arch: 80,
         feature: "TF32 tensor cores, mma m16n8k8, and cp.async",
     },

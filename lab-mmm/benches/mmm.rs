@@ -17,7 +17,7 @@ use common::verify::Random;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use cust::module::Module;
 use cust::stream::{Stream, StreamFlags};
-use lab_mmm::ladder::{launch_step, Ladder, Step};
+use lab_mmm::ladder::{Ladder, Step};
 use matrix::mmm::{launch_mmm, load_mmm, MmmKernel};
 use matrix::{Element, Matrix};
 
@@ -81,12 +81,12 @@ fn bench_ladder<T: Element>(
     let views = (a.view().expect("A"), b.view().expect("B"), c.view().expect("C"));
     let stream = Stream::new(StreamFlags::DEFAULT, None).expect("stream");
     for step in Step::ALL {
-        let Some(function) = ladder.function::<T>(step).expect("kernel") else {
+        let Some(prepared) = ladder.prepare::<T>(step, (n, n, n)).expect("kernel") else {
             continue;
         };
         group.bench_function(BenchmarkId::new(step.precision::<T>().name(), step.name()), |bencher| {
             bencher.iter(|| {
-                launch_step(&function, step, views, &stream).expect("launch");
+                prepared.launch(views, &stream).expect("launch");
                 stream.synchronize().expect("synchronize");
             })
         });

@@ -58,8 +58,9 @@ pub struct Args {
     #[arg(long)]
     pub ptxas: bool,
     /// Beyond the slides: the tiled kernel, then register blocking, 16-byte loads, cp.async stages,
-    /// warp tiling and the tensor cores (FP64 and TF32), each timed, checked and set beside cuBLAS
-    /// (random 4096 x 4096 unless sizes are given; --kernel and --block-size do not apply).
+    /// warp tiling, the tensor cores (FP64 and TF32) and split-K (k in slices where C has too few tiles
+    /// for the GPU), each timed, checked and set beside cuBLAS (random 4096 x 4096 unless sizes are
+    /// given; --kernel and --block-size do not apply).
     #[arg(long, conflicts_with_all = ["files", "output", "print", "kernel_source"])]
     pub ladder: bool,
     /// With --ladder: the best step of each precision and cuBLAS at sizes 256 to 8192 and a few thin

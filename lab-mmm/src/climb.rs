@@ -114,9 +114,17 @@ fn climb_in<T: Gemm>(
             continue;
         };
         let check = operands.check(precision.tolerance(), random);
-        let (registers, shared_bytes, blocks_per_sm, occupancy) = resources::<T>(gpu, ladder, step)?;
+        let sizes = (operands.a.rows(), operands.a.cols(), operands.b.cols());
+        let split = ladder.split(step, sizes);
+        // A split-K step with one slice ran the step it splits: that kernel's resources.
+        let ran = step
+            .split_of()
+            .filter(|_| split.is_some_and(|split| split.slices == 1))
+            .unwrap_or(step);
+        let (registers, shared_bytes, blocks_per_sm, occupancy) = resources::<T>(gpu, ladder, ran)?;
         progress.done();
-        progress.println(format!("{} {precision}: {timing}", step.name()));
+        let split = split.map_or(String::new(), |split| format!(" ({split})"));
+        progress.println(format!("{} {precision}: {timing}{split}", step.name()));
         rows.push(LadderRow::Ran(Rung {
             step,
             precision,

@@ -8,6 +8,7 @@ use common::verify::Random;
 use common::{check_cuda, raw};
 use cust::function::{BlockSize, Function, FunctionAttribute, GridSize};
 use cust::launch;
+use cust::memory::DeviceBuffer;
 use cust::module::Module;
 use cust::stream::{Stream, StreamFlags};
 use kernels::KernelImage;
@@ -39,13 +40,19 @@ pub enum Step {
     MmaTiled,
     /// The same kernel on the TF32 tensor cores, mma m16n8k8, from f32 matrices: precision "tf32".
     Tf32,
+    /// Split-K: step 6 over slices of k, then a sum of the slices (f32 only; [`Split`]).
+    SplitWarpTiled,
+    /// Split-K on step 7 (f64 only).
+    SplitMmaTiled,
+    /// Split-K on step 8 (tf32).
+    SplitTf32,
 }
 
 /// The slides' BLOCK_SIZE for the first rung: the faster of the two on an H200.
 pub const TILED_BLOCK_SIZE: u32 = 32;
 
 impl Step {
-    pub const ALL: [Step; 9] = [
+    pub const ALL: [Step; 12] = [
         Step::Tiled,
         Step::RegisterBlocked,
         Step::WideLoads,
@@ -55,6 +62,9 @@ impl Step {
         Step::WarpTiled,
         Step::MmaTiled,
         Step::Tf32,
+        Step::SplitWarpTiled,
+        Step::SplitMmaTiled,
+        Step::SplitTf32,
     ];
 
     pub fn name(self) -> &'static str {
@@ -68,6 +78,9 @@ impl Step {
             Step::WarpTiled => "6. warp tiling, 3 cp.async stages (f32)",
             Step::MmaTiled => "7. DMMA in warp tiles, 128 x 128, 3 stages (f64)",
             Step::Tf32 => "8. TF32 tensor cores, mma m16n8k8 (tf32)",
+            Step::SplitWarpTiled => "9. split-K on step 6 (f32)",
+            Step::SplitMmaTiled => "10. split-K on step 7 (f64)",
+            Step::SplitTf32 => "11. split-K on step 8 (tf32)",
         }
     }
 
@@ -87,6 +100,12 @@ impl Step {
             Step::MmaTiled => "mma_tiled",
             Step::Tf32 if T::NAME != "f32" => return None,
             Step::Tf32 => return Some("mma_tiled_tf32".to_string()),
+            Step::SplitWarpTiled if T::NAME != "f32" => return None,
+            Step::SplitWarpTiled => "warp_tiled_split",
+            Step::SplitMmaTiled if T::NAME != "f64" => return None,
+            Step::SplitMmaTiled => "mma_tiled_split",
+            Step::SplitTf32 if T::NAME != "f32" => return None,
+            Step::SplitTf32 => return Some("mma_tiled_split_tf32".to_string()),
         };
         Some(format!("{stem}_{}", T::NAME))
     }
@@ -94,7 +113,7 @@ impl Step {
     /// The precision the step computes in with matrices of `T`: `T`'s own, but TF32 for step 8.
     pub fn precision<T: Element>(self) -> Precision {
         match (self, T::NAME) {
-            (Step::Tf32, _) => Precision::Tf32,
+            (Step::Tf32 | Step::SplitTf32, _) => Precision::Tf32,
             (_, "f64") => Precision::F64,
             _ => Precision::F32,
         }
@@ -121,6 +140,25 @@ impl Step {
         }
     }
 
+    /// The step that a split-K step runs over slices of k; `None` for the others.
+    pub fn split_of(self) -> Option<Step> {
+        match self {
+            Step::SplitWarpTiled => Some(Step::WarpTiled),
+            Step::SplitMmaTiled => Some(Step::MmaTiled),
+            Step::SplitTf32 => Some(Step::Tf32),
+            _ => None,
+        }
+    }
+
+    /// How deep in k one tile of a split-K step's kernel is (its `BK` in mmm_ladder.cu): slices are
+    /// whole tiles.
+    fn tile_depth(self) -> u32 {
+        match self {
+            Step::MmaTiled | Step::SplitMmaTiled => 8,
+            _ => 16,
+        }
+    }
+
     /// Threads per block, the rows x columns of C one block computes, and its dynamic shared memory.
     pub fn shape(self) -> (u32, (u32, u32), u32) {
         match self {
@@ -138,6 +176,10 @@ impl Step {
             // stages of 16 k in floats.
             Step::MmaTiled => (256, (128, 128), mma_tiled_shared_bytes::<f64>(128, 128, 8)),
             Step::Tf32 => (256, (128, 256), mma_tiled_shared_bytes::<f32>(128, 256, 16)),
+            // Split-K: the step it splits, one block per tile of C and slice of k.
+            Step::SplitWarpTiled => Step::WarpTiled.shape(),
+            Step::SplitMmaTiled => Step::MmaTiled.shape(),
+            Step::SplitTf32 => Step::Tf32.shape(),
         }
     }
 
@@ -174,12 +216,51 @@ fn mma_tiled_shared_bytes<T>(rows: u32, cols: u32, depth: u32) -> u32 {
     STAGES * (rows * (depth + 4) + depth * (cols + 32 / size)) * size
 }
 
+/// The fewest tiles of k a split-K slice gets: each block fills its pipeline's stages first, and a
+/// slice must run long after that for the split to pay.
+const MIN_SLICE_TILES: u32 = 8;
+
+/// How a split-K step cuts k for one product: `slices` slabs of C's size, each the partial product
+/// over `tiles_per_slice` tiles of k (the last may have fewer).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Split {
+    pub slices: u32,
+    pub tiles_per_slice: u32,
+}
+
+impl std::fmt::Display for Split {
+    /// As the ladder's progress lines say it: "k in 32 slices of 32 tiles".
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.slices {
+            1 => write!(f, "one slice: C's tiles fill the GPU, the step it splits runs as it is"),
+            slices => write!(f, "k in {slices} slices of {} tiles", self.tiles_per_slice),
+        }
+    }
+}
+
+impl Split {
+    /// For a C of `blocks` block tiles and a k of `k_tiles` tiles: as many slices as fill the
+    /// `multiprocessors` once (the split kernels hold one block per multiprocessor), none shallower
+    /// than [`MIN_SLICE_TILES`]; one slice where C's tiles alone fill them.
+    pub fn choose(blocks: u32, k_tiles: u32, multiprocessors: u32) -> Split {
+        let wanted = (multiprocessors / blocks.max(1)).max(1);
+        let deepest = (k_tiles / MIN_SLICE_TILES).max(1);
+        let tiles_per_slice = k_tiles.div_ceil(wanted.min(deepest)).max(1);
+        Split {
+            slices: k_tiles.div_ceil(tiles_per_slice).max(1),
+            tiles_per_slice,
+        }
+    }
+}
+
 /// The modules the ladder launches from: the slides' mmm (BLOCK_SIZE 32) and the ladder's kernels, and
-/// the GPU's architecture, which some steps need to be new enough.
+/// the GPU's architecture, which some steps need to be new enough, and multiprocessors, which split-K
+/// fills.
 pub struct Ladder {
     tiled: Module,
     ladder: Module,
     arch: u32,
+    multiprocessors: u32,
 }
 
 impl Ladder {
@@ -188,7 +269,57 @@ impl Ladder {
             tiled: load_mmm(gpu, TILED_BLOCK_SIZE)?,
             ladder: gpu.load(&kernels::MMM_LADDER)?,
             arch: gpu.info.arch(),
+            multiprocessors: gpu.info.multiprocessors,
         })
+    }
+
+    /// The step ready to launch on an `m` x `k` times `k` x `n` product in precision `T`: its kernel
+    /// and, for split-K, the slices, the sum's kernel and the partial products' memory (allocated
+    /// here, outside the timed launches). A split-K step whose C alone fills the GPU is the step it
+    /// splits, as it is. `None` as for [`Ladder::function`].
+    pub fn prepare<T: Element>(
+        &self,
+        step: Step,
+        (m, k, n): (usize, usize, usize),
+    ) -> Result<Option<StepLaunch<'_, T>>> {
+        let Some(function) = self.function::<T>(step)? else {
+            return Ok(None);
+        };
+        let mut launch = StepLaunch {
+            step,
+            function,
+            split: None,
+            multiprocessors: self.multiprocessors,
+        };
+        if let (Some(base), Some(split)) = (step.split_of(), self.split(step, (m, k, n))) {
+            if split.slices == 1 {
+                return self.prepare::<T>(base, (m, k, n));
+            }
+            let sum = check_cuda!(self.ladder.get_function(format!("sum_slices_{}", T::NAME)))?;
+            // SAFETY: device memory of plain numbers; the split kernel writes every element of every
+            // slab (the grid covers C, and every slice has at least one tile of k) before the sum
+            // reads it.
+            let partial = check_cuda!(unsafe { DeviceBuffer::<T>::uninitialized(split.slices as usize * m * n) })?;
+            launch.split = Some(SplitLaunch {
+                sizes: (m as i32, k as i32, n as i32),
+                split,
+                sum,
+                partial,
+            });
+        }
+        Ok(Some(launch))
+    }
+
+    /// How a split-K step cuts k for an `m` x `k` times `k` x `n` product here ([`Split::choose`]);
+    /// `None` for the other steps.
+    pub fn split(&self, step: Step, (m, k, n): (usize, usize, usize)) -> Option<Split> {
+        step.split_of()?;
+        let (x, y) = step.grid(m as u32, n as u32);
+        Some(Split::choose(
+            x * y,
+            (k as u32).div_ceil(step.tile_depth()),
+            self.multiprocessors,
+        ))
     }
 
     /// Why the step's kernel in precision `T` cannot run here ("needs sm_90 (...), this GPU is sm_86"),
@@ -272,15 +403,15 @@ pub fn run_step<T: Element>(
     c: &mut Matrix<T>,
     repetitions: usize,
 ) -> Result<Option<Timing>> {
-    let Some(function) = ladder.function::<T>(step)? else {
+    ensure_product_sizes(a, b, c)?;
+    let Some(prepared) = ladder.prepare::<T>(step, (a.rows(), a.cols(), b.cols()))? else {
         return Ok(None);
     };
-    ensure_product_sizes(a, b, c)?;
     let stream = check_cuda!(Stream::new(StreamFlags::DEFAULT, None))?;
     c.poison_on_gpu()?;
     let views = (a.view()?, b.view()?, c.view()?);
     let _named = common::timing::observer::program(&format!("{} {}", step.name(), step.precision::<T>()));
-    let timing = time_on_stream(&stream, 1, repetitions, || launch_step(&function, step, views, &stream))?;
+    let timing = time_on_stream(&stream, 1, repetitions, || prepared.launch(views, &stream))?;
     check_cuda!(stream.synchronize())?; // kernel faults show up here
     c.copy_from_gpu()?;
     Ok(Some(timing))
@@ -344,25 +475,89 @@ fn run_gemm<T: Gemm>(
     Ok(timing)
 }
 
-/// Enqueues one product C = A * B with `step`'s kernel (`function`, from [`Ladder::function`], which
-/// has already allowed its dynamic shared memory: nothing but the launch happens here).
-pub fn launch_step<T: Element>(
-    function: &Function,
+/// A step ready to launch ([`Ladder::prepare`]): its kernel, which has already been allowed its
+/// dynamic shared memory, and for split-K what the split needs.
+pub struct StepLaunch<'a, T: Element> {
     step: Step,
-    (a, b, c): (MatrixView<T>, MatrixView<T>, MatrixView<T>),
-    stream: &Stream,
-) -> Result<()> {
-    if step == Step::Tiled {
-        return launch_mmm(function, a, b, c, TILED_BLOCK_SIZE, stream);
+    function: Function<'a>,
+    split: Option<SplitLaunch<'a, T>>,
+    multiprocessors: u32,
+}
+
+/// Split-K's part of a [`StepLaunch`]: the slices (more than one), the sum's kernel, and the slabs of
+/// partial products.
+struct SplitLaunch<'a, T: Element> {
+    /// The product's m, k and n, which the slabs and the split were made for.
+    sizes: (i32, i32, i32),
+    split: Split,
+    sum: Function<'a>,
+    partial: DeviceBuffer<T>,
+}
+
+impl<T: Element> StepLaunch<'_, T> {
+    /// How split-K cuts k, where it does (a split-K step on a C with too few tiles).
+    pub fn split(&self) -> Option<Split> {
+        self.split.as_ref().map(|split| split.split)
     }
-    let (threads, _, shared) = step.shape();
-    let (blocks_x, blocks_y) = step.grid(c.rows as u32, c.cols as u32);
-    let grid = GridSize::xy(blocks_x, blocks_y);
-    // __global__ void register_blocked_f64(MatrixView<double> a, MatrixView<double> b, MatrixView<double> c), ...
-    // SAFETY: the arguments match the kernel's C signature beside the launch, in type and order, and point
-    // into live device buffers as large as the kernel indexes.
-    check_cuda!(unsafe { launch!(function<<<grid, threads, shared, stream>>>(a, b, c)) })?;
-    Ok(())
+
+    /// Enqueues one product C = A * B on `stream` (the views of the sizes the step was prepared for).
+    pub fn launch(&self, (a, b, c): (MatrixView<T>, MatrixView<T>, MatrixView<T>), stream: &Stream) -> Result<()> {
+        anyhow::ensure!(
+            self.split
+                .as_ref()
+                .is_none_or(|split| split.sizes == (a.rows, a.cols, c.cols)),
+            "split-K was prepared for other sizes"
+        );
+        let function = &self.function;
+        if self.step == Step::Tiled {
+            return launch_mmm(function, a, b, c, TILED_BLOCK_SIZE, stream);
+        }
+        let (threads, _, shared) = self.step.shape();
+        let (blocks_x, blocks_y) = self.step.grid(c.rows as u32, c.cols as u32);
+        let Some(split) = &self.split else {
+            let grid = GridSize::xy(blocks_x, blocks_y);
+            // __global__ void register_blocked_f64(MatrixView<double> a, MatrixView<double> b, MatrixView<double> c), ...
+            // SAFETY: the arguments match the kernel's C signature beside the launch, in type and
+            // order, and point into live device buffers as large as the kernel indexes.
+            check_cuda!(unsafe { launch!(function<<<grid, threads, shared, stream>>>(a, b, c)) })?;
+            return Ok(());
+        };
+        let Split {
+            slices,
+            tiles_per_slice,
+        } = split.split;
+        let grid = GridSize::xyz(blocks_x, blocks_y, slices);
+        let partial = split.partial.as_device_ptr();
+        let slabs = MatrixView {
+            rows: c.rows,
+            cols: c.cols,
+            data: partial,
+        };
+        // __global__ void mma_tiled_split_f64(MatrixView<double> a, MatrixView<double> b, MatrixView<double> partial, int tiles_per_slice), ...
+        // SAFETY: the arguments match the kernel's C signature, in type and order; `slabs` is the
+        // partial products' buffer of `slices` slabs of C's size (made for these sizes, checked
+        // above), which this StepLaunch owns and does not free before the GPU is done (its Drop).
+        check_cuda!(unsafe {
+            launch!(function<<<grid, threads, shared, stream>>>(a, b, slabs, tiles_per_slice as i32))
+        })?;
+        let sum = &split.sum;
+        let count = (c.rows as u32) * (c.cols as u32);
+        let blocks = count.div_ceil(256).min(16 * self.multiprocessors);
+        // __global__ void sum_slices_f64(const double* partial, int slices, MatrixView<double> c)
+        // SAFETY: the signature's types in order; `partial` holds `slices` slabs of C's size.
+        check_cuda!(unsafe { launch!(sum<<<blocks, 256, 0, stream>>>(partial, slices as i32, c)) })?;
+        Ok(())
+    }
+}
+
+impl<T: Element> Drop for StepLaunch<'_, T> {
+    /// The partial products' memory is freed only once the GPU has finished with it: a launch may
+    /// still be running when its StepLaunch goes.
+    fn drop(&mut self) {
+        if self.split.is_some() {
+            let _ = cust::context::CurrentContext::synchronize();
+        }
+    }
 }
 
 /// cudaFuncSetAttribute(MaxDynamicSharedMemorySize): needed above 48 KiB of dynamic shared memory.
@@ -728,14 +923,22 @@ mod tests {
                 AsyncCopies,
                 TensorCores,
                 HopperTensorCores,
-                MmaTiled
+                MmaTiled,
+                SplitMmaTiled
             ]
         );
         assert_eq!(
             Step::of_precision::<f32>(Precision::F32),
-            [Tiled, RegisterBlocked, WideLoads, AsyncCopies, WarpTiled]
+            [
+                Tiled,
+                RegisterBlocked,
+                WideLoads,
+                AsyncCopies,
+                WarpTiled,
+                SplitWarpTiled
+            ]
         );
-        assert_eq!(Step::of_precision::<f32>(Precision::Tf32), [Tf32]);
+        assert_eq!(Step::of_precision::<f32>(Precision::Tf32), [Tf32, SplitTf32]);
         assert!(Step::of_precision::<f64>(Precision::Tf32).is_empty());
         assert_eq!(
             (
@@ -753,6 +956,70 @@ mod tests {
             (library_math(Precision::Tf32), library_math(Precision::F32)),
             (Math::Tf32, Math::Default)
         );
+    }
+
+    /// Split-K runs the step it splits, in the same blocks, with the same tile depth in k.
+    #[test]
+    fn split_k_steps_split_steps_6_to_8() {
+        for (split, base, f64_name, f32_name) in [
+            (
+                Step::SplitWarpTiled,
+                Step::WarpTiled,
+                None,
+                Some("warp_tiled_split_f32"),
+            ),
+            (Step::SplitMmaTiled, Step::MmaTiled, Some("mma_tiled_split_f64"), None),
+            (Step::SplitTf32, Step::Tf32, None, Some("mma_tiled_split_tf32")),
+        ] {
+            assert_eq!((split.split_of(), split.shape()), (Some(base), base.shape()));
+            assert_eq!(split.precision::<f32>(), base.precision::<f32>());
+            assert_eq!(split.c_name::<f64>().as_deref(), f64_name);
+            assert_eq!(split.c_name::<f32>().as_deref(), f32_name);
+            let needs = |name: Option<String>| kernels::needs(&name.unwrap()).map(|needs| needs.arch);
+            assert_eq!(
+                needs(split.c_name::<f64>().or(split.c_name::<f32>())),
+                needs(base.c_name::<f64>().or(base.c_name::<f32>()))
+            );
+        }
+        assert_eq!(
+            (Step::SplitMmaTiled.tile_depth(), Step::SplitTf32.tile_depth()),
+            (8, 16)
+        );
+        assert_eq!(Step::WarpTiled.split_of(), None);
+    }
+
+    /// Enough slices to fill the multiprocessors once, none shallower than MIN_SLICE_TILES tiles,
+    /// none empty; one slice where C's tiles alone fill the GPU.
+    #[test]
+    fn split_k_fills_the_multiprocessors_once_with_slices_deep_enough() {
+        let split = |slices, tiles_per_slice| Split {
+            slices,
+            tiles_per_slice,
+        };
+        // 256 x 8192 x 256 in step 7's 128 x 128 x 8 tiles on 132 multiprocessors: 4 blocks, 1024
+        // tiles of k.
+        assert_eq!(Split::choose(4, 1024, 132), split(32, 32));
+        // 1024 cubed: 64 blocks (f64), 32 (tf32's 128 x 256).
+        assert_eq!(Split::choose(64, 128, 132), split(2, 64));
+        assert_eq!(Split::choose(32, 64, 132), split(4, 16));
+        // C fills the GPU: one slice, the whole of k.
+        assert_eq!(Split::choose(1024, 512, 132), split(1, 512));
+        assert_eq!(Split::choose(132, 7, 132), split(1, 7));
+        // k too short to split (fewer than two slices of MIN_SLICE_TILES).
+        assert_eq!(Split::choose(1, 15, 132), split(1, 15));
+        assert_eq!(Split::choose(1, 16, 132), split(2, 8));
+        for blocks in [1, 3, 4, 64, 131, 200] {
+            for k_tiles in [1, 2, 9, 17, 100, 1000, 1025] {
+                let Split {
+                    slices,
+                    tiles_per_slice,
+                } = Split::choose(blocks, k_tiles, 132);
+                assert!(slices * tiles_per_slice >= k_tiles, "k covered");
+                assert!((slices - 1) * tiles_per_slice < k_tiles, "no slice empty");
+                assert!(slices == 1 || tiles_per_slice >= MIN_SLICE_TILES);
+                assert!(slices == 1 || slices * blocks <= 132, "one wave");
+            }
+        }
     }
 
     /// The line under the table: each precision's last step's error, and TF32's price against f32.

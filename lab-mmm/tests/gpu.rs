@@ -155,6 +155,7 @@ fn every_step_of_the_ladder_is_right_at_awkward_sizes() {
         (129, 257, 33),
         (300, 400, 520),
         (384, 1004, 1024),
+        (200, 1999, 70),
     ]
     .into_iter()
     .enumerate()
@@ -162,6 +163,70 @@ fn every_step_of_the_ladder_is_right_at_awkward_sizes() {
         check_ladder::<f64>(&ladder, shape, seed as u64);
         check_ladder::<f32>(&ladder, shape, seed as u64);
     }
+}
+
+/// Issue 41: split-K really splits a thin product (several slices, the last one short, k ending in a
+/// partial tile), and C, poisoned first, matches the CPU's; a C that fills the GPU is not split.
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn split_k_splits_thin_products_and_is_right() {
+    let gpu = Gpu::open(0).expect(NEEDS_GPU);
+    let ladder = Ladder::load(&gpu).unwrap();
+    let split_steps = [Step::SplitWarpTiled, Step::SplitMmaTiled, Step::SplitTf32];
+    for (seed, shape) in [(256, 8192, 256), (200, 1999, 70), (1, 3001, 1), (130, 515, 260)]
+        .into_iter()
+        .enumerate()
+    {
+        for step in split_steps {
+            if step.c_name::<f64>().is_some() {
+                split_and_check::<f64>(&ladder, step, shape, seed as u64);
+            } else {
+                split_and_check::<f32>(&ladder, step, shape, seed as u64);
+            }
+        }
+    }
+    for step in split_steps {
+        let big = (2048, 64, 4096);
+        let slices = |split: Option<lab_mmm::ladder::Split>| split.map(|split| split.slices);
+        let f64_slices = ladder
+            .prepare::<f64>(step, big)
+            .unwrap()
+            .and_then(|p| slices(p.split()));
+        let f32_slices = ladder
+            .prepare::<f32>(step, big)
+            .unwrap()
+            .and_then(|p| slices(p.split()));
+        assert!(
+            f64_slices.or(f32_slices).is_none_or(|slices| slices == 1),
+            "{}",
+            step.name()
+        );
+    }
+}
+
+/// `step` on an `m` x `k` times `k` x `n` product: split into more than one slice (where it runs
+/// here), and within the step's tolerance of the CPU.
+fn split_and_check<T: Element>(ladder: &Ladder, step: Step, (m, k, n): (usize, usize, usize), seed: u64) {
+    if let Some(why) = ladder.unavailable::<T>(step) {
+        eprintln!("{} {}: not run: {why}", step.name(), T::NAME);
+        return;
+    }
+    let split = ladder
+        .prepare::<T>(step, (m, k, n))
+        .unwrap()
+        .and_then(|prepared| prepared.split())
+        .unwrap();
+    assert!(split.slices > 1, "{} at {m} x {k} x {n}: {split:?}", step.name());
+    let mut random = Random::new(seed);
+    let (a, b, mut c) = operands::<T>((m, k, n), &mut random);
+    run_step(ladder, step, &a, &b, &mut c, 2).unwrap().unwrap();
+    let check = check_product(&a, &b, &c, &mut random);
+    assert!(
+        check.error <= step.tolerance::<T>(),
+        "{} {} at {m} x {k} x {n} in {split:?}: {check:?}",
+        step.name(),
+        T::NAME
+    );
 }
 
 /// Issue 24: cuBLAS in TF32 math really rounds (its error is TF32's, far above its own f32 GEMM's),
