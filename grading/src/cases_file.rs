@@ -48,7 +48,7 @@ impl<C> CaseSet<C> {
         let checked = self.shared_checked.iter().filter(|&&checked| checked).count();
         (checked < self.cases.len()).then(|| {
             format!(
-                "racecheck and synccheck on {checked} of {} cases (those within {budget}, or the smallest), memcheck on all",
+                "racecheck and synccheck on {checked} of {} cases (those within {budget}; of a kernel with none within it, its smallest), memcheck on all",
                 self.cases.len()
             )
         })
@@ -56,14 +56,19 @@ impl<C> CaseSet<C> {
 }
 
 /// Which cases compute-sanitizer's racecheck and synccheck run on, for a lab whose cases grow large.
-/// They follow every shared-memory access and barrier and slow a kernel the most: on an H100 the check
-/// of week 3's 1000 x 999 x 1001 product alone took 156.6 s under the three tools in f64, that of
-/// its 255 x 257 x 256 one 6.8 s (`results/h100/issue41/sanitize-per-case.log`). They run on every case whose work is within
-/// `most`, and where no case is, on the one with the least: a `--sanitize` run never drops them
-/// silently. Labs without one check every case.
+/// They follow every shared-memory access and barrier and slow a kernel the most: on an H100 the
+/// check of week 3's 1000 x 999 x 1001 product alone took 156.6 s under the three tools in f64, that
+/// of its 255 x 257 x 256 one 6.8 s (`results/h100/issue41/sanitize-per-case.log`). They run on every
+/// case whose work is within `most`, and on at least one case of each kernel the cases run (its
+/// `group`): where none of a kernel's cases is within `most`, its case with the least work. So no
+/// kernel escapes them, and a `--sanitize` run never drops them silently. Labs without one check
+/// every case.
 pub struct SharedChecks<'a, C> {
     /// A case's work in the lab's own unit (multiply-adds for lab-mmm): racecheck's time grows with it.
     pub work: &'a dyn Fn(&C) -> u64,
+    /// Which of the student's kernels a case runs (lab-mmm: the kernel and the precision), each of
+    /// which racecheck must see at least once.
+    pub group: &'a dyn Fn(&C) -> u64,
     /// The most work of a case racecheck and synccheck run on.
     pub most: u64,
     /// `most` as the table's heading says it: "2^25 multiply-adds".
@@ -74,9 +79,15 @@ impl<C> SharedChecks<'_, C> {
     /// Per case of `cases`: whether racecheck and synccheck run on it.
     fn chosen(&self, cases: &[C]) -> Vec<bool> {
         let work: Vec<u64> = cases.iter().map(|case| (self.work)(case)).collect();
+        let groups: Vec<u64> = cases.iter().map(|case| (self.group)(case)).collect();
         let mut chosen: Vec<bool> = work.iter().map(|&work| work <= self.most).collect();
-        if let (false, Some(least)) = (chosen.contains(&true), (0..work.len()).min_by_key(|&index| work[index])) {
-            chosen[least] = true;
+        for &group in &groups {
+            let members = || (0..cases.len()).filter(|&index| groups[index] == group);
+            if !members().any(|index| chosen[index]) {
+                if let Some(least) = members().min_by_key(|&index| work[index]) {
+                    chosen[least] = true;
+                }
+            }
         }
         chosen
     }
@@ -284,9 +295,12 @@ mod tests {
 
     #[test]
     fn racecheck_runs_on_the_cases_within_the_budget_or_else_on_the_smallest() {
+        // Work is N; the group (the kernel a case runs) is the seed.
         let work = |case: &(u32, u64)| u64::from(case.0);
+        let group = |case: &(u32, u64)| case.1;
         let shared = SharedChecks {
             work: &work,
+            group: &group,
             most: 100,
             described: "100 units",
         };
@@ -304,8 +318,12 @@ mod tests {
         assert_eq!(some.shared_checked, [true, false, true, false]);
         assert_eq!(
             some.shared_checks_note().unwrap(),
-            "racecheck and synccheck on 2 of 4 cases (those within 100 units, or the smallest), memcheck on all"
+            "racecheck and synccheck on 2 of 4 cases (those within 100 units; of a kernel with none within it, its smallest), memcheck on all"
         );
+        // A kernel whose cases are all large still gets its smallest, beside another's small ones;
+        // of equal ones, the first.
+        let mixed = set(vec![(64, 1), (300, 2), (200, 2), (200, 3), (200, 3), (64, 1)]);
+        assert_eq!(mixed.shared_checked, [true, false, true, true, false, true]);
         let none_within = set(vec![(500, 0), (200, 0), (300, 0)]);
         assert_eq!(
             none_within.shared_checked,

@@ -640,7 +640,7 @@ fn list_cases<C>(args: &StudentArgs, check: &Check<'_, C>, rules: &[Row]) {
                 .map(|(name, _)| name.as_str());
             // On stderr: stdout is the count and the names, which grade.sh reads.
             eprintln!(
-                "With --sanitize: {note}; left out: {}.",
+                "With --sanitize, where the kernels use shared memory or barriers: {note}; left out: {}.",
                 left_out.collect::<Vec<_>>().join("; ")
             );
         }
@@ -1203,7 +1203,7 @@ fn run_check<C>(args: &StudentArgs, image: &KernelImage, check: &Check<'_, C>, r
             // No case can run here: the rules, which need no GPU, and MACHINE for the rest.
             let mut rows = rules;
             rows.extend(unrun(check, &NoResult::Machine(why)));
-            return report(args, check, &rows, &[], false);
+            return report(args, check, &rows, &[], None);
         }
     };
     let dir = PrivateDir::new(&format!("{}-check", check.lab))?;
@@ -1273,7 +1273,8 @@ fn run_check<C>(args: &StudentArgs, image: &KernelImage, check: &Check<'_, C>, r
         let runs = match &sanitizer {
             Some(sanitizer) => (0..check.cases.names.len())
                 .map(|index| {
-                    let shared_checked = check.cases.shared_checked[index];
+                    // A case the set says nothing of is checked with every tool.
+                    let shared_checked = check.cases.shared_checked.get(index).copied().unwrap_or(true);
                     let tools: Vec<Tool> = tools
                         .iter()
                         .copied()
@@ -1300,7 +1301,12 @@ fn run_check<C>(args: &StudentArgs, image: &KernelImage, check: &Check<'_, C>, r
     let mut rows = rules;
     rows.extend(measured.unwrap_or_default());
     rows.extend(runs.iter().map(|run| run.row.clone()));
-    report(args, check, &rows, &runs, sanitizer.is_some())
+    // The heading names the cases racecheck and synccheck left out only where they ran at all.
+    let sanitized = sanitizer.is_some().then(|| {
+        let shared = tools.contains(&Tool::Racecheck);
+        check.cases.shared_checks_note().filter(|_| shared)
+    });
+    report(args, check, &rows, &runs, sanitized)
 }
 
 /// What the machine lacks for the cases, found before any runs: a GPU and its driver (cuInit), and
@@ -1320,7 +1326,15 @@ fn machine_for_the_cases(args: &StudentArgs) -> std::result::Result<Option<PathB
 
 /// The end of `--check`: the table (or CSV) of `rows`, what failing cases printed (`runs`), and the
 /// verdict. With `--csv`, stdout is the CSV alone: grade.sh takes exactly its header and its row.
-fn report<C>(args: &StudentArgs, check: &Check<'_, C>, rows: &[Row], runs: &[CaseRun], sanitized: bool) -> Result<()> {
+/// `sanitized`: `None` without compute-sanitizer, else which cases racecheck and synccheck left out
+/// (`Some(None)`: none).
+fn report<C>(
+    args: &StudentArgs,
+    check: &Check<'_, C>,
+    rows: &[Row],
+    runs: &[CaseRun],
+    sanitized: Option<Option<String>>,
+) -> Result<()> {
     let source = args.kernel_source.as_deref().unwrap_or(Path::new("?"));
     let verdict = verdict(rows);
     let failing = runs.iter().filter(|run| !run.row.passed());
@@ -1331,8 +1345,8 @@ fn report<C>(args: &StudentArgs, check: &Check<'_, C>, rows: &[Row], runs: &[Cas
         check,
         rows,
         serde_json::json!({
-            "sanitized": sanitized,
-            "sanitizer_note": check.cases.shared_checks_note().filter(|_| sanitized),
+            "sanitized": sanitized.is_some(),
+            "sanitizer_note": sanitized.clone().flatten(),
             "outputs": printed,
             "verdict": said,
         }),
@@ -1341,10 +1355,10 @@ fn report<C>(args: &StudentArgs, check: &Check<'_, C>, rows: &[Row], runs: &[Cas
     if args.csv {
         print!("{}", csv(source, rows, &check.cases.hash, &note));
     } else {
-        let under = match (sanitized, check.cases.shared_checks_note()) {
-            (false, _) => String::new(),
-            (true, None) => ", under compute-sanitizer".to_string(),
-            (true, Some(note)) => format!(", under compute-sanitizer: {note}"),
+        let under = match sanitized {
+            None => String::new(),
+            Some(None) => ", under compute-sanitizer".to_string(),
+            Some(Some(note)) => format!(", under compute-sanitizer: {note}"),
         };
         println!(
             "\n--check of {} ({} cases, case set {}{under}):\n\n{}",

@@ -710,7 +710,7 @@ __device__ __forceinline__ void load_mma_fragment(MmaFragment<S>& f, const typen
 __device__ __forceinline__ void store_pair(double* to, double x, double y) { *reinterpret_cast<double2*>(to) = make_double2(x, y); }
 __device__ __forceinline__ void store_pair(float* to, float x, float y) { *reinterpret_cast<float2*>(to) = make_float2(x, y); }
 
-// C (or one slice of k's partial product, steps 9 and 10) from k tiles first_tile to end_tile - 1.
+// C (or one slice of k's partial product, steps 10 and 11) from k tiles first_tile to end_tile - 1.
 template <class S>
 __device__ void mma_tiled(MatrixView<typename S::T> a, MatrixView<typename S::T> b, MatrixView<typename S::T> c, int first_tile,
                           int end_tile) {
@@ -791,15 +791,15 @@ static_assert(WarpTiled::SHARED_BYTES == 74496, "Step::WarpTiled.shape() in ladd
 static_assert(MmaTiledF64::SHARED_BYTES == 62208, "Step::MmaTiled.shape() in ladder.rs");
 static_assert(MmaTiledTf32::SHARED_BYTES == 81408, "Step::Tf32.shape() in ladder.rs");
 
-// ---- Steps 9 and 10: split-K ------------------------------------------------------------------------
+// ---- Steps 9 to 11: split-K ------------------------------------------------------------------------
 
 // A C of few tiles leaves most multiprocessors idle: a 256 x 256 C is 4 blocks of step 7 on an H100's
 // 132, whatever k is. Split-K gives each block a slice of k as well as a tile of C: block (x, y, z)
 // computes tile (x, y)'s partial product over k tiles z * tiles_per_slice on, into slab z of
 // `partial` (slices x C's size), and sum_slices adds the slabs into C, in the same order for every
-// element, so that C is the same from run to run. The host picks the slices (lab-mmm's
-// ladder::split) so that the blocks fill the GPU once; with one slice the kernel writes C itself
-// and no sum runs.
+// element, so that C is the same from run to run. The host picks the slices (`Split::choose` in
+// lab-mmm/src/ladder.rs) so that the blocks fill the GPU once; where one slice would do, it runs the
+// step being split instead.
 template <class Kernel, typename T>
 __device__ __forceinline__ void k_slice(Kernel kernel, MatrixView<T> a, MatrixView<T> b, MatrixView<T> partial, int tiles_per_slice,
                                         int bk) {
@@ -844,7 +844,7 @@ extern "C" __global__ void __launch_bounds__(WarpTiled::THREADS, 1) warp_tiled_f
 extern "C" __global__ void __launch_bounds__(MmaTiledTf32::THREADS, 1) mma_tiled_tf32(MatrixView<float> a, MatrixView<float> b, MatrixView<float> c) {
     mma_tiled<MmaTiledTf32>(a, b, c, 0, (a.cols + MmaTiledTf32::BK - 1) / MmaTiledTf32::BK);
 }
-// Steps 9 (f32) and 10: steps 6 and 8 over slices of k.
+// Steps 9 (f32) and 11 (tf32): steps 6 and 8 over slices of k.
 extern "C" __global__ void __launch_bounds__(WarpTiled::THREADS, 1) warp_tiled_split_f32(MatrixView<float> a, MatrixView<float> b, MatrixView<float> partial, int tiles_per_slice) {
     k_slice(warp_tiled<WarpTiled>, a, b, partial, tiles_per_slice, WarpTiled::BK);
 }
@@ -858,7 +858,7 @@ extern "C" __global__ void __launch_bounds__(256) dmma_m16n8k4_f64(MatrixView<do
 extern "C" __global__ void __launch_bounds__(MmaTiledF64::THREADS, 1) mma_tiled_f64(MatrixView<double> a, MatrixView<double> b, MatrixView<double> c) {
     mma_tiled<MmaTiledF64>(a, b, c, 0, (a.cols + MmaTiledF64::BK - 1) / MmaTiledF64::BK);
 }
-// Step 9 (f64): step 7 over slices of k.
+// Step 10 (f64): step 7 over slices of k.
 extern "C" __global__ void __launch_bounds__(MmaTiledF64::THREADS, 1) mma_tiled_split_f64(MatrixView<double> a, MatrixView<double> b, MatrixView<double> partial, int tiles_per_slice) {
     k_slice(mma_tiled<MmaTiledF64>, a, b, partial, tiles_per_slice, MmaTiledF64::BK);
 }

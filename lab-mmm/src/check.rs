@@ -213,6 +213,7 @@ pub fn case_set(kernels: &[MmmKernel], file: Option<&Path>) -> Result<CaseSet<Ca
         )
     };
     let work = |c: &Case| (c.m * c.k * c.n) as u64;
+    let group = |c: &Case| 2 * u64::from(c.kernel == MmmKernel::Tiled) + u64::from(c.f64);
     CaseFormat {
         fields: CASE_FIELDS,
         parse: &parse,
@@ -220,6 +221,7 @@ pub fn case_set(kernels: &[MmmKernel], file: Option<&Path>) -> Result<CaseSet<Ca
         name: &name,
         shared_checks: Some(SharedChecks {
             work: &work,
+            group: &group,
             most: RACECHECK_WORK,
             described: "2^25 multiply-adds",
         }),

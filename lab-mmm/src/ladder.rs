@@ -4,7 +4,7 @@
 use anyhow::{Context as _, Result};
 use common::gpu::Gpu;
 use common::timing::{time_on_stream, Timing};
-use common::verify::Random;
+use common::verify::{poisoned_device_buffer, Random};
 use common::{check_cuda, raw};
 use cust::function::{BlockSize, Function, FunctionAttribute, GridSize};
 use cust::launch;
@@ -232,7 +232,10 @@ impl std::fmt::Display for Split {
     /// As the ladder's progress lines say it: "k in 32 slices of 32 tiles".
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self.slices {
-            1 => write!(f, "one slice: C's tiles fill the GPU, the step it splits runs as it is"),
+            1 => write!(
+                f,
+                "one slice (C's tiles fill more than half the GPU, or k is too short to split): the step it splits runs as it is"
+            ),
             slices => write!(f, "k in {slices} slices of {} tiles", self.tiles_per_slice),
         }
     }
@@ -241,7 +244,8 @@ impl std::fmt::Display for Split {
 impl Split {
     /// For a C of `blocks` block tiles and a k of `k_tiles` tiles: as many slices as fill the
     /// `multiprocessors` once (the split kernels hold one block per multiprocessor), none shallower
-    /// than [`MIN_SLICE_TILES`]; one slice where C's tiles alone fill them.
+    /// than [`MIN_SLICE_TILES`]; one slice where C's tiles fill more than half of them (a second
+    /// slice would not fit beside the first) or k has fewer than two slices' worth of tiles.
     pub fn choose(blocks: u32, k_tiles: u32, multiprocessors: u32) -> Split {
         let wanted = (multiprocessors / blocks.max(1)).max(1);
         let deepest = (k_tiles / MIN_SLICE_TILES).max(1);
@@ -296,10 +300,8 @@ impl Ladder {
                 return self.prepare::<T>(base, (m, k, n));
             }
             let sum = check_cuda!(self.ladder.get_function(format!("sum_slices_{}", T::NAME)))?;
-            // SAFETY: device memory of plain numbers; the split kernel writes every element of every
-            // slab (the grid covers C, and every slice has at least one tile of k) before the sum
-            // reads it.
-            let partial = check_cuda!(unsafe { DeviceBuffer::<T>::uninitialized(split.slices as usize * m * n) })?;
+            // Poisoned, so that a slab a slice leaves unwritten turns C into NaN, not into old numbers.
+            let partial = poisoned_device_buffer::<T>(split.slices as usize * m * n)?;
             launch.split = Some(SplitLaunch {
                 sizes: (m as i32, k as i32, n as i32),
                 split,
@@ -503,9 +505,10 @@ impl<T: Element> StepLaunch<'_, T> {
     /// Enqueues one product C = A * B on `stream` (the views of the sizes the step was prepared for).
     pub fn launch(&self, (a, b, c): (MatrixView<T>, MatrixView<T>, MatrixView<T>), stream: &Stream) -> Result<()> {
         anyhow::ensure!(
-            self.split
-                .as_ref()
-                .is_none_or(|split| split.sizes == (a.rows, a.cols, c.cols)),
+            self.split.as_ref().is_none_or(|split| {
+                let (m, k, n) = split.sizes;
+                (a.rows, a.cols, b.rows, b.cols, c.rows, c.cols) == (m, k, k, n, m, n)
+            }),
             "split-K was prepared for other sizes"
         );
         let function = &self.function;
@@ -541,8 +544,8 @@ impl<T: Element> StepLaunch<'_, T> {
             launch!(function<<<grid, threads, shared, stream>>>(a, b, slabs, tiles_per_slice as i32))
         })?;
         let sum = &split.sum;
-        let count = (c.rows as u32) * (c.cols as u32);
-        let blocks = count.div_ceil(256).min(16 * self.multiprocessors);
+        let count = c.rows as u64 * c.cols as u64;
+        let blocks = count.div_ceil(256).min(u64::from(16 * self.multiprocessors)) as u32;
         // __global__ void sum_slices_f64(const double* partial, int slices, MatrixView<double> c)
         // SAFETY: the signature's types in order; `partial` holds `slices` slabs of C's size.
         check_cuda!(unsafe { launch!(sum<<<blocks, 256, 0, stream>>>(partial, slices as i32, c)) })?;
@@ -989,7 +992,7 @@ mod tests {
     }
 
     /// Enough slices to fill the multiprocessors once, none shallower than MIN_SLICE_TILES tiles,
-    /// none empty; one slice where C's tiles alone fill the GPU.
+    /// none empty; one slice where C's tiles fill more than half the GPU or k is short.
     #[test]
     fn split_k_fills_the_multiprocessors_once_with_slices_deep_enough() {
         let split = |slices, tiles_per_slice| Split {
