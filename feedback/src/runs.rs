@@ -158,6 +158,14 @@ mod tests {
         assert!(!details.is_case(&details.rows[0]) && details.is_case(&details.rows[1]));
         assert_eq!(details.rows[1].verdict(), "FAULT");
         assert_eq!(details.outputs[0].stdout, "hi\n");
+        assert_eq!((details.sanitized, details.sanitizer_note), (false, None));
+        // Under --sanitize, with the cases racecheck left out (issue 41).
+        let note = r#""sanitized": true, "sanitizer_note": "racecheck and synccheck on 1 of 2 cases", "verdict""#;
+        let sanitized = Details::parse(&text.replace(r#""verdict""#, note)).unwrap();
+        assert_eq!(
+            (sanitized.sanitized, sanitized.sanitizer_note.as_deref()),
+            (true, Some("racecheck and synccheck on 1 of 2 cases"))
+        );
         assert!(Details::parse(r#"{"rows": ["nonsense"]}"#).is_err());
         assert!(Details::parse("not json").is_err());
     }
