@@ -12,7 +12,8 @@
 //! The architectures are `CUDA_ARCH` (a list such as `75;80;90`, or `native`, `all`, `all-major`: see
 //! [`nvcc::parse_arch_list`]), else the local GPUs' (`native`), else `all-major`: machine code for the
 //! first architecture of every major version nvcc supports, each with its PTX, which the driver compiles
-//! for GPUs that come later.
+//! for GPUs that come later. A source marked `sm_90a` (Hopper's wgmma) is built for sm_90a in sm_90's
+//! place: architecture-specific machine code, which only a compute capability 9.0 GPU runs.
 
 use std::env;
 use std::fmt::Write as _;
@@ -77,6 +78,10 @@ struct Spec {
     /// Extra nvcc flags, e.g. `-DBLOCK_SIZE=16`.
     flags: Vec<String>,
     build: Build,
+    /// Built for sm_90a where sm_90 is a target: Hopper's wgmma, TMA and setmaxnreg exist only in
+    /// architecture-specific machine code, which runs on compute capability 9.0 alone
+    /// ([`nvcc::sm_90a_fatbin_args`]). Its other builds leave those kernels out.
+    sm_90a: bool,
 }
 
 fn specs() -> Vec<Spec> {
@@ -85,12 +90,14 @@ fn specs() -> Vec<Spec> {
         source,
         flags: vec![],
         build: Build::Fatbin,
+        sm_90a: false,
     };
     let flagged = |constant: String, source, flags| Spec {
         constant,
         source,
         flags,
         build: Build::Fatbin,
+        sm_90a: false,
     };
     let mut specs = vec![
         plain("SIMPSON", "simpson.cu"),
@@ -99,12 +106,17 @@ fn specs() -> Vec<Spec> {
             source: "adaptive_simpson.cu",
             flags: vec![],
             build: Build::LinkedCubin,
+            sm_90a: false,
         },
     ];
     specs.push(plain("STREAMS", "streams.cu"));
     specs.push(plain("MAPPED", "mapped.cu"));
     specs.push(plain("TIMELINE", "timeline.cu"));
     specs.push(plain("MMM_LADDER", "mmm_ladder.cu"));
+    specs.push(Spec {
+        sm_90a: true,
+        ..plain("MMM_WGMMA", "mmm_wgmma.cu")
+    });
     specs.push(plain("MEMORY", "memory.cu"));
     specs.push(plain("REGISTERS", "registers.cu"));
     for cap in REGISTER_CAPS {
@@ -385,7 +397,12 @@ fn compile(nvcc: &Path, arch: u32, cuda_dir: &Path, out_dir: &Path, spec: &Spec,
     let (image, ptx) = match spec.build {
         Build::Fatbin => {
             let image = out_dir.join(format!("{stem}.fatbin"));
-            let stderr = run_nvcc(nvcc, &nvcc::fatbin_args(&base, arch, &source, &image, with_ptx));
+            let args = if spec.sm_90a && arch == 90 {
+                nvcc::sm_90a_fatbin_args(&base, &source, &image, with_ptx)
+            } else {
+                nvcc::fatbin_args(&base, arch, &source, &image, with_ptx)
+            };
+            let stderr = run_nvcc(nvcc, &args);
             fs::write(&report, stderr).expect("write ptxas report");
             (image, None)
         }

@@ -427,6 +427,57 @@ impl Drop for OrderEvent {
     }
 }
 
+/// `CUtensorMap`: what TMA (Hopper's copy engine for tiles) needs to know of a matrix in global memory,
+/// filled by [`cuTensorMapEncodeTiled`] and passed to a kernel by value as a
+/// `const __grid_constant__ CUtensorMap` parameter. 128 opaque bytes; the driver wants them 64-byte
+/// aligned.
+#[repr(C, align(64))]
+#[derive(Debug, Clone, Copy)]
+pub struct CuTensorMap {
+    pub opaque: [u64; 16],
+}
+
+// SAFETY: 128 bytes of plain data that the kernel reads as its parameter; no pointer the host owns.
+unsafe impl cust::memory::DeviceCopy for CuTensorMap {}
+
+/// `CU_TENSOR_MAP_DATA_TYPE_BFLOAT16`: 2-byte bf16 elements.
+pub const CU_TENSOR_MAP_DATA_TYPE_BFLOAT16: c_int = 9;
+/// `CU_TENSOR_MAP_DATA_TYPE_TFLOAT32`: f32 elements, rounded to TF32 (10 bits of mantissa) as they are
+/// copied.
+pub const CU_TENSOR_MAP_DATA_TYPE_TFLOAT32: c_int = 11;
+/// `CU_TENSOR_MAP_INTERLEAVE_NONE`
+pub const CU_TENSOR_MAP_INTERLEAVE_NONE: c_int = 0;
+/// `CU_TENSOR_MAP_SWIZZLE_128B`: each 128-byte row of the box is stored with its 16-byte pieces
+/// permuted by row (XOR with the row index mod 8), so reading a column touches every bank once.
+pub const CU_TENSOR_MAP_SWIZZLE_128B: c_int = 3;
+/// `CU_TENSOR_MAP_L2_PROMOTION_L2_256B`: L2 fetches 256 bytes at a time for these copies.
+pub const CU_TENSOR_MAP_L2_PROMOTION_L2_256B: c_int = 3;
+/// `CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE`: a box's elements outside the matrix arrive as zeros.
+pub const CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE: c_int = 0;
+
+extern "C" {
+    /// `CUresult cuTensorMapEncodeTiled(CUtensorMap* tensorMap, CUtensorMapDataType tensorDataType,
+    /// cuuint32_t tensorRank, void* globalAddress, const cuuint64_t* globalDim, const cuuint64_t*
+    /// globalStrides, const cuuint32_t* boxDim, const cuuint32_t* elementStrides, CUtensorMapInterleave
+    /// interleave, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion,
+    /// CUtensorMapFloatOOBfill oobFill)` (CUDA 12.0): a host call, no GPU work. `globalStrides` has
+    /// rank - 1 entries, in bytes (the first dimension is contiguous).
+    pub fn cuTensorMapEncodeTiled(
+        map: *mut CuTensorMap,
+        data_type: c_int,
+        rank: u32,
+        address: *mut c_void,
+        dims: *const u64,
+        strides: *const u64,
+        box_dims: *const u32,
+        element_strides: *const u32,
+        interleave: c_int,
+        swizzle: c_int,
+        l2_promotion: c_int,
+        oob_fill: c_int,
+    ) -> c_int;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -439,5 +490,12 @@ mod tests {
         assert_eq!(std::mem::offset_of!(ResourceDesc, device_pointer), 8);
         assert_eq!(std::mem::offset_of!(ResourceDesc, flags), 136);
         assert_eq!(std::mem::size_of::<TextureDesc>(), 104);
+    }
+
+    #[test]
+    fn a_tensor_map_is_cuda_hs_128_bytes() {
+        // sizeof(CUtensorMap); cuTensorMapEncodeTiled wants it 64-byte aligned.
+        assert_eq!(std::mem::size_of::<CuTensorMap>(), 128);
+        assert_eq!(std::mem::align_of::<CuTensorMap>(), 64);
     }
 }

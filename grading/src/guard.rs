@@ -139,7 +139,7 @@ impl<T: DeviceCopy> Guarded<T> {
     /// The output, copied to the host.
     pub fn read(&self) -> Result<Vec<T>>
     where
-        T: Default + Clone,
+        T: Default + Send + Sync,
     {
         let mut host = common::host_memory::try_filled_vec(self.len, T::default(), "a guarded output")?;
         // SAFETY: a synchronous copy, done before this borrow of `self` ends.

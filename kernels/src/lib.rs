@@ -153,18 +153,19 @@ impl KernelImage {
     pub fn can_run(&self, kernel: &str, gpu: u32) -> Result<(), String> {
         let code = self.code_or_error(gpu)?;
         let Some(needs) = needs(kernel) else { return Ok(()) };
-        if gpu < needs.arch {
+        if !needs.met_by(gpu) {
             return Err(format!(
                 "needs {} ({}), this GPU is {}",
-                arch_name(needs.arch),
+                needs.arch_name(),
                 needs.feature,
                 arch_name(gpu)
             ));
         }
-        if code.build().arch < needs.arch {
+        // Architecture-specific code is machine code: no PTX of it runs.
+        if !needs.met_by(code.build().arch) || (needs.arch_specific && matches!(code, Code::Ptx(_))) {
             return Err(format!(
                 "needs {} ({}); this GPU runs {} ({ARCHS_CHOSEN_BY}): {}",
-                arch_name(needs.arch),
+                needs.arch_name(),
                 needs.feature,
                 code.describe(),
                 rebuild_hint(self.ptx_inside)
@@ -218,68 +219,110 @@ fn rebuild_hint(with_ptx: bool) -> &'static str {
 }
 
 /// A kernel that exists only in builds for `arch` and later: its source is guarded with
-/// `#if __CUDA_ARCH__ >= <arch>0`, so older builds have no such kernel rather than an empty one.
+/// `#if __CUDA_ARCH__ >= <arch>0`, so older builds have no such kernel rather than an empty one. An
+/// `arch_specific` one exists only in the `sm_<arch>a` build (guarded with `__CUDA_ARCH_FEAT_SM90_ALL`),
+/// whose machine code runs on that architecture alone: Hopper's wgmma is not on Blackwell.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Needs {
     pub kernel: &'static str,
     pub arch: u32,
     /// What it uses that older GPUs lack.
     pub feature: &'static str,
+    pub arch_specific: bool,
+}
+
+impl Needs {
+    /// Whether a GPU, or a build, of architecture `arch` has what the kernel needs.
+    pub fn met_by(&self, arch: u32) -> bool {
+        if self.arch_specific {
+            arch == self.arch
+        } else {
+            arch >= self.arch
+        }
+    }
+
+    /// "sm_90", or "sm_90a" for architecture-specific code.
+    pub fn arch_name(&self) -> String {
+        let suffix = if self.arch_specific { "a" } else { "" };
+        format!("{}{suffix}", arch_name(self.arch))
+    }
 }
 
 /// Every kernel that needs more than sm_75, the oldest architecture CUDA 13 builds for. A test checks
-/// each build against this list: a kernel is in a build exactly when the build's architecture is new
-/// enough.
-pub const NEEDS: [Needs; 10] = [
+/// each build against this list: a kernel is in a build exactly when the build's architecture has what
+/// it needs ([`Needs::met_by`]).
+pub const NEEDS: [Needs; 12] = [
     Needs {
         kernel: "async_copies_f32",
         arch: 80,
         feature: "cp.async",
+        arch_specific: false,
     },
     Needs {
         kernel: "async_copies_f64",
         arch: 80,
         feature: "cp.async",
+        arch_specific: false,
     },
     Needs {
         kernel: "warp_tiled_f32",
         arch: 80,
         feature: "cp.async",
+        arch_specific: false,
     },
     Needs {
         kernel: "dmma_m8n8k4_f64",
         arch: 80,
         feature: "FP64 tensor cores, mma m8n8k4, and cp.async",
+        arch_specific: false,
     },
     Needs {
         kernel: "dmma_m16n8k4_f64",
         arch: 90,
         feature: "FP64 mma m16n8k4, new with Hopper",
+        arch_specific: false,
     },
     Needs {
         kernel: "mma_tiled_f64",
         arch: 90,
         feature: "FP64 mma m16n8k4, new with Hopper",
+        arch_specific: false,
     },
     Needs {
         kernel: "mma_tiled_tf32",
         arch: 80,
         feature: "TF32 tensor cores, mma m16n8k8, and cp.async",
+        arch_specific: false,
     },
     Needs {
         kernel: "warp_tiled_split_f32",
         arch: 80,
         feature: "cp.async",
+        arch_specific: false,
     },
     Needs {
         kernel: "mma_tiled_split_f64",
         arch: 90,
         feature: "FP64 mma m16n8k4, new with Hopper",
+        arch_specific: false,
     },
     Needs {
         kernel: "mma_tiled_split_tf32",
         arch: 80,
         feature: "TF32 tensor cores, mma m16n8k8, and cp.async",
+        arch_specific: false,
+    },
+    Needs {
+        kernel: "wgmma_tma_tf32",
+        arch: 90,
+        feature: "wgmma, TMA and setmaxnreg, Hopper's own",
+        arch_specific: true,
+    },
+    Needs {
+        kernel: "wgmma_tma_bf16",
+        arch: 90,
+        feature: "wgmma, TMA and setmaxnreg, Hopper's own",
+        arch_specific: true,
     },
 ];
 
@@ -392,8 +435,19 @@ mod tests {
                     "{name}: no entry function in\n{}",
                     build.ptxas
                 );
+                // An sm_90a build (Hopper's own kernels, kernels::NEEDS) says so in every function.
+                let arch_specific = report
+                    .functions
+                    .iter()
+                    .any(|function| needs(&function.name).is_some_and(|needs| needs.arch_specific));
+                let suffix = if arch_specific { "a" } else { "" };
                 for function in report.functions.iter().filter(|function| function.is_entry()) {
-                    assert_eq!(function.arch, Some(arch_name(build.arch)), "{name}: {}", function.name);
+                    assert_eq!(
+                        function.arch,
+                        Some(format!("{}{suffix}", arch_name(build.arch))),
+                        "{name}: {}",
+                        function.name
+                    );
                     assert!(function.registers > 0, "{name}: {} uses no registers?", function.name);
                 }
             }
@@ -413,7 +467,7 @@ mod tests {
             every_entry.dedup();
             for (arch, report) in &reports {
                 for entry in &every_entry {
-                    let new_enough = needs(entry).is_none_or(|needs| *arch >= needs.arch);
+                    let new_enough = needs(entry).is_none_or(|needs| needs.met_by(*arch));
                     let present = report.function(entry).is_some_and(|f| f.is_entry());
                     assert_eq!(
                         present,
@@ -433,7 +487,7 @@ mod tests {
         // Every entry of NEEDS names a kernel that exists somewhere, where the build has such a GPU.
         for needs in NEEDS
             .iter()
-            .filter(|needs| BUILT_ARCHS.iter().any(|&arch| arch >= needs.arch))
+            .filter(|needs| BUILT_ARCHS.iter().any(|&arch| needs.met_by(arch)))
         {
             assert!(
                 needed_seen.iter().any(|seen| seen == needs.kernel),
@@ -518,6 +572,39 @@ mod tests {
             .can_run("register_blocked_f32", 75)
             .unwrap_err();
         assert!(error.starts_with("x.cu was built for sm_90 only ("), "{error}");
+    }
+
+    /// Hopper's wgmma kernels run on sm_90 alone, and only as the sm_90a machine code: not on
+    /// Blackwell, not from an older build's PTX.
+    #[test]
+    fn hopper_kernels_run_as_sm_90a_machine_code_on_sm_90_only() {
+        let all = image_with(&[75, 80, 90, 100, 120], false);
+        assert_eq!(all.can_run("wgmma_tma_tf32", 90), Ok(()));
+        assert_eq!(
+            all.can_run("wgmma_tma_bf16", 100),
+            Err("needs sm_90a (wgmma, TMA and setmaxnreg, Hopper's own), this GPU is sm_100".to_string())
+        );
+        assert!(all.can_run("wgmma_tma_tf32", 86).is_err());
+        let error = image_with(&[75], false).can_run("wgmma_tma_tf32", 90).unwrap_err();
+        assert!(
+            error.starts_with("needs sm_90a (wgmma, TMA and setmaxnreg, Hopper's own); this GPU runs compute_75 PTX"),
+            "{error}"
+        );
+        for build in MMM_WGMMA.builds {
+            let report = build.report().unwrap();
+            for kernel in ["wgmma_tma_tf32", "wgmma_tma_bf16"] {
+                let function = report.function(kernel);
+                assert_eq!(function.is_some(), build.arch == 90, "{kernel} on sm_{}", build.arch);
+                if let Some(function) = function {
+                    // 384 threads, one block a multiprocessor: __launch_bounds__(384, 1) gives 168.
+                    assert_eq!(
+                        (function.registers, function.spill_stores, function.spill_loads),
+                        (168, 0, 0),
+                        "{kernel}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

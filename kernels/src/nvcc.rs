@@ -154,6 +154,26 @@ pub fn fatbin_args(base: &[String], arch: u32, source: &Path, image: &Path, with
     args
 }
 
+/// `nvcc -fatbin` for Hopper's own instructions: sm_90a machine code, the only code with wgmma, TMA
+/// and setmaxnreg, which runs on compute capability 9.0 alone, plus, `with_ptx`, plain compute_90 PTX
+/// (without those kernels) that the driver compiles for later GPUs, as for any sm_90 build.
+pub fn sm_90a_fatbin_args(base: &[String], source: &Path, image: &Path, with_ptx: bool) -> Vec<String> {
+    let mut args = base.to_vec();
+    args.extend([
+        "-fatbin".to_string(),
+        "-gencode=arch=compute_90a,code=sm_90a".to_string(),
+    ]);
+    if with_ptx {
+        args.push("-gencode=arch=compute_90,code=compute_90".to_string());
+    }
+    args.extend([
+        source.display().to_string(),
+        "-o".to_string(),
+        image.display().to_string(),
+    ]);
+    args
+}
+
 /// `nvcc -rdc=true -dc`: relocatable device code, for kernels that launch kernels.
 pub fn relocatable_args(base: &[String], arch: u32, source: &Path, object: &Path) -> Vec<String> {
     let mut args = base.to_vec();

@@ -35,8 +35,8 @@ pub struct Args {
     /// The kernels are compiled for 16 and 32; give one or both, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "16,32", value_parser = parse_block_size)]
     pub block_size: Vec<u32>,
-    /// Element type: f64 (the slides' double), f32, both, or all (with --ladder also tf32: the TF32
-    /// tensor cores on f32 matrices). Default: both; all with --ladder.
+    /// Element type: f64 (the slides' double), f32, both, or all (with --ladder also tf32 and bf16: the
+    /// TF32 and bf16 tensor cores on f32 matrices). Default: both; all with --ladder.
     #[arg(long, value_enum)]
     pub precision: Option<PrecisionFlag>,
     /// Timed launches per kernel after one warm-up; the median is reported.

@@ -10,8 +10,8 @@ use matrix::Matrix;
 
 use crate::cublas::{Cublas, Gemm};
 use crate::ladder::{
-    format_ladder, library_math, library_row, precision_cost, resources, run_library, run_step, Ladder, LadderRow,
-    Operands, Rung, Step,
+    format_ladder, library_name, precision_cost, resources, run_library_in, run_step, Ladder, LadderRow, Operands,
+    Rung, Step,
 };
 use crate::Precision;
 
@@ -39,7 +39,7 @@ pub fn climb(
                 random,
                 &mut rows,
             )?,
-            Precision::F32 | Precision::Tf32 => climb_in::<f32>(
+            Precision::F32 | Precision::Tf32 | Precision::Bf16 => climb_in::<f32>(
                 gpu,
                 (&ladder, cublas.as_ref()),
                 (a64, b64),
@@ -85,7 +85,7 @@ pub fn load_cublas() -> Option<Cublas> {
 
 /// The ladder in one precision, with matrices of T: A and B copied to the GPU once, each step run,
 /// timed and checked (a step this GPU or build cannot run gets a row that says why), then cuBLAS
-/// where it was found.
+/// where it was found and a step ran.
 fn climb_in<T: Gemm>(
     gpu: &Gpu,
     (ladder, cublas): (&Ladder, Option<&Cublas>),
@@ -137,11 +137,22 @@ fn climb_in<T: Gemm>(
             occupancy,
         }));
     }
-    if let Some(cublas) = cublas {
-        let math = library_math(precision);
-        let name = library_row::<T>(math);
+    // cuBLAS is what the steps are measured against: where none of them ran (bf16 before Hopper, TF32
+    // before sm_80), its row would compare nothing, and cuBLAS may not have the GEMM there.
+    let ran = rows
+        .iter()
+        .any(|row| matches!(row, LadderRow::Ran(rung) if rung.precision == precision));
+    if let Some(cublas) = cublas.filter(|_| ran) {
+        let name = library_name::<T>(precision);
         progress.step(name);
-        let timing = run_library(cublas, math, &operands.a, &operands.b, &mut operands.c, repetitions)?;
+        let timing = run_library_in(
+            cublas,
+            precision,
+            &operands.a,
+            &operands.b,
+            &mut operands.c,
+            repetitions,
+        )?;
         let check = operands.check(precision.tolerance(), random);
         progress.done();
         progress.println(format!("{name} {precision}: {timing}"));

@@ -6,10 +6,11 @@
 use std::ffi::{c_void, OsString};
 use std::path::Path;
 
-use anyhow::{bail, Context as _, Result};
+use anyhow::{bail, ensure, Context as _, Result};
+use cust::memory::DeviceBuffer;
 use cust::stream::Stream;
 use libloading::Library;
-use matrix::{Element, MatrixView};
+use matrix::{Element, Matrix, MatrixView};
 
 /// `cublasHandle_t`.
 type Handle = *mut c_void;
@@ -45,6 +46,40 @@ type GemmFn<T> = unsafe extern "C" fn(
     i32,
 ) -> Status;
 
+/// `cublasGemmEx`: (handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype,
+/// ldc, computeType, algo), column-major, each matrix's element type a `cudaDataType_t`.
+type GemmExFn = unsafe extern "C" fn(
+    Handle,
+    i32,
+    i32,
+    i32,
+    i32,
+    i32,
+    *const c_void,
+    *const c_void,
+    i32,
+    i32,
+    *const c_void,
+    i32,
+    i32,
+    *const c_void,
+    *mut c_void,
+    i32,
+    i32,
+    i32,
+    i32,
+) -> Status;
+/// `CUDA_R_16BF` and `CUDA_R_32F` (`cudaDataType_t`).
+const CUDA_R_16BF: i32 = 14;
+const CUDA_R_32F: i32 = 0;
+/// `CUBLAS_COMPUTE_32F`: products summed in f32.
+const CUBLAS_COMPUTE_32F: i32 = 68;
+/// `CUBLAS_GEMM_DEFAULT`: cuBLAS picks the kernel.
+const CUBLAS_GEMM_DEFAULT: i32 = -1;
+
+/// How the ladder's table names cuBLAS's bf16 row.
+pub const BF16_ROW: &str = "cuBLAS GemmEx, bf16 inputs, f32 sums (the library)";
+
 /// The element types cuBLAS multiplies here, with their GEMM.
 pub trait Gemm: Element {
     /// How the ladder's table names the library's row.
@@ -75,6 +110,7 @@ pub struct Cublas {
     set_math_mode: unsafe extern "C" fn(Handle, i32) -> Status,
     dgemm: GemmFn<f64>,
     sgemm: GemmFn<f32>,
+    gemm_ex: GemmExFn,
     destroy: unsafe extern "C" fn(Handle) -> Status,
     /// Kept loaded while the function pointers above are in use.
     _library: Library,
@@ -107,13 +143,14 @@ impl Cublas {
     fn with(library: Library) -> Result<Cublas> {
         // SAFETY: each symbol is given the type of its declaration in cuBLAS's cublas_api.h; the
         // pointers stay valid while `_library` keeps the library loaded, as long as the Cublas lives.
-        let (create, set_stream, set_math_mode, dgemm, sgemm, destroy) = unsafe {
+        let (create, set_stream, set_math_mode, dgemm, sgemm, gemm_ex, destroy) = unsafe {
             (
                 *symbol::<unsafe extern "C" fn(*mut Handle) -> Status>(&library, "cublasCreate_v2")?,
                 *symbol::<unsafe extern "C" fn(Handle, *mut c_void) -> Status>(&library, "cublasSetStream_v2")?,
                 *symbol::<unsafe extern "C" fn(Handle, i32) -> Status>(&library, "cublasSetMathMode")?,
                 *symbol::<GemmFn<f64>>(&library, "cublasDgemm_v2")?,
                 *symbol::<GemmFn<f32>>(&library, "cublasSgemm_v2")?,
+                *symbol::<GemmExFn>(&library, "cublasGemmEx")?,
                 *symbol::<unsafe extern "C" fn(Handle) -> Status>(&library, "cublasDestroy_v2")?,
             )
         };
@@ -126,6 +163,7 @@ impl Cublas {
             set_math_mode,
             dgemm,
             sgemm,
+            gemm_ex,
             destroy,
             _library: library,
         })
@@ -179,6 +217,86 @@ impl Cublas {
     }
 }
 
+impl Cublas {
+    /// Enqueues C = A * B for row-major bf16 A (m x k) and B (k x n) and f32 C (m x n), the products
+    /// summed in f32 (cublasGemmEx, CUBLAS_COMPUTE_32F), on the stream of [`Cublas::use_stream`]; the
+    /// operands swapped as in [`Cublas::gemm`].
+    ///
+    /// # Safety
+    ///
+    /// `c` must point at a live device buffer of its sizes, in the current context, that stays alive
+    /// and is not written by anything else until the stream has passed this work; A and B must stay
+    /// alive as long.
+    pub unsafe fn gemm_bf16<T: Element>(&self, a: &Bf16Matrix, b: &Bf16Matrix, c: MatrixView<T>) -> Result<()> {
+        ensure!(
+            T::NAME == "f32" && a.cols == b.rows && (c.rows as usize, c.cols as usize) == (a.rows, b.cols),
+            "cublasGemmEx needs bf16 A m x k, B k x n and f32 C m x n"
+        );
+        let (m, k, n) = (a.rows as i32, a.cols as i32, b.cols as i32);
+        let (one, zero) = (1.0f32, 0.0f32);
+        let (a, b) = (a.data.as_device_ptr().as_raw(), b.data.as_device_ptr().as_raw());
+        // SAFETY: A and B are bf16 device buffers of the sizes passed (Bf16Matrix keeps them so), C is
+        // the caller's contract, checked to be f32 of m x n; alpha and beta are host floats (f32
+        // compute) that live through the call, which reads them before it returns.
+        check(
+            unsafe {
+                (self.gemm_ex)(
+                    self.handle,
+                    OP_N,
+                    OP_N,
+                    n,
+                    m,
+                    k,
+                    (&one as *const f32).cast(),
+                    b as *const c_void,
+                    CUDA_R_16BF,
+                    n,
+                    a as *const c_void,
+                    CUDA_R_16BF,
+                    k,
+                    (&zero as *const f32).cast(),
+                    c.data.as_raw() as *mut c_void,
+                    CUDA_R_32F,
+                    n,
+                    CUBLAS_COMPUTE_32F,
+                    CUBLAS_GEMM_DEFAULT,
+                )
+            },
+            "cublasGemmEx",
+        )
+    }
+}
+
+/// Rounds to the nearest bf16, ties to even, as the GPU's conversion does (`to_bf16` in
+/// kernels/cuda/mmm_wgmma.cu): the upper 16 bits of the f32 after adding half of what they drop.
+pub fn to_bf16(x: f32) -> u16 {
+    let bits = x.to_bits();
+    ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) as u16
+}
+
+/// A row-major matrix's bf16 copy on the GPU, for cuBLAS's bf16 row.
+pub struct Bf16Matrix {
+    rows: usize,
+    cols: usize,
+    data: DeviceBuffer<u16>,
+}
+
+impl Bf16Matrix {
+    /// `matrix`'s host copy rounded to bf16 ([`to_bf16`]) and copied to the GPU.
+    pub fn new<T: Element>(matrix: &Matrix<T>) -> Result<Bf16Matrix> {
+        let bits: Vec<u16> = matrix
+            .data()
+            .iter()
+            .map(|&x| to_bf16(Into::<f64>::into(x) as f32))
+            .collect();
+        Ok(Bf16Matrix {
+            rows: matrix.rows(),
+            cols: matrix.cols(),
+            data: common::check_cuda!(DeviceBuffer::from_slice(&bits))?,
+        })
+    }
+}
+
 /// The library's function `name`, of type `F`.
 ///
 /// # Safety
@@ -209,6 +327,18 @@ fn check(status: Status, call: &str) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Nearest, ties to even: 1 + 2^-8 lies halfway between bf16's 1 and 1 + 2^-7, and goes to 1.
+    #[test]
+    fn bf16_rounds_to_nearest_ties_to_even() {
+        assert_eq!(to_bf16(1.0), 0x3F80);
+        assert_eq!(to_bf16(-2.0), 0xC000);
+        assert_eq!(to_bf16(1.0 + 1.0 / 256.0), 0x3F80);
+        assert_eq!(to_bf16(1.0 + 3.0 / 256.0), 0x3F82);
+        assert_eq!(to_bf16(1.0 + 1.0 / 128.0), 0x3F81);
+        assert_eq!(to_bf16(1.0 + 1.1 / 256.0), 0x3F81);
+        assert_eq!(f32::from_bits(u32::from(to_bf16(std::f32::consts::PI)) << 16), 3.140625);
+    }
 
     #[test]
     fn looks_for_cublas_13_on_the_loaders_path_first_then_in_the_toolkits() {

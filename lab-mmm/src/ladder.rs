@@ -1,5 +1,6 @@
-//! `--ladder`: the steps from the slides' tiled kernel towards cuBLAS (`kernels/cuda/mmm_ladder.cu`),
-//! each timed like the slide's kernels and checked against the CPU.
+//! `--ladder`: the steps from the slides' tiled kernel towards cuBLAS (`kernels/cuda/mmm_ladder.cu`, and
+//! `kernels/cuda/mmm_wgmma.cu` for Hopper's steps 12 and 13, whose host side is [`crate::wgmma`]), each
+//! timed like the slide's kernels and checked against the CPU.
 
 use anyhow::{Context as _, Result};
 use common::gpu::Gpu;
@@ -15,7 +16,8 @@ use kernels::KernelImage;
 use matrix::mmm::{launch_mmm, load_mmm, CpuProduct, MmmKernel, ProductCheck};
 use matrix::{Element, Matrix, MatrixView};
 
-use crate::cublas::{Cublas, Gemm, Math};
+use crate::cublas::{Bf16Matrix, Cublas, Gemm, Math, BF16_ROW};
+use crate::wgmma::{self, Operand, WgmmaLaunch};
 use crate::Precision;
 
 /// One rung of the ladder.
@@ -46,13 +48,18 @@ pub enum Step {
     SplitMmaTiled,
     /// Split-K on step 8 (tf32).
     SplitTf32,
+    /// Hopper's wgmma on TF32, fed by TMA, a producer warpgroup and two consumers (sm_90a, f32
+    /// matrices: precision "tf32").
+    WgmmaTf32,
+    /// The same kernel on bf16 copies of A and B: precision "bf16".
+    WgmmaBf16,
 }
 
 /// The slides' BLOCK_SIZE for the first rung: the faster of the two on an H200.
 pub const TILED_BLOCK_SIZE: u32 = 32;
 
 impl Step {
-    pub const ALL: [Step; 12] = [
+    pub const ALL: [Step; 14] = [
         Step::Tiled,
         Step::RegisterBlocked,
         Step::WideLoads,
@@ -65,6 +72,8 @@ impl Step {
         Step::SplitWarpTiled,
         Step::SplitMmaTiled,
         Step::SplitTf32,
+        Step::WgmmaTf32,
+        Step::WgmmaBf16,
     ];
 
     pub fn name(self) -> &'static str {
@@ -81,6 +90,8 @@ impl Step {
             Step::SplitWarpTiled => "9. split-K on step 6 (f32)",
             Step::SplitMmaTiled => "10. split-K on step 7 (f64)",
             Step::SplitTf32 => "11. split-K on step 8 (tf32)",
+            Step::WgmmaTf32 => "12. wgmma + TMA, warp-specialized (tf32)",
+            Step::WgmmaBf16 => "13. wgmma + TMA (bf16)",
         }
     }
 
@@ -106,14 +117,19 @@ impl Step {
             Step::SplitMmaTiled => "mma_tiled_split",
             Step::SplitTf32 if T::NAME != "f32" => return None,
             Step::SplitTf32 => return Some("mma_tiled_split_tf32".to_string()),
+            Step::WgmmaTf32 | Step::WgmmaBf16 if T::NAME != "f32" => return None,
+            Step::WgmmaTf32 => return Some("wgmma_tma_tf32".to_string()),
+            Step::WgmmaBf16 => return Some("wgmma_tma_bf16".to_string()),
         };
         Some(format!("{stem}_{}", T::NAME))
     }
 
-    /// The precision the step computes in with matrices of `T`: `T`'s own, but TF32 for step 8.
+    /// The precision the step computes in with matrices of `T`: `T`'s own, but TF32 for steps 8, 11 and
+    /// 12 and bf16 for step 13.
     pub fn precision<T: Element>(self) -> Precision {
         match (self, T::NAME) {
-            (Step::Tf32 | Step::SplitTf32, _) => Precision::Tf32,
+            (Step::Tf32 | Step::SplitTf32 | Step::WgmmaTf32, _) => Precision::Tf32,
+            (Step::WgmmaBf16, _) => Precision::Bf16,
             (_, "f64") => Precision::F64,
             _ => Precision::F32,
         }
@@ -136,7 +152,17 @@ impl Step {
     pub fn image(self) -> &'static KernelImage {
         match self {
             Step::Tiled => kernels::mmm_for_block_size(TILED_BLOCK_SIZE).expect("BLOCK_SIZE 32 is compiled"),
+            Step::WgmmaTf32 | Step::WgmmaBf16 => &kernels::MMM_WGMMA,
             _ => &kernels::MMM_LADDER,
+        }
+    }
+
+    /// What a wgmma step's tensor cores read; `None` for the other steps.
+    pub fn operand(self) -> Option<Operand> {
+        match self {
+            Step::WgmmaTf32 => Some(Operand::Tf32),
+            Step::WgmmaBf16 => Some(Operand::Bf16),
+            _ => None,
         }
     }
 
@@ -180,11 +206,14 @@ impl Step {
             Step::SplitWarpTiled => Step::WarpTiled.shape(),
             Step::SplitMmaTiled => Step::MmaTiled.shape(),
             Step::SplitTf32 => Step::Tf32.shape(),
+            // A producer warpgroup and two consumers, four stages of 128 bytes of k (wgmma.rs).
+            Step::WgmmaTf32 | Step::WgmmaBf16 => (wgmma::THREADS, wgmma::TILE, wgmma::SHARED_BYTES),
         }
     }
 
     /// The launch grid for a C of `rows` x `cols`: blocks along the columns (x) and the rows (y), enough
-    /// to cover C with the step's block tiles.
+    /// to cover C with the step's block tiles. (The wgmma steps' persistent blocks walk these tiles:
+    /// [`wgmma::blocks`].)
     pub fn grid(self, rows: u32, cols: u32) -> (u32, u32) {
         let (tile_rows, tile_cols) = self.shape().1;
         (cols.div_ceil(tile_cols), rows.div_ceil(tile_rows))
@@ -263,6 +292,9 @@ impl Split {
 pub struct Ladder {
     tiled: Module,
     ladder: Module,
+    /// mmm_wgmma.cu: on an sm_90 GPU its sm_90a build with steps 12 and 13, elsewhere the prep kernels
+    /// only.
+    wgmma: Module,
     arch: u32,
     multiprocessors: u32,
 }
@@ -272,9 +304,19 @@ impl Ladder {
         Ok(Ladder {
             tiled: load_mmm(gpu, TILED_BLOCK_SIZE)?,
             ladder: gpu.load(&kernels::MMM_LADDER)?,
+            wgmma: gpu.load(&kernels::MMM_WGMMA)?,
             arch: gpu.info.arch(),
             multiprocessors: gpu.info.multiprocessors,
         })
+    }
+
+    /// The module holding the step's kernel.
+    fn module(&self, step: Step) -> &Module {
+        match step {
+            Step::Tiled => &self.tiled,
+            Step::WgmmaTf32 | Step::WgmmaBf16 => &self.wgmma,
+            _ => &self.ladder,
+        }
     }
 
     /// The step ready to launch on an `m` x `k` times `k` x `n` product in precision `T`: its kernel
@@ -289,10 +331,15 @@ impl Ladder {
         let Some(function) = self.function::<T>(step)? else {
             return Ok(None);
         };
+        let wgmma = step
+            .operand()
+            .map(|operand| WgmmaLaunch::prepare(&self.wgmma, operand, (m, k, n), self.multiprocessors))
+            .transpose()?;
         let mut launch = StepLaunch {
             step,
             function,
             split: None,
+            wgmma,
             multiprocessors: self.multiprocessors,
         };
         if let (Some(base), Some(split)) = (step.split_of(), self.split(step, (m, k, n))) {
@@ -340,8 +387,7 @@ impl Ladder {
         if self.unavailable::<T>(step).is_some() {
             return Ok(None);
         }
-        let module = if step == Step::Tiled { &self.tiled } else { &self.ladder };
-        let function = check_cuda!(module.get_function(&name))?;
+        let function = check_cuda!(self.module(step).get_function(&name))?;
         allow_dynamic_shared(&function, step.shape().2)?;
         Ok(Some(function))
     }
@@ -349,9 +395,8 @@ impl Ladder {
     /// Whether the loaded module has the step's kernel in `T` at all: for the tests, which check that a
     /// step the ladder calls unavailable really is missing (or the GPU too old for it).
     pub fn has_kernel<T: Element>(&self, step: Step) -> bool {
-        let module = if step == Step::Tiled { &self.tiled } else { &self.ladder };
         step.c_name::<T>()
-            .is_some_and(|name| module.get_function(&name).is_ok())
+            .is_some_and(|name| self.module(step).get_function(&name).is_ok())
     }
 
     /// The GPU's architecture: 90 for sm_90.
@@ -431,11 +476,39 @@ pub fn run_library<T: Gemm>(
 ) -> Result<Timing> {
     ensure_product_sizes(a, b, c)?;
     cublas.use_math(math)?;
-    let timing = run_gemm(cublas, library_row::<T>(math), a, b, c, repetitions);
+    let views = (a.view()?, b.view()?);
+    // SAFETY: the views are A's and B's device copies, of their sizes, and C's view is C's; nothing
+    // else writes them, and they outlive the work: time_gemm returns only once the device has finished.
+    let timing = time_gemm(cublas, library_row::<T>(math), c, repetitions, |c| unsafe {
+        cublas.gemm((views.0, views.1, c))
+    });
     let reset = cublas.use_math(Math::Default);
     let timing = timing?; // the GEMM's own error first
     reset?;
     Ok(timing)
+}
+
+/// cuBLAS's row for `precision`: [`run_library`] in [`library_math`], or for bf16 cublasGemmEx on bf16
+/// copies of A and B, rounded on the host before the timed launches: the library's speed on bf16
+/// inputs (step 13's time includes its conversions).
+pub fn run_library_in<T: Gemm>(
+    cublas: &Cublas,
+    precision: Precision,
+    a: &Matrix<T>,
+    b: &Matrix<T>,
+    c: &mut Matrix<T>,
+    repetitions: usize,
+) -> Result<Timing> {
+    if precision != Precision::Bf16 {
+        return run_library(cublas, library_math(precision), a, b, c, repetitions);
+    }
+    ensure_product_sizes(a, b, c)?;
+    let (a, b) = (Bf16Matrix::new(a)?, Bf16Matrix::new(b)?);
+    // SAFETY: C's view is C's device copy, of its sizes, which nothing else writes; A's and B's copies
+    // live until after time_gemm, which returns only once the device has finished.
+    time_gemm(cublas, BF16_ROW, c, repetitions, |c| unsafe {
+        cublas.gemm_bf16(&a, &b, c)
+    })
 }
 
 /// A is m x k, B k x n and C m x n: the kernels and cuBLAS take k from A and the sizes of C from A
@@ -454,35 +527,35 @@ fn ensure_product_sizes<T: Element>(a: &Matrix<T>, b: &Matrix<T>, c: &Matrix<T>)
     Ok(())
 }
 
-fn run_gemm<T: Gemm>(
+/// Times `gemm`, one cuBLAS call into C's device copy (given its view), as a step is timed: C poisoned
+/// first, a warm-up, `repetitions` between events on a stream of their own; C's host copy after.
+fn time_gemm<T: Element>(
     cublas: &Cublas,
     name: &str,
-    a: &Matrix<T>,
-    b: &Matrix<T>,
     c: &mut Matrix<T>,
     repetitions: usize,
+    gemm: impl Fn(MatrixView<T>) -> Result<()>,
 ) -> Result<Timing> {
     let stream = check_cuda!(Stream::new(StreamFlags::DEFAULT, None))?;
     c.poison_on_gpu()?;
-    let views = (a.view()?, b.view()?, c.view()?);
+    let view = c.view()?;
     // SAFETY: the stream outlives the GEMMs below: time_on_stream returns only once the device has
     // finished.
     unsafe { cublas.use_stream(&stream) }?;
     let _named = common::timing::observer::program(name);
-    // SAFETY: the views are A's, B's and C's device copies, of their sizes; nothing else writes them,
-    // and they outlive the work: time_on_stream returns only once the device has finished.
-    let timing = time_on_stream(&stream, 1, repetitions, || unsafe { cublas.gemm(views) })?;
+    let timing = time_on_stream(&stream, 1, repetitions, || gemm(view))?;
     check_cuda!(stream.synchronize())?;
     c.copy_from_gpu()?;
     Ok(timing)
 }
 
 /// A step ready to launch ([`Ladder::prepare`]): its kernel, which has already been allowed its
-/// dynamic shared memory, and for split-K what the split needs.
+/// dynamic shared memory, for split-K what the split needs, for steps 12 and 13 their prep.
 pub struct StepLaunch<'a, T: Element> {
     step: Step,
     function: Function<'a>,
     split: Option<SplitLaunch<'a, T>>,
+    wgmma: Option<WgmmaLaunch<'a>>,
     multiprocessors: u32,
 }
 
@@ -514,6 +587,9 @@ impl<T: Element> StepLaunch<'_, T> {
         let function = &self.function;
         if self.step == Step::Tiled {
             return launch_mmm(function, a, b, c, TILED_BLOCK_SIZE, stream);
+        }
+        if let Some(wgmma) = &self.wgmma {
+            return wgmma.launch(function, (a, b, c), stream);
         }
         let (threads, _, shared) = self.step.shape();
         let (blocks_x, blocks_y) = self.step.grid(c.rows as u32, c.cols as u32);
@@ -554,10 +630,10 @@ impl<T: Element> StepLaunch<'_, T> {
 }
 
 impl<T: Element> Drop for StepLaunch<'_, T> {
-    /// The partial products' memory is freed only once the GPU has finished with it: a launch may
-    /// still be running when its StepLaunch goes.
+    /// The partial products' memory, and the wgmma steps' copies of A and B, are freed only once the
+    /// GPU has finished with them: a launch may still be running when its StepLaunch goes.
     fn drop(&mut self) {
-        if self.split.is_some() {
+        if self.split.is_some() || self.wgmma.is_some() {
             let _ = cust::context::CurrentContext::synchronize();
         }
     }
@@ -576,11 +652,20 @@ fn allow_dynamic_shared(function: &Function, bytes: u32) -> Result<()> {
     Ok(())
 }
 
-/// How cuBLAS computes in one of the ladder's precisions: f32 in TF32 math for TF32.
+/// How cuBLAS computes in one of the ladder's precisions: f32 in TF32 math for TF32 (bf16 has a GEMM of
+/// its own: [`run_library_in`]).
 pub fn library_math(precision: Precision) -> Math {
     match precision {
         Precision::Tf32 => Math::Tf32,
-        Precision::F64 | Precision::F32 => Math::Default,
+        Precision::F64 | Precision::F32 | Precision::Bf16 => Math::Default,
+    }
+}
+
+/// How the ladder's table names cuBLAS's row in `precision`, with matrices of `T`.
+pub fn library_name<T: Gemm>(precision: Precision) -> &'static str {
+    match precision {
+        Precision::Bf16 => BF16_ROW,
+        _ => library_row::<T>(library_math(precision)),
     }
 }
 
@@ -727,8 +812,8 @@ pub fn format_ladder(rows: &[LadderRow]) -> String {
     table
 }
 
-/// What TF32 costs: the largest error of the fastest step that ran in tf32, f32 and f64, and TF32's
-/// speed against f32's fastest; `None` without a TF32 step in the rows.
+/// What TF32 costs: the largest error of the fastest step that ran in tf32, bf16, f32 and f64, and
+/// TF32's speed against f32's fastest; `None` without a TF32 step in the rows.
 pub fn precision_cost(rows: &[LadderRow]) -> Option<String> {
     let fastest = |precision: Precision| {
         rows.iter()
@@ -745,7 +830,7 @@ pub fn precision_cost(rows: &[LadderRow]) -> Option<String> {
         tf32.check.error,
         number(tf32.step)
     );
-    for precision in [Precision::F32, Precision::F64] {
+    for precision in [Precision::Bf16, Precision::F32, Precision::F64] {
         if let Some(rung) = fastest(precision) {
             line.push_str(&format!(
                 ", {:.1e} in {precision} (step {})",
@@ -839,15 +924,35 @@ mod tests {
         );
         for step in Step::ALL {
             for name in [step.c_name::<f64>(), step.c_name::<f32>()].into_iter().flatten() {
-                // In the newest build; older ones may lack what needs a newer GPU (kernels::NEEDS).
-                let report = step.image().newest().unwrap().report().unwrap();
-                assert!(
-                    report.function(&name).is_some_and(|f| f.is_entry()),
-                    "{name} is not in {}",
-                    step.image().source
-                );
+                // In every build with what it needs (kernels::NEEDS): the newest, or for Hopper's own
+                // sm_90a kernels the sm_90 build.
+                let needs = kernels::needs(&name);
+                for build in step.image().builds {
+                    if needs.is_none_or(|needs| needs.met_by(build.arch)) {
+                        let report = build.report().unwrap();
+                        assert!(
+                            report.function(&name).is_some_and(|f| f.is_entry()),
+                            "{name} is not in {} for sm_{}",
+                            step.image().source,
+                            build.arch
+                        );
+                    }
+                }
             }
         }
+        // Steps 12 and 13: f32 matrices, Hopper only.
+        assert_eq!(
+            (
+                Step::WgmmaTf32.c_name::<f32>().as_deref(),
+                Step::WgmmaBf16.c_name::<f32>().as_deref(),
+                Step::WgmmaTf32.c_name::<f64>()
+            ),
+            (Some("wgmma_tma_tf32"), Some("wgmma_tma_bf16"), None)
+        );
+        assert_eq!(
+            kernels::needs("wgmma_tma_bf16").map(|needs| needs.arch_name()),
+            Some("sm_90a".to_string())
+        );
     }
 
     #[test]
@@ -941,8 +1046,24 @@ mod tests {
                 SplitWarpTiled
             ]
         );
-        assert_eq!(Step::of_precision::<f32>(Precision::Tf32), [Tf32, SplitTf32]);
+        assert_eq!(Step::of_precision::<f32>(Precision::Tf32), [Tf32, SplitTf32, WgmmaTf32]);
+        assert_eq!(Step::of_precision::<f32>(Precision::Bf16), [WgmmaBf16]);
         assert!(Step::of_precision::<f64>(Precision::Tf32).is_empty());
+        assert!(Step::of_precision::<f64>(Precision::Bf16).is_empty());
+        assert_eq!(
+            (WgmmaTf32.tolerance::<f32>(), WgmmaBf16.tolerance::<f32>()),
+            (crate::TF32_TOLERANCE, crate::BF16_TOLERANCE)
+        );
+        assert_eq!(
+            (
+                library_name::<f32>(Precision::Bf16),
+                library_name::<f32>(Precision::Tf32)
+            ),
+            (
+                "cuBLAS GemmEx, bf16 inputs, f32 sums (the library)",
+                "cuBLAS SGEMM, TF32 tensor cores (the library)"
+            )
+        );
         assert_eq!(
             (
                 Tf32.precision::<f32>(),
@@ -959,6 +1080,28 @@ mod tests {
             (library_math(Precision::Tf32), library_math(Precision::F32)),
             (Math::Tf32, Math::Default)
         );
+    }
+
+    /// Steps 12 and 13 come last, numbered as the table and the precision line number them; each step
+    /// has the shape of mmm_wgmma.cu: 384 threads, 128 x 256 tiles, 4 stages.
+    #[test]
+    fn the_wgmma_steps_are_12_and_13_with_the_kernels_shape() {
+        assert_eq!(&Step::ALL[12..], [Step::WgmmaTf32, Step::WgmmaBf16]);
+        for (index, step) in Step::ALL.into_iter().enumerate() {
+            assert!(step.name().starts_with(&format!("{index}. ")), "{}", step.name());
+        }
+        assert_eq!(Step::WgmmaTf32.name(), "12. wgmma + TMA, warp-specialized (tf32)");
+        assert_eq!(Step::WgmmaBf16.name(), "13. wgmma + TMA (bf16)");
+        assert_eq!(Step::WgmmaBf16.shape(), (384, (128, 256), 197632));
+        assert_eq!(
+            (
+                Step::WgmmaTf32.operand(),
+                Step::WgmmaBf16.operand(),
+                Step::Tf32.operand()
+            ),
+            (Some(Operand::Tf32), Some(Operand::Bf16), None)
+        );
+        assert_eq!((Step::WgmmaTf32.split_of(), Step::WgmmaBf16.split_of()), (None, None));
     }
 
     /// Split-K runs the step it splits, in the same blocks, with the same tile depth in k.
@@ -1044,6 +1187,14 @@ mod tests {
             Some("Max rel. error: 3.0e-4 in tf32 (step 8), 2.0e-7 in f32 (step 6), 1.0e-16 in f64 (step 7): TF32 gives up 1500x f32's accuracy for 3.0x its speed.")
         );
         assert_eq!(precision_cost(&rows[..3]), None, "no TF32, no line");
+        let with_bf16 = [
+            with_error(Step::WgmmaTf32, Precision::Tf32, 1.0, 2e-4),
+            with_error(Step::WgmmaBf16, Precision::Bf16, 0.5, 2e-3),
+        ];
+        assert_eq!(
+            precision_cost(&with_bf16).as_deref(),
+            Some("Max rel. error: 2.0e-4 in tf32 (step 12), 2.0e-3 in bf16 (step 13)")
+        );
         assert_eq!(
             precision_cost(&rows[3..]).as_deref(),
             Some("Max rel. error: 3.0e-4 in tf32 (step 8)")

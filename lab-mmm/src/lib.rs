@@ -16,6 +16,7 @@ pub mod climb;
 pub mod cublas;
 pub mod ladder;
 pub mod sweep;
+pub mod wgmma;
 
 /// What `--precision` asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -24,14 +25,17 @@ pub enum PrecisionFlag {
     F64,
     /// TF32 tensor cores on f32 matrices (--ladder only: the slides' kernels have no TF32 version).
     Tf32,
+    /// bf16 tensor cores on f32 matrices converted on the GPU (--ladder only, Hopper's step 13).
+    Bf16,
     /// f64 (the slides' double) first, then f32.
     Both,
-    /// f64, f32 and, with --ladder, tf32.
+    /// f64, f32 and, with --ladder, tf32 and bf16.
     All,
 }
 
 impl PrecisionFlag {
-    /// The precisions the slides' kernels run in, in order; an error for tf32, which they have not.
+    /// The precisions the slides' kernels run in, in order; an error for tf32 and bf16, which they have
+    /// not.
     pub fn of_slides(self) -> Result<Vec<Precision>> {
         Ok(match self {
             PrecisionFlag::F64 => vec![Precision::F64],
@@ -39,6 +43,9 @@ impl PrecisionFlag {
             PrecisionFlag::Both | PrecisionFlag::All => vec![Precision::F64, Precision::F32],
             PrecisionFlag::Tf32 => {
                 bail!("--precision tf32 is the ladder's (--ladder): the slides' mmm kernels have no TF32 version")
+            }
+            PrecisionFlag::Bf16 => {
+                bail!("--precision bf16 is the ladder's (--ladder): the slides' mmm kernels have no bf16 version")
             }
         })
     }
@@ -49,19 +56,22 @@ impl PrecisionFlag {
             PrecisionFlag::F64 => vec![Precision::F64],
             PrecisionFlag::F32 => vec![Precision::F32],
             PrecisionFlag::Tf32 => vec![Precision::Tf32],
+            PrecisionFlag::Bf16 => vec![Precision::Bf16],
             PrecisionFlag::Both => vec![Precision::F64, Precision::F32],
             PrecisionFlag::All => Precision::ALL.to_vec(),
         }
     }
 }
 
-/// One precision a product is computed in: f64 (the slides' double), f32, or TF32, the tensor cores'
-/// rounded f32 (f32 matrices, the ladder's step 8 and cuBLAS in TF32 math).
+/// One precision a product is computed in: f64 (the slides' double), f32, TF32, the tensor cores'
+/// rounded f32 (f32 matrices, the ladder's steps 8, 11 and 12 and cuBLAS in TF32 math), or bf16 (f32
+/// matrices converted to bf16 on the GPU, products summed in f32: step 13 and cuBLAS's GemmEx).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Precision {
     F64,
     F32,
     Tf32,
+    Bf16,
 }
 
 /// Largest |GPU - CPU| of a TF32 product, relative to its largest element: TF32 keeps 10 bits of
@@ -71,8 +81,15 @@ pub enum Precision {
 /// element gives (about its own size, 0.15 of the largest for a typical element at 4096).
 pub const TF32_TOLERANCE: f64 = 5e-3;
 
+/// The same for bf16, which keeps 7 bits of mantissa (8 with the implicit one): each rounded number is
+/// off by up to 2^-9 (2.0e-3) of itself, eight times TF32's. The prototype of step 13 measured 2.0e-3 to
+/// 2.6e-3 from 1 x 1 x 1 to 8192 cubed on an H100, as cuBLAS's bf16 GEMM on the same numbers. Ten times
+/// one number's rounding again, 2e-2, leaves room for the product of two rounded numbers and a sum
+/// that cancels less, and is still seven times below a wrong element's typical 0.15.
+pub const BF16_TOLERANCE: f64 = 2e-2;
+
 impl Precision {
-    pub const ALL: [Precision; 3] = [Precision::F64, Precision::F32, Precision::Tf32];
+    pub const ALL: [Precision; 4] = [Precision::F64, Precision::F32, Precision::Tf32, Precision::Bf16];
 
     /// For tables and progress lines.
     pub fn name(self) -> &'static str {
@@ -80,6 +97,7 @@ impl Precision {
             Precision::F64 => "f64",
             Precision::F32 => "f32",
             Precision::Tf32 => "tf32",
+            Precision::Bf16 => "bf16",
         }
     }
 
@@ -89,6 +107,7 @@ impl Precision {
             Precision::F64 => f64::TOLERANCE,
             Precision::F32 => f32::TOLERANCE,
             Precision::Tf32 => TF32_TOLERANCE,
+            Precision::Bf16 => BF16_TOLERANCE,
         }
     }
 }
@@ -122,8 +141,9 @@ impl Row {
 }
 
 /// The slide's launch for one configuration on matrices already on the GPU: C is poisoned, `mmm`
-/// (or `mmm-ab`) runs once to warm up and `repetitions` times between events, and C comes back.
-pub fn multiply_on_gpu<T: Element>(
+/// (or `mmm-ab`) runs once to warm up and `repetitions` times between events. C stays on the GPU:
+/// the caller copies it back (`copy_from_gpu`, or staged).
+pub fn time_on_gpu<T: Element>(
     module: &Module,
     kernel: MmmKernel,
     block_size: u32,
@@ -133,15 +153,13 @@ pub fn multiply_on_gpu<T: Element>(
     repetitions: usize,
 ) -> Result<Timing> {
     c.poison_on_gpu()?;
-    let timing = launch_timed(
+    launch_timed(
         module,
         kernel,
         block_size,
         (a.view()?, b.view()?, c.view()?),
         repetitions,
-    )?;
-    c.copy_from_gpu()?;
-    Ok(timing)
+    )
 }
 
 /// The same from A and B wherever they are (`--check` keeps them in guard zones) into a C with guard
@@ -279,23 +297,27 @@ mod tests {
     use super::*;
 
     #[test]
-    fn tf32_is_the_ladders_and_all_means_every_precision_that_applies() {
+    fn tf32_and_bf16_are_the_ladders_and_all_means_every_precision_that_applies() {
         use Precision::*;
         assert_eq!(PrecisionFlag::All.of_slides().unwrap(), [F64, F32]);
-        assert_eq!(PrecisionFlag::All.of_ladder(), [F64, F32, Tf32]);
+        assert_eq!(PrecisionFlag::All.of_ladder(), [F64, F32, Tf32, Bf16]);
         assert_eq!(PrecisionFlag::Both.of_ladder(), [F64, F32]);
         assert_eq!(PrecisionFlag::Tf32.of_ladder(), [Tf32]);
-        assert!(PrecisionFlag::Tf32
-            .of_slides()
-            .unwrap_err()
-            .to_string()
-            .starts_with("--precision tf32 is the ladder's"));
-        // TF32 is checked against its own rounding, f32 and f64 as everywhere else.
+        assert_eq!(PrecisionFlag::Bf16.of_ladder(), [Bf16]);
+        for (flag, name) in [(PrecisionFlag::Tf32, "tf32"), (PrecisionFlag::Bf16, "bf16")] {
+            let error = flag.of_slides().unwrap_err().to_string();
+            assert!(
+                error.starts_with(&format!("--precision {name} is the ladder's")),
+                "{error}"
+            );
+        }
+        assert_eq!(PrecisionFlag::from_str("bf16", true), Ok(PrecisionFlag::Bf16));
+        // TF32 and bf16 are checked against their own rounding, f32 and f64 as everywhere else.
         assert_eq!(
-            (Tf32.tolerance(), F32.tolerance(), F64.tolerance()),
-            (TF32_TOLERANCE, 1e-4, 1e-12)
+            (Bf16.tolerance(), Tf32.tolerance(), F32.tolerance(), F64.tolerance()),
+            (BF16_TOLERANCE, TF32_TOLERANCE, 1e-4, 1e-12)
         );
-        assert_eq!(format!("{Tf32} {F32} {F64}"), "tf32 f32 f64");
+        assert_eq!(format!("{Bf16} {Tf32} {F32} {F64}"), "bf16 tf32 f32 f64");
     }
 
     fn row(kernel: MmmKernel, ms: f64) -> Row {

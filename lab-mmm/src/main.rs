@@ -19,8 +19,9 @@ use cust::module::Module;
 use grading::Entry;
 use kernels::KernelImage;
 use lab_mmm::climb::climb;
-use lab_mmm::{check, format_table, host_bytes, multiply_on_gpu, sweep, KernelChoice, Precision, PrecisionFlag, Row};
+use lab_mmm::{check, format_table, host_bytes, sweep, time_on_gpu, KernelChoice, Precision, PrecisionFlag, Row};
 use matrix::mmm::{check_product_fits, check_sizes_match, CpuProduct};
+use matrix::staging::Staging;
 use matrix::{file, Element, Matrix};
 
 use crate::args::Args;
@@ -102,7 +103,7 @@ fn run(args: Args) -> Result<()> {
             check_product_fits::<f32>(&gpu, sizes, block_size)?;
         }
     }
-    let (a, b) = match files {
+    let (mut a, mut b) = match files {
         Some(files) => files,
         None => random_inputs(sizes, args.seed, &mut random)?,
     };
@@ -118,22 +119,27 @@ fn run(args: Args) -> Result<()> {
         .collect::<Result<_>>()?;
     let progress = Progress::new(precisions.len() * args.block_size.len() * chosen.len(), "lab-mmm");
 
-    let mut rows = Vec::new();
-    let mut first_c: Option<Matrix<f64>> = None;
+    let setup = Setup {
+        gpu: &gpu,
+        modules: &modules,
+        args: &args,
+        progress: &progress,
+    };
+    let mut products = Products::default();
     for &precision in &precisions {
-        let c = match precision {
-            Precision::F64 => multiply::<f64>(&gpu, &modules, (&a, &b), &args, &mut random, &mut rows, &progress)?,
-            // of_slides gives no TF32: the slides' kernels multiply in f64 and f32 only.
-            Precision::F32 | Precision::Tf32 => {
-                multiply::<f32>(&gpu, &modules, (&a, &b), &args, &mut random, &mut rows, &progress)?
-            }
-        };
-        first_c.get_or_insert(c);
+        // of_slides gives f64 and f32 only: the slides' kernels have no TF32 or bf16 version.
+        if precision == Precision::F64 {
+            multiply(&setup, (&mut a, &mut b), &mut random, &mut products)?;
+        } else {
+            let (mut a, mut b) = (a.convert::<f32, _>()?, b.convert::<f32, _>()?);
+            multiply(&setup, (&mut a, &mut b), &mut random, &mut products)?;
+        }
     }
     drop(progress);
+    let Products { rows, c_for_output } = products;
 
     println!("\n{}", format_table(&rows));
-    if let (Some(path), Some(c)) = (&args.output, &first_c) {
+    if let (Some(path), Some(c)) = (&args.output, &c_for_output) {
         file::write(c, path, args.force)?;
         println!("C written to {}", path.display());
     }
@@ -156,29 +162,51 @@ fn random_inputs(
     Ok((Matrix::random(m, k, random)?, Matrix::random(k, n, random)?))
 }
 
+/// What every precision's run shares: the GPU, the modules (one per BLOCK_SIZE), the flags and the
+/// progress line.
+struct Setup<'a> {
+    gpu: &'a Gpu,
+    modules: &'a [(u32, Module)],
+    args: &'a Args,
+    progress: &'a Progress,
+}
+
+/// What the products leave for the end of the program: the table's rows, and with --output the C it
+/// writes (the first precision's, as f64; converted only then: a gigabyte at 16384 squared).
+#[derive(Default)]
+struct Products {
+    rows: Vec<Row>,
+    c_for_output: Option<Matrix<f64>>,
+}
+
 /// The slide's program for element type T: copy A and B to the GPU, run each kernel, copy C back,
-/// check it. Returns the last C (as f64, for --output).
+/// check it. The copies go through page-locked pieces filled on all cores ([`Staging`]): they are not
+/// what this program times, and the driver's own copy from pageable memory took longer than the
+/// kernels at 8192 (issue 41). A and B leave the GPU at the end, for the next precision.
 fn multiply<T: Element>(
-    gpu: &Gpu,
-    modules: &[(u32, Module)],
-    (a64, b64): (&Matrix<f64>, &Matrix<f64>),
-    args: &Args,
+    setup: &Setup,
+    (a, b): (&mut Matrix<T>, &mut Matrix<T>),
     random: &mut Random,
-    rows: &mut Vec<Row>,
-    progress: &Progress,
-) -> Result<Matrix<f64>> {
-    let mut a: Matrix<T> = a64.convert()?;
-    let mut b: Matrix<T> = b64.convert()?;
-    a.copy_to_gpu()?;
-    b.copy_to_gpu()?;
+    products: &mut Products,
+) -> Result<()> {
+    let &Setup {
+        gpu,
+        modules,
+        args,
+        progress,
+    } = setup;
     let mut c = Matrix::<T>::new(a.rows(), b.cols())?;
-    let reference = CpuProduct::new(&a, &b, random); // one CPU product for every kernel below
+    let mut staging = Staging::for_copies_of([a.data().len(), b.data().len(), c.data().len()])?;
+    a.copy_to_gpu_staged(&mut staging)?;
+    b.copy_to_gpu_staged(&mut staging)?;
+    let reference = CpuProduct::new(a, b, random); // one CPU product for every kernel below
 
     for (block_size, module) in modules {
         for kernel in args.kernel.unwrap_or(KernelChoice::Both).kernels() {
             progress.step(format!("{} {} BLOCK_SIZE {block_size}", kernel.slide_name(), T::NAME));
-            let timing = multiply_on_gpu(module, kernel, *block_size, &a, &b, &mut c, args.repetitions as usize)?;
-            let check = reference.check(&a, &b, &c, random);
+            let timing = time_on_gpu(module, kernel, *block_size, a, b, &mut c, args.repetitions as usize)?;
+            c.copy_from_gpu_staged(&mut staging)?;
+            let check = reference.check(a, b, &c, random);
             progress.done();
             progress.println(format!(
                 "{} {} BLOCK_SIZE {block_size}: {timing}",
@@ -186,7 +214,7 @@ fn multiply<T: Element>(
                 T::NAME
             ));
             let element_size = std::mem::size_of::<T>() as f64;
-            rows.push(Row {
+            products.rows.push(Row {
                 kernel,
                 function: kernel.c_name::<T>(),
                 precision: T::NAME,
@@ -202,7 +230,12 @@ fn multiply<T: Element>(
     if args.print || !args.files.is_empty() {
         print!("C = A * B ({}) =\n{c}", T::NAME);
     }
-    c.convert()
+    if args.output.is_some() && products.c_for_output.is_none() {
+        products.c_for_output = Some(c.convert()?);
+    }
+    a.free_gpu_copy();
+    b.free_gpu_copy();
+    Ok(())
 }
 
 /// `--ptxas`: the report of every kernel that ran, beside the driver's view.

@@ -15,7 +15,7 @@ use matrix::Matrix;
 
 use crate::climb::load_cublas;
 use crate::cublas::{Cublas, Gemm};
-use crate::ladder::{library_math, run_library, run_step, Ladder, Operands, Step, TILED_BLOCK_SIZE};
+use crate::ladder::{run_library_in, run_step, Ladder, Operands, Step, TILED_BLOCK_SIZE};
 use crate::{host_bytes, Precision};
 
 /// (M, K, N) of A (M x K) and B (K x N): squares from 256 to 8192, then thin shapes where the tiles
@@ -92,9 +92,9 @@ pub fn measure<T: Gemm>(
     let mut passed = operands.check(precision.tolerance(), random).passed();
     let library_tflops = match cublas {
         Some(cublas) => {
-            let library = run_library(
+            let library = run_library_in(
                 cublas,
-                library_math(precision),
+                precision,
                 &operands.a,
                 &operands.b,
                 &mut operands.c,
@@ -165,7 +165,12 @@ pub fn plot(points: &[Point], title: &str, path: &Path, overwrite: bool) -> Resu
         .fold(1.0_f64, f64::max)
         * 1.1;
     let top_share = points.iter().filter_map(Point::share).fold(1.0_f64, f64::max) * 110.0;
-    let colours = [RGBColor(225, 87, 89), RGBColor(78, 121, 167), RGBColor(89, 161, 79)];
+    let colours = [
+        RGBColor(225, 87, 89),
+        RGBColor(78, 121, 167),
+        RGBColor(89, 161, 79),
+        RGBColor(176, 122, 161),
+    ];
     let precisions: Vec<Precision> = Precision::ALL
         .into_iter()
         .filter(|p| points.iter().any(|point| point.precision == *p))
@@ -302,7 +307,9 @@ pub fn run(
             let tools = (&ladder, cublas.as_ref());
             let point = match precision {
                 Precision::F64 => measure::<f64>(tools, precision, (&a, &b), repetitions, random)?,
-                Precision::F32 | Precision::Tf32 => measure::<f32>(tools, precision, (&a, &b), repetitions, random)?,
+                Precision::F32 | Precision::Tf32 | Precision::Bf16 => {
+                    measure::<f32>(tools, precision, (&a, &b), repetitions, random)?
+                }
             };
             progress.done();
             points.extend(point);

@@ -5,8 +5,8 @@ use common::gpu::Gpu;
 use common::verify::Random;
 use cust::module::Module;
 use lab_mmm::cublas::{Cublas, Math};
-use lab_mmm::ladder::{run_library, run_step, Ladder, Step};
-use lab_mmm::{multiply_on_gpu, sweep, Precision, TF32_TOLERANCE};
+use lab_mmm::ladder::{run_library, run_library_in, run_step, Ladder, Step};
+use lab_mmm::{sweep, time_on_gpu, Precision, BF16_TOLERANCE, TF32_TOLERANCE};
 use matrix::mmm::{check_product, check_product_fits, load_mmm, MmmKernel};
 use matrix::{Element, Matrix};
 
@@ -37,7 +37,8 @@ fn check_shape<T: Element>(gpu: &Gpu, modules: &[(u32, Module)], (m, k, n): (usi
     for (block_size, module) in modules {
         check_product_fits::<T>(gpu, (m, k, n), *block_size).unwrap();
         for kernel in [MmmKernel::Naive, MmmKernel::Tiled] {
-            multiply_on_gpu(module, kernel, *block_size, &a, &b, &mut c, 1).unwrap();
+            time_on_gpu(module, kernel, *block_size, &a, &b, &mut c, 1).unwrap();
+            c.copy_from_gpu().unwrap();
             let check = check_product(&a, &b, &c, &mut random);
             assert!(
                 check.passed(),
@@ -114,7 +115,7 @@ fn check_ladder<T: Element>(ladder: &Ladder, (m, k, n): (usize, usize, usize), s
             let needs = kernels::needs(&step.c_name::<T>().unwrap())
                 .unwrap_or_else(|| panic!("{} is unavailable ({why}) but needs nothing", step.name()));
             assert!(
-                !ladder.has_kernel::<T>(step) || ladder.arch() < needs.arch,
+                !ladder.has_kernel::<T>(step) || !needs.met_by(ladder.arch()),
                 "{} is unavailable ({why}) but loaded",
                 step.name()
             );
@@ -235,6 +236,53 @@ fn split_and_check<T: Element>(ladder: &Ladder, step: Step, (m, k, n): (usize, u
     u32::from(split.is_some())
 }
 
+/// Issue 41, item 2: steps 12 and 13 (Hopper's wgmma fed by TMA) against the CPU, C poisoned before
+/// each run: one element, k shorter than one stage and not a multiple of 4 (A copied into padded rows),
+/// odd sizes everywhere, a k of 33 (a partial stage after a whole one), and a large square. Sizes are
+/// m x k x n. On any GPU but an sm_90 running the sm_90a build, each step says it needs sm_90a, its
+/// kernel is not in the module, and it does not run.
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn hopper_steps_12_and_13_are_right_at_awkward_sizes_or_say_they_need_sm_90a() {
+    let gpu = Gpu::open(0).expect(NEEDS_GPU);
+    let ladder = Ladder::load(&gpu).unwrap();
+    let shapes = [
+        (1, 1, 1),
+        (17, 5, 33),
+        (200, 70, 1999),
+        (1000, 1001, 999),
+        (129, 33, 257),
+        (2048, 2048, 2048),
+    ];
+    for step in [Step::WgmmaTf32, Step::WgmmaBf16] {
+        let mut random = Random::new(41);
+        if let Some(why) = ladder.unavailable::<f32>(step) {
+            assert!(why.starts_with("needs sm_90a (wgmma, TMA and setmaxnreg"), "{why}");
+            assert!(
+                !ladder.has_kernel::<f32>(step),
+                "{} is unavailable but loaded",
+                step.name()
+            );
+            let (a, b, mut c) = operands::<f32>((17, 5, 33), &mut random);
+            assert!(run_step(&ladder, step, &a, &b, &mut c, 1).unwrap().is_none());
+            eprintln!("{}: not run: {why}", step.name());
+            continue;
+        }
+        assert_eq!(ladder.arch(), 90, "{} runs on sm_90 only", step.name());
+        for (m, k, n) in shapes {
+            let (a, b, mut c) = operands::<f32>((m, k, n), &mut random);
+            run_step(&ladder, step, &a, &b, &mut c, 2).unwrap().unwrap();
+            let check = check_product(&a, &b, &c, &mut random);
+            assert!(
+                check.error <= step.tolerance::<f32>(),
+                "{} at {m} x {k} x {n}: {check:?}",
+                step.name()
+            );
+            eprintln!("{} at {m} x {k} x {n}: max rel. error {:.1e}", step.name(), check.error);
+        }
+    }
+}
+
 /// Issue 24: cuBLAS in TF32 math really rounds (its error is TF32's, far above its own f32 GEMM's),
 /// and the sweep's measurement runs and checks the best step and cuBLAS in every precision at an
 /// awkward shape. Needs cuBLAS (the GPU machine's CUDA install).
@@ -254,6 +302,13 @@ fn cublas_in_tf32_rounds_and_the_sweep_checks_every_precision() {
         f32_error < 1e-5 && tf32_error > 10.0 * f32_error && tf32_error < TF32_TOLERANCE,
         "f32 {f32_error:e}, tf32 {tf32_error:e}"
     );
+    // bf16 keeps 3 bits fewer than TF32: its error is several times TF32's.
+    run_library_in(&cublas, Precision::Bf16, &a, &b, &mut c, 1).unwrap();
+    let bf16_error = check_product(&a, &b, &c, &mut random).error;
+    assert!(
+        bf16_error > 2.0 * tf32_error && bf16_error < BF16_TOLERANCE,
+        "tf32 {tf32_error:e}, bf16 {bf16_error:e}"
+    );
 
     let a64 = Matrix::<f64>::random(333, 517, &mut random).unwrap();
     let b64 = Matrix::<f64>::random(517, 261, &mut random).unwrap();
@@ -261,13 +316,17 @@ fn cublas_in_tf32_rounds_and_the_sweep_checks_every_precision() {
         let tools = (&ladder, Some(&cublas));
         let point = match precision {
             Precision::F64 => sweep::measure::<f64>(tools, precision, (&a64, &b64), 1, &mut random),
-            Precision::F32 | Precision::Tf32 => sweep::measure::<f32>(tools, precision, (&a64, &b64), 1, &mut random),
+            Precision::F32 | Precision::Tf32 | Precision::Bf16 => {
+                sweep::measure::<f32>(tools, precision, (&a64, &b64), 1, &mut random)
+            }
         };
         let Some(point) = point.unwrap() else {
-            // Step 0 runs everywhere; only TF32 can have no step here (before sm_80, or a build without it).
-            let why = ladder.unavailable::<f32>(Step::Tf32);
+            // Step 0 runs everywhere; TF32 can have no step here (before sm_80, or a build without it),
+            // bf16 none but on sm_90 (step 13).
+            let first = Step::of_precision::<f32>(precision).first().copied();
+            let why = first.and_then(|step| ladder.unavailable::<f32>(step));
             assert!(
-                precision == Precision::Tf32 && why.is_some(),
+                matches!(precision, Precision::Tf32 | Precision::Bf16) && why.is_some(),
                 "no step of {precision} ran"
             );
             eprintln!("sweep: no {precision} step here: {}", why.unwrap_or_default());

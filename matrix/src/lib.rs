@@ -19,6 +19,7 @@
 pub mod batch;
 pub mod file;
 pub mod mmm;
+pub mod staging;
 
 use std::fmt;
 use std::ops::{Index, IndexMut};
@@ -27,11 +28,14 @@ use std::str::FromStr;
 use anyhow::{ensure, Context as _, Result};
 use cust::memory::{AsyncCopyDestination, CopyDestination, DeviceBuffer, DeviceCopy, DevicePointer};
 use cust::stream::Stream;
+use rayon::prelude::*;
 
 use common::check_cuda;
 use common::host_memory::Mapped;
 pub use common::host_memory::{HostStorage, Pinned};
+use common::phases::{self, Phase};
 use common::verify::{Poison, Random};
+use staging::Staging;
 
 /// What a matrix element may be: `f32` or `f64`, the precisions the kernels are compiled for.
 pub trait Element:
@@ -126,17 +130,21 @@ impl<T: Element, H: HostStorage<T>> Matrix<T, H> {
     /// Random elements, uniform in [-1, 1) and never all zero: zeros would hide unwritten outputs.
     /// Filled on all cores ([`Random::fill`]).
     pub fn random(rows: usize, cols: usize, random: &mut Random) -> Result<Self> {
+        let _part = phases::enter_part(Phase::Setup, "random inputs");
         let mut matrix = Self::new(rows, cols)?;
         random.fill(&mut matrix.data, |random| T::from_f64(random.uniform(-1.0, 1.0)));
         Ok(matrix)
     }
 
-    /// The same values in another precision or host memory (no device copy).
+    /// The same values in another precision or host memory (no device copy), converted on all cores.
     pub fn convert<U: Element, G: HostStorage<U>>(&self) -> Result<Matrix<U, G>> {
+        let _part = phases::enter_part(Phase::Setup, "conversions");
         let mut converted = Matrix::<U, G>::new(self.rows, self.cols)?;
-        for (to, from) in converted.data.iter_mut().zip(self.data.iter()) {
-            *to = U::from_f64(from.to_f64());
-        }
+        converted
+            .data
+            .par_iter_mut()
+            .zip(self.data.par_iter())
+            .for_each(|(to, from)| *to = U::from_f64(from.to_f64()));
         Ok(converted)
     }
 
@@ -176,6 +184,7 @@ impl<T: Element, H: HostStorage<T>> Matrix<T, H> {
     /// Copies the host copy to the GPU, allocating the device copy on first use (`cudaMalloc` +
     /// `cudaMemcpy`).
     pub fn copy_to_gpu(&mut self) -> Result<()> {
+        let _part = phases::enter_part(Phase::Setup, "copies to the GPU");
         self.allocate_on_gpu()?;
         let device = self.cuda_data.as_mut().context("device copy was just allocated")?;
         check_cuda!(device.copy_from(self.data.as_ref()))?;
@@ -184,12 +193,38 @@ impl<T: Element, H: HostStorage<T>> Matrix<T, H> {
 
     /// Copies the device copy back into the host copy.
     pub fn copy_from_gpu(&mut self) -> Result<()> {
+        let _part = phases::enter_part(Phase::Setup, "copies from the GPU");
         let device = self
             .cuda_data
             .as_ref()
             .context("copy_from_gpu before the matrix was on the GPU")?;
         check_cuda!(device.copy_to(self.data.as_mut()))?;
         Ok(())
+    }
+
+    /// [`Matrix::copy_to_gpu`] through page-locked pieces filled on all cores ([`staging`]): the same
+    /// result at the link's rate, for runs that do not measure the copy.
+    pub fn copy_to_gpu_staged(&mut self, staging: &mut Staging<T>) -> Result<()> {
+        let _part = phases::enter_part(Phase::Setup, "copies to the GPU");
+        self.allocate_on_gpu()?;
+        let device = self.cuda_data.as_mut().context("device copy was just allocated")?;
+        staging.to_device(&self.data, device)
+    }
+
+    /// [`Matrix::copy_from_gpu`] through page-locked pieces emptied on all cores ([`staging`]).
+    pub fn copy_from_gpu_staged(&mut self, staging: &mut Staging<T>) -> Result<()> {
+        let _part = phases::enter_part(Phase::Setup, "copies from the GPU");
+        let device = self
+            .cuda_data
+            .as_ref()
+            .context("copy_from_gpu before the matrix was on the GPU")?;
+        staging.to_host(device, &mut self.data)
+    }
+
+    /// Frees the device copy (the slides' destructor does it with `cudaFree`), for the memory a later
+    /// product needs; the host copy stays.
+    pub fn free_gpu_copy(&mut self) {
+        self.cuda_data = None;
     }
 
     /// `cudaMemcpyAsync` host to device on `stream` (from pageable memory the call returns only once
@@ -244,6 +279,7 @@ impl<T: Element, H: HostStorage<T>> Matrix<T, H> {
 
     /// Fills the device copy with NaN, so elements a kernel leaves unwritten show up.
     pub fn poison_on_gpu(&mut self) -> Result<()> {
+        let _part = phases::enter_part(Phase::Setup, "poisoning");
         self.allocate_on_gpu()?;
         let device = self.cuda_data.as_mut().context("device copy was just allocated")?;
         common::verify::poison(device)

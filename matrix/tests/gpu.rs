@@ -1,8 +1,12 @@
 //! The streams lectures' COUNT products under `--profile` and `--trace` (issue 23), on a GPU: the
-//! profiler's records tied to the products' timed windows. Needs a GPU: `bash gpu-bundle/run.sh`.
+//! profiler's records tied to the products' timed windows; and the staged copies of large matrices
+//! (issue 41). Needs a GPU: `bash gpu-bundle/run.sh`.
 
 use common::gpu::Gpu;
 use common::timing::Runs;
+use common::verify::Random;
+use matrix::staging::Staging;
+use matrix::{Element, Matrix};
 
 const NEEDS_GPU: &str = "needs a GPU: bash gpu-bundle/run.sh";
 
@@ -11,7 +15,6 @@ const NEEDS_GPU: &str = "needs a GPU: bash gpu-bundle/run.sh";
 #[test]
 #[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
 fn cupti_records_every_copy_and_kernel_of_each_timed_run_and_the_trace_reads_back() {
-    use common::verify::Random;
     use cust::stream::{Stream, StreamFlags};
     use matrix::batch::Batch;
     use matrix::mmm::{load_mmm, MmmKernel};
@@ -77,4 +80,40 @@ fn cupti_records_every_copy_and_kernel_of_each_timed_run_and_the_trace_reads_bac
     assert_eq!(copies_in, 2 * count * (1 + 1 + runs + 1), "copies in of {matrix} bytes");
     let kernels = activities.iter().filter(|a| a.name.starts_with("mmm")).count();
     assert!(kernels >= count * (1 + runs + 1), "{kernels} kernels");
+}
+
+/// Staged copies (lab-mmm's run) give what the driver's copies give, for lengths of one piece or less,
+/// of exactly two full pieces and of four pieces with a short last one, in f32 and f64: the device copy is
+/// poisoned first and read back with the driver's own copy, then the host copy is poisoned and the
+/// staged copy back must restore it.
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn staged_copies_carry_every_element_both_ways() {
+    let _gpu = Gpu::open(0).expect("a CUDA GPU");
+    staged_round_trips::<f64>();
+    staged_round_trips::<f32>();
+}
+
+fn staged_round_trips<T: Element>() {
+    let piece = (64 << 20) / std::mem::size_of::<T>();
+    let mut random = Random::new(17);
+    for (rows, cols) in [(1, 1), (33, 17), (2, piece), (3, piece + 7), (1001, 20011)] {
+        let mut m: Matrix<T> = Matrix::<f64>::random(rows, cols, &mut random)
+            .unwrap()
+            .convert()
+            .unwrap();
+        let original = m.data().to_vec();
+        let mut staging = Staging::for_copies_of([rows * cols]).unwrap();
+        m.poison_on_gpu().unwrap();
+        m.copy_to_gpu_staged(&mut staging).unwrap();
+        assert_eq!(
+            m.read_gpu_copy().unwrap(),
+            original,
+            "{rows} x {cols} {} to the GPU",
+            T::NAME
+        );
+        m.data_mut().fill(T::POISON);
+        m.copy_from_gpu_staged(&mut staging).unwrap();
+        assert!(m.data() == original.as_slice(), "{rows} x {cols} {} back", T::NAME);
+    }
 }

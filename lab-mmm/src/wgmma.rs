@@ -1,0 +1,311 @@
+//! Steps 12 and 13 of `--ladder` (`kernels/cuda/mmm_wgmma.cu`): Hopper's wgmma fed by TMA. The host's
+//! part: the operands as TMA wants them (B transposed, bf16 copies, rows of whole 16-byte pieces), made
+//! by the prep kernels into buffers allocated when the step is prepared; the tensor maps that describe
+//! them to the copy engine (`cuTensorMapEncodeTiled`); and the persistent launch, one block per
+//! multiprocessor. The prep kernels run inside the step's timed launch: they are part of what the step
+//! costs from f32 matrices.
+
+use std::ffi::c_int;
+
+use anyhow::{ensure, Result};
+use common::verify::poisoned_device_buffer;
+use common::{check_cuda, raw};
+use cust::function::{Function, GridSize};
+use cust::launch;
+use cust::memory::DeviceBuffer;
+use cust::module::Module;
+use cust::stream::Stream;
+use matrix::{Element, MatrixView};
+
+/// Rows and columns of C a block's tile has, as `BM` and `BN` in mmm_wgmma.cu.
+pub const TILE: (u32, u32) = (128, 256);
+/// A producer warpgroup and two consumers, as `THREADS`.
+pub const THREADS: u32 = 384;
+/// Bytes of k per stage in each row of a tile (`KBYTES`): one 128-byte swizzle row, the box's width.
+const KBYTES: u32 = 128;
+/// Four stages of an A tile (128 rows) and a B^T tile (256 rows), 128 bytes each row, and 1024 bytes
+/// to align them, as `SHARED_BYTES`: 193 KiB of the 227 a Hopper block may have.
+pub const SHARED_BYTES: u32 = 4 * (TILE.0 + TILE.1) * KBYTES + 1024;
+const _: () = assert!(SHARED_BYTES <= 227 * 1024, "more than a Hopper block may have");
+
+/// What the tensor cores read: TF32 (f32 in memory, rounded by the copy engine) or bf16 (converted by
+/// the prep kernels).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Operand {
+    Tf32,
+    Bf16,
+}
+
+impl Operand {
+    /// Bytes per element in memory.
+    fn bytes(self) -> usize {
+        match self {
+            Operand::Tf32 => 4,
+            Operand::Bf16 => 2,
+        }
+    }
+
+    /// Elements in a row of a copy with k columns: k rounded up to whole 16-byte pieces, since TMA
+    /// wants every row of a matrix to start a multiple of 16 bytes after the one before.
+    pub fn row_length(self, k: usize) -> usize {
+        k.next_multiple_of(16 / self.bytes())
+    }
+
+    /// The prep kernels' suffix in mmm_wgmma.cu.
+    fn suffix(self) -> &'static str {
+        match self {
+            Operand::Tf32 => "f32",
+            Operand::Bf16 => "bf16",
+        }
+    }
+
+    /// The tensor maps' element type (`TFLOAT32`: f32 in memory, rounded to TF32 as it is copied).
+    fn data_type(self) -> c_int {
+        match self {
+            Operand::Tf32 => raw::CU_TENSOR_MAP_DATA_TYPE_TFLOAT32,
+            Operand::Bf16 => raw::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+        }
+    }
+}
+
+/// What `cuTensorMapEncodeTiled` is told of one operand, a `rows` x k matrix in memory with rows of
+/// `row_length` elements: sizes inner (k) first, the row stride in bytes, and the box one TMA copy
+/// brings: 128 bytes of k (32 tf32 or 64 bf16) by `box_rows` rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MapShape {
+    pub dims: [u64; 2],
+    pub row_bytes: u64,
+    pub box_dims: [u32; 2],
+}
+
+impl MapShape {
+    /// The shape of a `rows` x k matrix of `operand`, rows `row_length` elements apart, in boxes of
+    /// `box_rows` rows.
+    pub fn new(operand: Operand, (rows, k): (usize, usize), row_length: usize, box_rows: u32) -> MapShape {
+        MapShape {
+            dims: [k as u64, rows as u64],
+            row_bytes: (row_length * operand.bytes()) as u64,
+            box_dims: [KBYTES / operand.bytes() as u32, box_rows],
+        }
+    }
+
+    /// The tensor map of the matrix at `address`, swizzled in 128-byte rows (as the kernel's
+    /// descriptors read it), zeros where a box reaches past the matrix.
+    fn encode(&self, operand: Operand, address: u64) -> Result<raw::CuTensorMap> {
+        ensure!(
+            self.row_bytes.is_multiple_of(16) && address.is_multiple_of(16),
+            "TMA needs rows and addresses on 16 bytes, not rows of {} bytes at {address:#x}",
+            self.row_bytes
+        );
+        let mut map = raw::CuTensorMap { opaque: [0; 16] };
+        let element_strides = [1u32, 1];
+        // SAFETY: `map` is a 64-byte aligned CUtensorMap the driver fills; the arrays live through the
+        // call and hold rank (2) entries, rank - 1 for the strides; the address is only recorded in the
+        // map, not read (the kernel that uses the map reads it, and its caller keeps it alive).
+        check_cuda!(unsafe {
+            raw::cuTensorMapEncodeTiled(
+                &mut map,
+                operand.data_type(),
+                2,
+                address as *mut std::ffi::c_void,
+                self.dims.as_ptr(),
+                &self.row_bytes,
+                self.box_dims.as_ptr(),
+                element_strides.as_ptr(),
+                raw::CU_TENSOR_MAP_INTERLEAVE_NONE,
+                raw::CU_TENSOR_MAP_SWIZZLE_128B,
+                raw::CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                raw::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
+            )
+        })?;
+        Ok(map)
+    }
+}
+
+/// Blocks of the persistent grid: one per multiprocessor, fewer where C has fewer tiles.
+pub fn blocks((m, n): (u32, u32), multiprocessors: u32) -> u32 {
+    (m.div_ceil(TILE.0) * n.div_ceil(TILE.1)).min(multiprocessors)
+}
+
+/// A padded copy of one operand on the GPU: `rows` rows of `row_length` elements (the padding is never
+/// read: the maps say the true k). f32 words, poisoned, so an element the prep leaves unwritten is NaN.
+struct Padded {
+    rows: usize,
+    row_length: usize,
+    buffer: DeviceBuffer<f32>,
+}
+
+impl Padded {
+    fn new(operand: Operand, rows: usize, k: usize) -> Result<Padded> {
+        let row_length = operand.row_length(k);
+        let words = (rows * row_length * operand.bytes()).div_ceil(4);
+        Ok(Padded {
+            rows,
+            row_length,
+            buffer: poisoned_device_buffer::<f32>(words)?,
+        })
+    }
+
+    fn address(&self) -> u64 {
+        self.buffer.as_device_ptr().as_raw()
+    }
+}
+
+/// Step 12 or 13 prepared for one product's sizes: its prep kernels and their buffers (A's copy where
+/// the kernel cannot read A itself, and B^T), and the multiprocessors the grid fills.
+pub struct WgmmaLaunch<'a> {
+    operand: Operand,
+    /// m, k and n the buffers were made for.
+    sizes: (i32, i32, i32),
+    copy: Function<'a>,
+    transpose: Function<'a>,
+    a_copy: Option<Padded>,
+    b_t: Padded,
+    multiprocessors: u32,
+}
+
+impl<'a> WgmmaLaunch<'a> {
+    /// The prep for an `m` x `k` times `k` x `n` product from `module` (mmm_wgmma.cu), its buffers
+    /// allocated here, outside the timed launches. TF32 reads A as it is where its rows are whole
+    /// 16-byte pieces (k % 4 == 0); bf16 always converts it.
+    pub fn prepare(
+        module: &'a Module,
+        operand: Operand,
+        (m, k, n): (usize, usize, usize),
+        multiprocessors: u32,
+    ) -> Result<WgmmaLaunch<'a>> {
+        let copy = check_cuda!(module.get_function(format!("copy_pad_{}", operand.suffix())))?;
+        let transpose = check_cuda!(module.get_function(format!("transpose_pad_{}", operand.suffix())))?;
+        let a_copy = (operand == Operand::Bf16 || k % 4 != 0)
+            .then(|| Padded::new(operand, m, k))
+            .transpose()?;
+        Ok(WgmmaLaunch {
+            operand,
+            sizes: (i32::try_from(m)?, i32::try_from(k)?, i32::try_from(n)?),
+            copy,
+            transpose,
+            a_copy,
+            b_t: Padded::new(operand, n, k)?,
+            multiprocessors,
+        })
+    }
+
+    /// Enqueues the prep and the GEMM `gemm` (wgmma_tma_tf32 or _bf16) on `stream`: C = A * B for
+    /// f32 views of the sizes prepared for.
+    pub fn launch<T: Element>(
+        &self,
+        gemm: &Function,
+        (a, b, c): (MatrixView<T>, MatrixView<T>, MatrixView<T>),
+        stream: &Stream,
+    ) -> Result<()> {
+        let (m, k, n) = self.sizes;
+        ensure!(
+            T::NAME == "f32" && (a.rows, a.cols, b.rows, b.cols, c.rows, c.cols) == (m, k, k, n, m, n),
+            "the wgmma steps were prepared for f32 {m} x {k} times {k} x {n}, not {} {} x {} times {} x {}",
+            T::NAME,
+            a.rows,
+            a.cols,
+            b.rows,
+            b.cols
+        );
+        let a_address = match &self.a_copy {
+            Some(copy) => {
+                self.copy_into(a, copy, stream)?;
+                copy.address()
+            }
+            None => a.data.as_raw(),
+        };
+        self.transpose_into(b, &self.b_t, stream)?;
+        let a_row_length = self.a_copy.as_ref().map_or(k as usize, |copy| copy.row_length);
+        let a_map = MapShape::new(self.operand, (m as usize, k as usize), a_row_length, TILE.0)
+            .encode(self.operand, a_address)?;
+        let b_map = MapShape::new(self.operand, (n as usize, k as usize), self.b_t.row_length, TILE.1)
+            .encode(self.operand, self.b_t.address())?;
+        let grid = blocks((m as u32, n as u32), self.multiprocessors);
+        // __global__ void wgmma_tma_tf32(const __grid_constant__ CUtensorMap a, const __grid_constant__ CUtensorMap b_t, MatrixView<float> c, int k), and _bf16
+        // SAFETY: the arguments match the kernel's C signature, in type and order (CuTensorMap is
+        // CUtensorMap's 128 bytes); the maps describe A (or its copy) and B^T, live buffers of the
+        // sizes the maps give (checked above against the sizes they were made for), which outlive the
+        // kernel (the copies are this WgmmaLaunch's, freed only after a synchronize: StepLaunch's Drop).
+        check_cuda!(unsafe { launch!(gemm<<<grid, THREADS, SHARED_BYTES, stream>>>(a_map, b_map, c, k)) })?;
+        Ok(())
+    }
+
+    /// copy_pad_f32 or _bf16: `src` into `dst`, row by row.
+    fn copy_into<T: Element>(&self, src: MatrixView<T>, dst: &Padded, stream: &Stream) -> Result<()> {
+        ensure!(dst.rows == src.rows as usize, "the copy of A has other sizes");
+        let function = &self.copy;
+        let grid = GridSize::xy((src.cols as u32).div_ceil(256).min(64), (src.rows as u32).min(4096));
+        let (data, row_length) = (dst.buffer.as_device_ptr(), dst.row_length as i32);
+        // __global__ void copy_pad_f32(MatrixView<float> src, float* dst, int ld), and _bf16 (Bf16* dst)
+        // SAFETY: the signature's types in order; `dst` holds src.rows rows of `row_length` >= src.cols
+        // elements (checked, and made so by Padded::new), and the kernel writes only those.
+        check_cuda!(unsafe { launch!(function<<<grid, 256, 0, stream>>>(src, data, row_length)) })?;
+        Ok(())
+    }
+
+    /// transpose_pad_f32 or _bf16: `src` transposed into `dst`.
+    fn transpose_into<T: Element>(&self, src: MatrixView<T>, dst: &Padded, stream: &Stream) -> Result<()> {
+        ensure!(dst.rows == src.cols as usize, "B^T has other sizes");
+        let function = &self.transpose;
+        let grid = GridSize::xy((src.cols as u32).div_ceil(32), (src.rows as u32).div_ceil(32));
+        let (data, row_length) = (dst.buffer.as_device_ptr(), dst.row_length as i32);
+        // __global__ void transpose_pad_f32(MatrixView<float> src, float* dst, int ld), and _bf16 (Bf16* dst)
+        // SAFETY: the signature's types in order; `dst` holds src.cols rows of `row_length` >= src.rows
+        // elements (Padded::new for k = src.rows), and the kernel writes only those.
+        check_cuda!(unsafe { launch!(function<<<grid, (32, 8, 1), 0, stream>>>(src, data, row_length)) })?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The tensor maps of a 1000 x 999 x 1001 product: A read as it is in TF32 only where its rows are
+    /// whole 16-byte pieces; the boxes 128 bytes wide (32 tf32, 64 bf16) by a tile's rows.
+    #[test]
+    fn tensor_maps_give_k_first_row_strides_in_bytes_and_128_byte_boxes() {
+        assert_eq!(
+            MapShape::new(Operand::Tf32, (1000, 1000), 1000, 128),
+            MapShape {
+                dims: [1000, 1000],
+                row_bytes: 4000,
+                box_dims: [32, 128]
+            }
+        );
+        // k = 1001: rows padded to 1004 floats, 1008 bf16s; the maps keep the true k.
+        assert_eq!(Operand::Tf32.row_length(1001), 1004);
+        assert_eq!(Operand::Bf16.row_length(1001), 1008);
+        assert_eq!(Operand::Bf16.row_length(1), 8);
+        assert_eq!(Operand::Tf32.row_length(4), 4);
+        assert_eq!(
+            MapShape::new(Operand::Bf16, (999, 1001), 1008, 256),
+            MapShape {
+                dims: [1001, 999],
+                row_bytes: 2016,
+                box_dims: [64, 256]
+            }
+        );
+    }
+
+    #[test]
+    fn a_misaligned_tensor_map_is_an_error_not_a_driver_call() {
+        let shape = MapShape::new(Operand::Tf32, (17, 5), 5, 128);
+        let error = shape.encode(Operand::Tf32, 0x1000).unwrap_err().to_string();
+        assert!(
+            error.starts_with("TMA needs rows and addresses on 16 bytes, not rows of 20 bytes"),
+            "{error}"
+        );
+    }
+
+    /// As the kernel's constants: 4 stages of 16 KiB of A and 32 KiB of B^T, and the alignment.
+    #[test]
+    fn shared_memory_holds_four_stages_and_the_grid_one_block_per_multiprocessor() {
+        assert_eq!(SHARED_BYTES, 4 * (16384 + 32768) + 1024);
+        assert_eq!(blocks((4096, 4096), 132), 132);
+        assert_eq!(blocks((1, 1), 132), 1);
+        assert_eq!(blocks((256, 8192), 132), 64);
+        assert_eq!(blocks((1000, 999), 132), 8 * 4);
+    }
+}

@@ -1,0 +1,152 @@
+//! Copies of large pageable matrices through page-locked memory of our own, for runs where the copy is
+//! not the lesson (lab-mmm's large random products: issue 41).
+//!
+//! A copy from pageable memory (`cudaMemcpy` from a `Vec`) goes through the driver's staging buffer:
+//! one CPU thread copies each piece into page-locked memory, then the GPU fetches it; on an H100 that
+//! gives 7 to 15 GB/s against the link's 55 (lab-pinned). [`Staging`] does the same with two pieces
+//! in turn, the host side on all cores: while the GPU fetches one piece, the cores fill the other.
+
+use anyhow::Result;
+use cust::event::{Event, EventFlags};
+use cust::memory::{AsyncCopyDestination, DeviceCopy, DeviceSlice, LockedBuffer};
+use cust::stream::{Stream, StreamFlags};
+use rayon::prelude::*;
+
+use common::check_cuda;
+
+/// Bytes in each of the two page-locked pieces: large enough that each copy runs at the link's rate,
+/// small enough that pinning them costs little (lab-pinned: 55 GB/s from 64 MiB on).
+const PIECE_BYTES: usize = 64 << 20;
+/// Elements one core copies between pageable and page-locked memory at a time.
+const STRETCH: usize = 1 << 14;
+
+/// Two page-locked pieces, a stream for their copies, and an event per piece that says when the GPU
+/// is done with it.
+pub struct Staging<T: DeviceCopy> {
+    pieces: [LockedBuffer<T>; 2],
+    done: [Event; 2],
+    stream: Stream,
+}
+
+impl<T: DeviceCopy + Default + Send + Sync> Staging<T> {
+    /// Pieces for copies of up to the largest of `lengths` elements: [`PIECE_BYTES`] each, or less
+    /// where every copy is smaller (pinning costs time too).
+    pub fn for_copies_of(lengths: impl IntoIterator<Item = usize>) -> Result<Staging<T>> {
+        let largest = lengths.into_iter().max().unwrap_or(0);
+        let len = (PIECE_BYTES / std::mem::size_of::<T>()).min(largest).max(1);
+        let piece = || -> Result<LockedBuffer<T>> {
+            common::host_memory::check_pinnable((len * std::mem::size_of::<T>()) as u64, 0)?;
+            Ok(check_cuda!(LockedBuffer::new(&T::default(), len))?)
+        };
+        Ok(Staging {
+            pieces: [piece()?, piece()?],
+            done: [
+                check_cuda!(Event::new(EventFlags::DISABLE_TIMING))?,
+                check_cuda!(Event::new(EventFlags::DISABLE_TIMING))?,
+            ],
+            stream: check_cuda!(Stream::new(StreamFlags::NON_BLOCKING, None))?,
+        })
+    }
+
+    /// `host` into `device` (of the same length), piece by piece; returns once all of it is there.
+    pub fn to_device(&mut self, host: &[T], device: &mut DeviceSlice<T>) -> Result<()> {
+        ensure_same_length(host, device)?;
+        let result = self.enqueue_to_device(host, device);
+        // The stream is drained whatever happened, so no copy outlives the borrows of this call.
+        let drained = check_cuda!(self.stream.synchronize());
+        result?;
+        Ok(drained?)
+    }
+
+    fn enqueue_to_device(&mut self, host: &[T], device: &mut DeviceSlice<T>) -> Result<()> {
+        let piece_len = self.pieces[0].len();
+        for (index, part) in host.chunks(piece_len).enumerate() {
+            let which = index % 2;
+            if index >= 2 {
+                // The copy enqueued from this piece two turns ago must be done before it is refilled.
+                check_cuda!(self.done[which].synchronize())?;
+            }
+            let piece = &mut self.pieces[which].as_mut_slice()[..part.len()];
+            copy_on_all_cores(part, piece);
+            let mut target = device.index(index * piece_len..index * piece_len + part.len());
+            // SAFETY: the piece is page-locked memory this struct owns; it is not written again until
+            // `done[which]` (recorded right after) has passed, nor dropped before the stream is drained
+            // (`to_device` and `Drop`). `target` lies inside `device`, which the caller's borrow keeps
+            // alive until `to_device` has drained the stream.
+            check_cuda!(unsafe { target.async_copy_from(&*piece, &self.stream) })?;
+            check_cuda!(self.done[which].record(&self.stream))?;
+        }
+        Ok(())
+    }
+
+    /// `device` into `host` (of the same length), piece by piece: the GPU fills one piece while the
+    /// cores empty the other.
+    pub fn to_host(&mut self, device: &DeviceSlice<T>, host: &mut [T]) -> Result<()> {
+        ensure_same_length(host, device)?;
+        let result = self.copy_to_host(device, host);
+        let drained = check_cuda!(self.stream.synchronize());
+        result?;
+        Ok(drained?)
+    }
+
+    fn copy_to_host(&mut self, device: &DeviceSlice<T>, host: &mut [T]) -> Result<()> {
+        let piece_len = self.pieces[0].len();
+        let parts: Vec<&mut [T]> = host.chunks_mut(piece_len).collect();
+        let count = parts.len();
+        if let Some(first) = parts.first() {
+            self.enqueue_to_host(device, 0, first.len())?;
+        }
+        for (index, part) in parts.into_iter().enumerate() {
+            if index + 1 < count {
+                // The next piece's copy starts before this one is emptied: the other piece is free (its
+                // last part was emptied in the previous turn).
+                let next_len = piece_len.min(device.len() - (index + 1) * piece_len);
+                self.enqueue_to_host(device, index + 1, next_len)?;
+            }
+            let which = index % 2;
+            check_cuda!(self.done[which].synchronize())?;
+            copy_on_all_cores(&self.pieces[which].as_slice()[..part.len()], part);
+        }
+        Ok(())
+    }
+
+    /// Enqueues the copy of part `index` (`len` elements) of `device` into piece `index % 2`.
+    fn enqueue_to_host(&mut self, device: &DeviceSlice<T>, index: usize, len: usize) -> Result<()> {
+        let piece_len = self.pieces[0].len();
+        let which = index % 2;
+        let source = device.index(index * piece_len..index * piece_len + len);
+        let piece = &mut self.pieces[which].as_mut_slice()[..len];
+        // SAFETY: the piece is page-locked memory this struct owns; the host reads it only after
+        // `done[which]` (recorded right after) has passed, and it is not dropped before the stream is
+        // drained (`to_host` and `Drop`). `source` lies inside `device`, borrowed until `to_host` has
+        // drained the stream.
+        check_cuda!(unsafe { source.async_copy_to(piece, &self.stream) })?;
+        check_cuda!(self.done[which].record(&self.stream))?;
+        Ok(())
+    }
+}
+
+impl<T: DeviceCopy> Drop for Staging<T> {
+    fn drop(&mut self) {
+        // No copy may still use the pieces when they are freed (each call drains the stream; this is
+        // for a panic between an enqueue and the drain). Nothing to do about an error here.
+        let _ = self.stream.synchronize();
+    }
+}
+
+fn ensure_same_length<T: DeviceCopy>(host: &[T], device: &DeviceSlice<T>) -> Result<()> {
+    anyhow::ensure!(
+        host.len() == device.len(),
+        "{} host elements for a device copy of {}",
+        host.len(),
+        device.len()
+    );
+    Ok(())
+}
+
+/// `to.copy_from_slice(from)` on all cores.
+fn copy_on_all_cores<T: Copy + Send + Sync>(from: &[T], to: &mut [T]) {
+    to.par_chunks_mut(STRETCH)
+        .zip(from.par_chunks(STRETCH))
+        .for_each(|(to, from)| to.copy_from_slice(from));
+}
