@@ -26,7 +26,7 @@ pub struct Gpu {
 impl Gpu {
     /// Initializes the driver and makes device `ordinal` current (a new context on it).
     pub fn open(ordinal: u32) -> Result<Gpu> {
-        let _part = crate::phases::enter_part(crate::phases::Phase::Setup, "driver and context");
+        let _part = crate::phases::enter_part("driver and context");
         let count = count()?;
         ensure!(
             ordinal < count,
@@ -149,7 +149,7 @@ pub fn first_gpu_arch() -> Option<u32> {
 /// as machine code, or as PTX the driver compiles (linked with the device runtime here first where the
 /// kernels launch kernels, since linked code carries no PTX).
 pub fn load_image(kernel: &KernelImage) -> Result<Module> {
-    let _part = crate::phases::enter_part(crate::phases::Phase::Setup, "module loading");
+    let _part = crate::phases::enter_part("module loading");
     let code = kernel.code_or_error(current_arch()?).map_err(anyhow::Error::msg)?;
     let module = match code {
         Code::Ptx(build) if kernel.linked_with_device_runtime => link_with_device_runtime(kernel, build),

@@ -313,10 +313,10 @@ impl<T: DeviceCopy + Send + Sync> HostStorage<T> for Vec<T> {
 
 /// Hands the whole pages of `data` back to the kernel (`madvise(MADV_DONTNEED)`): they read as zeros,
 /// and the first write to each faults a fresh page in, as in memory just allocated with `new[]` that
-/// nothing has touched yet: in pages of the usual size (`MADV_NOHUGEPAGE` first, for a large matrix
-/// that had asked for huge ones), as `new[]` gets them. The slides' programs copy their results into such memory inside the timed
-/// region; `--as-printed` has those faults inside it too. The part of a page that `data` shares with
-/// other memory keeps its values. Does nothing elsewhere than on Linux.
+/// nothing has touched yet, and in pages of the usual size as `new[]` gets them (`MADV_NOHUGEPAGE`
+/// first, for a large matrix that had asked for huge ones). The slides' programs copy their results
+/// into such memory inside the timed region; `--as-printed` has those faults inside it too. The part of
+/// a page that `data` shares with other memory keeps its values. Does nothing elsewhere than on Linux.
 ///
 /// # Safety
 /// `data` must be pageable memory from the allocator (a `Vec`'s, never registered with

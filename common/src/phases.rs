@@ -126,10 +126,12 @@ pub fn enter(phase: Phase) -> PhaseGuard {
     push((phase, None))
 }
 
-/// Counts the time until the returned guard is dropped as `phase`, and as its part `part` in the
-/// summary's breakdown. A part inside another pauses the outer one, as phases do.
+/// Counts the time until the returned guard is dropped as the part `part` of the phase running now
+/// (setup where none runs): a copy is part of the setup where it prepares a run, part of the GPU phase
+/// where it is what the run times. A part inside another pauses the outer one, as phases do.
 #[must_use = "the part ends when the guard is dropped"]
-pub fn enter_part(phase: Phase, part: &'static str) -> PhaseGuard {
+pub fn enter_part(part: &'static str) -> PhaseGuard {
+    let phase = with_tally(|tally| tally.stack.last().map_or(Phase::Setup, |&(phase, _)| phase));
     push((phase, Some(part)))
 }
 
@@ -231,26 +233,31 @@ mod tests {
     }
 
     #[test]
-    fn named_parts_add_a_line_per_phase_with_the_rest_as_other() {
+    fn named_parts_belong_to_the_phase_they_run_in_with_the_rest_as_other() {
         start();
         {
-            let _random = enter_part(Phase::Setup, "random inputs");
+            let _random = enter_part("random inputs");
             std::thread::sleep(Duration::from_millis(20));
-            let _copy = enter_part(Phase::Setup, "copies");
+            let _copy = enter_part("copies");
             std::thread::sleep(Duration::from_millis(60));
         }
         std::thread::sleep(Duration::from_millis(5)); // setup, no part
         {
             let _verify = enter(Phase::Verify);
-            let _reference = enter_part(Phase::Verify, "CPU reference");
+            let _reference = enter_part("CPU reference");
             std::thread::sleep(Duration::from_millis(10));
         }
-        let _again = enter_part(Phase::Setup, "random inputs");
+        {
+            let _gpu = enter(Phase::Gpu);
+            let _timed = enter_part("copies"); // a copy that is the timed work: part of the GPU phase
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let _again = enter_part("random inputs");
         std::thread::sleep(Duration::from_millis(10));
         drop(_again);
         let summary = summary();
         let lines: Vec<&str> = summary.lines().collect();
-        assert_eq!(lines.len(), 3, "{summary}");
+        assert_eq!(lines.len(), 4, "{summary}");
         let setup = lines[1];
         assert!(setup.starts_with("  setup: random inputs "), "{summary}");
         let random = spent(setup, "inputs");
@@ -265,6 +272,8 @@ mod tests {
             (random + copies + other - spent(lines[0], "setup")).abs() < 0.5,
             "the parts and the rest add up to the phase: {summary}"
         );
-        assert!(lines[2].starts_with("  verification: CPU reference "), "{summary}");
+        assert!(lines[2].starts_with("  GPU: copies "), "{summary}");
+        assert!(spent(lines[2], "other") < 5.0, "{summary}");
+        assert!(lines[3].starts_with("  verification: CPU reference "), "{summary}");
     }
 }

@@ -33,7 +33,7 @@ use rayon::prelude::*;
 use common::check_cuda;
 use common::host_memory::Mapped;
 pub use common::host_memory::{HostStorage, Pinned};
-use common::phases::{self, Phase};
+use common::phases;
 use common::verify::{Poison, Random};
 use staging::Staging;
 
@@ -130,7 +130,7 @@ impl<T: Element, H: HostStorage<T>> Matrix<T, H> {
     /// Random elements, uniform in [-1, 1) and never all zero: zeros would hide unwritten outputs.
     /// Filled on all cores ([`Random::fill`]).
     pub fn random(rows: usize, cols: usize, random: &mut Random) -> Result<Self> {
-        let _part = phases::enter_part(Phase::Setup, "random inputs");
+        let _part = phases::enter_part("random inputs");
         let mut matrix = Self::new(rows, cols)?;
         random.fill(&mut matrix.data, |random| T::from_f64(random.uniform(-1.0, 1.0)));
         Ok(matrix)
@@ -138,7 +138,7 @@ impl<T: Element, H: HostStorage<T>> Matrix<T, H> {
 
     /// The same values in another precision or host memory (no device copy), converted on all cores.
     pub fn convert<U: Element, G: HostStorage<U>>(&self) -> Result<Matrix<U, G>> {
-        let _part = phases::enter_part(Phase::Setup, "conversions");
+        let _part = phases::enter_part("conversions");
         let mut converted = Matrix::<U, G>::new(self.rows, self.cols)?;
         converted
             .data
@@ -184,7 +184,7 @@ impl<T: Element, H: HostStorage<T>> Matrix<T, H> {
     /// Copies the host copy to the GPU, allocating the device copy on first use (`cudaMalloc` +
     /// `cudaMemcpy`).
     pub fn copy_to_gpu(&mut self) -> Result<()> {
-        let _part = phases::enter_part(Phase::Setup, "copies to the GPU");
+        let _part = phases::enter_part("copies to the GPU");
         self.allocate_on_gpu()?;
         let device = self.cuda_data.as_mut().context("device copy was just allocated")?;
         check_cuda!(device.copy_from(self.data.as_ref()))?;
@@ -193,7 +193,7 @@ impl<T: Element, H: HostStorage<T>> Matrix<T, H> {
 
     /// Copies the device copy back into the host copy.
     pub fn copy_from_gpu(&mut self) -> Result<()> {
-        let _part = phases::enter_part(Phase::Setup, "copies from the GPU");
+        let _part = phases::enter_part("copies from the GPU");
         let device = self
             .cuda_data
             .as_ref()
@@ -205,7 +205,7 @@ impl<T: Element, H: HostStorage<T>> Matrix<T, H> {
     /// [`Matrix::copy_to_gpu`] through page-locked pieces filled on all cores ([`staging`]): the same
     /// result at the link's rate, for runs that do not measure the copy.
     pub fn copy_to_gpu_staged(&mut self, staging: &mut Staging<T>) -> Result<()> {
-        let _part = phases::enter_part(Phase::Setup, "copies to the GPU");
+        let _part = phases::enter_part("copies to the GPU");
         self.allocate_on_gpu()?;
         let device = self.cuda_data.as_mut().context("device copy was just allocated")?;
         staging.to_device(&self.data, device)
@@ -213,7 +213,7 @@ impl<T: Element, H: HostStorage<T>> Matrix<T, H> {
 
     /// [`Matrix::copy_from_gpu`] through page-locked pieces emptied on all cores ([`staging`]).
     pub fn copy_from_gpu_staged(&mut self, staging: &mut Staging<T>) -> Result<()> {
-        let _part = phases::enter_part(Phase::Setup, "copies from the GPU");
+        let _part = phases::enter_part("copies from the GPU");
         let device = self
             .cuda_data
             .as_ref()
@@ -279,7 +279,7 @@ impl<T: Element, H: HostStorage<T>> Matrix<T, H> {
 
     /// Fills the device copy with NaN, so elements a kernel leaves unwritten show up.
     pub fn poison_on_gpu(&mut self) -> Result<()> {
-        let _part = phases::enter_part(Phase::Setup, "poisoning");
+        let _part = phases::enter_part("poisoning");
         self.allocate_on_gpu()?;
         let device = self.cuda_data.as_mut().context("device copy was just allocated")?;
         common::verify::poison(device)

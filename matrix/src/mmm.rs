@@ -244,7 +244,8 @@ impl CpuProduct {
         random: &mut Random,
         exact_limit: usize,
     ) -> CpuProduct {
-        let _phase = phases::enter_part(Phase::Verify, "CPU reference");
+        let _phase = phases::enter(Phase::Verify);
+        let _part = phases::enter_part("CPU reference");
         let (m, k, n) = (a.rows(), a.cols(), b.cols());
         if m * k * n <= exact_limit {
             let product = multiply_on_cpu(a, b);
@@ -315,7 +316,7 @@ impl CpuProduct {
         let n = self.n;
         let c_values = c.data();
         let scan = {
-            let _part = phases::enter_part(Phase::Verify, "residuals C X");
+            let _part = phases::enter_part("residuals C X");
             scan_rows(c_values, n, x)
         };
         if let Some((i, j)) = scan.first_not_finite {
@@ -343,7 +344,7 @@ impl CpuProduct {
                 |worst, error| if error.0 > worst.0 { error } else { worst },
             )
         };
-        let _part = phases::enter_part(Phase::Verify, "rows and samples recomputed");
+        let _part = phases::enter_part("rows and samples recomputed");
         let suspected = worst_of(&suspects, &every_column, exact_rows(a, b, &suspects));
         let sampled = worst_of(&rows, &columns, exact_block(a, b, &rows, &columns));
         if sampled.0 > suspected.0 {
