@@ -254,6 +254,12 @@ __device__ __forceinline__ void wgmma_tma(const CUtensorMap* a, const CUtensorMa
     extern __shared__ unsigned char shared[];
     __shared__ __align__(8) unsigned long long full[STAGES];
     __shared__ __align__(8) unsigned long long empty[STAGES];
+    // The host launches with its own copy of THREADS and SHARED_BYTES (lab-mmm/src/wgmma.rs): fewer
+    // threads would leave the empty barriers waiting for ever, less shared memory would let TMA write
+    // past it. Either stops the kernel here.
+    unsigned int dynamic_bytes;
+    asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(dynamic_bytes));
+    if (blockDim.x != THREADS || dynamic_bytes < SHARED_BYTES) __trap();
     const unsigned int s_a = (shared_address(shared) + 1023u) & ~1023u;  // STAGES x 16 KiB
     const unsigned int s_b = s_a + STAGES * STAGE_A;                      // STAGES x 32 KiB
     const int bk = KBYTES / (int)sizeof(T);

@@ -11,6 +11,7 @@ use cust::memory::DeviceBuffer;
 use cust::stream::Stream;
 use libloading::Library;
 use matrix::{Element, Matrix, MatrixView};
+use rayon::prelude::*;
 
 /// `cublasHandle_t`.
 type Handle = *mut c_void;
@@ -271,7 +272,8 @@ impl Cublas {
 /// kernels/cuda/mmm_wgmma.cu): the upper 16 bits of the f32 after adding half of what they drop.
 pub fn to_bf16(x: f32) -> u16 {
     let bits = x.to_bits();
-    ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) as u16
+    // Wrapping, as the GPU's unsigned arithmetic: a NaN's high bits may carry out of the 32.
+    (bits.wrapping_add(0x7FFF + ((bits >> 16) & 1)) >> 16) as u16
 }
 
 /// A row-major matrix's bf16 copy on the GPU, for cuBLAS's bf16 row.
@@ -286,7 +288,7 @@ impl Bf16Matrix {
     pub fn new<T: Element>(matrix: &Matrix<T>) -> Result<Bf16Matrix> {
         let bits: Vec<u16> = matrix
             .data()
-            .iter()
+            .par_iter()
             .map(|&x| to_bf16(Into::<f64>::into(x) as f32))
             .collect();
         Ok(Bf16Matrix {
@@ -338,6 +340,8 @@ mod tests {
         assert_eq!(to_bf16(1.0 + 1.0 / 128.0), 0x3F81);
         assert_eq!(to_bf16(1.0 + 1.1 / 256.0), 0x3F81);
         assert_eq!(f32::from_bits(u32::from(to_bf16(std::f32::consts::PI)) << 16), 3.140625);
+        // The poison word (a NaN) wraps as on the GPU instead of overflowing.
+        assert_eq!(to_bf16(f32::from_bits(u32::MAX)), 0x0000);
     }
 
     #[test]

@@ -589,7 +589,7 @@ impl<T: Element> StepLaunch<'_, T> {
             return launch_mmm(function, a, b, c, TILED_BLOCK_SIZE, stream);
         }
         if let Some(wgmma) = &self.wgmma {
-            return wgmma.launch(function, (a, b, c), stream);
+            return wgmma.launch((a, b, c), stream);
         }
         let (threads, _, shared) = self.step.shape();
         let (blocks_x, blocks_y) = self.step.grid(c.rows as u32, c.cols as u32);
@@ -630,10 +630,10 @@ impl<T: Element> StepLaunch<'_, T> {
 }
 
 impl<T: Element> Drop for StepLaunch<'_, T> {
-    /// The partial products' memory, and the wgmma steps' copies of A and B, are freed only once the
-    /// GPU has finished with them: a launch may still be running when its StepLaunch goes.
+    /// The partial products' memory is freed only once the GPU has finished with it: a launch may
+    /// still be running when its StepLaunch goes (the wgmma steps' copies: WgmmaLaunch's Drop).
     fn drop(&mut self) {
-        if self.split.is_some() || self.wgmma.is_some() {
+        if self.split.is_some() {
             let _ = cust::context::CurrentContext::synchronize();
         }
     }

@@ -82,10 +82,11 @@ pub enum Precision {
 pub const TF32_TOLERANCE: f64 = 5e-3;
 
 /// The same for bf16, which keeps 7 bits of mantissa (8 with the implicit one): each rounded number is
-/// off by up to 2^-9 (2.0e-3) of itself, eight times TF32's. The prototype of step 13 measured 2.0e-3 to
-/// 2.6e-3 from 1 x 1 x 1 to 8192 cubed on an H100, as cuBLAS's bf16 GEMM on the same numbers. Ten times
-/// one number's rounding again, 2e-2, leaves room for the product of two rounded numbers and a sum
-/// that cancels less, and is still seven times below a wrong element's typical 0.15.
+/// off by up to 2^-8 (3.9e-3) of itself, eight times TF32's. The prototype of step 13 measured 2.0e-3 to
+/// 2.6e-3 from 1 x 1 x 1 to 8192 cubed on an H100, as cuBLAS's bf16 GEMM on the same numbers (sums of
+/// random signs cancel most of the rounding). 2e-2, five times one number's rounding, leaves room for
+/// the product of two rounded numbers and a sum that cancels less, and is still seven times below a
+/// wrong element's typical 0.15.
 pub const BF16_TOLERANCE: f64 = 2e-2;
 
 impl Precision {

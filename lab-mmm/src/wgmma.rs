@@ -151,12 +151,14 @@ impl Padded {
     }
 }
 
-/// Step 12 or 13 prepared for one product's sizes: its prep kernels and their buffers (A's copy where
-/// the kernel cannot read A itself, and B^T), and the multiprocessors the grid fills.
+/// Step 12 or 13 prepared for one product's sizes: its GEMM, its prep kernels and their buffers (A's
+/// copy where the kernel cannot read A itself, and B^T), and the multiprocessors the grid fills.
 pub struct WgmmaLaunch<'a> {
     operand: Operand,
     /// m, k and n the buffers were made for.
     sizes: (i32, i32, i32),
+    /// wgmma_tma_tf32 or _bf16, looked up here by name: the launch below gives it its arguments.
+    gemm: Function<'a>,
     copy: Function<'a>,
     transpose: Function<'a>,
     a_copy: Option<Padded>,
@@ -165,15 +167,25 @@ pub struct WgmmaLaunch<'a> {
 }
 
 impl<'a> WgmmaLaunch<'a> {
-    /// The prep for an `m` x `k` times `k` x `n` product from `module` (mmm_wgmma.cu), its buffers
-    /// allocated here, outside the timed launches. TF32 reads A as it is where its rows are whole
-    /// 16-byte pieces (k % 4 == 0); bf16 always converts it.
+    /// The step for an `m` x `k` times `k` x `n` product from `module` (mmm_wgmma.cu, whose GEMM has
+    /// been allowed [`SHARED_BYTES`] of dynamic shared memory), its buffers allocated here, outside the
+    /// timed launches. TF32 reads A as it is where its rows are whole 16-byte pieces (k % 4 == 0); bf16
+    /// always converts it.
     pub fn prepare(
         module: &'a Module,
         operand: Operand,
         (m, k, n): (usize, usize, usize),
         multiprocessors: u32,
     ) -> Result<WgmmaLaunch<'a>> {
+        ensure!(
+            k.div_ceil(32) <= 65535,
+            "k = {k} is longer than the wgmma steps' transpose of B takes (65535 x 32)"
+        );
+        let gemm_name = match operand {
+            Operand::Tf32 => "wgmma_tma_tf32",
+            Operand::Bf16 => "wgmma_tma_bf16",
+        };
+        let gemm = check_cuda!(module.get_function(gemm_name))?;
         let copy = check_cuda!(module.get_function(format!("copy_pad_{}", operand.suffix())))?;
         let transpose = check_cuda!(module.get_function(format!("transpose_pad_{}", operand.suffix())))?;
         let a_copy = (operand == Operand::Bf16 || k % 4 != 0)
@@ -182,6 +194,7 @@ impl<'a> WgmmaLaunch<'a> {
         Ok(WgmmaLaunch {
             operand,
             sizes: (i32::try_from(m)?, i32::try_from(k)?, i32::try_from(n)?),
+            gemm,
             copy,
             transpose,
             a_copy,
@@ -190,11 +203,10 @@ impl<'a> WgmmaLaunch<'a> {
         })
     }
 
-    /// Enqueues the prep and the GEMM `gemm` (wgmma_tma_tf32 or _bf16) on `stream`: C = A * B for
-    /// f32 views of the sizes prepared for.
+    /// Enqueues the prep and the GEMM on `stream`: C = A * B for f32 views of the sizes prepared for.
+    /// (Generic in `T` only because the ladder's launches are; anything but f32 is refused.)
     pub fn launch<T: Element>(
         &self,
-        gemm: &Function,
         (a, b, c): (MatrixView<T>, MatrixView<T>, MatrixView<T>),
         stream: &Stream,
     ) -> Result<()> {
@@ -222,11 +234,13 @@ impl<'a> WgmmaLaunch<'a> {
         let b_map = MapShape::new(self.operand, (n as usize, k as usize), self.b_t.row_length, TILE.1)
             .encode(self.operand, self.b_t.address())?;
         let grid = blocks((m as u32, n as u32), self.multiprocessors);
+        let gemm = &self.gemm;
         // __global__ void wgmma_tma_tf32(const __grid_constant__ CUtensorMap a, const __grid_constant__ CUtensorMap b_t, MatrixView<float> c, int k), and _bf16
-        // SAFETY: the arguments match the kernel's C signature, in type and order (CuTensorMap is
-        // CUtensorMap's 128 bytes); the maps describe A (or its copy) and B^T, live buffers of the
-        // sizes the maps give (checked above against the sizes they were made for), which outlive the
-        // kernel (the copies are this WgmmaLaunch's, freed only after a synchronize: StepLaunch's Drop).
+        // SAFETY: `gemm` is the kernel above, looked up by name in `prepare`; the arguments match its
+        // C signature in type and order (CuTensorMap is CUtensorMap's 128 bytes). The maps describe
+        // A's buffer (the caller's view, whose sizes were checked above against those prepared for)
+        // or its copy, and B^T: this struct's buffers, freed only after a synchronize (Drop). The
+        // kernel traps unless it got THREADS threads and SHARED_BYTES of shared memory.
         check_cuda!(unsafe { launch!(gemm<<<grid, THREADS, SHARED_BYTES, stream>>>(a_map, b_map, c, k)) })?;
         Ok(())
     }
@@ -255,6 +269,14 @@ impl<'a> WgmmaLaunch<'a> {
         // elements (Padded::new for k = src.rows), and the kernel writes only those.
         check_cuda!(unsafe { launch!(function<<<grid, (32, 8, 1), 0, stream>>>(src, data, row_length)) })?;
         Ok(())
+    }
+}
+
+impl Drop for WgmmaLaunch<'_> {
+    /// The copies of A and B are freed only once the GPU has finished with them: a launch may still
+    /// be running when its WgmmaLaunch goes. Nothing to do about an error here.
+    fn drop(&mut self) {
+        let _ = cust::context::CurrentContext::synchronize();
     }
 }
 

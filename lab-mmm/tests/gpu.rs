@@ -238,7 +238,9 @@ fn split_and_check<T: Element>(ladder: &Ladder, step: Step, (m, k, n): (usize, u
 
 /// Issue 41, item 2: steps 12 and 13 (Hopper's wgmma fed by TMA) against the CPU, C poisoned before
 /// each run: one element, k shorter than one stage and not a multiple of 4 (A copied into padded rows),
-/// odd sizes everywhere, a k of 33 (a partial stage after a whole one), and a large square. Sizes are
+/// odd sizes everywhere, a k of 33 (a partial stage after a whole one), k of 36 and 4 (A read where it
+/// is, in TF32, with a partial stage, ragged m and n, and less than one stage; not 1 x 4 x 1, whose
+/// one element may cancel to far below its products' rounding in bf16), and a large square. Sizes are
 /// m x k x n. On any GPU but an sm_90 running the sm_90a build, each step says it needs sm_90a, its
 /// kernel is not in the module, and it does not run.
 #[test]
@@ -252,6 +254,8 @@ fn hopper_steps_12_and_13_are_right_at_awkward_sizes_or_say_they_need_sm_90a() {
         (200, 70, 1999),
         (1000, 1001, 999),
         (129, 33, 257),
+        (130, 36, 300),
+        (64, 4, 96),
         (2048, 2048, 2048),
     ];
     for step in [Step::WgmmaTf32, Step::WgmmaBf16] {
@@ -265,6 +269,11 @@ fn hopper_steps_12_and_13_are_right_at_awkward_sizes_or_say_they_need_sm_90a() {
             );
             let (a, b, mut c) = operands::<f32>((17, 5, 33), &mut random);
             assert!(run_step(&ladder, step, &a, &b, &mut c, 1).unwrap().is_none());
+            assert!(
+                ladder.arch() != 90 || !kernels::BUILT_ARCHS.contains(&90),
+                "{}: an sm_90 GPU running a build for sm_90 must run it, not: {why}",
+                step.name()
+            );
             eprintln!("{}: not run: {why}", step.name());
             continue;
         }
