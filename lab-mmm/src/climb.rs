@@ -10,8 +10,7 @@ use matrix::Matrix;
 
 use crate::cublas::{Cublas, Gemm};
 use crate::ladder::{
-    format_ladder, library_name, precision_cost, resources, run_library_in, run_step, Ladder, LadderRow, Operands,
-    Rung, Step,
+    format_ladder, library_name, precision_cost, resources, run_step, Ladder, LadderRow, Operands, Rung, Step,
 };
 use crate::Precision;
 
@@ -145,15 +144,7 @@ fn climb_in<T: Gemm>(
     if let Some(cublas) = cublas.filter(|_| ran) {
         let name = library_name::<T>(precision);
         progress.step(name);
-        let timing = run_library_in(
-            cublas,
-            precision,
-            &operands.a,
-            &operands.b,
-            &mut operands.c,
-            repetitions,
-        )?;
-        let check = operands.check(precision.tolerance(), random);
+        let (timing, check) = operands.run_cublas(cublas, precision, repetitions, random)?;
         progress.done();
         progress.println(format!("{name} {precision}: {timing}"));
         rows.push(LadderRow::Library {

@@ -440,6 +440,21 @@ impl<T: Element> Operands<T> {
     }
 }
 
+impl<T: Gemm> Operands<T> {
+    /// cuBLAS's row for `precision` ([`run_library_in`]) into C, and C checked: what the ladder and
+    /// the sweep measure the steps against.
+    pub fn run_cublas(
+        &mut self,
+        cublas: &Cublas,
+        precision: Precision,
+        repetitions: usize,
+        random: &mut Random,
+    ) -> Result<(Timing, ProductCheck)> {
+        let timing = run_library_in(cublas, precision, &self.a, &self.b, &mut self.c, repetitions)?;
+        Ok((timing, self.check(precision.tolerance(), random)))
+    }
+}
+
 /// Poisons C, runs `step` once to warm up and `repetitions` times between events, copies C back.
 /// `None` where the step has no kernel in precision `T`.
 pub fn run_step<T: Element>(

@@ -119,6 +119,11 @@ fn run(args: Args) -> Result<()> {
         .collect::<Result<_>>()?;
     let progress = Progress::new(precisions.len() * args.block_size.len() * chosen.len(), "lab-mmm");
 
+    // The copies go through page-locked pieces filled on all cores ([`Staging`]), one set for every
+    // precision: the copies are not what this program times, and the driver's own copy from pageable
+    // memory took longer than the kernels at 8192 (issue 41).
+    let c_bytes = (a.rows() * b.cols() * std::mem::size_of::<f64>()) as u64;
+    let mut staging = Staging::for_copies_of([a.bytes(), b.bytes(), c_bytes])?;
     let setup = Setup {
         gpu: &gpu,
         modules: &modules,
@@ -129,10 +134,10 @@ fn run(args: Args) -> Result<()> {
     for &precision in &precisions {
         // of_slides gives f64 and f32 only: the slides' kernels have no TF32 or bf16 version.
         if precision == Precision::F64 {
-            multiply(&setup, (&mut a, &mut b), &mut random, &mut products)?;
+            multiply(&setup, (&mut a, &mut b), &mut staging, &mut random, &mut products)?;
         } else {
             let (mut a, mut b) = (a.convert::<f32, _>()?, b.convert::<f32, _>()?);
-            multiply(&setup, (&mut a, &mut b), &mut random, &mut products)?;
+            multiply(&setup, (&mut a, &mut b), &mut staging, &mut random, &mut products)?;
         }
     }
     drop(progress);
@@ -180,12 +185,11 @@ struct Products {
 }
 
 /// The slide's program for element type T: copy A and B to the GPU, run each kernel, copy C back,
-/// check it. The copies go through page-locked pieces filled on all cores ([`Staging`]): they are not
-/// what this program times, and the driver's own copy from pageable memory took longer than the
-/// kernels at 8192 (issue 41). A and B leave the GPU at the end, for the next precision.
+/// check it. A and B leave the GPU at the end, for the next precision.
 fn multiply<T: Element>(
     setup: &Setup,
     (a, b): (&mut Matrix<T>, &mut Matrix<T>),
+    staging: &mut Staging,
     random: &mut Random,
     products: &mut Products,
 ) -> Result<()> {
@@ -196,16 +200,15 @@ fn multiply<T: Element>(
         progress,
     } = setup;
     let mut c = Matrix::<T>::new(a.rows(), b.cols())?;
-    let mut staging = Staging::for_copies_of([a.data().len(), b.data().len(), c.data().len()])?;
-    a.copy_to_gpu_staged(&mut staging)?;
-    b.copy_to_gpu_staged(&mut staging)?;
+    a.copy_to_gpu_staged(staging)?;
+    b.copy_to_gpu_staged(staging)?;
     let reference = CpuProduct::new(a, b, random); // one CPU product for every kernel below
 
     for (block_size, module) in modules {
         for kernel in args.kernel.unwrap_or(KernelChoice::Both).kernels() {
             progress.step(format!("{} {} BLOCK_SIZE {block_size}", kernel.slide_name(), T::NAME));
             let timing = time_on_gpu(module, kernel, *block_size, a, b, &mut c, args.repetitions as usize)?;
-            c.copy_from_gpu_staged(&mut staging)?;
+            c.copy_from_gpu_staged(staging)?;
             let check = reference.check(a, b, &c, random);
             progress.done();
             progress.println(format!(

@@ -15,7 +15,7 @@ use matrix::Matrix;
 
 use crate::climb::load_cublas;
 use crate::cublas::{Cublas, Gemm};
-use crate::ladder::{run_library_in, run_step, Ladder, Operands, Step, TILED_BLOCK_SIZE};
+use crate::ladder::{run_step, Ladder, Operands, Step, TILED_BLOCK_SIZE};
 use crate::{host_bytes, Precision};
 
 /// (M, K, N) of A (M x K) and B (K x N): squares from 256 to 8192, then thin shapes where the tiles
@@ -92,15 +92,8 @@ pub fn measure<T: Gemm>(
     let mut passed = operands.check(precision.tolerance(), random).passed();
     let library_tflops = match cublas {
         Some(cublas) => {
-            let library = run_library_in(
-                cublas,
-                precision,
-                &operands.a,
-                &operands.b,
-                &mut operands.c,
-                repetitions,
-            )?;
-            passed &= operands.check(precision.tolerance(), random).passed();
+            let (library, check) = operands.run_cublas(cublas, precision, repetitions, random)?;
+            passed &= check.passed();
             Some(tflops(library.median_ms()))
         }
         None => None,

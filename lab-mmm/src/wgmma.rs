@@ -10,7 +10,7 @@ use std::ffi::c_int;
 use anyhow::{ensure, Result};
 use common::verify::poisoned_device_buffer;
 use common::{check_cuda, raw};
-use cust::function::{Function, GridSize};
+use cust::function::{BlockSize, Function, GridSize};
 use cust::launch;
 use cust::memory::DeviceBuffer;
 use cust::module::Module;
@@ -128,27 +128,38 @@ pub fn blocks((m, n): (u32, u32), multiprocessors: u32) -> u32 {
 }
 
 /// A padded copy of one operand on the GPU: `rows` rows of `row_length` elements (the padding is never
-/// read: the maps say the true k). f32 words, poisoned, so an element the prep leaves unwritten is NaN.
+/// read: the maps say the true k), and its tensor map, encoded once since the buffer stays where it
+/// is. f32 words, poisoned, so an element the prep leaves unwritten is NaN.
 struct Padded {
     rows: usize,
     row_length: usize,
     buffer: DeviceBuffer<f32>,
+    map: raw::CuTensorMap,
 }
 
 impl Padded {
-    fn new(operand: Operand, rows: usize, k: usize) -> Result<Padded> {
+    /// A `rows` x `k` copy of `operand`, read by the GEMM in boxes of `box_rows` rows.
+    fn new(operand: Operand, (rows, k): (usize, usize), box_rows: u32) -> Result<Padded> {
         let row_length = operand.row_length(k);
         let words = (rows * row_length * operand.bytes()).div_ceil(4);
+        let buffer = poisoned_device_buffer::<f32>(words)?;
+        let map =
+            MapShape::new(operand, (rows, k), row_length, box_rows).encode(operand, buffer.as_device_ptr().as_raw())?;
         Ok(Padded {
             rows,
             row_length,
-            buffer: poisoned_device_buffer::<f32>(words)?,
+            buffer,
+            map,
         })
     }
+}
 
-    fn address(&self) -> u64 {
-        self.buffer.as_device_ptr().as_raw()
-    }
+/// What a prep kernel makes of an operand: A copied row by row into rows of whole 16-byte pieces, or
+/// B transposed (TMA and wgmma read B^T).
+#[derive(Debug, Clone, Copy)]
+enum Prep {
+    Copy,
+    Transpose,
 }
 
 /// Step 12 or 13 prepared for one product's sizes: its GEMM, its prep kernels and their buffers (A's
@@ -189,7 +200,7 @@ impl<'a> WgmmaLaunch<'a> {
         let copy = check_cuda!(module.get_function(format!("copy_pad_{}", operand.suffix())))?;
         let transpose = check_cuda!(module.get_function(format!("transpose_pad_{}", operand.suffix())))?;
         let a_copy = (operand == Operand::Bf16 || k % 4 != 0)
-            .then(|| Padded::new(operand, m, k))
+            .then(|| Padded::new(operand, (m, k), TILE.0))
             .transpose()?;
         Ok(WgmmaLaunch {
             operand,
@@ -198,7 +209,7 @@ impl<'a> WgmmaLaunch<'a> {
             copy,
             transpose,
             a_copy,
-            b_t: Padded::new(operand, n, k)?,
+            b_t: Padded::new(operand, (n, k), TILE.1)?,
             multiprocessors,
         })
     }
@@ -220,19 +231,17 @@ impl<'a> WgmmaLaunch<'a> {
             b.rows,
             b.cols
         );
-        let a_address = match &self.a_copy {
+        // A's map is made here only where the GEMM reads A in place: the view comes with the launch.
+        let a_map = match &self.a_copy {
             Some(copy) => {
-                self.copy_into(a, copy, stream)?;
-                copy.address()
+                self.prep(Prep::Copy, a, copy, stream)?;
+                copy.map
             }
-            None => a.data.as_raw(),
+            None => MapShape::new(self.operand, (m as usize, k as usize), k as usize, TILE.0)
+                .encode(self.operand, a.data.as_raw())?,
         };
-        self.transpose_into(b, &self.b_t, stream)?;
-        let a_row_length = self.a_copy.as_ref().map_or(k as usize, |copy| copy.row_length);
-        let a_map = MapShape::new(self.operand, (m as usize, k as usize), a_row_length, TILE.0)
-            .encode(self.operand, a_address)?;
-        let b_map = MapShape::new(self.operand, (n as usize, k as usize), self.b_t.row_length, TILE.1)
-            .encode(self.operand, self.b_t.address())?;
+        self.prep(Prep::Transpose, b, &self.b_t, stream)?;
+        let b_map = self.b_t.map;
         let grid = blocks((m as u32, n as u32), self.multiprocessors);
         let gemm = &self.gemm;
         // __global__ void wgmma_tma_tf32(const __grid_constant__ CUtensorMap a, const __grid_constant__ CUtensorMap b_t, MatrixView<float> c, int k), and _bf16
@@ -245,29 +254,38 @@ impl<'a> WgmmaLaunch<'a> {
         Ok(())
     }
 
-    /// copy_pad_f32 or _bf16: `src` into `dst`, row by row.
-    fn copy_into<T: Element>(&self, src: MatrixView<T>, dst: &Padded, stream: &Stream) -> Result<()> {
-        ensure!(dst.rows == src.rows as usize, "the copy of A has other sizes");
-        let function = &self.copy;
-        let grid = GridSize::xy((src.cols as u32).div_ceil(256).min(64), (src.rows as u32).min(4096));
+    /// copy_pad_f32 or transpose_pad_f32 (or _bf16): `src` into `dst`, as `prep` says.
+    fn prep<T: Element>(&self, prep: Prep, src: MatrixView<T>, dst: &Padded, stream: &Stream) -> Result<()> {
+        let (rows, cols) = (src.rows as u32, src.cols as u32);
+        // dst's rows and the elements each needs: A's rows of k, or B^T's n rows of k.
+        let (function, dst_rows, dst_row, grid, block) = match prep {
+            Prep::Copy => (
+                &self.copy,
+                rows,
+                cols,
+                GridSize::xy(cols.div_ceil(256).min(64), rows.min(4096)),
+                BlockSize::x(256),
+            ),
+            Prep::Transpose => (
+                &self.transpose,
+                cols,
+                rows,
+                GridSize::xy(cols.div_ceil(32), rows.div_ceil(32)),
+                BlockSize::xy(32, 8),
+            ),
+        };
+        ensure!(
+            dst.rows == dst_rows as usize && dst.row_length >= dst_row as usize,
+            "{prep:?}: a buffer of {} rows of {} for {dst_rows} rows of {dst_row}",
+            dst.rows,
+            dst.row_length
+        );
         let (data, row_length) = (dst.buffer.as_device_ptr(), dst.row_length as i32);
-        // __global__ void copy_pad_f32(MatrixView<float> src, float* dst, int ld), and _bf16 (Bf16* dst)
-        // SAFETY: the signature's types in order; `dst` holds src.rows rows of `row_length` >= src.cols
-        // elements (checked, and made so by Padded::new), and the kernel writes only those.
-        check_cuda!(unsafe { launch!(function<<<grid, 256, 0, stream>>>(src, data, row_length)) })?;
-        Ok(())
-    }
-
-    /// transpose_pad_f32 or _bf16: `src` transposed into `dst`.
-    fn transpose_into<T: Element>(&self, src: MatrixView<T>, dst: &Padded, stream: &Stream) -> Result<()> {
-        ensure!(dst.rows == src.cols as usize, "B^T has other sizes");
-        let function = &self.transpose;
-        let grid = GridSize::xy((src.cols as u32).div_ceil(32), (src.rows as u32).div_ceil(32));
-        let (data, row_length) = (dst.buffer.as_device_ptr(), dst.row_length as i32);
-        // __global__ void transpose_pad_f32(MatrixView<float> src, float* dst, int ld), and _bf16 (Bf16* dst)
-        // SAFETY: the signature's types in order; `dst` holds src.cols rows of `row_length` >= src.rows
-        // elements (Padded::new for k = src.rows), and the kernel writes only those.
-        check_cuda!(unsafe { launch!(function<<<grid, (32, 8, 1), 0, stream>>>(src, data, row_length)) })?;
+        // __global__ void copy_pad_f32(MatrixView<float> src, float* dst, int ld), transpose_pad_f32 the
+        // same, and _bf16 (Bf16* dst)
+        // SAFETY: the signature's types in order; `dst` holds the rows of `row_length` elements that
+        // the kernel writes for `src` (checked above), and nothing else.
+        check_cuda!(unsafe { launch!(function<<<grid, block, 0, stream>>>(src, data, row_length)) })?;
         Ok(())
     }
 }

@@ -37,9 +37,22 @@ use common::phases;
 use common::verify::{Poison, Random};
 use staging::Staging;
 
-/// What a matrix element may be: `f32` or `f64`, the precisions the kernels are compiled for.
+/// What a matrix element may be: `f32` or `f64`, the precisions the kernels are compiled for. Plain
+/// numbers (`Pod`): any bytes are one, so a staging area can carry either ([`staging`]).
 pub trait Element:
-    DeviceCopy + Poison + Copy + Default + PartialEq + PartialOrd + fmt::Debug + FromStr + Into<f64> + Send + Sync + 'static
+    DeviceCopy
+    + bytemuck::Pod
+    + Poison
+    + Copy
+    + Default
+    + PartialEq
+    + PartialOrd
+    + fmt::Debug
+    + FromStr
+    + Into<f64>
+    + Send
+    + Sync
+    + 'static
 {
     /// `f32` or `f64`: the suffix of the kernels' C names (`mmm_f64`).
     const NAME: &'static str;
@@ -106,6 +119,7 @@ impl<T: Element> Matrix<T, Mapped<T>> {
 impl<T: Element, H: HostStorage<T>> Matrix<T, H> {
     /// A `rows x cols` matrix of zeros on the host; nothing on the GPU yet.
     pub fn new(rows: usize, cols: usize) -> Result<Self> {
+        let _part = phases::enter_part("host allocation");
         check_size(rows, cols)?;
         Ok(Matrix {
             rows,
@@ -204,7 +218,7 @@ impl<T: Element, H: HostStorage<T>> Matrix<T, H> {
 
     /// [`Matrix::copy_to_gpu`] through page-locked pieces filled on all cores ([`staging`]): the same
     /// result at the link's rate, for runs that do not measure the copy.
-    pub fn copy_to_gpu_staged(&mut self, staging: &mut Staging<T>) -> Result<()> {
+    pub fn copy_to_gpu_staged(&mut self, staging: &mut Staging) -> Result<()> {
         let _part = phases::enter_part("copies to the GPU");
         self.allocate_on_gpu()?;
         let device = self.cuda_data.as_mut().context("device copy was just allocated")?;
@@ -212,7 +226,7 @@ impl<T: Element, H: HostStorage<T>> Matrix<T, H> {
     }
 
     /// [`Matrix::copy_from_gpu`] through page-locked pieces emptied on all cores ([`staging`]).
-    pub fn copy_from_gpu_staged(&mut self, staging: &mut Staging<T>) -> Result<()> {
+    pub fn copy_from_gpu_staged(&mut self, staging: &mut Staging) -> Result<()> {
         let _part = phases::enter_part("copies from the GPU");
         let device = self
             .cuda_data

@@ -5,7 +5,7 @@
 use common::gpu::Gpu;
 use common::timing::Runs;
 use common::verify::Random;
-use matrix::staging::Staging;
+use matrix::staging::{Staging, PIECE_BYTES};
 use matrix::{Element, Matrix};
 
 const NEEDS_GPU: &str = "needs a GPU: bash gpu-bundle/run.sh";
@@ -83,19 +83,21 @@ fn cupti_records_every_copy_and_kernel_of_each_timed_run_and_the_trace_reads_bac
 }
 
 /// Staged copies (lab-mmm's run) give what the driver's copies give, for lengths of one piece or less,
-/// of exactly two full pieces and of four pieces with a short last one, in f32 and f64: the device copy is
-/// poisoned first and read back with the driver's own copy, then the host copy is poisoned and the
-/// staged copy back must restore it.
+/// of exactly two full pieces and of four pieces with a short last one, in f32 and f64, each through
+/// pieces made for its size and through one staging that carries both precisions (as the lab's run
+/// does): the device copy is poisoned first and read back with the driver's own copy, then the host
+/// copy is poisoned and the staged copy back must restore it.
 #[test]
 #[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
 fn staged_copies_carry_every_element_both_ways() {
     let _gpu = Gpu::open(0).expect("a CUDA GPU");
-    staged_round_trips::<f64>();
-    staged_round_trips::<f32>();
+    let mut shared = Staging::for_copies_of([u64::MAX]).unwrap();
+    staged_round_trips::<f64>(&mut shared);
+    staged_round_trips::<f32>(&mut shared);
 }
 
-fn staged_round_trips<T: Element>() {
-    let piece = (64 << 20) / std::mem::size_of::<T>();
+fn staged_round_trips<T: Element>(shared: &mut Staging) {
+    let piece = PIECE_BYTES / std::mem::size_of::<T>();
     let mut random = Random::new(17);
     for (rows, cols) in [(1, 1), (33, 17), (2, piece), (3, piece + 7), (1001, 20011)] {
         let mut m: Matrix<T> = Matrix::<f64>::random(rows, cols, &mut random)
@@ -103,17 +105,15 @@ fn staged_round_trips<T: Element>() {
             .convert()
             .unwrap();
         let original = m.data().to_vec();
-        let mut staging = Staging::for_copies_of([rows * cols]).unwrap();
-        m.poison_on_gpu().unwrap();
-        m.copy_to_gpu_staged(&mut staging).unwrap();
-        assert_eq!(
-            m.read_gpu_copy().unwrap(),
-            original,
-            "{rows} x {cols} {} to the GPU",
-            T::NAME
-        );
-        m.data_mut().fill(T::POISON);
-        m.copy_from_gpu_staged(&mut staging).unwrap();
-        assert!(m.data() == original.as_slice(), "{rows} x {cols} {} back", T::NAME);
+        let mut own = Staging::for_copies_of([m.bytes()]).unwrap();
+        for (staging, which) in [(&mut own, "its own pieces"), (&mut *shared, "the shared pieces")] {
+            m.poison_on_gpu().unwrap();
+            m.copy_to_gpu_staged(staging).unwrap();
+            let what = format!("{rows} x {cols} {} through {which}", T::NAME);
+            assert_eq!(m.read_gpu_copy().unwrap(), original, "{what}, to the GPU");
+            m.data_mut().fill(T::POISON);
+            m.copy_from_gpu_staged(staging).unwrap();
+            assert!(m.data() == original.as_slice(), "{what}, back");
+        }
     }
 }
