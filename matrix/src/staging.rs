@@ -53,9 +53,10 @@ impl Staging {
         })
     }
 
-    /// Elements of `T` in one piece.
+    /// Elements of `T` in one piece (at least one: a larger element than a piece is refused by
+    /// [`elements`], not a zero-length chunk).
     fn piece_len<T>(&self) -> usize {
-        8 * self.pieces[0].len() / std::mem::size_of::<T>()
+        (8 * self.pieces[0].len() / std::mem::size_of::<T>()).max(1)
     }
 
     /// `host` into `device` (of the same length), piece by piece; returns once all of it is there.
