@@ -17,8 +17,9 @@
 //   6. warp_tiled (f32 only): the plain-FMA kernel built as cuBLAS's and CUTLASS's SIMT GEMMs are:
 //      128 x 256 tiles, each warp a 64 x 64 piece of them and each thread 8 x 16, the next k step's
 //      numbers loaded during this one, three cp.async stages and one barrier per tile.
-//   7. mma_tiled (f64): step 5's m16n8k4 in step 6's build: 128 x 128 tiles, each warp 64 x 32 of them
-//      (4 x 4 instruction tiles), fragments loaded a step ahead, three stages, 8 k deep.
+//   7. mma_tiled (f64): Hopper's m16n8k8 in step 6's build, on C's transpose so that every fragment is
+//      one 16-byte load: 128 x 64 tiles, each warp 64 x 32 of them, fragments loaded a step ahead,
+//      three stages, 16 k deep, two blocks per multiprocessor.
 //   8. mma_tiled (tf32, from f32 matrices): the same kernel on the TF32 tensor cores (mma m16n8k8,
 //      sm_80): f32 numbers rounded to 10 bits of mantissa, products summed in f32.
 #include "matrix_view.cuh"
@@ -300,6 +301,15 @@ __device__ __forceinline__ void dmma_16x8x4(double (&d)[4], const double (&a)[2]
     asm volatile("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5}, {%6}, {%0, %1, %2, %3};\n"
                  : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
                  : "d"(a[0]), "d"(a[1]), "d"(b));
+}
+
+// And with 8 k (sm_90, SASS DMMA.16x8x8), step 7's: this thread holds A's (lane / 4, lane % 4),
+// (lane / 4 + 8, lane % 4) and the same 4 k on, B's (lane % 4, lane / 4) and (lane % 4 + 4, lane / 4),
+// and D as for m16n8k4.
+__device__ __forceinline__ void dmma_16x8x8(double (&d)[4], const double (&a)[4], const double (&b)[2]) {
+    asm volatile("mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+                 : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
+                 : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(b[0]), "d"(b[1]));
 }
 
 template <int WARPS_M, int WARPS_N, int MI, int NI>
@@ -589,44 +599,232 @@ __device__ void warp_tiled(MatrixView<float> a, MatrixView<float> b, MatrixView<
 
 using WarpTiled = WarpTiling<128, 256, 16, 64, 64, 3>;
 
-// ---- Steps 7 and 8: the tensor cores in warp tiles -----------------------------------------------
+// ---- Step 7: the FP64 tensor cores in warp tiles, on C's transpose -----------------------------------
 
-// Step 5 reaches about two thirds of cuBLAS's DGEMM. Step 7 builds step 5's instruction into step 6's
-// pipeline. Trials of this template at 4096 on an H100 (results/h100/mmm/tile-trials-*.log) show where
-// the last third went: step 5's own tile, 128 x 64, in step 7's pipeline already gave 82% of cuBLAS; a
-// 128 x 128 tile 85%; 8 k per tile instead of 16, 90% (32 k: 80%).
+// Step 5 reaches about two thirds of cuBLAS's DGEMM. Step 7 first built step 5's m16n8k4 into step 6's
+// pipeline (128 x 128 tiles of 8 k, 8 warps, one block per multiprocessor: step 8's MmaTiling below)
+// and stayed at 88% of cuBLAS at 4096 and 86% at 8192 (results/h100/mmm/ladder.log,
+// results/h100/issue41/ladder-sweep.log). ncu said why
+// (results/h100/mmm/ncu-ladder.log): its FP64 tensor pipe was busy 82.62% of the time, cuBLAS's 97.91%;
+// it issued 719,749,120 instructions to cuBLAS's 432,398,336 (twice the mma instructions, and an 8-byte
+// shared load per fragment number), and its warps waited at barriers 0.78 cycles per instruction
+// (cuBLAS: 0.16). m16n8k8 in that code needed twice the fragment registers and spilled
+// (results/h100/mmm/tile-trials-1.log). Step 7 now has cuBLAS's shape (its kernel's name:
+// ..._tilesize128x64x16_stage3_warpsize2x2x1_tensor16x8x8) and is built so that the bigger instruction
+// costs no register it does not need:
 //
-// - The pipeline of step 6: the next step's fragments loaded during this one, three stages, one
-//   barrier per tile, copies without bounds checks where a tile lies inside A and B. Step 5 loads its
-//   fragments just before the instructions that need them, waits and meets two barriers per tile and
-//   works out every copy's bounds.
-// - A 128 x 128 tile, 8 warps of 64 x 32, each 4 x 4 tiles of m16n8k4: per 4 k a lane loads 8
-//   doubles of A and 4 of B for 16 instructions (step 5: 4 and 4 for 8), and the block copies a third
-//   less per multiply-add. 64 accumulators and two sets of fragments take about 215 registers: one
-//   block per multiprocessor.
-// - A and B stored as they lie (A row-major, 16-byte cp.async.cg for both), each row padded so that a
-//   warp's fragment loads fall into different banks: A's rows BK + 4 numbers long, B's BN + 32 bytes
-//   (the fragments read A along k and B across n, 4 rows of each per instruction).
-// - The larger shapes Hopper added, m16n8k8 and m16n8k16 (SASS DMMA.16x8x8 and DMMA.16x8x16), need
-//   twice and four times the fragment registers; with 16 k per tile, m16n8k8 took 255 registers,
-//   spilled, and ran at 44.55 TFLOP/s against m16n8k4's 50.75 (the trials' logs and program).
+// - m16n8k8 on C's transpose. Lane (g, t) = (lane / 4, lane % 4) gives the instruction its A's (g, t),
+//   (g + 8, t), (g, t + 4), (g + 8, t + 4) and its B's (t, g), (t + 4, g), in that order. The sum over k
+//   does not care which k is which: call the instruction's k t and t + 4 the tile's k 2t and 2t + 1.
+//   Then, with A as the instruction's A, a 16-byte load of A's (g, 2t), (g, 2t + 1) brings the
+//   instruction's first and third number (which must sit in neighbouring registers with the second
+//   between them: moves), and B's (2t, g), (2t + 1, g) lie in different rows (two 8-byte loads).
+//   Computing C^T = B^T A^T instead, B gives the instruction's A (16 columns of B) and A its B (8 rows
+//   of A); calling the instruction's rows g and g + 8 B's columns 2g and 2g + 1, a lane's part is B's
+//   (2t, 2g), (2t, 2g + 1), (2t + 1, 2g), (2t + 1, 2g + 1) and A's (g, 2t), (g, 2t + 1): three 16-byte
+//   loads, each landing in the registers the instruction reads, in its order. The result is C^T's
+//   tile: lane (g, t) holds C's rows 2t and 2t + 1, columns 2g and 2g + 1, stored as two pairs.
+// - A 128 x 64 tile, 4 warps (2 x 2) of 64 x 32, 16 k deep, three cp.async stages. Per 8 k a lane loads
+//   8 pieces of A and 4 of B (16 bytes each) for 16 instructions of 8 k, where the 128 x 128 tile of
+//   m16n8k4 loaded 24 numbers of 8 bytes for 32 instructions of 4 k.
+// - Two blocks per multiprocessor (__launch_bounds__(128, 2)): a block waiting at its barrier stops 4
+//   warps, not 8, while the other block's mma run. That leaves 255 registers a thread, and 64
+//   accumulators and two sets of 24 fragment numbers (this step's, and the next step's being loaded)
+//   take 224 of them: the copies must cost few. Their addresses are two running pointers, moved on tile
+//   by tile, and the bounds-checked copies of edge tiles stay in rolled loops (no spills).
+// - No bank conflicts. A's rows are unpadded (16 doubles, 128 bytes), and odd rows have their 16-byte
+//   chunks swapped by halves (chunk c at c ^ 4): the 8 lanes of a quarter-warp (rows g = 0 and 1,
+//   chunks t = 0 to 3) read all 32 banks. B's rows are BN + 2 doubles: its rows 2t + r, t = 0 to 3,
+//   start 32 bytes apart in the banks, and columns 2g, g = 0 and 1, fill the 16 bytes between.
 //
-// Step 8 is the same code on the TF32 tensor cores: mma m16n8k8 takes A and B as tf32 (f32's 8 bits
-// of exponent, 10 of mantissa: each number rounded, cvt.rna) and sums in f32. The tile is step 6's,
-// 128 x 256, warps of 64 x 64, 16 k. cuBLAS's TF32 GEMM on Hopper runs faster still, on the
-// warpgroup instructions (wgmma) of sm_90a, which this ladder does not use.
-
-// One tensor-core instruction per element type: the lane's fragments of A (16 x KI), B (KI x 8) and
-// its 4 numbers of the 16 x 8 tile of C. Lane (g, t) = (lane / 4, lane % 4) holds A's (g, t) and
-// (g + 8, t), then the same 4 k on for KI = 8; B's (t, g), then (t + 4, g); C's (g, 2t), (g, 2t + 1)
-// and the same 8 rows down.
-template <typename T> struct TensorCore;
-template <> struct TensorCore<double> {
-    static constexpr int K = 4;  // mma m16n8k4, f64 (sm_90)
-    static __device__ __forceinline__ void mma(double (&d)[4], const double (&a)[2], const double (&b)[1]) {
-        dmma_16x8x4(d, a, b[0]);
-    }
+// Trials (results/h100/issue41/step7-trials.log, the program beside it) chose this among 128 x 128
+// tiles with one block per multiprocessor, 16 or 32 k, and other orders of the fragment loads. On an
+// H100 it reaches 94% of cuBLAS at 4096 and 90% at 8192 (results/h100/issue41/step7-ladder-f64-*.log);
+// ncu (step7-ncu-4096.log): tensor pipe busy 93.06% (cuBLAS 97.89%), 405,856,256 instructions,
+// barrier stalls 0.03 cycles per instruction.
+template <int BM_, int BN_, int BK_, int WM_, int WN_, int STAGES_, int BLOCKS_>
+struct DmmaTiling {
+    static constexpr int BM = BM_, BN = BN_, BK = BK_;  // the block tile, BK deep
+    static constexpr int WM = WM_, WN = WN_;            // a warp's piece of it
+    static constexpr int STAGES = STAGES_;
+    static constexpr int BLOCKS = BLOCKS_;  // blocks per multiprocessor that __launch_bounds__ asks for
+    static constexpr int WARPS_N = BN / WN;
+    static constexpr int THREADS = 32 * (BM / WM) * WARPS_N;
+    static constexpr int MI = WM / 16;    // a warp's pieces of 16 rows of A: 2 instructions' B each
+    static constexpr int NP = WN / 16;    // its pieces of 16 columns of B: 1 instruction's A each
+    static constexpr int STEPS = BK / 8;  // instruction steps per tile
+    static constexpr int A_STRIDE = BK;      // A row-major, unpadded, chunks swizzled: as[m][k]
+    static constexpr int B_STRIDE = BN + 2;  // B as it lies, rows 16 bytes longer: bs[k][n]
+    static constexpr int A_STAGE = BM * A_STRIDE, B_STAGE = BK * B_STRIDE;  // doubles
+    static constexpr int A_ROWS = THREADS / (BK / 2);  // rows of A one pass of 16-byte copies covers
+    static constexpr int B_ROWS = THREADS / (BN / 2);  // rows of B likewise
+    static constexpr int SHARED_BYTES = STAGES * (A_STAGE + B_STAGE) * sizeof(double);
+    static_assert(BM % WM == 0 && BN % WN == 0 && WM % 16 == 0 && WN % 16 == 0, "warps own whole 16 x 16 pieces");
+    // 16 k: rows of 8 chunks, odd rows' halves swapped (the swizzle), and two instruction steps per tile,
+    // so that the two fragment sets alternate the same way in every tile.
+    static_assert(BK == 16, "the swizzle and the fragment sets' order are written for 16 k");
+    static_assert(THREADS % (BK / 2) == 0 && BM % A_ROWS == 0 && THREADS % (BN / 2) == 0 && BK % B_ROWS == 0,
+                  "every thread copies as much");
+    static_assert(B_STRIDE % 8 == 2, "B's rows 2t + r start 32 bytes apart in the banks");
+    static_assert(STAGES >= 2, "a stage to compute on and one to fill");
 };
+
+// A lane's fragments for one step of 8 k, each as the instruction takes it, in pieces of 16 bytes.
+template <class S>
+struct DmmaFragment {
+    alignas(16) double b[S::NP][4];     // the instruction's A: B's (2t, 2g), (2t, 2g + 1), (2t + 1, 2g), (2t + 1, 2g + 1)
+    alignas(16) double a[S::MI][2][2];  // its B: A's (g, 2t), (g, 2t + 1), of rows 16i and 16i + 8 on
+};
+
+// Step s's fragments, one 16-byte load each; `as` points at the lane's A in the stage (row g of the
+// warp's first, its chunk t of step s after the swizzle), `bs` at its B (row 2t, column 2g of the
+// warp's first).
+template <class S>
+__device__ __forceinline__ void load_dmma_fragment(DmmaFragment<S>& f, const double* as, const double* bs, int s) {
+#pragma unroll
+    for (int i = 0; i < S::MI; ++i) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) *reinterpret_cast<double2*>(f.a[i][h]) = *reinterpret_cast<const double2*>(&as[(16 * i + 8 * h) * S::A_STRIDE]);
+    }
+#pragma unroll
+    for (int p = 0; p < S::NP; ++p) {
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+            *reinterpret_cast<double2*>(&f.b[p][2 * r]) = *reinterpret_cast<const double2*>(&bs[(8 * s + r) * S::B_STRIDE + 16 * p]);
+        }
+    }
+}
+
+// Two neighbouring numbers of C with one store (C's rows of even length keep every pair aligned).
+__device__ __forceinline__ void store_pair(double* to, double x, double y) { *reinterpret_cast<double2*>(to) = make_double2(x, y); }
+__device__ __forceinline__ void store_pair(float* to, float x, float y) { *reinterpret_cast<float2*>(to) = make_float2(x, y); }
+
+// C (or one slice of k's partial product, step 10) from k tiles first_tile to end_tile - 1.
+template <class S>
+__device__ void dmma_tiled(MatrixView<double> a, MatrixView<double> b, MatrixView<double> c, int first_tile, int end_tile) {
+    extern __shared__ __align__(16) double dmma_shared[];  // A stages 0, 1, ..., then B stages
+    auto as = [&](int stage) { return dmma_shared + stage * S::A_STAGE; };
+    auto bs = [&](int stage) { return dmma_shared + S::STAGES * S::A_STAGE + stage * S::B_STAGE; };
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+    const int wm = warp / S::WARPS_N * S::WM, wn = warp % S::WARPS_N * S::WN;  // the warp's piece of the tile
+    const int row0 = blockIdx.y * S::BM, col0 = blockIdx.x * S::BN;
+    const bool block_inside = row0 + S::BM <= a.rows && col0 + S::BN <= b.cols && a.cols % 2 == 0 && b.cols % 2 == 0;  // but for k
+    const int tiles = end_tile - first_tile;
+    // The copies: thread p copies A's row p / (BK / 2) (then every A_ROWS rows), chunk p % (BK / 2), to
+    // its swizzled place, and B's row p / (BN / 2) (then every B_ROWS rows), columns 2 (p % (BN / 2)) and
+    // on. `start` takes the tiles in order, moving the two source pointers on by a tile each time.
+    const int ar = threadIdx.x / (S::BK / 2), achunk = threadIdx.x % (S::BK / 2);
+    const int br = threadIdx.x / (S::BN / 2), bn = threadIdx.x % (S::BN / 2) * 2;
+    const int a_to = ar * S::A_STRIDE + 2 * (achunk ^ (ar & 1) * 4), b_to = br * S::B_STRIDE + bn;
+    int k0 = first_tile * S::BK;  // the next tile's first k
+    const double* a_from = a.data + (size_t)(row0 + ar) * a.cols + k0 + 2 * achunk;
+    const double* b_from = b.data + (size_t)(k0 + br) * b.cols + col0 + bn;
+    auto start = [&](int stage) {
+        double* const a_stage = as(stage) + a_to;
+        double* const b_stage = bs(stage) + b_to;
+        if (block_inside && k0 + S::BK <= a.cols) {
+            const double* from = a_from;
+#pragma unroll
+            for (int i = 0; i < S::BM / S::A_ROWS; ++i, from += (size_t)S::A_ROWS * a.cols) cp_async_cg(a_stage + i * S::A_ROWS * S::A_STRIDE, from);
+            from = b_from;
+#pragma unroll
+            for (int i = 0; i < S::BK / S::B_ROWS; ++i, from += (size_t)S::B_ROWS * b.cols) cp_async_cg(b_stage + i * S::B_ROWS * S::B_STRIDE, from);
+        } else {  // an edge tile: step 3's checked copies, in loops that hold no registers per copy
+#pragma unroll 1
+            for (int i = 0; i < S::BM / S::A_ROWS; ++i) {
+                copy_piece(a_stage + i * S::A_ROWS * S::A_STRIDE, a, row0 + ar + i * S::A_ROWS, k0 + 2 * achunk, a.cols % 2 == 0);
+            }
+#pragma unroll 1
+            for (int i = 0; i < S::BK / S::B_ROWS; ++i) {
+                copy_piece(b_stage + i * S::B_ROWS * S::B_STRIDE, b, k0 + br + i * S::B_ROWS, col0 + bn, b.cols % 2 == 0);
+            }
+        }
+        a_from += S::BK;
+        b_from += (size_t)S::BK * b.cols;
+        k0 += S::BK;
+    };
+    // The lane's A in a stage, for each step: row wm + g, chunk 4s + t, swizzled on odd rows (step 0
+    // reads the second half of those, step 1 the first). Its B: row 2t, column wn + 2g.
+    const int a_lane[2] = {(wm + g) * S::A_STRIDE + 2 * t + 8 * (g & 1), (wm + g) * S::A_STRIDE + 2 * t + 8 * (~g & 1)};
+    const int b_lane = 2 * t * S::B_STRIDE + wn + 2 * g;
+    double acc[S::MI][2][S::NP][4] = {};  // [i][h][p]: C's rows 16i + 8h on, columns 16p on (C^T's tile)
+    // The pipeline of step 6: STAGES - 1 tiles on their way, one commit group per tile.
+    for (int s = 0; s < S::STAGES - 1; ++s) {
+        if (s < tiles) start(s);
+        cp_async_commit();
+    }
+    cp_async_wait<S::STAGES - 2>();
+    __syncthreads();
+    int read = 0, write = S::STAGES - 1;
+    DmmaFragment<S> f[2];
+    load_dmma_fragment<S>(f[0], as(0) + a_lane[0], bs(0) + b_lane, 0);
+    for (int tile = 0; tile < tiles; ++tile) {
+        if (tile + S::STAGES - 1 < tiles) start(write);
+        cp_async_commit();
+#pragma unroll
+        for (int step = 0; step < S::STEPS; ++step) {
+            if (step == S::STEPS - 1) {
+                cp_async_wait<S::STAGES - 2>();  // the next tile is in and, after the barrier, visible
+                __syncthreads();
+                read = read + 1 == S::STAGES ? 0 : read + 1;
+                write = write + 1 == S::STAGES ? 0 : write + 1;
+            }
+            const int next = (step + 1) % S::STEPS;
+            load_dmma_fragment<S>(f[(step + 1) % 2], as(read) + a_lane[next], bs(read) + b_lane, next);
+            const DmmaFragment<S>& now = f[step % 2];
+#pragma unroll
+            for (int i = 0; i < S::MI; ++i) {
+#pragma unroll
+                for (int h = 0; h < 2; ++h) {
+#pragma unroll
+                    for (int p = 0; p < S::NP; ++p) dmma_16x8x8(acc[i][h][p], now.b[p], now.a[i][h]);
+                }
+            }
+        }
+    }
+    cp_async_wait<0>();
+    // Of each 8 x 16 piece, lane (g, t) holds C's rows 2t (d0, d2) and 2t + 1 (d1, d3), columns 2g and
+    // 2g + 1: one 16-byte store per row where C's rows are of even length.
+    const bool pairs = c.cols % 2 == 0;
+#pragma unroll
+    for (int i = 0; i < S::MI; ++i) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+#pragma unroll
+            for (int p = 0; p < S::NP; ++p) {
+#pragma unroll
+                for (int q = 0; q < 2; ++q) {
+                    const int r = row0 + wm + 16 * i + 8 * h + 2 * t + q, col = col0 + wn + 16 * p + 2 * g;
+                    if (r >= c.rows) continue;
+                    const double x = acc[i][h][p][q], y = acc[i][h][p][2 + q];
+                    if (pairs && col < c.cols) {
+                        store_pair(&c(r, col), x, y);
+                    } else {
+                        if (col < c.cols) c(r, col) = x;
+                        if (col + 1 < c.cols) c(r, col + 1) = y;
+                    }
+                }
+            }
+        }
+    }
+}
+
+using MmaTiledF64 = DmmaTiling<128, 64, 16, 64, 32, 3, 2>;
+
+// ---- Step 8: the TF32 tensor cores in warp tiles ------------------------------------------------
+
+// Step 8 is step 7's first build, step 6's pipeline around the tensor cores, on the TF32 ones: mma
+// m16n8k8 takes A and B as tf32 (f32's 8 bits of exponent, 10 of mantissa: each number rounded, cvt.rna)
+// and sums in f32. The tile is step 6's, 128 x 256, warps of 64 x 64, 16 k, one block per
+// multiprocessor. A and B are stored as they lie (A row-major, 16-byte cp.async.cg for both), each row
+// padded so that a warp's fragment loads fall into different banks: A's rows BK + 4 numbers long, B's
+// BN + 32 bytes. cuBLAS's TF32 GEMM on Hopper runs faster still, on the warpgroup instructions (wgmma)
+// of sm_90a: steps 12 and 13 (mmm_wgmma.cu).
+
+// The lane's fragments of A (16 x 8), B (8 x 8) and its 4 numbers of the 16 x 8 tile of C. Lane (g, t)
+// = (lane / 4, lane % 4) holds A's (g, t) and (g + 8, t), then the same 4 k on; B's (t, g), then
+// (t + 4, g); C's (g, 2t), (g, 2t + 1) and the same 8 rows down.
+template <typename T> struct TensorCore;
 template <> struct TensorCore<float> {
     static constexpr int K = 8;  // mma m16n8k8, tf32 in, f32 out (sm_80)
     static __device__ __forceinline__ unsigned tf32(float x) {
@@ -706,11 +904,7 @@ __device__ __forceinline__ void load_mma_fragment(MmaFragment<S>& f, const typen
     }
 }
 
-// Two neighbouring numbers of C with one store (C's rows of even length keep every pair aligned).
-__device__ __forceinline__ void store_pair(double* to, double x, double y) { *reinterpret_cast<double2*>(to) = make_double2(x, y); }
-__device__ __forceinline__ void store_pair(float* to, float x, float y) { *reinterpret_cast<float2*>(to) = make_float2(x, y); }
-
-// C (or one slice of k's partial product, steps 10 and 11) from k tiles first_tile to end_tile - 1.
+// C (or one slice of k's partial product, step 11) from k tiles first_tile to end_tile - 1.
 template <class S>
 __device__ void mma_tiled(MatrixView<typename S::T> a, MatrixView<typename S::T> b, MatrixView<typename S::T> c, int first_tile,
                           int end_tile) {
@@ -784,21 +978,21 @@ __device__ void mma_tiled(MatrixView<typename S::T> a, MatrixView<typename S::T>
     }
 }
 
-using MmaTiledF64 = MmaTiling<double, 128, 128, 8, 64, 32, 3>;
 using MmaTiledTf32 = MmaTiling<float, 128, 256, 16, 64, 64, 3>;
 // The host launches these with the dynamic shared memory of Step::shape() in lab-mmm/src/ladder.rs.
 static_assert(WarpTiled::SHARED_BYTES == 74496, "Step::WarpTiled.shape() in ladder.rs");
-static_assert(MmaTiledF64::SHARED_BYTES == 62208, "Step::MmaTiled.shape() in ladder.rs");
+static_assert(MmaTiledF64::SHARED_BYTES == 74496 && MmaTiledF64::THREADS == 128, "Step::MmaTiled.shape() in ladder.rs");
 static_assert(MmaTiledTf32::SHARED_BYTES == 81408, "Step::Tf32.shape() in ladder.rs");
 
 // ---- Steps 9 to 11: split-K ------------------------------------------------------------------------
 
-// A C of few tiles leaves most multiprocessors idle: a 256 x 256 C is 4 blocks of step 7 on an H100's
-// 132, whatever k is. Split-K gives each block a slice of k as well as a tile of C: block (x, y, z)
+// A C of few tiles leaves most multiprocessors idle: a 256 x 256 C is 2 blocks of steps 6 and 8 and 8
+// of step 7 on an H100's 132, whatever k is. Split-K gives each block a slice of k as well as a tile of C: block (x, y, z)
 // computes tile (x, y)'s partial product over k tiles z * tiles_per_slice on, into slab z of
 // `partial` (slices x C's size), and sum_slices adds the slabs into C, in the same order for every
 // element, so that C is the same from run to run. The host picks the slices (`Split::choose` in
-// lab-mmm/src/ladder.rs) so that the blocks fill the GPU once; where one slice would do, it runs the
+// lab-mmm/src/ladder.rs) so that the blocks fill the GPU once (as many blocks as its multiprocessors hold
+// at once: two each for step 10); where one slice would do, it runs the
 // step being split instead.
 template <class Kernel, typename T>
 __device__ __forceinline__ void k_slice(Kernel kernel, MatrixView<T> a, MatrixView<T> b, MatrixView<T> partial, int tiles_per_slice,
@@ -828,7 +1022,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) wide_loads_f32(MatrixView<
 extern "C" __global__ void __launch_bounds__(THREADS) wide_loads_f64(MatrixView<double> a, MatrixView<double> b, MatrixView<double> c) { wide_loads(a, b, c); }
 
 // Steps 3 to 8 need newer GPUs: cp.async, FP64 mma m8n8k4 and TF32 mma came with sm_80 (Ampere),
-// m16n8k4 with sm_90 (Hopper). A build for an older architecture leaves these kernels out instead of
+// m16n8k4 and m16n8k8 in f64 with sm_90 (Hopper). A build for an older architecture leaves these kernels out instead of
 // compiling empty ones, so nothing can launch what is not there; the host's list (kernels::NEEDS) says
 // the same, and a test checks every build against it.
 #if __CUDA_ARCH__ >= 800
@@ -854,12 +1048,13 @@ extern "C" __global__ void __launch_bounds__(MmaTiledTf32::THREADS, 1) mma_tiled
 #endif
 #if __CUDA_ARCH__ >= 900
 extern "C" __global__ void __launch_bounds__(256) dmma_m16n8k4_f64(MatrixView<double> a, MatrixView<double> b, MatrixView<double> c) { dmma<4, 2, 2, 4, true>(a, b, c); }
-// Step 7: m16n8k4 in 128 x 128 tiles, warps of 64 x 32, three stages of 8 k; one block per multiprocessor.
-extern "C" __global__ void __launch_bounds__(MmaTiledF64::THREADS, 1) mma_tiled_f64(MatrixView<double> a, MatrixView<double> b, MatrixView<double> c) {
-    mma_tiled<MmaTiledF64>(a, b, c, 0, (a.cols + MmaTiledF64::BK - 1) / MmaTiledF64::BK);
+// Step 7: m16n8k8 on C^T in 128 x 64 tiles, warps of 64 x 32, three stages of 16 k; two blocks per
+// multiprocessor.
+extern "C" __global__ void __launch_bounds__(MmaTiledF64::THREADS, MmaTiledF64::BLOCKS) mma_tiled_f64(MatrixView<double> a, MatrixView<double> b, MatrixView<double> c) {
+    dmma_tiled<MmaTiledF64>(a, b, c, 0, (a.cols + MmaTiledF64::BK - 1) / MmaTiledF64::BK);
 }
 // Step 10 (f64): step 7 over slices of k.
-extern "C" __global__ void __launch_bounds__(MmaTiledF64::THREADS, 1) mma_tiled_split_f64(MatrixView<double> a, MatrixView<double> b, MatrixView<double> partial, int tiles_per_slice) {
-    k_slice(mma_tiled<MmaTiledF64>, a, b, partial, tiles_per_slice, MmaTiledF64::BK);
+extern "C" __global__ void __launch_bounds__(MmaTiledF64::THREADS, MmaTiledF64::BLOCKS) mma_tiled_split_f64(MatrixView<double> a, MatrixView<double> b, MatrixView<double> partial, int tiles_per_slice) {
+    k_slice(dmma_tiled<MmaTiledF64>, a, b, partial, tiles_per_slice, MmaTiledF64::BK);
 }
 #endif

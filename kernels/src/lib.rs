@@ -285,7 +285,7 @@ pub const NEEDS: [Needs; 12] = [
     Needs {
         kernel: "mma_tiled_f64",
         arch: 90,
-        feature: "FP64 mma m16n8k4, new with Hopper",
+        feature: "FP64 mma m16n8k8, new with Hopper",
         arch_specific: false,
     },
     Needs {
@@ -303,7 +303,7 @@ pub const NEEDS: [Needs; 12] = [
     Needs {
         kernel: "mma_tiled_split_f64",
         arch: 90,
-        feature: "FP64 mma m16n8k4, new with Hopper",
+        feature: "FP64 mma m16n8k8, new with Hopper",
         arch_specific: false,
     },
     Needs {

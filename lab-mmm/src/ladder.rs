@@ -38,7 +38,8 @@ pub enum Step {
     /// Warp tiling, 8 x 16 per thread of a 128 x 256 tile, fragments loaded a step ahead, three
     /// cp.async stages (f32 only: f64 has the tensor cores).
     WarpTiled,
-    /// Step 6's build around step 5's m16n8k4: 128 x 128 tiles, warps of 64 x 32 (f64 only).
+    /// Hopper's m16n8k8 on C's transpose, in step 6's pipeline: 128 x 64 tiles, warps of 64 x 32, two
+    /// blocks per multiprocessor (f64 only).
     MmaTiled,
     /// The same kernel on the TF32 tensor cores, mma m16n8k8, from f32 matrices: precision "tf32".
     Tf32,
@@ -85,7 +86,7 @@ impl Step {
             Step::TensorCores => "4. FP64 tensor cores, mma m8n8k4 (DMMA.8)",
             Step::HopperTensorCores => "5. Hopper's mma m16n8k4 (DMMA.16)",
             Step::WarpTiled => "6. warp tiling, 3 cp.async stages (f32)",
-            Step::MmaTiled => "7. DMMA in warp tiles, 128 x 128, 3 stages (f64)",
+            Step::MmaTiled => "7. DMMA m16n8k8 in warp tiles, 128 x 64, 3 stages (f64)",
             Step::Tf32 => "8. TF32 tensor cores, mma m16n8k8 (tf32)",
             Step::SplitWarpTiled => "9. split-K on step 6 (f32)",
             Step::SplitMmaTiled => "10. split-K on step 7 (f64)",
@@ -176,15 +177,6 @@ impl Step {
         }
     }
 
-    /// How deep in k one tile of a split-K step's kernel is (its `BK` in mmm_ladder.cu): slices are
-    /// whole tiles.
-    fn tile_depth(self) -> u32 {
-        match self {
-            Step::MmaTiled | Step::SplitMmaTiled => 8,
-            _ => 16,
-        }
-    }
-
     /// Threads per block, the rows x columns of C one block computes, and its dynamic shared memory.
     pub fn shape(self) -> (u32, (u32, u32), u32) {
         match self {
@@ -198,11 +190,11 @@ impl Step {
             Step::TensorCores | Step::HopperTensorCores => (256, (128, 64), dmma_shared_bytes(128, 64)),
             // 2 x 4 warps of 64 x 64, three stages in dynamic shared memory.
             Step::WarpTiled => (256, (128, 256), warp_tiled_shared_bytes(128, 256)),
-            // 2 x 4 warps of 64 x 32, three stages of 8 k in doubles; 2 x 4 warps of 64 x 64, three
+            // 2 x 2 warps of 64 x 32, three stages of 16 k in doubles; 2 x 4 warps of 64 x 64, three
             // stages of 16 k in floats.
-            Step::MmaTiled => (256, (128, 128), mma_tiled_shared_bytes::<f64>(128, 128, 8)),
+            Step::MmaTiled => (128, (128, 64), dmma_tiled_shared_bytes(128, 64)),
             Step::Tf32 => (256, (128, 256), mma_tiled_shared_bytes::<f32>(128, 256, 16)),
-            // Split-K: the step it splits, one block per tile of C and slice of k.
+            // Split-K: the step it splits, a block per tile of C and slice of k.
             Step::SplitWarpTiled => Step::WarpTiled.shape(),
             Step::SplitMmaTiled => Step::MmaTiled.shape(),
             Step::SplitTf32 => Step::Tf32.shape(),
@@ -237,13 +229,25 @@ fn warp_tiled_shared_bytes(rows: u32, cols: u32) -> u32 {
     STAGES * (BK * (rows + PAD) + BK * cols) * 4
 }
 
+/// Three stages of the A tile, row-major and unpadded (rows x 16), and the B tile (16 x (cols + 2)), in
+/// doubles, as `DmmaTiling::SHARED_BYTES` in mmm_ladder.cu (step 7).
+fn dmma_tiled_shared_bytes(rows: u32, cols: u32) -> u32 {
+    const STAGES: u32 = 3;
+    const BK: u32 = 16;
+    STAGES * (rows * BK + BK * (cols + 2)) * 8
+}
+
 /// Three stages of the A tile, row-major (rows x (depth + 4)), and the B tile (depth x cols, each row
-/// 32 bytes longer), of `T`, as `MmaTiling::SHARED_BYTES` in mmm_ladder.cu.
+/// 32 bytes longer), of `T`, as `MmaTiling::SHARED_BYTES` in mmm_ladder.cu (step 8).
 fn mma_tiled_shared_bytes<T>(rows: u32, cols: u32, depth: u32) -> u32 {
     const STAGES: u32 = 3;
     let size = std::mem::size_of::<T>() as u32;
     STAGES * (rows * (depth + 4) + depth * (cols + 32 / size)) * size
 }
+
+/// How deep in k one tile of a split-K step's kernel is (`BK` of steps 6, 7 and 8 in mmm_ladder.cu,
+/// 16 for each): slices are whole tiles.
+const SPLIT_TILE_DEPTH: u32 = 16;
 
 /// The fewest tiles of k a split-K slice gets: each block fills its pipeline's stages first, and a
 /// slice must run long after that for the split to pay.
@@ -271,12 +275,20 @@ impl std::fmt::Display for Split {
 }
 
 impl Split {
-    /// For a C of `blocks` block tiles and a k of `k_tiles` tiles: as many slices as fill the
-    /// `multiprocessors` once (the split kernels hold one block per multiprocessor), none shallower
-    /// than [`MIN_SLICE_TILES`]; one slice where C's tiles fill more than half of them (a second
-    /// slice would not fit beside the first) or k has fewer than two slices' worth of tiles.
-    pub fn choose(blocks: u32, k_tiles: u32, multiprocessors: u32) -> Split {
-        let wanted = (multiprocessors / blocks.max(1)).max(1);
+    /// For a C of `blocks` block tiles and a k of `k_tiles` tiles, on `multiprocessors` that each hold
+    /// `per_multiprocessor` blocks of the kernel at once (one of steps 9 and 11, two of step 10 on
+    /// Hopper): as many slices as fill every multiprocessor's blocks once, none shallower than
+    /// [`MIN_SLICE_TILES`]. One slice where C's tiles alone give more than half the multiprocessors a
+    /// block (a second slice would find none idle: step 10 at 1024, 128 tiles, cut into 2 slices to
+    /// fill the second block of each multiprocessor, ran 0.89x step 7 on an H100), or where k has fewer
+    /// than two slices' worth of tiles.
+    pub fn choose(blocks: u32, k_tiles: u32, multiprocessors: u32, per_multiprocessor: u32) -> Split {
+        let blocks = blocks.max(1);
+        let wanted = if 2 * blocks > multiprocessors {
+            1
+        } else {
+            (multiprocessors * per_multiprocessor / blocks).max(1)
+        };
         let deepest = (k_tiles / MIN_SLICE_TILES).max(1);
         let tiles_per_slice = k_tiles.div_ceil(wanted.min(deepest)).max(1);
         Split {
@@ -359,16 +371,39 @@ impl Ladder {
         Ok(Some(launch))
     }
 
-    /// How a split-K step cuts k for an `m` x `k` times `k` x `n` product here ([`Split::choose`]);
-    /// `None` for the other steps.
+    /// How a split-K step cuts k for an `m` x `k` times `k` x `n` product here ([`Split::choose`], with
+    /// this GPU's multiprocessors and the blocks of the step's kernel each holds); `None` for the other
+    /// steps.
     pub fn split(&self, step: Step, (m, k, n): (usize, usize, usize)) -> Option<Split> {
         step.split_of()?;
         let (x, y) = step.grid(m as u32, n as u32);
         Some(Split::choose(
             x * y,
-            (k as u32).div_ceil(step.tile_depth()),
+            (k as u32).div_ceil(SPLIT_TILE_DEPTH),
             self.multiprocessors,
+            self.blocks_per_multiprocessor(step),
         ))
+    }
+
+    /// How many blocks of the step's kernel one multiprocessor holds at once, as the driver reports
+    /// for its threads, registers and dynamic shared memory: step 10's launch bounds ask for two, and
+    /// an H100 holds two (two of 74496 bytes are more than an sm_120 multiprocessor's 100 KiB). 1 where
+    /// the kernel cannot run here (nor does the step).
+    fn blocks_per_multiprocessor(&self, step: Step) -> u32 {
+        let function = match step.c_name::<f64>() {
+            Some(_) => self.function::<f64>(step),
+            None => self.function::<f32>(step),
+        };
+        let (threads, _, shared) = step.shape();
+        function
+            .ok()
+            .flatten()
+            .and_then(|function| {
+                function
+                    .max_active_blocks_per_multiprocessor(BlockSize::x(threads), shared as usize)
+                    .ok()
+            })
+            .map_or(1, |blocks| blocks.max(1))
     }
 
     /// Why the step's kernel in precision `T` cannot run here ("needs sm_90 (...), this GPU is sm_86"),
@@ -915,7 +950,7 @@ mod tests {
             Some(80),
             "cp.async"
         );
-        // Step 7 is f64's, on Hopper's m16n8k4; step 8 multiplies f32 matrices in TF32.
+        // Step 7 is f64's, on Hopper's m16n8k8; step 8 multiplies f32 matrices in TF32.
         assert_eq!(
             (
                 Step::MmaTiled.c_name::<f64>().as_deref(),
@@ -930,7 +965,7 @@ mod tests {
         assert_eq!(
             kernels::needs("mma_tiled_f64").map(|needs| needs.arch),
             Some(90),
-            "m16n8k4"
+            "f64 m16n8k8"
         );
         assert_eq!(
             kernels::needs("mma_tiled_tf32").map(|needs| needs.arch),
@@ -1017,21 +1052,24 @@ mod tests {
         assert!(Step::WarpTiled.shape().2 > 64 * 1024 && Step::WarpTiled.shape().2 <= 99 * 1024);
     }
 
-    /// Steps 7 and 8: 256 threads, tiles of 128 x 128 (f64, 8 k deep) and 128 x 256 (tf32, 16 k), three
-    /// stages of A (rows of k + 4 numbers) and B (rows of n numbers and 32 bytes), as `MmaTiling` in
-    /// mmm_ladder.cu. Step 8 runs from sm_80, so it must fit the 99 KiB of sm_86, sm_89 and sm_120.
+    /// Steps 7 and 8, three stages of 16 k each. Step 7: 128 threads, 128 x 64 tiles, A's rows of 16
+    /// doubles (unpadded, swizzled) and B's of 64 + 2, as `DmmaTiling` in mmm_ladder.cu; two blocks
+    /// fit an H100's multiprocessor (228 KiB, 1 KiB of it reserved per block). Step 8: 256 threads,
+    /// 128 x 256 tiles, A's rows of k + 4 floats and B's of n floats and 32 bytes, as `MmaTiling`.
+    /// Both run on sm_120, and step 8 from sm_80: each must fit the 99 KiB of sm_86, sm_89 and sm_120.
     #[test]
     fn the_tensor_core_tiles_and_their_three_stages() {
         assert_eq!(
             Step::MmaTiled.shape(),
-            (256, (128, 128), 3 * (128 * (8 + 4) + 8 * (128 + 4)) * 8)
+            (128, (128, 64), 3 * (128 * 16 + 16 * (64 + 2)) * 8)
         );
         assert_eq!(
             Step::Tf32.shape(),
             (256, (128, 256), 3 * (128 * (16 + 4) + 16 * (256 + 8)) * 4)
         );
-        assert_eq!((Step::MmaTiled.shape().2, Step::Tf32.shape().2), (62208, 81408));
-        assert!(Step::Tf32.shape().2 <= 99 * 1024);
+        assert_eq!((Step::MmaTiled.shape().2, Step::Tf32.shape().2), (74496, 81408));
+        assert!(2 * (Step::MmaTiled.shape().2 + 1024) <= 228 * 1024);
+        assert!(Step::MmaTiled.shape().2 <= 99 * 1024 && Step::Tf32.shape().2 <= 99 * 1024);
     }
 
     #[test]
@@ -1119,7 +1157,7 @@ mod tests {
         assert_eq!((Step::WgmmaTf32.split_of(), Step::WgmmaBf16.split_of()), (None, None));
     }
 
-    /// Split-K runs the step it splits, in the same blocks, with the same tile depth in k.
+    /// Split-K runs the step it splits, in the same blocks; slices are whole tiles of k.
     #[test]
     fn split_k_steps_split_steps_6_to_8() {
         for (split, base, f64_name, f32_name) in [
@@ -1142,43 +1180,50 @@ mod tests {
                 needs(base.c_name::<f64>().or(base.c_name::<f32>()))
             );
         }
-        assert_eq!(
-            (Step::SplitMmaTiled.tile_depth(), Step::SplitTf32.tile_depth()),
-            (8, 16)
-        );
+        // BK of WarpTiling, DmmaTiling and MmaTiling as the ladder instantiates them.
+        assert_eq!(SPLIT_TILE_DEPTH, 16);
         assert_eq!(Step::WarpTiled.split_of(), None);
     }
 
-    /// Enough slices to fill the multiprocessors once, none shallower than MIN_SLICE_TILES tiles,
-    /// none empty; one slice where C's tiles fill more than half the GPU or k is short.
+    /// Enough slices to fill every multiprocessor's blocks once, none shallower than MIN_SLICE_TILES
+    /// tiles, none empty; one slice where C's tiles give more than half the multiprocessors a block, or
+    /// k is short.
     #[test]
     fn split_k_fills_the_multiprocessors_once_with_slices_deep_enough() {
         let split = |slices, tiles_per_slice| Split {
             slices,
             tiles_per_slice,
         };
-        // 256 x 8192 x 256 in step 7's 128 x 128 x 8 tiles on 132 multiprocessors: 4 blocks, 1024
-        // tiles of k.
-        assert_eq!(Split::choose(4, 1024, 132), split(32, 32));
-        // 1024 cubed: 64 blocks (f64), 32 (tf32's 128 x 256).
-        assert_eq!(Split::choose(64, 128, 132), split(2, 64));
-        assert_eq!(Split::choose(32, 64, 132), split(4, 16));
+        // 256 x 8192 x 256 on 132 multiprocessors: in steps 6's and 8's 128 x 256 x 16 tiles, one block
+        // per multiprocessor, 2 blocks and 512 tiles of k; in step 7's 128 x 64 x 16, two blocks per
+        // multiprocessor, 8 blocks.
+        assert_eq!(Split::choose(2, 512, 132, 1), split(64, 8));
+        assert_eq!(Split::choose(8, 512, 132, 2), split(32, 16));
+        // 1024 cubed: 128 blocks of step 7, one on each multiprocessor already; 32 of tf32's.
+        assert_eq!(Split::choose(128, 64, 132, 2), split(1, 64));
+        assert_eq!(Split::choose(32, 64, 132, 1), split(4, 16));
+        // 64 blocks leave half the multiprocessors idle: slices for both blocks of each.
+        assert_eq!(Split::choose(64, 128, 132, 1), split(2, 64));
+        assert_eq!(Split::choose(64, 128, 132, 2), split(4, 32));
         // C fills the GPU: one slice, the whole of k.
-        assert_eq!(Split::choose(1024, 512, 132), split(1, 512));
-        assert_eq!(Split::choose(132, 7, 132), split(1, 7));
+        assert_eq!(Split::choose(1024, 512, 132, 2), split(1, 512));
+        assert_eq!(Split::choose(132, 7, 132, 1), split(1, 7));
         // k too short to split (fewer than two slices of MIN_SLICE_TILES).
-        assert_eq!(Split::choose(1, 15, 132), split(1, 15));
-        assert_eq!(Split::choose(1, 16, 132), split(2, 8));
-        for blocks in [1, 3, 4, 64, 131, 200] {
-            for k_tiles in [1, 2, 9, 17, 100, 1000, 1025] {
-                let Split {
-                    slices,
-                    tiles_per_slice,
-                } = Split::choose(blocks, k_tiles, 132);
-                assert!(slices * tiles_per_slice >= k_tiles, "k covered");
-                assert!((slices - 1) * tiles_per_slice < k_tiles, "no slice empty");
-                assert!(slices == 1 || tiles_per_slice >= MIN_SLICE_TILES);
-                assert!(slices == 1 || slices * blocks <= 132, "one wave");
+        assert_eq!(Split::choose(1, 15, 132, 2), split(1, 15));
+        assert_eq!(Split::choose(1, 16, 132, 1), split(2, 8));
+        for per_multiprocessor in [1, 2] {
+            for blocks in [1, 3, 4, 64, 66, 67, 131, 200] {
+                for k_tiles in [1, 2, 9, 17, 100, 1000, 1025] {
+                    let Split {
+                        slices,
+                        tiles_per_slice,
+                    } = Split::choose(blocks, k_tiles, 132, per_multiprocessor);
+                    assert!(slices * tiles_per_slice >= k_tiles, "k covered");
+                    assert!((slices - 1) * tiles_per_slice < k_tiles, "no slice empty");
+                    assert!(slices == 1 || tiles_per_slice >= MIN_SLICE_TILES);
+                    assert!(slices == 1 || slices * blocks <= 132 * per_multiprocessor, "one wave");
+                    assert!(slices == 1 || 2 * blocks <= 132, "only where multiprocessors are idle");
+                }
             }
         }
     }

@@ -379,7 +379,7 @@ mod tests {
         assert_eq!(table.lines().count(), 2 + 3 * SHAPES.len() + 1, "{table}");
         assert!(
             table.contains(
-                "| 256 | f64 | 7. DMMA in warp tiles, 128 x 128, 3 stages (f64) | 5.00 | 6.00 | 83% | PASS |"
+                "| 256 | f64 | 7. DMMA m16n8k8 in warp tiles, 128 x 64, 3 stages (f64) | 5.00 | 6.00 | 83% | PASS |"
             ),
             "{table}"
         );
@@ -408,7 +408,7 @@ mod tests {
             texts.contains(&"8192 x 256 x 8192") && texts.contains(&"256"),
             "the shapes label the x axis"
         );
-        assert!(svg.contains("tf32: cuBLAS") && svg.contains("f64: 7. DMMA in warp tiles"));
+        assert!(svg.contains("tf32: cuBLAS") && svg.contains("f64: 7. DMMA m16n8k8 in warp tiles"));
         let coloured = svg
             .lines()
             .filter(|l| l.starts_with("<polyline") && !l.contains(r##"stroke="#000000""##))

@@ -141,9 +141,11 @@ fn check_ladder<T: Element>(ladder: &Ladder, (m, k, n): (usize, usize, usize), s
 fn every_step_of_the_ladder_is_right_at_awkward_sizes() {
     let gpu = Gpu::open(0).expect(NEEDS_GPU);
     let ladder = Ladder::load(&gpu).unwrap();
-    // The last four for steps 6 to 8 (128 x 256 x 16, 128 x 128 x 8 tiles) too: odd k and n (no
-    // 16-byte copies of A or B), tiles wholly inside A and B (their unchecked copies) beside edge tiles,
-    // and a k that ends in a partial tile after whole ones.
+    // The last six for steps 6 to 8 (128 x 256 x 16, 128 x 64 x 16 tiles) too: odd k and n (no 16-byte
+    // copies of A or B, C stored element by element), tiles wholly inside A and B (their unchecked
+    // copies) beside edge tiles, a k that ends in a partial tile after whole ones; for step 7, a k of
+    // 14 (one partial tile, 16-byte copies) with m and n just past its tiles, and a C of whole tiles of
+    // 128 x 64 (every copy unchecked, k of three whole tiles: each stage filled once).
     for (seed, shape) in [
         (1, 1, 1),
         (127, 129, 131),
@@ -157,6 +159,8 @@ fn every_step_of_the_ladder_is_right_at_awkward_sizes() {
         (300, 400, 520),
         (384, 1004, 1024),
         (200, 1999, 70),
+        (130, 14, 66),
+        (256, 48, 192),
     ]
     .into_iter()
     .enumerate()
@@ -175,7 +179,15 @@ fn split_k_splits_thin_products_and_is_right() {
     let gpu = Gpu::open(0).expect(NEEDS_GPU);
     let ladder = Ladder::load(&gpu).unwrap();
     let split_steps = [Step::SplitWarpTiled, Step::SplitMmaTiled, Step::SplitTf32];
-    let shapes = [(1, 3001, 1), (256, 8192, 256), (200, 1999, 70), (130, 515, 260)];
+    // The last: step 10's 128 x 64 tiles cut at both edges, an odd n (C's slabs stored element by
+    // element), an even k of 129 tiles whose last is 2 deep.
+    let shapes = [
+        (1, 3001, 1),
+        (256, 8192, 256),
+        (200, 1999, 70),
+        (130, 515, 260),
+        (257, 2050, 131),
+    ];
     for step in split_steps {
         let mut split = 0;
         for (seed, shape) in shapes.into_iter().enumerate() {
@@ -188,6 +200,17 @@ fn split_k_splits_thin_products_and_is_right() {
         // One block of C and a k of 3001 split on any GPU of more than one multiprocessor.
         let ran = ladder.unavailable::<f64>(step).is_none() && ladder.unavailable::<f32>(step).is_none();
         assert!(!ran || split >= 1, "{} split nothing", step.name());
+        // Step 10's kernel asks for two blocks per multiprocessor (its launch bounds), and Hopper holds
+        // them: 256 x 8192 x 256, 8 of its tiles, is cut into more blocks than the GPU has
+        // multiprocessors, still one wave.
+        if step == Step::SplitMmaTiled && ran && ladder.arch() == 90 {
+            let slices = ladder.split(step, (256, 8192, 256)).unwrap().slices;
+            let multiprocessors = gpu.info.multiprocessors;
+            assert!(
+                8 * slices > multiprocessors && 8 * slices <= 2 * multiprocessors,
+                "{slices} slices of 8 blocks on {multiprocessors} multiprocessors"
+            );
+        }
         let big = (2048, 4096, 4096);
         assert_eq!(
             ladder.split(step, big).map(|split| split.slices),
