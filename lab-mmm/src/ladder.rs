@@ -394,15 +394,10 @@ impl Ladder {
             Some(_) => self.function::<f64>(step),
             None => self.function::<f32>(step),
         };
-        let (threads, _, shared) = step.shape();
         function
             .ok()
             .flatten()
-            .and_then(|function| {
-                function
-                    .max_active_blocks_per_multiprocessor(BlockSize::x(threads), shared as usize)
-                    .ok()
-            })
+            .and_then(|function| resident_blocks(&function, step).ok())
             .map_or(1, |blocks| blocks.max(1))
     }
 
@@ -757,9 +752,20 @@ pub fn resources<T: Element>(gpu: &Gpu, ladder: &Ladder, step: Step) -> Result<(
     let loaded = ladder.function::<T>(step)?.context("a step that ran has a kernel")?;
     let registers = check_cuda!(loaded.get_attribute(FunctionAttribute::NumRegisters))? as u32;
     let shared = check_cuda!(loaded.get_attribute(FunctionAttribute::SharedMemorySizeBytes))? as u32;
-    let blocks = check_cuda!(loaded.max_active_blocks_per_multiprocessor(BlockSize::x(threads), dynamic as usize))?;
+    let blocks = resident_blocks(&loaded, step)?;
     let occupancy = f64::from(blocks * threads) / f64::from(gpu.info.max_threads_per_multiprocessor);
     Ok((registers, shared + dynamic, blocks, occupancy))
+}
+
+/// Blocks of `function`, the step's kernel, that one multiprocessor holds at once: the driver's
+/// occupancy for the step's threads and dynamic shared memory (the table's column, and what split-K
+/// fills).
+fn resident_blocks(function: &Function, step: Step) -> Result<u32> {
+    let (threads, _, dynamic) = step.shape();
+    Ok(check_cuda!(function.max_active_blocks_per_multiprocessor(
+        BlockSize::x(threads),
+        dynamic as usize
+    ))?)
 }
 
 /// A line of the ladder's table: a step measured, one this GPU or build cannot run (with the reason),
