@@ -11,6 +11,7 @@ use grading::guard::Guarded;
 use matrix::mmm::{launch_mmm, MmmKernel, ProductCheck};
 use matrix::{Element, Matrix, MatrixView};
 
+pub mod background;
 pub mod check;
 pub mod climb;
 pub mod cublas;
@@ -284,7 +285,8 @@ impl KernelChoice {
 }
 
 /// Host memory the run needs at most: A and B in f64, their copies and C in the precision running, and
-/// three m x n f64 arrays (the CPU reference, C converted back, the C kept for --output).
+/// three m x n f64 arrays (the CPU reference of a small product, the second host copy of C that the
+/// check reads while the next kernel runs, the C kept for --output).
 /// Computed in u128 (sizes up to 2^32 - 1 each) and saturated, so a size no machine can hold is
 /// refused by the fit check rather than wrapping.
 pub fn host_bytes((m, k, n): (usize, usize, usize)) -> u64 {

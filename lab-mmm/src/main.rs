@@ -18,9 +18,10 @@ use common::verify::{verdict, Random};
 use cust::module::Module;
 use grading::Entry;
 use kernels::KernelImage;
+use lab_mmm::background::Checker;
 use lab_mmm::climb::climb;
 use lab_mmm::{check, format_table, host_bytes, sweep, time_on_gpu, KernelChoice, Precision, PrecisionFlag, Row};
-use matrix::mmm::{check_product_fits, check_sizes_match, CpuProduct};
+use matrix::mmm::{check_product_fits, check_sizes_match};
 use matrix::staging::Staging;
 use matrix::{file, Element, Matrix};
 
@@ -185,7 +186,8 @@ struct Products {
 }
 
 /// The slide's program for element type T: copy A and B to the GPU, run each kernel, copy C back,
-/// check it. A and B leave the GPU at the end, for the next precision.
+/// check it. The CPU checks each C on a thread of its own while the GPU runs the next kernel
+/// ([`Checker`]). A and B leave the GPU at the end, for the next precision.
 fn multiply<T: Element>(
     setup: &Setup,
     (a, b): (&mut Matrix<T>, &mut Matrix<T>),
@@ -202,33 +204,51 @@ fn multiply<T: Element>(
     let mut c = Matrix::<T>::new(a.rows(), b.cols())?;
     a.copy_to_gpu_staged(staging)?;
     b.copy_to_gpu_staged(staging)?;
-    let reference = CpuProduct::new(a, b, random); // one CPU product for every kernel below
+    // A and B are only read from here on, by the kernels and by the check's thread, until the scope ends.
+    let (inputs_a, inputs_b) = (&*a, &*b);
 
-    for (block_size, module) in modules {
-        for kernel in args.kernel.unwrap_or(KernelChoice::Both).kernels() {
-            progress.step(format!("{} {} BLOCK_SIZE {block_size}", kernel.slide_name(), T::NAME));
-            let timing = time_on_gpu(module, kernel, *block_size, a, b, &mut c, args.repetitions as usize)?;
-            c.copy_from_gpu_staged(staging)?;
-            let check = reference.check(a, b, &c, random);
-            progress.done();
-            progress.println(format!(
-                "{} {} BLOCK_SIZE {block_size}: {timing}",
-                kernel.slide_name(),
-                T::NAME
-            ));
-            let element_size = std::mem::size_of::<T>() as f64;
-            products.rows.push(Row {
-                kernel,
-                function: kernel.c_name::<T>(),
-                precision: T::NAME,
-                block_size: *block_size,
-                timing,
-                flops: 2.0 * (a.rows() * a.cols() * b.cols()) as f64,
-                bandwidth_bound: gpu.info.peak_bandwidth() / element_size
-                    * kernel.operations_per_loaded_element(*block_size),
-                check,
-            });
+    let (runs, checks) = std::thread::scope(|scope| -> Result<_> {
+        // One CPU reference for every kernel below, computed while the first one runs.
+        let mut checker = Checker::start(scope, inputs_a, inputs_b, random);
+        let mut runs = Vec::new();
+        for (block_size, module) in modules {
+            for kernel in args.kernel.unwrap_or(KernelChoice::Both).kernels() {
+                progress.step(format!("{} {} BLOCK_SIZE {block_size}", kernel.slide_name(), T::NAME));
+                let timing = time_on_gpu(
+                    module,
+                    kernel,
+                    *block_size,
+                    inputs_a,
+                    inputs_b,
+                    &mut c,
+                    args.repetitions as usize,
+                )?;
+                c.copy_from_gpu_staged(staging)?;
+                checker.check(&mut c)?;
+                progress.done();
+                progress.println(format!(
+                    "{} {} BLOCK_SIZE {block_size}: {timing}",
+                    kernel.slide_name(),
+                    T::NAME
+                ));
+                runs.push((kernel, *block_size, timing));
+            }
         }
+        Ok((runs, checker.finish(&mut c)?))
+    })?;
+    let element_size = std::mem::size_of::<T>() as f64;
+    for ((kernel, block_size, timing), check) in runs.into_iter().zip(checks) {
+        products.rows.push(Row {
+            kernel,
+            function: kernel.c_name::<T>(),
+            precision: T::NAME,
+            block_size,
+            timing,
+            flops: 2.0 * (a.rows() * a.cols() * b.cols()) as f64,
+            bandwidth_bound: gpu.info.peak_bandwidth() / element_size
+                * kernel.operations_per_loaded_element(block_size),
+            check,
+        });
     }
     if args.print || !args.files.is_empty() {
         print!("C = A * B ({}) =\n{c}", T::NAME);

@@ -235,6 +235,22 @@ impl<T: Element, H: HostStorage<T>> Matrix<T, H> {
         staging.to_host(device, &mut self.data)
     }
 
+    /// Exchanges the host copies of two matrices of one size, without copying an element: the device
+    /// copies stay where they are. lab-mmm hands C's host copy to the CPU's check this way and copies
+    /// the next kernel's C into the other one.
+    pub fn swap_host(&mut self, other: &mut Matrix<T, H>) -> Result<()> {
+        ensure!(
+            (self.rows, self.cols) == (other.rows, other.cols),
+            "cannot exchange the host copies of a {} x {} and a {} x {} matrix",
+            self.rows,
+            self.cols,
+            other.rows,
+            other.cols
+        );
+        std::mem::swap(&mut self.data, &mut other.data);
+        Ok(())
+    }
+
     /// Frees the device copy (the slides' destructor does it with `cudaFree`), for the memory a later
     /// product needs; the host copy stays.
     pub fn free_gpu_copy(&mut self) {
@@ -423,6 +439,18 @@ mod tests {
         assert_eq!(m[(1, 2)], 6.5);
         assert_eq!(m[(0, 1)], 2.0);
         assert_eq!(m.to_string(), "1 2 3\n4 5 6.5\n");
+    }
+
+    #[test]
+    fn swap_host_exchanges_the_host_copies_of_matrices_of_one_size_only() {
+        let mut a = Matrix::<f32>::from_row_major(1, 2, &[1.0, 2.0]).unwrap();
+        let mut b = Matrix::<f32>::from_row_major(1, 2, &[3.0, 4.0]).unwrap();
+        a.swap_host(&mut b).unwrap();
+        assert_eq!((a.data(), b.data()), (&[3.0, 4.0][..], &[1.0, 2.0][..]));
+        let mut c = Matrix::<f32>::new(2, 1).unwrap();
+        let error = a.swap_host(&mut c).unwrap_err().to_string();
+        assert_eq!(error, "cannot exchange the host copies of a 1 x 2 and a 2 x 1 matrix");
+        assert_eq!(a.data(), &[3.0, 4.0]);
     }
 
     #[test]
