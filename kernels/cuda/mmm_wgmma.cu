@@ -19,6 +19,10 @@
 //    moves registers from the producer (24 per thread) to the consumers (240: 128 accumulators).
 //  - A persistent grid: one block per multiprocessor walks the tiles, so the producer already loads
 //    the next tile while the consumers store this one.
+//  - Split-K where C has too few tiles for the multiprocessors (1024 x 1024 is 32 tiles for an H100's
+//    132): a block's unit of work is a tile and a slice of k's stages, whose partial product goes to
+//    slab `slice` of `c`, and the host sums the slabs (sum_slices_f32 in mmm_ladder.cu), as steps 9
+//    to 11 do. With one slice, c is C and the kernel is the unsplit step.
 // All of it is sm_90a: architecture-specific code that runs on compute capability 9.0 only. Builds for
 // any other architecture leave the two kernels out (__CUDA_ARCH_FEAT_SM90_ALL) and keep the prep
 // kernels below, which run everywhere.
@@ -158,17 +162,32 @@ template <> struct Wgmma<Bf16> {
     }
 };
 
-// The producer: one thread walks the block's tiles and their k stages, waits until a stage is free,
+// A block's units of work: tile (tm, tn) of C over k stages first to end - 1, the stages of slice
+// `slice`. Units go slice by slice, so one slice walks the tiles as the unsplit kernel does.
+struct Unit {
+    int tm, tn, slice, first, end;
+};
+__device__ __forceinline__ Unit unit_of(int unit, int tiles_m, int tiles_n, int k_stages, int stages_per_slice) {
+    Unit u;
+    const int tiles = tiles_m * tiles_n;
+    tile_coords(unit % tiles, tiles_m, tiles_n, u.tm, u.tn);
+    u.slice = unit / tiles;
+    u.first = u.slice * stages_per_slice;
+    u.end = min(k_stages, u.first + stages_per_slice);
+    return u;
+}
+
+// The producer: one thread walks the block's units and their k stages, waits until a stage is free,
 // and asks the copy engine for its A and B^T tiles.
 __device__ __forceinline__ void produce(const CUtensorMap* a, const CUtensorMap* b_t, unsigned long long* full,
                                         unsigned long long* empty, unsigned int s_a, unsigned int s_b, int tiles_m,
-                                        int tiles_n, int k_stages, int bk) {
+                                        int tiles_n, int k_stages, int stages_per_slice, int units, int bk) {
     int stage = 0;
     unsigned int phase = 0;
-    for (int tile = blockIdx.x; tile < tiles_m * tiles_n; tile += gridDim.x) {
-        int tm, tn;
-        tile_coords(tile, tiles_m, tiles_n, tm, tn);
-        for (int ks = 0; ks < k_stages; ++ks) {
+    for (int unit = blockIdx.x; unit < units; unit += gridDim.x) {
+        const Unit u = unit_of(unit, tiles_m, tiles_n, k_stages, stages_per_slice);
+        const int tm = u.tm, tn = u.tn;
+        for (int ks = u.first; ks < u.end; ++ks) {
             mbarrier_wait(shared_address(&empty[stage]), phase ^ 1);
             const unsigned int bar = shared_address(&full[stage]);
             mbarrier_expect_bytes(bar, STAGE_A + STAGE_B);  // whole boxes, zeros included
@@ -206,11 +225,13 @@ __device__ __forceinline__ void store_half_tile(MatrixView<float> c, const float
     }
 }
 
-// A consumer warpgroup: for each of the block's tiles, waits for each stage, runs 4 wgmmas on it (128
-// bytes of k), keeps one group in flight and frees the stage before it, then stores its half-tile.
+// A consumer warpgroup: for each of the block's units, waits for each stage, runs 4 wgmmas on it (128
+// bytes of k), keeps one group in flight and frees the stage before it, then stores its half-tile into
+// the unit's slab of c (C itself with one slice).
 template <typename T>
 __device__ __forceinline__ void consume(MatrixView<float> c, unsigned long long* full, unsigned long long* empty,
-                                       unsigned int s_a, unsigned int s_b, int tiles_m, int tiles_n, int k_stages) {
+                                       unsigned int s_a, unsigned int s_b, int tiles_m, int tiles_n, int k_stages,
+                                       int stages_per_slice, int units) {
     const int half = threadIdx.x / 128 - 1;  // which 64 rows of the tile
     const bool arrives = threadIdx.x % 32 == 0;  // lane 0 of each warp frees a stage
     float d[128];
@@ -218,22 +239,21 @@ __device__ __forceinline__ void consume(MatrixView<float> c, unsigned long long*
     for (int i = 0; i < 128; ++i) d[i] = 0.0f;
     int stage = 0;
     unsigned int phase = 0;
-    for (int tile = blockIdx.x; tile < tiles_m * tiles_n; tile += gridDim.x) {
-        int tm, tn;
-        tile_coords(tile, tiles_m, tiles_n, tm, tn);
+    for (int unit = blockIdx.x; unit < units; unit += gridDim.x) {
+        const Unit u = unit_of(unit, tiles_m, tiles_n, k_stages, stages_per_slice);
         int previous = 0;
-        for (int ks = 0; ks < k_stages; ++ks) {
+        for (int ks = u.first; ks < u.end; ++ks) {
             mbarrier_wait(shared_address(&full[stage]), phase);
             const unsigned long long a = descriptor(s_a + stage * STAGE_A + half * 64 * KBYTES);
             const unsigned long long b = descriptor(s_b + stage * STAGE_B);
             wgmma_fence();
 #pragma unroll
             for (int kk = 0; kk < KBYTES / 32; ++kk) {
-                Wgmma<T>::mma(d, a + 2 * kk, b + 2 * kk, ks > 0 || kk > 0);
+                Wgmma<T>::mma(d, a + 2 * kk, b + 2 * kk, ks > u.first || kk > 0);
             }
             wgmma_commit();
             wgmma_wait<1>();  // the previous stage's wgmmas are done: its buffers go back to the producer
-            if (ks > 0 && arrives) mbarrier_arrive(shared_address(&empty[previous]));
+            if (ks > u.first && arrives) mbarrier_arrive(shared_address(&empty[previous]));
             previous = stage;
             if (++stage == STAGES) {
                 stage = 0;
@@ -243,28 +263,34 @@ __device__ __forceinline__ void consume(MatrixView<float> c, unsigned long long*
         wgmma_wait<0>();
         fence_accumulators(d);
         if (arrives) mbarrier_arrive(shared_address(&empty[previous]));
-        store_half_tile(c, d, tm * BM + half * 64, tn * BN);
+        const MatrixView<float> slab{c.rows, c.cols, c.data + (size_t)u.slice * c.rows * c.cols};
+        store_half_tile(slab, d, u.tm * BM + half * 64, u.tn * BN);
     }
 }
 
 // a: A (m x k) in T, box 128 bytes of k x BM rows; b_t: B^T (n x k) in T, box 128 bytes x BN rows; both
-// swizzled in 128-byte rows. k: A's true columns (the maps' inner size).
+// swizzled in 128-byte rows. k: A's true columns (the maps' inner size). c: C, or with more than one
+// slice of stages_per_slice k stages each, the slabs of C's size the slices' partial products go to
+// (the host's Split::choose, lab-mmm/src/ladder.rs). There are ceil(k_stages / stages_per_slice)
+// slices, so none is empty.
 template <typename T>
-__device__ __forceinline__ void wgmma_tma(const CUtensorMap* a, const CUtensorMap* b_t, MatrixView<float> c, int k) {
+__device__ __forceinline__ void wgmma_tma(const CUtensorMap* a, const CUtensorMap* b_t, MatrixView<float> c, int k,
+                                          int stages_per_slice) {
     extern __shared__ unsigned char shared[];
     __shared__ __align__(8) unsigned long long full[STAGES];
     __shared__ __align__(8) unsigned long long empty[STAGES];
     // The host launches with its own copy of THREADS and SHARED_BYTES (lab-mmm/src/wgmma.rs): fewer
     // threads would leave the empty barriers waiting for ever, less shared memory would let TMA write
-    // past it. Either stops the kernel here.
+    // past it; a slice of no stages would store accumulators no wgmma wrote. Each stops the kernel here.
     unsigned int dynamic_bytes;
     asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(dynamic_bytes));
-    if (blockDim.x != THREADS || dynamic_bytes < SHARED_BYTES) __trap();
+    if (blockDim.x != THREADS || dynamic_bytes < SHARED_BYTES || stages_per_slice < 1) __trap();
     const unsigned int s_a = (shared_address(shared) + 1023u) & ~1023u;  // STAGES x 16 KiB
     const unsigned int s_b = s_a + STAGES * STAGE_A;                      // STAGES x 32 KiB
     const int bk = KBYTES / (int)sizeof(T);
     const int tiles_m = (c.rows + BM - 1) / BM, tiles_n = (c.cols + BN - 1) / BN;
     const int k_stages = (k + bk - 1) / bk;
+    const int units = tiles_m * tiles_n * ((k_stages + stages_per_slice - 1) / stages_per_slice);
     if (threadIdx.x == 0) {
         for (int s = 0; s < STAGES; ++s) {
             mbarrier_init(shared_address(&full[s]), 1);                  // the producer's arrival
@@ -275,20 +301,20 @@ __device__ __forceinline__ void wgmma_tma(const CUtensorMap* a, const CUtensorMa
     __syncthreads();
     if (threadIdx.x < 128) {
         asm volatile("setmaxnreg.dec.sync.aligned.u32 24;\n");
-        if (threadIdx.x == 0) produce(a, b_t, full, empty, s_a, s_b, tiles_m, tiles_n, k_stages, bk);
+        if (threadIdx.x == 0) produce(a, b_t, full, empty, s_a, s_b, tiles_m, tiles_n, k_stages, stages_per_slice, units, bk);
     } else {
         asm volatile("setmaxnreg.inc.sync.aligned.u32 240;\n");
-        consume<T>(c, full, empty, s_a, s_b, tiles_m, tiles_n, k_stages);
+        consume<T>(c, full, empty, s_a, s_b, tiles_m, tiles_n, k_stages, stages_per_slice, units);
     }
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
-    wgmma_tma_tf32(const __grid_constant__ CUtensorMap a, const __grid_constant__ CUtensorMap b_t, MatrixView<float> c, int k) {
-    wgmma_tma<float>(&a, &b_t, c, k);
+    wgmma_tma_tf32(const __grid_constant__ CUtensorMap a, const __grid_constant__ CUtensorMap b_t, MatrixView<float> c, int k, int stages_per_slice) {
+    wgmma_tma<float>(&a, &b_t, c, k, stages_per_slice);
 }
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
-    wgmma_tma_bf16(const __grid_constant__ CUtensorMap a, const __grid_constant__ CUtensorMap b_t, MatrixView<float> c, int k) {
-    wgmma_tma<Bf16>(&a, &b_t, c, k);
+    wgmma_tma_bf16(const __grid_constant__ CUtensorMap a, const __grid_constant__ CUtensorMap b_t, MatrixView<float> c, int k, int stages_per_slice) {
+    wgmma_tma<Bf16>(&a, &b_t, c, k, stages_per_slice);
 }
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 

@@ -7,12 +7,15 @@
 //! the next kernel's C into that one. While the first kernel runs, the thread makes that second host
 //! copy and computes the CPU's reference for A * B (the vectors of Freivalds' test, or up to 1024^3 the
 //! whole product); then it checks each C in the order it was given and hands its host copy back. At
-//! most one C is being checked at a time: two host copies.
+//! most one C is being checked at a time: two host copies in turn, double buffering as CUDA programs
+//! do it between streams. The lab waits only where a check outlasts the next kernel (at 1024 the CPU's
+//! reference, a tenth of a second, outlasts both of a precision's kernels) and for the last one.
 //!
 //! The time the lab waits for a check counts as verification in `LAB_PHASES`' summary ("waiting for
 //! the CPU's check"); what the thread does beside the GPU is not on the lab's clock.
 
 use std::num::NonZeroUsize;
+use std::panic::AssertUnwindSafe;
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::thread::{Scope, ScopedJoinHandle};
 
@@ -26,9 +29,10 @@ use matrix::{Element, Matrix};
 pub struct Checker<'scope, T: Element> {
     /// Host copies of C to check, in the order of the kernels.
     to_check: Sender<Matrix<T>>,
-    /// Free host copies for the next C: first the new one (no check), then each checked one with its
-    /// check. One is always on its way.
-    checked: Receiver<(Option<ProductCheck>, Matrix<T>)>,
+    /// Host copies coming back free for the next C: first the new one (no check), then each checked
+    /// one with its check. The thread sends one more than it is given, so each hand-over, and the
+    /// finish, receives exactly one.
+    returned: Receiver<(Option<ProductCheck>, Matrix<T>)>,
     checks: Vec<ProductCheck>,
     thread: Option<ScopedJoinHandle<'scope, Result<()>>>,
 }
@@ -44,21 +48,25 @@ impl<'scope, T: Element> Checker<'scope, T> {
         random: &'scope mut Random,
     ) -> Checker<'scope, T> {
         let (to_check, work) = channel::<Matrix<T>>();
-        let (done, checked) = channel();
+        let (give_back, returned) = channel();
         let thread = scope.spawn(move || {
-            on_cores_but_one(|| -> Result<()> {
-                done.send((None, Matrix::new(a.rows(), b.cols())?))?;
+            let checks = || -> Result<()> {
+                give_back.send((None, Matrix::new(a.rows(), b.cols())?))?;
                 let reference = CpuProduct::new(a, b, random);
                 for c in work {
                     let check = reference.check(a, b, &c, random);
-                    done.send((Some(check), c))?; // fails only where the lab stopped on an error
+                    give_back.send((Some(check), c))?; // fails only where the lab stopped on an error
                 }
                 Ok(())
-            })
+            };
+            // A panic becomes an error: the scope would otherwise panic too where the lab leaves it
+            // early with an error of its own, and that error would be lost.
+            std::panic::catch_unwind(AssertUnwindSafe(|| on_cores_but_one(checks)))
+                .unwrap_or_else(|_| Err(anyhow!("the CPU's check of a product panicked")))
         });
         Checker {
             to_check,
-            checked,
+            returned,
             checks: Vec::new(),
             thread: Some(thread),
         }
@@ -67,7 +75,7 @@ impl<'scope, T: Element> Checker<'scope, T> {
     /// Hands C's host copy (the product just copied back) to the thread and puts a free host copy in
     /// its place: the new one the first time, after that the previous product's, once its check is
     /// done. C's device copy stays.
-    pub fn check(&mut self, c: &mut Matrix<T>) -> Result<()> {
+    pub fn hand_over(&mut self, c: &mut Matrix<T>) -> Result<()> {
         let (check, mut free) = self.receive()?;
         self.checks.extend(check);
         c.swap_host(&mut free)?;
@@ -98,12 +106,11 @@ impl<'scope, T: Element> Checker<'scope, T> {
     fn receive(&mut self) -> Result<(Option<ProductCheck>, Matrix<T>)> {
         let _phase = phases::enter(Phase::Verify);
         let _part = phases::enter_part("waiting for the CPU's check");
-        self.checked.recv().map_err(|_| self.stopped())
+        self.returned.recv().map_err(|_| self.stopped())
     }
 
     /// The error of a thread that ended before its work did: its own (no host memory for the second
-    /// copy of C), or a panic, whose message is on stderr already. Joined here, so that the scope does
-    /// not panic again when it ends.
+    /// copy of C, or a panic, whose message is on stderr already), read when it is joined here.
     fn stopped(&mut self) -> anyhow::Error {
         match self.thread.take().map(ScopedJoinHandle::join) {
             Some(Ok(Err(error))) => error,
@@ -121,7 +128,7 @@ fn on_cores_but_one<R: Send>(work: impl FnOnce() -> R + Send) -> R {
         .build()
     {
         Ok(pool) => pool.install(work),
-        Err(_) => work(), // no threads to spare: rayon's own pool, as everywhere else
+        Err(_) => work(), // the system would not start the pool's threads: rayon's global pool
     }
 }
 
@@ -152,7 +159,7 @@ mod tests {
             let mut checker = Checker::start(scope, a, b, &mut random);
             for product in products {
                 c.data_mut().copy_from_slice(product.data()); // the copy back from the GPU
-                checker.check(&mut c).unwrap();
+                checker.hand_over(&mut c).unwrap();
             }
             checker.finish(&mut c).unwrap()
         });
@@ -192,9 +199,9 @@ mod tests {
         let mut c = Matrix::from_row_major(40, 20, right.data()).unwrap();
         std::thread::scope(|scope| {
             let mut checker = Checker::start(scope, &a, &b, &mut random);
-            checker.check(&mut c).unwrap();
+            checker.hand_over(&mut c).unwrap();
             // An error in the next kernel returns here: the checker is dropped unfinished, and the
-            // scope ends only once the thread has (a hang here fails the test by its time limit).
+            // scope ends once the thread has (were it left waiting, this test would never end).
         });
         assert!(
             c.data().iter().all(|&value| value == 0.0),

@@ -204,8 +204,8 @@ impl Step {
     }
 
     /// The launch grid for a C of `rows` x `cols`: blocks along the columns (x) and the rows (y), enough
-    /// to cover C with the step's block tiles. (The wgmma steps' persistent blocks walk these tiles:
-    /// [`wgmma::blocks`].)
+    /// to cover C with the step's block tiles. (The wgmma steps' persistent blocks walk these tiles and
+    /// slices of k: [`wgmma::blocks`].)
     pub fn grid(self, rows: u32, cols: u32) -> (u32, u32) {
         let (tile_rows, tile_cols) = self.shape().1;
         (cols.div_ceil(tile_cols), rows.div_ceil(tile_rows))
@@ -343,10 +343,19 @@ impl Ladder {
         let Some(function) = self.function::<T>(step)? else {
             return Ok(None);
         };
-        let wgmma = step
-            .operand()
-            .map(|operand| WgmmaLaunch::prepare(&self.wgmma, operand, (m, k, n), self.multiprocessors))
-            .transpose()?;
+        let wgmma = match step.operand() {
+            Some(operand) => {
+                let sum = check_cuda!(self.ladder.get_function("sum_slices_f32"))?;
+                Some(WgmmaLaunch::prepare(
+                    &self.wgmma,
+                    operand,
+                    (m, k, n),
+                    self.multiprocessors,
+                    sum,
+                )?)
+            }
+            None => None,
+        };
         let mut launch = StepLaunch {
             step,
             function,
@@ -372,9 +381,13 @@ impl Ladder {
     }
 
     /// How a split-K step cuts k for an `m` x `k` times `k` x `n` product here ([`Split::choose`], with
-    /// this GPU's multiprocessors and the blocks of the step's kernel each holds); `None` for the other
-    /// steps.
+    /// this GPU's multiprocessors and the blocks of the step's kernel each holds); for steps 12 and 13,
+    /// which cut k themselves where C has too few tiles, how they do ([`wgmma::split`]; `None` where
+    /// they do not); `None` for the other steps.
     pub fn split(&self, step: Step, (m, k, n): (usize, usize, usize)) -> Option<Split> {
+        if let Some(operand) = step.operand() {
+            return Some(wgmma::split(operand, (m, k, n), self.multiprocessors)).filter(|split| split.slices > 1);
+        }
         step.split_of()?;
         let (x, y) = step.grid(m as u32, n as u32);
         Some(Split::choose(
@@ -617,7 +630,8 @@ struct SplitLaunch<'a, T: Element> {
 impl<T: Element> StepLaunch<'_, T> {
     /// How split-K cuts k, where it does (a split-K step on a C with too few tiles).
     pub fn split(&self) -> Option<Split> {
-        self.split.as_ref().map(|split| split.split)
+        let wgmma = || self.wgmma.as_ref().and_then(WgmmaLaunch::split);
+        self.split.as_ref().map(|split| split.split).or_else(wgmma)
     }
 
     /// Enqueues one product C = A * B on `stream` (the views of the sizes the step was prepared for).

@@ -204,7 +204,8 @@ fn multiply<T: Element>(
     let mut c = Matrix::<T>::new(a.rows(), b.cols())?;
     a.copy_to_gpu_staged(staging)?;
     b.copy_to_gpu_staged(staging)?;
-    // A and B are only read from here on, by the kernels and by the check's thread, until the scope ends.
+    // A and B are only read from here on, by the kernels and by the check's thread: shared borrows,
+    // which the thread may hold until the scope ends.
     let (inputs_a, inputs_b) = (&*a, &*b);
 
     let (runs, checks) = std::thread::scope(|scope| -> Result<_> {
@@ -224,7 +225,9 @@ fn multiply<T: Element>(
                     args.repetitions as usize,
                 )?;
                 c.copy_from_gpu_staged(staging)?;
-                checker.check(&mut c)?;
+                // C's host copy goes to the check and another takes its place: the two alternate,
+                // while C's device copy stays where the kernels write it.
+                checker.hand_over(&mut c)?;
                 progress.done();
                 progress.println(format!(
                     "{} {} BLOCK_SIZE {block_size}: {timing}",
@@ -236,6 +239,13 @@ fn multiply<T: Element>(
         }
         Ok((runs, checker.finish(&mut c)?))
     })?;
+    // The table's rows, once every check is in: the verdicts come after the kernels that follow.
+    anyhow::ensure!(
+        runs.len() == checks.len(),
+        "{} products, {} checks",
+        runs.len(),
+        checks.len()
+    );
     let element_size = std::mem::size_of::<T>() as f64;
     for ((kernel, block_size, timing), check) in runs.into_iter().zip(checks) {
         products.rows.push(Row {

@@ -17,6 +17,8 @@ use cust::module::Module;
 use cust::stream::Stream;
 use matrix::{Element, MatrixView};
 
+use crate::ladder::Split;
+
 /// Rows and columns of C a block's tile has, as `BM` and `BN` in mmm_wgmma.cu.
 pub const TILE: (u32, u32) = (128, 256);
 /// A producer warpgroup and two consumers, as `THREADS`.
@@ -122,9 +124,22 @@ impl MapShape {
     }
 }
 
-/// Blocks of the persistent grid: one per multiprocessor, fewer where C has fewer tiles.
-pub fn blocks((m, n): (u32, u32), multiprocessors: u32) -> u32 {
-    (m.div_ceil(TILE.0) * n.div_ceil(TILE.1)).min(multiprocessors)
+/// Tiles of C, as the kernel walks them.
+fn tiles((m, n): (u32, u32)) -> u32 {
+    m.div_ceil(TILE.0) * n.div_ceil(TILE.1)
+}
+
+/// How the step cuts k for an `m` x `k` times `k` x `n` product: into slices of its 128-byte stages
+/// where C's tiles leave multiprocessors idle (1024 x 1024: 32 tiles for an H100's 132), as split-K does
+/// for steps 9 to 11 ([`Split::choose`], one block per multiprocessor); one slice, C itself, elsewhere.
+pub fn split(operand: Operand, (m, k, n): (usize, usize, usize), multiprocessors: u32) -> Split {
+    let stages = (k * operand.bytes()).div_ceil(KBYTES as usize) as u32;
+    Split::choose(tiles((m as u32, n as u32)), stages, multiprocessors, 1)
+}
+
+/// Blocks of the persistent grid: one per multiprocessor, fewer where C has fewer tiles and slices.
+pub fn blocks((m, n): (u32, u32), slices: u32, multiprocessors: u32) -> u32 {
+    (tiles((m, n)) * slices).min(multiprocessors)
 }
 
 /// A padded copy of one operand on the GPU: `rows` rows of `row_length` elements (the padding is never
@@ -163,7 +178,8 @@ enum Prep {
 }
 
 /// Step 12 or 13 prepared for one product's sizes: its GEMM, its prep kernels and their buffers (A's
-/// copy where the kernel cannot read A itself, and B^T), and the multiprocessors the grid fills.
+/// copy where the kernel cannot read A itself, and B^T), the multiprocessors the grid fills, and where
+/// k is cut into slices, the slices' partial products and the kernel that sums them.
 pub struct WgmmaLaunch<'a> {
     operand: Operand,
     /// m, k and n the buffers were made for.
@@ -175,18 +191,23 @@ pub struct WgmmaLaunch<'a> {
     a_copy: Option<Padded>,
     b_t: Padded,
     multiprocessors: u32,
+    split: Split,
+    /// sum_slices_f32 (mmm_ladder.cu) and `split.slices` slabs of C's size, where there are two
+    /// slices or more.
+    slabs: Option<(Function<'a>, DeviceBuffer<f32>)>,
 }
 
 impl<'a> WgmmaLaunch<'a> {
     /// The step for an `m` x `k` times `k` x `n` product from `module` (mmm_wgmma.cu, whose GEMM has
     /// been allowed [`SHARED_BYTES`] of dynamic shared memory), its buffers allocated here, outside the
     /// timed launches. TF32 reads A as it is where its rows are whole 16-byte pieces (k % 4 == 0); bf16
-    /// always converts it.
+    /// always converts it. `sum` is sum_slices_f32 from the ladder's module, for split-K ([`split`]).
     pub fn prepare(
         module: &'a Module,
         operand: Operand,
         (m, k, n): (usize, usize, usize),
         multiprocessors: u32,
+        sum: Function<'a>,
     ) -> Result<WgmmaLaunch<'a>> {
         ensure!(
             k.div_ceil(32) <= 65535,
@@ -202,6 +223,11 @@ impl<'a> WgmmaLaunch<'a> {
         let a_copy = (operand == Operand::Bf16 || k % 4 != 0)
             .then(|| Padded::new(operand, (m, k), TILE.0))
             .transpose()?;
+        let split = split(operand, (m, k, n), multiprocessors);
+        // Poisoned, so that a slab a slice leaves unwritten turns C into NaN, not into old numbers.
+        let slabs = (split.slices > 1)
+            .then(|| poisoned_device_buffer::<f32>(split.slices as usize * m * n).map(|slabs| (sum, slabs)))
+            .transpose()?;
         Ok(WgmmaLaunch {
             operand,
             sizes: (i32::try_from(m)?, i32::try_from(k)?, i32::try_from(n)?),
@@ -211,7 +237,14 @@ impl<'a> WgmmaLaunch<'a> {
             a_copy,
             b_t: Padded::new(operand, (n, k), TILE.1)?,
             multiprocessors,
+            split,
+            slabs,
         })
+    }
+
+    /// How k is cut, where it is (more than one slice).
+    pub fn split(&self) -> Option<Split> {
+        (self.split.slices > 1).then_some(self.split)
     }
 
     /// Enqueues the prep and the GEMM on `stream`: C = A * B for f32 views of the sizes prepared for.
@@ -242,15 +275,46 @@ impl<'a> WgmmaLaunch<'a> {
         };
         self.prep(Prep::Transpose, b, &self.b_t, stream)?;
         let b_map = self.b_t.map;
-        let grid = blocks((m as u32, n as u32), self.multiprocessors);
+        let Split {
+            slices,
+            tiles_per_slice: stages_per_slice,
+        } = self.split;
+        let grid = blocks((m as u32, n as u32), slices, self.multiprocessors);
+        // The GEMM writes C itself, or with more than one slice the slabs, which sum_slices adds into C.
+        let target = match &self.slabs {
+            Some((_, slabs)) => MatrixView {
+                rows: m,
+                cols: n,
+                data: slabs.as_device_ptr(),
+            },
+            None => MatrixView {
+                rows: m,
+                cols: n,
+                data: c.data.cast::<f32>(),
+            },
+        };
         let gemm = &self.gemm;
-        // __global__ void wgmma_tma_tf32(const __grid_constant__ CUtensorMap a, const __grid_constant__ CUtensorMap b_t, MatrixView<float> c, int k), and _bf16
+        // __global__ void wgmma_tma_tf32(const __grid_constant__ CUtensorMap a, const __grid_constant__ CUtensorMap b_t, MatrixView<float> c, int k, int stages_per_slice), and _bf16
         // SAFETY: `gemm` is the kernel above, looked up by name in `prepare`; the arguments match its
         // C signature in type and order (CuTensorMap is CUtensorMap's 128 bytes). The maps describe
         // A's buffer (the caller's view, whose sizes were checked above against those prepared for)
-        // or its copy, and B^T: this struct's buffers, freed only after a synchronize (Drop). The
-        // kernel traps unless it got THREADS threads and SHARED_BYTES of shared memory.
-        check_cuda!(unsafe { launch!(gemm<<<grid, THREADS, SHARED_BYTES, stream>>>(a_map, b_map, c, k)) })?;
+        // or its copy, and B^T: this struct's buffers, freed only after a synchronize (Drop). `target`
+        // is C (the caller's view, checked above) or the slabs, `slices` x m x n floats allocated
+        // for these sizes in `prepare`; the kernel writes slab z for slice z < ceil(k stages /
+        // stages_per_slice) = slices. The kernel traps unless it got THREADS threads, SHARED_BYTES of
+        // shared memory and stages_per_slice >= 1.
+        check_cuda!(unsafe {
+            launch!(gemm<<<grid, THREADS, SHARED_BYTES, stream>>>(a_map, b_map, target, k, stages_per_slice as i32))
+        })?;
+        if let Some((sum, slabs)) = &self.slabs {
+            let blocks = (m as u64 * n as u64)
+                .div_ceil(256)
+                .min(u64::from(16 * self.multiprocessors)) as u32;
+            // __global__ void sum_slices_f32(const float* partial, int slices, MatrixView<float> c)
+            // SAFETY: the signature's types in order; `slabs` holds `slices` slabs of C's size, and C
+            // is the caller's f32 view (checked above).
+            check_cuda!(unsafe { launch!(sum<<<blocks, 256, 0, stream>>>(slabs.as_device_ptr(), slices as i32, c)) })?;
+        }
         Ok(())
     }
 
@@ -343,9 +407,34 @@ mod tests {
     #[test]
     fn shared_memory_holds_four_stages_and_the_grid_one_block_per_multiprocessor() {
         assert_eq!(SHARED_BYTES, 4 * (16384 + 32768) + 1024);
-        assert_eq!(blocks((4096, 4096), 132), 132);
-        assert_eq!(blocks((1, 1), 132), 1);
-        assert_eq!(blocks((256, 8192), 132), 64);
-        assert_eq!(blocks((1000, 999), 132), 8 * 4);
+        assert_eq!(blocks((4096, 4096), 1, 132), 132);
+        assert_eq!(blocks((1, 1), 1, 132), 1);
+        assert_eq!(blocks((256, 8192), 1, 132), 64);
+        assert_eq!(blocks((1000, 999), 1, 132), 8 * 4);
+        assert_eq!(blocks((1000, 999), 4, 132), 8 * 4 * 4);
+        assert_eq!(blocks((256, 256), 32, 132), 64);
+        assert_eq!(blocks((256, 256), 80, 132), 132);
+    }
+
+    /// Split-K where C's tiles leave an H100's 132 multiprocessors idle, slices of at least 8 stages of
+    /// 128 bytes of k (256 k in TF32, 512 in bf16); C itself where the tiles fill the GPU.
+    #[test]
+    fn k_is_cut_where_c_has_too_few_tiles() {
+        let slices = |operand, sizes| {
+            let Split {
+                slices,
+                tiles_per_slice,
+            } = split(operand, sizes, 132);
+            (slices, tiles_per_slice)
+        };
+        assert_eq!(slices(Operand::Tf32, (1024, 1024, 1024)), (4, 8));
+        assert_eq!(slices(Operand::Bf16, (1024, 1024, 1024)), (2, 8));
+        assert_eq!(slices(Operand::Tf32, (4096, 4096, 4096)), (1, 128));
+        assert_eq!(slices(Operand::Tf32, (2048, 2048, 2048)), (1, 64));
+        assert_eq!(slices(Operand::Tf32, (256, 8192, 256)), (32, 8));
+        // 66 stages in 8 slices of 9, the last of 3; bf16's 33 stages in 4 of 9, the last of 6.
+        assert_eq!(slices(Operand::Tf32, (129, 2085, 257)), (8, 9));
+        assert_eq!(slices(Operand::Bf16, (129, 2085, 257)), (4, 9));
+        assert_eq!(slices(Operand::Tf32, (1, 1, 1)), (1, 1));
     }
 }

@@ -280,6 +280,10 @@ fn hopper_steps_12_and_13_are_right_at_awkward_sizes_or_say_they_need_sm_90a() {
         (130, 36, 300),
         (64, 4, 96),
         (2048, 2048, 2048),
+        // Split-K inside the step, C having too few tiles (on an H100: 4 slices in tf32 and 2 in bf16;
+        // 8 and 4, the last one shorter).
+        (1024, 1024, 1024),
+        (129, 2085, 257),
     ];
     for step in [Step::WgmmaTf32, Step::WgmmaBf16] {
         let mut random = Random::new(41);
@@ -301,6 +305,21 @@ fn hopper_steps_12_and_13_are_right_at_awkward_sizes_or_say_they_need_sm_90a() {
             continue;
         }
         assert_eq!(ladder.arch(), 90, "{} runs on sm_90 only", step.name());
+        let sliced = |sizes| {
+            let launch = ladder.prepare::<f32>(step, sizes).unwrap().unwrap();
+            launch.split().map(|split| split.slices)
+        };
+        // Every sm_90 GPU has 114 multiprocessors or more: 32 tiles leave most idle, 128 do not.
+        let (wide, long, full) = (
+            sliced((1024, 1024, 1024)),
+            sliced((129, 2085, 257)),
+            sliced((2048, 2048, 2048)),
+        );
+        assert!(
+            wide > Some(1) && long > Some(1) && full.is_none(),
+            "{}: {wide:?} {long:?} {full:?}",
+            step.name()
+        );
         for (m, k, n) in shapes {
             let (a, b, mut c) = operands::<f32>((m, k, n), &mut random);
             run_step(&ladder, step, &a, &b, &mut c, 2).unwrap().unwrap();
