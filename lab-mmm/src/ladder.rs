@@ -345,13 +345,14 @@ impl Ladder {
         };
         let wgmma = match step.operand() {
             Some(operand) => {
-                let sum = check_cuda!(self.ladder.get_function("sum_slices_f32"))?;
+                let split = wgmma::split(operand, (m, k, n), self.multiprocessors);
+                let slabs = self.slabs::<f32>(split, m * n)?;
                 Some(WgmmaLaunch::prepare(
                     &self.wgmma,
                     operand,
                     (m, k, n),
                     self.multiprocessors,
-                    sum,
+                    (split, slabs),
                 )?)
             }
             None => None,
@@ -364,20 +365,31 @@ impl Ladder {
             multiprocessors: self.multiprocessors,
         };
         if let (Some(base), Some(split)) = (step.split_of(), self.split(step, (m, k, n))) {
-            if split.slices == 1 {
-                return self.prepare::<T>(base, (m, k, n));
-            }
-            let sum = check_cuda!(self.ladder.get_function(format!("sum_slices_{}", T::NAME)))?;
-            // Poisoned, so that a slab a slice leaves unwritten turns C into NaN, not into old numbers.
-            let partial = poisoned_device_buffer::<T>(split.slices as usize * m * n)?;
+            let Some(slabs) = self.slabs::<T>(split, m * n)? else {
+                return self.prepare::<T>(base, (m, k, n)); // one slice: the step it splits
+            };
             launch.split = Some(SplitLaunch {
                 sizes: (m as i32, k as i32, n as i32),
                 split,
-                sum,
-                partial,
+                slabs,
             });
         }
         Ok(Some(launch))
+    }
+
+    /// Split-K's slabs for `split` of a C of `elements` elements, where it has more than one slice.
+    fn slabs<T: Element>(&self, split: Split, elements: usize) -> Result<Option<Slabs<'_, T>>> {
+        if split.slices == 1 {
+            return Ok(None);
+        }
+        let sum = check_cuda!(self.ladder.get_function(format!("sum_slices_{}", T::NAME)))?;
+        // Poisoned, so that a slab a slice leaves unwritten turns C into NaN, not into old numbers.
+        let partial = poisoned_device_buffer::<T>(split.slices as usize * elements)?;
+        Ok(Some(Slabs {
+            slices: split.slices,
+            sum,
+            partial,
+        }))
     }
 
     /// How a split-K step cuts k for an `m` x `k` times `k` x `n` product here ([`Split::choose`], with
@@ -617,14 +629,59 @@ pub struct StepLaunch<'a, T: Element> {
     multiprocessors: u32,
 }
 
-/// Split-K's part of a [`StepLaunch`]: the slices (more than one), the sum's kernel, and the slabs of
-/// partial products.
+/// Split-K's part of a [`StepLaunch`]: the slices (more than one) and their slabs.
 struct SplitLaunch<'a, T: Element> {
     /// The product's m, k and n, which the slabs and the split were made for.
     sizes: (i32, i32, i32),
     split: Split,
+    slabs: Slabs<'a, T>,
+}
+
+/// Split-K's partial products: `slices` slabs of C's size, one per slice of k, and sum_slices, the
+/// kernel that adds them into C in slice order (steps 9 to 11, and 12 and 13 where they cut k).
+pub struct Slabs<'a, T: Element> {
+    slices: u32,
     sum: Function<'a>,
     partial: DeviceBuffer<T>,
+}
+
+impl<T: Element> Slabs<'_, T> {
+    /// The slabs as the split kernels take them: a view of C's size whose slab z starts z x rows x
+    /// cols elements on.
+    pub fn view(&self, rows: i32, cols: i32) -> MatrixView<T> {
+        MatrixView {
+            rows,
+            cols,
+            data: self.partial.as_device_ptr(),
+        }
+    }
+
+    /// Whether these are `slices` slabs of `count` elements each.
+    pub fn holds(&self, slices: u32, count: u64) -> bool {
+        self.slices == slices && self.partial.len() as u64 == u64::from(slices) * count
+    }
+
+    /// Enqueues C = the sum of the slabs on `stream`, one element per thread, in a grid of at most 16
+    /// blocks per multiprocessor that strides over C. `c` must be the C the slabs were made for.
+    pub fn add_into(&self, c: MatrixView<T>, multiprocessors: u32, stream: &Stream) -> Result<()> {
+        let sum = &self.sum;
+        let count = c.rows as u64 * c.cols as u64;
+        anyhow::ensure!(
+            self.holds(self.slices, count),
+            "{} slabs of {} elements in all do not make a C of {} x {}",
+            self.slices,
+            self.partial.len(),
+            c.rows,
+            c.cols
+        );
+        let blocks = count.div_ceil(256).min(u64::from(16 * multiprocessors)) as u32;
+        let (partial, slices) = (self.partial.as_device_ptr(), self.slices as i32);
+        // __global__ void sum_slices_f64(const double* partial, int slices, MatrixView<double> c), and _f32
+        // SAFETY: the signature's types in order; `partial` holds `slices` slabs of C's size (checked
+        // above), owned by this struct, which its owner frees only after a synchronize.
+        check_cuda!(unsafe { launch!(sum<<<blocks, 256, 0, stream>>>(partial, slices, c)) })?;
+        Ok(())
+    }
 }
 
 impl<T: Element> StepLaunch<'_, T> {
@@ -665,12 +722,7 @@ impl<T: Element> StepLaunch<'_, T> {
             tiles_per_slice,
         } = split.split;
         let grid = GridSize::xyz(blocks_x, blocks_y, slices);
-        let partial = split.partial.as_device_ptr();
-        let slabs = MatrixView {
-            rows: c.rows,
-            cols: c.cols,
-            data: partial,
-        };
+        let slabs = split.slabs.view(c.rows, c.cols);
         // __global__ void mma_tiled_split_f64(MatrixView<double> a, MatrixView<double> b, MatrixView<double> partial, int tiles_per_slice), ...
         // SAFETY: the arguments match the kernel's C signature, in type and order; `slabs` is the
         // partial products' buffer of `slices` slabs of C's size (made for these sizes, checked
@@ -678,13 +730,7 @@ impl<T: Element> StepLaunch<'_, T> {
         check_cuda!(unsafe {
             launch!(function<<<grid, threads, shared, stream>>>(a, b, slabs, tiles_per_slice as i32))
         })?;
-        let sum = &split.sum;
-        let count = c.rows as u64 * c.cols as u64;
-        let blocks = count.div_ceil(256).min(u64::from(16 * self.multiprocessors)) as u32;
-        // __global__ void sum_slices_f64(const double* partial, int slices, MatrixView<double> c)
-        // SAFETY: the signature's types in order; `partial` holds `slices` slabs of C's size.
-        check_cuda!(unsafe { launch!(sum<<<blocks, 256, 0, stream>>>(partial, slices as i32, c)) })?;
-        Ok(())
+        split.slabs.add_into(c, self.multiprocessors, stream)
     }
 }
 

@@ -17,7 +17,7 @@ use cust::module::Module;
 use cust::stream::Stream;
 use matrix::{Element, MatrixView};
 
-use crate::ladder::Split;
+use crate::ladder::{Slabs, Split};
 
 /// Rows and columns of C a block's tile has, as `BM` and `BN` in mmm_wgmma.cu.
 pub const TILE: (u32, u32) = (128, 256);
@@ -192,23 +192,30 @@ pub struct WgmmaLaunch<'a> {
     b_t: Padded,
     multiprocessors: u32,
     split: Split,
-    /// sum_slices_f32 (mmm_ladder.cu) and `split.slices` slabs of C's size, where there are two
-    /// slices or more.
-    slabs: Option<(Function<'a>, DeviceBuffer<f32>)>,
+    /// The slices' partial products, where there are two slices or more.
+    slabs: Option<Slabs<'a, f32>>,
 }
 
 impl<'a> WgmmaLaunch<'a> {
     /// The step for an `m` x `k` times `k` x `n` product from `module` (mmm_wgmma.cu, whose GEMM has
     /// been allowed [`SHARED_BYTES`] of dynamic shared memory), its buffers allocated here, outside the
     /// timed launches. TF32 reads A as it is where its rows are whole 16-byte pieces (k % 4 == 0); bf16
-    /// always converts it. `sum` is sum_slices_f32 from the ladder's module, for split-K ([`split`]).
+    /// always converts it. `split` is [`split`]'s for these sizes, with the slabs where it has more than
+    /// one slice (the ladder makes them: its module has the kernel that sums them).
     pub fn prepare(
         module: &'a Module,
         operand: Operand,
         (m, k, n): (usize, usize, usize),
         multiprocessors: u32,
-        sum: Function<'a>,
+        (split, slabs): (Split, Option<Slabs<'a, f32>>),
     ) -> Result<WgmmaLaunch<'a>> {
+        ensure!(
+            split == self::split(operand, (m, k, n), multiprocessors)
+                && slabs
+                    .as_ref()
+                    .map_or(split.slices == 1, |slabs| slabs.holds(split.slices, (m * n) as u64)),
+            "the wgmma steps' split was made for other sizes"
+        );
         ensure!(
             k.div_ceil(32) <= 65535,
             "k = {k} is longer than the wgmma steps' transpose of B takes (65535 x 32)"
@@ -222,11 +229,6 @@ impl<'a> WgmmaLaunch<'a> {
         let transpose = check_cuda!(module.get_function(format!("transpose_pad_{}", operand.suffix())))?;
         let a_copy = (operand == Operand::Bf16 || k % 4 != 0)
             .then(|| Padded::new(operand, (m, k), TILE.0))
-            .transpose()?;
-        let split = split(operand, (m, k, n), multiprocessors);
-        // Poisoned, so that a slab a slice leaves unwritten turns C into NaN, not into old numbers.
-        let slabs = (split.slices > 1)
-            .then(|| poisoned_device_buffer::<f32>(split.slices as usize * m * n).map(|slabs| (sum, slabs)))
             .transpose()?;
         Ok(WgmmaLaunch {
             operand,
@@ -275,45 +277,33 @@ impl<'a> WgmmaLaunch<'a> {
         };
         self.prep(Prep::Transpose, b, &self.b_t, stream)?;
         let b_map = self.b_t.map;
+        let c = MatrixView {
+            rows: m,
+            cols: n,
+            data: c.data.cast::<f32>(), // T is f32 (checked above)
+        };
         let Split {
             slices,
             tiles_per_slice: stages_per_slice,
         } = self.split;
         let grid = blocks((m as u32, n as u32), slices, self.multiprocessors);
         // The GEMM writes C itself, or with more than one slice the slabs, which sum_slices adds into C.
-        let target = match &self.slabs {
-            Some((_, slabs)) => MatrixView {
-                rows: m,
-                cols: n,
-                data: slabs.as_device_ptr(),
-            },
-            None => MatrixView {
-                rows: m,
-                cols: n,
-                data: c.data.cast::<f32>(),
-            },
-        };
+        let target = self.slabs.as_ref().map_or(c, |slabs| slabs.view(m, n));
         let gemm = &self.gemm;
         // __global__ void wgmma_tma_tf32(const __grid_constant__ CUtensorMap a, const __grid_constant__ CUtensorMap b_t, MatrixView<float> c, int k, int stages_per_slice), and _bf16
         // SAFETY: `gemm` is the kernel above, looked up by name in `prepare`; the arguments match its
         // C signature in type and order (CuTensorMap is CUtensorMap's 128 bytes). The maps describe
         // A's buffer (the caller's view, whose sizes were checked above against those prepared for)
         // or its copy, and B^T: this struct's buffers, freed only after a synchronize (Drop). `target`
-        // is C (the caller's view, checked above) or the slabs, `slices` x m x n floats allocated
-        // for these sizes in `prepare`; the kernel writes slab z for slice z < ceil(k stages /
+        // is C (the caller's view, checked above) or the slabs, `slices` x m x n floats (checked in
+        // `prepare`) that this struct owns; the kernel writes slab z for slice z < ceil(k stages /
         // stages_per_slice) = slices. The kernel traps unless it got THREADS threads, SHARED_BYTES of
         // shared memory and stages_per_slice >= 1.
         check_cuda!(unsafe {
             launch!(gemm<<<grid, THREADS, SHARED_BYTES, stream>>>(a_map, b_map, target, k, stages_per_slice as i32))
         })?;
-        if let Some((sum, slabs)) = &self.slabs {
-            let blocks = (m as u64 * n as u64)
-                .div_ceil(256)
-                .min(u64::from(16 * self.multiprocessors)) as u32;
-            // __global__ void sum_slices_f32(const float* partial, int slices, MatrixView<float> c)
-            // SAFETY: the signature's types in order; `slabs` holds `slices` slabs of C's size, and C
-            // is the caller's f32 view (checked above).
-            check_cuda!(unsafe { launch!(sum<<<blocks, 256, 0, stream>>>(slabs.as_device_ptr(), slices as i32, c)) })?;
+        if let Some(slabs) = &self.slabs {
+            slabs.add_into(c, self.multiprocessors, stream)?;
         }
         Ok(())
     }

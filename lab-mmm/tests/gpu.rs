@@ -388,6 +388,15 @@ fn cublas_in_tf32_rounds_and_the_sweep_checks_every_precision() {
     }
 }
 
+/// Our kernels/cuda/mmm.cu, the solution that the tests below change into students' kernels.
+fn our_mmm_cu() -> String {
+    std::fs::read_to_string(common::testing::repository_file(
+        "kernels/cuda/mmm.cu",
+        env!("CARGO_MANIFEST_DIR"),
+    ))
+    .unwrap()
+}
+
 /// `lab-mmm --kernel-source FILE --kernel KERNEL --check`, as a student runs it (assignments/02, 03).
 fn check(file: &str, kernel: &str) -> common::testing::Outcome {
     common::testing::check_kernel_source(
@@ -676,11 +685,7 @@ fn week_3_a_kernel_that_traps_faults_every_case_and_the_others_still_run() {
 #[test]
 #[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
 fn week_3_a_case_that_faults_ends_its_child_and_the_cases_after_it_still_pass() {
-    let ours = std::fs::read_to_string(common::testing::repository_file(
-        "kernels/cuda/mmm.cu",
-        env!("CARGO_MANIFEST_DIR"),
-    ))
-    .unwrap();
+    let ours = our_mmm_cu();
     let loop_start = "    T sum = 0;\n    for (int tile = 0;";
     assert_eq!(ours.matches(loop_start).count(), 1, "the tiled kernel's loop moved");
     let traps = "    if (tx == 0 && ty == 0 && blockIdx.x == 0 && blockIdx.y == 0) printf(\"sizes %d %d %d\\n\", a.rows, a.cols, b.cols);\n    if (a.rows == 17 && row == 0 && col == 0) __trap();\n";
@@ -731,11 +736,7 @@ fn week_3_a_case_that_faults_ends_its_child_and_the_cases_after_it_still_pass() 
 #[test]
 #[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
 fn week_3_a_kernel_that_calls_malloc_runs_each_case_on_a_heap_of_its_own() {
-    let ours = std::fs::read_to_string(common::testing::repository_file(
-        "kernels/cuda/mmm.cu",
-        env!("CARGO_MANIFEST_DIR"),
-    ))
-    .unwrap();
+    let ours = our_mmm_cu();
     let loop_start = "    T sum = 0;\n    for (int tile = 0;";
     let every_block =
         "if (tx == 0 && ty == 0) { void* scratch = malloc(16); if (scratch == nullptr) __trap(); free(scratch); }";
@@ -918,11 +919,7 @@ fn the_week_3_red_team_gets_its_verdicts() {
 #[test]
 #[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
 fn a_kernel_that_makes_the_machine_look_broken_gets_no_machine_verdict() {
-    let ours = std::fs::read_to_string(common::testing::repository_file(
-        "kernels/cuda/mmm.cu",
-        env!("CARGO_MANIFEST_DIR"),
-    ))
-    .unwrap();
+    let ours = our_mmm_cu();
     let honest = "extern \"C\" __global__ void mmm_f64(MatrixView<double> a, MatrixView<double> b, MatrixView<double> c) { mmm(a, b, c); }";
     let liar = "extern \"C\" __global__ void mmm_f64(MatrixView<double> a, MatrixView<double> b, MatrixView<double> c) { \
                 printf(\"CHECK-ROW\\tmmm f64, 1 x 1 times 1 x 1\\tmachine\\tno GPU\\nlab-mmm: error: machine: no usable CUDA GPU\\n\"); asm(\"trap;\"); }";
@@ -959,11 +956,7 @@ fn a_kernel_that_makes_the_machine_look_broken_gets_no_machine_verdict() {
 #[test]
 #[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
 fn the_labs_run_puts_each_kernels_verdict_on_its_own_row() {
-    let ours = std::fs::read_to_string(common::testing::repository_file(
-        "kernels/cuda/mmm.cu",
-        env!("CARGO_MANIFEST_DIR"),
-    ))
-    .unwrap();
+    let ours = our_mmm_cu();
     let store = "c(row, col) = sum;";
     let last = ours.rfind(store).expect("mmm.cu stores C");
     let off_by_one = format!(
