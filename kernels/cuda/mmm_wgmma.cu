@@ -1,51 +1,52 @@
 // mmm_wgmma.cu: the ladder's steps 12 and 13, Hopper's own way to multiply: what cuBLAS runs on an
 // H100. C = A * B for row-major f32 A (m x k), B (k x n) and C (m x n) of any size, as in mmm_ladder.cu.
 //
-//  12. wgmma_tma_tf32: A and B in TF32 (rounded by the copy engine), sums in f32.
+//  12. wgmma_tma_tf32: A and B in TF32 (rounded by the copy engine, or as they are loaded into
+//      registers), sums in f32.
 //  13. wgmma_tma_bf16: A and B converted to bf16 first (8 bits of mantissa), sums in f32.
 //
 // What is new against steps 7 and 8 (mma.sync, one warp at a time, cp.async by every thread):
-//  - wgmma.mma_async: a warpgroup (4 warps, 128 threads) multiplies a 64 x 256 tile of C by reading
-//    its A and B tiles straight from shared memory; no thread loads fragments into registers. The
-//    instruction is asynchronous: the warpgroup commits a group of them and waits for it later.
+//  - wgmma.mma_async: a warpgroup (4 warps, 128 threads) multiplies a 64 x N tile (N up to 256) by
+//    reading its operands straight from shared memory, or the first from registers; the instruction is
+//    asynchronous: the warpgroup commits a group of them and waits for it later.
 //  - TMA (cp.async.bulk.tensor): one thread asks the copy engine for a whole 2D tile, described on
 //    the host by a tensor map (cuTensorMapEncodeTiled: the matrix's address, sizes, row stride, the
 //    box and the shared-memory swizzle); parts of the box outside the matrix arrive as zeros, so no
 //    thread checks bounds while loading.
-//  - mbarriers: shared-memory barriers that count arrivals and bytes. full[s] completes when both
-//    copies of stage s have landed; empty[s] when every consumer warp is done reading it.
+//  - mbarriers: shared-memory barriers that count arrivals and bytes. full[s] completes when every
+//    copy of stage s has landed; empty[s] when every consumer warp is done reading it.
 //  - Warp specialization: warpgroup 0 is the producer (one of its threads issues the copies, stages
-//    ahead), warpgroups 1 and 2 are consumers (each the 64-row half of a 128 x 256 tile). setmaxnreg
-//    moves registers from the producer (24 per thread) to the consumers (240: 128 accumulators).
+//    ahead), warpgroups 1 and 2 are consumers. setmaxnreg moves registers from the producer (40 per
+//    thread) to the consumers (232: up to 128 accumulators).
 //  - A persistent grid: one block per multiprocessor walks the tiles, so the producer already loads
 //    the next tile while the consumers store this one.
-//  - Split-K where C has too few tiles for the multiprocessors (1024 x 1024 is 32 tiles for an H100's
-//    132): a block's unit of work is a tile and a slice of k's stages, whose partial product goes to
-//    slab `slice` of `c`, and the host sums the slabs (sum_slices_f32 in mmm_ladder.cu), as steps 9
-//    to 11 do. With one slice, c is C and the kernel is the unsplit step.
+//  - Split-K where C has too few tiles for the multiprocessors: a block's unit of work is a tile and a
+//    slice of k's stages, whose partial product goes to slab `slice` of `c`, and the host sums the
+//    slabs (sum_slices_f32 in mmm_ladder.cu), as steps 9 to 11 do. With one slice, c is C.
 // All of it is sm_90a: architecture-specific code that runs on compute capability 9.0 only. Builds for
 // any other architecture leave the two kernels out (__CUDA_ARCH_FEAT_SM90_ALL) and keep the prep
 // kernels below, which run everywhere.
 //
-// The layout both kernels read: per stage, a 128 x 128-byte tile of A and a 256 x 128-byte tile of
-// B^T, each row 128 bytes of k (32 tf32 or 64 bf16), K-major, swizzled in 128-byte rows. TF32 wgmma
-// reads only K-major operands from shared memory, so B (row-major, k x n) is transposed into B^T
-// (n x k) first; bf16 needs a conversion pass anyway, which writes B^T as it converts. TMA also needs
-// each row of a matrix to start 16 bytes after the previous one's start: A is copied into rows of
-// k rounded up to 4 floats when k % 4 != 0 (TF32); the bf16 copies have rows of k rounded up to 8.
+// Which operand goes where. wgmma reads TF32 from shared memory only K-major (k contiguous): A is,
+// B (k x n, n contiguous) is not. Two ways round it:
+//  - SharedTiles (step 12 on a large C, and step 13): B is transposed into B^T first, by a pass of its
+//    own (TF32; a twentieth of a 4096 product) or by bf16's conversion pass, which writes B^T as it
+//    converts. Both operands come from shared memory in 128 x 256 tiles (two consumers of 64 rows,
+//    m64n256), the shape that keeps the tensor cores busiest.
+//  - Tf32Narrow (step 12 where 128 x 256 tiles would leave half the multiprocessors idle): no pass.
+//    The step multiplies C^T = B^T A^T: wgmma's first operand, the one it can take from registers, is
+//    B^T, which the consumer loads from B's tile as the layout wants (and rounds to TF32, cvt.rna);
+//    its second, from shared memory, is A^T, whose K-major layout is A's rows. The accumulators, a
+//    tile of C^T, are stored transposed. Tiles of 128 x 64 (1024 x 1024 is 128 of them), one
+//    consumer, m64n128k8. At 1024 the transpose took a third of the step's time.
+//
+// TMA needs each row of a matrix to start 16 bytes after the previous one's start: A and B are copied
+// into rows rounded up to 4 floats where they are not (TF32, where they are read in place); the bf16
+// copies have rows of 8.
 #include <cuda.h>
 #include "matrix_view.cuh"
 
-constexpr int BM = 128;             // rows of a tile of C: 2 consumer warpgroups x 64
-constexpr int BN = 256;             // columns: one m64n256 wgmma per consumer
-constexpr int KBYTES = 128;         // bytes of k per stage and row: one 128-byte swizzle row
-constexpr int STAGES = 4;
-constexpr int STAGE_A = BM * KBYTES;  // 16 KiB
-constexpr int STAGE_B = BN * KBYTES;  // 32 KiB
-// Dynamic shared memory: the stages and 1024 bytes to align them to the swizzle's 1024-byte pattern.
-constexpr int SHARED_BYTES = STAGES * (STAGE_A + STAGE_B) + 1024;
-static_assert(SHARED_BYTES <= 227 * 1024, "more than a Hopper block may have");
-constexpr int GROUP_M = 16;         // tile rows walked together, so neighbouring blocks share B's tiles in L2
+constexpr int GROUP_M = 16;  // tile rows walked together, so neighbouring blocks share B's tiles in L2
 
 // A bf16 number: the upper 16 bits of an f32 (8 bits of mantissa). cuda_bf16.h would need CCCL's
 // headers, which the course's toolchain lacks; the rounding is three integer operations.
@@ -73,8 +74,13 @@ __device__ __forceinline__ void tile_coords(int tile, int tiles_m, int tiles_n, 
 }
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-constexpr int CONSUMERS = 2;                    // warpgroups computing, each 64 rows of the tile
-constexpr int THREADS = 128 * (CONSUMERS + 1);  // and the producer's warpgroup
+constexpr int THREADS = 128 * 3;  // the producer's warpgroup and two consumers
+constexpr int KBYTES = 128;  // bytes of k per stage and row of A: one 128-byte swizzle row
+// Dynamic shared memory: 192 KiB of stages and 1024 bytes to align them to the swizzle's 1024-byte
+// pattern. Each tile shape fits as many stages as it can, up to MAX_STAGES.
+constexpr int SHARED_BYTES = 192 * 1024 + 1024;
+static_assert(SHARED_BYTES <= 227 * 1024, "more than a Hopper block may have");
+constexpr int MAX_STAGES = 8;
 
 __device__ __forceinline__ unsigned int shared_address(const void* p) {
     return static_cast<unsigned int>(__cvta_generic_to_shared(p));
@@ -101,12 +107,12 @@ __device__ __forceinline__ void mbarrier_wait(unsigned int bar, unsigned int par
         "r"(parity)
         : "memory");
 }
-// The copy engine brings the box at (k0, row0) of `map` into shared memory at `dst` and counts its
-// bytes on the mbarrier `bar`.
-__device__ __forceinline__ void tma_load(unsigned int dst, const CUtensorMap* map, unsigned int bar, int k0, int row0) {
+// The copy engine brings the box at (x, y) of `map` (x along the rows, y down them) into shared
+// memory at `dst` and counts its bytes on the mbarrier `bar`.
+__device__ __forceinline__ void tma_load(unsigned int dst, const CUtensorMap* map, unsigned int bar, int x, int y) {
     asm volatile(
         "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];\n" ::"r"(dst),
-        "l"(reinterpret_cast<unsigned long long>(map)), "r"(bar), "r"(k0), "r"(row0)
+        "l"(reinterpret_cast<unsigned long long>(map)), "r"(bar), "r"(x), "r"(y)
         : "memory");
 }
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
@@ -117,9 +123,10 @@ __device__ __forceinline__ void wgmma_wait() {
     asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
 }
 // Keeps the compiler from touching the accumulators before wgmma_wait says they are written.
-__device__ __forceinline__ void fence_accumulators(float (&d)[128]) {
+template <int N>
+__device__ __forceinline__ void fence_accumulators(float (&d)[N]) {
 #pragma unroll
-    for (int i = 0; i < 128; ++i) asm volatile("" : "+f"(d[i])::"memory");
+    for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
 // The shared-memory descriptor of a K-major tile in the 128-byte swizzle: the start address / 16,
 // 1024 bytes (8 rows of 128 bytes, one swizzle pattern) from one 8-row group to the next, layout 1
@@ -129,11 +136,21 @@ __device__ __forceinline__ unsigned long long descriptor(unsigned int address) {
     return (unsigned long long)((address & 0x3FFFF) >> 4) | (1ull << 16) | ((unsigned long long)(1024 >> 4) << 32) |
            (1ull << 62);
 }
+// Where element (row, byte) of a tile of 128-byte rows lies in the 128-byte swizzle that TMA writes
+// and the descriptors read: the row's eight 16-byte pieces are permuted by the row's place in its
+// group of eight (piece ^= row % 8).
+__device__ __forceinline__ unsigned int swizzled(int row, int byte) {
+    return row * 128 + ((((byte >> 4) ^ row) & 7) << 4) + (byte & 15);
+}
 
-// The 128 accumulators of a thread, as wgmma's operand list: "+f"(d[0]), ..., "+f"(d[127]).
+// Accumulator lists as wgmma's operands: "+f"(d[0]), ..., "+f"(d[N - 1]), and the strings naming them.
 #define D8(i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), "+f"(d[i + 6]), "+f"(d[i + 7])
 #define D64(i) D8(i), D8(i + 8), D8(i + 16), D8(i + 24), D8(i + 32), D8(i + 40), D8(i + 48), D8(i + 56)
-#define REGS                                                                                                   \
+#define REGS64                                                                                                 \
+    "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, " \
+    "%23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, " \
+    "%44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}"
+#define REGS128                                                                                                \
     "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, " \
     "%23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, " \
     "%44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, " \
@@ -142,13 +159,14 @@ __device__ __forceinline__ unsigned long long descriptor(unsigned int address) {
     "%106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, "     \
     "%123, %124, %125, %126, %127}"
 
-// One wgmma of the 64 x 256 half-tile, k 32 bytes deep (8 tf32 or 16 bf16): d += A * B^T, or d = A * B^T
-// where `accumulate` is 0. The tf32 form has no transpose flags: its operands are always K-major.
+// One wgmma, k 32 bytes deep: d += A * B, or d = A * B where `accumulate` is 0. m64n256, both operands
+// from shared memory, K-major: the tf32 form has no transpose flags, bf16's are 0. m64n128k8 in TF32
+// takes its first operand from registers (four per thread, 64 x 8).
 template <typename T> struct Wgmma;
 template <> struct Wgmma<float> {
     static __device__ __forceinline__ void mma(float (&d)[128], unsigned long long a, unsigned long long b, int accumulate) {
         asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
-                     "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 " REGS ", %128, %129, p, 1, 1;\n}\n"
+                     "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 " REGS128 ", %128, %129, p, 1, 1;\n}\n"
                      : D64(0), D64(64)
                      : "l"(a), "l"(b), "r"(accumulate));
     }
@@ -156,9 +174,151 @@ template <> struct Wgmma<float> {
 template <> struct Wgmma<Bf16> {
     static __device__ __forceinline__ void mma(float (&d)[128], unsigned long long a, unsigned long long b, int accumulate) {
         asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
-                     "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 " REGS ", %128, %129, p, 1, 1, 0, 0;\n}\n"
+                     "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 " REGS128 ", %128, %129, p, 1, 1, 0, 0;\n}\n"
                      : D64(0), D64(64)
                      : "l"(a), "l"(b), "r"(accumulate));
+    }
+};
+__device__ __forceinline__ void mma_tf32(float (&d)[64], const unsigned (&a)[4], unsigned long long b, int accumulate) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 " REGS64 ", {%64, %65, %66, %67}, %68, p, 1, 1;\n}\n"
+                 : D64(0)
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(accumulate));
+}
+// The tiles both operands of which come from shared memory (step 13, and step 12 on a large C): 128 x
+// 256 of C, two consumers of 64 rows each; per stage A's 128 rows and B^T's 256 rows of 128 bytes (32
+// tf32 or 64 bf16 of k), both K-major and swizzled, read by four m64n256 wgmmas per consumer.
+template <typename T>
+struct SharedTiles {
+    static constexpr int TILE_M = 128, TILE_N = 256, CONSUMERS = 2, ACCUMULATORS = 128;
+    static constexpr int BK = KBYTES / sizeof(T);  // k per stage
+    static constexpr int STAGE_A = TILE_M * KBYTES, STAGE = (TILE_M + TILE_N) * KBYTES;
+    static constexpr int STAGES = (SHARED_BYTES - 1024) / STAGE < MAX_STAGES ? (SHARED_BYTES - 1024) / STAGE : MAX_STAGES;
+    static constexpr bool FROM_REGISTERS = false;
+    struct Fragments {};  // nothing in registers: both operands are read from shared memory
+
+    // The producer's copies for stage ks of tile (tm, tn) into `dst`: A's box, then B^T's.
+    static __device__ __forceinline__ void load(unsigned int dst, const CUtensorMap* a, const CUtensorMap* b_t, unsigned int bar,
+                                                int ks, int tm, int tn) {
+        tma_load(dst, a, bar, ks * BK, tm * TILE_M);
+        tma_load(dst + STAGE_A, b_t, bar, ks * BK, tn * TILE_N);
+    }
+    static __device__ __forceinline__ void load_fragments(Fragments&, unsigned int, int) {}
+    static __device__ __forceinline__ void mma(float (&d)[ACCUMULATORS], const Fragments&, unsigned int stage, int consumer,
+                                               bool first) {
+        const unsigned long long a = descriptor(stage + consumer * 64 * KBYTES), b = descriptor(stage + STAGE_A);
+#pragma unroll
+        for (int kk = 0; kk < KBYTES / 32; ++kk) Wgmma<T>::mma(d, a + 2 * kk, b + 2 * kk, !first || kk > 0);
+    }
+    // The consumer's 64 x 256 half-tile. wgmma's layout: d[4i + {0, 1}] is row 16 warp + lane / 4,
+    // columns 8i + 2 (lane % 4) + {0, 1}; d[4i + {2, 3}] the row 8 below. Threads outside C store nothing.
+    static __device__ __forceinline__ void store(MatrixView<float> c, const float (&d)[ACCUMULATORS], int tm, int tn,
+                                                 int consumer) {
+        const int row0 = tm * TILE_M + consumer * 64, col0 = tn * TILE_N;
+        const int warp = threadIdx.x % 128 / 32, lane = threadIdx.x % 32;
+        const int row = row0 + warp * 16 + lane / 4;
+        const int col = col0 + 2 * (lane % 4);
+        const bool whole = row0 + 64 <= c.rows && col0 + TILE_N <= c.cols && c.cols % 2 == 0;
+#pragma unroll
+        for (int i = 0; i < ACCUMULATORS / 4; ++i) {
+#pragma unroll
+            for (int half = 0; half < 2; ++half) {
+                const int r = row + 8 * half, cc = col + 8 * i;
+                const float x = d[4 * i + 2 * half], y = d[4 * i + 2 * half + 1];
+                if (whole) {
+                    *reinterpret_cast<float2*>(&c(r, cc)) = make_float2(x, y);
+                } else if (r < c.rows) {
+                    if (cc < c.cols) c(r, cc) = x;
+                    if (cc + 1 < c.cols) c(r, cc + 1) = y;
+                }
+            }
+        }
+    }
+};
+
+// Step 12's tiles on a small C: 128 x 64, one consumer, computed as C^T (see the top). Per stage A's
+// 128 rows of 128 bytes (32 k, K-major, swizzled), wgmma's second operand, and B's 32 rows of k in two
+// boxes of 32 columns (128 bytes, swizzled), from which the consumer loads wgmma's first operand.
+struct Tf32Narrow {
+    static constexpr int TILE_M = 128, TILE_N = 64, CONSUMERS = 1, ACCUMULATORS = TILE_M / 2;
+    static constexpr int BK = KBYTES / 4;  // k per stage
+    static constexpr int STAGE_A = TILE_M * KBYTES, STAGE = (TILE_M + TILE_N) * KBYTES;
+    static constexpr int STAGES = (SHARED_BYTES - 1024) / STAGE < MAX_STAGES ? (SHARED_BYTES - 1024) / STAGE : MAX_STAGES;
+    static constexpr int BOX = 32 * KBYTES;  // a box of B: 32 rows of k by 32 columns
+    // One set of fragments: ptxas serializes every wgmma (C7513) where registers a wgmma reads are
+    // written while wgmmas are in flight, even registers of the next stage's set, so the consumer
+    // waits for its wgmmas before it loads the next stage's fragments.
+    static constexpr bool FROM_REGISTERS = true;
+    // B^T's part of a stage in registers: [k step of 8][a0..a3], as wgmma's tf32 fragment wants it.
+    struct Fragments {
+        unsigned a[KBYTES / 32][4];
+    };
+
+    // The producer's copies for stage ks of tile (tm, tn) into `dst`: A's box, then B's boxes.
+    static __device__ __forceinline__ void load(unsigned int dst, const CUtensorMap* a, const CUtensorMap* b, unsigned int bar,
+                                                int ks, int tm, int tn) {
+        tma_load(dst, a, bar, ks * BK, tm * TILE_M);
+#pragma unroll
+        for (int box = 0; box < TILE_N / 32; ++box) tma_load(dst + STAGE_A + box * BOX, b, bar, tn * TILE_N + 32 * box, ks * BK);
+    }
+
+    // Which of the tile's 64 columns of C a row of the wgmma tile is. wgmma's A fragment gives
+    // the lanes of a warp rows 16 warp + {0..7} (+ 8), lane / 4 apart, and k lane % 4 (+ 4): read as
+    // columns 0..7 of B, the four k of each load would fall on the same 8 banks twice over. Any
+    // order of the columns is right if the store keeps it; this one puts the 8 lanes of a k on four
+    // columns in each half of the 128-byte row (two sets of banks the swizzle of the 4 k keeps apart):
+    // rows 8g..8g+7 (g = 2 warp + half) are columns 32 (g / 4) + 4 (g % 4) + {0, 1, 2, 3, 16, 17, 18, 19}.
+    static __device__ __forceinline__ int column(int warp, int half, int lane) {
+        const int g = 2 * warp + half, r = lane / 4;
+        return 32 * (g / 4) + 4 * (g % 4) + (r % 4) + 16 * (r / 4);
+    }
+    // The thread's four numbers of each k step of 8, from B's boxes of this stage, rounded to TF32.
+    // Each k step is 8 rows of 128 bytes on, the swizzle's whole pattern: the same four offsets in it.
+    static __device__ __forceinline__ void load_fragments(Fragments& f, unsigned int stage, int) {
+        const int warp = threadIdx.x % 128 / 32, lane = threadIdx.x % 32;
+        unsigned int at[4];  // a0: (row, k), a1: (row + 8, k), a2: (row, k + 4), a3: (row + 8, k + 4)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+            const int col = column(warp, i % 2, lane), k = lane % 4 + 4 * (i / 2);
+            at[i] = stage + STAGE_A + (col / 32) * BOX + swizzled(k, 4 * (col % 32));
+        }
+#pragma unroll
+        for (int kk = 0; kk < KBYTES / 32; ++kk) {
+#pragma unroll
+            for (int i = 0; i < 4; ++i) {
+                asm volatile("{\n.reg .f32 x;\nld.shared.f32 x, [%1];\ncvt.rna.tf32.f32 %0, x;\n}\n"
+                             : "=r"(f.a[kk][i])
+                             : "r"(at[i] + kk * 8 * 128)
+                             : "memory");
+            }
+        }
+    }
+    static __device__ __forceinline__ void mma(float (&d)[ACCUMULATORS], const Fragments& f, unsigned int stage, int,
+                                               bool first) {
+        const unsigned long long a_t = descriptor(stage);
+#pragma unroll
+        for (int kk = 0; kk < KBYTES / 32; ++kk) mma_tf32(d, f.a[kk], a_t + 2 * kk, !first || kk > 0);
+    }
+    // The consumer's tile of C^T, stored into C: d[4i + {0, 1}] is wgmma row 16 warp + lane / 4 (C's
+    // column `column`), wgmma columns 8i + 2 (lane % 4) + {0, 1} (C's rows); d[4i + {2, 3}] the row 8
+    // below. Threads outside C store nothing.
+    static __device__ __forceinline__ void store(MatrixView<float> c, const float (&d)[ACCUMULATORS], int tm, int tn,
+                                                 int) {
+        const int row0 = tm * TILE_M, col0 = tn * TILE_N;
+        const int warp = threadIdx.x % 128 / 32, lane = threadIdx.x % 32;
+        const bool whole = row0 + TILE_M <= c.rows && col0 + TILE_N <= c.cols;
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+            const int col = col0 + column(warp, half, lane);
+#pragma unroll
+            for (int i = 0; i < ACCUMULATORS / 4; ++i) {
+#pragma unroll
+                for (int j = 0; j < 2; ++j) {
+                    const int row = row0 + 8 * i + 2 * (lane % 4) + j;
+                    if (whole || (row < c.rows && col < c.cols)) c(row, col) = d[4 * i + 2 * half + j];
+                }
+            }
+        }
     }
 };
 
@@ -177,23 +337,28 @@ __device__ __forceinline__ Unit unit_of(int unit, int tiles_m, int tiles_n, int 
     return u;
 }
 
+// What a block's warpgroups share: the stages in shared memory, their barriers and the units.
+struct Pipeline {
+    unsigned long long* full;
+    unsigned long long* empty;
+    unsigned int stages;  // shared address of stage 0
+    int tiles_m, tiles_n, k_stages, stages_per_slice, units;
+};
+
 // The producer: one thread walks the block's units and their k stages, waits until a stage is free,
-// and asks the copy engine for its A and B^T tiles.
-__device__ __forceinline__ void produce(const CUtensorMap* a, const CUtensorMap* b_t, unsigned long long* full,
-                                        unsigned long long* empty, unsigned int s_a, unsigned int s_b, int tiles_m,
-                                        int tiles_n, int k_stages, int stages_per_slice, int units, int bk) {
+// and asks the copy engine for its tiles.
+template <class Tiles>
+__device__ __forceinline__ void produce(const Pipeline& p, const CUtensorMap* a, const CUtensorMap* b) {
     int stage = 0;
     unsigned int phase = 0;
-    for (int unit = blockIdx.x; unit < units; unit += gridDim.x) {
-        const Unit u = unit_of(unit, tiles_m, tiles_n, k_stages, stages_per_slice);
-        const int tm = u.tm, tn = u.tn;
+    for (int unit = blockIdx.x; unit < p.units; unit += gridDim.x) {
+        const Unit u = unit_of(unit, p.tiles_m, p.tiles_n, p.k_stages, p.stages_per_slice);
         for (int ks = u.first; ks < u.end; ++ks) {
-            mbarrier_wait(shared_address(&empty[stage]), phase ^ 1);
-            const unsigned int bar = shared_address(&full[stage]);
-            mbarrier_expect_bytes(bar, STAGE_A + STAGE_B);  // whole boxes, zeros included
-            tma_load(s_a + stage * STAGE_A, a, bar, ks * bk, tm * BM);
-            tma_load(s_b + stage * STAGE_B, b_t, bar, ks * bk, tn * BN);
-            if (++stage == STAGES) {
+            mbarrier_wait(shared_address(&p.empty[stage]), phase ^ 1);
+            const unsigned int bar = shared_address(&p.full[stage]);
+            mbarrier_expect_bytes(bar, Tiles::STAGE);  // whole boxes, zeros included
+            Tiles::load(p.stages + stage * Tiles::STAGE, a, b, bar, ks, u.tm, u.tn);
+            if (++stage == Tiles::STAGES) {
                 stage = 0;
                 phase ^= 1;
             }
@@ -201,120 +366,106 @@ __device__ __forceinline__ void produce(const CUtensorMap* a, const CUtensorMap*
     }
 }
 
-// Writes a consumer's 64 x 256 half-tile from its accumulators. wgmma's layout: d[4i + {0, 1}] is row
-// 16 warp + lane / 4, columns 8i + 2 (lane % 4) + {0, 1}; d[4i + {2, 3}] the row 8 below. Threads outside C
-// store nothing.
-__device__ __forceinline__ void store_half_tile(MatrixView<float> c, const float (&d)[128], int row0, int col0) {
-    const int warp = threadIdx.x % 128 / 32, lane = threadIdx.x % 32;
-    const int row = row0 + warp * 16 + lane / 4;
-    const int col = col0 + 2 * (lane % 4);
-    const bool whole = row0 + 64 <= c.rows && col0 + BN <= c.cols && c.cols % 2 == 0;
-#pragma unroll
-    for (int i = 0; i < 32; ++i) {
-#pragma unroll
-        for (int half = 0; half < 2; ++half) {
-            const int r = row + 8 * half, cc = col + 8 * i;
-            const float x = d[4 * i + 2 * half], y = d[4 * i + 2 * half + 1];
-            if (whole) {
-                *reinterpret_cast<float2*>(&c(r, cc)) = make_float2(x, y);
-            } else if (r < c.rows) {
-                if (cc < c.cols) c(r, cc) = x;
-                if (cc + 1 < c.cols) c(r, cc + 1) = y;
-            }
-        }
-    }
-}
-
-// A consumer warpgroup: for each of the block's units, waits for each stage, runs 4 wgmmas on it (128
-// bytes of k), keeps one group in flight and frees the stage before it, then stores its half-tile into
-// the unit's slab of c (C itself with one slice).
-template <typename T>
-__device__ __forceinline__ void consume(MatrixView<float> c, unsigned long long* full, unsigned long long* empty,
-                                       unsigned int s_a, unsigned int s_b, int tiles_m, int tiles_n, int k_stages,
-                                       int stages_per_slice, int units) {
-    const int half = threadIdx.x / 128 - 1;  // which 64 rows of the tile
+// A consumer warpgroup: for each of the block's units, waits for each stage, loads what it reads from
+// registers, runs 4 wgmmas on it (128 bytes of k), keeps one group in flight and frees the stage
+// before it, then stores its part of the tile into the unit's slab of c (C itself with one slice).
+// Where wgmma's first operand comes from registers, the wgmmas reading them are waited for before
+// the next stage's fragments are loaded.
+template <class Tiles>
+__device__ __forceinline__ void consume(const Pipeline& p, MatrixView<float> c) {
+    const int consumer = threadIdx.x / 128 - 1;
+    if (consumer >= Tiles::CONSUMERS) return;    // the narrow tiles need one consumer
     const bool arrives = threadIdx.x % 32 == 0;  // lane 0 of each warp frees a stage
-    float d[128];
+    float d[Tiles::ACCUMULATORS];
 #pragma unroll
-    for (int i = 0; i < 128; ++i) d[i] = 0.0f;
+    for (int i = 0; i < Tiles::ACCUMULATORS; ++i) d[i] = 0.0f;
+    typename Tiles::Fragments f;
     int stage = 0;
     unsigned int phase = 0;
-    for (int unit = blockIdx.x; unit < units; unit += gridDim.x) {
-        const Unit u = unit_of(unit, tiles_m, tiles_n, k_stages, stages_per_slice);
+    for (int unit = blockIdx.x; unit < p.units; unit += gridDim.x) {
+        const Unit u = unit_of(unit, p.tiles_m, p.tiles_n, p.k_stages, p.stages_per_slice);
         int previous = 0;
         for (int ks = u.first; ks < u.end; ++ks) {
-            mbarrier_wait(shared_address(&full[stage]), phase);
-            const unsigned long long a = descriptor(s_a + stage * STAGE_A + half * 64 * KBYTES);
-            const unsigned long long b = descriptor(s_b + stage * STAGE_B);
+            mbarrier_wait(shared_address(&p.full[stage]), phase);
+            const unsigned int at = p.stages + stage * Tiles::STAGE;
+            if (Tiles::FROM_REGISTERS) wgmma_wait<0>();
+            Tiles::load_fragments(f, at, consumer);
             wgmma_fence();
-#pragma unroll
-            for (int kk = 0; kk < KBYTES / 32; ++kk) {
-                Wgmma<T>::mma(d, a + 2 * kk, b + 2 * kk, ks > u.first || kk > 0);
-            }
+            Tiles::mma(d, f, at, consumer, ks == u.first);
             wgmma_commit();
             wgmma_wait<1>();  // the previous stage's wgmmas are done: its buffers go back to the producer
-            if (ks > u.first && arrives) mbarrier_arrive(shared_address(&empty[previous]));
+            if (ks > u.first && arrives) mbarrier_arrive(shared_address(&p.empty[previous]));
             previous = stage;
-            if (++stage == STAGES) {
+            if (++stage == Tiles::STAGES) {
                 stage = 0;
                 phase ^= 1;
             }
         }
         wgmma_wait<0>();
         fence_accumulators(d);
-        if (arrives) mbarrier_arrive(shared_address(&empty[previous]));
+        if (arrives) mbarrier_arrive(shared_address(&p.empty[previous]));
         const MatrixView<float> slab{c.rows, c.cols, c.data + (size_t)u.slice * c.rows * c.cols};
-        store_half_tile(slab, d, u.tm * BM + half * 64, u.tn * BN);
+        Tiles::store(slab, d, u.tm, u.tn, consumer);
     }
 }
 
-// a: A (m x k) in T, box 128 bytes of k x BM rows; b_t: B^T (n x k) in T, box 128 bytes x BN rows; both
-// swizzled in 128-byte rows. k: A's true columns (the maps' inner size). c: C, or with more than one
-// slice of stages_per_slice k stages each, the slabs of C's size the slices' partial products go to
-// (the host's Split::choose, lab-mmm/src/ladder.rs). There are ceil(k_stages / stages_per_slice)
+// a: A (m x k), box 128 bytes of k x TILE_M rows; b: B^T (n x k, step 13) or B (k x n, step 12), as
+// Tiles::load reads them; all swizzled in 128-byte rows. k: A's true columns. c: C, or with more than
+// one slice of stages_per_slice k stages each, the slabs of C's size the slices' partial products go
+// to (the host's Split::choose, lab-mmm/src/ladder.rs). There are ceil(k_stages / stages_per_slice)
 // slices, so none is empty.
-template <typename T>
-__device__ __forceinline__ void wgmma_tma(const CUtensorMap* a, const CUtensorMap* b_t, MatrixView<float> c, int k,
+template <class Tiles>
+__device__ __forceinline__ void wgmma_tma(const CUtensorMap* a, const CUtensorMap* b, MatrixView<float> c, int k,
                                           int stages_per_slice) {
     extern __shared__ unsigned char shared[];
-    __shared__ __align__(8) unsigned long long full[STAGES];
-    __shared__ __align__(8) unsigned long long empty[STAGES];
+    __shared__ __align__(8) unsigned long long full[MAX_STAGES];
+    __shared__ __align__(8) unsigned long long empty[MAX_STAGES];
     // The host launches with its own copy of THREADS and SHARED_BYTES (lab-mmm/src/wgmma.rs): fewer
     // threads would leave the empty barriers waiting for ever, less shared memory would let TMA write
     // past it; a slice of no stages would store accumulators no wgmma wrote. Each stops the kernel here.
     unsigned int dynamic_bytes;
     asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(dynamic_bytes));
     if (blockDim.x != THREADS || dynamic_bytes < SHARED_BYTES || stages_per_slice < 1) __trap();
-    const unsigned int s_a = (shared_address(shared) + 1023u) & ~1023u;  // STAGES x 16 KiB
-    const unsigned int s_b = s_a + STAGES * STAGE_A;                      // STAGES x 32 KiB
-    const int bk = KBYTES / (int)sizeof(T);
-    const int tiles_m = (c.rows + BM - 1) / BM, tiles_n = (c.cols + BN - 1) / BN;
-    const int k_stages = (k + bk - 1) / bk;
-    const int units = tiles_m * tiles_n * ((k_stages + stages_per_slice - 1) / stages_per_slice);
+    Pipeline p;
+    p.full = full;
+    p.empty = empty;
+    p.stages = (shared_address(shared) + 1023u) & ~1023u;  // STAGES x STAGE bytes
+    p.tiles_m = (c.rows + Tiles::TILE_M - 1) / Tiles::TILE_M;
+    p.tiles_n = (c.cols + Tiles::TILE_N - 1) / Tiles::TILE_N;
+    p.k_stages = (k + Tiles::BK - 1) / Tiles::BK;
+    p.stages_per_slice = stages_per_slice;
+    p.units = p.tiles_m * p.tiles_n * ((p.k_stages + stages_per_slice - 1) / stages_per_slice);
     if (threadIdx.x == 0) {
-        for (int s = 0; s < STAGES; ++s) {
-            mbarrier_init(shared_address(&full[s]), 1);                  // the producer's arrival
-            mbarrier_init(shared_address(&empty[s]), CONSUMERS * 4);     // one per consumer warp
+        for (int s = 0; s < Tiles::STAGES; ++s) {
+            mbarrier_init(shared_address(&full[s]), 1);                     // the producer's arrival
+            mbarrier_init(shared_address(&empty[s]), Tiles::CONSUMERS * 4);  // one per consumer warp
         }
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
     __syncthreads();
     if (threadIdx.x < 128) {
-        asm volatile("setmaxnreg.dec.sync.aligned.u32 24;\n");
-        if (threadIdx.x == 0) produce(a, b_t, full, empty, s_a, s_b, tiles_m, tiles_n, k_stages, stages_per_slice, units, bk);
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
+        if (threadIdx.x == 0) produce<Tiles>(p, a, b);
     } else {
-        asm volatile("setmaxnreg.inc.sync.aligned.u32 240;\n");
-        consume<T>(c, full, empty, s_a, s_b, tiles_m, tiles_n, k_stages, stages_per_slice, units);
+        asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
+        consume<Tiles>(p, c);
     }
 }
 
+// Step 12: `narrow` (the host's choice, wgmma.rs) picks the 128 x 64 tiles, and then `b` is B's map,
+// else B^T's.
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
-    wgmma_tma_tf32(const __grid_constant__ CUtensorMap a, const __grid_constant__ CUtensorMap b_t, MatrixView<float> c, int k, int stages_per_slice) {
-    wgmma_tma<float>(&a, &b_t, c, k, stages_per_slice);
+    wgmma_tma_tf32(const __grid_constant__ CUtensorMap a, const __grid_constant__ CUtensorMap b, MatrixView<float> c, int k,
+                   int stages_per_slice, int narrow) {
+    if (narrow) {
+        wgmma_tma<Tf32Narrow>(&a, &b, c, k, stages_per_slice);
+    } else {
+        wgmma_tma<SharedTiles<float>>(&a, &b, c, k, stages_per_slice);
+    }
 }
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
     wgmma_tma_bf16(const __grid_constant__ CUtensorMap a, const __grid_constant__ CUtensorMap b_t, MatrixView<float> c, int k, int stages_per_slice) {
-    wgmma_tma<Bf16>(&a, &b_t, c, k, stages_per_slice);
+    wgmma_tma<SharedTiles<Bf16>>(&a, &b_t, c, k, stages_per_slice);
 }
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 

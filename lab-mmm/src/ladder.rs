@@ -50,9 +50,9 @@ pub enum Step {
     /// Split-K on step 8 (tf32).
     SplitTf32,
     /// Hopper's wgmma on TF32, fed by TMA, a producer warpgroup and two consumers (sm_90a, f32
-    /// matrices: precision "tf32").
+    /// matrices: precision "tf32"); B read as it is, through registers.
     WgmmaTf32,
-    /// The same kernel on bf16 copies of A and B: precision "bf16".
+    /// wgmma on bf16 copies of A and B^T, both read from shared memory: precision "bf16".
     WgmmaBf16,
 }
 
@@ -198,7 +198,8 @@ impl Step {
             Step::SplitWarpTiled => Step::WarpTiled.shape(),
             Step::SplitMmaTiled => Step::MmaTiled.shape(),
             Step::SplitTf32 => Step::Tf32.shape(),
-            // A producer warpgroup and two consumers, four stages of 128 bytes of k (wgmma.rs).
+            // A producer warpgroup and two consumers, stages of 128 bytes of k (wgmma.rs); step 12 takes
+            // narrower tiles on a small C (wgmma::tile).
             Step::WgmmaTf32 | Step::WgmmaBf16 => (wgmma::THREADS, wgmma::TILE, wgmma::SHARED_BYTES),
         }
     }
@@ -1202,7 +1203,8 @@ mod tests {
     }
 
     /// Steps 12 and 13 come last, numbered as the table and the precision line number them; each step
-    /// has the shape of mmm_wgmma.cu: 384 threads, 128 x 256 tiles, 4 stages.
+    /// has the shape of mmm_wgmma.cu: 384 threads, 128 x 256 tiles (step 12's narrower ones on a small
+    /// C: wgmma.rs), 192 KiB of stages.
     #[test]
     fn the_wgmma_steps_are_12_and_13_with_the_kernels_shape() {
         assert_eq!(&Step::ALL[12..], [Step::WgmmaTf32, Step::WgmmaBf16]);
@@ -1212,6 +1214,7 @@ mod tests {
         assert_eq!(Step::WgmmaTf32.name(), "12. wgmma + TMA, warp-specialized (tf32)");
         assert_eq!(Step::WgmmaBf16.name(), "13. wgmma + TMA (bf16)");
         assert_eq!(Step::WgmmaBf16.shape(), (384, (128, 256), 197632));
+        assert_eq!(Step::WgmmaTf32.shape(), Step::WgmmaBf16.shape());
         assert_eq!(
             (
                 Step::WgmmaTf32.operand(),

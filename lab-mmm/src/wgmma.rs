@@ -1,9 +1,10 @@
 //! Steps 12 and 13 of `--ladder` (`kernels/cuda/mmm_wgmma.cu`): Hopper's wgmma fed by TMA. The host's
-//! part: the operands as TMA wants them (B transposed, bf16 copies, rows of whole 16-byte pieces), made
-//! by the prep kernels into buffers allocated when the step is prepared; the tensor maps that describe
-//! them to the copy engine (`cuTensorMapEncodeTiled`); and the persistent launch, one block per
-//! multiprocessor. The prep kernels run inside the step's timed launch: they are part of what the step
-//! costs from f32 matrices.
+//! part: the operands as TMA wants them (rows of whole 16-byte pieces, and for bf16 converted copies,
+//! B transposed), made by the prep kernels into buffers allocated when the step is prepared; the
+//! tensor maps that describe them to the copy engine (`cuTensorMapEncodeTiled`); the tile shape; and
+//! the persistent launch, one block per multiprocessor. The prep kernels run inside the step's timed
+//! launch: they are part of what the step costs from f32 matrices. Step 12 on a small C reads A and B
+//! as they are where their rows are whole 16-byte pieces: then it is one kernel.
 
 use std::ffi::c_int;
 
@@ -19,16 +20,19 @@ use matrix::{Element, MatrixView};
 
 use crate::ladder::{Slabs, Split};
 
-/// Rows and columns of C a block's tile has, as `BM` and `BN` in mmm_wgmma.cu.
+/// Rows and columns of C a block's tile has (`SharedTiles` in mmm_wgmma.cu), where C has tiles enough
+/// for half the multiprocessors ([`tile`]).
 pub const TILE: (u32, u32) = (128, 256);
 /// A producer warpgroup and two consumers, as `THREADS`.
 pub const THREADS: u32 = 384;
 /// Bytes of k per stage in each row of a tile (`KBYTES`): one 128-byte swizzle row, the box's width.
 const KBYTES: u32 = 128;
-/// Four stages of an A tile (128 rows) and a B^T tile (256 rows), 128 bytes each row, and 1024 bytes
-/// to align them, as `SHARED_BYTES`: 193 KiB of the 227 a Hopper block may have.
-pub const SHARED_BYTES: u32 = 4 * (TILE.0 + TILE.1) * KBYTES + 1024;
+/// 192 KiB of stages and 1024 bytes to align them, as `SHARED_BYTES`: 193 KiB of the 227 a Hopper
+/// block may have. Each tile shape fits as many stages as it can (4 of 128 x 256, 8 of 128 x 64).
+pub const SHARED_BYTES: u32 = 192 * 1024 + 1024;
 const _: () = assert!(SHARED_BYTES <= 227 * 1024, "more than a Hopper block may have");
+/// Step 12's tiles where [`TILE`]s leave half the multiprocessors idle (`Tf32Narrow`): 128 x 64.
+const NARROW_TILE: (u32, u32) = (128, 64);
 
 /// What the tensor cores read: TF32 (f32 in memory, rounded by the copy engine) or bf16 (converted by
 /// the prep kernels).
@@ -61,7 +65,7 @@ impl Operand {
         }
     }
 
-    /// The tensor maps' element type (`TFLOAT32`: f32 in memory, rounded to TF32 as it is copied).
+    /// The tensor maps' element type (`TFLOAT32`: f32 in memory, read as TF32).
     fn data_type(self) -> c_int {
         match self {
             Operand::Tf32 => raw::CU_TENSOR_MAP_DATA_TYPE_TFLOAT32,
@@ -124,27 +128,41 @@ impl MapShape {
     }
 }
 
-/// Tiles of C, as the kernel walks them.
-fn tiles((m, n): (u32, u32)) -> u32 {
-    m.div_ceil(TILE.0) * n.div_ceil(TILE.1)
+/// Tiles of `tile` in an `m` x `n` C, as the kernel walks them.
+fn tiles(tile: (u32, u32), (m, n): (u32, u32)) -> u32 {
+    m.div_ceil(tile.0) * n.div_ceil(tile.1)
+}
+
+/// The tile the step multiplies an `m` x `n` C in: [`TILE`], but for TF32 128 x 64 where those leave
+/// at least half the multiprocessors idle (1024 x 1024: 32 tiles of 128 x 256 for an H100's 132, 128
+/// of 128 x 64). bf16 has one shape.
+pub fn tile(operand: Operand, (m, n): (u32, u32), multiprocessors: u32) -> (u32, u32) {
+    if operand == Operand::Tf32 && 2 * tiles(TILE, (m, n)) <= multiprocessors {
+        NARROW_TILE
+    } else {
+        TILE
+    }
 }
 
 /// How the step cuts k for an `m` x `k` times `k` x `n` product: into slices of its 128-byte stages
-/// where C's tiles leave multiprocessors idle (1024 x 1024: 32 tiles for an H100's 132), as split-K does
-/// for steps 9 to 11 ([`Split::choose`], one block per multiprocessor); one slice, C itself, elsewhere.
+/// where C's tiles ([`tile`]) still leave multiprocessors idle (256 x 256: 8 tiles of 128 x 64), as
+/// split-K does for steps 9 to 11 ([`Split::choose`], one block per multiprocessor); one slice, C
+/// itself, elsewhere.
 pub fn split(operand: Operand, (m, k, n): (usize, usize, usize), multiprocessors: u32) -> Split {
     let stages = (k * operand.bytes()).div_ceil(KBYTES as usize) as u32;
-    Split::choose(tiles((m as u32, n as u32)), stages, multiprocessors, 1)
+    let c = (m as u32, n as u32);
+    Split::choose(tiles(tile(operand, c, multiprocessors), c), stages, multiprocessors, 1)
 }
 
-/// Blocks of the persistent grid: one per multiprocessor, fewer where C has fewer tiles and slices.
-pub fn blocks((m, n): (u32, u32), slices: u32, multiprocessors: u32) -> u32 {
-    (tiles((m, n)) * slices).min(multiprocessors)
+/// Blocks of the persistent grid: one per multiprocessor, fewer where C has fewer tiles of `tile`
+/// and slices.
+pub fn blocks(tile: (u32, u32), (m, n): (u32, u32), slices: u32, multiprocessors: u32) -> u32 {
+    (tiles(tile, (m, n)) * slices).min(multiprocessors)
 }
 
 /// A padded copy of one operand on the GPU: `rows` rows of `row_length` elements (the padding is never
-/// read: the maps say the true k), and its tensor map, encoded once since the buffer stays where it
-/// is. f32 words, poisoned, so an element the prep leaves unwritten is NaN.
+/// read: the maps say the true sizes), and its tensor map, encoded once since the buffer stays where
+/// it is. f32 words, poisoned, so an element the prep leaves unwritten is NaN.
 struct Padded {
     rows: usize,
     row_length: usize,
@@ -153,13 +171,13 @@ struct Padded {
 }
 
 impl Padded {
-    /// A `rows` x `k` copy of `operand`, read by the GEMM in boxes of `box_rows` rows.
-    fn new(operand: Operand, (rows, k): (usize, usize), box_rows: u32) -> Result<Padded> {
-        let row_length = operand.row_length(k);
+    /// A `rows` x `cols` copy of `operand`, read by the GEMM in boxes of `box_rows` rows.
+    fn new(operand: Operand, (rows, cols): (usize, usize), box_rows: u32) -> Result<Padded> {
+        let row_length = operand.row_length(cols);
         let words = (rows * row_length * operand.bytes()).div_ceil(4);
         let buffer = poisoned_device_buffer::<f32>(words)?;
-        let map =
-            MapShape::new(operand, (rows, k), row_length, box_rows).encode(operand, buffer.as_device_ptr().as_raw())?;
+        let map = MapShape::new(operand, (rows, cols), row_length, box_rows)
+            .encode(operand, buffer.as_device_ptr().as_raw())?;
         Ok(Padded {
             rows,
             row_length,
@@ -169,17 +187,39 @@ impl Padded {
     }
 }
 
-/// What a prep kernel makes of an operand: A copied row by row into rows of whole 16-byte pieces, or
-/// B transposed (TMA and wgmma read B^T).
+/// What a prep kernel makes of an operand: a copy row by row into rows of whole 16-byte pieces, or
+/// B's transpose, which TMA and wgmma read where both operands come from shared memory.
 #[derive(Debug, Clone, Copy)]
 enum Prep {
     Copy,
     Transpose,
 }
 
-/// Step 12 or 13 prepared for one product's sizes: its GEMM, its prep kernels and their buffers (A's
-/// copy where the kernel cannot read A itself, and B^T), the multiprocessors the grid fills, and where
-/// k is cut into slices, the slices' partial products and the kernel that sums them.
+/// How the GEMM reads one operand: its rows and columns as the tensor map sees them, the box's rows,
+/// and the copy a prep kernel makes where the GEMM cannot read the caller's matrix itself.
+struct Read {
+    sizes: (usize, usize),
+    box_rows: u32,
+    prep: Prep,
+    copy: Option<Padded>,
+}
+
+impl Read {
+    /// The operand read as `rows` x `cols` in boxes of `box_rows` rows: from a copy made by `prep`
+    /// where `copied`, else in place.
+    fn new(operand: Operand, sizes: (usize, usize), box_rows: u32, (prep, copied): (Prep, bool)) -> Result<Read> {
+        Ok(Read {
+            sizes,
+            box_rows,
+            prep,
+            copy: copied.then(|| Padded::new(operand, sizes, box_rows)).transpose()?,
+        })
+    }
+}
+
+/// Step 12 or 13 prepared for one product's sizes: its GEMM, its prep kernels and their buffers, the
+/// tile shape, the multiprocessors the grid fills, and where k is cut into slices, the slices'
+/// partial products and the kernel that sums them.
 pub struct WgmmaLaunch<'a> {
     operand: Operand,
     /// m, k and n the buffers were made for.
@@ -188,8 +228,10 @@ pub struct WgmmaLaunch<'a> {
     gemm: Function<'a>,
     copy: Function<'a>,
     transpose: Function<'a>,
-    a_copy: Option<Padded>,
-    b_t: Padded,
+    /// A (m x k), and B^T (n x k), or with step 12's narrow tiles B (k x n) in boxes of 32 rows of k.
+    a: Read,
+    b: Read,
+    tile: (u32, u32),
     multiprocessors: u32,
     split: Split,
     /// The slices' partial products, where there are two slices or more.
@@ -199,9 +241,10 @@ pub struct WgmmaLaunch<'a> {
 impl<'a> WgmmaLaunch<'a> {
     /// The step for an `m` x `k` times `k` x `n` product from `module` (mmm_wgmma.cu, whose GEMM has
     /// been allowed [`SHARED_BYTES`] of dynamic shared memory), its buffers allocated here, outside the
-    /// timed launches. TF32 reads A as it is where its rows are whole 16-byte pieces (k % 4 == 0); bf16
-    /// always converts it. `split` is [`split`]'s for these sizes, with the slabs where it has more than
-    /// one slice (the ladder makes them: its module has the kernel that sums them).
+    /// timed launches. TF32 reads A as it is where its rows are whole 16-byte pieces (k % 4 == 0), and
+    /// so B with the narrow tiles (n % 4 == 0); bf16 always converts them. `split` is [`split`]'s for
+    /// these sizes, with the slabs where it has more than one slice (the ladder makes them: its module
+    /// has the kernel that sums them).
     pub fn prepare(
         module: &'a Module,
         operand: Operand,
@@ -216,28 +259,32 @@ impl<'a> WgmmaLaunch<'a> {
                     .map_or(split.slices == 1, |slabs| slabs.holds(split.slices, (m * n) as u64)),
             "the wgmma steps' split was made for other sizes"
         );
-        ensure!(
-            k.div_ceil(32) <= 65535,
-            "k = {k} is longer than the wgmma steps' transpose of B takes (65535 x 32)"
-        );
+        let tile = tile(operand, (m as u32, n as u32), multiprocessors);
+        let in_place = |length: usize| operand == Operand::Tf32 && length.is_multiple_of(4);
+        let a = Read::new(operand, (m, k), tile.0, (Prep::Copy, !in_place(k)))?;
+        let b = if tile == NARROW_TILE {
+            Read::new(operand, (k, n), KBYTES / 4, (Prep::Copy, !in_place(n)))?
+        } else {
+            ensure!(
+                k.div_ceil(32) <= 65535,
+                "k = {k} is longer than the wgmma steps' transpose of B takes (65535 x 32)"
+            );
+            Read::new(operand, (n, k), tile.1, (Prep::Transpose, true))?
+        };
         let gemm_name = match operand {
             Operand::Tf32 => "wgmma_tma_tf32",
             Operand::Bf16 => "wgmma_tma_bf16",
         };
-        let gemm = check_cuda!(module.get_function(gemm_name))?;
-        let copy = check_cuda!(module.get_function(format!("copy_pad_{}", operand.suffix())))?;
-        let transpose = check_cuda!(module.get_function(format!("transpose_pad_{}", operand.suffix())))?;
-        let a_copy = (operand == Operand::Bf16 || k % 4 != 0)
-            .then(|| Padded::new(operand, (m, k), TILE.0))
-            .transpose()?;
+        let suffix = operand.suffix();
         Ok(WgmmaLaunch {
             operand,
             sizes: (i32::try_from(m)?, i32::try_from(k)?, i32::try_from(n)?),
-            gemm,
-            copy,
-            transpose,
-            a_copy,
-            b_t: Padded::new(operand, (n, k), TILE.1)?,
+            gemm: check_cuda!(module.get_function(gemm_name))?,
+            copy: check_cuda!(module.get_function(format!("copy_pad_{suffix}")))?,
+            transpose: check_cuda!(module.get_function(format!("transpose_pad_{suffix}")))?,
+            a,
+            b,
+            tile,
             multiprocessors,
             split,
             slabs,
@@ -266,17 +313,8 @@ impl<'a> WgmmaLaunch<'a> {
             b.rows,
             b.cols
         );
-        // A's map is made here only where the GEMM reads A in place: the view comes with the launch.
-        let a_map = match &self.a_copy {
-            Some(copy) => {
-                self.prep(Prep::Copy, a, copy, stream)?;
-                copy.map
-            }
-            None => MapShape::new(self.operand, (m as usize, k as usize), k as usize, TILE.0)
-                .encode(self.operand, a.data.as_raw())?,
-        };
-        self.prep(Prep::Transpose, b, &self.b_t, stream)?;
-        let b_map = self.b_t.map;
+        let a_map = self.map(&self.a, a, stream)?;
+        let b_map = self.map(&self.b, b, stream)?;
         let c = MatrixView {
             rows: m,
             cols: n,
@@ -286,32 +324,59 @@ impl<'a> WgmmaLaunch<'a> {
             slices,
             tiles_per_slice: stages_per_slice,
         } = self.split;
-        let grid = blocks((m as u32, n as u32), slices, self.multiprocessors);
+        let grid = blocks(self.tile, (m as u32, n as u32), slices, self.multiprocessors);
         // The GEMM writes C itself, or with more than one slice the slabs, which sum_slices adds into C.
         let target = self.slabs.as_ref().map_or(c, |slabs| slabs.view(m, n));
-        let gemm = &self.gemm;
-        // __global__ void wgmma_tma_tf32(const __grid_constant__ CUtensorMap a, const __grid_constant__ CUtensorMap b_t, MatrixView<float> c, int k, int stages_per_slice), and _bf16
-        // SAFETY: `gemm` is the kernel above, looked up by name in `prepare`; the arguments match its
-        // C signature in type and order (CuTensorMap is CUtensorMap's 128 bytes). The maps describe
-        // A's buffer (the caller's view, whose sizes were checked above against those prepared for)
-        // or its copy, and B^T: this struct's buffers, freed only after a synchronize (Drop). `target`
-        // is C (the caller's view, checked above) or the slabs, `slices` x m x n floats (checked in
-        // `prepare`) that this struct owns; the kernel writes slab z for slice z < ceil(k stages /
-        // stages_per_slice) = slices. The kernel traps unless it got THREADS threads, SHARED_BYTES of
-        // shared memory and stages_per_slice >= 1.
-        check_cuda!(unsafe {
-            launch!(gemm<<<grid, THREADS, SHARED_BYTES, stream>>>(a_map, b_map, target, k, stages_per_slice as i32))
-        })?;
+        let (gemm, stages_per_slice) = (&self.gemm, stages_per_slice as i32);
+        // Both launches: `gemm` is the kernel named, looked up by name in `prepare`. The maps describe the caller's A and B (views whose sizes were checked above against those
+        // prepared for) or this struct's copies of them, freed only after a synchronize (Drop).
+        // `target` is C (the caller's view, checked above) or the slabs, `slices` x m x n floats
+        // (checked in `prepare`) that this struct owns; the kernel writes slab z for slice z <
+        // ceil(k stages / stages_per_slice) = slices, in tiles of `tile` (narrow says which). It traps
+        // unless it got THREADS threads, SHARED_BYTES of shared memory and stages_per_slice >= 1.
+        match self.operand {
+            Operand::Tf32 => {
+                let narrow = i32::from(self.tile == NARROW_TILE);
+                // __global__ void wgmma_tma_tf32(const __grid_constant__ CUtensorMap a, const __grid_constant__ CUtensorMap b, MatrixView<float> c, int k, int stages_per_slice, int narrow)
+                // SAFETY: the arguments match that signature in type and order (CuTensorMap is
+                // CUtensorMap's 128 bytes); what they point to is as said before the match.
+                check_cuda!(unsafe {
+                    launch!(gemm<<<grid, THREADS, SHARED_BYTES, stream>>>(a_map, b_map, target, k, stages_per_slice, narrow))
+                })?;
+            }
+            Operand::Bf16 => {
+                // __global__ void wgmma_tma_bf16(const __grid_constant__ CUtensorMap a, const __grid_constant__ CUtensorMap b_t, MatrixView<float> c, int k, int stages_per_slice)
+                // SAFETY: as for the TF32 launch, with this signature.
+                check_cuda!(unsafe {
+                    launch!(gemm<<<grid, THREADS, SHARED_BYTES, stream>>>(a_map, b_map, target, k, stages_per_slice))
+                })?;
+            }
+        }
         if let Some(slabs) = &self.slabs {
             slabs.add_into(c, self.multiprocessors, stream)?;
         }
         Ok(())
     }
 
+    /// The tensor map the GEMM reads `src` through: its copy's, made here by the prep kernel, or one
+    /// encoded now for the caller's matrix, which comes with each launch.
+    fn map<T: Element>(&self, read: &Read, src: MatrixView<T>, stream: &Stream) -> Result<raw::CuTensorMap> {
+        match &read.copy {
+            Some(copy) => {
+                self.prep(read.prep, src, copy, stream)?;
+                Ok(copy.map)
+            }
+            None => {
+                let (rows, cols) = read.sizes;
+                MapShape::new(self.operand, (rows, cols), cols, read.box_rows).encode(self.operand, src.data.as_raw())
+            }
+        }
+    }
+
     /// copy_pad_f32 or transpose_pad_f32 (or _bf16): `src` into `dst`, as `prep` says.
     fn prep<T: Element>(&self, prep: Prep, src: MatrixView<T>, dst: &Padded, stream: &Stream) -> Result<()> {
         let (rows, cols) = (src.rows as u32, src.cols as u32);
-        // dst's rows and the elements each needs: A's rows of k, or B^T's n rows of k.
+        // dst's rows and the elements each needs: src's rows, or the transpose's cols rows of rows.
         let (function, dst_rows, dst_row, grid, block) = match prep {
             Prep::Copy => (
                 &self.copy,
@@ -393,21 +458,36 @@ mod tests {
         );
     }
 
-    /// As the kernel's constants: 4 stages of 16 KiB of A and 32 KiB of B^T, and the alignment.
+    /// As the kernel's constants: 192 KiB of stages and the alignment; the grid one block per
+    /// multiprocessor, fewer where C has fewer tiles and slices.
     #[test]
-    fn shared_memory_holds_four_stages_and_the_grid_one_block_per_multiprocessor() {
+    fn shared_memory_holds_the_stages_and_the_grid_one_block_per_multiprocessor() {
         assert_eq!(SHARED_BYTES, 4 * (16384 + 32768) + 1024);
-        assert_eq!(blocks((4096, 4096), 1, 132), 132);
-        assert_eq!(blocks((1, 1), 1, 132), 1);
-        assert_eq!(blocks((256, 8192), 1, 132), 64);
-        assert_eq!(blocks((1000, 999), 1, 132), 8 * 4);
-        assert_eq!(blocks((1000, 999), 4, 132), 8 * 4 * 4);
-        assert_eq!(blocks((256, 256), 32, 132), 64);
-        assert_eq!(blocks((256, 256), 80, 132), 132);
+        assert_eq!(blocks(TILE, (4096, 4096), 1, 132), 132);
+        assert_eq!(blocks(TILE, (1, 1), 1, 132), 1);
+        assert_eq!(blocks(TILE, (256, 8192), 1, 132), 64);
+        assert_eq!(blocks(NARROW_TILE, (1000, 999), 1, 132), 8 * 16);
+        assert_eq!(blocks(TILE, (1000, 999), 4, 132), 8 * 4 * 4);
+        assert_eq!(blocks(NARROW_TILE, (256, 256), 16, 132), 128);
+        assert_eq!(blocks(NARROW_TILE, (256, 256), 80, 132), 132);
+    }
+
+    /// Step 12 takes 128 x 64 tiles where 128 x 256 ones would leave half an H100's 132
+    /// multiprocessors idle (66 tiles or fewer); step 13 has one shape.
+    #[test]
+    fn tf32_takes_narrow_tiles_where_wide_ones_leave_half_the_gpu_idle() {
+        assert_eq!(tile(Operand::Tf32, (1024, 1024), 132), (128, 64));
+        assert_eq!(tile(Operand::Tf32, (1408, 1536), 132), (128, 64)); // 11 x 6 = 66 wide tiles
+        assert_eq!(tile(Operand::Tf32, (1536, 1536), 132), (128, 256)); // 12 x 6 = 72
+        assert_eq!(tile(Operand::Tf32, (4096, 4096), 132), (128, 256));
+        assert_eq!(tile(Operand::Tf32, (1024, 1024), 60), (128, 256));
+        assert_eq!(tile(Operand::Bf16, (1024, 1024), 132), (128, 256));
+        assert_eq!(tile(Operand::Bf16, (1, 1), 132), (128, 256));
     }
 
     /// Split-K where C's tiles leave an H100's 132 multiprocessors idle, slices of at least 8 stages of
-    /// 128 bytes of k (256 k in TF32, 512 in bf16); C itself where the tiles fill the GPU.
+    /// 128 bytes of k (256 k in TF32, 512 in bf16); C itself where the tiles fill the GPU (1024 x 1024
+    /// in TF32: 128 narrow tiles).
     #[test]
     fn k_is_cut_where_c_has_too_few_tiles() {
         let slices = |operand, sizes| {
@@ -417,12 +497,14 @@ mod tests {
             } = split(operand, sizes, 132);
             (slices, tiles_per_slice)
         };
-        assert_eq!(slices(Operand::Tf32, (1024, 1024, 1024)), (4, 8));
+        assert_eq!(slices(Operand::Tf32, (1024, 1024, 1024)), (1, 32));
         assert_eq!(slices(Operand::Bf16, (1024, 1024, 1024)), (2, 8));
         assert_eq!(slices(Operand::Tf32, (4096, 4096, 4096)), (1, 128));
         assert_eq!(slices(Operand::Tf32, (2048, 2048, 2048)), (1, 64));
-        assert_eq!(slices(Operand::Tf32, (256, 8192, 256)), (32, 8));
-        // 66 stages in 8 slices of 9, the last of 3; bf16's 33 stages in 4 of 9, the last of 6.
+        // 8 narrow tiles: 16 slices of 16 stages.
+        assert_eq!(slices(Operand::Tf32, (256, 8192, 256)), (16, 16));
+        // 66 stages on 2 x 5 narrow tiles: 8 slices of 9 (none under 8 stages), the last of 3; bf16's 33
+        // stages on 2 x 2 tiles in 4 slices of 9, the last of 6.
         assert_eq!(slices(Operand::Tf32, (129, 2085, 257)), (8, 9));
         assert_eq!(slices(Operand::Bf16, (129, 2085, 257)), (4, 9));
         assert_eq!(slices(Operand::Tf32, (1, 1, 1)), (1, 1));

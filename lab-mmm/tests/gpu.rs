@@ -6,6 +6,7 @@ use common::verify::Random;
 use cust::module::Module;
 use lab_mmm::cublas::{Cublas, Math};
 use lab_mmm::ladder::{run_library, run_library_in, run_step, Ladder, Step};
+use lab_mmm::wgmma::{self, Operand};
 use lab_mmm::{sweep, time_on_gpu, Precision, BF16_TOLERANCE, TF32_TOLERANCE};
 use matrix::mmm::{check_product, check_product_fits, load_mmm, MmmKernel};
 use matrix::{Element, Matrix};
@@ -263,8 +264,9 @@ fn split_and_check<T: Element>(ladder: &Ladder, step: Step, (m, k, n): (usize, u
 /// each run: one element, k shorter than one stage and not a multiple of 4 (A copied into padded rows),
 /// odd sizes everywhere, a k of 33 (a partial stage after a whole one), k of 36 and 4 (A read where it
 /// is, in TF32, with a partial stage, ragged m and n, and less than one stage; not 1 x 4 x 1, whose
-/// one element may cancel to far below its products' rounding in bf16), and a large square. Sizes are
-/// m x k x n. On any GPU but an sm_90 running the sm_90a build, each step says it needs sm_90a, its
+/// one element may cancel to far below its products' rounding in bf16), and a large square. Step 12
+/// meets both its tile shapes, each with B read in place (n % 4 == 0) and from a padded copy. Sizes
+/// are m x k x n. On any GPU but an sm_90 running the sm_90a build, each step says it needs sm_90a, its
 /// kernel is not in the module, and it does not run.
 #[test]
 #[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
@@ -280,11 +282,38 @@ fn hopper_steps_12_and_13_are_right_at_awkward_sizes_or_say_they_need_sm_90a() {
         (130, 36, 300),
         (64, 4, 96),
         (2048, 2048, 2048),
-        // Split-K inside the step, C having too few tiles (on an H100: 4 slices in tf32 and 2 in bf16;
-        // 8 and 4, the last one shorter).
+        // Step 12's 128 x 256 tiles with ragged edges (B^T made by its transpose, A read in place and
+        // copied), and its narrow tiles with A copied and B read in place, and the other way round.
+        (1100, 36, 2000),
+        (1100, 1001, 1999),
+        (1000, 1001, 1000),
+        (300, 516, 301),
+        // Split-K inside the step, C having too few tiles (on an H100: 2 slices in bf16 and none in
+        // tf32, whose narrow tiles fill the GPU; 8 and 4, the last one shorter).
         (1024, 1024, 1024),
         (129, 2085, 257),
     ];
+    let multiprocessors = gpu.info.multiprocessors;
+    // In TF32 A is read in place where k % 4 == 0, and B with the narrow tiles where n % 4 == 0; the
+    // shapes above meet each way.
+    let tf32_reads: Vec<_> = shapes
+        .iter()
+        .map(|&(m, k, n)| {
+            let tile = wgmma::tile(Operand::Tf32, (m as u32, n as u32), multiprocessors);
+            (tile == wgmma::TILE, k % 4 == 0, tile == wgmma::TILE || n % 4 == 0)
+        })
+        .collect();
+    for (wide, a_in_place, b_in_place_or_transposed) in [
+        (true, true, true),
+        (true, false, true),
+        (false, true, true),
+        (false, false, false),
+        (false, true, false),
+        (false, false, true),
+    ] {
+        let read = (wide, a_in_place, b_in_place_or_transposed);
+        assert!(tf32_reads.contains(&read), "{read:?}: {tf32_reads:?}");
+    }
     for step in [Step::WgmmaTf32, Step::WgmmaBf16] {
         let mut random = Random::new(41);
         if let Some(why) = ladder.unavailable::<f32>(step) {
@@ -309,15 +338,17 @@ fn hopper_steps_12_and_13_are_right_at_awkward_sizes_or_say_they_need_sm_90a() {
             let launch = ladder.prepare::<f32>(step, sizes).unwrap().unwrap();
             launch.split().map(|split| split.slices)
         };
-        // Every sm_90 GPU has 114 multiprocessors or more: 32 tiles leave most idle, 128 do not.
-        let (wide, long, full) = (
+        // Every sm_90 GPU has 114 multiprocessors or more: 32 tiles of bf16's 128 x 256 leave most
+        // idle, 128 do not; step 12's 128 narrow tiles at 1024 do not either.
+        let (square, long, full) = (
             sliced((1024, 1024, 1024)),
             sliced((129, 2085, 257)),
             sliced((2048, 2048, 2048)),
         );
+        let square_split = step == Step::WgmmaBf16;
         assert!(
-            wide > Some(1) && long > Some(1) && full.is_none(),
-            "{}: {wide:?} {long:?} {full:?}",
+            (square > Some(1)) == square_split && long > Some(1) && full.is_none(),
+            "{}: {square:?} {long:?} {full:?}",
             step.name()
         );
         for (m, k, n) in shapes {
