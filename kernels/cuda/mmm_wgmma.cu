@@ -1,8 +1,7 @@
 // mmm_wgmma.cu: the ladder's steps 12 and 13, Hopper's own way to multiply: what cuBLAS runs on an
 // H100. C = A * B for row-major f32 A (m x k), B (k x n) and C (m x n) of any size, as in mmm_ladder.cu.
 //
-//  12. wgmma_tma_tf32: A and B in TF32 (rounded by the copy engine, or as they are loaded into
-//      registers), sums in f32.
+//  12. wgmma_tma_tf32: A and B in TF32 (rounded by the copy engine), sums in f32.
 //  13. wgmma_tma_bf16: A and B converted to bf16 first (8 bits of mantissa), sums in f32.
 //
 // What is new against steps 7 and 8 (mma.sync, one warp at a time, cp.async by every thread):
@@ -16,8 +15,9 @@
 //  - mbarriers: shared-memory barriers that count arrivals and bytes. full[s] completes when every
 //    copy of stage s has landed; empty[s] when every consumer warp is done reading it.
 //  - Warp specialization: warpgroup 0 is the producer (one of its threads issues the copies, stages
-//    ahead), warpgroups 1 and 2 are consumers. setmaxnreg moves registers from the producer (40 per
-//    thread) to the consumers (232: up to 128 accumulators).
+//    ahead), warpgroups 1 and 2 are consumers (step 12's narrow tiles need only warpgroup 1; 2 leaves
+//    at once). setmaxnreg moves registers from the producer (40 per thread) to the consumers (232: up
+//    to 128 accumulators).
 //  - A persistent grid: one block per multiprocessor walks the tiles, so the producer already loads
 //    the next tile while the consumers store this one.
 //  - Split-K where C has too few tiles for the multiprocessors: a block's unit of work is a tile and a
@@ -35,14 +35,15 @@
 //    m64n256), the shape that keeps the tensor cores busiest.
 //  - Tf32Narrow (step 12 where 128 x 256 tiles would leave half the multiprocessors idle): no pass.
 //    The step multiplies C^T = B^T A^T: wgmma's first operand, the one it can take from registers, is
-//    B^T, which the consumer loads from B's tile as the layout wants (and rounds to TF32, cvt.rna);
-//    its second, from shared memory, is A^T, whose K-major layout is A's rows. The accumulators, a
+//    B^T, which the consumer loads from B's tile (TMA rounded it to TF32) as the layout wants; its
+//    second, from shared memory, is A^T, whose K-major layout is A's rows. The accumulators, a
 //    tile of C^T, are stored transposed. Tiles of 128 x 64 (1024 x 1024 is 128 of them), one
 //    consumer, m64n128k8. At 1024 the transpose took a third of the step's time.
 //
-// TMA needs each row of a matrix to start 16 bytes after the previous one's start: A and B are copied
-// into rows rounded up to 4 floats where they are not (TF32, where they are read in place); the bf16
-// copies have rows of 8.
+// TMA needs each row of a matrix to start 16 bytes after the previous one's start. In TF32 the step
+// reads A as it is where k % 4 == 0, and B with the narrow tiles where n % 4 == 0; otherwise a prep
+// kernel copies it into rows rounded up to 4 floats. B^T is always a copy (the transpose), and so are
+// the bf16 operands (rows rounded up to 8).
 #include <cuda.h>
 #include "matrix_view.cuh"
 
@@ -74,13 +75,17 @@ __device__ __forceinline__ void tile_coords(int tile, int tiles_m, int tiles_n, 
 }
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-constexpr int THREADS = 128 * 3;  // the producer's warpgroup and two consumers
+constexpr int THREADS = 128 * 3;  // the producer's warpgroup and up to two consumers
 constexpr int KBYTES = 128;  // bytes of k per stage and row of A: one 128-byte swizzle row
 // Dynamic shared memory: 192 KiB of stages and 1024 bytes to align them to the swizzle's 1024-byte
 // pattern. Each tile shape fits as many stages as it can, up to MAX_STAGES.
 constexpr int SHARED_BYTES = 192 * 1024 + 1024;
 static_assert(SHARED_BYTES <= 227 * 1024, "more than a Hopper block may have");
 constexpr int MAX_STAGES = 8;
+// How many stages of `stage_bytes` the shared memory holds, up to MAX_STAGES.
+constexpr int stages_that_fit(int stage_bytes) {
+    return (SHARED_BYTES - 1024) / stage_bytes < MAX_STAGES ? (SHARED_BYTES - 1024) / stage_bytes : MAX_STAGES;
+}
 
 __device__ __forceinline__ unsigned int shared_address(const void* p) {
     return static_cast<unsigned int>(__cvta_generic_to_shared(p));
@@ -193,7 +198,7 @@ struct SharedTiles {
     static constexpr int TILE_M = 128, TILE_N = 256, CONSUMERS = 2, ACCUMULATORS = 128;
     static constexpr int BK = KBYTES / sizeof(T);  // k per stage
     static constexpr int STAGE_A = TILE_M * KBYTES, STAGE = (TILE_M + TILE_N) * KBYTES;
-    static constexpr int STAGES = (SHARED_BYTES - 1024) / STAGE < MAX_STAGES ? (SHARED_BYTES - 1024) / STAGE : MAX_STAGES;
+    static constexpr int STAGES = stages_that_fit(STAGE);
     static constexpr bool FROM_REGISTERS = false;
     struct Fragments {};  // nothing in registers: both operands are read from shared memory
 
@@ -243,7 +248,7 @@ struct Tf32Narrow {
     static constexpr int TILE_M = 128, TILE_N = 64, CONSUMERS = 1, ACCUMULATORS = TILE_M / 2;
     static constexpr int BK = KBYTES / 4;  // k per stage
     static constexpr int STAGE_A = TILE_M * KBYTES, STAGE = (TILE_M + TILE_N) * KBYTES;
-    static constexpr int STAGES = (SHARED_BYTES - 1024) / STAGE < MAX_STAGES ? (SHARED_BYTES - 1024) / STAGE : MAX_STAGES;
+    static constexpr int STAGES = stages_that_fit(STAGE);
     static constexpr int BOX = 32 * KBYTES;  // a box of B: 32 rows of k by 32 columns
     // One set of fragments: ptxas serializes every wgmma (C7513) where registers a wgmma reads are
     // written while wgmmas are in flight, even registers of the next stage's set, so the consumer
@@ -272,8 +277,9 @@ struct Tf32Narrow {
         const int g = 2 * warp + half, r = lane / 4;
         return 32 * (g / 4) + 4 * (g % 4) + (r % 4) + 16 * (r / 4);
     }
-    // The thread's four numbers of each k step of 8, from B's boxes of this stage, rounded to TF32.
-    // Each k step is 8 rows of 128 bytes on, the swizzle's whole pattern: the same four offsets in it.
+    // The thread's four numbers of each k step of 8, from B's boxes of this stage (TF32 already: the
+    // map's TFLOAT32 type rounds as TMA copies, as for A). Each k step is 8 rows of 128 bytes on, the
+    // swizzle's whole pattern: the same four offsets in it.
     static __device__ __forceinline__ void load_fragments(Fragments& f, unsigned int stage, int) {
         const int warp = threadIdx.x % 128 / 32, lane = threadIdx.x % 32;
         unsigned int at[4];  // a0: (row, k), a1: (row + 8, k), a2: (row, k + 4), a3: (row + 8, k + 4)
@@ -286,7 +292,7 @@ struct Tf32Narrow {
         for (int kk = 0; kk < KBYTES / 32; ++kk) {
 #pragma unroll
             for (int i = 0; i < 4; ++i) {
-                asm volatile("{\n.reg .f32 x;\nld.shared.f32 x, [%1];\ncvt.rna.tf32.f32 %0, x;\n}\n"
+                asm volatile("ld.shared.b32 %0, [%1];\n"
                              : "=r"(f.a[kk][i])
                              : "r"(at[i] + kk * 8 * 128)
                              : "memory");
@@ -321,6 +327,13 @@ struct Tf32Narrow {
         }
     }
 };
+
+// What the host (lab-mmm/src/wgmma.rs) and the code above take for granted: every stage and box starts
+// on the swizzle's 1024-byte pattern, the narrow tile's B is whole boxes of 32 columns, and its
+// accumulators are those of one m64n128 (mma_tf32).
+static_assert(Tf32Narrow::STAGE % 1024 == 0 && Tf32Narrow::STAGE_A % 1024 == 0 && Tf32Narrow::BOX % 1024 == 0, "");
+static_assert(SharedTiles<float>::STAGE % 1024 == 0 && SharedTiles<float>::STAGE_A % 1024 == 0, "");
+static_assert(Tf32Narrow::TILE_N == 64 && Tf32Narrow::ACCUMULATORS == 64, "one consumer's m64n128k8");
 
 // A block's units of work: tile (tm, tn) of C over k stages first to end - 1, the stages of slice
 // `slice`. Units go slice by slice, so one slice walks the tiles as the unsplit kernel does.
@@ -409,8 +422,8 @@ __device__ __forceinline__ void consume(const Pipeline& p, MatrixView<float> c) 
     }
 }
 
-// a: A (m x k), box 128 bytes of k x TILE_M rows; b: B^T (n x k, step 13) or B (k x n, step 12), as
-// Tiles::load reads them; all swizzled in 128-byte rows. k: A's true columns. c: C, or with more than
+// a: A (m x k), box 128 bytes of k x TILE_M rows; b: B^T (n x k, SharedTiles) or B (k x n,
+// Tf32Narrow), as Tiles::load reads them; all swizzled in 128-byte rows. k: A's true columns. c: C, or with more than
 // one slice of stages_per_slice k stages each, the slabs of C's size the slices' partial products go
 // to (the host's Split::choose, lab-mmm/src/ladder.rs). There are ceil(k_stages / stages_per_slice)
 // slices, so none is empty.

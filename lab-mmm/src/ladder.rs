@@ -50,7 +50,8 @@ pub enum Step {
     /// Split-K on step 8 (tf32).
     SplitTf32,
     /// Hopper's wgmma on TF32, fed by TMA, a producer warpgroup and two consumers (sm_90a, f32
-    /// matrices: precision "tf32"); B read as it is, through registers.
+    /// matrices: precision "tf32"); on a small C one consumer, with B read through registers instead
+    /// of transposed first.
     WgmmaTf32,
     /// wgmma on bf16 copies of A and B^T, both read from shared memory: precision "bf16".
     WgmmaBf16,
@@ -205,8 +206,8 @@ impl Step {
     }
 
     /// The launch grid for a C of `rows` x `cols`: blocks along the columns (x) and the rows (y), enough
-    /// to cover C with the step's block tiles. (The wgmma steps' persistent blocks walk these tiles and
-    /// slices of k: [`wgmma::blocks`].)
+    /// to cover C with the step's block tiles. (The wgmma steps' persistent blocks walk their tiles,
+    /// step 12's narrower ones on a small C, and slices of k: [`wgmma::tile`], [`wgmma::blocks`].)
     pub fn grid(self, rows: u32, cols: u32) -> (u32, u32) {
         let (tile_rows, tile_cols) = self.shape().1;
         (cols.div_ceil(tile_cols), rows.div_ceil(tile_rows))
@@ -529,7 +530,10 @@ pub fn run_step<T: Element>(
     c.poison_on_gpu()?;
     let views = (a.view()?, b.view()?, c.view()?);
     let _named = common::timing::observer::program(&format!("{} {}", step.name(), step.precision::<T>()));
-    let timing = time_on_stream(&stream, 1, repetitions, || prepared.launch(views, &stream))?;
+    // SAFETY: the views are of a's, b's and c's device copies (sizes checked above), which this
+    // function borrows, c mutably, until the stream is synchronized below (or, on an error, until
+    // their buffers are freed, which waits for the GPU).
+    let timing = time_on_stream(&stream, 1, repetitions, || unsafe { prepared.launch(views, &stream) })?;
     check_cuda!(stream.synchronize())?; // kernel faults show up here
     c.copy_from_gpu()?;
     Ok(Some(timing))
@@ -693,7 +697,16 @@ impl<T: Element> StepLaunch<'_, T> {
     }
 
     /// Enqueues one product C = A * B on `stream` (the views of the sizes the step was prepared for).
-    pub fn launch(&self, (a, b, c): (MatrixView<T>, MatrixView<T>, MatrixView<T>), stream: &Stream) -> Result<()> {
+    ///
+    /// # Safety
+    /// `a`, `b` and `c` must point at device memory holding their `rows` x `cols` elements, row-major
+    /// (as a `Matrix`'s device copy does), that stays allocated, and that nothing else writes, until
+    /// the GPU has finished the launch.
+    pub unsafe fn launch(
+        &self,
+        (a, b, c): (MatrixView<T>, MatrixView<T>, MatrixView<T>),
+        stream: &Stream,
+    ) -> Result<()> {
         anyhow::ensure!(
             self.split.as_ref().is_none_or(|split| {
                 let (m, k, n) = split.sizes;
@@ -706,7 +719,8 @@ impl<T: Element> StepLaunch<'_, T> {
             return launch_mmm(function, a, b, c, TILED_BLOCK_SIZE, stream);
         }
         if let Some(wgmma) = &self.wgmma {
-            return wgmma.launch((a, b, c), stream);
+            // SAFETY: this function's contract is WgmmaLaunch::launch's.
+            return unsafe { wgmma.launch((a, b, c), stream) };
         }
         let (threads, _, shared) = self.step.shape();
         let (blocks_x, blocks_y) = self.step.grid(c.rows as u32, c.cols as u32);
@@ -714,7 +728,8 @@ impl<T: Element> StepLaunch<'_, T> {
             let grid = GridSize::xy(blocks_x, blocks_y);
             // __global__ void register_blocked_f64(MatrixView<double> a, MatrixView<double> b, MatrixView<double> c), ...
             // SAFETY: the arguments match the kernel's C signature beside the launch, in type and
-            // order, and point into live device buffers as large as the kernel indexes.
+            // order, and point into live device buffers as large as the kernel indexes (this
+            // function's contract).
             check_cuda!(unsafe { launch!(function<<<grid, threads, shared, stream>>>(a, b, c)) })?;
             return Ok(());
         };
@@ -725,8 +740,8 @@ impl<T: Element> StepLaunch<'_, T> {
         let grid = GridSize::xyz(blocks_x, blocks_y, slices);
         let slabs = split.slabs.view(c.rows, c.cols);
         // __global__ void mma_tiled_split_f64(MatrixView<double> a, MatrixView<double> b, MatrixView<double> partial, int tiles_per_slice), ...
-        // SAFETY: the arguments match the kernel's C signature, in type and order; `slabs` is the
-        // partial products' buffer of `slices` slabs of C's size (made for these sizes, checked
+        // SAFETY: the arguments match the kernel's C signature, in type and order; a and b are as
+        // this function's contract says; `slabs` is the partial products' buffer of `slices` slabs of C's size (made for these sizes, checked
         // above), which this StepLaunch owns and does not free before the GPU is done (its Drop).
         check_cuda!(unsafe {
             launch!(function<<<grid, threads, shared, stream>>>(a, b, slabs, tiles_per_slice as i32))

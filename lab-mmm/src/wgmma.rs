@@ -33,6 +33,8 @@ pub const SHARED_BYTES: u32 = 192 * 1024 + 1024;
 const _: () = assert!(SHARED_BYTES <= 227 * 1024, "more than a Hopper block may have");
 /// Step 12's tiles where [`TILE`]s leave half the multiprocessors idle (`Tf32Narrow`): 128 x 64.
 const NARROW_TILE: (u32, u32) = (128, 64);
+/// Rows of k in a box of B for the narrow tiles, as `Tf32Narrow::BK` (a stage's k: 128 bytes of TF32).
+const NARROW_BOX_ROWS: u32 = KBYTES / 4;
 
 /// What the tensor cores read: TF32 (f32 in memory, rounded by the copy engine) or bf16 (converted by
 /// the prep kernels).
@@ -65,7 +67,7 @@ impl Operand {
         }
     }
 
-    /// The tensor maps' element type (`TFLOAT32`: f32 in memory, read as TF32).
+    /// The tensor maps' element type (`TFLOAT32`: f32 in memory, rounded to TF32 as TMA copies it).
     fn data_type(self) -> c_int {
         match self {
             Operand::Tf32 => raw::CU_TENSOR_MAP_DATA_TYPE_TFLOAT32,
@@ -74,9 +76,10 @@ impl Operand {
     }
 }
 
-/// What `cuTensorMapEncodeTiled` is told of one operand, a `rows` x k matrix in memory with rows of
-/// `row_length` elements: sizes inner (k) first, the row stride in bytes, and the box one TMA copy
-/// brings: 128 bytes of k (32 tf32 or 64 bf16) by `box_rows` rows.
+/// What `cuTensorMapEncodeTiled` is told of one operand, a `rows` x `cols` matrix in memory with rows
+/// of `row_length` elements: sizes inner (`cols`: k for A and B^T, n for step 12's B on its narrow
+/// tiles) first, the row stride in bytes, and the box one TMA copy brings: 128 bytes of the inner
+/// size (32 tf32 or 64 bf16) by `box_rows` rows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MapShape {
     pub dims: [u64; 2],
@@ -85,11 +88,11 @@ pub struct MapShape {
 }
 
 impl MapShape {
-    /// The shape of a `rows` x k matrix of `operand`, rows `row_length` elements apart, in boxes of
-    /// `box_rows` rows.
-    pub fn new(operand: Operand, (rows, k): (usize, usize), row_length: usize, box_rows: u32) -> MapShape {
+    /// The shape of a `rows` x `cols` matrix of `operand`, rows `row_length` elements apart, in boxes
+    /// of `box_rows` rows.
+    pub fn new(operand: Operand, (rows, cols): (usize, usize), row_length: usize, box_rows: u32) -> MapShape {
         MapShape {
-            dims: [k as u64, rows as u64],
+            dims: [cols as u64, rows as u64],
             row_bytes: (row_length * operand.bytes()) as u64,
             box_dims: [KBYTES / operand.bytes() as u32, box_rows],
         }
@@ -263,7 +266,7 @@ impl<'a> WgmmaLaunch<'a> {
         let in_place = |length: usize| operand == Operand::Tf32 && length.is_multiple_of(4);
         let a = Read::new(operand, (m, k), tile.0, (Prep::Copy, !in_place(k)))?;
         let b = if tile == NARROW_TILE {
-            Read::new(operand, (k, n), KBYTES / 4, (Prep::Copy, !in_place(n)))?
+            Read::new(operand, (k, n), NARROW_BOX_ROWS, (Prep::Copy, !in_place(n)))?
         } else {
             ensure!(
                 k.div_ceil(32) <= 65535,
@@ -297,8 +300,14 @@ impl<'a> WgmmaLaunch<'a> {
     }
 
     /// Enqueues the prep and the GEMM on `stream`: C = A * B for f32 views of the sizes prepared for.
-    /// (Generic in `T` only because the ladder's launches are; anything but f32 is refused.)
-    pub fn launch<T: Element>(
+    /// (Generic in `T` only because the ladder's launches are; anything but f32 is refused.) A view
+    /// read in place whose address is not on 16 bytes is an error (a `Matrix`'s always is).
+    ///
+    /// # Safety
+    /// `a`, `b` and `c` must point at device memory holding their `rows` x `cols` elements, row-major
+    /// (as a `Matrix`'s device copy does), that stays allocated, and that nothing else writes, until
+    /// the GPU has finished the launch.
+    pub unsafe fn launch<T: Element>(
         &self,
         (a, b, c): (MatrixView<T>, MatrixView<T>, MatrixView<T>),
         stream: &Stream,
@@ -328,9 +337,10 @@ impl<'a> WgmmaLaunch<'a> {
         // The GEMM writes C itself, or with more than one slice the slabs, which sum_slices adds into C.
         let target = self.slabs.as_ref().map_or(c, |slabs| slabs.view(m, n));
         let (gemm, stages_per_slice) = (&self.gemm, stages_per_slice as i32);
-        // Both launches: `gemm` is the kernel named, looked up by name in `prepare`. The maps describe the caller's A and B (views whose sizes were checked above against those
-        // prepared for) or this struct's copies of them, freed only after a synchronize (Drop).
-        // `target` is C (the caller's view, checked above) or the slabs, `slices` x m x n floats
+        // Both launches: `gemm` is the kernel named, looked up by name in `prepare`. The maps describe
+        // the caller's A and B (views of the sizes prepared for, checked above, whose memory is this
+        // function's contract) or this struct's copies of them, freed only after a synchronize (Drop).
+        // `target` is C (the caller's view, likewise) or the slabs, `slices` x m x n floats
         // (checked in `prepare`) that this struct owns; the kernel writes slab z for slice z <
         // ceil(k stages / stages_per_slice) = slices, in tiles of `tile` (narrow says which). It traps
         // unless it got THREADS threads, SHARED_BYTES of shared memory and stages_per_slice >= 1.

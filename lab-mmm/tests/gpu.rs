@@ -265,8 +265,9 @@ fn split_and_check<T: Element>(ladder: &Ladder, step: Step, (m, k, n): (usize, u
 /// odd sizes everywhere, a k of 33 (a partial stage after a whole one), k of 36 and 4 (A read where it
 /// is, in TF32, with a partial stage, ragged m and n, and less than one stage; not 1 x 4 x 1, whose
 /// one element may cancel to far below its products' rounding in bf16), and a large square. Step 12
-/// meets both its tile shapes, each with B read in place (n % 4 == 0) and from a padded copy. Sizes
-/// are m x k x n. On any GPU but an sm_90 running the sm_90a build, each step says it needs sm_90a, its
+/// meets both its tile shapes: the 128 x 256 ones with A read in place and copied, the narrow ones with
+/// A and B each read in place and copied, and more narrow tiles than multiprocessors. Sizes are m x k
+/// x n. On any GPU but an sm_90 running the sm_90a build, each step says it needs sm_90a, its
 /// kernel is not in the module, and it does not run.
 #[test]
 #[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
@@ -288,32 +289,13 @@ fn hopper_steps_12_and_13_are_right_at_awkward_sizes_or_say_they_need_sm_90a() {
         (1100, 1001, 1999),
         (1000, 1001, 1000),
         (300, 516, 301),
+        // 264 narrow tiles on an H100's 132 multiprocessors: blocks take a second tile.
+        (1408, 300, 1536),
         // Split-K inside the step, C having too few tiles (on an H100: 2 slices in bf16 and none in
         // tf32, whose narrow tiles fill the GPU; 8 and 4, the last one shorter).
         (1024, 1024, 1024),
         (129, 2085, 257),
     ];
-    let multiprocessors = gpu.info.multiprocessors;
-    // In TF32 A is read in place where k % 4 == 0, and B with the narrow tiles where n % 4 == 0; the
-    // shapes above meet each way.
-    let tf32_reads: Vec<_> = shapes
-        .iter()
-        .map(|&(m, k, n)| {
-            let tile = wgmma::tile(Operand::Tf32, (m as u32, n as u32), multiprocessors);
-            (tile == wgmma::TILE, k % 4 == 0, tile == wgmma::TILE || n % 4 == 0)
-        })
-        .collect();
-    for (wide, a_in_place, b_in_place_or_transposed) in [
-        (true, true, true),
-        (true, false, true),
-        (false, true, true),
-        (false, false, false),
-        (false, true, false),
-        (false, false, true),
-    ] {
-        let read = (wide, a_in_place, b_in_place_or_transposed);
-        assert!(tf32_reads.contains(&read), "{read:?}: {tf32_reads:?}");
-    }
     for step in [Step::WgmmaTf32, Step::WgmmaBf16] {
         let mut random = Random::new(41);
         if let Some(why) = ladder.unavailable::<f32>(step) {
@@ -334,6 +316,34 @@ fn hopper_steps_12_and_13_are_right_at_awkward_sizes_or_say_they_need_sm_90a() {
             continue;
         }
         assert_eq!(ladder.arch(), 90, "{} runs on sm_90 only", step.name());
+        if step == Step::WgmmaTf32 {
+            let multiprocessors = gpu.info.multiprocessors;
+            // In TF32 A is read in place where k % 4 == 0, and B with the narrow tiles where n % 4 ==
+            // 0; the shapes above meet each way, and one has more narrow tiles than multiprocessors.
+            let tf32_reads: Vec<_> = shapes
+                .iter()
+                .map(|&(m, k, n)| {
+                    let tile = wgmma::tile(Operand::Tf32, (m as u32, n as u32), multiprocessors);
+                    (tile == wgmma::TILE, k % 4 == 0, tile == wgmma::TILE || n % 4 == 0)
+                })
+                .collect();
+            for (wide, a_in_place, b_in_place_or_transposed) in [
+                (true, true, true),
+                (true, false, true),
+                (false, true, true),
+                (false, false, false),
+                (false, true, false),
+                (false, false, true),
+            ] {
+                let read = (wide, a_in_place, b_in_place_or_transposed);
+                assert!(tf32_reads.contains(&read), "{read:?}: {tf32_reads:?}");
+            }
+            assert!(shapes.iter().any(|&(m, _, n): &(usize, usize, usize)| {
+                let tile = wgmma::tile(Operand::Tf32, (m as u32, n as u32), multiprocessors);
+                tile != wgmma::TILE
+                    && m.div_ceil(tile.0 as usize) * n.div_ceil(tile.1 as usize) > multiprocessors as usize
+            }));
+        }
         let sliced = |sizes| {
             let launch = ladder.prepare::<f32>(step, sizes).unwrap().unwrap();
             launch.split().map(|split| split.slices)
