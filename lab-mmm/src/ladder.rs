@@ -741,8 +741,9 @@ impl<T: Element> StepLaunch<'_, T> {
         let slabs = split.slabs.view(c.rows, c.cols);
         // __global__ void mma_tiled_split_f64(MatrixView<double> a, MatrixView<double> b, MatrixView<double> partial, int tiles_per_slice), ...
         // SAFETY: the arguments match the kernel's C signature, in type and order; a and b are as
-        // this function's contract says; `slabs` is the partial products' buffer of `slices` slabs of C's size (made for these sizes, checked
-        // above), which this StepLaunch owns and does not free before the GPU is done (its Drop).
+        // this function's contract says; `slabs` is the partial products' buffer of `slices` slabs
+        // of C's size (made for these sizes, checked above), which this StepLaunch owns and does not
+        // free before the GPU is done (its Drop).
         check_cuda!(unsafe {
             launch!(function<<<grid, threads, shared, stream>>>(a, b, slabs, tiles_per_slice as i32))
         })?;

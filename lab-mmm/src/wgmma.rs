@@ -458,6 +458,24 @@ mod tests {
         );
     }
 
+    /// Step 12's B on its narrow tiles: n inner, boxes of 32 columns (128 bytes) by a stage's 32 k.
+    #[test]
+    fn the_narrow_tiles_read_b_by_its_rows_of_n() {
+        assert_eq!(
+            MapShape::new(
+                Operand::Tf32,
+                (999, 1001),
+                Operand::Tf32.row_length(1001),
+                NARROW_BOX_ROWS
+            ),
+            MapShape {
+                dims: [1001, 999],
+                row_bytes: 4016,
+                box_dims: [32, 32]
+            }
+        );
+    }
+
     #[test]
     fn a_misaligned_tensor_map_is_an_error_not_a_driver_call() {
         let shape = MapShape::new(Operand::Tf32, (17, 5), 5, 128);
