@@ -30,7 +30,7 @@
 // Which operand goes where. wgmma reads TF32 from shared memory only K-major (k contiguous): A is,
 // B (k x n, n contiguous) is not. Two ways round it:
 //  - SharedTiles (step 12 on a large C, and step 13): B is transposed into B^T first, by a pass of its
-//    own (TF32; a twentieth of a 4096 product) or by bf16's conversion pass, which writes B^T as it
+//    own (TF32; an eighth of the step at 4096) or by bf16's conversion pass, which writes B^T as it
 //    converts. Both operands come from shared memory in 128 x 256 tiles (two consumers of 64 rows,
 //    m64n256), the shape that keeps the tensor cores busiest.
 //  - Tf32Narrow (step 12 where 128 x 256 tiles would leave half the multiprocessors idle): no pass.
@@ -38,7 +38,8 @@
 //    B^T, which the consumer loads from B's tile (TMA rounded it to TF32) as the layout wants; its
 //    second, from shared memory, is A^T, whose K-major layout is A's rows. The accumulators, a
 //    tile of C^T, are stored transposed. Tiles of 128 x 64 (1024 x 1024 is 128 of them), one
-//    consumer, m64n128k8. At 1024 the transpose took a third of the step's time.
+//    consumer, m64n128k8. At 1024 the transpose and the sum of split-K's slabs took two fifths of
+//    the step's time before.
 //
 // TMA needs each row of a matrix to start 16 bytes after the previous one's start. In TF32 the step
 // reads A as it is where k % 4 == 0, and B with the narrow tiles where n % 4 == 0; otherwise a prep
