@@ -346,17 +346,13 @@ impl Ladder {
             return Ok(None);
         };
         let wgmma = match step.operand() {
-            Some(operand) => {
-                let split = wgmma::split(operand, (m, k, n), self.multiprocessors);
-                let slabs = self.slabs::<f32>(split, m * n)?;
-                Some(WgmmaLaunch::prepare(
-                    &self.wgmma,
-                    operand,
-                    (m, k, n),
-                    self.multiprocessors,
-                    (split, slabs),
-                )?)
-            }
+            Some(operand) => Some(WgmmaLaunch::prepare(
+                &self.wgmma,
+                operand,
+                (m, k, n),
+                self.multiprocessors,
+                |split| self.slabs::<f32>(split, m * n),
+            )?),
             None => None,
         };
         let mut launch = StepLaunch {

@@ -245,22 +245,24 @@ impl<'a> WgmmaLaunch<'a> {
     /// The step for an `m` x `k` times `k` x `n` product from `module` (mmm_wgmma.cu, whose GEMM has
     /// been allowed [`SHARED_BYTES`] of dynamic shared memory), its buffers allocated here, outside the
     /// timed launches. TF32 reads A as it is where its rows are whole 16-byte pieces (k % 4 == 0), and
-    /// so B with the narrow tiles (n % 4 == 0); bf16 always converts them. `split` is [`split`]'s for
-    /// these sizes, with the slabs where it has more than one slice (the ladder makes them: its module
-    /// has the kernel that sums them).
+    /// so B with the narrow tiles (n % 4 == 0); bf16 always converts them. k is cut as [`split`] says;
+    /// `slabs` makes the slabs for that split where it has more than one slice (the ladder does: its
+    /// module has the kernel that sums them).
     pub fn prepare(
         module: &'a Module,
         operand: Operand,
         (m, k, n): (usize, usize, usize),
         multiprocessors: u32,
-        (split, slabs): (Split, Option<Slabs<'a, f32>>),
+        slabs: impl FnOnce(Split) -> Result<Option<Slabs<'a, f32>>>,
     ) -> Result<WgmmaLaunch<'a>> {
+        let split = split(operand, (m, k, n), multiprocessors);
+        let slabs = slabs(split)?;
         ensure!(
-            split == self::split(operand, (m, k, n), multiprocessors)
-                && slabs
-                    .as_ref()
-                    .map_or(split.slices == 1, |slabs| slabs.holds(split.slices, (m * n) as u64)),
-            "the wgmma steps' split was made for other sizes"
+            slabs
+                .as_ref()
+                .map_or(split.slices == 1, |slabs| slabs.holds(split.slices, (m * n) as u64)),
+            "slabs for {} slices of {m} x {n} are not those of this split",
+            split.slices
         );
         let tile = tile(operand, (m as u32, n as u32), multiprocessors);
         let in_place = |length: usize| operand == Operand::Tf32 && length.is_multiple_of(4);
