@@ -12,14 +12,13 @@
 //     failure says where it happened and ends the program with exit 1 instead of a wrong file;
 //   - exit 0 means the output file is complete;
 //   - write_floats and write_doubles tell the checker's recorder when they start reading the results
-//     (a function the recorder exports, found with dlsym; outside a check there is none and nothing
-//     happens), so that a program that writes them before its copies back have ended fails even when
-//     it was lucky.
+//     (a function the recorder exports, declared weak below: outside a check there is none, its
+//     address is null and nothing happens), so that a program that writes them before its copies
+//     back have ended fails even when it was lucky.
 // Host code only: nothing here touches the GPU, so every record the checker sees is the program's own.
 #pragma once
 
 #include <cuda_runtime.h>
-#include <dlfcn.h>
 
 #include <cerrno>
 #include <climits>
@@ -93,10 +92,13 @@ inline void course_read(const char* path, T* data, size_t n, const char* what) {
 // n values of type T to `path`, replacing it (write_floats, write_doubles); `mark` tells the recorder
 // that the results are being read now. fclose is checked as well: a full disk often shows only there,
 // when the last buffer is flushed.
+// The recorder's mark: weak, so a program linked without the recorder finds it null; the dynamic
+// loader binds it to the preloaded recorder's during a check.
+extern "C" void lab_recorder_mark(const char* name) __attribute__((weak));
+
 template <typename T>
 inline void course_write(const char* path, const T* data, size_t n, const char* mark_name) {
-    using Mark = void (*)(const char*);
-    if (const auto mark = reinterpret_cast<Mark>(dlsym(RTLD_DEFAULT, "lab_recorder_mark"))) mark(mark_name);
+    if (lab_recorder_mark != nullptr) lab_recorder_mark(mark_name);
     FILE* file = std::fopen(path, "wb");
     if (file == nullptr) {
         std::fprintf(stderr, "%s: cannot open for writing: %s\n", path, std::strerror(errno));

@@ -159,7 +159,7 @@ void write_trace() {
 
 }  // namespace
 
-// Found by course_program.h with dlsym: write_floats calls it as it starts reading the results, so
+// Bound to course_program.h's weak declaration by the dynamic loader: write_floats calls it as it starts reading the results, so
 // the check can tell a program that waited for its copies back from one that read too early (and
 // was lucky). Names are the header's own words; anything else is cut to letters and underscores.
 extern "C" void lab_recorder_mark(const char* name) {

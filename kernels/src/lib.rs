@@ -6,6 +6,7 @@
 //! [`KernelImage::code_for`] picks the build a GPU runs, as the driver would; [`NEEDS`] lists the
 //! kernels that exist only from some architecture on. [`ptxas`] turns a report into numbers.
 
+mod compiler;
 pub mod fatbin;
 #[cfg(test)]
 mod libcuda;

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::compiler::{toolkit_root, Compiler};
 use crate::private_dir::PrivateDir;
 use crate::{arch_name, nvcc, ArchImage, KernelImage, HEADERS};
 
@@ -87,7 +88,7 @@ fn scratch_dir() -> Result<PrivateDir, CompileError> {
 
 /// How long nvcc may take for a student's file: ours compile in seconds; a file that includes
 /// `/dev/zero` would keep the preprocessor reading (and growing) until the machine gives out.
-const NVCC_LIMIT: Duration = Duration::from_secs(120);
+pub(crate) const NVCC_LIMIT: Duration = Duration::from_secs(120);
 
 /// The largest student's file compiled: ours are under 20 KB; a 100 MB file (generated, or a
 /// mistake) would be copied and preprocessed for minutes on a shared grading machine.
@@ -97,34 +98,8 @@ const MAX_SOURCE_BYTES: u64 = 4 << 20;
 /// megabytes of instantiation notes; the first errors are what helps.
 const MAX_MESSAGE_BYTES: u64 = 256 * 1024;
 
-/// Runs nvcc on `copy`, our copy of `source`, within `limit`; its stderr (the ptxas report, or the
-/// errors) either way, with the copy's path turned back into the student's.
-fn run(nvcc: &Path, args: &[String], source: &Path, copy: &Path, limit: Duration) -> Result<String, CompileError> {
-    let output = run_bounded(Command::new(nvcc).args(args), limit).map_err(|err| match err {
-        Bounded::TooLong => CompileError::TooLong {
-            path: source.to_path_buf(),
-            seconds: limit.as_secs(),
-        },
-        Bounded::Io(err) => CompileError::Io(format!("could not run {}: {err}", nvcc.display())),
-    })?;
-    let messages = format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
-    .replace(&copy.display().to_string(), &source.display().to_string());
-    if output.status.success() {
-        Ok(messages)
-    } else {
-        Err(CompileError::Nvcc {
-            path: source.to_path_buf(),
-            messages,
-        })
-    }
-}
-
 /// Why [`run_bounded`] returned no output.
-enum Bounded {
+pub(crate) enum Bounded {
     TooLong,
     Io(std::io::Error),
 }
@@ -132,7 +107,7 @@ enum Bounded {
 /// `command.output()` with a time limit and at most [`MAX_MESSAGE_BYTES`] kept per stream (the rest is
 /// read and dropped, so the program never blocks on a full pipe). The program runs in a process group
 /// of its own, killed whole at the limit: nvcc's preprocessor and compilers are its children.
-fn run_bounded(command: &mut Command, limit: Duration) -> Result<Output, Bounded> {
+pub(crate) fn run_bounded(command: &mut Command, limit: Duration) -> Result<Output, Bounded> {
     use std::os::unix::process::CommandExt as _;
     let mut child = command
         .stdin(Stdio::null())
@@ -185,11 +160,12 @@ pub fn compile(source: &Path, like: &KernelImage, arch: u32) -> Result<Compiled,
     compile_within(source, like, arch, NVCC_LIMIT)
 }
 
-/// [`compile`] with each nvcc stopped after `limit`. Two steps (issue 39), so that nothing the
-/// student's file prints can pass for the compiler's report: first the front end makes PTX and the
-/// list of every file it read (`-MD`), which must be our headers, the CUDA toolkit's or the system's
-/// ([`foreign_include`]); then nvcc turns that PTX into machine code, and only ptxas writes to that
-/// step's stderr: the report the rules read. A `#pragma message` shows in the first step's messages.
+/// [`compile`], each nvcc in the sandbox ([`Compiler`]) and stopped after `limit`. First the preprocessor alone lists every
+/// file the student's file reads, which must be our headers, the CUDA toolkit's or the system's
+/// ([`foreign_include`]), before any of nvcc's messages is shown (issue 60). Then two steps (issue
+/// 39), so that nothing the student's file prints can pass for the compiler's report: the front end
+/// makes PTX; then nvcc turns that PTX into machine code, and only ptxas writes to that step's
+/// stderr: the report the rules read. A `#pragma message` shows in the first step's messages.
 fn compile_within(source: &Path, like: &KernelImage, arch: u32, limit: Duration) -> Result<Compiled, CompileError> {
     check_size(source)?;
     let nvcc = nvcc::find(Path::new(env!("CARGO_MANIFEST_DIR"))).ok_or(CompileError::NoNvcc)?;
@@ -201,62 +177,37 @@ fn compile_within(source: &Path, like: &KernelImage, arch: u32, limit: Duration)
     let dir = scratch.path();
     // nvcc compiles a copy under a name of ours: it reads commas in its arguments as list separators
     // and hands file names on to its own tools, so "Doe, Jane.cu" failed in fatbinary and a `"` broke
-    // the command line. Messages get the student's name back (`run`). The copy's folder holds nothing
-    // but our headers: a header beside the student's file is not found.
+    // the command line. Messages get the student's name back (`Compiler`). The copy's folder holds
+    // nothing but our headers: a header beside the student's file is not found.
     let copy = dir.join("student.cu");
     fs::copy(source, &copy).map_err(|err| CompileError::Missing {
         path: source.to_path_buf(),
         reason: err.to_string(),
     })?;
+    let compiler = Compiler::new(&nvcc, dir, &copy, source, limit)?;
     let flags: Vec<String> = like.flags.iter().map(|flag| flag.to_string()).collect();
     let base = nvcc::base_flags(dir, &flags);
-    let (ptx, deps) = (dir.join("student.ptx"), dir.join("student.d"));
-    let messages = run(
-        &nvcc,
-        &ptx_args(&base, arch, like.linked_with_device_runtime, &copy, &ptx, &deps),
-        source,
-        &copy,
-        limit,
-    )?;
-    let dependencies = fs::read_to_string(&deps).map_err(|err| {
-        CompileError::Io(format!(
-            "cannot read nvcc's list of included files {}: {err}",
-            deps.display()
-        ))
+    compiler.check_includes(&front_end_args(&base, arch, like.linked_with_device_runtime), &|_| {
+        false
     })?;
-    if let Some(include) = foreign_include(&dependencies, &[dir, &toolkit_root(&nvcc)], &copy) {
-        return Err(CompileError::ForeignInclude {
-            path: source.to_path_buf(),
-            include,
-        });
-    }
+    let ptx = dir.join("student.ptx");
+    let mut ptx_args = front_end_args(&base, arch, like.linked_with_device_runtime);
+    ptx_args.extend([
+        "-ptx".to_string(),
+        copy.display().to_string(),
+        "-o".to_string(),
+        ptx.display().to_string(),
+    ]);
+    let messages = compiler.run(&ptx_args)?;
     let (report, image) = if like.linked_with_device_runtime {
         let (object, image) = (dir.join("kernel.o"), dir.join("kernel.cubin"));
-        let report = run(
-            &nvcc,
-            &nvcc::relocatable_args(&base, arch, &ptx, &object),
-            source,
-            &ptx,
-            limit,
-        )?;
-        run(
-            &nvcc,
-            &nvcc::device_link_args(&nvcc, arch, &object, &image),
-            source,
-            &copy,
-            limit,
-        )?;
+        let report = compiler.run(&nvcc::relocatable_args(&base, arch, &ptx, &object))?;
+        compiler.run(&nvcc::device_link_args(&nvcc, arch, &object, &image))?;
         (report, image)
     } else {
         let image = dir.join("kernel.fatbin");
         (
-            run(
-                &nvcc,
-                &nvcc::fatbin_args(&base, arch, &ptx, &image, true),
-                source,
-                &ptx,
-                limit,
-            )?,
+            compiler.run(&nvcc::fatbin_args(&base, arch, &ptx, &image, true))?,
             image,
         )
     };
@@ -272,6 +223,8 @@ fn compile_within(source: &Path, like: &KernelImage, arch: u32, limit: Duration)
 #[derive(Debug)]
 pub struct Program {
     pub executable: PathBuf,
+    /// The student's code alone, compiled (`-c`): what the weeks' static checks read.
+    pub object: PathBuf,
     /// What nvcc said on the way (warnings), for the student to read.
     pub messages: String,
     /// The private folder that holds the executable; removed when the program is dropped.
@@ -300,55 +253,52 @@ pub fn compile_program(source: &Path, headers: &[(&str, &str)], arch: u32) -> Re
         fs::write(dir.path().join(name), text)
             .map_err(|err| CompileError::Io(format!("cannot write {name} to {}: {err}", dir.path().display())))?;
     }
-    let (copy, deps, executable) = (
+    let (copy, object, executable) = (
         dir.path().join("student.cu"),
-        dir.path().join("student.d"),
+        dir.path().join("student.o"),
         dir.path().join("program"),
     );
     fs::copy(source, &copy).map_err(|err| CompileError::Missing {
         path: source.to_path_buf(),
         reason: err.to_string(),
     })?;
-    let args: Vec<String> = vec![
+    let compiler = Compiler::new(&nvcc, dir.path(), &copy, source, NVCC_LIMIT)?;
+    let common: Vec<String> = vec![
         "-std=c++17".into(),
         "-O2".into(),
         format!("-I{}", dir.path().display()),
         format!("-arch={}", arch_name(arch)),
-        "-MD".into(),
-        "-MF".into(),
-        deps.display().to_string(),
+    ];
+    let cupti = |file: &Path| {
+        file.file_name()
+            .is_some_and(|name| name.to_string_lossy().to_ascii_lowercase().starts_with("cupti"))
+    };
+    compiler.check_includes(&common, &cupti)?;
+    // The student's code alone in an object file first: what it calls is read there (the weeks'
+    // static checks), apart from what the CUDA runtime linked in beside it calls.
+    let mut compile_args = common.clone();
+    compile_args.extend([
+        "-c".into(),
         copy.display().to_string(),
         "-o".into(),
-        executable.display().to_string(),
-        "-ldl".into(), // course_program.h's dlsym, outside libc before glibc 2.34
-    ];
+        object.display().to_string(),
+    ]);
+    let messages = compiler.run(&compile_args)?;
     // The CUDA runtime to link: the PyPI wheels keep it where their nvcc does not look.
-    let args: Vec<String> = nvcc::library_dir(&nvcc)
+    let link_args: Vec<String> = nvcc::library_dir(&nvcc)
         .map(|dir| format!("-L{}", dir.display()))
         .into_iter()
-        .chain(args)
+        .chain([
+            format!("-arch={}", arch_name(arch)),
+            object.display().to_string(),
+            "-o".into(),
+            executable.display().to_string(),
+        ])
         .collect();
-    let messages = run(&nvcc, &args, source, &copy, NVCC_LIMIT)?;
-    let dependencies = fs::read_to_string(&deps).map_err(|err| {
-        CompileError::Io(format!(
-            "cannot read nvcc's list of included files {}: {err}",
-            deps.display()
-        ))
-    })?;
-    let cupti = make_dependencies(&dependencies).into_iter().find(|file| {
-        Path::new(file)
-            .file_name()
-            .is_some_and(|name| name.to_string_lossy().to_ascii_lowercase().starts_with("cupti"))
-    });
-    if let Some(include) = cupti.or_else(|| foreign_include(&dependencies, &[dir.path(), &toolkit_root(&nvcc)], &copy))
-    {
-        return Err(CompileError::ForeignInclude {
-            path: source.to_path_buf(),
-            include,
-        });
-    }
+    compiler.run(&link_args)?;
     Ok(Program {
         executable,
+        object,
         messages,
         dir,
     })
@@ -396,7 +346,7 @@ pub fn compile_recorder(source: &str, cupti: &Path, dir: &Path) -> Result<PathBu
         "-o".into(),
         library.display().to_string(),
     ];
-    run(&nvcc, &args, &copy, &copy, NVCC_LIMIT)?;
+    Compiler::ours(&nvcc, dir, &copy, &copy).run(&args)?;
     Ok(library)
 }
 
@@ -417,31 +367,15 @@ fn check_size(source: &Path) -> Result<(), CompileError> {
     Ok(())
 }
 
-/// `nvcc -ptx`: the front end alone, PTX for `arch` (relocatable for kernels that launch kernels),
-/// with make's list of every file it read in `deps` (`-MD`): the first step of a student's compile.
-fn ptx_args(base: &[String], arch: u32, relocatable: bool, source: &Path, ptx: &Path, deps: &Path) -> Vec<String> {
+/// The front end's flags for PTX of `arch` (relocatable for kernels that launch kernels), shared by
+/// the preprocessing pass and the PTX step of a student's compile.
+fn front_end_args(base: &[String], arch: u32, relocatable: bool) -> Vec<String> {
     let mut args = base.to_vec();
     args.push(format!("-arch=compute_{arch}"));
     if relocatable {
         args.push("-rdc=true".to_string());
     }
-    args.extend([
-        "-ptx".to_string(),
-        source.display().to_string(),
-        "-o".to_string(),
-        ptx.display().to_string(),
-    ]);
-    args.extend(["-MD".to_string(), "-MF".to_string(), deps.display().to_string()]);
     args
-}
-
-/// The CUDA toolkit's folder: nvcc's `bin/..`, with every link resolved.
-fn toolkit_root(nvcc: &Path) -> PathBuf {
-    let root = nvcc
-        .parent()
-        .and_then(Path::parent)
-        .unwrap_or(Path::new("/usr/local/cuda"));
-    root.canonicalize().unwrap_or_else(|_| root.to_path_buf())
 }
 
 /// Where the host compiler's own headers live, which the CUDA headers include (`stdlib.h`, `cmath`).
@@ -469,7 +403,7 @@ pub fn foreign_include(dependencies: &str, allowed: &[&Path], source: &Path) -> 
 
 /// The prerequisites of a make rule (`target : a.cu \` and `b.h` on the next line), with `\ ` a
 /// space inside a name.
-fn make_dependencies(rule: &str) -> Vec<String> {
+pub(crate) fn make_dependencies(rule: &str) -> Vec<String> {
     let joined = rule.replace("\\\r\n", " ").replace("\\\n", " ");
     let Some((_, prerequisites)) = joined.split_once(" : ").or_else(|| joined.split_once(": ")) else {
         return Vec::new();

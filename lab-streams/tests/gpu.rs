@@ -471,3 +471,33 @@ fn week_5_mmm_streamed_is_judged_by_its_results_and_its_trace() {
         );
     }
 }
+
+/// Issue 60: week 5's red-team programs whose headers promise a refusal are refused by the static
+/// checks, for that reason, before they run, and nothing they would forge shows. (The others,
+/// `forges-a-row.cu` and `reads-the-cases.cu`, wait for the program weeks' sandbox: issue 60 is open.)
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn week_5_red_team_programs_are_refused_before_they_run() {
+    let folder = common::testing::repository_file("assignments/05-streams/adversarial", env!("CARGO_MANIFEST_DIR"));
+    let mut files: Vec<_> = std::fs::read_dir(&folder)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    files.sort();
+    let mut refused = 0;
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let Some(reason) = text.lines().find_map(|line| line.strip_prefix("// expect: refused: ")) else {
+            continue;
+        };
+        let outcome = check_program_with(file.to_str().unwrap(), &["--show-output"]);
+        assert!(
+            !format!("{}{}", outcome.stdout, outcome.stderr).contains("FORGED"),
+            "{outcome:?}"
+        );
+        assert_eq!(outcome.code, Some(1), "{}: {outcome:?}", file.display());
+        assert!(outcome.stderr.contains(reason), "{}: {outcome:?}", file.display());
+        refused += 1;
+    }
+    assert_eq!(refused, 2);
+}

@@ -12,6 +12,7 @@
 
 pub mod chronogram;
 pub mod csv;
+pub mod imports;
 pub mod mmm_week;
 pub mod rows;
 pub mod rules;
@@ -75,8 +76,8 @@ pub struct ProgramArgs {
     /// Print the cases --check runs, with the case set's hash, and exit (no GPU needed).
     #[arg(long, conflicts_with = "check")]
     pub list_cases: bool,
-    /// With --check: compile the program and stop; no case runs, no GPU is used. Exit code 0 when it
-    /// compiles.
+    /// With --check: compile the program, judge what it calls (the static checks), and stop; no case
+    /// runs, no GPU is used. Exit code 0 when it compiles and passes them.
     #[arg(long, requires = "check")]
     pub dry_run: bool,
 }
@@ -227,6 +228,14 @@ fn build<W: Week>(args: &ProgramArgs) -> Result<Built<W::Case>> {
         common::gpu::first_gpu_arch().unwrap_or(newest)
     };
     let program = compile(source, arch)?;
+    let refused = imports::refused(&program.object, &program.executable).map_err(Machine)?;
+    if !refused.is_empty() {
+        bail!(
+            "the program {} {}: a program of the week may not (not run)",
+            shown(source),
+            refused.join(", ")
+        );
+    }
     let recorder = build_recorder(program.dir.path())?;
     Ok(Built {
         program,
@@ -234,6 +243,14 @@ fn build<W: Week>(args: &ProgramArgs) -> Result<Built<W::Case>> {
         arch,
         set,
     })
+}
+
+/// The student's file by its name alone: messages and notes never show the grading machine's folders.
+fn shown(source: &Path) -> String {
+    source.file_name().map_or_else(
+        || source.display().to_string(),
+        |name| name.to_string_lossy().into_owned(),
+    )
 }
 
 /// What `--program-source FILE --check` does before it needs a GPU: `--list-cases` (then `None`), the
