@@ -96,6 +96,12 @@ impl Compiler {
             deps.display().to_string(),
         ]);
         let (success, messages) = self.output(&args)?;
+        if let Some(include) = denied_include(&messages) {
+            return Err(CompileError::ForeignInclude {
+                path: self.source.clone(),
+                include,
+            });
+        }
         let dependencies = std::fs::read_to_string(&deps).unwrap_or_default();
         let refused_file = make_dependencies(&dependencies)
             .into_iter()
@@ -200,9 +206,22 @@ fn own_lines(messages: &str, shown: &str) -> String {
     kept
 }
 
+/// The include the sandbox refused to the preprocessor (`file:1:10: fatal error: PATH: Permission
+/// denied`): the file lies outside what a compile may read, so it is a foreign include, named as
+/// such; the preprocessor stopped there and listed nothing.
+fn denied_include(messages: &str) -> Option<String> {
+    messages.lines().find_map(|line| {
+        let (_, rest) = line.split_once(": fatal error: ")?;
+        Some(rest.strip_suffix(": Permission denied")?.to_string())
+    })
+}
+
 /// The file a diagnostic line names: `file(12): error` (nvcc's front end), `file:12:5: error` (gcc),
-/// `In file included from file:3:`.
+/// `In file included from file:3:`. A line that starts with a blank is a quote of code, never one.
 fn location(line: &str) -> Option<&str> {
+    if line.starts_with(char::is_whitespace) {
+        return None;
+    }
     let line = line.strip_prefix("In file included from ").unwrap_or(line);
     let digits = |text: &str| !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit());
     if let Some(open) = line.find('(') {
@@ -237,6 +256,18 @@ mod tests {
             own_lines(messages, "mmm.cu"),
             "In file included from mmm.cu:3:\nmmm.cu(7): error: identifier \"x\" is undefined\n\
              \x20   int y = x;\n\x20           ^\nnvcc error   : 'cudafe++' died\n"
+        );
+    }
+
+    #[test]
+    fn an_include_the_sandbox_refused_is_named_and_nothing_else() {
+        let messages = "mine.cu:1:10: fatal error: /work/kernels/cuda/mmm.cu: Permission denied\n\
+            \x20   1 | #include \"/work/kernels/cuda/mmm.cu\"\n\
+            compilation terminated.\n";
+        assert_eq!(denied_include(messages).as_deref(), Some("/work/kernels/cuda/mmm.cu"));
+        assert_eq!(
+            denied_include("mine.cu:1:10: fatal error: x.h: No such file or directory\n"),
+            None
         );
     }
 
