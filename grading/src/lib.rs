@@ -13,8 +13,9 @@
 //! the rules read from the PTX ([`ptx`]) and from hardware counters ([`measure`]), the guard zones
 //! ([`guard`]), compute-sanitizer ([`sanitizer`]), the table and the CSV (here); and, as a binary,
 //! the generator of the weeks' templates and broken kernels (`cargo run -p grading --bin templates`).
-//! `scripts/grade.sh` grades a class with the labs' `--check`. It depends on `common`, `kernels` and
-//! the profiler (for ncu's counters), never on a lab; the four labs with assignments depend on it.
+//! `scripts/grade.sh` grades a class with the labs' `--check`. It depends on `common`, `kernels`,
+//! the profiler (for ncu's counters) and `sandbox` (the program weeks' box), never on a lab; the four
+//! labs with assignments depend on it.
 
 pub mod case_process;
 pub mod cases_file;

@@ -5,6 +5,8 @@
 //! printed while making it, so what a lab shows with `--ptxas` is the report of the code it runs.
 //! [`KernelImage::code_for`] picks the build a GPU runs, as the driver would; [`NEEDS`] lists the
 //! kernels that exist only from some architecture on. [`ptxas`] turns a report into numbers.
+//! [`runtime`] compiles a student's file when a lab runs, each nvcc in the `sandbox` crate's box (its
+//! only dependency in the workspace).
 
 mod compiler;
 pub mod fatbin;

@@ -62,14 +62,19 @@ pub(crate) fn enter(plan: &Plan, status: RawFd) -> std::io::Result<()> {
     if let Some(ruleset) = plan.ruleset {
         // SAFETY: see above.
         unsafe {
+            // Truncation is a right of its own from ABI 3 on (a ruleset of an older kernel does not
+            // know it, and refuses it).
+            let truncate = if plan.landlock_abi >= 3 { TRUNCATE } else { 0 };
             if bits & Layers::OWN_PROC != 0 {
-                allow_mount(ruleset, c"/proc", READ_DIR)?;
+                allow_beneath(ruleset, c"/proc", READ_DIR)?;
             }
+            // The CUDA driver opens files of its own process in /proc for writing, truncating them
+            // (without that right cudaMalloc fails with "OS call failed"): this process's folder
+            // alone, which the exec keeps (same process id).
+            allow_beneath(ruleset, c"/proc/self", READ_DIR | WRITE_FILE | truncate)?;
             if bits & Layers::PRIVATE_SHM != 0 {
-                // Truncation is a right of its own from ABI 3 on (a ruleset of an older kernel
-                // does not know it, and refuses it): the CUDA runtime sizes its files there.
-                let truncate = if plan.landlock_abi >= 3 { TRUNCATE } else { 0 };
-                allow_mount(ruleset, c"/dev/shm", WRITE_DIR | truncate)?;
+                // The CUDA runtime sizes its files there.
+                allow_beneath(ruleset, c"/dev/shm", WRITE_DIR | truncate)?;
             }
             check(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) as libc::c_long)?;
             check(libc::syscall(libc::SYS_landlock_restrict_self, ruleset, 0))?;
@@ -286,15 +291,16 @@ fn drop_capabilities(bits: &mut u32) {
 /// Landlock's file rights for a folder that may be read, and for one that may be read and written
 /// (rights of Landlock ABI 1, which every kernel with Landlock has).
 const READ_DIR: u64 = (1 << 2) | (1 << 3); // READ_FILE, READ_DIR
-const WRITE_DIR: u64 = READ_DIR | (1 << 1) | (1 << 4) | (1 << 5) | (1 << 8) | (1 << 10); // WRITE_FILE, REMOVE_*, MAKE_REG, MAKE_DIR
+const WRITE_FILE: u64 = 1 << 1;
+const WRITE_DIR: u64 = READ_DIR | WRITE_FILE | (1 << 4) | (1 << 5) | (1 << 8) | (1 << 10); // REMOVE_*, MAKE_REG, MAKE_DIR
 const TRUNCATE: u64 = 1 << 14; // ABI 3
 
-/// One rule for a file system the child mounted itself (the parent could not open it): `rights` on
-/// everything under `path`.
+/// One rule made in the child, for what the parent could not open: a file system the child mounted
+/// itself, or its own `/proc/self`. `rights` on everything under `path`.
 ///
 /// # Safety
 /// `ruleset` must be a Landlock ruleset descriptor.
-unsafe fn allow_mount(ruleset: RawFd, path: &std::ffi::CStr, rights: u64) -> std::io::Result<()> {
+unsafe fn allow_beneath(ruleset: RawFd, path: &std::ffi::CStr, rights: u64) -> std::io::Result<()> {
     #[repr(C, packed)]
     struct PathBeneath {
         allowed_access: u64,

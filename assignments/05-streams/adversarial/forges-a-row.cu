@@ -1,7 +1,7 @@
 // forges-a-row.cu: issue 60's first attack. Before its work (the starter's, serial and pageable) the
 // program looks through /proc for every other process's open pipes (grade.sh's CSV pipe, the lab's
 // stderr) and writes an all-PASS row and a `machine:` line into each one it can open.
-// expect: FAIL, and no FORGED line anywhere (once the program weeks run in the sandbox: issue 60)
+// expect: FAIL, and no FORGED line anywhere
 // why: the box has a PID namespace of its own (no other process in /proc) and Landlock refuses
 //      other processes' files; the starter's technique fails its rules
 #include <dirent.h>

@@ -2,7 +2,7 @@
 // line for the paths the grader was given (--cases, SUBMISSIONS), then tries the hidden case file,
 // our solutions beside the labs, the scratch folders in /tmp and the grader's environment, and
 // prints what it found; then it does the starter's serial work.
-// expect: FAIL, and no LEAKED line anywhere (once the program weeks run in the sandbox: issue 60)
+// expect: FAIL, and no LEAKED line anywhere
 // why: the box shows no other process, Landlock refuses every file outside the case's folder, the
 //      environment holds only an allow-list; the starter's technique fails its rules
 #include <dirent.h>

@@ -80,6 +80,12 @@ pub struct ProgramArgs {
     /// runs, no GPU is used. Exit code 0 when it compiles and passes them.
     #[arg(long, requires = "check")]
     pub dry_run: bool,
+    /// With --check: run the program even where this machine cannot confine its files to the case's
+    /// folder (no Landlock: a Linux kernel older than 5.13, or Landlock off). Without it such a
+    /// machine refuses the check (MACHINE): the program could read the hidden cases and the other
+    /// submissions. The layers this machine has still apply; the table's first line says which.
+    #[arg(long, requires = "check")]
+    pub unsandboxed: bool,
 }
 
 impl ProgramArgs {
@@ -195,8 +201,12 @@ fn list_cases<W: Week>(args: &ProgramArgs) -> Result<()> {
 pub struct Built<C> {
     program: runtime::Program,
     recorder: PathBuf,
+    /// The folder of the CUPTI the recorder loads: the sandbox lets the program read it.
+    cupti: PathBuf,
     arch: u32,
     set: CaseSet<C>,
+    /// The sandbox's layers on this machine (from its probe), for the table's first line.
+    layers: Option<sandbox::Layers>,
 }
 
 /// The first half of `--program-source FILE --check`, before the lab opens the GPU: the flags and
@@ -236,12 +246,14 @@ fn build<W: Week>(args: &ProgramArgs) -> Result<Built<W::Case>> {
             refused.join(", ")
         );
     }
-    let recorder = build_recorder(program.dir.path())?;
+    let (recorder, cupti) = build_recorder(program.dir.path())?;
     Ok(Built {
         program,
         recorder,
+        cupti,
         arch,
         set,
+        layers: None,
     })
 }
 
@@ -253,6 +265,28 @@ fn shown(source: &Path) -> String {
     )
 }
 
+/// What the program of a case may touch: its own folder (read and write; its home and TMPDIR), the
+/// program and our recorder (read and run), CUPTI's folder (read); no process of its own.
+fn policy<C>(built: &Built<C>, case_dir: &Path) -> sandbox::Policy {
+    let mut policy = sandbox::Policy::new(case_dir, "/usr/bin:/bin");
+    policy.execute = vec![built.program.dir.path().to_path_buf()];
+    policy.read = vec![built.cupti.clone()];
+    policy
+}
+
+/// The sandbox's layers on this machine, found before the first case (no GPU): a machine that cannot
+/// keep a program away from other files refuses the check, unless the teacher said `--unsandboxed`.
+fn sandbox_layers<C>(args: &ProgramArgs, built: &Built<C>) -> Result<sandbox::Layers> {
+    let probe_dir = PrivateDir::new("lab-probe").map_err(|err| Machine(err.to_string()))?;
+    let layers = sandbox::probe(&policy(built, probe_dir.path())).map_err(Machine)?;
+    if !layers.confines_files() && !args.unsandboxed {
+        bail!(Machine(format!(
+            "this machine cannot confine a program to its case's folder (no Landlock: a Linux kernel of 5.13 or later with Landlock on is needed), so the program could read the hidden cases and the other submissions; --unsandboxed runs it anyway ({layers})"
+        )));
+    }
+    Ok(layers)
+}
+
 /// What `--program-source FILE --check` does before it needs a GPU: `--list-cases` (then `None`), the
 /// build, and `--dry-run` (then `None`). `Some` is the built program, for [`check`].
 pub fn before_gpu<W: Week>(args: &ProgramArgs) -> Result<Option<Built<W::Case>>> {
@@ -260,11 +294,12 @@ pub fn before_gpu<W: Week>(args: &ProgramArgs) -> Result<Option<Built<W::Case>>>
         list_cases::<W>(args)?;
         return Ok(None);
     }
-    let built = build::<W>(args)?;
+    let mut built = build::<W>(args)?;
     if args.dry_run {
         dry_run::<W>(args, &built);
         return Ok(None);
     }
+    built.layers = Some(sandbox_layers(args, &built)?);
     Ok(Some(built))
 }
 
@@ -292,9 +327,12 @@ fn dry_run<W: Week>(args: &ProgramArgs, built: &Built<W::Case>) {
 /// exit code).
 pub fn check<W: Week>(args: &ProgramArgs, built: &Built<W::Case>, week: &mut W) -> Result<()> {
     let source = args.program_source.as_deref().unwrap_or(Path::new("?"));
-    if !args.csv {
+    let layers = built.layers.map(|layers| layers.to_string()).unwrap_or_default();
+    if args.csv {
+        eprintln!("{layers}");
+    } else {
         println!(
-            "{}: {} compiled for sm_{}; the cases (set {}) run it under a CUPTI recorder. {}\n",
+            "{}: {} compiled for sm_{}; the cases (set {}) run it under a CUPTI recorder. {}\n{layers}\n",
             W::NAME,
             source.display(),
             built.arch,
@@ -349,12 +387,14 @@ fn run_case<W: Week>(
     let prepared = week
         .prepare(case, dir.path())
         .map_err(|err| Machine(format!("{err:#}")))?;
+    let boxed = sandbox::Sandbox::prepare(&policy(built, dir.path())).map_err(Machine)?;
     let ran = run::run(
         &built.program.executable,
         &built.recorder,
         &prepared.arguments,
         dir.path(),
         CASE_LIMIT,
+        &boxed,
     );
     let failing = ran.fault();
     let rows = match (&failing, &ran.trace) {
@@ -413,8 +453,9 @@ fn compile(source: &Path, arch: u32) -> Result<runtime::Program> {
     })
 }
 
-/// The recorder, built into `dir` with the CUPTI the labs find (as `--profile` does).
-fn build_recorder(dir: &Path) -> Result<PathBuf> {
+/// The recorder, built into `dir` with the CUPTI the labs find (as `--profile` does), and CUPTI's
+/// folder.
+fn build_recorder(dir: &Path) -> Result<(PathBuf, PathBuf)> {
     let cupti = profiler::cupti::candidates()
         .into_iter()
         .find(|path| path.is_file())
@@ -424,8 +465,10 @@ fn build_recorder(dir: &Path) -> Result<PathBuf> {
                     .into(),
             )
         })?;
-    runtime::compile_recorder(RECORDER, &cupti, dir).map_err(|err| match err {
-        CompileError::Nvcc { messages, .. } => Machine(format!("the recorder did not compile: {messages}")).into(),
-        other => Machine(format!("the recorder did not compile: {other}")).into(),
-    })
+    let recorder = runtime::compile_recorder(RECORDER, &cupti, dir).map_err(|err| match err {
+        CompileError::Nvcc { messages, .. } => Machine(format!("the recorder did not compile: {messages}")),
+        other => Machine(format!("the recorder did not compile: {other}")),
+    })?;
+    let folder = cupti.canonicalize().unwrap_or(cupti);
+    Ok((recorder, folder.parent().unwrap_or(Path::new("/")).to_path_buf()))
 }
