@@ -640,8 +640,9 @@ for bad in "--feedback-hide-cases 03-mmm-tiled $fb" "--dry-run --feedback $work/
 done
 
 # A program week (issue 43) with the real lab-streams, in a dry run (no GPU): the starter compiles,
-# a file that does not compile is a row with its error; the CSV has a column per case and per rule
-# of the trace; --sanitize and --feedback are refused for these weeks, in one line.
+# a file that does not compile is a row with its error, naming the file without the grading
+# machine's folders (issue 60); the CSV has a column per case and per rule of the trace; --sanitize
+# and --feedback are refused for these weeks, in one line.
 programs=$work/programs
 mkdir -p "$programs" "$work/real-bin"
 ln -s "$target/debug/lab-streams" "$work/real-bin/lab-streams"
@@ -650,7 +651,7 @@ printf 'int main( {\n' >"$programs/broken.cu"
 expect "a program week: --dry-run exits" "$(LAB_BIN_DIR=$work/real-bin nogpu programs --dry-run 05-streams "$programs")" 0
 expect "a program week: the rows" "$(columns "$work/programs.csv" student "#2" "#8" passed note)" "$(cat <<ROWS
 lengths same
-row broken | - | - | 0/13 | compile error or no result: $programs/broken.cu(1): error: "main" cannot be used as a global variable name or given C language linkage
+row broken | - | - | 0/13 | compile error or no result: broken.cu(1): error: "main" cannot be used as a global variable name or given C language linkage
 row starter | - | - | 0/0 | dry run: no GPU used
 ROWS
 )"

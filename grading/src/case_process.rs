@@ -128,6 +128,9 @@ pub fn run(mut command: Command, batch: &Batch<'_>, mut starting: impl FnMut(usi
         return Vec::new();
     };
     starting(0);
+    // A lab stopped by Ctrl-C or killed takes its case child with it (issue 60): the child leads a
+    // group of its own, which a Ctrl-C at the terminal does not reach.
+    sandbox::end_with_parent(&mut command);
     let spawned = command
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

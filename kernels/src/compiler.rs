@@ -127,10 +127,14 @@ impl Compiler {
     fn output(&self, args: &[String]) -> Result<(bool, String), CompileError> {
         let mut command = Command::new(&self.nvcc);
         command.args(args);
-        // Kept until nvcc has started: the child writes its layers into this pipe.
+        // Kept until nvcc has started: the child writes its layers into this pipe. Boxed or not, a
+        // lab stopped mid-compile stops nvcc too.
         let _pending = match &self.boxed {
             Some(sandbox) => Some(sandbox.apply(&mut command).map_err(CompileError::Io)?),
-            None => None,
+            None => {
+                sandbox::end_with_parent(&mut command);
+                None
+            }
         };
         let output = run_bounded(&mut command, self.limit).map_err(|err| match err {
             Bounded::TooLong => CompileError::TooLong {

@@ -44,15 +44,7 @@ fn check(result: libc::c_long) -> std::io::Result<libc::c_long> {
 /// it got into `status`. An error ends the spawn: nothing runs half-boxed.
 pub(crate) fn enter(plan: &Plan, status: RawFd) -> std::io::Result<()> {
     let mut bits = 0;
-    // SAFETY: prctl(2) and getppid(2) with plain values; this block and the ones below make system
-    // calls on values of this function's frame or the child's copy of `plan`, and none keeps a
-    // pointer past the call.
-    unsafe {
-        check(libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) as libc::c_long)?;
-        if libc::getppid() != plan.parent {
-            return Err(std::io::Error::from_raw_os_error(libc::ESRCH)); // the lab is gone already
-        }
-    }
+    die_with(plan.parent)?;
     bits |= Layers::PARENT_DEATH;
     limit(libc::RLIMIT_CORE, 0)?;
     limit(libc::RLIMIT_FSIZE, plan.max_file_bytes)?;
@@ -90,6 +82,64 @@ pub(crate) fn enter(plan: &Plan, status: RawFd) -> std::io::Result<()> {
     unsafe {
         libc::write(status, bytes.as_ptr().cast(), bytes.len());
         libc::close(status);
+    }
+    Ok(())
+}
+
+/// The child of an unboxed command that must end with the lab, and everything it starts with it
+/// ([`crate::end_with_parent`]): this process forks; its child returns to `exec` the program, and it
+/// stays as the group's guardian, waiting for that program while it watches the lab. When the
+/// program ends, the guardian leaves as it did; when the lab is gone first (killed, crashed, Ctrl-C),
+/// it kills the whole process group, itself included: compute-sanitizer's or ncu's target too, which
+/// a parent-death signal to the direct child alone would leave running.
+pub(crate) fn guard_group(parent: libc::pid_t) -> std::io::Result<()> {
+    // No parent-death signal here: the guardian must outlive the lab to end the group.
+    // SAFETY: getppid(2).
+    if unsafe { libc::getppid() } != parent {
+        return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
+    }
+    // The group that ends is this process's own, never its caller's (grade.sh's, say): it leads a
+    // new one, as `process_group(0)` asks.
+    // SAFETY: setpgid(2) of this process.
+    check(unsafe { libc::setpgid(0, 0) } as libc::c_long)?;
+    // SAFETY: fork(2) in a child that has no other thread.
+    let program = check(unsafe { libc::fork() } as libc::c_long)? as libc::pid_t;
+    if program == 0 {
+        return Ok(());
+    }
+    close_all_but(-1);
+    let pause = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 50_000_000,
+    };
+    loop {
+        let mut status = 0;
+        // SAFETY: waitpid(2) on our own child without blocking, getppid(2), kill(2) of our own
+        // process group, nanosleep(2) with a value of this frame.
+        unsafe {
+            if libc::waitpid(program, &mut status, libc::WNOHANG) == program {
+                leave_as(status);
+            }
+            if libc::getppid() != parent {
+                libc::kill(0, libc::SIGKILL);
+                libc::_exit(128 + libc::SIGKILL);
+            }
+            libc::nanosleep(&pause, std::ptr::null_mut());
+        }
+    }
+}
+
+/// SIGKILL when the thread that spawned this child ends (the lab's, which waits for it), and an error
+/// where `parent` is gone already.
+pub(crate) fn die_with(parent: libc::pid_t) -> std::io::Result<()> {
+    // SAFETY: prctl(2) and getppid(2) with plain values. This block and the ones below make system
+    // calls on values of their function's frame or the child's copy of `plan`, and none keeps a
+    // pointer past the call.
+    unsafe {
+        check(libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) as libc::c_long)?;
+        if libc::getppid() != parent {
+            return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
+        }
     }
     Ok(())
 }
@@ -186,8 +236,8 @@ fn namespaces(wiped: &[(usize, usize); 2]) -> std::io::Result<u32> {
     Ok(bits)
 }
 
-/// Closes every descriptor but `keep`: a waiter holds nothing of the parent's, so the spawn's own
-/// pipe and the program's output end when the program's do.
+/// Closes every descriptor but `keep` (-1: all): a waiter holds nothing of the parent's, so the
+/// spawn's own pipe and the program's output end when the program's do.
 fn close_all_but(keep: RawFd) {
     // SAFETY: close_range(2) on this process's own descriptor table.
     unsafe {

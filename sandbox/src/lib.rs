@@ -263,6 +263,23 @@ fn arguments_and_environment() -> [(usize, usize); 2] {
     [(field(48), field(49)), (field(50), field(51))]
 }
 
+/// Makes the child of `command`, and every process it starts in its process group, end with the lab
+/// (Ctrl-C, a crash, a kill): the lab's case children (compute-sanitizer's and ncu's targets among
+/// them) and its unboxed compiles, instead of staying on the GPU or the CPU with no time limit. The
+/// child leads a process group of its own (what ends), as `process_group(0)` makes it, and is a
+/// guardian that waits
+/// for the program; its exit code or signal is the program's. The thread that spawns the command must
+/// be the one that waits for it (the guardian also dies with that thread). The box
+/// ([`Sandbox::apply`]) needs none of this: its namespace ends with its first process.
+pub fn end_with_parent(command: &mut Command) {
+    let parent = std::process::id() as libc::pid_t;
+    // SAFETY: `guard_group` makes system calls only (prctl, getppid, fork, close_range, waitpid,
+    // kill, nanosleep, _exit).
+    unsafe {
+        command.pre_exec(move || child::guard_group(parent));
+    }
+}
+
 /// A pipe whose two ends close on `exec`: the child writes its layers into it, and its program
 /// never sees it.
 fn status_pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {

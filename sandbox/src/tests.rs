@@ -211,3 +211,75 @@ fn a_program_cannot_run_the_systems_tools() {
     }
     assert_eq!(text(&output.stdout), "refused 13\n", "{}", text(&output.stderr));
 }
+
+/// The lab of [`a_killed_lab_leaves_no_process_of_its_children_behind`]: started as this test binary
+/// with `SANDBOX_TEST_LAB` set, it starts a child that starts a process of its own in its group (as
+/// compute-sanitizer starts its target), prints the group and dies without waiting.
+#[test]
+#[ignore = "run by a_killed_lab_leaves_no_process_of_its_children_behind"]
+fn lab_that_dies() {
+    if std::env::var_os("SANDBOX_TEST_LAB").is_none() {
+        return;
+    }
+    use std::os::unix::process::CommandExt as _;
+    let mut command = Command::new("/bin/sh");
+    command.args(["-c", "sleep 30 & sleep 30"]).process_group(0);
+    end_with_parent(&mut command);
+    // Never waited for: the lab dies first, as a killed one does.
+    #[allow(clippy::zombie_processes)]
+    let child = command.spawn().unwrap();
+    println!("group {}", child.id());
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    // SAFETY: _exit(2) of this process: the lab dies without cleaning up, as on SIGKILL.
+    unsafe { libc::_exit(0) };
+}
+
+/// Issue 60, item 2: a lab killed mid-check takes its case child and what that child started (a
+/// process in its group, as compute-sanitizer's target) with it.
+#[test]
+fn a_killed_lab_leaves_no_process_of_its_children_behind() {
+    use std::io::BufRead as _;
+    let mut lab = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "tests::lab_that_dies", "--ignored", "--nocapture"])
+        .env("SANDBOX_TEST_LAB", "1")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Only the line wanted: the sleeps hold the pipe until they end.
+    let mut lines = std::io::BufReader::new(lab.stdout.take().unwrap()).lines();
+    let group: libc::pid_t = lines
+        .find_map(|line| line.ok()?.strip_prefix("group ").map(str::to_string))
+        .expect("the lab names its child's group")
+        .parse()
+        .unwrap();
+    let alive = || living_in(group) > 0;
+    assert!(alive(), "the child runs while its lab does");
+    lab.wait().unwrap();
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    assert!(!alive(), "a process of group {group} outlived its lab");
+}
+
+/// How many processes of `group` still run (`/proc/*/stat`): a killed one may stay a zombie until
+/// the machine's init reaps it, which `kill(-group, 0)` would count.
+fn living_in(group: libc::pid_t) -> usize {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|entry| std::fs::read_to_string(entry.ok()?.path().join("stat")).ok())
+        .filter(|stat| {
+            // After the command's name: the state, the parent, the group.
+            let fields: Vec<&str> = stat
+                .rsplit_once(')')
+                .map_or(vec![], |(_, rest)| rest.split_whitespace().collect());
+            fields.len() > 2 && fields[0] != "Z" && fields[2] == group.to_string()
+        })
+        .count()
+}
+
+/// The program's exit code comes through the guardian.
+#[test]
+fn a_guarded_program_leaves_with_its_own_exit_code() {
+    let mut command = Command::new("/bin/sh");
+    command.args(["-c", "exit 7"]);
+    end_with_parent(&mut command);
+    assert_eq!(command.status().unwrap().code(), Some(7));
+}
