@@ -9,7 +9,7 @@
 #                          reads almost as the CUDA C) for the architectures in LIST
 #   assignments/WEEK/      each week's README.md and starter .cu; no broken/, no adversarial/
 #   scripts/cuda-toolchain.sh  installs nvcc, with which a lab compiles a student's file
-#   Cargo.toml, common/, kernels/, profiler/, matrix/, grading/ (less its bin/), lab-*/, vendor/
+#   Cargo.toml, common/, kernels/, profiler/, matrix/, sandbox/, grading/ (less its bin/), lab-*/, vendor/
 #                          the labs' Rust sources, with kernels/prebuilt/
 #                          (the same machine code) in place of kernels/cuda/*.cu: `cargo run -p lab-mmm
 #                          -- ...` works from OUT as in the repository, and needs no nvcc to build
@@ -81,7 +81,7 @@ cp "$kernels_out"/*.cubin "$out/kernels/prebuilt/" 2>/dev/null || true
 # The sources: what git tracks, less our kernels (kernels/cuda/*.cu), the generator of the templates
 # and broken kernels (grading/src/bin/), the tests (they hold our solution's runs), cust's doc-test
 # kernels (vendor/cust/resources/), the slide programs, the saved results and the scripts for teachers.
-git ls-files -z -- Cargo.toml Cargo.lock .cargo vendor common kernels profiler matrix grading 'lab-*' |
+git ls-files -z -- Cargo.toml Cargo.lock .cargo vendor common kernels profiler matrix sandbox grading 'lab-*' |
     grep -zv -e '^kernels/cuda/.*\.cu$' -e '^grading/src/bin/' -e '^[^/]*/tests/' -e '^vendor/cust/resources/' |
     xargs -0 cp --parents -t "$out"
 # The teachers' feedback crate stays out (its tests hold copies of our solution): the pack's workspace
