@@ -34,6 +34,13 @@
 #                     changed, a Slurm task without a row, --dry-run); 0 for a compile error
 #   student id        only with --ids: the id the file gives the submission
 #
+# Before any submission (not with --dry-run, not yet with --slurm), our own solution of the week
+# (kernels/cuda/ or reference/weeks/) runs the same check on the same cases, with --sanitize where it
+# is given: a case of a --cases file it fails is refused in one line naming the case or rule (exit
+# code 2, nothing graded; drop the case), and our solution failing the week's own cases, or not
+# running, is the machine's (exit code 3, nothing graded). A rule column `-` (judged on no case:
+# one stream cannot overlap, a case too small for it) is left out of the score, its weight too.
+#
 # Fields are quoted as RFC 4180 says; every row is as long as the header, which is always printed.
 # Every row's case set must be the one grading started with (a --cases file edited meanwhile): a
 # row graded on another has no verdicts and the note "case set changed during grading: HASH,
@@ -454,22 +461,58 @@ grade_one() {
 }
 
 # The lab of week $1, its arguments and how it takes a submission: sets lab, week_args,
-# source_flag and (for a program week) program_file, the starter's name; fails (status 1) for no
+# source_flag, ours (our solution's file) and (for a program week) program_file, the starter's name; fails (status 1) for no
 # such week.
 week_lab() {
     source_flag=--kernel-source program_file=
     case $1 in
-        01-simpson) lab=lab-simpson; week_args=() ;;
-        02-mmm-ab) lab=lab-mmm; week_args=(--kernel naive) ;;
-        03-mmm-tiled) lab=lab-mmm; week_args=(--kernel tiled) ;;
-        04-constant-tracer) lab=lab-constant-tracer; week_args=() ;;
-        05-streams) lab=lab-streams; week_args=(); source_flag=--program-source program_file=pipeline.cu ;;
-        05-mmm-streamed) lab=lab-streams; week_args=(--program mmm-streamed); source_flag=--program-source program_file=mmm_streamed.cu ;;
-        06-pinned-mapped) lab=lab-mapped; week_args=(); source_flag=--program-source program_file=zero_copy.cu ;;
-        06-mmm-streamed-and-pinned) lab=lab-mapped; week_args=(--program mmm-streamed-and-pinned); source_flag=--program-source program_file=mmm_streamed_and_pinned.cu ;;
-        07-dynamic-parallelism) lab=lab-dynamic-parallel; week_args=() ;;
+        01-simpson) lab=lab-simpson; week_args=(); ours=kernels/cuda/simpson.cu ;;
+        02-mmm-ab) lab=lab-mmm; week_args=(--kernel naive); ours=kernels/cuda/mmm.cu ;;
+        03-mmm-tiled) lab=lab-mmm; week_args=(--kernel tiled); ours=kernels/cuda/mmm.cu ;;
+        04-constant-tracer) lab=lab-constant-tracer; week_args=(); ours=kernels/cuda/tracer.cu ;;
+        07-dynamic-parallelism) lab=lab-dynamic-parallel; week_args=(); ours=kernels/cuda/adaptive_simpson.cu ;;
+        *) program_week "$1" || return 1 ;;
+    esac
+    ours=$repository/$ours
+}
+
+# A program week's part of week_lab: the lab, its arguments, the starter's name and our solution.
+program_week() {
+    source_flag=--program-source
+    case $1 in
+        05-streams) lab=lab-streams; week_args=(); program_file=pipeline.cu ;;
+        05-mmm-streamed) lab=lab-streams; week_args=(--program mmm-streamed); program_file=mmm_streamed.cu ;;
+        06-pinned-mapped) lab=lab-mapped; week_args=(); program_file=zero_copy.cu ;;
+        06-mmm-streamed-and-pinned) lab=lab-mapped; week_args=(--program mmm-streamed-and-pinned); program_file=mmm_streamed_and_pinned.cu ;;
         *) return 1 ;;
     esac
+    ours=reference/weeks/$program_file
+}
+
+# Issue 66: before any submission, our own solution runs the week's check on the cases grading uses,
+# with the same flags (--sanitize too). A case it fails is refused in one line and nothing is graded
+# (exit code 2: drop the case); our solution failing the week's own cases, or not running, is the
+# machine's (exit code 3), never a student's FAULT or 0.
+check_cases_on_ours() {
+    [[ -f $ours ]] || fail "our solution $ours is missing: grade from a clone of the whole repository" 3
+    local row code=0 i shown="the week's own cases"
+    [[ ${#case_args[@]} -gt 0 ]] && shown="--cases $(escaped "${case_args[1]}")"
+    row=$(CUDA_VISIBLE_DEVICES=${devices[0]} "$lab_bin" "$source_flag" "$ours" "${week_args[@]}" "${case_args[@]}" "${sanitize[@]}" --check --time-limit "$limit" --csv 2>"$scratch/ours.err") || code=$?
+    [[ $code == 0 ]] && return 0
+    local line
+    line=$(grep -m 1 -E '^lab-[a-z-]+: error: ' "$scratch/ours.err" | sed 's/^lab-[a-z-]*: error: //')
+    if [[ $code == 2 ]]; then
+        fail "$shown: ${line:-the lab refused the check of our solution}" 2
+    fi
+    if [[ $code == 1 && ${#case_args[@]} -gt 0 ]] && split_csv "$(tail -n 1 <<<"$row")"; then
+        for i in "${!verdict_names[@]}"; do
+            case ${fields[i + 1]:-} in
+                PASS | -) ;;
+                *) fail "$shown: our own solution gets ${fields[i + 1]:-no verdict} for '${verdict_names[i]}' there: a case the week cannot grade; drop it from the file (what it printed: $lab_bin $source_flag $ours ${week_args[*]} ${case_args[*]} --check)" 2 ;;
+            esac
+        done
+    fi
+    fail "our own solution fails on this machine (${line:-exit code $code}): the machine's fault, nothing graded; see $lab_bin $source_flag $ours ${week_args[*]} ${case_args[*]} --check" 3
 }
 
 # Whether $1 names a GPU: GPU numbers or UUIDs, not empty, NoDevFiles or -1 (Slurm and CUDA's "none").
@@ -614,6 +657,8 @@ read_weights() {
 # over all weights. Rules (a rule's column is named "rule: what it asks") judge how a kernel
 # computes; an empty starter passes some ("at most 48 loads" holds for no load at all), and a kernel
 # that gets only the 1 x 1 cases right can pass them all: they count as far as the results are right.
+# A rule judged on no case (`-`: one stream cannot overlap, a case too small for it, ours included)
+# is left out of the score, its weight too.
 score_of_fields() {
     local verdicts=("${fields[@]:2:cases}") kinds=() i
     for i in "${!verdicts[@]}"; do
@@ -622,12 +667,13 @@ score_of_fields() {
     awk -v w="${weights[*]}" -v v="${verdicts[*]}" -v k="${kinds[*]}" 'BEGIN {
         n = split(w, weight, " "); split(v, verdict, " "); split(k, kind, " ")
         for (i = 1; i <= n; i++) {
+            if (kind[i] == "rule" && verdict[i] == "-") continue
             total += weight[i]
             if (kind[i] == "case") { cases += weight[i]; if (verdict[i] == "PASS") cases_passed += weight[i] }
             else if (verdict[i] == "PASS") rules_passed += weight[i]
         }
         share = cases > 0 ? cases_passed / cases : 1
-        printf "%.1f", 100 * (cases_passed + rules_passed * share) / total
+        printf "%.1f", (total > 0 ? 100 * (cases_passed + rules_passed * share) / total : 0)
     }'
 }
 
@@ -767,6 +813,7 @@ keep_output() {
 
 # Grades every submission here, --jobs at a time, and prints the CSV.
 grade_here() {
+    [[ -n $dry ]] || check_cases_on_ours
     set_up_keep
     [[ -n $dry ]] && devices=(none)
     local total=${#entries[@]} index=0 entry i

@@ -36,6 +36,7 @@ source scripts/test-lib.sh
 # (and in the note column, where STUB_NOTE_COLUMN gives the lab one) and exit code 3; "// machine, no
 # row" only the line and the exit code. --check --dry-run: the rules read from the code PASS ("//
 # static fail": FAIL, exit code 1), every case and measured rule "-"; STUB_OLD_LAB: no --dry-run.
+# Our solution (kernels/cuda/mmm.cu) answers as "// pass", or as STUB_OURS says.
 mkdir -p "$work/bin" "$work/gpus" "$work/no-gpu" "$work/cargo"
 cat >"$work/bin/lab-mmm" <<'STUB'
 #!/usr/bin/env bash
@@ -66,6 +67,8 @@ echo "begin $(basename "$file") ${CUDA_VISIBLE_DEVICES:-unset}" >>"$STUB_LOG"
 trap 'echo "end $(basename "$file") ${CUDA_VISIBLE_DEVICES:-unset}" >>"$STUB_LOG"' EXIT
 sleep "0.$((RANDOM % 4))"
 first=$(head -n 1 "$file")
+# Our own solution, which grade.sh checks the cases with before any submission (issue 66).
+[[ $file == */kernels/cuda/* ]] && first=${STUB_OURS:-// pass}
 [[ $first == "// edits the cases" ]] && echo "3 5 7 f64 1" >>"$cases_file"
 # --details: what the feedback pages read (their content is tested with real labs' files in
 # feedback/tests); here only that grade.sh asks for them and passes them on.
@@ -234,6 +237,18 @@ grade limited --sanitize 03-mmm-tiled "$subs" >/dev/null
 expect "a longer one under the sanitizer" "$(limits)" "3600 "
 grade limited --limit 42 --sanitize 03-mmm-tiled "$subs" >/dev/null
 expect "--limit reaches the lab" "$(limits)" "42 "
+
+# Issue 66: our solution runs the cases before any submission. A case it fails stops grading in one
+# line naming the case (exit code 2, no CSV row); our solution failing without --cases, or not
+# running at all, is the machine's (exit code 3).
+printf '1 1 1 f64 1\n17 33 5 f32 2\n' >"$work/ours-cases.txt"
+expect "a case our solution fails exits 2" "$(STUB_OURS='// half' grade ours-fail --cases "$work/ours-cases.txt" 03-mmm-tiled "$subs")" 2
+expect "a case our solution fails, in one line" "$(sed "s|$work|WORK|g; s|$PWD|REPO|g" "$work/ours-fail.err")" \
+    "grade.sh: --cases WORK/ours-cases.txt: our own solution gets FAIL for 'barrier: mmm_f64 and mmm_f32 wait at __syncthreads() inside the loop over the tiles (PTX)' there: a case the week cannot grade; drop it from the file (what it printed: WORK/bin/lab-mmm --kernel-source REPO/kernels/cuda/mmm.cu --kernel tiled --cases WORK/ours-cases.txt --check)"
+expect "no row for a refused case file" "$(wc -c <"$work/ours-fail.csv")" 0
+expect "our solution failing the week's own cases exits 3" "$(STUB_OURS='// half' grade ours-machine 03-mmm-tiled "$subs")" 3
+expect "our solution not running exits 3" "$(STUB_OURS='// machine, no row' grade ours-machine 03-mmm-tiled "$subs"; grep -c 'the machine.s fault, nothing graded' "$work/ours-machine.err")" "3
+1"
 
 # --cases reaches the lab: the header has the file's cases and another case set.
 printf '1 1 1 f64 1\n17 33 5 f32 2\n' >"$work/cases.txt"

@@ -66,6 +66,53 @@ impl Integrand {
     pub fn simpson(self, x: f64, h: f64) -> f64 {
         h / 6.0 * (self.f(x) + 4.0 * self.f(x + h / 2.0) + self.f(x + h))
     }
+
+    /// f'(x), for [`Integrand::simpson_bound`]: how much an error in x moves f(x).
+    pub fn derivative(self, x: f64) -> f64 {
+        match self {
+            Integrand::Pi => -8.0 * x / ((1.0 + x * x) * (1.0 + x * x)),
+            Integrand::Sin => x.cos(),
+            Integrand::Exp => x.exp(),
+            Integrand::Peak => {
+                let d = (x - 0.3) * (x - 0.3) + PEAK_WIDTH * PEAK_WIDTH;
+                -2.0 * (x - 0.3) / (d * d)
+            }
+        }
+    }
+
+    /// The most a right double-precision kernel's sum of the sub-interval [x, x + h] of [a, b] may
+    /// differ from [`Integrand::simpson`]'s, from the rounding the computation allows (issue 66):
+    ///
+    /// - each point x_k (x, x + h/2, x + h) may be off by `ARGUMENT_ULPS` half-ulps of |a| + |x_k| + h:
+    ///   `a + i * h` rounds twice on the CPU, once where nvcc contracts it into an fma, and a kernel
+    ///   may write it as `a + (b - a) * i / N`; f then moves by |f'(x_k)| times that;
+    /// - each f(x_k) may be off by `FUNCTION_ULPS` half-ulps (CUDA's `sin` is within 2 ulps, glibc's
+    ///   within 1, `4/(1+x*x)` rounds three times on either side);
+    /// - h / 6 and the weighted sum round a few times more: `SUM_ULPS` half-ulps of the terms' size;
+    /// - below the smallest normal double (about 2.2e-308), rounding is absolute: 8 of it, times 1 + h.
+    ///
+    /// All of it times `MARGIN`. A kernel with a wrong weight, point or sub-interval is off by a share
+    /// of the sum itself, far beyond; one in single precision by 1e-7 of it, beyond too.
+    pub fn simpson_bound(self, a: f64, x: f64, h: f64) -> f64 {
+        const HALF_ULP: f64 = f64::EPSILON / 2.0;
+        const ARGUMENT_ULPS: f64 = 8.0;
+        const FUNCTION_ULPS: f64 = 8.0;
+        const SUM_ULPS: f64 = 8.0;
+        const MARGIN: f64 = 4.0;
+        // Each term scaled by h / 6 at once, so that values near the largest double do not overflow.
+        let sixth = h.abs() / 6.0;
+        let points = [(x, 1.0), (x + h / 2.0, 4.0), (x + h, 1.0)];
+        let terms = points.iter().map(|&(p, weight)| {
+            let argument = ARGUMENT_ULPS * HALF_ULP * (a.abs() + p.abs() + h.abs());
+            let value = sixth * weight * self.f(p).abs();
+            let moved = sixth * weight * self.derivative(p).abs() * argument;
+            moved + (FUNCTION_ULPS + SUM_ULPS) * HALF_ULP * value
+        });
+        // Below the smallest normal double, rounding is absolute, and a library may flush to zero:
+        // each f, and each step after it, may be off by that much (exp at x = -719 is 1e-313).
+        let underflow = 8.0 * f64::MIN_POSITIVE * (1.0 + h.abs());
+        MARGIN * (terms.sum::<f64>() + underflow)
+    }
 }
 
 /// The checks both Simpson labs make of `--a` and `--b`.

@@ -157,6 +157,101 @@ pub fn check_row<'a>(stdout: &'a str, case: &str) -> &'a str {
         .unwrap_or_else(|| panic!("no row for {case:?} in\n{stdout}"))
 }
 
+/// The seed of a test's random legal cases (issue 66): `LAB_LEGAL_SEED` where set (to draw a failing
+/// run's cases again), else the clock. The test prints it with any failure.
+pub fn legal_seed() -> u64 {
+    std::env::var("LAB_LEGAL_SEED")
+        .ok()
+        .and_then(|seed| seed.parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(1, |since| since.as_nanos() as u64)
+        })
+}
+
+/// How many random legal cases a test draws per week: `LAB_LEGAL_CASES` where set (a few hundred for
+/// a thorough run), else `default`, sized for the GPU tests' time.
+pub fn legal_case_count(default: usize) -> usize {
+    std::env::var("LAB_LEGAL_CASES")
+        .ok()
+        .and_then(|count| count.parse().ok())
+        .unwrap_or(default)
+}
+
+/// A whole number from 1 to `max`, its logarithm uniform: small sizes as likely as large ones, which
+/// is where the rules of a week change.
+pub fn log_uniform(random: &mut crate::verify::Random, max: u64) -> u64 {
+    let drawn = random.uniform(0.0, (max as f64).ln()).exp().round() as u64;
+    drawn.clamp(1, max)
+}
+
+/// Issue 66: a case file of `count` lines drawn by `draw` from a week's legal space, each kept only
+/// where the lab accepts it (`lab --list-cases --cases` with that line alone exits with 0: the parser
+/// is the legal space's definition), and the lines. `lab_args` select the week (`--kernel tiled`).
+pub fn legal_case_file(
+    lab: &str,
+    lab_args: &[&str],
+    count: usize,
+    mut draw: impl FnMut() -> String,
+) -> (String, Vec<String>) {
+    let mut lines = Vec::new();
+    for attempt in 0.. {
+        if lines.len() == count {
+            break;
+        }
+        assert!(
+            attempt < 100 * count.max(1),
+            "{lab} refused nearly every drawn case: {:?}",
+            draw()
+        );
+        let line = draw();
+        let single = temp_file("legal-line.txt", &line);
+        let mut args = lab_args.to_vec();
+        args.extend(["--cases", single.as_str(), "--list-cases"]);
+        if run(lab, &args).code == Some(0) {
+            lines.push(line);
+        }
+    }
+    (temp_file("legal-cases.txt", &lines.join("\n")), lines)
+}
+
+/// Issue 66's cases of the German products (`COUNT N SEED`, weeks 5 and 6) that nobody can overlap:
+/// three tiny products, many of one element or of 16 x 16, two large ones.
+pub const PRODUCT_CASES: [&str; 4] = ["3 7 1", "64 1 2", "64 16 3", "2 1000 4"];
+
+/// A random case of the German products' legal space: N up to 1024 (the CPU's products take
+/// seconds), COUNT up to 64 with COUNT x N x N within 2^27.
+pub fn product_case(random: &mut crate::verify::Random) -> String {
+    let side = log_uniform(random, 1024);
+    let most = ((1u64 << 27) / (side * side)).min(64);
+    format!("{} {side} {}", 1 + random.below(most), random.next_u64())
+}
+
+/// Runs `check` (a lab's `--program-source FILE [flags] --check`) on our solution `file` with `lines`
+/// as its cases and asserts that it passes, naming the seed they were drawn from: issue 66's tests.
+pub fn assert_passes_cases(
+    seed: u64,
+    file: &str,
+    flags: &[&str],
+    lines: &[String],
+    check: impl Fn(&str, &[&str]) -> Outcome,
+) -> Outcome {
+    let cases = temp_file("legal-cases.txt", &lines.join("\n"));
+    let mut flags = flags.to_vec();
+    flags.extend(["--cases", cases.as_str()]);
+    let ours = check(file, &flags);
+    assert_eq!(
+        ours.code,
+        Some(0),
+        "seed {seed}, {file}:\n{}\n{}",
+        ours.stdout,
+        ours.stderr
+    );
+    println!("{file}: {} legal cases pass (seed {seed})", lines.len());
+    ours
+}
+
 /// Writes `text` to a fresh file `name` in a private temporary folder of this test process
 /// ([`PrivateDir`]: no other account can guess or touch it) and returns its path.
 pub fn temp_file(name: &str, text: &str) -> String {

@@ -150,3 +150,30 @@ fn week_4_the_solution_passes_under_compute_sanitizer() {
         "{solution:?}"
     );
 }
+
+/// Issue 66: random cases from week 4's legal space (1 to 8192 pixels each way, drawn up to 2048 so
+/// that the CPU's images take seconds; any number of spheres the constant memory holds): our tracer
+/// passes every one, pixel for pixel. The seed is printed with a failure (`LAB_LEGAL_SEED`,
+/// `LAB_LEGAL_CASES`).
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn week_4_random_legal_cases_pass_our_tracer() {
+    use common::testing::{legal_case_count, legal_case_file, legal_seed, log_uniform};
+    let seed = legal_seed();
+    let mut random = common::verify::Random::new(seed);
+    let lab = common::testing::lab_binary("lab-constant-tracer", env!("CARGO_BIN_EXE_lab-constant-tracer"));
+    let (cases, lines) = legal_case_file(&lab, &[], legal_case_count(8), || {
+        let (width, height) = (log_uniform(&mut random, 2048), log_uniform(&mut random, 2048));
+        let spheres = 1 + random.below(kernels::MAX_SPHERES as u64);
+        format!("{width} {height} {spheres} {}", random.next_u64())
+    });
+    let ours = common::testing::check_kernel_source(
+        "lab-constant-tracer",
+        env!("CARGO_BIN_EXE_lab-constant-tracer"),
+        env!("CARGO_MANIFEST_DIR"),
+        "kernels/cuda/tracer.cu",
+        &["--cases", &cases],
+    );
+    assert_eq!(ours.code, Some(0), "seed {seed}, cases {lines:?}: {ours:?}");
+    println!("{} legal cases pass (seed {seed})", lines.len());
+}

@@ -228,3 +228,32 @@ fn the_week_7_red_team_gets_its_verdicts() {
         false,
     );
 }
+
+/// Issue 66: random cases from week 7's legal space (any integrand, A < B within 10^6, a tolerance
+/// the lab finds meaningful for the case, depth 1 to 24; drawn lines the lab refuses are drawn
+/// again): our kernels pass every one. The seed is printed with a failure (`LAB_LEGAL_SEED`,
+/// `LAB_LEGAL_CASES`).
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn week_7_random_legal_cases_pass_our_kernels() {
+    use common::testing::{legal_case_count, legal_case_file, legal_seed};
+    let seed = legal_seed();
+    let mut random = Random::new(seed);
+    let lab = common::testing::lab_binary("lab-dynamic-parallel", env!("CARGO_BIN_EXE_lab-dynamic-parallel"));
+    let (cases, lines) = legal_case_file(&lab, &[], legal_case_count(8), || {
+        let integrand = Integrand::ALL[random.below(4) as usize].name();
+        let a = random.uniform(-10.0, 10.0);
+        let b = a + 10f64.powf(random.uniform(-2.0, 1.5));
+        let tolerance = 10f64.powf(random.uniform(-11.0, -2.0));
+        format!("{integrand} {a} {b} {tolerance:e} {}", 1 + random.below(24))
+    });
+    let ours = common::testing::check_kernel_source(
+        "lab-dynamic-parallel",
+        env!("CARGO_BIN_EXE_lab-dynamic-parallel"),
+        env!("CARGO_MANIFEST_DIR"),
+        "kernels/cuda/adaptive_simpson.cu",
+        &["--cases", &cases],
+    );
+    assert_eq!(ours.code, Some(0), "seed {seed}, cases {lines:?}: {ours:?}");
+    println!("{} legal cases pass (seed {seed})", lines.len());
+}

@@ -96,6 +96,7 @@ pub fn trace_rules(trace: &Trace, ours_ms: f64) -> Vec<Rule> {
 impl Week for Week6<'_> {
     type Case = Case;
     const NAME: &'static str = "06-pinned-mapped";
+    const SOLUTION: &'static str = "zero_copy.cu";
     const FIELDS: &'static str = "N SEED";
     const RULES: &'static [&'static str] = &[
         "waits: results read after the GPU's last work",

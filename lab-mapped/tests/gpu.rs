@@ -170,3 +170,29 @@ fn week_6_mmm_streamed_and_pinned_is_judged_by_its_results_and_its_trace() {
         );
     }
 }
+
+/// Issue 66: week 6's legal cases, the issue's tiny products (COUNT 3, N 7) among them, and random
+/// ones: our solutions pass every one, rows too small for a rule saying "not judged". The seed is
+/// printed with a failure (`LAB_LEGAL_SEED`, `LAB_LEGAL_CASES` as in week 5's test).
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn week_6_our_solutions_pass_legal_cases() {
+    use common::testing::{assert_passes_cases, legal_case_count, legal_seed, log_uniform, product_case};
+    let seed = legal_seed();
+    let mut random = common::verify::Random::new(seed);
+    let mut zero_copy: Vec<String> = ["1 1", "7 2", "1000003 3"].map(String::from).to_vec();
+    let mut products: Vec<String> = common::testing::PRODUCT_CASES.map(String::from).to_vec();
+    for _ in 0..legal_case_count(6) {
+        zero_copy.push(format!("{} {}", log_uniform(&mut random, 1 << 24), random.next_u64()));
+        products.push(product_case(&mut random));
+    }
+    assert_passes_cases(seed, "reference/weeks/zero_copy.cu", &[], &zero_copy, check_program);
+    let mmm = ["--program", "mmm-streamed-and-pinned"];
+    assert_passes_cases(
+        seed,
+        "reference/weeks/mmm_streamed_and_pinned.cu",
+        &mmm,
+        &products,
+        check_program,
+    );
+}

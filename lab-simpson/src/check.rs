@@ -15,7 +15,7 @@ use grading::{
 };
 use kernels::KernelImage;
 
-use crate::{allocate_sums, kernel_name, simpson_into, simpson_on_cpu, Problem, TOLERANCE};
+use crate::{allocate_sums, error_bounds, kernel_name, simpson_into, simpson_on_cpu, within, Problem};
 
 /// The kernel of `integrand` as the lab looks it up and as a student declares it.
 pub fn entry(integrand: Integrand) -> Entry {
@@ -112,9 +112,9 @@ pub fn run_case(student: &KernelImage, problem: &Problem, context: CaseContext) 
     let again = simpson_into(&module, problem, &mut sums, f64::SECOND_POISON_WORD, 1)?;
     let outside = sums.trespass()?.map(|trespass| trespass.describe("sums", "n"));
     let cpu = simpson_on_cpu(problem);
-    // The same floor as `compare`: sums near zero are judged against a thousandth of the largest.
-    let floor = 1e-3 * cpu.iter().fold(0.0_f64, |m, s| m.max(s.abs()));
-    let right = |g: f64, c: f64| (g - c).abs() <= TOLERANCE * c.abs().max(floor);
+    // Each CPU sum with its error bound: a right sum is within it.
+    let expected: Vec<(f64, f64)> = cpu.iter().copied().zip(error_bounds(problem)).collect();
+    let right = |g: f64, (c, bound): (f64, f64)| within(g, c, bound);
     let timed = context.time(
         |launches| {
             let timing = simpson_into(&ours, problem, &mut our_sums, f64::POISON_WORD, launches)?.timing;
@@ -124,7 +124,7 @@ pub fn run_case(student: &KernelImage, problem: &Problem, context: CaseContext) 
         |launches| {
             checked_runs(launches, || {
                 let run = simpson_into(&module, problem, &mut sums, f64::POISON_WORD, 1)?;
-                let wrong = first_mismatch(&run.sums, &cpu, right).1.map(|i| {
+                let wrong = first_mismatch(&run.sums, &expected, right).1.map(|i| {
                     format!(
                         "sub-interval {i} is {}, expected {}",
                         written_once(run.sums[i], shown),
@@ -135,7 +135,7 @@ pub fn run_case(student: &KernelImage, problem: &Problem, context: CaseContext) 
             })
         },
     )?;
-    let (wrong, first) = first_mismatch(&theirs.sums, &cpu, right);
+    let (wrong, first) = first_mismatch(&theirs.sums, &expected, right);
     let block = problem.block_size as usize;
     let first = first.map(|i| FirstWrong {
         position: format!("sub-interval {i}"),

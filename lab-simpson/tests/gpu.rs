@@ -4,7 +4,7 @@
 use common::gpu::Gpu;
 use common::integrand::{compensated_sum, Integrand};
 use common::verify::Random;
-use lab_simpson::{compare, simpson_on_cpu, simpson_on_gpu, Problem, TOLERANCE};
+use lab_simpson::{compare, error_bounds, simpson_on_cpu, simpson_on_gpu, Problem};
 
 const NEEDS_GPU: &str = "needs a GPU: bash gpu-bundle/run.sh";
 
@@ -28,8 +28,11 @@ fn gpu_sums_match_the_cpu_for_every_integrand_at_awkward_sizes() {
             let b = a + random.uniform(0.1, 2.0);
             let problem = Problem::new(integrand, a, b, blocks * u64::from(block_size), block_size).unwrap();
             let run = simpson_on_gpu(&gpu, &module, &problem, 1).unwrap();
-            let (error, index) = compare(&run.sums, &simpson_on_cpu(&problem));
-            assert!(error <= TOLERANCE, "{problem:?}: sub-interval {index} off by {error:e}");
+            let (share, index) = compare(&run.sums, &simpson_on_cpu(&problem), &error_bounds(&problem));
+            assert!(
+                share <= 1.0,
+                "{problem:?}: sub-interval {index} off by {share} of its bound"
+            );
         }
     }
 }
@@ -115,27 +118,27 @@ fn a_launch_the_driver_refuses_is_one_error_naming_the_call_and_the_cuda_error()
     assert_eq!(err.lines().count(), 1, "{err}");
 }
 
-/// `lab-simpson --kernel-source FILE --check`, as a student runs it (assignments/01-simpson).
-fn check(file: &str) -> common::testing::Outcome {
+/// `lab-simpson --kernel-source FILE [extra] --check`, as a student runs it (assignments/01-simpson).
+fn check(file: &str, extra: &[&str]) -> common::testing::Outcome {
     common::testing::check_kernel_source(
         "lab-simpson",
         env!("CARGO_BIN_EXE_lab-simpson"),
         env!("CARGO_MANIFEST_DIR"),
         file,
-        &[],
+        extra,
     )
 }
 
 #[test]
 #[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
 fn week_1_the_solution_passes_the_check_and_the_template_fails_it() {
-    let solution = check("kernels/cuda/simpson.cu");
+    let solution = check("kernels/cuda/simpson.cu", &[]);
     assert_eq!(solution.code, Some(0), "{solution:?}");
     assert!(
         solution.stdout.contains("Solution is correct: all 6 cases pass"),
         "{solution:?}"
     );
-    let template = check("assignments/01-simpson/simpson.cu");
+    let template = check("assignments/01-simpson/simpson.cu", &[]);
     assert_eq!(template.code, Some(1), "{template:?}");
     assert!(template.stderr.contains("6 of 6 cases failed"), "{template:?}");
     let row = common::testing::check_row(&template.stdout, "96 sub-intervals");
@@ -149,7 +152,7 @@ fn week_1_the_solution_passes_the_check_and_the_template_fails_it() {
 #[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
 fn week_1_broken_kernels_are_caught_where_they_go_wrong() {
     // i = threadIdx.x: every block rewrites the first 32 sums; block 1 should have written sum 32.
-    let missing = check("assignments/01-simpson/broken/missing-block-offset.cu");
+    let missing = check("assignments/01-simpson/broken/missing-block-offset.cu", &[]);
     assert_eq!(missing.code, Some(1), "{missing:?}");
     let row = common::testing::check_row(&missing.stdout, "96 sub-intervals");
     assert!(
@@ -161,7 +164,7 @@ fn week_1_broken_kernels_are_caught_where_they_go_wrong() {
         "one block has no other block to miss"
     );
     // x = a + (i + 1) h: every sum is written, each for the wrong sub-interval.
-    let shifted = check("assignments/01-simpson/broken/off-by-one.cu");
+    let shifted = check("assignments/01-simpson/broken/off-by-one.cu", &[]);
     assert_eq!(shifted.code, Some(1), "{shifted:?}");
     let row = common::testing::check_row(&shifted.stdout, "96 sub-intervals");
     assert!(
@@ -199,4 +202,44 @@ fn week_1_the_solution_passes_under_compute_sanitizer() {
         row.contains("| FAIL | 64 of 96 | sub-interval 32 | never written |"),
         "{row}"
     );
+}
+
+/// Issue 66: random cases from the week's legal space (any integrand, A < B within 10^6, blocks of 1
+/// to 1024 threads, sizes from 1 up) on our kernels, every sum within its error bound; the seed is
+/// printed with a failure (`LAB_LEGAL_SEED` draws the same cases again, `LAB_LEGAL_CASES` more).
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn week_1_random_legal_cases_pass_our_kernels() {
+    use common::testing::{legal_case_count, legal_seed, log_uniform};
+    let gpu = Gpu::open(0).expect(NEEDS_GPU);
+    let module = gpu.load(&kernels::SIMPSON).unwrap();
+    let seed = legal_seed();
+    let mut random = Random::new(seed);
+    let count = legal_case_count(300);
+    for _ in 0..count {
+        let integrand = Integrand::ALL[random.below(4) as usize];
+        let a = random.uniform(-1e6, 1e6);
+        let b = if random.below(2) == 0 {
+            a + 10f64.powf(random.uniform(-6.0, 3.0))
+        } else {
+            random.uniform(a, 1e6)
+        };
+        let block_size = log_uniform(&mut random, 1024) as u32;
+        let blocks = log_uniform(&mut random, (1 << 22) / u64::from(block_size));
+        let Ok(problem) = Problem::new(integrand, a, b.min(1e6), blocks * u64::from(block_size), block_size) else {
+            continue; // b rounded to a
+        };
+        let run = simpson_on_gpu(&gpu, &module, &problem, 1).unwrap();
+        let (share, index) = compare(&run.sums, &simpson_on_cpu(&problem), &error_bounds(&problem));
+        assert!(
+            share <= 1.0,
+            "seed {seed}: {problem:?}: sub-interval {index} off by {share} of its bound"
+        );
+    }
+    println!("{count} random legal cases (seed {seed}) pass");
+    // The issue's case, through --check as a teacher's hidden case: nvcc's fma contraction of
+    // a + i * h moves sums at x near 200 by more than a relative 1e-12, and no more than the bound.
+    let cases = common::testing::temp_file("week-1-legal.txt", "sin 100 200 999999 999\nexp -700 709 999999 999\n");
+    let ours = check("kernels/cuda/simpson.cu", &["--cases", &cases]);
+    assert_eq!(ours.code, Some(0), "{ours:?}");
 }

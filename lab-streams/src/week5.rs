@@ -181,6 +181,7 @@ pub fn trace_rules(trace: &Trace, n: usize, streams: usize, copy_engines: i32, o
             format!("at least {:.0}%", 100.0 * MIN_BOTH_DIRECTIONS),
             both.share() >= MIN_BOTH_DIRECTIONS,
         )
+        .with_margin(both.share() / MIN_BOTH_DIRECTIONS)
     });
     rows.push(grading::program::gpu_time(trace, ours_ms));
     rows
@@ -189,6 +190,7 @@ pub fn trace_rules(trace: &Trace, n: usize, streams: usize, copy_engines: i32, o
 impl Week for Week5<'_> {
     type Case = Case;
     const NAME: &'static str = "05-streams";
+    const SOLUTION: &'static str = "pipeline.cu";
     const FIELDS: &'static str = "N NST SEED";
     const RULES: &'static [&'static str] = &[
         "waits: results read after the GPU's last work",

@@ -514,3 +514,53 @@ fn week_5_red_team_programs_fail_and_leak_nothing() {
         }
     }
 }
+
+/// Issue 66: legal cases a teacher may write where nobody can overlap (a small N, many streams for
+/// it, many tiny products), and random legal cases: our solutions pass every one, the rows too small
+/// for a rule saying "not judged". A case on which the solution given as ours fails a rule that no
+/// size excuses is refused in one line. The seed is printed with a failure (`LAB_LEGAL_SEED` draws
+/// the same cases again, `LAB_LEGAL_CASES` more of them).
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn week_5_our_solutions_pass_legal_cases_and_a_case_they_fail_is_refused() {
+    use common::testing::{assert_passes_cases, legal_case_count, legal_seed, log_uniform, product_case, temp_file};
+    let seed = legal_seed();
+    let mut random = common::verify::Random::new(seed);
+    let mut pipeline: Vec<String> = ["4096 4 1", "1 1 2", "100 64 3", "65536 16 4"]
+        .map(String::from)
+        .to_vec();
+    let mut products: Vec<String> = common::testing::PRODUCT_CASES.map(String::from).to_vec();
+    for _ in 0..legal_case_count(6) {
+        let n = log_uniform(&mut random, 1 << 24);
+        let streams = 1 + random.below(n.min(64));
+        pipeline.push(format!("{n} {streams} {}", random.next_u64()));
+        products.push(product_case(&mut random));
+    }
+    let ours = assert_passes_cases(seed, "reference/weeks/pipeline.cu", &[], &pipeline, check_program_with);
+    assert!(ours.stdout.contains("Our solution ("), "{}", ours.stdout);
+    let mmm = ["--program", "mmm-streamed"];
+    assert_passes_cases(
+        seed,
+        "reference/weeks/mmm_streamed.cu",
+        &mmm,
+        &products,
+        check_program_with,
+    );
+    let small = temp_file("small.txt", "4096 4 1\n");
+    let ours = check_program_with("reference/weeks/pipeline.cu", &["--cases", &small]);
+    assert!(
+        ours.stdout
+            .contains("; not judged: ours does not meet it clearly on this case (ours: "),
+        "N 4096 on 4 streams should be too small to overlap: {}",
+        ours.stdout
+    );
+    let pageable = common::testing::repository_file(
+        "assignments/05-streams/broken/pageable-memory.cu",
+        env!("CARGO_MANIFEST_DIR"),
+    );
+    let refused = check_program_with("reference/weeks/pipeline.cu", &["--ours", &pageable, "--cases", &small]);
+    assert!(
+        refused.is_one_line_error_with(2, "lab-streams", "our own solution fails the rule 'host memory' there"),
+        "{refused:?}"
+    );
+}

@@ -89,6 +89,8 @@ pub trait Flavour {
     const PROGRAM: &'static str;
     /// The week's folder in `assignments/`.
     const NAME: &'static str;
+    /// Our solution's file in `reference/weeks/`.
+    const SOLUTION: &'static str;
     /// Whether the week asks for pinned memory, and so for kernels beside copies and a GPU time near
     /// ours. From pageable memory the time is the host's more than the program's: each copy is staged
     /// by the CPU, and into freshly allocated memory it first faults every page in (our solution's GPU
@@ -105,6 +107,7 @@ impl Flavour for Streamed {
     type Host = Vec<f64>;
     const PROGRAM: &'static str = "mmm-streamed";
     const NAME: &'static str = "05-streams";
+    const SOLUTION: &'static str = "mmm_streamed.cu";
     const PINNED: bool = false;
     const RULES: &'static [&'static str] = &[
         "waits: results read after the GPU's last work",
@@ -121,6 +124,7 @@ impl Flavour for StreamedAndPinned {
     type Host = Pinned<f64>;
     const PROGRAM: &'static str = "mmm-streamed-and-pinned";
     const NAME: &'static str = "06-pinned-mapped";
+    const SOLUTION: &'static str = "mmm_streamed_and_pinned.cu";
     const PINNED: bool = true;
     const RULES: &'static [&'static str] = &[
         "waits: results read after the GPU's last work",
@@ -251,6 +255,7 @@ fn results<H: HostStorage<f64>>(batch: &mut Batch<H>, output: Result<Vec<u8>, St
 impl<F: Flavour> Week for MmmWeek<'_, F> {
     type Case = Case;
     const NAME: &'static str = F::NAME;
+    const SOLUTION: &'static str = F::SOLUTION;
     const FIELDS: &'static str = "COUNT N SEED";
     const RULES: &'static [&'static str] = F::RULES;
 

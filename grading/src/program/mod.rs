@@ -86,6 +86,12 @@ pub struct ProgramArgs {
     /// submissions. The layers this machine has still apply; the table's first line says which.
     #[arg(long, requires = "check")]
     pub unsandboxed: bool,
+    /// With --check: our own solution of the week, run on every case before the program (default:
+    /// the week's file in this repository's reference/weeks/, where there is one). A rule that it
+    /// does not meet on a case (a case too small to overlap) is not judged there, and a case whose
+    /// results or copies it gets wrong is refused: the case, not the program, is wrong.
+    #[arg(long, value_name = "FILE.cu", requires = "check")]
+    pub ours: Option<PathBuf>,
 }
 
 impl ProgramArgs {
@@ -139,6 +145,8 @@ pub trait Week {
     type Case;
     /// The week's folder in `assignments/` (`05-streams`), for the table and the CSV.
     const NAME: &'static str;
+    /// Our solution's file in `reference/weeks/` (`pipeline.cu`), the default of `--ours`.
+    const SOLUTION: &'static str;
     /// The fields of a line of a `--cases` file (`N NST SEED`).
     const FIELDS: &'static str;
     /// The rules' columns in the CSV, each `name: what it asks`, the name as the rows have it.
@@ -207,6 +215,8 @@ pub struct Built<C> {
     set: CaseSet<C>,
     /// The sandbox's layers on this machine (from its probe), for the table's first line.
     layers: Option<sandbox::Layers>,
+    /// Our solution, built as the program is ([`our_solution`]), and its file as given.
+    ours: Option<(runtime::Program, PathBuf)>,
 }
 
 /// The first half of `--program-source FILE --check`, before the lab opens the GPU: the flags and
@@ -247,6 +257,10 @@ fn build<W: Week>(args: &ProgramArgs) -> Result<Built<W::Case>> {
         );
     }
     let (recorder, cupti) = build_recorder(program.dir.path())?;
+    let ours = match our_solution::<W>(args).filter(|_| !args.dry_run) {
+        Some(path) => Some((compile_ours(&path, arch)?, path)),
+        None => None,
+    };
     Ok(Built {
         program,
         recorder,
@@ -254,6 +268,38 @@ fn build<W: Week>(args: &ProgramArgs) -> Result<Built<W::Case>> {
         arch,
         set,
         layers: None,
+        ours,
+    })
+}
+
+/// Our solution of the week: `--ours`, else `reference/weeks/<W::SOLUTION>` of the repository the
+/// lab was built in (two folders above its binary: `target/release/`, `gpu-bundle/bin/`) or of the
+/// current folder; `None` where there is none (the student pack has none).
+fn our_solution<W: Week>(args: &ProgramArgs) -> Option<PathBuf> {
+    if let Some(path) = &args.ours {
+        return Some(path.clone());
+    }
+    let relative = Path::new("reference/weeks").join(W::SOLUTION);
+    let beside_binary = std::env::current_exe()
+        .ok()
+        .and_then(|exe| Some(exe.parent()?.parent()?.parent()?.join(&relative)));
+    [beside_binary, Some(relative)]
+        .into_iter()
+        .flatten()
+        .find(|path| path.is_file())
+}
+
+/// Our solution, compiled as a program is: any failure is the machine's (or the teacher's `--ours`).
+fn compile_ours(path: &Path, arch: u32) -> Result<runtime::Program> {
+    runtime::compile_program(path, &[HEADER], arch).map_err(|err| {
+        anyhow::Error::new(Machine(format!(
+            "our solution {} (--ours) did not compile: {}",
+            path.display(),
+            match err {
+                CompileError::Nvcc { messages, .. } => messages,
+                other => other.to_string(),
+            }
+        )))
     })
 }
 
@@ -331,8 +377,15 @@ pub fn check<W: Week>(args: &ProgramArgs, built: &Built<W::Case>, week: &mut W) 
     if args.csv {
         eprintln!("{layers}");
     } else {
+        let ours = match &built.ours {
+            Some((_, path)) => format!(
+                "Our solution ({}) runs each case first: a rule it does not meet there is not judged.",
+                path.display()
+            ),
+            None => "No solution of ours beside this lab (--ours): every rule is judged on every case.".to_string(),
+        };
         println!(
-            "{}: {} compiled for sm_{}; the cases (set {}) run it under a CUPTI recorder. {}\n{layers}\n",
+            "{}: {} compiled for sm_{}; the cases (set {}) run it under a CUPTI recorder. {}\n{ours}\n{layers}\n",
             W::NAME,
             source.display(),
             built.arch,
@@ -387,6 +440,10 @@ fn run_case<W: Week>(
     let prepared = week
         .prepare(case, dir.path())
         .map_err(|err| Machine(format!("{err:#}")))?;
+    let ours = match &built.ours {
+        Some((program, _)) => Some(run_ours(week, case, label, built, program, dir.path(), &prepared)?),
+        None => None,
+    };
     let boxed = sandbox::Sandbox::prepare(&policy(built, dir.path())).map_err(Machine)?;
     let ran = run::run(
         &built.program.executable,
@@ -408,8 +465,13 @@ fn run_case<W: Week>(
                     .map_err(|err| anyhow::anyhow!("cannot keep the trace as {}: {err}", kept.display()))?;
             }
             let output = run::read_output(&prepared.output, prepared.output_bytes);
-            week.judge(case, output, trace)
-                .map_err(|err| Machine(format!("{err:#}")))?
+            let rows = week
+                .judge(case, output, trace)
+                .map_err(|err| Machine(format!("{err:#}")))?;
+            match &ours {
+                Some(ours) => rows::against_ours(rows, ours),
+                None => rows,
+            }
         }
         (why, _) => vec![fault(why.clone().unwrap_or_default())],
     };
@@ -422,6 +484,55 @@ fn run_case<W: Week>(
                 eprintln!("--- case {label}: the program's {stream} ---\n{}", captured.shown());
             }
         }
+    }
+    Ok(rows)
+}
+
+/// Our solution on the case, in the case's folder before the program (its output removed after),
+/// boxed as the program is: its rows, for [`rows::against_ours`]. A run that fails is the machine's;
+/// a rule it fails that no case's size excuses ([`rows::excused_by_size`]) refuses the case.
+fn run_ours<W: Week>(
+    week: &mut W,
+    case: &W::Case,
+    label: &str,
+    built: &Built<W::Case>,
+    ours: &runtime::Program,
+    dir: &Path,
+    prepared: &Prepared,
+) -> Result<Vec<Rule>> {
+    let mut policy = policy(built, dir);
+    policy.execute.push(ours.dir.path().to_path_buf());
+    let boxed = sandbox::Sandbox::prepare(&policy).map_err(Machine)?;
+    let ran = run::run(
+        &ours.executable,
+        &built.recorder,
+        &prepared.arguments,
+        dir,
+        CASE_LIMIT,
+        &boxed,
+    );
+    if let Some(why) = ran.fault() {
+        bail!(Machine(format!("case {label}: our own solution did not run: {why}")));
+    }
+    let trace = ran.trace.map_err(Machine)?;
+    let output = run::read_output(&prepared.output, prepared.output_bytes);
+    match std::fs::remove_file(&prepared.output) {
+        Err(err) if err.kind() != std::io::ErrorKind::NotFound => {
+            bail!(Machine(format!("cannot remove our solution's output: {err}")))
+        }
+        _ => {}
+    }
+    let rows = week
+        .judge(case, output, &trace)
+        .map_err(|err| Machine(format!("{err:#}")))?;
+    if let Some(row) = rows
+        .iter()
+        .find(|row| row.verdict == Verdict::Fail && !rows::excused_by_size(row.name))
+    {
+        bail!(Usage(format!(
+            "case {label}: our own solution fails the rule '{}' there ({}): a case this week cannot grade; drop it from the --cases file",
+            row.name, row.measured
+        )));
     }
     Ok(rows)
 }
