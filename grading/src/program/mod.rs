@@ -87,9 +87,9 @@ pub struct ProgramArgs {
     #[arg(long, requires = "check")]
     pub unsandboxed: bool,
     /// With --check: our own solution of the week, run on every case before the program (default:
-    /// the week's file in this repository's reference/weeks/, where there is one). A rule that it
-    /// does not meet on a case (a case too small to overlap) is not judged there, and a case whose
-    /// results or copies it gets wrong is refused: the case, not the program, is wrong.
+    /// the week's file in this repository's reference/weeks/, where there is one). A time rule that
+    /// it does not meet clearly on a case (a case too small to overlap) is not judged there, and a
+    /// case whose results or copies it gets wrong is refused: the case, not the program, is wrong.
     #[arg(long, value_name = "FILE.cu", requires = "check")]
     pub ours: Option<PathBuf>,
 }
@@ -379,7 +379,7 @@ pub fn check<W: Week>(args: &ProgramArgs, built: &Built<W::Case>, week: &mut W) 
     } else {
         let ours = match &built.ours {
             Some((_, path)) => format!(
-                "Our solution ({}) runs each case first: a rule it does not meet there is not judged.",
+                "Our solution ({}) runs each case first: a time rule it does not meet clearly there is not judged.",
                 path.display()
             ),
             None => "No solution of ours beside this lab (--ours): every rule is judged on every case.".to_string(),
