@@ -186,26 +186,19 @@ pub fn log_uniform(random: &mut crate::verify::Random, max: u64) -> u64 {
     drawn.clamp(1, max)
 }
 
-/// Issue 66: a case file of `count` lines drawn by `draw` from a week's legal space, each kept only
-/// where the lab accepts it (`lab --list-cases --cases` with that line alone exits with 0: the parser
-/// is the legal space's definition), and the lines. `lab_args` select the week (`--kernel tiled`).
-pub fn legal_case_file(
-    lab: &str,
-    lab_args: &[&str],
-    count: usize,
-    mut draw: impl FnMut() -> String,
-) -> (String, Vec<String>) {
+/// Issue 66: `count` case lines drawn by `draw` from a week's legal space, each kept only where the
+/// lab accepts it (`lab --list-cases --cases` with that line alone exits with 0: the parser is the
+/// legal space's definition), for [`assert_passes_cases`]. `lab_args` select the week (`--kernel tiled`).
+pub fn legal_lines(lab: &str, lab_args: &[&str], count: usize, mut draw: impl FnMut() -> String) -> Vec<String> {
     let mut lines = Vec::new();
-    for attempt in 0.. {
-        if lines.len() == count {
-            break;
-        }
-        assert!(
-            attempt < 100 * count.max(1),
-            "{lab} refused nearly every drawn case: {:?}",
-            draw()
-        );
+    let mut attempts = 0;
+    while lines.len() < count {
+        attempts += 1;
         let line = draw();
+        assert!(
+            attempts <= 100 * count,
+            "{lab} refused nearly every drawn case, the last {line:?}"
+        );
         let single = temp_file("legal-line.txt", &line);
         let mut args = lab_args.to_vec();
         args.extend(["--cases", single.as_str(), "--list-cases"]);
@@ -213,7 +206,7 @@ pub fn legal_case_file(
             lines.push(line);
         }
     }
-    (temp_file("legal-cases.txt", &lines.join("\n")), lines)
+    lines
 }
 
 /// Issue 66's cases of the German products (`COUNT N SEED`, weeks 5 and 6) that nobody can overlap:
@@ -228,8 +221,9 @@ pub fn product_case(random: &mut crate::verify::Random) -> String {
     format!("{} {side} {}", 1 + random.below(most), random.next_u64())
 }
 
-/// Runs `check` (a lab's `--program-source FILE [flags] --check`) on our solution `file` with `lines`
-/// as its cases and asserts that it passes, naming the seed they were drawn from: issue 66's tests.
+/// Runs `check` (a lab's `--kernel-source` or `--program-source FILE [flags] --check`) on our solution
+/// `file` with `lines` as its cases and asserts that it passes, naming the seed they were drawn from
+/// and the lines: issue 66's tests.
 pub fn assert_passes_cases(
     seed: u64,
     file: &str,
@@ -244,7 +238,7 @@ pub fn assert_passes_cases(
     assert_eq!(
         ours.code,
         Some(0),
-        "seed {seed}, {file}:\n{}\n{}",
+        "seed {seed}, {file}, cases {lines:?}:\n{}\n{}",
         ours.stdout,
         ours.stderr
     );

@@ -145,21 +145,30 @@ pub fn poison<T: Poison>(buffer: &mut DeviceBuffer<T>) -> Result<()> {
 /// Unwritten (poisoned) or NaN elements give infinity, and so do slices of different lengths. GPU
 /// values may be f32 or f64; the comparison is in f64, on all cores.
 pub fn max_relative_error<G: Copy + Into<f64> + Sync>(gpu: &[G], cpu: &[f64], floor: f64) -> (f64, usize) {
+    max_error(gpu, cpu, |_, g, c| {
+        if g.is_nan() || c.is_nan() {
+            f64::INFINITY
+        } else {
+            (g - c).abs() / c.abs().max(floor)
+        }
+    })
+}
+
+/// The largest `error(index, gpu, cpu)` over all elements, and where (the first such element);
+/// infinity for slices of different lengths. On all cores. [`max_relative_error`] is one such error;
+/// lab-simpson's, each sum against its own error bound, another.
+pub fn max_error<G: Copy + Into<f64> + Sync>(
+    gpu: &[G],
+    cpu: &[f64],
+    error: impl Fn(usize, f64, f64) -> f64 + Sync,
+) -> (f64, usize) {
     if gpu.len() != cpu.len() {
         return (f64::INFINITY, gpu.len().min(cpu.len()));
     }
     gpu.par_iter()
         .zip(cpu)
         .enumerate()
-        .map(|(index, (&g, &c))| {
-            let g: f64 = g.into();
-            let error = if g.is_nan() || c.is_nan() {
-                f64::INFINITY
-            } else {
-                (g - c).abs() / c.abs().max(floor)
-            };
-            (error, index)
-        })
+        .map(|(index, (&g, &c))| (error(index, g.into(), c), index))
         .reduce(
             || (0.0, 0),
             |x, y| if y.0 > x.0 || (y.0 == x.0 && y.1 < x.1) { y } else { x },

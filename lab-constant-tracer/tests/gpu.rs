@@ -66,27 +66,27 @@ fn spheres_read_back_from_the_constant_symbol_are_the_ones_written() {
         .contains("do not fit in constant memory"));
 }
 
-/// `lab-constant-tracer --kernel-source FILE --check`, as a student runs it (assignments/04-constant-tracer).
-fn check(file: &str) -> common::testing::Outcome {
+/// `lab-constant-tracer --kernel-source FILE [extra] --check`, as a student runs it (assignments/04-constant-tracer).
+fn check(file: &str, extra: &[&str]) -> common::testing::Outcome {
     common::testing::check_kernel_source(
         "lab-constant-tracer",
         env!("CARGO_BIN_EXE_lab-constant-tracer"),
         env!("CARGO_MANIFEST_DIR"),
         file,
-        &[],
+        extra,
     )
 }
 
 #[test]
 #[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
 fn week_4_the_solution_passes_and_the_template_fails_on_both_counts() {
-    let solution = check("kernels/cuda/tracer.cu");
+    let solution = check("kernels/cuda/tracer.cu", &[]);
     assert_eq!(solution.code, Some(0), "{solution:?}");
     assert!(
         solution.stdout.contains("Solution is correct: all 8 cases pass"),
         "{solution:?}"
     );
-    let template = check("assignments/04-constant-tracer/tracer.cu");
+    let template = check("assignments/04-constant-tracer/tracer.cu", &[]);
     assert_eq!(template.code, Some(1), "{template:?}");
     let rule = common::testing::check_row(&template.stdout, "sphere_storage lives in constant memory");
     assert!(
@@ -105,7 +105,7 @@ fn week_4_the_solution_passes_and_the_template_fails_on_both_counts() {
 #[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
 fn week_4_broken_kernels_are_caught() {
     // Right images from global memory: only the rule and the measured rule fail.
-    let global = check("assignments/04-constant-tracer/broken/global-memory.cu");
+    let global = check("assignments/04-constant-tracer/broken/global-memory.cu", &[]);
     assert_eq!(global.code, Some(1), "{global:?}");
     assert!(global.stderr.contains("2 of 8 cases failed"), "{global:?}");
     assert!(
@@ -119,7 +119,7 @@ fn week_4_broken_kernels_are_caught() {
     );
     // One sphere too few: the pixels where the last sphere shows are wrong, none unwritten. (Where the
     // scene hides its last sphere behind others, the case passes: the 640 x 480 one does.)
-    let missing = check("assignments/04-constant-tracer/broken/last-sphere-missing.cu");
+    let missing = check("assignments/04-constant-tracer/broken/last-sphere-missing.cu", &[]);
     assert_eq!(missing.code, Some(1), "{missing:?}");
     assert!(
         common::testing::check_row(&missing.stdout, "sphere_storage lives in constant memory").contains("| PASS |"),
@@ -158,22 +158,14 @@ fn week_4_the_solution_passes_under_compute_sanitizer() {
 #[test]
 #[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
 fn week_4_random_legal_cases_pass_our_tracer() {
-    use common::testing::{legal_case_count, legal_case_file, legal_seed, log_uniform};
+    use common::testing::{assert_passes_cases, legal_case_count, legal_lines, legal_seed, log_uniform};
     let seed = legal_seed();
     let mut random = common::verify::Random::new(seed);
     let lab = common::testing::lab_binary("lab-constant-tracer", env!("CARGO_BIN_EXE_lab-constant-tracer"));
-    let (cases, lines) = legal_case_file(&lab, &[], legal_case_count(8), || {
+    let lines = legal_lines(&lab, &[], legal_case_count(8), || {
         let (width, height) = (log_uniform(&mut random, 2048), log_uniform(&mut random, 2048));
         let spheres = 1 + random.below(kernels::MAX_SPHERES as u64);
         format!("{width} {height} {spheres} {}", random.next_u64())
     });
-    let ours = common::testing::check_kernel_source(
-        "lab-constant-tracer",
-        env!("CARGO_BIN_EXE_lab-constant-tracer"),
-        env!("CARGO_MANIFEST_DIR"),
-        "kernels/cuda/tracer.cu",
-        &["--cases", &cases],
-    );
-    assert_eq!(ours.code, Some(0), "seed {seed}, cases {lines:?}: {ours:?}");
-    println!("{} legal cases pass (seed {seed})", lines.len());
+    assert_passes_cases(seed, "kernels/cuda/tracer.cu", &[], &lines, check);
 }

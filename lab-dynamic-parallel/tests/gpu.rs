@@ -125,27 +125,27 @@ fn a_tree_past_the_pending_launch_limit_ends_with_a_verdict_or_a_stuck_message()
     assert!(verdict || stuck, "{outcome:?}");
 }
 
-/// `lab-dynamic-parallel --kernel-source FILE --check`, as a student runs it (assignments/07).
-fn check(file: &str) -> common::testing::Outcome {
+/// `lab-dynamic-parallel --kernel-source FILE [extra] --check`, as a student runs it (assignments/07).
+fn check(file: &str, extra: &[&str]) -> common::testing::Outcome {
     common::testing::check_kernel_source(
         "lab-dynamic-parallel",
         env!("CARGO_BIN_EXE_lab-dynamic-parallel"),
         env!("CARGO_MANIFEST_DIR"),
         file,
-        &[],
+        extra,
     )
 }
 
 #[test]
 #[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
 fn week_7_the_solution_passes_and_the_template_fails() {
-    let solution = check("kernels/cuda/adaptive_simpson.cu");
+    let solution = check("kernels/cuda/adaptive_simpson.cu", &[]);
     assert_eq!(solution.code, Some(0), "{solution:?}");
     assert!(
         solution.stdout.contains("Solution is correct: all 8 cases pass"),
         "{solution:?}"
     ); // the rule, the measured rule and six cases
-    let template = check("assignments/07-dynamic-parallelism/adaptive_simpson.cu");
+    let template = check("assignments/07-dynamic-parallelism/adaptive_simpson.cu", &[]);
     assert_eq!(template.code, Some(1), "{template:?}");
     // Without the child launch every split interval is lost.
     let row = common::testing::check_row(&template.stdout, "tolerance 1e-10, depth limit 20");
@@ -162,20 +162,23 @@ fn week_7_the_solution_passes_and_the_template_fails() {
 #[test]
 #[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
 fn week_7_broken_kernels_are_caught() {
-    let loose = check("assignments/07-dynamic-parallelism/broken/tolerance-not-halved.cu");
+    let loose = check("assignments/07-dynamic-parallelism/broken/tolerance-not-halved.cu", &[]);
     assert_eq!(loose.code, Some(1), "{loose:?}");
     assert!(
         common::testing::check_row(&loose.stdout, "sin(x) on [0, 3]").contains("| FAIL | "),
         "{loose:?}"
     );
     // Same decisions while no depth limit is hit; the deepest level stays 1.
-    let flat = check("assignments/07-dynamic-parallelism/broken/depth-not-increased.cu");
+    let flat = check("assignments/07-dynamic-parallelism/broken/depth-not-increased.cu", &[]);
     assert_eq!(flat.code, Some(1), "{flat:?}");
     let row = common::testing::check_row(&flat.stdout, "1/((x-0.3)^2+1e-4) on [0, 1], tolerance 1e-10");
     assert!(row.contains("| FAIL | 1 of 4 | deepest level | 1 | 16 |"), "{row}");
     // Every right half is lost: fewer intervals accepted than split.
     // Issue 29: workers that loop instead of launching get every value right and fail the rule only.
-    let looping = check("assignments/07-dynamic-parallelism/broken/loops-instead-of-launching.cu");
+    let looping = check(
+        "assignments/07-dynamic-parallelism/broken/loops-instead-of-launching.cu",
+        &[],
+    );
     assert_eq!(looping.code, Some(1), "{looping:?}");
     // The rule read from the PTX and the measured one (no child grid was launched).
     assert!(looping.stderr.contains("2 of 8 cases failed"), "{looping:?}");
@@ -187,7 +190,7 @@ fn week_7_broken_kernels_are_caught() {
         common::testing::check_row(&looping.stdout, "child grids: ").contains("| FAIL | 4 of 4 |"),
         "{looping:?}"
     );
-    let lonely = check("assignments/07-dynamic-parallelism/broken/one-thread-per-child.cu");
+    let lonely = check("assignments/07-dynamic-parallelism/broken/one-thread-per-child.cu", &[]);
     assert_eq!(lonely.code, Some(1), "{lonely:?}");
     assert!(
         common::testing::check_row(&lonely.stdout, "4/(1+x^2) on [0, 1]").contains("| FAIL | "),
@@ -236,24 +239,16 @@ fn the_week_7_red_team_gets_its_verdicts() {
 #[test]
 #[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
 fn week_7_random_legal_cases_pass_our_kernels() {
-    use common::testing::{legal_case_count, legal_case_file, legal_seed};
+    use common::testing::{assert_passes_cases, legal_case_count, legal_lines, legal_seed};
     let seed = legal_seed();
     let mut random = Random::new(seed);
     let lab = common::testing::lab_binary("lab-dynamic-parallel", env!("CARGO_BIN_EXE_lab-dynamic-parallel"));
-    let (cases, lines) = legal_case_file(&lab, &[], legal_case_count(8), || {
+    let lines = legal_lines(&lab, &[], legal_case_count(8), || {
         let integrand = Integrand::ALL[random.below(4) as usize].name();
         let a = random.uniform(-10.0, 10.0);
         let b = a + 10f64.powf(random.uniform(-2.0, 1.5));
         let tolerance = 10f64.powf(random.uniform(-11.0, -2.0));
         format!("{integrand} {a} {b} {tolerance:e} {}", 1 + random.below(24))
     });
-    let ours = common::testing::check_kernel_source(
-        "lab-dynamic-parallel",
-        env!("CARGO_BIN_EXE_lab-dynamic-parallel"),
-        env!("CARGO_MANIFEST_DIR"),
-        "kernels/cuda/adaptive_simpson.cu",
-        &["--cases", &cases],
-    );
-    assert_eq!(ours.code, Some(0), "seed {seed}, cases {lines:?}: {ours:?}");
-    println!("{} legal cases pass (seed {seed})", lines.len());
+    assert_passes_cases(seed, "kernels/cuda/adaptive_simpson.cu", &[], &lines, check);
 }

@@ -1045,19 +1045,18 @@ fn the_labs_run_puts_each_kernels_verdict_on_its_own_row() {
 #[test]
 #[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
 fn weeks_2_and_3_random_legal_cases_pass_our_kernels() {
-    use common::testing::{legal_case_count, legal_case_file, legal_seed, log_uniform};
+    use common::testing::{assert_passes_cases, legal_case_count, legal_lines, legal_seed, log_uniform};
     let seed = legal_seed();
     let mut random = Random::new(seed);
     let lab = common::testing::lab_binary("lab-mmm", env!("CARGO_BIN_EXE_lab-mmm"));
     for kernel in ["naive", "tiled"] {
-        let (cases, lines) = legal_case_file(&lab, &["--kernel", kernel], legal_case_count(8), || {
+        let lines = legal_lines(&lab, &["--kernel", kernel], legal_case_count(8), || {
             let (m, k) = (log_uniform(&mut random, 8192), log_uniform(&mut random, 8192));
             let n = log_uniform(&mut random, ((1u64 << 27) / (m * k)).clamp(1, 8192));
             let precision = ["f64", "f32"][random.below(2) as usize];
             format!("{m} {k} {n} {precision} {}", random.next_u64())
         });
-        let ours = check_with("kernels/cuda/mmm.cu", kernel, &["--cases", &cases]);
-        assert_eq!(ours.code, Some(0), "seed {seed}, {kernel}, cases {lines:?}: {ours:?}");
-        println!("{kernel}: {} legal cases pass (seed {seed})", lines.len());
+        let check = |file: &str, extra: &[&str]| check_with(file, kernel, extra);
+        assert_passes_cases(seed, "kernels/cuda/mmm.cu", &[], &lines, check);
     }
 }

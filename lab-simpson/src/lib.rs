@@ -196,23 +196,14 @@ pub fn within(gpu: f64, cpu: f64, bound: f64) -> bool {
 /// infinite for a NaN or a missing sum), and the sub-interval where it is.
 pub fn compare(gpu: &[f64], cpu: &[f64], bounds: &[f64]) -> (f64, usize) {
     let _phase = phases::enter(Phase::Verify);
-    if gpu.len() != cpu.len() {
-        return (f64::INFINITY, gpu.len().min(cpu.len()));
-    }
-    (0..gpu.len())
-        .into_par_iter()
-        .map(|i| {
-            let share = if gpu[i] == cpu[i] {
-                0.0
-            } else {
-                (gpu[i] - cpu[i]).abs() / bounds[i]
-            };
-            (if share.is_nan() { f64::INFINITY } else { share }, i)
-        })
-        .reduce(
-            || (0.0, 0),
-            |x, y| if y.0 > x.0 || (y.0 == x.0 && y.1 < x.1) { y } else { x },
-        )
+    common::verify::max_error(gpu, cpu, |i, g, c| {
+        let share = if g == c { 0.0 } else { (g - c).abs() / bounds[i] };
+        if share.is_nan() {
+            f64::INFINITY
+        } else {
+            share
+        }
+    })
 }
 
 #[cfg(test)]
