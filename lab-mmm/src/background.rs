@@ -135,6 +135,7 @@ fn on_cores_but_one<R: Send>(work: impl FnOnce() -> R + Send) -> R {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use matrix::bound::ErrorBound;
     use matrix::mmm::check_product;
 
     /// A and B, and C = A * B computed on the CPU, as the GPU would leave it.
@@ -176,7 +177,7 @@ mod tests {
             let mut unwritten = Matrix::from_row_major(m, n, right.data()).unwrap();
             unwritten.data_mut()[m * n - 1] = f64::NAN;
             let mut right_again = Matrix::from_row_major(m, n, right.data()).unwrap();
-            right_again.data_mut()[0] += 1e-14; // within f64's tolerance, and not the first product
+            right_again.data_mut()[0] += ErrorBound::new(&a, &b).absolute() / 2.0; // within the bound, not the first product
             let products = [right, wrong, unwritten, right_again];
             let (checks, last) = check_beside(&a, &b, &products, 3);
             let passed: Vec<bool> = checks.iter().map(ProductCheck::passed).collect();

@@ -19,6 +19,7 @@ use grading::{
     Outcome, Row, StudentArgs,
 };
 use kernels::KernelImage;
+use matrix::bound::ErrorBound;
 use matrix::mmm::{multiply_on_cpu, MmmKernel};
 use matrix::{Element, Matrix, MatrixView};
 use profiler::counters::Launch;
@@ -324,8 +325,8 @@ fn compare<T: Element>(
     let mut a: Matrix<T> = Matrix::<f64>::random(case.m, case.k, &mut random)?.convert()?;
     let mut b: Matrix<T> = Matrix::<f64>::random(case.k, case.n, &mut random)?.convert()?;
     let cpu = multiply_on_cpu(&a, &b);
-    let largest = cpu.iter().fold(f64::MIN_POSITIVE, |m, v| m.max(v.abs()));
-    let right = |g: T, e: f64| (g.to_f64() - e).abs() <= T::TOLERANCE * largest;
+    let bound = ErrorBound::new(&a, &b).absolute();
+    let right = |g: T, e: f64| (g.to_f64() - e).abs() <= bound;
     let (mut inputs, mut c, mut our_c) = on_the_machine((|| {
         a.copy_to_gpu()?;
         b.copy_to_gpu()?;

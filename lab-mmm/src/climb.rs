@@ -112,7 +112,7 @@ fn climb_in<T: Gemm>(
             progress.done();
             continue;
         };
-        let check = operands.check(precision.tolerance(), random);
+        let check = operands.check(precision, random);
         let sizes = (operands.a.rows(), operands.a.cols(), operands.b.cols());
         let split = ladder.split(step, sizes);
         // A split-K step with one slice ran the step it splits: that kernel's resources.

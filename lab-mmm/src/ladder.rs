@@ -137,11 +137,6 @@ impl Step {
         }
     }
 
-    /// How far the step's C may be from the CPU's, relative to C's largest element.
-    pub fn tolerance<T: Element>(self) -> f64 {
-        self.precision::<T>().tolerance()
-    }
-
     /// The steps of one precision of the ladder, in order, with matrices of `T`.
     pub fn of_precision<T: Element>(precision: Precision) -> Vec<Step> {
         Step::ALL
@@ -484,12 +479,9 @@ impl<T: Element> Operands<T> {
         2.0 * (self.a.rows() * self.a.cols() * self.b.cols()) as f64
     }
 
-    /// How C's host copy compares with the CPU's product, allowed `tolerance` of C's largest element.
-    pub fn check(&self, tolerance: f64, random: &mut Random) -> ProductCheck {
-        ProductCheck {
-            tolerance,
-            ..self.reference.check(&self.a, &self.b, &self.c, random)
-        }
+    /// How C's host copy compares with the CPU's product, judged in `precision`.
+    pub fn check(&self, precision: Precision, random: &mut Random) -> ProductCheck {
+        precision.judge(self.reference.check(&self.a, &self.b, &self.c, random))
     }
 }
 
@@ -504,7 +496,7 @@ impl<T: Gemm> Operands<T> {
         random: &mut Random,
     ) -> Result<(Timing, ProductCheck)> {
         let timing = run_library_in(cublas, precision, &self.a, &self.b, &mut self.c, repetitions)?;
-        Ok((timing, self.check(precision.tolerance(), random)))
+        Ok((timing, self.check(precision, random)))
     }
 }
 
@@ -1183,8 +1175,8 @@ mod tests {
         assert!(Step::of_precision::<f64>(Precision::Tf32).is_empty());
         assert!(Step::of_precision::<f64>(Precision::Bf16).is_empty());
         assert_eq!(
-            (WgmmaTf32.tolerance::<f32>(), WgmmaBf16.tolerance::<f32>()),
-            (crate::TF32_TOLERANCE, crate::BF16_TOLERANCE)
+            (WgmmaTf32.precision::<f32>(), WgmmaBf16.precision::<f32>()),
+            (Precision::Tf32, Precision::Bf16)
         );
         assert_eq!(
             (
@@ -1203,10 +1195,6 @@ mod tests {
                 MmaTiled.precision::<f64>()
             ),
             (Precision::Tf32, Precision::F32, Precision::F64)
-        );
-        assert_eq!(
-            (Tf32.tolerance::<f32>(), WarpTiled.tolerance::<f32>()),
-            (crate::TF32_TOLERANCE, 1e-4)
         );
         assert_eq!(
             (library_math(Precision::Tf32), library_math(Precision::F32)),

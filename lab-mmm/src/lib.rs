@@ -103,13 +103,23 @@ impl Precision {
         }
     }
 
-    /// How far a C in this precision may be from the CPU's, relative to C's largest element.
-    pub fn tolerance(self) -> f64 {
+    /// How far a C in this precision may be from the CPU's, relative to C's largest element, where
+    /// that is a fixed share: TF32 and bf16 round the inputs themselves. None for f64 and f32, judged
+    /// against the product's error bound (`matrix::bound`), as every lab's check does.
+    pub fn fixed_tolerance(self) -> Option<f64> {
         match self {
-            Precision::F64 => f64::TOLERANCE,
-            Precision::F32 => f32::TOLERANCE,
-            Precision::Tf32 => TF32_TOLERANCE,
-            Precision::Bf16 => BF16_TOLERANCE,
+            Precision::F64 | Precision::F32 => None,
+            Precision::Tf32 => Some(TF32_TOLERANCE),
+            Precision::Bf16 => Some(BF16_TOLERANCE),
+        }
+    }
+
+    /// `check` (made against the CPU's product) judged in this precision: its fixed tolerance where it
+    /// has one.
+    pub fn judge(self, check: ProductCheck) -> ProductCheck {
+        match self.fixed_tolerance() {
+            Some(tolerance) => ProductCheck { tolerance, ..check },
+            None => check,
         }
     }
 }
@@ -316,10 +326,14 @@ mod tests {
         }
         assert_eq!(PrecisionFlag::from_str("bf16", true), Ok(PrecisionFlag::Bf16));
         // TF32 and bf16 are checked against their own rounding, f32 and f64 as everywhere else.
-        assert_eq!(
-            (Bf16.tolerance(), Tf32.tolerance(), F32.tolerance(), F64.tolerance()),
-            (BF16_TOLERANCE, TF32_TOLERANCE, 1e-4, 1e-12)
-        );
+        let bounded = ProductCheck {
+            error: 1e-9,
+            worst: (0, 0),
+            method: "exact",
+            tolerance: 1e-10,
+        };
+        let judged = Precision::ALL.map(|precision| precision.judge(bounded.clone()).tolerance);
+        assert_eq!(judged, [1e-10, 1e-10, TF32_TOLERANCE, BF16_TOLERANCE]);
         assert_eq!(format!("{Bf16} {Tf32} {F32} {F64}"), "bf16 tf32 f32 f64");
     }
 

@@ -89,7 +89,7 @@ pub fn measure<T: Gemm>(
         return Ok(None);
     };
     let step_tflops = tflops(timing.median_ms());
-    let mut passed = operands.check(precision.tolerance(), random).passed();
+    let mut passed = operands.check(precision, random).passed();
     let library_tflops = match cublas {
         Some(cublas) => {
             let (library, check) = operands.run_cublas(cublas, precision, repetitions, random)?;

@@ -8,15 +8,17 @@
 //! and registered memory.
 //!
 //! The crate holds the matrix and what is built on it, each file above the one it uses: [`file`], the
-//! slides' matrix files; [`mmm`], C = A * B launched and checked; [`batch`], the COUNT products of the
-//! streams lectures (serially, kernels only, or streamed). It depends on `common` and the profiler
-//! (the chronogram's kernel steps), never on a lab or the grading engine.
+//! slides' matrix files; [`bound`], how far a product may be from the exact one; [`mmm`], C = A * B
+//! launched and checked against that bound; [`batch`], the COUNT products of the streams lectures
+//! (serially, kernels only, or streamed). It depends on `common` and the profiler (the chronogram's
+//! kernel steps), never on a lab or the grading engine.
 //!
 //! Invariants: `data.len() == rows * cols`; the device copy, when present, has the same length; sizes
 //! are at least 1 x 1 and fit the kernels' `int`. Allocate before timing: `cuMemAlloc` and synchronous
 //! copies serialize every stream of the device.
 
 pub mod batch;
+pub mod bound;
 pub mod file;
 pub mod mmm;
 pub mod staging;
@@ -56,15 +58,16 @@ pub trait Element:
 {
     /// `f32` or `f64`: the suffix of the kernels' C names (`mmm_f64`).
     const NAME: &'static str;
-    /// Largest allowed |GPU - CPU| per element, relative to the largest |element| of the reference.
-    const TOLERANCE: f64;
+    /// Half the distance from 1 to the next number: the largest relative error of one rounding, which
+    /// the error bound of a product ([`bound`]) is made of.
+    const UNIT_ROUNDOFF: f64;
     fn from_f64(value: f64) -> Self;
     fn to_f64(self) -> f64;
 }
 
 impl Element for f32 {
     const NAME: &'static str = "f32";
-    const TOLERANCE: f64 = 1e-4;
+    const UNIT_ROUNDOFF: f64 = f32::EPSILON as f64 / 2.0;
     fn from_f64(value: f64) -> f32 {
         value as f32
     }
@@ -75,7 +78,7 @@ impl Element for f32 {
 
 impl Element for f64 {
     const NAME: &'static str = "f64";
-    const TOLERANCE: f64 = 1e-12;
+    const UNIT_ROUNDOFF: f64 = f64::EPSILON / 2.0;
     fn from_f64(value: f64) -> f64 {
         value
     }

@@ -12,6 +12,7 @@ use rayon::prelude::*;
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
 
+use crate::bound::ErrorBound;
 use crate::{Element, HostStorage, Matrix, MatrixView};
 use common::check_cuda;
 use common::device_info::DeviceInfo;
@@ -177,6 +178,8 @@ pub struct ProductCheck {
     pub worst: (usize, usize),
     /// "exact" (every element against a CPU product) or "Freivalds + samples".
     pub method: &'static str,
+    /// The largest `error` that passes: the product's error bound ([`ErrorBound`]) as a share of the
+    /// same largest |element|, or a fixed share where a lab rounds the inputs too (TF32, bf16).
     pub tolerance: f64,
 }
 
@@ -206,7 +209,8 @@ type Signs = [f64; FREIVALDS_VECTORS];
 /// Compares the GPU's C (host copy) with A * B computed on the CPU in f64: exactly for products up to
 /// 1024^3 multiply-adds, else with Freivalds' test (C X against A (B X) for eight random sign vectors
 /// X, O(n^2)) to find the rows that are off, those rows recomputed exactly, and the 4096 elements
-/// where 64 random rows meet 64 random columns. Any NaN left from the poison fails.
+/// where 64 random rows meet 64 random columns. Every element looked at must lie within the product's
+/// error bound ([`ErrorBound`]); any NaN left from the poison fails.
 pub fn check_product<T: Element, H: HostStorage<T>>(
     a: &Matrix<T, H>,
     b: &Matrix<T, H>,
@@ -220,6 +224,8 @@ pub fn check_product<T: Element, H: HostStorage<T>>(
 /// same A and B (lab-mmm checks four kernels against one reference).
 pub struct CpuProduct {
     n: usize,
+    /// How far a right C may be from the exact product, element by element.
+    bound: ErrorBound,
     reference: Reference,
     /// Rows of A * B an earlier check computed exactly, by row. Kernels that round alike (the slides'
     /// mmm at BLOCK_SIZE 16 and 32 add in the same order) point Freivalds' test at the same rows,
@@ -253,11 +259,13 @@ impl CpuProduct {
         let _phase = phases::enter(Phase::Verify);
         let _part = phases::enter_part("CPU reference");
         let (m, k, n) = (a.rows(), a.cols(), b.cols());
+        let bound = ErrorBound::new(a, b);
         if m * k * n <= exact_limit {
             let product = multiply_on_cpu(a, b);
             let largest = largest_magnitude(&product);
             return CpuProduct {
                 n,
+                bound,
                 reference: Reference::Exact { product, largest },
                 known_rows: Mutex::default(),
             };
@@ -274,6 +282,7 @@ impl CpuProduct {
             .collect();
         CpuProduct {
             n,
+            bound,
             reference: Reference::Freivalds { x, abx, a_row_lengths },
             known_rows: Mutex::default(),
         }
@@ -296,23 +305,23 @@ impl CpuProduct {
                     error,
                     worst: (index / n, index % n),
                     method: "exact",
-                    tolerance: T::TOLERANCE,
+                    tolerance: self.bound.relative_to(*largest),
                 }
             }
             Reference::Freivalds { x, abx, a_row_lengths } => {
-                let (error, worst) = self.freivalds_and_samples(a, b, c, (x, abx, a_row_lengths), random);
+                let (error, worst, largest) = self.freivalds_and_samples(a, b, c, (x, abx, a_row_lengths), random);
                 ProductCheck {
                     error,
                     worst,
                     method: "Freivalds + samples",
-                    tolerance: T::TOLERANCE,
+                    tolerance: self.bound.relative_to(largest),
                 }
             }
         }
     }
 
     /// The largest error of the rows Freivalds' test points at and of the sampled block, relative to
-    /// the largest |element| of C, with where.
+    /// the largest |element| of C, with where, and that largest |element|.
     fn freivalds_and_samples<T: Element, H: HostStorage<T>>(
         &self,
         a: &Matrix<T, H>,
@@ -320,7 +329,7 @@ impl CpuProduct {
         c: &Matrix<T, H>,
         (x, abx, a_row_lengths): (&[Signs], &[Signs], &[f64]),
         random: &mut Random,
-    ) -> (f64, (usize, usize)) {
+    ) -> (f64, (usize, usize), f64) {
         let n = self.n;
         let c_values = c.data();
         let scan = {
@@ -328,7 +337,7 @@ impl CpuProduct {
             scan_rows(c_values, n, x)
         };
         if let Some((i, j)) = scan.first_not_finite {
-            return (f64::INFINITY, (i, j));
+            return (f64::INFINITY, (i, j), f64::INFINITY);
         }
         let largest = scan.largest.max(f64::MIN_POSITIVE);
         let suspects = suspect_rows(&scan.cx, abx, a_row_lengths);
@@ -355,11 +364,8 @@ impl CpuProduct {
         let _part = phases::enter_part("rows and samples recomputed");
         let suspected = worst_of(&suspects, &every_column, self.rows_of_product(a, b, &suspects));
         let sampled = worst_of(&rows, &columns, exact_block(a, b, &rows, &columns));
-        if sampled.0 > suspected.0 {
-            sampled
-        } else {
-            suspected
-        }
+        let (error, worst) = if sampled.0 > suspected.0 { sampled } else { suspected };
+        (error, worst, largest)
     }
 
     /// Rows `rows` of A * B, exactly, row-major: those an earlier check computed from memory, the
@@ -640,8 +646,7 @@ mod tests {
     }
 
     /// A, B and a right C of the given sizes, cheap to multiply at any size: B is the identity
-    /// (`identity`, k = n) or has at most 32 rows. C carries noise of 1 % of the tolerance, about what
-    /// a correct f32 kernel's rounding leaves at K = 4096.
+    /// (`identity`, k = n) or has at most 32 rows. C carries noise of 1 % of the error bound.
     fn right_product<T: Element>(m: usize, k: usize, n: usize, identity: bool, random: &mut Random) -> [Matrix<T>; 3] {
         let a: Matrix<T> = Matrix::<f64>::random(m, k, random).unwrap().convert().unwrap();
         let b: Matrix<T> = if identity {
@@ -657,7 +662,7 @@ mod tests {
         } else {
             multiply_on_cpu(&a, &b)
         };
-        let noise = T::TOLERANCE / 100.0 * largest_magnitude(&product);
+        let noise = ErrorBound::new(&a, &b).absolute() / 100.0;
         let c: Vec<T> = product
             .iter()
             .map(|v| T::from_f64(v + random.uniform(-noise, noise)))

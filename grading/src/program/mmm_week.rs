@@ -225,7 +225,7 @@ fn write_inputs<H: HostStorage<f64>>(path: &Path, batch: &Batch<H>) -> std::io::
 /// The results row: every C_i of the file against the CPU's A_i * B_i ([`Batch::check`]: exact up
 /// to 1024 x 1024, else Freivalds' test and samples), the worst product named.
 fn results<H: HostStorage<f64>>(batch: &mut Batch<H>, output: Result<Vec<u8>, String>, random: &mut Random) -> Rule {
-    let wants = "every C_i equal to the CPU's A_i * B_i (relative error within the tolerance)";
+    let wants = "every C_i equal to the CPU's A_i * B_i within the product's error bound";
     let matrix = batch.c[0].data().len();
     let bytes = match output {
         Ok(bytes) if bytes.len() == 8 * matrix * batch.count() => bytes,
@@ -244,7 +244,7 @@ fn results<H: HostStorage<f64>>(batch: &mut Batch<H>, output: Result<Vec<u8>, St
     Rule::judged(
         "results",
         format!(
-            "worst error {:.1e} at ({}, {}) ({}; tolerance {:.0e})",
+            "worst error {:.1e} at ({}, {}) ({}; bound {:.1e}, both of C's largest element)",
             check.error, check.worst.0, check.worst.1, check.method, check.tolerance
         ),
         wants,
