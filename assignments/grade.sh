@@ -34,11 +34,11 @@
 #                     changed, a Slurm task without a row, --dry-run); 0 for a compile error
 #   student id        only with --ids: the id the file gives the submission
 #
-# Before any submission (not with --dry-run, not yet with --slurm), our own solution of the week
-# (kernels/cuda/ or reference/weeks/) runs the same check on the same cases, with --sanitize where it
-# is given: a case of a --cases file it fails is refused in one line naming the case or rule (exit
-# code 2, nothing graded; drop the case), and our solution failing the week's own cases, or not
-# running, is the machine's (exit code 3, nothing graded). A rule column `-` (judged on no case:
+# Before any submission (not with --dry-run; with --slurm as a job the array waits for), our own
+# solution of the week (kernels/cuda/ or reference/weeks/) runs the same check on the same cases,
+# with --sanitize where it is given: a case of a --cases file it fails is refused in one line naming
+# the case or rule (exit code 2, nothing graded; drop the case), and our solution failing the week's
+# own cases, or not running, is the machine's (exit code 3, nothing graded). A rule column `-` (judged on no case:
 # one stream cannot overlap, a case too small for it) is left out of the score, its weight too.
 #
 # Fields are quoted as RFC 4180 says; every row is as long as the header, which is always printed.
@@ -94,8 +94,11 @@
 #                 lines), the settings (KEY=VALUE lines, read as data), the collect script
 #                 (OUT/collect.sh), a row per task in OUT/rows, each --check's output in OUT/checks,
 #                 --weights and --ids as OUT/weights and OUT/ids, and Slurm's logs in
-#                 OUT/logs/<array job id>_<task>.log; prints the job id. If sbatch refuses the array,
-#                 OUT is removed again (the same command can run again). A task that Slurm gave no
+#                 OUT/logs/<array job id>_<task>.log; prints the job id. The array waits for a job
+#                 of its own (OUT/canary.sh, log OUT/logs/canary-<job id>.log) that runs our solution
+#                 on the cases first; if that fails, Slurm cancels the array and --collect says why
+#                 in one line (exit code 2 or 3, as a local run). If sbatch refuses either job, OUT
+#                 is removed again (the same command can run again). A task that Slurm gave no
 #                 GPU writes the row "no GPU was given to this task (...)" and fails.
 #   --partition P, --account A  for sbatch (else SBATCH_PARTITION, SBATCH_ACCOUNT as sbatch reads them)
 #   --time MINUTES  each task's time limit (default: the --limit and 10 minutes more)
@@ -108,6 +111,7 @@
 #                 reason; stderr names the tasks still pending or running (collect again later) and,
 #                 apart, those that failed or that the machine failed, with how to run them again
 #   --task OUT    what one array task runs (OUT/task.sh calls it; not for use by hand)
+#   --canary OUT  the check of our solution the array waits for (OUT/canary.sh calls it; not by hand)
 #   -h, --help    this text
 #
 # Folders and files are taken from where this is called. Grading needs a GPU (on the cluster: the
@@ -148,6 +152,7 @@ while [[ $# -gt 0 ]]; do
         --collect-job) collect_job=yes; slurm_only+=("$1"); shift ;;
         --collect) [[ -n ${2:-} ]] || fail "--collect needs the folder --slurm wrote" 2; mode=collect; out=$(absolute "$2"); shift 2 ;;
         --task) [[ -n ${2:-} ]] || fail "--task needs the folder --slurm wrote" 2; mode=task; out=$2; shift 2 ;; # what an array task runs (OUT/task.sh calls it)
+        --canary) [[ -n ${2:-} ]] || fail "--canary needs the folder --slurm wrote" 2; mode=canary; out=$2; shift 2 ;; # the job the array waits for (OUT/canary.sh calls it)
         -h|--help) help; exit 0 ;;
         -*) fail "unknown option $1; $usage" 2 ;;
         *) positional+=("$1"); shift ;;
@@ -951,15 +956,16 @@ submit_array() {
         echo '#!/usr/bin/env bash'
         echo "# One task of a grading array (grade.sh --slurm); run again for chosen tasks: sbatch --array=3,5 $(printf '%q' "$out/task.sh")"
         echo "# A task that Slurm gives no GPU (no --gres=gpu:1, a partition without GPUs) writes a row that says so and fails."
-        echo "#SBATCH --job-name=grade-$week"
-        echo "#SBATCH --gres=gpu:1"
-        echo "#SBATCH --cpus-per-task=$cpus"
-        echo "#SBATCH --mem=$memory"
-        echo "#SBATCH --time=$minutes"
-        echo "#SBATCH --output=$out/logs/%A_%a.log"
-        for option in "${sbatch_args[@]}"; do echo "#SBATCH $option"; done
+        gpu_job_lines "grade-$week" "$out/logs/%A_%a.log"
         printf 'exec bash %q --task %q\n' "$repository/assignments/grade.sh" "$out"
     } >"$out/task.sh"
+    {
+        echo '#!/usr/bin/env bash'
+        echo "# Our own solution on the cases, before any submission (issue 66): the array waits for this job"
+        echo "# (--dependency=afterok) and Slurm cancels it if the job fails; --collect then says why in one line."
+        gpu_job_lines "grade-$week-canary" "$out/logs/canary-%j.log"
+        printf 'exec bash %q --canary %q\n' "$repository/assignments/grade.sh" "$out"
+    } >"$out/canary.sh"
     {
         echo '#!/usr/bin/env bash'
         echo "# The array's CSV into $out/grades.csv once its tasks have ended (grade.sh --slurm --collect-job"
@@ -975,14 +981,18 @@ submit_array() {
         printf 'mv %q %q\n' "$out/grades.csv.tmp" "$out/grades.csv"
         echo 'exit "$status"'
     } >"$out/collect.sh"
-    local job collector
-    if ! job=$(sbatch --parsable --array="0-$((${#entries[@]} - 1))" "$out/task.sh"); then
+    local job collector canary
+    if ! canary=$(sbatch --parsable "$out/canary.sh") ||
+        ! job=$(sbatch --parsable --array="0-$((${#entries[@]} - 1))" --dependency="afterok:${canary%%;*}" --kill-on-invalid-dep=yes "$out/task.sh"); then
+        [[ -z $canary ]] || scancel "${canary%%;*}" 2>/dev/null
         if [[ -n $made ]]; then rm -rf "$out"; else find "$out" -mindepth 1 -delete; fi
-        fail "sbatch refused the array (its words are above); nothing was submitted and $(printf '%q' "${positional[2]}") is as it was: the same command can run again"
+        fail "sbatch refused the array or the check of our solution it waits for (its words are above); nothing was submitted and $(printf '%q' "${positional[2]}") is as it was: the same command can run again"
     fi
-    job=${job%%;*}
+    job=${job%%;*} canary=${canary%%;*}
     echo "$job" >"$out/job"
+    echo "$canary" >"$out/canary-job"
     echo "grade.sh: submitted job array $job: ${#entries[@]} tasks, one GPU, $cpus CPUs and $memory each (week $week)"
+    echo "after job $canary, our own solution on the cases: if it fails them, the array is cancelled and --collect says why"
     echo "follow it with: squeue -j $job"
     if [[ -n $collect_job ]]; then
         collector=$(sbatch --parsable --dependency="afterany:$job" "$out/collect.sh") || fail "sbatch refused the collect job (the array $job runs; collect by hand: bash assignments/grade.sh --collect $(printf '%q' "${positional[2]}") > grades.csv)"
@@ -992,6 +1002,19 @@ submit_array() {
     else
         echo "then: bash assignments/grade.sh --collect $(printf '%q' "${positional[2]}") > grades.csv"
     fi
+}
+
+# The #SBATCH lines of a job on one GPU: its name $1, its log $2, the CPUs, memory and time of the
+# tasks, and the teacher's sbatch options.
+gpu_job_lines() {
+    local option
+    echo "#SBATCH --job-name=$1"
+    echo "#SBATCH --gres=gpu:1"
+    echo "#SBATCH --cpus-per-task=$cpus"
+    echo "#SBATCH --mem=$memory"
+    echo "#SBATCH --time=$minutes"
+    echo "#SBATCH --output=$2"
+    for option in "${sbatch_args[@]}"; do echo "#SBATCH $option"; done
 }
 
 # Reads what --slurm wrote into OUT: the settings, as data (a line that is not KEY=VALUE with a key
@@ -1035,13 +1058,7 @@ run_task() {
     local index=${SLURM_ARRAY_TASK_ID:-} device= why= state
     [[ $index =~ ^[0-9]+$ && $index -lt ${#entries[@]} ]] || fail "grade.sh --task runs as a task of the array --slurm submitted (SLURM_ARRAY_TASK_ID ${index:-unset}, ${#entries[@]} submissions)"
     rm -f "$out/rows/$index.state"
-    if names_gpu "${CUDA_VISIBLE_DEVICES:-}"; then
-        device=$CUDA_VISIBLE_DEVICES
-    elif names_gpu "${SLURM_STEP_GPUS:-}"; then
-        device=$SLURM_STEP_GPUS
-    elif names_gpu "${SLURM_JOB_GPUS:-}"; then
-        device=$SLURM_JOB_GPUS
-    fi
+    device=$(slurm_gpu)
     if [[ -z $device ]]; then
         why="no GPU was given to this task (check --gres=gpu:1 and the partition)"
         no_result "$index" "${entries[index]}" no-gpu "$why"
@@ -1067,17 +1084,75 @@ run_task() {
     return 0
 }
 
-# Slurm's word on array task $1 of job $2: "STATE, exit CODE, REASON" from sacct, else from
+# The GPU Slurm gave this job (CUDA_VISIBLE_DEVICES, else the step's or the job's GPUs), or nothing.
+slurm_gpu() {
+    local name
+    for name in "${CUDA_VISIBLE_DEVICES:-}" "${SLURM_STEP_GPUS:-}" "${SLURM_JOB_GPUS:-}"; do
+        names_gpu "$name" && { echo "$name"; return; }
+    done
+}
+
+# --canary: our solution on the cases (check_cases_on_ours), as the job the array waits for (issue
+# 66). Its verdict goes to OUT/canary.state (passed, refused or machine) with the line that says
+# why in OUT/canary.why, for --collect; a verdict other than passed fails the job, and Slurm then
+# cancels the array (--kill-on-invalid-dep): no submission is graded on cases ours cannot pass.
+run_canary() {
+    read_array
+    local device code=0 state=passed
+    device=$(slurm_gpu)
+    rm -f "$out/canary.state" "$out/canary.why"
+    if [[ -z $device ]]; then
+        echo "grade.sh: no GPU was given to the check of our solution (check --gres=gpu:1 and the partition)" >"$scratch/canary.err"
+        code=3
+    elif [[ ! -x $lab_bin ]]; then
+        echo "grade.sh: the lab $lab_bin is not on this node (the repository or LAB_BIN_DIR must be on a file system the nodes share)" >"$scratch/canary.err"
+        code=3
+    else
+        devices=("$device")
+        (check_cases_on_ours) 2>"$scratch/canary.err" || code=$?
+    fi
+    case $code in
+        0) ;;
+        2) state=refused ;;
+        *) state=machine ;;
+    esac
+    tail -n 1 "$scratch/canary.err" | sed 's/^grade.sh: //' >"$out/canary.why"
+    echo "$state" >"$out/canary.state"
+    [[ $code == 0 ]] || fail "$(cat "$out/canary.why")" "$code"
+}
+
+# --collect's part for the canary job (issue 66): refused cases stop it with the canary's line (exit
+# code 2), our solution failing on the node too (exit code 3); a canary still in the queue is told
+# apart (the tasks wait for it); one that ended without a verdict (killed, out of time) is the machine's.
+collect_canary() {
+    local canary state again
+    canary=$(cat "$out/canary-job" 2>/dev/null) || return 0
+    state=$(cat "$out/canary.state" 2>/dev/null)
+    again="run both again where the GPU works: sbatch $(printf '%q' "$out/canary.sh"), then sbatch --array=0-$((${#entries[@]} - 1)) $(printf '%q' "$out/task.sh")"
+    case $state in
+        passed) return 0 ;;
+        refused) fail "nothing graded: $(cat "$out/canary.why")" 2 ;;
+        machine) fail "nothing graded, the machine's fault: $(cat "$out/canary.why") (log: $out/logs/canary-$canary.log); $again" 3 ;;
+    esac
+    if [[ -n $(squeue -h -j "$canary" 2>/dev/null) ]]; then
+        echo "grade.sh: the check of our solution on the cases (job $canary) is still pending or running; the tasks wait for it: collect again later" >&2
+        worse 4
+        return 0
+    fi
+    fail "nothing graded: the check of our solution on the cases (job $canary) ended without a verdict ($(job_state "$canary"); log: $out/logs/canary-$canary.log), the machine's fault; $again" 3
+}
+
+# Slurm's word on job $1 (an array task: JOB_TASK): "STATE, exit CODE, REASON" from sacct, else from
 # scontrol (while the job is in the controller's memory), else that it is not known.
-task_state() {
-    local task=$1 job=$2 line
-    line=$(sacct -j "${job}_$task" -n -P -X -o State,ExitCode,Reason 2>/dev/null | head -n 1)
+job_state() {
+    local id=$1 line
+    line=$(sacct -j "$id" -n -P -X -o State,ExitCode,Reason 2>/dev/null | head -n 1)
     if [[ -n $line ]]; then
         IFS='|' read -r state code reason <<<"$line"
         echo "$state, exit $code, $reason"
         return
     fi
-    line=$(scontrol -o show job "${job}_$task" 2>/dev/null | head -n 1)
+    line=$(scontrol -o show job "$id" 2>/dev/null | head -n 1)
     if [[ -n $line ]]; then
         local field state= code= reason=
         for field in $line; do
@@ -1099,6 +1174,7 @@ task_state() {
 # rows graded on another case set and rows the machine failed are named as in a local run.
 collect() {
     read_array
+    collect_canary
     [[ -n $weights_file || ! -f $out/weights ]] || weights_file=$out/weights
     [[ -n $ids_file || ! -f $out/ids ]] || ids_file=$out/ids
     read_weights
@@ -1121,7 +1197,7 @@ collect() {
             emit_row "$index" "$scratch/row" waiting
             waiting+=("$index")
         else
-            row_without_results "$(student_of "${entries[index]}")" "${entries[index]}" "no result from array task $index: $(task_state "$index" "$job")" >"$scratch/row"
+            row_without_results "$(student_of "${entries[index]}")" "${entries[index]}" "no result from array task $index: $(job_state "${job}_$index")" >"$scratch/row"
             emit_row "$index" "$scratch/row" missing
             missing+=("$index")
         fi
@@ -1149,6 +1225,7 @@ case $mode in
     local) set_up_week 2 && { [[ -z $feedback_dir ]] || { find_feedback && mkdir -p "$runs_dir"; }; } && grade_here ;;
     slurm) set_up_week 3 && submit_array ;;
     task) run_task ;;
+    canary) run_canary ;;
     collect) [[ ${#positional[@]} -eq 0 ]] || fail "$usage" 2; collect ;;
 esac
 exit "$final"

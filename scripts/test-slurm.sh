@@ -10,7 +10,8 @@
 # case set must be named (issue 39); --ids reaches the collect job (OUT/ids) and every --check's
 # output is kept in OUT/checks; tasks still pending (held) are told from failed ones (collect again
 # later, exit code 4); a task the machine fails (MACHINE, exit code 3) fails with 3 and --collect names
-# the student and exits with 3 (issue 45). Every daemon started here is stopped by its pid. Where the packages
+# the student and exits with 3 (issue 45); the array waits for our solution's check of the cases, and a
+# case it fails cancels the array and --collect refuses in one line (issue 66). Every daemon started here is stopped by its pid. Where the packages
 # cannot be installed (not root, no apt), the test says so and is counted as skipped, never as passed:
 # it prints a cargo-style "test result:" line with 1 ignored, which scripts/test.sh's total counts.
 set -euo pipefail
@@ -105,10 +106,11 @@ done
 mkdir -p "$work/bin" "$work/gpus" "$work/subs"
 cat >"$work/bin/lab-mmm" <<'STUB'
 #!/usr/bin/env bash
-file= list=0 csv=0
+file= list=0 csv=0 cases=/dev/null
 while [[ $# -gt 0 ]]; do
     case $1 in
         --kernel-source) file=$2; shift 2 ;;
+        --cases) cases=$2; shift 2 ;;
         --list-cases) list=1; shift ;;
         --csv) csv=1; shift ;;
         *) shift ;;
@@ -120,12 +122,14 @@ if [[ $list == 1 ]]; then
     exit 0
 fi
 name=${file//\"/\"\"}
-# Our own solution, which a local run checks the cases with before any submission (issue 66), passes.
+# Our own solution, which checks the cases before any submission (issue 66), passes, unless the
+# cases file says it does not.
 first=$(head -n 1 "$file")
-[[ $file == */kernels/cuda/* ]] && first="// pass"
+[[ $file == */kernels/cuda/* ]] && { grep -q 'ours fails' "$cases" && first="// fails a case" || first="// pass"; }
 case $first in
     "// pass") printf '%s\n"%s",PASS,PASS,2/2,1.000,0123456789abcdef\n' "$header" "$name" ;;
     "// half") printf '%s\n"%s",PASS,FAIL,1/2,1.100,0123456789abcdef\n' "$header" "$name" ;;
+    "// fails a case") printf '%s\n"%s",PASS,FAIL,1/2,1.100,0123456789abcdef\n' "$header" "$name"; exit 1 ;;
     "// other case set") printf '%s\n"%s",PASS,PASS,2/2,1.000,fedcba9876543210\n' "$header" "$name" ;;
     "// machine") printf '%s\n"%s",MACHINE,MACHINE,0/2,,0123456789abcdef\n' "$header" "$name"; echo "lab-mmm: error: machine: out of GPU memory" >&2; exit 3 ;;
     *) echo "lab-mmm: error: the kernel crashed on GPU ${CUDA_VISIBLE_DEVICES:-none}" >&2; exit 1 ;;
@@ -164,8 +168,11 @@ done
 expect "week 3 under --sanitize asks for more" "$(bash assignments/grade.sh --help | grep -c 'week 03 with --sanitize 4 and 16G')" 1
 echo "the task script:"
 sed 's/^/    /' "$work/out/task.sh"
-expect "the collect job waits for the array" "$(cat "$work/sbatch.log")" "$(printf 'sbatch --parsable --array=0-3 %s\nsbatch --parsable --dependency=afterany:%s %s' "$work/out/task.sh" "$job" "$work/out/collect.sh")"
-wait_for "$job,$collector"
+canary=$(cat "$work/out/canary-job")
+expect "the array waits for our solution, the collect job for the array" "$(cat "$work/sbatch.log")" \
+    "$(printf 'sbatch --parsable %s\nsbatch --parsable --array=0-3 --dependency=afterok:%s --kill-on-invalid-dep=yes %s\nsbatch --parsable --dependency=afterany:%s %s' "$work/out/canary.sh" "$canary" "$work/out/task.sh" "$job" "$work/out/collect.sh")"
+expect "our solution's job asks for a GPU too" "$(grep -c -x -F -- "#SBATCH --gres=gpu:1" "$work/out/canary.sh")" 1
+wait_for "$canary,$job,$collector"
 echo "the array, as Slurm saw it:"
 scontrol -o show job "$job" | grep -o -E 'JobId=[0-9]+ ArrayJobId=[0-9]+ ArrayTaskId=[0-9]+|JobState=[A-Z]+|ExitCode=[0-9:]+|TRES=[^ ]+' | paste -d ' ' - - - - | sed 's/^/    /'
 expect "the collect exits 1 (a row of another case set)" "$(bash assignments/grade.sh --collect "$work/out" >"$work/slurm.csv" 2>"$work/collect.err" && echo 0 || echo $?)" 1
@@ -180,7 +187,8 @@ expect "each --check kept in OUT/checks" "$(find "$work/out/checks" -mindepth 1 
 expect "another case set: one line names the student" "$(cat "$work/collect.err")" \
     "grade.sh: the case set changed during grading (expected 0123456789abcdef) for 1 of 4 students, not graded: dave"
 expect "the collect job wrote the CSV" "$(diff "$work/slurm.csv" "$work/out/grades.csv" && echo same)" same
-expect "the logs carry the array job's id" "$(cd "$work/out/logs" && ls | tr '\n' ' ')" "${job}_0.log ${job}_1.log ${job}_2.log ${job}_3.log collect-$collector.log "
+expect "the logs carry the array job's id" "$(cd "$work/out/logs" && ls | tr '\n' ' ')" "${job}_0.log ${job}_1.log ${job}_2.log ${job}_3.log canary-$canary.log collect-$collector.log "
+expect "our solution's job passed" "$(cat "$work/out/canary.state") $(wc -c <"$work/out/logs/canary-$canary.log")" "passed 0"
 echo "the merged CSV:"
 sed 's/^/    /' "$work/slurm.csv"
 
@@ -226,11 +234,13 @@ chmod +x "$work/holding/sbatch"
 PATH="$work/holding:$PATH" bash assignments/grade.sh --slurm 03-mmm-tiled "$work/subs" "$work/held" >/dev/null
 held=$(cat "$work/held/job")
 expect "pending tasks: collect exits 4" "$(bash assignments/grade.sh --collect "$work/held" >"$work/held.csv" 2>"$work/held.err" && echo 0 || echo $?)" 4
+held_canary=$(cat "$work/held/canary-job")
 expect "pending tasks: collect again later" "$(cat "$work/held.err")" \
-    "grade.sh: 4 of 4 tasks are still pending or running (0,1,2,3), not failed: collect again later (squeue -j $held)"
+    "grade.sh: the check of our solution on the cases (job $held_canary) is still pending or running; the tasks wait for it: collect again later
+grade.sh: 4 of 4 tasks are still pending or running (0,1,2,3), not failed: collect again later (squeue -j $held)"
 expect "pending tasks: their rows say so" "$(grep -c 'no result yet from array task [0-3]: PENDING (collect again later)",$' "$work/held.csv")" 4
-scontrol release "$held"
-wait_for "$held"
+scontrol release "$held_canary,$held"
+wait_for "$held_canary,$held"
 expect "released, they are graded (the case set's exit code)" "$(bash assignments/grade.sh --collect "$work/held" 2>/dev/null | cut -d , -f 1 | paste -s -d ' '; echo "${PIPESTATUS[0]}")" 'student "Doe "alice" "carol" "dave"
 1'
 
@@ -248,6 +258,19 @@ expect "the machine: the row" "$(grep -c '^"oom",.*,MACHINE,MACHINE,0/2,,0123456
 expect "the machine: stderr" "$(cat "$work/machine.err")" \
     "grade.sh: 1 of 2 tasks have no grades (the machine failed: 1; their logs: $work/machine/logs/${machine_job}_N.log); to run only those again: sbatch --array=1 $work/machine/task.sh
 grade.sh: the machine (not the students) failed, no grades for 1 of 2 submissions: oom; their notes begin 'machine: ' and say why: grade them again where the GPU works"
+
+# A case our own solution fails (issue 66): its job fails with 2, Slurm cancels the array before any
+# task runs, and --collect refuses in one line with exit code 2, as a local run does.
+mkdir -p "$work/subs3"
+echo "// pass" >"$work/subs3/erin.cu"
+echo "3 3 3 f64 1 # ours fails" >"$work/ours-fails.txt"
+bash assignments/grade.sh --slurm --cases "$work/ours-fails.txt" 03-mmm-tiled "$work/subs3" "$work/refused" >/dev/null
+refused_job=$(cat "$work/refused/job") refused_canary=$(cat "$work/refused/canary-job")
+wait_for "$refused_canary,$refused_job"
+expect "a refused case: our solution's job failed with 2" "$(scontrol -o show job "$refused_canary" | grep -o 'ExitCode=[0-9:]*')" "ExitCode=2:0"
+expect "a refused case: no task ran" "$(find "$work/refused/rows" "$work/refused/checks" -type f | wc -l) $(find "$work/refused/logs" -name "${refused_job}_*" | wc -l)" "0 0"
+expect "a refused case: collect exits 2" "$(bash assignments/grade.sh --collect "$work/refused" >"$work/refused.csv" 2>"$work/refused.err" && echo 0 || echo $?)" 2
+expect "a refused case: one line names the rule" "$(wc -l <"$work/refused.err") $(grep -c "^grade.sh: nothing graded: --cases $work/ours-fails.txt: our own solution gets FAIL for 'case two' there: a case the week cannot grade; drop it from the file" "$work/refused.err")" "1 1"
 
 expect "--slurm does not write into a folder with files" "$(bash assignments/grade.sh --slurm 03-mmm-tiled "$work/subs" "$work/out" 2>&1 >/dev/null)" \
     "grade.sh: $work/out is not empty; --slurm writes a new folder (nothing is overwritten)"
