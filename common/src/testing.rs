@@ -45,9 +45,15 @@ pub fn run(binary: &str, args: &[&str]) -> Outcome {
 
 /// Runs `binary` with `args` in the folder `dir`.
 pub fn run_in(dir: &Path, binary: &str, args: &[&str]) -> Outcome {
+    run_with(dir, binary, args, &[])
+}
+
+/// [`run_in`] with the variables `env` set too (a stand-in for a tool: `COMPUTE_SANITIZER`, `NCU`).
+pub fn run_with(dir: &Path, binary: &str, args: &[&str], env: &[(&str, &str)]) -> Outcome {
     let output = Command::new(binary)
         .current_dir(dir)
         .args(args)
+        .envs(env.iter().copied())
         .env("RUST_BACKTRACE", "1") // a panic would show a backtrace; the tests check there is none
         .output()
         .unwrap_or_else(|err| panic!("cannot start {binary}: {err}"));
@@ -124,11 +130,23 @@ pub fn repository_file(relative: &str, manifest_dir: &str) -> String {
 /// `LAB --kernel-source FILE [extra] --check`, as a student runs it: `lab` and `built` as for
 /// [`lab_binary`], `file` as for [`repository_file`].
 pub fn check_kernel_source(lab: &str, built: &str, manifest_dir: &str, file: &str, extra: &[&str]) -> Outcome {
+    check_kernel_source_with(lab, built, manifest_dir, file, extra, &[])
+}
+
+/// [`check_kernel_source`] with the variables `env` set too ([`run_with`]).
+pub fn check_kernel_source_with(
+    lab: &str,
+    built: &str,
+    manifest_dir: &str,
+    file: &str,
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> Outcome {
     let file = repository_file(file, manifest_dir);
     let mut args = vec!["--kernel-source", file.as_str()];
     args.extend(extra);
     args.push("--check");
-    run(&lab_binary(lab, built), &args)
+    run_with(Path::new("."), &lab_binary(lab, built), &args, env)
 }
 
 /// `LAB --program-source FILE [extra] --check` (weeks 5 and 6), as [`check_kernel_source`].
@@ -256,6 +274,15 @@ pub fn temp_file(name: &str, text: &str) -> String {
     let path = dir.join(name);
     fs::write(&path, text).unwrap_or_else(|err| panic!("cannot write {}: {err}", path.display()));
     path.display().to_string()
+}
+
+/// [`temp_file`], executable: a stand-in for a tool, written by the test that uses it.
+pub fn temp_script(name: &str, text: &str) -> String {
+    use std::os::unix::fs::PermissionsExt as _;
+    let path = temp_file(name, text);
+    fs::set_permissions(&path, fs::Permissions::from_mode(0o700))
+        .unwrap_or_else(|err| panic!("cannot make {path} executable: {err}"));
+    path
 }
 
 /// True where the NVIDIA kernel driver lists a GPU. (Device nodes are no sign: installing Debian's

@@ -171,8 +171,9 @@ pub fn run(mut command: Command, batch: &Batch<'_>, mut starting: impl FnMut(usi
         let last = read.is_err() || index + 1 == batch.cases.len();
         let result = match read {
             Ok(row) if !last || exited_well(&ending, batch.finished) => row.result,
-            // No row, or a row and then a failure before the child ended: the case's own (see above).
-            Ok(_) | Err(None) => Err(ended(&ending, batch.limits, &err, batch.finished).into()),
+            // No row, or a row and then a failure before the child ended: the case's own (see
+            // above), or the machine's where something else killed it.
+            Ok(_) | Err(None) => Err(without_row(&ending, batch.limits, &err, batch.finished)),
             Err(Some(why)) => Err(why.into()),
         };
         let row = Row {
@@ -195,6 +196,22 @@ pub fn run(mut command: Command, batch: &Batch<'_>, mut starting: impl FnMut(usi
 /// Whether the child ended as a child that did its work ends: success, or `finished`.
 fn exited_well(ending: &Ending, finished: Option<i32>) -> bool {
     matches!(ending, Ending::Exited(status) if status.success() || (finished.is_some() && status.code() == finished))
+}
+
+/// Why a case has no row (or a row and then a failure): MACHINE where the child died of a SIGKILL the
+/// check did not send (issue 60: the kernel's OOM killer, an administrator, the batch system; its own
+/// stops at the limits are [`Ending::Silent`] and the like, and nothing of a kernel week's submission
+/// runs on the host, nor can a program week's, in its own PID namespace, signal the case), else the
+/// case's own FAULT ([`ended`]).
+fn without_row(ending: &Ending, limits: Limits, stderr: &Captured, finished: Option<i32>) -> super::NoResult {
+    use std::os::unix::process::ExitStatusExt as _;
+    match ending {
+        Ending::Exited(status) if status.signal() == Some(libc::SIGKILL) => super::NoResult::Machine(format!(
+            "the case was killed by SIGKILL, which the check did not send (the system's OOM killer, an administrator or the batch system?): grade it again ({})",
+            stderr.last_line().unwrap_or("no message")
+        )),
+        _ => ended(ending, limits, stderr, finished).into(),
+    }
 }
 
 /// Why a case has no row (or a row and then a failure), from how its child ended and what the case
@@ -525,6 +542,24 @@ mod tests {
             None,
         );
         assert_eq!(chatty.row.result, Err("still running after 0 s; stopped".into()));
+    }
+
+    /// Issue 60: a case killed by a SIGKILL the check did not send (the OOM killer's signal) is the
+    /// machine's; one the check stopped at its limits, or that died of another signal, is its own.
+    #[test]
+    fn a_sigkill_the_check_did_not_send_is_the_machines() {
+        let run = stand_in("echo allocating >&2; kill -KILL $$", Duration::from_secs(20));
+        assert!(
+            matches!(&run.row.result, Err(crate::NoResult::Machine(why)) if why.starts_with("the case was killed by SIGKILL, which the check did not send") && why.ends_with("(allocating)")),
+            "{:?}",
+            run.row.result
+        );
+        let crashed = stand_in("kill -SEGV $$", Duration::from_secs(20));
+        assert!(
+            matches!(&crashed.row.result, Err(crate::NoResult::Fault(why)) if why.contains("SIGSEGV")),
+            "{:?}",
+            crashed.row.result
+        );
     }
 
     /// Issue 21: a correct kernel that prints from every thread is slow, but never silent for long.

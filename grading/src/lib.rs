@@ -1644,19 +1644,21 @@ impl Children<'_> {
 }
 
 /// A sanitizer's verdict on a case's row: a finding fails a row with results, and replaces the fault
-/// of one without (the finding says why the case died); a run the report does not vouch for is a
-/// FAULT whatever its row. A fault under racecheck or synccheck says so.
+/// of one without (the finding says why the case died, whoever stopped it); a run the tool itself
+/// failed is MACHINE whatever its row (issue 60). A fault under racecheck or synccheck says so.
 fn with_finding(row: Row, verdict: sanitizer::Verdict, tool: Tool) -> Row {
     use sanitizer::Verdict;
     let result = match (row.result, verdict) {
-        // The machine stopped the case before the student's module was loaded: nothing to vouch for.
+        (Err(_), Verdict::Found(finding)) => Err(finding.into()),
+        // The machine stopped the case (before the student's module was loaded, or a SIGKILL the
+        // check did not send) and the report shows nothing of the student's.
         (Err(NoResult::Machine(why)), _) => Err(NoResult::Machine(why)),
         (Ok(outcome), Verdict::Clean) => Ok(outcome),
         (Ok(outcome), Verdict::Found(finding)) => Ok(Outcome {
             finding: Some(finding),
             ..outcome
         }),
-        (_, Verdict::Fault(why)) | (Err(_), Verdict::Found(why)) => Err(why.into()),
+        (_, Verdict::Machine(why)) => Err(NoResult::Machine(why)),
         (Err(fault), Verdict::Clean) if tool == Tool::Memcheck => Err(fault),
         (Err(fault), Verdict::Clean) => Err(format!("under {}: {}", tool.name(), fault.why()).into()),
     };
@@ -2180,7 +2182,7 @@ mod tests {
         assert_eq!(
             with_finding(
                 ours.clone(),
-                sanitizer::Verdict::Fault("no summary".into()),
+                sanitizer::Verdict::Machine("no summary".into()),
                 Tool::Memcheck
             ),
             ours
@@ -2372,21 +2374,30 @@ mod tests {
             with_finding(row(Err("stopped".into())), Verdict::Clean, Tool::Racecheck).result,
             Err("under racecheck: stopped".into())
         );
-        // Fails closed: a run the report does not vouch for is a FAULT, however right its values.
+        // Fails closed, and on the machine (issue 60): a run the tool itself failed is MACHINE,
+        // however right its values, never a pass and never the student's FAULT.
         let no_summary = "memcheck: compute-sanitizer gave no summary (its report is empty)";
         assert_eq!(
-            with_finding(row(Ok(outcome(0))), Verdict::Fault(no_summary.into()), Tool::Memcheck).result,
-            Err(no_summary.into())
+            with_finding(row(Ok(outcome(0))), Verdict::Machine(no_summary.into()), Tool::Memcheck).result,
+            Err(NoResult::Machine(no_summary.into()))
         );
         let code = "racecheck: compute-sanitizer exited with code 7, which it does not use";
         assert_eq!(
             with_finding(
                 row(Err("x (exit status: 7)".into())),
-                Verdict::Fault(code.into()),
+                Verdict::Machine(code.into()),
                 Tool::Racecheck
             )
             .result,
-            Err(code.into())
+            Err(NoResult::Machine(code.into()))
+        );
+        // A case killed by a SIGKILL the check did not send is the machine's, unless the report
+        // shows an error of the kernel's: then that error is why it died.
+        let killed = row(Err(NoResult::Machine("killed by SIGKILL".into())));
+        assert_eq!(with_finding(killed.clone(), Verdict::Clean, Tool::Memcheck), killed);
+        assert_eq!(
+            with_finding(killed, Verdict::Found("memcheck: x".into()), Tool::Memcheck).result,
+            Err("memcheck: x".into())
         );
     }
 

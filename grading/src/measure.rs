@@ -115,8 +115,10 @@ impl<C> Measure<'_, C> {
 /// Runs `under_ncu` (from [`Measure::under_ncu`]) within `limits` and reads the counters ncu wrote to
 /// `csv`; the child's row goes to `result`. Needs no borrow of the week's [`Measure`], so it can run
 /// on a thread of its own beside the cases. No permission for the counters (ncu's own file says so,
-/// which the child's output cannot reach) and a MACHINE row from the child are the machine's; the
-/// rest is a fault.
+/// which the child's output cannot reach), a MACHINE row from the child (a SIGKILL the check did not
+/// send among them) and a report missing or unreadable after a run that ended well are the
+/// machine's; a run that failed or ran past its time is a fault (the same kernel runs in the cases,
+/// so a kernel that hangs or crashes fails there too, and cannot hide behind MACHINE here).
 pub fn launches(
     under_ncu: Command,
     csv: &Path,
@@ -144,9 +146,7 @@ pub fn launches(
         )));
     }
     match run.row.result {
-        Err(NoResult::Machine(why)) => {
-            return Err(NoResult::Machine(format!("the measured run could not start: {why}")))
-        }
+        Err(NoResult::Machine(why)) => return Err(NoResult::Machine(format!("the measured run: {why}"))),
         Err(why) => {
             return Err(NoResult::Fault(format!(
                 "the measured run under ncu failed: {}",
@@ -155,7 +155,8 @@ pub fn launches(
         }
         Ok(_) => {}
     }
-    counters::parse_csv(&text).map_err(|err| NoResult::Fault(format!("ncu's counters could not be read: {err}")))
+    // The run ended well and ncu's report is missing or unreadable: ncu's own failure (issue 60).
+    counters::parse_csv(&text).map_err(|err| NoResult::Machine(format!("ncu's counters could not be read: {err}")))
 }
 
 /// In the measured child, before it touches the GPU: waits until `go` exists (the parent's cases are

@@ -74,10 +74,10 @@ pub fn arguments(tool: Tool, log: &Path) -> Vec<OsString> {
 
 /// The lab's own exit codes, which compute-sanitizer passes on when it found no error: 1 for an error
 /// (`cli::run_lab`), 101 for a panic (Rust's). With 0 and [`ERROR_EXIT_CODE`] these are the only
-/// codes a case's run under compute-sanitizer ends with; any other is a fault of its own.
+/// codes a case's run under compute-sanitizer ends with; any other is the machine's (the tool's own).
 pub const LAB_EXIT_CODES: [i32; 2] = [1, 101];
 
-/// The most characters of a report's line that a fault quotes.
+/// The most characters of a report's line that a verdict quotes.
 const QUOTED_CHARS: usize = 120;
 
 /// How a case's run under compute-sanitizer ended, as the parent saw it.
@@ -121,8 +121,11 @@ pub enum Verdict {
     Clean,
     /// The first error the tool found, in one line: it fails the case.
     Found(String),
-    /// The run cannot be judged, and why in one line: a FAULT, never a pass.
-    Fault(String),
+    /// The tool itself failed, and why in one line: MACHINE (issue 60), never a pass and never the
+    /// student's FAULT. The tool's target is always the lab's own case child (the program weeks run
+    /// no sanitizer), whose exit codes and calls are ours, and a kernel's `printf` goes to stdout,
+    /// not to the tool's log; grade.sh has run our own solution through the same tool first.
+    Machine(String),
 }
 
 /// The verdict on one run of `tool`, from how it ended and its report (`None`: it wrote none). It
@@ -135,10 +138,10 @@ pub enum Verdict {
 ///   Warnings (a racecheck hazard between writes of the same value) are not errors. A summary that
 ///   counts errors without showing one is the verdict too.
 /// - An exit code neither compute-sanitizer (0, [`ERROR_EXIT_CODE`]) nor the lab
-///   ([`LAB_EXIT_CODES`]) gives is a fault.
+///   ([`LAB_EXIT_CODES`]) gives is the machine's.
 /// - A finished run without a report, without the tool's summary, with a summary we cannot read,
-///   or with the tool's own error line (`Error: ...`, `Target application returned an error`) is a
-///   fault.
+///   or with the tool's own error line (`Error: ...`, `Target application returned an error`) is the
+///   machine's.
 pub fn verdict(tool: Tool, ending: Ending, report: Option<&str>) -> Verdict {
     let lines: Vec<&str> = report
         .map(|report| report.lines().map(strip_prefix).collect())
@@ -146,7 +149,7 @@ pub fn verdict(tool: Tool, ending: Ending, report: Option<&str>) -> Verdict {
     if let Some(found) = first_error(&lines) {
         return Verdict::Found(format!("{}: {found}", tool.name()));
     }
-    let fault = |why: String| Verdict::Fault(format!("{}: {why}", tool.name()));
+    let machine = |why: String| Verdict::Machine(format!("{}: {why}", tool.name()));
     let summary = summary_errors(tool, &lines);
     let counted = |errors: u64| {
         Verdict::Found(format!(
@@ -158,7 +161,7 @@ pub fn verdict(tool: Tool, ending: Ending, report: Option<&str>) -> Verdict {
     match ending {
         Ending::Exited(code) if !LAB_EXIT_CODES.contains(&code) => {
             let said = tool_error(&lines).map_or(String::new(), |line| format!(" ({})", quoted(line)));
-            return fault(format!(
+            return machine(format!(
                 "compute-sanitizer exited with code {code}, which it does not use{said}"
             ));
         }
@@ -172,16 +175,16 @@ pub fn verdict(tool: Tool, ending: Ending, report: Option<&str>) -> Verdict {
         Ending::Finished | Ending::FinishedWithErrors => {}
     }
     if report.is_none() {
-        return fault("compute-sanitizer wrote no report".to_string());
+        return machine("compute-sanitizer wrote no report".to_string());
     }
     match (summary, tool_error(&lines)) {
         (Ok(errors), _) if errors > 0 => counted(errors),
-        (_, Some(line)) => fault(format!("compute-sanitizer said {}", quoted(line))),
-        (Ok(_), None) if ending == Ending::FinishedWithErrors => fault(format!(
+        (_, Some(line)) => machine(format!("compute-sanitizer said {}", quoted(line))),
+        (Ok(_), None) if ending == Ending::FinishedWithErrors => machine(format!(
             "compute-sanitizer exited with code {ERROR_EXIT_CODE} (errors found), but its report counts none"
         )),
         (Ok(_), None) => Verdict::Clean,
-        (Err(why), None) => fault(why),
+        (Err(why), None) => machine(why),
     }
 }
 
@@ -466,8 +469,8 @@ mod tests {
         Verdict::Found(text.to_string())
     }
 
-    fn fault(text: &str) -> Verdict {
-        Verdict::Fault(text.to_string())
+    fn machine(text: &str) -> Verdict {
+        Verdict::Machine(text.to_string())
     }
 
     #[test]
@@ -537,20 +540,20 @@ mod tests {
     }
 
     #[test]
-    fn a_run_without_the_tools_summary_is_a_fault_not_a_pass() {
+    fn a_run_without_the_tools_summary_is_the_machines_not_a_pass() {
         // Cut short before the summary (the tool was killed, the disk was full): no error shown, no pass.
         let truncated = "========= COMPUTE-SANITIZER\n=========     Saved host backtrace up to driver entry point at kernel launch time\n";
         assert_eq!(
             finished(Tool::Memcheck, truncated),
-            fault("memcheck: compute-sanitizer gave no summary (its report ends with \"Saved host backtrace up to driver entry point at kernel launch time\")")
+            machine("memcheck: compute-sanitizer gave no summary (its report ends with \"Saved host backtrace up to driver entry point at kernel launch time\")")
         );
         assert_eq!(
             finished(Tool::Memcheck, ""),
-            fault("memcheck: compute-sanitizer gave no summary (its report is empty)")
+            machine("memcheck: compute-sanitizer gave no summary (its report is empty)")
         );
         assert_eq!(
             verdict(Tool::Memcheck, Ending::Finished, None),
-            fault("memcheck: compute-sanitizer wrote no report")
+            machine("memcheck: compute-sanitizer wrote no report")
         );
         // Cut short after an error: the error is the verdict.
         let cut_after_an_error: String = MEMCHECK.lines().take(4).map(|line| format!("{line}\n")).collect();
@@ -560,16 +563,16 @@ mod tests {
         // Another tool's summary is not this tool's.
         assert_eq!(
             finished(Tool::Memcheck, CLEAN_RACECHECK),
-            fault("memcheck: compute-sanitizer gave no summary (its report ends with \"RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)\")")
+            machine("memcheck: compute-sanitizer gave no summary (its report ends with \"RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)\")")
         );
     }
 
     #[test]
-    fn garbage_or_a_summary_we_cannot_read_is_a_fault() {
+    fn garbage_or_a_summary_we_cannot_read_is_the_machines() {
         let garbage = "\u{7f}ELF\u{2}\u{1}\u{1}\nsegment 0x1000\n";
         assert_eq!(
             finished(Tool::Memcheck, garbage),
-            fault("memcheck: compute-sanitizer gave no summary (its report ends with \"segment 0x1000\")")
+            machine("memcheck: compute-sanitizer gave no summary (its report ends with \"segment 0x1000\")")
         );
         for (tool, summary) in [
             (Tool::Memcheck, "ERROR SUMMARY: lots of errors"),
@@ -582,7 +585,7 @@ mod tests {
             let report = format!("========= COMPUTE-SANITIZER\n========= {summary}\n");
             assert_eq!(
                 finished(tool, &report),
-                Verdict::Fault(format!(
+                Verdict::Machine(format!(
                     "{}: compute-sanitizer's summary could not be read: \"{summary}\"",
                     tool.name()
                 )),
@@ -591,23 +594,23 @@ mod tests {
         }
         // A clean summary does not make up for an unreadable one beside it.
         let both = format!("{CLEAN}========= ERROR SUMMARY: ? errors\n");
-        assert!(matches!(finished(Tool::Memcheck, &both), Verdict::Fault(_)));
+        assert!(matches!(finished(Tool::Memcheck, &both), Verdict::Machine(_)));
         let long = format!("========= {}\n", "x".repeat(500));
-        let Verdict::Fault(why) = finished(Tool::Memcheck, &long) else {
+        let Verdict::Machine(why) = finished(Tool::Memcheck, &long) else {
             panic!("garbage passed")
         };
         assert!(why.ends_with(&format!("\"{}...\")", "x".repeat(120))), "{why}");
     }
 
     #[test]
-    fn the_tools_own_error_fails_a_finished_run() {
+    fn the_tools_own_error_is_the_machines() {
         let returned = format!("========= Target application returned an error\n{CLEAN}");
         assert_eq!(
             finished(Tool::Memcheck, &returned),
-            fault("memcheck: compute-sanitizer said \"Target application returned an error\"")
+            machine("memcheck: compute-sanitizer said \"Target application returned an error\"")
         );
         let no_process = "========= Error: No attachable process found. compute-sanitizer timed-out.\n========= ERROR SUMMARY: 0 errors\n";
-        assert_eq!(finished(Tool::Racecheck, no_process), fault("racecheck: compute-sanitizer said \"Error: No attachable process found. compute-sanitizer timed-out.\""));
+        assert_eq!(finished(Tool::Racecheck, no_process), machine("racecheck: compute-sanitizer said \"Error: No attachable process found. compute-sanitizer timed-out.\""));
         // Errors counted beside it are the verdict: a finding says more than the tool's complaint.
         let counted = "========= Target application returned an error\n========= ERROR SUMMARY: 2 errors\n";
         assert_eq!(
@@ -617,19 +620,19 @@ mod tests {
     }
 
     #[test]
-    fn an_exit_code_compute_sanitizer_does_not_use_is_a_fault() {
+    fn an_exit_code_compute_sanitizer_does_not_use_is_the_machines() {
         assert_eq!(
             verdict(Tool::Memcheck, Ending::Exited(7), Some(CLEAN)),
-            fault("memcheck: compute-sanitizer exited with code 7, which it does not use")
+            machine("memcheck: compute-sanitizer exited with code 7, which it does not use")
         );
         assert_eq!(
             verdict(Tool::Synccheck, Ending::Exited(255), None),
-            fault("synccheck: compute-sanitizer exited with code 255, which it does not use")
+            machine("synccheck: compute-sanitizer exited with code 255, which it does not use")
         );
         let said = "========= Error: Target application terminated before first instrumented API call\n";
         assert_eq!(
             verdict(Tool::Memcheck, Ending::Exited(2), Some(said)),
-            fault("memcheck: compute-sanitizer exited with code 2, which it does not use (\"Error: Target application terminated before first instrumented API call\")")
+            machine("memcheck: compute-sanitizer exited with code 2, which it does not use (\"Error: Target application terminated before first instrumented API call\")")
         );
         // A finding still explains the run.
         assert!(matches!(
@@ -678,7 +681,7 @@ mod tests {
         assert_eq!(verdict(Tool::Memcheck, Ending::Finished, Some(clean)), Verdict::Clean);
         assert_eq!(
             verdict(Tool::Memcheck, Ending::FinishedWithErrors, Some(clean)),
-            Verdict::Fault(format!("memcheck: compute-sanitizer exited with code {ERROR_EXIT_CODE} (errors found), but its report counts none"))
+            Verdict::Machine(format!("memcheck: compute-sanitizer exited with code {ERROR_EXIT_CODE} (errors found), but its report counts none"))
         );
     }
 

@@ -445,6 +445,41 @@ fn check(file: &str, kernel: &str) -> common::testing::Outcome {
     )
 }
 
+/// Issue 60: ncu failing on its own is the machine's. A stand-in for ncu runs the measured program
+/// and writes no report: week 3's measured rules are MACHINE with the reason, the cases still pass,
+/// and the check ends with exit code 3, not a FAULT.
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn week_3_ncu_failing_on_its_own_is_the_machines() {
+    // ncu's options come first, then the program (the first executable file) and its arguments.
+    let ncu = common::testing::temp_script(
+        "ncu-without-report",
+        "#!/bin/sh\nwhile [ $# -gt 0 ] && ! { [ -f \"$1\" ] && [ -x \"$1\" ]; }; do shift; done\nexec \"$@\"\n",
+    );
+    let run = common::testing::check_kernel_source_with(
+        "lab-mmm",
+        env!("CARGO_BIN_EXE_lab-mmm"),
+        env!("CARGO_MANIFEST_DIR"),
+        "kernels/cuda/mmm.cu",
+        &["--kernel", "tiled"],
+        &[("NCU", ncu.as_str())],
+    );
+    let not_measured = |line: &&str| {
+        line.contains("tiling, measured:")
+            && line.contains("| MACHINE |")
+            && line.contains("not measured: ncu's counters could not be read")
+    };
+    assert!(
+        run.code == Some(3)
+            && run.stdout.lines().filter(not_measured).count() == 3
+            && !run.stdout.contains("FAULT")
+            && run
+                .stderr
+                .contains("3 of 18 checks could not run on this machine, none of them for the kernel"),
+        "{run:?}"
+    );
+}
+
 /// With --csv, stdout is the CSV alone, a header and one row (grade.sh takes nothing else): a
 /// passing solution's verdict line once followed the row there, and grade.sh then called every
 /// passing submission "no result".

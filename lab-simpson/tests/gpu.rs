@@ -204,6 +204,49 @@ fn week_1_the_solution_passes_under_compute_sanitizer() {
     );
 }
 
+/// Issue 60: compute-sanitizer failing on its own is the machine's, never the student's FAULT. Two
+/// stand-ins for the tool run each case as the tool would and then fail: one says so in its report
+/// ("Error: ..."), the other is killed by a SIGKILL the check did not send (as the OOM killer does).
+/// Our own kernel then gets MACHINE on every case, with the reason, and exit code 3.
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn week_1_compute_sanitizer_failing_on_its_own_is_the_machines() {
+    // compute-sanitizer's arguments are --tool T --error-exitcode N --log-file LOG, then the program.
+    let run_then = |ending: &str| format!("#!/bin/sh\nlog=$6\nshift 6\n\"$@\"\n{ending}\n");
+    let said = common::testing::temp_script(
+        "sanitizer-says-error",
+        &run_then("printf '========= Error: stand-in for an internal error\\n========= ERROR SUMMARY: 0 errors\\n' > \"$log\"; exit 0"),
+    );
+    let killed = common::testing::temp_script(
+        "sanitizer-killed",
+        &run_then("printf '========= ERROR SUMMARY: 0 errors\\n' > \"$log\"; kill -KILL $$"),
+    );
+    for (tool, reason) in [
+        (
+            said,
+            "compute-sanitizer said \"\"Error: stand-in for an internal error\"\"",
+        ),
+        (killed, "killed by SIGKILL, which the check did not send"),
+    ] {
+        let run = common::testing::check_kernel_source_with(
+            "lab-simpson",
+            env!("CARGO_BIN_EXE_lab-simpson"),
+            env!("CARGO_MANIFEST_DIR"),
+            "kernels/cuda/simpson.cu",
+            &["--sanitize", "--csv"],
+            &[("COMPUTE_SANITIZER", tool.as_str())],
+        );
+        let row = run.stdout.lines().nth(1).unwrap_or_default();
+        assert!(
+            run.code == Some(3)
+                && row.matches(",MACHINE").count() == 6
+                && !row.contains("FAULT")
+                && row.contains(reason),
+            "{run:?}"
+        );
+    }
+}
+
 /// Issue 66: random cases from the week's legal space (any integrand, A < B within 10^6, blocks of 1
 /// to 1024 threads, sizes from 1 up) on our kernels, every sum within its error bound; the seed is
 /// printed with a failure (`LAB_LEGAL_SEED` draws the same cases again, `LAB_LEGAL_CASES` more).
