@@ -338,15 +338,13 @@ no_result() {
     printf '# grade.sh: %s\n# not run: %s\n' "$(escaped "$entry")" "$(escaped "$4")" >"$scratch/$index.out"
 }
 
-# Why the machine failed the lab, from its stderr ($1): the lab's own error, its last line,
-# "lab-x: error: machine: ..." (the labs' contract), else an older lab's no-GPU or no-sanitizer error;
-# nothing if neither. Only the last line: what nvcc quotes from the student's file (a `#warning
-# machine: ...`) comes before it and must not make a student's failure the machine's.
+# Why the machine failed the lab, from the message of its error line as its closing mark gives it
+# ($1; see grade_one): "machine: ..." (the labs' contract), else an older lab's no-GPU or
+# no-sanitizer error; nothing if neither. Never from stderr as such: what nvcc quotes from the
+# student's file (a `#warning machine: ...`), or a line a submission's process wrote, is not the lab's.
 machine_reason() {
-    local line
-    line=$(tail -n 1 "$1")
-    [[ $line =~ ^lab-[a-z-]+:\ error:\ (machine: .*)$ ]] && { printf '%s' "${BASH_REMATCH[1]}"; return; }
-    [[ $line =~ ^lab-[a-z-]+:\ error:\ .*(the cases need a GPU|needs NVIDIA\'s compute-sanitizer) ]] && printf 'machine: %s' "$line"
+    [[ $1 == "machine: "* ]] && { printf '%s' "$1"; return; }
+    [[ $1 =~ (the cases need a GPU|needs NVIDIA\'s compute-sanitizer) ]] && printf 'machine: %s' "$1"
 }
 
 # Grades submission number $1 ($2) into $scratch/$1.row (without score and id), on GPU $3 (a
@@ -392,12 +390,13 @@ grade_one() {
         cp -- "$file" "$runs_dir/$index.cu"
         run+=(--details "$runs_dir/$index.json")
     fi
+    # The lab reads this run's key from stdin and ends stdout with its closing mark (issue 60).
     if [[ -n $dry ]]; then
-        run+=(--check --dry-run --csv)
-        output=$("${run[@]}" 2>"$scratch/$index.err")
+        run+=(--check --dry-run --csv --mark)
+        output=$(printf '%s\n' "$mark_key" | "${run[@]}" 2>"$scratch/$index.err")
     else
-        run+=("${sanitize[@]}" --check --time-limit "$limit" --csv)
-        output=$(CUDA_VISIBLE_DEVICES=$device "${run[@]}" 2>"$scratch/$index.err")
+        run+=("${sanitize[@]}" --check --time-limit "$limit" --csv --mark)
+        output=$(printf '%s\n' "$mark_key" | CUDA_VISIBLE_DEVICES=$device "${run[@]}" 2>"$scratch/$index.err")
     fi
     status=$?
     {
@@ -405,6 +404,22 @@ grade_one() {
         cat "$scratch/$index.err"
         printf '# stdout:\n%s\n' "$output"
     } >"$scratch/$index.out"
+    # A grade comes only from the lab (issue 60): its row, exit code and error line count only where
+    # its closing mark holds (the lab checks it, with this run's key). Without one (a lab killed by a
+    # signal, a line printed by anything else), nothing is graded; a lab that refused the arguments
+    # (exit code 2, an older lab than grade.sh) marks nothing and grades nobody either.
+    local message
+    if ! message=$(printf '%s\n%s\n%s\n' "$mark_key" "$status" "$output" | "$lab_bin" --verify-mark 2>"$scratch/$index.mark"); then
+        if [[ $status == 2 ]]; then
+            row_without_results "$student" "$file" "not graded: the lab refused grade.sh's arguments (exit code 2; a lab older or newer than grade.sh?): $(grep -m 1 . "$scratch/$index.err" || echo no message)" >"$scratch/$index.row"
+            echo refused >"$scratch/$index.state"
+        else
+            row_without_results "$student" "$file" "$(join '; ' "machine: $(head -n 1 "$scratch/$index.mark") (exit code $status: a lab killed by a signal, or a line that is not the lab's; not graded, grade again where it works)" ${where:+"$where"})" >"$scratch/$index.row"
+            echo machine >"$scratch/$index.state"
+        fi
+        return 0
+    fi
+    if [[ $output == '#mark '* ]]; then output=; else output=${output%$'\n#mark '*}; fi
     # The lab's CSV: its header and one row, with the case set and as many fields as the header.
     local their_header= body= got= row_ok= at= i values=() lab_note=
     if [[ $output == *$'\n'* ]]; then
@@ -432,7 +447,7 @@ grade_one() {
         done
         if ((machine > 0 || status == 3)); then
             reason=$lab_note
-            if [[ $reason == "machine: "* ]]; then lab_note=; else reason=$(machine_reason "$scratch/$index.err"); fi
+            if [[ $reason == "machine: "* ]]; then lab_note=; else reason=$(machine_reason "$message"); fi
             note="${reason:-machine: the lab could not run here (exit code $status)} ($machine of $cases cases could not run on this machine: not graded, grade again where it works)"
             echo machine >"$scratch/$index.state"
         elif [[ -n $dry ]]; then
@@ -446,18 +461,18 @@ grade_one() {
         note=$(join '; ' ${note:+"$note"} ${where:+"$where"} ${lab_note:+"$lab_note"})
         write_row "$student" "$file" "$note" "${values[@]}" >"$scratch/$index.row"
     else
-        reason=$(machine_reason "$scratch/$index.err")
+        reason=$(machine_reason "$message")
         if [[ $status == 2 ]]; then
             # The lab's word for arguments it does not take: grade.sh's and the lab's fault, not hers.
-            reason=$(grep -m 1 . "$scratch/$index.err")
-            row_without_results "$student" "$file" "not graded: the lab refused grade.sh's arguments (exit code 2; a lab older or newer than grade.sh?): ${reason:-no message}" >"$scratch/$index.row"
+            row_without_results "$student" "$file" "not graded: the lab refused grade.sh's arguments (exit code 2; a lab older or newer than grade.sh?): ${message:-$(grep -m 1 . "$scratch/$index.err" || echo no message)}" >"$scratch/$index.row"
             echo refused >"$scratch/$index.state"
         elif [[ $status == 3 || -n $reason ]]; then
-            [[ -n $reason ]] || reason="machine: the lab could not run here (exit code 3): $(tail -n 1 "$scratch/$index.err")"
+            [[ -n $reason ]] || reason="machine: the lab could not run here (exit code 3): $message"
             row_without_results "$student" "$file" "$(join '; ' "$reason (not graded, grade again where it works)" ${where:+"$where"})" >"$scratch/$index.row"
             echo machine >"$scratch/$index.state"
         else
-            reason=$(grep -m 1 -E '(\): error|^lab-[a-z-]+: error: )' "$scratch/$index.err" || tail -n 1 "$scratch/$index.err")
+            # nvcc's first error names the line; else the lab's own message.
+            reason=$(grep -m 1 -E '\): error' "$scratch/$index.err" || { [[ -z $message ]] || echo "$lab: error: $message"; })
             row_without_results "$student" "$file" "$(join '; ' "compile error or no result: ${reason:-no message}" ${where:+"$where"})" >"$scratch/$index.row"
             echo nothing >"$scratch/$index.state"
         fi
@@ -1220,6 +1235,10 @@ collect() {
 
 scratch=$(mktemp -d) || fail "cannot make a private folder"
 trap 'rm -rf "$scratch"' EXIT
+# This run's key for the labs' closing marks (issue 60): random, in this process and the labs' stdin only.
+mark_key=$(od -An -N32 -tx1 /dev/urandom | tr -d ' \n')
+[[ ${#mark_key} == 64 ]] || fail "cannot read 32 random bytes from /dev/urandom"
+
 final=0 changed_names=() machine_names=() refused_names=() machine_index=() dry_passed=0 changed=
 case $mode in
     local) set_up_week 2 && { [[ -z $feedback_dir ]] || { find_feedback && mkdir -p "$runs_dir"; }; } && grade_here ;;

@@ -24,7 +24,7 @@ target=${CARGO_TARGET_DIR:-target}
 real_lab=$target/debug/lab-mmm
 [[ -x $real_lab ]] || { echo "test-grade.sh: build the workspace first ($real_lab is missing)"; exit 1; }
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+trap '[[ -n ${KEEP_WORK:-} ]] || rm -rf "$work"' EXIT
 source scripts/test-lib.sh
 
 # The stand-in lab: --list-cases goes to the real one; --check answers from the submission's first
@@ -38,7 +38,7 @@ source scripts/test-lib.sh
 # static fail": FAIL, exit code 1), every case and measured rule "-"; STUB_OLD_LAB: no --dry-run.
 # Our solution (kernels/cuda/mmm.cu) answers as "// pass", or as STUB_OURS says.
 mkdir -p "$work/bin" "$work/gpus" "$work/no-gpu" "$work/cargo"
-cat >"$work/bin/lab-mmm" <<'STUB'
+cat >"$work/lab-mmm-body" <<'STUB'
 #!/usr/bin/env bash
 set -u
 file= args=() plain=() cases_file= dry= csv= details=
@@ -141,7 +141,8 @@ printf '#!/usr/bin/env bash\necho "GPU 0: Stand-in (UUID: GPU-0)"\necho "GPU 1: 
 printf '#!/usr/bin/env bash\nexit 9\n' >"$work/no-gpu/nvidia-smi"
 # cargo, for the runs without LAB_BIN_DIR: it notes that it was called, and fails.
 printf '#!/usr/bin/env bash\necho "cargo $*" >>%q\nexit 101\n' "$work/cargo.log" >"$work/cargo/cargo"
-chmod +x "$work/bin/lab-mmm" "$work/gpus/nvidia-smi" "$work/no-gpu/nvidia-smi" "$work/cargo/cargo"
+chmod +x "$work/lab-mmm-body" "$work/gpus/nvidia-smi" "$work/no-gpu/nvidia-smi" "$work/cargo/cargo"
+marking_stub "$work/lab-mmm-body" "$work/bin/lab-mmm" "$real_lab"
 
 subs=$work/submissions
 mkdir -p "$subs/in a folder" "$subs/empty folder" "$subs/eve/src" "$subs/eve/__MACOSX/src" "$subs/eve/.git"
@@ -353,7 +354,7 @@ ROWS
 # --help names every option grade.sh reads.
 bash assignments/grade.sh --help >"$work/help.txt"
 options=$(grep -o -E '^ +(-h\|)?--[a-z-]+(\|--[a-z-]+)*\)' assignments/grade.sh | tr -d ' )' | tr '|' ' ')
-expect "options found" "$(wc -w <<<"$options")" 21
+expect "options found" "$(wc -w <<<"$options")" 22
 for option in $options; do
     expect "--help names $option" "$(grep -q -E -- "(^|[ [,])$option([] ,]|$)" "$work/help.txt" && echo yes)" yes
 done
@@ -414,7 +415,7 @@ chmod +x "$work/refusing/sbatch"
 refused() { { LC_ALL=C PATH="$work/refusing:$PATH" bash assignments/grade.sh --slurm 03-mmm-tiled "$subs" "$1" >/dev/null; } 2>&1 && echo 0 || echo $?; }
 expect "sbatch refuses: exit 1, its words and one line" "$(refused "$work/new-out")" \
     "sbatch: error: invalid partition specified: gpu
-grade.sh: sbatch refused the array (its words are above); nothing was submitted and $work/new-out is as it was: the same command can run again
+grade.sh: sbatch refused the array or the check of our solution it waits for (its words are above); nothing was submitted and $work/new-out is as it was: the same command can run again
 1"
 expect "sbatch refuses: the folder it made is gone" "$([[ -e $work/new-out ]] && echo there || echo gone)" gone
 refused "$work/empty-out" >/dev/null
@@ -456,6 +457,23 @@ expect "odd names: the students without an id, escaped" "$(grep 'no id' "$work/o
     "grade.sh: --ids $work/odd-ids.txt has no id for 4 of 7 submissions (their student id is empty): comma, and \"quote\".cu, new\\x0aline.cu, tab\\x09here.cu, \\xed\\xa0\\x80sur.cu"
 expect "odd names: every output kept" "$(find "$work/odd-checks" -mindepth 1 -printf . | wc -c)" 7
 
+# A grade comes only from the lab (issue 60): a row without the lab's closing mark (a lab killed by a
+# signal), a line printed after it, are not graded ("machine: ", exit code 3); a "machine: " line on
+# stderr after the lab's own is only output, and the row is graded.
+forged=$work/forged
+mkdir -p "$forged"
+echo "// pass" >"$forged/alice.cu"
+expect "no mark: exit 3" "$(STUB_UNMARKED=1 grade unmarked 03-mmm-tiled "$forged")" 3
+expect "no mark: the row" "$(columns "$work/unmarked.csv" student passed note score)" "lengths same
+row alice | 0/18 | machine: the lab's output carries no valid mark: no mark line at the end of stdout (exit code 0: a lab killed by a signal, or a line that is not the lab's; not graded, grade again where it works) | "
+expect "a row after the mark: exit 3" "$(STUB_AFTER_MARK="$(tail -n 1 "$work/one.csv")" grade after-mark 03-mmm-tiled "$forged")" 3
+expect "a row after the mark: not graded" "$(columns "$work/after-mark.csv" student passed score)" "lengths same
+row alice | 0/18 | "
+echo "// half" >"$forged/alice.cu"
+expect "a machine line after the lab's: exit 0" "$(STUB_STDERR_AFTER="lab-mmm: error: machine: out of GPU memory" grade machine-line 03-mmm-tiled "$forged")" 0
+expect "a machine line after the lab's: graded" "$(columns "$work/machine-line.csv" student passed note)" "lengths same
+row alice | 9/18 | "
+
 # The machine, not the student: MACHINE verdicts (or the lab's exit code 3, or an older lab's no-GPU
 # error) are never a compile error: the note begins "machine: ", there is no score, stderr names
 # the students and grade.sh exits with 3. A lab with a note column of its own gives the same CSV.
@@ -471,7 +489,7 @@ expect "the machine fails some: the rows" "$(columns "$work/machine.csv" student
 lengths same
 row gone | - | 0/18 | $why (not graded, grade again where it works) | 
 row ok | PASS | 18/18 |  | 100.0
-row old lab | - | 0/18 | machine: lab-mmm: error: the cases need a GPU: no usable CUDA GPU (not graded, grade again where it works) | 
+row old lab | - | 0/18 | machine: the cases need a GPU: no usable CUDA GPU (not graded, grade again where it works) | 
 row oom | MACHINE | 3/18 | $why (15 of 18 cases could not run on this machine: not graded, grade again where it works) | 
 ROWS
 )"

@@ -15,3 +15,35 @@ skipped() {
     echo "test result: ok. 0 passed; 0 failed; 1 ignored; 0 measured; 0 filtered out ($(basename "$0"))"
     exit 0
 }
+
+# marking_stub BODY LAB REAL_LAB: writes LAB, a stand-in lab that runs the stand-in BODY and marks
+# its output as a lab does with --mark (grading/src/mark.rs, issue 60): the key from stdin, then
+# "#mark CODE TAG MESSAGE" after BODY's stdout, TAG the HMAC-SHA256 (openssl's) of "CODE\nMESSAGE\n"
+# and that stdout, MESSAGE the text of BODY's last "lab-x: error: " line. --verify-mark goes to
+# REAL_LAB. What a forger would do: STUB_UNMARKED leaves the mark out (a lab killed by a signal),
+# STUB_AFTER_MARK prints a line after it, STUB_STDERR_AFTER writes a line on stderr after the lab's
+# own (a "machine: ..." line of a submission's).
+marking_stub() {
+    cat >"$2" <<WRAPPER
+#!/usr/bin/env bash
+[[ \${1:-} == --verify-mark ]] && exec $(printf '%q' "$3") --verify-mark
+args=() key=
+for arg in "\$@"; do
+    if [[ \$arg == --mark ]]; then read -r key; else args+=("\$arg"); fi
+done
+[[ -n \$key ]] || exec $(printf '%q' "$1") "\${args[@]}"
+out=\$(mktemp) err=\$(mktemp)
+$(printf '%q' "$1") "\${args[@]}" >"\$out" 2>"\$err"
+code=\$?
+cat "\$out"
+cat "\$err" >&2
+message=\$(grep -E '^lab-[a-z-]+: error: ' "\$err" | tail -n 1 | sed -E 's/^lab-[a-z-]+: error: //')
+tag=\$({ printf '%s\n%s\n' "\$code" "\$message"; cat "\$out"; } | openssl dgst -sha256 -mac HMAC -macopt "hexkey:\$key" -r | cut -d ' ' -f 1)
+[[ -n \${STUB_UNMARKED:-} ]] || printf '#mark %s %s %s\n' "\$code" "\$tag" "\$message"
+[[ -z \${STUB_AFTER_MARK:-} ]] || printf '%s\n' "\$STUB_AFTER_MARK"
+[[ -z \${STUB_STDERR_AFTER:-} ]] || printf '%s\n' "\$STUB_STDERR_AFTER" >&2
+rm -f "\$out" "\$err"
+exit "\$code"
+WRAPPER
+    chmod +x "$2"
+}

@@ -24,6 +24,9 @@ if ! command -v slurmctld >/dev/null || ! command -v slurmd >/dev/null || ! comm
         skipped "apt-get could not install slurmctld, slurmd, slurm-client and munge"
 fi
 [[ $(id -u) == 0 ]] || skipped "slurmd runs jobs as their owner only when started as root"
+target=${CARGO_TARGET_DIR:-target}
+[[ $target == /* ]] || target=$repository/$target
+[[ -x $target/debug/lab-mmm ]] || { echo "test-slurm.sh: build the workspace first ($target/debug/lab-mmm is missing)"; exit 1; }
 
 work=$(mktemp -d)
 pids=()
@@ -104,7 +107,7 @@ done
 # The stand-in lab: two cases; a submission's first line says how it fares ("// other case set":
 # passes on a case set other than the one the listing gave).
 mkdir -p "$work/bin" "$work/gpus" "$work/subs"
-cat >"$work/bin/lab-mmm" <<'STUB'
+cat >"$work/lab-mmm-body" <<'STUB'
 #!/usr/bin/env bash
 file= list=0 csv=0 cases=/dev/null
 while [[ $# -gt 0 ]]; do
@@ -136,7 +139,9 @@ case $first in
 esac
 STUB
 printf '#!/usr/bin/env bash\necho "GPU 0: Stand-in (UUID: GPU-0)"\n' >"$work/gpus/nvidia-smi"
-chmod +x "$work/bin/lab-mmm" "$work/gpus/nvidia-smi"
+chmod +x "$work/lab-mmm-body" "$work/gpus/nvidia-smi"
+# Its output marked as a lab marks it (issue 60); the real lab checks the marks.
+marking_stub "$work/lab-mmm-body" "$work/bin/lab-mmm" "$target/debug/lab-mmm"
 echo "// pass" >"$work/subs/alice.cu"
 echo "// half" >"$work/subs/Doe, Jane.cu"
 echo "// crashes" >"$work/subs/carol.cu"

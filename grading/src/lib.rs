@@ -11,15 +11,17 @@
 //! This crate is the grading engine, whole: the week's cases ([`weeks`], [`cases_file`],
 //! [`parameters`]), the case processes and their output ([`case_process`], [`output`], [`progress`]),
 //! the rules read from the PTX ([`ptx`]) and from hardware counters ([`measure`]), the guard zones
-//! ([`guard`]), compute-sanitizer ([`sanitizer`]), the table and the CSV (here); and, as a binary,
+//! ([`guard`]), compute-sanitizer ([`sanitizer`]), the table and the CSV (here) and the CSV's closing
+//! mark for grade.sh ([`mark`]); and, as a binary,
 //! the generator of the weeks' templates and broken kernels (`cargo run -p grading --bin templates`).
-//! `scripts/grade.sh` grades a class with the labs' `--check`. It depends on `common`, `kernels`,
+//! `assignments/grade.sh` grades a class with the labs' `--check`. It depends on `common`, `kernels`,
 //! the profiler (for ncu's counters) and `sandbox` (the program weeks' box), never on a lab; the four
 //! labs with assignments depend on it.
 
 pub mod case_process;
 pub mod cases_file;
 pub mod guard;
+pub mod mark;
 pub mod measure;
 pub mod output;
 pub mod parameters;
@@ -109,6 +111,10 @@ pub struct StudentArgs {
     /// Internal (--check's child processes): the case runs under compute-sanitizer.
     #[arg(long, hide = true, requires = "check_case")]
     pub under_sanitizer: bool,
+    /// Internal (grade.sh): read a key from stdin and end stdout with the closing mark ([`mark`],
+    /// which reads the flag itself, before anything runs).
+    #[arg(long, hide = true, requires = "csv")]
+    pub mark: bool,
     /// Internal (--check's child processes): the child runs under ncu for the measured rules.
     #[arg(long, hide = true, requires = "check_case")]
     pub measure_technique: bool,
@@ -306,20 +312,37 @@ pub fn exit_code(err: &anyhow::Error) -> u8 {
 /// exit codes `--check` and `--list-cases` promise assignments/grade.sh: 0 all passed, 1 the student's
 /// failures, 2 usage (a bad flag, a bad `--cases` file: [`Usage`]), 3 the machine ([`Machine`]).
 /// Without those flags every error ends with 1, as in every lab.
+///
+/// With `--mark` (grade.sh's), stdout ends with the closing mark ([`mark`]); `--verify-mark` alone
+/// checks one.
 pub fn run_lab<A: clap::Parser>(run: impl FnOnce(A) -> Result<()>) -> std::process::ExitCode {
-    let mut code = None;
+    if std::env::args_os().nth(1).is_some_and(|arg| arg == mark::VERIFY_FLAG) {
+        return mark::verify_from_stdin();
+    }
+    if let Err(why) = mark::start() {
+        eprintln!("{}: error: {why}", A::command().get_name());
+        return std::process::ExitCode::from(2);
+    }
+    let (mut code, mut message) = (None, String::new());
     let exit = common::cli::run_lab(|args: A| {
         let result = run(args);
         code = Some(result.as_ref().map_or_else(exit_code, |()| 0));
+        if let Err(err) = &result {
+            message = format!("{err:#}");
+        }
         result
     });
     let grading =
         std::env::args_os().any(|arg| ["--check", "--list-cases", "--dry-run"].iter().any(|flag| arg == *flag));
-    match code {
-        _ if !grading || exit == std::process::ExitCode::SUCCESS => exit,
-        Some(code) => std::process::ExitCode::from(code),
-        None => std::process::ExitCode::from(2), // clap refused the command line
-    }
+    let code = match code {
+        _ if exit == std::process::ExitCode::SUCCESS => 0,
+        Some(code) if grading => code,
+        Some(_) => 1,
+        None if grading => 2, // clap refused the command line
+        None => 1,
+    };
+    mark::finish(code, &message);
+    std::process::ExitCode::from(code)
 }
 
 /// Refuses a file of another week's (issue 45: week 3's mmm.cu in lab-simpson failed inside the
@@ -679,7 +702,7 @@ fn dry_run<C>(args: &StudentArgs, check: &Check<'_, C>, rules: Vec<Row>) -> Resu
     let skipped = rows.len() - ruled;
     let source = args.kernel_source.as_deref().unwrap_or(Path::new("?"));
     if args.csv {
-        print!("{}", csv(source, &rows, &check.cases.hash, DRY_RUN));
+        mark::print(&csv(source, &rows, &check.cases.hash, DRY_RUN));
     } else {
         let rules = if ruled == 0 {
             ": this week has no rules read from what nvcc made".to_string()
@@ -728,15 +751,12 @@ fn file_failed<C>(args: &StudentArgs, check: &Check<'_, C>, rules: &[Row], err: 
         }));
         let source = args.kernel_source.as_deref().unwrap_or(Path::new("?"));
         if args.csv {
-            print!(
-                "{}",
-                csv(
-                    source,
-                    &rows,
-                    &check.cases.hash,
-                    &format!("compile error: {}", one_line(&message))
-                )
-            );
+            mark::print(&csv(
+                source,
+                &rows,
+                &check.cases.hash,
+                &format!("compile error: {}", one_line(&message)),
+            ));
         }
         write_details(
             args,
@@ -1354,7 +1374,7 @@ fn report<C>(
     )?;
     let note = machine_note(rows).unwrap_or_default();
     if args.csv {
-        print!("{}", csv(source, rows, &check.cases.hash, &note));
+        mark::print(&csv(source, rows, &check.cases.hash, &note));
     } else {
         let under = match sanitized {
             None => String::new(),

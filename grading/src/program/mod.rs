@@ -58,6 +58,10 @@ pub struct ProgramArgs {
     /// --list-cases: the CSV header alone.
     #[arg(long)]
     pub csv: bool,
+    /// Internal (grade.sh): read a key from stdin and end stdout with the closing mark
+    /// ([`crate::mark`], which reads the flag itself, before anything runs).
+    #[arg(long, hide = true, requires = "csv")]
+    pub mark: bool,
     /// With --check: show what the program printed in every case, not only in the failing ones.
     #[arg(long, requires = "check")]
     pub show_output: bool,
@@ -354,10 +358,13 @@ fn dry_run<W: Week>(args: &ProgramArgs, built: &Built<W::Case>) {
     let source = args.program_source.as_deref().unwrap_or(Path::new("?"));
     if args.csv {
         let not_run = vec![Vec::new(); built.set.cases.len()];
-        print!(
-            "{}",
-            csv::row(source, &built.set, W::RULES, &not_run, "dry run: no GPU used")
-        );
+        crate::mark::print(&csv::row(
+            source,
+            &built.set,
+            W::RULES,
+            &not_run,
+            "dry run: no GPU used",
+        ));
     } else {
         println!(
             "{}: {} compiled for sm_{} (dry run: no case runs, no GPU used)",
@@ -417,7 +424,7 @@ pub fn check<W: Week>(args: &ProgramArgs, built: &Built<W::Case>, week: &mut W) 
         .count();
     let judged = all.iter().filter(|row| row.verdict != Verdict::NotApplicable).count();
     if args.csv {
-        print!("{}", csv::row(source, &built.set, W::RULES, &per_case, ""));
+        crate::mark::print(&csv::row(source, &built.set, W::RULES, &per_case, ""));
     } else {
         println!("\n{} of {judged} rules passed", judged - failed);
     }
