@@ -48,6 +48,54 @@ pub fn run_in(dir: &Path, binary: &str, args: &[&str]) -> Outcome {
     run_with(dir, binary, args, &[])
 }
 
+/// Runs `binary` with `args`, `input` on its stdin (grade.sh's key for `--mark`, a run to check for
+/// `--verify-mark`).
+pub fn run_with_stdin(binary: &str, args: &[&str], input: &[u8]) -> Outcome {
+    use std::io::Write as _;
+    let mut child = Command::new(binary)
+        .args(args)
+        .env("RUST_BACKTRACE", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|err| panic!("cannot start {binary}: {err}"));
+    // A lab that stops reading early closes the pipe; what it did then is in its output.
+    let _ = child.stdin.take().map(|mut stdin| stdin.write_all(input));
+    let output = child
+        .wait_with_output()
+        .unwrap_or_else(|err| panic!("waiting for {binary}: {err}"));
+    Outcome {
+        code: output.status.code(),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
+
+/// Issue 60: `lab --verify-mark` vouches for `stdout`, the output of a run with `--mark` and `key`
+/// that ended with `code`, and for nothing changed: a verdict, the exit code, a row after the mark.
+pub fn assert_mark_vouches_for(lab: &str, key: &str, code: u8, stdout: &str) {
+    let verified =
+        |code: u8, stdout: &str| run_with_stdin(lab, &["--verify-mark"], format!("{key}\n{code}\n{stdout}").as_bytes());
+    let held = verified(code, stdout);
+    assert_eq!(held.code, Some(0), "{held:?}");
+    let changed = [
+        (
+            code,
+            stdout.replacen(",-,", ",PASS,", 1).replacen(",PASS,", ",FAIL,", 1),
+        ),
+        (code.wrapping_add(1), stdout.to_string()),
+        (code, format!("{stdout}\"x.cu\",PASS\n")),
+    ];
+    for (code, changed) in changed {
+        let refused = verified(code, &changed);
+        assert!(
+            refused.code == Some(1) && refused.stderr.starts_with("the lab's output carries no valid mark"),
+            "{refused:?}"
+        );
+    }
+}
+
 /// [`run_in`] with the variables `env` set too (a stand-in for a tool: `COMPUTE_SANITIZER`, `NCU`).
 pub fn run_with(dir: &Path, binary: &str, args: &[&str], env: &[(&str, &str)]) -> Outcome {
     let output = Command::new(binary)

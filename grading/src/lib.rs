@@ -1735,7 +1735,7 @@ fn child_args(
             continue;
         }
         match arg.to_str() {
-            Some("--check" | "--csv" | "--sanitize" | "--show-output") => {}
+            Some("--check" | "--csv" | "--sanitize" | "--show-output" | mark::FLAG) => {}
             Some("--kernel-source" | "--time-limit" | "--details") => skip_value = true,
             Some(text)
                 if ["--kernel-source=", "--time-limit=", "--details="]

@@ -152,7 +152,13 @@ fn week_6_mmm_streamed_and_pinned_is_judged_by_its_results_and_its_trace() {
         }
     }
     assert_eq!(rule_rows(&ours.stdout, "results", "PASS").len(), 5, "{}", ours.stdout);
-    assert_eq!(rule_rows(&ours.stdout, "overlap", "PASS").len(), 4, "{}", ours.stdout);
+    // Overlap is judged where ours meets it clearly in the same run (issue 66: at least 75%), else
+    // "-" with ours beside it, as on the one product of case 4; never a FAIL of ours.
+    let (passed, not_judged) = (
+        rule_rows(&ours.stdout, "overlap", "PASS").len(),
+        rule_rows(&ours.stdout, "overlap", "-").len(),
+    );
+    assert!(passed >= 1 && passed + not_judged == 5, "{}", ours.stdout);
     for (file, rule) in [
         ("assignments/06-pinned-mapped/mmm_streamed_and_pinned.cu", "host memory"),
         (

@@ -200,6 +200,38 @@ fn another_weeks_file_names_the_lab_it_belongs_to() {
     // A dry run of week 1's own file: it compiles, and week 1 has no rule read from what nvcc made.
     let simpson = common::testing::repository_file("assignments/01-simpson/simpson.cu", env!("CARGO_MANIFEST_DIR"));
     let dry = run(LAB, &["--kernel-source", &simpson, "--check", "--dry-run", "--csv"]);
+    // grade.sh's run of it (issue 60): the key on stdin, the closing mark after the CSV, which the lab
+    // vouches for, and for nothing changed; no key is a usage error in one line.
+    let key = "00ff".repeat(16);
+    let marked = common::testing::run_with_stdin(
+        LAB,
+        &["--kernel-source", &simpson, "--check", "--dry-run", "--csv", "--mark"],
+        format!("{key}\n").as_bytes(),
+    );
+    assert!(
+        marked.code == Some(0)
+            && marked.stdout.starts_with(&dry.stdout)
+            && marked
+                .stdout
+                .lines()
+                .nth(2)
+                .is_some_and(|mark| mark.starts_with("#mark 0 ")),
+        "{marked:?}"
+    );
+    common::testing::assert_mark_vouches_for(LAB, &key, 0, &marked.stdout);
+    let keyless = common::testing::run_with_stdin(
+        LAB,
+        &["--kernel-source", &simpson, "--check", "--dry-run", "--csv", "--mark"],
+        b"",
+    );
+    assert!(
+        keyless.is_one_line_error_with(
+            2,
+            "lab-simpson",
+            "--mark needs a key of 64 hex digits on stdin's first line"
+        ),
+        "{keyless:?}"
+    );
     assert_eq!(dry.code, Some(0), "{dry:?}");
     assert!(
         dry.stdout

@@ -247,6 +247,28 @@ fn week_1_compute_sanitizer_failing_on_its_own_is_the_machines() {
     }
 }
 
+/// Issue 60: grade.sh's run of a check, `--mark` with the key on stdin: the case children run as
+/// without it (they get no key), every case passes, stdout ends with the closing mark, and the lab
+/// itself vouches for that output and for nothing else (`--verify-mark`).
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn week_1_a_marked_check_is_vouched_for_and_a_changed_one_is_not() {
+    let lab = common::testing::lab_binary("lab-simpson", env!("CARGO_BIN_EXE_lab-simpson"));
+    let file = common::testing::repository_file("kernels/cuda/simpson.cu", env!("CARGO_MANIFEST_DIR"));
+    let key = "0123456789abcdef".repeat(4);
+    let run = common::testing::run_with_stdin(
+        &lab,
+        &["--kernel-source", &file, "--check", "--csv", "--mark"],
+        format!("{key}\n").as_bytes(),
+    );
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    assert!(
+        run.code == Some(0) && lines.len() == 3 && lines[1].contains(",6/6,") && lines[2].starts_with("#mark 0 "),
+        "{run:?}"
+    );
+    common::testing::assert_mark_vouches_for(&lab, &key, 0, &run.stdout);
+}
+
 /// Issue 66: random cases from the week's legal space (any integrand, A < B within 10^6, blocks of 1
 /// to 1024 threads, sizes from 1 up) on our kernels, every sum within its error bound; the seed is
 /// printed with a failure (`LAB_LEGAL_SEED` draws the same cases again, `LAB_LEGAL_CASES` more).
