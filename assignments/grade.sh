@@ -38,8 +38,13 @@
 # solution of the week (kernels/cuda/ or reference/weeks/) runs the same check on the same cases,
 # with --sanitize where it is given: a case of a --cases file it fails is refused in one line naming
 # the case or rule (exit code 2, nothing graded; drop the case), and our solution failing the week's
-# own cases, or not running, is the machine's (exit code 3, nothing graded). A rule column `-` (judged on no case:
-# one stream cannot overlap, a case too small for it) is left out of the score, its weight too.
+# own cases, or not running, is the machine's (exit code 3, nothing graded). A rule column `-`
+# (judged on no case: one stream cannot overlap, a case too small for it) is left out of the score,
+# its weight too.
+#
+# A grade comes only from the lab: each lab gets this run's random key on stdin and ends its output
+# with a closing mark over its row, exit code and error line, which the lab checks; a run without a
+# valid mark (a lab killed by a signal, a line that is not the lab's) is not graded (machine).
 #
 # Fields are quoted as RFC 4180 says; every row is as long as the header, which is always printed.
 # Every row's case set must be the one grading started with (a --cases file edited meanwhile): a

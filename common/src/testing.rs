@@ -20,6 +20,15 @@ pub struct Outcome {
 }
 
 impl Outcome {
+    /// What a finished run left: its exit code and its output as text.
+    fn of(output: &std::process::Output) -> Outcome {
+        Outcome {
+            code: output.status.code(),
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        }
+    }
+
     /// The run failed with exit code 1 and exactly one line on stderr, `<lab>: error: ...`, that
     /// contains `needle`; no panic, no backtrace, no usage dump.
     pub fn is_one_line_error(&self, lab: &str, needle: &str) -> bool {
@@ -65,11 +74,7 @@ pub fn run_with_stdin(binary: &str, args: &[&str], input: &[u8]) -> Outcome {
     let output = child
         .wait_with_output()
         .unwrap_or_else(|err| panic!("waiting for {binary}: {err}"));
-    Outcome {
-        code: output.status.code(),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
+    Outcome::of(&output)
 }
 
 /// Issue 60: `lab --verify-mark` vouches for `stdout`, the output of a run with `--mark` and `key`
@@ -105,11 +110,7 @@ pub fn run_with(dir: &Path, binary: &str, args: &[&str], env: &[(&str, &str)]) -
         .env("RUST_BACKTRACE", "1") // a panic would show a backtrace; the tests check there is none
         .output()
         .unwrap_or_else(|err| panic!("cannot start {binary}: {err}"));
-    Outcome {
-        code: output.status.code(),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
+    Outcome::of(&output)
 }
 
 /// Runs `command` (stdin closed, stdout and stderr read as it writes them) for at most `limit`; a run
