@@ -27,7 +27,8 @@
 #                     how many passed, the geometric mean of the student's time over ours (cases
 #                     that passed), flags for a teacher, the hash of the case set
 #   note              a compile error's first line, why there is no result, which file of a folder
-#                     was graded, "machine: ..." for a row the machine could not grade, ...
+#                     was graded, "machine: ..." for a row the machine could not grade, ...; its
+#                     paths relative to SUBMISSIONS, never the grading machine's folders
 #   score             0 to 100: the cases passed, and the rules passed times the share of the
 #                     cases passed (rules alone earn nothing), weighted as --weights says (all alike
 #                     without it); empty where the row was not graded (the machine, a case set
@@ -330,6 +331,9 @@ row_without_results() {
 write_row() {
     local student=$1 file=$2 note=$3 value line
     shift 3
+    # Paths in a note are the student's, relative to SUBMISSIONS: nothing of the grading machine's
+    # folders (issue 60; the notes reach the feedback pages).
+    [[ -z ${submissions:-} ]] || note=${note//"$submissions/"/}
     line="$(csv_field "$student"),$(csv_field "$file")"
     for value in "$@"; do line+=",$(csv_value "$value")"; done
     printf '%s,%s\n' "$line" "$(csv_field "$note")"
@@ -1065,6 +1069,7 @@ read_array() {
         [[ $seen == *" $key "* ]] || fail "$out/settings has no $key"
     done
     mapfile -d '' entries <"$out/submissions"
+    submissions=${entries[0]%/*}
     job=$(cat "$out/job" 2>/dev/null)
     [[ $job =~ ^[0-9]*$ ]] || fail "$out/job is not a job id: $job"
     parse_header

@@ -189,7 +189,7 @@ expect "rows" "$(grep '^row' <<<"$summary")" "$(cat <<ROWS
 row '=1+2 | 18/18 |  | 100.0
 row Doe, Jane "JD" | 18/18 |  | 100.0
 row alice | 18/18 |  | 100.0
-row bob | 0/18 | compile error or no result: $subs/bob.cu(3): error: identifier "x" is undefined | 0.0
+row bob | 0/18 | compile error or no result: bob.cu(3): error: identifier "x" is undefined | 0.0
 row carol | 0/18 | compile error or no result: no message | 0.0
 row empty folder | 0/18 | no .cu file | 0.0
 row eve | 18/18 | graded src/mmm.cu, the folder's only .cu file | 100.0
@@ -514,7 +514,7 @@ expect "the lab refuses: exit 1" "$(grade says 03-mmm-tiled "$says")" 1
 expect "the lab refuses, a compile error's row: the rows" "$(columns "$work/says.csv" student "#2" passed note score)" "$(cat <<ROWS
 lengths same
 row refused | - | 0/18 | not graded: the lab refused grade.sh's arguments (exit code 2; a lab older or newer than grade.sh?): error: unexpected argument '--time-limit' found | 
-row row | FAIL | 0/18 | compile error: $says/row.cu(3): error: identifier "x" is undefined | 0.0
+row row | FAIL | 0/18 | compile error: row.cu(3): error: identifier "x" is undefined | 0.0
 ROWS
 )"
 expect "the lab refuses: one line" "$(grep -v -e '^grade.sh: graded ' -e '^grade.sh: each submission' "$work/says.err")" \
@@ -622,8 +622,8 @@ expect "--dry-run exits" "$(nogpu dry --dry-run --jobs 2 03-mmm-tiled "$dry")" 0
 expect "--dry-run: the rows" "$(columns "$work/dry.csv" student "#2" "#3" "#4" "#5" "#8" passed note score)" "$(cat <<ROWS
 lengths same
 row alice | PASS | PASS | PASS | - | - | 3/3 | dry run: no GPU used | 
-row bob | - | - | - | - | - | 0/18 | compile error or no result: $dry/bob.cu(3): error: identifier "x" is undefined | 
-row carol | FAIL | FAIL | FAIL | - | - | 0/3 | compile error: $dry/carol.cu(3): error: identifier "x" is undefined | 
+row bob | - | - | - | - | - | 0/18 | compile error or no result: bob.cu(3): error: identifier "x" is undefined | 
+row carol | FAIL | FAIL | FAIL | - | - | 0/3 | compile error: carol.cu(3): error: identifier "x" is undefined | 
 row static | FAIL | FAIL | FAIL | - | - | 0/3 | dry run: no GPU used | 
 ROWS
 )"
