@@ -348,12 +348,12 @@ no_result() {
 }
 
 # Why the machine failed the lab, from the message of its error line as its closing mark gives it
-# ($1; see grade_one): "machine: ..." (the labs' contract), else an older lab's no-GPU or
-# no-sanitizer error; nothing if neither. Never from stderr as such: what nvcc quotes from the
-# student's file (a `#warning machine: ...`), or a line a submission's process wrote, is not the lab's.
+# ($1; see grade_one): "machine: ..." (the labs' contract), else nothing. Never from stderr as such:
+# what nvcc quotes from the student's file (a `#warning machine: ...`), or a line a submission's
+# process wrote, is not the lab's; nor from words inside the message (a file the student named "the
+# cases need a GPU.cu" is named in its compile error).
 machine_reason() {
-    [[ $1 == "machine: "* ]] && { printf '%s' "$1"; return; }
-    [[ $1 =~ (the cases need a GPU|needs NVIDIA\'s compute-sanitizer) ]] && printf 'machine: %s' "$1"
+    [[ $1 == "machine: "* ]] && printf '%s' "$1"
 }
 
 # Grades submission number $1 ($2) into $scratch/$1.row (without score and id), on GPU $3 (a

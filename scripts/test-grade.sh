@@ -89,8 +89,8 @@ case $first in
     "// warns, then fails")
         echo "$file(5): warning #177-D: variable \"error_count\" was declared but never referenced" >&2
         echo "$file compiled (for GPU 0, sm_90): mmm_f64 40 registers, 4096 bytes shared" >&2
-        echo "lab-mmm: error: the cases need a GPU: no usable CUDA GPU" >&2
-        exit 1 ;;
+        echo "lab-mmm: error: machine: the cases need a GPU: no usable CUDA GPU" >&2
+        exit 3 ;;
     "// machine, no row")
         echo "lab-mmm: error: $machine" >&2
         exit 3 ;;
@@ -317,12 +317,15 @@ ln -s "$work/elsewhere/mmm.cu" "$links/ours.cu"
 ln -s "$work/elsewhere/mmm.cu" "$links/eve/mmm.cu"
 ln -s "$work/elsewhere" "$links/folder"
 echo "// quotes machine" >"$links/mallory.cu"
+# A file named like an old lab's no-GPU error is named in the lab's message: still the student's.
+echo "// quotes machine" >"$links/the cases need a GPU.cu"
 expect "links: graded" "$(grade links 03-mmm-tiled "$links")" 0
 expect "links: the rows" "$(columns "$work/links.csv" student passed note score | grep '^row' | cut -c1-80)" "$(cat <<ROWS
 row eve | 0/$n | a link, not a file (hand in the .cu file itself) | 0.0
 row folder | 0/$n | a link, not a file (hand in the .cu file itself) | 0.0
 row mallory | 0/$n | compile error or no result: lab-mmm: error: nvcc could not 
 row ours | 0/$n | a link, not a file (hand in the .cu file itself) | 0.0
+row the cases need a GPU | 0/$n | compile error or no result: lab-mmm: error: nv
 ROWS
 )"
 
@@ -474,8 +477,8 @@ expect "a machine line after the lab's: exit 0" "$(STUB_STDERR_AFTER="lab-mmm: e
 expect "a machine line after the lab's: graded" "$(columns "$work/machine-line.csv" student passed note)" "lengths same
 row alice | 9/18 | "
 
-# The machine, not the student: MACHINE verdicts (or the lab's exit code 3, or an older lab's no-GPU
-# error) are never a compile error: the note begins "machine: ", there is no score, stderr names
+# The machine, not the student: MACHINE verdicts (or the lab's exit code 3 with its "machine: " line,
+# after nvcc's warnings too) are never a compile error: the note begins "machine: ", there is no score, stderr names
 # the students and grade.sh exits with 3. A lab with a note column of its own gives the same CSV.
 machine=$work/machine
 mkdir -p "$machine"
