@@ -26,10 +26,17 @@ pub struct ErrorBound {
 impl ErrorBound {
     /// The bound of A * B computed in `T` on the GPU and in f64 on the CPU.
     pub fn new<T: Element, H: HostStorage<T>>(a: &Matrix<T, H>, b: &Matrix<T, H>) -> ErrorBound {
-        let k = a.cols();
+        Self::with_row_lengths(&row_lengths(a.data(), a.cols()), b)
+    }
+
+    /// [`ErrorBound::new`] from the lengths of A's rows ([`row_lengths`]), where the caller needs them
+    /// too (Freivalds' test scores each row by its length): A is read once.
+    pub fn with_row_lengths<T: Element, H: HostStorage<T>>(a_row_lengths: &[f64], b: &Matrix<T, H>) -> ErrorBound {
+        let k = b.rows();
         let growth = growth(k, T::UNIT_ROUNDOFF) + growth(k, f64::UNIT_ROUNDOFF);
+        let longest_a_row = a_row_lengths.iter().copied().fold(0.0, f64::max);
         ErrorBound {
-            absolute: growth * longest_row(a.data(), k) * longest_column(b.data(), b.cols()),
+            absolute: growth * longest_a_row * longest_column(b.data(), b.cols()),
         }
     }
 
@@ -61,13 +68,12 @@ fn growth(k: usize, u: f64) -> f64 {
     worst_case.min(probabilistic)
 }
 
-/// The length of the longest row of a row-major matrix with `cols` columns.
-fn longest_row<T: Element>(values: &[T], cols: usize) -> f64 {
+/// The length of each row of a row-major matrix with `cols` columns, rows in parallel.
+pub fn row_lengths<T: Element>(values: &[T], cols: usize) -> Vec<f64> {
     values
         .par_chunks(cols.max(1))
-        .map(|row| row.iter().map(|v| v.to_f64().powi(2)).sum::<f64>())
-        .reduce(|| 0.0, f64::max)
-        .sqrt()
+        .map(|row| row.iter().map(|v| v.to_f64().powi(2)).sum::<f64>().sqrt())
+        .collect()
 }
 
 /// The length of the longest column of a row-major matrix with `cols` columns.
@@ -109,10 +115,16 @@ mod tests {
     }
 
     #[test]
-    fn lengths_are_of_the_longest_row_and_column() {
+    fn lengths_are_of_each_row_and_the_longest_column() {
         let values = [3.0f64, 4.0, 0.0, 0.0];
-        assert_eq!((longest_row(&values, 2), longest_column(&values, 2)), (5.0, 4.0));
-        assert_eq!((longest_row(&values, 1), longest_column(&values, 1)), (4.0, 5.0));
+        assert_eq!(
+            (row_lengths(&values, 2), longest_column(&values, 2)),
+            (vec![5.0, 0.0], 4.0)
+        );
+        assert_eq!(
+            (row_lengths(&values, 1), longest_column(&values, 1)),
+            (vec![3.0, 4.0, 0.0, 0.0], 5.0)
+        );
     }
 
     /// The bound holds for products summed in f32 in the orders kernels use (row by row, in tiles of

@@ -12,7 +12,7 @@ use rayon::prelude::*;
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
 
-use crate::bound::ErrorBound;
+use crate::bound::{self, ErrorBound};
 use crate::{Element, HostStorage, Matrix, MatrixView};
 use common::check_cuda;
 use common::device_info::DeviceInfo;
@@ -259,7 +259,8 @@ impl CpuProduct {
         let _phase = phases::enter(Phase::Verify);
         let _part = phases::enter_part("CPU reference");
         let (m, k, n) = (a.rows(), a.cols(), b.cols());
-        let bound = ErrorBound::new(a, b);
+        let a_row_lengths = bound::row_lengths(a.data(), k);
+        let bound = ErrorBound::with_row_lengths(&a_row_lengths, b);
         if m * k * n <= exact_limit {
             let product = multiply_on_cpu(a, b);
             let largest = largest_magnitude(&product);
@@ -275,11 +276,6 @@ impl CpuProduct {
             .collect();
         let bx = multiply_vectors(b.data(), n, &x);
         let abx = multiply_vectors(a.data(), k, &bx);
-        let a_row_lengths = a
-            .data()
-            .par_chunks(k)
-            .map(|row| row.iter().map(|v| v.to_f64().powi(2)).sum::<f64>().sqrt())
-            .collect();
         CpuProduct {
             n,
             bound,
