@@ -356,6 +356,15 @@ machine_reason() {
     [[ $1 == "machine: "* ]] && printf '%s' "$1"
 }
 
+# The row of submission $1 (student $2, file $3) whose lab refused grade.sh's arguments (exit code 2):
+# nobody's fault but grade.sh's and the lab's, never graded; its reason the lab's message $4, else the
+# first line it printed on stderr.
+refused_row() {
+    local why=${4:-$(grep -m 1 . "$scratch/$1.err" || echo no message)}
+    row_without_results "$2" "$3" "not graded: the lab refused grade.sh's arguments (exit code 2; a lab older or newer than grade.sh?): $why" >"$scratch/$1.row"
+    echo refused >"$scratch/$1.state"
+}
+
 # Grades submission number $1 ($2) into $scratch/$1.row (without score and id), on GPU $3 (a
 # CUDA_VISIBLE_DEVICES value; none with --dry-run); $scratch/$1.state says how it went: graded,
 # nothing (no result: the student's), changed (another case set), machine (the machine failed it),
@@ -420,8 +429,7 @@ grade_one() {
     local message
     if ! message=$(printf '%s\n%s\n%s\n' "$mark_key" "$status" "$output" | "$lab_bin" --verify-mark 2>"$scratch/$index.mark"); then
         if [[ $status == 2 ]]; then
-            row_without_results "$student" "$file" "not graded: the lab refused grade.sh's arguments (exit code 2; a lab older or newer than grade.sh?): $(grep -m 1 . "$scratch/$index.err" || echo no message)" >"$scratch/$index.row"
-            echo refused >"$scratch/$index.state"
+            refused_row "$index" "$student" "$file" ""
         else
             row_without_results "$student" "$file" "$(join '; ' "machine: $(head -n 1 "$scratch/$index.mark") (exit code $status: a lab killed by a signal, or a line that is not the lab's; not graded, grade again where it works)" ${where:+"$where"})" >"$scratch/$index.row"
             echo machine >"$scratch/$index.state"
@@ -473,8 +481,7 @@ grade_one() {
         reason=$(machine_reason "$message")
         if [[ $status == 2 ]]; then
             # The lab's word for arguments it does not take: grade.sh's and the lab's fault, not hers.
-            row_without_results "$student" "$file" "not graded: the lab refused grade.sh's arguments (exit code 2; a lab older or newer than grade.sh?): ${message:-$(grep -m 1 . "$scratch/$index.err" || echo no message)}" >"$scratch/$index.row"
-            echo refused >"$scratch/$index.state"
+            refused_row "$index" "$student" "$file" "$message"
         elif [[ $status == 3 || -n $reason ]]; then
             [[ -n $reason ]] || reason="machine: the lab could not run here (exit code 3): $message"
             row_without_results "$student" "$file" "$(join '; ' "$reason (not graded, grade again where it works)" ${where:+"$where"})" >"$scratch/$index.row"
