@@ -207,6 +207,53 @@ pub fn check_program_source(lab: &str, built: &str, manifest_dir: &str, file: &s
     run(&lab_binary(lab, built), &args)
 }
 
+/// Issue 60: every red-team program in `folder` (at least `count`) meets what its header's
+/// `// expect:` line promises, checked by `check` with `--show-output`: `refused: REASON` (exit 1,
+/// REASON on stderr, nothing run), or a verdict (`FAIL`, `FAULT`) in the table of a run in the box
+/// (exit 1). Nothing marked `FORGED` or `LEAKED` shows anywhere in either.
+pub fn assert_red_team_fails(folder: &str, manifest_dir: &str, count: usize, check: impl Fn(&str, &[&str]) -> Outcome) {
+    let mut files: Vec<_> = fs::read_dir(repository_file(folder, manifest_dir))
+        .unwrap_or_else(|err| panic!("{folder}: {err}"))
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    files.sort();
+    assert!(files.len() >= count, "{files:?}");
+    for file in files {
+        let text = fs::read_to_string(&file).unwrap();
+        let expect = text
+            .lines()
+            .find_map(|line| line.strip_prefix("// expect: "))
+            .unwrap_or_else(|| panic!("{} has no `// expect:` line", file.display()));
+        let outcome = check(file.to_str().unwrap(), &["--show-output"]);
+        let everything = format!("{}{}", outcome.stdout, outcome.stderr);
+        for marker in ["FORGED", "LEAKED"] {
+            assert!(
+                !everything.contains(marker),
+                "{}: {marker}\n{everything}",
+                file.display()
+            );
+        }
+        assert_eq!(outcome.code, Some(1), "{}: {outcome:?}", file.display());
+        match expect.strip_prefix("refused: ") {
+            Some(reason) => assert!(outcome.stderr.contains(reason), "{}: {outcome:?}", file.display()),
+            None => {
+                let verdict = expect.split(',').next().unwrap_or(expect);
+                assert!(
+                    outcome.stdout.contains(&format!("| {verdict} |")),
+                    "{}: {outcome:?}",
+                    file.display()
+                );
+                assert!(
+                    outcome.stdout.contains("\nsandbox: namespaces"),
+                    "{}: {outcome:?}",
+                    file.display()
+                );
+            }
+        }
+        println!("{}: {expect}", file.display());
+    }
+}
+
 /// The rows of a program's `--check` table (`| case | rule | measured | wants | verdict |`) for
 /// `rule` whose verdict is `verdict`.
 pub fn rule_rows<'a>(stdout: &'a str, rule: &str, verdict: &str) -> Vec<&'a str> {

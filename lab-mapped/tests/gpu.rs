@@ -177,6 +177,21 @@ fn week_6_mmm_streamed_and_pinned_is_judged_by_its_results_and_its_trace() {
     }
 }
 
+/// Issue 60: week 6's red-team programs (`assignments/06-pinned-mapped/adversarial/`, the attacks
+/// tried on week 6: CUPTI switched off through `dlsym`, a daemon left behind, the cases, our
+/// solution and the grader's paths read) are refused before they run, or run in the box and fail;
+/// nothing they forge or read shows anywhere.
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn week_6_red_team_programs_fail_and_leak_nothing() {
+    common::testing::assert_red_team_fails(
+        "assignments/06-pinned-mapped/adversarial",
+        env!("CARGO_MANIFEST_DIR"),
+        3,
+        check_program,
+    );
+}
+
 /// Issue 66: week 6's legal cases, the issue's tiny products (COUNT 3, N 7) among them, and random
 /// ones: our solutions pass every one, rows too small for a rule saying "not judged". The seed is
 /// printed with a failure (`LAB_LEGAL_SEED`, `LAB_LEGAL_CASES` as in week 5's test).

@@ -1,39 +1,41 @@
 // forges-a-row.cu: issue 60's first attack. Before its work (the starter's, serial and pageable) the
 // program looks through /proc for every other process's open pipes (grade.sh's CSV pipe, the lab's
-// stderr) and writes an all-PASS row and a `machine:` line into each one it can open.
+// stderr) and writes an all-PASS row and a `machine:` line into each one it can open. It calls only
+// what the weeks allow (std::filesystem and fopen), so the static checks let it run: the box is what
+// it meets.
 // expect: FAIL, and no FORGED line anywhere
 // why: the box has a PID namespace of its own (no other process in /proc) and Landlock refuses
 //      other processes' files; the starter's technique fails its rules
-#include <dirent.h>
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
+#include <filesystem>
+#include <string>
 
 #include "course_program.h"
+
+namespace fs = std::filesystem;
 
 // Writes a forged row into every pipe of another process it can open; says how many it reached.
 static void forge() {
     const char* row = "FORGED,all PASS,100.0\nmachine: FORGED no GPU\n";
     int reached = 0;
-    DIR* proc = opendir("/proc");
-    for (dirent* process = proc ? readdir(proc) : nullptr; process != nullptr; process = readdir(proc)) {
-        if (atoi(process->d_name) <= 0 || atoi(process->d_name) == (int)getpid()) continue;
-        char fds[64];
-        std::snprintf(fds, sizeof fds, "/proc/%s/fd", process->d_name);
-        DIR* dir = opendir(fds);
-        for (dirent* fd = dir ? readdir(dir) : nullptr; fd != nullptr; fd = readdir(dir)) {
-            char path[128];
-            std::snprintf(path, sizeof path, "%s/%s", fds, fd->d_name);
-            const int out = open(path, O_WRONLY | O_NONBLOCK);
-            if (out >= 0 && write(out, row, std::strlen(row)) > 0) ++reached;
-            if (out >= 0) close(out);
+    std::error_code error;
+    const std::string self = fs::read_symlink("/proc/self", error).string();
+    try {
+        for (const auto& process : fs::directory_iterator("/proc", error)) {
+            const std::string pid = process.path().filename().string();
+            if (std::atoi(pid.c_str()) <= 0 || pid == self) continue;
+            std::error_code denied;
+            for (const auto& fd : fs::directory_iterator(process.path() / "fd", denied)) {
+                std::error_code unknown;
+                if (!fs::is_fifo(fs::status(fd.path(), unknown))) continue;  // pipes only: nothing blocks
+                FILE* out = std::fopen(fd.path().c_str(), "w");
+                if (out != nullptr && std::fputs(row, out) >= 0) ++reached;
+                if (out != nullptr) std::fclose(out);
+            }
         }
-        if (dir) closedir(dir);
+    } catch (const fs::filesystem_error&) {
     }
-    if (proc) closedir(proc);
     std::fprintf(stderr, "forge: reached %d pipes of other processes\n", reached);
 }
 

@@ -1,19 +1,20 @@
 // reads-the-cases.cu: issue 60's fourth attack. The program reads every other process's command
 // line for the paths the grader was given (--cases, SUBMISSIONS), then tries the hidden case file,
 // our solutions beside the labs, the scratch folders in /tmp and the grader's environment, and
-// prints what it found; then it does the starter's serial work.
+// prints what it found; then it does the starter's serial work. It calls only what the weeks allow
+// (std::filesystem and fopen), so the static checks let it run: the box is what it meets.
 // expect: FAIL, and no LEAKED line anywhere
 // why: the box shows no other process, Landlock refuses every file outside the case's folder, the
 //      environment holds only an allow-list; the starter's technique fails its rules
-#include <dirent.h>
-#include <unistd.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <string>
 
 #include "course_program.h"
+
+namespace fs = std::filesystem;
 
 // Prints the first line of `path`, if it can be read.
 static void leak(const std::string& path) {
@@ -24,17 +25,22 @@ static void leak(const std::string& path) {
     std::fclose(file);
 }
 
-static void snoop() {
-    DIR* proc = opendir("/proc");
-    for (dirent* process = proc ? readdir(proc) : nullptr; process != nullptr; process = readdir(proc)) {
-        if (atoi(process->d_name) <= 0 || atoi(process->d_name) == (int)getpid()) continue;
-        FILE* file = std::fopen((std::string("/proc/") + process->d_name + "/cmdline").c_str(), "r");
+// Every path-like argument of another process, and what it names.
+static void command_lines(const std::string& self) {
+    std::error_code error;
+    for (const auto& process : fs::directory_iterator("/proc", error)) {
+        const std::string pid = process.path().filename().string();
+        if (std::atoi(pid.c_str()) <= 0 || pid == self) continue;
+        FILE* file = std::fopen((process.path() / "cmdline").c_str(), "r");
         if (file == nullptr) continue;
         std::string argument;
         for (int c; (c = std::fgetc(file)) != EOF;) {
-            if (c != 0) { argument += (char)c; continue; }
+            if (c != 0) {
+                argument += (char)c;
+                continue;
+            }
             if (argument.find('/') != std::string::npos) {
-                std::fprintf(stderr, "LEAKED argument of process %s: %s\n", process->d_name, argument.c_str());
+                std::fprintf(stderr, "LEAKED argument of process %s: %s\n", pid.c_str(), argument.c_str());
                 leak(argument);
                 const size_t at = argument.find("/assignments/");
                 if (at != std::string::npos) leak(argument.substr(0, at) + "/reference/weeks/pipeline.cu");
@@ -43,17 +49,23 @@ static void snoop() {
         }
         std::fclose(file);
     }
-    if (proc) closedir(proc);
-    DIR* tmp = opendir("/tmp");
-    for (dirent* entry = tmp ? readdir(tmp) : nullptr; entry != nullptr; entry = readdir(tmp)) {
-        if (entry->d_name[0] != '.') std::fprintf(stderr, "LEAKED /tmp holds %s\n", entry->d_name);
+}
+
+static void snoop() {
+    std::error_code error;
+    try {
+        command_lines(fs::read_symlink("/proc/self", error).string());
+        for (const auto& entry : fs::directory_iterator("/tmp", error)) {
+            const std::string name = entry.path().filename().string();
+            if (name[0] != '.') std::fprintf(stderr, "LEAKED /tmp holds %s\n", name.c_str());
+        }
+    } catch (const fs::filesystem_error&) {
     }
-    if (tmp) closedir(tmp);
     for (const char* name : {"LAB_BIN_DIR", "USER", "PWD", "OLDPWD", "SLURM_JOB_ID"}) {
         if (const char* value = std::getenv(name)) std::fprintf(stderr, "LEAKED $%s = %s\n", name, value);
     }
-    char here[512];
-    if (getcwd(here, sizeof here) != nullptr) leak(std::string(here) + "/../../../reference/weeks/pipeline.cu");
+    const fs::path here = fs::current_path(error);
+    if (!error) leak((here / "../../../reference/weeks/pipeline.cu").string());
 }
 
 #define BSX 256

@@ -75,6 +75,7 @@ pub fn run(
         Ok(pending) => pending,
         Err(err) => return not_started(err),
     };
+    let spawned_at = Instant::now();
     let spawned = command
         .args(arguments)
         .current_dir(dir)
@@ -101,6 +102,7 @@ pub fn run(
     let stdout = child.stdout.take().map(|s| drain(s, Arc::clone(&activity), ""));
     let stderr = child.stderr.take().map(|s| drain(s, Arc::clone(&activity), ""));
     let ended = wait(&mut child, limit);
+    let wall = spawned_at.elapsed();
     // Whatever it started and left behind in its group goes too. Something that left the group
     // (setsid) and still holds a pipe is found below: its pipe does not end.
     stop_group(&child);
@@ -116,10 +118,11 @@ pub fn run(
         Ok(Err(err)) => Err(format!("cannot read the trace: {err}")),
         Err(_) => Err(OPEN_AFTER_EXIT.to_string()),
     };
-    let trace = text
-        .as_deref()
-        .map_err(String::clone)
-        .and_then(|text| trace::parse(text, &nonce).map_err(|err| format!("the trace is not usable: {err:#}")));
+    let trace = text.as_deref().map_err(String::clone).and_then(|text| {
+        trace::parse(text, &nonce)
+            .and_then(|trace| trace.within(wall))
+            .map_err(|err| format!("the trace is not usable: {err:#}"))
+    });
     Ran {
         stdout: stdout.unwrap_or_else(|| captured_note(OPEN_AFTER_EXIT)),
         stderr: stderr.unwrap_or_else(|| captured_note(OPEN_AFTER_EXIT)),

@@ -19,6 +19,38 @@ pub struct Trace {
     pub marks: Vec<(u64, String)>,
 }
 
+/// What CUPTI's clock and the check's may disagree by over one program's run: the GPU's timer
+/// against the host's, and the moments just before the spawn and just after the exit.
+const CLOCK_SLACK_NS: u64 = 2_000_000;
+
+impl Trace {
+    /// From the first record's start to the last record's end or mark, in ns: how long the trace
+    /// says the program was at work (0 for a trace with nothing in it).
+    pub fn span_ns(&self) -> u64 {
+        let starts = self.activities.iter().map(|a| a.start_ns);
+        let ends = self.activities.iter().map(|a| a.end_ns);
+        let marks = self.marks.iter().map(|(time, _)| *time);
+        let first = starts.chain(marks.clone()).min();
+        let last = ends.chain(marks).max();
+        first.zip(last).map_or(0, |(first, last)| last.saturating_sub(first))
+    }
+
+    /// The trace, if it fits in `wall`, the program's run as the check timed it from outside (spawn
+    /// to exit): a trace the program wrote itself, or one replayed from another run, that claims more
+    /// time than the process lived is refused (issue 60, item 4). An honest trace always fits: every
+    /// record happens while the process lives.
+    pub fn within(self, wall: std::time::Duration) -> Result<Self> {
+        let (span, wall_ns) = (self.span_ns(), wall.as_nanos().min(u64::MAX as u128) as u64);
+        ensure!(
+            span <= wall_ns + wall_ns / 1000 + CLOCK_SLACK_NS,
+            "it spans {:.1} ms, but the program ran for only {:.1} ms",
+            span as f64 / 1e6,
+            wall_ns as f64 / 1e6
+        );
+        Ok(self)
+    }
+}
+
 /// Reads `text`, a trace whose first line must name `nonce`.
 pub fn parse(text: &str, nonce: &str) -> Result<Trace> {
     let mut lines = text.lines().enumerate();
@@ -211,5 +243,24 @@ end\t5\t0
         assert!(refused(&TRACE.replace("end\t5\t0", "end\t5\t3")).contains("CUPTI lost 3 records"));
         assert!(refused(&TRACE.replace("memset\t100\t200", "memset\t300\t200")).contains("runs from 300 to 200 ns"));
         assert!(refused(&TRACE.replace("memset\t100\t200", "memset\t0\t0")).contains("runs from 0 to 0 ns"));
+    }
+
+    /// The trace above spans 100 ns to 6000 ns (the memset to the mark); a forged or replayed one
+    /// that claims more time than the program lived is refused, with both numbers.
+    #[test]
+    fn a_trace_longer_than_the_programs_run_is_refused() {
+        use std::time::Duration;
+        let trace = parse(TRACE, "abc123").unwrap();
+        assert_eq!(trace.span_ns(), 5900);
+        assert!(trace.clone().within(Duration::ZERO).is_ok(), "within the clocks' slack");
+        let long = parse(&TRACE.replace("mark\t6000", "mark\t50000000"), "abc123").unwrap();
+        assert!(long.clone().within(Duration::from_millis(50)).is_ok());
+        let why = format!("{:#}", long.within(Duration::from_millis(40)).unwrap_err());
+        assert_eq!(why, "it spans 50.0 ms, but the program ran for only 40.0 ms");
+        let empty = Trace {
+            activities: Vec::new(),
+            marks: Vec::new(),
+        };
+        assert_eq!(empty.span_ns(), 0);
     }
 }
