@@ -28,10 +28,17 @@ pub fn page(
     case_names: Option<&[String]>,
 ) -> Vec<Block> {
     let student = grades.field(row, "student");
+    let names = run
+        .details
+        .as_ref()
+        .map(|details| details.cases.as_slice())
+        .or(case_names)
+        .unwrap_or_default();
+    let said = Said { cases, names };
     let mut blocks = vec![Block::Heading(1, format!("Feedback for {student}: week {week}"))];
-    blocks.push(Block::List(summary(grades, row, run.details.as_ref(), cases)));
+    blocks.push(Block::List(summary(grades, row, run.details.as_ref(), &said)));
     match &run.details {
-        Some(details) => blocks.extend(checks(details, cases)),
+        Some(details) => blocks.extend(checks(details, &said)),
         None => blocks.extend(verdicts_only(grades, row, cases, case_names)),
     }
     if let Some(details) = run
@@ -54,16 +61,67 @@ pub fn page(
     }
     if !run.said.trim().is_empty() {
         blocks.push(Block::Heading(2, "What nvcc and the lab said".into()));
-        blocks.push(Block::Code(run.said.clone()));
+        blocks.push(Block::Code(said.shown(&run.said)));
     }
     blocks
 }
 
+/// What the page may repeat of what the lab, nvcc and grade.sh said (the note, the verdict, nvcc's
+/// messages, the lab's stderr): every absolute path by its file name alone, since the grading
+/// machine's folders are none of the student's business (issue 60, item 5), and under hidden cases
+/// every case's name replaced, whatever line it turns up in.
+struct Said<'a> {
+    cases: Cases,
+    names: &'a [String],
+}
+
+impl Said<'_> {
+    fn shown(&self, text: &str) -> String {
+        let mut shown = file_names_only(text);
+        if self.cases == Cases::Hidden {
+            let mut names: Vec<&String> = self.names.iter().filter(|name| !name.is_empty()).collect();
+            names.sort_by_key(|name| std::cmp::Reverse(name.len())); // a name inside a longer one last
+            for name in names {
+                shown = shown.replace(name.as_str(), "a hidden case");
+            }
+        }
+        shown
+    }
+}
+
+/// `text` with each absolute path (a `/` that begins a word) cut to its last part: `/tmp/x/ann.cu(3):`
+/// becomes `ann.cu(3):`.
+fn file_names_only(text: &str) -> String {
+    const BEFORE: &[char] = &['"', '\'', '(', '[', '<', '=', '`'];
+    const AFTER: &[char] = &['"', '\'', '(', ')', '[', ']', '<', '>', ',', ';', '`'];
+    let mut shown = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find('/') {
+        let begins_word = rest[..at]
+            .chars()
+            .next_back()
+            .is_none_or(|c| c.is_whitespace() || BEFORE.contains(&c));
+        let end = rest[at..]
+            .find(|c: char| c.is_whitespace() || AFTER.contains(&c) || c == ':')
+            .map_or(rest.len(), |length| at + length);
+        shown.push_str(&rest[..at]);
+        let path = &rest[at..end];
+        match path.trim_end_matches('/').rsplit('/').next().filter(|_| begins_word) {
+            Some(name) if path.len() > 1 && !name.is_empty() => shown.push_str(name),
+            _ => shown.push_str(path),
+        }
+        rest = &rest[end..];
+    }
+    shown.push_str(rest);
+    shown
+}
+
 /// The lines at the top: the file, the case set (not for hidden cases: a student could hash guesses
 /// with `--list-cases`), the result, the score and the note.
-fn summary(grades: &Grades, row: usize, details: Option<&Details>, cases: Cases) -> Vec<Cell> {
+fn summary(grades: &Grades, row: usize, details: Option<&Details>, said: &Said) -> Vec<Cell> {
+    let cases = said.cases;
     let field = |name: &str| grades.field(row, name);
-    let mut lines = vec![Cell::Text(format!("File graded: {}", field("file")))];
+    let mut lines = vec![Cell::Text(format!("File graded: {}", said.shown(field("file"))))];
     if cases == Cases::Shown {
         lines.push(Cell::Text(format!(
             "Case set: {}",
@@ -80,14 +138,21 @@ fn summary(grades: &Grades, row: usize, details: Option<&Details>, cases: Cases)
     }
     for name in ["flags", "note"] {
         if !field(name).is_empty() {
-            lines.push(Cell::Text(format!("{}: {}", capitalised(name), field(name))));
+            lines.push(Cell::Text(format!(
+                "{}: {}",
+                capitalised(name),
+                said.shown(field(name))
+            )));
         }
     }
     if let Some(details) = details {
-        lines.push(Cell::Text(format!("Verdict: {}", details.verdict)));
+        lines.push(Cell::Text(format!("Verdict: {}", said.shown(&details.verdict))));
         match (details.sanitized, &details.sanitizer_note) {
             (true, None) => lines.push(Cell::Text("Every case ran under compute-sanitizer.".into())),
-            (true, Some(note)) => lines.push(Cell::Text(format!("Every case ran under compute-sanitizer: {note}."))),
+            (true, Some(note)) => lines.push(Cell::Text(format!(
+                "Every case ran under compute-sanitizer: {}.",
+                said.shown(note)
+            ))),
             (false, _) => {}
         }
     }
@@ -95,7 +160,8 @@ fn summary(grades: &Grades, row: usize, details: Option<&Details>, cases: Cases)
 }
 
 /// The table of every rule and case, as the lab's `--check` prints it.
-fn checks(details: &Details, cases: Cases) -> Vec<Block> {
+fn checks(details: &Details, said: &Said) -> Vec<Block> {
+    let cases = said.cases;
     let header = [
         "check",
         "verdict",
@@ -131,7 +197,8 @@ fn checks(details: &Details, cases: Cases) -> Vec<Block> {
             .rsplit_once("the first: ")
             .map_or(error.as_str(), |(_, first)| first);
         blocks.push(Block::Paragraph(format!(
-            "The file did not compile, so every check fails. nvcc's first error: {first}"
+            "The file did not compile, so every check fails. nvcc's first error: {}",
+            said.shown(first)
         )));
     }
     blocks.push(Block::Table {
@@ -176,12 +243,18 @@ fn cells(row: &Row, name: String, hide: bool) -> Vec<Cell> {
                 ),
                 None => cells.extend([dash(), dash(), dash()]),
             }
-            cells.push(outcome.finding.clone().map_or_else(dash, Cell::Text));
+            cells.push(
+                outcome
+                    .finding
+                    .as_deref()
+                    .map_or_else(dash, |found| Cell::Text(file_names_only(found))),
+            );
         }
         Err(NoResult::Machine(why)) => cells.push(Cell::Text(format!(
-            "not run: the machine could not ({why}); this says nothing of your kernel"
+            "not run: the machine could not ({}); this says nothing of your kernel",
+            file_names_only(why)
         ))),
-        Err(why) => cells.push(Cell::Text(why.why().to_string())),
+        Err(why) => cells.push(Cell::Text(file_names_only(why.why()))),
     }
     cells.resize(11, Cell::Text(String::new()));
     cells
@@ -230,4 +303,44 @@ fn capitalised(text: &str) -> String {
     chars
         .next()
         .map_or(String::new(), |first| first.to_uppercase().chain(chars).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_are_cut_to_their_file_names() {
+        assert_eq!(
+            file_names_only("/tmp/tmp.Fv9/ann lee.cu compiled"),
+            "ann lee.cu compiled"
+        );
+        assert_eq!(
+            file_names_only("/home/t/subs/ann.cu(12): error in \"/usr/include/x.h\", see /opt/cuda/"),
+            "ann.cu(12): error in \"x.h\", see cuda"
+        );
+        assert_eq!(
+            file_names_only("3/4 passed, a/b and / alone"),
+            "3/4 passed, a/b and / alone"
+        );
+        assert_eq!(file_names_only("(/a/b.cu:3)"), "(b.cu:3)");
+    }
+
+    #[test]
+    fn hidden_cases_are_not_named_in_anything_said() {
+        let names = ["N 4096, 4 streams".to_string(), "N 4096, 4 streams, seed 9".to_string()];
+        let hidden = Said {
+            cases: Cases::Hidden,
+            names: &names,
+        };
+        assert_eq!(
+            hidden.shown("case N 4096, 4 streams, seed 9 failed; N 4096, 4 streams too"),
+            "case a hidden case failed; a hidden case too"
+        );
+        let shown = Said {
+            cases: Cases::Shown,
+            names: &names,
+        };
+        assert_eq!(shown.shown("N 4096, 4 streams in /x/y.cu"), "N 4096, 4 streams in y.cu");
+    }
 }

@@ -121,6 +121,25 @@ fn a_students_page_says_what_failed_where_and_what_nvcc_said() {
         uncompiled.contains("The file did not compile") && uncompiled.contains("(21): error: "),
         "{uncompiled}"
     );
+    // What the lab said names the file as graded, by its name alone: no student's page shows a folder
+    // of the grading machine (the class page is the teacher's).
+    let copy = page_of(&out, "copy-renamed-by-sed", "md");
+    assert!(
+        copy.contains("copy-renamed-by-sed.cu compiled (for GPU 0, sm_90)"),
+        "{copy}"
+    );
+    for entry in std::fs::read_dir(&out)
+        .unwrap()
+        .flatten()
+        .filter(|entry| entry.file_name() != "index.html")
+    {
+        let page = read(entry.path());
+        assert!(
+            !page.contains("/work/") && !page.contains("/tmp/"),
+            "{}: {page}",
+            entry.path().display()
+        );
+    }
     let traps = page_of(&out, "traps", "html");
     assert!(traps.contains("<span class=\"FAULT\">FAULT</span>"), "{traps}");
     let two = page_of(&out, "two-files", "md");

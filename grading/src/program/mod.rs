@@ -308,7 +308,7 @@ fn compile_ours(path: &Path, arch: u32) -> Result<runtime::Program> {
 }
 
 /// The student's file by its name alone: messages and notes never show the grading machine's folders.
-fn shown(source: &Path) -> String {
+pub(crate) fn shown(source: &Path) -> String {
     source.file_name().map_or_else(
         || source.display().to_string(),
         |name| name.to_string_lossy().into_owned(),
