@@ -93,15 +93,26 @@ impl Integrand {
     ///
     /// All of it times `MARGIN`. A kernel with a wrong weight, point or sub-interval is off by a share
     /// of the sum itself, far beyond; one in single precision by 1e-7 of it, beyond too.
+    ///
+    /// Near the largest double there is no bound (infinity): where 6 max|f| max(1, h), with each point
+    /// moved by its rounding, reaches half of it (exp beyond x of about 700), one correct order of the
+    /// operations overflows and another does not (`(f0 + 4 f1 + f2) * h / 6` against ours, `h / 6 *
+    /// (...)`), so the sum may be finite or infinite there; only a NaN is wrong.
     pub fn simpson_bound(self, a: f64, x: f64, h: f64) -> f64 {
         const HALF_ULP: f64 = f64::EPSILON / 2.0;
         const ARGUMENT_ULPS: f64 = 8.0;
         const FUNCTION_ULPS: f64 = 8.0;
         const SUM_ULPS: f64 = 8.0;
         const MARGIN: f64 = 4.0;
+        let points = [(x, 1.0), (x + h / 2.0, 4.0), (x + h, 1.0)];
+        if self.near_overflow(
+            &points.map(|(p, _)| (p, ARGUMENT_ULPS * HALF_ULP * (a.abs() + p.abs() + h.abs()))),
+            h,
+        ) {
+            return f64::INFINITY;
+        }
         // Each term scaled by h / 6 at once, so that values near the largest double do not overflow.
         let sixth = h.abs() / 6.0;
-        let points = [(x, 1.0), (x + h / 2.0, 4.0), (x + h, 1.0)];
         let terms = points.iter().map(|&(p, weight)| {
             let argument = ARGUMENT_ULPS * HALF_ULP * (a.abs() + p.abs() + h.abs());
             let value = sixth * weight * self.f(p).abs();
@@ -112,6 +123,18 @@ impl Integrand {
         // each f, and each step after it, may be off by that much (exp at x = -719 is 1e-313).
         let underflow = 8.0 * f64::MIN_POSITIVE * (1.0 + h.abs());
         MARGIN * (terms.sum::<f64>() + underflow)
+    }
+
+    /// Whether some correct order of Simpson's operations on `points` (each with how far rounding may
+    /// move it) could overflow: 6 |f| max(1, h) at any of them, moved either way, reaches half the
+    /// largest double, or f is infinite there.
+    fn near_overflow(self, points: &[(f64, f64); 3], h: f64) -> bool {
+        let scale = 6.0 * h.abs().max(1.0);
+        points.iter().any(|&(p, moved)| {
+            [p - moved, p, p + moved]
+                .iter()
+                .any(|&q| !(scale * self.f(q).abs() < f64::MAX / 2.0))
+        })
     }
 }
 
@@ -146,6 +169,28 @@ pub fn compensated_sum(values: &[f64]) -> f64 {
 mod tests {
     use super::*;
     use approx::assert_relative_eq;
+
+    /// Issue 66, found by week 1's honest corpus on an H200: exp on [-376122.8, 615330.6] in 265665
+    /// sub-intervals (h about 3.7) has a sub-interval near x = 705 whose sum, about 8.2e307, is finite
+    /// in our order (h / 6 first) and infinite in `(f0 + 4 f1 + f2) * h / 6`. There the bound is
+    /// infinite (finite or infinite, only a NaN is wrong); a sub-interval well below keeps its bound.
+    #[test]
+    fn near_the_largest_double_either_order_of_the_rule_is_right() {
+        let (a, h) = (-376122.81647561875, (615330.6062774408 + 376122.81647561875) / 265665.0);
+        let edge = a + 100973.0 * h;
+        let ours = Integrand::Exp.simpson(edge, h);
+        assert!(ours.is_finite() && ours > 1e307, "{ours}");
+        let theirs =
+            (Integrand::Exp.f(edge) + 4.0 * Integrand::Exp.f(edge + h / 2.0) + Integrand::Exp.f(edge + h)) * h / 6.0;
+        assert!(theirs.is_infinite());
+        assert_eq!(Integrand::Exp.simpson_bound(a, edge, h), f64::INFINITY);
+        let below = a + 100900.0 * h;
+        let bound = Integrand::Exp.simpson_bound(a, below, h);
+        assert!(
+            bound.is_finite() && bound < 1e-6 * Integrand::Exp.simpson(below, h),
+            "{bound}"
+        );
+    }
 
     #[test]
     fn exact_integrals_are_right() {
