@@ -610,6 +610,21 @@ mod tests {
     }
 }
 
+/// The honest corpus of `week` (`assignments/<week>/honest/*.cu`, issue 61): correct kernels written
+/// differently from ours, which every rule must pass; their paths, sorted, at least six.
+pub fn honest_kernels(week: &str, manifest_dir: &str) -> Vec<String> {
+    let folder = repository_file(&format!("assignments/{week}/honest"), manifest_dir);
+    let mut files: Vec<String> = fs::read_dir(&folder)
+        .unwrap_or_else(|err| panic!("{folder}: {err}"))
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "cu"))
+        .map(|path| path.display().to_string())
+        .collect();
+    files.sort();
+    assert!(files.len() >= 6, "{week}: an honest corpus of {} kernels", files.len());
+    files
+}
+
 /// One kernel of a week's red-team corpus (`assignments/<week>/adversarial/`, issue 39): its file and
 /// the verdict its header promises (`// expect: ...`, `// why: ...`).
 #[derive(Debug, Clone)]

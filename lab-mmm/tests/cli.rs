@@ -394,6 +394,28 @@ fn week_3_rules_read_the_tiles_from_ptxas_and_the_barrier_from_the_ptx() {
     );
 }
 
+/// Issue 61: the honest corpora of weeks 2 and 3 (correct kernels written differently from ours:
+/// flat or padded tiles, helpers, while loops, pointer walks, fused multiply-adds) compile and pass
+/// every rule read from what nvcc made; the GPU tests run their cases.
+#[test]
+fn the_honest_corpora_of_weeks_2_and_3_pass_the_rules_read_from_the_code() {
+    for (week, kernel) in [("02-mmm-ab", "naive"), ("03-mmm-tiled", "tiled")] {
+        for file in common::testing::honest_kernels(week, env!("CARGO_MANIFEST_DIR")) {
+            let outcome = common::testing::check_kernel_source(
+                "lab-mmm",
+                LAB,
+                env!("CARGO_MANIFEST_DIR"),
+                &file,
+                &["--kernel", kernel, "--dry-run"],
+            );
+            assert!(
+                outcome.code == Some(0) && !outcome.stdout.contains("| FAIL |"),
+                "{file}: {outcome:?}"
+            );
+        }
+    }
+}
+
 /// Issue 39: the red-team corpus of week 3, the verdicts that need no GPU (compile errors, rules read
 /// from what nvcc made); the GPU tests run all of them.
 #[test]

@@ -1064,13 +1064,14 @@ fn the_labs_run_puts_each_kernels_verdict_on_its_own_row() {
     }
 }
 
-/// Issue 66: random cases from weeks 2 and 3's legal space (sides 1 to 8192, f64 or f32; the draws
-/// keep M x K x N within 2^27 so that the CPU's products take seconds): our kernels pass every one,
-/// naive and tiled, the measured rules included. The seed is printed with a failure
-/// (`LAB_LEGAL_SEED` draws the same cases again, `LAB_LEGAL_CASES` more of them).
+/// Issues 66 and 61: random cases from weeks 2 and 3's legal space (sides 1 to 8192, f64 or f32; the
+/// draws keep M x K x N within 2^27 so that the CPU's products take seconds): our kernels pass every
+/// one, naive and tiled, the measured rules included, and so does each kernel of the week's honest
+/// corpus (`assignments/<week>/honest/`), on the week's own cases too. The seed is printed with a
+/// failure (`LAB_LEGAL_SEED` draws the same cases again, `LAB_LEGAL_CASES` more of them).
 #[test]
 #[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
-fn weeks_2_and_3_random_legal_cases_pass_our_kernels() {
+fn weeks_2_and_3_random_legal_cases_pass_our_kernels_and_the_honest_corpus() {
     use common::testing::{assert_passes_cases, legal_case_count, legal_lines, legal_seed, log_uniform};
     let seed = legal_seed();
     let mut random = Random::new(seed);
@@ -1084,5 +1085,14 @@ fn weeks_2_and_3_random_legal_cases_pass_our_kernels() {
         });
         let check = |file: &str, extra: &[&str]| check_with(file, kernel, extra);
         assert_passes_cases(seed, "kernels/cuda/mmm.cu", &[], &lines, check);
+        let week = if kernel == "naive" { "02-mmm-ab" } else { "03-mmm-tiled" };
+        for file in common::testing::honest_kernels(week, env!("CARGO_MANIFEST_DIR")) {
+            let default = check(&file, &[]);
+            assert!(
+                default.code == Some(0) && default.stdout.contains("Solution is correct"),
+                "{file}: {default:?}"
+            );
+            assert_passes_cases(seed, &file, &[], &lines, check);
+        }
     }
 }

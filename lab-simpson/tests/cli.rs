@@ -243,3 +243,17 @@ fn another_weeks_file_names_the_lab_it_belongs_to() {
         "{dry:?}"
     );
 }
+
+/// Issue 61: week 1's honest corpus (correct kernels written differently from ours: points from the
+/// interval's ends, helpers, explicit fma, weights in a loop, a grid-stride loop) compiles and its
+/// dry run passes; the GPU tests run its cases.
+#[test]
+fn the_honest_corpus_of_week_1_compiles_and_its_dry_run_passes() {
+    for file in common::testing::honest_kernels("01-simpson", env!("CARGO_MANIFEST_DIR")) {
+        let outcome = run(LAB, &["--kernel-source", &file, "--check", "--dry-run"]);
+        assert!(
+            outcome.code == Some(0) && !outcome.stdout.contains("| FAIL |"),
+            "{file}: {outcome:?}"
+        );
+    }
+}

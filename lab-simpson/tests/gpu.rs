@@ -272,6 +272,40 @@ fn week_1_a_marked_check_is_vouched_for_and_a_changed_one_is_not() {
 /// Issue 66: random cases from the week's legal space (any integrand, A < B within 10^6, blocks of 1
 /// to 1024 threads, sizes from 1 up) on our kernels, every sum within its error bound; the seed is
 /// printed with a failure (`LAB_LEGAL_SEED` draws the same cases again, `LAB_LEGAL_CASES` more).
+/// Issues 61 and 66: week 1's honest corpus (`assignments/01-simpson/honest/`) passes the week's
+/// cases and random legal ones (the draws of [`week_1_random_legal_cases_pass_our_kernels`], as case
+/// lines), as our kernel does. The seed is printed with a failure (`LAB_LEGAL_SEED`, and
+/// `LAB_LEGAL_CASES` for more cases).
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn week_1_the_honest_corpus_passes_the_cases_and_random_legal_ones() {
+    use common::testing::{assert_passes_cases, legal_case_count, legal_lines, legal_seed, log_uniform};
+    let seed = legal_seed();
+    let mut random = Random::new(seed);
+    let lab = common::testing::lab_binary("lab-simpson", env!("CARGO_BIN_EXE_lab-simpson"));
+    let lines = legal_lines(&lab, &[], legal_case_count(20), || {
+        let integrand = ["pi", "sin", "exp", "peak"][random.below(4) as usize];
+        let a = random.uniform(-1e6, 1e6);
+        let b = if random.below(2) == 0 {
+            a + 10f64.powf(random.uniform(-6.0, 3.0))
+        } else {
+            random.uniform(a, 1e6)
+        };
+        let block_size = log_uniform(&mut random, 1024);
+        let blocks = log_uniform(&mut random, (1 << 22) / block_size);
+        format!("{integrand} {a} {} {} {block_size}", b.min(1e6), blocks * block_size)
+    });
+    let files = std::iter::once("kernels/cuda/simpson.cu".to_string()).chain(common::testing::honest_kernels(
+        "01-simpson",
+        env!("CARGO_MANIFEST_DIR"),
+    ));
+    for file in files {
+        let default = check(&file, &[]);
+        assert!(default.code == Some(0), "{file}: {default:?}");
+        assert_passes_cases(seed, &file, &[], &lines, check);
+    }
+}
+
 #[test]
 #[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
 fn week_1_random_legal_cases_pass_our_kernels() {

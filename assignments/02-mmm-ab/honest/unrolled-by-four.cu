@@ -1,0 +1,44 @@
+// unrolled-by-four.cu: an honest week-2 kernel (issue 61's corpus): the k loop unrolled by hand by
+// four into four partial sums, the rest one by one, the partial sums added at the end.
+// expect: PASS
+#include "matrix_view.cuh"
+#include "stamps.cuh"
+
+#ifndef BLOCK_SIZE
+#error "compile with -DBLOCK_SIZE=16 or 32"
+#endif
+
+// One thread per c(row, col); threads outside C do nothing.
+template <typename T>
+__device__ void mmm_ab(MatrixView<T> a, MatrixView<T> b, MatrixView<T> c) {
+    const int row = blockIdx.y * blockDim.y + threadIdx.y;
+    const int col = blockIdx.x * blockDim.x + threadIdx.x;
+    if (row >= c.rows || col >= c.cols) return;
+    T s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    int k = 0;
+    for (; k + 3 < a.cols; k += 4) {
+        s0 += a(row, k) * b(k, col);
+        s1 += a(row, k + 1) * b(k + 1, col);
+        s2 += a(row, k + 2) * b(k + 2, col);
+        s3 += a(row, k + 3) * b(k + 3, col);
+    }
+    for (; k < a.cols; ++k) s0 += a(row, k) * b(k, col);
+    c(row, col) = (s0 + s1) + (s2 + s3);
+}
+
+// mmm: week 3's tiled kernel, not written yet (week 2 checks mmm_ab alone).
+template <typename T>
+__device__ void mmm(MatrixView<T> a, MatrixView<T> b, MatrixView<T> c) {}
+
+// Plain C names for the host to look up, one per precision.
+extern "C" __global__ void mmm_ab_f32(MatrixView<float> a, MatrixView<float> b, MatrixView<float> c) { mmm_ab(a, b, c); }
+extern "C" __global__ void mmm_ab_f64(MatrixView<double> a, MatrixView<double> b, MatrixView<double> c) { mmm_ab(a, b, c); }
+extern "C" __global__ void mmm_f32(MatrixView<float> a, MatrixView<float> b, MatrixView<float> c) { mmm(a, b, c); }
+extern "C" __global__ void mmm_f64(MatrixView<double> a, MatrixView<double> b, MatrixView<double> c) { mmm(a, b, c); }
+
+// The twin the streams chronograms launch (stamps.cuh): the same product, stamped with when it ran.
+extern "C" __global__ void mmm_f64_stamped(MatrixView<double> a, MatrixView<double> b, MatrixView<double> c, Stamp* stamp) {
+    stamp_start(stamp);
+    mmm(a, b, c);
+    stamp_end(stamp);
+}
