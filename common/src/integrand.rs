@@ -131,9 +131,10 @@ impl Integrand {
     fn near_overflow(self, points: &[(f64, f64); 3], h: f64) -> bool {
         let scale = 6.0 * h.abs().max(1.0);
         points.iter().any(|&(p, moved)| {
-            [p - moved, p, p + moved]
-                .iter()
-                .any(|&q| !(scale * self.f(q).abs() < f64::MAX / 2.0))
+            [p - moved, p, p + moved].iter().any(|&q| {
+                let size = scale * self.f(q).abs();
+                size.is_nan() || size >= f64::MAX / 2.0
+            })
         })
     }
 }

@@ -7,7 +7,8 @@
 //! the trace into a pipe only the check reads: no file on disk for the program to rewrite after it,
 //! and anything written after it makes the trace unusable. Both the pipe and the output must end
 //! when the program does: a process it started that outlives it (out of its group, `setsid`) and
-//! holds them is found that way and makes the case a fault.
+//! holds them is found that way and makes the case a fault. The run is timed from outside, spawn to
+//! exit, and a trace that spans more than that is refused ([`Trace::within`]).
 
 use std::ffi::OsString;
 use std::io::Read as _;
