@@ -402,7 +402,7 @@ int main(int argc, char** argv) {
     CHECK_CUDA(cudaMalloc(&device, 400));
     add_one<<<1, 32>>>(device);
     CHECK_LAUNCH();
-    CHECK_CUDA(cudaDeviceSynchronize());
+    if (cudaDeviceSynchronize() != cudaSuccess) return 1;
     CHECK_CUDA(cudaFree(device));
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
     const std::chrono::duration<double, std::milli> ms = std::chrono::steady_clock::now() - start;
