@@ -210,7 +210,8 @@ pub fn check_program_source(lab: &str, built: &str, manifest_dir: &str, file: &s
 /// Issue 60: every red-team program in `folder` (at least `count`) meets what its header's
 /// `// expect:` line promises, checked by `check` with `--show-output`: `refused: REASON` (exit 1,
 /// REASON on stderr, nothing run), or a verdict (`FAIL`, `FAULT`) in the table of a run in the box
-/// (exit 1). Nothing marked `FORGED` or `LEAKED` shows anywhere in either.
+/// (exit 1), with the words of a `// reason:` line in it where the header has one (so that a verdict
+/// reached some other way does not count). Nothing marked `FORGED` or `LEAKED` shows anywhere.
 pub fn assert_red_team_fails(folder: &str, manifest_dir: &str, count: usize, check: impl Fn(&str, &[&str]) -> Outcome) {
     let mut files: Vec<_> = fs::read_dir(repository_file(folder, manifest_dir))
         .unwrap_or_else(|err| panic!("{folder}: {err}"))
@@ -248,6 +249,9 @@ pub fn assert_red_team_fails(folder: &str, manifest_dir: &str, count: usize, che
                     "{}: {outcome:?}",
                     file.display()
                 );
+                if let Some(reason) = text.lines().find_map(|line| line.strip_prefix("// reason: ")) {
+                    assert!(outcome.stdout.contains(reason), "{}: {outcome:?}", file.display());
+                }
             }
         }
         println!("{}: {expect}", file.display());

@@ -5,6 +5,7 @@
 // memory overlapping another chunk's kernel on streams of their own. Its real work is the
 // starter's, serial and pageable.
 // expect: FAULT, and no FORGED line anywhere
+// reason: something was written after the trace's end
 // why: it cannot leave without the exit handlers (_exit, _Exit, quick_exit are off the list), so the
 //      recorder's own trace follows the forged one in the pipe and the check refuses both
 #include <cstdio>
