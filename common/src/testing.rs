@@ -4,7 +4,7 @@
 
 use std::fs;
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
@@ -207,54 +207,37 @@ pub fn check_program_source(lab: &str, built: &str, manifest_dir: &str, file: &s
     run(&lab_binary(lab, built), &args)
 }
 
-/// Issue 60: every red-team program in `folder` (at least `count`) meets what its header's
-/// `// expect:` line promises, checked by `check` with `--show-output`: `refused: REASON` (exit 1,
-/// REASON on stderr, nothing run), or a verdict (`FAIL`, `FAULT`) in the table of a run in the box
-/// (exit 1), with the words of a `// reason:` line in it where the header has one (so that a verdict
-/// reached some other way does not count). Nothing marked `FORGED` or `LEAKED` shows anywhere.
-pub fn assert_red_team_fails(folder: &str, manifest_dir: &str, count: usize, check: impl Fn(&str, &[&str]) -> Outcome) {
-    let mut files: Vec<_> = fs::read_dir(repository_file(folder, manifest_dir))
-        .unwrap_or_else(|err| panic!("{folder}: {err}"))
-        .map(|entry| entry.unwrap().path())
-        .collect();
-    files.sort();
-    assert!(files.len() >= count, "{files:?}");
-    for file in files {
-        let text = fs::read_to_string(&file).unwrap();
-        let expect = text
-            .lines()
-            .find_map(|line| line.strip_prefix("// expect: "))
-            .unwrap_or_else(|| panic!("{} has no `// expect:` line", file.display()));
-        let outcome = check(file.to_str().unwrap(), &["--show-output"]);
+/// Issue 60: every red-team program of `week` ([`adversaries`], at least `count`) meets what its
+/// header's `// expect:` line promises, checked by `check` with `--show-output`: `refused: REASON`
+/// (exit 1, REASON on stderr, nothing run), or a verdict (`FAIL`, `FAULT`) in the table of a run in
+/// the box (exit 1), with the words of a `// reason:` line in it where the header has one (so that a
+/// verdict reached some other way does not count). Nothing marked `FORGED` or `LEAKED` shows anywhere.
+pub fn assert_red_team_fails(week: &str, manifest_dir: &str, count: usize, check: impl Fn(&str, &[&str]) -> Outcome) {
+    let corpus = adversaries(week, manifest_dir);
+    assert!(corpus.len() >= count, "{corpus:?}");
+    for adversary in corpus {
+        let file = &adversary.file;
+        let outcome = check(file, &["--show-output"]);
         let everything = format!("{}{}", outcome.stdout, outcome.stderr);
         for marker in ["FORGED", "LEAKED"] {
-            assert!(
-                !everything.contains(marker),
-                "{}: {marker}\n{everything}",
-                file.display()
-            );
+            assert!(!everything.contains(marker), "{file}: {marker}\n{everything}");
         }
-        assert_eq!(outcome.code, Some(1), "{}: {outcome:?}", file.display());
-        match expect.strip_prefix("refused: ") {
-            Some(reason) => assert!(outcome.stderr.contains(reason), "{}: {outcome:?}", file.display()),
+        assert_eq!(outcome.code, Some(1), "{file}: {outcome:?}");
+        match adversary.expect.strip_prefix("refused: ") {
+            Some(reason) => assert!(outcome.stderr.contains(reason), "{file}: {outcome:?}"),
             None => {
-                let verdict = expect.split(',').next().unwrap_or(expect);
+                let verdict = adversary.expect.split(',').next().unwrap_or(&adversary.expect);
                 assert!(
                     outcome.stdout.contains(&format!("| {verdict} |")),
-                    "{}: {outcome:?}",
-                    file.display()
+                    "{file}: {outcome:?}"
                 );
-                assert!(
-                    outcome.stdout.contains("\nsandbox: namespaces"),
-                    "{}: {outcome:?}",
-                    file.display()
-                );
-                if let Some(reason) = text.lines().find_map(|line| line.strip_prefix("// reason: ")) {
-                    assert!(outcome.stdout.contains(reason), "{}: {outcome:?}", file.display());
+                assert!(outcome.stdout.contains("\nsandbox: namespaces"), "{file}: {outcome:?}");
+                if let Some(reason) = &adversary.reason {
+                    assert!(outcome.stdout.contains(reason.as_str()), "{file}: {outcome:?}");
                 }
             }
         }
-        println!("{}: {expect}", file.display());
+        println!("{file}: {}", adversary.expect);
     }
 }
 
@@ -617,25 +600,35 @@ mod tests {
 /// The honest corpus of `week` (`assignments/<week>/honest/*.cu`, issue 61): correct kernels written
 /// differently from ours, which every rule must pass; their paths, sorted, at least six.
 pub fn honest_kernels(week: &str, manifest_dir: &str) -> Vec<String> {
-    let folder = repository_file(&format!("assignments/{week}/honest"), manifest_dir);
-    let mut files: Vec<String> = fs::read_dir(&folder)
-        .unwrap_or_else(|err| panic!("{folder}: {err}"))
-        .map(|entry| entry.unwrap().path())
-        .filter(|path| path.extension().is_some_and(|ext| ext == "cu"))
+    let files: Vec<String> = corpus_files(week, "honest", manifest_dir)
+        .iter()
         .map(|path| path.display().to_string())
         .collect();
-    files.sort();
     assert!(files.len() >= 6, "{week}: an honest corpus of {} kernels", files.len());
     files
 }
 
-/// One kernel of a week's red-team corpus (`assignments/<week>/adversarial/`, issue 39): its file and
-/// the verdict its header promises (`// expect: ...`, `// why: ...`).
+/// The `.cu` files of `assignments/<week>/<folder>/`, sorted by name.
+fn corpus_files(week: &str, folder: &str, manifest_dir: &str) -> Vec<PathBuf> {
+    let folder = PathBuf::from(repository_file(&format!("assignments/{week}/{folder}"), manifest_dir));
+    let mut files: Vec<PathBuf> = fs::read_dir(&folder)
+        .unwrap_or_else(|err| panic!("{}: {err}", folder.display()))
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "cu"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// One file of a week's red-team corpus (`assignments/<week>/adversarial/`, issues 39 and 60): its
+/// path and the verdict its header promises (`// expect: ...`, `// why: ...`, and for a program the
+/// words the verdict's table must hold, `// reason: ...`, where it says).
 #[derive(Debug, Clone)]
 pub struct Adversary {
     pub file: String,
     pub expect: String,
     pub why: String,
+    pub reason: Option<String>,
 }
 
 impl Adversary {
@@ -649,19 +642,8 @@ impl Adversary {
 
 /// The corpus of `week` (`03-mmm-tiled`), sorted by file name; every file must say what it expects.
 pub fn adversaries(week: &str, manifest_dir: &str) -> Vec<Adversary> {
-    let folder = Path::new(&repository_file(
-        &format!("assignments/{week}/adversarial"),
-        manifest_dir,
-    ))
-    .to_path_buf();
-    let mut files: Vec<_> = fs::read_dir(&folder)
-        .unwrap_or_else(|err| panic!("{}: {err}", folder.display()))
-        .map(|entry| entry.unwrap().path())
-        .collect();
-    files.sort();
-    files
+    corpus_files(week, "adversarial", manifest_dir)
         .into_iter()
-        .filter(|path| path.extension().is_some_and(|ext| ext == "cu"))
         .map(|path| {
             let text = fs::read_to_string(&path).unwrap_or_else(|err| panic!("{}: {err}", path.display()));
             let field = |name: &str| {
@@ -673,7 +655,13 @@ pub fn adversaries(week: &str, manifest_dir: &str) -> Vec<Adversary> {
             let file = path.canonicalize().unwrap().display().to_string();
             let expect = field("// expect: ").unwrap_or_else(|| panic!("{file} has no `// expect:` line"));
             let why = field("// why: ").unwrap_or_else(|| panic!("{file} has no `// why:` line"));
-            Adversary { file, expect, why }
+            let reason = field("// reason: ");
+            Adversary {
+                file,
+                expect,
+                why,
+                reason,
+            }
         })
         .collect()
 }

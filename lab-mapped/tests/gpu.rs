@@ -184,12 +184,7 @@ fn week_6_mmm_streamed_and_pinned_is_judged_by_its_results_and_its_trace() {
 #[test]
 #[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
 fn week_6_red_team_programs_fail_and_leak_nothing() {
-    common::testing::assert_red_team_fails(
-        "assignments/06-pinned-mapped/adversarial",
-        env!("CARGO_MANIFEST_DIR"),
-        3,
-        check_program,
-    );
+    common::testing::assert_red_team_fails("06-pinned-mapped", env!("CARGO_MANIFEST_DIR"), 3, check_program);
 }
 
 /// Issue 66: week 6's legal cases, the issue's tiny products (COUNT 3, N 7) among them, and random

@@ -478,12 +478,7 @@ fn week_5_mmm_streamed_is_judged_by_its_results_and_its_trace() {
 #[test]
 #[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
 fn week_5_red_team_programs_fail_and_leak_nothing() {
-    common::testing::assert_red_team_fails(
-        "assignments/05-streams/adversarial",
-        env!("CARGO_MANIFEST_DIR"),
-        6,
-        check_program_with,
-    );
+    common::testing::assert_red_team_fails("05-streams", env!("CARGO_MANIFEST_DIR"), 6, check_program_with);
 }
 
 /// Issue 66: legal cases a teacher may write where nobody can overlap (a small N, many streams for

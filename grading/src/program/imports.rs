@@ -285,17 +285,10 @@ mod tests {
     #[test]
     fn the_red_team_programs_are_refused_for_what_they_call() {
         let mut refusals = 0;
-        for folder in [
-            "assignments/05-streams/adversarial",
-            "assignments/06-pinned-mapped/adversarial",
-        ] {
-            let path = common::testing::repository_file(folder, env!("CARGO_MANIFEST_DIR"));
-            for entry in std::fs::read_dir(path).unwrap() {
-                let file = entry.unwrap().path();
-                let text = std::fs::read_to_string(&file).unwrap();
-                let name = format!("{folder}/{}", file.file_name().unwrap().to_string_lossy());
-                let found = refused_in(&name);
-                match text.lines().find_map(|line| line.strip_prefix("// expect: refused: ")) {
+        for week in ["05-streams", "06-pinned-mapped"] {
+            for adversary in common::testing::adversaries(week, env!("CARGO_MANIFEST_DIR")) {
+                let (name, found) = (&adversary.file, refused_in(&adversary.file));
+                match adversary.expect.strip_prefix("refused: ") {
                     Some(reason) => {
                         assert!(found.iter().any(|line| line.starts_with(reason)), "{name}: {found:?}");
                         refusals += 1;
