@@ -102,3 +102,23 @@ fn every_value_flag_takes_any_number_or_word_without_a_panic() {
     // Every flag of --help with numbers at and past u32 and u64, negative ones, units and words.
     assert_every_value_flag_fails_cleanly(LAB, "lab-constant-tracer");
 }
+
+/// Issue 61: week 4's honest corpus (the spheres reached through other casts, a helper, a named
+/// pointer, the tracer written out) compiles and passes the rule read from the ptxas report; the GPU
+/// tests run its cases.
+#[test]
+fn the_honest_corpus_of_week_4_passes_the_rule_read_from_the_ptxas_report() {
+    for file in common::testing::honest_kernels("04-constant-tracer", env!("CARGO_MANIFEST_DIR")) {
+        let outcome = common::testing::check_kernel_source(
+            "lab-constant-tracer",
+            LAB,
+            env!("CARGO_MANIFEST_DIR"),
+            &file,
+            &["--dry-run"],
+        );
+        assert!(
+            outcome.code == Some(0) && outcome.stdout.contains("| PASS |") && !outcome.stdout.contains("| FAIL |"),
+            "{file}: {outcome:?}"
+        );
+    }
+}

@@ -151,13 +151,14 @@ fn week_4_the_solution_passes_under_compute_sanitizer() {
     );
 }
 
-/// Issue 66: random cases from week 4's legal space (1 to 8192 pixels each way, drawn up to 2048 so
-/// that the CPU's images take seconds; any number of spheres the constant memory holds): our tracer
-/// passes every one, pixel for pixel. The seed is printed with a failure (`LAB_LEGAL_SEED`,
-/// `LAB_LEGAL_CASES`).
+/// Issues 66 and 61: random cases from week 4's legal space (1 to 8192 pixels each way, drawn up to
+/// 2048 so that the CPU's images take seconds; any number of spheres the constant memory holds): our
+/// tracer passes every one, pixel for pixel, the measured rule included, and so does each tracer of
+/// the week's honest corpus (`assignments/04-constant-tracer/honest/`), on the week's own cases too.
+/// The seed is printed with a failure (`LAB_LEGAL_SEED`, `LAB_LEGAL_CASES`).
 #[test]
 #[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
-fn week_4_random_legal_cases_pass_our_tracer() {
+fn week_4_random_legal_cases_pass_our_tracer_and_the_honest_corpus() {
     use common::testing::{assert_passes_cases, legal_case_count, legal_lines, legal_seed, log_uniform};
     let seed = legal_seed();
     let mut random = common::verify::Random::new(seed);
@@ -168,4 +169,12 @@ fn week_4_random_legal_cases_pass_our_tracer() {
         format!("{width} {height} {spheres} {}", random.next_u64())
     });
     assert_passes_cases(seed, "kernels/cuda/tracer.cu", &[], &lines, check);
+    for file in common::testing::honest_kernels("04-constant-tracer", env!("CARGO_MANIFEST_DIR")) {
+        let default = check(&file, &[]);
+        assert!(
+            default.code == Some(0) && default.stdout.contains("Solution is correct"),
+            "{file}: {default:?}"
+        );
+        assert_passes_cases(seed, &file, &[], &lines, check);
+    }
 }

@@ -104,3 +104,23 @@ fn the_week_7_red_team_gets_its_static_verdicts_without_a_gpu() {
         true,
     );
 }
+
+/// Issue 61: week 7's honest corpus (the child launch in a helper, a branch, on the tail-launch or a
+/// named stream, with dim3 shapes) compiles and passes the rule read from the PTX; the GPU tests run
+/// its cases.
+#[test]
+fn the_honest_corpus_of_week_7_passes_the_rule_read_from_the_ptx() {
+    for file in common::testing::honest_kernels("07-dynamic-parallelism", env!("CARGO_MANIFEST_DIR")) {
+        let outcome = common::testing::check_kernel_source(
+            "lab-dynamic-parallel",
+            LAB,
+            env!("CARGO_MANIFEST_DIR"),
+            &file,
+            &["--dry-run"],
+        );
+        assert!(
+            outcome.code == Some(0) && outcome.stdout.contains("| PASS |") && !outcome.stdout.contains("| FAIL |"),
+            "{file}: {outcome:?}"
+        );
+    }
+}

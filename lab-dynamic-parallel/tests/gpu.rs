@@ -232,13 +232,14 @@ fn the_week_7_red_team_gets_its_verdicts() {
     );
 }
 
-/// Issue 66: random cases from week 7's legal space (any integrand, A < B within 10^6, a tolerance
-/// the lab finds meaningful for the case, depth 1 to 24; drawn lines the lab refuses are drawn
-/// again): our kernels pass every one. The seed is printed with a failure (`LAB_LEGAL_SEED`,
-/// `LAB_LEGAL_CASES`).
+/// Issues 66 and 61: random cases from week 7's legal space (any integrand, A < B within 10^6, a
+/// tolerance the lab finds meaningful for the case, depth 1 to 24; drawn lines the lab refuses are
+/// drawn again): our kernels pass every one, the measured rule included, and so does each kernel of
+/// the week's honest corpus (`assignments/07-dynamic-parallelism/honest/`), on the week's own cases
+/// too. The seed is printed with a failure (`LAB_LEGAL_SEED`, `LAB_LEGAL_CASES`).
 #[test]
 #[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
-fn week_7_random_legal_cases_pass_our_kernels() {
+fn week_7_random_legal_cases_pass_our_kernels_and_the_honest_corpus() {
     use common::testing::{assert_passes_cases, legal_case_count, legal_lines, legal_seed};
     let seed = legal_seed();
     let mut random = Random::new(seed);
@@ -251,4 +252,12 @@ fn week_7_random_legal_cases_pass_our_kernels() {
         format!("{integrand} {a} {b} {tolerance:e} {}", 1 + random.below(24))
     });
     assert_passes_cases(seed, "kernels/cuda/adaptive_simpson.cu", &[], &lines, check);
+    for file in common::testing::honest_kernels("07-dynamic-parallelism", env!("CARGO_MANIFEST_DIR")) {
+        let default = check(&file, &[]);
+        assert!(
+            default.code == Some(0) && default.stdout.contains("Solution is correct"),
+            "{file}: {default:?}"
+        );
+        assert_passes_cases(seed, &file, &[], &lines, check);
+    }
 }

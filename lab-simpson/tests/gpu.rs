@@ -269,9 +269,6 @@ fn week_1_a_marked_check_is_vouched_for_and_a_changed_one_is_not() {
     common::testing::assert_mark_vouches_for(&lab, &key, 0, &run.stdout);
 }
 
-/// Issue 66: random cases from the week's legal space (any integrand, A < B within 10^6, blocks of 1
-/// to 1024 threads, sizes from 1 up) on our kernels, every sum within its error bound; the seed is
-/// printed with a failure (`LAB_LEGAL_SEED` draws the same cases again, `LAB_LEGAL_CASES` more).
 /// Issues 61 and 66: week 1's honest corpus (`assignments/01-simpson/honest/`) passes the week's
 /// cases and random legal ones (the draws of [`week_1_random_legal_cases_pass_our_kernels`], as case
 /// lines), as our kernel does. The seed is printed with a failure (`LAB_LEGAL_SEED`, and
@@ -306,6 +303,9 @@ fn week_1_the_honest_corpus_passes_the_cases_and_random_legal_ones() {
     }
 }
 
+/// Issue 66: random cases from the week's legal space (any integrand, A < B within 10^6, blocks of 1
+/// to 1024 threads, sizes from 1 up) on our kernels, every sum within its error bound; the seed is
+/// printed with a failure (`LAB_LEGAL_SEED` draws the same cases again, `LAB_LEGAL_CASES` more).
 #[test]
 #[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
 fn week_1_random_legal_cases_pass_our_kernels() {

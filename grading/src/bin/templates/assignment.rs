@@ -14,8 +14,11 @@
 //! of the file needs in order to compile.
 //!
 //! The deliberately broken submissions in `assignments/<week>/broken/` are made the same way: our
-//! solution with one [`Mistake`] put in, so they follow every change to our kernels. `cargo run -p grading --bin templates` writes every week's template into `assignments/`; a test
-//! checks that the committed ones are what it makes.
+//! solution with one [`Mistake`] put in, so they follow every change to our kernels; so are the red
+//! team's kernels (`adversarial/`) and, where the student's part is small, the honest corpus
+//! (`honest/`: our part written another correct way, a [`Rewrite`]). `cargo run -p grading --bin
+//! templates` writes every week's template into `assignments/`; a test checks that the committed ones
+//! are what it makes.
 
 pub const BEGIN: &str = "// BEGIN ASSIGNMENT";
 pub const END: &str = "// END ASSIGNMENT";
@@ -30,8 +33,9 @@ pub const PROGRAMS: &str = "reference/weeks";
 
 /// A week whose students write a kernel: its folder in `assignments/`, the source in `cuda/` its
 /// template comes from, the image of ours the lab runs (a test compiles every made file like it), the
-/// broken submissions its check must catch, and the red team's kernels made from our solution
-/// (`adversarial/`; a week's hand-written ones sit beside them).
+/// broken submissions its check must catch, the red team's kernels made from our solution
+/// (`adversarial/`; a week's hand-written ones sit beside them), and the honest rewrites every rule
+/// must pass (`honest/`; weeks 1 to 3, whose students write whole kernels, have hand-written ones).
 #[derive(Debug, Clone, Copy)]
 pub struct Week {
     pub folder: &'static str,
@@ -43,6 +47,7 @@ pub struct Week {
     pub like: Option<&'static kernels::KernelImage>,
     pub broken: &'static [Mistake],
     pub adversarial: &'static [Adversary],
+    pub honest: &'static [Rewrite],
 }
 
 /// A kernel written to fool the check (issue 39): our solution with `mistake` put in, and the verdict
@@ -66,6 +71,10 @@ pub struct Mistake {
     /// allocates with `malloc` must free with `free`, or it fails for another reason than the week's.
     pub also: &'static [(&'static str, &'static str)],
 }
+
+/// An honest submission (issue 61's corpus): our part written another correct way, which the check
+/// must pass like ours. The same edit as a [`Mistake`], with `what` saying how it differs.
+pub type Rewrite = Mistake;
 
 const fn mistake(name: &'static str, what: &'static str, correct: &'static str, wrong: &'static str) -> Mistake {
     Mistake {
@@ -160,6 +169,216 @@ macro_rules! loop_instead_of_launch {
 /// child grid: the week-7 rule mistake, and the base of the red team's kernels.
 const LOOP_INSTEAD_OF_LAUNCH: &str = loop_instead_of_launch!();
 
+/// `sphere_storage` in constant memory and `trace_constant`'s one line, as in our tracer.cu: what
+/// week 4's honest rewrites change.
+const SPHERE_STORAGE: &str = "__constant__ __align__(16) char sphere_storage[sizeof(Sphere) * MAX_SPHERES];";
+const TRACE_CONSTANT: &str = "    trace<0>(reinterpret_cast<const Sphere*>(sphere_storage), count, image, view);";
+
+/// Week 4's honest corpus (issues 61 and 66): the pixels must equal the CPU's exactly, so each keeps
+/// `trace_global`'s operations and changes only how the spheres are reached, or writes the tracer out.
+const WEEK_4_HONEST: [Rewrite; 6] = [
+    mistake(
+        "c-style-cast",
+        "the spheres reached through a C cast of sphere_storage.",
+        TRACE_CONSTANT,
+        "    trace<0>((const Sphere*)sphere_storage, count, image, view);",
+    ),
+    mistake(
+        "named-pointer",
+        "a named pointer to the first sphere, taken from the array's first byte.",
+        TRACE_CONSTANT,
+        "    const Sphere* const spheres = reinterpret_cast<const Sphere*>(&sphere_storage[0]);\n    trace<0>(spheres, count, image, view);",
+    ),
+    Mistake {
+        name: "helper-function",
+        what: "a device function of its own that returns sphere_storage as an array of spheres.",
+        correct: SPHERE_STORAGE,
+        wrong: r#"__constant__ __align__(16) char sphere_storage[sizeof(Sphere) * MAX_SPHERES];
+
+// The spheres in constant memory, as an array.
+__device__ inline const Sphere* constant_spheres() {
+    return reinterpret_cast<const Sphere*>(sphere_storage);
+}"#,
+        also: &[(TRACE_CONSTANT, "    trace<0>(constant_spheres(), count, image, view);")],
+    },
+    mistake(
+        "through-void",
+        "the cast made in two steps through a const void pointer.",
+        TRACE_CONSTANT,
+        "    const void* raw = sphere_storage;\n    trace<0>(static_cast<const Sphere*>(raw), count, image, view);",
+    ),
+    Mistake {
+        name: "alignment-after-the-name",
+        what: "the alignment written after the array's name and its size as MAX_SPHERES spheres, the pointer taken from sphere_storage + 0.",
+        correct: SPHERE_STORAGE,
+        wrong: "__constant__ char sphere_storage[MAX_SPHERES * sizeof(Sphere)] __align__(16);",
+        also: &[(
+            TRACE_CONSTANT,
+            "    trace<0>(reinterpret_cast<const Sphere*>(sphere_storage + 0), count, image, view);",
+        )],
+    },
+    mistake(
+        "written-out",
+        "the tracer written out inside trace_constant, with the same operations in the same order as trace<0>, each sphere copied into a local first.",
+        TRACE_CONSTANT,
+        r#"    const Sphere* spheres = reinterpret_cast<const Sphere*>(sphere_storage);
+    const int px = blockIdx.x * blockDim.x + threadIdx.x;
+    const int py = blockIdx.y * blockDim.y + threadIdx.y;
+    if (px >= view.width || py >= view.height) return;
+
+    const float aspect = (float)view.width / (float)view.height;
+    const float u = (2.0f * (px + 0.5f) / view.width - 1.0f) * aspect;
+    const float v = 1.0f - 2.0f * (py + 0.5f) / view.height;
+    const float length = sqrtf(u * u + v * v + view.eye_z * view.eye_z);
+    const Ray ray = {0.0f, 0.0f, view.eye_z, u / length, v / length, -view.eye_z / length};
+
+    float nearest = 1e30f;
+    int hit_index = -1;
+    for (int i = 0; i < count; ++i) {
+        const Sphere sphere = spheres[i];
+        const float t = hit(sphere, ray);
+        if (t > 0.0f && t < nearest) {
+            nearest = t;
+            hit_index = i;
+        }
+    }
+    unsigned int rgb;
+    if (hit_index < 0) {
+        rgb = to_byte(0.1f) | to_byte(0.1f) << 8 | to_byte(0.15f + 0.15f * v) << 16;
+    } else {
+        const Sphere s = spheres[hit_index];
+        const float x = ray.ox + nearest * ray.dx, y = ray.oy + nearest * ray.dy, z = ray.oz + nearest * ray.dz;
+        const float nx = (x - s.x) / s.radius, ny = (y - s.y) / s.radius, nz = (z - s.z) / s.radius;
+        const float diffuse = fmaxf(nx * view.light_x + ny * view.light_y + nz * view.light_z, 0.0f);
+        bool shadowed = false;
+        if (diffuse > 0.0f) {
+            const Ray towards_light = {x + 1e-3f * nx, y + 1e-3f * ny, z + 1e-3f * nz,
+                                       view.light_x, view.light_y, view.light_z};
+            for (int i = 0; i < count; ++i) {
+                const Sphere other = spheres[i];
+                shadowed = shadowed || (i != hit_index && hit(other, towards_light) > 0.0f);
+            }
+        }
+        const float light = view.ambient + (1.0f - view.ambient) * (shadowed ? 0.0f : diffuse);
+        rgb = to_byte(s.r * light) | to_byte(s.g * light) << 8 | to_byte(s.b * light) << 16;
+    }
+    image[(size_t)py * view.width + px] = rgb | 0xFF000000u;"#,
+    ),
+];
+
+/// The line before `workers` in adaptive_simpson.cu, where a rewrite may put a helper of its own.
+const BEFORE_WORKERS: &str =
+    "// ---- device-driven: worker grids of two threads, one per half of the interval their parent split ----\n";
+
+/// Week 7's honest corpus (issues 61 and 66): the child launch and its failure branch written other
+/// correct ways; the counts must still equal the CPU's and the launches be ours.
+const WEEK_7_HONEST: [Rewrite; 6] = [
+    mistake(
+        "dim3-and-names",
+        "the launch's shape in dim3 variables, the half tolerance and next depth named, the error kept in a variable and the failure's atomics in another order.",
+        CHILD_LAUNCH_AND_CHECK,
+        r#"    const dim3 child_grid(1), child_block(2);  // one thread per half
+    const double half_tolerance = mine.tolerance * 0.5;
+    const int next_depth = mine.depth + 1;
+    workers<F><<<child_grid, child_block, 0, cudaStreamFireAndForget>>>(mine.a, mine.b, left, right,
+                                                                       half_tolerance, next_depth, max_depth, tally);
+    const cudaError_t launched = cudaGetLastError();
+    if (launched != cudaSuccess) {
+        atomicAdd(&tally->accepted, 1ULL);
+        atomicAdd(&tally->integral, left + right);
+        atomicAdd(&tally->launch_failures, 1ULL);
+    }"#,
+    ),
+    Mistake {
+        name: "helper-function",
+        what: "the launch in a device function of its own that the worker calls (never inlined), which sees the error with cudaPeekAtLastError.",
+        correct: CHILD_LAUNCH_AND_CHECK,
+        wrong: "    launch_halves<F>(mine, left, right, max_depth, tally);",
+        also: &[(
+            BEFORE_WORKERS,
+            r#"// ---- device-driven: worker grids of two threads, one per half of the interval their parent split ----
+
+template <typename F>
+__global__ void workers(double a, double b, double whole_left, double whole_right, double tolerance,
+                        int depth, int max_depth, Tally* tally);
+
+// Hands the halves of `in` to a child grid of workers; a launch the device runtime refuses keeps the
+// interval's estimate and is counted.
+template <typename F>
+__device__ __noinline__ void launch_halves(const Interval& in, double left, double right, int max_depth, Tally* tally) {
+    workers<F><<<1, 2, 0, cudaStreamFireAndForget>>>(in.a, in.b, left, right, in.tolerance / 2.0, in.depth + 1,
+                                                      max_depth, tally);
+    if (cudaPeekAtLastError() != cudaSuccess) {
+        atomicAdd(&tally->launch_failures, 1ULL);
+        atomicAdd(&tally->integral, left + right);
+        atomicAdd(&tally->accepted, 1ULL);
+    }
+}
+"#,
+        )],
+    },
+    mistake(
+        "tail-launch",
+        "the child grid on the tail-launch stream (cudaStreamTailLaunch): it starts once its parent grid has finished, not beside it.",
+        CHILD_LAUNCH_AND_CHECK,
+        r#"    workers<F><<<1, 2, 0, cudaStreamTailLaunch>>>(mine.a, mine.b, left, right, mine.tolerance / 2.0,
+                                                   depth + 1, max_depth, tally);
+    if (cudaGetLastError() != cudaSuccess) {
+        atomicAdd(&tally->launch_failures, 1ULL);
+        atomicAdd(&tally->integral, left + right);
+        atomicAdd(&tally->accepted, 1ULL);
+    }"#,
+    ),
+    mistake(
+        "early-return",
+        "returns as soon as the launch worked; a refused launch adds each half's estimate on its own.",
+        CHILD_LAUNCH_AND_CHECK,
+        r#"    workers<F><<<1, 2, 0, cudaStreamFireAndForget>>>(mine.a, mine.b, left, right, 0.5 * mine.tolerance,
+                                                      mine.depth + 1, max_depth, tally);
+    if (cudaGetLastError() == cudaSuccess) return;
+    // The launch was refused: the halves are accepted as they are.
+    atomicAdd(&tally->integral, left);
+    atomicAdd(&tally->integral, right);
+    atomicAdd(&tally->accepted, 1ULL);
+    atomicAdd(&tally->launch_failures, 1ULL);"#,
+    ),
+    Mistake {
+        name: "launch-in-a-branch",
+        what: "the launch inside the branch for an interval that is not done, instead of after a return.",
+        correct: CHILD_LAUNCH_AND_CHECK,
+        wrong: r#"        workers<F><<<1, 2, 0, cudaStreamFireAndForget>>>(mine.a, mine.b, left, right, mine.tolerance / 2.0,
+                                                          depth + 1, max_depth, tally);
+        if (cudaGetLastError() != cudaSuccess) {
+            atomicAdd(&tally->launch_failures, 1ULL);
+            atomicAdd(&tally->integral, left + right);
+            atomicAdd(&tally->accepted, 1ULL);
+        }
+    }"#,
+        also: &[(
+            "    if (decide(F(), mine, max_depth, tally, &left, &right)) return;\n",
+            "    if (!decide(F(), mine, max_depth, tally, &left, &right)) {\n",
+        )],
+    },
+    mistake(
+        "named-stream",
+        "the child grid on a stream of the thread's own (cudaStreamCreateWithFlags with cudaStreamNonBlocking, as device code requires), destroyed once the launch is queued.",
+        CHILD_LAUNCH_AND_CHECK,
+        r#"    cudaStream_t stream;
+    cudaError_t status = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+    if (status == cudaSuccess) {
+        workers<F><<<1, 2, 0, stream>>>(mine.a, mine.b, left, right, mine.tolerance / 2.0, depth + 1, max_depth,
+                                        tally);
+        status = cudaGetLastError();
+        cudaStreamDestroy(stream);
+    }
+    if (status != cudaSuccess) {
+        atomicAdd(&tally->launch_failures, 1ULL);
+        atomicAdd(&tally->integral, left + right);
+        atomicAdd(&tally->accepted, 1ULL);
+    }"#,
+    ),
+];
+
 /// The red team's week-7 kernels made from our solution (issue 39): each must get its `expect`.
 const WEEK_7_ADVERSARIAL: [Adversary; 3] = [
     Adversary {
@@ -208,6 +427,7 @@ pub const WEEKS: [Week; 9] = [
         #[cfg(test)]
         like: Some(&kernels::SIMPSON),
         adversarial: &[],
+        honest: &[],
         broken: &[
             mistake(
                 "missing-block-offset",
@@ -230,6 +450,7 @@ pub const WEEKS: [Week; 9] = [
         #[cfg(test)]
         like: Some(&kernels::MMM_BS16),
         adversarial: &[],
+        honest: &[],
         broken: &[
             mistake("swapped-indices", "B is read as if transposed.", "sum += a(row, k) * b(k, col);", "sum += a(row, k) * b(col, k);  // BUG: B's indices swapped"),
             mistake(
@@ -247,6 +468,7 @@ pub const WEEKS: [Week; 9] = [
         #[cfg(test)]
         like: Some(&kernels::MMM_BS16),
         adversarial: &[],
+        honest: &[],
         broken: &[
             mistake(
                 "missing-syncthreads",
@@ -329,6 +551,7 @@ pub const WEEKS: [Week; 9] = [
         #[cfg(test)]
         like: Some(&kernels::TRACER),
         adversarial: &[],
+        honest: &WEEK_4_HONEST,
         broken: &[
             mistake(
                 "global-memory",
@@ -351,6 +574,7 @@ pub const WEEKS: [Week; 9] = [
         #[cfg(test)]
         like: None,
         adversarial: &[],
+        honest: &[],
         broken: &[
             Mistake {
                 name: "pageable-memory",
@@ -399,6 +623,7 @@ pub const WEEKS: [Week; 9] = [
         #[cfg(test)]
         like: None,
         adversarial: &[],
+        honest: &[],
         broken: &[
             mistake(
                 "mmm-one-stream",
@@ -415,6 +640,7 @@ pub const WEEKS: [Week; 9] = [
         #[cfg(test)]
         like: None,
         adversarial: &[],
+        honest: &[],
         broken: &[mistake(
             "copies-anyway",
             "A and B are copied to device memory and C back: the traffic zero-copy is there to avoid.",
@@ -429,6 +655,7 @@ pub const WEEKS: [Week; 9] = [
         #[cfg(test)]
         like: None,
         adversarial: &[],
+        honest: &[],
         // No mmm-no-wait in week 5: from pageable memory each copy back returns only once it is done,
         // so a program that does not wait still reads finished results there.
         broken: &[
@@ -457,6 +684,7 @@ pub const WEEKS: [Week; 9] = [
         #[cfg(test)]
         like: Some(&kernels::ADAPTIVE_SIMPSON),
         adversarial: &WEEK_7_ADVERSARIAL,
+        honest: &WEEK_7_HONEST,
         broken: &[
             mistake(
                 "tolerance-not-halved",
@@ -516,6 +744,17 @@ impl Week {
             files.push((
                 format!("adversarial/{}.cu", mistake.name),
                 header + &mistake.put_into(&solution, self.source)?,
+            ));
+        }
+        for rewrite in self.honest {
+            let header = format!(
+                "// An honest submission (issue 61's corpus): {}\n// expect: PASS\n\
+                 // Made from {}/{} by `cargo run -p grading --bin templates` (assignments/README.md).\n\n",
+                rewrite.what, self.root, self.source
+            );
+            files.push((
+                format!("honest/{}.cu", rewrite.name),
+                header + &rewrite.put_into(&solution, self.source)?,
             ));
         }
         Ok(files)
@@ -735,6 +974,7 @@ mod tests {
             like: Some(&kernels::SIMPSON),
             broken: &MISTAKES,
             adversarial: &[],
+            honest: &[],
         };
         assert_eq!(week.files("x;\n").unwrap()[1].1.lines().last(), Some("y;"));
         assert!(week
