@@ -14,6 +14,11 @@
 //   LAB_RECORDER_NONCE  a random word the check made; the trace's first line carries it, so a trace the
 //                       program wrote into the pipe itself (it would have to guess the word) is not taken
 //                       for ours, and anything after our trace makes the check refuse it.
+// Both, and the process they belong to, are kept on a page of their own that nothing in the process can
+// read or write from before main until the exit handlers run (PROT_NONE; changing that takes mprotect,
+// which the weeks' static checks refuse): a program that searched its memory for the word, or
+// overwrote the pipe's number to silence the recorder, finds nothing and faults. The activity records
+// are read out of CUPTI's buffers only at exit, so no list of trace lines waits in writable memory.
 //
 // The trace is text, one record per line, tab-separated; times are CUPTI's nanoseconds:
 //   lab-recorder 1 NONCE
@@ -29,6 +34,7 @@
 // program forks writes none (the trace is the process's that the check started).
 #include <cupti.h>
 
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -36,40 +42,61 @@
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <vector>
 
 extern char** environ;
 
 namespace {
 
-char out_fd[32];
-char nonce[128];
-pid_t recorded = 0;  // the process whose trace this is
+// The check's settings, on a page of their own (alignas pads the struct to the page), reached by the
+// code below at a fixed offset, through no pointer a program could redirect.
+struct alignas(4096) Settings {
+    int fd;          // the pipe's write end
+    pid_t recorded;  // the process whose trace this is
+    char nonce[128];
+};
+Settings settings;
+bool recording = false;  // the settings were given and sealed: InitializeInjection starts CUPTI
 // Never freed: CUPTI may hand over a buffer after the library's static destructors have run.
 std::mutex& lock = *new std::mutex;
-std::string& lines = *new std::string;  // the records read so far, as trace lines
-bool closed = false;                   // the trace is written: later records are dropped
-unsigned long long records = 0, dropped = 0;
+struct Completed {
+    uint8_t* buffer;
+    size_t valid;
+};
+std::vector<Completed>& completed = *new std::vector<Completed>;  // CUPTI's full buffers, read at exit
+std::string& marks = *new std::string;                           // the `mark` lines so far
+unsigned long long mark_count = 0, dropped = 0;
 
-// Copies the value of `NAME=value` into `into` when `entry` is that setting.
+// Copies the value of `NAME=value` into `into` when `entry` is that setting (byte by byte: no copy
+// is left in a formatting routine's buffers).
 bool take(const char* entry, const char* name, char* into, size_t size) {
     const size_t length = std::strlen(name);
     if (std::strncmp(entry, name, length) != 0 || entry[length] != '=') return false;
-    std::snprintf(into, size, "%s", entry + length + 1);
+    size_t i = 0;
+    for (const char* value = entry + length + 1; value[i] != '\0' && i + 1 < size; ++i) into[i] = value[i];
+    into[i] = '\0';
     return true;
 }
 
 // Before main: our settings out of the environment. The bytes are wiped in place too, since
-// /proc/self/environ shows the process's first environment block, whatever getenv says.
+// /proc/self/environ shows the process's first environment block, whatever getenv says. Then the
+// settings page is sealed; where that fails nothing is recorded, and the check says there is no trace.
 __attribute__((constructor)) void take_settings() {
+    char fd[32] = "", nonce[sizeof settings.nonce] = "";
     for (char** entry = environ; entry != nullptr && *entry != nullptr;) {
-        if (take(*entry, "LAB_RECORDER_FD", out_fd, sizeof out_fd) ||
-            take(*entry, "LAB_RECORDER_NONCE", nonce, sizeof nonce)) {
+        if (take(*entry, "LAB_RECORDER_FD", fd, sizeof fd) || take(*entry, "LAB_RECORDER_NONCE", nonce, sizeof nonce)) {
             std::memset(*entry, 0, std::strlen(*entry));
             for (char** rest = entry; *rest != nullptr; ++rest) rest[0] = rest[1];
         } else {
             ++entry;
         }
     }
+    if (fd[0] == '\0') return;
+    settings.fd = std::atoi(fd);
+    settings.recorded = getpid();
+    std::memcpy(settings.nonce, nonce, sizeof nonce);
+    explicit_bzero(nonce, sizeof nonce);
+    recording = mprotect(&settings, sizeof settings, PROT_NONE) == 0;
 }
 
 constexpr size_t BUFFER_BYTES = 8 << 20;
@@ -118,21 +145,12 @@ std::string line(const CUpti_Activity* record) {
     }
 }
 
+// A full buffer is kept as it is and read at exit (write_trace).
 void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream, uint8_t* buffer, size_t, size_t valid) {
-    std::string read;
-    unsigned long long count = 0;
-    CUpti_Activity* record = nullptr;
-    while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
-        read += line(record);
-        ++count;
-    }
     size_t lost = 0;
     cuptiActivityGetNumDroppedRecords(context, stream, &lost);
-    std::free(buffer);
     const std::lock_guard<std::mutex> guard(lock);
-    if (closed) return;
-    lines += read;
-    records += count;
+    completed.push_back({buffer, valid});
     dropped += lost;
 }
 
@@ -145,16 +163,30 @@ void write_all(int fd, const std::string& text) {
     }
 }
 
+// At exit: CUPTI's last records flushed, every buffer read into trace lines, the trace written once.
+// The settings page is opened for reading here only.
 void write_trace() {
-    if (getpid() != recorded) return;  // a forked child's exit
+    if (mprotect(&settings, sizeof settings, PROT_READ) != 0 || getpid() != settings.recorded) return;
     cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     const std::lock_guard<std::mutex> guard(lock);
-    closed = true;
+    static bool written = false;
+    if (written) return;
+    written = true;
+    std::string lines;
+    unsigned long long records = mark_count;
+    for (const Completed& full : completed) {
+        CUpti_Activity* record = nullptr;
+        while (cuptiActivityGetNextRecord(full.buffer, full.valid, &record) == CUPTI_SUCCESS) {
+            lines += line(record);
+            ++records;
+        }
+        std::free(full.buffer);
+    }
+    completed.clear();
     char end[64];
     std::snprintf(end, sizeof end, "end\t%llu\t%llu\n", records, dropped);
-    const int fd = std::atoi(out_fd);
-    write_all(fd, std::string("lab-recorder 1 ") + nonce + "\n" + lines + end);
-    close(fd);
+    write_all(settings.fd, std::string("lab-recorder 1 ") + settings.nonce + "\n" + lines + marks + end);
+    close(settings.fd);
 }
 
 }  // namespace
@@ -164,7 +196,7 @@ void write_trace() {
 // was lucky). Names are the header's own words; anything else is cut to letters and underscores.
 extern "C" void lab_recorder_mark(const char* name) {
     uint64_t now = 0;
-    if (out_fd[0] == '\0' || cuptiGetTimestamp(&now) != CUPTI_SUCCESS) return;
+    if (!recording || cuptiGetTimestamp(&now) != CUPTI_SUCCESS) return;
     std::string word;
     for (const char* c = name; c != nullptr && *c != '\0' && word.size() < 32; ++c) {
         if ((*c >= 'a' && *c <= 'z') || *c == '_') word += *c;
@@ -172,17 +204,15 @@ extern "C" void lab_recorder_mark(const char* name) {
     char text[96];
     std::snprintf(text, sizeof text, "mark\t%llu\t%s\n", (unsigned long long)now, word.c_str());
     const std::lock_guard<std::mutex> guard(lock);
-    if (closed) return;
-    lines += text;
-    ++records;
+    marks += text;
+    ++mark_count;
 }
 
 // Called by the CUDA driver at cuInit (CUDA_INJECTION64_PATH); a second call does nothing.
 extern "C" int InitializeInjection(void) {
     static bool started = false;
-    if (started || out_fd[0] == '\0') return 1;
+    if (started || !recording) return 1;
     started = true;
-    recorded = getpid();
     if (cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed) != CUPTI_SUCCESS) return 0;
     const CUpti_ActivityKind kinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
                                         CUPTI_ACTIVITY_KIND_MEMSET};

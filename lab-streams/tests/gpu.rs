@@ -407,26 +407,33 @@ fn week_5_a_program_without_our_trace_is_a_fault() {
         env!("CARGO_MANIFEST_DIR"),
     ))
     .unwrap();
-    let quits = solution.replace(
-        "    return 0;\n}",
-        "    std::fflush(stdout);\n    _exit(0);  // leaves without exit(): no atexit handler runs\n}",
-    );
-    assert_ne!(quits, solution);
+    let ending = |how: &str| {
+        let text = solution.replace("    return 0;\n}", &format!("    std::fflush(stdout);\n    {how}\n}}"));
+        assert_ne!(text, solution);
+        text
+    };
+    // _exit leaves without the exit handlers: it is off the weeks' allow-list (issue 60), so the
+    // program is refused before it runs.
+    let quits = ending("_exit(0);  // leaves without exit(): no atexit handler runs");
     let quits = common::testing::temp_file("quits.cu", &format!("#include <unistd.h>\n{quits}"));
     let outcome = check_program(&quits);
     assert_eq!(outcome.code, Some(1), "{outcome:?}");
-    assert_eq!(
-        common::testing::rule_rows(&outcome.stdout, "runs", "FAULT").len(),
-        5,
-        "{}",
-        outcome.stdout
+    assert!(
+        outcome.stderr.contains("_exit") && outcome.stderr.contains("not among the functions"),
+        "{outcome:?}"
     );
-    assert!(outcome.stdout.contains("no trace"), "{}", outcome.stdout);
+    // abort() is allowed, and a signal runs no exit handler either: every case faults.
+    let aborts = common::testing::temp_file("aborts.cu", &ending("abort();  // a signal: no trace"));
+    let outcome = check_program(&aborts);
+    assert_eq!(outcome.code, Some(1), "{outcome:?}");
+    let faults = common::testing::rule_rows(&outcome.stdout, "runs", "FAULT");
+    assert_eq!(faults.len(), 5, "{}", outcome.stdout);
+    assert!(faults.iter().all(|row| row.contains("SIGABRT")), "{}", outcome.stdout);
     // A trace of its own, into the pipe the recorder was told, with the recorder's word (the program
     // cannot read either: the recorder took them out of the environment before main).
     let forges = solution.replace(
         "    return 0;\n}",
-        "    const char* fd = getenv(\"LAB_RECORDER_FD\");\n    const char* nonce = getenv(\"LAB_RECORDER_NONCE\");\n    std::printf(\"recorder settings seen: %s %s\\n\", fd ? fd : \"none\", nonce ? nonce : \"none\");\n    if (fd) { FILE* f = fdopen(atoi(fd), \"w\"); fprintf(f, \"lab-recorder 1 %s\\nend\\t0\\t0\\n\", nonce ? nonce : \"guess\"); fclose(f); }\n    return 0;\n}",
+        "    const char* fd = getenv(\"LAB_RECORDER_FD\");\n    const char* nonce = getenv(\"LAB_RECORDER_NONCE\");\n    std::printf(\"recorder settings seen: %s %s\\n\", fd ? fd : \"none\", nonce ? nonce : \"none\");\n    if (fd) { char path[64]; snprintf(path, sizeof path, \"/proc/self/fd/%s\", fd); FILE* f = fopen(path, \"w\"); fprintf(f, \"lab-recorder 1 %s\\nend\\t0\\t0\\n\", nonce ? nonce : \"guess\"); fclose(f); }\n    return 0;\n}",
     );
     let forges = common::testing::temp_file("forges.cu", &forges);
     let outcome = check_program_with(&forges, &["--show-output"]);

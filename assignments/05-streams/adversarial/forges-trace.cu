@@ -1,13 +1,16 @@
-// forges-trace.cu: issue 60, item 4, the attack in-process recording cannot prevent. With only the
-// calls the weeks allow (fopen, std::filesystem, pointers), the program finds the recorder's random
-// word in its own memory (/proc/self/maps, then the recorder's writable pages) and the number of the
-// trace's pipe beside it, and writes a perfect trace into that pipe: every chunk's copy from pinned
-// memory overlapping another chunk's kernel on streams of their own. Its real work is the
-// starter's, serial and pageable.
-// expect: FAULT, and no FORGED line anywhere
-// reason: something was written after the trace's end
-// why: it cannot leave without the exit handlers (_exit, _Exit, quick_exit are off the list), so the
-//      recorder's own trace follows the forged one in the pipe and the check refuses both
+// forges-trace.cu: issue 60, item 4, the attack in-process recording invites. With only the calls
+// the weeks allow (fopen, std::filesystem, pointers), the program searches its own memory for the
+// recorder's random word (/proc/self/maps, then the recorder's writable pages) and the number of the
+// trace's pipe beside it, overwrites that number so that the recorder's own trace goes nowhere, and
+// writes a perfect trace into the pipe: every chunk's copy from pinned memory overlapping another
+// chunk's kernel on streams of their own. Its real work is the starter's, serial and pageable. Before
+// the recorder sealed its settings it found both (results/h200/issue60/allow-list/run-3/, then without
+// the overwrite), and with the overwrite its trace would have been the only one.
+// expect: FAIL, and no FORGED line anywhere
+// reason: copies from pageable memory
+// why: the recorder keeps its word and pipe on a page of their own that no code of the program can
+//      read or write (PROT_NONE from before main until the exit handlers); the program finds neither,
+//      sends nothing, and the starter's technique fails its rules
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -52,15 +55,19 @@ static const char* find_word(const char** page, const char** page_end) {
 }
 
 // The recorder's pipe: a number between NULs near its word (the recorder keeps both), that names a
-// pipe this process holds; -1 where none does. Only inside [page, end), the word's mapping.
-static int find_pipe(const char* word, const char* page, const char* end) {
+// pipe this process holds; -1 where none does. Only inside [page, end), the word's mapping. `digits`
+// gets where the number lies.
+static int find_pipe(const char* word, const char* page, const char* end, char** digits) {
     if (word == nullptr) return -1;
     for (const char* at = word - 64 > page ? word - 64 : page + 1; at < word + 192 && at + 8 < end; ++at) {
         if (at[-1] != 0 || at[0] < '0' || at[0] > '9') continue;
         const int fd = std::atoi(at);
         const std::string path = "/proc/self/fd/" + std::to_string(fd);
         std::error_code unknown;
-        if (fd > 2 && fs::is_fifo(fs::status(path, unknown))) return fd;
+        if (fd > 2 && fs::is_fifo(fs::status(path, unknown))) {
+            *digits = const_cast<char*>(at);
+            return fd;
+        }
     }
     return -1;
 }
@@ -75,7 +82,10 @@ static unsigned long long now_ns() {
 static void forge(int N, int Nst) {
     const char *page = nullptr, *page_end = nullptr;
     const char* word = find_word(&page, &page_end);
-    const int pipe = find_pipe(word, page, page_end);
+    char* digits = nullptr;
+    const int pipe = find_pipe(word, page, page_end, &digits);
+    // The recorder's own trace, written at exit, now goes to no file.
+    if (digits != nullptr) std::strcpy(digits, "-1");
     std::string trace = "lab-recorder 1 " + (word != nullptr ? std::string(word, 32) : std::string("?")) + "\n";
     const unsigned long long t = now_ns() - 5000000ull, step = 100000ull;
     int records = 0;

@@ -305,6 +305,51 @@ int main() {
         assert!(ran.fault().is_some_and(|why| why.starts_with("no trace")));
     }
 
+    /// Issue 60: the recorder's word and pipe are sealed on a page of their own before `main`, so a
+    /// program that searches every page it can read for the word (32 hex digits between NULs, as
+    /// `assignments/05-streams/adversarial/forges-trace.cu` did) finds none. (No GPU here: the recorder
+    /// takes and seals its settings whatever the program does; without the seal this finds the word.)
+    #[test]
+    fn a_program_cannot_find_the_recorders_word_in_its_memory() {
+        let (dir, program, recorder) = built(
+            "search.cu",
+            r#"#include "course_program.h"
+#include <cstring>
+static bool is_word(const char* at) {
+    for (int i = 0; i < 32; ++i) {
+        if (!std::strchr("0123456789abcdef", at[i]) || at[i] == 0) return false;
+    }
+    return at[-1] == 0 && at[32] == 0;
+}
+int main() {
+    std::FILE* maps = std::fopen("/proc/self/maps", "r");
+    char line[512];
+    int words = 0, pages = 0;
+    while (maps != nullptr && std::fgets(line, sizeof line, maps) != nullptr) {
+        unsigned long start = 0, end = 0;
+        char perms[8] = "";
+        if (std::sscanf(line, "%lx-%lx %7s", &start, &end, perms) != 3) continue;
+        if (perms[0] != 'r' || std::strstr(line, "[v") != nullptr) continue;
+        ++pages;
+        for (const char* at = (const char*)start + 1; at + 33 < (const char*)end; ++at) words += is_word(at);
+    }
+    std::printf("mappings read: %s; words: %d\n", pages > 10 ? "many" : "few", words);
+    return 0;
+}
+"#,
+        );
+        let ran = run(
+            &program.executable,
+            &recorder,
+            &[],
+            dir.path(),
+            Duration::from_secs(60),
+            &boxed(&dir, &program),
+        );
+        assert!(matches!(&ran.ended, Ok(status) if status.success()), "{ran:?}");
+        assert_eq!(ran.stdout.shown(), "mappings read: many; words: 0\n");
+    }
+
     /// A week's policy for a program built by [`built`]: its folder, CUPTI's to read.
     fn week_policy(dir: &kernels::private_dir::PrivateDir, program: &kernels::runtime::Program) -> sandbox::Policy {
         let mut policy = sandbox::Policy::new(dir.path(), "/usr/bin:/bin");
