@@ -20,6 +20,8 @@
 //! templates` writes every week's template into `assignments/`; a test checks that the committed ones
 //! are what it makes.
 
+use crate::honest;
+
 pub const BEGIN: &str = "// BEGIN ASSIGNMENT";
 pub const END: &str = "// END ASSIGNMENT";
 pub const HINT: &str = "// TODO";
@@ -76,7 +78,7 @@ pub struct Mistake {
 /// must pass like ours. The same edit as a [`Mistake`], with `what` saying how it differs.
 pub type Rewrite = Mistake;
 
-const fn mistake(name: &'static str, what: &'static str, correct: &'static str, wrong: &'static str) -> Mistake {
+pub const fn mistake(name: &'static str, what: &'static str, correct: &'static str, wrong: &'static str) -> Mistake {
     Mistake {
         name,
         what,
@@ -122,7 +124,7 @@ const TILE_LOOP: &str = "    for (int tile = 0; tile < a.cols; tile += BLOCK_SIZ
 
 /// The child launch of `workers` in adaptive_simpson.cu with its failure branch, which the week-7
 /// rule mistake replaces.
-const CHILD_LAUNCH_AND_CHECK: &str =
+pub const CHILD_LAUNCH_AND_CHECK: &str =
     "    workers<F><<<1, 2, 0, cudaStreamFireAndForget>>>(mine.a, mine.b, left, right, mine.tolerance / 2.0,
                                                       depth + 1, max_depth, tally);
     if (cudaGetLastError() != cudaSuccess) {
@@ -168,216 +170,6 @@ macro_rules! loop_instead_of_launch {
 /// Workers that refine their interval in a loop of their own, depth first, instead of launching a
 /// child grid: the week-7 rule mistake, and the base of the red team's kernels.
 const LOOP_INSTEAD_OF_LAUNCH: &str = loop_instead_of_launch!();
-
-/// `sphere_storage` in constant memory and `trace_constant`'s one line, as in our tracer.cu: what
-/// week 4's honest rewrites change.
-const SPHERE_STORAGE: &str = "__constant__ __align__(16) char sphere_storage[sizeof(Sphere) * MAX_SPHERES];";
-const TRACE_CONSTANT: &str = "    trace<0>(reinterpret_cast<const Sphere*>(sphere_storage), count, image, view);";
-
-/// Week 4's honest corpus (issues 61 and 66): the pixels must equal the CPU's exactly, so each keeps
-/// `trace_global`'s operations and changes only how the spheres are reached, or writes the tracer out.
-const WEEK_4_HONEST: [Rewrite; 6] = [
-    mistake(
-        "c-style-cast",
-        "the spheres reached through a C cast of sphere_storage.",
-        TRACE_CONSTANT,
-        "    trace<0>((const Sphere*)sphere_storage, count, image, view);",
-    ),
-    mistake(
-        "named-pointer",
-        "a named pointer to the first sphere, taken from the array's first byte.",
-        TRACE_CONSTANT,
-        "    const Sphere* const spheres = reinterpret_cast<const Sphere*>(&sphere_storage[0]);\n    trace<0>(spheres, count, image, view);",
-    ),
-    Mistake {
-        name: "helper-function",
-        what: "a device function of its own that returns sphere_storage as an array of spheres.",
-        correct: SPHERE_STORAGE,
-        wrong: r#"__constant__ __align__(16) char sphere_storage[sizeof(Sphere) * MAX_SPHERES];
-
-// The spheres in constant memory, as an array.
-__device__ inline const Sphere* constant_spheres() {
-    return reinterpret_cast<const Sphere*>(sphere_storage);
-}"#,
-        also: &[(TRACE_CONSTANT, "    trace<0>(constant_spheres(), count, image, view);")],
-    },
-    mistake(
-        "through-void",
-        "the cast made in two steps through a const void pointer.",
-        TRACE_CONSTANT,
-        "    const void* raw = sphere_storage;\n    trace<0>(static_cast<const Sphere*>(raw), count, image, view);",
-    ),
-    Mistake {
-        name: "alignment-after-the-name",
-        what: "the alignment written after the array's name and its size as MAX_SPHERES spheres, the pointer taken from sphere_storage + 0.",
-        correct: SPHERE_STORAGE,
-        wrong: "__constant__ char sphere_storage[MAX_SPHERES * sizeof(Sphere)] __align__(16);",
-        also: &[(
-            TRACE_CONSTANT,
-            "    trace<0>(reinterpret_cast<const Sphere*>(sphere_storage + 0), count, image, view);",
-        )],
-    },
-    mistake(
-        "written-out",
-        "the tracer written out inside trace_constant, with the same operations in the same order as trace<0>, each sphere copied into a local first.",
-        TRACE_CONSTANT,
-        r#"    const Sphere* spheres = reinterpret_cast<const Sphere*>(sphere_storage);
-    const int px = blockIdx.x * blockDim.x + threadIdx.x;
-    const int py = blockIdx.y * blockDim.y + threadIdx.y;
-    if (px >= view.width || py >= view.height) return;
-
-    const float aspect = (float)view.width / (float)view.height;
-    const float u = (2.0f * (px + 0.5f) / view.width - 1.0f) * aspect;
-    const float v = 1.0f - 2.0f * (py + 0.5f) / view.height;
-    const float length = sqrtf(u * u + v * v + view.eye_z * view.eye_z);
-    const Ray ray = {0.0f, 0.0f, view.eye_z, u / length, v / length, -view.eye_z / length};
-
-    float nearest = 1e30f;
-    int hit_index = -1;
-    for (int i = 0; i < count; ++i) {
-        const Sphere sphere = spheres[i];
-        const float t = hit(sphere, ray);
-        if (t > 0.0f && t < nearest) {
-            nearest = t;
-            hit_index = i;
-        }
-    }
-    unsigned int rgb;
-    if (hit_index < 0) {
-        rgb = to_byte(0.1f) | to_byte(0.1f) << 8 | to_byte(0.15f + 0.15f * v) << 16;
-    } else {
-        const Sphere s = spheres[hit_index];
-        const float x = ray.ox + nearest * ray.dx, y = ray.oy + nearest * ray.dy, z = ray.oz + nearest * ray.dz;
-        const float nx = (x - s.x) / s.radius, ny = (y - s.y) / s.radius, nz = (z - s.z) / s.radius;
-        const float diffuse = fmaxf(nx * view.light_x + ny * view.light_y + nz * view.light_z, 0.0f);
-        bool shadowed = false;
-        if (diffuse > 0.0f) {
-            const Ray towards_light = {x + 1e-3f * nx, y + 1e-3f * ny, z + 1e-3f * nz,
-                                       view.light_x, view.light_y, view.light_z};
-            for (int i = 0; i < count; ++i) {
-                const Sphere other = spheres[i];
-                shadowed = shadowed || (i != hit_index && hit(other, towards_light) > 0.0f);
-            }
-        }
-        const float light = view.ambient + (1.0f - view.ambient) * (shadowed ? 0.0f : diffuse);
-        rgb = to_byte(s.r * light) | to_byte(s.g * light) << 8 | to_byte(s.b * light) << 16;
-    }
-    image[(size_t)py * view.width + px] = rgb | 0xFF000000u;"#,
-    ),
-];
-
-/// The line before `workers` in adaptive_simpson.cu, where a rewrite may put a helper of its own.
-const BEFORE_WORKERS: &str =
-    "// ---- device-driven: worker grids of two threads, one per half of the interval their parent split ----\n";
-
-/// Week 7's honest corpus (issues 61 and 66): the child launch and its failure branch written other
-/// correct ways; the counts must still equal the CPU's and the launches be ours.
-const WEEK_7_HONEST: [Rewrite; 6] = [
-    mistake(
-        "dim3-and-names",
-        "the launch's shape in dim3 variables, the half tolerance and next depth named, the error kept in a variable and the failure's atomics in another order.",
-        CHILD_LAUNCH_AND_CHECK,
-        r#"    const dim3 child_grid(1), child_block(2);  // one thread per half
-    const double half_tolerance = mine.tolerance * 0.5;
-    const int next_depth = mine.depth + 1;
-    workers<F><<<child_grid, child_block, 0, cudaStreamFireAndForget>>>(mine.a, mine.b, left, right,
-                                                                       half_tolerance, next_depth, max_depth, tally);
-    const cudaError_t launched = cudaGetLastError();
-    if (launched != cudaSuccess) {
-        atomicAdd(&tally->accepted, 1ULL);
-        atomicAdd(&tally->integral, left + right);
-        atomicAdd(&tally->launch_failures, 1ULL);
-    }"#,
-    ),
-    Mistake {
-        name: "helper-function",
-        what: "the launch in a device function of its own that the worker calls (never inlined), which sees the error with cudaPeekAtLastError.",
-        correct: CHILD_LAUNCH_AND_CHECK,
-        wrong: "    launch_halves<F>(mine, left, right, max_depth, tally);",
-        also: &[(
-            BEFORE_WORKERS,
-            r#"// ---- device-driven: worker grids of two threads, one per half of the interval their parent split ----
-
-template <typename F>
-__global__ void workers(double a, double b, double whole_left, double whole_right, double tolerance,
-                        int depth, int max_depth, Tally* tally);
-
-// Hands the halves of `in` to a child grid of workers; a launch the device runtime refuses keeps the
-// interval's estimate and is counted.
-template <typename F>
-__device__ __noinline__ void launch_halves(const Interval& in, double left, double right, int max_depth, Tally* tally) {
-    workers<F><<<1, 2, 0, cudaStreamFireAndForget>>>(in.a, in.b, left, right, in.tolerance / 2.0, in.depth + 1,
-                                                      max_depth, tally);
-    if (cudaPeekAtLastError() != cudaSuccess) {
-        atomicAdd(&tally->launch_failures, 1ULL);
-        atomicAdd(&tally->integral, left + right);
-        atomicAdd(&tally->accepted, 1ULL);
-    }
-}
-"#,
-        )],
-    },
-    mistake(
-        "tail-launch",
-        "the child grid on the tail-launch stream (cudaStreamTailLaunch): it starts once its parent grid has finished, not beside it.",
-        CHILD_LAUNCH_AND_CHECK,
-        r#"    workers<F><<<1, 2, 0, cudaStreamTailLaunch>>>(mine.a, mine.b, left, right, mine.tolerance / 2.0,
-                                                   depth + 1, max_depth, tally);
-    if (cudaGetLastError() != cudaSuccess) {
-        atomicAdd(&tally->launch_failures, 1ULL);
-        atomicAdd(&tally->integral, left + right);
-        atomicAdd(&tally->accepted, 1ULL);
-    }"#,
-    ),
-    mistake(
-        "early-return",
-        "returns as soon as the launch worked; a refused launch adds each half's estimate on its own.",
-        CHILD_LAUNCH_AND_CHECK,
-        r#"    workers<F><<<1, 2, 0, cudaStreamFireAndForget>>>(mine.a, mine.b, left, right, 0.5 * mine.tolerance,
-                                                      mine.depth + 1, max_depth, tally);
-    if (cudaGetLastError() == cudaSuccess) return;
-    // The launch was refused: the halves are accepted as they are.
-    atomicAdd(&tally->integral, left);
-    atomicAdd(&tally->integral, right);
-    atomicAdd(&tally->accepted, 1ULL);
-    atomicAdd(&tally->launch_failures, 1ULL);"#,
-    ),
-    Mistake {
-        name: "launch-in-a-branch",
-        what: "the launch inside the branch for an interval that is not done, instead of after a return.",
-        correct: CHILD_LAUNCH_AND_CHECK,
-        wrong: r#"        workers<F><<<1, 2, 0, cudaStreamFireAndForget>>>(mine.a, mine.b, left, right, mine.tolerance / 2.0,
-                                                          depth + 1, max_depth, tally);
-        if (cudaGetLastError() != cudaSuccess) {
-            atomicAdd(&tally->launch_failures, 1ULL);
-            atomicAdd(&tally->integral, left + right);
-            atomicAdd(&tally->accepted, 1ULL);
-        }
-    }"#,
-        also: &[(
-            "    if (decide(F(), mine, max_depth, tally, &left, &right)) return;\n",
-            "    if (!decide(F(), mine, max_depth, tally, &left, &right)) {\n",
-        )],
-    },
-    mistake(
-        "named-stream",
-        "the child grid on a stream of the thread's own (cudaStreamCreateWithFlags with cudaStreamNonBlocking, as device code requires), destroyed once the launch is queued.",
-        CHILD_LAUNCH_AND_CHECK,
-        r#"    cudaStream_t stream;
-    cudaError_t status = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
-    if (status == cudaSuccess) {
-        workers<F><<<1, 2, 0, stream>>>(mine.a, mine.b, left, right, mine.tolerance / 2.0, depth + 1, max_depth,
-                                        tally);
-        status = cudaGetLastError();
-        cudaStreamDestroy(stream);
-    }
-    if (status != cudaSuccess) {
-        atomicAdd(&tally->launch_failures, 1ULL);
-        atomicAdd(&tally->integral, left + right);
-        atomicAdd(&tally->accepted, 1ULL);
-    }"#,
-    ),
-];
 
 /// The red team's week-7 kernels made from our solution (issue 39): each must get its `expect`.
 const WEEK_7_ADVERSARIAL: [Adversary; 3] = [
@@ -551,7 +343,7 @@ pub const WEEKS: [Week; 9] = [
         #[cfg(test)]
         like: Some(&kernels::TRACER),
         adversarial: &[],
-        honest: &WEEK_4_HONEST,
+        honest: &honest::WEEK_4,
         broken: &[
             mistake(
                 "global-memory",
@@ -574,7 +366,7 @@ pub const WEEKS: [Week; 9] = [
         #[cfg(test)]
         like: None,
         adversarial: &[],
-        honest: &[],
+        honest: &honest::PIPELINE,
         broken: &[
             Mistake {
                 name: "pageable-memory",
@@ -623,7 +415,7 @@ pub const WEEKS: [Week; 9] = [
         #[cfg(test)]
         like: None,
         adversarial: &[],
-        honest: &[],
+        honest: &honest::MMM_STREAMED,
         broken: &[
             mistake(
                 "mmm-one-stream",
@@ -640,7 +432,7 @@ pub const WEEKS: [Week; 9] = [
         #[cfg(test)]
         like: None,
         adversarial: &[],
-        honest: &[],
+        honest: &honest::ZERO_COPY,
         broken: &[mistake(
             "copies-anyway",
             "A and B are copied to device memory and C back: the traffic zero-copy is there to avoid.",
@@ -655,7 +447,7 @@ pub const WEEKS: [Week; 9] = [
         #[cfg(test)]
         like: None,
         adversarial: &[],
-        honest: &[],
+        honest: &honest::MMM_STREAMED_AND_PINNED,
         // No mmm-no-wait in week 5: from pageable memory each copy back returns only once it is done,
         // so a program that does not wait still reads finished results there.
         broken: &[
@@ -684,7 +476,7 @@ pub const WEEKS: [Week; 9] = [
         #[cfg(test)]
         like: Some(&kernels::ADAPTIVE_SIMPSON),
         adversarial: &WEEK_7_ADVERSARIAL,
-        honest: &WEEK_7_HONEST,
+        honest: &honest::WEEK_7,
         broken: &[
             mistake(
                 "tolerance-not-halved",

@@ -7,6 +7,7 @@
 
 mod assignment;
 mod audit;
+mod honest;
 
 use std::path::Path;
 use std::process::ExitCode;

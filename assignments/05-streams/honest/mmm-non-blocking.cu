@@ -1,0 +1,84 @@
+// An honest submission (issue 61's corpus): streams created non-blocking.
+// expect: PASS
+// Made from reference/weeks/mmm_streamed.cu by `cargo run -p grading --bin templates` (assignments/README.md).
+
+// mmm_streamed.cu: week 5 as a graded program, the German slides' "mmm-streamed": COUNT independent
+// products C_i = A_i * B_i of N x N doubles, each on its own stream (copy A_i and B_i in, the kernel,
+// copy C_i back), from pageable host memory as on the slides.
+//
+//   mmm_streamed COUNT N INPUT OUTPUT     INPUT holds A_0, B_0, A_1, B_1, ... (row-major float64);
+//                                         OUTPUT gets C_0, C_1, ...
+//
+// The checker compares OUTPUT with its own CPU products, and reads the CUDA activity the program made:
+// every matrix copied once, and COUNT streams that each carry a whole product.
+#include <vector>
+
+#include "course_program.h"
+
+#define BLOCK_SIZE 16
+
+// C = A * B for N x N row-major matrices, one BLOCK_SIZE x BLOCK_SIZE tile of C per block; N need not
+// be a multiple of BLOCK_SIZE (the tiles at the edges are padded with zeros).
+__global__ void mmm(const double* A, const double* B, double* C, int N) {
+    __shared__ double As[BLOCK_SIZE][BLOCK_SIZE];
+    __shared__ double Bs[BLOCK_SIZE][BLOCK_SIZE];
+    const int row = blockIdx.y * BLOCK_SIZE + threadIdx.y;
+    const int col = blockIdx.x * BLOCK_SIZE + threadIdx.x;
+    double sum = 0;
+    for (int k0 = 0; k0 < N; k0 += BLOCK_SIZE) {
+        const int ka = k0 + threadIdx.x, kb = k0 + threadIdx.y;
+        As[threadIdx.y][threadIdx.x] = row < N && ka < N ? A[(size_t)row * N + ka] : 0.0;
+        Bs[threadIdx.y][threadIdx.x] = kb < N && col < N ? B[(size_t)kb * N + col] : 0.0;
+        __syncthreads();
+        for (int k = 0; k < BLOCK_SIZE; ++k) sum += As[threadIdx.y][k] * Bs[k][threadIdx.x];
+        __syncthreads();
+    }
+    if (row < N && col < N) C[(size_t)row * N + col] = sum;
+}
+
+int main(int argc, char** argv) {
+    if (argc != 5) {
+        std::fprintf(stderr, "usage: %s COUNT N INPUT OUTPUT\n", argv[0]);
+        return 2;
+    }
+    const int COUNT = (int)arg_int(argc, argv, 1, "COUNT");
+    const int N = (int)arg_int(argc, argv, 2, "N");
+    const size_t elements = (size_t)N * N, bytes = elements * sizeof(double);
+    // Pageable host memory, as the slides' matrix.hpp: A_i at in + 2 i N^2, B_i right after it.
+    double* in = (double*)malloc(2 * COUNT * bytes);
+    double* out = (double*)malloc(COUNT * bytes);
+    if (in == nullptr || out == nullptr) {
+        std::fprintf(stderr, "out of host memory for %d products of %d x %d doubles\n", COUNT, N, N);
+        return 1;
+    }
+    read_doubles(argv[3], in, 2 * COUNT * elements);
+    double *A_gpu, *B_gpu, *C_gpu;  // every product's matrices, one after the other
+    CHECK_CUDA(cudaMalloc((void**)&A_gpu, COUNT * bytes));
+    CHECK_CUDA(cudaMalloc((void**)&B_gpu, COUNT * bytes));
+    CHECK_CUDA(cudaMalloc((void**)&C_gpu, COUNT * bytes));
+    const dim3 block(BLOCK_SIZE, BLOCK_SIZE);
+    const dim3 grid((N + BLOCK_SIZE - 1) / BLOCK_SIZE, (N + BLOCK_SIZE - 1) / BLOCK_SIZE);
+
+    std::vector<cudaStream_t> stream(COUNT);
+    for (int i = 0; i < COUNT; ++i) {
+        CHECK_CUDA(cudaStreamCreateWithFlags(&stream[i], cudaStreamNonBlocking));
+        double *A = A_gpu + i * elements, *B = B_gpu + i * elements, *C = C_gpu + i * elements;
+        CHECK_CUDA(cudaMemcpyAsync(A, in + 2 * i * elements, bytes, cudaMemcpyHostToDevice, stream[i]));
+        CHECK_CUDA(cudaMemcpyAsync(B, in + (2 * i + 1) * elements, bytes, cudaMemcpyHostToDevice, stream[i]));
+        mmm<<<grid, block, 0, stream[i]>>>(A, B, C, N);
+        CHECK_LAUNCH();
+        CHECK_CUDA(cudaMemcpyAsync(out + i * elements, C, bytes, cudaMemcpyDeviceToHost, stream[i]));
+    }
+    // The join: the copies back are only queued; `out` holds the products once every stream is done.
+    for (int i = 0; i < COUNT; ++i) CHECK_CUDA(cudaStreamSynchronize(stream[i]));
+    for (int i = 0; i < COUNT; ++i) CHECK_CUDA(cudaStreamDestroy(stream[i]));
+
+    write_doubles(argv[4], out, COUNT * elements);
+    CHECK_CUDA(cudaFree(A_gpu));
+    CHECK_CUDA(cudaFree(B_gpu));
+    CHECK_CUDA(cudaFree(C_gpu));
+    free(in);
+    free(out);
+    std::printf("mmm_streamed: %d products of %d x %d doubles: done\n", COUNT, N, N);
+    return 0;
+}
