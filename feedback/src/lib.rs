@@ -7,6 +7,7 @@ pub mod alike;
 pub mod class;
 pub mod document;
 pub mod grades;
+pub mod normalise;
 pub mod plot;
 pub mod runs;
 pub mod similarity;

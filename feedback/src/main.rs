@@ -2,11 +2,13 @@
 //!
 //!     feedback alike --runs DIR/runs --count N --template STARTER.cu [--ours FILE.cu]...
 //!     feedback pages --week WEEK --runs DIR/runs --grades GRADES.csv [--hide-cases] --out DIR
+//!     feedback scores --template STARTER.cu FILE.cu FILE.cu...
 //!
 //! `alike` compares the graded files (DIR/runs/i.cu) and writes each submission's "most like"
 //! (DIR/runs/i.alike, for the CSV's column) and DIR/runs/alike.json; `pages` writes a feedback page
 //! per student (Markdown and HTML) and the class page DIR/index.html. A teacher can run `pages`
-//! again on the same runs (with --hide-cases, say) into another folder.
+//! again on the same runs (with --hide-cases, say) into another folder. `scores` prints how alike
+//! every pair of files is, for a teacher who wants the numbers behind a flag.
 
 use std::path::{Path, PathBuf};
 
@@ -17,6 +19,7 @@ use feedback::class::Class;
 use feedback::document::{html, markdown};
 use feedback::grades::Grades;
 use feedback::runs::{read_lossy, run_file, Run};
+use feedback::similarity::{self, Fingerprints};
 use feedback::student::{self, Cases};
 
 #[derive(Parser, Debug)]
@@ -42,6 +45,16 @@ enum Command {
         /// Our own files a student could copy (the week's solution, its broken kernels).
         #[arg(long, value_name = "FILE.cu")]
         ours: Vec<PathBuf>,
+    },
+    /// Prints how alike every pair of FILES is, the starter's code taken out: what `alike` flags
+    /// from, for a teacher who wants the numbers (or to try the similarity on files of their own).
+    Scores {
+        /// The week's starter file: its code is the students' in common, so it is not counted.
+        #[arg(long, value_name = "STARTER.cu")]
+        template: PathBuf,
+        /// The sources to compare, two or more.
+        #[arg(required = true, num_args = 2.., value_name = "FILE.cu")]
+        files: Vec<PathBuf>,
     },
     /// Writes the feedback pages and the class page.
     Pages {
@@ -71,6 +84,7 @@ fn main() -> std::process::ExitCode {
             template,
             ours,
         } => alike(&runs, count, &template, &ours),
+        Command::Scores { template, files } => scores(&template, &files),
         Command::Pages {
             week,
             runs,
@@ -109,6 +123,37 @@ fn alike(runs: &Path, count: usize, template: &Path, ours: &[PathBuf]) -> Result
         write_new(&run_file(runs, index, "alike"), &likeness.most_like(index, &names))?;
     }
     write_new(&runs.join("alike.json"), &likeness.to_json().to_string())
+}
+
+/// `scores`: a line per pair, `A ~ B: 0.987, 74 of 75 fingerprints`, flagged ones marked.
+fn scores(template: &Path, files: &[PathBuf]) -> Result<()> {
+    let template = read_lossy(template).with_context(|| format!("reading the template {}", template.display()))?;
+    let template = Fingerprints::of(&template);
+    let prints: Vec<Fingerprints> = files
+        .iter()
+        .map(|path| {
+            let source = read_lossy(path).with_context(|| format!("reading {}", path.display()))?;
+            Ok(Fingerprints::of(&source).without(&template))
+        })
+        .collect::<Result<_>>()?;
+    for (a, first) in prints.iter().enumerate() {
+        for (b, second) in prints.iter().enumerate().skip(a + 1) {
+            println!(
+                "{} ~ {}: {:.3}, {} of {} fingerprints{}",
+                files[a].display(),
+                files[b].display(),
+                similarity::similarity(first, second),
+                similarity::shared(first, second),
+                first.len().min(second.len()),
+                if similarity::too_alike(first, second).is_some() {
+                    ", too alike"
+                } else {
+                    ""
+                }
+            );
+        }
+    }
+    Ok(())
 }
 
 fn pages(week: &str, runs: &Path, grades: &Path, cases: Cases, out: &Path) -> Result<()> {

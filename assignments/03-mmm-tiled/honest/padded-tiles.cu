@@ -21,22 +21,32 @@ __device__ void mmm_ab(MatrixView<T> a, MatrixView<T> b, MatrixView<T> c) {
     }
 }
 
-// One BLOCK_SIZE x BLOCK_SIZE tile of C per block; the tiles padded by a column.
+// One BLOCK_SIZE x BLOCK_SIZE tile of C per block; the tiles padded by a column. The tiles come in
+// a do-while (A has at least one column), each load decided by a branch, two products a turn.
 template <typename T>
 __device__ void mmm(MatrixView<T> a, MatrixView<T> b, MatrixView<T> c) {
-    __shared__ T as[BLOCK_SIZE][BLOCK_SIZE + 1];
-    __shared__ T bs[BLOCK_SIZE][BLOCK_SIZE + 1];
-    const int tx = threadIdx.x, ty = threadIdx.y;
-    const int row = blockIdx.y * BLOCK_SIZE + ty, col = blockIdx.x * BLOCK_SIZE + tx;
-    T sum = 0;
-    for (int tile = 0; tile < a.cols; tile += BLOCK_SIZE) {
-        as[ty][tx] = (row < a.rows && tile + tx < a.cols) ? a(row, tile + tx) : T(0);
-        bs[ty][tx] = (tile + ty < b.rows && col < b.cols) ? b(tile + ty, col) : T(0);
+    __shared__ T left[BLOCK_SIZE][BLOCK_SIZE + 1];
+    __shared__ T right[BLOCK_SIZE][BLOCK_SIZE + 1];
+    const int x = threadIdx.x, y = threadIdx.y;
+    const int out_row = BLOCK_SIZE * blockIdx.y + y;
+    const int out_col = BLOCK_SIZE * blockIdx.x + x;
+    T partial = 0;
+    int offset = 0;
+    do {
+        T from_a = T(0), from_b = T(0);
+        if (out_row < a.rows && offset + x < a.cols) from_a = a(out_row, offset + x);
+        if (offset + y < b.rows && out_col < b.cols) from_b = b(offset + y, out_col);
+        left[y][x] = from_a;
+        right[y][x] = from_b;
         __syncthreads();
-        for (int k = 0; k < BLOCK_SIZE; ++k) sum += as[ty][k] * bs[k][tx];
+        for (int k = 0; k < BLOCK_SIZE; k += 2) {  // BLOCK_SIZE is even
+            partial += left[y][k] * right[k][x];
+            partial += left[y][k + 1] * right[k + 1][x];
+        }
         __syncthreads();
-    }
-    if (row < c.rows && col < c.cols) c(row, col) = sum;
+        offset += BLOCK_SIZE;
+    } while (offset < a.cols);
+    if (out_row < c.rows && out_col < c.cols) c(out_row, out_col) = partial;
 }
 
 // Plain C names for the host to look up, one per precision.

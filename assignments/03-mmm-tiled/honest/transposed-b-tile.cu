@@ -1,5 +1,6 @@
 // transposed-b-tile.cu: an honest week-3 kernel (issue 61's corpus): B's tile stored transposed, so
-// that both tiles are read along a row.
+// that both tiles are read along a row through a pointer to it; counted in tiles, each load decided
+// by a branch of its own.
 // expect: PASS
 #include "matrix_view.cuh"
 #include "stamps.cuh"
@@ -20,22 +21,32 @@ __device__ void mmm_ab(MatrixView<T> a, MatrixView<T> b, MatrixView<T> c) {
     }
 }
 
-// One BLOCK_SIZE x BLOCK_SIZE tile of C per block; bt holds B's tile transposed.
+// One BLOCK_SIZE x BLOCK_SIZE tile of C per block; bt holds B's tile transposed, so that the inner
+// loop walks a row of each tile. Counted in tiles, each load decided by a branch of its own.
 template <typename T>
 __device__ void mmm(MatrixView<T> a, MatrixView<T> b, MatrixView<T> c) {
     __shared__ T at[BLOCK_SIZE][BLOCK_SIZE];
     __shared__ T bt[BLOCK_SIZE][BLOCK_SIZE];
-    const int tx = threadIdx.x, ty = threadIdx.y;
-    const int row = blockIdx.y * BLOCK_SIZE + ty, col = blockIdx.x * BLOCK_SIZE + tx;
-    T sum = 0;
-    for (int base = 0; base < a.cols; base += BLOCK_SIZE) {
-        at[ty][tx] = (row < a.rows && base + tx < a.cols) ? a(row, base + tx) : T(0);
-        bt[tx][ty] = (base + ty < b.rows && col < b.cols) ? b(base + ty, col) : T(0);
+    const int i = blockIdx.y * blockDim.y + threadIdx.y;  // the row of C
+    const int j = blockIdx.x * blockDim.x + threadIdx.x;  // the column of C
+    const int tiles = (a.cols + BLOCK_SIZE - 1) / BLOCK_SIZE;
+    T acc = T(0);
+    for (int t = 0; t < tiles; ++t) {
+        const int ka = t * BLOCK_SIZE + threadIdx.x;  // the column of A this thread loads
+        const int kb = t * BLOCK_SIZE + threadIdx.y;  // the row of B this thread loads
+        T from_a = T(0), from_b = T(0);
+        if (i < a.rows && ka < a.cols) from_a = a(i, ka);
+        if (kb < b.rows && j < b.cols) from_b = b(kb, j);
+        at[threadIdx.y][threadIdx.x] = from_a;
+        bt[threadIdx.x][threadIdx.y] = from_b;
         __syncthreads();
-        for (int k = 0; k < BLOCK_SIZE; ++k) sum += at[ty][k] * bt[tx][k];
+        const T* ra = at[threadIdx.y];
+        const T* rb = bt[threadIdx.x];
+#pragma unroll 8
+        for (int k = 0; k < BLOCK_SIZE; ++k) acc = acc + ra[k] * rb[k];
         __syncthreads();
     }
-    if (row < c.rows && col < c.cols) c(row, col) = sum;
+    if (i < c.rows && j < c.cols) c(i, j) = acc;
 }
 
 // Plain C names for the host to look up, one per precision.
