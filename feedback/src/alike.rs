@@ -3,6 +3,8 @@
 //! ([`crate::similarity`]) with the week's template taken out. Found once, before grade.sh prints
 //! its CSV (the column "most like"), and kept as JSON for the class page.
 
+use std::collections::BTreeMap;
+
 use anyhow::{Context as _, Result};
 
 use crate::similarity::{self, Fingerprints};
@@ -67,6 +69,47 @@ impl Likeness {
         most.map_or(String::new(), |(who, score)| format!("{who}, {:.0}%", 100.0 * score))
     }
 
+    /// The groups of submissions that pairs too alike link, directly or through one another: each of
+    /// two or more, its members in the CSV's order, the largest group first. The class page lists
+    /// groups, not pairs, so that fifteen copies of one file are one line, not a hundred pairs.
+    pub fn clusters(&self) -> Vec<Vec<usize>> {
+        let mut parent: BTreeMap<usize, usize> = BTreeMap::new();
+        fn root(parent: &mut BTreeMap<usize, usize>, at: usize) -> usize {
+            let up = *parent.entry(at).or_insert(at);
+            if up == at {
+                return at;
+            }
+            let top = root(parent, up);
+            parent.insert(at, top);
+            top
+        }
+        for &(a, b, _) in &self.pairs {
+            let (a, b) = (root(&mut parent, a), root(&mut parent, b));
+            parent.insert(a.max(b), a.min(b));
+        }
+        let mut groups: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+        for at in parent.keys().copied().collect::<Vec<_>>() {
+            let top = root(&mut parent, at);
+            groups.entry(top).or_default().push(at);
+        }
+        let mut groups: Vec<Vec<usize>> = groups.into_values().collect();
+        groups.sort_by(|a, b| b.len().cmp(&a.len()).then(a.cmp(b)));
+        groups
+    }
+
+    /// The pairs too alike within `group`, from the least to the most alike: (how many, lowest, highest).
+    pub fn within_group(&self, group: &[usize]) -> (usize, f64, f64) {
+        let scores: Vec<f64> = self
+            .pairs
+            .iter()
+            .filter(|(a, b, _)| group.contains(a) && group.contains(b))
+            .map(|&(_, _, score)| score)
+            .collect();
+        let lowest = scores.iter().copied().fold(f64::INFINITY, f64::min);
+        let highest = scores.iter().copied().fold(0.0, f64::max);
+        (scores.len(), lowest, highest)
+    }
+
     /// Only what names submissions of the `count` there are (a file of another run's leaves out the
     /// rest, with a line on stderr).
     pub fn within(mut self, count: usize) -> Likeness {
@@ -125,6 +168,7 @@ mod tests {
         assert_eq!(likeness.most_like(2, &names), "our kernels/cuda/mmm.cu, 97%");
         assert_eq!(Likeness::from_json(&likeness.to_json().to_string()).unwrap(), likeness);
         assert!(Likeness::from_json("[1]").is_ok_and(|empty| empty == Likeness::default()));
+        assert_eq!(likeness.clusters(), [vec![0, 2]]);
         assert_eq!(
             likeness.within(2),
             Likeness {
@@ -132,5 +176,18 @@ mod tests {
                 ours: vec![]
             }
         );
+    }
+
+    /// Pairs that chain (a with b, b with c) make one group, however they are listed; groups that
+    /// share nobody stay apart, the largest first.
+    #[test]
+    fn pairs_that_chain_are_one_group() {
+        let likeness = Likeness {
+            pairs: vec![(5, 7, 0.8), (1, 3, 0.99), (3, 9, 0.9), (7, 8, 0.77), (0, 9, 0.95)],
+            ours: vec![],
+        };
+        assert_eq!(likeness.clusters(), [vec![0, 1, 3, 9], vec![5, 7, 8]]);
+        assert_eq!(likeness.within_group(&[5, 7, 8]), (2, 0.77, 0.8));
+        assert_eq!(Likeness::default().clusters(), Vec::<Vec<usize>>::new());
     }
 }

@@ -170,25 +170,44 @@ impl Class<'_> {
                 .map(|&row| self.with_text(row, self.grades.field(row, "flags")))
                 .collect(),
         );
-        let pairs = self
+        let groups = self
             .likeness
-            .pairs
+            .clusters()
             .iter()
-            .map(|&(a, b, score)| {
-                Cell::Text(format!(
-                    "{} and {}: {:.0}% alike",
-                    self.name(a),
-                    self.name(b),
-                    100.0 * score
-                ))
+            .map(|group| {
+                let names: Vec<String> = group.iter().map(|&row| self.name(row)).collect();
+                let (pairs, lowest, highest) = self.likeness.within_group(group);
+                let range = if pairs == 1 {
+                    format!("{:.0}% alike", 100.0 * highest)
+                } else {
+                    format!(
+                        "{pairs} pairs from {:.0}% to {:.0}% alike",
+                        100.0 * lowest,
+                        100.0 * highest
+                    )
+                };
+                Cell::Text(format!("{} submissions: {} ({range})", group.len(), names.join("; ")))
             })
             .collect();
-        list("Submissions too alike (template code not counted)", pairs);
-        let ours = self
-            .likeness
-            .ours
+        list("Groups of submissions too alike (template code not counted)", groups);
+        // One line a student: the most alike of our files (the list is sorted so), and how many more.
+        let mut firsts: Vec<(usize, &str, f64, usize)> = Vec::new();
+        for (row, file, score) in &self.likeness.ours {
+            match firsts.iter_mut().find(|first| first.0 == *row) {
+                Some(first) => first.3 += 1,
+                None => firsts.push((*row, file, *score, 0)),
+            }
+        }
+        let ours = firsts
             .iter()
-            .map(|(row, file, score)| self.with_text(*row, &format!("{:.0}% like our {file}", 100.0 * score)))
+            .map(|&(row, file, score, more)| {
+                let more = match more {
+                    0 => String::new(),
+                    1 => " and 1 more of our files".to_string(),
+                    more => format!(" and {more} more of our files"),
+                };
+                self.with_text(row, &format!("{:.0}% like our {file}{more}", 100.0 * score))
+            })
             .collect();
         list("Too like our own files (solution, broken kernels)", ours);
         blocks
