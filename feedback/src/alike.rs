@@ -1,9 +1,10 @@
 //! Which submissions are too alike, each other or our own files (the week's solution and the broken
 //! kernels made from it, which students can read in the workspace): winnowed fingerprints
 //! ([`crate::similarity`]) with the week's template taken out. Found once, before grade.sh prints
-//! its CSV (the column "most like"), and kept as JSON for the class page.
+//! its CSV (the column "most like"), and kept as JSON for the class page, with the lines that match
+//! for each submission and the one most like it, for the pages that show them side by side.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use anyhow::{Context as _, Result};
 
@@ -16,6 +17,9 @@ pub struct Likeness {
     pub pairs: Vec<(usize, usize, f64)>,
     /// Submission and our file (its path as given), most alike first.
     pub ours: Vec<(usize, String, f64)>,
+    /// For each pair of [`Likeness::closest_pairs`]: `a`, `b` and the lines of each (from 1) that
+    /// match the other.
+    pub sides: Vec<(usize, usize, Vec<usize>, Vec<usize>)>,
 }
 
 impl Likeness {
@@ -42,7 +46,22 @@ impl Likeness {
             }
         }
         matches.sort_by(|a, b| b.2.total_cmp(&a.2));
-        Likeness { pairs, ours: matches }
+        let mut likeness = Likeness {
+            pairs,
+            ours: matches,
+            sides: Vec::new(),
+        };
+        let source = |index: usize| submissions[index].as_deref().unwrap_or_default();
+        likeness.sides = likeness
+            .closest_pairs()
+            .into_iter()
+            .map(|(a, b, _)| {
+                let shared = similarity::common(&prints[a], &prints[b]);
+                let lines = |index| similarity::matched_lines(source(index), &shared).into_iter().collect();
+                (a, b, lines(a), lines(b))
+            })
+            .collect();
+        likeness
     }
 
     /// The CSV's "most like" for submission `index`: the most alike of the other submissions
@@ -67,6 +86,19 @@ impl Likeness {
             .chain(ours)
             .reduce(|best, next| if next.1 > best.1 { next } else { best });
         most.map_or(String::new(), |(who, score)| format!("{who}, {:.0}%", 100.0 * score))
+    }
+
+    /// Each submission of a pair too alike with the one most like it, a pair once, most alike first:
+    /// the pairs the class page shows side by side (not every pair of a group of fifteen copies).
+    pub fn closest_pairs(&self) -> Vec<(usize, usize, f64)> {
+        let mut seen = BTreeSet::new();
+        // The pairs are sorted most alike first, so a submission's first pair is its closest; `|`
+        // and not `||`, so that both are marked seen.
+        self.pairs
+            .iter()
+            .filter(|&&(a, b, _)| seen.insert(a) | seen.insert(b))
+            .copied()
+            .collect()
     }
 
     /// The groups of submissions that pairs too alike link, directly or through one another: each of
@@ -116,6 +148,7 @@ impl Likeness {
         let before = self.pairs.len() + self.ours.len();
         self.pairs.retain(|&(a, b, _)| a < count && b < count);
         self.ours.retain(|&(a, ..)| a < count);
+        self.sides.retain(|&(a, b, ..)| a < count && b < count);
         if self.pairs.len() + self.ours.len() < before {
             eprintln!("feedback: the likeness file names submissions the CSV does not have; those are left out");
         }
@@ -126,6 +159,7 @@ impl Likeness {
         serde_json::json!({
             "pairs": self.pairs.iter().map(|(a, b, s)| serde_json::json!([a, b, s])).collect::<Vec<_>>(),
             "ours": self.ours.iter().map(|(a, file, s)| serde_json::json!([a, file, s])).collect::<Vec<_>>(),
+            "sides": self.sides.iter().map(|(a, b, left, right)| serde_json::json!([a, b, left, right])).collect::<Vec<_>>(),
         })
     }
 
@@ -148,7 +182,17 @@ impl Likeness {
                 ))
             })
             .collect::<Result<_>>()?;
-        Ok(Likeness { pairs, ours })
+        let lines = |value: &serde_json::Value| -> Result<Vec<usize>> {
+            value
+                .as_array()
+                .map_or(Ok(Vec::new()), |lines| lines.iter().map(number).collect())
+        };
+        // Files of runs before the side-by-side pages have no "sides": no page is made for them.
+        let sides = items("sides")
+            .iter()
+            .map(|side| Ok((number(&side[0])?, number(&side[1])?, lines(&side[2])?, lines(&side[3])?)))
+            .collect::<Result<_>>()?;
+        Ok(Likeness { pairs, ours, sides })
     }
 }
 
@@ -161,6 +205,7 @@ mod tests {
         let likeness = Likeness {
             pairs: vec![(0, 2, 0.91)],
             ours: vec![(2, "kernels/cuda/mmm.cu".into(), 0.97)],
+            sides: vec![(0, 2, vec![3, 4], vec![5])],
         };
         let names: Vec<String> = ["ann", "bob", "cy"].map(String::from).to_vec();
         assert_eq!(likeness.most_like(0, &names), "cy, 91%");
@@ -169,13 +214,7 @@ mod tests {
         assert_eq!(Likeness::from_json(&likeness.to_json().to_string()).unwrap(), likeness);
         assert!(Likeness::from_json("[1]").is_ok_and(|empty| empty == Likeness::default()));
         assert_eq!(likeness.clusters(), [vec![0, 2]]);
-        assert_eq!(
-            likeness.within(2),
-            Likeness {
-                pairs: vec![],
-                ours: vec![]
-            }
-        );
+        assert_eq!(likeness.within(2), Likeness::default());
     }
 
     /// Pairs that chain (a with b, b with c) make one group, however they are listed; groups that
@@ -183,9 +222,14 @@ mod tests {
     #[test]
     fn pairs_that_chain_are_one_group() {
         let likeness = Likeness {
-            pairs: vec![(5, 7, 0.8), (1, 3, 0.99), (3, 9, 0.9), (7, 8, 0.77), (0, 9, 0.95)],
-            ours: vec![],
+            pairs: vec![(1, 3, 0.99), (0, 9, 0.95), (3, 9, 0.9), (5, 7, 0.8), (7, 8, 0.77)],
+            ..Likeness::default()
         };
+        // Each submission beside the one most like it: 3 and 9 are both placed already.
+        assert_eq!(
+            likeness.closest_pairs(),
+            [(1, 3, 0.99), (0, 9, 0.95), (5, 7, 0.8), (7, 8, 0.77)]
+        );
         assert_eq!(likeness.clusters(), [vec![0, 1, 3, 9], vec![5, 7, 8]]);
         assert_eq!(likeness.within_group(&[5, 7, 8]), (2, 0.77, 0.8));
         assert_eq!(Likeness::default().clusters(), Vec::<Vec<usize>>::new());

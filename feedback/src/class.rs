@@ -190,6 +190,16 @@ impl Class<'_> {
             })
             .collect();
         list("Groups of submissions too alike (template code not counted)", groups);
+        let sides = self
+            .likeness
+            .sides
+            .iter()
+            .map(|&(a, b, ..)| Cell::Link {
+                text: format!("{} beside {}", self.name(a), self.name(b)),
+                href: side_page(a, b),
+            })
+            .collect();
+        list("Side by side (each of them beside the one most like it)", sides);
         // One line a student: the most alike of our files (the list is sorted so), and how many more.
         let mut firsts: Vec<(usize, &str, f64, usize)> = Vec::new();
         for (row, file, score) in &self.likeness.ours {
@@ -322,6 +332,11 @@ fn kind_of(finding: &str) -> String {
         }
     }
     kind.chars().take(120).collect()
+}
+
+/// The page that shows submissions `a` and `b` (places in the CSV, from 0) side by side.
+pub fn side_page(a: usize, b: usize) -> String {
+    format!("alike-{:03}-{:03}.html", a + 1, b + 1)
 }
 
 #[cfg(test)]

@@ -22,6 +22,17 @@ pub enum Block {
         svg: String,
         says: String,
     },
+    /// Two sources side by side (HTML) or one after the other (Markdown), the lines of each that
+    /// match the other marked.
+    SideBySide([Source; 2]),
+}
+
+/// A source shown in a [`Block::SideBySide`]: its title, its text, and its marked lines (from 1).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Source {
+    pub title: String,
+    pub text: String,
+    pub marked: std::collections::BTreeSet<usize>,
 }
 
 /// A list item or a table cell: text, a link, or a bar of `percent` with a text beside it.
@@ -80,6 +91,26 @@ pub fn markdown(blocks: &[Block]) -> String {
                     .join("\n")
             ),
             Block::Svg { says, .. } => writeln!(out, "*{}*\n", md_text(says)),
+            Block::SideBySide(sources) => writeln!(
+                out,
+                "{}",
+                sources
+                    .iter()
+                    .map(|source| {
+                        let lines: Vec<String> = numbered(source)
+                            .map(|(number, line, marked)| {
+                                format!("    {} {number:4}  {line}", if marked { '>' } else { ' ' })
+                            })
+                            .collect();
+                        format!(
+                            "{} (matching lines marked >):\n\n{}\n",
+                            md_text(&source.title),
+                            lines.join("\n")
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            ),
         }
         .expect("writing to a String cannot fail");
     }
@@ -125,6 +156,29 @@ pub fn html(title: &str, blocks: &[Block]) -> String {
             Block::Svg { svg, says } => {
                 writeln!(out, "<figure>{svg}<figcaption>{}</figcaption></figure>", escape(says))
             }
+            Block::SideBySide(sources) => {
+                let cells: Vec<(String, String)> = sources
+                    .iter()
+                    .map(|source| {
+                        let lines: String = numbered(source)
+                            .map(|(number, line, marked)| {
+                                let line = format!("{number:4}  {}", escape(line));
+                                if marked {
+                                    format!("<mark>{line}</mark>\n")
+                                } else {
+                                    format!("{line}\n")
+                                }
+                            })
+                            .collect();
+                        (escape(&source.title), lines)
+                    })
+                    .collect();
+                writeln!(
+                    out,
+                    "<table class=\"side\">\n<thead><tr><th>{}</th><th>{}</th></tr></thead>\n<tbody><tr><td><pre>{}</pre></td><td><pre>{}</pre></td></tr></tbody>\n</table>",
+                    cells[0].0, cells[1].0, cells[0].1, cells[1].1
+                )
+            }
         }
         .expect("writing to a String cannot fail");
     }
@@ -137,7 +191,17 @@ const STYLE: &str = "body{font-family:sans-serif;max-width:72rem;margin:1rem aut
 table{border-collapse:collapse;margin:0.5rem 0}th,td{border:1px solid #bbb;padding:0.2rem 0.4rem;text-align:left;vertical-align:top}\
 th{background:#eee}pre{background:#f6f6f6;padding:0.5rem;overflow-x:auto;white-space:pre-wrap}\
 .bar{display:inline-block;height:0.8rem;background:#4a7;margin-right:0.4rem;vertical-align:middle}td:has(.bar){white-space:nowrap}\
-.PASS{color:#185}.FAIL,.FAULT{color:#b22;font-weight:bold}.MACHINE{color:#a60}";
+.PASS{color:#185}.FAIL,.FAULT{color:#b22;font-weight:bold}.MACHINE{color:#a60}\
+table.side{table-layout:fixed;width:100%}table.side pre{font-size:0.8rem}mark{background:#fd8}";
+
+/// A source's lines with their numbers (from 1) and whether each is marked.
+fn numbered(source: &Source) -> impl Iterator<Item = (usize, &str, bool)> {
+    source
+        .text
+        .lines()
+        .enumerate()
+        .map(|(index, line)| (index + 1, line, source.marked.contains(&(index + 1))))
+}
 
 fn html_cell(cell: &Cell) -> String {
     match cell {

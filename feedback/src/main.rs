@@ -6,17 +6,18 @@
 //!
 //! `alike` compares the graded files (DIR/runs/i.cu) and writes each submission's "most like"
 //! (DIR/runs/i.alike, for the CSV's column) and DIR/runs/alike.json; `pages` writes a feedback page
-//! per student (Markdown and HTML) and the class page DIR/index.html. A teacher can run `pages`
-//! again on the same runs (with --hide-cases, say) into another folder. `scores` prints how alike
-//! every pair of files is, for a teacher who wants the numbers behind a flag.
+//! per student (Markdown and HTML), the class page DIR/index.html, and a page for each submission
+//! too alike beside the one most like it (DIR/alike-AAA-BBB.html, for the teacher). A teacher can
+//! run `pages` again on the same runs (with --hide-cases, say) into another folder. `scores` prints
+//! how alike every pair of files is, for a teacher who wants the numbers behind a flag.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result};
 use clap::{Parser, Subcommand};
 use feedback::alike::Likeness;
-use feedback::class::Class;
-use feedback::document::{html, markdown};
+use feedback::class::{side_page, Class};
+use feedback::document::{html, markdown, Block, Source};
 use feedback::grades::Grades;
 use feedback::runs::{read_lossy, run_file, Run};
 use feedback::similarity::{self, Fingerprints};
@@ -156,14 +157,14 @@ fn scores(template: &Path, files: &[PathBuf]) -> Result<()> {
     Ok(())
 }
 
-fn pages(week: &str, runs: &Path, grades: &Path, cases: Cases, out: &Path) -> Result<()> {
+fn pages(week: &str, runs_dir: &Path, grades: &Path, cases: Cases, out: &Path) -> Result<()> {
     let text = std::fs::read_to_string(grades).with_context(|| format!("reading {}", grades.display()))?;
     let grades = Grades::parse(&text).with_context(|| format!("reading {}", grades.display()))?;
-    let likeness = match std::fs::read_to_string(runs.join("alike.json")) {
+    let likeness = match std::fs::read_to_string(runs_dir.join("alike.json")) {
         Ok(text) => Likeness::from_json(&text)?,
         Err(_) => Likeness::default(),
     };
-    let runs: Vec<Run> = (0..grades.rows.len()).map(|index| Run::read(runs, index)).collect();
+    let runs: Vec<Run> = (0..grades.rows.len()).map(|index| Run::read(runs_dir, index)).collect();
     let likeness = likeness.within(grades.rows.len());
     std::fs::create_dir_all(out).with_context(|| format!("making {}", out.display()))?;
     let names: Vec<String> = (0..grades.rows.len())
@@ -176,6 +177,7 @@ fn pages(week: &str, runs: &Path, grades: &Path, cases: Cases, out: &Path) -> Re
         write_new(&out.join(format!("{}.md", names[row])), &markdown(&blocks))?;
         write_new(&out.join(format!("{}.html", names[row])), &html(&title, &blocks))?;
     }
+    side_pages(runs_dir, &grades, &likeness, out)?;
     let pages: Vec<String> = names.iter().map(|name| format!("{name}.html")).collect();
     let class = Class {
         week,
@@ -190,6 +192,42 @@ fn pages(week: &str, runs: &Path, grades: &Path, cases: Cases, out: &Path) -> Re
         runs.len(),
         out.join("index.html").display()
     );
+    Ok(())
+}
+
+/// What a side-by-side page's marks mean.
+const SIDE_BY_SIDE: &str = "Marked: the lines in runs of tokens both files share once names, literals and the order \
+of independent statements are set aside, and the starter's code is taken out. A flag is for a teacher to read, \
+not a verdict.";
+
+/// A page (HTML and Markdown) for each pair of `likeness.sides`: both graded files side by side,
+/// the lines that match marked.
+fn side_pages(runs_dir: &Path, grades: &Grades, likeness: &Likeness, out: &Path) -> Result<()> {
+    for &(a, b, ref left, ref right) in &likeness.sides {
+        let student = |row: usize| grades.field(row, "student").to_string();
+        let source = |row: usize, marked: &[usize]| -> Result<Source> {
+            let path = run_file(runs_dir, row, "cu");
+            Ok(Source {
+                title: student(row),
+                text: read_lossy(&path).with_context(|| format!("reading {}", path.display()))?,
+                marked: marked.iter().copied().collect(),
+            })
+        };
+        let score = likeness
+            .pairs
+            .iter()
+            .find(|pair| (pair.0, pair.1) == (a, b))
+            .map_or(0.0, |pair| pair.2);
+        let title = format!("{} and {}: {:.0}% alike", student(a), student(b), 100.0 * score);
+        let blocks = [
+            Block::Heading(1, title.clone()),
+            Block::Paragraph(SIDE_BY_SIDE.into()),
+            Block::SideBySide([source(a, left)?, source(b, right)?]),
+        ];
+        let page = side_page(a, b);
+        write_new(&out.join(&page), &html(&title, &blocks))?;
+        write_new(&out.join(page.replace(".html", ".md")), &markdown(&blocks))?;
+    }
     Ok(())
 }
 

@@ -175,13 +175,45 @@ fn spread(mut hash: u64) -> u64 {
 /// ([`crate::normalise`]: loops as `while`, dead code gone, independent statements in one order),
 /// and what does nothing left out.
 fn tokens(source: &str) -> Vec<&str> {
+    placed_tokens(source).into_iter().map(|(token, _)| token).collect()
+}
+
+/// [`tokens`], each with the line of `source` it was read from (1 for the first; `None` for one
+/// the normal form wrote, such as the `while` of a `for`).
+fn placed_tokens(source: &str) -> Vec<(&str, Option<usize>)> {
+    let start = source.as_ptr() as usize;
+    let line = |token: &Token| {
+        let at = (token.text.as_ptr() as usize).checked_sub(start)?;
+        (at < source.len()).then(|| source[..at].matches('\n').count() + 1)
+    };
     let mut tokens = Vec::new();
     for token in normalise::normalised(&lex(source)) {
         if token.kind != Kind::DirectiveEnd {
-            push_unless_no_op(&mut tokens, token.shown());
+            push_unless_no_op(&mut tokens, (token.shown(), line(&token)));
         }
     }
     tokens
+}
+
+/// The lines of `source` that hold a run of [`K_GRAM`] tokens whose hash is among `shared` (the
+/// fingerprints it has in common with another file, [`common`]): what a side-by-side view marks.
+pub fn matched_lines(source: &str, shared: &Fingerprints) -> BTreeSet<usize> {
+    let tokens = placed_tokens(source);
+    let shown: Vec<&str> = tokens.iter().map(|(token, _)| *token).collect();
+    let mut lines = BTreeSet::new();
+    for (start, kgram) in shown.windows(K_GRAM).enumerate() {
+        if shared.hashes.contains(&kgram_hash(kgram)) {
+            lines.extend(tokens[start..start + K_GRAM].iter().filter_map(|(_, line)| *line));
+        }
+    }
+    lines
+}
+
+/// The fingerprints `a` and `b` have in common.
+pub fn common(a: &Fingerprints, b: &Fingerprints) -> Fingerprints {
+    Fingerprints {
+        hashes: a.hashes.intersection(&b.hashes).copied().collect(),
+    }
 }
 
 /// The tokens of a source as written, each with its kind; a preprocessor line (its `\`
@@ -223,14 +255,16 @@ fn lex(source: &str) -> Vec<Token<'_>> {
 /// Adds `token`, leaving out what does nothing, so that a copy padded with it between its statements
 /// (`;;`, `(void)0;`, `{}`) breaks no k-gram: an empty statement (a `;` after `;`, `{` or `}`), an
 /// empty block, and a literal or name cast to void as a statement.
-fn push_unless_no_op<'a>(tokens: &mut Vec<&'a str>, token: &'a str) {
-    let last = tokens.last().copied();
-    match token {
+fn push_unless_no_op<'a>(tokens: &mut Vec<(&'a str, Option<usize>)>, token: (&'a str, Option<usize>)) {
+    let last = tokens.last().map(|(text, _)| *text);
+    let ends_with =
+        |tail: [&str; 4]| tokens.len() >= 4 && tokens[tokens.len() - 4..].iter().map(|(text, _)| *text).eq(tail);
+    match token.0 {
         ";" if matches!(last, None | Some(";" | "{" | "}")) => {}
         "}" if last == Some("{") => {
             tokens.pop();
         }
-        ";" if tokens.ends_with(&["(", "void", ")", "I"]) || tokens.ends_with(&["(", "void", ")", "L"]) => {
+        ";" if ends_with(["(", "void", ")", "I"]) || ends_with(["(", "void", ")", "L"]) => {
             tokens.truncate(tokens.len() - 4);
         }
         _ => tokens.push(token),

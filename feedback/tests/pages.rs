@@ -17,10 +17,14 @@ fn fresh(name: &str) -> PathBuf {
 
 /// `feedback pages` on the fixture's runs into `out`, with `extra` flags; its exit status and stderr.
 fn pages(out: &Path, extra: &[&str]) -> (bool, String) {
-    let runs = Path::new(env!("CARGO_MANIFEST_DIR")).join(RUNS);
+    pages_of(&Path::new(env!("CARGO_MANIFEST_DIR")).join(RUNS), out, extra)
+}
+
+/// `feedback pages` on week 3's `runs` (with its grades.csv) into `out`.
+fn pages_of(runs: &Path, out: &Path, extra: &[&str]) -> (bool, String) {
     let output = Command::new(env!("CARGO_BIN_EXE_feedback"))
         .args(["pages", "--week", "03-mmm-tiled", "--runs"])
-        .arg(&runs)
+        .arg(runs)
         .arg("--grades")
         .arg(runs.join("grades.csv"))
         .arg("--out")
@@ -189,14 +193,14 @@ fn hidden_cases_show_their_verdicts_and_nothing_of_their_sizes_or_values() {
     let _ = std::fs::remove_dir_all(&out);
 }
 
-#[test]
-fn alike_finds_the_same_pairs_again() {
-    let runs = fresh("alike");
-    std::fs::create_dir_all(&runs).unwrap();
+/// The fixture's graded files and names copied into `runs` (a fresh folder), and `feedback alike`
+/// run on them with our week-3 files, as grade.sh runs it.
+fn alike_again(runs: &Path) {
+    std::fs::create_dir_all(runs).unwrap();
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join(RUNS);
     for entry in std::fs::read_dir(&fixture).unwrap().flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
-        if name.ends_with(".cu") || name.ends_with(".name") {
+        if name.ends_with(".cu") || name.ends_with(".name") || name == "grades.csv" {
             std::fs::copy(entry.path(), runs.join(&name)).unwrap();
         }
     }
@@ -221,11 +225,18 @@ fn alike_finds_the_same_pairs_again() {
             "assignments/03-mmm-tiled/mmm.cu",
             "--runs",
         ])
-        .arg(&runs)
+        .arg(runs)
         .args(ours.iter().flat_map(|file| ["--ours", file.as_str()]))
         .status()
         .unwrap();
     assert!(status.success());
+}
+
+#[test]
+fn alike_finds_the_same_pairs_again() {
+    let runs = fresh("alike");
+    alike_again(&runs);
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join(RUNS);
     for index in 0..19 {
         let name = |dir: &Path| read(dir.join(format!("{index}.alike")));
         assert_eq!(
@@ -236,4 +247,54 @@ fn alike_finds_the_same_pairs_again() {
         );
     }
     let _ = std::fs::remove_dir_all(&runs);
+}
+
+/// Issue 61: each submission too alike is shown beside the one most like it, on a page of its own
+/// the class page links, the lines that match marked (HTML `<mark>`, Markdown `>`); the starter's
+/// lines and the independent solutions are not.
+#[test]
+fn submissions_too_alike_are_shown_side_by_side_with_the_matching_lines_marked() {
+    let runs = fresh("side-runs");
+    alike_again(&runs);
+    let out = fresh("side-pages");
+    let (made, stderr) = pages_of(&runs, &out, &[]);
+    assert!(made, "{stderr}");
+    let index = read(out.join("index.html"));
+    let sides: Vec<&str> = index
+        .split("href=\"alike-")
+        .skip(1)
+        .map(|rest| rest.split('"').next().unwrap())
+        .collect();
+    // One group of copies (13 since the normal form: the naive body in the tiled kernel no longer
+    // reads as a copy): each of them beside the one most like it, on fewer pages than members.
+    let group = index
+        .split("13 submissions: ")
+        .nth(1)
+        .and_then(|rest| rest.split(" (").next())
+        .unwrap_or_default();
+    let names: Vec<&str> = group.split("; ").collect();
+    assert_eq!(names.len(), 13, "{index}");
+    let section = index.split("Side by side").nth(1).unwrap_or_default();
+    assert!(names.iter().all(|name| section.contains(name)), "{section}");
+    assert!((7..=12).contains(&sides.len()), "{index}");
+    assert!(
+        !index.contains("independent-1 beside") && !index.contains("beside independent-"),
+        "{index}"
+    );
+    let page = read(out.join("alike-001-011.html"));
+    assert!(
+        page.contains("copy-renamed-by-sed and renamed-copy: 99% alike")
+            && page.matches("<mark>").count() > 40
+            && page.contains("<mark>  16              total += a(i, kk) * b(kk, j);</mark>"),
+        "{page}"
+    );
+    // The starter's own lines are not marked: its includes, its guard.
+    assert!(!page.contains("<mark>   4  #include"), "{page}");
+    let markdown = read(out.join("alike-001-011.md"));
+    assert!(
+        markdown.contains("    >   16              total += a(i, kk) * b(kk, j);"),
+        "{markdown}"
+    );
+    let _ = std::fs::remove_dir_all(&runs);
+    let _ = std::fs::remove_dir_all(&out);
 }
