@@ -16,9 +16,10 @@
 //                       for ours, and anything after our trace makes the check refuse it.
 // Both, and the process they belong to, are kept on a page of their own that nothing in the process can
 // read or write from before main until the exit handlers run (PROT_NONE; changing that takes mprotect,
-// which the weeks' static checks refuse): a program that searched its memory for the word, or
-// overwrote the pipe's number to silence the recorder, finds nothing and faults. The activity records
-// are read out of CUPTI's buffers only at exit, so no list of trace lines waits in writable memory.
+// which the weeks' static checks refuse): a program that searches the memory it can read for the word
+// finds nothing, and one that reads or overwrites the page (to silence the recorder) crashes, a FAULT.
+// The activity records are read out of CUPTI's buffers only at exit, so no list of trace lines waits
+// in writable memory.
 //
 // The trace is text, one record per line, tab-separated; times are CUPTI's nanoseconds:
 //   lab-recorder 1 NONCE
