@@ -641,9 +641,9 @@ for bad in "--dry-run --sanitize 03-mmm-tiled $dry" "--dry-run --slurm 03-mmm-ti
 1"
 done
 
-# --feedback DIR: the runs kept in DIR/runs, a page per student and the class page, the CSV's "most
-# like" (a copy of our solution and a renamed copy of it are too like it; an independent solution
-# is like nothing); its refusals.
+# --feedback DIR: the runs kept in DIR/runs, a page per student, the class page and a page for a pair
+# too alike side by side, the CSV's "most like" (a copy of our solution and a renamed copy of it are
+# too like it; an independent solution is like nothing); its refusals.
 cp "$target/debug/feedback" "$work/bin/"
 fb=$work/fb-subs fixtures=feedback/tests/fixtures/03-mmm-tiled
 mkdir -p "$fb/no file"
@@ -663,7 +663,8 @@ row no file |
 ROWS
 )"
 expect "--feedback: the pages" "$(find "$work/fb" -maxdepth 1 -type f -printf '%f\n' | LC_ALL=C sort | tr '\n' ' ')" \
-    "001-ann.html 001-ann.md 002-ben.html 002-ben.md 003-cat.html 003-cat.md 004-dan.html 004-dan.md 005-no_file.html 005-no_file.md index.html "
+    "001-ann.html 001-ann.md 002-ben.html 002-ben.md 003-cat.html 003-cat.md 004-dan.html 004-dan.md 005-no_file.html 005-no_file.md alike-001-002.html alike-001-002.md index.html "
+expect "--feedback: ann beside ben, over 20 lines that match marked" "$(( $(grep -c '<mark>' "$work/fb/alike-001-002.html") > 20 ))" 1
 expect "--feedback: the runs kept" "$(ls "$work/fb/runs" | grep -c -e '^[0-9]*\.json$' -e '^[0-9]*\.cu$')" 8
 expect "--feedback: the class page links every student" "$(grep -o 'href="00[1-5]-[a-z_]*\.html"' "$work/fb/index.html" | sort -u | wc -l)" 5
 expect "--feedback: stderr says where" "$(grep -c "^grade.sh: feedback for each student in $work/fb/" "$work/fb.err")" 1
