@@ -38,6 +38,10 @@ pub struct Token<'a> {
 }
 
 impl<'a> Token<'a> {
+    pub const fn new(text: &'a str, kind: Kind) -> Token<'a> {
+        Token { text, kind }
+    }
+
     /// As fingerprinted: every name `I`, every literal `L`, the rest as written.
     pub fn shown(&self) -> &'a str {
         match self.kind {
@@ -233,10 +237,7 @@ fn while_form<'a>(
     step: &[Token<'a>],
     mut body: Vec<Statement<'a>>,
 ) -> Vec<Statement<'a>> {
-    const SEMICOLON: Token = Token {
-        text: ";",
-        kind: Kind::Punct,
-    };
+    const SEMICOLON: Token = Token::new(";", Kind::Punct);
     let mut out = Vec::new();
     if !init.is_empty() {
         out.push(Statement::Simple([init, &[SEMICOLON]].concat()));
@@ -244,29 +245,13 @@ fn while_form<'a>(
     if !step.is_empty() {
         body.push(Statement::Simple([step, &[SEMICOLON]].concat()));
     }
-    let condition = if condition.is_empty() {
-        vec![Token {
-            text: "true",
-            kind: Kind::Word,
-        }]
+    let mut head = vec![Token::new("while", Kind::Word), Token::new("(", Kind::Punct)];
+    if condition.is_empty() {
+        head.push(Token::new("true", Kind::Word));
     } else {
-        condition.to_vec()
-    };
-    let mut head = vec![
-        Token {
-            text: "while",
-            kind: Kind::Word,
-        },
-        Token {
-            text: "(",
-            kind: Kind::Punct,
-        },
-    ];
-    head.extend(condition);
-    head.push(Token {
-        text: ")",
-        kind: Kind::Punct,
-    });
+        head.extend_from_slice(condition);
+    }
+    head.push(Token::new(")", Kind::Punct));
     out.push(Statement::Block { head, body });
     out
 }
@@ -492,15 +477,9 @@ fn flatten<'a>(statements: &[Statement<'a>], out: &mut Vec<Token<'a>>) {
             Statement::Simple(tokens) | Statement::Directive(tokens) => out.extend_from_slice(tokens),
             Statement::Block { head, body } => {
                 out.extend_from_slice(head);
-                out.push(Token {
-                    text: "{",
-                    kind: Kind::Punct,
-                });
+                out.push(Token::new("{", Kind::Punct));
                 flatten(body, out);
-                out.push(Token {
-                    text: "}",
-                    kind: Kind::Punct,
-                });
+                out.push(Token::new("}", Kind::Punct));
             }
         }
     }

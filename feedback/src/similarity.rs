@@ -178,32 +178,36 @@ fn tokens(source: &str) -> Vec<&str> {
     placed_tokens(source).into_iter().map(|(token, _)| token).collect()
 }
 
-/// [`tokens`], each with the line of `source` it was read from (1 for the first; `None` for one
-/// the normal form wrote, such as the `while` of a `for`).
+/// [`tokens`], each with the byte of `source` it was read at (`None` for one the normal form
+/// wrote, such as the `while` of a `for`): found from where the token's text lies, which costs
+/// nothing until [`matched_lines`] turns it into a line.
 fn placed_tokens(source: &str) -> Vec<(&str, Option<usize>)> {
     let start = source.as_ptr() as usize;
-    let line = |token: &Token| {
+    let offset = |token: &Token| {
         let at = (token.text.as_ptr() as usize).checked_sub(start)?;
-        (at < source.len()).then(|| source[..at].matches('\n').count() + 1)
+        (at < source.len()).then_some(at)
     };
     let mut tokens = Vec::new();
     for token in normalise::normalised(&lex(source)) {
         if token.kind != Kind::DirectiveEnd {
-            push_unless_no_op(&mut tokens, (token.shown(), line(&token)));
+            push_unless_no_op(&mut tokens, (token.shown(), offset(&token)));
         }
     }
     tokens
 }
 
-/// The lines of `source` that hold a run of [`K_GRAM`] tokens whose hash is among `shared` (the
-/// fingerprints it has in common with another file, [`common`]): what a side-by-side view marks.
+/// The lines (from 1) of `source` that hold a run of [`K_GRAM`] tokens whose hash is among `shared`
+/// (the fingerprints it has in common with another file, [`common`]): what a side-by-side view marks.
 pub fn matched_lines(source: &str, shared: &Fingerprints) -> BTreeSet<usize> {
     let tokens = placed_tokens(source);
     let shown: Vec<&str> = tokens.iter().map(|(token, _)| *token).collect();
+    // Where each line after the first starts: a byte's line is how many of them are at or before it.
+    let line_starts: Vec<usize> = source.match_indices('\n').map(|(at, _)| at + 1).collect();
     let mut lines = BTreeSet::new();
     for (start, kgram) in shown.windows(K_GRAM).enumerate() {
         if shared.hashes.contains(&kgram_hash(kgram)) {
-            lines.extend(tokens[start..start + K_GRAM].iter().filter_map(|(_, line)| *line));
+            let offsets = tokens[start..start + K_GRAM].iter().filter_map(|(_, offset)| *offset);
+            lines.extend(offsets.map(|offset| line_starts.partition_point(|&line| line <= offset) + 1));
         }
     }
     lines
@@ -229,10 +233,7 @@ fn lex(source: &str) -> Vec<Token<'_>> {
                 continue;
             }
             if rest.starts_with('\n') {
-                tokens.push(Token {
-                    text: "",
-                    kind: Kind::DirectiveEnd,
-                });
+                tokens.push(Token::new("", Kind::DirectiveEnd));
                 directive = false;
             }
         }
@@ -244,10 +245,7 @@ fn lex(source: &str) -> Vec<Token<'_>> {
         rest = &rest[length..];
     }
     if directive {
-        tokens.push(Token {
-            text: "",
-            kind: Kind::DirectiveEnd,
-        });
+        tokens.push(Token::new("", Kind::DirectiveEnd));
     }
     tokens
 }
@@ -277,15 +275,7 @@ fn next_lexeme(rest: &str) -> (usize, Option<Token<'_>>) {
     let mut chars = rest.chars();
     let first = chars.next().unwrap_or(' ');
     let second = chars.next().unwrap_or(' ');
-    let token = |length: usize, kind: Kind| {
-        (
-            length,
-            Some(Token {
-                text: &rest[..length],
-                kind,
-            }),
-        )
-    };
+    let token = |length: usize, kind: Kind| (length, Some(Token::new(&rest[..length], kind)));
     if first.is_whitespace() {
         (first.len_utf8(), None)
     } else if rest.starts_with("//") {
