@@ -347,6 +347,32 @@ pub fn assert_passes_cases(
     ours
 }
 
+/// Issues 60, 61 and 66: every program of the honest corpus of `week` (`05-streams`,
+/// `06-pinned-mapped`) passes `check` with every rule judged, on the week's own cases and on fixed
+/// small ones: [`PRODUCT_CASES`] for the German program's files (named `mmm-*`, checked with
+/// `mmm_flags`), `cases` for the others. (Fixed cases: the seed printed is 0.)
+pub fn assert_honest_programs_pass(
+    week: &str,
+    manifest_dir: &str,
+    mmm_flags: &[&str],
+    cases: &[&str],
+    check: impl Fn(&str, &[&str]) -> Outcome,
+) {
+    for file in honest_kernels(week, manifest_dir) {
+        let mmm = file.rsplit('/').next().is_some_and(|name| name.starts_with("mmm-"));
+        let (flags, cases): (&[&str], &[&str]) = if mmm { (mmm_flags, &PRODUCT_CASES) } else { (&[], cases) };
+        let default = check(&file, flags);
+        assert_eq!(default.code, Some(0), "{file}: {default:?}");
+        assert!(
+            !rule_rows(&default.stdout, "results", "PASS").is_empty(),
+            "{file}: {}",
+            default.stdout
+        );
+        let cases: Vec<String> = cases.iter().map(|case| case.to_string()).collect();
+        assert_passes_cases(0, &file, flags, &cases, &check);
+    }
+}
+
 /// Writes `text` to a fresh file `name` in a private temporary folder of this test process
 /// ([`PrivateDir`]: no other account can guess or touch it) and returns its path.
 pub fn temp_file(name: &str, text: &str) -> String {

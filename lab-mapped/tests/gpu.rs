@@ -224,22 +224,11 @@ fn week_6_our_solutions_pass_legal_cases() {
 #[test]
 #[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
 fn week_6_the_honest_corpus_passes_every_rule_judged() {
-    use common::testing::{assert_passes_cases, rule_rows, PRODUCT_CASES};
-    for file in common::testing::honest_kernels("06-pinned-mapped", env!("CARGO_MANIFEST_DIR")) {
-        let mmm = file.rsplit('/').next().is_some_and(|name| name.starts_with("mmm-"));
-        let (flags, cases): (&[&str], &[&str]) = if mmm {
-            (&["--program", "mmm-streamed-and-pinned"], &PRODUCT_CASES)
-        } else {
-            (&[], &ZERO_COPY_CASES)
-        };
-        let default = check_program(&file, flags);
-        assert_eq!(default.code, Some(0), "{file}: {default:?}");
-        assert!(
-            !rule_rows(&default.stdout, "results", "PASS").is_empty(),
-            "{file}: {}",
-            default.stdout
-        );
-        let cases: Vec<String> = cases.iter().map(|case| case.to_string()).collect();
-        assert_passes_cases(0, &file, flags, &cases, check_program);
-    }
+    common::testing::assert_honest_programs_pass(
+        "06-pinned-mapped",
+        env!("CARGO_MANIFEST_DIR"),
+        &["--program", "mmm-streamed-and-pinned"],
+        &ZERO_COPY_CASES,
+        check_program,
+    );
 }

@@ -547,22 +547,11 @@ fn week_5_our_solutions_pass_legal_cases_and_a_case_they_fail_is_refused() {
 #[test]
 #[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
 fn week_5_the_honest_corpus_passes_every_rule_judged() {
-    use common::testing::{assert_passes_cases, rule_rows, PRODUCT_CASES};
-    for file in common::testing::honest_kernels("05-streams", env!("CARGO_MANIFEST_DIR")) {
-        let mmm = file.rsplit('/').next().is_some_and(|name| name.starts_with("mmm-"));
-        let (flags, cases): (&[&str], &[&str]) = if mmm {
-            (&["--program", "mmm-streamed"], &PRODUCT_CASES)
-        } else {
-            (&[], &PIPELINE_CASES)
-        };
-        let default = check_program_with(&file, flags);
-        assert_eq!(default.code, Some(0), "{file}: {default:?}");
-        assert!(
-            !rule_rows(&default.stdout, "results", "PASS").is_empty(),
-            "{file}: {}",
-            default.stdout
-        );
-        let cases: Vec<String> = cases.iter().map(|case| case.to_string()).collect();
-        assert_passes_cases(0, &file, flags, &cases, check_program_with);
-    }
+    common::testing::assert_honest_programs_pass(
+        "05-streams",
+        env!("CARGO_MANIFEST_DIR"),
+        &["--program", "mmm-streamed"],
+        &PIPELINE_CASES,
+        check_program_with,
+    );
 }
