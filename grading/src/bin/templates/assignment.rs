@@ -106,6 +106,15 @@ impl Mistake {
     }
 }
 
+/// What week 5's and week 6's programs allocate, wait with and free, as in our solutions in
+/// reference/weeks/: what their broken programs and their honest rewrites (honest.rs) change.
+pub const PIPELINE_ALLOC: &str = "    CHECK_CUDA(cudaHostAlloc((void**)&PtCPU, bytes, cudaHostAllocDefault));\n    CHECK_CUDA(cudaHostAlloc((void**)&PtResCPU, bytes, cudaHostAllocDefault));\n";
+pub const PIPELINE_FREE: &str = "    CHECK_CUDA(cudaFreeHost(PtCPU));\n    CHECK_CUDA(cudaFreeHost(PtResCPU));\n";
+pub const MMM_WAIT: &str = "    for (int i = 0; i < COUNT; ++i) CHECK_CUDA(cudaStreamSynchronize(stream[i]));\n";
+pub const MMM_PINNED_ALLOC: &str =
+    "    CHECK_CUDA(cudaMallocHost((void**)&in, 2 * COUNT * bytes));\n    CHECK_CUDA(cudaMallocHost((void**)&out, COUNT * bytes));\n";
+pub const MMM_PINNED_FREE: &str = "    CHECK_CUDA(cudaFreeHost(in));\n    CHECK_CUDA(cudaFreeHost(out));\n";
+
 /// The child launch of `workers` in adaptive_simpson.cu, which every week-7 mistake changes.
 const CHILD_LAUNCH: &str = "    workers<F><<<1, 2, 0, cudaStreamFireAndForget>>>(mine.a, mine.b, left, right, mine.tolerance / 2.0,\n                                                      depth + 1, max_depth, tally);";
 
@@ -371,10 +380,10 @@ pub const WEEKS: [Week; 9] = [
             Mistake {
                 name: "pageable-memory",
                 what: "the host buffers come from malloc: pageable memory, from which no copy can run asynchronously, so nothing overlaps.",
-                correct: "    CHECK_CUDA(cudaHostAlloc((void**)&PtCPU, bytes, cudaHostAllocDefault));\n    CHECK_CUDA(cudaHostAlloc((void**)&PtResCPU, bytes, cudaHostAllocDefault));\n",
+                correct: PIPELINE_ALLOC,
                 wrong: "    PtCPU = (float*)malloc(bytes);  // BUG: pageable memory: no copy from or to it can overlap a kernel\n    PtResCPU = (float*)malloc(bytes);\n",
                 also: &[(
-                    "    CHECK_CUDA(cudaFreeHost(PtCPU));\n    CHECK_CUDA(cudaFreeHost(PtResCPU));\n",
+                    PIPELINE_FREE,
                     "    free(PtCPU);\n    free(PtResCPU);\n",
                 )],
             },
@@ -454,16 +463,16 @@ pub const WEEKS: [Week; 9] = [
             mistake(
                 "mmm-no-wait",
                 "no wait for the streams: the products are written while the copies back into pinned memory may still be running.",
-                "    for (int i = 0; i < COUNT; ++i) CHECK_CUDA(cudaStreamSynchronize(stream[i]));\n",
+                MMM_WAIT,
                 "    // BUG: no wait: `out` goes to OUTPUT while the copies back may still be running\n",
             ),
             Mistake {
             name: "mmm-pageable-memory",
             what: "the host buffers come from malloc, as in week 5: pageable memory, from which no copy runs beside a kernel.",
-            correct: "    CHECK_CUDA(cudaMallocHost((void**)&in, 2 * COUNT * bytes));\n    CHECK_CUDA(cudaMallocHost((void**)&out, COUNT * bytes));\n",
+            correct: MMM_PINNED_ALLOC,
             wrong: "    in = (double*)malloc(2 * COUNT * bytes);  // BUG: pageable memory: no copy from or to it overlaps a kernel\n    out = (double*)malloc(COUNT * bytes);\n",
             also: &[(
-                "    CHECK_CUDA(cudaFreeHost(in));\n    CHECK_CUDA(cudaFreeHost(out));\n",
+                MMM_PINNED_FREE,
                 "    free(in);\n    free(out);\n",
             )],
         },

@@ -2,7 +2,10 @@
 //! student's part written another correct way, a [`Rewrite`] each, which every rule of the week must
 //! pass like ours. Weeks 1 to 3, whose students write whole kernels, have hand-written corpora instead.
 
-use crate::assignment::{mistake, Mistake, Rewrite, CHILD_LAUNCH_AND_CHECK};
+use crate::assignment::{
+    mistake, Mistake, Rewrite, CHILD_LAUNCH_AND_CHECK, MMM_PINNED_ALLOC, MMM_PINNED_FREE, MMM_WAIT, PIPELINE_ALLOC,
+    PIPELINE_FREE,
+};
 
 /// `sphere_storage` in constant memory and `trace_constant`'s one line, as in our tracer.cu: what
 /// week 4's honest rewrites change.
@@ -214,10 +217,8 @@ __device__ __noinline__ void launch_halves(const Interval& in, double left, doub
     ),
 ];
 
-/// What week 5's and week 6's programs allocate, wait with and free, as in our solutions in
-/// reference/weeks/: what their honest rewrites change.
-const PIPELINE_ALLOC: &str = "    CHECK_CUDA(cudaHostAlloc((void**)&PtCPU, bytes, cudaHostAllocDefault));\n    CHECK_CUDA(cudaHostAlloc((void**)&PtResCPU, bytes, cudaHostAllocDefault));\n";
-const PIPELINE_FREE: &str = "    CHECK_CUDA(cudaFreeHost(PtCPU));\n    CHECK_CUDA(cudaFreeHost(PtResCPU));\n";
+/// What week 5's and week 6's programs create streams with and wait for, as in our solutions in
+/// reference/weeks/: what their honest rewrites change (the allocations are assignment.rs's).
 const PIPELINE_STREAMS: &str =
     "    std::vector<cudaStream_t> Stream(Nst);\n    for (int i = 0; i < Nst; ++i) CHECK_CUDA(cudaStreamCreate(&Stream[i]));\n";
 const PIPELINE_WAIT: &str = "    for (int i = 0; i < Nst; ++i) CHECK_CUDA(cudaStreamSynchronize(Stream[i]));\n";
@@ -240,10 +241,6 @@ const PIPELINE_ISSUE: &str = r#"    for (int i = 0; i < Nst; ++i) {  // copies i
     }
 "#;
 const MMM_CREATE: &str = "        CHECK_CUDA(cudaStreamCreate(&stream[i]));\n";
-const MMM_WAIT: &str = "    for (int i = 0; i < COUNT; ++i) CHECK_CUDA(cudaStreamSynchronize(stream[i]));\n";
-const MMM_PINNED_ALLOC: &str =
-    "    CHECK_CUDA(cudaMallocHost((void**)&in, 2 * COUNT * bytes));\n    CHECK_CUDA(cudaMallocHost((void**)&out, COUNT * bytes));\n";
-const MMM_PINNED_FREE: &str = "    CHECK_CUDA(cudaFreeHost(in));\n    CHECK_CUDA(cudaFreeHost(out));\n";
 /// The German programs' join through one event per stream instead of a wait for each stream.
 const MMM_WAIT_BY_EVENTS: &str = r#"    std::vector<cudaEvent_t> done(COUNT);
     for (int i = 0; i < COUNT; ++i) {
