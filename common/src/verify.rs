@@ -25,6 +25,14 @@ impl Random {
         }
     }
 
+    /// A generator whose values no one knows in advance: seeded from the operating system's
+    /// randomness (the keys std draws for its hash maps), for inputs a kernel must not be able to
+    /// expect (issue 61). Its values are not reproducible; a seed on a command line would be readable.
+    pub fn unpredictable() -> Random {
+        use std::hash::{BuildHasher as _, Hasher as _};
+        Random::new(std::collections::hash_map::RandomState::new().build_hasher().finish())
+    }
+
     pub fn next_u64(&mut self) -> u64 {
         self.generator.next_u64()
     }

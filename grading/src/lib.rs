@@ -581,7 +581,7 @@ fn run_cases<C>(
         if let (Some(go), Some(parent)) = (&args.measure_after, args.measure_parent) {
             measure::wait_for_the_cases(go, parent)?;
         }
-        let row = match (measure.run)(image, &measure.case) {
+        let row = match (measure.run)(image, &measure.cases) {
             Ok(()) => measure::ran("measured"),
             Err(err) => Row {
                 case: "measured".to_string(),

@@ -1,9 +1,10 @@
 //! The week's technique measured while the kernel runs (issue 39). What nvcc made says what the code
 //! could do; a tile touched only in a branch that never runs, or filled and never read, passes any
-//! rule read from it. Hardware counters say what the kernel did: one case's child runs under Nsight
-//! Compute (`ncu`), which launches the student's kernels and then ours once each, and the lab turns the
-//! counters into rule rows with the measured value beside the bound and ours ("global loads per
-//! element: 512.0; a tiled kernel at BLOCK_SIZE 16 needs at most 48.0; ours 32.0").
+//! rule read from it. Hardware counters say what the kernel did: a child runs under Nsight Compute
+//! (`ncu`) and launches the student's kernels and then ours on each measured case (week 3: every case
+//! of the check whose size tells the technique apart, issue 61), and the lab turns the counters into
+//! rule rows with the measured value beside the bound and ours ("global loads per element: 128.0;
+//! at most 20.0; ours 8.0"), each rule's row from the first case that breaks it.
 //!
 //! The counters come from ncu's own file, which the child's output cannot reach. Without ncu, or
 //! without permission to read the GPU's counters, every measured rule is MACHINE (issue 45): a rule
@@ -19,24 +20,25 @@ use super::{NoResult, Outcome, Row};
 use kernels::KernelImage;
 use profiler::counters::{self, Launch};
 
-/// A week's measured rules: the case measured, what ncu reads, and how the launches become rows.
+/// A week's measured rules: the cases measured, what ncu reads, and how the launches become rows.
 pub struct Measure<'a, C> {
-    pub case: C,
+    /// The cases measured, one after another in one run (week 3: every case of the check whose size
+    /// tells the technique from the naive body, issue 61), at least one.
+    pub cases: Vec<C>,
     /// The rows' names, for `--list-cases` and for rows that could not be measured.
     pub rules: &'a [&'a str],
     /// The metrics ncu reads (Nsight Compute names).
     pub metrics: &'a [&'a str],
     /// ncu's `--kernel-name` filter (`regex:^mmm_f(32|64)$`): the kernels whose launches count.
     pub kernels: &'a str,
-    /// In the child: launches the student's kernels (of the image given), then ours, once each, on `case`.
-    pub run: &'a dyn Fn(&KernelImage, &C) -> anyhow::Result<()>,
-    /// The four launches ncu measured ([`LAUNCHES`]), in that order, into one row per rule.
-    pub judge: &'a dyn Fn(&C, &[Launch; LAUNCHES]) -> Vec<Row>,
+    /// The launches `run` makes per case (the student's and ours, each once or twice).
+    pub launches_per_case: usize,
+    /// In the child: launches the student's kernels (of the image given), then ours, on each case.
+    pub run: &'a dyn Fn(&KernelImage, &[C]) -> anyhow::Result<()>,
+    /// One case's launches ([`Measure::launches_per_case`] of them, in the order `run` made them) into
+    /// one row per rule, in the order of `rules`.
+    pub judge: &'a dyn Fn(&C, &[Launch]) -> Vec<Row>,
 }
-
-/// Launches every week's measured child makes: the student's kernel or tree twice (two precisions, or
-/// a warm-up and a run) and ours the same.
-pub const LAUNCHES: usize = 4;
 
 /// How long the measured run may take once it may start: ncu replays each kernel a few times
 /// (seconds in all). Before that it waits for the cases ([`wait_for_the_cases`]), saying so every few
@@ -83,23 +85,40 @@ impl<C> Measure<'_, C> {
     }
 
     /// The rule rows from what [`launches`] measured; where nothing was, rows that say why: MACHINE
-    /// where the machine kept ncu from measuring, else FAULT.
+    /// where the machine kept ncu from measuring, else FAULT. Each rule's row is that of the first
+    /// case that breaks it, else that of the last case (the largest, where the week orders them).
     pub fn rows(&self, measured: Result<Vec<Launch>, NoResult>) -> Vec<Row> {
-        let four = measured.and_then(|launches| {
-            <[Launch; LAUNCHES]>::try_from(launches).map_err(|launches| {
-                NoResult::Fault(format!(
-                    "ncu measured {} launches of {}, not the {LAUNCHES} the check made",
+        let expected = self.launches_per_case * self.cases.len();
+        let all = measured.and_then(|launches| {
+            if launches.len() == expected && expected > 0 {
+                Ok(launches)
+            } else {
+                Err(NoResult::Fault(format!(
+                    "ncu measured {} launches of {}, not the {expected} the check made",
                     launches.len(),
                     self.kernels
-                ))
-            })
+                )))
+            }
         });
         let not_measured = |why: &NoResult| match why {
             NoResult::Machine(why) => NoResult::Machine(format!("not measured: {why}")),
             other => NoResult::Fault(format!("not measured: {}", other.why())),
         };
-        match four {
-            Ok(launches) => (self.judge)(&self.case, &launches),
+        match all {
+            Ok(launches) => {
+                let judged: Vec<Vec<Row>> = self
+                    .cases
+                    .iter()
+                    .zip(launches.chunks(self.launches_per_case))
+                    .map(|(case, launches)| (self.judge)(case, launches))
+                    .collect();
+                (0..self.rules.len())
+                    .filter_map(|rule| {
+                        let mut rows = judged.iter().filter_map(|rows| rows.get(rule));
+                        rows.clone().find(|row| !row.passed()).or(rows.next_back()).cloned()
+                    })
+                    .collect()
+            }
             Err(why) => self
                 .rules
                 .iter()
@@ -251,18 +270,19 @@ mod tests {
 
     #[test]
     fn without_ncu_every_rule_is_machine_and_other_failures_a_fault() {
-        let run = |_: &KernelImage, _: &()| Ok(());
-        let judge = |_: &(), _: &[Launch; LAUNCHES]| {
+        let run = |_: &KernelImage, _: &[()]| Ok(());
+        let judge = |_: &(), _: &[Launch]| {
             vec![Row {
                 case: "judged".to_string(),
                 result: Err("".into()),
             }]
         };
         let measure = Measure {
-            case: (),
+            cases: vec![()],
             rules: &["a", "b"],
             metrics: &["m"],
             kernels: "k",
+            launches_per_case: 4,
             run: &run,
             judge: &judge,
         };
@@ -321,6 +341,45 @@ mod tests {
                 "{why:?}"
             );
         }
+    }
+
+    /// Issue 61: every case is measured, and a rule's row is the first case that breaks it, else
+    /// the last case's.
+    #[test]
+    fn each_rule_shows_the_first_case_that_breaks_it_else_the_last() {
+        let run = |_: &KernelImage, _: &[f64]| Ok(());
+        let judge = |case: &f64, launches: &[Launch]| {
+            let name = format!("{case} ({} launches)", launches.len());
+            vec![
+                rule_row("loads", &name, *case, Bound::AtMost(2.0), "tiled", 1.0),
+                rule_row("shared", &name, *case, Bound::AtLeast(0.0), "tiled", 1.0),
+            ]
+        };
+        let measure = |cases: Vec<f64>| Measure {
+            cases,
+            rules: &["loads", "shared"],
+            metrics: &["m"],
+            kernels: "k",
+            launches_per_case: 2,
+            run: &run,
+            judge: &judge,
+        };
+        let launches = |count: usize| {
+            Ok(vec![
+                Launch {
+                    kernel: "k".to_string(),
+                    values: Default::default()
+                };
+                count
+            ])
+        };
+        let position = |row: &Row| row.result.as_ref().unwrap().first.as_ref().unwrap().position.clone();
+        let rows = measure(vec![1.0, 3.0, 5.0, 2.0]).rows(launches(8));
+        assert_eq!(rows.len(), 2);
+        assert!(!rows[0].passed() && position(&rows[0]) == "3 (2 launches)", "{rows:?}");
+        assert!(rows[1].passed() && position(&rows[1]) == "2 (2 launches)", "{rows:?}");
+        let rows = measure(vec![1.0, 3.0]).rows(launches(3));
+        assert!(rows.iter().all(|row| row.verdict() == "FAULT"), "{rows:?}");
     }
 
     #[test]

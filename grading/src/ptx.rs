@@ -13,7 +13,9 @@
 //! ```
 //!
 //! Calls count: a barrier or a launch in a device function that a kernel calls (from within a loop,
-//! for the barrier) counts as the kernel's.
+//! for the barrier) counts as the kernel's. The text is read as ptxas reads it, statement by
+//! statement (split at `;`, comments dropped, inline assembly's braces nested), not line by line: a
+//! student shapes PTX lines with `asm` strings (issue 61).
 
 use std::collections::HashSet;
 
@@ -22,41 +24,115 @@ use std::collections::HashSet;
 pub struct Function {
     pub name: String,
     pub is_entry: bool,
-    /// The lines between the function's `{` and `}`, trimmed.
+    /// The function's statements in order ([`statements`]): labels (`$L__BB2_2:`) and instructions.
     body: Vec<String>,
 }
 
-/// The functions of `ptx` that have a body (declarations of external functions have none).
+/// The functions of `ptx` that have a body (declarations of external functions have none). A body
+/// runs from the `{` after the header to the `}` that closes it: braces of inline assembly
+/// (`asm("{ ld.f64 ... }")`) and of vector operands (`{%r1, %r2}`) nest inside it (issue 61: a
+/// line scanner took a body's first `}` line for its end and an asm block's statements for one word).
 pub fn functions(ptx: &str) -> Vec<Function> {
+    let ptx = without_comments(ptx);
     let mut functions = Vec::new();
     let mut pending: Option<(String, bool)> = None;
-    let mut body: Option<Vec<String>> = None;
+    let mut body: Option<(String, usize)> = None;
     for line in ptx.lines() {
-        if let Some(lines) = body.as_mut() {
-            if line == "}" {
+        if let Some((text, depth)) = body.as_mut() {
+            for c in line.chars() {
+                match c {
+                    '{' => *depth += 1,
+                    '}' => *depth -= 1,
+                    _ => {}
+                }
+                if *depth == 0 {
+                    break;
+                }
+                text.push(c);
+            }
+            text.push('\n');
+            if *depth == 0 {
                 let (name, is_entry) = pending.take().unwrap_or_default();
+                let (text, _) = body.take().unwrap_or_default();
                 functions.push(Function {
                     name,
                     is_entry,
-                    body: body.take().unwrap_or_default(),
+                    body: statements(&text),
                 });
-            } else {
-                // Comments say nothing about the code: an `asm("// __cudaCDP2LaunchDeviceV2")` is
-                // no launch (issue 39).
-                let code = line.split("//").next().unwrap_or("").trim();
-                if !code.is_empty() {
-                    lines.push(code.to_string());
-                }
             }
         } else if let Some(header) = header(line) {
             pending = Some(header);
-        } else if pending.is_some() && line == "{" {
-            body = Some(Vec::new());
+        } else if pending.is_some() && line.trim() == "{" {
+            body = Some((String::new(), 1));
         } else if pending.is_some() && line.trim_end().ends_with(';') {
             pending = None; // a declaration, not a definition
         }
     }
     functions
+}
+
+/// `ptx` without its comments, `// ...` to the end of a line and `/* ... */` across lines, each
+/// replaced by a space (line breaks kept): comments say nothing about the code, so an
+/// `asm("/* __cudaCDP2LaunchDeviceV2 */")` is no launch (issues 39 and 61). Quoted text (the path of
+/// a `.file` directive, which may hold `/*`) is code.
+fn without_comments(ptx: &str) -> String {
+    let mut code = String::with_capacity(ptx.len());
+    let mut chars = ptx.chars().peekable();
+    let mut quoted = false;
+    while let Some(c) = chars.next() {
+        match (quoted, c, chars.peek()) {
+            (false, '/', Some('/')) => {
+                code.push(' ');
+                while chars.next_if(|&next| next != '\n').is_some() {}
+            }
+            (false, '/', Some('*')) => {
+                code.push(' ');
+                chars.next();
+                let mut last = ' ';
+                for c in chars.by_ref() {
+                    if c == '\n' {
+                        code.push('\n');
+                    }
+                    if last == '*' && c == '/' {
+                        break;
+                    }
+                    last = c;
+                }
+            }
+            _ => {
+                quoted ^= c == '"';
+                code.push(c);
+            }
+        }
+    }
+    code
+}
+
+/// The statements of a function body: its text split at every `;`, each statement's labels (`name:`,
+/// not the `::` of `shared::cta`) split off as statements of their own, and the braces that open and
+/// close inline assembly's scopes dropped from the start, whitespace joined. So
+/// `{ .reg .f64 t; ld.f64 t, [%rd1]; }` gives `.reg .f64 t` and `ld.f64 t, [%rd1]`.
+fn statements(body: &str) -> Vec<String> {
+    let mut statements = Vec::new();
+    for piece in body.split(';') {
+        let mut rest = piece.trim_start_matches(|c: char| c.is_whitespace() || c == '{' || c == '}');
+        while let Some(label) = label(rest) {
+            statements.push(format!("{label}:"));
+            rest = rest[label.len() + 1..].trim_start_matches(|c: char| c.is_whitespace() || c == '{' || c == '}');
+        }
+        let statement = rest.split_whitespace().collect::<Vec<_>>().join(" ");
+        if !statement.is_empty() {
+            statements.push(statement);
+        }
+    }
+    statements
+}
+
+/// The label `text` begins with (`$L__BB2_2` of `$L__BB2_2: bar.sync 0`), if it begins with one.
+fn label(text: &str) -> Option<&str> {
+    let end = text.find(|c: char| !is_identifier_char(c))?;
+    let rest = &text[end..];
+    (end > 0 && rest.starts_with(':') && !rest.starts_with("::")).then(|| &text[..end])
 }
 
 /// `(name, is_entry)` of a line that begins a function: `.visible .entry name(`, `.weak .entry
@@ -82,14 +158,15 @@ fn is_identifier_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || "_$.".contains(c)
 }
 
-fn identifiers(line: &str) -> impl Iterator<Item = &str> {
-    line.split(|c: char| !is_identifier_char(c))
+fn identifiers(statement: &str) -> impl Iterator<Item = &str> {
+    statement
+        .split(|c: char| !is_identifier_char(c))
         .filter(|word| !word.is_empty())
 }
 
-/// The line's instruction without its predicate (`@%p1`, `@!%p1`): `bra.uni`, `bar.sync`, ...
-fn instruction(line: &str) -> &str {
-    let mut words = line.split_whitespace();
+/// The statement's instruction without its predicate (`@%p1`, `@!%p1`): `bra.uni`, `bar.sync`, ...
+fn instruction(statement: &str) -> &str {
+    let mut words = statement.split_whitespace();
     let first = words.next().unwrap_or("");
     if first.starts_with('@') {
         words.next().unwrap_or("")
@@ -101,19 +178,20 @@ fn instruction(line: &str) -> &str {
 /// A barrier the whole block waits at: `bar.sync`, `barrier.sync`, `bar.red` (__syncthreads and its
 /// kin); not `bar.warp.sync` (__syncwarp, one warp), not an arrival that does not wait, not a
 /// cluster's barrier (issue 39: a `__syncwarp()` in the loop passed for a tiled kernel's barrier).
-fn is_block_barrier(line: &str) -> bool {
-    let op = instruction(line);
+fn is_block_barrier(statement: &str) -> bool {
+    let op = instruction(statement);
     (op.starts_with("bar.") || op.starts_with("barrier."))
         && !["bar.warp", "bar.arrive", "barrier.arrive", "barrier.cluster"]
             .iter()
             .any(|prefix| op.starts_with(prefix))
 }
 
-/// A load through a generic pointer: `ld` with no state space among its qualifiers.
-fn is_generic_load(line: &str) -> bool {
-    let op = instruction(line);
+/// A read through a generic pointer: a load (`ld`, `ldu`) or an atomic that reads and writes (`atom`,
+/// `red`) with no state space among its qualifiers (issue 61: `atomicOr(p, 0)` reads as a load does).
+fn is_generic_load(statement: &str) -> bool {
+    let op = instruction(statement);
     let mut parts = op.split('.');
-    parts.next() == Some("ld")
+    matches!(parts.next(), Some("ld" | "ldu" | "atom" | "red"))
         && !parts.any(|part| {
             [
                 "global",
@@ -156,30 +234,29 @@ impl Module {
         self.entries().find(|function| function.name == name)
     }
 
-    /// The module's functions that `line` calls.
-    fn callees<'a>(&'a self, line: &'a str) -> impl Iterator<Item = &'a Function> {
-        identifiers(line).filter_map(|word| {
+    /// The module's functions that `statement` calls.
+    fn callees<'a>(&'a self, statement: &'a str) -> impl Iterator<Item = &'a Function> {
+        identifiers(statement).filter_map(|word| {
             self.functions
                 .iter()
                 .find(|function| !function.is_entry && function.name == word)
         })
     }
 
-    /// True if `function`, or a function it calls, passes the lines for which `found` is true.
+    /// True if `function`, or a function it calls, passes the statements for which `found` is true.
     fn reaches(&self, function: &Function, found: &dyn Fn(&str) -> bool, seen: &mut HashSet<String>) -> bool {
         if !seen.insert(function.name.clone()) {
             return false;
         }
-        function
-            .body
-            .iter()
-            .any(|line| found(line) || self.callees(line).any(|callee| self.reaches(callee, found, seen)))
+        function.body.iter().any(|statement| {
+            found(statement) || self.callees(statement).any(|callee| self.reaches(callee, found, seen))
+        })
     }
 
-    fn line_reaches(&self, line: &str, found: &dyn Fn(&str) -> bool) -> bool {
-        found(line)
+    fn statement_reaches(&self, statement: &str, found: &dyn Fn(&str) -> bool) -> bool {
+        found(statement)
             || self
-                .callees(line)
+                .callees(statement)
                 .any(|callee| self.reaches(callee, found, &mut HashSet::new()))
     }
 
@@ -187,13 +264,13 @@ impl Module {
     /// label and a later branch back to it.
     pub fn barriers(&self, function: &Function) -> Barriers {
         let loops = loops(&function.body);
-        let barrier_at = |index: usize| self.line_reaches(&function.body[index], &is_block_barrier);
-        let barrier_lines: Vec<usize> = (0..function.body.len()).filter(|&index| barrier_at(index)).collect();
-        if barrier_lines.is_empty() {
+        let barrier_at = |index: usize| self.statement_reaches(&function.body[index], &is_block_barrier);
+        let barrier_statements: Vec<usize> = (0..function.body.len()).filter(|&index| barrier_at(index)).collect();
+        if barrier_statements.is_empty() {
             Barriers::None
-        } else if barrier_lines
+        } else if barrier_statements
             .iter()
-            .any(|line| loops.iter().any(|(start, end)| (start..=end).contains(&line)))
+            .any(|statement| loops.iter().any(|(start, end)| (start..=end).contains(&statement)))
         {
             Barriers::InLoop
         } else {
@@ -201,10 +278,11 @@ impl Module {
         }
     }
 
-    /// How many loads in `function` (and the functions it calls) go through a generic pointer, one
-    /// whose memory space the compiler did not know: `ld.f64`, `ld.v2.u32`, not `ld.global.f64` or
-    /// `ld.shared.f64`. The hardware's count of global loads (`--check`'s measured rule) leaves them
-    /// out, so a kernel that hid its global loads behind a generic pointer would pass it (issue 39).
+    /// How many loads and atomics in `function` (and the functions it calls) go through a generic
+    /// pointer, one whose memory space the compiler did not know: `ld.f64`, `ld.v2.u32`, `atom.or.b32`,
+    /// not `ld.global.f64` or `ld.shared.f64`. The hardware's count of global loads (`--check`'s
+    /// measured rule) leaves them out, so a kernel that hid its global loads behind a generic pointer
+    /// would pass it (issue 39).
     /// External functions (`vprintf`) have no body here and are not counted.
     pub fn generic_loads(&self, function: &Function) -> usize {
         let mut seen = HashSet::new();
@@ -218,37 +296,42 @@ impl Module {
         function
             .body
             .iter()
-            .map(|line| {
-                usize::from(found(line))
+            .map(|statement| {
+                usize::from(found(statement))
                     + self
-                        .callees(line)
+                        .callees(statement)
                         .map(|callee| self.count(callee, found, seen))
                         .sum::<usize>()
             })
             .sum()
     }
 
-    /// Whether `function` launches a kernel from the device (the device runtime's `LaunchDevice`
-    /// call, which `<<<...>>>` in device code becomes), itself or in a function it calls.
+    /// Whether `function` launches a kernel from the device (a `call` of the device runtime's
+    /// `LaunchDevice` function, which `<<<...>>>` in device code becomes), itself or in a function it
+    /// calls. The name elsewhere (a register, a label, a function of the module's own) is no launch.
     pub fn launches_kernels(&self, function: &Function) -> bool {
-        let launch = |line: &str| identifiers(line).any(|word| word.contains("LaunchDevice"));
+        let launch = |statement: &str| {
+            instruction(statement).starts_with("call")
+                && identifiers(statement)
+                    .any(|word| word.contains("LaunchDevice") && !self.functions.iter().any(|f| f.name == word))
+        };
         self.reaches(function, &launch, &mut HashSet::new())
     }
 }
 
-/// `(label line, branch line)` of every branch back to an earlier label: the loops.
+/// `(label statement, branch statement)` of every branch back to an earlier label: the loops.
 fn loops(body: &[String]) -> Vec<(usize, usize)> {
     let labels: Vec<(usize, &str)> = body
         .iter()
         .enumerate()
-        .filter_map(|(index, line)| Some((index, line.strip_suffix(':')?)))
+        .filter_map(|(index, statement)| Some((index, statement.strip_suffix(':')?)))
         .filter(|(_, name)| identifiers(name).count() == 1)
         .collect();
     body.iter()
         .enumerate()
-        .filter(|(_, line)| instruction(line).starts_with("bra"))
-        .filter_map(|(index, line)| {
-            let target = identifiers(line).last()?;
+        .filter(|(_, statement)| instruction(statement).starts_with("bra"))
+        .filter_map(|(index, statement)| {
+            let target = identifiers(statement).last()?;
             labels
                 .iter()
                 .find(|(at, name)| *name == target && *at < index)
@@ -403,5 +486,57 @@ $L__BB3_1:
         let module = Module::parse(&CALLS.replace("\tspawn, \n", "\tother, \n"));
         assert!(!module.launches_kernels(module.entry("_Z7workersI4SineEvdddddiiP5Tally").unwrap()));
         assert!(!Module::parse(TILED).launches_kernels(Module::parse(TILED).entry("tiled").unwrap()));
+    }
+    /// Issue 61: inline assembly puts several statements on a line inside braces of its own, and a
+    /// scope's `}` on a line alone; neither hides a load, ends the function early or joins two
+    /// statements into one word.
+    #[test]
+    fn inline_assembly_scopes_are_read_statement_by_statement() {
+        let asm = "\t{ .reg .f64 t; ld.f64 t, [%rd1]; add.f64 %fd1, %fd1, t; }\n\t{\n\t.reg .b32 o;\n\tatom.or.b32 o, [%rd2], 0;\n\t}\n\tld.v2.f64 {%fd1, %fd2}, [%rd3];\n";
+        let code = TILED.replace(
+            "\tbar.sync \t0;\n\tld.shared",
+            &format!("{asm}\tbar.sync \t0;\n\tld.shared"),
+        );
+        let module = Module::parse(&code);
+        let tiled = module.entry("tiled").unwrap();
+        assert_eq!(module.generic_loads(tiled), 3, "{:?}", tiled.body);
+        assert_eq!(
+            module.barriers(tiled),
+            Barriers::InLoop,
+            "the loop closes after the asm scopes"
+        );
+        assert!(
+            tiled.body.contains(&"ret".to_string()),
+            "the body runs to the function's own }}"
+        );
+    }
+
+    #[test]
+    fn block_comments_and_labels_on_a_statements_line_are_read_as_ptx_does() {
+        let module =
+            Module::parse(&CALLS.replace("\tspawn, \n", "\t/* spawn,\n __cudaCDP2LaunchDeviceV2 */ other, \n"));
+        let workers = module.entry("_Z7workersI4SineEvdddddiiP5Tally").unwrap();
+        assert!(!module.launches_kernels(workers), "a launch in a block comment is none");
+        let named = CALLS.replace("\tspawn, \n", "\tother, \n").replace(
+            "$L__BB3_1:\n",
+            "$L__BB3_1:\n\tmov.u64 %rd1, __cudaCDP2LaunchDeviceV2;\n",
+        );
+        assert!(named.contains("mov.u64 %rd1, __cudaCDP2"));
+        let module = Module::parse(&named);
+        let workers = module.entry("_Z7workersI4SineEvdddddiiP5Tally").unwrap();
+        assert!(
+            !module.launches_kernels(workers),
+            "a name that is not called launches nothing"
+        );
+        let same_line = TILED.replace("$L__BB0_2:\n\tst.shared", "$L__BB0_2: st.shared");
+        let module = Module::parse(&same_line);
+        assert_eq!(module.barriers(module.entry("tiled").unwrap()), Barriers::InLoop);
+        let quoted = format!(".file 1 \"/home/ann/*odd*/mmm.cu\"\n{TILED}");
+        let module = Module::parse(&quoted);
+        assert_eq!(
+            module.barriers(module.entry("tiled").unwrap()),
+            Barriers::InLoop,
+            "/* in a quoted path opens no comment"
+        );
     }
 }

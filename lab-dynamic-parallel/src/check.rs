@@ -350,10 +350,11 @@ pub fn measure() -> Measure<'static, Problem> {
         max_depth: 20,
     };
     Measure {
-        case: problem,
+        cases: vec![problem],
         rules: &MEASURED,
         metrics: &METRICS,
         kernels: "regex:^adaptive_master_",
+        launches_per_case: 4,
         run: &measured_launches,
         judge: &judge,
     }
@@ -371,7 +372,8 @@ fn machine_first() -> Result<(Gpu, cust::module::Module, Guarded<Tally>)> {
 }
 
 /// In the measured child: the student's tree, then ours (each a warm-up and one run).
-pub fn measured_launches(student: &KernelImage, problem: &Problem) -> Result<()> {
+pub fn measured_launches(student: &KernelImage, problems: &[Problem]) -> Result<()> {
+    let problem = problems.first().context("no problem to measure")?;
     let (gpu, ours, tally) = machine_first()?;
     let theirs = gpu.load(student)?;
     device_driven_into(&theirs, problem, &tally, 1)?;
@@ -379,12 +381,12 @@ pub fn measured_launches(student: &KernelImage, problem: &Problem) -> Result<()>
     Ok(())
 }
 
-/// The four master launches (the student's warm-up and run, ours) into the rule's row: the
-/// student's run must launch at least half as many thread blocks as ours. The count moves by about 1 %
+/// The four master launches (the student's warm-up and run, ours; [`Measure::rows`] hands exactly
+/// four) into the rule's row: the student's run must launch at least half as many thread blocks as ours. The count moves by about 1 %
 /// from run to run of the same tree (seen on an H100: 1214 to 1227 for ours), and workers without
 /// child grids launch none (4 where ours launched 1216).
-fn judge(_: &Problem, [_, theirs, _, ours]: &[Launch; 4]) -> Vec<Row> {
-    let (theirs, ours) = (theirs.value(METRICS[0]), ours.value(METRICS[0]));
+fn judge(_: &Problem, launches: &[Launch]) -> Vec<Row> {
+    let (theirs, ours) = (launches[1].value(METRICS[0]), launches[3].value(METRICS[0]));
     vec![rule_row(
         MEASURED[0],
         "workers<F>",

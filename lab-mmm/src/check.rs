@@ -8,10 +8,11 @@ use std::path::Path;
 
 use anyhow::{Context as _, Result};
 use common::gpu::Gpu;
+use common::timing::Timing;
 use common::verify::Random;
 use cust::module::Module;
 use grading::cases_file::{choice, field, CaseFormat, CaseSet, SharedChecks};
-use grading::guard::{first_changed, Guarded, INPUT_GUARD_WORD};
+use grading::guard::{first_changed, Guarded};
 use grading::measure::{rule_row, Bound, Measure};
 use grading::ptx::{self, Barriers};
 use grading::{
@@ -21,10 +22,11 @@ use grading::{
 use kernels::KernelImage;
 use matrix::bound::ErrorBound;
 use matrix::mmm::{multiply_on_cpu, MmmKernel};
-use matrix::{Element, Matrix, MatrixView};
+use matrix::{Element, Matrix};
 use profiler::counters::Launch;
 
-use crate::{multiply_into, multiply_once, time_on_gpu, KernelChoice};
+use crate::inputs::{Fresh, Inputs};
+use crate::{multiply_into, multiply_once, KernelChoice};
 
 /// BLOCK_SIZE of the check.
 pub const BLOCK_SIZE: u32 = 16;
@@ -258,58 +260,6 @@ pub fn run_case(student: &KernelImage, case: &Case, context: CaseContext) -> Res
     }
 }
 
-/// A and B on the GPU inside guard zones of NaN (issue 39): a kernel that reads past either gets NaN
-/// into C. The kernel's own A and B: ours reads the matrices' plain device copies.
-struct Inputs<T: Element> {
-    a: Guarded<T>,
-    b: Guarded<T>,
-    views: (MatrixView<T>, MatrixView<T>),
-}
-
-impl<T: Element> Inputs<T> {
-    fn new(a: &Matrix<T>, b: &Matrix<T>) -> Result<Inputs<T>> {
-        let guarded = |m: &Matrix<T>| -> Result<(Guarded<T>, MatrixView<T>)> {
-            let mut dev = Guarded::with_guard(m.data().len(), INPUT_GUARD_WORD)?;
-            dev.write(m.data())?;
-            let view = MatrixView {
-                rows: m.rows() as i32,
-                cols: m.cols() as i32,
-                data: dev.as_device_ptr(),
-            };
-            Ok((dev, view))
-        };
-        let ((a, a_view), (b, b_view)) = (guarded(a)?, guarded(b)?);
-        Ok(Inputs {
-            a,
-            b,
-            views: (a_view, b_view),
-        })
-    }
-
-    /// Which input the student's kernel read outside of, for an element of C that came out NaN: the
-    /// kernel runs again with one input's guard zones zero instead of NaN, and if the element is then
-    /// a number, the NaN came from there. The zones are NaN again afterwards.
-    fn read_outside(
-        &mut self,
-        theirs: &Module,
-        case: &Case,
-        c: &mut Guarded<T>,
-        element: usize,
-    ) -> Result<Option<String>> {
-        let views = self.views;
-        for (input, zones) in [("A", &mut self.a), ("B", &mut self.b)] {
-            zones.fill_guards(0)?;
-            multiply_into(theirs, case.kernel, BLOCK_SIZE, views, c, T::POISON_WORD, 1)?;
-            zones.fill_guards(INPUT_GUARD_WORD)?;
-            if !c.read()?[element].to_f64().is_nan() {
-                let (row, col) = (element / case.n, element % case.n);
-                return Ok(Some(format!("read outside {input}: C({row}, {col}) is NaN with NaN around {input} and a number with zeros there")));
-            }
-        }
-        Ok(None)
-    }
-}
-
 /// C from the student's kernel against the CPU's product, element by element; C's guard zones, A's
 /// and B's, and A and B themselves checked; then both kernels timed, every timed launch of the
 /// student's checked as well. Every device buffer is allocated before the student's module is loaded
@@ -322,19 +272,18 @@ fn compare<T: Element>(
     context: CaseContext,
 ) -> Result<Outcome> {
     let mut random = Random::new(case.seed);
-    let mut a: Matrix<T> = Matrix::<f64>::random(case.m, case.k, &mut random)?.convert()?;
-    let mut b: Matrix<T> = Matrix::<f64>::random(case.k, case.n, &mut random)?.convert()?;
+    let a: Matrix<T> = Matrix::<f64>::random(case.m, case.k, &mut random)?.convert()?;
+    let b: Matrix<T> = Matrix::<f64>::random(case.k, case.n, &mut random)?.convert()?;
     let cpu = multiply_on_cpu(&a, &b);
     let bound = ErrorBound::new(&a, &b).absolute();
     let right = |g: T, e: f64| (g.to_f64() - e).abs() <= bound;
-    let (mut inputs, mut c, mut our_c) = on_the_machine((|| {
-        a.copy_to_gpu()?;
-        b.copy_to_gpu()?;
-        let mut our_c = Matrix::<T>::new(case.m, case.n)?;
-        our_c.poison_on_gpu()?;
-        Ok((Inputs::new(&a, &b)?, Guarded::<T>::new(case.m * case.n)?, our_c))
+    let (mut inputs, mut c, mut our_inputs, mut our_c) = on_the_machine((|| {
+        let c = Guarded::<T>::new(case.m * case.n)?;
+        let our_c = Guarded::<T>::new(case.m * case.n)?;
+        Ok((Inputs::new(&a, &b)?, c, Inputs::new(&a, &b)?, our_c))
     })())?;
     let theirs = &gpu.load(student)?;
+    let launch = (theirs, case.kernel, BLOCK_SIZE);
     multiply_into(theirs, case.kernel, BLOCK_SIZE, inputs.views, &mut c, T::POISON_WORD, 1)?;
     let gpu = c.read()?;
     multiply_into(
@@ -349,41 +298,47 @@ fn compare<T: Element>(
     let again = c.read()?;
     let (wrong, first) = first_mismatch(&gpu, &cpu, right);
     let outside = match first {
-        Some(i) if gpu[i].to_f64().is_nan() && cpu[i].is_finite() => inputs.read_outside(theirs, case, &mut c, i)?,
+        Some(i) if gpu[i].to_f64().is_nan() && cpu[i].is_finite() => inputs.read_outside(launch, &mut c, i)?,
         _ => None,
     };
-    let findings = [
-        c.trespass()?.map(|trespass| trespass.describe("C", "m*n")),
-        inputs.a.trespass()?.map(|trespass| trespass.describe("A", "m*k")),
-        inputs.b.trespass()?.map(|trespass| trespass.describe("B", "k*n")),
-        changed("A", &a, &inputs.a)?,
-        changed("B", &b, &inputs.b)?,
-        outside,
-    ];
+    let changed = [changed("A", &a, &inputs.a)?, changed("B", &b, &inputs.b)?, outside];
+    // Issue 61: every timed launch, ours and the student's, multiplies A and B drawn just before it.
+    let (mut our_fresh, mut fresh) = (Fresh::new(), Fresh::new());
     let timed = context.time(
         |launches| {
-            let timing = time_on_gpu(ours, case.kernel, BLOCK_SIZE, &a, &b, &mut our_c, launches)?;
-            our_c.copy_from_gpu()?;
-            our_c.poison_on_gpu()?; // issue 39: no product of ours left on the GPU for the student's kernel
-            Ok(timing)
+            let mut samples = Vec::with_capacity(launches);
+            for _ in 0..launches {
+                let ours = (ours, case.kernel, BLOCK_SIZE);
+                let (timing, _) = our_inputs.time_on_fresh(ours, &mut our_c, T::POISON_WORD, &mut our_fresh)?;
+                samples.extend(timing.samples_ms);
+            }
+            our_c.fill(T::POISON_WORD)?; // issue 39: no product of ours left on the GPU for the student's kernel
+            Ok(Timing::gpu(samples))
         },
         |launches| {
             checked_runs(launches, || {
-                let timing = multiply_into(theirs, case.kernel, BLOCK_SIZE, inputs.views, &mut c, T::POISON_WORD, 1)?;
+                let (timing, drawn) = inputs.time_on_fresh(launch, &mut c, T::POISON_WORD, &mut fresh)?;
                 let now = c.read()?;
-                let wrong = first_mismatch(&now, &cpu, right).1.map(|i| {
+                let check = fresh.check(&drawn, &now)?;
+                let wrong = (!check.passed()).then(|| {
+                    let (row, col) = check.worst;
                     format!(
-                        "C({}, {}) is {}, expected {}",
-                        i / case.n,
-                        i % case.n,
-                        written_once(now[i], |v: T| shown(v.to_f64())),
-                        shown(cpu[i])
+                        "on fresh inputs ({}), C({row}, {col}) is {}, expected {}",
+                        drawn.kind,
+                        written_once(now[row * case.n + col], |v: T| shown(v.to_f64())),
+                        shown(drawn.element(row, col))
                     )
                 });
                 Ok((timing, wrong))
             })
         },
     )?;
+    // The guard zones after every launch, the timed ones too.
+    let findings = [
+        c.trespass()?.map(|trespass| trespass.describe("C", "m*n")),
+        inputs.a.trespass()?.map(|trespass| trespass.describe("A", "m*k")),
+        inputs.b.trespass()?.map(|trespass| trespass.describe("B", "k*n")),
+    ];
     let bs = BLOCK_SIZE as usize;
     let first = first.map(|i| {
         let (row, col) = (i / case.n, i % case.n);
@@ -407,7 +362,7 @@ fn compare<T: Element>(
         times: timed.times,
         finding: None,
     }
-    .with_findings(findings.into_iter().chain([timed.wrong])))
+    .with_findings(findings.into_iter().chain(changed).chain([timed.wrong])))
 }
 
 /// "A(3, 7) was changed" where the kernel wrote into an input, from the copy it was given.
@@ -435,18 +390,29 @@ pub const MEASURED: [&str; 3] = [
     "tiling, measured: shared memory per block of the kernel that ran (ncu)",
 ];
 
-/// Global load instructions (per warp: LDG, `__ldg` included), shared-memory load instructions, and
+/// What the rules count, per warp: global load instructions (LDG, `__ldg` included), and the other
+/// ways a kernel reads global memory (issue 61): atomics and reductions on it (`atomicOr(p, 0)` reads
+/// as a load does) and texture or surface reads, as L1's requests; shared-memory load instructions;
 /// the static shared memory of the function the driver launched (the loaded module's, not the
-/// compiler's report). Loads through generic pointers are left out of the first: `printf` makes them
-/// (a correct kernel that prints from every thread measured 260 requests per element where L1 counts
-/// them as global), and the PTX rule on generic loads keeps a kernel from hiding its own there.
-const METRICS: [&str; 3] = [
+/// compiler's report). Loads through generic pointers are left out: `printf` makes them (a correct
+/// kernel that prints from every thread measured 260 per element where L1 counts them as global), and
+/// the PTX rule on generic loads and atomics keeps a kernel from hiding its own there. Every metric
+/// is there from sm_75 to sm_120; `cp.async` (sm_80 on) and TMA (sm_90) copies are not counted.
+const METRICS: [&str; 7] = [
     "smsp__inst_executed_op_global_ld.sum",
+    "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum",
+    "l1tex__t_requests_pipe_lsu_mem_global_op_red.sum",
+    "l1tex__t_requests_pipe_tex_mem_texture.sum",
+    "l1tex__t_requests_pipe_tex_mem_surface.sum",
     "smsp__inst_executed_op_shared_ld.sum",
     "launch__shared_mem_per_block_static",
 ];
 
-/// The case the rules measure: whole tiles, large enough that the loop over the tiles dominates.
+/// The global reads of [`METRICS`], summed.
+const GLOBAL_READS: [&str; 5] = [METRICS[0], METRICS[1], METRICS[2], METRICS[3], METRICS[4]];
+
+/// The case the rules measure where no case of the check tells the technique from the naive body:
+/// whole tiles, large enough that the loop over the tiles dominates.
 pub fn measured_case() -> Case {
     Case {
         kernel: MmmKernel::Tiled,
@@ -458,15 +424,53 @@ pub fn measured_case() -> Case {
     }
 }
 
-/// Week 3's technique measured (issue 39): the tiled `mmm` in both precisions, the student's and then
-/// ours, each launched once on [`measured_case`] under ncu. `None` where the tiled kernel is not
+/// Global reads per thread that a `printf` in every thread adds ([`tiled_bound`]): 4.5 measured on an
+/// H200 (`results/h200/issue61-every-case/run-1-direct-printf-every-thread-now.log`), its atomics on
+/// the printf buffer among them.
+const PRINTF_READS: f64 = 8.0;
+
+/// The bound on a tiled kernel's global reads per element of C (a thread's reads): 3 per tile where a
+/// tiled kernel reads 2, and [`PRINTF_READS`] for a kernel that prints from every thread, times the
+/// threads launched per element of C (whole blocks over C's edges).
+fn tiled_bound(case: &Case) -> f64 {
+    let bs = BLOCK_SIZE as usize;
+    let tiles = case.k.div_ceil(bs) as f64;
+    let threads = (case.m.div_ceil(bs) * bs * case.n.div_ceil(bs) * bs) as f64;
+    (3.0 * tiles + PRINTF_READS) * threads / (case.m * case.n) as f64
+}
+
+/// The cases the rules measure (issue 61: a kernel tiled only at the size of the one case measured
+/// passed): every distinct size and precision among `cases` (the week's, or a teacher's hidden ones)
+/// at which the naive body's 2 K reads per element are at least twice the tiled bound, so that the
+/// counts tell the two apart, smallest first; [`measured_case`] where there is none.
+pub fn measured_cases(cases: &[Case]) -> Vec<Case> {
+    let mut measured: Vec<Case> = Vec::new();
+    for case in cases.iter().filter(|case| case.kernel == MmmKernel::Tiled) {
+        let telling = 2.0 * case.k as f64 >= 2.0 * tiled_bound(case); // the naive body's 2 K against twice the bound
+        let seen = measured
+            .iter()
+            .any(|other| (other.m, other.k, other.n, other.f64) == (case.m, case.k, case.n, case.f64));
+        if telling && !seen {
+            measured.push(*case);
+        }
+    }
+    measured.sort_by_key(|case| case.m * case.k * case.n);
+    if measured.is_empty() {
+        measured.push(measured_case());
+    }
+    measured
+}
+
+/// Week 3's technique measured (issues 39 and 61): the tiled `mmm`, the student's and then ours, each
+/// launched once on every case of [`measured_cases`] under ncu. `None` where the tiled kernel is not
 /// checked (week 2).
-pub fn measure(kernels: &[MmmKernel]) -> Option<Measure<'static, Case>> {
+pub fn measure(kernels: &[MmmKernel], cases: &[Case]) -> Option<Measure<'static, Case>> {
     kernels.contains(&MmmKernel::Tiled).then(|| Measure {
-        case: measured_case(),
+        cases: measured_cases(cases),
         rules: &MEASURED,
         metrics: &METRICS,
         kernels: "regex:^mmm_f(32|64)$",
+        launches_per_case: 2,
         run: &measured_launches,
         judge: &judge,
     })
@@ -492,16 +496,22 @@ pub fn week_of(image: &KernelImage) -> (MmmKernel, String) {
     }
 }
 
-/// In the measured child: each precision's tiled kernel, the student's then ours, once.
-pub fn measured_launches(student: &KernelImage, case: &Case) -> Result<()> {
+/// In the measured child: on each case, the student's tiled kernel then ours, once.
+pub fn measured_launches(student: &KernelImage, cases: &[Case]) -> Result<()> {
     let (gpu, ours) = on_the_machine((|| {
         let gpu = Gpu::open(0)?;
         let ours = gpu.load(&kernels::MMM_BS16)?;
         Ok((gpu, ours))
     })())?;
     let theirs = gpu.load(student)?;
-    launch_both::<f64>(&theirs, &ours, case)?;
-    launch_both::<f32>(&theirs, &ours, case)
+    for case in cases {
+        if case.f64 {
+            launch_both::<f64>(&theirs, &ours, case)?;
+        } else {
+            launch_both::<f32>(&theirs, &ours, case)?;
+        }
+    }
+    Ok(())
 }
 
 fn launch_both<T: Element>(theirs: &Module, ours: &Module, case: &Case) -> Result<()> {
@@ -517,58 +527,52 @@ fn launch_both<T: Element>(theirs: &Module, ours: &Module, case: &Case) -> Resul
     Ok(())
 }
 
-/// The launches ncu measured (student f64, ours f64, student f32, ours f32) into the rows of [`MEASURED`]: per
-/// element of C, in loads of one thread (warp instructions x 32 / elements). A tiled kernel loads 2 per
-/// tile, 2 K / BLOCK_SIZE in all; the naive body 2 K. It reads its tiles 2 K times from shared memory,
-/// fewer with wide loads; and it holds two BLOCK_SIZE x BLOCK_SIZE tiles. Each row shows the precision
-/// that breaks its bound, else f64.
-pub fn judge(case: &Case, [theirs_f64, ours_f64, theirs_f32, ours_f32]: &[Launch; 4]) -> Vec<Row> {
-    let per_element = |launch: &Launch, metric: &str| launch.value(metric) * 32.0 / (case.m * case.n) as f64;
+/// One case's launches (the student's, ours; [`Measure::rows`] hands exactly two) into the rows of
+/// [`MEASURED`]: per element of C, in reads of one thread (warp instructions or requests x 32 /
+/// elements). A tiled kernel reads 2 per tile from global memory ([`tiled_bound`] allows 3, and
+/// the threads of whole blocks); the naive body 2 K. It reads its tiles 2 K times from shared memory,
+/// fewer with wide loads; and it holds two BLOCK_SIZE x BLOCK_SIZE tiles.
+pub fn judge(case: &Case, launches: &[Launch]) -> Vec<Row> {
+    let (theirs, ours) = (&launches[0], &launches[1]);
+    let per_element = |launch: &Launch, metrics: &[&str]| {
+        metrics.iter().map(|metric| launch.value(metric)).sum::<f64>() * 32.0 / (case.m * case.n) as f64
+    };
+    let (kernel, bytes) = if case.f64 { ("mmm_f64", 8.0) } else { ("mmm_f32", 4.0) };
+    let at = format!("{kernel} at {} x {} x {}", case.m, case.k, case.n);
     let (tiles, k) = (case.k.div_ceil(BLOCK_SIZE as usize) as f64, case.k as f64);
-    let precisions = [
-        ("mmm_f64", theirs_f64, ours_f64, 8.0),
-        ("mmm_f32", theirs_f32, ours_f32, 4.0),
-    ];
-    let row =
-        |rule: &str, value: &dyn Fn(&Launch) -> f64, bound: &dyn Fn(f64) -> Bound, why: &dyn Fn(f64) -> String| {
-            let rows: Vec<Row> = precisions
-                .iter()
-                .map(|&(kernel, theirs, ours, bytes)| {
-                    rule_row(rule, kernel, value(theirs), bound(bytes), &why(bytes), value(ours))
-                })
-                .collect();
-            rows.iter().find(|row| !row.passed()).unwrap_or(&rows[0]).clone()
-        };
-    let tile_bytes = |bytes: f64| 2.0 * f64::from(BLOCK_SIZE * BLOCK_SIZE) * bytes;
+    let global = per_element(theirs, &GLOBAL_READS);
+    let shared = per_element(theirs, &METRICS[5..6]);
     vec![
-        row(
+        rule_row(
             MEASURED[0],
-            &|launch| per_element(launch, METRICS[0]),
-            &|_| Bound::AtMost(3.0 * tiles),
-            &|_| {
-                format!(
-                    "a tiled kernel loads 2 per tile, {:.0} here; the naive body {:.0}",
-                    2.0 * tiles,
-                    2.0 * k
-                )
-            },
+            &at,
+            global,
+            Bound::AtMost(tiled_bound(case)),
+            &format!(
+                "a tiled kernel reads 2 per tile, {:.0} here, and printf {PRINTF_READS:.0}; the naive body {:.0}",
+                2.0 * tiles,
+                2.0 * k
+            ),
+            per_element(ours, &GLOBAL_READS),
         ),
-        row(
+        rule_row(
             MEASURED[1],
-            &|launch| per_element(launch, METRICS[1]),
-            &|_| Bound::AtLeast(k / 4.0),
-            &|_| {
-                format!(
-                    "a tiled kernel reads its tiles {:.0} times, fewer with wide loads",
-                    2.0 * k
-                )
-            },
+            &at,
+            shared,
+            Bound::AtLeast(k / 4.0),
+            &format!(
+                "a tiled kernel reads its tiles {:.0} times, fewer with wide loads",
+                2.0 * k
+            ),
+            per_element(ours, &METRICS[5..6]),
         ),
-        row(
+        rule_row(
             MEASURED[2],
-            &|launch| launch.value(METRICS[2]),
-            &|bytes| Bound::AtLeast(tile_bytes(bytes)),
-            &|bytes| format!("two {BLOCK_SIZE} x {BLOCK_SIZE} tiles of {bytes:.0}-byte elements"),
+            &at,
+            theirs.value(METRICS[6]),
+            Bound::AtLeast(2.0 * f64::from(BLOCK_SIZE * BLOCK_SIZE) * bytes),
+            &format!("two {BLOCK_SIZE} x {BLOCK_SIZE} tiles of {bytes:.0}-byte elements"),
+            ours.value(METRICS[6]),
         ),
     ]
 }
@@ -611,15 +615,89 @@ pub fn run(kernel: Option<KernelChoice>, student: &StudentArgs) -> Result<()> {
         }
     };
     let entries: Vec<Entry> = chosen.iter().flat_map(|&kernel| entries(kernel)).collect();
+    let case_set = case_set(&chosen, student.cases.as_deref())?;
+    let measure = measure(&chosen, &case_set.cases);
     let cases = Check {
         lab: "lab-mmm",
         entries: &entries,
-        cases: case_set(&chosen, student.cases.as_deref())?,
-        measure: measure(&chosen),
+        cases: case_set,
+        measure,
         child_flags,
     };
     let rules = |image: &KernelImage| technique_rules(image, &chosen);
     student
         .run_check_if_asked(&compiled, ours, &cases, rules, run_case)
         .unwrap_or(Ok(()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 61: every size of the check whose counts tell the tiled kernel from the naive body is
+    /// measured, each precision once, smallest first; a set with none measures 256^3.
+    #[test]
+    fn the_measured_cases_are_every_size_that_tells_tiling_from_the_naive_body() {
+        let measured = measured_cases(&cases(&[MmmKernel::Tiled]));
+        let sizes: Vec<(usize, usize, usize, bool)> = measured.iter().map(|c| (c.m, c.k, c.n, c.f64)).collect();
+        assert_eq!(
+            sizes,
+            [
+                (64, 64, 64, true),
+                (64, 64, 64, false),
+                (255, 257, 256, true),
+                (255, 257, 256, false),
+                (1000, 999, 1001, true),
+                (1000, 999, 1001, false)
+            ]
+        );
+        assert!(measured_cases(&cases(&[MmmKernel::Naive])) == [measured_case()]);
+        let tiny = Case {
+            m: 17,
+            k: 33,
+            n: 5,
+            ..measured_case()
+        };
+        assert_eq!(measured_cases(&[tiny, tiny]), [measured_case()]);
+    }
+
+    /// A tiled kernel's counts pass and the naive body's fail, atomics included.
+    #[test]
+    fn global_reads_of_every_kind_count_against_the_tiled_bound() {
+        let case = Case {
+            m: 64,
+            k: 64,
+            n: 64,
+            ..measured_case()
+        };
+        // 4 x 4 blocks of 8 warps: a tiled kernel's 2 loads per warp and tile, 4 tiles; the naive
+        // body's 2 K per thread.
+        let warps = 4.0 * 4.0 * 8.0;
+        let launch = |values: &[(&str, f64)]| Launch {
+            kernel: "mmm_f64".to_string(),
+            values: METRICS
+                .iter()
+                .map(|metric| (metric.to_string(), 0.0))
+                .chain(values.iter().map(|(metric, value)| (metric.to_string(), *value)))
+                .collect(),
+        };
+        let tiled = launch(&[
+            (METRICS[0], 8.0 * warps),
+            (METRICS[5], 128.0 * warps),
+            (METRICS[6], 4096.0),
+        ]);
+        let naive_through_atomics = launch(&[
+            (METRICS[1], 128.0 * warps),
+            (METRICS[5], 128.0 * warps),
+            (METRICS[6], 4096.0),
+        ]);
+        assert!(judge(&case, &[tiled.clone(), tiled.clone()]).iter().all(Row::passed));
+        let rows = judge(&case, &[naive_through_atomics, tiled]);
+        assert!(!rows[0].passed() && rows[1].passed() && rows[2].passed(), "{rows:?}");
+        let first = rows[0].result.as_ref().unwrap().first.as_ref().unwrap();
+        assert_eq!(
+            (first.position.as_str(), first.value.as_str()),
+            ("mmm_f64 at 64 x 64 x 64", "128.0")
+        );
+    }
 }

@@ -15,6 +15,7 @@ pub mod background;
 pub mod check;
 pub mod climb;
 pub mod cublas;
+pub mod inputs;
 pub mod ladder;
 pub mod sweep;
 pub mod wgmma;
@@ -186,6 +187,14 @@ pub fn multiply_into<T: Element>(
     poison: u32,
     repetitions: usize,
 ) -> Result<Timing> {
+    let c_view = view_of_c(a, b, c)?;
+    multiply_after(module, kernel, block_size, (a, b, c_view), repetitions, || {
+        c.fill(poison)
+    })
+}
+
+/// C's view in its guard zones, for A and B.
+pub fn view_of_c<T: Element>(a: MatrixView<T>, b: MatrixView<T>, c: &Guarded<T>) -> Result<MatrixView<T>> {
     ensure!(
         c.len() == a.rows as usize * b.cols as usize,
         "C holds {} elements, not {} x {}",
@@ -193,21 +202,29 @@ pub fn multiply_into<T: Element>(
         a.rows,
         b.cols
     );
-    let c_view = MatrixView {
+    Ok(MatrixView {
         rows: a.rows,
         cols: b.cols,
         data: c.as_device_ptr(),
-    };
+    })
+}
+
+/// One warm-up and `repetitions` timed launches, each after `before` (which poisons C, and writes
+/// fresh inputs where `--check` times a student's kernel: issue 61).
+pub fn multiply_after<T: Element>(
+    module: &Module,
+    kernel: MmmKernel,
+    block_size: u32,
+    (a, b, c): (MatrixView<T>, MatrixView<T>, MatrixView<T>),
+    repetitions: usize,
+    before: impl FnMut() -> Result<()>,
+) -> Result<Timing> {
     let mmm = check_cuda!(module.get_function(kernel.c_name::<T>()))?;
     let stream = check_cuda!(Stream::new(cust::stream::StreamFlags::DEFAULT, None))?;
     // The memset goes to the NULL stream, which this (blocking) stream waits for and which waits for it.
-    let timing = time_on_stream_after(
-        &stream,
-        1,
-        repetitions,
-        || c.fill(poison),
-        || launch_mmm(&mmm, a, b, c_view, block_size, &stream),
-    )?;
+    let timing = time_on_stream_after(&stream, 1, repetitions, before, || {
+        launch_mmm(&mmm, a, b, c, block_size, &stream)
+    })?;
     check_cuda!(stream.synchronize())?; // kernel faults show up here
     Ok(timing)
 }

@@ -153,6 +153,25 @@ impl<T: Element, H: HostStorage<T>> Matrix<T, H> {
         Ok(matrix)
     }
 
+    /// Random elements of a second kind, for inputs a shortcut tuned to uniform [-1, 1) gets wrong
+    /// (issue 61): exact zeros and ones (an eighth each, ones of both signs), the rest
+    /// ±(1 + u) 2^e with u uniform in [0, 1) and e from -12 to 12. Products stay far inside f32's
+    /// range at every size a check allows.
+    pub fn random_wide(rows: usize, cols: usize, random: &mut Random) -> Result<Self> {
+        let _part = phases::enter_part("random inputs");
+        let mut matrix = Self::new(rows, cols)?;
+        random.fill(&mut matrix.data, |random| {
+            let sign = if random.below(2) == 0 { -1.0 } else { 1.0 };
+            let value = match random.below(8) {
+                0 => 0.0,
+                1 => sign,
+                _ => sign * (1.0 + random.next_f64()) * 2f64.powi(random.below(25) as i32 - 12),
+            };
+            T::from_f64(value)
+        });
+        Ok(matrix)
+    }
+
     /// The same values in another precision or host memory (no device copy), converted on all cores.
     pub fn convert<U: Element, G: HostStorage<U>>(&self) -> Result<Matrix<U, G>> {
         let _part = phases::enter_part("conversions");

@@ -250,7 +250,10 @@ impl CpuProduct {
         Self::with_limit(a, b, random, EXACT_LIMIT)
     }
 
-    fn with_limit<T: Element, H: HostStorage<T>>(
+    /// [`CpuProduct::new`] with exact products only up to `exact_limit` multiply-adds, Freivalds' test
+    /// and samples above: a check that runs once per timed launch (issue 61) cannot spend a tenth
+    /// of a second each.
+    pub fn with_limit<T: Element, H: HostStorage<T>>(
         a: &Matrix<T, H>,
         b: &Matrix<T, H>,
         random: &mut Random,

@@ -180,8 +180,30 @@ macro_rules! loop_instead_of_launch {
 /// child grid: the week-7 rule mistake, and the base of the red team's kernels.
 const LOOP_INSTEAD_OF_LAUNCH: &str = loop_instead_of_launch!();
 
+/// The red team's week-4 kernels made from our solution (issue 61): each must get its `expect`.
+const WEEK_4_ADVERSARIAL: [Adversary; 1] = [Adversary {
+    mistake: mistake(
+        "generic-constant-pointer",
+        "the spheres stay in __constant__ (the ptxas rule holds), but the pointer to them goes through an empty inline assembly statement, so the compiler no longer knows it points into constant memory and reads every sphere through generic loads, not the constant cache.",
+        "    trace<0>(reinterpret_cast<const Sphere*>(sphere_storage), count, image, view);",
+        "    const Sphere* spheres = reinterpret_cast<const Sphere*>(sphere_storage);\n    asm volatile(\"\" : \"+l\"(spheres));  // the compiler no longer knows where this points\n    trace<0>(spheres, count, image, view);",
+    ),
+    expect: "FAIL constant memory, measured: global and generic loads per pixel (ncu)",
+    why: "generic loads do not go through the constant cache; the counters count them beside global loads (issue 61).",
+}];
+
 /// The red team's week-7 kernels made from our solution (issue 39): each must get its `expect`.
-const WEEK_7_ADVERSARIAL: [Adversary; 3] = [
+const WEEK_7_ADVERSARIAL: [Adversary; 4] = [
+    Adversary {
+        mistake: mistake(
+            "launch-in-a-block-comment",
+            "workers that refine in a loop of their own, with an inline-assembly block comment that spells out a call of the device runtime's launch function, to pass the rule read from the PTX.",
+            CHILD_LAUNCH_AND_CHECK,
+            concat!("    asm volatile(\"/* call.uni (retval0), __cudaCDP2LaunchDeviceV2, (param0, param1); */\");  // a launch in a comment\n", loop_instead_of_launch!()),
+        ),
+        expect: "FAIL child grids: every workers<F> launches its children itself (PTX)",
+        why: "the PTX is read statement by statement, as ptxas reads it: /* */ comments are no code (issue 61).",
+    },
     Adversary {
         mistake: mistake(
             "launch-in-a-comment",
@@ -351,7 +373,7 @@ pub const WEEKS: [Week; 9] = [
         source: "tracer.cu",
         #[cfg(test)]
         like: Some(&kernels::TRACER),
-        adversarial: &[],
+        adversarial: &WEEK_4_ADVERSARIAL,
         honest: &honest::WEEK_4,
         broken: &[
             mistake(
