@@ -1225,7 +1225,7 @@ fn run_check<C>(args: &StudentArgs, image: &KernelImage, check: &Check<'_, C>, r
             // No case can run here: the rules, which need no GPU, and MACHINE for the rest.
             let mut rows = rules;
             rows.extend(unrun(check, &NoResult::Machine(why)));
-            return report(args, check, &rows, &[], None);
+            return report(args, check, &rows, &[], None, None);
         }
     };
     let dir = PrivateDir::new(&format!("{}-check", check.lab))?;
@@ -1272,6 +1272,7 @@ fn run_check<C>(args: &StudentArgs, image: &KernelImage, check: &Check<'_, C>, r
                 .map(|under_ncu| (under_ncu, csv, case_process::result_file(&prefix, 0), limits)),
         )
     });
+    let mut races = None;
     let (runs, measured) = std::thread::scope(|scope| {
         let measuring = measured.map(|(week, prepared)| {
             let thread = prepared.map(|(under_ncu, csv, result, limits)| {
@@ -1305,7 +1306,11 @@ fn run_check<C>(args: &StudentArgs, image: &KernelImage, check: &Check<'_, C>, r
                     children.run_sanitized(index, sanitizer, &tools)
                 })
                 .collect(),
-            None => children.run_all(),
+            None => {
+                let mut runs = children.run_all();
+                races = check_races(&children, check.cases.race_case, &tools, &mut runs);
+                runs
+            }
         };
         drop(go);
         progress.case(0, "the technique, measured with hardware counters (ncu)", None);
@@ -1328,7 +1333,37 @@ fn run_check<C>(args: &StudentArgs, image: &KernelImage, check: &Check<'_, C>, r
         let shared = tools.contains(&Tool::Racecheck);
         check.cases.shared_checks_note().filter(|_| shared)
     });
-    report(args, check, &rows, &runs, sanitized)
+    report(args, check, &rows, &runs, sanitized, races)
+}
+
+/// Issue 61: racecheck and synccheck on the case set's race case ([`CaseSet::race_case`]) in every
+/// check, not only under `--sanitize`: a missing barrier whose race the cases' values happen to hide
+/// fails that case with the tool's finding. Where the kernels use no shared memory and no barrier
+/// there is nothing to look for. Without compute-sanitizer, or where the tool itself fails, the case
+/// keeps its plain verdict. What the table's heading says of it.
+fn check_races(children: &Children, race_case: Option<usize>, tools: &[Tool], runs: &mut [CaseRun]) -> Option<String> {
+    let index = race_case.filter(|_| tools.contains(&Tool::Racecheck))?;
+    let name = children.names.get(index)?;
+    let Some(sanitizer) = sanitizer::find() else {
+        return Some(format!(
+            "races not checked: no compute-sanitizer ({})",
+            sanitizer::WHERE_WE_LOOK
+        ));
+    };
+    let raced = children.run_sanitized(index, &sanitizer, &[Tool::Racecheck, Tool::Synccheck]);
+    // Only a tool's finding fails the case here; anything else (a time limit used up, the tool's
+    // own failure) leaves it as its plain run judged it.
+    let by_a_tool = |why: &str| why.starts_with("racecheck: ") || why.starts_with("synccheck: ");
+    let finding = match &raced.row.result {
+        Ok(outcome) => outcome.finding.clone(),
+        Err(NoResult::Fault(why)) if by_a_tool(why) => Some(why.clone()),
+        Err(why) => return Some(format!("races not checked on \"{name}\": {}", why.why())),
+    };
+    let run = runs.get_mut(index)?;
+    if run.row.passed() && finding.as_deref().is_some_and(by_a_tool) {
+        run.row = raced.row;
+    }
+    Some(format!("racecheck and synccheck on \"{name}\" too"))
 }
 
 /// What the machine lacks for the cases, found before any runs: a GPU and its driver (cuInit), and
@@ -1349,13 +1384,14 @@ fn machine_for_the_cases(args: &StudentArgs) -> std::result::Result<Option<PathB
 /// The end of `--check`: the table (or CSV) of `rows`, what failing cases printed (`runs`), and the
 /// verdict. With `--csv`, stdout is the CSV alone: grade.sh takes exactly its header and its row.
 /// `sanitized`: `None` without compute-sanitizer, else which cases racecheck and synccheck left out
-/// (`Some(None)`: none).
+/// (`Some(None)`: none). `races`: what [`check_races`] says, where it ran.
 fn report<C>(
     args: &StudentArgs,
     check: &Check<'_, C>,
     rows: &[Row],
     runs: &[CaseRun],
     sanitized: Option<Option<String>>,
+    races: Option<String>,
 ) -> Result<()> {
     let source = args.kernel_source.as_deref().unwrap_or(Path::new("?"));
     let verdict = verdict(rows);
@@ -1369,6 +1405,7 @@ fn report<C>(
         serde_json::json!({
             "sanitized": sanitized.is_some(),
             "sanitizer_note": sanitized.clone().flatten(),
+            "races_note": races,
             "outputs": printed,
             "verdict": said,
         }),
@@ -1377,10 +1414,11 @@ fn report<C>(
     if args.csv {
         mark::print(&csv(source, rows, &check.cases.hash, &note));
     } else {
-        let under = match sanitized {
-            None => String::new(),
-            Some(None) => ", under compute-sanitizer".to_string(),
-            Some(Some(note)) => format!(", under compute-sanitizer: {note}"),
+        let under = match (sanitized, races) {
+            (None, None) => String::new(),
+            (None, Some(races)) => format!(", {races}"),
+            (Some(None), _) => ", under compute-sanitizer".to_string(),
+            (Some(Some(note)), _) => format!(", under compute-sanitizer: {note}"),
         };
         println!(
             "\n--check of {} ({} cases, case set {}{under}):\n\n{}",

@@ -217,6 +217,7 @@ pub fn case_set(kernels: &[MmmKernel], file: Option<&Path>) -> Result<CaseSet<Ca
     };
     let work = |c: &Case| (c.m * c.k * c.n) as u64;
     let group = |c: &Case| 2 * u64::from(c.kernel == MmmKernel::Tiled) + u64::from(c.f64);
+    let races = |c: &Case| c.kernel == MmmKernel::Tiled && c.k > BLOCK_SIZE as usize;
     CaseFormat {
         fields: CASE_FIELDS,
         parse: &parse,
@@ -227,6 +228,7 @@ pub fn case_set(kernels: &[MmmKernel], file: Option<&Path>) -> Result<CaseSet<Ca
             group: &group,
             most: RACECHECK_WORK,
             described: "2^25 multiply-adds",
+            races: &races,
         }),
     }
     .load(file, cases(kernels))

@@ -881,6 +881,26 @@ fn week_3_under_sanitize_the_weeks_cases_still_find_the_race_and_the_accesses_pa
     }
 }
 
+/// Issue 61: a plain `--check` runs racecheck and synccheck on its smallest case whose K spans two
+/// tiles, so a missing second barrier fails without `--sanitize`, even where every value came out
+/// right; the solution passes and the heading names the case.
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn week_3_a_plain_check_finds_a_missing_barrier_on_its_race_case() {
+    let racy = check("assignments/03-mmm-tiled/broken/missing-second-syncthreads.cu", "tiled");
+    assert_eq!(racy.code, Some(1), "{racy:?}");
+    let row = common::testing::check_row(&racy.stdout, "f64, 17 x 33 times 33 x 5");
+    assert!(
+        row.contains("| FAIL |") && row.contains("racecheck: shared-memory hazard"),
+        "{row}"
+    );
+    let heading = "racecheck and synccheck on \"mmm f64, 17 x 33 times 33 x 5\" too";
+    assert!(racy.stdout.contains(heading), "{racy:?}");
+    let solution = check("kernels/cuda/mmm.cu", "tiled");
+    assert_eq!(solution.code, Some(0), "{solution:?}");
+    assert!(solution.stdout.contains(heading), "{solution:?}");
+}
+
 /// Issue 21: our own calls give compute-sanitizer nothing to report, and the solution passes under
 /// it; a write past C is found there too (by the guard zones, which memcheck cannot see into). On
 /// awkward cases of up to 255 x 257 x 256, so that all three tools finish in seconds
