@@ -286,13 +286,21 @@ fn compare<T: Element>(
     })())?;
     let theirs = &gpu.load(student)?;
     let launch = (theirs, case.kernel, BLOCK_SIZE);
-    multiply_into(theirs, case.kernel, BLOCK_SIZE, inputs.views, &mut c, T::POISON_WORD, 1)?;
+    multiply_into(
+        theirs,
+        case.kernel,
+        BLOCK_SIZE,
+        inputs.views(),
+        &mut c,
+        T::POISON_WORD,
+        1,
+    )?;
     let gpu = c.read()?;
     multiply_into(
         theirs,
         case.kernel,
         BLOCK_SIZE,
-        inputs.views,
+        inputs.views(),
         &mut c,
         T::SECOND_POISON_WORD,
         1,
@@ -303,7 +311,7 @@ fn compare<T: Element>(
         Some(i) if gpu[i].to_f64().is_nan() && cpu[i].is_finite() => inputs.read_outside(launch, &mut c, i)?,
         _ => None,
     };
-    let changed = [changed("A", &a, &inputs.a)?, changed("B", &b, &inputs.b)?, outside];
+    let changed = [changed("A", &a, inputs.a())?, changed("B", &b, inputs.b())?, outside];
     // Issue 61: every timed launch, ours and the student's, multiplies A and B drawn just before it.
     let (mut our_fresh, mut fresh) = (Fresh::new(), Fresh::new());
     let timed = context.time(
@@ -338,8 +346,8 @@ fn compare<T: Element>(
     // The guard zones after every launch, the timed ones too.
     let findings = [
         c.trespass()?.map(|trespass| trespass.describe("C", "m*n")),
-        inputs.a.trespass()?.map(|trespass| trespass.describe("A", "m*k")),
-        inputs.b.trespass()?.map(|trespass| trespass.describe("B", "k*n")),
+        inputs.a().trespass()?.map(|trespass| trespass.describe("A", "m*k")),
+        inputs.b().trespass()?.map(|trespass| trespass.describe("B", "k*n")),
     ];
     let bs = BLOCK_SIZE as usize;
     let first = first.map(|i| {

@@ -24,11 +24,11 @@ use crate::{multiply_after, multiply_into, view_of_c};
 const EXACT_PER_LAUNCH: usize = 1 << 24;
 
 /// A and B on the GPU inside guard zones of NaN (issue 39): a kernel that reads past either gets NaN
-/// into C.
+/// into C. The fields stay private: `views` point into `a` and `b`, which must live as long.
 pub struct Inputs<T: Element> {
-    pub a: Guarded<T>,
-    pub b: Guarded<T>,
-    pub views: (MatrixView<T>, MatrixView<T>),
+    a: Guarded<T>,
+    b: Guarded<T>,
+    views: (MatrixView<T>, MatrixView<T>),
 }
 
 /// A and B drawn for one launch, and which kind of values they hold.
@@ -113,6 +113,21 @@ impl<T: Element> Inputs<T> {
             b,
             views: (a_view, b_view),
         })
+    }
+
+    /// A and B as kernels see them.
+    pub fn views(&self) -> (MatrixView<T>, MatrixView<T>) {
+        self.views
+    }
+
+    /// A's buffer, guard zones included.
+    pub fn a(&self) -> &Guarded<T> {
+        &self.a
+    }
+
+    /// B's buffer, guard zones included.
+    pub fn b(&self) -> &Guarded<T> {
+        &self.b
     }
 
     /// One timed launch of `module` on inputs nobody saw: before its warm-up and again before the
