@@ -44,6 +44,9 @@ pub struct Details {
     pub sanitized: bool,
     /// Which cases racecheck and synccheck left out, where a budget left out any.
     pub sanitizer_note: Option<String>,
+    /// Without `--sanitize`: the case racecheck and synccheck ran on as well, or why they did not
+    /// (issue 61).
+    pub races_note: Option<String>,
 }
 
 /// What a failing case printed, as the lab kept it (the first and last lines).
@@ -118,6 +121,7 @@ impl Details {
             compile_error: json["compile_error"].as_str().map(str::to_string),
             sanitized: json["sanitized"].as_bool().unwrap_or(false),
             sanitizer_note: json["sanitizer_note"].as_str().map(str::to_string),
+            races_note: json["races_note"].as_str().map(str::to_string),
         })
     }
 
@@ -166,6 +170,14 @@ mod tests {
             (sanitized.sanitized, sanitized.sanitizer_note.as_deref()),
             (true, Some("racecheck and synccheck on 1 of 2 cases"))
         );
+        // A plain check that ran racecheck on one case as well (issue 61).
+        let races = r#""races_note": "racecheck and synccheck on \"mmm f64, 1 x 1 times 1 x 1\" too", "verdict""#;
+        let raced = Details::parse(&text.replace(r#""verdict""#, races)).unwrap();
+        assert_eq!(
+            raced.races_note.as_deref(),
+            Some("racecheck and synccheck on \"mmm f64, 1 x 1 times 1 x 1\" too")
+        );
+        assert_eq!(details.races_note, None);
         assert!(Details::parse(r#"{"rows": ["nonsense"]}"#).is_err());
         assert!(Details::parse("not json").is_err());
     }

@@ -155,6 +155,9 @@ fn summary(grades: &Grades, row: usize, details: Option<&Details>, said: &Said) 
             ))),
             (false, _) => {}
         }
+        if let Some(note) = &details.races_note {
+            lines.push(Cell::Text(format!("Races: {}.", said.shown(note))));
+        }
     }
     lines
 }
