@@ -219,6 +219,12 @@ pub fn ran(case: &str) -> Row {
     }
 }
 
+/// `metrics` of `launch` summed, per warp, in a thread's units over `count` (elements of C, pixels):
+/// x 32 / count, so that a kernel whose every thread loads once per element measures 1.
+pub fn per_thread(launch: &Launch, metrics: &[&str], count: f64) -> f64 {
+    metrics.iter().map(|metric| launch.value(metric)).sum::<f64>() * 32.0 / count
+}
+
 /// A bound on a measured value.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Bound {

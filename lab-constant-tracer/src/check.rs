@@ -11,7 +11,7 @@ use anyhow::{Context as _, Result};
 use common::gpu::Gpu;
 use common::verify::Poison;
 use grading::cases_file::{field, CaseFormat, CaseSet};
-use grading::measure::{rule_row, Bound, Measure};
+use grading::measure::{per_thread, rule_row, Bound, Measure};
 use grading::{
     checked_runs, first_mismatch, on_the_machine, written, written_once, CaseContext, Entry, FirstWrong, Outcome, Row,
 };
@@ -180,9 +180,7 @@ pub fn measured_launches(student: &KernelImage, cases: &[Case]) -> Result<()> {
 /// four) into the rule's row: global and generic loads per pixel, in loads of one thread, at most
 /// ours plus one.
 fn judge(case: &Case, launches: &[Launch]) -> Vec<Row> {
-    let per_pixel = |launch: &Launch| {
-        (launch.value(METRICS[0]) + launch.value(METRICS[1])) * 32.0 / f64::from(case.width * case.height)
-    };
+    let per_pixel = |launch: &Launch| per_thread(launch, &METRICS, f64::from(case.width * case.height));
     let (theirs, ours) = (per_pixel(&launches[1]), per_pixel(&launches[3]));
     let why = format!(
         "the spheres come from the constant cache; from global memory, or through a generic pointer, a tracer loads for each of the {}",

@@ -13,7 +13,7 @@ use common::verify::Random;
 use cust::module::Module;
 use grading::cases_file::{choice, field, CaseFormat, CaseSet, SharedChecks};
 use grading::guard::{first_changed, Guarded};
-use grading::measure::{rule_row, Bound, Measure};
+use grading::measure::{per_thread, rule_row, Bound, Measure};
 use grading::ptx::{self, Barriers};
 use grading::{
     checked_runs, first_mismatch, on_the_machine, shown, written, written_once, CaseContext, Check, Entry, FirstWrong,
@@ -409,17 +409,27 @@ pub const MEASURED: [&str; 3] = [
 /// the PTX rule on generic loads and atomics keeps a kernel from hiding its own there. Every metric
 /// is there from sm_75 to sm_120; `cp.async` (sm_80 on) and TMA (sm_90) copies are not counted.
 const METRICS: [&str; 7] = [
+    GLOBAL_READS[0],
+    GLOBAL_READS[1],
+    GLOBAL_READS[2],
+    GLOBAL_READS[3],
+    GLOBAL_READS[4],
+    SHARED_LOADS,
+    SHARED_PER_BLOCK,
+];
+
+/// The global reads, summed into one rule.
+const GLOBAL_READS: [&str; 5] = [
     "smsp__inst_executed_op_global_ld.sum",
     "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum",
     "l1tex__t_requests_pipe_lsu_mem_global_op_red.sum",
     "l1tex__t_requests_pipe_tex_mem_texture.sum",
     "l1tex__t_requests_pipe_tex_mem_surface.sum",
-    "smsp__inst_executed_op_shared_ld.sum",
-    "launch__shared_mem_per_block_static",
 ];
-
-/// The global reads of [`METRICS`], summed.
-const GLOBAL_READS: [&str; 5] = [METRICS[0], METRICS[1], METRICS[2], METRICS[3], METRICS[4]];
+/// Shared-memory load instructions.
+const SHARED_LOADS: &str = "smsp__inst_executed_op_shared_ld.sum";
+/// The static shared memory per block of the function the driver launched.
+const SHARED_PER_BLOCK: &str = "launch__shared_mem_per_block_static";
 
 /// The case the rules measure where no case of the check tells the technique from the naive body:
 /// whole tiles, large enough that the loop over the tiles dominates.
@@ -457,7 +467,7 @@ fn tiled_bound(case: &Case) -> f64 {
 pub fn measured_cases(cases: &[Case]) -> Vec<Case> {
     let mut measured: Vec<Case> = Vec::new();
     for case in cases.iter().filter(|case| case.kernel == MmmKernel::Tiled) {
-        let telling = 2.0 * case.k as f64 >= 2.0 * tiled_bound(case); // the naive body's 2 K against twice the bound
+        let telling = case.k as f64 >= tiled_bound(case); // the naive body's 2 K is twice the bound or more
         let seen = measured
             .iter()
             .any(|other| (other.m, other.k, other.n, other.f64) == (case.m, case.k, case.n, case.f64));
@@ -545,14 +555,12 @@ fn launch_both<T: Element>(theirs: &Module, ours: &Module, case: &Case) -> Resul
 /// fewer with wide loads; and it holds two BLOCK_SIZE x BLOCK_SIZE tiles.
 pub fn judge(case: &Case, launches: &[Launch]) -> Vec<Row> {
     let (theirs, ours) = (&launches[0], &launches[1]);
-    let per_element = |launch: &Launch, metrics: &[&str]| {
-        metrics.iter().map(|metric| launch.value(metric)).sum::<f64>() * 32.0 / (case.m * case.n) as f64
-    };
+    let per_element = |launch: &Launch, metrics: &[&str]| per_thread(launch, metrics, (case.m * case.n) as f64);
     let (kernel, bytes) = if case.f64 { ("mmm_f64", 8.0) } else { ("mmm_f32", 4.0) };
     let at = format!("{kernel} at {} x {} x {}", case.m, case.k, case.n);
     let (tiles, k) = (case.k.div_ceil(BLOCK_SIZE as usize) as f64, case.k as f64);
     let global = per_element(theirs, &GLOBAL_READS);
-    let shared = per_element(theirs, &METRICS[5..6]);
+    let shared = per_element(theirs, &[SHARED_LOADS]);
     vec![
         rule_row(
             MEASURED[0],
@@ -575,15 +583,15 @@ pub fn judge(case: &Case, launches: &[Launch]) -> Vec<Row> {
                 "a tiled kernel reads its tiles {:.0} times, fewer with wide loads",
                 2.0 * k
             ),
-            per_element(ours, &METRICS[5..6]),
+            per_element(ours, &[SHARED_LOADS]),
         ),
         rule_row(
             MEASURED[2],
             &at,
-            theirs.value(METRICS[6]),
+            theirs.value(SHARED_PER_BLOCK),
             Bound::AtLeast(2.0 * f64::from(BLOCK_SIZE * BLOCK_SIZE) * bytes),
             &format!("two {BLOCK_SIZE} x {BLOCK_SIZE} tiles of {bytes:.0}-byte elements"),
-            ours.value(METRICS[6]),
+            ours.value(SHARED_PER_BLOCK),
         ),
     ]
 }
@@ -693,14 +701,14 @@ mod tests {
                 .collect(),
         };
         let tiled = launch(&[
-            (METRICS[0], 8.0 * warps),
-            (METRICS[5], 128.0 * warps),
-            (METRICS[6], 4096.0),
+            (GLOBAL_READS[0], 8.0 * warps),
+            (SHARED_LOADS, 128.0 * warps),
+            (SHARED_PER_BLOCK, 4096.0),
         ]);
         let naive_through_atomics = launch(&[
-            (METRICS[1], 128.0 * warps),
-            (METRICS[5], 128.0 * warps),
-            (METRICS[6], 4096.0),
+            (GLOBAL_READS[1], 128.0 * warps),
+            (SHARED_LOADS, 128.0 * warps),
+            (SHARED_PER_BLOCK, 4096.0),
         ]);
         assert!(judge(&case, &[tiled.clone(), tiled.clone()]).iter().all(Row::passed));
         let rows = judge(&case, &[naive_through_atomics, tiled]);

@@ -13,7 +13,7 @@ use common::timing::Timing;
 use common::verify::Random;
 use cust::module::Module;
 use grading::guard::{Guarded, INPUT_GUARD_WORD};
-use matrix::mmm::{CpuProduct, MmmKernel, ProductCheck};
+use matrix::mmm::{exact_element, CpuProduct, MmmKernel, ProductCheck};
 use matrix::{Element, Matrix, MatrixView};
 
 use crate::{multiply_after, multiply_into, view_of_c};
@@ -39,11 +39,9 @@ pub struct Drawn<T: Element> {
 }
 
 impl<T: Element> Drawn<T> {
-    /// Element (row, col) of A * B, in f64: what a failure shows as expected.
+    /// Element (row, col) of A * B, in f64, as the check computes it: what a failure shows as expected.
     pub fn element(&self, row: usize, col: usize) -> f64 {
-        (0..self.a.cols())
-            .map(|p| self.a[(row, p)].to_f64() * self.b[(p, col)].to_f64())
-            .sum()
+        exact_element(&self.a, &self.b, row, col)
     }
 }
 
@@ -68,14 +66,14 @@ impl Fresh {
         let random = &mut self.random;
         Ok(if self.drawn.is_multiple_of(2) {
             Drawn {
-                a: Matrix::<f64>::random_wide(m, k, random)?.convert()?,
-                b: Matrix::<f64>::random_wide(k, n, random)?.convert()?,
+                a: Matrix::random_wide(m, k, random)?,
+                b: Matrix::random_wide(k, n, random)?,
                 kind: "wide values, zeros and ones",
             }
         } else {
             Drawn {
-                a: Matrix::<f64>::random(m, k, random)?.convert()?,
-                b: Matrix::<f64>::random(k, n, random)?.convert()?,
+                a: Matrix::random(m, k, random)?,
+                b: Matrix::random(k, n, random)?,
                 kind: "uniform in [-1, 1)",
             }
         })

@@ -458,6 +458,11 @@ fn suspect_rows(cx: &[Signs], abx: &[Signs], a_row_lengths: &[f64]) -> Vec<usize
     rows
 }
 
+/// Element (row, col) of A * B, exactly (in f64), as [`CpuProduct`] computes the elements it checks.
+pub fn exact_element<T: Element, H: HostStorage<T>>(a: &Matrix<T, H>, b: &Matrix<T, H>, row: usize, col: usize) -> f64 {
+    exact_block(a, b, &[row], &[col])[0]
+}
+
 /// The elements of A * B where `rows` meet `columns`, exactly (in f64), row by row: B's columns are
 /// gathered once, so the inner products read memory in order.
 fn exact_block<T: Element, H: HostStorage<T>>(
