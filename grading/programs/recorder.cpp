@@ -33,8 +33,15 @@
 // written at exit (atexit, registered once CUPTI is loaded, so it runs before CUPTI's own teardown):
 // a program that dies or leaves by _exit leaves no trace, and the check says so. A process the
 // program forks writes none (the trace is the process's that the check started).
+//
+// Thread names: the box gives a program no file under /proc/self/task but its first thread's, since a
+// thread's `mem` file there reads and writes every page of the process, this page included (the
+// sandbox crate's procfs.rs). The CUDA driver names each thread it starts by writing
+// /proc/self/task/<tid>/comm and fails when it cannot (cudaHostAlloc: "OS call failed"), so this
+// library's fopen, found before the C library's, sends those names to /dev/null.
 #include <cupti.h>
 
+#include <dlfcn.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -208,6 +215,31 @@ extern "C" void lab_recorder_mark(const char* name) {
     marks += text;
     ++mark_count;
 }
+
+namespace {
+
+// Whether `path` is a thread's name, /proc/self/task/<tid>/comm.
+bool thread_name(const char* path) {
+    const char prefix[] = "/proc/self/task/";
+    if (path == nullptr || std::strncmp(path, prefix, sizeof prefix - 1) != 0) return false;
+    const char* tid = path + sizeof prefix - 1;
+    const char* end = tid;
+    while (*end >= '0' && *end <= '9') ++end;
+    return end != tid && std::strcmp(end, "/comm") == 0;
+}
+
+// The C library's `name` (fopen or fopen64) on `path`, or on /dev/null for a thread's name.
+FILE* open_file(const char* name, const char* path, const char* mode) {
+    using Open = FILE* (*)(const char*, const char*);
+    const auto real = reinterpret_cast<Open>(dlsym(RTLD_NEXT, name));
+    if (real == nullptr) return nullptr;
+    return real(thread_name(path) ? "/dev/null" : path, mode);
+}
+
+}  // namespace
+
+extern "C" FILE* fopen(const char* path, const char* mode) { return open_file("fopen", path, mode); }
+extern "C" FILE* fopen64(const char* path, const char* mode) { return open_file("fopen64", path, mode); }
 
 // Called by the CUDA driver at cuInit (CUDA_INJECTION64_PATH); a second call does nothing.
 extern "C" int InitializeInjection(void) {

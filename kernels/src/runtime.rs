@@ -339,6 +339,7 @@ pub fn compile_recorder(source: &str, cupti: &Path, dir: &Path) -> Result<PathBu
         format!("-I{}", include.display()),
         format!("-L{}", lib_dir.display()),
         format!("-l:{name}"),
+        "-ldl".into(), // dlsym: its own library before glibc 2.34 (RHEL 8)
         "-Xlinker".into(),
         format!("-rpath,{}", lib_dir.display()),
         copy.display().to_string(),

@@ -12,13 +12,16 @@ use std::os::fd::RawFd;
 
 use seccompiler::BpfProgram;
 
-use crate::Layers;
+use crate::{procfs, Layers};
 
 /// What the child needs, made by the parent before the fork.
 pub(crate) struct Plan {
     /// The Landlock ruleset's descriptor (the parent keeps it open), if the kernel has Landlock.
     pub ruleset: Option<RawFd>,
     pub landlock_abi: u32,
+    /// Whether the code may start processes (a compile); a program may not, and gets the stricter
+    /// `/proc` of [`crate::procfs`].
+    pub processes: bool,
     /// The seccomp filters, installed in this order.
     pub filters: Vec<BpfProgram>,
     pub max_file_bytes: u64,
@@ -57,16 +60,10 @@ pub(crate) fn enter(plan: &Plan, status: RawFd) -> std::io::Result<()> {
             // Truncation is a right of its own from ABI 3 on (a ruleset of an older kernel does not
             // know it, and refuses it).
             let truncate = if plan.landlock_abi >= 3 { TRUNCATE } else { 0 };
-            if bits & Layers::OWN_PROC != 0 {
-                allow_beneath(ruleset, c"/proc", READ_DIR)?;
-            }
-            // The CUDA driver opens files of its own process in /proc for writing, truncating them
-            // (without that right cudaMalloc fails with "OS call failed"): this process's folder
-            // alone, which the exec keeps (same process id).
-            allow_beneath(ruleset, c"/proc/self", READ_DIR | WRITE_FILE | truncate)?;
+            procfs::allow(ruleset, !plan.processes, truncate)?;
             if bits & Layers::PRIVATE_SHM != 0 {
                 // The CUDA runtime sizes its files there.
-                allow_beneath(ruleset, c"/dev/shm", WRITE_DIR | truncate)?;
+                allow_beneath(ruleset, libc::AT_FDCWD, c"/dev/shm", WRITE_DIR | truncate)?;
             }
             check(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) as libc::c_long)?;
             check(libc::syscall(libc::SYS_landlock_restrict_self, ruleset, 0))?;
@@ -338,27 +335,31 @@ fn drop_capabilities(bits: &mut u32) {
     }
 }
 
-/// Landlock's file rights for a folder that may be read, and for one that may be read and written
-/// (rights of Landlock ABI 1, which every kernel with Landlock has).
-const READ_DIR: u64 = (1 << 2) | (1 << 3); // READ_FILE, READ_DIR
-const WRITE_FILE: u64 = 1 << 1;
-const WRITE_DIR: u64 = READ_DIR | WRITE_FILE | (1 << 4) | (1 << 5) | (1 << 8) | (1 << 10); // REMOVE_*, MAKE_REG, MAKE_DIR
-const TRUNCATE: u64 = 1 << 14; // ABI 3
+/// Landlock's rights for a folder that may be read and written (rights of Landlock ABI 1, which
+/// every kernel with Landlock has), and truncation (ABI 3).
+const WRITE_DIR: u64 = procfs::READ_TREE | (1 << 1) | (1 << 4) | (1 << 5) | (1 << 8) | (1 << 10); // WRITE_FILE, REMOVE_*, MAKE_REG, MAKE_DIR
+const TRUNCATE: u64 = 1 << 14;
 
 /// One rule made in the child, for what the parent could not open: a file system the child mounted
-/// itself, or its own `/proc/self`. `rights` on everything under `path`.
+/// itself, or its own `/proc/self`. `rights` on `path` (relative to the folder `dir`, or
+/// `AT_FDCWD`) and everything under it.
 ///
 /// # Safety
-/// `ruleset` must be a Landlock ruleset descriptor.
-unsafe fn allow_beneath(ruleset: RawFd, path: &std::ffi::CStr, rights: u64) -> std::io::Result<()> {
+/// `ruleset` must be a Landlock ruleset descriptor; `dir` an open folder or `AT_FDCWD`.
+pub(crate) unsafe fn allow_beneath(
+    ruleset: RawFd,
+    dir: RawFd,
+    path: &std::ffi::CStr,
+    rights: u64,
+) -> std::io::Result<()> {
     #[repr(C, packed)]
     struct PathBeneath {
         allowed_access: u64,
         parent_fd: i32,
     }
     const RULE_PATH_BENEATH: libc::c_long = 1;
-    // SAFETY: open(2) with a C string; the descriptor is closed below.
-    let fd = check(unsafe { libc::open(path.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) } as libc::c_long)? as i32;
+    // SAFETY: openat(2) with a C string; the descriptor is closed below.
+    let fd = check(unsafe { libc::openat(dir, path.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) } as libc::c_long)? as i32;
     let rule = PathBeneath {
         allowed_access: rights,
         parent_fd: fd,

@@ -11,7 +11,7 @@
 //! | layer | what it stops |
 //! |---|---|
 //! | namespaces (user, PID, mount, network, IPC, UTS) with a `/proc` of their own | seeing or signalling any process outside the box (`/proc/<parent>/fd` included), the network, System V IPC; every process of the box ends with its first one |
-//! | Landlock (files, and on newer kernels TCP and signals) | reading or writing any file outside the allow-list: hidden cases, the gradebook, solutions, other students, scratch folders |
+//! | Landlock (files, and on newer kernels TCP and signals) | reading or writing any file outside the allow-list: hidden cases, the gradebook, solutions, other students, scratch folders; for a program, other processes' files in `/proc` and its own `mem` files ([`procfs`]) |
 //! | seccomp | ptrace and reading other processes' memory, leaving the process group (`setsid`), new namespaces, mounts, kernel modules, io_uring, sockets other than Unix ones; for programs also new processes |
 //! | rlimits | core dumps, files larger than the case needs |
 //! | no capabilities, no new privileges | what root or a setuid program could do |
@@ -29,6 +29,7 @@
 
 mod child;
 mod filter;
+mod procfs;
 mod rules;
 
 use std::ffi::OsString;
@@ -197,6 +198,7 @@ impl Sandbox {
         let plan = child::Plan {
             ruleset: ruleset.as_ref().map(|fd| fd.as_raw_fd()),
             landlock_abi,
+            processes: policy.processes,
             filters,
             max_file_bytes: policy.max_file_bytes,
             parent: std::process::id() as libc::pid_t,

@@ -1,7 +1,7 @@
 //! The Landlock ruleset, built in the parent (it opens every path of the allow-list, which the child
 //! between `fork` and `exec` may not). What the box may touch besides the policy's own folders:
-//! the system's programs, libraries and headers (read, and run where a compiler needs them), `/etc`,
-//! `/proc` and `/sys` to read, and the device nodes a CUDA program opens. Not `/tmp` (other
+//! the system's programs, libraries and headers (read, and run where a compiler needs them), `/etc`
+//! and `/sys` to read, and the device nodes a CUDA program opens. Not `/tmp` (other
 //! students' and the grader's scratch folders), not `/home`, not the repository.
 
 use std::os::fd::OwnedFd;
@@ -18,8 +18,9 @@ use crate::Policy;
 /// socket by its path) stays unhandled: the driver talks to nvidia-persistenced through one.
 const NEWEST: ABI = ABI::V8;
 
-/// Folders of the system a compiler and a CUDA program read.
-const SYSTEM_READ: [&str; 8] = ["/usr", "/lib", "/lib64", "/lib32", "/etc", "/proc", "/sys", "/opt"];
+/// Folders of the system a compiler and a CUDA program read. `/proc` has rules of its own, made in
+/// the child ([`crate::procfs`]).
+const SYSTEM_READ: [&str; 7] = ["/usr", "/lib", "/lib64", "/lib32", "/etc", "/sys", "/opt"];
 
 /// Folders whose programs the box runs: the dynamic loader (a policy adds its own programs).
 const SYSTEM_EXECUTE: [&str; 4] = ["/usr/lib", "/usr/lib64", "/lib", "/lib64"];

@@ -149,18 +149,60 @@ fn the_parents_descriptors_and_memory_are_out_of_reach() {
          \x20   try:\n        os.listdir(path) if path.endswith('fd') else open(path, 'rb').read(1); print('reached', path)\n\
          \x20   except OSError as e:\n        print('refused')\n\
          print('ppid', os.getppid(), 'sees', sorted(int(p) for p in os.listdir('/proc') if p.isdigit()))\n\
-         print('its command line', repr(open('/proc/1/cmdline', 'rb').read().strip(b'\\0')))\n",
+         try:\n    print('its command line', repr(open('/proc/1/cmdline', 'rb').read().strip(b'\\0')))\n\
+         except OSError as e:\n    print('its command line refused')\n",
         std::process::id()
     );
     let (out, layers) = python(&policy(&home.0, false), &script);
     assert!(!out.contains("reached"), "{out}");
     if layers.hides_processes() {
-        // Process 2 of its own namespace, under its waiter: no other process is in sight.
-        // Process 1 is a copy of the lab (here, this test): its command line, wiped, names nothing.
-        assert!(out.ends_with("ppid 1 sees [1, 2]\nits command line b''\n"), "{out}");
+        // Process 2 of its own namespace, under its waiter: no other process is in sight. Process 1
+        // is a copy of the lab (here, this test): a program may not read its files at all, and its
+        // command line, wiped, names nothing to a compile.
+        assert!(out.ends_with("ppid 1 sees [1, 2]\nits command line refused\n"), "{out}");
+        let (compile, _) = python(&policy(&home.0, true), &script);
+        assert!(
+            compile.ends_with("ppid 1 sees [1, 2]\nits command line b''\n"),
+            "{compile}"
+        );
     } else {
         eprintln!("no PID namespace here: Landlock or ptrace rules refused the parent's files ({layers})");
     }
+}
+
+/// The attack of `forges-trace.cu`: a program reads and writes its own pages, sealed or not, through
+/// `/proc/self/mem` or a thread's `task/<tid>/mem` (opened here for reading and writing, as it does). It still reads what a CUDA program reads in
+/// `/proc` and names its threads.
+#[test]
+fn a_program_cannot_reach_its_own_memory_through_proc() {
+    let home = Folder::new("mem");
+    let script = "import os, threading\n\
+        def tries(path, mode):\n\
+        \x20   try:\n        f = open(path, mode); f.read(1) if mode == 'r' else f.write('lab') if mode == 'w' else None; f.close(); return 'opened'\n\
+        \x20   except OSError as e:\n        return 'refused'\n\
+        main = threading.get_native_id()\n\
+        paths = ['/proc/self/mem', '/proc/thread-self/mem', f'/proc/self/task/{main}/mem']\n\
+        found = [tries(path, 'r+b') for path in paths]\n\
+        t = threading.Thread(target=lambda: found.extend(tries(path, 'r+b') for path in paths)); t.start(); t.join()\n\
+        print('mem', sorted(set(found)))\n\
+        for path in ['/proc/self/maps', '/proc/self/status', '/proc/cpuinfo', '/proc/meminfo', '/proc/sys/vm/mmap_min_addr']:\n\
+        \x20   print(path, tries(path, 'r'))\n\
+        print('comm', tries('/proc/self/comm', 'w'), tries(f'/proc/self/task/{main}/comm', 'w'))\n\
+        print('listed', 'self' in os.listdir('/proc'))\n";
+    let (program, layers) = python(&policy(&home.0, false), script);
+    if !layers.confines_files() {
+        eprintln!("no Landlock on this machine: /proc is not confined ({layers})");
+        return;
+    }
+    assert!(program.starts_with("mem ['refused']\n"), "{program}");
+    let read = program
+        .lines()
+        .filter(|line| line.starts_with("/proc/") && line.ends_with(" opened"));
+    assert_eq!(read.count(), 5, "{program}");
+    assert!(program.ends_with("comm opened opened\nlisted True\n"), "{program}");
+    // A compile starts processes of its own and reads /proc as a whole.
+    let (compile, _) = python(&policy(&home.0, true), script);
+    assert!(compile.starts_with("mem ['opened']\n"), "{compile}");
 }
 
 /// A process that leaves the box's first process behind (a daemon) ends with it: where there is a

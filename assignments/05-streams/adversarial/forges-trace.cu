@@ -1,16 +1,20 @@
 // forges-trace.cu: issue 60, item 4, the attack in-process recording invites. With only the calls
-// the weeks allow (fopen, std::filesystem, pointers), the program searches its own memory for the
-// recorder's random word (/proc/self/maps, then the recorder's writable pages) and the number of the
-// trace's pipe beside it, overwrites that number so that the recorder's own trace goes nowhere, and
-// writes a perfect trace into the pipe: every chunk's copy from pinned memory overlapping another
-// chunk's kernel on streams of their own. Its real work is the starter's, serial and pageable. Before
-// the recorder sealed its settings it found both (results/h200/issue60/allow-list/run-3/, then without
-// the overwrite), and with the overwrite its trace would have been the only one.
+// the weeks allow (fopen, std::filesystem, pointers), the program looks for the recorder's random word
+// and the number of the trace's pipe beside it, silences the recorder, and writes a perfect trace into
+// the pipe: every chunk's copy from pinned memory overlapping another chunk's kernel on streams of
+// their own. Its real work is the starter's, serial and pageable. Two routes:
+//   1. its own memory as pointers (/proc/self/maps, then the recorder's writable pages), overwriting
+//      the pipe's number. Before the recorder sealed its settings it found both
+//      (results/h200/issue60/allow-list/run-3/).
+//   2. the sealed page itself through /proc/self/mem, which reads and writes any page of the process
+//      whatever its protection; it then overwrites the recorded process's id, so that the recorder's
+//      exit handler writes nothing. Before the box hid that file it found both (issue60/proc-mem/).
 // expect: FAIL, and no FORGED line anywhere
 // reason: copies from pageable memory
 // why: the recorder keeps its word and pipe on a page of their own that no code of the program can
-//      read or write (PROT_NONE from before main until the exit handlers); the program finds neither,
-//      sends nothing, and the starter's technique fails its rules
+//      read or write (PROT_NONE from before main until the exit handlers), and the box gives a
+//      program no /proc/self/mem (nor any thread's): the program finds neither, sends nothing, and the
+//      starter's technique fails its rules
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -72,6 +76,44 @@ static int find_pipe(const char* word, const char* page, const char* end, char**
     return -1;
 }
 
+// The recorder's settings as it keeps them (recorder.cpp's Settings): the pipe, the recorded process,
+// the word.
+struct Settings {
+    int fd;
+    int recorded;
+    char nonce[128];
+};
+
+// Route 2: a page of 4096 bytes with no rights ("---p") that holds settings, read and then silenced
+// through /proc/self/mem. The word (copied into `word`, 33 bytes) and the pipe, or -1.
+static int through_proc_mem(char* word) {
+    FILE* maps = std::fopen("/proc/self/maps", "r");
+    FILE* mem = std::fopen("/proc/self/mem", "r+b");
+    std::fprintf(stderr, "forge: /proc/self/mem %s\n", mem != nullptr ? "opened" : "refused");
+    char line[512];
+    int pipe = -1;
+    while (pipe < 0 && maps != nullptr && mem != nullptr && std::fgets(line, sizeof line, maps) != nullptr) {
+        unsigned long start = 0, end = 0;
+        char perms[8] = "";
+        if (std::sscanf(line, "%lx-%lx %7s", &start, &end, perms) != 3) continue;
+        if (std::strcmp(perms, "---p") != 0 || end - start != 4096) continue;
+        Settings settings;
+        if (std::fseek(mem, (long)start, SEEK_SET) != 0 || std::fread(&settings, sizeof settings, 1, mem) != 1) continue;
+        bool hex = settings.nonce[32] == 0;
+        for (int i = 0; i < 32; ++i) hex = hex && settings.nonce[i] != 0 && std::strchr("0123456789abcdef", settings.nonce[i]);
+        if (!hex || settings.fd <= 2) continue;
+        std::memcpy(word, settings.nonce, 33);
+        pipe = settings.fd;
+        settings.recorded = 0;  // the recorder's exit handler writes only for the process it recorded
+        std::fseek(mem, (long)start, SEEK_SET);
+        std::fwrite(&settings, sizeof settings, 1, mem);
+        std::fflush(mem);
+    }
+    if (maps != nullptr) std::fclose(maps);
+    if (mem != nullptr) std::fclose(mem);
+    return pipe;
+}
+
 static unsigned long long now_ns() {
     timespec t;
     clock_gettime(CLOCK_REALTIME, &t);
@@ -83,9 +125,11 @@ static void forge(int N, int Nst) {
     const char *page = nullptr, *page_end = nullptr;
     const char* word = find_word(&page, &page_end);
     char* digits = nullptr;
-    const int pipe = find_pipe(word, page, page_end, &digits);
+    int pipe = find_pipe(word, page, page_end, &digits);
     // The recorder's own trace, written at exit, now goes to no file.
     if (digits != nullptr) std::strcpy(digits, "-1");
+    char sealed_word[33] = "";
+    if (pipe < 0 && (pipe = through_proc_mem(sealed_word)) > 2) word = sealed_word;
     std::string trace = "lab-recorder 1 " + (word != nullptr ? std::string(word, 32) : std::string("?")) + "\n";
     const unsigned long long t = now_ns() - 5000000ull, step = 100000ull;
     int records = 0;

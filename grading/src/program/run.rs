@@ -350,6 +350,52 @@ int main() {
         assert_eq!(ran.stdout.shown(), "mappings read: many; words: 0\n");
     }
 
+    /// Issue 60: `/proc/self/mem` and every thread's `mem` read and write any page, the sealed one
+    /// included (`forges-trace.cu`'s second route); the box gives a program none of them. A thread
+    /// started later, as the CUDA driver's are, can still be named: the recorder sends the name to
+    /// /dev/null. (No GPU here; without the box's rules for /proc the first line shows "opened".)
+    #[test]
+    fn a_program_cannot_open_its_own_memory_and_its_threads_can_be_named() {
+        let (dir, program, recorder) = built(
+            "memory.cu",
+            r#"#include "course_program.h"
+#include <string>
+#include <thread>
+#include <unistd.h>
+static const char* tries(const std::string& path, const char* mode) {
+    std::FILE* file = std::fopen(path.c_str(), mode);
+    if (file == nullptr) return "refused";
+    std::fclose(file);
+    return "opened";
+}
+int main() {
+    const std::string main_thread = "/proc/self/task/" + std::to_string(gettid());
+    std::string seen = std::string("mem: ") + tries("/proc/self/mem", "r+b") + " " +
+                       tries(main_thread + "/mem", "r+b") + " " + tries("/proc/thread-self/mem", "rb");
+    std::thread([&] {
+        const std::string own = "/proc/self/task/" + std::to_string(gettid());
+        seen += std::string(" ") + tries(own + "/mem", "r+b") + "; a new thread's name: " + tries(own + "/comm", "w");
+    }).join();
+    std::printf("%s; maps: %s\n", seen.c_str(), tries("/proc/self/maps", "r"));
+    return 0;
+}
+"#,
+        );
+        let ran = run(
+            &program.executable,
+            &recorder,
+            &[],
+            dir.path(),
+            Duration::from_secs(60),
+            &boxed(&dir, &program),
+        );
+        assert!(matches!(&ran.ended, Ok(status) if status.success()), "{ran:?}");
+        assert_eq!(
+            ran.stdout.shown(),
+            "mem: refused refused refused refused; a new thread's name: opened; maps: opened\n"
+        );
+    }
+
     /// A week's policy for a program built by [`built`]: its folder, CUPTI's to read.
     fn week_policy(dir: &kernels::private_dir::PrivateDir, program: &kernels::runtime::Program) -> sandbox::Policy {
         let mut policy = sandbox::Policy::new(dir.path(), "/usr/bin:/bin");
