@@ -310,12 +310,23 @@ impl Module {
     /// `LaunchDevice` function, which `<<<...>>>` in device code becomes), itself or in a function it
     /// calls. The name elsewhere (a register, a label, a function of the module's own) is no launch.
     pub fn launches_kernels(&self, function: &Function) -> bool {
-        let launch = |statement: &str| {
+        self.calls_external(function, &|name| name.contains("LaunchDevice"))
+    }
+
+    /// Whether `function` prints, itself or in a function it calls: `printf` in device code is a
+    /// `call` of the external `vprintf`.
+    pub fn prints(&self, function: &Function) -> bool {
+        self.calls_external(function, &|name| name == "vprintf")
+    }
+
+    /// Whether `function`, or a function it calls, has a `call` of a function the module does not
+    /// define whose name `named` accepts.
+    fn calls_external(&self, function: &Function, named: &dyn Fn(&str) -> bool) -> bool {
+        let call = |statement: &str| {
             instruction(statement).starts_with("call")
-                && identifiers(statement)
-                    .any(|word| word.contains("LaunchDevice") && !self.functions.iter().any(|f| f.name == word))
+                && identifiers(statement).any(|word| named(word) && !self.functions.iter().any(|f| f.name == word))
         };
-        self.reaches(function, &launch, &mut HashSet::new())
+        self.reaches(function, &call, &mut HashSet::new())
     }
 }
 
@@ -486,6 +497,27 @@ $L__BB3_1:
         let module = Module::parse(&CALLS.replace("\tspawn, \n", "\tother, \n"));
         assert!(!module.launches_kernels(module.entry("_Z7workersI4SineEvdddddiiP5Tally").unwrap()));
         assert!(!Module::parse(TILED).launches_kernels(Module::parse(TILED).entry("tiled").unwrap()));
+    }
+
+    /// Issue 61: a kernel prints where it, or a function it calls, calls the external `vprintf`; the
+    /// name in a comment or of the module's own function is no print.
+    #[test]
+    fn printf_is_a_call_of_vprintf_followed_through_calls() {
+        let printing = CALLS.replace("__cudaCDP2LaunchDeviceV2", "vprintf");
+        let module = Module::parse(&printing);
+        let workers = module.entry("_Z7workersI4SineEvdddddiiP5Tally").unwrap();
+        assert!(module.prints(workers) && !module.launches_kernels(workers));
+        let module = Module::parse(&printing.replace("\tvprintf, \n", "\t// vprintf\n\tother, \n"));
+        assert!(!module.prints(module.entry("_Z7workersI4SineEvdddddiiP5Tally").unwrap()));
+        let own = printing.replace(
+            ".extern .func  (.param .b32 func_retval0) vprintf",
+            ".func  (.param .b32 func_retval0) vprintf",
+        );
+        let module = Module::parse(&format!(
+            "{own}\n.func  (.param .b32 func_retval0) vprintf(\n)\n{{\n\tret;\n}}\n"
+        ));
+        assert!(!module.prints(module.entry("_Z7workersI4SineEvdddddiiP5Tally").unwrap()));
+        assert!(!Module::parse(CALLS).prints(Module::parse(CALLS).entry("_Z7workersI4SineEvdddddiiP5Tally").unwrap()));
     }
     /// Issue 61: inline assembly puts several statements on a line inside braces of its own, and a
     /// scope's `}` on a line alone; neither hides a load, ends the function early or joins two

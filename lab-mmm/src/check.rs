@@ -45,11 +45,16 @@ pub fn entries(kernel: MmmKernel) -> [Entry; 2] {
     }
 }
 
+/// The PTX rule on generic loads (issues 39 and 61): only where a kernel prints do the counters leave
+/// them out ([`METRICS`]), so only there may it have none.
+pub const LOADS_WHERE_PRINTING: &str =
+    "loads: where mmm_f64 or mmm_f32 prints, it loads through global or shared pointers, none generic (PTX)";
+
 /// The rules of week 3 (issue 29), where the tiled kernels are checked: what the week teaches, read
 /// from the compiler's report and the PTX, for both precisions. Two BLOCK_SIZE x BLOCK_SIZE tiles in
 /// shared memory, and a barrier inside the loop over the tiles: the naive body in the tiled kernel
-/// gives right values a little slower and fails both. No load through a generic pointer (issue 39),
-/// where the measured rules could not see it. None for the naive kernels (week 2).
+/// gives right values a little slower and fails both. No load through a generic pointer in a kernel
+/// that prints ([`LOADS_WHERE_PRINTING`]). None for the naive kernels (week 2).
 pub fn technique_rules(image: &KernelImage, kernels: &[MmmKernel]) -> Result<Vec<Row>> {
     if !kernels.contains(&MmmKernel::Tiled) {
         return Ok(Vec::new());
@@ -92,11 +97,12 @@ pub fn technique_rules(image: &KernelImage, kernels: &[MmmKernel]) -> Result<Vec
     };
     let generic = |code: &ptx::Module| -> (usize, Vec<FirstWrong>) {
         let wrong = tiled.iter().filter_map(|&(name, _, _)| {
-            let loads = code.entry(name).map_or(0, |kernel| code.generic_loads(kernel));
-            (loads > 0).then(|| FirstWrong {
+            let kernel = code.entry(name)?;
+            let loads = code.generic_loads(kernel);
+            (loads > 0 && code.prints(kernel)).then(|| FirstWrong {
                 position: name.to_string(),
-                value: format!("{loads} load(s) through generic pointers"),
-                expected: "loads from global or shared pointers, which the hardware counts as such".to_string(),
+                value: format!("{loads} load(s) through generic pointers, and printf"),
+                expected: "in a kernel that prints, loads from global or shared pointers: the counters cannot tell generic ones from printf's".to_string(),
                 computed_by: "the PTX".to_string(),
             })
         });
@@ -113,11 +119,7 @@ pub fn technique_rules(image: &KernelImage, kernels: &[MmmKernel]) -> Result<Vec
             build,
             barriers,
         ),
-        Row::rule_on_ptx(
-            "loads: mmm_f64 and mmm_f32 load through global or shared pointers, none generic (PTX)",
-            build,
-            generic,
-        ),
+        Row::rule_on_ptx(LOADS_WHERE_PRINTING, build, generic),
     ])
 }
 
@@ -400,27 +402,37 @@ pub const MEASURED: [&str; 3] = [
     "tiling, measured: shared memory per block of the kernel that ran (ncu)",
 ];
 
-/// What the rules count, per warp: global load instructions (LDG, `__ldg` included), and the other
-/// ways a kernel reads global memory (issue 61): atomics and reductions on it (`atomicOr(p, 0)` reads
-/// as a load does) and texture or surface reads, as L1's requests; shared-memory load instructions;
-/// the static shared memory of the function the driver launched (the loaded module's, not the
-/// compiler's report). Loads through generic pointers are left out: `printf` makes them (a correct
-/// kernel that prints from every thread measured 260 per element where L1 counts them as global), and
-/// the PTX rule on generic loads and atomics keeps a kernel from hiding its own there. Every metric
-/// is there from sm_75 to sm_120; `cp.async` (sm_80 on) and TMA (sm_90) copies are not counted.
-const METRICS: [&str; 7] = [
-    GLOBAL_READS[0],
-    GLOBAL_READS[1],
-    GLOBAL_READS[2],
-    GLOBAL_READS[3],
-    GLOBAL_READS[4],
+/// What the rules count, per warp: global loads, and the other ways a kernel reads global memory
+/// (issue 61): atomics and reductions on it (`atomicOr(p, 0)` reads as a load does) and texture or
+/// surface reads, as L1's requests; shared-memory load instructions; the static shared memory of the
+/// function the driver launched (the loaded module's, not the compiler's report). Global loads are
+/// the larger of the load instructions that name global memory (LDG, `__ldg` included) and L1's
+/// requests for global loads, which also hold loads through generic pointers that reached global
+/// memory (a tile loaded through a pointer that may point at a shared zero). A kernel that prints is
+/// the exception: `printf`'s own generic loads reach global memory (a correct kernel that prints from
+/// every thread measured 260 per element there), so for it the instructions count, and the PTX rule
+/// against generic loads in a printing kernel keeps it from hiding its own behind `printf`'s. Every
+/// metric is there from sm_75 to sm_120; `cp.async` (sm_80 on) and TMA (sm_90) copies are not
+/// counted.
+const METRICS: [&str; 8] = [
+    GLOBAL_LOADS[0],
+    GLOBAL_LOADS[1],
+    OTHER_GLOBAL_READS[0],
+    OTHER_GLOBAL_READS[1],
+    OTHER_GLOBAL_READS[2],
+    OTHER_GLOBAL_READS[3],
     SHARED_LOADS,
     SHARED_PER_BLOCK,
 ];
 
-/// The global reads, summed into one rule.
-const GLOBAL_READS: [&str; 5] = [
+/// Global loads: the instructions that name global memory, and L1's requests for global loads
+/// (generic ones included).
+const GLOBAL_LOADS: [&str; 2] = [
     "smsp__inst_executed_op_global_ld.sum",
+    "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
+];
+/// The other reads of global memory, added to the loads.
+const OTHER_GLOBAL_READS: [&str; 4] = [
     "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum",
     "l1tex__t_requests_pipe_lsu_mem_global_op_red.sum",
     "l1tex__t_requests_pipe_tex_mem_texture.sum",
@@ -483,9 +495,9 @@ pub fn measured_cases(cases: &[Case]) -> Vec<Case> {
 }
 
 /// Week 3's technique measured (issues 39 and 61): the tiled `mmm`, the student's and then ours, each
-/// launched once on every case of [`measured_cases`] under ncu. `None` where the tiled kernel is not
-/// checked (week 2).
-pub fn measure(kernels: &[MmmKernel], cases: &[Case]) -> Option<Measure<'static, Case>> {
+/// launched once on every case of [`measured_cases`] under ncu, judged as a kernel that `prints` or
+/// not. `None` where the tiled kernel is not checked (week 2).
+pub fn measure(kernels: &[MmmKernel], cases: &[Case], prints: bool) -> Option<Measure<'static, Case>> {
     kernels.contains(&MmmKernel::Tiled).then(|| Measure {
         cases: measured_cases(cases),
         rules: &MEASURED,
@@ -493,7 +505,17 @@ pub fn measure(kernels: &[MmmKernel], cases: &[Case]) -> Option<Measure<'static,
         kernels: "regex:^mmm_f(32|64)$",
         launches_per_case: 2,
         run: &measured_launches,
-        judge: &judge,
+        judge: if prints { &judge_printing } else { &judge },
+    })
+}
+
+/// Whether the student's tiled `mmm` prints, in either precision (the PTX of its newest build).
+fn prints(image: &KernelImage) -> bool {
+    let code = image.newest().and_then(|build| build.ptx).map(ptx::Module::parse);
+    code.is_some_and(|code| {
+        ["mmm_f64", "mmm_f32"]
+            .iter()
+            .any(|name| code.entry(name).is_some_and(|kernel| code.prints(kernel)))
     })
 }
 
@@ -554,12 +576,32 @@ fn launch_both<T: Element>(theirs: &Module, ours: &Module, case: &Case) -> Resul
 /// the threads of whole blocks); the naive body 2 K. It reads its tiles 2 K times from shared memory,
 /// fewer with wide loads; and it holds two BLOCK_SIZE x BLOCK_SIZE tiles.
 pub fn judge(case: &Case, launches: &[Launch]) -> Vec<Row> {
+    judge_kernel(case, launches, false)
+}
+
+/// [`judge`] for a student's kernel that prints: its global loads are its load instructions alone
+/// ([`METRICS`]).
+pub fn judge_printing(case: &Case, launches: &[Launch]) -> Vec<Row> {
+    judge_kernel(case, launches, true)
+}
+
+/// Global reads per element of C (a thread's): the loads ([`GLOBAL_LOADS`], the instructions alone
+/// where the kernel `prints`) and the other reads.
+fn global_reads(launch: &Launch, prints: bool, elements: f64) -> f64 {
+    let loads = per_thread(launch, &GLOBAL_LOADS[..1], elements);
+    let requests = per_thread(launch, &GLOBAL_LOADS[1..], elements);
+    let loads = if prints { loads } else { loads.max(requests) };
+    loads + per_thread(launch, &OTHER_GLOBAL_READS, elements)
+}
+
+fn judge_kernel(case: &Case, launches: &[Launch], prints: bool) -> Vec<Row> {
     let (theirs, ours) = (&launches[0], &launches[1]);
-    let per_element = |launch: &Launch, metrics: &[&str]| per_thread(launch, metrics, (case.m * case.n) as f64);
+    let elements = (case.m * case.n) as f64;
+    let per_element = |launch: &Launch, metrics: &[&str]| per_thread(launch, metrics, elements);
     let (kernel, bytes) = if case.f64 { ("mmm_f64", 8.0) } else { ("mmm_f32", 4.0) };
     let at = format!("{kernel} at {} x {} x {}", case.m, case.k, case.n);
     let (tiles, k) = (case.k.div_ceil(BLOCK_SIZE as usize) as f64, case.k as f64);
-    let global = per_element(theirs, &GLOBAL_READS);
+    let global = global_reads(theirs, prints, elements);
     let shared = per_element(theirs, &[SHARED_LOADS]);
     vec![
         rule_row(
@@ -572,7 +614,7 @@ pub fn judge(case: &Case, launches: &[Launch]) -> Vec<Row> {
                 2.0 * tiles,
                 2.0 * k
             ),
-            per_element(ours, &GLOBAL_READS),
+            global_reads(ours, false, elements),
         ),
         rule_row(
             MEASURED[1],
@@ -635,7 +677,11 @@ pub fn run(kernel: Option<KernelChoice>, student: &StudentArgs) -> Result<()> {
     };
     let entries: Vec<Entry> = chosen.iter().flat_map(|&kernel| entries(kernel)).collect();
     let case_set = case_set(&chosen, student.cases.as_deref())?;
-    let measure = measure(&chosen, &case_set.cases);
+    let measure = measure(
+        &chosen,
+        &case_set.cases,
+        compiled.as_ref().is_ok_and(|image| prints(image)),
+    );
     let cases = Check {
         lab: "lab-mmm",
         entries: &entries,
@@ -680,7 +726,9 @@ mod tests {
         assert_eq!(measured_cases(&[tiny, tiny]), [measured_case()]);
     }
 
-    /// A tiled kernel's counts pass and the naive body's fail, atomics included.
+    /// A tiled kernel's counts pass and the naive body's fail, atomics and generic loads included;
+    /// tiles loaded through generic pointers pass. For a kernel that prints, L1's requests for global
+    /// loads (printf's among them) do not count.
     #[test]
     fn global_reads_of_every_kind_count_against_the_tiled_bound() {
         let case = Case {
@@ -700,23 +748,31 @@ mod tests {
                 .chain(values.iter().map(|(metric, value)| (metric.to_string(), *value)))
                 .collect(),
         };
-        let tiled = launch(&[
-            (GLOBAL_READS[0], 8.0 * warps),
-            (SHARED_LOADS, 128.0 * warps),
-            (SHARED_PER_BLOCK, 4096.0),
-        ]);
-        let naive_through_atomics = launch(&[
-            (GLOBAL_READS[1], 128.0 * warps),
-            (SHARED_LOADS, 128.0 * warps),
-            (SHARED_PER_BLOCK, 4096.0),
-        ]);
-        assert!(judge(&case, &[tiled.clone(), tiled.clone()]).iter().all(Row::passed));
-        let rows = judge(&case, &[naive_through_atomics, tiled]);
-        assert!(!rows[0].passed() && rows[1].passed() && rows[2].passed(), "{rows:?}");
-        let first = rows[0].result.as_ref().unwrap().first.as_ref().unwrap();
-        assert_eq!(
-            (first.position.as_str(), first.value.as_str()),
-            ("mmm_f64 at 64 x 64 x 64", "128.0")
+        let with_tiles = |global: &[(&str, f64)]| {
+            let mut values = global.to_vec();
+            values.extend([(SHARED_LOADS, 128.0 * warps), (SHARED_PER_BLOCK, 4096.0)]);
+            launch(&values)
+        };
+        let tiled = with_tiles(&[(GLOBAL_LOADS[0], 8.0 * warps), (GLOBAL_LOADS[1], 8.0 * warps)]);
+        let tiles_through_generic_pointers = with_tiles(&[(GLOBAL_LOADS[1], 8.0 * warps)]);
+        let naive_through_atomics = with_tiles(&[(OTHER_GLOBAL_READS[0], 128.0 * warps)]);
+        let naive_through_generic_pointers = with_tiles(&[(GLOBAL_LOADS[1], 128.0 * warps)]);
+        for passes in [&tiled, &tiles_through_generic_pointers] {
+            assert!(judge(&case, &[passes.clone(), tiled.clone()]).iter().all(Row::passed));
+        }
+        for fails in [naive_through_atomics, naive_through_generic_pointers.clone()] {
+            let rows = judge(&case, &[fails, tiled.clone()]);
+            assert!(!rows[0].passed() && rows[1].passed() && rows[2].passed(), "{rows:?}");
+            let first = rows[0].result.as_ref().unwrap().first.as_ref().unwrap();
+            assert_eq!(
+                (first.position.as_str(), first.value.as_str()),
+                ("mmm_f64 at 64 x 64 x 64", "128.0")
+            );
+        }
+        let printing = judge_printing(&case, &[naive_through_generic_pointers, tiled]);
+        assert!(
+            printing[0].passed(),
+            "the PTX rule judges a printing kernel's generic loads"
         );
     }
 }

@@ -1,8 +1,8 @@
 // Red team (issue 39): the naive body reading A and B through pointers whose memory space the
 // compiler cannot know (they might point into shared memory), so the hardware counts no global load
 // instruction; tiles declared and read, volatile, often enough for the shared-memory rule.
-// expect: FAIL loads: mmm_f64 and mmm_f32 load through global or shared pointers, none generic (PTX)
-// why: the PTX shows loads through generic pointers, which the measured global-load rule cannot see.
+// expect: FAIL tiling, measured: global loads per element of C (ncu)
+// why: L1's requests for global loads count loads through generic pointers that reach global memory (issue 61; before, a PTX rule refused every generic load, an honest kernel's too).
 #include "matrix_view.cuh"
 #include "stamps.cuh"
 
