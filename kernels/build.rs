@@ -104,7 +104,8 @@ fn specs() -> Vec<Spec> {
         Spec {
             constant: "ADAPTIVE_SIMPSON".to_string(),
             source: "adaptive_simpson.cu",
-            flags: vec![],
+            // integrands.cuh counts each grid's evaluations, which week 7's check reads (issue 61).
+            flags: vec!["-DLAB_COUNT_EVALUATIONS".to_string()],
             build: Build::LinkedCubin,
             sm_90a: false,
         },

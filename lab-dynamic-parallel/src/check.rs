@@ -7,6 +7,7 @@ use std::f64::consts::{FRAC_PI_2, PI};
 use std::path::Path;
 
 use anyhow::{Context as _, Result};
+use common::check_cuda;
 use common::gpu::Gpu;
 use common::integrand::Integrand;
 use grading::cases_file::{choice, field, CaseFormat, CaseSet};
@@ -281,7 +282,9 @@ fn agrees(problem: &Problem, quantity: &str, gpu: f64, cpu: f64) -> bool {
 pub fn run_case(student: &KernelImage, problem: &Problem, context: CaseContext) -> Result<Outcome> {
     let (gpu, ours, tally) = machine_first()?;
     let theirs = gpu.load(student)?;
+    let counted = clear_evaluations(&theirs);
     let run = device_driven_into(&theirs, problem, &tally, 1)?;
+    let evaluations = evaluations_finding(&theirs, counted)?;
     let outside = tally.trespass()?.map(|trespass| trespass.describe("tally", "1"));
     let cpu = adaptive_on_cpu(problem);
     let mismatch = |tally: &Tally| {
@@ -328,7 +331,58 @@ pub fn run_case(student: &KernelImage, problem: &Problem, context: CaseContext) 
         times: timed.times,
         finding: None,
     }
-    .with_findings([outside, timed.wrong]))
+    .with_findings([outside, evaluations, timed.wrong]))
+}
+
+/// integrands.cuh's counts of integrand evaluations per grid (issue 61), in buckets by the grid's
+/// launch number: `lab_evaluations` in the module (adaptive_simpson.cu is built with
+/// `-DLAB_COUNT_EVALUATIONS`, and a student's file like it).
+type Evaluations = [u32; 1 << 16];
+
+/// The fewest evaluations any one grid may make whatever the tree's size: the master and a worker
+/// grid make 6 and 12, and a few grids may share a bucket.
+const EVALUATIONS_FLOOR: u32 = 64;
+
+/// Zeroes `module`'s counts before the checked run; `Err` says why there are none to read.
+fn clear_evaluations(module: &cust::module::Module) -> std::result::Result<(), String> {
+    use cust::memory::CopyDestination as _;
+    let mut symbol = module
+        .get_global::<Evaluations>(c"lab_evaluations")
+        .map_err(|_| "the module has no count of integrand evaluations (lab_evaluations of integrands.cuh, compiled with LAB_COUNT_EVALUATIONS)".to_string())?;
+    check_cuda!(symbol.copy_from(&Box::new([0; 1 << 16]))).map_err(|err| format!("{err:#}"))
+}
+
+/// What the counts say after the checked run: a finding where one grid evaluated the integrand more
+/// than an eighth of the tree's evaluations (and more than [`EVALUATIONS_FLOOR`]): the refinement was
+/// done in a loop of that grid's own, however many child grids it launched beside it. A tree of child
+/// grids spreads them, 12 per worker grid. No count is a finding too (`counted`'s error).
+fn evaluations_finding(
+    module: &cust::module::Module,
+    counted: std::result::Result<(), String>,
+) -> Result<Option<String>> {
+    use cust::memory::CopyDestination as _;
+    if let Err(why) = counted {
+        return Ok(Some(why));
+    }
+    let symbol = check_cuda!(module.get_global::<Evaluations>(c"lab_evaluations"))?;
+    let mut counts: Box<Evaluations> = Box::new([0; 1 << 16]);
+    check_cuda!(symbol.copy_to(&mut *counts))?;
+    Ok(evaluations_verdict(&counts[..]))
+}
+
+/// [`evaluations_finding`] on the counts read back.
+fn evaluations_verdict(counts: &[u32]) -> Option<String> {
+    let total: u64 = counts.iter().map(|&count| u64::from(count)).sum();
+    let most = counts.iter().copied().max().unwrap_or(0);
+    let bound = (total / 8).max(u64::from(EVALUATIONS_FLOOR));
+    if total == 0 {
+        return Some("the tree evaluated no integrand of integrands.cuh".to_string());
+    }
+    (u64::from(most) > bound).then(|| {
+        format!(
+            "one grid evaluated the integrand {most} times of the tree's {total} (at most {bound}: a tree of child grids evaluates it 12 times per worker grid)"
+        )
+    })
 }
 
 /// The measured rule's name (week 7).
@@ -400,6 +454,30 @@ fn judge(_: &Problem, launches: &[Launch]) -> Vec<Row> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 61: evaluations spread over the grids of a tree pass; one grid that evaluated an eighth
+    /// of them or more (a loop of its own) fails, and so do no evaluations; a small tree may put up to
+    /// 64 in one grid.
+    #[test]
+    fn a_grid_that_evaluates_most_of_the_tree_is_found() {
+        let mut counts = vec![0u32; 1 << 16];
+        counts[0] = 6;
+        counts[1..1217].fill(12);
+        assert_eq!(evaluations_verdict(&counts), None);
+        counts[7] = 12 * 1216;
+        let found = evaluations_verdict(&counts).unwrap();
+        assert!(
+            found.starts_with("one grid evaluated the integrand 14592 times of the tree's 29178"),
+            "{found}"
+        );
+        let small = [6, 60, 0, 0];
+        assert_eq!(evaluations_verdict(&small), None);
+        assert!(evaluations_verdict(&[6, 66]).is_some());
+        assert_eq!(
+            evaluations_verdict(&[0; 8]).as_deref(),
+            Some("the tree evaluated no integrand of integrands.cuh")
+        );
+    }
 
     #[test]
     fn template_kernels_are_named_as_in_the_source() {

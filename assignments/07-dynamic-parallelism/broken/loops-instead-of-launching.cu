@@ -1,4 +1,4 @@
-// A deliberately broken submission (assignments/README.md): each worker refines its interval in a loop of its own, depth first, with no child grid: the same integral, intervals and splits, but not the week's lesson, so the rule fails.
+// A deliberately broken submission (assignments/README.md): each worker refines its interval in a loop of its own, depth first, with no child grid: the same integral, intervals and splits, but not the week's lesson, so the rules fail, and every case where one grid evaluates the integrand more than an eighth of the tree's times.
 // Made from kernels/cuda/adaptive_simpson.cu by `cargo run -p grading --bin templates`; --check must catch it (the GPU tests run it).
 
 // adaptive_simpson.cu: adaptive Simpson integration, driven from the device (dynamic parallelism: a

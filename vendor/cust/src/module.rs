@@ -1,6 +1,6 @@
 //! Functions and types for working with CUDA modules.
 
-use crate::error::{CudaResult, DropResult, ToResult};
+use crate::error::{CudaError, CudaResult, DropResult, ToResult};
 use crate::function::Function;
 use crate::memory::{CopyDestination, DeviceCopy, DevicePointer};
 use crate::sys as cuda;
@@ -358,9 +358,10 @@ impl Module {
 
     /// Get a reference to a global symbol, which can then be copied to/from.
     ///
-    /// # Panics:
+    /// # Errors
     ///
-    /// This function panics if the size of the symbol is not the same as the `mem::sizeof<T>()`.
+    /// `CudaError::InvalidValue` if the size of the symbol is not the same as `mem::size_of::<T>()`
+    /// (patched: it panicked, see PATCHED.md).
     ///
     /// # Examples
     ///
@@ -395,7 +396,9 @@ impl Module {
                 name.as_ptr(),
             )
             .to_result()?;
-            assert_eq!(size, mem::size_of::<T>());
+            if size != mem::size_of::<T>() {
+                return Err(CudaError::InvalidValue);
+            }
             Ok(Symbol {
                 ptr,
                 module: PhantomData,

@@ -523,7 +523,7 @@ pub const WEEKS: [Week; 9] = [
             ),
             mistake(
                 "loops-instead-of-launching",
-                "each worker refines its interval in a loop of its own, depth first, with no child grid: the same integral, intervals and splits, but not the week's lesson, so the rule fails.",
+                "each worker refines its interval in a loop of its own, depth first, with no child grid: the same integral, intervals and splits, but not the week's lesson, so the rules fail, and every case where one grid evaluates the integrand more than an eighth of the tree's times.",
                 CHILD_LAUNCH_AND_CHECK,
                 LOOP_INSTEAD_OF_LAUNCH,
             ),
