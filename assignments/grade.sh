@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Grades a folder of submissions for one week into CSV on stdout:
 #
-#   bash assignments/grade.sh [--jobs N] [--sanitize] [--cases FILE] [--limit SECONDS] [--weights FILE] [--ids FILE] [--keep DIR] [--feedback DIR [--feedback-hide-cases]] WEEK SUBMISSIONS > grades.csv
+#   bash assignments/grade.sh [--jobs N] [--sanitize] [--cases FILE] [--limit SECONDS] [--weights FILE] [--ids FILE] [--keep DIR] [--feedback DIR [--feedback-hide-cases] [--earlier DIR]] WEEK SUBMISSIONS > grades.csv
 #   bash assignments/grade.sh --dry-run [...] WEEK SUBMISSIONS > compiles.csv    (no GPU needed: compile, static rules)
 #
 # or, on a Slurm cluster, as one job array (one task and one GPU per submission), then its CSV:
@@ -90,6 +90,9 @@
 #                 and file): `feedback pages --runs DIR/runs ...` makes them again. Local runs only
 #   --feedback-hide-cases  with --feedback: the students' pages show only the cases' verdicts (no
 #                 sizes, values or output of hidden cases)
+#   --earlier DIR  with --feedback: also compare each submission with every .cu file in DIR and its
+#                 subfolders (earlier years' submissions of the week); "most like" may name one of
+#                 them ("earlier DIR/..."), and the class page lists them. Repeat it for more folders
 #   --dry-run     no GPU: each submission only compiled and its static rules judged (the lab's
 #                 --check --dry-run): every case and measured rule is "-", no score; seconds a
 #                 submission, on any machine with nvcc. Without it a local run needs a GPU
@@ -126,7 +129,7 @@
 set -uo pipefail
 
 weeks="01-simpson, 02-mmm-ab, 03-mmm-tiled, 04-constant-tracer, 05-streams, 05-mmm-streamed, 06-pinned-mapped, 06-mmm-streamed-and-pinned, 07-dynamic-parallelism"
-usage="usage: bash assignments/grade.sh [--jobs N] [--sanitize] [--cases FILE] [--limit SECONDS] [--weights FILE] [--ids FILE] [--keep DIR] [--feedback DIR [--feedback-hide-cases]] [--dry-run] WEEK SUBMISSIONS | --slurm [--partition P] [--account A] [--time MINUTES] [--cpus N] [--mem SIZE] [--collect-job] [...] WEEK SUBMISSIONS OUT | --collect OUT [--weights FILE] [--ids FILE]  (WEEK: $weeks; --help for more)"
+usage="usage: bash assignments/grade.sh [--jobs N] [--sanitize] [--cases FILE] [--limit SECONDS] [--weights FILE] [--ids FILE] [--keep DIR] [--feedback DIR [--feedback-hide-cases] [--earlier DIR]] [--dry-run] WEEK SUBMISSIONS | --slurm [--partition P] [--account A] [--time MINUTES] [--cpus N] [--mem SIZE] [--collect-job] [...] WEEK SUBMISSIONS OUT | --collect OUT [--weights FILE] [--ids FILE]  (WEEK: $weeks; --help for more)"
 caller=$(pwd)
 repository=$(cd "$(dirname "$0")/.." && pwd)
 absolute() { [[ $1 == /* ]] && printf '%s' "$1" || printf '%s/%s' "$caller" "$1"; }
@@ -137,7 +140,7 @@ new_or_empty() { [[ ! -e $1 || -d $1 && -z $(ls -A "$1" 2>/dev/null) ]]; }
 help() { sed -n '2,/^set -uo pipefail/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
 
 jobs=1 sanitize=() case_args=() positional=() limit= mode=local sbatch_args=() minutes= cpus= memory= collect_job= slurm_only=()
-dry= weights_file= ids_file= keep_dir= local_only=() feedback_dir= hide_cases=
+dry= weights_file= ids_file= keep_dir= local_only=() feedback_dir= hide_cases= earlier=()
 while [[ $# -gt 0 ]]; do
     case $1 in
         --jobs) [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || fail "--jobs needs a whole number of at least 1, not '${2:-}'" 2; jobs=$2; shift 2 ;;
@@ -149,6 +152,7 @@ while [[ $# -gt 0 ]]; do
         --keep) [[ -n ${2:-} ]] || fail "--keep needs a folder (new or empty)" 2; keep_dir=$(absolute "$2"); local_only+=("$1"); shift 2 ;;
         --feedback) [[ -n ${2:-} ]] || fail "--feedback needs a folder (new or empty)" 2; feedback_dir=$(absolute "$2"); local_only+=("$1"); shift 2 ;;
         --feedback-hide-cases) hide_cases=yes; shift ;;
+        --earlier) [[ -d ${2:-} ]] || fail "--earlier: '${2:-}' is not a folder" 2; earlier+=(--earlier "$(absolute "$2")"); shift 2 ;;
         --dry-run) dry=yes; local_only+=("$1"); shift ;;
         --slurm) mode=slurm; shift ;;
         --partition|--account) [[ -n ${2:-} && ${2:-} != *[[:space:]]* ]] || fail "$1 needs a value (without spaces)" 2; sbatch_args+=("$1=$2"); slurm_only+=("$1"); shift 2 ;;
@@ -169,6 +173,7 @@ done
 [[ -z $dry || ${#sanitize[@]} -eq 0 ]] || fail "--dry-run runs no case, so --sanitize has nothing to run under compute-sanitizer" 2
 [[ -z $dry || -z $feedback_dir ]] || fail "--dry-run runs no case, so --feedback would have nothing to show; grade on a GPU for it" 2
 [[ -z $hide_cases || -n $feedback_dir ]] || fail "--feedback-hide-cases goes with --feedback DIR" 2
+[[ ${#earlier[@]} -eq 0 || -n $feedback_dir ]] || fail "--earlier goes with --feedback DIR" 2
 if [[ -n $feedback_dir ]]; then
     new_or_empty "$feedback_dir" || fail "--feedback: $feedback_dir is not a new or empty folder (nothing is overwritten)" 2
     runs_dir=$feedback_dir/runs
@@ -899,9 +904,9 @@ find_feedback() {
 }
 
 # --feedback, before the CSV: each submission's "most like" ($runs_dir/i.alike) from the files graded
-# (copied to $runs_dir/i.cu) of the $1 submissions, against each other and our files of the week (its
-# solution, broken and red-team kernels), the week's starter not counted. A failure here costs the
-# column, never the grades.
+# (copied to $runs_dir/i.cu) of the $1 submissions, against each other, our files of the week (its
+# solution, broken and red-team kernels) and earlier years' (--earlier), the week's starter not
+# counted. A failure here costs the column, never the grades.
 find_alike() {
     local source ours=() file
     source=$(find "$repository/assignments/$week" -maxdepth 1 -name '*.cu' -printf '%f\n' | head -n 1)
@@ -912,7 +917,7 @@ find_alike() {
         for file in "kernels/cuda/$source" "assignments/$week"/{broken,adversarial}/*.cu; do
             [[ -f $file ]] && ours+=(--ours "$file")
         done
-        "$feedback_bin" alike --runs "$runs_dir" --count "$1" --template "assignments/$week/$source" "${ours[@]}"
+        "$feedback_bin" alike --runs "$runs_dir" --count "$1" --template "assignments/$week/$source" "${ours[@]}" "${earlier[@]}"
     ) || echo "grade.sh: feedback alike failed (above): the column \"most like\" stays empty" >&2
 }
 

@@ -357,7 +357,7 @@ ROWS
 # --help names every option grade.sh reads.
 bash assignments/grade.sh --help >"$work/help.txt"
 options=$(grep -o -E '^ +(-h\|)?--[a-z-]+(\|--[a-z-]+)*\)' assignments/grade.sh | tr -d ' )' | tr '|' ' ')
-expect "options found" "$(wc -w <<<"$options")" 22
+expect "options found" "$(wc -w <<<"$options")" 23
 for option in $options; do
     expect "--help names $option" "$(grep -q -E -- "(^|[ [,])$option([] ,]|$)" "$work/help.txt" && echo yes)" yes
 done
@@ -668,6 +668,14 @@ expect "--feedback: ann beside ben, over 20 lines that match marked" "$(( $(grep
 expect "--feedback: the runs kept" "$(ls "$work/fb/runs" | grep -c -e '^[0-9]*\.json$' -e '^[0-9]*\.cu$')" 8
 expect "--feedback: the class page links every student" "$(grep -o 'href="00[1-5]-[a-z_]*\.html"' "$work/fb/index.html" | sort -u | wc -l)" 5
 expect "--feedback: stderr says where" "$(grep -c "^grade.sh: feedback for each student in $work/fb/" "$work/fb.err")" 1
+# --earlier DIR: cat's file handed in again (as an earlier year's, in a subfolder) is named.
+mkdir -p "$work/earlier/2025"
+cp "$fb/cat.cu" "$work/earlier/2025/lee.cu"
+expect "--feedback --earlier exits" "$(grade fbe --feedback "$work/fbe" --earlier "$work/earlier" 03-mmm-tiled "$fb")" 0
+expect "--earlier: most like" "$(columns "$work/fbe.csv" student "most like" | grep '^row cat')" "row cat | earlier $work/earlier/2025/lee.cu, 100%"
+expect "--earlier: the class page" "$(grep -c 'like the earlier' "$work/fbe/index.html")" 1
+expect "--earlier without --feedback" "$(grade bad --earlier "$work/earlier" 03-mmm-tiled "$fb"; cat "$work/bad.err")" "2
+grade.sh: --earlier goes with --feedback DIR"
 expect "--feedback into a folder with files" "$(grade bad --feedback "$work/fb" 03-mmm-tiled "$fb"; cat "$work/bad.err")" "2
 grade.sh: --feedback: $work/fb is not a new or empty folder (nothing is overwritten)"
 for bad in "--feedback-hide-cases 03-mmm-tiled $fb" "--dry-run --feedback $work/fb2 03-mmm-tiled $fb" "--feedback $work/fb2 --slurm 03-mmm-tiled $fb $work/out"; do

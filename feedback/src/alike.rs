@@ -10,13 +10,16 @@ use anyhow::{Context as _, Result};
 
 use crate::similarity::{self, Fingerprints};
 
-/// What was found: pairs of submissions, and submissions too like one of our files.
+/// What was found: pairs of submissions, and submissions too like one of our files or of an earlier
+/// year's submissions.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Likeness {
     /// Submission `a` and submission `b` (by their place in the CSV), most alike first.
     pub pairs: Vec<(usize, usize, f64)>,
     /// Submission and our file (its path as given), most alike first.
     pub ours: Vec<(usize, String, f64)>,
+    /// Submission and an earlier year's file (its path as given), most alike first (issue 61).
+    pub earlier: Vec<(usize, String, f64)>,
     /// For each pair of [`Likeness::closest_pairs`]: `a`, `b` and the lines of each (from 1) that
     /// match the other.
     pub sides: Vec<(usize, usize, Vec<usize>, Vec<usize>)>,
@@ -24,8 +27,14 @@ pub struct Likeness {
 
 impl Likeness {
     /// Compares every pair of `submissions` (their sources; `None` where none was graded) and each
-    /// with each of `ours` (name, source), the `template`'s fingerprints taken out of all.
-    pub fn find(submissions: &[Option<String>], template: &str, ours: &[(String, String)]) -> Likeness {
+    /// with each of `ours` and of `earlier` (name, source), the `template`'s fingerprints taken out of
+    /// all.
+    pub fn find(
+        submissions: &[Option<String>],
+        template: &str,
+        ours: &[(String, String)],
+        earlier: &[(String, String)],
+    ) -> Likeness {
         let template = Fingerprints::of(template);
         let of = |source: &str| Fingerprints::of(source).without(&template);
         let prints: Vec<Fingerprints> = submissions
@@ -36,19 +45,23 @@ impl Likeness {
             .into_iter()
             .map(|pair| (pair.a, pair.b, pair.similarity))
             .collect();
-        let mut matches = Vec::new();
-        for (name, source) in ours {
-            let file = of(source);
-            for (index, print) in prints.iter().enumerate() {
-                if let Some(score) = similarity::too_alike(print, &file) {
-                    matches.push((index, name.clone(), score));
+        let matches = |files: &[(String, String)]| {
+            let mut matches = Vec::new();
+            for (name, source) in files {
+                let file = of(source);
+                for (index, print) in prints.iter().enumerate() {
+                    if let Some(score) = similarity::too_alike(print, &file) {
+                        matches.push((index, name.clone(), score));
+                    }
                 }
             }
-        }
-        matches.sort_by(|a, b| b.2.total_cmp(&a.2));
+            matches.sort_by(|a: &(usize, String, f64), b| b.2.total_cmp(&a.2));
+            matches
+        };
         let mut likeness = Likeness {
             pairs,
-            ours: matches,
+            ours: matches(ours),
+            earlier: matches(earlier),
             sides: Vec::new(),
         };
         let source = |index: usize| submissions[index].as_deref().unwrap_or_default();
@@ -80,10 +93,16 @@ impl Likeness {
             .iter()
             .filter(|(at, ..)| *at == index)
             .map(|(_, file, score)| (format!("our {file}"), *score));
+        let earlier = self
+            .earlier
+            .iter()
+            .filter(|(at, ..)| *at == index)
+            .map(|(_, file, score)| (format!("earlier {file}"), *score));
         // The first of the most alike: another student before our files, our solution (given first)
-        // before the broken kernels made from it.
+        // before the broken kernels made from it, our files before earlier years'.
         let most = students
             .chain(ours)
+            .chain(earlier)
             .reduce(|best, next| if next.1 > best.1 { next } else { best });
         most.map_or(String::new(), |(who, score)| format!("{who}, {:.0}%", 100.0 * score))
     }
@@ -145,11 +164,12 @@ impl Likeness {
     /// Only what names submissions of the `count` there are (a file of another run's leaves out the
     /// rest, with a line on stderr).
     pub fn within(mut self, count: usize) -> Likeness {
-        let before = self.pairs.len() + self.ours.len();
+        let before = self.pairs.len() + self.ours.len() + self.earlier.len();
         self.pairs.retain(|&(a, b, _)| a < count && b < count);
         self.ours.retain(|&(a, ..)| a < count);
+        self.earlier.retain(|&(a, ..)| a < count);
         self.sides.retain(|&(a, b, ..)| a < count && b < count);
-        if self.pairs.len() + self.ours.len() < before {
+        if self.pairs.len() + self.ours.len() + self.earlier.len() < before {
             eprintln!("feedback: the likeness file names submissions the CSV does not have; those are left out");
         }
         self
@@ -159,6 +179,7 @@ impl Likeness {
         serde_json::json!({
             "pairs": self.pairs.iter().map(|(a, b, s)| serde_json::json!([a, b, s])).collect::<Vec<_>>(),
             "ours": self.ours.iter().map(|(a, file, s)| serde_json::json!([a, file, s])).collect::<Vec<_>>(),
+            "earlier": self.earlier.iter().map(|(a, file, s)| serde_json::json!([a, file, s])).collect::<Vec<_>>(),
             "sides": self.sides.iter().map(|(a, b, left, right)| serde_json::json!([a, b, left, right])).collect::<Vec<_>>(),
         })
     }
@@ -172,16 +193,19 @@ impl Likeness {
             .iter()
             .map(|pair| Ok((number(&pair[0])?, number(&pair[1])?, score(&pair[2])?)))
             .collect::<Result<_>>()?;
-        let ours = items("ours")
-            .iter()
-            .map(|hit| {
-                Ok((
-                    number(&hit[0])?,
-                    hit[1].as_str().unwrap_or_default().to_string(),
-                    score(&hit[2])?,
-                ))
-            })
-            .collect::<Result<_>>()?;
+        let files = |key: &str| -> Result<Vec<(usize, String, f64)>> {
+            items(key)
+                .iter()
+                .map(|hit| {
+                    Ok((
+                        number(&hit[0])?,
+                        hit[1].as_str().unwrap_or_default().to_string(),
+                        score(&hit[2])?,
+                    ))
+                })
+                .collect()
+        };
+        let (ours, earlier) = (files("ours")?, files("earlier")?);
         let lines = |value: &serde_json::Value| -> Result<Vec<usize>> {
             value
                 .as_array()
@@ -192,7 +216,12 @@ impl Likeness {
             .iter()
             .map(|side| Ok((number(&side[0])?, number(&side[1])?, lines(&side[2])?, lines(&side[3])?)))
             .collect::<Result<_>>()?;
-        Ok(Likeness { pairs, ours, sides })
+        Ok(Likeness {
+            pairs,
+            ours,
+            earlier,
+            sides,
+        })
     }
 }
 
@@ -205,16 +234,23 @@ mod tests {
         let likeness = Likeness {
             pairs: vec![(0, 2, 0.91)],
             ours: vec![(2, "kernels/cuda/mmm.cu".into(), 0.97)],
+            earlier: vec![(1, "2025/dan.cu".into(), 0.95)],
             sides: vec![(0, 2, vec![3, 4], vec![5])],
         };
         let names: Vec<String> = ["ann", "bob", "cy"].map(String::from).to_vec();
         assert_eq!(likeness.most_like(0, &names), "cy, 91%");
-        assert_eq!(likeness.most_like(1, &names), "");
+        assert_eq!(likeness.most_like(1, &names), "earlier 2025/dan.cu, 95%");
         assert_eq!(likeness.most_like(2, &names), "our kernels/cuda/mmm.cu, 97%");
         assert_eq!(Likeness::from_json(&likeness.to_json().to_string()).unwrap(), likeness);
         assert!(Likeness::from_json("[1]").is_ok_and(|empty| empty == Likeness::default()));
         assert_eq!(likeness.clusters(), [vec![0, 2]]);
-        assert_eq!(likeness.within(2), Likeness::default());
+        assert_eq!(
+            likeness.within(2),
+            Likeness {
+                earlier: vec![(1, "2025/dan.cu".into(), 0.95)],
+                ..Likeness::default()
+            }
+        );
     }
 
     /// Pairs that chain (a with b, b with c) make one group, however they are listed; groups that

@@ -200,27 +200,33 @@ impl Class<'_> {
             })
             .collect();
         list("Side by side (each of them beside the one most like it)", sides);
-        // One line a student: the most alike of our files (the list is sorted so), and how many more.
+        let ours = self.file_matches(&self.likeness.ours, "our", "of our files");
+        list("Too like our own files (solution, broken kernels)", ours);
+        let earlier = self.file_matches(&self.likeness.earlier, "the earlier", "earlier files");
+        list("Too like an earlier year's submission (--earlier)", earlier);
+        blocks
+    }
+
+    /// One line a student for `matches` (sorted most alike first): the most alike file, named after
+    /// `whose`, and how many `more` files besides.
+    fn file_matches(&self, matches: &[(usize, String, f64)], whose: &str, more_files: &str) -> Vec<Cell> {
         let mut firsts: Vec<(usize, &str, f64, usize)> = Vec::new();
-        for (row, file, score) in &self.likeness.ours {
+        for (row, file, score) in matches {
             match firsts.iter_mut().find(|first| first.0 == *row) {
                 Some(first) => first.3 += 1,
                 None => firsts.push((*row, file, *score, 0)),
             }
         }
-        let ours = firsts
+        firsts
             .iter()
             .map(|&(row, file, score, more)| {
                 let more = match more {
                     0 => String::new(),
-                    1 => " and 1 more of our files".to_string(),
-                    more => format!(" and {more} more of our files"),
+                    more => format!(" and {more} more {more_files}"),
                 };
-                self.with_text(row, &format!("{:.0}% like our {file}{more}", 100.0 * score))
+                self.with_text(row, &format!("{:.0}% like {whose} {file}{more}", 100.0 * score))
             })
-            .collect();
-        list("Too like our own files (solution, broken kernels)", ours);
-        blocks
+            .collect()
     }
 
     /// A student's link with a text after it, as one list item.

@@ -1,6 +1,6 @@
 //! `feedback`: what assignments/grade.sh --feedback runs after grading (issue 44).
 //!
-//!     feedback alike --runs DIR/runs --count N --template STARTER.cu [--ours FILE.cu]...
+//!     feedback alike --runs DIR/runs --count N --template STARTER.cu [--ours FILE.cu]... [--earlier DIR]...
 //!     feedback pages --week WEEK --runs DIR/runs --grades GRADES.csv [--hide-cases] --out DIR
 //!     feedback scores --template STARTER.cu FILE.cu FILE.cu...
 //!
@@ -46,6 +46,10 @@ enum Command {
         /// Our own files a student could copy (the week's solution, its broken kernels).
         #[arg(long, value_name = "FILE.cu")]
         ours: Vec<PathBuf>,
+        /// A folder of earlier years' submissions of the week: every .cu file in it or its
+        /// subfolders is compared with each submission, as our files are.
+        #[arg(long, value_name = "DIR")]
+        earlier: Vec<PathBuf>,
     },
     /// Prints how alike every pair of FILES is, the starter's code taken out: what `alike` flags
     /// from, for a teacher who wants the numbers (or to try the similarity on files of their own).
@@ -84,7 +88,8 @@ fn main() -> std::process::ExitCode {
             count,
             template,
             ours,
-        } => alike(&runs, count, &template, &ours),
+            earlier,
+        } => alike(&runs, count, &template, &ours, &earlier),
         Command::Scores { template, files } => scores(&template, &files),
         Command::Pages {
             week,
@@ -102,28 +107,52 @@ fn main() -> std::process::ExitCode {
     })
 }
 
-fn alike(runs: &Path, count: usize, template: &Path, ours: &[PathBuf]) -> Result<()> {
+fn alike(runs: &Path, count: usize, template: &Path, ours: &[PathBuf], earlier: &[PathBuf]) -> Result<()> {
     let template = read_lossy(template).with_context(|| format!("reading the template {}", template.display()))?;
-    let ours: Vec<(String, String)> = ours
-        .iter()
-        .map(|path| {
-            Ok((
-                path.display().to_string(),
-                read_lossy(path).with_context(|| format!("reading {}", path.display()))?,
-            ))
-        })
-        .collect::<Result<_>>()?;
+    let read_all = |paths: &[PathBuf]| -> Result<Vec<(String, String)>> {
+        paths
+            .iter()
+            .map(|path| {
+                Ok((
+                    path.display().to_string(),
+                    read_lossy(path).with_context(|| format!("reading {}", path.display()))?,
+                ))
+            })
+            .collect()
+    };
+    let ours = read_all(ours)?;
+    let mut earlier_files = Vec::new();
+    for dir in earlier {
+        sources_in(dir, &mut earlier_files).with_context(|| format!("reading the folder {}", dir.display()))?;
+    }
+    earlier_files.sort();
+    let earlier = read_all(&earlier_files)?;
     let sources: Vec<Option<String>> = (0..count)
         .map(|index| read_lossy(&run_file(runs, index, "cu")).ok())
         .collect();
     let names: Vec<String> = (0..count)
         .map(|index| read_lossy(&run_file(runs, index, "name")).unwrap_or_default())
         .collect();
-    let likeness = Likeness::find(&sources, &template, &ours);
+    let likeness = Likeness::find(&sources, &template, &ours, &earlier);
     for index in 0..count {
         write_new(&run_file(runs, index, "alike"), &likeness.most_like(index, &names))?;
     }
     write_new(&runs.join("alike.json"), &likeness.to_json().to_string())
+}
+
+/// Every `.cu` file in `dir` and its subfolders (not through links), into `found`.
+fn sources_in(dir: &Path, found: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let kind = entry.file_type()?;
+        let path = entry.path();
+        if kind.is_dir() {
+            sources_in(&path, found)?;
+        } else if kind.is_file() && path.extension().is_some_and(|ext| ext == "cu") {
+            found.push(path);
+        }
+    }
+    Ok(())
 }
 
 /// `scores`: a line per pair, `A ~ B: 0.987, 74 of 75 fingerprints`, flagged ones marked.

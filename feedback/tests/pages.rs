@@ -232,6 +232,77 @@ fn alike_again(runs: &Path) {
     assert!(status.success());
 }
 
+/// Issue 61: `--earlier DIR` compares each submission with every .cu file of an earlier year's folder
+/// (and its subfolders): a submission handed in again this year, reformatted, is found, and the class
+/// page lists it; an independent solution is not.
+#[test]
+fn an_earlier_years_submission_handed_in_again_is_found() {
+    let runs = fresh("earlier-runs");
+    alike_again(&runs);
+    let earlier = fresh("earlier-years");
+    std::fs::create_dir_all(earlier.join("2025/week3")).unwrap();
+    // independent-1's file (submission 3) as an earlier year's, every line indented once more.
+    let reformatted: String = read(runs.join("3.cu"))
+        .lines()
+        .map(|line| format!("  {line}\n"))
+        .collect();
+    std::fs::write(earlier.join("2025/week3/lee.cu"), reformatted).unwrap();
+    std::fs::write(earlier.join("notes.txt"), "not a source").unwrap();
+    let repository = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let status = Command::new(env!("CARGO_BIN_EXE_feedback"))
+        .current_dir(&repository)
+        .args([
+            "alike",
+            "--count",
+            "19",
+            "--template",
+            "assignments/03-mmm-tiled/mmm.cu",
+            "--runs",
+        ])
+        .arg(&runs)
+        .arg("--earlier")
+        .arg(&earlier)
+        .status()
+        .unwrap();
+    assert!(!status.success(), "alike writes no file over grade.sh's");
+    for index in 0..19 {
+        std::fs::remove_file(runs.join(format!("{index}.alike"))).unwrap();
+    }
+    std::fs::remove_file(runs.join("alike.json")).unwrap();
+    let status = Command::new(env!("CARGO_BIN_EXE_feedback"))
+        .current_dir(&repository)
+        .args([
+            "alike",
+            "--count",
+            "19",
+            "--template",
+            "assignments/03-mmm-tiled/mmm.cu",
+            "--runs",
+        ])
+        .arg(&runs)
+        .arg("--earlier")
+        .arg(&earlier)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let lee = earlier.join("2025/week3/lee.cu").display().to_string();
+    assert!(
+        read(runs.join("3.alike")).starts_with(&format!("earlier {lee}, ")),
+        "{}",
+        read(runs.join("3.alike"))
+    );
+    assert_eq!(read(runs.join("4.alike")), "", "independent-2 is like nobody");
+    let out = fresh("earlier-pages");
+    let (made, stderr) = pages_of(&runs, &out, &[]);
+    assert!(made, "{stderr}");
+    let class = read(out.join("index.html"));
+    assert!(class.contains("Too like an earlier year"), "{class}");
+    assert!(class.contains(&format!("like the earlier {lee}")), "{class}");
+    for dir in [runs, earlier, out] {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
+
 #[test]
 fn alike_finds_the_same_pairs_again() {
     let runs = fresh("alike");
