@@ -255,7 +255,7 @@ expect "our solution not running exits 3" "$(STUB_OURS='// machine, no row' grad
 printf '1 1 1 f64 1\n17 33 5 f32 2\n' >"$work/cases.txt"
 expect "--cases exits" "$(grade hidden --cases "$work/cases.txt" 03-mmm-tiled "$subs")" 0
 # Week 3's three rules read from the code come first (issues 29 and 39), then its three measured ones.
-rules='"tiles: mmm_f64 and mmm_f32 keep two BLOCK_SIZE x BLOCK_SIZE tiles in shared memory (ptxas report)","barrier: mmm_f64 and mmm_f32 wait at __syncthreads() inside the loop over the tiles (PTX)","loads: where mmm_f64 or mmm_f32 prints, it loads through global or shared pointers, none generic (PTX)"'
+rules='"tiles: mmm_f64 and mmm_f32 keep two BLOCK_SIZE x BLOCK_SIZE tiles in shared memory (ptxas report)","barrier: mmm_f64 and mmm_f32 wait at __syncthreads() inside the loop over the tiles (PTX)","loads: where mmm_f64 or mmm_f32 prints, both load through global or shared pointers, none generic (PTX)"'
 measured='"tiling, measured: global loads per element of C (ncu)","tiling, measured: shared-memory loads per element of C (ncu)","tiling, measured: shared memory per block of the kernel that ran (ncu)"'
 expect "--cases header" "$(head -n 1 "$work/hidden.csv")" "student,file,$rules,$measured,\"mmm f64, 1 x 1 times 1 x 1\",\"mmm f32, 17 x 33 times 33 x 5\",passed,time ratio,flags,case set,note,score"
 expect "--cases rows" "$(grep -c ',8/8,' "$work/hidden.csv")" 5

@@ -202,7 +202,7 @@ impl Class<'_> {
         list("Side by side (each of them beside the one most like it)", sides);
         let ours = self.file_matches(&self.likeness.ours, "our", "of our files");
         list("Too like our own files (solution, broken kernels)", ours);
-        let earlier = self.file_matches(&self.likeness.earlier, "the earlier", "earlier files");
+        let earlier = self.file_matches(&self.likeness.earlier, "the earlier", "of the earlier files");
         list("Too like an earlier year's submission (--earlier)", earlier);
         blocks
     }

@@ -32,7 +32,7 @@ struct Args {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Finds the submissions too alike: each other, or our own files.
+    /// Finds the submissions too alike: each other, our own files, or earlier years' (--earlier).
     Alike {
         /// grade.sh's runs folder (DIR/runs): i.cu (the file graded) and i.name for each submission i.
         #[arg(long)]
@@ -125,7 +125,9 @@ fn alike(runs: &Path, count: usize, template: &Path, ours: &[PathBuf], earlier: 
     for dir in earlier {
         sources_in(dir, &mut earlier_files).with_context(|| format!("reading the folder {}", dir.display()))?;
     }
+    // A folder given inside another lists its files once.
     earlier_files.sort();
+    earlier_files.dedup_by(|a, b| a.canonicalize().ok() == b.canonicalize().ok());
     let earlier = read_all(&earlier_files)?;
     let sources: Vec<Option<String>> = (0..count)
         .map(|index| read_lossy(&run_file(runs, index, "cu")).ok())

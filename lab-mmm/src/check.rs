@@ -46,9 +46,9 @@ pub fn entries(kernel: MmmKernel) -> [Entry; 2] {
 }
 
 /// The PTX rule on generic loads (issues 39 and 61): only where a kernel prints do the counters leave
-/// them out ([`METRICS`]), so only there may it have none.
+/// them out ([`METRICS`]), for both precisions, so only there may neither have one.
 pub const LOADS_WHERE_PRINTING: &str =
-    "loads: where mmm_f64 or mmm_f32 prints, it loads through global or shared pointers, none generic (PTX)";
+    "loads: where mmm_f64 or mmm_f32 prints, both load through global or shared pointers, none generic (PTX)";
 
 /// The rules of week 3 (issue 29), where the tiled kernels are checked: what the week teaches, read
 /// from the compiler's report and the PTX, for both precisions. Two BLOCK_SIZE x BLOCK_SIZE tiles in
@@ -96,13 +96,14 @@ pub fn technique_rules(image: &KernelImage, kernels: &[MmmKernel]) -> Result<Vec
         (tiled.len(), wrong.collect())
     };
     let generic = |code: &ptx::Module| -> (usize, Vec<FirstWrong>) {
+        // One kernel that prints makes both be measured by their load instructions alone.
+        let printing = prints_in(code);
         let wrong = tiled.iter().filter_map(|&(name, _, _)| {
-            let kernel = code.entry(name)?;
-            let loads = code.generic_loads(kernel);
-            (loads > 0 && code.prints(kernel)).then(|| FirstWrong {
+            let loads = code.entry(name).map_or(0, |kernel| code.generic_loads(kernel));
+            (loads > 0 && printing).then(|| FirstWrong {
                 position: name.to_string(),
-                value: format!("{loads} load(s) through generic pointers, and printf"),
-                expected: "in a kernel that prints, loads from global or shared pointers: the counters cannot tell generic ones from printf's".to_string(),
+                value: format!("{loads} load(s) through generic pointers, and printf in the file's mmm"),
+                expected: "where mmm_f64 or mmm_f32 prints, loads from global or shared pointers: the counters cannot tell generic ones from printf's".to_string(),
                 computed_by: "the PTX".to_string(),
             })
         });
@@ -512,11 +513,15 @@ pub fn measure(kernels: &[MmmKernel], cases: &[Case], prints: bool) -> Option<Me
 /// Whether the student's tiled `mmm` prints, in either precision (the PTX of its newest build).
 fn prints(image: &KernelImage) -> bool {
     let code = image.newest().and_then(|build| build.ptx).map(ptx::Module::parse);
-    code.is_some_and(|code| {
-        ["mmm_f64", "mmm_f32"]
-            .iter()
-            .any(|name| code.entry(name).is_some_and(|kernel| code.prints(kernel)))
-    })
+    code.is_some_and(|code| prints_in(&code))
+}
+
+/// Whether `mmm_f64` or `mmm_f32` of `code` prints: both are then measured as kernels that print
+/// ([`judge_printing`]), whichever precision a case multiplies in.
+fn prints_in(code: &ptx::Module) -> bool {
+    ["mmm_f64", "mmm_f32"]
+        .iter()
+        .any(|name| code.entry(name).is_some_and(|kernel| code.prints(kernel)))
 }
 
 /// The week a student's mmm.cu is for, where `--kernel` does not say (issue 45: a week 3 file was

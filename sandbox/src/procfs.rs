@@ -10,14 +10,16 @@
 //! Landlock grants a right on a folder and everything beneath it, and a program's threads appear
 //! after the rules are made, so a program's rules go entry by entry instead:
 //!
-//! - `/proc` may be listed, and each entry in it read, but the processes' folders (the box's process
-//!   1 is a copy of the lab);
+//! - every folder of `/proc` may be listed, and each entry of `/proc` read but the processes' folders
+//!   (the box's process 1 is a copy of the lab);
 //! - of its own folder, and of its one thread's (`task/<tid>`), every entry but `mem` may be read,
-//!   and `comm` written too (the CUDA runtime names its threads);
-//! - `task` itself may only be listed: the threads started later have no entry the program may open
-//!   (the CUDA driver names each thread it starts through its `comm`, and fails where it cannot: the
-//!   recorder a program runs under, `grading/programs/recorder.cpp`, sends those names to
-//!   `/dev/null`).
+//!   and `comm` written too;
+//! - the threads started later have no entry the program may open (the CUDA driver names each thread
+//!   it starts through its `comm`, and fails where it cannot: the recorder a program runs under,
+//!   `grading/programs/recorder.cpp`, sends those names to `/dev/null`).
+//!
+//! Landlock ties a rule to an inode, and procfs may make a new inode for an entry whose cached name
+//! the kernel dropped (memory pressure): such an entry is then refused, the safe side.
 
 use std::ffi::CStr;
 use std::os::fd::RawFd;
@@ -60,9 +62,10 @@ pub(crate) unsafe fn allow(ruleset: RawFd, strict: bool, truncate: u64) -> std::
         libc::close(proc);
         let own = open_dir(libc::AT_FDCWD, c"/proc/self")?;
         process_files(ruleset, own, write);
-        add(ruleset, own, c"task", READ_DIR)?;
         libc::close(own);
-        let thread = open_dir(libc::AT_FDCWD, ThreadPath::of(libc::getpid() as u32).as_c_str())?;
+        // thread-self, not task/<getpid()>: without a /proc of the box's own (a container that
+        // refuses the mount) the numbers in /proc are the machine's, not the namespace's.
+        let thread = open_dir(libc::AT_FDCWD, c"/proc/thread-self")?;
         process_files(ruleset, thread, write);
         libc::close(thread);
     }
@@ -70,7 +73,7 @@ pub(crate) unsafe fn allow(ruleset: RawFd, strict: bool, truncate: u64) -> std::
 }
 
 /// Rules for the entries of a process's or thread's folder `dir`: each but `mem` and `task` may be
-/// read, `comm` written.
+/// read, `comm` written (a thread's later threads, under `task`, get none).
 ///
 /// # Safety
 /// As [`allow`]'s; `dir` an open folder.
@@ -82,36 +85,6 @@ unsafe fn process_files(ruleset: RawFd, dir: RawFd, write: u64) {
             b"comm" => add_entry(ruleset, dir, name, kind, READ_TREE, READ_FILE | write),
             _ => add_entry(ruleset, dir, name, kind, READ_TREE, READ_FILE),
         });
-    }
-}
-
-/// `/proc/self/task/<tid>` in a buffer of its own (no allocation): the process has one thread, whose
-/// id is the process's.
-struct ThreadPath([u8; 40]);
-
-impl ThreadPath {
-    fn of(id: u32) -> ThreadPath {
-        let mut path = [0u8; 40];
-        let prefix = b"/proc/self/task/";
-        path[..prefix.len()].copy_from_slice(prefix);
-        let mut digits = [0u8; 10];
-        let (mut rest, mut count) = (id, 0);
-        loop {
-            digits[count] = b'0' + (rest % 10) as u8;
-            count += 1;
-            rest /= 10;
-            if rest == 0 {
-                break;
-            }
-        }
-        for (at, digit) in digits[..count].iter().rev().enumerate() {
-            path[prefix.len() + at] = *digit;
-        }
-        ThreadPath(path)
-    }
-
-    fn as_c_str(&self) -> &CStr {
-        CStr::from_bytes_until_nul(&self.0).unwrap_or(c"/proc/self/task")
     }
 }
 
@@ -183,16 +156,4 @@ unsafe fn open_dir(dir: RawFd, path: &CStr) -> std::io::Result<RawFd> {
         return Err(std::io::Error::last_os_error());
     }
     Ok(fd)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_threads_folder_is_named_by_its_id() {
-        assert_eq!(ThreadPath::of(2).as_c_str(), c"/proc/self/task/2");
-        assert_eq!(ThreadPath::of(0).as_c_str(), c"/proc/self/task/0");
-        assert_eq!(ThreadPath::of(u32::MAX).as_c_str(), c"/proc/self/task/4294967295");
-    }
 }

@@ -2,7 +2,7 @@
 // assembly, as asm-generic-loads.cu, plus a printf that never runs, so that the kernel is judged as
 // one that prints: its global loads are then counted as load instructions only (printf's own generic
 // loads would otherwise swamp the count), which leave its generic ones out.
-// expect: FAIL loads: where mmm_f64 or mmm_f32 prints, it loads through global or shared pointers, none generic (PTX)
+// expect: FAIL loads: where mmm_f64 or mmm_f32 prints, both load through global or shared pointers, none generic (PTX)
 // why: in a kernel that prints, the PTX may hold no generic load, which the counters could not tell from printf's.
 #include <cstdio>
 
