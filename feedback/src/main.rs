@@ -125,9 +125,14 @@ fn alike(runs: &Path, count: usize, template: &Path, ours: &[PathBuf], earlier: 
     for dir in earlier {
         sources_in(dir, &mut earlier_files).with_context(|| format!("reading the folder {}", dir.display()))?;
     }
-    // A folder given inside another lists its files once.
-    earlier_files.sort();
-    earlier_files.dedup_by(|a, b| a.canonicalize().ok() == b.canonicalize().ok());
+    // A file reached through two folders given (one inside the other, or spelt two ways) once.
+    let mut keyed: Vec<(PathBuf, PathBuf)> = earlier_files
+        .into_iter()
+        .map(|path| (path.canonicalize().unwrap_or_else(|_| path.clone()), path))
+        .collect();
+    keyed.sort();
+    keyed.dedup_by(|a, b| a.0 == b.0);
+    let earlier_files: Vec<PathBuf> = keyed.into_iter().map(|(_, path)| path).collect();
     let earlier = read_all(&earlier_files)?;
     let sources: Vec<Option<String>> = (0..count)
         .map(|index| read_lossy(&run_file(runs, index, "cu")).ok())

@@ -228,14 +228,13 @@ bool thread_name(const char* path) {
     return end != tid && std::strcmp(end, "/comm") == 0;
 }
 
-// The C library's `name` (fopen or fopen64) on `path`, or on /dev/null where `mode` writes a
-// thread's name (reading one is the C library's, which the box allows for the first thread alone).
+// The C library's `name` (fopen or fopen64) on `path`, or on /dev/null for a thread's name, read or
+// written (the box allows neither for threads after the first; reading one reads nothing).
 FILE* open_file(const char* name, const char* path, const char* mode) {
     using Open = FILE* (*)(const char*, const char*);
     const auto real = reinterpret_cast<Open>(dlsym(RTLD_NEXT, name));
     if (real == nullptr) return nullptr;
-    const bool writes = mode != nullptr && std::strpbrk(mode, "wa+") != nullptr;
-    return real(writes && thread_name(path) ? "/dev/null" : path, mode);
+    return real(thread_name(path) ? "/dev/null" : path, mode);
 }
 
 }  // namespace

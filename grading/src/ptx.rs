@@ -281,8 +281,8 @@ impl Module {
     /// How many loads and atomics in `function` (and the functions it calls) go through a generic
     /// pointer, one whose memory space the compiler did not know: `ld.f64`, `ld.v2.u32`, `atom.or.b32`,
     /// not `ld.global.f64` or `ld.shared.f64`. Week 3's measured rule counts those that reach global
-    /// memory, except in a kernel that prints (`printf` makes its own), where a kernel that hid its
-    /// global loads behind a generic pointer would pass it (issues 39 and 61).
+    /// memory, except where `mmm_f64` or `mmm_f32` prints (`printf` makes its own): there a kernel
+    /// that hid its global loads behind a generic pointer would pass it (issues 39 and 61).
     /// External functions (`vprintf`) have no body here and are not counted.
     pub fn generic_loads(&self, function: &Function) -> usize {
         let mut seen = HashSet::new();

@@ -285,7 +285,7 @@ pub fn run_case(student: &KernelImage, problem: &Problem, context: CaseContext) 
     let counted = clear_evaluations(&theirs);
     let run = device_driven_into(&theirs, problem, &tally, 1)?;
     let cpu = adaptive_on_cpu(problem);
-    let evaluations = evaluations_finding(&theirs, counted, &cpu)?;
+    let evaluations = evaluations_finding(&theirs, counted, &[cpu, run.tally])?;
     let outside = tally.trespass()?.map(|trespass| trespass.describe("tally", "1"));
     let mismatch = |tally: &Tally| {
         let all = quantities(tally, &cpu);
@@ -360,11 +360,12 @@ fn clear_evaluations(module: &cust::module::Module) -> std::result::Result<(), S
 /// evaluated the integrand more than an eighth of one tree's evaluations (and more than
 /// [`EVALUATIONS_FLOOR`]): the refinement was done in a loop of that grid's own, however many child
 /// grids it launched beside it. A tree of child grids spreads them, 12 per worker grid. No count is a
-/// finding (`counted`'s error), and so are counts far above what the CPU's decisions (`cpu`) need.
+/// finding (`counted`'s error), and so are counts far above what the decisions need: the CPU's or
+/// the tree's own, whichever made more (`tallies`; a wrong tree fails on its counts, not here).
 fn evaluations_finding(
     module: &cust::module::Module,
     counted: std::result::Result<(), String>,
-    cpu: &Tally,
+    tallies: &[Tally],
 ) -> Result<Option<String>> {
     use cust::memory::CopyDestination as _;
     if let Err(why) = counted {
@@ -373,13 +374,19 @@ fn evaluations_finding(
     let symbol = check_cuda!(module.get_global::<Evaluations>(c"lab_evaluations"))?;
     let mut counts: Box<Evaluations> = Box::new([0; 1 << 16]);
     check_cuda!(symbol.copy_to(&mut *counts))?;
-    Ok(evaluations_verdict(&counts[..], needed_evaluations(cpu)))
+    let needed = tallies.iter().map(needed_evaluations).max().unwrap_or(0);
+    Ok(evaluations_verdict(&counts[..], needed))
 }
 
-/// The evaluations one tree of ours makes for `cpu`'s decisions: 6 (two Simpson estimates) for each
+/// The evaluations one tree of ours makes for `tally`'s decisions: 6 (two Simpson estimates) for each
 /// interval decided, accepted or split, and 6 in the master.
-fn needed_evaluations(cpu: &Tally) -> u64 {
-    6 * (cpu.accepted + cpu.splits) + 6
+fn needed_evaluations(tally: &Tally) -> u64 {
+    // Saturating: the tree's own tally is what the student's kernels wrote.
+    tally
+        .accepted
+        .saturating_add(tally.splits)
+        .saturating_add(1)
+        .saturating_mul(6)
 }
 
 /// [`evaluations_finding`] on the counts read back, where one tree needs `needed`.
@@ -389,7 +396,7 @@ fn evaluations_verdict(counts: &[u32], needed: u64) -> Option<String> {
     let bound = (per_tree / 8).max(EVALUATIONS_FLOOR);
     if per_tree == 0 {
         Some("the tree evaluated no integrand of integrands.cuh".to_string())
-    } else if per_tree > 4 * needed {
+    } else if per_tree > needed.saturating_mul(4) {
         // Counts added to other grids' buckets would hide a loop's; a tree needs `needed`.
         Some(format!(
             "the counts of integrand evaluations hold {per_tree} a tree, over 4 times the {needed} its decisions need: lab_evaluations was written to"
@@ -508,6 +515,14 @@ mod tests {
             evaluations_verdict(&[0; 8], 66).as_deref(),
             Some("the tree evaluated no integrand of integrands.cuh")
         );
+        // A tally of the student's kernels, however large, is no overflow.
+        let forged = Tally {
+            accepted: u64::MAX,
+            splits: 3,
+            ..Tally::default()
+        };
+        assert_eq!(needed_evaluations(&forged), u64::MAX);
+        assert_eq!(evaluations_verdict(&counts, needed_evaluations(&forged)), None);
     }
 
     #[test]

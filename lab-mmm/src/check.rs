@@ -53,8 +53,8 @@ pub const LOADS_WHERE_PRINTING: &str =
 /// The rules of week 3 (issue 29), where the tiled kernels are checked: what the week teaches, read
 /// from the compiler's report and the PTX, for both precisions. Two BLOCK_SIZE x BLOCK_SIZE tiles in
 /// shared memory, and a barrier inside the loop over the tiles: the naive body in the tiled kernel
-/// gives right values a little slower and fails both. No load through a generic pointer in a kernel
-/// that prints ([`LOADS_WHERE_PRINTING`]). None for the naive kernels (week 2).
+/// gives right values a little slower and fails both. Where either kernel prints, no load through a
+/// generic pointer in either ([`LOADS_WHERE_PRINTING`]). None for the naive kernels (week 2).
 pub fn technique_rules(image: &KernelImage, kernels: &[MmmKernel]) -> Result<Vec<Row>> {
     if !kernels.contains(&MmmKernel::Tiled) {
         return Ok(Vec::new());
@@ -409,10 +409,11 @@ pub const MEASURED: [&str; 3] = [
 /// function the driver launched (the loaded module's, not the compiler's report). Global loads are
 /// the larger of the load instructions that name global memory (LDG, `__ldg` included) and L1's
 /// requests for global loads, which also hold loads through generic pointers that reached global
-/// memory (a tile loaded through a pointer that may point at a shared zero). A kernel that prints is
-/// the exception: `printf`'s own generic loads reach global memory (a correct kernel that prints from
-/// every thread measured 260 per element there), so for it the instructions count, and the PTX rule
-/// against generic loads in a printing kernel keeps it from hiding its own behind `printf`'s. Every
+/// memory (a tile loaded through a pointer that may point at a shared zero). A file whose `mmm_f64`
+/// or `mmm_f32` prints is the exception: `printf`'s own generic loads reach global memory (a correct
+/// kernel that prints from every thread measured 260 per element there), so for both the
+/// instructions count, and the PTX rule against generic loads in both keeps them from hiding their
+/// own behind `printf`'s. Every
 /// metric is there from sm_75 to sm_120; `cp.async` (sm_80 on) and TMA (sm_90) copies are not
 /// counted.
 const METRICS: [&str; 8] = [

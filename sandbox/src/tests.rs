@@ -180,14 +180,14 @@ fn a_program_cannot_reach_its_own_memory_through_proc() {
         def tries(path, mode):\n\
         \x20   try:\n        f = open(path, mode); f.read(1) if mode == 'r' else f.write('lab') if mode == 'w' else None; f.close(); return 'opened'\n\
         \x20   except OSError as e:\n        return 'refused'\n\
-        main = threading.get_native_id()\n\
-        paths = ['/proc/self/mem', '/proc/thread-self/mem', f'/proc/self/task/{main}/mem']\n\
+        main = '/proc/' + os.readlink('/proc/thread-self')\n\
+        paths = ['/proc/self/mem', '/proc/thread-self/mem', main + '/mem']\n\
         found = [tries(path, 'r+b') for path in paths]\n\
         t = threading.Thread(target=lambda: found.extend(tries(path, 'r+b') for path in paths)); t.start(); t.join()\n\
         print('mem', sorted(set(found)))\n\
         for path in ['/proc/self/maps', '/proc/self/status', '/proc/cpuinfo', '/proc/meminfo', '/proc/sys/vm/mmap_min_addr']:\n\
         \x20   print(path, tries(path, 'r'))\n\
-        print('comm', tries('/proc/self/comm', 'w'), tries(f'/proc/self/task/{main}/comm', 'w'))\n\
+        print('comm', tries('/proc/self/comm', 'w'), tries(main + '/comm', 'w'))\n\
         print('listed', 'self' in os.listdir('/proc'))\n";
     let (program, layers) = python(&policy(&home.0, false), script);
     if !layers.confines_files() {
