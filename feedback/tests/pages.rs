@@ -249,41 +249,30 @@ fn an_earlier_years_submission_handed_in_again_is_found() {
     std::fs::write(earlier.join("2025/week3/lee.cu"), reformatted).unwrap();
     std::fs::write(earlier.join("notes.txt"), "not a source").unwrap();
     let repository = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let status = Command::new(env!("CARGO_BIN_EXE_feedback"))
-        .current_dir(&repository)
-        .args([
-            "alike",
-            "--count",
-            "19",
-            "--template",
-            "assignments/03-mmm-tiled/mmm.cu",
-            "--runs",
-        ])
-        .arg(&runs)
-        .arg("--earlier")
-        .arg(&earlier)
-        .status()
-        .unwrap();
+    let alike = || {
+        Command::new(env!("CARGO_BIN_EXE_feedback"))
+            .current_dir(&repository)
+            .args([
+                "alike",
+                "--count",
+                "19",
+                "--template",
+                "assignments/03-mmm-tiled/mmm.cu",
+                "--runs",
+            ])
+            .arg(&runs)
+            .arg("--earlier")
+            .arg(&earlier)
+            .status()
+            .unwrap()
+    };
+    let status = alike();
     assert!(!status.success(), "alike writes no file over grade.sh's");
     for index in 0..19 {
         std::fs::remove_file(runs.join(format!("{index}.alike"))).unwrap();
     }
     std::fs::remove_file(runs.join("alike.json")).unwrap();
-    let status = Command::new(env!("CARGO_BIN_EXE_feedback"))
-        .current_dir(&repository)
-        .args([
-            "alike",
-            "--count",
-            "19",
-            "--template",
-            "assignments/03-mmm-tiled/mmm.cu",
-            "--runs",
-        ])
-        .arg(&runs)
-        .arg("--earlier")
-        .arg(&earlier)
-        .status()
-        .unwrap();
+    let status = alike();
     assert!(status.success());
     let lee = earlier.join("2025/week3/lee.cu").display().to_string();
     assert!(

@@ -267,7 +267,7 @@ mod tests {
     /// trace, and the run says so.)
     #[test]
     fn a_program_under_the_recorder_cannot_read_its_settings() {
-        let (dir, program, recorder) = built(
+        let ran = ran_in_a_box(
             "peek.cu",
             r#"#include "course_program.h"
 #include <string>
@@ -284,15 +284,6 @@ int main() {
 }
 "#,
         );
-        let ran = run(
-            &program.executable,
-            &recorder,
-            &[],
-            dir.path(),
-            Duration::from_secs(60),
-            &boxed(&dir, &program),
-        );
-        assert!(matches!(&ran.ended, Ok(status) if status.success()), "{ran:?}");
         assert_eq!(
             ran.stdout.shown(),
             "getenv: none none; environ: clean; HOME kept: yes\n"
@@ -311,7 +302,7 @@ int main() {
     /// takes and seals its settings whatever the program does; without the seal this finds the word.)
     #[test]
     fn a_program_cannot_find_the_recorders_word_in_its_memory() {
-        let (dir, program, recorder) = built(
+        let ran = ran_in_a_box(
             "search.cu",
             r#"#include "course_program.h"
 #include <cstring>
@@ -338,15 +329,6 @@ int main() {
 }
 "#,
         );
-        let ran = run(
-            &program.executable,
-            &recorder,
-            &[],
-            dir.path(),
-            Duration::from_secs(60),
-            &boxed(&dir, &program),
-        );
-        assert!(matches!(&ran.ended, Ok(status) if status.success()), "{ran:?}");
         assert_eq!(ran.stdout.shown(), "mappings read: many; words: 0\n");
     }
 
@@ -356,7 +338,7 @@ int main() {
     /// /dev/null. (No GPU here; without the box's rules for /proc the first line shows "opened".)
     #[test]
     fn a_program_cannot_open_its_own_memory_and_its_threads_can_be_named() {
-        let (dir, program, recorder) = built(
+        let ran = ran_in_a_box(
             "memory.cu",
             r#"#include "course_program.h"
 #include <string>
@@ -381,6 +363,16 @@ int main() {
 }
 "#,
         );
+        assert_eq!(
+            ran.stdout.shown(),
+            "mem: refused refused refused refused; a new thread's name: opened; maps: opened\n"
+        );
+    }
+
+    /// `text` built as a program of the weeks ([`built`]) and run under the recorder in a week's box,
+    /// which it must leave with exit code 0.
+    fn ran_in_a_box(name: &str, text: &str) -> Ran {
+        let (dir, program, recorder) = built(name, text);
         let ran = run(
             &program.executable,
             &recorder,
@@ -390,10 +382,7 @@ int main() {
             &boxed(&dir, &program),
         );
         assert!(matches!(&ran.ended, Ok(status) if status.success()), "{ran:?}");
-        assert_eq!(
-            ran.stdout.shown(),
-            "mem: refused refused refused refused; a new thread's name: opened; maps: opened\n"
-        );
+        ran
     }
 
     /// A week's policy for a program built by [`built`]: its folder, CUPTI's to read.
