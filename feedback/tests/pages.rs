@@ -215,8 +215,15 @@ fn alike_again(runs: &Path) {
         files.sort();
         ours.extend(files);
     }
-    let status = Command::new(env!("CARGO_BIN_EXE_feedback"))
-        .current_dir(&repository)
+    let ours: Vec<std::ffi::OsString> = ours.iter().flat_map(|file| ["--ours".into(), file.into()]).collect();
+    assert!(alike(runs, &ours).success());
+}
+
+/// `feedback alike` on the 19 runs in `runs`, week 3's starter taken out, with `extra` flags, from
+/// the repository (where our files' names lead).
+fn alike(runs: &Path, extra: &[std::ffi::OsString]) -> std::process::ExitStatus {
+    Command::new(env!("CARGO_BIN_EXE_feedback"))
+        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join(".."))
         .args([
             "alike",
             "--count",
@@ -226,10 +233,9 @@ fn alike_again(runs: &Path) {
             "--runs",
         ])
         .arg(runs)
-        .args(ours.iter().flat_map(|file| ["--ours", file.as_str()]))
+        .args(extra)
         .status()
-        .unwrap();
-    assert!(status.success());
+        .unwrap()
 }
 
 /// Issue 61: `--earlier DIR` compares each submission with every .cu file of an earlier year's folder
@@ -248,31 +254,14 @@ fn an_earlier_years_submission_handed_in_again_is_found() {
         .collect();
     std::fs::write(earlier.join("2025/week3/lee.cu"), reformatted).unwrap();
     std::fs::write(earlier.join("notes.txt"), "not a source").unwrap();
-    let repository = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let alike = || {
-        Command::new(env!("CARGO_BIN_EXE_feedback"))
-            .current_dir(&repository)
-            .args([
-                "alike",
-                "--count",
-                "19",
-                "--template",
-                "assignments/03-mmm-tiled/mmm.cu",
-                "--runs",
-            ])
-            .arg(&runs)
-            .arg("--earlier")
-            .arg(&earlier)
-            .status()
-            .unwrap()
-    };
-    let status = alike();
+    let earlier_flag = ["--earlier".into(), earlier.clone().into_os_string()];
+    let status = alike(&runs, &earlier_flag);
     assert!(!status.success(), "alike writes no file over grade.sh's");
     for index in 0..19 {
         std::fs::remove_file(runs.join(format!("{index}.alike"))).unwrap();
     }
     std::fs::remove_file(runs.join("alike.json")).unwrap();
-    let status = alike();
+    let status = alike(&runs, &earlier_flag);
     assert!(status.success());
     let lee = earlier.join("2025/week3/lee.cu").display().to_string();
     assert!(
