@@ -1,8 +1,7 @@
-// Red team (issue 61): workers that launch one empty child grid per split, so that as many thread
-// blocks are launched on the device as a tree of child grids launches, while the refinement itself is
-// done in a loop of the parent's own, depth first. Made by hand from kernels/cuda/adaptive_simpson.cu.
+// Red team (issue 39): workers that launch one empty child grid per split, so that as many thread blocks are launched on the device as a tree of child grids launches, while the refinement itself is done in a loop of the parent's own, depth first (issue 61).
 // expect: FAIL 1/((x-0.3)^2+1e-4) on [0, 1], tolerance 1e-10, depth limit 20
 // why: integrands.cuh counts each grid's evaluations of the integrand: the loop's grid makes nearly all of them, where a tree of child grids makes 12 in each worker grid (issue 61).
+// Made from kernels/cuda/adaptive_simpson.cu by `cargo run -p grading --bin templates` (assignments/README.md).
 
 // adaptive_simpson.cu: adaptive Simpson integration, driven from the device (dynamic parallelism: a
 // master kernel starts worker grids, and workers launch child grids for the intervals they split) and,
@@ -73,6 +72,7 @@ __global__ void workers(double a, double b, double whole_left, double whole_righ
                                            : Interval{middle, b, whole_right, tolerance, depth};
     double left, right;
     if (decide(F(), mine, max_depth, tally, &left, &right)) return;
+    // Not accurate enough: hand the two halves to a new child grid and let it decide.
     // This thread refines its interval itself, depth first, with a stack of its own, and launches an
     // empty grid of one block per split, as many blocks as a tree of child grids would launch.
     nothing<<<1, 2, 0, cudaStreamFireAndForget>>>();

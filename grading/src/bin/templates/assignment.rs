@@ -156,11 +156,22 @@ macro_rules! after_tiled_write {
     };
 }
 
-/// [`LOOP_INSTEAD_OF_LAUNCH`] as a literal, for `concat!`.
+/// [`LOOP_INSTEAD_OF_LAUNCH`] as a literal, for `concat!`. With arguments: the loop's comment, and a
+/// statement each split runs: the thread's own split's before the loop, each later one after its
+/// decision (indented for the loop).
 macro_rules! loop_instead_of_launch {
     () => {
-        "    // BUG: no child grid: this thread refines its interval itself, depth first, with a stack of its own.
-    Interval stack[64];
+        loop_instead_of_launch!(
+            "    // BUG: no child grid: this thread refines its interval itself, depth first, with a stack of its own.\n",
+            "",
+            ""
+        )
+    };
+    ($comment:literal, $first_split:literal, $each_split:literal) => {
+        concat!(
+            $comment,
+            $first_split,
+            "    Interval stack[64];
     int top = 0;
     const double half = mine.a + (mine.b - mine.a) / 2.0;
     stack[top++] = Interval{half, mine.b, right, mine.tolerance / 2.0, depth + 1};
@@ -169,10 +180,13 @@ macro_rules! loop_instead_of_launch {
         const Interval in = stack[--top];
         double l, r;
         if (decide(F(), in, max_depth, tally, &l, &r)) continue;
-        const double m = in.a + (in.b - in.a) / 2.0;
+",
+            $each_split,
+            "        const double m = in.a + (in.b - in.a) / 2.0;
         stack[top++] = Interval{m, in.b, r, in.tolerance / 2.0, in.depth + 1};
         stack[top++] = Interval{in.a, m, l, in.tolerance / 2.0, in.depth + 1};
     }"
+        )
     };
 }
 
@@ -193,7 +207,7 @@ const WEEK_4_ADVERSARIAL: [Adversary; 1] = [Adversary {
 }];
 
 /// The red team's week-7 kernels made from our solution (issue 39): each must get its `expect`.
-const WEEK_7_ADVERSARIAL: [Adversary; 4] = [
+const WEEK_7_ADVERSARIAL: [Adversary; 5] = [
     Adversary {
         mistake: mistake(
             "launch-in-a-block-comment",
@@ -228,6 +242,26 @@ const WEEK_7_ADVERSARIAL: [Adversary; 4] = [
         ),
         expect: "FAIL child grids, measured: thread blocks launched on the device (ncu)",
         why: "the counters see only the master's block launched, where ours launches a grid per split.",
+    },
+    Adversary {
+        mistake: Mistake {
+            also: &[(
+                "template <typename F>\n__global__ void workers(",
+                "// A grid that does nothing: launched once per split, for the counters.\n__global__ void nothing() {}\n\ntemplate <typename F>\n__global__ void workers(",
+            )],
+            ..mistake(
+                "empty-children",
+                "workers that launch one empty child grid per split, so that as many thread blocks are launched on the device as a tree of child grids launches, while the refinement itself is done in a loop of the parent's own, depth first (issue 61).",
+                CHILD_LAUNCH_AND_CHECK,
+                loop_instead_of_launch!(
+                    "    // This thread refines its interval itself, depth first, with a stack of its own, and launches an\n    // empty grid of one block per split, as many blocks as a tree of child grids would launch.\n",
+                    "    nothing<<<1, 2, 0, cudaStreamFireAndForget>>>();\n",
+                    "        nothing<<<1, 2, 0, cudaStreamFireAndForget>>>();\n"
+                ),
+            )
+        },
+        expect: "FAIL 1/((x-0.3)^2+1e-4) on [0, 1], tolerance 1e-10, depth limit 20",
+        why: "integrands.cuh counts each grid's evaluations of the integrand: the loop's grid makes nearly all of them, where a tree of child grids makes 12 in each worker grid (issue 61).",
     },
     Adversary {
         mistake: mistake(
