@@ -44,7 +44,7 @@ use kernels::KernelImage;
 use case_process::{Batch, CaseRun, Deadline, Limits, Slot};
 use common::private_dir::PrivateDir;
 use common::timing::Timing;
-use common::verify::Poison;
+use common::verify::{Poison, Random};
 use progress::Progress;
 use sanitizer::Tool;
 
@@ -442,6 +442,32 @@ pub fn checked_runs(launches: usize, mut run: impl FnMut() -> Result<(Timing, Op
     })
 }
 
+/// Issue 61: the inputs of every timed launch, drawn afresh by `draw` from a generator nobody can
+/// know in advance ([`Random::unpredictable`]: seeded by the operating system in the case's own
+/// process, on no command line and in no file), one for each timed launch of either kernel. Ours and
+/// the student's j-th timed launches take the j-th, so the ratio stays fair; and nothing a kernel
+/// remembers from an earlier launch is the answer it must write. Each timing closure walks them with
+/// its own `iter().cycle()` ([`each_launch`]).
+pub fn fresh_inputs<T>(mut draw: impl FnMut(&mut Random) -> Result<T>) -> Result<Vec<T>> {
+    let mut random = Random::unpredictable();
+    (0..TIME_ROUNDS * TIMED_LAUNCHES).map(|_| draw(&mut random)).collect()
+}
+
+/// `launches` runs of `run`, each on the next of `inputs` ([`fresh_inputs`]), their timed launches
+/// together: ours, launch by launch, as [`checked_runs`] runs the student's.
+pub fn each_launch<'a, T: 'a>(
+    launches: usize,
+    inputs: &mut impl Iterator<Item = &'a T>,
+    mut run: impl FnMut(&'a T) -> Result<Timing>,
+) -> Result<Timing> {
+    let mut samples = Vec::with_capacity(launches);
+    for _ in 0..launches {
+        let input = inputs.next().context("no fresh inputs left for a timed launch")?;
+        samples.extend(run(input)?.samples_ms);
+    }
+    Ok(Timing::gpu(samples))
+}
+
 /// What [`CaseContext::time`] found: the times (none under compute-sanitizer) and, as a case's
 /// finding, the first timed launch of the student's kernel that left a wrong output.
 #[derive(Debug, Clone, Default)]
@@ -529,7 +555,32 @@ impl Times {
     pub fn suspicious(&self) -> bool {
         self.ratio() < SUSPICIOUS_RATIO
     }
+
+    /// Issue 61: a finding where the student's median is below the physical floor of the case: the
+    /// time in which `bytes` (what the kernel must read or write at least once) can move at
+    /// [`FLOOR_BANDWIDTHS`] times the GPU's peak memory bandwidth (`peak_bandwidth`, bytes/s). No
+    /// kernel that does the case's work is that fast: its work was done elsewhere, or the clock was
+    /// fooled. Nothing where the bandwidth is unknown.
+    pub fn below_the_floor(&self, bytes: f64, peak_bandwidth: f64) -> Option<String> {
+        if !(peak_bandwidth.is_finite() && peak_bandwidth > 0.0) {
+            return None;
+        }
+        let floor_ms = bytes / (FLOOR_BANDWIDTHS * peak_bandwidth) * 1e3;
+        (self.student_ms < floor_ms).then(|| {
+            format!(
+                "faster than the GPU can be: a median of {:.6} ms, where moving the case's {} once takes at least {floor_ms:.6} ms at {FLOOR_BANDWIDTHS} times this GPU's peak memory bandwidth ({:.0} GB/s)",
+                self.student_ms,
+                common::format_bytes(bytes as u64),
+                peak_bandwidth / 1e9
+            )
+        })
+    }
 }
+
+/// How many times its memory's peak bandwidth a GPU may move a case's data at, at most, for
+/// [`Times::below_the_floor`]: L2 serves data just written at a few times the memory's rate (about 5
+/// times on an RTX 4090), so 8 leaves room for every GPU of the course.
+const FLOOR_BANDWIDTHS: f64 = 8.0;
 
 /// In a check's child: runs the cases from `first` to `--check-last` with the parent's compile, one
 /// after another in one CUDA context, and writes each row where the parent said. A [`Machine`] error
@@ -1960,6 +2011,28 @@ impl fmt::Display for FirstWrong {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 61: a median below the time the case's bytes take at 8 times the peak bandwidth is a
+    /// finding; at or above it, or with no bandwidth known, nothing.
+    #[test]
+    fn a_time_below_the_physical_floor_is_a_finding() {
+        let times = |student_ms| Times {
+            student_ms,
+            ours_ms: 1.0,
+            spread: 0.0,
+        };
+        // 8 GB at 8 x 1 TB/s: 1 ms.
+        let (bytes, peak) = (8e9, 1e12);
+        let finding = times(0.5).below_the_floor(bytes, peak).unwrap();
+        assert!(
+            finding.starts_with("faster than the GPU can be: a median of 0.500000 ms, where moving the case's")
+                && finding.contains("at least 1.000000 ms at 8 times this GPU's peak memory bandwidth (1000 GB/s)"),
+            "{finding}"
+        );
+        assert_eq!(times(1.0).below_the_floor(bytes, peak), None);
+        assert_eq!(times(0.5).below_the_floor(bytes, 0.0), None);
+        assert_eq!(times(0.5).below_the_floor(bytes, f64::NAN), None);
+    }
 
     fn outcome(wrong: usize) -> Outcome {
         let first = (wrong > 0).then(|| FirstWrong {

@@ -29,6 +29,10 @@ pub struct Measure<'a, C> {
     pub rules: &'a [&'a str],
     /// The metrics ncu reads (Nsight Compute names).
     pub metrics: &'a [&'a str],
+    /// Metrics a GPU has only from an architecture on (issue 61: `cp.async` from sm_80, TMA from
+    /// sm_90), read where GPU 0's is at least that one: ncu refuses a metric the GPU lacks. A launch
+    /// holds none of them on an older GPU, whose kernels cannot do what they count ([`optional`]).
+    pub newer_metrics: &'a [(u32, &'a str)],
     /// ncu's `--kernel-name` filter (`regex:^mmm_f(32|64)$`): the kernels whose launches count.
     pub kernels: &'a str,
     /// The launches `run` makes per case (the student's and ours, each once or twice).
@@ -76,12 +80,24 @@ impl<C> Measure<'_, C> {
             .arg(self.kernels);
         under_ncu
             .arg("--metrics")
-            .arg(self.metrics.join(","))
+            .arg(self.metrics_for(common::gpu::first_gpu_arch()).join(","))
             .arg("--log-file")
             .arg(csv)
             .arg(program.get_program())
             .args(program.get_args());
         Ok(under_ncu)
+    }
+
+    /// The metrics ncu reads on a GPU of architecture `arch` (86 for compute capability 8.6): every
+    /// one of [`Measure::metrics`], and those of [`Measure::newer_metrics`] it has. None of the newer
+    /// ones where the architecture is unknown.
+    pub fn metrics_for(&self, arch: Option<u32>) -> Vec<&str> {
+        let newer = self
+            .newer_metrics
+            .iter()
+            .filter(|(from, _)| arch.is_some_and(|arch| arch >= *from))
+            .map(|(_, metric)| *metric);
+        self.metrics.iter().copied().chain(newer).collect()
     }
 
     /// The rule rows from what [`launches`] measured; where nothing was, rows that say why: MACHINE
@@ -225,6 +241,12 @@ pub fn per_thread(launch: &Launch, metrics: &[&str], count: f64) -> f64 {
     metrics.iter().map(|metric| launch.value(metric)).sum::<f64>() * 32.0 / count
 }
 
+/// The value of a metric of [`Measure::newer_metrics`]: 0 where ncu did not read it because the GPU
+/// predates it (a kernel there cannot do what it counts).
+pub fn optional(launch: &Launch, metric: &str) -> f64 {
+    launch.values.get(metric).copied().unwrap_or(0.0)
+}
+
 /// A bound on a measured value.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Bound {
@@ -287,6 +309,7 @@ mod tests {
             cases: vec![()],
             rules: &["a", "b"],
             metrics: &["m"],
+            newer_metrics: &[],
             kernels: "k",
             launches_per_case: 4,
             run: &run,
@@ -365,6 +388,7 @@ mod tests {
             cases,
             rules: &["loads", "shared"],
             metrics: &["m"],
+            newer_metrics: &[],
             kernels: "k",
             launches_per_case: 2,
             run: &run,
@@ -386,6 +410,34 @@ mod tests {
         assert!(rows[1].passed() && position(&rows[1]) == "2 (2 launches)", "{rows:?}");
         let rows = measure(vec![1.0, 3.0]).rows(launches(3));
         assert!(rows.iter().all(|row| row.verdict() == "FAULT"), "{rows:?}");
+    }
+
+    /// Issue 61: `cp.async` and TMA are counted where the GPU has them, and ncu is never asked for a
+    /// metric the GPU lacks.
+    #[test]
+    fn newer_metrics_are_read_only_from_their_architecture_on() {
+        let run = |_: &KernelImage, _: &[()]| Ok(());
+        let judge = |_: &(), _: &[Launch]| Vec::new();
+        let measure = Measure {
+            cases: vec![()],
+            rules: &["a"],
+            metrics: &["m"],
+            newer_metrics: &[(80, "ldgsts"), (90, "tma")],
+            kernels: "k",
+            launches_per_case: 1,
+            run: &run,
+            judge: &judge,
+        };
+        assert_eq!(measure.metrics_for(None), ["m"]);
+        assert_eq!(measure.metrics_for(Some(75)), ["m"]);
+        assert_eq!(measure.metrics_for(Some(86)), ["m", "ldgsts"]);
+        assert_eq!(measure.metrics_for(Some(90)), ["m", "ldgsts", "tma"]);
+        assert_eq!(measure.metrics_for(Some(120)), ["m", "ldgsts", "tma"]);
+        let launch = Launch {
+            kernel: "k".to_string(),
+            values: [("ldgsts".to_string(), 5.0)].into_iter().collect(),
+        };
+        assert_eq!((optional(&launch, "ldgsts"), optional(&launch, "tma")), (5.0, 0.0));
     }
 
     #[test]

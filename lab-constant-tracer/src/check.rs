@@ -13,12 +13,13 @@ use common::verify::Poison;
 use grading::cases_file::{field, CaseFormat, CaseSet};
 use grading::measure::{per_thread, rule_row, Bound, Measure};
 use grading::{
-    checked_runs, first_mismatch, on_the_machine, written, written_once, CaseContext, Entry, FirstWrong, Outcome, Row,
+    checked_runs, each_launch, first_mismatch, fresh_inputs, on_the_machine, written, written_once, CaseContext, Entry,
+    FirstWrong, Outcome, Row,
 };
 use kernels::KernelImage;
 use profiler::counters::Launch;
 
-use crate::gpu::{DeviceScene, Variant};
+use crate::gpu::{copy_to_constant, DeviceScene, Variant};
 use crate::render::{channel_difference, render_on_cpu, CHANNEL_TOLERANCE};
 use crate::scene::{random_scene, View};
 
@@ -123,17 +124,22 @@ pub fn storage_rule(image: &KernelImage) -> Result<Row> {
 }
 
 /// The measured rule's name (week 4).
-pub const MEASURED: [&str; 1] = ["constant memory, measured: global and generic loads per pixel (ncu)"];
+pub const MEASURED: [&str; 1] = ["constant memory, measured: loads per pixel not from the constant cache (ncu)"];
 
-/// Global and generic load instructions (per warp). Global ones as week 3 counts them: not L1's
-/// requests, which count the loads `printf` makes through generic pointers. Generic ones because
-/// spheres kept in `__constant__` but read through a generic pointer (`const Sphere *s =
-/// sphere_storage`, passed to a function that is not inlined) are read by generic loads, not from
-/// the constant cache (issue 61: such a tracer passed); a tracer that prints from every pixel counts
-/// its `printf`'s loads here too.
-const METRICS: [&str; 2] = [
+/// Loads that do not come from the constant cache (per warp instruction or L1 request): global
+/// ones, as week 3 counts them (the instructions: L1's requests would count the loads `printf` makes
+/// through generic pointers), and generic ones, because spheres kept in `__constant__` but read
+/// through a generic pointer (`const Sphere *s = sphere_storage`, passed to a function that is not
+/// inlined) are read by generic loads, not from the constant cache (issue 61: such a tracer passed);
+/// shared and local ones, because spheres copied out of constant memory into shared memory or into an
+/// array of the thread's own are read from there (issue 61); and atomics on global memory, which read
+/// as loads do. A tracer that prints from every pixel counts its `printf`'s loads here too.
+const METRICS: [&str; 5] = [
     "smsp__inst_executed_op_global_ld.sum",
     "smsp__inst_executed_op_generic_ld.sum",
+    "smsp__inst_executed_op_shared_ld.sum",
+    "smsp__inst_executed_op_local_ld.sum",
+    "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum",
 ];
 
 /// Week 4's technique measured (issue 39): the student's `trace_constant` and then ours render the same
@@ -151,6 +157,7 @@ pub fn measure() -> Measure<'static, Case> {
         cases: vec![case],
         rules: &MEASURED,
         metrics: &METRICS,
+        newer_metrics: &[],
         kernels: "regex:^trace_constant$",
         launches_per_case: 4,
         run: &measured_launches,
@@ -177,13 +184,13 @@ pub fn measured_launches(student: &KernelImage, cases: &[Case]) -> Result<()> {
 }
 
 /// The four launches (the student's warm-up and render, ours; [`Measure::rows`] hands exactly
-/// four) into the rule's row: global and generic loads per pixel, in loads of one thread, at most
-/// ours plus one.
+/// four) into the rule's row: loads per pixel not from the constant cache ([`METRICS`]), in loads
+/// of one thread, at most ours plus one.
 fn judge(case: &Case, launches: &[Launch]) -> Vec<Row> {
     let per_pixel = |launch: &Launch| per_thread(launch, &METRICS, f64::from(case.width * case.height));
     let (theirs, ours) = (per_pixel(&launches[1]), per_pixel(&launches[3]));
     let why = format!(
-        "the spheres come from the constant cache; from global memory, or through a generic pointer, a tracer loads for each of the {}",
+        "the spheres come from the constant cache; from global, shared or local memory, or through a generic pointer, a tracer loads for each of the {}",
         case.spheres
     );
     vec![rule_row(
@@ -227,28 +234,43 @@ pub fn run_case(student: &KernelImage, case: &Case, context: CaseContext) -> Res
         )
     };
     let width = view.width as usize;
+    // Issue 61: every timed render, ours and the student's, is of a fresh scene of the case's size,
+    // copied into the kernel's constant memory just before it.
+    let fresh = fresh_inputs(|random| random_scene(case.spheres, random.next_u64()))?;
+    let (mut ours_at, mut theirs_at) = (fresh.iter().cycle(), fresh.iter().cycle());
     let timed = context.time(
         |launches| {
-            let timing = our_scene.render(&ours, Variant::Constant, launches)?.1;
+            let timing = each_launch(launches, &mut ours_at, |spheres| {
+                copy_to_constant(&ours, spheres)?;
+                Ok(our_scene.render(&ours, Variant::Constant, 1)?.1)
+            })?;
             our_scene.clear()?; // issue 39: no image of ours left for the student's kernel
             Ok(timing)
         },
         |launches| {
             checked_runs(launches, || {
+                let spheres = theirs_at.next().context("no fresh scene left")?;
+                copy_to_constant(&theirs, spheres)?;
                 let (now, timing) = scene.render_poisoned(&theirs, Variant::Constant, 1, u32::POISON_WORD)?;
-                let wrong = first_mismatch(&now, &reference, right).1.map(|i| {
+                let expected = render_on_cpu(spheres, &view);
+                let wrong = first_mismatch(&now, &expected, right).1.map(|i| {
                     format!(
-                        "pixel ({}, {}) is {}, expected {}",
+                        "on a fresh scene, pixel ({}, {}) is {}, expected {}",
                         i % width,
                         i / width,
                         written_once(now[i], colour),
-                        colour(reference[i])
+                        colour(expected[i])
                     )
                 });
                 Ok((timing, wrong))
             })
         },
     )?;
+    // The image crosses the GPU's memory at least once.
+    let bytes = (reference.len() * std::mem::size_of::<u32>()) as f64;
+    let below_the_floor = timed
+        .times
+        .and_then(|times| times.below_the_floor(bytes, gpu.info.peak_bandwidth()));
     let (wrong, first) = first_mismatch(&image, &reference, right);
     let first = first.map(|i| {
         let (x, y) = (i % width, i / width);
@@ -272,5 +294,5 @@ pub fn run_case(student: &KernelImage, case: &Case, context: CaseContext) -> Res
         times: timed.times,
         finding: None,
     }
-    .with_findings([outside, timed.wrong]))
+    .with_findings([outside, timed.wrong, below_the_floor]))
 }

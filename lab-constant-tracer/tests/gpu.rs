@@ -111,7 +111,7 @@ fn week_4_broken_kernels_are_caught() {
     assert!(
         common::testing::check_row(
             &global.stdout,
-            "constant memory, measured: global and generic loads per pixel"
+            "constant memory, measured: loads per pixel not from the constant cache"
         )
         .contains("| FAIL |"),
         "{global:?}"

@@ -9,12 +9,16 @@ use std::path::Path;
 use anyhow::{Context as _, Result};
 use common::check_cuda;
 use common::gpu::Gpu;
-use common::integrand::Integrand;
+use common::integrand::{moved_interval, Integrand};
+use common::verify::Random;
 use grading::cases_file::{choice, field, CaseFormat, CaseSet};
 use grading::guard::Guarded;
 use grading::measure::{rule_row, Bound, Measure};
 use grading::ptx;
-use grading::{checked_runs, first_mismatch, on_the_machine, shown, CaseContext, Entry, FirstWrong, Outcome, Row};
+use grading::{
+    checked_runs, each_launch, first_mismatch, fresh_inputs, on_the_machine, shown, CaseContext, Entry, FirstWrong,
+    Outcome, Row,
+};
 use kernels::KernelImage;
 use profiler::counters::Launch;
 
@@ -257,14 +261,56 @@ pub fn name(problem: &Problem) -> String {
     )
 }
 
+/// Each quantity a tree is judged by: its name, the GPU's value and the CPU's.
+type Quantities = [(&'static str, f64, f64); 4];
+
 /// What a run reports, in the table's words, with the CPU's value beside it.
-fn quantities(gpu: &Tally, cpu: &Tally) -> [(&'static str, f64, f64); 4] {
+fn quantities(gpu: &Tally, cpu: &Tally) -> Quantities {
     [
         ("intervals accepted", gpu.accepted as f64, cpu.accepted as f64),
         ("intervals split", gpu.splits as f64, cpu.splits as f64),
         ("deepest level", f64::from(gpu.deepest), f64::from(cpu.deepest)),
         ("integral", gpu.integral, cpu.integral),
     ]
+}
+
+/// The quantities of a tree of `problem` (the GPU's `tally` beside the CPU's `cpu`), how many
+/// disagree by `agreement` ([`agrees`] or [`agrees_on_a_fresh_interval`]) and the first that does.
+fn mismatch(
+    problem: &Problem,
+    tally: &Tally,
+    cpu: &Tally,
+    agreement: fn(&Problem, &str, f64, f64) -> bool,
+) -> (Quantities, usize, Option<usize>) {
+    let all = quantities(tally, cpu);
+    let (gpu_values, cpu_values): (Vec<(&str, f64)>, Vec<f64>) =
+        all.iter().map(|(quantity, g, c)| ((*quantity, *g), *c)).unzip();
+    let (wrong, first) = first_mismatch(&gpu_values, &cpu_values, |(quantity, g), c| {
+        agreement(problem, quantity, g, c)
+    });
+    (all, wrong, first)
+}
+
+/// Whether a timed launch's `quantity` agrees with the CPU's on its fresh interval. A tree nobody
+/// chose may hold an interval whose error estimate sits on the tolerance, which the GPU's rounding
+/// and the CPU's decide apart (issue 61: ours accepted 3684 intervals where the CPU accepted 3683,
+/// on an H200, `results/h200/issue61-copies/run-2-check-adaptive.log`); the week's cases and a
+/// teacher's are checked exactly ([`agrees`]). So the counts may differ by 2 and a thousandth, the
+/// deepest level by 1 and the integral by 4 tolerances: an integral remembered from an earlier
+/// interval is still far off.
+fn agrees_on_a_fresh_interval(problem: &Problem, quantity: &str, gpu: f64, cpu: f64) -> bool {
+    let off = (gpu - cpu).abs();
+    match quantity {
+        "integral" => off <= 4.0 * problem.tolerance.max(1e-12 * cpu.abs()),
+        "deepest level" => off <= 1.0,
+        _ => off <= 2.0 + cpu.abs() / 1000.0,
+    }
+}
+
+/// `problem` on a timed launch's fresh interval ([`moved_interval`]): a tree of about the case's size.
+fn moved(problem: &Problem, random: &mut Random) -> Result<Problem> {
+    let (a, b) = moved_interval(problem.a, problem.b, random);
+    Problem::new(problem.integrand, a, b, problem.tolerance, problem.max_depth)
 }
 
 /// Whether the GPU's value of a `quantity` agrees with the CPU's: the counts (intervals accepted and
@@ -287,29 +333,34 @@ pub fn run_case(student: &KernelImage, problem: &Problem, context: CaseContext) 
     let cpu = adaptive_on_cpu(problem);
     let evaluations = evaluations_finding(&theirs, counted, &[cpu, run.tally])?;
     let outside = tally.trespass()?.map(|trespass| trespass.describe("tally", "1"));
-    let mismatch = |tally: &Tally| {
-        let all = quantities(tally, &cpu);
-        let (gpu_values, cpu_values): (Vec<(&str, f64)>, Vec<f64>) =
-            all.iter().map(|(quantity, g, c)| ((*quantity, *g), *c)).unzip();
-        let (wrong, first) = first_mismatch(&gpu_values, &cpu_values, |(quantity, g), c| {
-            agrees(problem, quantity, g, c)
-        });
-        (all, wrong, first)
-    };
+    // Issue 61: every timed launch, ours and the student's, integrates over an interval of its own,
+    // each checked against the CPU's tree on it.
+    let fresh = fresh_inputs(|random| moved(problem, random))?;
+    let (mut ours_at, mut theirs_at) = (fresh.iter().cycle(), fresh.iter().cycle());
     let timed = context.time(
-        |launches| Ok(device_driven(&ours, problem, launches)?.timing),
+        |launches| {
+            each_launch(launches, &mut ours_at, |moved| {
+                Ok(device_driven(&ours, moved, 1)?.timing)
+            })
+        },
         |launches| {
             checked_runs(launches, || {
-                let run = device_driven_into(&theirs, problem, &tally, 1)?;
-                let (all, _, first) = mismatch(&run.tally);
+                let moved = theirs_at.next().context("no fresh interval left")?;
+                let run = device_driven_into(&theirs, moved, &tally, 1)?;
+                let (all, _, first) = mismatch(moved, &run.tally, &adaptive_on_cpu(moved), agrees_on_a_fresh_interval);
                 Ok((
                     run.timing,
-                    first.map(|i| format!("{} is {}, expected {}", all[i].0, all[i].1, all[i].2)),
+                    first.map(|i| {
+                        format!(
+                            "on [{}, {}] (a fresh interval), {} is {}, expected {}",
+                            moved.a, moved.b, all[i].0, all[i].1, all[i].2
+                        )
+                    }),
                 ))
             })
         },
     )?;
-    let (all, wrong, first) = mismatch(&run.tally);
+    let (all, wrong, first) = mismatch(problem, &run.tally, &cpu, agrees);
     // Counts as whole numbers, the integral to 13 digits.
     let value = |i: usize, x: f64| {
         if all[i].0 == "integral" {
@@ -432,6 +483,7 @@ pub fn measure() -> Measure<'static, Problem> {
         cases: vec![problem],
         rules: &MEASURED,
         metrics: &METRICS,
+        newer_metrics: &[],
         kernels: "regex:^adaptive_master_",
         launches_per_case: 4,
         run: &measured_launches,
@@ -479,6 +531,23 @@ fn judge(_: &Problem, launches: &[Launch]) -> Vec<Row> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 61: on a timed launch's fresh interval, a decision taken apart at the tolerance passes
+    /// (the H200's 3684 accepted where the CPU accepted 3683); an integral off by more than 4
+    /// tolerances, a count off by more than 2 and a thousandth, or a NaN fails. The case's own
+    /// comparison stays exact.
+    #[test]
+    fn a_fresh_interval_allows_a_borderline_decision_and_nothing_more() {
+        let problem = Problem::new(Integrand::Peak, 0.0, 1.0, 1e-10, 20).unwrap();
+        let fresh = |quantity, gpu, cpu| agrees_on_a_fresh_interval(&problem, quantity, gpu, cpu);
+        assert!(fresh("intervals accepted", 3684.0, 3683.0));
+        assert!(!agrees(&problem, "intervals accepted", 3684.0, 3683.0));
+        assert!(fresh("intervals split", 3688.0, 3683.0));
+        assert!(!fresh("intervals split", 3700.0, 3683.0));
+        assert!(fresh("deepest level", 13.0, 12.0) && !fresh("deepest level", 14.0, 12.0));
+        assert!(fresh("integral", 3.0 + 3e-10, 3.0) && !fresh("integral", 3.0 + 5e-10, 3.0));
+        assert!(!fresh("integral", f64::NAN, 3.0) && !fresh("intervals accepted", f64::NAN, 3683.0));
+    }
 
     /// Issue 61: evaluations spread over the grids of two trees pass; one grid that evaluated over an
     /// eighth of a tree's (a loop of its own) fails, and so do no evaluations and counts padded to

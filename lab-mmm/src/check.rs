@@ -13,7 +13,7 @@ use common::verify::Random;
 use cust::module::Module;
 use grading::cases_file::{choice, field, CaseFormat, CaseSet, SharedChecks};
 use grading::guard::{first_changed, Guarded};
-use grading::measure::{per_thread, rule_row, Bound, Measure};
+use grading::measure::{optional, per_thread, rule_row, Bound, Measure};
 use grading::ptx::{self, Barriers};
 use grading::{
     checked_runs, first_mismatch, on_the_machine, shown, written, written_once, CaseContext, Check, Entry, FirstWrong,
@@ -276,6 +276,7 @@ fn compare<T: Element>(
     case: &Case,
     context: CaseContext,
 ) -> Result<Outcome> {
+    let peak_bandwidth = gpu.info.peak_bandwidth();
     let mut random = Random::new(case.seed);
     let a: Matrix<T> = Matrix::<f64>::random(case.m, case.k, &mut random)?.convert()?;
     let b: Matrix<T> = Matrix::<f64>::random(case.k, case.n, &mut random)?.convert()?;
@@ -346,6 +347,11 @@ fn compare<T: Element>(
             })
         },
     )?;
+    // A, B and C each cross the GPU's memory at least once.
+    let bytes = ((case.m * case.k + case.k * case.n + case.m * case.n) * std::mem::size_of::<T>()) as f64;
+    let below_the_floor = timed
+        .times
+        .and_then(|times| times.below_the_floor(bytes, peak_bandwidth));
     // The guard zones after every launch, the timed ones too.
     let findings = [
         c.trespass()?.map(|trespass| trespass.describe("C", "m*n")),
@@ -375,7 +381,12 @@ fn compare<T: Element>(
         times: timed.times,
         finding: None,
     }
-    .with_findings(findings.into_iter().chain(changed).chain([timed.wrong])))
+    .with_findings(
+        findings
+            .into_iter()
+            .chain(changed)
+            .chain([timed.wrong, below_the_floor]),
+    ))
 }
 
 /// "A(3, 7) was changed" where the kernel wrote into an input, from the copy it was given.
@@ -414,8 +425,7 @@ pub const MEASURED: [&str; 3] = [
 /// kernel that prints from every thread measured 260 per element there), so for both the
 /// instructions count, and the PTX rule against generic loads in both keeps them from hiding their
 /// own behind `printf`'s. Every
-/// metric is there from sm_75 to sm_120; `cp.async` (sm_80 on) and TMA (sm_90) copies are not
-/// counted.
+/// metric is there from sm_75 to sm_120; the copies that skip the registers are [`COPIES`].
 const METRICS: [&str; 8] = [
     GLOBAL_LOADS[0],
     GLOBAL_LOADS[1],
@@ -439,6 +449,17 @@ const OTHER_GLOBAL_READS: [&str; 4] = [
     "l1tex__t_requests_pipe_lsu_mem_global_op_red.sum",
     "l1tex__t_requests_pipe_tex_mem_texture.sum",
     "l1tex__t_requests_pipe_tex_mem_surface.sum",
+];
+/// Copies from global into shared memory that pass no register (issue 61: a naive body copying each
+/// element it sums into shared memory first), read where the GPU has them. `cp.async` (LDGSTS, sm_80
+/// on) counts as a load instruction: L1's requests for global loads hold it on an H200
+/// (`cp-async-naive.cu` measured twice its loads when both were added), and on a GPU whose requests
+/// may not, the instructions are the larger count. TMA and bulk copies (sm_90 on) count in the bytes
+/// L1 reads for them from L2, as elements (32-byte sectors: a 16-byte copy of a double reads 4).
+/// On an older GPU `cp.async` compiles to a load and a store, which the loads count.
+const COPIES: [(u32, &str); 2] = [
+    (80, "smsp__inst_executed_op_ldgsts.sum"),
+    (90, "l1tex__m_xbar2l1tex_read_bytes_mem_global_op_tma_ld.sum"),
 ];
 /// Shared-memory load instructions.
 const SHARED_LOADS: &str = "smsp__inst_executed_op_shared_ld.sum";
@@ -504,6 +525,7 @@ pub fn measure(kernels: &[MmmKernel], cases: &[Case], prints: bool) -> Option<Me
         cases: measured_cases(cases),
         rules: &MEASURED,
         metrics: &METRICS,
+        newer_metrics: &COPIES,
         kernels: "regex:^mmm_f(32|64)$",
         launches_per_case: 2,
         run: &measured_launches,
@@ -591,13 +613,19 @@ pub fn judge_printing(case: &Case, launches: &[Launch]) -> Vec<Row> {
     judge_kernel(case, launches, true)
 }
 
-/// Global reads per element of C (a thread's): the loads ([`GLOBAL_LOADS`], the instructions alone
-/// where the kernel `prints`) and the other reads.
-fn global_reads(launch: &Launch, prints: bool, elements: f64) -> f64 {
-    let loads = per_thread(launch, &GLOBAL_LOADS[..1], elements);
+/// Global reads per element of C (a thread's): the loads (the larger of the instructions, `cp.async`
+/// among them, and L1's requests: [`GLOBAL_LOADS`]; the instructions alone where the kernel
+/// `prints`), the other reads and the bytes TMA read ([`COPIES`]), as elements of `bytes` each.
+fn global_reads(launch: &Launch, prints: bool, elements: f64, bytes: f64) -> f64 {
+    let instructions = (launch.value(GLOBAL_LOADS[0]) + optional(launch, COPIES[0].1)) * 32.0 / elements;
     let requests = per_thread(launch, &GLOBAL_LOADS[1..], elements);
-    let loads = if prints { loads } else { loads.max(requests) };
-    loads + per_thread(launch, &OTHER_GLOBAL_READS, elements)
+    let loads = if prints {
+        instructions
+    } else {
+        instructions.max(requests)
+    };
+    let tma = optional(launch, COPIES[1].1) / bytes / elements;
+    loads + per_thread(launch, &OTHER_GLOBAL_READS, elements) + tma
 }
 
 fn judge_kernel(case: &Case, launches: &[Launch], prints: bool) -> Vec<Row> {
@@ -607,7 +635,7 @@ fn judge_kernel(case: &Case, launches: &[Launch], prints: bool) -> Vec<Row> {
     let (kernel, bytes) = if case.f64 { ("mmm_f64", 8.0) } else { ("mmm_f32", 4.0) };
     let at = format!("{kernel} at {} x {} x {}", case.m, case.k, case.n);
     let (tiles, k) = (case.k.div_ceil(BLOCK_SIZE as usize) as f64, case.k as f64);
-    let global = global_reads(theirs, prints, elements);
+    let global = global_reads(theirs, prints, elements, bytes);
     let shared = per_element(theirs, &[SHARED_LOADS]);
     vec![
         rule_row(
@@ -620,7 +648,7 @@ fn judge_kernel(case: &Case, launches: &[Launch], prints: bool) -> Vec<Row> {
                 2.0 * tiles,
                 2.0 * k
             ),
-            global_reads(ours, false, elements),
+            global_reads(ours, false, elements, bytes),
         ),
         rule_row(
             MEASURED[1],
@@ -763,10 +791,30 @@ mod tests {
         let tiles_through_generic_pointers = with_tiles(&[(GLOBAL_LOADS[1], 8.0 * warps)]);
         let naive_through_atomics = with_tiles(&[(OTHER_GLOBAL_READS[0], 128.0 * warps)]);
         let naive_through_generic_pointers = with_tiles(&[(GLOBAL_LOADS[1], 128.0 * warps)]);
-        for passes in [&tiled, &tiles_through_generic_pointers] {
+        // Issue 61: copies into shared memory that pass no register. A TMA kernel's bytes: 2 tiles
+        // of 16 x 16 doubles per block and step, 4 steps, 16 blocks.
+        let tiles_through_cp_async = with_tiles(&[(COPIES[0].1, 8.0 * warps)]);
+        // On an H200 L1's requests for global loads hold cp.async too: counted once.
+        let tiles_through_cp_async_and_requests =
+            with_tiles(&[(COPIES[0].1, 8.0 * warps), (GLOBAL_LOADS[1], 8.0 * warps)]);
+        let tiles_through_tma = with_tiles(&[(COPIES[1].1, 16.0 * 4.0 * 2.0 * 256.0 * 8.0)]);
+        let naive_through_cp_async = with_tiles(&[(COPIES[0].1, 128.0 * warps)]);
+        let naive_through_tma = with_tiles(&[(COPIES[1].1, 64.0 * 64.0 * 128.0 * 8.0)]);
+        for passes in [
+            &tiled,
+            &tiles_through_generic_pointers,
+            &tiles_through_cp_async,
+            &tiles_through_cp_async_and_requests,
+            &tiles_through_tma,
+        ] {
             assert!(judge(&case, &[passes.clone(), tiled.clone()]).iter().all(Row::passed));
         }
-        for fails in [naive_through_atomics, naive_through_generic_pointers.clone()] {
+        for fails in [
+            naive_through_atomics,
+            naive_through_generic_pointers.clone(),
+            naive_through_cp_async,
+            naive_through_tma,
+        ] {
             let rows = judge(&case, &[fails, tiled.clone()]);
             assert!(!rows[0].passed() && rows[1].passed() && rows[2].passed(), "{rows:?}");
             let first = rows[0].result.as_ref().unwrap().first.as_ref().unwrap();

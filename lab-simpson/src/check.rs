@@ -5,17 +5,20 @@
 
 use std::path::Path;
 
-use anyhow::Result;
+use anyhow::{Context as _, Result};
 use common::gpu::Gpu;
-use common::integrand::Integrand;
-use common::verify::Poison as _;
+use common::integrand::{moved_interval, Integrand};
+use common::verify::{Poison as _, Random};
 use grading::cases_file::{choice, field, CaseFormat, CaseSet};
 use grading::{
-    checked_runs, first_mismatch, on_the_machine, shown, written, written_once, CaseContext, Entry, FirstWrong, Outcome,
+    checked_runs, each_launch, first_mismatch, fresh_inputs, on_the_machine, shown, written, written_once, CaseContext,
+    Entry, FirstWrong, Outcome,
 };
 use kernels::KernelImage;
 
-use crate::{allocate_sums, error_bounds, kernel_name, simpson_into, simpson_on_cpu, within, Problem};
+use crate::{
+    allocate_sums, bound_at, error_bounds, kernel_name, simpson_into, simpson_on_cpu, sum_at, within, Problem,
+};
 
 /// The kernel of `integrand` as the lab looks it up and as a student declares it.
 pub fn entry(integrand: Integrand) -> Entry {
@@ -85,6 +88,43 @@ pub fn case_set(file: Option<&Path>) -> Result<CaseSet<Problem>> {
     .load(file, cases())
 }
 
+/// `problem` on a timed launch's fresh interval ([`moved_interval`]), with as many sub-intervals.
+fn moved(problem: &Problem, random: &mut Random) -> Result<Problem> {
+    let (a, b) = moved_interval(problem.a, problem.b, random);
+    Problem::new(problem.integrand, a, b, problem.intervals, problem.block_size)
+}
+
+/// The sub-intervals a timed launch's sums are compared at: every one up to this many, else this
+/// many drawn at random, the first and the last among them. A sum remembered from an earlier
+/// launch is wrong at every one of them.
+const TIMED_SAMPLES: u64 = 1 << 16;
+
+/// What is wrong with a timed launch's `sums` of `problem` (its fresh interval), at the sub-intervals
+/// [`TIMED_SAMPLES`] picks; `None` where nothing is.
+fn wrong_sample(problem: &Problem, sums: &[f64], random: &mut Random) -> Option<String> {
+    let (n, h) = (problem.intervals, problem.h());
+    let sampled: Vec<u64> = if n <= TIMED_SAMPLES {
+        (0..n).collect()
+    } else {
+        [0, n - 1]
+            .into_iter()
+            .chain((2..TIMED_SAMPLES).map(|_| random.below(n)))
+            .collect()
+    };
+    sampled.into_iter().find_map(|i| {
+        let (gpu, cpu) = (sums[i as usize], sum_at(problem, h, i));
+        (!within(gpu, cpu, bound_at(problem, h, i))).then(|| {
+            format!(
+                "on [{}, {}] (a fresh interval), sub-interval {i} is {}, expected {}",
+                problem.a,
+                problem.b,
+                written_once(gpu, shown),
+                shown(cpu)
+            )
+        })
+    })
+}
+
 /// How a case is named in the table.
 pub fn name(problem: &Problem) -> String {
     format!(
@@ -115,26 +155,31 @@ pub fn run_case(student: &KernelImage, problem: &Problem, context: CaseContext) 
     // Each CPU sum with its error bound: a right sum is within it.
     let expected: Vec<(f64, f64)> = cpu.iter().copied().zip(error_bounds(problem)).collect();
     let right = |g: f64, (c, bound): (f64, f64)| within(g, c, bound);
+    // Issue 61: every timed launch, ours and the student's, integrates over an interval of its own.
+    let fresh = fresh_inputs(|random| moved(problem, random))?;
+    let (mut ours_at, mut theirs_at) = (fresh.iter().cycle(), fresh.iter().cycle());
+    let mut random = Random::unpredictable();
     let timed = context.time(
         |launches| {
-            let timing = simpson_into(&ours, problem, &mut our_sums, f64::POISON_WORD, launches)?.timing;
+            let timing = each_launch(launches, &mut ours_at, |moved| {
+                Ok(simpson_into(&ours, moved, &mut our_sums, f64::POISON_WORD, 1)?.timing)
+            })?;
             our_sums.fill(f64::POISON_WORD)?; // issue 39: no sums of ours left for the student's kernel
             Ok(timing)
         },
         |launches| {
             checked_runs(launches, || {
-                let run = simpson_into(&module, problem, &mut sums, f64::POISON_WORD, 1)?;
-                let wrong = first_mismatch(&run.sums, &expected, right).1.map(|i| {
-                    format!(
-                        "sub-interval {i} is {}, expected {}",
-                        written_once(run.sums[i], shown),
-                        shown(cpu[i])
-                    )
-                });
-                Ok((run.timing, wrong))
+                let moved = theirs_at.next().context("no fresh interval left")?;
+                let run = simpson_into(&module, moved, &mut sums, f64::POISON_WORD, 1)?;
+                Ok((run.timing, wrong_sample(moved, &run.sums, &mut random)))
             })
         },
     )?;
+    // The sums cross the GPU's memory at least once.
+    let bytes = (cpu.len() * std::mem::size_of::<f64>()) as f64;
+    let below_the_floor = timed
+        .times
+        .and_then(|times| times.below_the_floor(bytes, gpu.info.peak_bandwidth()));
     let (wrong, first) = first_mismatch(&theirs.sums, &expected, right);
     let block = problem.block_size as usize;
     let first = first.map(|i| FirstWrong {
@@ -150,5 +195,5 @@ pub fn run_case(student: &KernelImage, problem: &Problem, context: CaseContext) 
         times: timed.times,
         finding: None,
     }
-    .with_findings([outside, timed.wrong]))
+    .with_findings([outside, timed.wrong, below_the_floor]))
 }

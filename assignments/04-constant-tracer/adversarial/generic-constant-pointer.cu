@@ -1,5 +1,5 @@
 // Red team (issue 39): the spheres stay in __constant__ (the ptxas rule holds), but the pointer to them goes through an empty inline assembly statement, so the compiler no longer knows it points into constant memory and reads every sphere through generic loads, not the constant cache.
-// expect: FAIL constant memory, measured: global and generic loads per pixel (ncu)
+// expect: FAIL constant memory, measured: loads per pixel not from the constant cache (ncu)
 // why: generic loads do not go through the constant cache; the counters count them beside global loads (issue 61).
 // Made from kernels/cuda/tracer.cu by `cargo run -p grading --bin templates` (assignments/README.md).
 

@@ -195,15 +195,24 @@ macro_rules! loop_instead_of_launch {
 const LOOP_INSTEAD_OF_LAUNCH: &str = loop_instead_of_launch!();
 
 /// The red team's week-4 kernels made from our solution (issue 61): each must get its `expect`.
-const WEEK_4_ADVERSARIAL: [Adversary; 1] = [Adversary {
+const WEEK_4_ADVERSARIAL: [Adversary; 2] = [Adversary {
     mistake: mistake(
         "generic-constant-pointer",
         "the spheres stay in __constant__ (the ptxas rule holds), but the pointer to them goes through an empty inline assembly statement, so the compiler no longer knows it points into constant memory and reads every sphere through generic loads, not the constant cache.",
         "    trace<0>(reinterpret_cast<const Sphere*>(sphere_storage), count, image, view);",
         "    const Sphere* spheres = reinterpret_cast<const Sphere*>(sphere_storage);\n    asm volatile(\"\" : \"+l\"(spheres));  // the compiler no longer knows where this points\n    trace<0>(spheres, count, image, view);",
     ),
-    expect: "FAIL constant memory, measured: global and generic loads per pixel (ncu)",
+    expect: "FAIL constant memory, measured: loads per pixel not from the constant cache (ncu)",
     why: "generic loads do not go through the constant cache; the counters count them beside global loads (issue 61).",
+}, Adversary {
+    mistake: mistake(
+        "spheres-in-shared",
+        "the spheres stay in __constant__ (the ptxas rule holds) and no global or generic load is made, but each block first copies them into shared memory and every pixel reads them from there, not from the constant cache.",
+        "    trace<0>(reinterpret_cast<const Sphere*>(sphere_storage), count, image, view);",
+        "    __shared__ Sphere copied[1024];\n    const Sphere* spheres = reinterpret_cast<const Sphere*>(sphere_storage);\n    if (count <= 1024) {\n        for (int i = threadIdx.y * blockDim.x + threadIdx.x; i < count; i += blockDim.x * blockDim.y) copied[i] = spheres[i];\n        __syncthreads();\n        trace<0>(copied, count, image, view);\n    } else {\n        trace<0>(spheres, count, image, view);\n    }",
+    ),
+    expect: "FAIL constant memory, measured: loads per pixel not from the constant cache (ncu)",
+    why: "shared-memory loads are counted beside global and generic ones (issue 61): one per sphere and pixel, where ours makes none.",
 }];
 
 /// The red team's week-7 kernels made from our solution (issue 39): each must get its `expect`.
