@@ -9,7 +9,7 @@ use std::path::Path;
 
 use anyhow::{Context as _, Result};
 use common::gpu::Gpu;
-use common::verify::Poison;
+use common::verify::{Poison, Random};
 use grading::cases_file::{field, CaseFormat, CaseSet};
 use grading::measure::{per_thread, rule_row, Bound, Measure};
 use grading::{
@@ -19,7 +19,7 @@ use grading::{
 use kernels::KernelImage;
 use profiler::counters::Launch;
 
-use crate::gpu::{copy_to_constant, DeviceScene, Variant};
+use crate::gpu::{DeviceScene, Variant};
 use crate::render::{channel_difference, render_on_cpu, CHANNEL_TOLERANCE};
 use crate::scene::{random_scene, View};
 
@@ -235,23 +235,22 @@ pub fn run_case(student: &KernelImage, case: &Case, context: CaseContext) -> Res
     };
     let width = view.width as usize;
     // Issue 61: every timed render, ours and the student's, is of a fresh scene of the case's size,
-    // copied into the kernel's constant memory just before it.
-    let fresh = fresh_inputs(|random| random_scene(case.spheres, random.next_u64()))?;
+    // after a warm-up render of another.
+    let scene_of = |random: &mut Random| random_scene(case.spheres, random.next_u64());
+    let fresh = fresh_inputs(|random| Ok([scene_of(random)?, scene_of(random)?]))?;
     let (mut ours_at, mut theirs_at) = (fresh.iter().cycle(), fresh.iter().cycle());
     let timed = context.time(
         |launches| {
-            let timing = each_launch(launches, &mut ours_at, |spheres| {
-                copy_to_constant(&ours, spheres)?;
-                Ok(our_scene.render(&ours, Variant::Constant, 1)?.1)
+            let timing = each_launch(launches, &mut ours_at, |[warm_up, spheres]| {
+                Ok(our_scene.render_after(&ours, warm_up, spheres, u32::POISON_WORD)?.1)
             })?;
             our_scene.clear()?; // issue 39: no image of ours left for the student's kernel
             Ok(timing)
         },
         |launches| {
             checked_runs(launches, || {
-                let spheres = theirs_at.next().context("no fresh scene left")?;
-                copy_to_constant(&theirs, spheres)?;
-                let (now, timing) = scene.render_poisoned(&theirs, Variant::Constant, 1, u32::POISON_WORD)?;
+                let [warm_up, spheres] = theirs_at.next().context("no fresh scene left")?;
+                let (now, timing) = scene.render_after(&theirs, warm_up, spheres, u32::POISON_WORD)?;
                 let expected = render_on_cpu(spheres, &view);
                 let wrong = first_mismatch(&now, &expected, right).1.map(|i| {
                     format!(

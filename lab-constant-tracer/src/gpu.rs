@@ -124,6 +124,43 @@ impl DeviceScene {
         repetitions: usize,
         poison: u32,
     ) -> Result<(Vec<u32>, Timing)> {
+        self.render_runs(module, variant, repetitions, poison, |_| Ok(()))
+    }
+
+    /// One timed render of `spheres` from `module`'s constant memory after a warm-up render of
+    /// `warm_up` (as many spheres, another scene), each copied into constant memory just before its
+    /// launch: a timed launch on fresh inputs (issue 61) that no launch before it rendered, so a
+    /// kernel cannot render in the warm-up and replay the image.
+    pub fn render_after(
+        &mut self,
+        module: &Module,
+        warm_up: &[Sphere],
+        spheres: &[Sphere],
+        poison: u32,
+    ) -> Result<(Vec<u32>, Timing)> {
+        ensure!(
+            warm_up.len() == self.count && spheres.len() == self.count,
+            "scenes of {} and {} spheres where this one has {}",
+            warm_up.len(),
+            spheres.len(),
+            self.count
+        );
+        self.render_runs(module, Variant::Constant, 1, poison, |launch| {
+            copy_to_constant(module, if launch == 0 { warm_up } else { spheres })
+        })
+    }
+
+    /// The renders of [`DeviceScene::render_poisoned`], `before(launch)` run ahead of each launch
+    /// (0 for the warm-up) after the image is poisoned, outside the timed window. A synchronous copy
+    /// there waits for the launch before it: the timing stream blocks on the legacy default stream.
+    fn render_runs(
+        &mut self,
+        module: &Module,
+        variant: Variant,
+        repetitions: usize,
+        poison: u32,
+        mut before: impl FnMut(usize) -> Result<()>,
+    ) -> Result<(Vec<u32>, Timing)> {
         if let Variant::ConstantFixed(n) = variant {
             ensure!(
                 n as usize == self.count,
@@ -146,11 +183,17 @@ impl DeviceScene {
         );
         // Every launch, the warm-up's too, starts from a poisoned image (issue 39).
         let target = &mut self.image;
+        let mut launches = 0;
         let timing = time_on_stream_after(
             &stream,
             1,
             repetitions,
-            || target.fill(poison),
+            || {
+                target.fill(poison)?;
+                before(launches)?;
+                launches += 1;
+                Ok(())
+            },
             || {
                 match variant {
                     // __global__ void trace_constant(int count, unsigned int* image, View view)

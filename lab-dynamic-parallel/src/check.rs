@@ -23,7 +23,8 @@ use kernels::KernelImage;
 use profiler::counters::Launch;
 
 use crate::{
-    adaptive_on_cpu, device_driven, device_driven_into, set_pending_launch_limit, Problem, Tally, MAX_NESTING_DEPTH,
+    adaptive_on_cpu, device_driven_after, device_driven_into, set_pending_launch_limit, Problem, Tally,
+    MAX_NESTING_DEPTH,
 };
 
 /// The masters the lab launches, by integrand.
@@ -327,6 +328,7 @@ fn agrees(problem: &Problem, quantity: &str, gpu: f64, cpu: f64) -> bool {
 /// Runs one case device-driven with the student's image, then times it against ours.
 pub fn run_case(student: &KernelImage, problem: &Problem, context: CaseContext) -> Result<Outcome> {
     let (gpu, ours, tally) = machine_first()?;
+    let mut our_tally = on_the_machine(Guarded::<Tally>::new(1))?;
     let theirs = gpu.load(student)?;
     let counted = clear_evaluations(&theirs);
     let run = device_driven_into(&theirs, problem, &tally, 1)?;
@@ -334,19 +336,21 @@ pub fn run_case(student: &KernelImage, problem: &Problem, context: CaseContext) 
     let evaluations = evaluations_finding(&theirs, counted, &[cpu, run.tally])?;
     let outside = tally.trespass()?.map(|trespass| trespass.describe("tally", "1"));
     // Issue 61: every timed launch, ours and the student's, integrates over an interval of its own,
-    // each checked against the CPU's tree on it.
-    let fresh = fresh_inputs(|random| moved(problem, random))?;
+    // after a warm-up over another, each checked against the CPU's tree on it.
+    let fresh = fresh_inputs(|random| Ok([moved(problem, random)?, moved(problem, random)?]))?;
     let (mut ours_at, mut theirs_at) = (fresh.iter().cycle(), fresh.iter().cycle());
     let timed = context.time(
         |launches| {
-            each_launch(launches, &mut ours_at, |moved| {
-                Ok(device_driven(&ours, moved, 1)?.timing)
-            })
+            let timing = each_launch(launches, &mut ours_at, |[warm_up, moved]| {
+                Ok(device_driven_after(&ours, warm_up, moved, &our_tally)?.timing)
+            })?;
+            our_tally.fill(0)?; // issue 39: no tally of ours left for the student's kernel
+            Ok(timing)
         },
         |launches| {
             checked_runs(launches, || {
-                let moved = theirs_at.next().context("no fresh interval left")?;
-                let run = device_driven_into(&theirs, moved, &tally, 1)?;
+                let [warm_up, moved] = theirs_at.next().context("no fresh interval left")?;
+                let run = device_driven_after(&theirs, warm_up, moved, &tally)?;
                 let (all, _, first) = mismatch(moved, &run.tally, &adaptive_on_cpu(moved), agrees_on_a_fresh_interval);
                 Ok((
                     run.timing,

@@ -171,6 +171,29 @@ pub fn device_driven_into(
     tally: &Guarded<Tally>,
     repetitions: usize,
 ) -> Result<GpuRun> {
+    device_driven_runs(module, [problem, problem], tally, repetitions)
+}
+
+/// One timed run on `problem` after a warm-up on `warm_up` (the same integrand, another interval):
+/// a timed launch on fresh inputs (issue 61) that no launch before it integrated, so a kernel cannot
+/// build the tree in the warm-up and replay its tally.
+pub fn device_driven_after(
+    module: &Module,
+    warm_up: &Problem,
+    problem: &Problem,
+    tally: &Guarded<Tally>,
+) -> Result<GpuRun> {
+    ensure!(warm_up.integrand == problem.integrand, "a warm-up of another integrand");
+    device_driven_runs(module, [warm_up, problem], tally, 1)
+}
+
+/// The warm-up on `warm_up` and `repetitions` timed runs on `problem`, into `tally`.
+fn device_driven_runs(
+    module: &Module,
+    [warm_up, problem]: [&Problem; 2],
+    tally: &Guarded<Tally>,
+    repetitions: usize,
+) -> Result<GpuRun> {
     let master = check_cuda!(module.get_function(format!("adaptive_master_{}", problem.integrand.name())))?;
     let stream = check_cuda!(Stream::new(StreamFlags::DEFAULT, None))?;
     // What is enqueued writes `tally`, which the caller owns: every way out of this call waits for it.
@@ -179,10 +202,13 @@ pub fn device_driven_into(
     // copy into it: `_wait` waits for all of them on every way out (a stuck run ends the process).
     let mut body = unsafe { tally.body() };
     let zero = [Tally::default()];
-    let (a, b, tolerance, max_depth) = (problem.a, problem.b, problem.tolerance, problem.max_depth as i32);
     let d_tally = tally.as_device_ptr();
+    let mut runs = 0;
 
     let run = || {
+        let run_on = if runs == 0 { warm_up } else { problem };
+        runs += 1;
+        let (a, b, tolerance, max_depth) = (run_on.a, run_on.b, run_on.tolerance, run_on.max_depth as i32);
         // SAFETY: `zero` outlives the copy (it is pageable, so the call returns once it is staged).
         check_cuda!(unsafe { body.async_copy_from(&zero, &stream) })?;
         // __global__ void adaptive_master_pi(double a, double b, double tolerance, int max_depth, Tally* tally)

@@ -17,7 +17,8 @@ use grading::{
 use kernels::KernelImage;
 
 use crate::{
-    allocate_sums, bound_at, error_bounds, kernel_name, simpson_into, simpson_on_cpu, sum_at, within, Problem,
+    allocate_sums, bound_at, error_bounds, kernel_name, simpson_after, simpson_into, simpson_on_cpu, sum_at, within,
+    Problem,
 };
 
 /// The kernel of `integrand` as the lab looks it up and as a student declares it.
@@ -155,22 +156,23 @@ pub fn run_case(student: &KernelImage, problem: &Problem, context: CaseContext) 
     // Each CPU sum with its error bound: a right sum is within it.
     let expected: Vec<(f64, f64)> = cpu.iter().copied().zip(error_bounds(problem)).collect();
     let right = |g: f64, (c, bound): (f64, f64)| within(g, c, bound);
-    // Issue 61: every timed launch, ours and the student's, integrates over an interval of its own.
-    let fresh = fresh_inputs(|random| moved(problem, random))?;
+    // Issue 61: every timed launch, ours and the student's, integrates over an interval of its own,
+    // after a warm-up over another.
+    let fresh = fresh_inputs(|random| Ok([moved(problem, random)?, moved(problem, random)?]))?;
     let (mut ours_at, mut theirs_at) = (fresh.iter().cycle(), fresh.iter().cycle());
     let mut random = Random::unpredictable();
     let timed = context.time(
         |launches| {
-            let timing = each_launch(launches, &mut ours_at, |moved| {
-                Ok(simpson_into(&ours, moved, &mut our_sums, f64::POISON_WORD, 1)?.timing)
+            let timing = each_launch(launches, &mut ours_at, |[warm_up, moved]| {
+                Ok(simpson_after(&ours, warm_up, moved, &mut our_sums, f64::POISON_WORD)?.timing)
             })?;
             our_sums.fill(f64::POISON_WORD)?; // issue 39: no sums of ours left for the student's kernel
             Ok(timing)
         },
         |launches| {
             checked_runs(launches, || {
-                let moved = theirs_at.next().context("no fresh interval left")?;
-                let run = simpson_into(&module, moved, &mut sums, f64::POISON_WORD, 1)?;
+                let [warm_up, moved] = theirs_at.next().context("no fresh interval left")?;
+                let run = simpson_after(&module, warm_up, moved, &mut sums, f64::POISON_WORD)?;
                 Ok((run.timing, wrong_sample(moved, &run.sums, &mut random)))
             })
         },

@@ -131,6 +131,36 @@ pub fn simpson_into(
     poison: u32,
     repetitions: usize,
 ) -> Result<GpuRun> {
+    simpson_runs(module, [problem, problem], sums, poison, repetitions)
+}
+
+/// One timed launch on `problem` after a warm-up on `warm_up` (the same integrand and sub-intervals,
+/// another interval): a timed launch on fresh inputs (issue 61) that no launch before it integrated,
+/// so a kernel cannot do the work in the warm-up and replay it.
+pub fn simpson_after(
+    module: &Module,
+    warm_up: &Problem,
+    problem: &Problem,
+    sums: &mut Guarded<f64>,
+    poison: u32,
+) -> Result<GpuRun> {
+    ensure!(
+        (warm_up.integrand, warm_up.intervals, warm_up.block_size)
+            == (problem.integrand, problem.intervals, problem.block_size),
+        "a warm-up of another kernel or grid"
+    );
+    simpson_runs(module, [warm_up, problem], sums, poison, 1)
+}
+
+/// The warm-up on `warm_up` and `repetitions` timed launches on `problem`, each into `sums`
+/// poisoned with `poison` first.
+fn simpson_runs(
+    module: &Module,
+    [warm_up, problem]: [&Problem; 2],
+    sums: &mut Guarded<f64>,
+    poison: u32,
+    repetitions: usize,
+) -> Result<GpuRun> {
     ensure!(
         sums.len() as u64 == problem.intervals,
         "{} sums for {} sub-intervals",
@@ -139,8 +169,9 @@ pub fn simpson_into(
     );
     let simpson = check_cuda!(module.get_function(kernel_name(problem.integrand)))?;
     let stream = check_cuda!(Stream::new(StreamFlags::DEFAULT, None))?;
-    let (a, b, d_sums) = (problem.a, problem.b, sums.as_device_ptr());
+    let d_sums = sums.as_device_ptr();
     let (grid, block) = (problem.blocks() as u32, problem.block_size);
+    let mut launches = 0;
 
     // Every launch, the warm-up's too, starts from poisoned sums (issue 39).
     let timing = time_on_stream_after(
@@ -149,6 +180,12 @@ pub fn simpson_into(
         repetitions,
         || sums.fill(poison),
         || {
+            let (a, b) = if launches == 0 {
+                (warm_up.a, warm_up.b)
+            } else {
+                (problem.a, problem.b)
+            };
+            launches += 1;
             // __global__ void simpson(double a, double b, double* sums)
             // SAFETY: the arguments match the kernel's C signature beside the launch, in type and order, and
             // point into live device buffers as large as the kernel indexes.
