@@ -401,7 +401,8 @@ pub struct CaseContext {
 /// Rounds of [`TIMED_LAUNCHES`] launches per kernel in [`CaseContext::time`]; the kernel that goes
 /// first alternates from round to round.
 const TIME_ROUNDS: usize = 4;
-/// Timed launches per kernel and round (each round's own warm-up comes first).
+/// Timed launches per kernel and round, each after a warm-up launch of its own (on other inputs:
+/// [`fresh_inputs`]).
 const TIMED_LAUNCHES: usize = 3;
 /// A ratio whose kernels' launch times spread more than this ([`Timing::relative_spread`]) is shown
 /// as unsteady. It still counts in the CSV's mean (issue 39): the ratio is of medians over twelve
@@ -447,7 +448,7 @@ pub fn checked_runs(launches: usize, mut run: impl FnMut() -> Result<(Timing, Op
 /// process, on no command line and in no file), one for each timed launch of either kernel. Ours and
 /// the student's j-th timed launches take the j-th, so the ratio stays fair; and nothing a kernel
 /// remembers from an earlier launch is the answer it must write. Each timing closure walks them with
-/// its own `iter().cycle()` ([`each_launch`]).
+/// its own `iter()` ([`each_launch`]); a launch past the last is an error, never a repeat.
 pub fn fresh_inputs<T>(mut draw: impl FnMut(&mut Random) -> Result<T>) -> Result<Vec<T>> {
     let mut random = Random::unpredictable();
     (0..TIME_ROUNDS * TIMED_LAUNCHES).map(|_| draw(&mut random)).collect()
@@ -478,8 +479,8 @@ pub struct Timed {
 
 impl CaseContext {
     /// The student's kernel (`theirs`, every launch checked: [`checked_runs`]) and ours timed on the
-    /// case, each closure running its kernel the given number of times after a warm-up (issue 29: a
-    /// fair ratio). Over [`TIME_ROUNDS`] rounds, ours goes first in the even ones and theirs in the odd
+    /// case, each closure running its kernel the given number of times, each launch after a warm-up
+    /// of its own (issue 29: a fair ratio). Over [`TIME_ROUNDS`] rounds, ours goes first in the even ones and theirs in the odd
     /// ones, so neither always meets the colder GPU; the medians are over every round's launches.
     /// `ours` must leave no result of ours in device memory when it returns (issue 39: poison its
     /// output), so that the student's next launch cannot find it. Nothing is timed under

@@ -104,9 +104,22 @@ impl<C> Measure<'_, C> {
     /// where the machine kept ncu from measuring, else FAULT. Each rule's row is that of the first
     /// case that breaks it, else that of the last case (the largest, where the week orders them).
     pub fn rows(&self, measured: Result<Vec<Launch>, NoResult>) -> Vec<Row> {
+        self.rows_on(measured, common::gpu::first_gpu_arch())
+    }
+
+    /// [`Measure::rows`] on a GPU of architecture `arch`: a newer metric ncu was asked for
+    /// ([`Measure::metrics_for`]) and did not give is NaN, which fails its rule ([`optional`] reads 0
+    /// only for those not asked for).
+    fn rows_on(&self, measured: Result<Vec<Launch>, NoResult>, arch: Option<u32>) -> Vec<Row> {
         let expected = self.launches_per_case * self.cases.len();
-        let all = measured.and_then(|launches| {
+        let asked = self.metrics_for(arch);
+        let all = measured.and_then(|mut launches| {
             if launches.len() == expected && expected > 0 {
+                for launch in &mut launches {
+                    for (_, metric) in self.newer_metrics.iter().filter(|(_, metric)| asked.contains(metric)) {
+                        launch.values.entry(metric.to_string()).or_insert(f64::NAN);
+                    }
+                }
                 Ok(launches)
             } else {
                 Err(NoResult::Fault(format!(
@@ -241,8 +254,9 @@ pub fn per_thread(launch: &Launch, metrics: &[&str], count: f64) -> f64 {
     metrics.iter().map(|metric| launch.value(metric)).sum::<f64>() * 32.0 / count
 }
 
-/// The value of a metric of [`Measure::newer_metrics`]: 0 where ncu did not read it because the GPU
-/// predates it (a kernel there cannot do what it counts).
+/// The value of a metric of [`Measure::newer_metrics`]: 0 where ncu was not asked for it because the
+/// GPU predates it (a kernel there cannot do what it counts); NaN where it was asked for and ncu gave
+/// none ([`Measure::rows`]).
 pub fn optional(launch: &Launch, metric: &str) -> f64 {
     launch.values.get(metric).copied().unwrap_or(0.0)
 }
@@ -438,6 +452,23 @@ mod tests {
             values: [("ldgsts".to_string(), 5.0)].into_iter().collect(),
         };
         assert_eq!((optional(&launch, "ldgsts"), optional(&launch, "tma")), (5.0, 0.0));
+        // Asked for on an sm_90 GPU and not given: NaN, never 0.
+        let judge = |_: &(), launches: &[Launch]| {
+            vec![rule_row(
+                "copies",
+                "k",
+                optional(&launches[0], "tma"),
+                Bound::AtMost(1.0),
+                "x",
+                0.0,
+            )]
+        };
+        let measure = Measure {
+            judge: &judge,
+            ..measure
+        };
+        assert!(measure.rows_on(Ok(vec![launch.clone()]), Some(80))[0].passed());
+        assert!(!measure.rows_on(Ok(vec![launch]), Some(90))[0].passed());
     }
 
     #[test]

@@ -21,7 +21,7 @@ use profiler::counters::Launch;
 
 use crate::gpu::{DeviceScene, Variant};
 use crate::render::{channel_difference, render_on_cpu, CHANNEL_TOLERANCE};
-use crate::scene::{random_scene, View};
+use crate::scene::{random_scene, Sphere, View};
 
 /// Threads per block of the render: 16 x 16 pixels (gpu.rs).
 const TILE: usize = 16;
@@ -91,6 +91,19 @@ pub fn case_set(file: Option<&Path>) -> Result<CaseSet<Case>> {
         shared_checks: None,
     }
     .load(file, cases())
+}
+
+/// A timed launch's fresh scene of `count` spheres (issue 61): [`random_scene`]'s from a new seed,
+/// every colour drawn anew too, so that a scene of the floor alone, which the seed does not move,
+/// differs as well.
+fn fresh_scene(count: usize, random: &mut Random) -> Result<Vec<Sphere>> {
+    let mut spheres = random_scene(count, random.next_u64())?;
+    for sphere in &mut spheres {
+        sphere.r = random.uniform(0.2, 1.0) as f32;
+        sphere.g = random.uniform(0.2, 1.0) as f32;
+        sphere.b = random.uniform(0.2, 1.0) as f32;
+    }
+    Ok(spheres)
 }
 
 pub fn name(case: &Case) -> String {
@@ -220,9 +233,6 @@ pub fn run_case(student: &KernelImage, case: &Case, context: CaseContext) -> Res
     let mut scene = DeviceScene::new(&theirs, &spheres, view)?;
     let (image, _) = scene.render_poisoned(&theirs, Variant::Constant, 1, u32::POISON_WORD)?;
     let (again, _) = scene.render_poisoned(&theirs, Variant::Constant, 1, u32::SECOND_POISON_WORD)?;
-    let outside = scene
-        .trespass()?
-        .map(|trespass| trespass.describe("image", "width*height"));
     let reference = render_on_cpu(&spheres, &view);
     let right = |g: u32, r: u32| !g.is_poison() && channel_difference(g, r).saturating_sub(CHANNEL_TOLERANCE) == 0;
     let colour = |pixel: u32| {
@@ -236,9 +246,8 @@ pub fn run_case(student: &KernelImage, case: &Case, context: CaseContext) -> Res
     let width = view.width as usize;
     // Issue 61: every timed render, ours and the student's, is of a fresh scene of the case's size,
     // after a warm-up render of another.
-    let scene_of = |random: &mut Random| random_scene(case.spheres, random.next_u64());
-    let fresh = fresh_inputs(|random| Ok([scene_of(random)?, scene_of(random)?]))?;
-    let (mut ours_at, mut theirs_at) = (fresh.iter().cycle(), fresh.iter().cycle());
+    let fresh = fresh_inputs(|random| Ok([fresh_scene(case.spheres, random)?, fresh_scene(case.spheres, random)?]))?;
+    let (mut ours_at, mut theirs_at) = (fresh.iter(), fresh.iter());
     let timed = context.time(
         |launches| {
             let timing = each_launch(launches, &mut ours_at, |[warm_up, spheres]| {
@@ -265,6 +274,10 @@ pub fn run_case(student: &KernelImage, case: &Case, context: CaseContext) -> Res
             })
         },
     )?;
+    // The guard zones after every launch, the timed ones too.
+    let outside = scene
+        .trespass()?
+        .map(|trespass| trespass.describe("image", "width*height"));
     // The image crosses the GPU's memory at least once.
     let bytes = (reference.len() * std::mem::size_of::<u32>()) as f64;
     let below_the_floor = timed

@@ -334,11 +334,10 @@ pub fn run_case(student: &KernelImage, problem: &Problem, context: CaseContext) 
     let run = device_driven_into(&theirs, problem, &tally, 1)?;
     let cpu = adaptive_on_cpu(problem);
     let evaluations = evaluations_finding(&theirs, counted, &[cpu, run.tally])?;
-    let outside = tally.trespass()?.map(|trespass| trespass.describe("tally", "1"));
     // Issue 61: every timed launch, ours and the student's, integrates over an interval of its own,
     // after a warm-up over another, each checked against the CPU's tree on it.
     let fresh = fresh_inputs(|random| Ok([moved(problem, random)?, moved(problem, random)?]))?;
-    let (mut ours_at, mut theirs_at) = (fresh.iter().cycle(), fresh.iter().cycle());
+    let (mut ours_at, mut theirs_at) = (fresh.iter(), fresh.iter());
     let timed = context.time(
         |launches| {
             let timing = each_launch(launches, &mut ours_at, |[warm_up, moved]| {
@@ -364,6 +363,8 @@ pub fn run_case(student: &KernelImage, problem: &Problem, context: CaseContext) 
             })
         },
     )?;
+    // The guard zones after every launch, the timed ones too.
+    let outside = tally.trespass()?.map(|trespass| trespass.describe("tally", "1"));
     let (all, wrong, first) = mismatch(problem, &run.tally, &cpu, agrees);
     // Counts as whole numbers, the integral to 13 digits.
     let value = |i: usize, x: f64| {

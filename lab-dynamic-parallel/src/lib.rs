@@ -232,7 +232,7 @@ fn device_driven_runs(
         timing,
         host_launches: 1,
         // The master's first worker grid, then one child grid per split that the runtime accepted.
-        device_launches: 1 + result.splits - result.launch_failures,
+        device_launches: 1 + result.splits.saturating_sub(result.launch_failures),
     })
 }
 

@@ -16,10 +16,7 @@ use grading::{
 };
 use kernels::KernelImage;
 
-use crate::{
-    allocate_sums, bound_at, error_bounds, kernel_name, simpson_after, simpson_into, simpson_on_cpu, sum_at, within,
-    Problem,
-};
+use crate::{allocate_sums, error_bounds, kernel_name, simpson_after, simpson_into, simpson_on_cpu, within, Problem};
 
 /// The kernel of `integrand` as the lab looks it up and as a student declares it.
 pub fn entry(integrand: Integrand) -> Entry {
@@ -95,35 +92,29 @@ fn moved(problem: &Problem, random: &mut Random) -> Result<Problem> {
     Problem::new(problem.integrand, a, b, problem.intervals, problem.block_size)
 }
 
-/// The sub-intervals a timed launch's sums are compared at: every one up to this many, else this
-/// many drawn at random, the first and the last among them. A sum remembered from an earlier
-/// launch is wrong at every one of them.
-const TIMED_SAMPLES: u64 = 1 << 16;
-
-/// What is wrong with a timed launch's `sums` of `problem` (its fresh interval), at the sub-intervals
-/// [`TIMED_SAMPLES`] picks; `None` where nothing is.
-fn wrong_sample(problem: &Problem, sums: &[f64], random: &mut Random) -> Option<String> {
-    let (n, h) = (problem.intervals, problem.h());
-    let sampled: Vec<u64> = if n <= TIMED_SAMPLES {
-        (0..n).collect()
-    } else {
-        [0, n - 1]
-            .into_iter()
-            .chain((2..TIMED_SAMPLES).map(|_| random.below(n)))
-            .collect()
-    };
-    sampled.into_iter().find_map(|i| {
-        let (gpu, cpu) = (sums[i as usize], sum_at(problem, h, i));
-        (!within(gpu, cpu, bound_at(problem, h, i))).then(|| {
-            format!(
-                "on [{}, {}] (a fresh interval), sub-interval {i} is {}, expected {}",
-                problem.a,
-                problem.b,
-                written_once(gpu, shown),
-                shown(cpu)
-            )
-        })
+/// What is wrong with a timed launch's `sums` of `problem` (its fresh interval): the first
+/// sub-interval whose sum is not within its bound of the CPU's, every one compared, as in the case's
+/// own runs; `None` where nothing is.
+fn wrong_on(problem: &Problem, sums: &[f64]) -> Option<String> {
+    let (cpu, _, first) = compared(problem, sums);
+    first.map(|i| {
+        format!(
+            "on [{}, {}] (a fresh interval), sub-interval {i} is {}, expected {}",
+            problem.a,
+            problem.b,
+            written_once(sums[i], shown),
+            shown(cpu[i])
+        )
     })
+}
+
+/// `sums` of `problem` against the CPU's, each within its error bound: the CPU's sums, how many
+/// are wrong and the first that is.
+fn compared(problem: &Problem, sums: &[f64]) -> (Vec<f64>, usize, Option<usize>) {
+    let cpu = simpson_on_cpu(problem);
+    let expected: Vec<(f64, f64)> = cpu.iter().copied().zip(error_bounds(problem)).collect();
+    let (wrong, first) = first_mismatch(sums, &expected, |g, (c, bound)| within(g, c, bound));
+    (cpu, wrong, first)
 }
 
 /// How a case is named in the table.
@@ -151,16 +142,10 @@ pub fn run_case(student: &KernelImage, problem: &Problem, context: CaseContext) 
     let module = gpu.load(student)?;
     let theirs = simpson_into(&module, problem, &mut sums, f64::POISON_WORD, 1)?;
     let again = simpson_into(&module, problem, &mut sums, f64::SECOND_POISON_WORD, 1)?;
-    let outside = sums.trespass()?.map(|trespass| trespass.describe("sums", "n"));
-    let cpu = simpson_on_cpu(problem);
-    // Each CPU sum with its error bound: a right sum is within it.
-    let expected: Vec<(f64, f64)> = cpu.iter().copied().zip(error_bounds(problem)).collect();
-    let right = |g: f64, (c, bound): (f64, f64)| within(g, c, bound);
     // Issue 61: every timed launch, ours and the student's, integrates over an interval of its own,
     // after a warm-up over another.
     let fresh = fresh_inputs(|random| Ok([moved(problem, random)?, moved(problem, random)?]))?;
-    let (mut ours_at, mut theirs_at) = (fresh.iter().cycle(), fresh.iter().cycle());
-    let mut random = Random::unpredictable();
+    let (mut ours_at, mut theirs_at) = (fresh.iter(), fresh.iter());
     let timed = context.time(
         |launches| {
             let timing = each_launch(launches, &mut ours_at, |[warm_up, moved]| {
@@ -173,16 +158,18 @@ pub fn run_case(student: &KernelImage, problem: &Problem, context: CaseContext) 
             checked_runs(launches, || {
                 let [warm_up, moved] = theirs_at.next().context("no fresh interval left")?;
                 let run = simpson_after(&module, warm_up, moved, &mut sums, f64::POISON_WORD)?;
-                Ok((run.timing, wrong_sample(moved, &run.sums, &mut random)))
+                Ok((run.timing, wrong_on(moved, &run.sums)))
             })
         },
     )?;
+    // The guard zones after every launch, the timed ones too.
+    let outside = sums.trespass()?.map(|trespass| trespass.describe("sums", "n"));
     // The sums cross the GPU's memory at least once.
-    let bytes = (cpu.len() * std::mem::size_of::<f64>()) as f64;
+    let bytes = (theirs.sums.len() * std::mem::size_of::<f64>()) as f64;
     let below_the_floor = timed
         .times
         .and_then(|times| times.below_the_floor(bytes, gpu.info.peak_bandwidth()));
-    let (wrong, first) = first_mismatch(&theirs.sums, &expected, right);
+    let (cpu, wrong, first) = compared(problem, &theirs.sums);
     let block = problem.block_size as usize;
     let first = first.map(|i| FirstWrong {
         position: format!("sub-interval {i}"),

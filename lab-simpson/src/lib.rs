@@ -206,13 +206,8 @@ pub fn simpson_on_cpu(problem: &Problem) -> Vec<f64> {
     let h = problem.h();
     (0..problem.intervals)
         .into_par_iter()
-        .map(|i| sum_at(problem, h, i))
+        .map(|i| problem.integrand.simpson(problem.a + i as f64 * h, h))
         .collect()
-}
-
-/// The CPU's sum over sub-interval `i` of `problem`, whose sub-intervals are `h` wide.
-pub fn sum_at(problem: &Problem, h: f64, i: u64) -> f64 {
-    problem.integrand.simpson(problem.a + i as f64 * h, h)
 }
 
 /// The most each sub-interval's GPU sum may differ from the CPU's: its error bound
@@ -224,13 +219,8 @@ pub fn error_bounds(problem: &Problem) -> Vec<f64> {
     let h = problem.h();
     (0..problem.intervals)
         .into_par_iter()
-        .map(|i| bound_at(problem, h, i))
+        .map(|i| problem.integrand.simpson_bound(problem.a, problem.a + i as f64 * h, h))
         .collect()
-}
-
-/// The error bound of sub-interval `i`'s sum ([`error_bounds`]).
-pub fn bound_at(problem: &Problem, h: f64, i: u64) -> f64 {
-    problem.integrand.simpson_bound(problem.a, problem.a + i as f64 * h, h)
 }
 
 /// Whether a GPU sum is right: equal to the CPU's (an overflow to infinity on both sides too) or
