@@ -445,13 +445,17 @@ pub fn checked_runs(launches: usize, mut run: impl FnMut() -> Result<(Timing, Op
 
 /// Issue 61: the inputs of every timed launch, drawn afresh by `draw` from a generator nobody can
 /// know in advance ([`Random::unpredictable`]: seeded by the operating system in the case's own
-/// process, on no command line and in no file), one for each timed launch of either kernel. Ours and
-/// the student's j-th timed launches take the j-th, so the ratio stays fair; and nothing a kernel
-/// remembers from an earlier launch is the answer it must write. Each timing closure walks them with
-/// its own `iter()` ([`each_launch`]); a launch past the last is an error, never a repeat.
-pub fn fresh_inputs<T>(mut draw: impl FnMut(&mut Random) -> Result<T>) -> Result<Vec<T>> {
+/// process, on no command line and in no file), a pair for each timed launch of either kernel: one
+/// for its warm-up, one for the launch, so that no launch before the timed one saw its input (a
+/// kernel could otherwise do the work in the warm-up and replay it). Ours and the student's j-th
+/// timed launches take the j-th pair, so the ratio stays fair; and nothing a kernel remembers from
+/// an earlier launch is the answer it must write. Each timing closure walks them with its own
+/// `iter()` ([`each_launch`]); a launch past the last is an error, never a repeat.
+pub fn fresh_inputs<T>(mut draw: impl FnMut(&mut Random) -> Result<T>) -> Result<Vec<[T; 2]>> {
     let mut random = Random::unpredictable();
-    (0..TIME_ROUNDS * TIMED_LAUNCHES).map(|_| draw(&mut random)).collect()
+    (0..TIME_ROUNDS * TIMED_LAUNCHES)
+        .map(|_| Ok([draw(&mut random)?, draw(&mut random)?]))
+        .collect()
 }
 
 /// `launches` runs of `run`, each on the next of `inputs` ([`fresh_inputs`]), their timed launches
@@ -461,12 +465,11 @@ pub fn each_launch<'a, T: 'a>(
     inputs: &mut impl Iterator<Item = &'a T>,
     mut run: impl FnMut(&'a T) -> Result<Timing>,
 ) -> Result<Timing> {
-    let mut samples = Vec::with_capacity(launches);
-    for _ in 0..launches {
+    let runs = checked_runs(launches, || {
         let input = inputs.next().context("no fresh inputs left for a timed launch")?;
-        samples.extend(run(input)?.samples_ms);
-    }
-    Ok(Timing::gpu(samples))
+        Ok((run(input)?, None))
+    })?;
+    Ok(runs.timing)
 }
 
 /// What [`CaseContext::time`] found: the times (none under compute-sanitizer) and, as a case's
