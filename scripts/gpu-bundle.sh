@@ -18,14 +18,27 @@
 # FOLDER (default gpu-bundle) is where it goes; --no-dev leaves out the dev-profile binaries and the
 # benchmarks (run.sh and the GPU tests need neither). With CUDA_ARCH set, the build goes to
 # target/arch-<CUDA_ARCH> so that it does not replace the default build in target/.
+#
+# The bundle also grades on its own (issue 62): gpu-bundle/grade.sh is assignments/grade.sh with the
+# grader, the labs, our solutions and the weeks' starters all from the bundle. FOLDER must be new,
+# empty, or an earlier bundle (it holds .gpu-bundle): nothing else is ever deleted.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [[ ${1:-} == -h || ${1:-} == --help ]]; then
+    sed -n '2,/^set -euo pipefail/p' "$0" | sed '$d; s/^# \{0,1\}//'
+    exit 0
+fi
 dev=1
 if [[ ${1:-} == --no-dev ]]; then
     dev=0
     shift
 fi
+[[ $# -le 1 && ${1:-} != -* ]] || { echo "gpu-bundle.sh: usage: bash scripts/gpu-bundle.sh [--no-dev] [FOLDER] (--help for more)" >&2; exit 2; }
 bundle=${1:-gpu-bundle}
+if [[ -e $bundle && ! -e $bundle/.gpu-bundle && -n $(ls -A "$bundle" 2>/dev/null) ]]; then
+    echo "gpu-bundle.sh: $bundle holds files and is no earlier bundle (no $bundle/.gpu-bundle): nothing is deleted; name a new or empty folder" >&2
+    exit 2
+fi
 if [[ -n ${CUDA_ARCH:-} && -z ${CARGO_TARGET_DIR:-} ]]; then
     export CARGO_TARGET_DIR="target/arch-${CUDA_ARCH//[^A-Za-z0-9_-]/_}"
 fi
@@ -33,6 +46,7 @@ target=${CARGO_TARGET_DIR:-target}
 bash scripts/cuda-toolchain.sh
 rm -rf "$bundle"
 mkdir -p "$bundle/bin" "$bundle/bin-dev" "$bundle/tests" "$bundle/benches" "$bundle/kernels"
+touch "$bundle/.gpu-bundle"
 cargo build --release --workspace --bins --locked
 if [[ $dev == 1 ]]; then
     cargo build --workspace --bins --locked
@@ -49,8 +63,20 @@ for lab in lab-*/; do
         strip --strip-debug -o "$bundle/bin-dev/$lab" "$target/debug/$lab"
     fi
 done
-# grade.sh --feedback's pages come from the feedback program, which grade.sh looks for beside the labs.
-cp "$target/release/feedback" "$bundle/bin/"
+# The grader and the feedback program, which grade.sh looks for beside the labs, and what grading
+# reads from the repository: our solutions and the weeks' starters, broken and red-team kernels.
+cp "$target/release/grader" "$target/release/feedback" "$bundle/bin/"
+mkdir -p "$bundle/kernels/cuda"
+cp kernels/cuda/*.cu "$bundle/kernels/cuda/"
+cp -r assignments "$bundle/assignments"
+cat >"$bundle/grade.sh" <<'GRADE'
+#!/usr/bin/env bash
+# assignments/grade.sh for a GPU node with this bundle only: the same command line (--help).
+here=$(cd "$(dirname "$0")" && pwd)
+export GRADE_REPOSITORY=$here LAB_BIN_DIR=$here/bin
+exec "$here/bin/grader" "$@"
+GRADE
+chmod +x "$bundle/grade.sh"
 # CUPTI for --profile and --trace, beside the release labs, where the profile code looks first; the
 # dev-profile labs find the GPU machine's own (/usr/local/cuda/extras/CUPTI/lib64), so both are tried.
 if [[ -e .toolchain/cuda/lib/libcupti.so.13 ]]; then

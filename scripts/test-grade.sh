@@ -94,7 +94,7 @@ case $first in
     "// machine, no row")
         echo "lab-mmm: error: $machine" >&2
         exit 3 ;;
-    "// pass" | "// half" | "// rules only" | "// other case set" | "// edits the cases" | "// machine" | "// static fail" | "// compile error, with a row")
+    "// pass" | "// half" | "// no tiles" | "// rules only" | "// other case set" | "// edits the cases" | "// machine" | "// static fail" | "// compile error, with a row")
         listing=$("$REAL_LAB" "${plain[@]}" --list-cases)
         read -r cases _ _ _ hash <<<"$(head -n 1 <<<"$listing" | tr -d '():')"
         mapfile -t names < <(tail -n +2 <<<"$listing")
@@ -116,6 +116,8 @@ case $first in
                 [[ $verdict == PASS && $first == "// static fail" ]] && verdict=FAIL code=1
             elif [[ $first == "// half" && $((i % 2)) == 1 ]]; then
                 verdict=FAIL code=1
+            elif [[ $first == "// no tiles" && ${names[i]} == tiles:* ]]; then
+                verdict=FAIL code=1
             elif [[ $first == "// rules only" && ${names[i]} != *": "* ]]; then
                 verdict=FAIL code=1
             elif [[ $first == "// machine" && ! ${names[i]} =~ ^[a-z]+:\  ]]; then
@@ -134,7 +136,13 @@ case $first in
         done
         printf '"%s",%s%s/%s%s\n' "${file//\"/\"\"}" "$verdicts" "$passed" "$counted" "$rest"
         exit "$code" ;;
-    *) exit 1 ;;
+    "// panics")
+        # A lab that ends without a row and without a word of its own: not the student's (issue 62).
+        echo "thread 'main' panicked at lab-mmm/src/main.rs:1:1: index out of bounds" >&2
+        exit 101 ;;
+    *)
+        echo "lab-mmm: error: the kernel crashed" >&2
+        exit 1 ;;
 esac
 STUB
 printf '#!/usr/bin/env bash\necho "GPU 0: Stand-in (UUID: GPU-0)"\necho "GPU 1: Stand-in (UUID: GPU-1)"\n' >"$work/gpus/nvidia-smi"
@@ -159,7 +167,7 @@ echo "// crashes" >"$subs/eve/__MACOSX/src/._mmm.cu"
 echo "// crashes" >"$subs/eve/.git/old.cu"
 echo "// crashes" >"$subs/eve/src/.#mmm.cu"
 
-export REAL_LAB=$real_lab LAB_BIN_DIR=$work/bin STUB_LOG=$work/stub.log
+export REAL_LAB=$real_lab LAB_BIN_DIR=$work/bin STUB_LOG=$work/stub.log GRADER=$target/debug/grader
 grade() {  # grade NAME ARGS...: stdout to NAME.csv, stderr to NAME.err, the exit code echoed
     local name=$1
     shift
@@ -190,7 +198,7 @@ row '=1+2 | 18/18 |  | 100.0
 row Doe, Jane "JD" | 18/18 |  | 100.0
 row alice | 18/18 |  | 100.0
 row bob | 0/18 | compile error or no result: bob.cu(3): error: identifier "x" is undefined | 0.0
-row carol | 0/18 | compile error or no result: no message | 0.0
+row carol | 0/18 | compile error or no result: lab-mmm: error: the kernel crashed | 0.0
 row empty folder | 0/18 | no .cu file | 0.0
 row eve | 18/18 | graded src/mmm.cu, the folder's only .cu file | 100.0
 row half | 9/18 |  | 41.7
@@ -354,13 +362,13 @@ row 3 | 0/$n |  | $new_hash | case set changed during grading: $new_hash, expect
 ROWS
 )"
 
-# --help names every option grade.sh reads.
+# --help names every option the grader reads.
 bash assignments/grade.sh --help >"$work/help.txt"
-options=$(grep -o -E '^ +(-h\|)?--[a-z-]+(\|--[a-z-]+)*\)' assignments/grade.sh | tr -d ' )' | tr '|' ' ')
-expect "options found" "$(wc -w <<<"$options")" 23
+options="--jobs --sanitize --cases --limit --weights --ids --out --keep --feedback --feedback-hide-cases --earlier --dry-run --slurm --partition --account --sbatch --time --cpus --mem --throttle --collect-job --collect --help"
 for option in $options; do
-    expect "--help names $option" "$(grep -q -E -- "(^|[ [,])$option([] ,]|$)" "$work/help.txt" && echo yes)" yes
+    expect "--help names $option" "$(grep -q -E -- "(^|[ [,])$option([] ,=]|$)" "$work/help.txt" && echo yes)" yes
 done
+expect "--help names every week" "$(grep -c '01-simpson, 02-mmm-ab, 03-mmm-tiled, 04-constant-tracer, 07-dynamic-parallelism' "$work/help.txt")" 1
 
 # Bad arguments: one line on stderr, exit 2; no GPU: exit 1.
 for bad in "--jobs 0 03-mmm-tiled $subs" "09-nothing $subs" "03-mmm-tiled $work/missing" "--cases $work/missing 03-mmm-tiled $subs" "--fast 03-mmm-tiled $subs" "--limit 0 03-mmm-tiled $subs" "--limit 1.5 03-mmm-tiled $subs" \
@@ -382,7 +390,8 @@ expect "no GPU exits" "$(LAB_BIN_DIR='' nogpu no-gpu 03-mmm-tiled "$subs")" 1
 expect "no GPU says so" "$(cat "$work/no-gpu.err")" "grade.sh: no GPU here (nvidia-smi lists none, CUDA_VISIBLE_DEVICES is unset); grading runs every case on one: grade on a GPU node, or use --dry-run (compiles and checks the static rules only)"
 expect "no GPU: nothing built" "$(cat "$work/cargo.log" 2>/dev/null)" ""
 expect "a GPU: the lab is built" "$(LAB_BIN_DIR='' LC_ALL=C PATH="$work/cargo:$work/gpus:$PATH" bash assignments/grade.sh 03-mmm-tiled "$subs" 2>&1 >/dev/null; cat "$work/cargo.log")" \
-    "grade.sh: cargo build --release -p lab-mmm failed
+    "grade.sh: building: cargo build --release -p lab-mmm (minutes the first time)
+grade.sh: cargo build --release -p lab-mmm failed
 cargo build --release -q -p lab-mmm"
 expect "CUDA_VISIBLE_DEVICES=-1 is no GPU" "$(CUDA_VISIBLE_DEVICES=-1 grade hidden-gpus 03-mmm-tiled "$subs")" 1
 expect "CUDA_VISIBLE_DEVICES=-1: one line" "$(cat "$work/hidden-gpus.err")" "grade.sh: no GPU here: CUDA_VISIBLE_DEVICES='-1' names none; grade on a GPU node, or use --dry-run (compiles and checks the static rules only)"
@@ -525,7 +534,7 @@ expect "the lab refuses: one line" "$(grep -v -e '^grade.sh: graded ' -e '^grade
 
 # --weights: lines NAME WEIGHT (a whole column name, a rule's name, *); a column not named weighs 1.
 printf '# week 3\n\ntiles 2\r\ntiling, measured 0\nmmm f64, 1 x 1 times 1 x 1  3\n' >"$work/weights.txt"
-expect "--weights exits" "$(grade weighted --weights "$work/weights.txt" 03-mmm-tiled "$subs")" 0
+expect "--weights exits" "$(grade weighted --rule-cap 100 --weights "$work/weights.txt" 03-mmm-tiled "$subs")" 0
 expect "--weights: the scores" "$(columns "$work/weighted.csv" student score | grep -E '^row (alice|half|bob)')" "row alice | 100.0
 row bob | 0.0
 row half | 54.0"
@@ -725,6 +734,52 @@ for bad in "--sanitize 05-streams" "--feedback $work/fb3 06-pinned-mapped" "--sa
     expect "grade.sh $bad exits 2 with one line" "$(LAB_BIN_DIR=$work/real-bin grade bad $bad "$programs"; wc -l <"$work/bad.err")" "2
 1"
 done
+
+# Issue 62: no grade lost, none silently zero. A lab that ends without a row and without a word of
+# its own is not graded (never 0); --out is written in one rename, the previous CSV kept as .bak, and
+# a mistyped week leaves it as it was; what is written is private; a write error is an exit code; only
+# .cu files and folders are submissions, the rest named once; one student twice is refused.
+safe=$work/safe
+mkdir -p "$safe"
+echo "// pass" >"$safe/alice.cu"
+echo "// panics" >"$safe/pan.cu"
+echo "notes" >"$safe/notes.txt"
+expect "a lab without a row or a word: exit 1" "$(grade safe --out "$work/safe-grades.csv" 03-mmm-tiled "$safe")" 1
+expect "a lab without a row or a word: not graded, no score" "$(columns "$work/safe-grades.csv" student passed note score)" "lengths same
+row alice | 18/18 |  | 100.0
+row pan | 0/18 | not graded: the lab ended without a row and without saying why (exit code 101: a panic or a crash of the lab, not the student's; its output is in the kept --check output) | "
+expect "a lab without a row: stderr names it, and what was skipped" "$(grep -v -e '^grade.sh: graded ' -e '^grade.sh: each submission' "$work/safe.err")" \
+    "grade.sh: $safe: 1 not graded, neither a .cu file nor a folder: notes.txt
+grade.sh: the lab gave no row for 1 of 2 submissions, not graded (never 0): pan; their notes say what the lab did: grade them again"
+expect "--out: nothing on stdout" "$(wc -c <"$work/safe.csv")" 0
+expect "--out: private" "$(stat -c %a "$work/safe-grades.csv") $(stat -c %a "$work/safe-grades-checks")" "600 700"
+cp "$work/safe-grades.csv" "$work/safe-first.csv"
+rm "$safe/pan.cu"
+expect "--out again: exit 0" "$(grade safe-again --out "$work/safe-grades.csv" 03-mmm-tiled "$safe")" 0
+expect "--out again: the previous CSV kept as .bak" "$(cmp -s "$work/safe-first.csv" "$work/safe-grades.csv.bak" && echo kept)" kept
+cp "$work/safe-grades.csv" "$work/safe-second.csv"
+expect "a mistyped week: exit 2" "$(grade safe-typo --out "$work/safe-grades.csv" 03-mmm-tield "$safe")" 2
+expect "a mistyped week: the CSV as it was" "$(cmp -s "$work/safe-second.csv" "$work/safe-grades.csv" && echo same)" same
+expect "stdout that cannot be written: exit 1" "$(LC_ALL=C PATH="$work/gpus:$PATH" bash assignments/grade.sh --keep "$work/full-checks" 03-mmm-tiled "$safe" >/dev/full 2>"$work/full.err" && echo 0 || echo $?)" 1
+expect "stdout that cannot be written: one line" "$(grep -v -e '^grade.sh: graded ' -e '^grade.sh: each submission' -e 'neither a .cu file' "$work/full.err")" \
+    "grade.sh: cannot write the CSV to stdout: No space left on device (os error 28)"
+mkdir -p "$safe/alice"
+expect "one student twice: exit 2" "$(grade twice 03-mmm-tiled "$safe")" 2
+expect "one student twice: one line" "$(cat "$work/twice.err")" "grade.sh: $safe: alice and alice.cu are one student's (alice): keep one of them, nothing graded"
+rmdir "$safe/alice"
+
+# Scores that mean the week: the starter handed in unchanged (other comments and layout) scores 0
+# unrun; every case right but a rule of the week's technique failed scores at most --rule-cap (50).
+week_scores=$work/week-scores
+mkdir -p "$week_scores"
+{ echo "// my comment"; sed 's/^    //' assignments/03-mmm-tiled/mmm.cu; } >"$week_scores/starter.cu"
+echo "// no tiles" >"$week_scores/untiled.cu"
+expect "scores: exit 0" "$(grade week-scores 03-mmm-tiled "$week_scores")" 0
+expect "scores: the starter 0, a skipped technique 50" "$(columns "$work/week-scores.csv" student passed note score | grep '^row')" \
+    "row starter | 0/18 | the week's starter, unchanged (only comments or layout differ): nothing handed in | 0.0
+row untiled | 17/18 |  | 50.0"
+expect "scores: --rule-cap 100" "$(grade week-scores --rule-cap 100 03-mmm-tiled "$week_scores"; columns "$work/week-scores.csv" student score | grep '^row untiled')" "0
+row untiled | 94.4"
 
 echo "test-grade.sh: $checks checks, $failures failed"
 [[ $failures == 0 ]]

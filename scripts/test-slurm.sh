@@ -147,7 +147,7 @@ echo "// half" >"$work/subs/Doe, Jane.cu"
 echo "// crashes" >"$work/subs/carol.cu"
 echo "// other case set" >"$work/subs/dave.cu"
 printf '%s\n' "alice.cu,a1" '"Doe, Jane.cu",d2' "carol,c3" "dave.cu,d4" >"$work/ids.txt"
-export LAB_BIN_DIR=$work/bin
+export LAB_BIN_DIR=$work/bin GRADER=$target/debug/grader
 # Waits (60 s at most) until the jobs $1 (a comma-separated list) have left the queue.
 wait_for() {
     local started=$SECONDS
@@ -163,7 +163,7 @@ printf '#!/usr/bin/env bash\necho "sbatch $*" >>%q\nexec %q "$@"\n' "$work/sbatc
 chmod +x "$work/sbatch/sbatch"
 submitted=$(PATH="$work/sbatch:$PATH" bash assignments/grade.sh --slurm --collect-job --time 5 --ids "$work/ids.txt" 03-mmm-tiled "$work/subs" "$work/out")
 job=$(cat "$work/out/job") collector=$(cat "$work/out/collect-job")
-expect "the job id is printed" "$(head -n 1 <<<"$submitted")" "grade.sh: submitted job array $job: 4 tasks, one GPU, 2 CPUs and 8G each (week 03-mmm-tiled)"
+expect "the job id is printed" "$(head -n 1 <<<"$submitted")" "grade.sh: submitted job array $job: 4 tasks, one GPU, 2 CPUs and 8G each, at most 8 at once (week 03-mmm-tiled)"
 expect "the collect job is printed" "$(tail -n 1 <<<"$submitted")" "then the collect job $collector writes $work/out/grades.csv (its log: $work/out/logs/collect-$collector.log)"
 # What a cluster's admin reads in the task script: a GPU, CPUs and memory asked for, logs named after
 # the array job and the task. Without --gres=gpu:1 a task gets no GPU (below), so its line must be there.
@@ -175,7 +175,7 @@ echo "the task script:"
 sed 's/^/    /' "$work/out/task.sh"
 canary=$(cat "$work/out/canary-job")
 expect "the array waits for our solution, the collect job for the array" "$(cat "$work/sbatch.log")" \
-    "$(printf 'sbatch --parsable %s\nsbatch --parsable --array=0-3 --dependency=afterok:%s --kill-on-invalid-dep=yes %s\nsbatch --parsable --dependency=afterany:%s %s' "$work/out/canary.sh" "$canary" "$work/out/task.sh" "$job" "$work/out/collect.sh")"
+    "$(printf 'sbatch --parsable %s\nsbatch --parsable --array=0-3%%8 --dependency=afterok:%s --kill-on-invalid-dep=yes %s\nsbatch --parsable --dependency=afterany:%s %s' "$work/out/canary.sh" "$canary" "$work/out/task.sh" "$job" "$work/out/collect.sh")"
 expect "our solution's job asks for a GPU too" "$(grep -c -x -F -- "#SBATCH --gres=gpu:1" "$work/out/canary.sh")" 1
 wait_for "$canary,$job,$collector"
 echo "the array, as Slurm saw it:"
@@ -184,7 +184,7 @@ expect "the collect exits 1 (a row of another case set)" "$(bash assignments/gra
 expect "the local run exits 1 too" "$(PATH="$work/gpus:$PATH" bash assignments/grade.sh --ids "$work/ids.txt" 03-mmm-tiled "$work/subs" >"$work/local.csv" 2>/dev/null && echo 0 || echo $?)" 1
 expect "the array's CSV is the local run's" "$(diff "$work/local.csv" "$work/slurm.csv" && echo same)" same
 expect "rows" "$(wc -l <"$work/slurm.csv")" 5
-expect "every task got a GPU" "$(grep -c 'GPU 0' "$work/out/rows/2.err")" 1
+expect "every task got a GPU" "$(grep -c '^lab-mmm: error: the kernel crashed on GPU 0$' "$work/out/checks/carol.cu.txt")" 1
 expect "another case set: the row says so, no score" "$(grep -c '^"dave",.*,0/2,,fedcba9876543210,"case set changed during grading: fedcba9876543210, expected 0123456789abcdef",,"d4"$' "$work/slurm.csv")" 1
 expect "the score and the ids (OUT/ids)" "$(cut -d , -f 1 "$work/slurm.csv" | paste -s -d ' ') | $(grep -o ',[0-9.]*,"[a-z0-9]*"$' "$work/slurm.csv" | paste -s -d ' ')" \
     'student "Doe "alice" "carol" "dave" | ,50.0,"d2" ,100.0,"a1" ,0.0,"c3" ,,"d4"'

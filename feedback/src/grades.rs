@@ -1,4 +1,4 @@
-//! grade.sh's CSV, read back: a header and one row per submission, fields as RFC 4180 quotes them.
+//! grade.sh's CSV, read back (through the grader's CSV module): a header and one row per submission.
 
 use anyhow::{bail, Result};
 
@@ -12,7 +12,7 @@ pub struct Grades {
 impl Grades {
     /// Reads grade.sh's CSV; a row of another length than the header is an error naming its line.
     pub fn parse(text: &str) -> Result<Grades> {
-        let mut records = records(text)?.into_iter();
+        let mut records = grader::csv::records(text)?.into_iter();
         let Some(header) = records.next() else {
             bail!("the grades CSV is empty")
         };
@@ -45,39 +45,6 @@ impl Grades {
             .and_then(|column| self.rows.get(row)?.get(column))
             .map_or("", String::as_str)
     }
-}
-
-/// The records of `text`: fields split at commas, quoted ones with `""` for a quote and line breaks
-/// inside; the `'` grade.sh puts before a field a spreadsheet would take for a formula is kept.
-fn records(text: &str) -> Result<Vec<Vec<String>>> {
-    let (mut records, mut record, mut field) = (Vec::new(), Vec::new(), String::new());
-    let (mut quoted, mut chars) = (false, text.chars().peekable());
-    while let Some(c) = chars.next() {
-        match (quoted, c) {
-            (true, '"') if chars.peek() == Some(&'"') => {
-                chars.next();
-                field.push('"');
-            }
-            (true, '"') => quoted = false,
-            (true, c) => field.push(c),
-            (false, '"') if field.is_empty() => quoted = true,
-            (false, ',') => record.push(std::mem::take(&mut field)),
-            (false, '\r') if chars.peek() == Some(&'\n') => {}
-            (false, '\n') => {
-                record.push(std::mem::take(&mut field));
-                records.push(std::mem::take(&mut record));
-            }
-            (false, c) => field.push(c),
-        }
-    }
-    if quoted {
-        bail!("the grades CSV ends inside a quoted field");
-    }
-    if !field.is_empty() || !record.is_empty() {
-        record.push(field);
-        records.push(record);
-    }
-    Ok(records)
 }
 
 #[cfg(test)]
