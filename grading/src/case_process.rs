@@ -25,8 +25,8 @@ use std::process::{Command, ExitStatus, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::output::{drain, Activity, Captured};
-use super::Row;
+use crate::output::{drain, Activity, Captured};
+use crate::row::{NoResult, Row};
 
 /// When a case is stopped: after `silence` without a byte on stdout or stderr, or after `total`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -121,7 +121,7 @@ pub struct Batch<'a> {
 /// Returns the runs of the cases up to the first that has no row, which is a FAULT that says how the
 /// child ended; the cases after it did not run. A child that fails after writing every row fails its
 /// last case (the child checks its GPU context before it writes a row, so a case that broke it is
-/// found as it ends: [`super::run_cases`]).
+/// found as it ends: [`crate::check::run_cases`]).
 pub fn run(mut command: Command, batch: &Batch<'_>, mut starting: impl FnMut(usize)) -> Vec<CaseRun> {
     use std::os::unix::process::CommandExt as _;
     let Some(first) = batch.cases.first() else {
@@ -203,10 +203,10 @@ fn exited_well(ending: &Ending, finished: Option<i32>) -> bool {
 /// stops at the limits are [`Ending::Silent`] and the like, and nothing of a kernel week's submission
 /// runs on the host, nor can a program week's, in its own PID namespace, signal the case), else the
 /// case's own FAULT ([`ended`]).
-fn without_row(ending: &Ending, limits: Limits, stderr: &Captured, finished: Option<i32>) -> super::NoResult {
+fn without_row(ending: &Ending, limits: Limits, stderr: &Captured, finished: Option<i32>) -> NoResult {
     use std::os::unix::process::ExitStatusExt as _;
     match ending {
-        Ending::Exited(status) if status.signal() == Some(libc::SIGKILL) => super::NoResult::Machine(format!(
+        Ending::Exited(status) if status.signal() == Some(libc::SIGKILL) => NoResult::Machine(format!(
             "the case was killed by SIGKILL, which the check did not send (the system's OOM killer, an administrator or the batch system?): grade it again ({})",
             stderr.last_line().unwrap_or("no message")
         )),
@@ -330,7 +330,7 @@ pub fn write_row(path: &Path, row: &Row) -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Outcome, Row};
+    use crate::row::{Outcome, Row};
     use common::private_dir::PrivateDir;
 
     const CASE: &str = "17 x 33 x 5";
@@ -342,7 +342,7 @@ mod tests {
                 wrong: 0,
                 elements: 85,
                 first: None,
-                times: Some(crate::Times {
+                times: Some(crate::times::Times {
                     student_ms: 1.0,
                     ours_ms: 1.0,
                     spread: 0.0,
@@ -550,13 +550,13 @@ mod tests {
     fn a_sigkill_the_check_did_not_send_is_the_machines() {
         let run = stand_in("echo allocating >&2; kill -KILL $$", Duration::from_secs(20));
         assert!(
-            matches!(&run.row.result, Err(crate::NoResult::Machine(why)) if why.starts_with("the case was killed by SIGKILL, which the check did not send") && why.ends_with("(allocating)")),
+            matches!(&run.row.result, Err(crate::row::NoResult::Machine(why)) if why.starts_with("the case was killed by SIGKILL, which the check did not send") && why.ends_with("(allocating)")),
             "{:?}",
             run.row.result
         );
         let crashed = stand_in("kill -SEGV $$", Duration::from_secs(20));
         assert!(
-            matches!(&crashed.row.result, Err(crate::NoResult::Fault(why)) if why.contains("SIGSEGV")),
+            matches!(&crashed.row.result, Err(crate::row::NoResult::Fault(why)) if why.contains("SIGSEGV")),
             "{:?}",
             crashed.row.result
         );

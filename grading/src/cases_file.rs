@@ -125,12 +125,12 @@ pub struct CaseFormat<'a, C> {
 
 impl<C> CaseFormat<'_, C> {
     /// The week's cases, or those of `file`; a file that cannot be read or has a bad line is a
-    /// [`super::Usage`] error (exit code 2: the call is wrong, not the student's kernel).
+    /// [`crate::exit::Usage`] error (exit code 2: the call is wrong, not the student's kernel).
     pub fn load(&self, file: Option<&Path>, builtin: Vec<C>) -> Result<CaseSet<C>> {
         let cases = match file {
             Some(path) => self
                 .read(path)
-                .map_err(|err| anyhow::Error::new(super::Usage(format!("{err:#}"))))?,
+                .map_err(|err| anyhow::Error::new(crate::exit::Usage(format!("{err:#}"))))?,
             None => builtin,
         };
         let lines: Vec<String> = cases.iter().map(|case| (self.line)(case)).collect();
@@ -280,7 +280,7 @@ mod tests {
             "{missing:#}"
         );
         assert_eq!(
-            crate::exit_code(&missing),
+            crate::exit::exit_code(&missing),
             2,
             "issue 45: a bad cases file is a usage error"
         );

@@ -243,7 +243,7 @@ pub fn find_trespass(before: &[u32], after: &[u32], guard: u32, element_bytes: u
 /// The first element of an input that differs bit for bit from its host copy, and how many do:
 /// an input the kernel was to read only.
 pub fn first_changed<T: Poison>(original: &[T], now: &[T]) -> Option<(usize, usize)> {
-    let (changed, first) = crate::first_mismatch(now, original, |a: T, b: T| a.bits() == b.bits());
+    let (changed, first) = crate::row::first_mismatch(now, original, |a: T, b: T| a.bits() == b.bits());
     first.map(|index| (index, changed))
 }
 

@@ -15,8 +15,8 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use super::case_process::{self, Batch, Deadline, Limits, Slot};
-use super::{NoResult, Outcome, Row};
+use crate::case_process::{self, Batch, Deadline, Limits, Slot};
+use crate::row::{NoResult, Outcome, Row};
 use kernels::KernelImage;
 use profiler::counters::{self, Launch};
 
@@ -275,7 +275,7 @@ pub fn rule_row(case: &str, kernel: &str, value: f64, bound: Bound, why: &str, o
         Bound::AtMost(limit) => (value <= limit, format!("at most {limit:.1}")),
         Bound::AtLeast(limit) => (value >= limit, format!("at least {limit:.1}")),
     };
-    let first = super::FirstWrong {
+    let first = crate::row::FirstWrong {
         position: kernel.to_string(),
         value: format!("{value:.1}"),
         expected: format!("{expected} ({why}; ours {ours:.1})"),

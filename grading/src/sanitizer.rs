@@ -99,7 +99,7 @@ impl Ending {
     /// [`ERROR_EXIT_CODE`], [`Ending::FinishedWithErrors`] (the case's process takes one only after exit
     /// code 0 or that); a fault that ends in `(exit status: N)`, which it adds for any other code,
     /// [`Ending::Exited`]; any other fault [`Ending::Stopped`].
-    pub fn of<T>(result: &Result<T, super::NoResult>, exit: Option<i32>) -> Ending {
+    pub fn of<T>(result: &Result<T, crate::row::NoResult>, exit: Option<i32>) -> Ending {
         match result {
             Ok(_) if exit == Some(ERROR_EXIT_CODE) => Ending::FinishedWithErrors,
             Ok(_) => Ending::Finished,
@@ -406,7 +406,7 @@ fn thread_and_block(line: &str) -> Option<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::NoResult;
+    use crate::row::NoResult;
 
     // Reports as compute-sanitizer 2024-2025 prints them (the layout of NVIDIA's documentation and of
     // public logs), with our kernels' names.

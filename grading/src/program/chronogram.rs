@@ -10,7 +10,7 @@ use profiler::records::{Activity, Direction, What};
 use profiler::timeline::{svg, Kind, Source, Span};
 
 use super::trace::Trace;
-use crate::Usage;
+use crate::exit::Usage;
 
 /// Idle time longer than this is cut out of a chronogram...
 const LONGEST_GAP_NS: u64 = 1_000_000;

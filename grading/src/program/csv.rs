@@ -9,7 +9,7 @@ use std::path::Path;
 
 use super::{Rule, Verdict};
 use crate::cases_file::CaseSet;
-use crate::{csv_field, csv_header, ratio_columns};
+use crate::csv::{csv_field, csv_header, ratio_columns};
 
 /// The header for these cases and rules.
 pub fn header(cases: &[String], rules: &[&str]) -> String {

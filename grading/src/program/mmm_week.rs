@@ -31,7 +31,7 @@ use profiler::timeline::{write_svg, Kernel};
 use super::trace::Trace;
 use super::{rules, Prepared, ProgramArgs, Rule, Week};
 use crate::cases_file::field;
-use crate::on_the_machine;
+use crate::exit::on_the_machine;
 
 /// The BLOCK_SIZE of our own run (and of the week's program).
 pub const BLOCK_SIZE: u32 = 16;

@@ -28,7 +28,7 @@ use kernels::private_dir::PrivateDir;
 use kernels::runtime::{self, CompileError};
 
 use crate::cases_file::{CaseFormat, CaseSet};
-use crate::{Machine, Usage};
+use crate::exit::{Machine, Usage};
 use rows::fault;
 pub use rows::{gpu_time, host_memory, kernel_time, overlap, results, waited, Rule, Verdict};
 use trace::Trace;
@@ -376,7 +376,7 @@ fn dry_run<W: Week>(args: &ProgramArgs, built: &Built<W::Case>) {
 }
 
 /// The second half: runs every case of `week` with the program `build` made, prints the table (or
-/// the CSV row) and returns an error when anything failed ([`crate::run_lab`] turns it into the
+/// the CSV row) and returns an error when anything failed ([`crate::exit::run_lab`] turns it into the
 /// exit code).
 pub fn check<W: Week>(args: &ProgramArgs, built: &Built<W::Case>, week: &mut W) -> Result<()> {
     let source = args.program_source.as_deref().unwrap_or(Path::new("?"));

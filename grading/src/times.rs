@@ -1,0 +1,302 @@
+//! The times of a case: the student's kernel and ours timed in alternating rounds
+//! ([`CaseContext::time`]), every timed launch of the student's checked ([`checked_runs`]), each on
+//! inputs of its own ([`fresh_inputs`], [`each_launch`]), and what their medians say ([`Times`]: the
+//! ratio, whether it is steady or suspiciously low, a time below the physical floor).
+
+use anyhow::{Context as _, Result};
+use common::timing::Timing;
+use common::verify::Random;
+
+/// What a case's child knows about its run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CaseContext {
+    /// Under compute-sanitizer: times mean nothing there, so the case runs the student's kernel once
+    /// per poison and not ours.
+    pub sanitized: bool,
+}
+
+/// Rounds of [`TIMED_LAUNCHES`] launches per kernel in [`CaseContext::time`]; the kernel that goes
+/// first alternates from round to round.
+const TIME_ROUNDS: usize = 4;
+/// Timed launches per kernel and round, each after a warm-up launch of its own (on other inputs:
+/// [`fresh_inputs`]).
+const TIMED_LAUNCHES: usize = 3;
+/// A ratio whose kernels' launch times spread more than this ([`Timing::relative_spread`]) is shown
+/// as unsteady. It still counts in the CSV's mean (issue 39): the ratio is of medians over twelve
+/// launches in alternating rounds, so a kernel that is slow on purpose on some launches only moves its
+/// own median, up, and an unsteady case cannot be made to leave the mean.
+pub(crate) const MAX_SPREAD: f64 = 0.10;
+/// A ratio below this is faster than the week's technique allows against our kernel of the same
+/// technique (issue 39: the public leaderboards' exploits, work skipped or moved out of the timed
+/// launches, show as ratios far below 1). It does not fail the case, whose values were checked on
+/// every launch; the table and the CSV flag it for a teacher to look at.
+pub const SUSPICIOUS_RATIO: f64 = 0.5;
+
+/// The student's timed launches, each one checked ([`checked_runs`]).
+#[derive(Debug, Clone)]
+pub struct Checked {
+    pub timing: Timing,
+    /// The first launch whose output was wrong: its index among these launches and what was wrong.
+    pub wrong: Option<(usize, String)>,
+}
+
+/// `launches` timed runs of the student's kernel, each one checked (issue 39: every timed run is a
+/// checked run). `run` poisons the output, launches (its warm-up poisoned too), reads the output back
+/// and returns the timed launch's time with what is wrong with the output, if anything. A kernel that
+/// skips its work when the output is already there, or does it only while it is checked, fails.
+pub fn checked_runs(launches: usize, mut run: impl FnMut() -> Result<(Timing, Option<String>)>) -> Result<Checked> {
+    let mut samples = Vec::with_capacity(launches);
+    let mut first_wrong = None;
+    for launch in 0..launches {
+        let (timing, wrong) = run()?;
+        samples.extend(timing.samples_ms);
+        if first_wrong.is_none() {
+            first_wrong = wrong.map(|what| (launch, what));
+        }
+    }
+    Ok(Checked {
+        timing: Timing::gpu(samples),
+        wrong: first_wrong,
+    })
+}
+
+/// Issue 61: the inputs of every timed launch, drawn afresh by `draw` from a generator nobody can
+/// know in advance ([`Random::unpredictable`]: seeded by the operating system in the case's own
+/// process, on no command line and in no file), a pair for each timed launch of either kernel: one
+/// for its warm-up, one for the launch, so that no launch before the timed one saw its input (a
+/// kernel could otherwise do the work in the warm-up and replay it). Ours and the student's j-th
+/// timed launches take the j-th pair, so the ratio stays fair; and nothing a kernel remembers from
+/// an earlier launch is the answer it must write. Each timing closure walks them with its own
+/// `iter()` ([`each_launch`]); a launch past the last is an error, never a repeat.
+pub fn fresh_inputs<T>(mut draw: impl FnMut(&mut Random) -> Result<T>) -> Result<Vec<[T; 2]>> {
+    let mut random = Random::unpredictable();
+    (0..TIME_ROUNDS * TIMED_LAUNCHES)
+        .map(|_| Ok([draw(&mut random)?, draw(&mut random)?]))
+        .collect()
+}
+
+/// `launches` runs of `run`, each on the next of `inputs` ([`fresh_inputs`]), their timed launches
+/// together: ours, launch by launch, as [`checked_runs`] runs the student's.
+pub fn each_launch<'a, T: 'a>(
+    launches: usize,
+    inputs: &mut impl Iterator<Item = &'a T>,
+    mut run: impl FnMut(&'a T) -> Result<Timing>,
+) -> Result<Timing> {
+    let runs = checked_runs(launches, || {
+        let input = inputs.next().context("no fresh inputs left for a timed launch")?;
+        Ok((run(input)?, None))
+    })?;
+    Ok(runs.timing)
+}
+
+/// What [`CaseContext::time`] found: the times (none under compute-sanitizer) and, as a case's
+/// finding, the first timed launch of the student's kernel that left a wrong output.
+#[derive(Debug, Clone, Default)]
+pub struct Timed {
+    pub times: Option<Times>,
+    pub wrong: Option<String>,
+}
+
+impl CaseContext {
+    /// The student's kernel (`theirs`, every launch checked: [`checked_runs`]) and ours timed on the
+    /// case, each closure running its kernel the given number of times, each launch after a warm-up
+    /// of its own (issue 29: a fair ratio). Over [`TIME_ROUNDS`] rounds, ours goes first in the even ones and theirs in the odd
+    /// ones, so neither always meets the colder GPU; the medians are over every round's launches.
+    /// `ours` must leave no result of ours in device memory when it returns (issue 39: poison its
+    /// output), so that the student's next launch cannot find it. Nothing is timed under
+    /// compute-sanitizer, where times mean nothing.
+    pub fn time(
+        &self,
+        mut ours: impl FnMut(usize) -> Result<Timing>,
+        mut theirs: impl FnMut(usize) -> Result<Checked>,
+    ) -> Result<Timed> {
+        if self.sanitized {
+            return Ok(Timed::default());
+        }
+        let (mut ours_ms, mut theirs_ms, mut wrong) = (Vec::new(), Vec::new(), None);
+        for round in 0..TIME_ROUNDS {
+            let mut student = || -> Result<()> {
+                let checked = theirs(TIMED_LAUNCHES)?;
+                theirs_ms.extend(checked.timing.samples_ms);
+                if wrong.is_none() {
+                    wrong = checked.wrong.map(|(launch, what)| {
+                        format!(
+                            "timed run {} of {}: {what}",
+                            round * TIMED_LAUNCHES + launch + 1,
+                            TIME_ROUNDS * TIMED_LAUNCHES
+                        )
+                    });
+                }
+                Ok(())
+            };
+            if round % 2 == 0 {
+                ours_ms.extend(ours(TIMED_LAUNCHES)?.samples_ms);
+                student()?;
+            } else {
+                student()?;
+                ours_ms.extend(ours(TIMED_LAUNCHES)?.samples_ms);
+            }
+        }
+        Ok(Timed {
+            times: Some(Times::of(&Timing::gpu(theirs_ms), &Timing::gpu(ours_ms))),
+            wrong,
+        })
+    }
+}
+
+/// The student's kernel and ours on one case: medians and how far their launches spread.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Times {
+    pub student_ms: f64,
+    pub ours_ms: f64,
+    /// The larger of the two kernels' [`Timing::relative_spread`].
+    pub spread: f64,
+}
+
+impl Times {
+    pub fn of(student: &Timing, ours: &Timing) -> Times {
+        Times {
+            student_ms: student.median_ms(),
+            ours_ms: ours.median_ms(),
+            spread: student.relative_spread().max(ours.relative_spread()),
+        }
+    }
+
+    /// The student's time over ours.
+    pub fn ratio(&self) -> f64 {
+        self.student_ms / self.ours_ms
+    }
+
+    /// Whether the launches were steady ([`MAX_SPREAD`]).
+    pub fn steady(&self) -> bool {
+        self.spread <= MAX_SPREAD
+    }
+
+    /// Whether the ratio is below [`SUSPICIOUS_RATIO`].
+    pub fn suspicious(&self) -> bool {
+        self.ratio() < SUSPICIOUS_RATIO
+    }
+
+    /// Issue 61: a finding where the student's median is below the physical floor of the case: the
+    /// time in which `bytes` (what the kernel must read or write at least once) can move at
+    /// [`FLOOR_BANDWIDTHS`] times the GPU's peak memory bandwidth (`peak_bandwidth`, bytes/s). No
+    /// kernel that does the case's work is that fast: its work was done elsewhere, or the clock was
+    /// fooled. Nothing where the bandwidth is unknown.
+    pub fn below_the_floor(&self, bytes: f64, peak_bandwidth: f64) -> Option<String> {
+        if !(peak_bandwidth.is_finite() && peak_bandwidth > 0.0) {
+            return None;
+        }
+        let floor_ms = bytes / (FLOOR_BANDWIDTHS * peak_bandwidth) * 1e3;
+        (self.student_ms < floor_ms).then(|| {
+            format!(
+                "faster than the GPU can be: a median of {:.6} ms, where moving the case's {} once takes at least {floor_ms:.6} ms at {FLOOR_BANDWIDTHS} times this GPU's peak memory bandwidth ({:.0} GB/s)",
+                self.student_ms,
+                common::format_bytes(bytes as u64),
+                peak_bandwidth / 1e9
+            )
+        })
+    }
+}
+
+/// How many times its memory's peak bandwidth a GPU may move a case's data at, at most, for
+/// [`Times::below_the_floor`]: L2 serves data just written at a few times the memory's rate (about 5
+/// times on an RTX 4090), so 8 leaves room for every GPU of the course.
+const FLOOR_BANDWIDTHS: f64 = 8.0;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 61: a median below the time the case's bytes take at 8 times the peak bandwidth is a
+    /// finding; at or above it, or with no bandwidth known, nothing.
+    #[test]
+    fn a_time_below_the_physical_floor_is_a_finding() {
+        let times = |student_ms| Times {
+            student_ms,
+            ours_ms: 1.0,
+            spread: 0.0,
+        };
+        // 8 GB at 8 x 1 TB/s: 1 ms.
+        let (bytes, peak) = (8e9, 1e12);
+        let finding = times(0.5).below_the_floor(bytes, peak).unwrap();
+        assert!(
+            finding.starts_with("faster than the GPU can be: a median of 0.500000 ms, where moving the case's")
+                && finding.contains("at least 1.000000 ms at 8 times this GPU's peak memory bandwidth (1000 GB/s)"),
+            "{finding}"
+        );
+        assert_eq!(times(1.0).below_the_floor(bytes, peak), None);
+        assert_eq!(times(0.5).below_the_floor(bytes, 0.0), None);
+        assert_eq!(times(0.5).below_the_floor(bytes, f64::NAN), None);
+    }
+
+    #[test]
+    fn the_kernel_that_runs_first_alternates_and_the_medians_are_over_every_round() {
+        let order = std::cell::RefCell::new(String::new());
+        let ours = |launches: usize| {
+            order.borrow_mut().push('o');
+            Ok(Timing::gpu(vec![1.0; launches]))
+        };
+        let theirs = |launches: usize| {
+            order.borrow_mut().push('t');
+            Ok(Checked {
+                timing: Timing::gpu(vec![3.0; launches]),
+                wrong: None,
+            })
+        };
+        let timed = CaseContext { sanitized: false }.time(ours, theirs).unwrap();
+        assert_eq!(order.borrow().as_str(), "otto".repeat(TIME_ROUNDS / 2));
+        let times = timed.times.unwrap();
+        assert_eq!(
+            (
+                times.student_ms,
+                times.ours_ms,
+                times.spread,
+                times.ratio(),
+                timed.wrong
+            ),
+            (3.0, 1.0, 0.0, 3.0, None)
+        );
+        order.borrow_mut().clear();
+        assert!(CaseContext { sanitized: true }
+            .time(ours, theirs)
+            .unwrap()
+            .times
+            .is_none());
+        assert_eq!(order.borrow().as_str(), "", "nothing is timed under compute-sanitizer");
+    }
+
+    /// Issue 39: every timed launch is checked; the first wrong one is the case's finding, numbered
+    /// among all twelve.
+    #[test]
+    fn a_kernel_that_skips_work_on_a_timed_launch_is_caught_with_its_number() {
+        let mut launch = 0;
+        let checked = checked_runs(3, || {
+            launch += 1;
+            Ok((
+                Timing::gpu(vec![1.0]),
+                (launch == 2).then(|| "C(0, 0) never written".to_string()),
+            ))
+        })
+        .unwrap();
+        assert_eq!(
+            (checked.timing.samples_ms.len(), checked.wrong.clone()),
+            (3, Some((1, "C(0, 0) never written".to_string())))
+        );
+        let mut round = 0;
+        let theirs = |launches: usize| {
+            round += 1;
+            let wrong = (round == 3).then(|| (2, "C(4, 1) is 0, expected 2".to_string()));
+            Ok(Checked {
+                timing: Timing::gpu(vec![1.0; launches]),
+                wrong,
+            })
+        };
+        let timed = CaseContext { sanitized: false }
+            .time(|launches| Ok(Timing::gpu(vec![1.0; launches])), theirs)
+            .unwrap();
+        assert_eq!(
+            timed.wrong.as_deref(),
+            Some("timed run 9 of 12: C(4, 1) is 0, expected 2")
+        );
+    }
+}
