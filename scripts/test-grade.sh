@@ -194,15 +194,15 @@ PY
 expect "every row as long as the header" "$(grep '^lengths' <<<"$summary")" "lengths same"
 expect "header: the lab's columns, then note and score" "$(grep '^columns' <<<"$summary")" "columns student file passed time ratio flags case set note score 26"
 expect "rows" "$(grep '^row' <<<"$summary")" "$(cat <<ROWS
-row '=1+2 | 18/18 |  | 100.0
-row Doe, Jane "JD" | 18/18 |  | 100.0
-row alice | 18/18 |  | 100.0
-row bob | 0/18 | compile error or no result: bob.cu(3): error: identifier "x" is undefined | 0.0
-row carol | 0/18 | compile error or no result: lab-mmm: error: the kernel crashed | 0.0
-row empty folder | 0/18 | no .cu file | 0.0
-row eve | 18/18 | graded src/mmm.cu, the folder's only .cu file | 100.0
-row half | 9/18 |  | 41.7
-row in a folder | 18/18 |  | 100.0
+row '=1+2 | 18 of 18 |  | 100.0
+row Doe, Jane "JD" | 18 of 18 |  | 100.0
+row alice | 18 of 18 |  | 100.0
+row bob | 0 of 18 | compile error or no result: bob.cu(3): error: identifier "x" is undefined | 0.0
+row carol | 0 of 18 | compile error or no result: lab-mmm: error: the kernel crashed | 0.0
+row empty folder | 0 of 18 | no .cu file | 0.0
+row eve | 18 of 18 | graded src/mmm.cu, the folder's only .cu file | 100.0
+row half | 9 of 18 |  | 41.7
+row in a folder | 18 of 18 |  | 100.0
 ROWS
 )"
 expect "eve's file is the one in src/" "$(grep -c "^\"eve\",\"$subs/eve/src/mmm.cu\"," "$work/one.csv")" 1
@@ -266,7 +266,7 @@ expect "--cases exits" "$(grade hidden --cases "$work/cases.txt" 03-mmm-tiled "$
 rules='"tiles: mmm_f64 and mmm_f32 keep two BLOCK_SIZE x BLOCK_SIZE tiles in shared memory (ptxas report)","barrier: mmm_f64 and mmm_f32 wait at __syncthreads() inside the loop over the tiles (PTX)","loads: where mmm_f64 or mmm_f32 prints, both load through global or shared pointers, none generic (PTX)"'
 measured='"tiling, measured: global loads per element of C (ncu)","tiling, measured: shared-memory loads per element of C (ncu)","tiling, measured: shared memory per block of the kernel that ran (ncu)"'
 expect "--cases header" "$(head -n 1 "$work/hidden.csv")" "student,file,$rules,$measured,\"mmm f64, 1 x 1 times 1 x 1\",\"mmm f32, 17 x 33 times 33 x 5\",passed,time ratio,flags,case set,note,score"
-expect "--cases rows" "$(grep -c ',8/8,' "$work/hidden.csv")" 5
+expect "--cases rows" "$(grep -c ',"8 of 8",' "$work/hidden.csv")" 5
 # A bad --cases file is the file's fault, said with its line, not "the lab does not run".
 printf '31 47 19 f64 5\n12 x 3 f32 1\n' >"$work/bad-cases.txt"
 expect "a bad --cases file exits 2" "$(grade bad-cases --cases "$work/bad-cases.txt" 03-mmm-tiled "$subs")" 2
@@ -307,12 +307,12 @@ PY
 summary=$(columns "$work/more.csv" student "#2" passed "case set" note)
 expect "another case set: every row as long as the header" "$(grep '^lengths' <<<"$summary")" "lengths same"
 expect "another case set, several .cu files, .CU" "$(grep '^row' <<<"$summary")" "$(cat <<ROWS
-row Upper folder | PASS | $n/$n | $week_hash | 
-row a | PASS | $n/$n | $week_hash | 
-row b | - | 0/$n | ffffffffffffffff | case set changed during grading: ffffffffffffffff, expected $week_hash
-row one and a folder | PASS | $n/$n | $week_hash | 
-row several | - | 0/$n | $week_hash | several .cu files: x.cu, y.CU (hand in one)
-row upper | PASS | $n/$n | $week_hash | 
+row Upper folder | PASS | $n of $n | $week_hash | 
+row a | PASS | $n of $n | $week_hash | 
+row b | - | 0 of $n | ffffffffffffffff | case set changed during grading: ffffffffffffffff, expected $week_hash
+row one and a folder | PASS | $n of $n | $week_hash | 
+row several | - | 0 of $n | $week_hash | several .cu files: x.cu, y.CU (hand in one)
+row upper | PASS | $n of $n | $week_hash | 
 ROWS
 )"
 
@@ -329,11 +329,11 @@ echo "// quotes machine" >"$links/mallory.cu"
 echo "// quotes machine" >"$links/the cases need a GPU.cu"
 expect "links: graded" "$(grade links 03-mmm-tiled "$links")" 0
 expect "links: the rows" "$(columns "$work/links.csv" student passed note score | grep '^row' | cut -c1-80)" "$(cat <<ROWS
-row eve | 0/$n | a link, not a file (hand in the .cu file itself) | 0.0
-row folder | 0/$n | a link, not a file (hand in the .cu file itself) | 0.0
-row mallory | 0/$n | compile error or no result: lab-mmm: error: nvcc could not 
-row ours | 0/$n | a link, not a file (hand in the .cu file itself) | 0.0
-row the cases need a GPU | 0/$n | compile error or no result: lab-mmm: error: nv
+row eve | 0 of $n | a link, not a file (hand in the .cu file itself) | 0.0
+row folder | 0 of $n | a link, not a file (hand in the .cu file itself) | 0.0
+row mallory | 0 of $n | compile error or no result: lab-mmm: error: nvcc could n
+row ours | 0 of $n | a link, not a file (hand in the .cu file itself) | 0.0
+row the cases need a GPU | 0 of $n | compile error or no result: lab-mmm: error:
 ROWS
 )"
 
@@ -356,9 +356,9 @@ expect "an edited --cases file: one line names the students" "$(grep -v -e '^gra
     "grade.sh: the case set changed during grading (expected $hidden_hash) for 2 of 3 students, not graded: 2, 3"
 expect "an edited --cases file: the rows" "$(columns "$work/edited.csv" student passed "time ratio" "case set" note)" "$(cat <<ROWS
 lengths same
-row 1 | $n/$n | 1.000 | $hidden_hash | 
-row 2 | 0/$n |  | $new_hash | case set changed during grading: $new_hash, expected $hidden_hash
-row 3 | 0/$n |  | $new_hash | case set changed during grading: $new_hash, expected $hidden_hash
+row 1 | $n of $n | 1.000 | $hidden_hash | 
+row 2 | 0 of $n |  | $new_hash | case set changed during grading: $new_hash, expected $hidden_hash
+row 3 | 0 of $n |  | $new_hash | case set changed during grading: $new_hash, expected $hidden_hash
 ROWS
 )"
 
@@ -455,13 +455,13 @@ for row in rows[1:]:
     print(row[0], "|", row[1].rsplit("/", 2)[-2:] if "dir" in row[0] else row[1].rsplit("/", 1)[-1], "|", row[header.index("passed")], "|", row[header.index("student id")])
 PY
 )" "$(cat <<'ROWS'
-café | café.cu | 18/18 | s11
-comma, and "quote" | comma, and "quote".cu | 0/18 | 
-dir\xe9 | ['dir\\xe9', 'k\\xff.cu'] | 18/18 | s12
-new\x0aline | new\x0aline.cu | 18/18 | 
-tab\x09here | tab\x09here.cu | 18/18 | 
-\xed\xa0\x80sur | \xed\xa0\x80sur.cu | 18/18 | 
-\xff\xfe bad | \xff\xfe bad.cu | 18/18 | s10
+café | café.cu | 18 of 18 | s11
+comma, and "quote" | comma, and "quote".cu | 0 of 18 | 
+dir\xe9 | ['dir\\xe9', 'k\\xff.cu'] | 18 of 18 | s12
+new\x0aline | new\x0aline.cu | 18 of 18 | 
+tab\x09here | tab\x09here.cu | 18 of 18 | 
+\xed\xa0\x80sur | \xed\xa0\x80sur.cu | 18 of 18 | 
+\xff\xfe bad | \xff\xfe bad.cu | 18 of 18 | s10
 ROWS
 )"
 expect "odd names: one line per row" "$(wc -l <"$work/odd.csv")" 8
@@ -477,14 +477,14 @@ mkdir -p "$forged"
 echo "// pass" >"$forged/alice.cu"
 expect "no mark: exit 3" "$(STUB_UNMARKED=1 grade unmarked 03-mmm-tiled "$forged")" 3
 expect "no mark: the row" "$(columns "$work/unmarked.csv" student passed note score)" "lengths same
-row alice | 0/18 | machine: the lab's output carries no valid mark: no mark line at the end of stdout (exit code 0: a lab killed by a signal, or a line that is not the lab's; not graded, grade again where it works) | "
+row alice | 0 of 18 | machine: the lab's output carries no valid mark: no mark line at the end of stdout (exit code 0: a lab killed by a signal, or a line that is not the lab's; not graded, grade again where it works) | "
 expect "a row after the mark: exit 3" "$(STUB_AFTER_MARK="$(tail -n 1 "$work/one.csv")" grade after-mark 03-mmm-tiled "$forged")" 3
 expect "a row after the mark: not graded" "$(columns "$work/after-mark.csv" student passed score)" "lengths same
-row alice | 0/18 | "
+row alice | 0 of 18 | "
 echo "// half" >"$forged/alice.cu"
 expect "a machine line after the lab's: exit 0" "$(STUB_STDERR_AFTER="lab-mmm: error: machine: out of GPU memory" grade machine-line 03-mmm-tiled "$forged")" 0
 expect "a machine line after the lab's: graded" "$(columns "$work/machine-line.csv" student passed note)" "lengths same
-row alice | 9/18 | "
+row alice | 9 of 18 | "
 
 # The machine, not the student: MACHINE verdicts (or the lab's exit code 3 with its "machine: " line,
 # after nvcc's warnings too) are never a compile error: the note begins "machine: ", there is no score, stderr names
@@ -499,10 +499,10 @@ expect "the machine fails some: exit 3" "$(grade machine 03-mmm-tiled "$machine"
 why="machine: no usable CUDA GPU (cudaGetDeviceCount: CUDA driver version is insufficient for CUDA runtime version)"
 expect "the machine fails some: the rows" "$(columns "$work/machine.csv" student "#8" passed note score)" "$(cat <<ROWS
 lengths same
-row gone | - | 0/18 | $why (not graded, grade again where it works) | 
-row ok | PASS | 18/18 |  | 100.0
-row old lab | - | 0/18 | machine: the cases need a GPU: no usable CUDA GPU (not graded, grade again where it works) | 
-row oom | MACHINE | 3/18 | $why (15 of 18 cases could not run on this machine: not graded, grade again where it works) | 
+row gone | - | 0 of 18 | $why (not graded, grade again where it works) | 
+row ok | PASS | 18 of 18 |  | 100.0
+row old lab | - | 0 of 18 | machine: the cases need a GPU: no usable CUDA GPU (not graded, grade again where it works) | 
+row oom | MACHINE | 3 of 18 | $why (15 of 18 cases could not run on this machine: not graded, grade again where it works) | 
 ROWS
 )"
 expect "the machine fails some: never a compile error" "$(grep -c 'compile error' "$work/machine.csv")" 0
@@ -525,8 +525,8 @@ echo "// refused" >"$says/refused.cu"
 expect "the lab refuses: exit 1" "$(grade says 03-mmm-tiled "$says")" 1
 expect "the lab refuses, a compile error's row: the rows" "$(columns "$work/says.csv" student "#2" passed note score)" "$(cat <<ROWS
 lengths same
-row refused | - | 0/18 | not graded: the lab refused grade.sh's arguments (exit code 2; a lab older or newer than grade.sh?): error: unexpected argument '--time-limit' found | 
-row row | FAIL | 0/18 | compile error: row.cu(3): error: identifier "x" is undefined | 0.0
+row refused | - | 0 of 18 | not graded: the lab refused grade.sh's arguments (exit code 2; a lab older or newer than grade.sh?): error: unexpected argument '--time-limit' found | 
+row row | FAIL | 0 of 18 | compile error: row.cu(3): error: identifier "x" is undefined | 0.0
 ROWS
 )"
 expect "the lab refuses: one line" "$(grep -v -e '^grade.sh: graded ' -e '^grade.sh: each submission' "$work/says.err")" \
@@ -547,8 +547,8 @@ mkdir -p "$work/rules-only"
 echo "// rules only" >"$work/rules-only/starter.cu"
 echo "// half" >"$work/rules-only/half.cu"
 expect "rules only: graded" "$(grade rules-only 03-mmm-tiled "$work/rules-only")" 0
-expect "rules only: the scores" "$(columns "$work/rules-only.csv" student passed score | grep '^row')" "row half | 9/18 | 41.7
-row starter | 6/18 | 0.0"
+expect "rules only: the scores" "$(columns "$work/rules-only.csv" student passed score | grep '^row')" "row half | 9 of 18 | 41.7
+row starter | 6 of 18 | 0.0"
 bad_weights() {  # bad_weights TEXT: the exit code and stderr of grading with a weights file of TEXT
     printf '%s\n' "$1" >"$work/bad-weights.txt"
     grade bad-weights --weights "$work/bad-weights.txt" 03-mmm-tiled "$subs"
@@ -633,10 +633,10 @@ rm -f "$work/cargo.log" "$STUB_LOG.limits"
 expect "--dry-run exits" "$(nogpu dry --dry-run --jobs 2 03-mmm-tiled "$dry")" 0
 expect "--dry-run: the rows" "$(columns "$work/dry.csv" student "#2" "#3" "#4" "#5" "#8" passed note score)" "$(cat <<ROWS
 lengths same
-row alice | PASS | PASS | PASS | - | - | 3/3 | dry run: no GPU used | 
-row bob | - | - | - | - | - | 0/18 | compile error or no result: bob.cu(3): error: identifier "x" is undefined | 
-row carol | FAIL | FAIL | FAIL | - | - | 0/3 | compile error: carol.cu(3): error: identifier "x" is undefined | 
-row static | FAIL | FAIL | FAIL | - | - | 0/3 | dry run: no GPU used | 
+row alice | PASS | PASS | PASS | - | - | 3 of 3 | dry run: no GPU used | 
+row bob | - | - | - | - | - | 0 of 18 | compile error or no result: bob.cu(3): error: identifier "x" is undefined | 
+row carol | FAIL | FAIL | FAIL | - | - | 0 of 3 | compile error: carol.cu(3): error: identifier "x" is undefined | 
+row static | FAIL | FAIL | FAIL | - | - | 0 of 3 | dry run: no GPU used | 
 ROWS
 )"
 expect "--dry-run: what stderr says" "$(grep -v -e '^grade.sh: graded ' -e '^grade.sh: each submission' "$work/dry.err")" \
@@ -705,8 +705,8 @@ printf 'int main( {\n' >"$programs/broken.cu"
 expect "a program week: --dry-run exits" "$(LAB_BIN_DIR=$work/real-bin nogpu programs --dry-run 05-streams "$programs")" 0
 expect "a program week: the rows" "$(columns "$work/programs.csv" student "#2" "#8" passed note)" "$(cat <<ROWS
 lengths same
-row broken | - | - | 0/13 | compile error or no result: broken.cu(1): error: "main" cannot be used as a global variable name or given C language linkage
-row starter | - | - | 0/0 | dry run: no GPU used
+row broken | - | - | 0 of 13 | compile error or no result: broken.cu(1): error: "main" cannot be used as a global variable name or given C language linkage
+row starter | - | - | 0 of 0 | dry run: no GPU used
 ROWS
 )"
 expect "a program week: its rules are columns" "$(head -n 1 "$work/programs.csv" | grep -o '"overlap: kernels beside copies, at least 30%"')" \
@@ -746,8 +746,8 @@ echo "// panics" >"$safe/pan.cu"
 echo "notes" >"$safe/notes.txt"
 expect "a lab without a row or a word: exit 1" "$(grade safe --out "$work/safe-grades.csv" 03-mmm-tiled "$safe")" 1
 expect "a lab without a row or a word: not graded, no score" "$(columns "$work/safe-grades.csv" student passed note score)" "lengths same
-row alice | 18/18 |  | 100.0
-row pan | 0/18 | not graded: the lab ended without a row and without saying why (exit code 101: a panic or a crash of the lab, not the student's; its output is in the kept --check output) | "
+row alice | 18 of 18 |  | 100.0
+row pan | 0 of 18 | not graded: the lab ended without a row and without saying why (exit code 101: a panic or a crash of the lab, not the student's; its output is in the kept --check output) | "
 expect "a lab without a row: stderr names it, and what was skipped" "$(grep -v -e '^grade.sh: graded ' -e '^grade.sh: each submission' "$work/safe.err")" \
     "grade.sh: $safe: 1 not graded, neither a .cu file nor a folder: notes.txt
 grade.sh: the lab gave no row for 1 of 2 submissions, not graded (never 0): pan; their notes say what the lab did: grade them again"
@@ -768,6 +768,25 @@ expect "one student twice: exit 2" "$(grade twice 03-mmm-tiled "$safe")" 2
 expect "one student twice: one line" "$(cat "$work/twice.err")" "grade.sh: $safe: alice and alice.cu are one student's (alice): keep one of them, nothing graded"
 rmdir "$safe/alice"
 
+# A folder another run holds (its lock) is refused, never shared; a dry run checks our solution first,
+# so a node without nvcc is one line and exit code 3, not a class of MACHINE rows; no passed count
+# reads as a date; gpu-bundle.sh deletes nothing that is not an earlier bundle, and has a --help.
+mkdir -p "$work/held"
+flock -n "$work/held" sleep 3 &
+sleep 0.5
+expect "a folder another run holds: exit 2" "$(grade held --keep "$work/held" 03-mmm-tiled "$safe")" 2
+expect "a folder another run holds: one line" "$(grep -v 'neither a .cu file' "$work/held.err")" "grade.sh: --keep: $work/held is in use by another grading run"
+wait
+expect "no nvcc here: a dry run stops at our solution, exit 3" "$(STUB_OURS='// machine, no row' nogpu no-nvcc --dry-run 03-mmm-tiled "$safe")" 3
+expect "no nvcc here: one line" "$(grep -vc 'neither a .cu file' "$work/no-nvcc.err") $(grep -c "^grade.sh: our own solution fails on this machine (machine: no usable CUDA GPU" "$work/no-nvcc.err")" "1 1"
+expect "no passed count is a date" "$(cat "$work"/*.csv | grep -cE ',"?[0-9]+/[0-9]+"?,' || true)" 0
+mkdir -p "$work/not-a-bundle"
+touch "$work/not-a-bundle/thesis.tex"
+expect "gpu-bundle.sh into a folder with files: exit 2" "$(bash scripts/gpu-bundle.sh "$work/not-a-bundle" 2>"$work/bundle.err" && echo 0 || echo $?) $(ls "$work/not-a-bundle")" "2 thesis.tex"
+expect "gpu-bundle.sh into a folder with files: one line" "$(cat "$work/bundle.err")" \
+    "gpu-bundle.sh: $work/not-a-bundle holds files and is no earlier bundle (no $work/not-a-bundle/.gpu-bundle): nothing is deleted; name a new or empty folder"
+expect "gpu-bundle.sh --help" "$(bash scripts/gpu-bundle.sh --help | grep -c 'FOLDER (default gpu-bundle)')" 1
+
 # Scores that mean the week: the starter handed in unchanged (other comments and layout) scores 0
 # unrun; every case right but a rule of the week's technique failed scores at most --rule-cap (50).
 week_scores=$work/week-scores
@@ -776,8 +795,8 @@ mkdir -p "$week_scores"
 echo "// no tiles" >"$week_scores/untiled.cu"
 expect "scores: exit 0" "$(grade week-scores 03-mmm-tiled "$week_scores")" 0
 expect "scores: the starter 0, a skipped technique 50" "$(columns "$work/week-scores.csv" student passed note score | grep '^row')" \
-    "row starter | 0/18 | the week's starter, unchanged (only comments or layout differ): nothing handed in | 0.0
-row untiled | 17/18 |  | 50.0"
+    "row starter | 0 of 18 | the week's starter, unchanged (only comments or layout differ): nothing handed in | 0.0
+row untiled | 17 of 18 |  | 50.0"
 expect "scores: --rule-cap 100" "$(grade week-scores --rule-cap 100 03-mmm-tiled "$week_scores"; columns "$work/week-scores.csv" student score | grep '^row untiled')" "0
 row untiled | 94.4"
 

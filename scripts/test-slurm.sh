@@ -131,6 +131,7 @@ first=$(head -n 1 "$file")
 [[ $file == */kernels/cuda/* ]] && { grep -q 'ours fails' "$cases" && first="// fails a case" || first="// pass"; }
 case $first in
     "// pass") printf '%s\n"%s",PASS,PASS,2/2,1.000,0123456789abcdef\n' "$header" "$name" ;;
+    "// slow") sleep 30 ;;
     "// half") printf '%s\n"%s",PASS,FAIL,1/2,1.100,0123456789abcdef\n' "$header" "$name" ;;
     "// fails a case") printf '%s\n"%s",PASS,FAIL,1/2,1.100,0123456789abcdef\n' "$header" "$name"; exit 1 ;;
     "// other case set") printf '%s\n"%s",PASS,PASS,2/2,1.000,fedcba9876543210\n' "$header" "$name" ;;
@@ -161,13 +162,13 @@ wait_for() {
 mkdir -p "$work/sbatch"
 printf '#!/usr/bin/env bash\necho "sbatch $*" >>%q\nexec %q "$@"\n' "$work/sbatch.log" "$(command -v sbatch)" >"$work/sbatch/sbatch"
 chmod +x "$work/sbatch/sbatch"
-submitted=$(PATH="$work/sbatch:$PATH" bash assignments/grade.sh --slurm --collect-job --time 5 --ids "$work/ids.txt" 03-mmm-tiled "$work/subs" "$work/out")
+submitted=$(PATH="$work/sbatch:$PATH" bash assignments/grade.sh --slurm --collect-job --time 5 --sbatch=--comment=course42 --ids "$work/ids.txt" 03-mmm-tiled "$work/subs" "$work/out")
 job=$(cat "$work/out/job") collector=$(cat "$work/out/collect-job")
 expect "the job id is printed" "$(head -n 1 <<<"$submitted")" "grade.sh: submitted job array $job: 4 tasks, one GPU, 2 CPUs and 8G each, at most 8 at once (week 03-mmm-tiled)"
 expect "the collect job is printed" "$(tail -n 1 <<<"$submitted")" "then the collect job $collector writes $work/out/grades.csv (its log: $work/out/logs/collect-$collector.log)"
 # What a cluster's admin reads in the task script: a GPU, CPUs and memory asked for, logs named after
 # the array job and the task. Without --gres=gpu:1 a task gets no GPU (below), so its line must be there.
-for line in "#SBATCH --gres=gpu:1" "#SBATCH --cpus-per-task=2" "#SBATCH --mem=8G" "#SBATCH --time=5" "#SBATCH --output=$work/out/logs/%A_%a.log"; do
+for line in "#SBATCH --gres=gpu:1" "#SBATCH --cpus-per-task=2" "#SBATCH --mem=8G" "#SBATCH --time=5" "#SBATCH --output=$work/out/logs/%A_%a.log" "#SBATCH --comment=course42"; do
     expect "task.sh has '$line'" "$(grep -c -x -F -- "$line" "$work/out/task.sh")" 1
 done
 expect "week 3 under --sanitize asks for more" "$(bash assignments/grade.sh --help | grep -c 'week 03 with --sanitize 4 and 16G')" 1
@@ -185,7 +186,7 @@ expect "the local run exits 1 too" "$(PATH="$work/gpus:$PATH" bash assignments/g
 expect "the array's CSV is the local run's" "$(diff "$work/local.csv" "$work/slurm.csv" && echo same)" same
 expect "rows" "$(wc -l <"$work/slurm.csv")" 5
 expect "every task got a GPU" "$(grep -c '^lab-mmm: error: the kernel crashed on GPU 0$' "$work/out/checks/carol.cu.txt")" 1
-expect "another case set: the row says so, no score" "$(grep -c '^"dave",.*,0/2,,fedcba9876543210,"case set changed during grading: fedcba9876543210, expected 0123456789abcdef",,"d4"$' "$work/slurm.csv")" 1
+expect "another case set: the row says so, no score" "$(grep -c '^"dave",.*,"0 of 2",,fedcba9876543210,"case set changed during grading: fedcba9876543210, expected 0123456789abcdef",,"d4"$' "$work/slurm.csv")" 1
 expect "the score and the ids (OUT/ids)" "$(cut -d , -f 1 "$work/slurm.csv" | paste -s -d ' ') | $(grep -o ',[0-9.]*,"[a-z0-9]*"$' "$work/slurm.csv" | paste -s -d ' ')" \
     'student "Doe "alice" "carol" "dave" | ,50.0,"d2" ,100.0,"a1" ,0.0,"c3" ,,"d4"'
 expect "each --check kept in OUT/checks" "$(find "$work/out/checks" -mindepth 1 -printf "%f\n" | LC_ALL=C sort | paste -s -d "|")" "Doe, Jane.cu.txt|alice.cu.txt|carol.cu.txt|dave.cu.txt"
@@ -211,7 +212,7 @@ expect "a task without a GPU fails" "$(sbatch --wait --array=0 "$work/out/task-n
 no_gpu=$(grep -o '[0-9]*$' "$work/no-gpu.job")
 expect "with one line" "$(cat "$work/out/logs/${no_gpu}_0.log")" "grade.sh: no GPU was given to this task (check --gres=gpu:1 and the partition)"
 bash assignments/grade.sh --collect "$work/out" >"$work/no-gpu.csv" 2>"$work/no-gpu.err" || true
-expect "and a row that says so" "$(grep -c '^"Doe, Jane",.*,-,-,0/2,,0123456789abcdef,"no GPU was given to this task (check --gres=gpu:1 and the partition)",,"d2"$' "$work/no-gpu.csv")" 1
+expect "and a row that says so" "$(grep -c '^"Doe, Jane",.*,-,-,"0 of 2",,0123456789abcdef,"no GPU was given to this task (check --gres=gpu:1 and the partition)",,"d2"$' "$work/no-gpu.csv")" 1
 expect "collect names it with the lost row" "$(head -n 1 "$work/no-gpu.err")" \
     "grade.sh: 2 of 4 tasks have no grades (no row: 1; no GPU: 0; their logs: $work/out/logs/${job}_N.log); to run only those again: sbatch --array=0,1 $work/out/task.sh"
 expect "and names the student the machine failed" "$(grep 'machine (not' "$work/no-gpu.err")" \
@@ -219,6 +220,20 @@ expect "and names the student the machine failed" "$(grep 'machine (not' "$work/
 expect "run again, they pass" "$(sbatch --wait --array=0,1 "$work/out/task.sh" >/dev/null 2>&1 && echo 0 || echo $?)" 0
 bash assignments/grade.sh --collect "$work/out" >"$work/again.csv" 2>/dev/null || true
 expect "and the CSV is whole again" "$(diff "$work/local.csv" "$work/again.csv" && echo same)" same
+
+# Issue 62: a task run again that dies (here killed) leaves no row, and --collect says so: the old
+# row is never scored for it.
+cp "$work/subs/alice.cu" "$work/alice.cu.kept"
+echo "// slow" >"$work/subs/alice.cu"
+SLURM_ARRAY_TASK_ID=1 CUDA_VISIBLE_DEVICES=0 bash assignments/grade.sh --task "$work/out" >/dev/null 2>&1 &
+task=$!
+sleep 2
+kill -KILL "$task" 2>/dev/null || true; wait "$task" 2>/dev/null || true
+pkill -KILL -f "$work/subs/alice.cu" 2>/dev/null || true
+cp "$work/alice.cu.kept" "$work/subs/alice.cu"
+expect "a re-run that dies: collect exits 1" "$(bash assignments/grade.sh --collect "$work/out" >"$work/died.csv" 2>/dev/null && echo 0 || echo $?)" 1
+expect "a re-run that dies: no old row scored" "$(grep -c '^"alice",.*,"no result from array task 1: [^"]*",,"a1"$' "$work/died.csv")" 1
+sbatch --wait --array=1 "$work/out/task.sh" >/dev/null 2>&1
 
 # The settings are data: a line that is not one of its keys with a value of its kind stops --collect
 # and --task with one line, and nothing in it runs.
@@ -259,7 +274,7 @@ machine_job=$(cat "$work/machine/job")
 wait_for "$machine_job"
 expect "the machine's task failed with 3" "$(scontrol -o show job "${machine_job}_1" | grep -o 'ExitCode=[0-9:]*')" "ExitCode=3:0"
 expect "the machine: collect exits 3" "$(bash assignments/grade.sh --collect "$work/machine" >"$work/machine.csv" 2>"$work/machine.err" && echo 0 || echo $?)" 3
-expect "the machine: the row" "$(grep -c '^"oom",.*,MACHINE,MACHINE,0/2,,0123456789abcdef,"machine: out of GPU memory (2 of 2 cases could not run on this machine: not graded, grade again where it works)",$' "$work/machine.csv")" 1
+expect "the machine: the row" "$(grep -c '^"oom",.*,MACHINE,MACHINE,"0 of 2",,0123456789abcdef,"machine: out of GPU memory (2 of 2 cases could not run on this machine: not graded, grade again where it works)",$' "$work/machine.csv")" 1
 expect "the machine: stderr" "$(cat "$work/machine.err")" \
     "grade.sh: 1 of 2 tasks have no grades (the machine failed: 1; their logs: $work/machine/logs/${machine_job}_N.log); to run only those again: sbatch --array=1 $work/machine/task.sh
 grade.sh: the machine (not the students) failed, no grades for 1 of 2 submissions: oom; their notes begin 'machine: ' and say why: grade them again where the GPU works"

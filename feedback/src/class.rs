@@ -12,6 +12,7 @@ use crate::alike::Likeness;
 use crate::document::{Block, Cell};
 use crate::grades::Grades;
 use crate::runs::Run;
+use crate::student::file_names_only;
 
 /// Everything the class page is made from.
 pub struct Class<'a> {
@@ -137,7 +138,7 @@ impl Class<'_> {
         let noted = |prefix: &str| -> Vec<Cell> {
             rows.iter()
                 .filter(|&&row| self.grades.field(row, "note").starts_with(prefix))
-                .map(|&row| self.with_text(row, self.grades.field(row, "note")))
+                .map(|&row| self.with_text(row, &file_names_only(self.grades.field(row, "note"))))
                 .collect()
         };
         list("Did not compile", noted("compile error"));
@@ -298,7 +299,7 @@ impl Class<'_> {
                     field("passed"),
                     field("score"),
                     field("time ratio"),
-                    field("note"),
+                    Cell::Text(file_names_only(self.grades.field(row, "note"))),
                     Cell::Text(self.likeness.most_like(row, &names)),
                 ]
             })

@@ -41,22 +41,23 @@ pub fn page(
         Some(details) => blocks.extend(checks(details, &said)),
         None => blocks.extend(verdicts_only(grades, row, cases, case_names)),
     }
-    if let Some(details) = run
-        .details
-        .as_ref()
-        .filter(|details| !details.outputs.is_empty() && cases == Cases::Shown)
-    {
-        blocks.push(Block::Heading(
-            2,
-            "What your kernel printed in the cases that failed".into(),
-        ));
+    if let Some(details) = run.details.as_ref().filter(|_| cases == Cases::Shown) {
+        let mut printed_blocks = Vec::new();
         for printed in &details.outputs {
             for (stream, text) in [("stdout", &printed.stdout), ("stderr", &printed.stderr)] {
                 if !text.trim().is_empty() {
-                    blocks.push(Block::Paragraph(format!("{stream} of \"{}\":", printed.case)));
-                    blocks.push(Block::Code(text.clone()));
+                    printed_blocks.push(Block::Paragraph(format!("{stream} of \"{}\":", printed.case)));
+                    printed_blocks.push(Block::Code(text.clone()));
                 }
             }
+        }
+        // A section with nothing in it is left out.
+        if !printed_blocks.is_empty() {
+            blocks.push(Block::Heading(
+                2,
+                "What your kernel printed in the cases that failed".into(),
+            ));
+            blocks.extend(printed_blocks);
         }
     }
     if !run.said.trim().is_empty() {
@@ -91,7 +92,7 @@ impl Said<'_> {
 
 /// `text` with each absolute path (a `/` that begins a word) cut to its last part: `/tmp/x/ann.cu(3):`
 /// becomes `ann.cu(3):`.
-fn file_names_only(text: &str) -> String {
+pub(crate) fn file_names_only(text: &str) -> String {
     const BEFORE: &[char] = &['"', '\'', '(', '[', '<', '=', '`'];
     const AFTER: &[char] = &['"', '\'', '(', ')', '[', ']', '<', '>', ',', ';', '`'];
     let mut shown = String::with_capacity(text.len());
@@ -116,6 +117,29 @@ fn file_names_only(text: &str) -> String {
     shown
 }
 
+/// How many cases and how many rules passed, each of those judged (`-` is not judged).
+fn passed(grades: &Grades, row: usize) -> String {
+    let (mut cases, mut rules) = ([0, 0], [0, 0]);
+    for column in grades.checks() {
+        let verdict = grades.rows[row].get(column).map_or("-", String::as_str);
+        if verdict == "-" {
+            continue;
+        }
+        let count = if grades.header[column].contains(": ") {
+            &mut rules
+        } else {
+            &mut cases
+        };
+        count[0] += usize::from(verdict == "PASS");
+        count[1] += 1;
+    }
+    let mut text = format!("Passed: {} of {} cases", cases[0], cases[1]);
+    if rules[1] > 0 {
+        text.push_str(&format!(" and {} of {} rules", rules[0], rules[1]));
+    }
+    text
+}
+
 /// The lines at the top: the file, the case set (not for hidden cases: a student could hash guesses
 /// with `--list-cases`), the result, the score and the note.
 fn summary(grades: &Grades, row: usize, details: Option<&Details>, said: &Said) -> Vec<Cell> {
@@ -128,8 +152,16 @@ fn summary(grades: &Grades, row: usize, details: Option<&Details>, said: &Said) 
             details.map_or(field("case set"), |details| details.case_set.as_str())
         )));
     }
-    lines.push(Cell::Text(format!("Passed: {} checks", or_dash(field("passed")))));
-    lines.push(Cell::Text(format!("Score: {}", or_dash(field("score")))));
+    lines.push(Cell::Text(passed(grades, row)));
+    let score = field("score");
+    lines.push(Cell::Text(if score.is_empty() {
+        "Score: - (not graded)".to_string()
+    } else {
+        format!(
+            "Score: {score} of 100 (the cases passed, and the rules passed as far as the cases are right; \
+             a failed rule of the week's technique caps it, at half unless your teacher says otherwise)"
+        )
+    }));
     if !field("time ratio").is_empty() {
         lines.push(Cell::Text(format!(
             "Your time over ours (geometric mean of the cases that passed): {}",
@@ -146,7 +178,10 @@ fn summary(grades: &Grades, row: usize, details: Option<&Details>, said: &Said) 
         }
     }
     if let Some(details) = details {
-        lines.push(Cell::Text(format!("Verdict: {}", said.shown(&details.verdict))));
+        // "2 of 18 cases failed" counts rules as cases; the line "Passed" counts both apart.
+        if !counts_only(&details.verdict) {
+            lines.push(Cell::Text(format!("Verdict: {}", said.shown(&details.verdict))));
+        }
         match (details.sanitized, &details.sanitizer_note) {
             (true, None) => lines.push(Cell::Text("Every case ran under compute-sanitizer.".into())),
             (true, Some(note)) => lines.push(Cell::Text(format!(
@@ -162,11 +197,19 @@ fn summary(grades: &Grades, row: usize, details: Option<&Details>, said: &Said) 
     lines
 }
 
-/// The table of every rule and case, as the lab's `--check` prints it.
+/// Whether a lab's verdict only counts what failed ("2 of 18 cases failed"), which the page says better.
+fn counts_only(verdict: &str) -> bool {
+    let words: Vec<&str> = verdict.split(' ').collect();
+    matches!(words[..], [failed, "of", all, "cases", "failed"]
+        if [failed, all].iter().all(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())))
+}
+
+/// The rules' table and the cases' table, as the lab's `--check` judged them: a rule's row says what
+/// was measured or read and its bound, a case's row its values and times.
 fn checks(details: &Details, said: &Said) -> Vec<Block> {
     let cases = said.cases;
     let header = [
-        "check",
+        "case",
         "verdict",
         "wrong",
         "first wrong element",
@@ -179,11 +222,11 @@ fn checks(details: &Details, said: &Said) -> Vec<Block> {
         "found outside the values",
     ];
     let mut hidden = 0;
-    let rows = details
-        .rows
-        .iter()
+    let (case_rows, rule_rows): (Vec<&Row>, Vec<&Row>) = details.rows.iter().partition(|row| details.is_case(row));
+    let rows = case_rows
+        .into_iter()
         .map(|row| {
-            let hide = cases == Cases::Hidden && details.is_case(row);
+            let hide = cases == Cases::Hidden;
             hidden += usize::from(hide);
             let name = if hide {
                 format!("hidden case {hidden}")
@@ -194,6 +237,14 @@ fn checks(details: &Details, said: &Said) -> Vec<Block> {
         })
         .collect();
     let mut blocks = vec![Block::Heading(2, "Rules and cases".into())];
+    if !rule_rows.is_empty() {
+        blocks.push(Block::Table {
+            header: ["rule", "verdict", "where", "value", "bound", "from"]
+                .map(String::from)
+                .to_vec(),
+            rows: rule_rows.into_iter().map(rule_cells).collect(),
+        });
+    }
     if let Some(error) = &details.compile_error {
         // The lab's error ends with nvcc's first error; all of nvcc's messages are in the last section.
         let first = error
@@ -214,7 +265,28 @@ fn checks(details: &Details, said: &Said) -> Vec<Block> {
     blocks
 }
 
-/// One row of the table; `hide` leaves out what would tell a hidden case's sizes or values.
+/// One rule's row: where it was judged, the value read or measured, its bound, and from what.
+fn rule_cells(row: &Row) -> Vec<Cell> {
+    let mut cells = vec![Cell::Text(row.case.clone()), Cell::from(row.verdict())];
+    match &row.result {
+        Ok(outcome) => match &outcome.first {
+            Some(first) => cells.extend(
+                [&first.position, &first.value, &first.expected, &first.computed_by]
+                    .map(|text| Cell::Text(file_names_only(text))),
+            ),
+            None => cells.extend((0..4).map(|_| Cell::from("-"))),
+        },
+        Err(NoResult::Machine(why)) => cells.push(Cell::Text(format!(
+            "not judged: the machine could not ({}); this says nothing of your kernel",
+            file_names_only(why)
+        ))),
+        Err(why) => cells.push(Cell::Text(file_names_only(why.why()))),
+    }
+    cells.resize(6, Cell::Text(String::new()));
+    cells
+}
+
+/// One case's row; `hide` leaves out what would tell a hidden case's sizes or values.
 fn cells(row: &Row, name: String, hide: bool) -> Vec<Cell> {
     let dash = || Cell::from("-");
     let mut cells = vec![Cell::Text(name), Cell::from(row.verdict())];
@@ -311,6 +383,15 @@ fn capitalised(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn passed_counts_cases_and_rules_apart() {
+        let grades = Grades::parse(
+            "student,file,\"tiles: two\",\"loads: few\",\"mmm 1\",\"mmm 2\",\"mmm 3\",passed\na,a.cu,PASS,-,PASS,FAIL,PASS,3 of 4\n",
+        )
+        .unwrap();
+        assert_eq!(passed(&grades, 0), "Passed: 2 of 3 cases and 1 of 1 rules");
+    }
 
     #[test]
     fn paths_are_cut_to_their_file_names() {

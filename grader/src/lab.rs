@@ -11,7 +11,7 @@ use std::process::{Command, Stdio};
 use anyhow::Result;
 
 use crate::csv::{escaped, record, text_of};
-use crate::listing::{is_hash, row, Listing};
+use crate::listing::{is_hash, passed_shown, row, Listing};
 use crate::stop::{stop, MACHINE, NOT_GRADED, USAGE};
 use crate::submissions::{code_of, Found, Submission};
 use crate::weeks::Week;
@@ -486,6 +486,8 @@ impl Lab {
                 for (at, value) in fields.iter().enumerate().skip(1) {
                     if Some(at) == self.listing.note_at {
                         lab_note = value.clone();
+                    } else if self.listing.names[at] == "passed" {
+                        values.push(passed_shown(value));
                     } else {
                         values.push(value.clone());
                     }

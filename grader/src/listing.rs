@@ -114,11 +114,26 @@ impl Listing {
             .filter(|at| Some(*at) != self.note_at)
             .map(|at| match self.names[at].as_str() {
                 _ if at <= self.cases => "-".to_string(),
-                "passed" => format!("0/{}", self.cases),
+                "passed" => format!("0 of {}", self.cases),
                 "case set" => hash.unwrap_or(&self.hash).to_string(),
                 _ => String::new(),
             })
             .collect()
+    }
+}
+
+/// The lab's `passed` value (`9/18`) as the CSV shows it: `9 of 18`, which no spreadsheet takes for a
+/// date. Anything else stays as it is.
+pub fn passed_shown(value: &str) -> String {
+    match value.split_once('/') {
+        Some((passed, of))
+            if [passed, of]
+                .iter()
+                .all(|part| !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit())) =>
+        {
+            format!("{passed} of {of}")
+        }
+        _ => value.to_string(),
     }
 }
 
@@ -160,7 +175,9 @@ mod tests {
             listing.out_header(),
             "file,\"tiles: two tiles\",\"mmm f64, 1 x 1\",passed,time ratio,flags,case set"
         );
-        assert_eq!(listing.without_results(None), ["-", "-", "0/2", "", "", "00ff"]);
+        assert_eq!(listing.without_results(None), ["-", "-", "0 of 2", "", "", "00ff"]);
+        assert_eq!(passed_shown("9/18"), "9 of 18");
+        assert_eq!(passed_shown("x/1"), "x/1");
         assert_eq!(
             row(
                 "=a",
@@ -169,7 +186,7 @@ mod tests {
                 "in /s/a.cu",
                 "/s"
             ),
-            "\"'=a\",\"/s/a.cu\",-,-,0/2,,,11,\"in a.cu\""
+            "\"'=a\",\"/s/a.cu\",-,-,\"0 of 2\",,,11,\"in a.cu\""
         );
     }
 

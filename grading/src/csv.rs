@@ -7,18 +7,10 @@ use std::path::Path;
 use crate::row::{NoResult, Row};
 use crate::times::{Times, SUSPICIOUS_RATIO};
 
-/// A text field for CSV (RFC 4180): always quoted, quotes inside doubled, so commas, quotes and line
-/// breaks in a name stay in one field. A field a spreadsheet would take for a formula (it begins with
-/// `=`, `+`, `-`, `@`, a tab or a carriage return: a submission named `=HYPERLINK(...)`) gets a `'`
-/// first, which spreadsheets show as text (issue 29).
-pub fn csv_field(text: &str) -> String {
-    let as_text = if text.starts_with(['=', '+', '-', '@', '\t', '\r']) {
-        "'"
-    } else {
-        ""
-    };
-    format!("\"{as_text}{}\"", text.replace('"', "\"\""))
-}
+/// A text field, as the grader's CSV module writes it (the one CSV module, `grader::csv`): quoted,
+/// quotes doubled, control characters and bytes that are not UTF-8 as `\xNN`, and a `'` before a field
+/// a spreadsheet would take for a formula (issue 29).
+pub use grader::csv::field as csv_field;
 
 /// The CSV header for these case names.
 pub(crate) fn csv_header(cases: &[&str]) -> String {
@@ -190,9 +182,12 @@ mod tests {
     }
 
     #[test]
-    fn csv_fields_keep_commas_quotes_and_line_breaks_inside() {
+    fn csv_fields_keep_commas_and_quotes_and_escape_line_breaks() {
         assert_eq!(csv_field("Doe, Jane \"JD\"/mmm.cu"), "\"Doe, Jane \"\"JD\"\"/mmm.cu\"");
-        assert_eq!(csv_field("mmm.cu(3): error: x\nmore"), "\"mmm.cu(3): error: x\nmore\"");
+        assert_eq!(
+            csv_field("mmm.cu(3): error: x\nmore"),
+            "\"mmm.cu(3): error: x\\x0amore\""
+        );
         let rows = vec![Row {
             case: "f64, 1 x 1 times 1 x 1".into(),
             result: Ok(outcome(0)),
@@ -209,8 +204,8 @@ mod tests {
             ("+cmd|x", "\"'+cmd|x\""),
             ("-1", "\"'-1\""),
             ("@SUM(A1)", "\"'@SUM(A1)\""),
-            ("\tx", "\"'\tx\""),
-            ("\rx", "\"'\rx\""),
+            ("\tx", "\"\\x09x\""),
+            ("\rx", "\"\\x0dx\""),
         ] {
             assert_eq!(csv_field(name), field);
         }
