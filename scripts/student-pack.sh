@@ -81,7 +81,7 @@ cp "$kernels_out"/*.cubin "$out/kernels/prebuilt/" 2>/dev/null || true
 # The sources: what git tracks, less our kernels (kernels/cuda/*.cu), the generator of the templates
 # and broken kernels (grading/src/bin/), the tests (they hold our solution's runs), cust's doc-test
 # kernels (vendor/cust/resources/), the slide programs, the saved results and the scripts for teachers.
-git ls-files -z -- Cargo.toml Cargo.lock .cargo vendor common kernels profiler matrix sandbox grading 'lab-*' |
+git ls-files -z -- Cargo.toml Cargo.lock .cargo vendor common kernels profiler matrix sandbox grader grading 'lab-*' |
     grep -zv -e '^kernels/cuda/.*\.cu$' -e '^grading/src/bin/' -e '^[^/]*/tests/' -e '^vendor/cust/resources/' |
     xargs -0 cp --parents -t "$out"
 # The teachers' feedback crate stays out (its tests hold copies of our solution): the pack's workspace
@@ -97,7 +97,7 @@ for week in $selected; do
     find "assignments/$week" -maxdepth 1 -type f -exec cp -t "$out/assignments/$week" {} +
 done
 
-echo "student-pack.sh: auditing $out" >&2
+echo "student-pack.sh: auditing $out (the auditor is built first: minutes the first time)" >&2
 cargo run --quiet --locked -p grading --bin templates -- --audit "$out" ||
     fail "$out holds what students must not get (findings above); no tarball made"
 tar -czf "$out.tar.gz" -C "$(dirname "$out")" "$(basename "$out")"

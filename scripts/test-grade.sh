@@ -760,6 +760,8 @@ expect "--out again: the previous CSV kept as .bak" "$(cmp -s "$work/safe-first.
 cp "$work/safe-grades.csv" "$work/safe-second.csv"
 expect "a mistyped week: exit 2" "$(grade safe-typo --out "$work/safe-grades.csv" 03-mmm-tield "$safe")" 2
 expect "a mistyped week: the CSV as it was" "$(cmp -s "$work/safe-second.csv" "$work/safe-grades.csv" && echo same)" same
+expect "--out in a folder that is not there: exit 2 before grading" "$(grade no-folder --out "$work/missing/grades.csv" 03-mmm-tiled "$safe"; cat "$work/no-folder.err")" "2
+grade.sh: --out: '$work/missing/grades.csv' is no file in an existing folder"
 expect "stdout that cannot be written: exit 1" "$(LC_ALL=C PATH="$work/gpus:$PATH" bash assignments/grade.sh --keep "$work/full-checks" 03-mmm-tiled "$safe" >/dev/full 2>"$work/full.err" && echo 0 || echo $?)" 1
 expect "stdout that cannot be written: one line" "$(grep -v -e '^grade.sh: graded ' -e '^grade.sh: each submission' -e 'neither a .cu file' "$work/full.err")" \
     "grade.sh: cannot write the CSV to stdout: No space left on device (os error 28)"

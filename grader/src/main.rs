@@ -296,6 +296,19 @@ fn check_options(args: &Args, mode: &str) -> Result<()> {
             format!("--out goes with a local run or --collect, not --{mode}"),
         ));
     }
+    if let Some(out) = &args.out {
+        // Checked before anything is graded: a class graded into a CSV that cannot be written is lost.
+        let folder = out
+            .parent()
+            .filter(|parent| !parent.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        if out.is_dir() || !folder.is_dir() {
+            return Err(stop(
+                USAGE,
+                format!("--out: '{}' is no file in an existing folder", shown(out)),
+            ));
+        }
+    }
     if args.dry_run && args.sanitize {
         return Err(stop(
             USAGE,

@@ -558,13 +558,7 @@ impl Array {
         if self.job.is_empty() {
             return Vec::new();
         }
-        let output = Command::new("squeue")
-            .args(["-h", "-r", "-j", &self.job, "-o", "%i %T"])
-            .stderr(std::process::Stdio::null())
-            .output();
-        let text = output
-            .map(|output| String::from_utf8_lossy(&output.stdout).into_owned())
-            .unwrap_or_default();
+        let text = slurm_says("squeue", &["-h", "-r", "-j", &self.job, "-o", "%i %T"]);
         text.lines()
             .filter_map(|line| {
                 let (id, state) = line.split_once(' ')?;
@@ -598,11 +592,7 @@ impl Array {
                 format!("nothing graded, the machine's fault: {why} (log: {out}/logs/canary-{canary}.log); {again}"),
             )),
             _ => {
-                let queued = Command::new("squeue")
-                    .args(["-h", "-j", canary])
-                    .stderr(std::process::Stdio::null())
-                    .output();
-                if queued.is_ok_and(|output| !output.stdout.is_empty()) {
+                if !slurm_says("squeue", &["-h", "-j", canary]).is_empty() {
                     say(&format!("the check of our solution on the cases (job {canary}) is still pending or running; the tasks wait for it: collect again later"));
                     code.worse(WAITING);
                     return Ok(());
@@ -621,50 +611,31 @@ fn slurm_gpu() -> Option<String> {
         .find(|value| names_gpu(value))
 }
 
+/// What Slurm's tool `program` prints on stdout for `args`; nothing where it cannot run.
+fn slurm_says(program: &str, args: &[&str]) -> String {
+    let output = Command::new(program)
+        .args(args)
+        .stderr(std::process::Stdio::null())
+        .output();
+    output.map_or(String::new(), |output| {
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    })
+}
+
 /// Slurm's word on job `id` (an array task: JOB_TASK): "STATE, exit CODE, REASON" from sacct, else from
 /// scontrol (while the job is in the controller's memory), else that it is not known.
 fn job_state(id: &str) -> String {
-    let sacct = Command::new("sacct")
-        .args(["-j", id, "-n", "-P", "-X", "-o", "State,ExitCode,Reason"])
-        .stderr(std::process::Stdio::null())
-        .output();
-    if let Some(line) = sacct
-        .ok()
-        .and_then(|output| {
-            String::from_utf8_lossy(&output.stdout)
-                .lines()
-                .next()
-                .map(str::to_string)
-        })
-        .filter(|line| !line.is_empty())
-    {
-        let parts: Vec<&str> = line.split('|').collect();
-        return format!(
-            "{}, exit {}, {}",
-            parts.first().unwrap_or(&""),
-            parts.get(1).unwrap_or(&""),
-            parts.get(2).unwrap_or(&"")
-        );
+    let sacct = slurm_says("sacct", &["-j", id, "-n", "-P", "-X", "-o", "State,ExitCode,Reason"]);
+    if let Some(line) = sacct.lines().next().filter(|line| !line.is_empty()) {
+        let parts: Vec<&str> = line.split('|').chain(["", ""]).collect();
+        return format!("{}, exit {}, {}", parts[0], parts[1], parts[2]);
     }
-    let scontrol = Command::new("scontrol")
-        .args(["-o", "show", "job", id])
-        .stderr(std::process::Stdio::null())
-        .output();
-    if let Some(line) = scontrol
-        .ok()
-        .and_then(|output| {
-            String::from_utf8_lossy(&output.stdout)
-                .lines()
-                .next()
-                .map(str::to_string)
-        })
-        .filter(|line| !line.is_empty())
-    {
+    let scontrol = slurm_says("scontrol", &["-o", "show", "job", id]);
+    if let Some(line) = scontrol.lines().next().filter(|line| !line.is_empty()) {
         let field = |name: &str| {
             line.split_whitespace()
                 .find_map(|word| word.strip_prefix(name))
                 .unwrap_or("")
-                .to_string()
         };
         return format!(
             "{}, exit {}, {}",

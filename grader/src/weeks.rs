@@ -132,12 +132,19 @@ impl Week {
         repository.join("assignments").join(self.folder).join(name)
     }
 
+    /// The folder of our solution in the repository (`kernels/cuda` or `reference/weeks`) and its file
+    /// name: what the week's starter and its broken and red-team files are made from.
+    pub fn solution(&self) -> (&'static str, &'static str) {
+        match self.handed {
+            Handed::Kernel { ours } => ours.rsplit_once('/').unwrap_or(("", ours)),
+            Handed::Program { program } => ("reference/weeks", program),
+        }
+    }
+
     /// Our solution of the week, in the repository at `repository`.
     pub fn ours(&self, repository: &Path) -> PathBuf {
-        match self.handed {
-            Handed::Kernel { ours } => repository.join(ours),
-            Handed::Program { program } => repository.join("reference/weeks").join(program),
-        }
+        let (folder, file) = self.solution();
+        repository.join(folder).join(file)
     }
 }
 

@@ -16,9 +16,10 @@
 //! and the CSV ([`row`], [`report`], [`csv`](mod@csv)), whose an error is and the exit codes ([`exit`]) and
 //! the CSV's closing mark for grade.sh ([`mark`]); and, as a binary,
 //! the generator of the weeks' templates and broken kernels (`cargo run -p grading --bin templates`).
-//! `assignments/grade.sh` grades a class with the labs' `--check`. It depends on `common`, `kernels`,
-//! the profiler (for ncu's counters) and `sandbox` (the program weeks' box), never on a lab; the four
-//! labs with assignments depend on it.
+//! The grader (`grader/`, which `assignments/grade.sh` launches) grades a class with the labs'
+//! `--check`. It depends on `common`, `kernels`, the profiler (for ncu's counters), `sandbox` (the
+//! program weeks' box) and `grader` (no CUDA: the one CSV module, and the list of weeks the templates
+//! generator reads), never on a lab; the four labs with assignments depend on it.
 
 pub mod case_process;
 pub mod cases_file;

@@ -160,6 +160,25 @@ impl<C> Measure<'_, C> {
     }
 }
 
+/// Words that begin the reason of a measured rule not run on a student's own machine ([`at_grading`]).
+pub const AT_GRADING: &str = "measured when the course grades it";
+
+/// A student's own `--check` (not grade.sh's, which asks for the closing mark): the measured rules the
+/// machine kept from running (no ncu, or no permission for the GPU's counters on a laptop) are not run
+/// (`-`) rather than MACHINE, so the rest of the check stands and passes where it passes; grading
+/// runs them where the counters can be read. Every other row stays as it is.
+pub fn at_grading(rows: Vec<Row>) -> Vec<Row> {
+    rows.into_iter()
+        .map(|row| match row.result {
+            Err(NoResult::Machine(why)) => Row {
+                result: Err(NoResult::NotRun(format!("{AT_GRADING}; here: {why}"))),
+                ..row
+            },
+            _ => row,
+        })
+        .collect()
+}
+
 /// Runs `under_ncu` (from [`Measure::under_ncu`]) within `limits` and reads the counters ncu wrote to
 /// `csv`; the child's row goes to `result`. Needs no borrow of the week's [`Measure`], so it can run
 /// on a thread of its own beside the cases. No permission for the counters (ncu's own file says so,
@@ -384,6 +403,30 @@ mod tests {
                 "{why:?}"
             );
         }
+    }
+
+    /// Issue 62: on a student's own machine, measured rules the machine kept from running are not run,
+    /// to be measured at grading; a fault stays a fault.
+    #[test]
+    fn a_students_own_check_leaves_unmeasurable_rules_to_grading() {
+        let rows = at_grading(vec![
+            Row {
+                case: "loads".into(),
+                result: Err(NoResult::Machine("ncu may not read this GPU's counters here".into())),
+            },
+            Row {
+                case: "shared".into(),
+                result: Err(NoResult::Fault("the measured run under ncu failed".into())),
+            },
+        ]);
+        assert_eq!(rows[0].verdict(), "-");
+        assert_eq!(
+            rows[0].result,
+            Err(NoResult::NotRun(format!(
+                "{AT_GRADING}; here: ncu may not read this GPU's counters here"
+            )))
+        );
+        assert_eq!(rows[1].verdict(), "FAULT");
     }
 
     /// Issue 61: every case is measured, and a rule's row is the first case that breaks it, else

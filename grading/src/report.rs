@@ -261,6 +261,12 @@ fn first_machine_reason(rows: &[Row]) -> Option<String> {
     })
 }
 
+/// Whether `rows` are a dry run's (its rows not run say so).
+fn is_dry_run(rows: &[Row]) -> bool {
+    rows.iter()
+        .any(|row| matches!(&row.result, Err(NoResult::NotRun(why)) if why == DRY_RUN))
+}
+
 /// The last line of `--check`: that every check passed, or the error that says how many did not.
 /// Rows the machine could not run make it a [`Machine`] error (exit code 3) even beside the student's
 /// failures: the row is incomplete, and its FAIL and FAULT columns stand, so a run on a working
@@ -285,6 +291,11 @@ fn verdict(rows: &[Row]) -> Result<String> {
             "{failed} of {} checks failed, and {machine} could not run on this machine: {why}",
             judged.len()
         )))),
+        (0, None) if judged.len() < rows.len() && !is_dry_run(rows) => Ok(format!(
+            "all {} checks that ran here pass; {} measured rules did not run on this machine and run when the course grades",
+            judged.len(),
+            rows.len() - judged.len()
+        )),
         (0, None) if judged.len() < rows.len() => Ok(format!(
             "The file compiles and all {} rules read from what nvcc made pass; the rest did not run (--dry-run)",
             judged.len()
@@ -372,6 +383,18 @@ mod tests {
             "The file compiles and all 1 rules read from what nvcc made pass; the rest did not run (--dry-run)"
         );
         assert_eq!(exit_code(&verdict(&[fail, not_run.clone()]).unwrap_err()), 1);
+        // Issue 62: measured rules left to grading on a student's machine: the check passes.
+        let left = Row {
+            case: "tiling, measured: loads".into(),
+            result: Err(NoResult::NotRun(format!(
+                "{}; here: no ncu",
+                crate::measure::AT_GRADING
+            ))),
+        };
+        assert_eq!(
+            verdict(&[pass.clone(), left]).unwrap(),
+            "all 1 checks that ran here pass; 1 measured rules did not run on this machine and run when the course grades"
+        );
         assert!(csv(Path::new("s.cu"), &[pass, not_run.clone()], "h", DRY_RUN)
             .ends_with(",PASS,-,1/1,2.000,,\"dry run: no GPU used\",h\n"));
         assert!(table(&[not_run]).contains("| n | - | not run (dry run: no GPU used) |"));

@@ -20,6 +20,8 @@
 //! templates` writes every week's template into `assignments/`; a test checks that the committed ones
 //! are what it makes.
 
+use grader::weeks;
+
 use crate::honest;
 
 pub const BEGIN: &str = "// BEGIN ASSIGNMENT";
@@ -27,29 +29,38 @@ pub const END: &str = "// END ASSIGNMENT";
 pub const HINT: &str = "// TODO";
 pub const STARTER: &str = "// STARTER: ";
 
-/// Where the kernel weeks' sources are: our kernels, which the labs run.
-pub const KERNELS: &str = "kernels/cuda";
-/// Where the program weeks' sources are (weeks 5 and 6: a whole program is handed in): our solutions,
-/// which no lab embeds.
-pub const PROGRAMS: &str = "reference/weeks";
-
-/// A week whose students write a kernel: its folder in `assignments/`, the source in `cuda/` its
-/// template comes from, the image of ours the lab runs (a test compiles every made file like it), the
+/// A week's files: the week (the grader's list of weeks, `grader::weeks`, says its folder in
+/// `assignments/` and our solution its template comes from), the image of ours the lab runs (a test compiles every made file like it), the
 /// broken submissions its check must catch, the red team's kernels made from our solution
 /// (`adversarial/`; a week's hand-written ones sit beside them), and the honest rewrites every rule
 /// must pass (`honest/`; weeks 1 to 3, whose students write whole kernels, have hand-written ones).
 #[derive(Debug, Clone, Copy)]
 pub struct Week {
-    pub folder: &'static str,
-    /// The folder of `source`, from the repository's root: [`KERNELS`] or [`PROGRAMS`].
-    pub root: &'static str,
-    pub source: &'static str,
+    pub week: &'static weeks::Week,
     /// The image of ours a kernel week's files are compiled like; `None` for a program week.
     #[cfg(test)]
     pub like: Option<&'static kernels::KernelImage>,
     pub broken: &'static [Mistake],
     pub adversarial: &'static [Adversary],
     pub honest: &'static [Rewrite],
+}
+
+impl Week {
+    /// The week's folder in `assignments/`.
+    pub fn folder(&self) -> &'static str {
+        self.week.folder
+    }
+
+    /// The folder of our solution, from the repository's root: `kernels/cuda` for a kernel week (the
+    /// kernels the labs run), `reference/weeks` for a program week (our programs, which no lab embeds).
+    pub fn root(&self) -> &'static str {
+        self.week.solution().0
+    }
+
+    /// Our solution's file name: the template's, and its broken and red-team files' source.
+    pub fn source(&self) -> &'static str {
+        self.week.solution().1
+    }
 }
 
 /// A kernel written to fool the check (issue 39): our solution with `mistake` put in, and the verdict
@@ -287,9 +298,7 @@ const WEEK_7_ADVERSARIAL: [Adversary; 5] = [
 /// The kernel weeks, in course order.
 pub const WEEKS: [Week; 9] = [
     Week {
-        folder: "01-simpson",
-        root: KERNELS,
-        source: "simpson.cu",
+        week: &weeks::WEEKS[0],
         #[cfg(test)]
         like: Some(&kernels::SIMPSON),
         adversarial: &[],
@@ -310,9 +319,7 @@ pub const WEEKS: [Week; 9] = [
         ],
     },
     Week {
-        folder: "02-mmm-ab",
-        root: KERNELS,
-        source: "mmm.cu",
+        week: &weeks::WEEKS[1],
         #[cfg(test)]
         like: Some(&kernels::MMM_BS16),
         adversarial: &[],
@@ -328,9 +335,7 @@ pub const WEEKS: [Week; 9] = [
         ],
     },
     Week {
-        folder: "03-mmm-tiled",
-        root: KERNELS,
-        source: "mmm.cu",
+        week: &weeks::WEEKS[2],
         #[cfg(test)]
         like: Some(&kernels::MMM_BS16),
         adversarial: &[],
@@ -411,9 +416,7 @@ pub const WEEKS: [Week; 9] = [
         ],
     },
     Week {
-        folder: "04-constant-tracer",
-        root: KERNELS,
-        source: "tracer.cu",
+        week: &weeks::WEEKS[3],
         #[cfg(test)]
         like: Some(&kernels::TRACER),
         adversarial: &WEEK_4_ADVERSARIAL,
@@ -434,9 +437,7 @@ pub const WEEKS: [Week; 9] = [
         ],
     },
     Week {
-        folder: "05-streams",
-        root: PROGRAMS,
-        source: "pipeline.cu",
+        week: &weeks::WEEKS[4],
         #[cfg(test)]
         like: None,
         adversarial: &[],
@@ -483,9 +484,7 @@ pub const WEEKS: [Week; 9] = [
         ],
     },
     Week {
-        folder: "05-streams",
-        root: PROGRAMS,
-        source: "mmm_streamed.cu",
+        week: &weeks::WEEKS[5],
         #[cfg(test)]
         like: None,
         adversarial: &[],
@@ -500,9 +499,7 @@ pub const WEEKS: [Week; 9] = [
         ],
     },
     Week {
-        folder: "06-pinned-mapped",
-        root: PROGRAMS,
-        source: "zero_copy.cu",
+        week: &weeks::WEEKS[6],
         #[cfg(test)]
         like: None,
         adversarial: &[],
@@ -515,9 +512,7 @@ pub const WEEKS: [Week; 9] = [
         )],
     },
     Week {
-        folder: "06-pinned-mapped",
-        root: PROGRAMS,
-        source: "mmm_streamed_and_pinned.cu",
+        week: &weeks::WEEKS[7],
         #[cfg(test)]
         like: None,
         adversarial: &[],
@@ -544,9 +539,7 @@ pub const WEEKS: [Week; 9] = [
         ],
     },
     Week {
-        folder: "07-dynamic-parallelism",
-        root: KERNELS,
-        source: "adaptive_simpson.cu",
+        week: &weeks::WEEKS[8],
         #[cfg(test)]
         like: Some(&kernels::ADAPTIVE_SIMPSON),
         adversarial: &WEEK_7_ADVERSARIAL,
@@ -587,17 +580,17 @@ impl Week {
     /// Every file the week's folder gets from `text`, our source: the template, then `broken/*.cu`,
     /// each as (path inside the folder, contents).
     pub fn files(&self, text: &str) -> Result<Vec<(String, String)>, String> {
-        let mut files = vec![(self.source.to_string(), template(self.source, text)?)];
+        let mut files = vec![(self.source().to_string(), template(self.source(), text)?)];
         let solution = solution(text);
         for mistake in self.broken {
             let header = format!(
                 "// A deliberately broken submission (assignments/README.md): {}\n\
                  // Made from {}/{} by `cargo run -p grading --bin templates`; --check must catch it (the GPU tests run it).\n\n",
-                mistake.what, self.root, self.source
+                mistake.what, self.root(), self.source()
             );
             files.push((
                 format!("broken/{}.cu", mistake.name),
-                header + &mistake.put_into(&solution, self.source)?,
+                header + &mistake.put_into(&solution, self.source())?,
             ));
         }
         for adversary in self.adversarial {
@@ -605,22 +598,28 @@ impl Week {
             let header = format!(
                 "// Red team (issue 39): {}\n// expect: {}\n// why: {}\n\
                  // Made from {}/{} by `cargo run -p grading --bin templates` (assignments/README.md).\n\n",
-                mistake.what, adversary.expect, adversary.why, self.root, self.source
+                mistake.what,
+                adversary.expect,
+                adversary.why,
+                self.root(),
+                self.source()
             );
             files.push((
                 format!("adversarial/{}.cu", mistake.name),
-                header + &mistake.put_into(&solution, self.source)?,
+                header + &mistake.put_into(&solution, self.source())?,
             ));
         }
         for rewrite in self.honest {
             let header = format!(
                 "// An honest submission (issue 61's corpus): {}\n// expect: PASS\n\
                  // Made from {}/{} by `cargo run -p grading --bin templates` (assignments/README.md).\n\n",
-                rewrite.what, self.root, self.source
+                rewrite.what,
+                self.root(),
+                self.source()
             );
             files.push((
                 format!("honest/{}.cu", rewrite.name),
-                header + &rewrite.put_into(&solution, self.source)?,
+                header + &rewrite.put_into(&solution, self.source())?,
             ));
         }
         Ok(files)
@@ -767,24 +766,24 @@ mod tests {
     #[test]
     fn the_committed_templates_and_broken_kernels_are_what_the_generator_makes() {
         for week in WEEKS {
-            let source = std::fs::read_to_string(repository().join(week.root).join(week.source)).unwrap();
-            let folder = repository().join("assignments").join(week.folder);
+            let source = std::fs::read_to_string(repository().join(week.root()).join(week.source())).unwrap();
+            let folder = repository().join("assignments").join(week.folder());
             let made = week.files(&source).unwrap();
             for (name, text) in &made {
                 let committed = std::fs::read_to_string(folder.join(name)).unwrap_or_default();
                 assert!(
                     &committed == text,
                     "{}/{name} is not what the generator makes: run `cargo run -p grading --bin templates`",
-                    week.folder
+                    week.folder()
                 );
             }
             // Nothing else in broken/: every broken kernel there is one the generator makes for a week
             // of this folder (weeks 5 and 6 have two programs each).
             let made_here: Vec<String> = WEEKS
                 .iter()
-                .filter(|other| other.folder == week.folder)
+                .filter(|other| other.folder() == week.folder())
                 .flat_map(|other| {
-                    let source = std::fs::read_to_string(repository().join(other.root).join(other.source)).unwrap();
+                    let source = std::fs::read_to_string(repository().join(other.root()).join(other.source())).unwrap();
                     other.files(&source).unwrap().into_iter().map(|(name, _)| name)
                 })
                 .collect();
@@ -795,7 +794,7 @@ mod tests {
             assert!(
                 listed.iter().all(|name| made_here.contains(name)),
                 "{}: {listed:?}",
-                week.folder
+                week.folder()
             );
         }
     }
@@ -803,10 +802,10 @@ mod tests {
     #[test]
     fn no_template_holds_a_solution_line() {
         for week in WEEKS {
-            let source = std::fs::read_to_string(repository().join(week.root).join(week.source)).unwrap();
-            let made = template(week.source, &source).unwrap();
+            let source = std::fs::read_to_string(repository().join(week.root()).join(week.source())).unwrap();
+            let made = template(week.source(), &source).unwrap();
             let solution = solution_lines(&source);
-            assert!(!solution.is_empty(), "{} marks no assignment", week.source);
+            assert!(!solution.is_empty(), "{} marks no assignment", week.source());
             // A solution line may also stand outside the blocks (an atomicAdd the master shares), or be
             // a starter's line too (a CHECK_LAUNCH after the starter's own launch): the template must
             // not have it more often than the rest of the source and the starter lines do.
@@ -824,7 +823,7 @@ mod tests {
                 assert!(
                     count(&made, line) <= outside,
                     "{}'s template contains the solution line {line:?}",
-                    week.folder
+                    week.folder()
                 );
             }
         }
@@ -834,9 +833,15 @@ mod tests {
     fn a_mistake_must_change_text_that_occurs_once() {
         const MISTAKES: [Mistake; 1] = [mistake("m", "w", "x;", "y;")];
         let week = Week {
-            folder: "t",
-            root: KERNELS,
-            source: "t.cu",
+            week: &weeks::Week {
+                name: "t",
+                folder: "t",
+                lab: "lab-simpson",
+                args: &[],
+                handed: weeks::Handed::Kernel {
+                    ours: "kernels/cuda/t.cu",
+                },
+            },
             like: Some(&kernels::SIMPSON),
             broken: &MISTAKES,
             adversarial: &[],
@@ -854,9 +859,9 @@ mod tests {
     #[test]
     fn every_template_and_every_broken_kernel_compiles() {
         for week in WEEKS {
-            let source = std::fs::read_to_string(repository().join(week.root).join(week.source)).unwrap();
+            let source = std::fs::read_to_string(repository().join(week.root()).join(week.source())).unwrap();
             for (name, _) in week.files(&source).unwrap() {
-                let file = repository().join("assignments").join(week.folder).join(name);
+                let file = repository().join("assignments").join(week.folder()).join(name);
                 // For the oldest GPU the labs are built for: the template must build on a student's T4 too.
                 let built = match week.like {
                     Some(like) => kernels::runtime::compile(&file, like, kernels::BUILT_ARCHS[0]).map(|_| ()),

@@ -49,15 +49,15 @@ pub struct Looked {
 pub fn evidence(weeks: &[Week], repository: &Path) -> Result<Vec<(String, &'static str)>, String> {
     let mut lines = Vec::new();
     for week in weeks {
-        let path = repository.join(week.root).join(week.source);
+        let path = repository.join(week.root()).join(week.source());
         let text = fs::read_to_string(&path).map_err(|err| format!("cannot read {}: {err}", path.display()))?;
-        let template = assignment::template(week.source, &text)?;
+        let template = assignment::template(week.source(), &text)?;
         // Shown is anywhere in the template, a longer line included (a call with a comment after it).
         let shown = |line: &str| template.contains(line);
         for line in assignment::solution_lines(&text) {
             let long = line.chars().filter(|c| !c.is_whitespace()).count() >= SHORTEST_EVIDENCE;
             if long && !shown(line) && !lines.iter().any(|(seen, _)| seen == line) {
-                lines.push((line.to_string(), week.source));
+                lines.push((line.to_string(), week.source()));
             }
         }
     }
@@ -68,7 +68,7 @@ pub fn evidence(weeks: &[Week], repository: &Path) -> Result<Vec<(String, &'stat
 pub fn template_paths(weeks: &[Week]) -> Vec<String> {
     weeks
         .iter()
-        .map(|week| format!("assignments/{}/{}", week.folder, week.source))
+        .map(|week| format!("assignments/{}/{}", week.folder(), week.source()))
         .collect()
 }
 
@@ -174,7 +174,7 @@ mod tests {
         assert!(
             WEEKS
                 .iter()
-                .all(|week| evidence.iter().any(|(_, of)| *of == week.source)),
+                .all(|week| evidence.iter().any(|(_, of)| *of == week.source())),
             "every week has evidence"
         );
         let dir = std::env::temp_dir().join(format!("audit-test-{}", std::process::id()));

@@ -34,8 +34,8 @@ const USAGE: &str = "usage: templates (writes every week's files into assignment
 /// Every week's template and broken kernels, written into its folder.
 fn write_templates(repository: &Path) -> Result<(), String> {
     for week in assignment::WEEKS {
-        let source = repository.join(week.root).join(week.source);
-        let folder = repository.join("assignments").join(week.folder);
+        let source = repository.join(week.root()).join(week.source());
+        let folder = repository.join("assignments").join(week.folder());
         let text =
             std::fs::read_to_string(&source).map_err(|err| format!("cannot read {}: {err}", source.display()))?;
         for (name, text) in week.files(&text)? {
@@ -44,7 +44,7 @@ fn write_templates(repository: &Path) -> Result<(), String> {
             std::fs::create_dir_all(parent)
                 .and_then(|()| std::fs::write(&path, text))
                 .map_err(|err| format!("cannot write {}: {err}", path.display()))?;
-            println!("assignments/{}/{name}", week.folder);
+            println!("assignments/{}/{name}", week.folder());
         }
     }
     Ok(())
