@@ -175,7 +175,7 @@ grade() {  # grade NAME ARGS...: stdout to NAME.csv, stderr to NAME.err, the exi
 }
 
 # One job, then three: the same CSV, row by row.
-expect "one job exits" "$(grade one 03-mmm-tiled "$subs")" 0
+expect "one job exits" "$(grade one --jobs 1 03-mmm-tiled "$subs")" 0
 rm -f "$STUB_LOG"
 expect "three jobs exit" "$(grade three --jobs 3 03-mmm-tiled "$subs")" 0
 expect "three jobs give one job's CSV" "$(cmp -s "$work/one.csv" "$work/three.csv" && echo same || echo different)" same
@@ -346,7 +346,7 @@ echo "// edits the cases" >"$edited/2.cu"
 echo "// pass" >"$edited/3.cu"
 cp "$work/cases.txt" "$work/edited-cases.txt"
 hidden_hash=$(case_set "$work/hidden.csv")
-expect "an edited --cases file exits 1" "$(grade edited --cases "$work/edited-cases.txt" 03-mmm-tiled "$edited")" 1
+expect "an edited --cases file exits 1" "$(grade edited --jobs 1 --cases "$work/edited-cases.txt" 03-mmm-tiled "$edited")" 1
 listing=$("$real_lab" --kernel tiled --cases "$work/cases.txt" --list-cases)
 n=$(head -n 1 <<<"$listing" | cut -d ' ' -f 1)
 listing=$("$real_lab" --kernel tiled --cases "$work/edited-cases.txt" --list-cases)

@@ -40,8 +40,9 @@ Exit code: 0 every submission graded (whatever its grades); 1 some not graded (a
 #[derive(Parser, Debug)]
 #[command(name = "grade.sh", about = ABOUT, long_about = LONG_ABOUT)]
 struct Args {
-    /// Grade N submissions at once, each on its own GPU where there are several (those
-    /// CUDA_VISIBLE_DEVICES names, else all nvidia-smi lists); the CSV is the same as with one job
+    /// Grade N submissions at once (default: one per GPU, those CUDA_VISIBLE_DEVICES names, else all
+    /// nvidia-smi lists; in a dry run one per CPU core); more jobs than GPUs share them in turn; the
+    /// CSV is the same as with one job
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     jobs: Option<u32>,
     /// Run every case under compute-sanitizer (slow)
@@ -351,6 +352,16 @@ fn check_options(args: &Args, mode: &str) -> Result<()> {
     Ok(())
 }
 
+/// Without --jobs: one job per GPU (no two submissions share one), or in a dry run, which only
+/// compiles, one per CPU core.
+fn default_jobs(devices: &[String]) -> usize {
+    if devices.is_empty() {
+        std::thread::available_parallelism().map_or(1, usize::from)
+    } else {
+        devices.len()
+    }
+}
+
 /// Where the CSV goes: --out's file, else stdout.
 fn csv_of(args: &Args) -> Csv {
     args.out.clone().map_or(Csv::Stdout, Csv::File)
@@ -528,7 +539,7 @@ fn grade(args: Args, mode: &str, repository: &Path) -> Result<u8> {
         repository: repository.to_path_buf(),
         submissions,
         rows,
-        jobs: args.jobs.unwrap_or(1) as usize,
+        jobs: args.jobs.map_or_else(|| default_jobs(&devices), |jobs| jobs as usize),
         devices,
         keep,
         feedback,

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use anyhow::{bail, Context as _, Result};
+use anyhow::{bail, Result};
 
 use crate::case_process::CaseRun;
 use crate::check::Check;
@@ -229,12 +229,17 @@ fn write_details<C>(args: &StudentArgs, check: &Check<'_, C>, rows: &[Row], more
     if let (Some(details), serde_json::Value::Object(more)) = (details.as_object_mut(), more) {
         details.extend(more);
     }
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)
-        .with_context(|| format!("--details: cannot make {} (it must not exist yet)", path.display()))?;
-    writeln!(file, "{details:#}").with_context(|| format!("writing {}", path.display()))
+    // A file that is there already is the caller's mistake; a write the file system refuses (a full
+    // disk) is the machine's, never the student's (issue 62): exit code 3, so the grader grades again.
+    let shown = path.display();
+    let mut file = match std::fs::OpenOptions::new().write(true).create_new(true).open(path) {
+        Ok(file) => file,
+        Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => {
+            return Err(Usage(format!("--details: cannot make {shown} (it must not exist yet)")).into())
+        }
+        Err(err) => return Err(Machine(format!("--details: cannot make {shown}: {err}")).into()),
+    };
+    writeln!(file, "{details:#}").map_err(|err| Machine(format!("--details: cannot write {shown}: {err}")).into())
 }
 
 /// The verdict's line: on stdout after the table, on stderr after the CSV; an error as it is.
