@@ -94,8 +94,12 @@ pub fn keep_beside(csv: &Csv) -> Result<Option<Claimed>> {
             PathBuf::from(format!("{stem}-checks-{number}"))
         };
         if crate::output::new_or_empty(&dir) {
-            if let Ok(claimed) = claim(&dir, "--keep") {
-                return Ok(Some(claimed));
+            match claim(&dir, "--keep") {
+                Ok(claimed) => return Ok(Some(claimed)),
+                // Another run holds it: the next number. Any other failure (a folder that cannot be
+                // made) says so, rather than trying number after number.
+                Err(_) if dir.is_dir() => {}
+                Err(err) => return Err(err),
             }
         }
         number += 1;
