@@ -1,8 +1,10 @@
 //! `grader`: the teacher's side of grading (issue 62), in one program that `assignments/grade.sh`
 //! launches. It owns finding submissions ([`submissions`]), running a week's lab on each ([`lab`],
 //! locally [`local`], or as a Slurm array [`slurm`]), the rows and the one CSV module ([`rows`],
-//! [`csv`]), weights, ids and scores ([`weights`], [`ids`]), the list of weeks ([`weeks`]), and the
-//! feedback program's part in a run ([`feedback`]).
+//! [`csv`]), what a lab lists and the rows it implies ([`listing`]), weights, ids and scores
+//! ([`weights`], [`ids`]), the list of weeks ([`weeks`]), where it writes ([`output`]: `--out`, claimed
+//! folders), how it ends ([`stop`]: one line and an exit code), and the feedback program's part in a
+//! run ([`feedback`]).
 //!
 //! It depends on no CUDA crate: it runs the labs as programs, so a cluster's login node can submit and
 //! collect without a GPU driver. The labs' own check (`--check`, its cases and rules) is `grading`'s.
