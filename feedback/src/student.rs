@@ -125,7 +125,7 @@ fn passed(grades: &Grades, row: usize) -> String {
         if verdict == "-" {
             continue;
         }
-        let count = if grades.header[column].contains(": ") {
+        let count = if grader::weights::is_rule(&grades.header[column]) {
             &mut rules
         } else {
             &mut cases

@@ -1,6 +1,9 @@
 //! The one CSV module of the teacher's side (RFC 4180): fields written as every reader takes them, and
 //! records read back. The labs' rows, grade.sh's CSV and the feedback pages all go through here.
 
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
 use anyhow::{bail, Result};
 
 /// `bytes` as text that any CSV reader and terminal takes: bytes that are not UTF-8, and control
@@ -22,6 +25,11 @@ pub fn escaped(bytes: &[u8]) -> String {
         }
     }
     text
+}
+
+/// A path as messages and the CSV show it: its bytes [`escaped`].
+pub fn shown(path: &Path) -> String {
+    escaped(path.as_os_str().as_bytes())
 }
 
 /// `bytes` as text, every byte kept: UTF-8 as it is, other bytes as `\xNN` (a lab's output that

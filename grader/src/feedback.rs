@@ -7,7 +7,8 @@ use std::process::Command;
 
 use anyhow::Result;
 
-use crate::lab::{is_executable, shown, Graded};
+use crate::csv::shown;
+use crate::lab::{is_executable, Graded};
 use crate::output::Claimed;
 use crate::stop::{say, stop, NOT_GRADED};
 use crate::submissions::Submission;

@@ -14,7 +14,7 @@ use crate::weights::numbered_lines;
 
 /// Each submission's id (by its index; `None` where the file gives none).
 pub fn read(file: &Path, submissions: &[Submission], folder_shown: &str) -> Result<Vec<Option<String>>> {
-    let shown = escaped(file.as_os_str().as_encoded_bytes());
+    let shown = crate::csv::shown(file);
     let bytes = std::fs::read(file).map_err(|err| stop(USAGE, format!("--ids {shown}: {err}")))?;
     let text = String::from_utf8_lossy(&bytes);
     let mut id_for: HashMap<String, (String, usize)> = HashMap::new();

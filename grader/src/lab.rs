@@ -1,7 +1,7 @@
 //! Running a week's lab: finding its binary, what it lists, our own solution's check of the cases, and
 //! one submission's `--check`, whose row counts only under the lab's closing mark (issue 60).
 
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsString;
 use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::ExitStatusExt;
@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 
 use anyhow::Result;
 
-use crate::csv::{escaped, record, text_of};
+use crate::csv::{escaped, record, shown, text_of};
 use crate::listing::{is_hash, passed_shown, row, Listing};
 use crate::stop::{stop, MACHINE, NOT_GRADED, USAGE};
 use crate::submissions::{code_of, Found, Submission};
@@ -268,7 +268,7 @@ impl Lab {
             ));
         }
         let shown = match &self.cases_file {
-            Some(file) => format!("--cases {}", escaped(file.as_os_str().as_bytes())),
+            Some(file) => format!("--cases {}", shown(file)),
             None => "the week's own cases".to_string(),
         };
         let mut words = self.command(&ours);
@@ -338,7 +338,7 @@ impl Lab {
         );
         let kept = format!(
             "# grade.sh: {}\n# not run: {}\n",
-            escaped(submission.entry.as_os_str().as_bytes()),
+            shown(&submission.entry),
             escaped(note.as_bytes())
         );
         Graded {
@@ -358,7 +358,7 @@ impl Lab {
         key: &str,
         runs: Option<(&Path, &Path)>,
     ) -> Graded {
-        let entry = escaped(submission.entry.as_os_str().as_bytes());
+        let entry = shown(&submission.entry);
         let (file, where_) = match submission.file(self.week.program_file()) {
             Found::File { path, note } => (path, note),
             Found::Nothing(why) => return self.no_result(submission, &entry, &why, State::Nothing, None),
@@ -369,7 +369,7 @@ impl Lab {
                 .as_ref()
                 .is_some_and(|starter| std::fs::read(&file).is_ok_and(|text| code_of(&text) == *starter));
         if unchanged {
-            let file = escaped(file.as_os_str().as_bytes());
+            let file = shown(&file);
             let why = [
                 Some("the week's starter, unchanged (only comments or layout differ): nothing handed in".to_string()),
                 where_,
@@ -402,7 +402,7 @@ impl Lab {
         kept.extend_from_slice(b"# stdout:\n");
         kept.extend_from_slice(stdout);
         kept.push(b'\n');
-        let file_shown = escaped(file.as_os_str().as_bytes());
+        let file_shown = shown(&file);
         let marked = self.verify(key, status, stdout);
         let verdict = self.judge(
             submission,
@@ -617,9 +617,4 @@ pub fn run_with_input(command: &mut Command, input: &[u8]) -> (i32, Vec<u8>, Vec
         Ok(output) => (exit_code(output.status), output.stdout, output.stderr),
         Err(err) => (127, Vec::new(), format!("{err}\n").into_bytes()),
     }
-}
-
-/// `path` as OsStr bytes, escaped, for messages.
-pub fn shown(path: &Path) -> String {
-    escaped(OsStr::as_bytes(path.as_os_str()))
 }

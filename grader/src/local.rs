@@ -111,7 +111,7 @@ pub fn say_kept(keep: &Option<Claimed>) {
     if let Some(keep) = keep {
         say(&format!(
             "each submission's --check output is kept in {}/",
-            crate::lab::shown(&keep.path)
+            crate::csv::shown(&keep.path)
         ));
     }
 }
@@ -200,8 +200,8 @@ pub fn keep_output(dir: &Path, submission: &Submission, graded: &Graded) {
     if std::fs::write(dir.join(name), &graded.kept).is_err() {
         say(&format!(
             "could not keep {}'s --check output in {}",
-            crate::lab::shown(&submission.entry),
-            crate::lab::shown(dir)
+            crate::csv::shown(&submission.entry),
+            crate::csv::shown(dir)
         ));
     }
 }

@@ -8,9 +8,9 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::Parser;
-use grader::csv::escaped;
+use grader::csv::shown;
 use grader::feedback::{self, Feedback};
-use grader::lab::{self, shown, Lab};
+use grader::lab::{self, Lab};
 use grader::local::{find_gpus, keep_beside, Local};
 use grader::output::{claim, new_or_empty, Csv};
 use grader::rows::Rows;
@@ -431,10 +431,7 @@ fn grade(args: Args, mode: &str, repository: &Path) -> Result<u8> {
     let given = &args.positional[1];
     let folder = std::path::absolute(PathBuf::from(given))?;
     if !folder.is_dir() {
-        return Err(stop(
-            USAGE,
-            format!("{} is not a folder", escaped(given.as_encoded_bytes())),
-        ));
+        return Err(stop(USAGE, format!("{} is not a folder", shown(Path::new(given)))));
     }
     let folder_shown = shown(&folder);
     let csv = csv_of(&args);
@@ -505,7 +502,7 @@ fn grade(args: Args, mode: &str, repository: &Path) -> Result<u8> {
             &lab,
             &submissions,
             &out,
-            &escaped(args.positional[2].as_encoded_bytes()),
+            &shown(Path::new(&args.positional[2])),
             &needs,
             args.collect_job,
             (&weights, &ids_file),

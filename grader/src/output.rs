@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-use crate::lab::shown;
+use crate::csv::shown;
 use crate::stop::{stop, NOT_GRADED, USAGE};
 
 /// Where the CSV goes.

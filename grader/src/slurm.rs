@@ -10,8 +10,8 @@ use std::process::Command;
 
 use anyhow::Result;
 
-use crate::csv::escaped;
-use crate::lab::{is_executable, shown, Graded, Lab, State};
+use crate::csv::{escaped, shown};
+use crate::lab::{is_executable, Graded, Lab, State};
 use crate::listing::{is_hash, Listing};
 use crate::local::{keep_output, names_gpu};
 use crate::rows::Rows;

@@ -68,7 +68,7 @@ impl Submission {
         let mut files = Vec::new();
         cu_files(entry, &mut files);
         files.sort_by(|a, b| a.as_os_str().as_bytes().cmp(b.as_os_str().as_bytes()));
-        let inside = |path: &Path| escaped(path.strip_prefix(entry).unwrap_or(path).as_os_str().as_bytes());
+        let inside = |path: &Path| crate::csv::shown(path.strip_prefix(entry).unwrap_or(path));
         if files.len() > 1 {
             if let Some(program) = program_file {
                 let named: Vec<&PathBuf> = files
@@ -165,7 +165,7 @@ pub fn list(folder: &Path, shown: &str, written: Option<&Path>) -> Result<Vec<Su
         if written.is_some_and(|csv| is_output(&entry, csv)) {
             say(&format!(
                 "{} is the CSV or its --check outputs, not a submission: skipped",
-                escaped(entry.as_os_str().as_bytes())
+                crate::csv::shown(&entry)
             ));
             continue;
         }

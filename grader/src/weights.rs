@@ -33,7 +33,7 @@ impl Weights {
     /// column no other line names); `#` lines are comments. A line that is not so, a name that is no
     /// column, a column weighted twice, or nothing weighed at all is one line and exit code 2.
     pub fn read(file: &Path, names: &[String], week: &str) -> Result<Weights> {
-        let shown = escaped(file.as_os_str().as_encoded_bytes());
+        let shown = crate::csv::shown(file);
         let bytes = std::fs::read(file).map_err(|err| stop(USAGE, format!("--weights {shown}: {err}")))?;
         let text = String::from_utf8_lossy(&bytes);
         let fail = |number: usize, why: String| stop(USAGE, format!("--weights {shown}, line {number}: {why}"));
