@@ -94,6 +94,9 @@ case $first in
     "// machine, no row")
         echo "lab-mmm: error: $machine" >&2
         exit 3 ;;
+    "// sleeps")
+        sleep 20
+        exit 0 ;;
     "// pass" | "// half" | "// no tiles" | "// rules only" | "// other case set" | "// edits the cases" | "// machine" | "// static fail" | "// compile error, with a row")
         listing=$("$REAL_LAB" "${plain[@]}" --list-cases)
         read -r cases _ _ _ hash <<<"$(head -n 1 <<<"$listing" | tr -d '():')"
@@ -769,6 +772,22 @@ mkdir -p "$safe/alice"
 expect "one student twice: exit 2" "$(grade twice 03-mmm-tiled "$safe")" 2
 expect "one student twice: one line" "$(cat "$work/twice.err")" "grade.sh: $safe: alice and alice.cu are one student's (alice): keep one of them, nothing graded"
 rmdir "$safe/alice"
+
+# The grader killed in the middle of a run (the issue's "a grading subshell killed", which left a
+# row of 2 fields): rows are made in the grader's own process and the CSV written once at the end, so
+# a kill leaves the previous --out file and its .bak as they were, and no part of a CSV.
+echo "// sleeps" >"$safe/zed.cu"
+cp "$work/safe-grades.csv" "$work/safe-before-kill.csv"
+setsid bash -c 'LC_ALL=C PATH="$1:$PATH" exec bash assignments/grade.sh --out "$2" 03-mmm-tiled "$3"' \
+    _ "$work/gpus" "$work/safe-grades.csv" "$safe" >"$work/killed.err" 2>&1 &
+killed=$!
+for _ in $(seq 300); do grep -q "^begin zed.cu" "$STUB_LOG" 2>/dev/null && break; sleep 0.1; done
+expect "the grader to kill: it reached the sleeping lab" "$(grep -c "^begin zed.cu" "$STUB_LOG")" 1
+kill -KILL -- "-$killed"
+wait "$killed" 2>/dev/null || true
+expect "the grader killed mid-run: the CSV and its .bak as they were, no part of a CSV" \
+    "$(cmp -s "$work/safe-before-kill.csv" "$work/safe-grades.csv" && cmp -s "$work/safe-first.csv" "$work/safe-grades.csv.bak" && echo same) $(find "$work" -maxdepth 1 -name 'safe-grades.csv.tmp*' | wc -l)" "same 0"
+rm "$safe/zed.cu"
 
 # A folder another run holds (its lock) is refused, never shared; a dry run checks our solution first,
 # so a node without nvcc is one line and exit code 3, not a class of MACHINE rows; no passed count

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Result;
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches, Parser};
 use grader::csv::shown;
 use grader::feedback::{self, Feedback};
 use grader::lab::{self, Lab};
@@ -29,7 +29,7 @@ const LONG_ABOUT: &str = "Grades a folder of submissions for one week: each runs
   bash assignments/grade.sh --slurm [OPTIONS] WEEK SUBMISSIONS OUT          (one Slurm array task and GPU each)
   bash assignments/grade.sh --collect OUT --out grades.csv                  (the array's CSV)
 
-WEEK: 01-simpson, 02-mmm-ab, 03-mmm-tiled, 04-constant-tracer, 07-dynamic-parallelism (a kernel is handed in), or 05-streams, 05-mmm-streamed, 06-pinned-mapped, 06-mmm-streamed-and-pinned (a whole program; its trace is judged too; no --sanitize and no --feedback yet).
+WEEK: {KERNEL_WEEKS} (a kernel is handed in), or {PROGRAM_WEEKS} (a whole program; its trace is judged too; no --sanitize and no --feedback yet).
 
 A submission is SUBMISSIONS/<student>.cu or a folder SUBMISSIONS/<student>/ with one .cu file anywhere in it (hidden files and __MACOSX/ are skipped; in a program week a folder may hold several, one named like the starter). Other files are listed once as skipped; one student handing in twice (ann.cu and ann/) is refused. Submissions are graded in byte order.
 
@@ -37,8 +37,23 @@ The CSV: student, file, each case's and rule's PASS / FAIL / FAULT (MACHINE: the
 
 Exit code: 0 every submission graded (whatever its grades); 1 some not graded (a case set changed, a lab without a row, Slurm tasks without one); 2 bad arguments, or a case our own solution fails; 3 the machine failed (no GPU, MACHINE verdicts, our solution failing); 4 Slurm tasks still pending (collect again later). Everything written is private to the grading account (umask 077). The labs come from LAB_BIN_DIR (gpu-bundle/bin), else from cargo build --release.";
 
+/// `--help`'s long text, with the weeks from the one list.
+fn long_about() -> String {
+    let names = |program: bool| {
+        weeks::WEEKS
+            .iter()
+            .filter(|week| week.is_program() == program)
+            .map(|week| week.name)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    LONG_ABOUT
+        .replace("{KERNEL_WEEKS}", &names(false))
+        .replace("{PROGRAM_WEEKS}", &names(true))
+}
+
 #[derive(Parser, Debug)]
-#[command(name = "grade.sh", about = ABOUT, long_about = LONG_ABOUT)]
+#[command(name = "grade.sh", about = ABOUT)]
 struct Args {
     /// Grade N submissions at once (default: one per GPU, those CUDA_VISIBLE_DEVICES names, else all
     /// nvidia-smi lists; in a dry run one per CPU core); more jobs than GPUs share them in turn; the
@@ -123,6 +138,10 @@ struct Args {
     /// The check of our solution the array waits for (OUT/canary.sh calls it)
     #[arg(long, value_name = "OUT", hide = true)]
     canary: Option<PathBuf>,
+    /// Print the weeks, one per line: NAME FOLDER LAB [FLAGS], tab-separated (the student pack and the
+    /// docs' test read them), and exit
+    #[arg(long, exclusive = true)]
+    list_weeks: bool,
     /// WEEK SUBMISSIONS, and OUT for --slurm
     #[arg(value_name = "WEEK SUBMISSIONS [OUT]")]
     positional: Vec<OsString>,
@@ -148,7 +167,11 @@ fn memory(text: &str) -> std::result::Result<String, String> {
 fn main() -> ExitCode {
     // SAFETY: umask only sets this process's file mode mask; it touches no memory.
     unsafe { libc::umask(0o077) };
-    let args = match Args::try_parse() {
+    let parsed = Args::command()
+        .long_about(long_about())
+        .try_get_matches()
+        .and_then(|matches| Args::from_arg_matches(&matches));
+    let args = match parsed {
         Ok(args) => args,
         Err(err)
             if matches!(
@@ -210,6 +233,9 @@ fn mark_key() -> Result<String> {
 }
 
 fn run(args: Args) -> Result<u8> {
+    if args.list_weeks {
+        return list_weeks();
+    }
     let mode = if args.slurm {
         "slurm"
     } else if args.collect.is_some() {
@@ -265,6 +291,22 @@ fn run(args: Args) -> Result<u8> {
         }
         _ => grade(args, mode, &repository),
     }
+}
+
+/// `--list-weeks`: the one list of weeks, for scripts and tests.
+fn list_weeks() -> Result<u8> {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    for week in &weeks::WEEKS {
+        let line = [week.name, week.folder, week.lab]
+            .iter()
+            .chain(week.args)
+            .copied()
+            .collect::<Vec<_>>();
+        writeln!(out, "{}", line.join("\t"))?;
+    }
+    out.flush()?;
+    Ok(0)
 }
 
 /// The options that go with one mode only, and those that exclude each other.

@@ -8,7 +8,13 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Handed {
     /// A kernel file (`--kernel-source`), checked beside our solution `ours` (a path in the repository).
-    Kernel { ours: &'static str },
+    /// `kernels` are the kernels a student's file defines for the week, as written (a name ending in
+    /// `_` is a prefix, for kernels a macro names: `adaptive_master_##NAME`): how a file given to the
+    /// wrong lab is told (grading's `weeks`).
+    Kernel {
+        ours: &'static str,
+        kernels: &'static [&'static str],
+    },
     /// A whole program (`--program-source`) named like the week's starter `program` (pipeline.cu);
     /// our solution is `reference/weeks/<program>`. Its trace is judged too.
     Program { program: &'static str },
@@ -27,14 +33,32 @@ pub struct Week {
 
 /// Every week, in the course's order.
 pub const WEEKS: [Week; 9] = [
-    kernel("01-simpson", "lab-simpson", &[], "kernels/cuda/simpson.cu"),
-    kernel("02-mmm-ab", "lab-mmm", &["--kernel", "naive"], "kernels/cuda/mmm.cu"),
-    kernel("03-mmm-tiled", "lab-mmm", &["--kernel", "tiled"], "kernels/cuda/mmm.cu"),
+    kernel(
+        "01-simpson",
+        "lab-simpson",
+        &[],
+        (
+            "kernels/cuda/simpson.cu",
+            &["simpson", "simpson_sin", "simpson_exp", "simpson_peak"],
+        ),
+    ),
+    kernel(
+        "02-mmm-ab",
+        "lab-mmm",
+        &["--kernel", "naive"],
+        ("kernels/cuda/mmm.cu", &["mmm_ab_f64", "mmm_ab_f32"]),
+    ),
+    kernel(
+        "03-mmm-tiled",
+        "lab-mmm",
+        &["--kernel", "tiled"],
+        ("kernels/cuda/mmm.cu", &["mmm_f64", "mmm_f32"]),
+    ),
     kernel(
         "04-constant-tracer",
         "lab-constant-tracer",
         &[],
-        "kernels/cuda/tracer.cu",
+        ("kernels/cuda/tracer.cu", &["trace_constant", "trace_global"]),
     ),
     program("05-streams", "05-streams", "lab-streams", &[], "pipeline.cu"),
     program(
@@ -62,17 +86,26 @@ pub const WEEKS: [Week; 9] = [
         "07-dynamic-parallelism",
         "lab-dynamic-parallel",
         &[],
-        "kernels/cuda/adaptive_simpson.cu",
+        (
+            "kernels/cuda/adaptive_simpson.cu",
+            &["adaptive_master_", "adaptive_level_"],
+        ),
     ),
 ];
 
-const fn kernel(name: &'static str, lab: &'static str, args: &'static [&'static str], ours: &'static str) -> Week {
+/// A kernel week: `(ours, kernels)` as [`Handed::Kernel`] has them.
+const fn kernel(
+    name: &'static str,
+    lab: &'static str,
+    args: &'static [&'static str],
+    (ours, kernels): (&'static str, &'static [&'static str]),
+) -> Week {
     Week {
         name,
         folder: name,
         lab,
         args,
-        handed: Handed::Kernel { ours },
+        handed: Handed::Kernel { ours, kernels },
     }
 }
 
@@ -136,7 +169,7 @@ impl Week {
     /// name: what the week's starter and its broken and red-team files are made from.
     pub fn solution(&self) -> (&'static str, &'static str) {
         match self.handed {
-            Handed::Kernel { ours } => ours.rsplit_once('/').unwrap_or(("", ours)),
+            Handed::Kernel { ours, .. } => ours.rsplit_once('/').unwrap_or(("", ours)),
             Handed::Program { program } => ("reference/weeks", program),
         }
     }

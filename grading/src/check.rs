@@ -28,7 +28,7 @@ use crate::times::CaseContext;
 
 /// What a lab's `--check` runs: its name (for the private folder), the kernels the cases call (their
 /// ptxas report chooses the sanitizer's tools) and the cases.
-pub struct Check<'a, C> {
+pub(crate) struct Check<'a, C> {
     pub lab: &'a str,
     pub entries: &'a [Entry],
     pub cases: cases_file::CaseSet<C>,

@@ -8,18 +8,20 @@
 //! ruins its CUDA context for good, so it takes only its own case with it, and the cases after it run
 //! in a new child ([`case_process`]).
 //!
-//! This crate is the grading engine, whole: the flags and the student's file ([`student_args`],
+//! This crate is the grading engine, whole: the kernel weeks' side of a lab ([`kernel_week`], as
+//! [`program`] is the program weeks'), the flags and the student's file ([`student_args`],
 //! [`entries`]), the week's cases ([`weeks`], [`cases_file`], [`parameters`]), the check runner and
 //! its times ([`check`], [`times`]), the case processes and their output ([`case_process`],
 //! [`output`], [`progress`]), the rules read from the PTX ([`ptx`]) and from hardware counters
 //! ([`measure`]), the guard zones ([`guard`]), compute-sanitizer ([`sanitizer`]), the rows, the table
-//! and the CSV ([`row`], [`report`], [`csv`](mod@csv)), whose an error is and the exit codes ([`exit`]) and
-//! the CSV's closing mark for grade.sh ([`mark`]); and, as a binary,
-//! the generator of the weeks' templates and broken kernels (`cargo run -p grading --bin templates`).
+//! and the CSV ([`row`], [`report`], [`csv`](mod@csv)), whose an error is and the exit codes
+//! ([`exit`]) and the CSV's closing mark for the grader ([`mark`]); and, as a binary, the generator
+//! of the weeks' templates and broken kernels (`cargo run -p grading --bin templates`).
 //! The grader (`grader/`, which `assignments/grade.sh` launches) grades a class with the labs'
 //! `--check`. It depends on `common`, `kernels`, the profiler (for ncu's counters), `sandbox` (the
-//! program weeks' box) and `grader` (no CUDA: the one CSV module, and the list of weeks the templates
-//! generator reads), never on a lab; the four labs with assignments depend on it.
+//! program weeks' box) and `grader` (no CUDA: the one CSV module, and the one list of weeks, which
+//! [`weeks`] and the templates generator read), never on a lab; the four labs with assignments
+//! depend on it.
 
 pub mod case_process;
 pub mod cases_file;
@@ -28,6 +30,7 @@ pub mod csv;
 pub mod entries;
 pub mod exit;
 pub mod guard;
+pub mod kernel_week;
 pub mod mark;
 pub mod measure;
 pub mod output;
@@ -42,7 +45,6 @@ pub mod student_args;
 pub mod times;
 pub mod weeks;
 
-pub use check::Check;
 pub use csv::{csv, csv_field};
 pub use entries::{require_entries, require_same_parameters, Entry};
 pub use exit::{exit_code, on_the_machine, run_lab, Machine, Usage};

@@ -1,7 +1,8 @@
 //! The flags every lab with a student's kernel has ([`StudentArgs`]) and what they do before any
 //! case runs: the student's file compiled like ours (a file of another week's refused first) and
 //! accepted, its entries and their parameters checked and one line or its ptxas report shown; then
-//! `--list-cases`, `--check` or a case's child, as asked ([`StudentArgs::run_check_if_asked`]).
+//! `--list-cases`, `--check` or a case's child, as asked (`run_check_if_asked`, which a lab reaches
+//! through [`crate::kernel_week`]).
 
 use std::path::{Path, PathBuf};
 
@@ -178,7 +179,7 @@ impl StudentArgs {
     /// student's file (a file that failed still gets its CSV row, FAIL in every column, and exit code
     /// 1), `ours` the lab's image (the rules' names come from it where the file did not compile),
     /// `rules` reads the rules from an image, `run_case` runs one case with it.
-    pub fn run_check_if_asked<C>(
+    pub(crate) fn run_check_if_asked<C>(
         &self,
         compiled: &Result<&'static KernelImage>,
         ours: &'static KernelImage,

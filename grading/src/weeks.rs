@@ -5,47 +5,63 @@
 //!
 //! The text is only read for this question. A file that defines one of the lab's kernels, or whose
 //! kernels the reading cannot name (macros of its own), is compiled and judged as always: the reading
-//! can send a file to the right lab, never let one pass.
+//! can send a file to the right lab, never let one pass. The weeks and their kernels are the
+//! grader's one list (`grader::weeks`).
 
-/// A week whose students write a kernel: its folder, the lab and flags that check it, and the names of
-/// its kernels as a student's file defines them (a name ending in `_` is a prefix, for kernels a
-/// macro names: `adaptive_master_##NAME`).
-#[derive(Debug, Clone, Copy)]
-pub struct Week {
-    pub folder: &'static str,
-    pub command: &'static str,
-    pub lab: &'static str,
-    pub kernels: &'static [&'static str],
+use grader::weeks::{Handed, Week, WEEKS};
+
+/// A lab that checks students' kernels, with its weeks (lab-mmm has two: `--kernel` tells them apart,
+/// or the file itself, lab-mmm's `week_of`), read from the grader's list of weeks.
+struct KernelLab {
+    lab: &'static str,
+    weeks: Vec<&'static Week>,
 }
 
-/// Every week with a student's kernel. Weeks 2 and 3 share mmm.cu and lab-mmm; `--kernel` tells them
-/// apart, or the file itself (lab-mmm's `week_of`).
-pub const WEEKS: [Week; 4] = [
-    Week {
-        folder: "01-simpson",
-        command: "lab-simpson",
-        lab: "lab-simpson",
-        kernels: &["simpson", "simpson_sin", "simpson_exp", "simpson_peak"],
-    },
-    Week {
-        folder: "02-mmm-ab or 03-mmm-tiled",
-        command: "lab-mmm --kernel naive or --kernel tiled",
-        lab: "lab-mmm",
-        kernels: &["mmm_ab_f64", "mmm_ab_f32", "mmm_f64", "mmm_f32"],
-    },
-    Week {
-        folder: "04-constant-tracer",
-        command: "lab-constant-tracer",
-        lab: "lab-constant-tracer",
-        kernels: &["trace_constant", "trace_global"],
-    },
-    Week {
-        folder: "07-dynamic-parallelism",
-        command: "lab-dynamic-parallel",
-        lab: "lab-dynamic-parallel",
-        kernels: &["adaptive_master_", "adaptive_level_"],
-    },
-];
+impl KernelLab {
+    /// Every lab with a kernel week, in the course's order.
+    fn all() -> Vec<KernelLab> {
+        let mut labs: Vec<KernelLab> = Vec::new();
+        for week in WEEKS.iter().filter(|week| !week.is_program()) {
+            match labs.iter_mut().find(|known| known.lab == week.lab) {
+                Some(known) => known.weeks.push(week),
+                None => labs.push(KernelLab {
+                    lab: week.lab,
+                    weeks: vec![week],
+                }),
+            }
+        }
+        labs
+    }
+
+    /// The names of the kernels a file of one of the lab's weeks defines.
+    fn kernels(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.weeks
+            .iter()
+            .flat_map(|week| match week.handed {
+                Handed::Kernel { kernels, .. } => kernels,
+                Handed::Program { .. } => &[],
+            })
+            .copied()
+    }
+
+    /// The lab's week folders: `02-mmm-ab or 03-mmm-tiled`.
+    fn folders(&self) -> String {
+        self.weeks
+            .iter()
+            .map(|week| week.folder)
+            .collect::<Vec<_>>()
+            .join(" or ")
+    }
+
+    /// How each week is checked: `lab-mmm --kernel naive or --kernel tiled`.
+    fn command(&self) -> String {
+        let args = self.weeks.iter().map(|week| week.args.join(" ")).collect::<Vec<_>>();
+        [self.lab.to_string(), args.join(" or ")]
+            .join(" ")
+            .trim_end()
+            .to_string()
+    }
+}
 
 /// The kernels `source` defines, as written: the identifier before the parameters of each
 /// `__global__` declaration, comments left out, a macro's `name_##ARG` read as `name_`.
@@ -86,28 +102,29 @@ pub fn belongs_elsewhere(file: &str, source: &str, wanted: &[&str]) -> Option<St
     if defined.iter().any(|d| wanted.iter().any(|w| names(d, w))) {
         return None;
     }
-    let this = WEEKS
+    let labs = KernelLab::all();
+    let this = labs
         .iter()
-        .find(|week| wanted.iter().any(|w| week.kernels.iter().any(|k| names(k, w))))?;
-    let defines = |week: &Week| {
+        .find(|lab| wanted.iter().any(|w| lab.kernels().any(|k| names(k, w))))?;
+    let defines = |lab: &KernelLab| {
         defined
             .iter()
             .map(String::as_str)
-            .filter(|d| week.kernels.iter().any(|k| names(d, k)))
+            .filter(|d| lab.kernels().any(|k| names(d, k)))
             .collect::<Vec<_>>()
     };
-    let other = WEEKS
+    let other = labs
         .iter()
-        .filter(|week| week.lab != this.lab)
-        .find(|week| !defines(week).is_empty())?;
+        .filter(|lab| lab.lab != this.lab)
+        .find(|lab| !defines(lab).is_empty())?;
     Some(format!(
         "{file} is week {}'s file (it defines {}): check it with {}, not {} ({} checks week {}'s kernels: {})",
-        other.folder,
+        other.folders(),
         defines(other).join(", "),
-        other.command,
+        other.command(),
         this.lab,
         this.lab,
-        this.folder,
+        this.folders(),
         wanted.join(", ")
     ))
 }

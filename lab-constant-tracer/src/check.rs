@@ -11,6 +11,7 @@ use anyhow::{Context as _, Result};
 use common::gpu::Gpu;
 use common::verify::{Poison, Random};
 use grading::cases_file::{field, CaseFormat, CaseSet};
+use grading::kernel_week::KernelWeek;
 use grading::measure::{per_thread, rule_row, Bound, Measure};
 use grading::{
     checked_runs, each_launch, first_mismatch, fresh_inputs, on_the_machine, written, written_once, CaseContext, Entry,
@@ -26,8 +27,41 @@ use crate::scene::{random_scene, Sphere, View};
 /// Threads per block of the render: 16 x 16 pixels (gpu.rs).
 const TILE: usize = 16;
 
+/// Week 4 (assignments/04-constant-tracer) in the lab: both tracers, the rule read from the
+/// compiler's report, the constant cache measured.
+pub struct Week4;
+
+impl KernelWeek for Week4 {
+    type Case = Case;
+    const LAB: &'static str = "lab-constant-tracer";
+
+    fn ours(&self) -> &'static KernelImage {
+        &kernels::TRACER
+    }
+
+    fn entries(&self) -> &[Entry] {
+        &ENTRIES
+    }
+
+    fn case_set(&self, file: Option<&Path>) -> Result<CaseSet<Case>> {
+        case_set(file)
+    }
+
+    fn rules(&self, image: &KernelImage) -> Result<Vec<Row>> {
+        Ok(vec![storage_rule(image)?])
+    }
+
+    fn measure(&self, _cases: &[Case]) -> Option<Measure<'static, Case>> {
+        Some(measure())
+    }
+
+    fn run_case(&self, image: &KernelImage, case: &Case, context: CaseContext) -> Result<Outcome> {
+        run_case(image, case, context)
+    }
+}
+
 /// The kernels the lab calls with the student's file.
-pub const ENTRIES: [Entry; 2] = [
+const ENTRIES: [Entry; 2] = [
     Entry { name: "trace_constant", declaration: "extern \"C\" __global__ void trace_constant(int count, unsigned int* image, View view)" },
     Entry { name: "trace_global", declaration: "extern \"C\" __global__ void trace_global(const Sphere* spheres, int count, unsigned int* image, View view)" },
 ];
@@ -68,7 +102,7 @@ pub fn cases() -> Vec<Case> {
 pub const CASE_FIELDS: &str = "WIDTH HEIGHT SPHERES SEED";
 
 /// The week's cases, or those of a `--cases` file: `640 480 64 3` per line.
-pub fn case_set(file: Option<&Path>) -> Result<CaseSet<Case>> {
+fn case_set(file: Option<&Path>) -> Result<CaseSet<Case>> {
     let parse = |fields: &[&str]| -> Result<Vec<Case>, String> {
         let (width, height) = (
             field(fields[0], "WIDTH", 1..=8192)?,
@@ -111,7 +145,7 @@ pub fn name(case: &Case) -> String {
 }
 
 /// The rule read from the compiler's report: `sphere_storage` must not be in global memory.
-pub fn storage_rule(image: &KernelImage) -> Result<Row> {
+fn storage_rule(image: &KernelImage) -> Result<Row> {
     let build = image
         .newest()
         .with_context(|| format!("{} was not compiled", image.source))?;
@@ -159,7 +193,7 @@ const METRICS: [&str; 5] = [
 /// scene under ncu. Ours reads the spheres from constant memory and nothing from global memory; a
 /// tracer that reads them from global memory, or copies them there first, loads from global memory
 /// for every sphere it tests.
-pub fn measure() -> Measure<'static, Case> {
+fn measure() -> Measure<'static, Case> {
     let case = Case {
         width: 256,
         height: 192,
@@ -179,7 +213,7 @@ pub fn measure() -> Measure<'static, Case> {
 }
 
 /// In the measured child: the student's tracer, then ours (each a warm-up and one render).
-pub fn measured_launches(student: &KernelImage, cases: &[Case]) -> Result<()> {
+fn measured_launches(student: &KernelImage, cases: &[Case]) -> Result<()> {
     let case = cases.first().context("no case to measure")?;
     let (view, spheres) = (
         View::new(case.width, case.height)?,
@@ -218,7 +252,7 @@ fn judge(case: &Case, launches: &[Launch]) -> Vec<Row> {
 
 /// Renders one case with the student's `trace_constant` (twice, with two poisons) and ours (for the
 /// time).
-pub fn run_case(student: &KernelImage, case: &Case, context: CaseContext) -> Result<Outcome> {
+fn run_case(student: &KernelImage, case: &Case, context: CaseContext) -> Result<Outcome> {
     let view = View::new(case.width, case.height)?;
     let spheres = random_scene(case.spheres, case.seed)?;
     // The machine's steps first ([`on_the_machine`]): the GPU, our kernels and our scene's buffers;

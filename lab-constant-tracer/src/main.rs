@@ -15,8 +15,8 @@ use common::output::check_output_path;
 use common::progress::Progress;
 use common::ptxas_view::print_ptxas;
 use common::verify::{verdict, Random};
-use grading::{Check, StudentArgs};
-use lab_constant_tracer::check;
+use grading::{kernel_week, StudentArgs};
+use lab_constant_tracer::check::Week4;
 use lab_constant_tracer::gpu::{copy_from_constant, DeviceScene, Variant};
 use lab_constant_tracer::render::{compare, compare_sampled, render_on_cpu, write_png, Comparison};
 use lab_constant_tracer::scene::{random_scene, read_scene, View};
@@ -69,23 +69,11 @@ fn main() -> ExitCode {
 }
 
 fn run(args: Args) -> Result<()> {
-    // A student's tracer.cu (assignments/04-constant-tracer) is compiled first, before the GPU opens.
-    let cases = Check {
-        lab: "lab-constant-tracer",
-        entries: &check::ENTRIES,
-        cases: check::case_set(args.student.cases.as_deref())?,
-        measure: Some(check::measure()),
-        child_flags: &[],
+    // A student's tracer.cu (assignments/04-constant-tracer) is compiled first, before the GPU opens;
+    // with --check (or --list-cases) the week's check runs instead of the experiment, and the lab ends.
+    let Some(image) = kernel_week::run(&args.student, &Week4)? else {
+        return Ok(());
     };
-    let compiled = args.student.image(&kernels::TRACER, &check::ENTRIES);
-    let rules = |image: &kernels::KernelImage| Ok(vec![check::storage_rule(image)?]);
-    if let Some(done) = args
-        .student
-        .run_check_if_asked(&compiled, &kernels::TRACER, &cases, rules, check::run_case)
-    {
-        return done;
-    }
-    let image = compiled?;
     let view = View::new(args.width, args.height)?;
     let image_bytes = 4 * view.pixels() as u64;
     // The GPU's image, its poison, the CPU's image and the PNG's bytes.

@@ -13,6 +13,7 @@ use common::integrand::{moved_interval, Integrand};
 use common::verify::Random;
 use grading::cases_file::{choice, field, CaseFormat, CaseSet};
 use grading::guard::Guarded;
+use grading::kernel_week::KernelWeek;
 use grading::measure::{rule_row, Bound, Measure};
 use grading::ptx;
 use grading::{
@@ -27,8 +28,52 @@ use crate::{
     MAX_NESTING_DEPTH,
 };
 
+/// Week 7 (assignments/07-dynamic-parallelism) in the lab: the masters of the integrands this run
+/// needs, the child launch read from the PTX, the child grids measured.
+pub struct Week7 {
+    entries: Vec<Entry>,
+}
+
+impl Week7 {
+    /// The week with the masters of `integrands` (all four where the lab checks a file).
+    pub fn new(integrands: &[Integrand]) -> Week7 {
+        Week7 {
+            entries: integrands.iter().map(|&integrand| entry(integrand)).collect(),
+        }
+    }
+}
+
+impl KernelWeek for Week7 {
+    type Case = Problem;
+    const LAB: &'static str = "lab-dynamic-parallel";
+
+    fn ours(&self) -> &'static KernelImage {
+        &kernels::ADAPTIVE_SIMPSON
+    }
+
+    fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    fn case_set(&self, file: Option<&Path>) -> Result<CaseSet<Problem>> {
+        case_set(file)
+    }
+
+    fn rules(&self, image: &KernelImage) -> Result<Vec<Row>> {
+        Ok(vec![child_launch_rule(image)?])
+    }
+
+    fn measure(&self, _cases: &[Problem]) -> Option<Measure<'static, Problem>> {
+        Some(measure())
+    }
+
+    fn run_case(&self, image: &KernelImage, case: &Problem, context: CaseContext) -> Result<Outcome> {
+        run_case(image, case, context)
+    }
+}
+
 /// The masters the lab launches, by integrand.
-pub fn entry(integrand: Integrand) -> Entry {
+fn entry(integrand: Integrand) -> Entry {
     let (name, declaration) = match integrand {
         Integrand::Pi => ("adaptive_master_pi", "extern \"C\" __global__ void adaptive_master_pi(double a, double b, double tolerance, int max_depth, Tally* tally)"),
         Integrand::Sin => ("adaptive_master_sin", "extern \"C\" __global__ void adaptive_master_sin(double a, double b, double tolerance, int max_depth, Tally* tally)"),
@@ -43,7 +88,7 @@ pub fn entry(integrand: Integrand) -> Entry {
 /// in a loop of their own get the same integral, intervals and splits, and fail here. (That the
 /// grids launched at run time agree with the splits would need a count of launches from the
 /// profiler's interface, CUPTI: issue 23.)
-pub fn child_launch_rule(image: &KernelImage) -> Result<Row> {
+fn child_launch_rule(image: &KernelImage) -> Result<Row> {
     let build = image
         .newest()
         .with_context(|| format!("{} was not compiled", image.source))?;
@@ -133,7 +178,7 @@ pub const MAX_TOLERANCE_OF_MAGNITUDE: f64 = 1e-3;
 pub const MIN_TOLERANCE_OF_SCALE: f64 = 1e-15;
 
 /// The week's cases, or those of a `--cases` file: `peak 0 1 1e-10 20` per line.
-pub fn case_set(file: Option<&Path>) -> Result<CaseSet<Problem>> {
+fn case_set(file: Option<&Path>) -> Result<CaseSet<Problem>> {
     case_format().load(file, cases())
 }
 
@@ -326,7 +371,7 @@ fn agrees(problem: &Problem, quantity: &str, gpu: f64, cpu: f64) -> bool {
 }
 
 /// Runs one case device-driven with the student's image, then times it against ours.
-pub fn run_case(student: &KernelImage, problem: &Problem, context: CaseContext) -> Result<Outcome> {
+fn run_case(student: &KernelImage, problem: &Problem, context: CaseContext) -> Result<Outcome> {
     let (gpu, ours, tally) = machine_first()?;
     let mut our_tally = on_the_machine(Guarded::<Tally>::new(1))?;
     let theirs = gpu.load(student)?;
@@ -476,7 +521,7 @@ const METRICS: [&str; 1] = ["sm__ctas_launched.sum"];
 /// under ncu, which counts the thread blocks launched while each ran, children included. A tree of
 /// child grids launches one grid per split, as ours does; workers that refine in a loop of their own,
 /// or launch only in a branch that never runs, launch none.
-pub fn measure() -> Measure<'static, Problem> {
+fn measure() -> Measure<'static, Problem> {
     let problem = Problem {
         integrand: Integrand::Peak,
         a: 0.0,
@@ -508,7 +553,7 @@ fn machine_first() -> Result<(Gpu, cust::module::Module, Guarded<Tally>)> {
 }
 
 /// In the measured child: the student's tree, then ours (each a warm-up and one run).
-pub fn measured_launches(student: &KernelImage, problems: &[Problem]) -> Result<()> {
+fn measured_launches(student: &KernelImage, problems: &[Problem]) -> Result<()> {
     let problem = problems.first().context("no problem to measure")?;
     let (gpu, ours, tally) = machine_first()?;
     let theirs = gpu.load(student)?;

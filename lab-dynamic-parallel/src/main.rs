@@ -12,9 +12,10 @@ use common::gpu::Gpu;
 use common::integrand::Integrand;
 use common::ptxas_view::print_ptxas;
 use common::verify::verdict;
-use grading::{Check, Entry, StudentArgs};
+use grading::{kernel_week, StudentArgs};
+use lab_dynamic_parallel::check::Week7;
 use lab_dynamic_parallel::{
-    adaptive_on_cpu, check, device_driven, host_driven, set_pending_launch_limit, GpuRun, Problem, Tally, STUCK_AFTER,
+    adaptive_on_cpu, device_driven, host_driven, set_pending_launch_limit, GpuRun, Problem, Tally, STUCK_AFTER,
 };
 
 /// Adaptive Simpson integration with dynamic parallelism (master and workers) against host-driven
@@ -61,29 +62,16 @@ fn main() -> ExitCode {
 
 fn run(args: Args) -> Result<()> {
     // A student's adaptive_simpson.cu (assignments/07-dynamic-parallelism) is compiled (and linked with
-    // the device runtime) first, before the GPU opens.
+    // the device runtime) first, before the GPU opens; with --check (or --list-cases) the week's check
+    // runs instead of the experiment, and the lab ends.
     let integrands = if args.student.checking() {
         Integrand::ALL.to_vec()
     } else {
         vec![args.integrand]
     };
-    let entries: Vec<Entry> = integrands.into_iter().map(check::entry).collect();
-    let cases = Check {
-        lab: "lab-dynamic-parallel",
-        entries: &entries,
-        cases: check::case_set(args.student.cases.as_deref())?,
-        measure: Some(check::measure()),
-        child_flags: &[],
+    let Some(image) = kernel_week::run(&args.student, &Week7::new(&integrands))? else {
+        return Ok(());
     };
-    let compiled = args.student.image(&kernels::ADAPTIVE_SIMPSON, &entries);
-    let rules = |image: &kernels::KernelImage| Ok(vec![check::child_launch_rule(image)?]);
-    if let Some(done) =
-        args.student
-            .run_check_if_asked(&compiled, &kernels::ADAPTIVE_SIMPSON, &cases, rules, check::run_case)
-    {
-        return done;
-    }
-    let image = compiled?;
     let problem = Problem::new(args.integrand, args.a, args.b, args.tolerance, args.max_depth)?;
     let gpu = Gpu::open(0)?;
     println!("{}", gpu.info);

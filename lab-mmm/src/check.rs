@@ -13,10 +13,11 @@ use common::verify::Random;
 use cust::module::Module;
 use grading::cases_file::{choice, field, CaseFormat, CaseSet, SharedChecks};
 use grading::guard::{first_changed, Guarded};
+use grading::kernel_week::{self, KernelWeek};
 use grading::measure::{optional, per_thread, rule_row, Bound, Measure};
 use grading::ptx::{self, Barriers};
 use grading::{
-    checked_runs, first_mismatch, on_the_machine, shown, written, written_once, CaseContext, Check, Entry, FirstWrong,
+    checked_runs, first_mismatch, on_the_machine, shown, written, written_once, CaseContext, Entry, FirstWrong,
     Outcome, Row, StudentArgs,
 };
 use kernels::KernelImage;
@@ -672,61 +673,103 @@ fn judge_kernel(case: &Case, launches: &[Launch], prints: bool) -> Vec<Row> {
     ]
 }
 
+/// Weeks 2 and 3 (assignments/02-mmm-ab, 03-mmm-tiled) in the lab: the kernels of the week chosen
+/// (by `--kernel`, or by the file: [`week_of`]), and whether the student's tiled kernel prints.
+struct Week2Or3 {
+    kernels: Vec<MmmKernel>,
+    entries: Vec<Entry>,
+    /// The week the file chose, for the cases' children, whose command line lacks it.
+    child_flags: &'static [&'static str],
+    prints: bool,
+}
+
+impl Week2Or3 {
+    /// The week of `kernels`, their entries in both precisions.
+    fn new(kernels: Vec<MmmKernel>, child_flags: &'static [&'static str]) -> Week2Or3 {
+        Week2Or3 {
+            entries: kernels.iter().flat_map(|&kernel| entries(kernel)).collect(),
+            kernels,
+            child_flags,
+            prints: false,
+        }
+    }
+}
+
+impl KernelWeek for Week2Or3 {
+    type Case = Case;
+    const LAB: &'static str = "lab-mmm";
+
+    fn ours(&self) -> &'static KernelImage {
+        &kernels::MMM_BS16
+    }
+
+    fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    fn case_set(&self, file: Option<&Path>) -> Result<CaseSet<Case>> {
+        case_set(&self.kernels, file)
+    }
+
+    fn rules(&self, image: &KernelImage) -> Result<Vec<Row>> {
+        technique_rules(image, &self.kernels)
+    }
+
+    fn measure(&self, cases: &[Case]) -> Option<Measure<'static, Case>> {
+        measure(&self.kernels, cases, self.prints)
+    }
+
+    fn child_flags(&self) -> &[&'static str] {
+        self.child_flags
+    }
+
+    fn run_case(&self, image: &KernelImage, case: &Case, context: CaseContext) -> Result<Outcome> {
+        run_case(image, case, context)
+    }
+}
+
 /// `--check`, `--list-cases` or a case's child: the week's kernels (`kernel`, from `--kernel`, or for
 /// `--check` the file's week: [`week_of`]), their cases and rules.
 pub fn run(kernel: Option<KernelChoice>, student: &StudentArgs) -> Result<()> {
     let ours = &kernels::MMM_BS16;
-    let every: Vec<Entry> = [MmmKernel::Naive, MmmKernel::Tiled]
-        .into_iter()
-        .flat_map(entries)
-        .collect();
-    let (chosen, compiled, child_flags): (_, _, &[&str]) = match kernel {
+    let (week, compiled) = match kernel {
         Some(choice) => {
-            let chosen = choice.kernels();
-            let entries: Vec<Entry> = chosen.iter().flat_map(|&kernel| entries(kernel)).collect();
-            case_set(&chosen, student.cases.as_deref())?; // a bad --cases file first
-            (chosen, student.image(ours, &entries), &[])
+            let week = Week2Or3::new(choice.kernels(), &[]);
+            week.case_set(student.cases.as_deref())?; // a bad --cases file first
+            let compiled = student.image(ours, &week.entries);
+            (week, compiled)
         }
         None if student.check_case.is_some() || student.list_cases => {
-            (KernelChoice::Both.kernels(), student.image(ours, &every), &[])
+            let week = Week2Or3::new(KernelChoice::Both.kernels(), &[]);
+            let compiled = student.image(ours, &week.entries);
+            (week, compiled)
         }
         None => {
             case_set(&[MmmKernel::Naive], student.cases.as_deref())?;
-            match student.compile(ours, &every) {
+            let every = Week2Or3::new(KernelChoice::Both.kernels(), &[]);
+            match student.compile(ours, &every.entries) {
                 Ok(image) => {
-                    let (week, line) = week_of(image);
+                    let (kernel, line) = week_of(image);
                     eprintln!("{line}");
-                    let entries = entries(week);
-                    // The cases' children get the week the file chose, which the command line lacks.
-                    let flags: &[&str] = if week == MmmKernel::Tiled {
+                    let flags: &[&str] = if kernel == MmmKernel::Tiled {
                         &["--kernel", "tiled"]
                     } else {
                         &["--kernel", "naive"]
                     };
-                    (vec![week], student.accept(image, ours, &entries).map(|()| image), flags)
+                    let week = Week2Or3::new(vec![kernel], flags);
+                    let accepted = student.accept(image, ours, &week.entries).map(|()| image);
+                    (week, accepted)
                 }
-                Err(err) => (KernelChoice::Both.kernels(), Err(err), &[]),
+                Err(err) => (every, Err(err)),
             }
         }
     };
-    let entries: Vec<Entry> = chosen.iter().flat_map(|&kernel| entries(kernel)).collect();
-    let case_set = case_set(&chosen, student.cases.as_deref())?;
-    let measure = measure(
-        &chosen,
-        &case_set.cases,
-        compiled.as_ref().is_ok_and(|image| prints(image)),
-    );
-    let cases = Check {
-        lab: "lab-mmm",
-        entries: &entries,
-        cases: case_set,
-        measure,
-        child_flags,
+    let week = Week2Or3 {
+        prints: compiled.as_ref().is_ok_and(|image| prints(image)),
+        ..week
     };
-    let rules = |image: &KernelImage| technique_rules(image, &chosen);
-    student
-        .run_check_if_asked(&compiled, ours, &cases, rules, run_case)
-        .unwrap_or(Ok(()))
+    let cases = week.case_set(student.cases.as_deref())?;
+    kernel_week::run_compiled(student, &week, cases, compiled).map(|_| ())
 }
 
 #[cfg(test)]

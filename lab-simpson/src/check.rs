@@ -10,6 +10,7 @@ use common::gpu::Gpu;
 use common::integrand::{moved_interval, Integrand};
 use common::verify::{Poison as _, Random};
 use grading::cases_file::{choice, field, CaseFormat, CaseSet};
+use grading::kernel_week::KernelWeek;
 use grading::{
     checked_runs, each_launch, first_mismatch, fresh_inputs, on_the_machine, shown, written, written_once, CaseContext,
     Entry, FirstWrong, Outcome,
@@ -18,8 +19,43 @@ use kernels::KernelImage;
 
 use crate::{allocate_sums, error_bounds, kernel_name, simpson_after, simpson_into, simpson_on_cpu, within, Problem};
 
+/// Week 1 (assignments/01-simpson) in the lab: the kernels of the integrands this run needs.
+pub struct Week1 {
+    entries: Vec<Entry>,
+}
+
+impl Week1 {
+    /// The week with the kernels of `integrands` (all four where the lab checks a file).
+    pub fn new(integrands: &[Integrand]) -> Week1 {
+        Week1 {
+            entries: integrands.iter().map(|&integrand| entry(integrand)).collect(),
+        }
+    }
+}
+
+impl KernelWeek for Week1 {
+    type Case = Problem;
+    const LAB: &'static str = "lab-simpson";
+
+    fn ours(&self) -> &'static KernelImage {
+        &kernels::SIMPSON
+    }
+
+    fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    fn case_set(&self, file: Option<&Path>) -> Result<CaseSet<Problem>> {
+        case_set(file)
+    }
+
+    fn run_case(&self, image: &KernelImage, case: &Problem, context: CaseContext) -> Result<Outcome> {
+        run_case(image, case, context)
+    }
+}
+
 /// The kernel of `integrand` as the lab looks it up and as a student declares it.
-pub fn entry(integrand: Integrand) -> Entry {
+fn entry(integrand: Integrand) -> Entry {
     let declaration = match integrand {
         Integrand::Pi => "__global__ void simpson(double a, double b, double* sums)",
         Integrand::Sin => "__global__ void simpson_sin(double a, double b, double* sums)",
@@ -56,7 +92,7 @@ pub fn cases() -> Vec<Problem> {
 pub const CASE_FIELDS: &str = "INTEGRAND A B INTERVALS BLOCK_SIZE";
 
 /// The week's cases, or those of a `--cases` file: `pi 0 1 96 32` per line.
-pub fn case_set(file: Option<&Path>) -> Result<CaseSet<Problem>> {
+fn case_set(file: Option<&Path>) -> Result<CaseSet<Problem>> {
     let parse = |fields: &[&str]| -> Result<Vec<Problem>, String> {
         let integrand = choice(fields[0], "INTEGRAND", &Integrand::ALL.map(|i| (i.name(), i)))?;
         let (a, b) = (field(fields[1], "A", -1e6..=1e6)?, field(fields[2], "B", -1e6..=1e6)?);
@@ -132,7 +168,7 @@ pub fn name(problem: &Problem) -> String {
 /// Runs one case with the student's image (twice, with two poisons), then times it against ours. The
 /// GPU, our kernels and every buffer come first, the machine's steps ([`on_the_machine`]); the
 /// student's module is loaded after them.
-pub fn run_case(student: &KernelImage, problem: &Problem, context: CaseContext) -> Result<Outcome> {
+fn run_case(student: &KernelImage, problem: &Problem, context: CaseContext) -> Result<Outcome> {
     let (gpu, ours, mut sums, mut our_sums) = on_the_machine((|| {
         let gpu = Gpu::open(0)?;
         let ours = gpu.load(&kernels::SIMPSON)?;

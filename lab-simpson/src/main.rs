@@ -11,8 +11,9 @@ use common::gpu::Gpu;
 use common::integrand::{compensated_sum, Integrand};
 use common::ptxas_view::print_ptxas;
 use common::verify::verdict;
-use grading::{Check, Entry, StudentArgs};
-use lab_simpson::{check, compare, error_bounds, kernel_name, simpson_on_cpu, simpson_on_gpu, Problem};
+use grading::{kernel_week, StudentArgs};
+use lab_simpson::check::Week1;
+use lab_simpson::{compare, error_bounds, kernel_name, simpson_on_cpu, simpson_on_gpu, Problem};
 
 /// Simpson's rule on the GPU, one sub-interval per thread (slide: simpson.cu).
 #[derive(Parser, Debug)]
@@ -50,31 +51,16 @@ fn main() -> ExitCode {
 }
 
 fn run(args: Args) -> Result<()> {
-    // A student's file (assignments/01-simpson) is compiled first, before the GPU is opened.
+    // A student's file (assignments/01-simpson) is compiled first, before the GPU is opened; with
+    // --check (or --list-cases) the week's check runs instead of the experiment, and the lab ends.
     let integrands = if args.student.checking() {
         Integrand::ALL.to_vec()
     } else {
         vec![args.integrand]
     };
-    let entries: Vec<Entry> = integrands.into_iter().map(check::entry).collect();
-    let cases = Check {
-        lab: "lab-simpson",
-        entries: &entries,
-        cases: check::case_set(args.student.cases.as_deref())?,
-        measure: None,
-        child_flags: &[],
+    let Some(image) = kernel_week::run(&args.student, &Week1::new(&integrands))? else {
+        return Ok(());
     };
-    let compiled = args.student.image(&kernels::SIMPSON, &entries);
-    if let Some(done) = args.student.run_check_if_asked(
-        &compiled,
-        &kernels::SIMPSON,
-        &cases,
-        |_| Ok(Vec::new()),
-        check::run_case,
-    ) {
-        return done;
-    }
-    let image = compiled?;
     let problem = Problem::new(args.integrand, args.a, args.b, args.intervals, args.block_size)?;
     let gpu = Gpu::open(0)?;
     println!("{}", gpu.info);

@@ -840,6 +840,7 @@ mod tests {
                 args: &[],
                 handed: weeks::Handed::Kernel {
                     ours: "kernels/cuda/t.cu",
+                    kernels: &[],
                 },
             },
             like: Some(&kernels::SIMPSON),
