@@ -60,9 +60,15 @@ pub fn run_in(dir: &Path, binary: &str, args: &[&str]) -> Outcome {
 /// Runs `binary` with `args`, `input` on its stdin (grade.sh's key for `--mark`, a run to check for
 /// `--verify-mark`).
 pub fn run_with_stdin(binary: &str, args: &[&str], input: &[u8]) -> Outcome {
+    run_with_stdin_and_env(binary, args, input, &[])
+}
+
+/// [`run_with_stdin`] with the variables `env` set too (a stand-in `NCU`, say).
+pub fn run_with_stdin_and_env(binary: &str, args: &[&str], input: &[u8], env: &[(&str, &str)]) -> Outcome {
     use std::io::Write as _;
     let mut child = Command::new(binary)
         .args(args)
+        .envs(env.iter().copied())
         .env("RUST_BACKTRACE", "1")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -122,3 +122,28 @@ fn the_honest_corpus_of_week_4_passes_the_rule_read_from_the_ptxas_report() {
         );
     }
 }
+
+/// A case the CPU's reference render could not finish in a case's time (a teacher's 1165 x 1620 x
+/// 1934 stopped as hung on an H200) is one line naming the file, the line and the budget, exit code
+/// 2, before anything runs; the largest case within it is listed.
+#[test]
+fn a_case_past_the_cpus_budget_is_a_usage_error() {
+    let cases = temp_file("tracer-budget-cases.txt", "640 480 64 3\n8192 8192 2340 1\n");
+    let source =
+        common::testing::repository_file("assignments/04-constant-tracer/tracer.cu", env!("CARGO_MANIFEST_DIR"));
+    let outcome = run(LAB, &["--kernel-source", &source, "--check", "--cases", &cases]);
+    assert!(
+        outcome.is_one_line_error_with(
+            2,
+            "lab-constant-tracer",
+            &format!("{cases}:2: WIDTH x HEIGHT x SPHERES is 8192 x 8192 x 2340 = 157034741760 sphere tests")
+        ),
+        "{outcome:?}"
+    );
+    let largest = temp_file("tracer-largest-case.txt", "8192 8192 64 1\n");
+    let listed = run(LAB, &["--list-cases", "--cases", &largest]);
+    assert!(
+        listed.code == Some(0) && listed.stdout.contains("8192 x 8192 pixels, 64 spheres"),
+        "{listed:?}"
+    );
+}

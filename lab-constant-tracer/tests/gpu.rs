@@ -163,12 +163,15 @@ fn week_4_the_solution_passes_under_compute_sanitizer() {
 #[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
 fn week_4_random_legal_cases_pass_our_tracer_and_the_honest_corpus() {
     use common::testing::{assert_passes_cases, legal_case_count, legal_lines, legal_seed, log_uniform};
+    use lab_constant_tracer::check::MAX_SPHERE_TESTS;
     let seed = legal_seed();
     let mut random = common::verify::Random::new(seed);
     let lab = common::testing::lab_binary("lab-constant-tracer", env!("CARGO_BIN_EXE_lab-constant-tracer"));
     let lines = legal_lines(&lab, &[], legal_case_count(8), || {
         let (width, height) = (log_uniform(&mut random, 2048), log_uniform(&mut random, 2048));
-        let spheres = 1 + random.below(kernels::MAX_SPHERES as u64);
+        // At most MAX_SPHERE_TESTS sphere tests in all, the largest case a --cases file may ask for.
+        let most = (MAX_SPHERE_TESTS / (width * height)).min(kernels::MAX_SPHERES as u64);
+        let spheres = 1 + random.below(most);
         format!("{width} {height} {spheres} {}", random.next_u64())
     });
     assert_passes_cases(seed, "kernels/cuda/tracer.cu", &[], &lines, check);
