@@ -4,7 +4,8 @@
 #   bash scripts/student-pack.sh [--weeks WEEK,WEEK] [--archs LIST] [--dev] OUT
 #
 # OUT (a new folder) gets, and OUT.tar.gz holds:
-#   README.md              the students' page (assignments/STUDENTS.md): set-up, then the weeks
+#   README.md              the students' page (assignments/STUDENTS.md): set-up, then the weeks; its
+#                          line on the GPU names the architectures in LIST, none other
 #   bin/lab-*              every lab, prebuilt; their kernels are machine code only (no PTX, which
 #                          reads almost as the CUDA C) for the architectures in LIST
 #   assignments/WEEK/      each week's README.md and starter .cu; no broken/, no adversarial/
@@ -12,15 +13,19 @@
 #   Cargo.toml, common/, kernels/, profiler/, matrix/, sandbox/, grading/ (less its bin/), lab-*/, vendor/
 #                          the labs' Rust sources, with kernels/prebuilt/
 #                          (the same machine code) in place of kernels/cuda/*.cu: `cargo run -p lab-mmm
-#                          -- ...` works from OUT as in the repository, and needs no nvcc to build
+#                          -- ...` works from OUT as in the repository, and needs no nvcc to build;
+#                          their READMEs' links to what the pack leaves out (results/, reference/)
+#                          keep their text and lose their target
 # Then it audits OUT (`cargo run -p grading --bin templates -- --audit OUT`): no line of our solutions,
 # no PTX (not even compressed inside a fatbin), no broken or red-team kernel in any file, the
 # executables included. A finding fails the script before the tarball is made.
 #
-#   --weeks WEEK,...  the week folders to include (default: every week in assignments/)
-#   --archs LIST      the architectures (CUDA_ARCH syntax; default 75;80;86;89;90;100;120, sm_75 to
-#                     sm_120: T4 and RTX 20, A100, RTX 30, RTX 40 and L4, H100, B200, RTX 50). A GPU
-#                     of none of their major versions runs nothing: machine code has no fallback
+#   --weeks WEEK,...  the week folders to include (default: every folder of the grader's list of
+#                     weeks, `grade.sh --list-weeks`, in the course's order)
+#   --archs LIST      the architectures, numbers separated by commas or semicolons (75,80,90 or
+#                     sm_75;sm_90; default 75,80,86,89,90,100,120, sm_75 to sm_120: T4 and RTX 20,
+#                     A100, RTX 30, RTX 40 and L4, H100, B200, RTX 50). A GPU of none of their major
+#                     versions runs nothing: machine code has no fallback. nvcc says which it supports
 #   --dev             build the dev profile (quicker to build; what the CI test uses) instead of release
 #   -h, --help        this text
 set -euo pipefail
@@ -31,7 +36,7 @@ fail() { echo "student-pack.sh: $1" >&2; exit "${2:-1}"; }
 help() { sed -n '2,/^set -euo pipefail/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
 usage="usage: bash scripts/student-pack.sh [--weeks WEEK,WEEK] [--archs LIST] [--dev] OUT (--help for more)"
 
-weeks='' archs='75;80;86;89;90;100;120' profile=release out=''
+weeks='' archs='75,80,86,89,90,100,120' profile=release out=''
 while [[ $# -gt 0 ]]; do
     case $1 in
         --weeks) [[ -n ${2:-} ]] || fail "--weeks needs a list of week folders; $usage" 2; weeks=$2; shift 2 ;;
@@ -43,6 +48,10 @@ while [[ $# -gt 0 ]]; do
     esac
 done
 [[ -n $out ]] || fail "$usage" 2
+[[ $archs =~ ^(sm_)?[0-9]+([,;](sm_)?[0-9]+)*$ ]] ||
+    fail "--archs: '$archs' is not a list of architectures like 75,80,90 or sm_75;sm_90 (commas or semicolons between them)" 2
+# As CUDA_ARCH takes them (75;80;90), and as kernels/build.rs builds them: sorted, each once.
+archs=$(tr ',;' '\n\n' <<<"${archs//sm_/}" | sort -nu | paste -sd ';')
 # OUT as the caller gave it, from the caller's folder; without a trailing slash, so that OUT.tar.gz
 # lands beside it, not inside.
 [[ $out == /* ]] || out=$caller/$out
@@ -50,12 +59,20 @@ out=${out%/}
 [[ ! -e $out || -z $(ls -A "$out" 2>/dev/null) ]] || fail "$out exists and is not empty: give a new folder" 2
 [[ ! -e $out.tar.gz ]] || fail "$out.tar.gz exists: move it away or give another OUT" 2
 
-# The week folders: every numbered folder of assignments/, or those --weeks names, each checked.
-all_weeks=$(find assignments -mindepth 1 -maxdepth 1 -type d -name '[0-9]*' -printf '%f\n' | sort)
+# The week folders, from the one list of weeks (the grader's; two weeks may share a folder), each once
+# in the course's order; or those --weeks names, each checked against it.
+all_weeks=$(cargo run --quiet --locked -p grader -- --list-weeks | cut -f2 | awk '!seen[$0]++') ||
+    fail "no list of weeks: cargo run -p grader -- --list-weeks failed (above)"
 selected=${weeks//,/ }
 for week in ${selected:=$all_weeks}; do
     grep -qxF -- "$week" <<<"$all_weeks" || fail "--weeks: no week $week (there are: ${all_weeks//$'\n'/, })" 2
 done
+# The students' page names the architectures this pack holds, none other: its line on the GPU lists
+# the default ones, replaced here.
+held=sm_${archs//;/, sm_}
+readme=$(sed "s/^\(- \*\*A GPU\*\* the pack has machine code for: \)[^.]*\./\1$held./" assignments/STUDENTS.md)
+grep -qF -- "- **A GPU** the pack has machine code for: $held." <<<"$readme" ||
+    fail "assignments/STUDENTS.md has no line '- **A GPU** the pack has machine code for: ...' to name them in"
 
 bash scripts/cuda-toolchain.sh
 # A target folder of its own: machine-code-only kernels must not replace the usual build's.
@@ -90,12 +107,17 @@ git ls-files -z -- Cargo.toml Cargo.lock .cargo vendor common kernels profiler m
 sed -i '/^    "feedback",$/d' "$out/Cargo.toml"
 awk 'BEGIN { RS = ""; ORS = "\n\n" } !/^\[\[package\]\]\nname = "feedback"\n/' Cargo.lock | sed '$d' >"$out/Cargo.lock"
 cp scripts/cuda-toolchain.sh "$out/scripts/"
-cp assignments/STUDENTS.md "$out/README.md"
+printf '%s\n' "$readme" >"$out/README.md"
 for week in $selected; do
     mkdir -p "$out/assignments/$week"
     # The README and the starter: the files at the week's top level, never its folders.
     find "assignments/$week" -maxdepth 1 -type f -exec cp -t "$out/assignments/$week" {} +
 done
+# The labs' READMEs are written for the repository: a link of theirs to what the pack leaves out (our
+# saved runs in results/, reference/, the teachers' pages) keeps its text and loses its target. The
+# students' pages (README.md, assignments/) link only to what the pack holds; the test checks every page.
+find "$out" -name '*.md' -not -path "$out/README.md" -not -path "$out/assignments/*" -exec \
+    perl -0777 -i -MFile::Basename -pe 's{\[([^\]]*)\]\(((?![a-z]+:)[^)#\s]+)[^)]*\)}{-e dirname($ARGV) . "/$2" ? $& : $1}ge' {} +
 
 echo "student-pack.sh: auditing $out (the auditor is built first: minutes the first time)" >&2
 cargo run --quiet --locked -p grading --bin templates -- --audit "$out" ||

@@ -2,7 +2,8 @@
 # Checks scripts/student-pack.sh without a GPU (run by scripts/test.sh): a pack of two weeks, built for
 # one architecture in the dev profile, holds the labs, the starters and the sources, and nothing of our
 # solutions (its audit passes, and the same audit fails once one of our kernels is put in; the kernels'
-# tests in that build mode find no PTX in any fatbin); its labs
+# tests in that build mode find no PTX in any fatbin); its README names the one architecture built, and
+# no page of it links to a file it lacks; its labs
 # run from the pack and compile a student's file (--check --dry-run); its sources build without nvcc,
 # from kernels/prebuilt/; bad arguments are one line and exit 2.
 set -euo pipefail
@@ -28,7 +29,18 @@ for lab in lab-*; do
 done
 expect "week 3's files" "$(cd "$pack/assignments/03-mmm-tiled" && ls | tr '\n' ' ')" "README.md mmm.cu "
 expect "weeks not asked for" "$(ls "$pack/assignments" | tr '\n' ' ')" "03-mmm-tiled 07-dynamic-parallelism "
-expect "the students' README" "$(cmp -s assignments/STUDENTS.md "$pack/README.md" && echo same)" same
+# The students' page, but for its line on the GPU, which names the architectures built and no other.
+gpu_line='^- \*\*A GPU\*\* '
+expect "the students' README" "$(cmp -s <(grep -v "$gpu_line" assignments/STUDENTS.md) \
+    <(grep -v "$gpu_line" "$pack/README.md") && echo same)" same
+expect "its line on the GPU" "$(grep "$gpu_line" "$pack/README.md")" "- **A GPU** the pack has machine code for: sm_75."
+expect "the architectures it names" "$(grep -o 'sm_[0-9]\+' "$pack/README.md" | sort -u | tr '\n' ' ')" "sm_75 "
+# Every relative link of every page in the pack leads to a file or folder the pack holds.
+expect "links to what the pack lacks" "$(cd "$pack" && find . -name '*.md' | while read -r page; do
+    grep -oE '\]\([^)]+\)' "$page" | sed -E 's/^\]\(//; s/\)$//; s/[# ].*//' | grep -vE '^([a-z]+:|$)' |
+        while read -r target; do [[ -e $(dirname "$page")/$target ]] || echo "$page: $target"; done
+done)" ""
+expect "the lab READMEs' links that stay" "$(grep -c '](../lab-pinned/README.md)' "$pack/lab-streams/README.md")" 1
 expect "our kernels' sources" "$(find "$pack" -name '*.cu' -not -path '*/assignments/*' | wc -l)" 0
 expect "the generator of broken kernels" "$([[ -e $pack/grading/src/bin ]] && echo there || echo absent)" absent
 expect "prebuilt kernels" "$(ls "$pack/kernels/prebuilt" | grep -c '^mmm_bs16\.sm_75\.\(fatbin\|ptxas\)$')" 2
@@ -69,6 +81,16 @@ expect "an unknown week" "$(status bash scripts/student-pack.sh --weeks 03-mmm-t
 expect "an unknown week: named" "$(grep -c 'no week 08-nope' "$work/said")" 1
 expect "a pattern is no week" "$(status bash scripts/student-pack.sh --weeks '.*' "$work/other")" 2
 expect "nothing made for it" "$([[ -e $work/other ]] && echo made || echo nothing)" nothing
+# --archs: numbers, with commas (as --weeks) or semicolons (as CUDA_ARCH); anything else is refused.
+expect "--archs with commas" "$(status bash scripts/student-pack.sh --archs 75,sm_80 --weeks 08-nope "$work/other")" 2
+expect "--archs with commas: taken, the week refused" "$(grep -c 'no week 08-nope' "$work/said")" 1
+expect "--archs with semicolons" "$(status bash scripts/student-pack.sh --archs '75;80' --weeks 08-nope "$work/other")" 2
+expect "--archs with semicolons: taken" "$(grep -c 'no week 08-nope' "$work/said")" 1
+for archs in '75 80' '75:80' '75,' all native; do
+    expect "--archs '$archs'" "$(status bash scripts/student-pack.sh --archs "$archs" "$work/other")" 2
+    expect "--archs '$archs': one line" "$(grep -c "^student-pack.sh: --archs: '$archs' is not a list" "$work/said") $(wc -l <"$work/said")" "1 1"
+done
+expect "--help on --archs" "$(bash scripts/student-pack.sh --help | grep -c 'separated by commas or semicolons')" 1
 for option in --weeks --archs --dev --help; do
     expect "--help names $option" "$(bash scripts/student-pack.sh --help | grep -cE -- "^  (-h, )?$option ")" 1
 done
