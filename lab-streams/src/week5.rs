@@ -256,7 +256,7 @@ impl Week for Week5<'_> {
         let (ours_ms, our_kernels_ms) = self.ours_ms(case)?;
         let (input, steps) = (&self.input, self.steps);
         let mut rows = vec![
-            grading::program::results(output, input.len(), |i| expected(input[i], steps)),
+            grading::program::results_costing(output, input.len(), u64::from(steps), |i| expected(input[i], steps)),
             grading::program::waited(trace),
         ];
         rows.extend(trace_rules(trace, case.n, case.streams, self.copy_engines, ours_ms));

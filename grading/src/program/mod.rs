@@ -30,7 +30,7 @@ use kernels::runtime::{self, CompileError};
 use crate::cases_file::{CaseFormat, CaseSet};
 use crate::exit::{Machine, Usage};
 use rows::fault;
-pub use rows::{gpu_time, host_memory, kernel_time, overlap, results, waited, Rule, Verdict};
+pub use rows::{gpu_time, host_memory, kernel_time, overlap, results, results_costing, waited, Rule, Verdict};
 use trace::Trace;
 
 /// The course's header for whole programs: the only one a week-5 or week-6 program may include
