@@ -328,6 +328,31 @@ pub fn product_case(random: &mut crate::verify::Random) -> String {
     format!("{} {side} {}", 1 + random.below(most), random.next_u64())
 }
 
+/// The case lines of a `--cases` file's text (a lab's `tests/corners.txt`): the lines that are
+/// neither empty nor `#` comments.
+pub fn case_lines(text: &str) -> Vec<String> {
+    text.lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty() && !line.starts_with('#'))
+        .map(String::from)
+        .collect()
+}
+
+/// Issue 62: `lab [lab_args] --list-cases --cases FILE` accepts every line of `file` (a lab's
+/// corners of its legal case space, which its GPU tests run with ours): the parser, the legal space's
+/// definition, must not narrow below them unnoticed. No GPU needed.
+pub fn assert_corners_are_legal(lab: &str, lab_args: &[&str], file: &str) {
+    let text = std::fs::read_to_string(file).unwrap_or_else(|err| panic!("{file}: {err}"));
+    let mut args = lab_args.to_vec();
+    args.extend(["--list-cases", "--cases", file]);
+    let listed = run(lab, &args);
+    let count = case_lines(&text).len();
+    assert!(
+        listed.code == Some(0) && count > 0 && listed.stdout.lines().count() > count,
+        "{file}: {listed:?}"
+    );
+}
+
 /// Runs `check` (a lab's `--kernel-source` or `--program-source FILE [flags] --check`) on our solution
 /// `file` with `lines` as its cases and asserts that it passes, naming the seed they were drawn from
 /// and the lines: issue 66's tests.

@@ -147,3 +147,10 @@ fn a_case_past_the_cpus_budget_is_a_usage_error() {
         "{listed:?}"
     );
 }
+
+/// Issue 62: every line of `tests/corners.txt` (the corners of week 4's legal case space, which the
+/// GPU tests run with ours) is still a legal case.
+#[test]
+fn the_corners_of_the_legal_case_space_are_legal() {
+    common::testing::assert_corners_are_legal(LAB, &[], concat!(env!("CARGO_MANIFEST_DIR"), "/tests/corners.txt"));
+}

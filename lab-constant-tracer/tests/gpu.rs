@@ -199,3 +199,13 @@ fn the_week_4_red_team_gets_its_verdicts() {
         false,
     );
 }
+
+/// Issue 62 (every legal case): our kernels pass the corners of week 4's legal case space
+/// (`tests/corners.txt`: the largest sizes each field allows, the smallest, the thinnest shapes), which
+/// random draws seldom reach. The CLI tests keep every line legal.
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn week_4_the_corners_of_the_legal_case_space_pass_ours() {
+    let corners = common::testing::case_lines(include_str!("corners.txt"));
+    common::testing::assert_passes_cases(0, "kernels/cuda/tracer.cu", &[], &corners, check);
+}

@@ -124,3 +124,10 @@ fn the_honest_corpus_of_week_7_passes_the_rule_read_from_the_ptx() {
         );
     }
 }
+
+/// Issue 62: every line of `tests/corners.txt` (the corners of week 7's legal case space, which the
+/// GPU tests run with ours) is still a legal case.
+#[test]
+fn the_corners_of_the_legal_case_space_are_legal() {
+    common::testing::assert_corners_are_legal(LAB, &[], concat!(env!("CARGO_MANIFEST_DIR"), "/tests/corners.txt"));
+}

@@ -266,3 +266,13 @@ fn week_7_random_legal_cases_pass_our_kernels_and_the_honest_corpus() {
         assert_passes_cases(seed, &file, &[], &lines, check);
     }
 }
+
+/// Issue 62 (every legal case): our kernels pass the corners of week 7's legal case space
+/// (`tests/corners.txt`: the largest sizes each field allows, the smallest, the thinnest shapes), which
+/// random draws seldom reach. The CLI tests keep every line legal.
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn week_7_the_corners_of_the_legal_case_space_pass_ours() {
+    let corners = common::testing::case_lines(include_str!("corners.txt"));
+    common::testing::assert_passes_cases(0, "kernels/cuda/adaptive_simpson.cu", &[], &corners, check);
+}

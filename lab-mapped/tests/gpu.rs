@@ -232,3 +232,23 @@ fn week_6_the_honest_corpus_passes_every_rule_judged() {
         check_program,
     );
 }
+
+/// Issue 62 (every legal case): our solutions pass the corners of week 6's legal case spaces
+/// (`tests/corners-zero-copy.txt`: N 2^28 and N 1; the German products' corners of week 5,
+/// `lab-streams/tests/corners-mmm-streamed.txt`), which random draws seldom reach. The CLI tests keep
+/// every line legal.
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn week_6_the_corners_of_the_legal_case_spaces_pass_ours() {
+    let zero_copy = common::testing::case_lines(include_str!("corners-zero-copy.txt"));
+    common::testing::assert_passes_cases(0, "reference/weeks/zero_copy.cu", &[], &zero_copy, check_program);
+    let products = common::testing::case_lines(include_str!("../../lab-streams/tests/corners-mmm-streamed.txt"));
+    let mmm = ["--program", "mmm-streamed-and-pinned"];
+    common::testing::assert_passes_cases(
+        0,
+        "reference/weeks/mmm_streamed_and_pinned.cu",
+        &mmm,
+        &products,
+        check_program,
+    );
+}

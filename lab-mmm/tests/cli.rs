@@ -680,3 +680,16 @@ fn another_weeks_file_names_the_lab_it_belongs_to() {
     let outcome = run(LAB, &["--kernel-source", &simpson, "--kernel", "tiled", "--check"]);
     assert!(outcome.is_one_line_error("lab-mmm", "simpson.cu is week 01-simpson's file (it defines simpson, simpson_sin, simpson_exp, simpson_peak): check it with lab-simpson, not lab-mmm"), "{outcome:?}");
 }
+
+/// Issue 62: every line of `tests/corners.txt` (the corners of weeks 2 and 3's legal case space, which
+/// the GPU tests run with ours) is still a legal case of both weeks.
+#[test]
+fn the_corners_of_the_legal_case_space_are_legal() {
+    for kernel in ["naive", "tiled"] {
+        common::testing::assert_corners_are_legal(
+            LAB,
+            &["--kernel", kernel],
+            concat!(env!("CARGO_MANIFEST_DIR"), "/tests/corners.txt"),
+        );
+    }
+}

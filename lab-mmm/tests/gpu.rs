@@ -1156,3 +1156,16 @@ fn weeks_2_and_3_random_legal_cases_pass_our_kernels_and_the_honest_corpus() {
         }
     }
 }
+
+/// Issue 62 (every legal case): our kernels pass the corners of weeks 2 and 3's legal case space
+/// (`tests/corners.txt`: the largest product and sides, the thinnest shapes), naive and tiled, which
+/// random draws seldom reach. The CLI tests keep every line legal.
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn weeks_2_and_3_the_corners_of_the_legal_case_space_pass_ours() {
+    let corners = common::testing::case_lines(include_str!("corners.txt"));
+    for kernel in ["naive", "tiled"] {
+        let check = |file: &str, extra: &[&str]| check_with(file, kernel, extra);
+        common::testing::assert_passes_cases(0, "kernels/cuda/mmm.cu", &[], &corners, check);
+    }
+}

@@ -257,3 +257,10 @@ fn the_honest_corpus_of_week_1_compiles_and_its_dry_run_passes() {
         );
     }
 }
+
+/// Issue 62: every line of `tests/corners.txt` (the corners of week 1's legal case space, which the
+/// GPU tests run with ours) is still a legal case.
+#[test]
+fn the_corners_of_the_legal_case_space_are_legal() {
+    common::testing::assert_corners_are_legal(LAB, &[], concat!(env!("CARGO_MANIFEST_DIR"), "/tests/corners.txt"));
+}

@@ -342,3 +342,13 @@ fn week_1_random_legal_cases_pass_our_kernels() {
     let ours = check("kernels/cuda/simpson.cu", &["--cases", &cases]);
     assert_eq!(ours.code, Some(0), "{ours:?}");
 }
+
+/// Issue 62 (every legal case): our kernels pass the corners of week 1's legal case space
+/// (`tests/corners.txt`: the largest sizes each field allows, the smallest, the thinnest shapes), which
+/// random draws seldom reach. The CLI tests keep every line legal.
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn week_1_the_corners_of_the_legal_case_space_pass_ours() {
+    let corners = common::testing::case_lines(include_str!("corners.txt"));
+    common::testing::assert_passes_cases(0, "kernels/cuda/simpson.cu", &[], &corners, check);
+}

@@ -212,3 +212,16 @@ fn the_german_program_lists_its_cases_and_compiles_without_a_gpu() {
 fn as_printed_is_one_cold_run_so_it_takes_no_repetitions() {
     assert_as_printed_takes_no_repetitions(LAB, "lab-streams");
 }
+
+/// Issue 62: every line of `tests/corners-*.txt` (the corners of week 5's legal case spaces, which the
+/// GPU tests run with ours) is still a legal case.
+#[test]
+fn the_corners_of_the_legal_case_spaces_are_legal() {
+    let dir = env!("CARGO_MANIFEST_DIR");
+    common::testing::assert_corners_are_legal(LAB, &[], &format!("{dir}/tests/corners-pipeline.txt"));
+    common::testing::assert_corners_are_legal(
+        LAB,
+        &["--program", "mmm-streamed"],
+        &format!("{dir}/tests/corners-mmm-streamed.txt"),
+    );
+}

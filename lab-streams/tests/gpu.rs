@@ -555,3 +555,23 @@ fn week_5_the_honest_corpus_passes_every_rule_judged() {
         check_program_with,
     );
 }
+
+/// Issue 62 (every legal case): our solutions pass the corners of week 5's legal case spaces
+/// (`tests/corners-pipeline.txt`: N 2^28 on 64 streams and on one, N 1; `tests/corners-mmm-streamed.txt`:
+/// the most products, the largest matrices, one 1 x 1), which random draws seldom reach. The CLI
+/// tests keep every line legal.
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn week_5_the_corners_of_the_legal_case_spaces_pass_ours() {
+    let pipeline = common::testing::case_lines(include_str!("corners-pipeline.txt"));
+    common::testing::assert_passes_cases(0, "reference/weeks/pipeline.cu", &[], &pipeline, check_program_with);
+    let products = common::testing::case_lines(include_str!("corners-mmm-streamed.txt"));
+    let mmm = ["--program", "mmm-streamed"];
+    common::testing::assert_passes_cases(
+        0,
+        "reference/weeks/mmm_streamed.cu",
+        &mmm,
+        &products,
+        check_program_with,
+    );
+}

@@ -10,6 +10,7 @@ tar -C "$work" -xzf .gpu98/bundle.tgz
 tar -C "$work" -xzf .gpu99/bundle.tgz
 bin=$work/gpu-bundle/bin
 cp "$work/b/bin/lab-mmm" "$work/b/bin/lab-constant-tracer" "$bin/"
+# (the corner files have since moved to each lab's tests/corners*.txt)
 corners=results/h200/issue62/corners
 nvidia-smi -L > "$OUT/gpu.txt"
 check() {
