@@ -20,7 +20,7 @@ use crate::times::CaseContext;
 pub trait KernelWeek {
     /// One case of the check (sizes, inputs' seed, launch shape).
     type Case: 'static;
-    /// The lab's name: the check's private folder, and the lab a file of another week is sent to.
+    /// The lab's name, which names the check's private folder.
     const LAB: &'static str;
     /// Our kernels as the build made them: a student's file is compiled with the same flags, and
     /// each of [`KernelWeek::entries`] must take what ours takes.
