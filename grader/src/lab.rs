@@ -1,5 +1,6 @@
-//! Running a week's lab: finding its binary, what it lists, our own solution's check of the cases, and
-//! one submission's `--check`, whose row counts only under the lab's closing mark (issue 60).
+//! Running a week's lab: the repository it grades from, finding its binary, what it lists, the key of
+//! its closing marks, our own solution's check of the cases, and one submission's `--check`, whose row
+//! counts only under the lab's closing mark (issue 60).
 
 use std::ffi::OsString;
 use std::io::Write;
@@ -15,6 +16,35 @@ use crate::listing::{is_hash, passed_shown, row, Listing};
 use crate::stop::{stop, MACHINE, NOT_GRADED, USAGE};
 use crate::submissions::{code_of, Found, Submission};
 use crate::weeks::Week;
+
+/// The repository: where grade.sh says (GRADE_REPOSITORY: the GPU bundle's own folder), else where
+/// this program was built.
+pub fn repository() -> PathBuf {
+    std::env::var_os("GRADE_REPOSITORY")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .parent()
+                .unwrap_or(Path::new("."))
+                .to_path_buf()
+        })
+}
+
+/// A key for the labs' closing marks (issue 60): random, new for each grading process, and handed
+/// to the labs on their stdin only.
+pub fn mark_key() -> Result<String> {
+    use std::io::Read as _;
+    let mut bytes = [0u8; 32];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut random| random.read_exact(&mut bytes))
+        .map_err(|err| {
+            stop(
+                NOT_GRADED,
+                format!("cannot read 32 random bytes from /dev/urandom: {err}"),
+            )
+        })?;
+    Ok(bytes.iter().map(|byte| format!("{byte:02x}")).collect())
+}
 
 /// How a submission's grading went; the CSV's score and stderr's report follow from it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -231,6 +261,36 @@ fn exit_code(status: std::process::ExitStatus) -> i32 {
 }
 
 impl Lab {
+    /// The week's lab ready to grade the submissions of `folder` (as messages show it): its binary
+    /// found, its cases listed (the week's, or `cases_file`'s), a lab too old for `dry` refused, the
+    /// week's starter read to tell it from a submission.
+    pub fn open(
+        week: &'static Week,
+        repository: &Path,
+        cases_file: Option<PathBuf>,
+        sanitize: bool,
+        limit: u64,
+        dry: bool,
+        folder: String,
+    ) -> Result<Lab> {
+        let bin = find(week.lab, repository)?;
+        let listing = list(&bin, week, cases_file.as_deref())?;
+        if dry && !has_dry_run(&bin) {
+            return Err(stop(NOT_GRADED, format!("{} has no --check --dry-run yet (an older lab): build the labs again (cargo, or bash scripts/gpu-bundle.sh)", shown(&bin))));
+        }
+        Ok(Lab {
+            week,
+            bin,
+            cases_file,
+            sanitize,
+            limit,
+            dry,
+            listing,
+            folder,
+            starter: starter_code(week, repository),
+        })
+    }
+
     /// The command that checks `file` (without `--check` and what follows it).
     fn command(&self, file: &Path) -> Vec<OsString> {
         let mut words: Vec<OsString> = vec![self.bin.clone().into(), self.week.source_flag().into(), file.into()];

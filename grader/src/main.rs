@@ -2,7 +2,6 @@
 //! says everything; the crate's doc says what each module owns.
 
 use std::ffi::OsString;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -18,7 +17,6 @@ use grader::slurm::{self, Array, Resources};
 use grader::stop::{stop, Stop, ME, NOT_GRADED, USAGE};
 use grader::submissions;
 use grader::weeks::{self, Week};
-use grader::{ids, weights::Weights};
 
 const ABOUT: &str = "Grades a folder of submissions for one week: each runs through the week's lab (--check --csv), after our own solution has passed the same cases, and the CSV has a row per student.";
 
@@ -206,32 +204,6 @@ fn main() -> ExitCode {
     }
 }
 
-/// The repository: where grade.sh says (GRADE_REPOSITORY), else where this program was built.
-fn repository() -> PathBuf {
-    std::env::var_os("GRADE_REPOSITORY")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .parent()
-                .unwrap_or(Path::new("."))
-                .to_path_buf()
-        })
-}
-
-/// This run's key for the labs' closing marks (issue 60): random, in this process and the labs' stdin only.
-fn mark_key() -> Result<String> {
-    let mut bytes = [0u8; 32];
-    std::fs::File::open("/dev/urandom")
-        .and_then(|mut random| random.read_exact(&mut bytes))
-        .map_err(|err| {
-            stop(
-                NOT_GRADED,
-                format!("cannot read 32 random bytes from /dev/urandom: {err}"),
-            )
-        })?;
-    Ok(bytes.iter().map(|byte| format!("{byte:02x}")).collect())
-}
-
 fn run(args: Args) -> Result<u8> {
     if args.list_weeks {
         return list_weeks();
@@ -248,7 +220,7 @@ fn run(args: Args) -> Result<u8> {
         "local"
     };
     check_options(&args, mode)?;
-    let repository = repository();
+    let repository = lab::repository();
     match mode {
         "task" | "canary" => {
             let out = args
@@ -258,7 +230,7 @@ fn run(args: Args) -> Result<u8> {
                 .expect("the mode says which");
             let array = Array::read(&std::path::absolute(out)?, &repository)?;
             if mode == "task" {
-                array.task(&mark_key()?)
+                array.task(&lab::mark_key()?)
             } else {
                 array.canary(&repository)
             }
@@ -280,7 +252,7 @@ fn run(args: Args) -> Result<u8> {
                 .ids
                 .clone()
                 .or_else(|| Some(out.join("ids")).filter(|file| file.is_file()));
-            let rows = rows_of(
+            let rows = Rows::new(
                 &array.lab,
                 &array.submissions,
                 (weights.as_deref(), ids_file.as_deref()),
@@ -409,30 +381,6 @@ fn csv_of(args: &Args) -> Csv {
     args.out.clone().map_or(Csv::Stdout, Csv::File)
 }
 
-/// The rows' shared parts: the listing, the weights and the ids (`files`: --weights and --ids).
-fn rows_of(
-    lab: &Lab,
-    submissions: &[submissions::Submission],
-    files: (Option<&Path>, Option<&Path>),
-    folder: &str,
-    cap: f64,
-) -> Result<Rows> {
-    let (weights, ids_file) = files;
-    let names = lab.listing.verdict_names();
-    let weights = match weights {
-        Some(file) => Weights::read(file, names, lab.week.name)?,
-        None => Weights::even(names.len()),
-    };
-    let ids = ids_file.map(|file| ids::read(file, submissions, folder)).transpose()?;
-    Ok(Rows {
-        listing: lab.listing.clone(),
-        weights,
-        ids,
-        dry: lab.dry,
-        cap,
-    })
-}
-
 /// A local run or a Slurm submission: the week, its lab and the submissions, what costs nothing
 /// checked first; a local run checks for a GPU before it builds the lab.
 fn grade(args: Args, mode: &str, repository: &Path) -> Result<u8> {
@@ -491,27 +439,19 @@ fn grade(args: Args, mode: &str, repository: &Path) -> Result<u8> {
     } else {
         Vec::new()
     };
-    let bin = lab::find(week.lab, repository)?;
     let cases_file = args.cases.as_ref().map(std::path::absolute).transpose()?;
-    let listing = lab::list(&bin, week, cases_file.as_deref())?;
-    if args.dry_run && !lab::has_dry_run(&bin) {
-        return Err(stop(NOT_GRADED, format!("{} has no --check --dry-run yet (an older lab): build the labs again (cargo, or bash scripts/gpu-bundle.sh)", shown(&bin))));
-    }
-    let starter = lab::starter_code(week, repository);
-    let lab = Lab {
+    let lab = Lab::open(
         week,
-        bin,
+        repository,
         cases_file,
-        sanitize: args.sanitize,
+        args.sanitize,
         limit,
-        dry: args.dry_run,
-        listing,
-        folder: folder_shown.clone(),
-        starter,
-    };
+        args.dry_run,
+        folder_shown.clone(),
+    )?;
     let weights = args.weights.as_ref().map(std::path::absolute).transpose()?;
     let ids_file = args.ids.as_ref().map(std::path::absolute).transpose()?;
-    let rows = rows_of(
+    let rows = Rows::new(
         &lab,
         &submissions,
         (weights.as_deref(), ids_file.as_deref()),
@@ -583,7 +523,7 @@ fn grade(args: Args, mode: &str, repository: &Path) -> Result<u8> {
         keep,
         feedback,
         csv,
-        key: mark_key()?,
+        key: lab::mark_key()?,
     };
     local.run()
 }

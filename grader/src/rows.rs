@@ -1,8 +1,13 @@
 //! The grader's CSV from the graded rows: the header, each row with its score (and id, and the
 //! submission it is most like), and the lines on stderr that say which rows are not grades.
 
+use std::path::Path;
+
+use anyhow::Result;
+
 use crate::csv::{field, record};
-use crate::lab::{Graded, State};
+use crate::ids;
+use crate::lab::{Graded, Lab, State};
 use crate::listing::Listing;
 use crate::stop::{say, Final, MACHINE, NOT_GRADED};
 use crate::submissions::Submission;
@@ -21,6 +26,31 @@ pub struct Rows {
 }
 
 impl Rows {
+    /// What the rows of `lab`'s run on `submissions` share: its listing, the weights (`weights`, a
+    /// --weights file, else every column alike), the ids (`ids`, an --ids file, matched to the
+    /// submissions of `folder`) and the rule cap.
+    pub fn new(
+        lab: &Lab,
+        submissions: &[Submission],
+        (weights, ids): (Option<&Path>, Option<&Path>),
+        folder: &str,
+        cap: f64,
+    ) -> Result<Rows> {
+        let names = lab.listing.verdict_names();
+        let weights = match weights {
+            Some(file) => Weights::read(file, names, lab.week.name)?,
+            None => Weights::even(names.len()),
+        };
+        let ids = ids.map(|file| ids::read(file, submissions, folder)).transpose()?;
+        Ok(Rows {
+            listing: lab.listing.clone(),
+            weights,
+            ids,
+            dry: lab.dry,
+            cap,
+        })
+    }
+
     /// The CSV: its header and a row per submission, in the submissions' order; `alike` is the column
     /// "most like" (`--feedback`).
     pub fn csv(&self, submissions: &[Submission], graded: &[Graded], alike: Option<&[String]>) -> String {
