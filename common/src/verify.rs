@@ -52,6 +52,19 @@ impl Random {
         self.next_u64() % n
     }
 
+    /// The elements of `n` a check looks at: every one where checking all of them costs at most
+    /// `budget` (`cost` each), else `samples` drawn from `self`, sorted and each once. For checks that
+    /// run after every timed launch (issue 61), whose CPU side must stay a fraction of a case's time.
+    pub fn checked_indices(&mut self, n: usize, cost: u64, budget: u64, samples: usize) -> Vec<usize> {
+        if (n as u64).saturating_mul(cost) <= budget {
+            return (0..n).collect();
+        }
+        let mut drawn: Vec<usize> = (0..samples).map(|_| self.below(n as u64) as usize).collect();
+        drawn.sort_unstable();
+        drawn.dedup();
+        drawn
+    }
+
     /// Fills `values` with `draw` on all cores: each stretch of 64 Ki values from its own generator,
     /// seeded by one draw of `self`, so the values depend on the seed alone, not on the number of
     /// cores (a 1 GiB buffer in milliseconds, not a second).
@@ -206,6 +219,15 @@ pub fn verdict(pass: bool, what: &str) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_index_is_checked_within_the_budget_and_a_sorted_sample_past_it() {
+        let mut random = Random::new(3);
+        assert_eq!(random.checked_indices(5, 4, 20, 2), [0, 1, 2, 3, 4]);
+        let sampled = random.checked_indices(1000, 4, 20, 64);
+        assert!(!sampled.is_empty() && sampled.len() <= 64, "{sampled:?}");
+        assert!(sampled.windows(2).all(|pair| pair[0] < pair[1]) && sampled[sampled.len() - 1] < 1000);
+    }
 
     #[test]
     fn random_is_repeatable_and_covers_the_interval() {

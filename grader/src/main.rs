@@ -37,17 +37,9 @@ Exit code: 0 every submission graded (whatever its grades); 1 some not graded (a
 
 /// `--help`'s long text, with the weeks from the one list.
 fn long_about() -> String {
-    let names = |program: bool| {
-        weeks::WEEKS
-            .iter()
-            .filter(|week| week.is_program() == program)
-            .map(|week| week.name)
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
     LONG_ABOUT
-        .replace("{KERNEL_WEEKS}", &names(false))
-        .replace("{PROGRAM_WEEKS}", &names(true))
+        .replace("{KERNEL_WEEKS}", &weeks::names_of(false).join(", "))
+        .replace("{PROGRAM_WEEKS}", &weeks::names_of(true).join(", "))
 }
 
 #[derive(Parser, Debug)]

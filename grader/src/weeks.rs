@@ -130,6 +130,16 @@ pub fn week(name: &str) -> Option<&'static Week> {
     WEEKS.iter().find(|week| week.name == name)
 }
 
+/// The names of the weeks that hand in a whole program (`program`), or of those that hand in a
+/// kernel, in the course's order.
+pub fn names_of(program: bool) -> Vec<&'static str> {
+    WEEKS
+        .iter()
+        .filter(|week| week.is_program() == program)
+        .map(|week| week.name)
+        .collect()
+}
+
 /// Every week's name, for messages and `--help`.
 pub fn names() -> String {
     WEEKS.map(|week| week.name).join(", ")

@@ -12,7 +12,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use grader::slurm::default_needs;
-use grader::weeks::{Week, WEEKS};
+use grader::weeks::{names_of, Week, WEEKS};
 
 fn repository() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
@@ -20,15 +20,6 @@ fn repository() -> PathBuf {
 
 fn read(relative: &str) -> String {
     fs::read_to_string(repository().join(relative)).unwrap_or_else(|err| panic!("{relative}: {err}"))
-}
-
-/// The kernel weeks' names (`program` false) or the program weeks', in the course's order.
-fn names(program: bool) -> Vec<&'static str> {
-    WEEKS
-        .iter()
-        .filter(|week| week.is_program() == program)
-        .map(|week| week.name)
-        .collect()
 }
 
 /// The cells of each row of the Markdown table whose header line starts with `header`.
@@ -93,8 +84,8 @@ fn the_weeks_line_names_every_week_grade_sh_takes() {
         .expect("assignments/README.md has a line \"Weeks: `01-simpson`, ...\"");
     let paragraph = text[start..].split("\n\n").next().unwrap();
     let (kernel, program) = paragraph.split_once("; ").expect("kernel weeks; program weeks");
-    assert_eq!(quoted(kernel), names(false), "the kernel weeks of {paragraph:?}");
-    assert_eq!(quoted(program), names(true), "the program weeks of {paragraph:?}");
+    assert_eq!(quoted(kernel), names_of(false), "the kernel weeks of {paragraph:?}");
+    assert_eq!(quoted(program), names_of(true), "the program weeks of {paragraph:?}");
 }
 
 /// The program weeks' section: "`grade.sh 05-streams` / `05-mmm-streamed` / ... grade a class".
@@ -109,7 +100,7 @@ fn the_program_weeks_section_names_every_program_week() {
         .iter()
         .map(|each| each.trim_start_matches("grade.sh "))
         .collect();
-    assert_eq!(listed, names(true));
+    assert_eq!(listed, names_of(true));
 }
 
 /// The table of what a Slurm task asks for: every week in one row, and that row's CPUs and memory the

@@ -279,15 +279,7 @@ fn judge(case: &Case, launches: &[Launch]) -> Vec<Row> {
 fn wrong_on_fresh(now: &[u32], spheres: &[Sphere], view: &View, random: &mut Random) -> Option<String> {
     let width = view.width as usize;
     let unwritten = now.iter().position(|pixel| pixel.is_poison());
-    let indices: Vec<usize> = if (now.len() * spheres.len()) as u64 <= FULL_CHECK_TESTS {
-        (0..now.len()).collect()
-    } else {
-        let mut drawn: Vec<usize> = (0..TIMED_SAMPLES)
-            .map(|_| random.below(now.len() as u64) as usize)
-            .collect();
-        drawn.sort_unstable();
-        drawn
-    };
+    let indices = random.checked_indices(now.len(), spheres.len() as u64, FULL_CHECK_TESTS, TIMED_SAMPLES);
     let expected = |i: usize| trace_pixel(spheres, view, i % width, i / width);
     let wrong = indices
         .into_par_iter()

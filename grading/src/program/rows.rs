@@ -160,15 +160,7 @@ pub fn results_costing(
         Err(why) => return Rule::judged("results", why, wants, false),
     };
     let got = |i: usize| f32::from_le_bytes([bytes[4 * i], bytes[4 * i + 1], bytes[4 * i + 2], bytes[4 * i + 3]]);
-    let checked: Vec<usize> = if (n as u64).saturating_mul(cost) <= FULL_CHECK_WORK {
-        (0..n).collect()
-    } else {
-        let mut random = common::verify::Random::unpredictable();
-        let mut drawn: Vec<usize> = (0..SAMPLED_ELEMENTS).map(|_| random.below(n as u64) as usize).collect();
-        drawn.sort_unstable();
-        drawn.dedup();
-        drawn
-    };
+    let checked = common::verify::Random::unpredictable().checked_indices(n, cost, FULL_CHECK_WORK, SAMPLED_ELEMENTS);
     let wrong: Vec<usize> = checked
         .par_iter()
         .copied()
