@@ -65,7 +65,8 @@ for lab in lab-*/; do
 done
 # The grader and the feedback program, which grade.sh looks for beside the labs, and what grading
 # reads from the repository: our solutions and the weeks' starters, broken and red-team kernels.
-cp "$target/release/grader" "$target/release/feedback" "$bundle/bin/"
+# The course server (issue 63) travels too: a GPU node runs its workers, or the whole course.
+cp "$target/release/grader" "$target/release/feedback" "$target/release/course-server" "$bundle/bin/"
 mkdir -p "$bundle/kernels/cuda"
 cp kernels/cuda/*.cu "$bundle/kernels/cuda/"
 cp -r assignments "$bundle/assignments"

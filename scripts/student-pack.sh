@@ -101,11 +101,14 @@ cp "$kernels_out"/*.cubin "$out/kernels/prebuilt/" 2>/dev/null || true
 git ls-files -z -- Cargo.toml Cargo.lock .cargo vendor common kernels profiler matrix sandbox grader grading 'lab-*' |
     grep -zv -e '^kernels/cuda/.*\.cu$' -e '^grading/src/bin/' -e '^[^/]*/tests/' -e '^vendor/cust/resources/' |
     xargs -0 cp --parents -t "$out"
-# The teachers' feedback crate stays out (its tests hold copies of our solution): the pack's workspace
-# lists the labs alone, and its lock file loses the crate's entry (everything it uses, the labs use
-# too, so the rest stays as it is; the pack's `cargo build --locked` in the tests says so).
-sed -i '/^    "feedback",$/d' "$out/Cargo.toml"
-awk 'BEGIN { RS = ""; ORS = "\n\n" } !/^\[\[package\]\]\nname = "feedback"\n/' Cargo.lock | sed '$d' >"$out/Cargo.lock"
+# The teachers' crates stay out: feedback (its tests hold copies of our solution) and the course
+# server (a student hands in through its web page, curl or a teacher's build). The pack's workspace
+# lists the labs alone, and its lock file loses what only those crates use: cargo prunes it offline,
+# keeping every other version as locked (the pack's `cargo build --locked` in the tests says so).
+sed -i -e '/^    "feedback",$/d' -e '/^    "course-server",$/d' "$out/Cargo.toml"
+cp Cargo.lock "$out/Cargo.lock"
+(cd "$out" && cargo update --workspace --offline --quiet) ||
+    fail "cargo could not prune the pack's Cargo.lock offline (build the workspace first: it fetches the crates)"
 cp scripts/cuda-toolchain.sh "$out/scripts/"
 printf '%s\n' "$readme" >"$out/README.md"
 for week in $selected; do

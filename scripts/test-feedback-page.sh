@@ -14,13 +14,7 @@ source scripts/test-lib.sh
 target=${CARGO_TARGET_DIR:-target}
 feedback=$target/debug/feedback
 [[ -x $feedback ]] || { echo "test-feedback-page.sh: build the workspace first ($feedback is missing)"; exit 1; }
-browser=$(command -v chromium || command -v chromium-browser || true)
-if [[ -z $browser ]]; then
-    [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null || skipped "Chromium is not installed, and installing it needs root and apt-get"
-    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium; } >/dev/null 2>&1 ||
-        skipped "apt-get could not install chromium"
-    browser=$(command -v chromium)
-fi
+find_chromium
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 # Headless, without a sandbox (root in CI has none to give it) and without a GPU; nothing else runs.

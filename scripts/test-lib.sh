@@ -47,3 +47,15 @@ exit "\$code"
 WRAPPER
     chmod +x "$2"
 }
+
+# find_chromium: sets $browser to Debian's Chromium, installed with apt-get where missing (root only);
+# where it cannot be had, the test is skipped.
+find_chromium() {
+    browser=$(command -v chromium || command -v chromium-browser || true)
+    if [[ -z $browser ]]; then
+        [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null || skipped "Chromium is not installed, and installing it needs root and apt-get"
+        { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium; } >/dev/null 2>&1 ||
+            skipped "apt-get could not install chromium"
+        browser=$(command -v chromium)
+    fi
+}

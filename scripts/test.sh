@@ -31,6 +31,9 @@ bash scripts/test-slurm.sh | tee -a "$log"
 # grade.sh --feedback's pages, from a saved grading run, as headless Chromium draws them (installed
 # with apt where missing; where it cannot run, a "test result:" line with 1 ignored, as for Slurm).
 bash scripts/test-feedback-page.sh | tee -a "$log"
+# The course server's pages as a student drives them in headless Chromium (playwright-core from npm,
+# pinned), with a stand-in worker; skipped, and counted so, where the browser cannot be had.
+bash scripts/test-course-page.sh | tee -a "$log"
 # Every `cargo run` line of every README parses and finds its files from where the README says.
 bash scripts/test-readme-commands.sh
 # Every figure a README quotes from a saved run (results/) is in that run's output.
@@ -54,5 +57,6 @@ awk '/^test result:/ {
      }
      /^test-slurm.sh: SKIPPED/ { slurm = "; scripts/test-slurm.sh (no Slurm here)" }
      /^test-feedback-page.sh: SKIPPED/ { browser = "; scripts/test-feedback-page.sh (no Chromium here)" }
-     END { print "skipped: the GPU tests, for bash gpu-bundle/run.sh on a GPU machine; reference/cublas/gemm.cu (no cuBLAS here)" slurm browser
+     /^test-course-page.sh: SKIPPED/ { course = "; scripts/test-course-page.sh (no Chromium or playwright-core here)" }
+     END { print "skipped: the GPU tests, for bash gpu-bundle/run.sh on a GPU machine; reference/cublas/gemm.cu (no cuBLAS here)" slurm browser course
            printf "tests: %d passed, %d failed, %d skipped\n", passed, failed, ignored }' "$log"
