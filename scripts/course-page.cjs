@@ -35,6 +35,7 @@ async function main() {
     const waiting = await page.textContent('strong');
     check('the new page shows its place in the queue', waiting === 'queued: 1 before it', waiting);
     await page.screenshot({ path: `${out}/1-queued.png`, fullPage: true });
+    require('fs').writeFileSync(`${out}/queued`, '');  // the test's worker starts now
 
     // The page reloads itself while it waits; no click.
     await page.waitForSelector('strong:has-text("graded")', { timeout: 60000 });

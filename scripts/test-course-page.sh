@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The course server's pages as a student sees them (issue 63), without a GPU: a course served with a
-# stand-in worker (it grades nothing and answers after three seconds), a student driving headless
+# stand-in worker (it grades nothing and answers after a second; started once the student's page has
+# shown its place in the queue, so that the queue is there to see on any machine), a student driving headless
 # Chromium (Debian's package) through playwright-core (npm, pinned; installed into target/ where
 # missing): sign in, alias, upload, queued, graded, leaderboard (scripts/course-page.cjs says what each
 # check looks at). Screenshots are taken; with --save they go to results/course-server/ for the README.
@@ -19,8 +20,8 @@ if [[ ! -d $tools/node_modules/playwright-core ]]; then
         skipped "npm could not install playwright-core"
 fi
 work=$(mktemp -d)
-served=
-trap '[[ -n $served ]] && kill "$served" 2>/dev/null; rm -rf "$work"' EXIT
+served= worker=
+trap '[[ -n $served ]] && kill "$served" 2>/dev/null; [[ -n $worker ]] && kill "$worker" 2>/dev/null; rm -rf "$work"' EXIT
 printf '%s\n' ann,s1 bob,s2 >"$work/ids.csv"
 cat >"$work/course.toml" <<'TOML'
 name = "CUDA lab: the page test"
@@ -31,10 +32,10 @@ name = "03-mmm-tiled"
 deadline = "2099-01-01T00:00:00Z"
 leaderboard = true
 TOML
-"$server" tokens --course "$work/course.toml" --all-students >"$work/tokens.csv" 2>/dev/null
+"$server" tokens --course "$work/course.toml" --all-students --worker pages >"$work/tokens.csv" 2>/dev/null
 token() { grep "^\"$1\"," "$work/tokens.csv" | cut -d, -f2; }
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-"$server" --course "$work/course.toml" --listen "127.0.0.1:$port" --stand-in 3000 --workers 1 2>"$work/server.log" &
+"$server" --course "$work/course.toml" --listen "127.0.0.1:$port" --workers 0 2>"$work/server.log" &
 served=$!
 for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$port/" && break; sleep 0.1; done
 # Bob's submission first, so that Ann's waits behind it; Bob picks no alias.
@@ -43,6 +44,13 @@ curl -s -o /dev/null -H "Authorization: Bearer $(token s2)" --data-binary @"$wor
     "http://127.0.0.1:$port/api/weeks/03-mmm-tiled/submissions"
 printf '// <script>alert("handed in")</script>\n__global__ void mmm(double *c) { c[0] = 1.0; }\n' >"$work/mmm.cu"
 mkdir -p "$work/shots"
+# The worker starts when the browser has taken its picture of the queue (course-page.cjs writes
+# shots/queued), grades Bob's and Ann's files and stops.
+(
+    for _ in $(seq 600); do [[ -e $work/shots/queued ]] && break; sleep 0.1; done
+    COURSE_TOKEN=$(token pages) exec "$server" worker --server "http://127.0.0.1:$port" --stand-in 1000 --poll 100 --jobs 2
+) 2>"$work/worker.log" &
+worker=$!
 PLAYWRIGHT=$tools/node_modules/playwright-core BROWSER=$browser \
     timeout 120 node scripts/course-page.cjs "http://127.0.0.1:$port" "$(token s1)" "$work/mmm.cu" "$work/shots" >"$work/checks.txt" || true
 while IFS=$'\t' read -r what result; do

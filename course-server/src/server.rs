@@ -7,7 +7,7 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
 use axum::body::Bytes;
-use axum::extract::{ConnectInfo, DefaultBodyLimit, Path, Request, State};
+use axum::extract::{ConnectInfo, DefaultBodyLimit, Extension, Path, Request, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
@@ -138,7 +138,11 @@ impl App {
     pub async fn visible(self: &Arc<Self>, who: &Who, id: i64) -> Result<(String, String), Failure> {
         let owner = self.db(move |store| store.owner(id)).await?;
         match owner {
-            Some((student, week)) if who.role == Role::Teacher || student == who.name => Ok((student, week)),
+            Some((student, week))
+                if who.role == Role::Teacher || (who.role == Role::Student && student == who.name) =>
+            {
+                Ok((student, week))
+            }
             // Another student's submission is as missing as one that never was.
             _ => Err(fail(StatusCode::NOT_FOUND, format!("no submission {id} of yours"))),
         }
@@ -176,10 +180,13 @@ pub fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
 /// The server's routes, limits and all.
 pub fn router(app: Arc<App>) -> Router {
     let upload_limit = app.course.limits.upload_bytes + 64 * 1024;
+    // The API takes tokens only, checked before a body is read: a browser's cookie is no key
+    // here, so another page cannot post through it (CSRF), and a stranger's body is never read.
     let api = Router::new()
         .route("/api/weeks/{week}/submissions", post(api_submit))
         .route("/api/submissions", get(api_list))
         .route("/api/submissions/{id}", get(api_one))
+        .route_layer(middleware::from_fn_with_state(Arc::clone(&app), with_token))
         .layer(DefaultBodyLimit::max(upload_limit));
     // A worker's report carries the lab's output and the page: larger than an upload.
     let workers = Router::new()
@@ -187,6 +194,7 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/api/worker/jobs/{id}/file", get(worker_file))
         .route("/api/worker/jobs/{id}/heartbeat", post(worker_heartbeat))
         .route("/api/worker/jobs/{id}/report", post(worker_report))
+        .route_layer(middleware::from_fn_with_state(Arc::clone(&app), with_worker_token))
         .layer(DefaultBodyLimit::max(32 << 20));
     Router::new()
         .merge(api)
@@ -196,14 +204,63 @@ pub fn router(app: Arc<App>) -> Router {
         .with_state(app)
 }
 
-/// Refuses a client over its request rate (429), by address.
+/// The holder of the request's bearer token, or the answer that refuses it (401).
+async fn holder(app: &Arc<App>, headers: &HeaderMap) -> Result<Who, Response> {
+    let Some(token) = bearer(headers) else {
+        return Err(fail(
+            StatusCode::UNAUTHORIZED,
+            "the API takes a token: 'Authorization: Bearer TOKEN'",
+        )
+        .into_response());
+    };
+    let hash = auth::hashed(&token);
+    match app.db(move |store| store.token(&hash)).await {
+        Ok(Some(who)) => Ok(who),
+        Ok(None) => Err(fail(StatusCode::UNAUTHORIZED, "that token is not one of this course's").into_response()),
+        Err(failure) => Err(failure.into_response()),
+    }
+}
+
+/// An API route's caller: its token's holder, put in the request for the handler.
+async fn with_token(State(app): State<Arc<App>>, mut request: Request, next: Next) -> Response {
+    match holder(&app, request.headers()).await {
+        Ok(who) => {
+            request.extensions_mut().insert(who);
+            next.run(request).await
+        }
+        Err(refused) => refused,
+    }
+}
+
+/// [`with_token`] for the workers' routes: a worker's token, else 403.
+async fn with_worker_token(State(app): State<Arc<App>>, mut request: Request, next: Next) -> Response {
+    match holder(&app, request.headers()).await {
+        Ok(who) if who.role == Role::Worker => {
+            request.extensions_mut().insert(who);
+            next.run(request).await
+        }
+        Ok(_) => fail(StatusCode::FORBIDDEN, "this is for a worker's token only").into_response(),
+        Err(refused) => refused,
+    }
+}
+
+/// Who a request is for the rate limit: its token or session (hashed), else its address. A class
+/// behind one proxy or NAT shares an address, never a bucket.
+fn client(headers: &HeaderMap, address: SocketAddr) -> String {
+    match bearer(headers).or_else(|| cookie(headers, "session")) {
+        Some(key) => auth::hashed(&key),
+        None => address.ip().to_string(),
+    }
+}
+
+/// Refuses a client over its request rate (429).
 async fn limit_rate(
     State(app): State<Arc<App>>,
     ConnectInfo(address): ConnectInfo<SocketAddr>,
     request: Request,
     next: Next,
 ) -> Response {
-    if !app.buckets.take(&address.ip().to_string()) {
+    if !app.buckets.take(&client(request.headers(), address)) {
         return fail(StatusCode::TOO_MANY_REQUESTS, "too many requests: wait a second").into_response();
     }
     let mut response = next.run(request).await;
@@ -218,34 +275,37 @@ async fn limit_rate(
     response
 }
 
+/// The API's student routes are a student's.
+fn student_only(who: &Who) -> Result<(), Failure> {
+    if who.role == Role::Student {
+        Ok(())
+    } else {
+        Err(fail(StatusCode::FORBIDDEN, "this is for a student's token only"))
+    }
+}
+
 async fn api_submit(
     State(app): State<Arc<App>>,
     Path(week): Path<String>,
-    headers: HeaderMap,
+    Extension(who): Extension<Who>,
     body: Bytes,
 ) -> Result<Response, Failure> {
-    let (who, _) = app.signed_in(&headers, Role::Student).await?;
+    student_only(&who)?;
     let (id, position) = app.submit(&who.name, &week, body.to_vec()).await?;
     let answer = serde_json::json!({ "id": id, "position": position, "state": "queued" });
     Ok((StatusCode::ACCEPTED, Json(answer)).into_response())
 }
 
-async fn api_list(State(app): State<Arc<App>>, headers: HeaderMap) -> Result<Json<Vec<Seen>>, Failure> {
-    let (who, _) = app.signed_in(&headers, Role::Student).await?;
+async fn api_list(State(app): State<Arc<App>>, Extension(who): Extension<Who>) -> Result<Json<Vec<Seen>>, Failure> {
+    student_only(&who)?;
     Ok(Json(app.db(move |store| store.seen(Some(&who.name), None)).await?))
 }
 
 async fn api_one(
     State(app): State<Arc<App>>,
     Path(id): Path<i64>,
-    headers: HeaderMap,
+    Extension(who): Extension<Who>,
 ) -> Result<Json<serde_json::Value>, Failure> {
-    let Some((who, _)) = app.caller(&headers).await? else {
-        return Err(fail(
-            StatusCode::UNAUTHORIZED,
-            "sign in first: a token in 'Authorization: Bearer TOKEN'",
-        ));
-    };
     let (_, week) = app.visible(&who, id).await?;
     let (seen, graded) = app
         .db(move |store| Ok((store.seen(None, Some(id))?, store.graded(id)?)))
@@ -264,10 +324,9 @@ struct Claim {
 
 async fn worker_claim(
     State(app): State<Arc<App>>,
-    headers: HeaderMap,
+    Extension(who): Extension<Who>,
     Json(claim): Json<Claim>,
 ) -> Result<Response, Failure> {
-    let (who, _) = app.signed_in(&headers, Role::Worker).await?;
     let name = format!("{}/{}", who.name, claim.name);
     let lease = auth::random_hex()?;
     let claimed: Option<Claimed> = app.db(move |store| store.claim(&name, &lease, now())).await?;
@@ -302,10 +361,8 @@ struct LeaseQuery {
 async fn worker_file(
     State(app): State<Arc<App>>,
     Path(job): Path<i64>,
-    headers: HeaderMap,
     axum::extract::Query(query): axum::extract::Query<LeaseQuery>,
 ) -> Result<Response, Failure> {
-    app.signed_in(&headers, Role::Worker).await?;
     let file = app.db(move |store| store.leased_file(job, &query.lease)).await?;
     match file {
         Some(file) => Ok(([(header::CONTENT_TYPE, "application/octet-stream")], file).into_response()),
@@ -316,13 +373,9 @@ async fn worker_file(
 async fn worker_heartbeat(
     State(app): State<Arc<App>>,
     Path(job): Path<i64>,
-    headers: HeaderMap,
     Json(lease): Json<LeaseQuery>,
 ) -> Result<StatusCode, Failure> {
-    let (who, _) = app.signed_in(&headers, Role::Worker).await?;
-    let renewed = app
-        .db(move |store| store.heartbeat(job, &lease.lease, &who.name, now()))
-        .await?;
+    let renewed = app.db(move |store| store.heartbeat(job, &lease.lease, now())).await?;
     if renewed {
         Ok(StatusCode::OK)
     } else {
@@ -344,10 +397,8 @@ struct Report {
 async fn worker_report(
     State(app): State<Arc<App>>,
     Path(job): Path<i64>,
-    headers: HeaderMap,
     Json(report): Json<Report>,
 ) -> Result<Response, Failure> {
-    app.signed_in(&headers, Role::Worker).await?;
     let outcome = match (report.grade, report.give_back) {
         (Some(grade), None) => Outcome::Grade(grade),
         (None, Some(why)) => Outcome::GiveBack(why),

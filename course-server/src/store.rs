@@ -14,6 +14,8 @@ use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 
 /// How long a lease lasts without a heartbeat, in milliseconds.
 pub const LEASE_MS: i64 = 90_000;
+/// The most browser sessions one token holder keeps.
+pub const SESSIONS_EACH: i64 = 20;
 /// A job is given up after this many workers took it and stopped (died, or the machine failed it).
 pub const MAX_ATTEMPTS: i64 = 3;
 
@@ -178,7 +180,7 @@ impl Store {
     /// nobody grades them (a remote worker's lease runs out in its time instead). The number queued.
     pub fn release_local(&self) -> Result<usize> {
         Ok(self.db.execute(
-            "UPDATE jobs SET state = 'queued', lease = NULL WHERE state = 'running' AND worker LIKE 'local-%'",
+            "UPDATE jobs SET state = 'queued', lease = NULL WHERE state = 'running' AND substr(worker, 1, 6) = 'local-'",
             [],
         )?)
     }
@@ -199,11 +201,15 @@ impl Store {
     }
 
     /// Stores a token's hash for `who`, replacing the holder's earlier token of that role (a student
-    /// given a new token loses the old one).
+    /// given a new token loses the old one, and every browser signed in with it).
     pub fn set_token(&mut self, hash: &str, who: &Who, now: i64) -> Result<()> {
         let tx = self.db.transaction()?;
         tx.execute(
             "DELETE FROM tokens WHERE role = ? AND who = ?",
+            params![who.role.word(), who.name],
+        )?;
+        tx.execute(
+            "DELETE FROM sessions WHERE role = ? AND who = ?",
             params![who.role.word(), who.name],
         )?;
         tx.execute(
@@ -228,11 +234,21 @@ impl Store {
         self.who("SELECT role, who FROM tokens WHERE hash = ?", params![hash])
     }
 
-    pub fn add_session(&self, hash: &str, who: &Who, expires: i64) -> Result<()> {
-        self.db.execute(
+    /// A new session for `who` until `expires`; the expired ones go, and a holder keeps their
+    /// newest [`SESSIONS_EACH`] (a script signing in again and again fills nothing).
+    pub fn add_session(&mut self, hash: &str, who: &Who, now: i64, expires: i64) -> Result<()> {
+        let tx = self.db.transaction()?;
+        tx.execute("DELETE FROM sessions WHERE expires <= ?", [now])?;
+        tx.execute(
             "INSERT INTO sessions(hash, role, who, expires) VALUES (?, ?, ?, ?)",
             params![hash, who.role.word(), who.name, expires],
         )?;
+        tx.execute(
+            "DELETE FROM sessions WHERE role = ?1 AND who = ?2 AND hash NOT IN
+                 (SELECT hash FROM sessions WHERE role = ?1 AND who = ?2 ORDER BY expires DESC LIMIT ?3)",
+            params![who.role.word(), who.name, SESSIONS_EACH],
+        )?;
+        tx.commit()?;
         Ok(())
     }
 
@@ -362,9 +378,9 @@ impl Store {
     }
 
     /// Renews `job`'s lease; false where the lease is no longer the job's (the worker should stop).
-    pub fn heartbeat(&self, job: i64, lease: &str, worker: &str, now: i64) -> Result<bool> {
+    pub fn heartbeat(&self, job: i64, lease: &str, now: i64) -> Result<bool> {
         self.db
-            .execute("UPDATE workers SET seen = ? WHERE name = ?", params![now, worker])?;
+            .execute("UPDATE workers SET seen = ? WHERE job = ?", params![now, job])?;
         let renewed = self.db.execute(
             "UPDATE jobs SET lease_until = ? WHERE id = ? AND lease = ? AND state = 'running'",
             params![now + LEASE_MS, job, lease],
@@ -777,14 +793,14 @@ mod tests {
         let mut store = store("lease");
         submit(&mut store, "a", 0);
         let job = store.claim("w1", "l1", 0).unwrap().unwrap().job;
-        assert!(store.heartbeat(job, "l1", "w1", LEASE_MS - 1).unwrap());
+        assert!(store.heartbeat(job, "l1", LEASE_MS - 1).unwrap());
         assert!(
             store.claim("w2", "l2", LEASE_MS).unwrap().is_none(),
             "the heartbeat renewed it"
         );
         let taken = store.claim("w2", "l2", 2 * LEASE_MS).unwrap().unwrap();
         assert_eq!(taken.job, job);
-        assert!(!store.heartbeat(job, "l1", "w1", 2 * LEASE_MS).unwrap());
+        assert!(!store.heartbeat(job, "l1", 2 * LEASE_MS).unwrap());
         assert_eq!(
             store.report(job, "l1", &grade(100.0), 2 * LEASE_MS).unwrap(),
             Reported::Late
@@ -856,6 +872,30 @@ mod tests {
             .submit(("a", "03-mmm-tiled", b"x"), false, 3, 3_600_001)
             .unwrap()
             .is_ok());
+    }
+
+    #[test]
+    fn a_holder_keeps_the_newest_sessions_and_a_new_token_ends_them_all() {
+        let mut store = store("sessions");
+        let ann = Who {
+            role: Role::Student,
+            name: "s1".into(),
+        };
+        store.add_session("old", &ann, 0, 10).unwrap();
+        for at in 0..SESSIONS_EACH + 5 {
+            store.add_session(&format!("s{at}"), &ann, 20 + at, 1000 + at).unwrap();
+        }
+        let count = |store: &Store| -> i64 {
+            store
+                .db
+                .query_row("SELECT count(*) FROM sessions", [], |row| row.get(0))
+                .unwrap()
+        };
+        assert_eq!(count(&store), SESSIONS_EACH, "the expired one and the oldest gone");
+        assert!(store.session(&format!("s{}", SESSIONS_EACH + 4), 50).unwrap().is_some());
+        assert!(store.session("s0", 50).unwrap().is_none());
+        store.set_token("new", &ann, 60).unwrap();
+        assert_eq!(count(&store), 0);
     }
 
     #[test]

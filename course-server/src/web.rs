@@ -168,8 +168,11 @@ async fn login(State(app): State<Arc<App>>, headers: HeaderMap, Form(form): Form
     let session = auth::random_hex()?;
     let hash = auth::hashed(&session);
     let stored = who.clone();
-    app.db(move |store| store.add_session(&hash, &stored, now() + SESSION_SECONDS * 1000))
-        .await?;
+    app.db(move |store| {
+        let now = now();
+        store.add_session(&hash, &stored, now, now + SESSION_SECONDS * 1000)
+    })
+    .await?;
     let cookie = format!("session={session}; HttpOnly; SameSite=Strict; Path=/; Max-Age={SESSION_SECONDS}");
     let to = if who.role == Role::Teacher { "/admin" } else { "/" };
     Ok(([(header::SET_COOKIE, cookie)], Redirect::to(to)).into_response())
@@ -277,7 +280,7 @@ async fn home(State(app): State<Arc<App>>, headers: HeaderMap) -> Result<Respons
     body.push_str(&format!(
         "<h2>Leaderboard alias</h2><p>The leaderboards show an alias, never your name. Yours: {}</p>\
          <form method=\"post\" action=\"/alias\">{csrf}<input name=\"alias\" maxlength=\"24\" required> <button>Set</button></form>",
-        alias.as_deref().map_or("none (you are not shown)".to_string(), escape)
+        alias.as_deref().map_or("none (the leaderboards show you as \"(no alias)\")".to_string(), escape)
     ));
     let waiting = seen
         .iter()
@@ -406,15 +409,18 @@ async fn alias(State(app): State<Arc<App>>, headers: HeaderMap, Form(form): Form
     if alias.is_empty() || alias.chars().count() > 24 || alias.chars().any(char::is_control) {
         return Err(fail(StatusCode::BAD_REQUEST, "an alias is 1 to 24 characters"));
     }
-    if app
-        .course
-        .students
-        .iter()
-        .any(|student| student.name == alias || student.id == alias)
+    // Nobody poses as a classmate or as the page's own words ("(you)", "(no alias)").
+    let lower = alias.to_lowercase();
+    let taken = |text: &str| text.to_lowercase() == lower;
+    let students = &app.course.students;
+    if alias.contains(['(', ')'])
+        || students
+            .iter()
+            .any(|student| taken(&student.name) || taken(&student.id))
     {
         return Err(fail(
             StatusCode::BAD_REQUEST,
-            "an alias may not be a student's name or id",
+            "an alias may not be a student's name or id, nor hold brackets",
         ));
     }
     let set = app.db(move |store| store.set_alias(&who.name, &alias)).await?;

@@ -69,10 +69,10 @@ pub struct Worker {
 
 impl Worker {
     pub fn new(client: Client, options: Options) -> Result<Worker> {
-        let scratch = std::env::temp_dir().join(format!("course-worker-{}", std::process::id()));
-        // The worker's own (hidden cases are written here): no other account reads it.
+        // The worker's own folder, new and private (hidden cases and other students' files are
+        // written here): a random name made by this call, never one another account made first.
+        let scratch = std::env::temp_dir().join(format!("course-worker-{}", &crate::auth::random_hex()?[..16]));
         std::fs::DirBuilder::new()
-            .recursive(true)
             .mode(0o700)
             .create(&scratch)
             .map_err(|err| anyhow!("cannot make {}: {err}", scratch.display()))?;
@@ -112,6 +112,15 @@ impl Worker {
                     self.take(&job);
                     done += 1;
                 }
+                // Too many requests, or a server (or its proxy) restarting: later.
+                429 | 500..=599 => {
+                    eprintln!(
+                        "course-server worker {}: {} (trying again in 5 s)",
+                        self.options.name,
+                        answer.text()
+                    );
+                    std::thread::sleep(Duration::from_secs(5));
+                }
                 _ => return Err(anyhow!("the server refused the worker: {}", answer.text())),
             }
         }
@@ -132,7 +141,12 @@ impl Worker {
                     waited += Duration::from_millis(200);
                     if waited >= Duration::from_secs(20) {
                         waited = Duration::ZERO;
-                        let _ = client.post_json(&format!("/api/worker/jobs/{id}/heartbeat"), &body);
+                        let beat = client.post_json(&format!("/api/worker/jobs/{id}/heartbeat"), &body);
+                        // The lease went to another worker: its report will be refused; say so once.
+                        if beat.is_ok_and(|answer| answer.status == 409) {
+                            eprintln!("course-server worker: job {id}: the lease ran out and another worker has it");
+                            break;
+                        }
                     }
                 }
             })

@@ -85,8 +85,30 @@ fn forms_need_their_sessions_csrf_token_and_this_servers_origin() {
         400,
         "a student's name"
     );
+    assert_eq!(
+        post(&bob, format!("csrf={bobs}&alias=ANN"), &origin).status,
+        400,
+        "in other letters"
+    );
+    assert_eq!(
+        post(&bob, format!("csrf={bobs}&alias=fast+(you)"), &origin).status,
+        400,
+        "the page's words"
+    );
+    // The API is no way around the forms: a browser's cookie is no key there.
+    let through_api = request(
+        "POST",
+        &format!("{}/api/weeks/03-mmm-tiled/submissions", course.url),
+        &[("Cookie", &ann), ("Content-Type", "text/plain")],
+        b"__global__ void mmm() {}",
+    );
+    assert_eq!(through_api.status, 401, "{}", through_api.body);
     let home = request("GET", &format!("{}/", course.url), &[("Cookie", &ann)], b"");
     assert!(home.body.contains("Yours: fast"), "{}", home.body);
+    // A new token for Bob ends the sessions of his old one.
+    course.make_tokens(&["--student", "s2"]);
+    let home = request("GET", &format!("{}/", course.url), &[("Cookie", &bob)], b"");
+    assert!(home.body.contains("Sign in with the token"), "{}", home.body);
     // Signed out, the cookie is worth nothing.
     let out = request(
         "POST",
