@@ -10,7 +10,7 @@
 //!
 //! Registers and shared memory limit how many threads fit on a multiprocessor; stack frame and spills
 //! are local memory, which lives in slow device memory; `cmem[0]` holds the kernel's parameters
-//! (nvcc 13 leaves that line out), other banks the constants (`cmem[3]` is `__constant__` data on Hopper,
+//! (nvcc 13 leaves it out for sm_90, still prints it for sm_75), other banks the constants (`cmem[3]` is `__constant__` data on Hopper,
 //! `cmem[16]` compiler constants on Fermi).
 
 use std::fmt;

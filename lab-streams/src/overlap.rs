@@ -111,9 +111,10 @@ fn cpu_during_gpu<H: HostStorage<f32>>(
     Ok((ms, matches(job, &expected)))
 }
 
-/// The French notes' program as printed, numbered as they number it: the same job in memory `malloc`
-/// gave, registered (1, 2: `cudaHostRegister`); the copy in, one grid and the copy out on stream 0
-/// (3 to 5); the CPU's share meanwhile (6, `k2_CPU`); `cudaStreamSynchronize(0)` (7: the wait per
+/// The French notes' program, numbered as they number it: the same job in memory `malloc` gave,
+/// registered (1, 2: `cudaHostRegister`); the copy in and one grid on stream 0 (3, 4); the CPU's
+/// share meanwhile (6, `k2_CPU`); the copy out (5), enqueued after the CPU's share where the notes
+/// enqueue it before (the schedule of [`cpu_during_gpu`], README); `cudaStreamSynchronize(0)` (7: the wait per
 /// stream, of the one stream there is); the results used (8, `k3_CPU`: the check); `cudaHostUnregister`
 /// (9, 10) when the job is dropped. Returns the host time from 3 to 7 (after one untimed run) and
 /// whether the results are right.

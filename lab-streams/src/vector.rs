@@ -172,7 +172,8 @@ impl<H: HostStorage<f32>> VectorJob<H> {
     }
 
     /// The French slides' "basic approach": one synchronous `cudaMemcpy` in, one grid over every
-    /// element on stream 0, one synchronous `cudaMemcpy` out (which waits for the grid). The bus and
+    /// element on stream 0; then, ours and not the slide's, one synchronous `cudaMemcpy` out (which
+    /// waits for the grid), so that the result is checked and timed as the pipeline's is. The bus and
     /// the GPU never work at the same time.
     pub fn basic(&mut self, work: &Kernel) -> Result<()> {
         check_cuda!(self.d_in.copy_from(&self.input[..]))?;
