@@ -352,6 +352,7 @@ fn serve(serve: Serve) -> Result<u8> {
         store: Mutex::new(store),
         secret,
         buckets: auth::Buckets::new(rate),
+        address_buckets: auth::Buckets::new(rate * server::ADDRESS_SHARE),
     });
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async move {

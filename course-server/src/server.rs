@@ -25,7 +25,11 @@ pub struct App {
     pub store: Mutex<Store>,
     /// The key of the CSRF tokens, kept in the database so that a restart keeps forms valid.
     pub secret: String,
+    /// Request rates per caller (token or session, else address) ...
     pub buckets: Buckets,
+    /// ... and per address, [`ADDRESS_SHARE`] times as many: made-up tokens, each a fresh caller,
+    /// still come from one address.
+    pub address_buckets: Buckets,
 }
 
 /// Unix milliseconds now: the database's clock.
@@ -244,8 +248,11 @@ async fn with_worker_token(State(app): State<Arc<App>>, mut request: Request, ne
     }
 }
 
+/// How many callers' requests one address may carry: a class behind one proxy or NAT.
+pub const ADDRESS_SHARE: f64 = 50.0;
+
 /// Who a request is for the rate limit: its token or session (hashed), else its address. A class
-/// behind one proxy or NAT shares an address, never a bucket.
+/// behind one proxy or NAT shares an address, never a caller's bucket.
 fn client(headers: &HeaderMap, address: SocketAddr) -> String {
     match bearer(headers).or_else(|| cookie(headers, "session")) {
         Some(key) => auth::hashed(&key),
@@ -260,7 +267,8 @@ async fn limit_rate(
     request: Request,
     next: Next,
 ) -> Response {
-    if !app.buckets.take(&client(request.headers(), address)) {
+    let ip = address.ip().to_string();
+    if !app.address_buckets.take(&ip) || !app.buckets.take(&client(request.headers(), address)) {
         return fail(StatusCode::TOO_MANY_REQUESTS, "too many requests: wait a second").into_response();
     }
     let mut response = next.run(request).await;

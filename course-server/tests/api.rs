@@ -391,3 +391,30 @@ fn the_class_page_is_made_from_the_chosen_grades_and_served_sandboxed() {
         403
     );
 }
+
+/// Made-up tokens are each a new caller with a bucket of their own, but not a new address: one
+/// address carries at most 50 callers' rates. Here a caller's rate is 0.1 a second (bursts of 1), an
+/// address's 5 (bursts of 20).
+#[test]
+fn made_up_tokens_from_one_address_still_meet_the_address_limit() {
+    let mut course = Course::new("flood", "[limits]\nrequests_per_second = 0.1\n");
+    course.make_tokens(&["--all-students"]);
+    course.start(&["--workers", "0"]);
+    let started = std::time::Instant::now();
+    let statuses: Vec<u16> = (0..100)
+        .map(|n| get(&course, &format!("made-up-{n}"), "/api/submissions").status)
+        .collect();
+    // The address's bucket: 20 at once and 5 a second since; every other answer 429.
+    let allowed = 20.0 + 5.0 * started.elapsed().as_secs_f64();
+    let passed = statuses.iter().filter(|status| **status != 429).count();
+    assert!(statuses[..15].iter().all(|status| *status == 401), "{statuses:?}");
+    assert!(
+        passed as f64 <= allowed + 1.0,
+        "{passed} passed, {allowed:.1} allowed: {statuses:?}"
+    );
+    // A student's own bucket is another, of one request at once.
+    std::thread::sleep(std::time::Duration::from_secs(5));
+    let ann = course.token("s1");
+    let own: Vec<u16> = (0..2).map(|_| get(&course, &ann, "/api/submissions").status).collect();
+    assert_eq!(own, [200, 429]);
+}
