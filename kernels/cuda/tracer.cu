@@ -20,8 +20,7 @@ static_assert(offsetof(Sphere, x) == SPHERE_OFFSET_x && offsetof(Sphere, y) == S
               offsetof(Sphere, b) == SPHERE_OFFSET_b,
               "Sphere's layout differs from kernels/build.rs");
 
-// As on the slide: raw bytes (the slide's reason, constructors, does not apply to this Sphere, which
-// has none; the bytes follow the slide's declaration).
+// As on the slide: raw bytes, because types with non-trivial constructors may not be __constant__.
 // MAX_SPHERES fills the 64 KiB of constant memory. The host writes it through the module's symbol
 // (cuModuleGetGlobal + copy: cudaMemcpyToSymbol) and reads it back (cudaMemcpyFromSymbol).
 // BEGIN ASSIGNMENT
