@@ -12,6 +12,16 @@ use crate::course::CourseWeek;
 use crate::gradebook;
 use crate::server::App;
 
+/// The feedback program, found once per server (without LAB_BIN_DIR finding it runs cargo).
+fn feedback_program() -> Result<PathBuf> {
+    static FOUND: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    if let Some(found) = FOUND.get() {
+        return Ok(found.clone());
+    }
+    let found = grader::feedback::find(&grader::lab::repository())?;
+    Ok(FOUND.get_or_init(|| found).clone())
+}
+
 /// The folder with the week's class page (`index.html`) and the students' pages, made where missing.
 pub fn pages(app: &App, week: &CourseWeek) -> Result<PathBuf> {
     let name = week.week.name;
@@ -72,7 +82,7 @@ pub fn pages(app: &App, week: &CourseWeek) -> Result<PathBuf> {
         }
     }
     std::fs::write(runs_dir.join("grades.csv"), &csv)?;
-    let feedback = grader::feedback::find(&grader::lab::repository())?;
+    let feedback = feedback_program()?;
     let made = Command::new(&feedback)
         .args(["pages", "--week", name, "--runs"])
         .arg(&runs_dir)

@@ -83,6 +83,13 @@ fn page(title: &str, refresh: Option<u32>, body: &str) -> Response {
         .into_response()
 }
 
+/// A page of the feedback program's, served sandboxed. It escapes what it shows; the sandbox is the
+/// second wall: no script, no form, no request anywhere, whatever the page holds.
+fn sandboxed(html: String) -> Response {
+    let policy = "sandbox; default-src 'none'; style-src 'unsafe-inline'; img-src data:";
+    ([(header::CONTENT_SECURITY_POLICY, policy)], Html(html)).into_response()
+}
+
 /// A form's CSRF field for `session`.
 fn csrf_field(app: &App, session: &Option<String>) -> String {
     let token = session
@@ -390,10 +397,7 @@ async fn feedback(State(app): State<Arc<App>>, Path(id): Path<i64>, headers: Hea
             format!("submission {id} has no feedback page (yet)"),
         ));
     };
-    // The feedback program escapes what it shows; the sandbox is the second wall: no script, no
-    // form, no request anywhere, whatever the page holds.
-    let policy = "sandbox; default-src 'none'; style-src 'unsafe-inline'; img-src data:";
-    Ok(([(header::CONTENT_SECURITY_POLICY, policy)], Html(page)).into_response())
+    Ok(sandboxed(page))
 }
 
 #[derive(Deserialize)]
@@ -601,6 +605,5 @@ async fn class_page(
     let folder = made.map_err(|err| fail(StatusCode::NOT_FOUND, format!("{err:#}")))?;
     let html = std::fs::read_to_string(folder.join(&page))
         .map_err(|_| fail(StatusCode::NOT_FOUND, format!("no page {page}")))?;
-    let policy = "sandbox; default-src 'none'; style-src 'unsafe-inline'; img-src data:";
-    Ok(([(header::CONTENT_SECURITY_POLICY, policy)], Html(html)).into_response())
+    Ok(sandboxed(html))
 }

@@ -65,6 +65,8 @@ pub struct Worker {
     key: String,
     /// Each week's lab, by week and cases, opened and our solution checked once.
     labs: HashMap<(String, Option<String>), Lab>,
+    /// The feedback program, found once (without LAB_BIN_DIR finding it runs cargo).
+    feedback: Option<PathBuf>,
 }
 
 impl Worker {
@@ -83,6 +85,7 @@ impl Worker {
             scratch,
             key: lab::mark_key()?,
             labs: HashMap::new(),
+            feedback: None,
         })
     }
 
@@ -222,7 +225,7 @@ impl Worker {
             None
         } else {
             let feedback = Feedback {
-                bin: feedback::find(&self.repository)?,
+                bin: self.feedback_bin()?,
                 dir: claim(&pages, "--feedback")?,
                 week: week.name,
                 repository: self.repository.clone(),
@@ -271,6 +274,15 @@ impl Worker {
             details,
             ..grade_of(&graded.state, header, row, kept, page)
         }))
+    }
+
+    fn feedback_bin(&mut self) -> Result<PathBuf> {
+        if let Some(found) = &self.feedback {
+            return Ok(found.clone());
+        }
+        let found = feedback::find(&self.repository)?;
+        self.feedback = Some(found.clone());
+        Ok(found)
     }
 
     /// The week's lab for `job`'s cases: opened, and our own solution checked on this GPU, once.

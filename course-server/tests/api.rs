@@ -218,20 +218,7 @@ fn a_submission_goes_from_upload_to_grade_and_only_its_student_and_the_teacher_s
     for _ in 0..2 {
         let answer = submit(&course, &ann, WEEK, b"__global__");
         assert_eq!(answer.status, 202, "{}", answer.body);
-        let claim = post_json(
-            &course,
-            &worker,
-            "/api/worker/claim",
-            serde_json::json!({ "name": "gpu0" }),
-        )
-        .json();
-        let back = serde_json::json!({ "lease": claim["lease"], "grade": grade_of(0.0) });
-        post_json(
-            &course,
-            &worker,
-            &format!("/api/worker/jobs/{}/report", claim["job"]),
-            back,
-        );
+        grade_next(&course, &worker, grade_of(0.0));
     }
     let answer = submit(&course, &ann, WEEK, b"__global__");
     assert_eq!(answer.status, 429);
@@ -240,6 +227,26 @@ fn a_submission_goes_from_upload_to_grade_and_only_its_student_and_the_teacher_s
         "{}",
         answer.body
     );
+}
+
+/// As the worker with `token`: claims the next job and reports `grade` for it; the claim and the
+/// report's answer.
+fn grade_next(course: &Course, token: &str, grade: serde_json::Value) -> (serde_json::Value, common::Answer) {
+    let claim = post_json(
+        course,
+        token,
+        "/api/worker/claim",
+        serde_json::json!({ "name": "gpu0" }),
+    )
+    .json();
+    let report = serde_json::json!({ "lease": claim["lease"], "grade": grade });
+    let answer = post_json(
+        course,
+        token,
+        &format!("/api/worker/jobs/{}/report", claim["job"]),
+        report,
+    );
+    (claim, answer)
 }
 
 fn grade_of(score: f64) -> serde_json::Value {
@@ -277,24 +284,12 @@ fn a_week_with_hidden_cases_shows_its_student_only_verdicts() {
     let id = submit(&course, &ann, WEEK, b"__global__").json()["id"]
         .as_i64()
         .unwrap();
-    let claim = post_json(
-        &course,
-        &worker,
-        "/api/worker/claim",
-        serde_json::json!({ "name": "gpu0" }),
-    )
-    .json();
-    assert_eq!(claim["hide_cases"], true);
     let grade = serde_json::json!({ "state": "graded",
         "header": "student,file,\"mmm f64, 17 x 33 times 33 x 5\",\"tiling: shared memory\",passed,score",
         "row": "ann,ann.cu,FAIL,PASS,1 of 2,50.0", "score": 50.0, "passing": false, "ratio": null,
         "kept": "case 17 x 33 failed at C[3][4]", "page": null });
-    post_json(
-        &course,
-        &worker,
-        &format!("/api/worker/jobs/{}/report", claim["job"]),
-        serde_json::json!({ "lease": claim["lease"], "grade": grade }),
-    );
+    let (claim, _) = grade_next(&course, &worker, grade);
+    assert_eq!(claim["hide_cases"], true);
     let seen = get(&course, &ann, &format!("/api/submissions/{id}")).json();
     let header = seen["grade"]["header"].as_str().unwrap();
     assert_eq!(header, "student,file,\"case 1\",\"tiling: shared memory\",passed,score");
@@ -336,23 +331,11 @@ fn the_class_page_is_made_from_the_chosen_grades_and_served_sandboxed() {
         let id = submit(&course, &course.token(student), WEEK, b"__global__").json()["id"]
             .as_i64()
             .unwrap();
-        let claim = post_json(
-            &course,
-            &worker,
-            "/api/worker/claim",
-            serde_json::json!({ "name": "gpu0" }),
-        )
-        .json();
         let details = std::fs::read_to_string(fixture.join(format!("{index}.json"))).unwrap();
         let score: f64 = values.last().unwrap().parse().unwrap();
         let grade = serde_json::json!({ "state": "graded", "header": header, "row": row.join(","), "score": score,
             "passing": false, "ratio": null, "kept": "", "page": null, "details": details });
-        let report = post_json(
-            &course,
-            &worker,
-            &format!("/api/worker/jobs/{}/report", claim["job"]),
-            serde_json::json!({ "lease": claim["lease"], "grade": grade }),
-        );
+        let (_, report) = grade_next(&course, &worker, grade);
         assert_eq!(report.status, 200, "submission {id}: {}", report.body);
     }
     let index = get(&course, &teacher, "/admin/weeks/03-mmm-tiled/class/index.html");
