@@ -33,16 +33,19 @@ pub fn repository() -> PathBuf {
 /// A key for the labs' closing marks (issue 60): random, new for each grading process, and handed
 /// to the labs on their stdin only.
 pub fn mark_key() -> Result<String> {
+    random_hex().map_err(|err| {
+        stop(
+            NOT_GRADED,
+            format!("cannot read 32 random bytes from /dev/urandom: {err}"),
+        )
+    })
+}
+
+/// 32 random bytes from the kernel, as 64 hex digits (the marks' keys, the course server's tokens).
+pub fn random_hex() -> std::io::Result<String> {
     use std::io::Read as _;
     let mut bytes = [0u8; 32];
-    std::fs::File::open("/dev/urandom")
-        .and_then(|mut random| random.read_exact(&mut bytes))
-        .map_err(|err| {
-            stop(
-                NOT_GRADED,
-                format!("cannot read 32 random bytes from /dev/urandom: {err}"),
-            )
-        })?;
+    std::fs::File::open("/dev/urandom").and_then(|mut random| random.read_exact(&mut bytes))?;
     Ok(bytes.iter().map(|byte| format!("{byte:02x}")).collect())
 }
 
