@@ -5,9 +5,8 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Context, Result};
-use grader::csv::{record, shown};
+use grader::csv::shown;
 use grader::weeks::{self, Week};
-use grader::weights::numbered_lines;
 use serde::Deserialize;
 
 /// The course file as written.
@@ -191,21 +190,9 @@ fn one_line(text: &str) -> String {
 /// each unique.
 pub fn read_students(path: &Path) -> Result<Vec<Student>> {
     let at = shown(path);
-    let text = std::fs::read_to_string(path).with_context(|| format!("{at}: cannot read the students"))?;
     let mut students: Vec<Student> = Vec::new();
-    for (number, line) in numbered_lines(&text) {
-        let blank = line.trim();
-        if blank.is_empty() || blank.starts_with('#') {
-            continue;
-        }
-        let fields = record(line)
-            .filter(|fields| fields.len() == 2)
-            .or_else(|| line.rsplit_once(',').map(|(name, id)| vec![name.into(), id.into()]))
-            .ok_or_else(|| anyhow!("{at}, line {number}: not NAME,STUDENT_ID"))?;
-        let (name, id) = (fields[0].trim().to_string(), fields[1].trim().to_string());
-        if name.is_empty() || id.is_empty() {
-            bail!("{at}, line {number}: an empty name or id");
-        }
+    // The lines as grade.sh --ids reads them; a course's names and ids are also each unique.
+    for (number, name, id) in grader::ids::entries(path, &at)? {
         if name.contains('/') || name.starts_with('.') || name.chars().any(char::is_control) {
             bail!(
                 "{at}, line {number}: the name {name:?} is no file name (a '/', a leading dot or a control character)"
@@ -261,7 +248,7 @@ mod tests {
             (WEEK.replace("03-mmm-tiled", "03-mmm"), "ann,s1", "no week 03-mmm"),
             (WEEK.replace("+01:00", ""), "ann,s1", "no RFC 3339 time"),
             (format!("{WEEK}colour = 1\n"), "ann,s1", "unknown field"),
-            (WEEK.to_string(), "ann", "line 1: not NAME,STUDENT_ID"),
+            (WEEK.to_string(), "ann", "line 1: not FILE_OR_FOLDER_NAME,STUDENT_ID"),
             (WEEK.to_string(), "ann,s1\nbob,s1", "line 2: bob,s1 repeats"),
             (WEEK.to_string(), "../x,s1", "no file name"),
             (WEEK.to_string(), "ann,s 1", "the id"),

@@ -15,40 +15,8 @@ use crate::weights::numbered_lines;
 /// Each submission's id (by its index; `None` where the file gives none).
 pub fn read(file: &Path, submissions: &[Submission], folder_shown: &str) -> Result<Vec<Option<String>>> {
     let shown = crate::csv::shown(file);
-    let bytes = std::fs::read(file).map_err(|err| stop(USAGE, format!("--ids {shown}: {err}")))?;
-    let text = String::from_utf8_lossy(&bytes);
     let mut id_for: HashMap<String, (String, usize)> = HashMap::new();
-    for (number, line) in numbered_lines(&text) {
-        let blank = line.trim();
-        if blank.is_empty() || blank.starts_with('#') {
-            continue;
-        }
-        let (name, id) = match record(line) {
-            Some(fields) if fields.len() == 2 => (fields[0].clone(), fields[1].clone()),
-            _ => match line.rsplit_once(',') {
-                Some((name, id)) => (name.to_string(), id.to_string()),
-                None => {
-                    return Err(stop(
-                        USAGE,
-                        format!(
-                            "--ids {shown}, line {number}: not FILE_OR_FOLDER_NAME,STUDENT_ID: {}",
-                            escaped(line.as_bytes())
-                        ),
-                    ))
-                }
-            },
-        };
-        // Spaces around either are a spreadsheet's, not the name's.
-        let (name, id) = (name.trim().to_string(), id.trim().to_string());
-        if name.is_empty() || id.is_empty() {
-            return Err(stop(
-                USAGE,
-                format!(
-                    "--ids {shown}, line {number}: an empty name or id: {}",
-                    escaped(line.as_bytes())
-                ),
-            ));
-        }
+    for (number, name, id) in entries(file, &format!("--ids {shown}"))? {
         if let Some((other, at)) = id_for.get(&name) {
             if *other != id {
                 return Err(stop(
@@ -63,6 +31,59 @@ pub fn read(file: &Path, submissions: &[Submission], folder_shown: &str) -> Resu
         }
         id_for.insert(name, (id, number));
     }
+    match_ids(&id_for, submissions, &shown, folder_shown)
+}
+
+/// The lines `NAME,STUDENT_ID` of an ids file (its line number, the name, the id; blank lines and
+/// `#` comments left out), each name and id trimmed and not empty; `what` names the file in the
+/// one-line errors (`--ids FILE`). The course server reads its students through it too.
+pub fn entries(file: &Path, what: &str) -> Result<Vec<(usize, String, String)>> {
+    let bytes = std::fs::read(file).map_err(|err| stop(USAGE, format!("{what}: {err}")))?;
+    let text = String::from_utf8_lossy(&bytes);
+    let mut found = Vec::new();
+    for (number, line) in numbered_lines(&text) {
+        let blank = line.trim();
+        if blank.is_empty() || blank.starts_with('#') {
+            continue;
+        }
+        let (name, id) = match record(line) {
+            Some(fields) if fields.len() == 2 => (fields[0].clone(), fields[1].clone()),
+            _ => match line.rsplit_once(',') {
+                Some((name, id)) => (name.to_string(), id.to_string()),
+                None => {
+                    return Err(stop(
+                        USAGE,
+                        format!(
+                            "{what}, line {number}: not FILE_OR_FOLDER_NAME,STUDENT_ID: {}",
+                            escaped(line.as_bytes())
+                        ),
+                    ))
+                }
+            },
+        };
+        // Spaces around either are a spreadsheet's, not the name's.
+        let (name, id) = (name.trim().to_string(), id.trim().to_string());
+        if name.is_empty() || id.is_empty() {
+            return Err(stop(
+                USAGE,
+                format!(
+                    "{what}, line {number}: an empty name or id: {}",
+                    escaped(line.as_bytes())
+                ),
+            ));
+        }
+        found.push((number, name, id));
+    }
+    Ok(found)
+}
+
+/// Each submission's id from `id_for` (name: id and its line), what is left unmatched said on stderr.
+fn match_ids(
+    id_for: &HashMap<String, (String, usize)>,
+    submissions: &[Submission],
+    shown: &str,
+    folder_shown: &str,
+) -> Result<Vec<Option<String>>> {
     let mut used = Vec::new();
     let mut without = Vec::new();
     let ids: Vec<Option<String>> = submissions
