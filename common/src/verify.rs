@@ -138,6 +138,18 @@ impl Poison for u32 {
     }
 }
 
+impl Poison for u64 {
+    const POISON_WORD: u32 = 0xDEAD_BEEF;
+    const POISON: u64 = 0xDEAD_BEEF_DEAD_BEEF;
+    const SECOND_POISON_WORD: u32 = 0x0BAD_F00D;
+    fn is_poison(&self) -> bool {
+        *self == Self::POISON
+    }
+    fn bits(&self) -> u64 {
+        *self
+    }
+}
+
 /// A device buffer of `len` elements filled with poison: anything the kernel leaves unwritten stays
 /// NaN (or 0xDEADBEEF) and fails the comparison with the CPU.
 pub fn poisoned_device_buffer<T: Poison>(len: usize) -> Result<DeviceBuffer<T>> {

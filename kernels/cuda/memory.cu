@@ -278,6 +278,39 @@ extern "C" __global__ void strided_copy(const float* __restrict__ in, float* __r
     copy_plus_one(in, out, stride, offset, n);
 }
 
+// The German slides: since Fermi the order of a warp's accesses within a 128-byte line does not matter,
+// only that they fit in it. Element i of the copy goes to place within_line(i, order): the same 32
+// floats of each line, in order (0), reversed (1) or shuffled (2: 13 is odd, so lane * 13 + 7 modulo
+// 32 is a permutation of the lanes). n is a multiple of 32, so every line is whole.
+__device__ int within_line(int i, int order) {
+    const int lane = i & 31;
+    const int line = i & ~31;
+    switch (order) {
+        case 1: return line | (31 - lane);
+        case 2: return line | ((lane * 13 + 7) & 31);
+        default: return i;
+    }
+}
+
+extern "C" __global__ void line_order_copy(const float* __restrict__ in, float* __restrict__ out, int order, int n) {
+    const int first = blockIdx.x * blockDim.x * COPIES_PER_THREAD + threadIdx.x;
+    float value[COPIES_PER_THREAD];
+#pragma unroll
+    for (int k = 0; k < COPIES_PER_THREAD; ++k) {
+        const int i = first + k * blockDim.x;
+        if (i < n) {
+            value[k] = in[within_line(i, order)];
+        }
+    }
+#pragma unroll
+    for (int k = 0; k < COPIES_PER_THREAD; ++k) {
+        const int i = first + k * blockDim.x;
+        if (i < n) {
+            out[within_line(i, order)] = plus_one(value[k]);
+        }
+    }
+}
+
 // The German slides' alignment table: a half-warp's first word should sit on a 64-, 128- or 256-byte
 // boundary for 32-, 64- and 128-bit words. word_copy_64 and word_copy_128 copy n such words (float2,
 // float4) as strided_copy copies floats at stride 1, adding 1 to every float; the host shifts the
@@ -472,4 +505,70 @@ extern "C" __global__ void gather_texture(cudaTextureObject_t in, const int* ind
     if (i < n) {
         out[i] = tex1Dfetch<float>(in, index[i]);
     }
+}
+
+// ---- Latency: one thread follows a chain, each step waiting for the one before -------------------------
+// The Greek slides' cycles per access (registers ~1, shared ~5, global ~500, cached constant ~5),
+// measured with clock64() around `steps` dependent steps. A chase table holds, at each visited word, the
+// index of the next one (a random cycle the host made), so no load can start before the previous one
+// has returned. The warm-up walk (warm != 0) brings the chain into the cache the row is about; without
+// it, the first walk after the host emptied the L2 comes from DRAM. out[0] is the last index reached
+// (the host checks it against its own walk), out[1] the cycles.
+
+#define CHASE_SHARED_WORDS 4096
+#define CHASE_CONSTANT_WORDS 256
+
+__constant__ unsigned chase_constant[CHASE_CONSTANT_WORDS];
+
+template <typename Load>
+__device__ void chase(Load load, unsigned start, int steps, int warm, unsigned long long* out) {
+    unsigned j = start;
+    if (warm) {
+        for (int s = 0; s < steps; ++s) {
+            j = load(j);
+        }
+    }
+    const long long begin = clock64();
+#pragma unroll 8
+    for (int s = 0; s < steps; ++s) {
+        j = load(j);
+    }
+    const long long end = clock64();
+    out[0] = j;
+    out[1] = (unsigned long long)(end - begin);
+}
+
+// Through L1 (ld.global.ca) and through L2 only (ld.global.cg, which skips L1).
+extern "C" __global__ void chase_l1(const unsigned* table, unsigned start, int steps, int warm, unsigned long long* out) {
+    chase([=](unsigned j) { return __ldca(&table[j]); }, start, steps, warm, out);
+}
+
+extern "C" __global__ void chase_l2(const unsigned* table, unsigned start, int steps, int warm, unsigned long long* out) {
+    chase([=](unsigned j) { return __ldcg(&table[j]); }, start, steps, warm, out);
+}
+
+extern "C" __global__ void chase_constant_memory(unsigned start, int steps, unsigned long long* out) {
+    chase([](unsigned j) { return chase_constant[j]; }, start, steps, 1, out);
+}
+
+// One thread copies the table into shared memory first; the copy is not timed.
+extern "C" __global__ void chase_shared(const unsigned* table, unsigned start, int steps, unsigned long long* out) {
+    __shared__ unsigned shared_table[CHASE_SHARED_WORDS];
+    for (int w = 0; w < CHASE_SHARED_WORDS; ++w) {
+        shared_table[w] = table[w];
+    }
+    chase([&](unsigned j) { return shared_table[j]; }, start, steps, 1, out);
+}
+
+// Registers: a chain of fused multiply-adds, each needing the result of the one before. out[0] holds the
+// float's bits, which the host recomputes with the same fused operations.
+extern "C" __global__ void chase_registers(float x, float a, float b, int steps, unsigned long long* out) {
+    const long long begin = clock64();
+#pragma unroll 8
+    for (int s = 0; s < steps; ++s) {
+        x = fmaf(x, a, b);
+    }
+    const long long end = clock64();
+    out[0] = __float_as_uint(x);
+    out[1] = (unsigned long long)(end - begin);
 }

@@ -249,6 +249,20 @@ impl<'a> Sweep<'a> {
         self.measure_launch(words.access(), repetitions, |sweep| sweep.launch_words(words))
     }
 
+    /// Times another kernel that writes `access`'s elements as `strided_copy` would (the L2 emptied
+    /// before each run) and checks them: `launch` enqueues it, given the stream, the input and the
+    /// output.
+    pub fn measure_other(
+        &mut self,
+        access: Access,
+        repetitions: usize,
+        launch: impl Fn(&Stream, DevicePointer<f32>, DevicePointer<f32>) -> Result<()>,
+    ) -> Result<Measured> {
+        self.measure_launch(access, repetitions, |sweep| {
+            launch(&sweep.stream, sweep.input.as_device_ptr(), sweep.output.as_device_ptr())
+        })
+    }
+
     /// Times `launch`, which writes `access`'s elements, and checks them.
     fn measure_launch(
         &mut self,
@@ -706,6 +720,7 @@ pub fn report(gpu: &Gpu, module: &Module, settings: &Settings) -> Result<bool> {
         );
     }
     let by_word = words_table(&mut sweep, floats, reps)?;
+    let by_order = crate::line_order::table(module, &mut sweep, floats, reps)?;
     if let Some(path) = settings.plot {
         plot(
             &by_stride,
@@ -717,7 +732,13 @@ pub fn report(gpu: &Gpu, module: &Module, settings: &Settings) -> Result<bool> {
         )?;
         println!("\nPlot: {}", path.display());
     }
-    Ok(passed && by_stride.iter().chain(&by_offset).chain(&by_word).all(|m| m.wrong == 0))
+    Ok(passed
+        && by_stride
+            .iter()
+            .chain(&by_offset)
+            .chain(&by_word)
+            .chain(&by_order)
+            .all(|m| m.wrong == 0))
 }
 
 /// The German slides' alignment table, measured: each word size aligned and shifted.

@@ -290,6 +290,7 @@ pub fn report(gpu: &Gpu, copy_bytes: usize, repetitions: usize, seed: u64) -> Re
         if wrong == 0 { "PASS" } else { "FAIL" }
     );
     print_notes_figures(&query, measured);
+    crate::cpu_memory::report(repetitions)?;
     Ok(wrong == 0)
 }
 

@@ -5,7 +5,9 @@
 //! `local` (`float a[3]` in registers or local memory), `divergence` (a branch that splits warps),
 //! `symbols` (`cudaMemcpyToSymbol` / `FromSymbol`, `cudaGetSymbolAddress`, a `__device__` lock),
 //! `contexts` (the context stack: `cuCtxCreate`, `cuCtxPopCurrent`, `cuCtxPushCurrent` on another thread),
-//! `readonly` (`__ldg` and texture objects) and `device-query` (the Greek slides' property listing).
+//! `readonly` (`__ldg` and texture objects), `latency` (the Greek slides' cycles per access, as a pointer
+//! chase) and `device-query` (the Greek slides' property listing, then both halves of the notes'
+//! bandwidth arithmetic: the GPU's and this machine's CPU).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -17,21 +19,24 @@ use common::gpu::Gpu;
 use common::output::check_output_path;
 use common::verify::verdict;
 use lab_memory::{
-    banks, cache, coalescing, contexts, device_query, divergence, indexing, local_arrays, readonly, registers, symbols,
+    banks, cache, coalescing, contexts, device_query, divergence, indexing, latency, local_arrays, readonly, registers,
+    symbols,
 };
 
 /// The memory chapters: coalescing, banks, thread indexing, register caps, local arrays, warp
-/// divergence, caches, symbols, contexts, the read-only path, the device query.
+/// divergence, caches, symbols, contexts, the read-only path, latencies, the device query.
 #[derive(Parser, Debug)]
 #[command(name = "lab-memory", version, about)]
 struct Args {
-    /// Which experiment: coalescing (the notes' kernel_1 and kernel_2, strides, offsets), banks (shared-memory
+    /// Which experiment: coalescing (the notes' kernel_1 and kernel_2, strides, offsets, word sizes, the order
+    /// within a line), banks (shared-memory
     /// conflicts, the notes' structs, the padded transpose), indexing (every getGlobalIdx helper), registers
     /// (-maxrregcount), local (float a[3]: registers or local memory), divergence (threadIdx.x % 2 against
     /// one side per warp), cache (L1 / shared-memory preference), symbols (cudaMemcpyToSymbol and back,
     /// cudaGetSymbolAddress, a __device__ lock), contexts (a second context pushed, popped, used on another
-    /// host thread), readonly (__ldg and a texture object), device-query
-    /// (every property, derived figures, a measured copy), or all.
+    /// host thread), readonly (__ldg and a texture object), latency (cycles per dependent access to
+    /// registers, shared, constant, L1, L2 and DRAM), device-query (every property, derived figures, a
+    /// measured copy, the notes' arithmetic for this GPU and this CPU), or all.
     #[arg(long, value_enum, default_value = "all")]
     mode: Mode,
     /// coalescing: threads of the notes' kernel_1 and kernel_2 (kernel_2 needs 4000 bytes each), a
@@ -99,6 +104,7 @@ enum Mode {
     Symbols,
     Contexts,
     Readonly,
+    Latency,
     DeviceQuery,
     All,
 }
@@ -186,6 +192,9 @@ fn run(args: Args) -> Result<()> {
     }
     if Mode::Readonly.chosen(args.mode) {
         passed &= readonly::report(&module, repetitions, seed)?;
+    }
+    if Mode::Latency.chosen(args.mode) {
+        passed &= latency::report(&gpu, &module, repetitions, seed)?;
     }
     if Mode::DeviceQuery.chosen(args.mode) {
         passed &= device_query::report(&gpu, args.copy_bytes, repetitions, seed)?;

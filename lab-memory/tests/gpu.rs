@@ -10,6 +10,8 @@ use lab_memory::contexts;
 use lab_memory::device_query::measure_copy;
 use lab_memory::divergence::{self, Branch};
 use lab_memory::indexing::{self, Helper};
+use lab_memory::latency::{self, Place};
+use lab_memory::line_order::{self, Order};
 use lab_memory::local_arrays::{self, Indexing};
 use lab_memory::readonly::{self, Path, Pattern};
 use lab_memory::registers::{self, Variant, Work};
@@ -160,6 +162,49 @@ fn the_notes_kernels_write_their_places_and_nothing_beside() {
             let run = coalescing::run_notes(&module, kernel, blocks, block, gpu.info.l2_bytes, 2).unwrap();
             assert_eq!(run.wrong, 0, "{} on {blocks} x {block}", kernel.name());
             assert_eq!(run.access.elements, (blocks * block) as usize);
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn every_order_within_a_line_copies_every_float_and_nothing_beside() {
+    let gpu = Gpu::open(0).expect(NEEDS_GPU);
+    let module = gpu.load(&kernels::MEMORY).unwrap();
+    for (floats, seed) in [(1_000_003, 4), (4096, 8)] {
+        let mut sweep = Sweep::new(&module, floats, gpu.info.l2_bytes, gpu.info.peak_bandwidth(), seed).unwrap();
+        // One warp's line, a partial block, a partial grid, and the table's own launch.
+        for elements in [32, 96, 32 * 333, (floats - 2) & !31] {
+            let access = Access {
+                stride: 1,
+                offset: 0,
+                elements,
+            };
+            for order in Order::ALL {
+                let measured = line_order::measure(&module, &mut sweep, order, access, 2).unwrap();
+                assert_eq!(measured.wrong, 0, "{floats} floats, {elements} elements, {order:?}");
+            }
+        }
+        let partial = Access {
+            stride: 1,
+            offset: 0,
+            elements: 33,
+        };
+        assert!(line_order::measure(&module, &mut sweep, Order::Reversed, partial, 1).is_err());
+    }
+}
+
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn every_chase_ends_where_the_cpu_walk_ends() {
+    let gpu = Gpu::open(0).expect(NEEDS_GPU);
+    let module = gpu.load(&kernels::MEMORY).unwrap();
+    for seed in [1, 2, 77] {
+        let rows = latency::measure(&gpu, &module, 3, seed).unwrap();
+        assert_eq!(rows.iter().map(|row| row.place).collect::<Vec<_>>(), Place::ALL);
+        for row in rows {
+            assert_eq!(row.wrong, 0, "seed {seed}: {:?}", row.place);
+            assert!(row.cycles > 0.0, "seed {seed}: {:?} counted no cycles", row.place);
         }
     }
 }
