@@ -1,11 +1,23 @@
 #!/usr/bin/env bash
-# Nothing credited to the slides that they do not print (issue 40, item 2).
+# Nothing credited to the slides that they do not print (issue 40, item 2; issue 64, item 3).
 #
-# A quote credited to the slides is a code span (`...`) in the first column of a table whose first
-# header cell names the slides, the notes or the lecture ("| slide (`mmm.cu`) | here |"), in a
-# Markdown file or in a Rust or CUDA comment. Each must appear in one of the lecture texts, with all
-# whitespace removed on both sides; "..." in a quote stands for what it leaves out (the parts must
-# appear in that order, close together). A span followed by " (ours)" is our code, not a quote.
+# A quote credited to the slides is a code span (`...`) in one of two places:
+#  - tables: the first column of a table whose first header cell names the slides, the notes or the
+#    lecture ("| slide (`mmm.cu`) | here |"), in a Markdown file or in a Rust or CUDA comment;
+#  - prose (Markdown only: paragraphs, list items and headings, outside tables and code blocks): a span
+#    right after a credit to the texts, with only spaces or a colon between. A credit is a possessive
+#    of slide(s), notes, lecture(s) or text(s) ("slide's", "slides'", "notes'", "lecture's",
+#    "text's"), which may have one word after it ("the slides' `new T[N * N]`", "the notes' fix
+#    `shared[BaseIndex + 4 * tid]`"), or one of those nouns with print(s), printed, write(s) or
+#    list(s), which may have "it as" after it ("the notes print `x[1000*tid] = threadIdx.x;`", "the
+#    slide prints it as `...`"). The spans that follow such a quote joined by ",", "/", "and" or "or"
+#    are quotes too (a list). "the slides print no `x`" is not a credit. Source comments are left to
+#    the table rule.
+# Each must appear in one of the lecture texts, with all whitespace removed on both sides; "..." in a
+# quote stands for what it leaves out (the parts must appear in that order, close together). A span
+# followed by " (ours)" is our code, not a quote (it also ends a list). A single identifier
+# (`cudaMallocHost`, `kernel_1`, `cuCtxCreate()`) is not evidence of a quote, since any name can turn
+# up anywhere in the texts: it is neither looked up nor counted among the quotes.
 #
 # The lecture texts are not in this repository (../shared/slides, or $SLIDES_DIR). Where they are,
 # every quote is looked up in them; scripts/slide-quotes.sha256 keeps a SHA-256 of each quote found
@@ -30,17 +42,19 @@ if [[ $# == 0 ]]; then
     mapfile -t files < <(git ls-files '*.md' '*.rs' '*.cu' '*.cuh' | grep -v -e '^vendor/' -e '^results/' -e '^scripts/fixtures/')
     set -- "${files[@]}"
     if [[ $update == 0 ]]; then
-        # The checker itself: the fixture (lab-simpson's old table) must fail on its invented quotes,
-        # and on those alone.
+        # The checker itself: the fixture (lab-simpson's old table, and prose) must fail on its invented
+        # quotes, and on those alone; its single identifiers and the spans marked ours are not quotes.
         fixture=scripts/fixtures/slide-quotes/README.md
         if output=$(bash "$0" "$fixture"); then
             echo "slide quotes: the checker passed $fixture, which must fail" >&2
             exit 1
         fi
-        for expected in '`double f(double x)`' '`cudaMalloc(&sums, N * sizeof(double))`' '2 of 3 quotes'; do
+        for expected in '`double f(double x)`' '`cudaMalloc(&sums, N * sizeof(double))`' '`kernel_3<<<1, 1>>>(x)`' \
+            '3 of 7 quotes'; do
             [[ $output == *"$expected"* ]] || { echo "slide quotes: self-test missed: $expected" >&2; echo "$output" >&2; exit 1; }
         done
-        for unexpected in 'ptxas-options' 'our_helper' 'not_a_slide_quote'; do
+        for unexpected in 'ptxas-options' 'our_helper' 'not_a_slide_quote' 'invented_identifier' 'our_prose_helper' \
+            'uncredited_span' 'copy_to_gpu' 'mmm<<<grid' 'no_such_program'; do
             [[ $output != *"$unexpected"* ]] || { echo "slide quotes: self-test flagged $unexpected" >&2; echo "$output" >&2; exit 1; }
         done
     fi
@@ -56,6 +70,13 @@ CACHE = "scripts/slide-quotes.sha256"
 SEPARATOR = re.compile(r"^\|?[\s:|-]+\|[\s:|-]*$")
 CREDIT = re.compile(r"slide|notes|lecture", re.I)
 QUOTE = re.compile(r"`([^`]+)`( \(ours\))?")
+# Prose: a credit to the texts, then the quote right after it (see the header comment).
+PROSE_CREDIT = re.compile(
+    r"\b(?:slides?|notes|lectures?|texts?)(?:'s?\s+(?:[A-Za-z-]+\b)?"
+    r"|\s+(?:prints?|printed|writes?|lists?)(?:\s+it\s+as)?\b)", re.I)
+PROSE_FIRST = re.compile(r"\s*:?\s*`([^`]+)`( \(ours\))?")
+PROSE_NEXT = re.compile(r"\s*(?:,\s*and|,\s*or|,|/|and|or)\s*`([^`]+)`( \(ours\))?")
+IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\(\))?")
 
 
 def bare(text):
@@ -74,7 +95,7 @@ def table_line(path, line):
     return line
 
 
-def quotes(path):
+def table_quotes(path):
     """(line number, quote) of every code span a table in `path` credits to the slides."""
     lines = [table_line(path, line) for line in open(path, encoding="utf-8", errors="replace")]
     credited = False
@@ -92,6 +113,55 @@ def quotes(path):
             for match in QUOTE.finditer(cells[1]):
                 if not match.group(2):
                     yield number, match.group(1)
+
+
+def prose_blocks(path):
+    """(line numbers, text) of each paragraph, list item and heading of a Markdown file, lines joined by
+    a space; tables, fenced and indented code are left out."""
+    block, fenced, code, previous = [], False, False, ""
+    for number, line in enumerate(open(path, encoding="utf-8", errors="replace"), 1):
+        line = line.rstrip("\n")
+        stripped = line.strip()
+        if stripped.startswith(("```", "~~~")):
+            fenced = not fenced
+            line = stripped = ""
+        code = bool(stripped) and line.startswith("    ") and (code or not previous.strip())
+        previous = line
+        item = re.match(r"([-*+]|\d+\.)\s+|#+\s+", stripped)
+        if fenced or code or not stripped or stripped.startswith("|") or item:
+            if block:
+                yield block
+            block = []
+            if fenced or code or not stripped or stripped.startswith("|"):
+                continue
+            stripped = stripped[item.end():]
+        block.append((number, stripped))
+    if block:
+        yield block
+
+
+def prose_quotes(path):
+    """(line number, quote) of every code span that prose in the Markdown file `path` credits to the
+    texts: right after "the slide's", "the notes print" and the like (the header comment has the rule)."""
+    for block in prose_blocks(path):
+        text, starts = "", []
+        for number, line in block:
+            starts.append((len(text), number))
+            text += line + " "
+        # Credits inside code spans do not count: look for them with the spans' contents blanked.
+        masked = re.sub(r"`[^`]*`", lambda span: "`" + "x" * (len(span.group()) - 2) + "`", text)
+        for credit in PROSE_CREDIT.finditer(masked):
+            match = PROSE_FIRST.match(text, credit.end())
+            while match and not match.group(2):
+                number = max(n for at, n in starts if at <= match.start(1))
+                yield number, match.group(1)
+                match = PROSE_NEXT.match(text, match.end())
+
+
+def quotes(path):
+    yield from table_quotes(path)
+    if path.endswith(".md"):
+        yield from prose_quotes(path)
 
 
 texts = [bare(open(f, encoding="utf-8").read()) for f in sorted(glob.glob(os.path.join(slides_dir, "*.txt")))] if slides_dir else []
@@ -113,9 +183,12 @@ def printed(quote):
 
 
 known = set(open(CACHE).read().split()) if os.path.exists(CACHE) else set()
-failures, found_hashes, count, files = [], set(), 0, set()
+failures, found_hashes, count, names, files = [], set(), 0, 0, set()
 for path in sys.argv[1:]:
     for number, quote in quotes(path):
+        if IDENTIFIER.fullmatch(quote.strip()):
+            names += 1  # a bare name is no evidence of a quote: neither looked up nor counted
+            continue
         count += 1
         files.add(path)
         if texts:
@@ -134,9 +207,11 @@ if failures:
     sys.exit(1)
 if update:
     # The self-test's fixture runs where the texts are not, too: its printed quotes are recorded.
-    found_hashes |= {digest(quote) for _, quote in quotes(os.environ["FIXTURE"]) if printed(quote)}
+    found_hashes |= {digest(quote) for _, quote in quotes(os.environ["FIXTURE"])
+                     if not IDENTIFIER.fullmatch(quote.strip()) and printed(quote)}
     with open(CACHE, "w") as cache:
         cache.write("".join(f"{h}\n" for h in sorted(found_hashes)))
     print(f"slide quotes: {CACHE} written, {len(found_hashes)} quotes")
-print(f"slide quotes: {count} quotes in {len(files)} files, each printed by the slides ({where})")
+print(f"slide quotes: {count} quotes in {len(files)} files, each printed by the slides ({where}); "
+      f"{names} single identifiers not counted")
 PYTHON

@@ -1,4 +1,4 @@
-//! `--mode indexing`: the Korean notes' `getGlobalIdx_<grid>_<block>` helpers for 1D, 2D and 3D grids of
+//! `--mode indexing`: the Korean notes' helpers, `getGlobalIdx_1D_1D` to `getGlobalIdx_3D_3D`, for 1D, 2D and 3D grids of
 //! 1D, 2D and 3D blocks (`kernels/cuda/memory.cu`). Every thread writes where it sits (block and thread
 //! coordinates) at its global index; the host checks that each index holds the thread its own
 //! arithmetic puts there and that no index was left unwritten: the helper numbers the threads 0 to N-1,

@@ -3,7 +3,7 @@
 //! kernels as a non-owning [`MatrixView`] (the slides' "clone" made by the copy constructor).
 //!
 //! The host copy's memory is a type parameter, so the later labs swap it without copying this type:
-//! `Matrix<f64>` keeps it in pageable memory (`Vec`, the slides' `new[]`), `Matrix<f64, Pinned<f64>>`
+//! `Matrix<f64>` keeps it in pageable memory (`Vec`, where the slides call `new T[N * N]`), `Matrix<f64, Pinned<f64>>`
 //! in page-locked memory (`cudaMallocHost`, cust's `LockedBuffer`); `common::host_memory` adds mapped
 //! and registered memory.
 //!
