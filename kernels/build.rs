@@ -31,6 +31,11 @@ mod nvcc;
 /// Rust constant `MMM_BLOCK_SIZES`, so kernel and host read the number from one place.
 const MMM_BLOCK_SIZES: [u32; 2] = [16, 32];
 
+/// TILE_WIDTH of the Greek slides' worked example ("processing block (0, 0) for TILE_WIDTH = 2"):
+/// `tile_example.cu` runs mmm.cu's tiled kernel compiled with `-DBLOCK_SIZE=<this>`, emitted as the Rust
+/// constant `TILE_EXAMPLE_WIDTH` for lab-mmm's `--tile-example`.
+const TILE_EXAMPLE_WIDTH: u32 = 2;
+
 /// The layout of the tracer's `struct Sphere` (seven floats) and how many fit in the 64 KiB of constant
 /// memory. Passed to nvcc as -D definitions, where static_asserts check the struct against them, and
 /// emitted as Rust constants, where a test checks the Rust struct: both sides agree by construction.
@@ -135,6 +140,11 @@ fn specs() -> Vec<Spec> {
             vec![format!("-DBLOCK_SIZE={block_size}")],
         ));
     }
+    specs.push(flagged(
+        "TILE_EXAMPLE".to_string(),
+        "tile_example.cu",
+        vec![format!("-DBLOCK_SIZE={TILE_EXAMPLE_WIDTH}")],
+    ));
     specs
 }
 
@@ -506,6 +516,12 @@ fn write_rust(
         MMM_BLOCK_SIZES.len()
     )
     .unwrap();
+    writeln!(
+        rust,
+        "/// TILE_WIDTH of the slides' worked example: [`TILE_EXAMPLE`] is `mmm` compiled with this BLOCK_SIZE."
+    )
+    .unwrap();
+    writeln!(rust, "pub const TILE_EXAMPLE_WIDTH: u32 = {TILE_EXAMPLE_WIDTH};").unwrap();
     writeln!(rust, "/// Spheres that fit in the tracer's 64 KiB of constant memory.").unwrap();
     writeln!(rust, "pub const MAX_SPHERES: usize = {MAX_SPHERES};").unwrap();
     writeln!(rust, "/// Size of the tracer's `struct Sphere` in bytes.").unwrap();

@@ -827,4 +827,23 @@ mod tests {
         }
         assert!(mmm_for_block_size(8).is_none());
     }
+
+    /// Issue 64: the slides' TILE_WIDTH = 2 example is mmm.cu's tiled kernel compiled with that
+    /// BLOCK_SIZE, on traced elements (lab-mmm checks their size against mmm_traced's tiles); mmm_f64 of
+    /// the same build shows the tiles' size in doubles.
+    #[test]
+    fn the_tile_example_is_the_tiled_mmm_with_the_slides_tile_width() {
+        assert_eq!(TILE_EXAMPLE.flags, [format!("-DBLOCK_SIZE={TILE_EXAMPLE_WIDTH}")]);
+        for (arch, report) in reports(&TILE_EXAMPLE) {
+            let traced = report
+                .function("mmm_traced")
+                .unwrap_or_else(|| panic!("mmm_traced missing for sm_{arch}"));
+            assert!(traced.is_entry() && traced.barriers == Some(1), "sm_{arch}: {traced:?}");
+            assert_eq!(
+                report.function("mmm_f64").unwrap().shared_bytes,
+                2 * TILE_EXAMPLE_WIDTH * TILE_EXAMPLE_WIDTH * 8,
+                "sm_{arch}"
+            );
+        }
+    }
 }

@@ -70,6 +70,16 @@ pub struct Args {
     /// With --sweep: also draw TFLOP/s and the share of cuBLAS by size into this SVG file.
     #[arg(long, value_name = "FILE.svg", requires = "sweep")]
     pub plot: Option<PathBuf>,
+    /// The Greek slides' worked example, "processing block (0, 0) for TILE_WIDTH = 2": the tiled mmm with
+    /// BLOCK_SIZE 2 on random 4 x 4 Md and Nd, a 2 x 2 grid of 2 x 2 blocks. Prints, as the GPU recorded
+    /// it, which elements of Md and Nd each thread of block (0, 0) copied into shared memory in each
+    /// phase and which it multiplied from there, then Pd; passes when every block's record is the
+    /// slide's and Pd is the CPU's product.
+    #[arg(long, conflicts_with_all = [
+        "files", "random", "size", "kernel", "block_size", "precision", "repetitions", "print", "output",
+        "ptxas", "ladder", "kernel_source",
+    ])]
+    pub tile_example: bool,
     #[command(flatten)]
     pub student: StudentArgs,
     #[command(flatten)]

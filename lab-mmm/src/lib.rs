@@ -18,6 +18,7 @@ pub mod cublas;
 pub mod inputs;
 pub mod ladder;
 pub mod sweep;
+pub mod tile_example;
 pub mod wgmma;
 
 /// What `--precision` asks for.

@@ -1,7 +1,7 @@
 //! lab-mmm: the slide program mmm.cu. Reads A and B (or makes random ones), copies them to the GPU,
 //! multiplies with the naive `mmm-ab` and the tiled `mmm` kernel, copies C back, checks C against the
 //! CPU and prints each kernel's time and GFLOP/s. `--ladder` goes beyond the slides: the steps from the
-//! tiled kernel towards cuBLAS.
+//! tiled kernel towards cuBLAS; `--tile-example` works the slides' TILE_WIDTH = 2 example on the GPU.
 
 use std::process::ExitCode;
 
@@ -20,6 +20,7 @@ use grading::Entry;
 use kernels::KernelImage;
 use lab_mmm::background::Checker;
 use lab_mmm::climb::climb;
+use lab_mmm::tile_example;
 use lab_mmm::{check, format_table, host_bytes, sweep, time_on_gpu, KernelChoice, Precision, PrecisionFlag, Row};
 use matrix::mmm::{check_product_fits, check_sizes_match};
 use matrix::staging::Staging;
@@ -35,6 +36,12 @@ fn run(args: Args) -> Result<()> {
     // A student's mmm.cu (assignments/02-mmm-ab, 03-mmm-tiled) is compiled first, before the GPU opens.
     if args.student.checking() {
         return check::run(args.kernel, &args.student);
+    }
+    // The slides' "block (0, 0) for TILE_WIDTH = 2", traced by the GPU: a program of its own.
+    if args.tile_example {
+        let gpu = Gpu::open(0)?;
+        println!("{}", gpu.info);
+        return tile_example::show(&gpu, args.seed);
     }
     let chosen = args.kernel.unwrap_or(KernelChoice::Both).kernels();
     let entries: Vec<Entry> = chosen.iter().flat_map(|&kernel| check::entries(kernel)).collect();

@@ -27,6 +27,7 @@ fn help_explains_every_flag() {
         "--ladder",
         "--sweep",
         "--plot",
+        "--tile-example",
     ] {
         assert!(outcome.stdout.contains(flag), "--help does not mention {flag}");
     }
@@ -160,6 +161,25 @@ fn force_needs_a_file_to_replace() {
         assert!(
             outcome.is_one_line_error("lab-mmm", "<--output <FILE>|--plot <FILE.svg>>"),
             "{outcome:?}"
+        );
+    }
+}
+
+/// --tile-example is the slide's example, its sizes and tile width: no matrices, block sizes or
+/// precisions of ours, and each such flag is one line before any GPU is looked for.
+#[test]
+fn the_tile_example_takes_no_matrices_block_sizes_or_precisions() {
+    for args in [
+        &["--tile-example", "--block-size", "16"][..],
+        &["--tile-example", "--size", "8"],
+        &["--tile-example", "--precision", "f32"],
+        &["--tile-example", "--ladder"],
+        &["--tile-example", &data("A.txt"), &data("B.txt")],
+    ] {
+        let outcome = run(LAB, args);
+        assert!(
+            outcome.is_one_line_error("lab-mmm", "'--tile-example' cannot be used with"),
+            "{args:?}: {outcome:?}"
         );
     }
 }

@@ -1,11 +1,14 @@
 //! GPU against CPU for every kernel, precision and block size, at awkward sizes, with C poisoned before
 //! every launch. Needs a GPU: `bash gpu-bundle/run.sh` (README).
 
+use std::time::{Duration, Instant};
+
 use common::gpu::Gpu;
 use common::verify::Random;
 use cust::module::Module;
 use lab_mmm::cublas::{Cublas, Math};
 use lab_mmm::ladder::{run_library, run_library_in, run_step, Ladder, Step};
+use lab_mmm::tile_example::{self, format_phases, Trace};
 use lab_mmm::wgmma::{self, Operand};
 use lab_mmm::{sweep, time_on_gpu, Precision, BF16_TOLERANCE, TF32_TOLERANCE};
 use matrix::mmm::{check_product, check_product_fits, load_mmm, MmmKernel};
@@ -102,6 +105,41 @@ fn copies_go_both_ways_unchanged() {
     m.data_mut().fill(0.0);
     m.copy_from_gpu().unwrap();
     assert_eq!(m.data(), original.data());
+}
+
+/// Issue 64: the slides' "block (0, 0) for TILE_WIDTH = 2", run by mmm.cu's own tiled kernel: every
+/// thread of every block stores and multiplies the elements the slide says, in the phase it says, into
+/// and from the places it says, and Pd is the CPU's product; so `--tile-example` prints the table the
+/// CPU predicts, and says PASS.
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn the_tile_example_is_the_slides_table_in_every_block_and_its_product_is_right() {
+    let gpu = Gpu::open(0).expect(NEEDS_GPU);
+    for seed in [1, 2, 3] {
+        let example = tile_example::run(&gpu, seed).unwrap();
+        assert_eq!(example.trace.differences(), Vec::<String>::new(), "seed {seed}");
+        assert_eq!(
+            format_phases(&example.trace),
+            format_phases(&Trace::expected()),
+            "seed {seed}"
+        );
+        let check = example.check(&mut Random::new(seed));
+        assert!(check.passed(), "seed {seed}: {check:?}");
+    }
+    let started = Instant::now();
+    let lab = common::testing::lab_binary("lab-mmm", env!("CARGO_BIN_EXE_lab-mmm"));
+    let outcome = common::testing::run(&lab, &["--tile-example"]);
+    let took = started.elapsed();
+    assert!(
+        outcome.code == Some(0) && outcome.stdout.contains("Result = PASS"),
+        "{outcome:?}"
+    );
+    assert!(
+        outcome.stdout.contains(&format_phases(&Trace::expected())),
+        "{}",
+        outcome.stdout
+    );
+    assert!(took < Duration::from_secs(1), "--tile-example took {took:?}");
 }
 
 /// Every step of the ladder against the CPU, C poisoned before each: sizes that are not multiples of
