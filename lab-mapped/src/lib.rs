@@ -1,5 +1,8 @@
 //! lab-mapped's programs: the slides' `mmm-mapped`, and the zero-copy vector jobs next to their
-//! explicit-copy versions. `main.rs` calls them in order; the GPU tests one by one.
+//! explicit-copy versions; [`coalescing`], strided reads of mapped memory against device memory and a
+//! copy. `main.rs` calls them in order; the GPU tests one by one.
+
+pub mod coalescing;
 
 use anyhow::Result;
 use common::check_cuda;

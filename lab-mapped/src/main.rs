@@ -1,7 +1,8 @@
 //! lab-mapped: mapped (zero-copy) host memory. The slides' `mmm-mapped` (kernels read A and B and
 //! write C in host memory, through `cudaHostGetDevicePointer`) against the pinned streamed version,
 //! then the two jobs where mapped memory is competitive: the zero-copy `vectorAdd` and a write-only
-//! kernel, each against explicit copies.
+//! kernel, each against explicit copies; last, the Korean notes' warning, measured: strided reads of
+//! mapped memory against device memory and against one copy of the same data.
 
 mod week6;
 
@@ -18,7 +19,7 @@ use common::timing::RunsArgs;
 use common::verify::{check_cell, verdict, Random};
 use cust::stream::{Stream, StreamFlags};
 use grading::program::mmm_week::StreamedAndPinned;
-use lab_mapped::{time_mapped, Launch, Memory, VectorAdd, WriteOnly};
+use lab_mapped::{coalescing, time_mapped, Launch, Memory, VectorAdd, WriteOnly};
 use matrix::batch::{slide_ms, slide_table, Batch, Measured};
 use matrix::mmm::{load_mmm, parse_block_size, MmmKernel};
 use matrix::Pinned;
@@ -41,6 +42,11 @@ struct Args {
     /// Floats in the vectorAdd and write-only jobs.
     #[arg(long, default_value_t = 1 << 24, value_parser = clap::value_parser!(u32).range(1..))]
     elements: u32,
+    /// Floats N of the strided-read table: in[offset + i*stride] for i < N, strides 1 to 32, offsets 0
+    /// and 1, from device and from mapped memory. Its input spans 32 N floats on the host and again on
+    /// the GPU, hence the limit.
+    #[arg(long, default_value_t = 1 << 20, value_parser = clap::value_parser!(u32).range(1..=i64::from(coalescing::MAX_ELEMENTS)))]
+    strided_elements: u32,
     /// Allocate vectorAdd's mapped inputs write-combined (cudaHostAllocWriteCombined).
     #[arg(long)]
     write_combined: bool,
@@ -79,12 +85,18 @@ fn run(args: Args) -> Result<()> {
         return check_program(&args);
     }
     let (count, n, elements) = (args.count as usize, args.size as usize, args.elements as usize);
-    // The pinned batch, the mapped batch and the vector jobs' pinned and mapped buffers.
+    let strided_elements = args.strided_elements as usize;
+    // The pinned batch, the mapped batch, the vector jobs' pinned and mapped buffers and the strided
+    // reads' (each freed before the next is made, but counted together).
     let host_bytes = Batch::<Vec<f64>>::bytes(count, n)
         .saturating_mul(2)
-        .saturating_add(8 * 4 * elements as u64);
+        .saturating_add(8 * 4 * elements as u64)
+        .saturating_add(coalescing::buffer_bytes(strided_elements));
     check_pinnable(host_bytes, 0)?;
-    ensure_host_fits(host_bytes, &format!("--size {n} --count {count} --elements {elements}"))?;
+    ensure_host_fits(
+        host_bytes,
+        &format!("--size {n} --count {count} --elements {elements} --strided-elements {strided_elements}"),
+    )?;
     let gpu = Gpu::open(0)?;
     println!("{}", gpu.info);
     println!(
@@ -186,6 +198,9 @@ fn run(args: Args) -> Result<()> {
         write_rows.push(Some((timing.median_ms(), writes.wrong_elements())));
     }
     passed &= print_row("write only (1 write)", &write_rows);
+    // Their pinned and mapped buffers go before the strided reads pin theirs.
+    drop((job, writes));
+    passed &= coalescing::report(&gpu, &vectors, strided_elements, &main, runs, args.seed)?;
     verdict(passed, "a GPU result differs from the CPU reference")
 }
 

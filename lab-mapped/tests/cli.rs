@@ -16,6 +16,7 @@ fn help_explains_every_flag() {
         "--count",
         "--block-size",
         "--elements",
+        "--strided-elements",
         "--write-combined",
         "--repetitions",
         "--as-printed",
@@ -36,13 +37,23 @@ fn refuses_to_map_more_than_half_of_the_machine_before_touching_the_gpu() {
 
 #[test]
 fn fails_on_zero_sizes() {
-    for flag in ["--size", "--count", "--elements"] {
+    for flag in ["--size", "--count", "--elements", "--strided-elements"] {
         let outcome = run(LAB, &[flag, "0"]);
         assert!(
             outcome.is_one_line_error("lab-mapped", "invalid value '0'"),
             "{flag}: {outcome:?}"
         );
     }
+}
+
+/// Issue 64: the strided-read table's input spans 32 N floats on the host and again on the GPU.
+#[test]
+fn refuses_more_strided_elements_than_the_table_maps() {
+    let outcome = run(LAB, &["--strided-elements", "4194305"]);
+    assert!(
+        outcome.is_one_line_error("lab-mapped", "4194305 is not between 1 and 4194304"),
+        "{outcome:?}"
+    );
 }
 
 #[test]

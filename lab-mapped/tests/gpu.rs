@@ -6,6 +6,7 @@ use common::host_memory::Mapped;
 use common::timing::Runs;
 use common::verify::Random;
 use cust::stream::{Stream, StreamFlags};
+use lab_mapped::coalescing::{Access, Read, StridedRead, BLOCK_READS};
 use lab_mapped::{time_mapped, Launch, Memory, VectorAdd, WriteOnly};
 use matrix::batch::Batch;
 use matrix::mmm::{load_mmm, MmmKernel};
@@ -62,6 +63,29 @@ fn vector_add_and_write_only_are_right_both_ways() {
         for memory in WriteOnly::MEMORIES {
             writes.time(&write, memory, &stream, Runs::AS_PRINTED).unwrap();
             assert_eq!(writes.wrong_elements(), 0, "write-only of {n}, {memory:?}");
+        }
+    }
+}
+
+/// Issue 64: strided_read from device memory and from mapped memory at every stride and offset of the
+/// table, and after the copy, for one element, fewer than a block, a size that is no multiple of a
+/// block's reads, and a larger one: every element right (random inputs, never zero), every float
+/// around them still the poison.
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn strided_reads_are_right_from_device_and_mapped_memory() {
+    let gpu = Gpu::open(0).expect(NEEDS_GPU);
+    let module = gpu.load(&kernels::MAPPED).unwrap();
+    let stream = Stream::new(StreamFlags::DEFAULT, None).unwrap();
+    for n in [1, 200, 3 * BLOCK_READS + 7, 1 << 16] {
+        let mut strided = StridedRead::new(&module, n, gpu.info.l2_bytes, n as u64).unwrap();
+        let copied = strided.measure(Read::AfterCopy, &stream, Runs::AS_PRINTED).unwrap();
+        assert_eq!(copied.wrong, 0, "N {n} after the copy");
+        for access in Access::all() {
+            for read in [Read::Device(access), Read::Mapped(access)] {
+                let measured = strided.measure(read, &stream, Runs::warm(1)).unwrap();
+                assert_eq!(measured.wrong, 0, "N {n}, {read:?}");
+            }
         }
     }
 }

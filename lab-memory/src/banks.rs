@@ -9,7 +9,7 @@
 
 use anyhow::{ensure, Result};
 use common::check_cuda;
-use common::gpu::Gpu;
+use common::gpu::{Flush, Gpu};
 use common::phases::{self, Phase};
 use common::timing::{time_on_stream, time_on_stream_after, Timing};
 use common::verify::{check_cell, poisoned_device_buffer, Random};
@@ -19,7 +19,7 @@ use cust::memory::{CopyDestination, DeviceBuffer, DevicePointer};
 use cust::module::Module;
 use cust::stream::Stream;
 
-use crate::{differing, new_stream, Flush};
+use crate::{differing, new_stream};
 
 /// `BANK_TABLE_BYTES` in memory.cu: the table each block walks.
 pub const BANK_TABLE_BYTES: usize = 16384;

@@ -13,7 +13,7 @@ use std::ffi::c_void;
 use std::path::Path;
 
 use anyhow::{ensure, Result};
-use common::gpu::Gpu;
+use common::gpu::{Flush, Gpu};
 use common::output::create_output_file;
 use common::phases::{self, Phase};
 use common::progress::Progress;
@@ -27,7 +27,7 @@ use cust::module::Module;
 use cust::stream::Stream;
 use rayon::prelude::*;
 
-use crate::{blocks_for, mix, new_stream, Flush};
+use crate::{blocks_for, mix, new_stream};
 
 /// `kernel_2`'s stride: `x[1000*tid]`.
 pub const NOTES_STRIDE: usize = 1000;

@@ -12,7 +12,7 @@
 
 use anyhow::Result;
 use common::check_cuda;
-use common::gpu::Gpu;
+use common::gpu::{Flush, Gpu};
 use common::phases::{self, Phase};
 use common::verify::{check_cell, poisoned_device_buffer, Random};
 use cust::device::DeviceAttribute;
@@ -21,7 +21,7 @@ use cust::memory::{CopyDestination, DeviceBuffer};
 use cust::module::Module;
 use cust::stream::Stream;
 
-use crate::{new_stream, Flush};
+use crate::new_stream;
 
 /// `CHASE_SHARED_WORDS` in memory.cu: the shared table's size in words.
 pub const SHARED_WORDS: usize = 4096;

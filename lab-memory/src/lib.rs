@@ -19,8 +19,6 @@ pub mod symbols;
 use anyhow::Result;
 use common::check_cuda;
 use common::phases::{self, Phase};
-use common::raw;
-use common::verify::poisoned_device_buffer;
 use cust::memory::{CopyDestination, DeviceBuffer};
 use cust::stream::{Stream, StreamFlags};
 
@@ -62,32 +60,4 @@ pub fn mix(mut x: u32) -> u32 {
     x = x.wrapping_mul(0x846c_a68b);
     x ^= x >> 16;
     x
-}
-
-/// Empties the L2 cache before a timed run: a memset over twice its size. Runs that stream more than
-/// the L2 holds would otherwise find part of their data there from the run before.
-pub struct Flush {
-    buffer: DeviceBuffer<u32>,
-}
-
-impl Flush {
-    pub fn new(l2_bytes: u32) -> Result<Flush> {
-        Ok(Flush {
-            buffer: poisoned_device_buffer::<u32>(2 * l2_bytes as usize / 4)?,
-        })
-    }
-
-    /// Enqueues the memset on `stream`, ahead of the run's start event. The host does not wait for it,
-    /// so the run's launch is queued behind the event and no launch latency falls between the events.
-    pub fn run(&self, stream: &Stream) -> Result<()> {
-        // SAFETY: the whole buffer, in 32-bit words, on a live stream.
-        Ok(check_cuda!(unsafe {
-            raw::cuMemsetD32Async(
-                self.buffer.as_device_ptr().as_raw(),
-                0,
-                self.buffer.len(),
-                stream.as_inner().cast(),
-            )
-        })?)
-    }
 }
