@@ -32,6 +32,7 @@ pub fn units_per_multiprocessor((major, minor): (i32, i32)) -> Option<(u32, u32)
 }
 
 /// The properties and the figures derived from them.
+#[derive(Debug, Clone)]
 pub struct Query {
     pub info: DeviceInfo,
     /// The multiprocessors' clock (kHz), the highest the driver reports.
@@ -270,13 +271,24 @@ fn print_notes_figures(query: &Query, measured: f64) {
 pub fn report(gpu: &Gpu, copy_bytes: usize, repetitions: usize, seed: u64) -> Result<bool> {
     let query = Query::read(gpu.device, gpu.info.clone())?;
     let count = common::gpu::count()?;
+    // As the Greek slide does: cudaGetDeviceCount, then cudaGetDeviceProperties for every device.
     println!(
-        "\nDevice query ({count} GPU{} on this machine), device 0:\n",
+        "\nDevice query: {count} GPU{} on this machine",
         if count == 1 { "" } else { "s" }
     );
-    for (name, value) in query.lines() {
-        println!("  {name:<34} {value}");
+    for ordinal in 0..count {
+        let listed = if ordinal == gpu.info.ordinal {
+            query.clone()
+        } else {
+            let device = check_cuda!(Device::get_device(ordinal))?;
+            Query::read(device, DeviceInfo::query(device, ordinal)?)?
+        };
+        println!("\nDevice {ordinal}:\n");
+        for (name, value) in listed.lines() {
+            println!("  {name:<34} {value}");
+        }
     }
+    println!("\nThe measurements below run on device {}.", gpu.info.ordinal);
     let bytes = copy_bytes / 4 * 4;
     gpu.ensure_fits(2 * bytes as u64, &format!("--copy-bytes {bytes}"))?;
     let (timing, wrong) = measure_copy(bytes, repetitions, seed)?;
