@@ -254,24 +254,31 @@ __device__ float plus_one(float w) { return w + 1.0f; }
 __device__ float2 plus_one(float2 w) { return make_float2(w.x + 1.0f, w.y + 1.0f); }
 __device__ float4 plus_one(float4 w) { return make_float4(w.x + 1.0f, w.y + 1.0f, w.z + 1.0f, w.w + 1.0f); }
 
-template <typename Word>
-__device__ void copy_plus_one(const Word* __restrict__ in, Word* __restrict__ out, int stride, int offset, int n) {
+// Element i of the copy sits at place(i) in both buffers.
+template <typename Word, typename Place>
+__device__ void copy_plus_one(const Word* __restrict__ in, Word* __restrict__ out, Place place, int n) {
     const int first = blockIdx.x * blockDim.x * COPIES_PER_THREAD + threadIdx.x;
     Word value[COPIES_PER_THREAD];
 #pragma unroll
     for (int k = 0; k < COPIES_PER_THREAD; ++k) {
         const int i = first + k * blockDim.x;
         if (i < n) {
-            value[k] = in[offset + (size_t)i * stride];
+            value[k] = in[place(i)];
         }
     }
 #pragma unroll
     for (int k = 0; k < COPIES_PER_THREAD; ++k) {
         const int i = first + k * blockDim.x;
         if (i < n) {
-            out[offset + (size_t)i * stride] = plus_one(value[k]);
+            out[place(i)] = plus_one(value[k]);
         }
     }
+}
+
+// Element i at offset + i * stride.
+template <typename Word>
+__device__ void copy_plus_one(const Word* __restrict__ in, Word* __restrict__ out, int stride, int offset, int n) {
+    copy_plus_one(in, out, [=](int i) { return offset + (size_t)i * stride; }, n);
 }
 
 extern "C" __global__ void strided_copy(const float* __restrict__ in, float* __restrict__ out, int stride, int offset, int n) {
@@ -293,22 +300,7 @@ __device__ int within_line(int i, int order) {
 }
 
 extern "C" __global__ void line_order_copy(const float* __restrict__ in, float* __restrict__ out, int order, int n) {
-    const int first = blockIdx.x * blockDim.x * COPIES_PER_THREAD + threadIdx.x;
-    float value[COPIES_PER_THREAD];
-#pragma unroll
-    for (int k = 0; k < COPIES_PER_THREAD; ++k) {
-        const int i = first + k * blockDim.x;
-        if (i < n) {
-            value[k] = in[within_line(i, order)];
-        }
-    }
-#pragma unroll
-    for (int k = 0; k < COPIES_PER_THREAD; ++k) {
-        const int i = first + k * blockDim.x;
-        if (i < n) {
-            out[within_line(i, order)] = plus_one(value[k]);
-        }
-    }
+    copy_plus_one(in, out, [=](int i) { return within_line(i, order); }, n);
 }
 
 // The German slides' alignment table: a half-warp's first word should sit on a 64-, 128- or 256-byte
@@ -571,4 +563,60 @@ extern "C" __global__ void chase_registers(float x, float a, float b, int steps,
     const long long end = clock64();
     out[0] = __float_as_uint(x);
     out[1] = (unsigned long long)(end - begin);
+}
+
+// ---- Coherence: only the L2 is shared ---------------------------------------------------------------
+// The German slides: accesses go through L1 and L2, coherence is kept only in the L2, and writes go
+// straight to it. Two blocks of one thread each, on two multiprocessors as a rule: the reader loads x
+// through its L1 (ld.global.ca), which keeps the line; the writer then stores a new x and raises a
+// flag; the reader, seeing the flag, loads x again three ways: through its L1 (which may still hold the
+// old line), through L2 only (ld.global.cg) and as a volatile load (which does not use L1 either).
+// Flags go through atomics, which the L2 serves. A wait gives up after `patience` clock cycles rather
+// than hang (two blocks that are not resident together would wait for ever).
+// out: [0] x before, [1] x again through L1, [2] through L2, [3] volatile, [4] the writer's and [5] the
+// reader's multiprocessor, [6] waits given up (the host sets it to 0).
+
+// The loads as volatile asm: the compiler may neither merge the two L1 loads nor move them.
+__device__ unsigned load_through_l1(const unsigned* p) {
+    unsigned v;
+    asm volatile("ld.global.ca.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+
+__device__ unsigned load_through_l2(const unsigned* p) {
+    unsigned v;
+    asm volatile("ld.global.cg.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+
+__device__ bool wait_for(unsigned* flag, long long patience) {
+    const long long start = clock64();
+    while (atomicAdd(flag, 0u) == 0u) {
+        if (clock64() - start > patience) return false;
+    }
+    return true;
+}
+
+__device__ unsigned smid() {
+    unsigned id;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
+    return id;
+}
+
+extern "C" __global__ void l1_coherence(unsigned* x, unsigned* flags, unsigned new_value, long long patience, unsigned* out) {
+    if (blockIdx.x == 1) {  // the reader
+        out[0] = load_through_l1(x);
+        out[5] = smid();
+        atomicExch(&flags[0], 1u);
+        if (!wait_for(&flags[1], patience)) atomicAdd(&out[6], 1u);
+        out[1] = load_through_l1(x);
+        out[2] = load_through_l2(x);
+        out[3] = *(volatile unsigned*)x;
+    } else {  // the writer
+        out[4] = smid();
+        if (!wait_for(&flags[0], patience)) atomicAdd(&out[6], 1u);
+        *x = new_value;
+        __threadfence();
+        atomicExch(&flags[1], 1u);
+    }
 }

@@ -4,6 +4,7 @@
 pub mod banks;
 pub mod cache;
 pub mod coalescing;
+pub mod coherence;
 pub mod contexts;
 pub mod cpu_memory;
 pub mod device_query;

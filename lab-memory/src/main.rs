@@ -5,9 +5,10 @@
 //! `local` (`float a[3]` in registers or local memory), `divergence` (a branch that splits warps),
 //! `symbols` (`cudaMemcpyToSymbol` / `FromSymbol`, `cudaGetSymbolAddress`, a `__device__` lock),
 //! `contexts` (the context stack: `cuCtxCreate`, `cuCtxPopCurrent`, `cuCtxPushCurrent` on another thread),
-//! `readonly` (`__ldg` and texture objects), `latency` (the Greek slides' cycles per access, as a pointer
-//! chase) and `device-query` (the Greek slides' property listing, then both halves of the notes'
-//! bandwidth arithmetic: the GPU's and this machine's CPU).
+//! `readonly` (`__ldg` and texture objects), `coherence` (the L2 as the only coherent level), `latency`
+//! (the Greek slides' cycles per access, as a pointer chase) and `device-query` (the Greek slides'
+//! property listing, then both halves of the notes' bandwidth arithmetic: the GPU's and this machine's
+//! CPU).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -19,8 +20,8 @@ use common::gpu::Gpu;
 use common::output::check_output_path;
 use common::verify::verdict;
 use lab_memory::{
-    banks, cache, coalescing, contexts, device_query, divergence, indexing, latency, local_arrays, readonly, registers,
-    symbols,
+    banks, cache, coalescing, coherence, contexts, device_query, divergence, indexing, latency, local_arrays, readonly,
+    registers, symbols,
 };
 
 /// The memory chapters: coalescing, banks, thread indexing, register caps, local arrays, warp
@@ -34,7 +35,8 @@ struct Args {
     /// (-maxrregcount), local (float a[3]: registers or local memory), divergence (threadIdx.x % 2 against
     /// one side per warp), cache (L1 / shared-memory preference), symbols (cudaMemcpyToSymbol and back,
     /// cudaGetSymbolAddress, a __device__ lock), contexts (a second context pushed, popped, used on another
-    /// host thread), readonly (__ldg and a texture object), latency (cycles per dependent access to
+    /// host thread), readonly (__ldg and a texture object), coherence (a write by one block, read by another
+    /// through its L1, through L2 and volatile), latency (cycles per dependent access to
     /// registers, shared, constant, L1, L2 and DRAM), device-query (every property, derived figures, a
     /// measured copy, the notes' arithmetic for this GPU and this CPU), or all.
     #[arg(long, value_enum, default_value = "all")]
@@ -104,6 +106,7 @@ enum Mode {
     Symbols,
     Contexts,
     Readonly,
+    Coherence,
     Latency,
     DeviceQuery,
     All,
@@ -192,6 +195,9 @@ fn run(args: Args) -> Result<()> {
     }
     if Mode::Readonly.chosen(args.mode) {
         passed &= readonly::report(&module, repetitions, seed)?;
+    }
+    if Mode::Coherence.chosen(args.mode) {
+        passed &= coherence::report(&module, seed)?;
     }
     if Mode::Latency.chosen(args.mode) {
         passed &= latency::report(&gpu, &module, repetitions, seed)?;

@@ -6,6 +6,7 @@ use common::verify::Random;
 use lab_memory::banks::{self, Element, Transpose, Word};
 use lab_memory::cache::{self, Preference};
 use lab_memory::coalescing::{self, Access, Notes, Sweep, Words};
+use lab_memory::coherence;
 use lab_memory::contexts;
 use lab_memory::device_query::measure_copy;
 use lab_memory::divergence::{self, Branch};
@@ -177,7 +178,7 @@ fn every_order_within_a_line_copies_every_float_and_nothing_beside() {
         // the buffer holds: the check reads one float past the last).
         for elements in [32, 96, 32 * 333, (floats - 2) & !31]
             .into_iter()
-            .filter(|&e| e + 1 <= floats)
+            .filter(|&e| e < floats)
         {
             let access = Access {
                 stride: 1,
@@ -195,6 +196,18 @@ fn every_order_within_a_line_copies_every_float_and_nothing_beside() {
             elements: 33,
         };
         assert!(line_order::measure(&module, &mut sweep, Order::Reversed, partial, 1).is_err());
+    }
+}
+
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn another_blocks_write_is_seen_through_l2_and_by_a_volatile_load() {
+    let gpu = Gpu::open(0).expect(NEEDS_GPU);
+    let module = gpu.load(&kernels::MEMORY).unwrap();
+    for seed in [3, 4] {
+        let counts = coherence::run(&module, 10, seed).unwrap();
+        assert_eq!(counts.wrong, 0, "seed {seed}: {counts:?}");
+        assert_eq!((counts.stale_l2, counts.stale_volatile), (0, 0), "seed {seed}");
     }
 }
 
