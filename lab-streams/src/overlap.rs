@@ -4,7 +4,8 @@
 //! the copies hold the CPU until they are done. Then the notes' own program: `malloc`'d arrays
 //! registered with `cudaHostRegister`, everything on stream 0, `cudaStreamSynchronize(0)`.
 //! Then how the host waits (German slides): `cudaEventSynchronize` busy-waits, burning a core, unless
-//! the event was made with `cudaEventBlockingSync`.
+//! the event was made with `cudaEventBlockingSync`; and how finely `cudaEventElapsedTime` measures
+//! (German slides: "about half a microsecond").
 
 use std::time::Instant;
 
@@ -73,7 +74,8 @@ pub fn run<H: HostStorage<f32>>(module: &Module, args: &Args) -> Result<bool> {
     );
     println!("\nOverlapped: host time in ms: {overlapped_ms:.2} against {serial_ms:.2} one after the other");
     event_waits(&job, &work, &streams[0])?;
-    Ok(serial_ok && overlapped_ok && printed_ok)
+    let resolution_ok = event_resolution(&streams[0], args.seed)?;
+    Ok(serial_ok && overlapped_ok && printed_ok && resolution_ok)
 }
 
 /// The CPU's share: the reference values of the elements `picks` names.
@@ -152,6 +154,50 @@ fn event_waits<H: HostStorage<f32>>(job: &VectorJob<H>, work: &Kernel, stream: &
         println!("| {name} | {wall_ms:.2} | {cpu_ms:.2} | {:.2} |", cpu_ms / wall_ms);
     }
     Ok(())
+}
+
+/// Pairs of events [`event_resolution`] times.
+const EVENT_PAIRS: usize = 2000;
+
+/// The German slides: `cudaEventElapsedTime`'s resolution is about half a microsecond. Pairs of events
+/// on an idle stream, the host waiting a random 0 to 4 us between the two records, so the true gaps
+/// spread evenly, a few ns apart; the measured ones fall on the clock's steps, and the smallest step
+/// between two distinct measured gaps is the resolution. Every gap must be finite and not negative
+/// (the check: an event measured before it was recorded would be a driver fault).
+fn event_resolution(stream: &Stream, seed: u64) -> Result<bool> {
+    let mut random = Random::new(seed);
+    let (start, end) = (
+        check_cuda!(Event::new(EventFlags::DEFAULT))?,
+        check_cuda!(Event::new(EventFlags::DEFAULT))?,
+    );
+    let mut gaps = Vec::with_capacity(EVENT_PAIRS);
+    for _ in 0..EVENT_PAIRS {
+        let wait = std::time::Duration::from_nanos(random.below(4000));
+        check_cuda!(start.record(stream))?;
+        let begun = Instant::now();
+        while begun.elapsed() < wait {}
+        check_cuda!(end.record(stream))?;
+        check_cuda!(end.synchronize())?;
+        gaps.push(check_cuda!(end.elapsed_time_f32(&start))?);
+    }
+    let right = gaps.iter().all(|gap| gap.is_finite() && *gap >= 0.0);
+    let mut distinct: Vec<f64> = gaps.iter().map(|&gap| f64::from(gap) * 1e3).collect();
+    distinct.sort_by(f64::total_cmp);
+    distinct.dedup();
+    let step = distinct
+        .windows(2)
+        .map(|pair| pair[1] - pair[0])
+        .fold(f64::INFINITY, f64::min);
+    println!(
+        "
+cudaEventElapsedTime's resolution (German slides: about half a microsecond): {EVENT_PAIRS} pairs of events, the host waiting 0 to 4 us between them: {} distinct gaps from {:.3} to {:.3} us, the smallest step between two {:.3} us; every gap finite and not negative: {}",
+        distinct.len(),
+        distinct.first().copied().unwrap_or(f64::NAN),
+        distinct.last().copied().unwrap_or(f64::NAN),
+        step,
+        pass(right)
+    );
+    Ok(right)
 }
 
 /// User and system CPU time of the whole process so far (`getrusage`), in ms.
