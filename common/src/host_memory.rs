@@ -9,6 +9,7 @@
 
 use std::ffi::c_void;
 use std::ops::{Deref, DerefMut};
+use std::time::Instant;
 
 use anyhow::{ensure, Context as _, Result};
 use cust::memory::{DeviceCopy, DevicePointer, LockedBuffer};
@@ -242,6 +243,33 @@ impl<T: DeviceCopy, K: HostAllocKind> HostAlloc<T, K> {
     }
 }
 
+/// Reads `words` (filled with 0, 1, 2, ...) on `threads` threads and returns the bytes read per
+/// second of the fastest of `repetitions` reads: a CPU's memory bandwidth (lab-memory), or what a kind
+/// of host memory costs the CPU to read (lab-mapped's write-combined memory). Each read's sum must be
+/// n(n-1)/2: every word was read.
+pub fn read_rate(words: &[u64], threads: usize, repetitions: usize) -> Result<f64> {
+    let n = words.len() as u64;
+    let expected = n.wrapping_mul(n.wrapping_sub(1)) / 2;
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build()?;
+    let chunk = words.len().div_ceil(threads).max(1);
+    let mut best = f64::INFINITY;
+    for _ in 0..repetitions.max(1) {
+        let start = Instant::now();
+        let sum = pool.install(|| {
+            words
+                .par_chunks(chunk)
+                .map(|part| part.iter().fold(0u64, |sum, &w| sum.wrapping_add(w)))
+                .reduce(|| 0, u64::wrapping_add)
+        });
+        best = best.min(start.elapsed().as_secs_f64());
+        ensure!(
+            sum == expected,
+            "the bandwidth read summed {sum}, not {expected}: a word was missed"
+        );
+    }
+    Ok(8.0 * words.len() as f64 / best)
+}
+
 /// `cudaHostGetDevicePointer` (`cuMemHostGetDevicePointer`) in the current context for the
 /// page-locked memory at `pointer` (any kind: allocated, registered, `cudaMallocHost`'s); the driver's
 /// error for memory it does not know as page-locked. A kernel given the address may write that
@@ -438,6 +466,17 @@ impl<T: DeviceCopy + Send + Sync> HostStorage<T> for Registered<T> {
 mod tests {
 
     use super::*;
+
+    #[test]
+    fn the_read_sees_every_word() {
+        let words: Vec<u64> = (0..100_003).collect();
+        for threads in [1, 3] {
+            assert!(read_rate(&words, threads, 2).unwrap() > 0.0);
+        }
+        let mut missing = words.clone();
+        missing[5] = 0;
+        assert!(read_rate(&missing, 2, 1).is_err(), "a wrong word fails the sum");
+    }
 
     #[cfg(target_os = "linux")]
     #[test]

@@ -7,7 +7,7 @@ pub mod coalescing;
 use anyhow::Result;
 use common::check_cuda;
 use common::context::{fork, join, new_streams};
-use common::host_memory::{try_filled_vec, Mapped, Registered};
+use common::host_memory::{read_rate, try_filled_vec, Mapped, Registered};
 use common::raw;
 use common::timing::{time_on_stream, Runs, Timing};
 use common::verify::{poisoned_device_buffer, Poison, Random};
@@ -336,4 +336,23 @@ impl WriteOnly {
             .filter(|(i, x)| x.to_bits() != ((i % 1000) as f32 * 0.25).to_bits())
             .count()
     }
+}
+
+/// Words [`cpu_reads`] reads: 16 MiB, enough that no CPU cache holds them.
+pub const CPU_READ_WORDS: usize = 2 << 20;
+
+/// The German slides: `cudaHostAllocWriteCombined` may make the GPU's reads of mapped memory faster,
+/// at the cost of the CPU's. The CPU reads `words` words (0, 1, 2, ...) on one thread from mapped
+/// memory and from mapped write-combined memory, the fastest of `repetitions` reads each, every sum
+/// checked: (bytes/s plain, bytes/s write-combined).
+pub fn cpu_reads(words: usize, repetitions: usize) -> Result<(f64, f64)> {
+    let mut rates = [0.0; 2];
+    for (rate, write_combined) in rates.iter_mut().zip([false, true]) {
+        let mut buffer = Mapped::new(words, 0u64, write_combined)?;
+        for (i, word) in buffer.iter_mut().enumerate() {
+            *word = i as u64;
+        }
+        *rate = read_rate(&buffer, 1, repetitions)?;
+    }
+    Ok((rates[0], rates[1]))
 }

@@ -1,8 +1,9 @@
 //! lab-mapped: mapped (zero-copy) host memory. The slides' `mmm-mapped` (kernels read A and B and
 //! write C in host memory, through `cudaHostGetDevicePointer`) against the pinned streamed version,
 //! then the two jobs where mapped memory is competitive: the zero-copy `vectorAdd` and a write-only
-//! kernel, each against explicit copies; last, the Korean notes' warning, measured: strided reads of
-//! mapped memory against device memory and against one copy of the same data.
+//! kernel, each against explicit copies; the Korean notes' warning, measured: strided reads of
+//! mapped memory against device memory and against one copy of the same data; last, the German
+//! slides' price of write-combined memory: the CPU reading it.
 
 mod week6;
 
@@ -19,7 +20,7 @@ use common::timing::RunsArgs;
 use common::verify::{check_cell, verdict, Random};
 use cust::stream::{Stream, StreamFlags};
 use grading::program::mmm_week::StreamedAndPinned;
-use lab_mapped::{coalescing, time_mapped, Launch, Memory, VectorAdd, WriteOnly};
+use lab_mapped::{coalescing, cpu_reads, time_mapped, Launch, Memory, VectorAdd, WriteOnly, CPU_READ_WORDS};
 use matrix::batch::{slide_ms, slide_table, Batch, Measured};
 use matrix::mmm::{load_mmm, parse_block_size, MmmKernel};
 use matrix::Pinned;
@@ -91,7 +92,8 @@ fn run(args: Args) -> Result<()> {
     let host_bytes = Batch::<Vec<f64>>::bytes(count, n)
         .saturating_mul(2)
         .saturating_add(8 * 4 * elements as u64)
-        .saturating_add(coalescing::buffer_bytes(strided_elements));
+        .saturating_add(coalescing::buffer_bytes(strided_elements))
+        .saturating_add(8 * CPU_READ_WORDS as u64);
     check_pinnable(host_bytes, 0)?;
     ensure_host_fits(
         host_bytes,
@@ -201,6 +203,14 @@ fn run(args: Args) -> Result<()> {
     // Their pinned and mapped buffers go before the strided reads pin theirs.
     drop((job, writes));
     passed &= coalescing::report(&gpu, &vectors, strided_elements, &main, runs, args.seed)?;
+    let (plain, combined) = cpu_reads(CPU_READ_WORDS, runs.repetitions.max(3))?;
+    println!(
+        "\nThe CPU reading {} MiB of mapped memory on one thread (German slides: write-combined memory may speed the GPU's reads at the cost of the CPU's): {:.2} GB/s plain, {:.2} GB/s write-combined ({:.2}x the plain rate); every word read: PASS",
+        (8 * CPU_READ_WORDS) >> 20,
+        plain / 1e9,
+        combined / 1e9,
+        combined / plain
+    );
     verdict(passed, "a GPU result differs from the CPU reference")
 }
 

@@ -8,6 +8,7 @@
 use std::time::Instant;
 
 use anyhow::{ensure, Result};
+use common::host_memory::read_rate;
 use rayon::prelude::*;
 
 /// The CPU's cache line in the notes (and on today's x86 and Arm servers): 8 doubles.
@@ -78,31 +79,6 @@ pub const NOTES_LINES: [NotesLine; 7] = [
     },
 ];
 
-/// Reads `words` (filled with 0, 1, 2, ...) on `threads` threads and returns the bytes read per
-/// second of the fastest of `repetitions` reads. Each read's sum must be n(n-1)/2: every word was read.
-pub fn read_bandwidth(words: &[u64], threads: usize, repetitions: usize) -> Result<f64> {
-    let n = words.len() as u64;
-    let expected = n.wrapping_mul(n.wrapping_sub(1)) / 2;
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build()?;
-    let chunk = words.len().div_ceil(threads).max(1);
-    let mut best = f64::INFINITY;
-    for _ in 0..repetitions.max(1) {
-        let start = Instant::now();
-        let sum = pool.install(|| {
-            words
-                .par_chunks(chunk)
-                .map(|part| part.iter().fold(0u64, |sum, &w| sum.wrapping_add(w)))
-                .reduce(|| 0, u64::wrapping_add)
-        });
-        best = best.min(start.elapsed().as_secs_f64());
-        ensure!(
-            sum == expected,
-            "the bandwidth read summed {sum}, not {expected}: a word was missed"
-        );
-    }
-    Ok(8.0 * words.len() as f64 / best)
-}
-
 /// `steps` rounds of `x = x * m + c` on [`CHAINS`] independent chains per thread, on `threads` threads:
 /// two flops each. Returns flops per second, after checking every chain against the closed form
 /// m^steps * x + c * (1 - m^steps) / (1 - m).
@@ -145,11 +121,11 @@ pub fn measure(repetitions: usize) -> Result<(Machine, Machine)> {
     let all = rayon::current_num_threads();
     let steps = 4_000_000;
     let one = Machine {
-        bandwidth: read_bandwidth(&words, 1, repetitions)?,
+        bandwidth: read_rate(&words, 1, repetitions)?,
         flops: multiply_add_rate(1, steps)?,
     };
     let every = Machine {
-        bandwidth: read_bandwidth(&words, all, repetitions)?,
+        bandwidth: read_rate(&words, all, repetitions)?,
         flops: multiply_add_rate(all, steps)?,
     };
     Ok((one, every))
@@ -201,14 +177,8 @@ mod tests {
     }
 
     #[test]
-    fn the_read_sees_every_word_and_the_chains_their_closed_form() {
-        let words: Vec<u64> = (0..100_003).collect();
-        for threads in [1, 3] {
-            assert!(read_bandwidth(&words, threads, 2).unwrap() > 0.0);
-        }
-        let mut missing = words.clone();
-        missing[5] = 0;
-        assert!(read_bandwidth(&missing, 2, 1).is_err(), "a wrong word fails the sum");
+    fn the_chains_end_at_their_closed_form() {
         assert!(multiply_add_rate(2, 1000).unwrap() > 0.0);
+        assert!(multiply_add_rate(1, 100_000).unwrap() > 0.0);
     }
 }
