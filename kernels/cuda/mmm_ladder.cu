@@ -979,10 +979,10 @@ __device__ void mma_tiled(MatrixView<typename S::T> a, MatrixView<typename S::T>
 }
 
 using MmaTiledTf32 = MmaTiling<float, 128, 256, 16, 64, 64, 3>;
-// The host launches these with the dynamic shared memory of Step::shape() in lab-mmm/src/ladder.rs.
-static_assert(WarpTiled::SHARED_BYTES == 74496, "Step::WarpTiled.shape() in ladder.rs");
-static_assert(MmaTiledF64::SHARED_BYTES == 74496 && MmaTiledF64::THREADS == 128, "Step::MmaTiled.shape() in ladder.rs");
-static_assert(MmaTiledTf32::SHARED_BYTES == 81408, "Step::Tf32.shape() in ladder.rs");
+// The host launches these with the dynamic shared memory of Step::shape() in lab-mmm/src/ladder/step.rs.
+static_assert(WarpTiled::SHARED_BYTES == 74496, "Step::WarpTiled.shape() in ladder/step.rs");
+static_assert(MmaTiledF64::SHARED_BYTES == 74496 && MmaTiledF64::THREADS == 128, "Step::MmaTiled.shape() in ladder/step.rs");
+static_assert(MmaTiledTf32::SHARED_BYTES == 81408, "Step::Tf32.shape() in ladder/step.rs");
 
 // ---- Steps 9 to 11: split-K ------------------------------------------------------------------------
 
@@ -991,7 +991,7 @@ static_assert(MmaTiledTf32::SHARED_BYTES == 81408, "Step::Tf32.shape() in ladder
 // computes tile (x, y)'s partial product over k tiles z * tiles_per_slice on, into slab z of
 // `partial` (slices x C's size), and sum_slices adds the slabs into C, in the same order for every
 // element, so that C is the same from run to run. The host picks the slices (`Split::choose` in
-// lab-mmm/src/ladder.rs) so that the blocks fill the GPU once (as many blocks as its multiprocessors hold
+// lab-mmm/src/split_k.rs) so that the blocks fill the GPU once (as many blocks as its multiprocessors hold
 // at once: two each for step 10); where one slice would do, it runs the
 // step being split instead.
 template <class Kernel, typename T>

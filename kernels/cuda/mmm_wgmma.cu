@@ -426,7 +426,7 @@ __device__ __forceinline__ void consume(const Pipeline& p, MatrixView<float> c) 
 // a: A (m x k), box 128 bytes of k x TILE_M rows; b: B^T (n x k, SharedTiles) or B (k x n,
 // Tf32Narrow), as Tiles::load reads them; all swizzled in 128-byte rows. k: A's true columns. c: C,
 // or with more than one slice of stages_per_slice k stages each, the slabs of C's size the slices'
-// partial products go to (the host's Split::choose, lab-mmm/src/ladder.rs). There are
+// partial products go to (the host's Split::choose, lab-mmm/src/split_k.rs). There are
 // ceil(k_stages / stages_per_slice) slices, so none is empty.
 template <class Tiles>
 __device__ __forceinline__ void wgmma_tma(const CUtensorMap* a, const CUtensorMap* b, MatrixView<float> c, int k,

@@ -17,6 +17,7 @@ pub mod climb;
 pub mod cublas;
 pub mod inputs;
 pub mod ladder;
+pub mod split_k;
 pub mod sweep;
 pub mod tile_example;
 pub mod wgmma;

@@ -4,7 +4,8 @@
 //! tensor maps that describe them to the copy engine (`cuTensorMapEncodeTiled`); the tile shape; and
 //! the persistent launch, one block per multiprocessor. The prep kernels run inside the step's timed
 //! launch: they are part of what the step costs from f32 matrices. Step 12 on a small C reads A and B
-//! as they are where their rows are whole 16-byte pieces: then it is one kernel.
+//! as they are where their rows are whole 16-byte pieces: then it is one kernel. It depends on
+//! [`crate::split_k`] where it cuts k, not on the ladder, which depends on it.
 
 use std::ffi::c_int;
 
@@ -18,7 +19,7 @@ use cust::module::Module;
 use cust::stream::Stream;
 use matrix::{Element, MatrixView};
 
-use crate::ladder::{Slabs, Split};
+use crate::split_k::{Slabs, Split};
 
 /// Rows and columns of C a block's tile has (`SharedTiles` in mmm_wgmma.cu), where C has tiles enough
 /// for half the multiprocessors ([`tile`]).
