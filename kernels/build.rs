@@ -26,6 +26,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 mod libcuda;
 #[path = "src/nvcc.rs"]
 mod nvcc;
+#[path = "src/pragma.rs"]
+mod pragma;
+
+use pragma::{replace_pragma, UNROLL_PRAGMA};
 
 /// Block sizes of the tiled matrix product. Each is compiled as `-DBLOCK_SIZE=<n>` and emitted as the
 /// Rust constant `MMM_BLOCK_SIZES`, so kernel and host read the number from one place.
@@ -35,6 +39,23 @@ const MMM_BLOCK_SIZES: [u32; 2] = [16, 32];
 /// `tile_example.cu` runs mmm.cu's tiled kernel compiled with `-DBLOCK_SIZE=<this>`, emitted as the Rust
 /// constant `TILE_EXAMPLE_WIDTH` for lab-mmm's `--tile-example`.
 const TILE_EXAMPLE_WIDTH: u32 = 2;
+
+/// Variants of mmm.cu's tiled kernel for lab-mmm's `--unroll` (the German slides' `#pragma unroll`
+/// lesson): mmm.cu with its one `#pragma unroll` line replaced, compiled at every BLOCK_SIZE of
+/// [`MMM_BLOCK_SIZES`]. Derived here rather than copied into a .cu file of its own, so the variants
+/// stay mmm.cu's kernel whatever becomes of it, and mmm.cu itself (the weeks' starters come from it)
+/// stays as it is. Each entry: the constant's suffix, the generated file's name, and the line put in
+/// the pragma's place.
+const UNROLL_VARIANTS: [(&str, &str, &str); 2] = [
+    // The loop is kept: one multiply-add per iteration, a compare and a branch back.
+    ("UNROLL1", "mmm_unroll_1.cu", "#pragma unroll 1"),
+    // No pragma at all: what nvcc does on its own with a trip count it knows (BLOCK_SIZE).
+    (
+        "NO_PRAGMA",
+        "mmm_no_pragma.cu",
+        "// (#pragma unroll removed: the compiler's own choice)",
+    ),
+];
 
 /// The layout of the tracer's `struct Sphere` (seven floats) and how many fit in the 64 KiB of constant
 /// memory. Passed to nvcc as -D definitions, where static_asserts check the struct against them, and
@@ -87,6 +108,9 @@ struct Spec {
     /// architecture-specific machine code, which runs on compute capability 9.0 alone
     /// ([`nvcc::sm_90a_fatbin_args`]). Its other builds leave those kernels out.
     sm_90a: bool,
+    /// Compiled from a file this script writes to OUT_DIR (named here), made from `source` with its
+    /// `#pragma unroll` line replaced ([`UNROLL_VARIANTS`]), instead of from `source` itself.
+    derived: Option<(&'static str, &'static str)>,
 }
 
 fn specs() -> Vec<Spec> {
@@ -96,6 +120,7 @@ fn specs() -> Vec<Spec> {
         flags: vec![],
         build: Build::Fatbin,
         sm_90a: false,
+        derived: None,
     };
     let flagged = |constant: String, source, flags| Spec {
         constant,
@@ -103,6 +128,7 @@ fn specs() -> Vec<Spec> {
         flags,
         build: Build::Fatbin,
         sm_90a: false,
+        derived: None,
     };
     let mut specs = vec![
         plain("SIMPSON", "simpson.cu"),
@@ -113,6 +139,7 @@ fn specs() -> Vec<Spec> {
             flags: vec!["-DLAB_COUNT_EVALUATIONS".to_string()],
             build: Build::LinkedCubin,
             sm_90a: false,
+            derived: None,
         },
     ];
     specs.push(plain("STREAMS", "streams.cu"));
@@ -139,6 +166,18 @@ fn specs() -> Vec<Spec> {
             "mmm.cu",
             vec![format!("-DBLOCK_SIZE={block_size}")],
         ));
+    }
+    for block_size in MMM_BLOCK_SIZES {
+        for (suffix, file, line) in UNROLL_VARIANTS {
+            specs.push(Spec {
+                derived: Some((file, line)),
+                ..flagged(
+                    format!("MMM_BS{block_size}_{suffix}"),
+                    "mmm.cu",
+                    vec![format!("-DBLOCK_SIZE={block_size}")],
+                )
+            });
+        }
     }
     specs.push(flagged(
         "TILE_EXAMPLE".to_string(),
@@ -188,6 +227,7 @@ fn main() {
         } else {
             format!("{chosen_by}, machine code only ({MACHINE_CODE_ONLY}=1)")
         };
+        derive_sources(&cuda_dir, &out_dir, &specs);
         let jobs: Vec<(&Spec, u32)> = specs
             .iter()
             .flat_map(|spec| archs.iter().map(move |&arch| (spec, arch)))
@@ -403,7 +443,10 @@ fn local_gpu_archs() -> Result<Vec<u32>, String> {
 fn compile(nvcc: &Path, arch: u32, cuda_dir: &Path, out_dir: &Path, spec: &Spec, with_ptx: bool) -> Option<Built> {
     let stem = format!("{}.sm_{arch}", spec.constant.to_lowercase());
     let base = nvcc::base_flags(cuda_dir, &spec.flags);
-    let source = cuda_dir.join(spec.source);
+    let source = match spec.derived {
+        Some((file, _)) => out_dir.join(file),
+        None => cuda_dir.join(spec.source),
+    };
     let report = out_dir.join(format!("{stem}.ptxas"));
     let (image, ptx) = match spec.build {
         Build::Fatbin => {
@@ -445,6 +488,24 @@ fn compile(nvcc: &Path, arch: u32, cuda_dir: &Path, out_dir: &Path, spec: &Spec,
         }
     };
     Some(Built { image, ptx, report })
+}
+
+/// Writes the derived sources of `specs` ([`UNROLL_VARIANTS`]) to `out_dir`: each its spec's source
+/// with the one [`UNROLL_PRAGMA`] line replaced. nvcc finds the headers through `-I cuda/`.
+fn derive_sources(cuda_dir: &Path, out_dir: &Path, specs: &[Spec]) {
+    for spec in specs {
+        let Some((file, line)) = spec.derived else { continue };
+        let path = cuda_dir.join(spec.source);
+        let text =
+            fs::read_to_string(&path).unwrap_or_else(|err| fail(&format!("cannot read {}: {err}", path.display())));
+        let derived = replace_pragma(&text, line).unwrap_or_else(|why| {
+            fail(&format!(
+                "{}: {why}; the `--unroll` variants ({file}) replace exactly that line (kernels/build.rs, UNROLL_VARIANTS)",
+                path.display()
+            ))
+        });
+        fs::write(out_dir.join(file), derived).expect("write a derived source");
+    }
 }
 
 /// Runs nvcc and returns its stderr, where ptxas writes its report; stops the build on failure with the
@@ -563,6 +624,27 @@ fn write_rust(
         by_block_size.join(", ")
     )
     .unwrap();
+    let variants: Vec<String> = MMM_BLOCK_SIZES
+        .iter()
+        .flat_map(|bs| {
+            UNROLL_VARIANTS
+                .iter()
+                .map(move |(suffix, _, line)| format!("({bs}, {line:?}, MMM_BS{bs}_{suffix})"))
+        })
+        .collect();
+    writeln!(
+        rust,
+        "/// The tiled `mmm` with its `#pragma unroll` line replaced: (BLOCK_SIZE, the line in its place, the\n\
+         /// image), for each BLOCK_SIZE in the order of [`MMM_BLOCK_SIZES`]. mmm.cu as printed is [`MMM_BY_BLOCK_SIZE`]'s."
+    )
+    .unwrap();
+    writeln!(
+        rust,
+        "pub const MMM_UNROLL_VARIANTS: [(u32, &str, KernelImage); {}] = [{}];",
+        variants.len(),
+        variants.join(", ")
+    )
+    .unwrap();
     let by_cap: Vec<String> = REGISTER_CAPS
         .iter()
         .map(|cap| format!("(Some({cap}), REGISTERS_CAP{cap})"))
@@ -623,9 +705,20 @@ fn write_rust(
                 )
             })
             .collect();
+        // A derived source is named by its file in OUT_DIR, and said where it comes from.
+        let (source, shown) = match spec.derived {
+            Some((file, line)) => (
+                file,
+                format!(
+                    "`{file}` (`cuda/{}` with `{line}` in place of `{UNROLL_PRAGMA}`, written by build.rs)",
+                    spec.source
+                ),
+            ),
+            None => (spec.source, format!("`cuda/{}`", spec.source)),
+        };
         writeln!(
             rust,
-            "/// `cuda/{source}` {with}compiled for each of [`BUILT_ARCHS`] (a linked source: those its device runtime has).\n\
+            "/// {shown} {with}compiled for each of [`BUILT_ARCHS`] (a linked source: those its device runtime has).\n\
              pub const {constant}: KernelImage = KernelImage {{\n    \
                  source: {source:?},\n    \
                  flags: &{flags:?},\n    \
@@ -633,8 +726,11 @@ fn write_rust(
                  linked_with_device_runtime: {linked},\n    \
                  ptx_inside: WITH_PTX,\n\
              }};",
-            source = spec.source,
-            with = if spec.flags.is_empty() { String::new() } else { format!("with `{}` ", spec.flags.join(" ")) },
+            with = if spec.flags.is_empty() {
+                String::new()
+            } else {
+                format!("with `{}` ", spec.flags.join(" "))
+            },
             constant = spec.constant,
             flags = spec.flags,
             builds = builds.join(",\n        "),

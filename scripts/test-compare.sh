@@ -434,6 +434,16 @@ expect "cold runs: the lab's median" "$(grep '^| 15-stream sample, 15 streams ' 
     " $(ms_after '^. 15 .' "$fixtures/lab-streams-fifteen-as-printed.log") "
 expect "cold runs: the table says how each side was timed" "$(grep '^| 15-stream sample, 15 streams ' "$scratch/table" | cut -d'|' -f9)" \
     " median of 3 cold runs / median of 3 cold runs (--as-printed) "
+# Rows whose two sides both time a warm-up and a median run PROCESSES times a side, and the table
+# shows the median of the processes' medians (one process of a pageable copy can be 12% off the next).
+status=0
+PROCESSES=0 stand_in work-processes-0 --only 'simpson' || status=$?
+expect "PROCESSES=0: a usage error" "$status:$(tail -n 1 "$scratch/err")" "2:compare.sh: PROCESSES=0: a number of processes, 1 or more"
+PROCESSES=3 stand_in work-processes --only 'simpson' || true
+expect "processes: the original three times" "$(grep -c 'running .*/simpson-simpson 1048576 256 10$' "$scratch/err")" 3
+expect "processes: the lab three times" "$(grep -c 'running .*/lab-simpson --intervals 1048576 --block-size 256 --repetitions 10$' "$scratch/err")" 3
+expect "processes: the table says how each side was timed" "$(grep '^| simpson ' "$scratch/table" | cut -d'|' -f9)" \
+    " warm-up, median (as the labs), median of 3 processes / warm-up, median of 10, median of 3 processes "
 expect "original_for reads file =" "$(original_for streams/mmm-streamed.cu reference "$fake/renamed")" "$fake/renamed/Übung 3/streams v2.cu"
 # One real build with the pinned nvcc (where there is one): a teacher's file whose name has a space.
 real_nvcc=$(command -v nvcc || echo .toolchain/cuda/bin/nvcc)

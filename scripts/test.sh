@@ -40,6 +40,8 @@ bash scripts/test-readme-commands.sh
 bash scripts/test-readme-figures.sh
 # Every code quote a README or a comment credits to the slides is printed by them (issue 40).
 bash scripts/test-slide-quotes.sh
+# Every place a slide table's `where in the texts` column names is where it says in that text (issue 64).
+bash scripts/test-slide-locators.sh
 # saved-runs.sh, which makes those runs on the GPU machine: logs, must-fail runs, the per-run limit.
 bash scripts/test-saved-runs.sh
 cargo test --workspace --locked 2>&1 | tee -a "$log"

@@ -309,6 +309,13 @@ impl<T: DeviceCopy, K: HostAllocKind> AsMut<[T]> for HostAlloc<T, K> {
     }
 }
 
+// SAFETY: a `HostAlloc` owns its allocation alone, as cust's `LockedBuffer` does (which is Send and
+// Sync on the same terms): page-locked host memory is ordinary memory to every host thread, and the
+// driver's free may come from any thread.
+unsafe impl<T: DeviceCopy + Send, K: HostAllocKind> Send for HostAlloc<T, K> {}
+// SAFETY: shared references only read the elements, as `&[T]` does.
+unsafe impl<T: DeviceCopy + Sync, K: HostAllocKind> Sync for HostAlloc<T, K> {}
+
 impl<T: DeviceCopy, K: HostAllocKind> Drop for HostAlloc<T, K> {
     fn drop(&mut self) {
         // SAFETY: allocated by cuMemHostAlloc, freed once. A failure here has no one to report to.

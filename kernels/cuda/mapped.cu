@@ -1,6 +1,8 @@
 // mapped.cu: where zero-copy (mapped) host memory pays (every element touched once) and what it needs
 // (coalesced reads).
 
+#include "copies.cuh"
+
 // The Korean notes' zero-copy vectorAdd: c = a + b, read and written over the bus when the pointers
 // are mapped host memory.
 extern "C" __global__ void vector_add(const float* a, const float* b, float* c, int n) {
@@ -22,21 +24,10 @@ extern "C" __global__ void write_only(float* out, int n) {
 // the offset allow, and across the bus every sector is a request of its own. Each thread reads
 // READS_PER_THREAD elements a block apart, every load before any store (__restrict__ allows it), so
 // that enough requests are in flight to cover the bus's microsecond of latency. memory.cu's
-// strided_copy, which lab-memory sweeps on device memory, is the same copy: a module cannot call
-// another's functions, so it is written again here.
+// strided_copy, which lab-memory sweeps on device memory, is the same copy: both call copy_plus_one
+// from copies.cuh.
 #define READS_PER_THREAD 4
 
 extern "C" __global__ void strided_read(const float* __restrict__ in, float* __restrict__ out, int stride, int offset, int n) {
-    const int first = blockIdx.x * blockDim.x * READS_PER_THREAD + threadIdx.x;
-    float value[READS_PER_THREAD];
-#pragma unroll
-    for (int k = 0; k < READS_PER_THREAD; ++k) {
-        const int i = first + k * blockDim.x;
-        if (i < n) value[k] = in[offset + (size_t)i * stride];
-    }
-#pragma unroll
-    for (int k = 0; k < READS_PER_THREAD; ++k) {
-        const int i = first + k * blockDim.x;
-        if (i < n) out[offset + (size_t)i * stride] = value[k] + 1.0f;
-    }
+    copy_plus_one<READS_PER_THREAD>(in, out, stride, offset, n);
 }

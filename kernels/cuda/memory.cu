@@ -1,5 +1,7 @@
 // memory.cu: the memory chapters' small programs (lab-memory).
 
+#include "copies.cuh"
+
 // ---- Thread indexing: the Korean notes' getGlobalIdx helpers, one per grid and block shape --------
 // The global index counts blocks in x, then y, then z order, and threads within a block the same way.
 
@@ -246,43 +248,13 @@ extern "C" __global__ void fill_pattern(float* x, size_t len, unsigned seed) {
 // out[offset + i * stride] = in[offset + i * stride] + 1 for i < n: the 32 reads (and writes) of a warp
 // fall into as few 32-byte sectors as the stride and the offset allow. Each thread copies
 // COPIES_PER_THREAD elements a block apart, loading all before storing any (__restrict__ allows it), so
-// enough bytes are in flight to reach the memory's bandwidth: one float per thread is not.
+// enough bytes are in flight to reach the memory's bandwidth: one float per thread is not
+// (copy_plus_one, in copies.cuh).
 
 #define COPIES_PER_THREAD 4
 
-__device__ float plus_one(float w) { return w + 1.0f; }
-__device__ float2 plus_one(float2 w) { return make_float2(w.x + 1.0f, w.y + 1.0f); }
-__device__ float4 plus_one(float4 w) { return make_float4(w.x + 1.0f, w.y + 1.0f, w.z + 1.0f, w.w + 1.0f); }
-
-// Element i of the copy sits at place(i) in both buffers.
-template <typename Word, typename Place>
-__device__ void copy_plus_one(const Word* __restrict__ in, Word* __restrict__ out, Place place, int n) {
-    const int first = blockIdx.x * blockDim.x * COPIES_PER_THREAD + threadIdx.x;
-    Word value[COPIES_PER_THREAD];
-#pragma unroll
-    for (int k = 0; k < COPIES_PER_THREAD; ++k) {
-        const int i = first + k * blockDim.x;
-        if (i < n) {
-            value[k] = in[place(i)];
-        }
-    }
-#pragma unroll
-    for (int k = 0; k < COPIES_PER_THREAD; ++k) {
-        const int i = first + k * blockDim.x;
-        if (i < n) {
-            out[place(i)] = plus_one(value[k]);
-        }
-    }
-}
-
-// Element i at offset + i * stride.
-template <typename Word>
-__device__ void copy_plus_one(const Word* __restrict__ in, Word* __restrict__ out, int stride, int offset, int n) {
-    copy_plus_one(in, out, [=](int i) { return offset + (size_t)i * stride; }, n);
-}
-
 extern "C" __global__ void strided_copy(const float* __restrict__ in, float* __restrict__ out, int stride, int offset, int n) {
-    copy_plus_one(in, out, stride, offset, n);
+    copy_plus_one<COPIES_PER_THREAD>(in, out, stride, offset, n);
 }
 
 // The German slides: since Fermi the order of a warp's accesses within a 128-byte line does not matter,
@@ -300,7 +272,7 @@ __device__ int within_line(int i, int order) {
 }
 
 extern "C" __global__ void line_order_copy(const float* __restrict__ in, float* __restrict__ out, int order, int n) {
-    copy_plus_one(in, out, [=](int i) { return within_line(i, order); }, n);
+    copy_plus_one<COPIES_PER_THREAD>(in, out, [=](int i) { return within_line(i, order); }, n);
 }
 
 // The German slides' alignment table: a half-warp's first word should sit on a 64-, 128- or 256-byte
@@ -308,10 +280,66 @@ extern "C" __global__ void line_order_copy(const float* __restrict__ in, float* 
 // float4) as strided_copy copies floats at stride 1, adding 1 to every float; the host shifts the
 // buffers' start to misalign them.
 extern "C" __global__ void word_copy_64(const float2* __restrict__ in, float2* __restrict__ out, int n) {
-    copy_plus_one(in, out, 1, 0, n);
+    copy_plus_one<COPIES_PER_THREAD>(in, out, 1, 0, n);
 }
 extern "C" __global__ void word_copy_128(const float4* __restrict__ in, float4* __restrict__ out, int n) {
-    copy_plus_one(in, out, 1, 0, n);
+    copy_plus_one<COPIES_PER_THREAD>(in, out, 1, 0, n);
+}
+
+// The German slides' first condition: global accesses are fast only for words of at least 32 bits.
+// word_copy_8 and word_copy_16 copy n bytes or 16-bit words the same way, adding 1 to each (wrapping
+// at 256 and 65536): a warp's load asks for 32 or 64 bytes, 1 or 2 sectors, where a float's asks for
+// 128. word_copy_8x4 copies the same bytes four to a thread, as one 32-bit uchar4 each: the fix.
+extern "C" __global__ void word_copy_8(const unsigned char* __restrict__ in, unsigned char* __restrict__ out, int n) {
+    copy_plus_one<COPIES_PER_THREAD>(in, out, 1, 0, n);
+}
+extern "C" __global__ void word_copy_16(const unsigned short* __restrict__ in, unsigned short* __restrict__ out, int n) {
+    copy_plus_one<COPIES_PER_THREAD>(in, out, 1, 0, n);
+}
+extern "C" __global__ void word_copy_8x4(const uchar4* __restrict__ in, uchar4* __restrict__ out, int n) {
+    copy_plus_one<COPIES_PER_THREAD>(in, out, 1, 0, n);
+}
+
+// ---- L1 lines against L2 sectors (German slides: a hit in L1 moves a 128-byte line at once, data
+// only in L2 comes 32 bytes a transaction) ----------------------------------------------------------
+// Every warp reads a table of `words` 32-bit words (a power of two) 128 contiguous bytes at a time:
+// lane l of warp w reads word (32 (LINE_SPREAD w + s) + l) mod words at step s, so each load of a warp
+// is one whole aligned line, and neighbouring warps start LINE_SPREAD lines apart (in a table larger
+// than L1, a warp does not find the lines its neighbour just brought in). CACHED selects __ldca (cached in L1 and L2) or __ldcg (L2 only, L1 skipped).
+// LINE_READS_UNROLL loads are in flight per thread before their sums are needed. Each thread adds what
+// it read (wrapping) and writes its sum: with steps * 32 a multiple of `words`, lane l visits every
+// word of its column l mod 32 equally often, so the host knows every sum.
+
+#define LINE_READS_UNROLL 8
+#define LINE_SPREAD 97
+
+template <bool CACHED>
+__device__ void read_lines(const unsigned* __restrict__ table, unsigned words, int steps, unsigned* __restrict__ out) {
+    const unsigned thread = blockIdx.x * blockDim.x + threadIdx.x;
+    const unsigned mask = words - 1;
+    unsigned at = (thread >> 5) * 32u * LINE_SPREAD + (thread & 31u);
+    unsigned sum[LINE_READS_UNROLL] = {};
+    for (int s = 0; s < steps; s += LINE_READS_UNROLL) {
+#pragma unroll
+        for (int u = 0; u < LINE_READS_UNROLL; ++u) {
+            const unsigned* p = table + ((at + 32u * u) & mask);
+            sum[u] += CACHED ? __ldca(p) : __ldcg(p);
+        }
+        at += 32u * LINE_READS_UNROLL;
+    }
+    unsigned total = 0;
+#pragma unroll
+    for (int u = 0; u < LINE_READS_UNROLL; ++u) {
+        total += sum[u];
+    }
+    out[thread] = total;
+}
+
+extern "C" __global__ void read_lines_l1(const unsigned* __restrict__ table, unsigned words, int steps, unsigned* __restrict__ out) {
+    read_lines<true>(table, words, steps, out);
+}
+extern "C" __global__ void read_lines_l2(const unsigned* __restrict__ table, unsigned words, int steps, unsigned* __restrict__ out) {
+    read_lines<false>(table, words, steps, out);
 }
 
 // ---- Shared-memory banks ----------------------------------------------------------------------------

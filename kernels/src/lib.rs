@@ -13,6 +13,7 @@ pub mod fatbin;
 #[cfg(test)]
 mod libcuda;
 pub mod nvcc;
+pub mod pragma;
 pub mod private_dir;
 pub mod ptxas;
 pub mod runtime;
@@ -844,6 +845,54 @@ mod tests {
                 2 * TILE_EXAMPLE_WIDTH * TILE_EXAMPLE_WIDTH * 8,
                 "sm_{arch}"
             );
+        }
+    }
+
+    /// lab-mmm's `--unroll`: each variant is mmm.cu with its one `#pragma unroll` line replaced and
+    /// nothing else (read from the source build.rs wrote, where this build compiled one), built for
+    /// every architecture with the same tiles. Without the pragma nvcc unrolls the constant trip count
+    /// anyway: the same registers as mmm.cu as printed on every architecture. `#pragma unroll 1` keeps
+    /// the loop, which holds fewer values at once: fewer registers.
+    #[test]
+    fn the_unroll_variants_differ_from_mmm_cu_in_the_pragma_line_alone() {
+        let printed = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/cuda/mmm.cu"));
+        assert_eq!(MMM_UNROLL_VARIANTS.len(), 2 * MMM_BLOCK_SIZES.len());
+        for (block_size, line, variant) in MMM_UNROLL_VARIANTS {
+            let as_printed = mmm_for_block_size(block_size).unwrap();
+            assert_eq!(variant.flags, as_printed.flags, "{}", variant.source);
+            let derived = std::path::Path::new(env!("OUT_DIR")).join(variant.source);
+            // A student pack builds from prebuilt images: neither mmm.cu nor the derived source is there.
+            if let (Ok(printed), Ok(derived)) = (&printed, std::fs::read_to_string(&derived)) {
+                let changed: Vec<(&str, &str)> = printed
+                    .lines()
+                    .zip(derived.lines())
+                    .filter(|(a, b)| a != b)
+                    .map(|(a, b)| (a.trim(), b.trim()))
+                    .collect();
+                assert_eq!(changed, [(pragma::UNROLL_PRAGMA, line)], "{}", variant.source);
+                assert_eq!(printed.lines().count(), derived.lines().count());
+            }
+            let theirs = reports(as_printed);
+            let ours = reports(&variant);
+            assert_eq!(ours.len(), BUILT_ARCHS.len(), "{}", variant.source);
+            for ((arch, printed), (_, report)) in theirs.iter().zip(&ours) {
+                for name in ["mmm_f32", "mmm_f64"] {
+                    let (printed, variant_fn) = (printed.function(name).unwrap(), report.function(name).unwrap());
+                    let at = format!("{name} of {} (BLOCK_SIZE {block_size}) on sm_{arch}", variant.source);
+                    assert!(variant_fn.is_entry(), "{at}");
+                    assert_eq!(variant_fn.shared_bytes, printed.shared_bytes, "{at}");
+                    if line.starts_with("#pragma unroll 1") {
+                        assert!(
+                            variant_fn.registers < printed.registers,
+                            "{at}: {} registers against {}",
+                            variant_fn.registers,
+                            printed.registers
+                        );
+                    } else {
+                        assert_eq!(variant_fn.registers, printed.registers, "{at}");
+                    }
+                }
+            }
         }
     }
 }

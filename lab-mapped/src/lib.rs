@@ -3,6 +3,7 @@
 //! copy. `main.rs` calls them in order; the GPU tests one by one.
 
 pub mod coalescing;
+pub mod too_small;
 
 use anyhow::Result;
 use common::check_cuda;
@@ -133,9 +134,7 @@ impl VectorAdd {
     /// Random a and b; a and b in mapped memory are write-combined if asked (fast for the GPU to read
     /// over the bus, slow for the CPU to read).
     pub fn random(n: usize, write_combined: bool, seed: u64) -> Result<VectorAdd> {
-        let mut random = Random::new(seed);
-        let a: Vec<f32> = (0..n).map(|_| random.uniform(-1.0, 1.0) as f32).collect();
-        let b: Vec<f32> = (0..n).map(|_| random.uniform(-1.0, 1.0) as f32).collect();
+        let (a, b) = random_inputs(n, seed);
         let pinned = [
             check_cuda!(LockedBuffer::from_slice(&a))?,
             check_cuda!(LockedBuffer::from_slice(&b))?,
@@ -236,10 +235,23 @@ impl VectorAdd {
 
     /// Elements of `c` that are not a + b (every element checked).
     pub fn wrong_elements(&self) -> usize {
-        (0..self.a.len())
-            .filter(|&i| self.c[i].to_bits() != (self.a[i] + self.b[i]).to_bits())
-            .count()
+        wrong_sums(&self.a, &self.b, &self.c)
     }
+}
+
+/// vectorAdd's inputs a and b, uniform in [-1, 1).
+fn random_inputs(n: usize, seed: u64) -> (Vec<f32>, Vec<f32>) {
+    let mut random = Random::new(seed);
+    let a = (0..n).map(|_| random.uniform(-1.0, 1.0) as f32).collect();
+    let b = (0..n).map(|_| random.uniform(-1.0, 1.0) as f32).collect();
+    (a, b)
+}
+
+/// Elements of `c` that are not bit for bit a + b as the CPU adds them.
+fn wrong_sums(a: &[f32], b: &[f32], c: &[f32]) -> usize {
+    (0..a.len())
+        .filter(|&i| c[i].to_bits() != (a[i] + b[i]).to_bits())
+        .count()
 }
 
 /// a, b and c where the kernel finds them in device memory.

@@ -20,7 +20,7 @@ use common::timing::RunsArgs;
 use common::verify::{check_cell, verdict, Random};
 use cust::stream::{Stream, StreamFlags};
 use grading::program::mmm_week::StreamedAndPinned;
-use lab_mapped::{coalescing, cpu_reads, time_mapped, Launch, Memory, VectorAdd, WriteOnly, CPU_READ_WORDS};
+use lab_mapped::{coalescing, cpu_reads, time_mapped, too_small, Launch, Memory, VectorAdd, WriteOnly, CPU_READ_WORDS};
 use matrix::batch::{slide_ms, slide_table, Batch, Measured};
 use matrix::mmm::{load_mmm, parse_block_size, MmmKernel};
 use matrix::Pinned;
@@ -51,6 +51,11 @@ struct Args {
     /// Allocate vectorAdd's mapped inputs write-combined (cudaHostAllocWriteCombined).
     #[arg(long)]
     write_combined: bool,
+    /// Only the German slides' case "when the GPU's memory would not suffice": take all free GPU
+    /// memory but half of what vectorAdd on --elements floats needs, then run vectorAdd with explicit
+    /// copies (its cudaMalloc must fail) and zero-copy (it must compute every element).
+    #[arg(long, conflicts_with_all = ["size", "count", "block_size", "strided_elements", "write_combined"])]
+    too_small: bool,
     #[command(flatten)]
     timing: RunsArgs,
     /// Seed of the random inputs and of the checks.
@@ -118,6 +123,9 @@ fn run(args: Args) -> Result<()> {
             "different"
         }
     );
+    if args.too_small {
+        return gpu_made_too_small(&gpu, &args);
+    }
 
     gpu.ensure_fits(
         Batch::<Vec<f64>>::bytes(count, n),
@@ -212,6 +220,20 @@ fn run(args: Args) -> Result<()> {
         combined / plain
     );
     verdict(passed, "a GPU result differs from the CPU reference")
+}
+
+/// `--too-small`: vectorAdd on a GPU whose memory is taken but for half of what it needs
+/// ([`too_small`]).
+fn gpu_made_too_small(gpu: &Gpu, args: &Args) -> Result<()> {
+    let vectors = gpu.load(&kernels::MAPPED)?;
+    let add = check_cuda!(vectors.get_function("vector_add"))?;
+    let stream = check_cuda!(Stream::new(StreamFlags::DEFAULT, None))?;
+    let n = args.elements as usize;
+    let result = too_small::run(&add, n, args.timing.runs().repetitions, args.seed, &stream)?;
+    verdict(
+        too_small::report(&result, n),
+        "the explicit program was not refused, or the zero-copy one computed a wrong element",
+    )
 }
 
 /// A row of the vector table: each memory's (median ms, wrong elements) in [`Memory::ALL`]'s order,

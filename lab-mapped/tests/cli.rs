@@ -18,6 +18,7 @@ fn help_explains_every_flag() {
         "--elements",
         "--strided-elements",
         "--write-combined",
+        "--too-small",
         "--repetitions",
         "--as-printed",
         "--seed",
@@ -54,6 +55,18 @@ fn refuses_more_strided_elements_than_the_table_maps() {
         outcome.is_one_line_error("lab-mapped", "4194305 is not between 1 and 4194304"),
         "{outcome:?}"
     );
+}
+
+/// Issue 64: `--too-small` is a run of its own, sized by --elements only.
+#[test]
+fn too_small_takes_no_matrix_flags() {
+    for flag in ["--size", "--count", "--strided-elements"] {
+        let outcome = run(LAB, &["--too-small", flag, "64"]);
+        assert!(
+            outcome.is_one_line_error("lab-mapped", "cannot be used with"),
+            "{flag}: {outcome:?}"
+        );
+    }
 }
 
 #[test]

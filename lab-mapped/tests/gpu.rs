@@ -276,3 +276,27 @@ fn week_6_the_corners_of_the_legal_case_spaces_pass_ours() {
         check_program,
     );
 }
+
+/// The GPU made too small for vectorAdd: the explicit allocation is refused and zero-copy computes
+/// every element, at an awkward N. It takes all of the GPU's free memory while it runs, so it needs
+/// the GPU tests one at a time (`--test-threads=1`, as gpu-bundle/run.sh runs them).
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn zero_copy_computes_what_the_gpu_has_no_memory_for() {
+    let gpu = Gpu::open(0).expect(NEEDS_GPU);
+    let vectors = gpu.load(&kernels::MAPPED).unwrap();
+    let add = vectors.get_function("vector_add").unwrap();
+    let stream = Stream::new(StreamFlags::DEFAULT, None).unwrap();
+    for n in [1_000_003, 1 << 22] {
+        let result = lab_mapped::too_small::run(&add, n, 2, n as u64, &stream).unwrap();
+        assert!(result.left < result.needed, "N {n}: {} bytes left", result.left);
+        assert_eq!(result.wrong, 0, "N {n}: zero-copy elements wrong");
+        assert!(
+            result.passed(),
+            "N {n}: the explicit allocation was not refused for memory"
+        );
+    }
+    // The filler is gone: the explicit program's memory can be had again.
+    gpu.ensure_fits(3 * 4 * (1 << 22), "vectorAdd after --too-small")
+        .unwrap();
+}

@@ -2,7 +2,9 @@
 //! copy `out[offset + i*stride] = in[offset + i*stride] + 1` swept over strides and misaligned offsets
 //! (`kernels/cuda/memory.cu`). Memory moves in 32-byte sectors: a warp's 32 floats at stride 1 fill 4
 //! sectors, at stride 8 or more every float needs its own. The effective bandwidth (bytes the program
-//! asked for, per second) is set against the peak from the memory clock and bus width.
+//! asked for, per second) is set against the peak from the memory clock and bus width. The same sweep
+//! then copies words of 64 and 128 bits ([`Words`]), of 8 and 16 bits (`crate::small_words`) and each
+//! line in another order (`crate::line_order`).
 //!
 //! Every run starts with the L2 cache emptied (a memset over twice its size, outside the timed events),
 //! so wide strides, which touch few sectors, still come from DRAM. The input is a hash of the index that
@@ -42,6 +44,11 @@ pub const MAX_ELEMENTS: usize = 1 << 24;
 /// What `fill_pattern` writes at index `j`: a float in [0.5, 1.5), never zero, exact on both sides.
 pub fn pattern(j: usize, seed: u32) -> f32 {
     0.5 + (mix(j as u32 ^ seed) >> 8) as f32 * (1.0 / 16_777_216.0)
+}
+
+/// What every float copy leaves: the input plus 1.
+fn plus_one(x: f32) -> f32 {
+    x + 1.0
 }
 
 /// One launch of the sweep: `elements` threads, thread i at `offset + i * stride` (in floats).
@@ -235,7 +242,7 @@ impl<'a> Sweep<'a> {
 
     /// Times `access` (the L2 emptied before each run) and checks it.
     pub fn measure(&mut self, access: Access, repetitions: usize) -> Result<Measured> {
-        self.measure_launch(access, repetitions, |sweep| sweep.launch(access))
+        self.measure_launch(access, repetitions, plus_one, |sweep| sweep.launch(access))
     }
 
     /// Times the copy of `words` (the L2 emptied before each run) and checks it like an [`Access`].
@@ -246,7 +253,7 @@ impl<'a> Sweep<'a> {
                 && words.floats.is_multiple_of(words.bytes / 4),
             "{words:?}: words of 4, 8 or 16 bytes, aligned to their size, whole words"
         );
-        self.measure_launch(words.access(), repetitions, |sweep| sweep.launch_words(words))
+        self.measure_launch(words.access(), repetitions, plus_one, |sweep| sweep.launch_words(words))
     }
 
     /// Times another kernel that writes `access`'s elements as `strided_copy` would (the L2 emptied
@@ -258,16 +265,29 @@ impl<'a> Sweep<'a> {
         repetitions: usize,
         launch: impl Fn(&Stream, DevicePointer<f32>, DevicePointer<f32>) -> Result<()>,
     ) -> Result<Measured> {
-        self.measure_launch(access, repetitions, |sweep| {
+        self.measure_other_as(access, repetitions, plus_one, launch)
+    }
+
+    /// [`Sweep::measure_other`] for a kernel that leaves `changed(x)` where the input float was `x`: a
+    /// copy in words narrower than a float adds 1 to each of the float's bytes or halves instead.
+    pub fn measure_other_as(
+        &mut self,
+        access: Access,
+        repetitions: usize,
+        changed: impl Fn(f32) -> f32 + Sync,
+        launch: impl Fn(&Stream, DevicePointer<f32>, DevicePointer<f32>) -> Result<()>,
+    ) -> Result<Measured> {
+        self.measure_launch(access, repetitions, changed, |sweep| {
             launch(&sweep.stream, sweep.input.as_device_ptr(), sweep.output.as_device_ptr())
         })
     }
 
-    /// Times `launch`, which writes `access`'s elements, and checks them.
+    /// Times `launch`, which writes `changed(input)` at `access`'s elements, and checks them.
     fn measure_launch(
         &mut self,
         access: Access,
         repetitions: usize,
+        changed: impl Fn(f32) -> f32 + Sync,
         launch: impl Fn(&Sweep) -> Result<()>,
     ) -> Result<Measured> {
         ensure!(
@@ -293,7 +313,7 @@ impl<'a> Sweep<'a> {
             self.staging.as_mut_slice(),
         )?;
         let seed = self.seed;
-        let wrong = back.wrong(|i| pattern(access.offset + i * access.stride, seed) + 1.0);
+        let wrong = back.wrong(|i| changed(pattern(access.offset + i * access.stride, seed)));
         Ok(Measured { access, timing, wrong })
     }
 
@@ -720,6 +740,7 @@ pub fn report(gpu: &Gpu, module: &Module, settings: &Settings) -> Result<bool> {
         );
     }
     let by_word = words_table(&mut sweep, floats, reps)?;
+    let by_small_word = crate::small_words::table(module, &mut sweep, &by_word[0], reps)?;
     let by_order = crate::line_order::table(module, &mut sweep, floats, reps)?;
     if let Some(path) = settings.plot {
         plot(
@@ -737,23 +758,36 @@ pub fn report(gpu: &Gpu, module: &Module, settings: &Settings) -> Result<bool> {
             .iter()
             .chain(&by_offset)
             .chain(&by_word)
+            .chain(&by_small_word)
             .chain(&by_order)
             .all(|m| m.wrong == 0))
+}
+
+/// Measures every row of a table under one progress bar: `what` names the bar, `label` each row.
+pub fn measure_rows<T: Copy, L: AsRef<str>>(
+    rows: &[T],
+    what: &str,
+    label: impl Fn(T) -> L,
+    mut measure: impl FnMut(T) -> Result<Measured>,
+) -> Result<Vec<Measured>> {
+    let progress = Progress::new(rows.len(), what);
+    let measured = rows
+        .iter()
+        .map(|&row| progress.run(label(row).as_ref(), || measure(row)))
+        .collect::<Result<_>>()?;
+    progress.done();
+    Ok(measured)
 }
 
 /// The German slides' alignment table, measured: each word size aligned and shifted.
 fn words_table(sweep: &mut Sweep, floats: usize, repetitions: usize) -> Result<Vec<Measured>> {
     let rows = Words::rows(floats);
-    let progress = Progress::new(rows.len(), "alignment by word size");
-    let measured: Vec<Measured> = rows
-        .iter()
-        .map(|&words| {
-            progress.run(&format!("{}-byte words, shift {}", words.bytes, words.shift), || {
-                sweep.measure_words(words, repetitions)
-            })
-        })
-        .collect::<Result<_>>()?;
-    progress.done();
+    let measured = measure_rows(
+        &rows,
+        "alignment by word size",
+        |words| format!("{}-byte words, shift {}", words.bytes, words.shift),
+        |words| sweep.measure_words(words, repetitions),
+    )?;
     println!("\nThe German slides' alignment table: 32-, 64- and 128-bit words (float, float2, float4), each from its boundary and shifted:\n");
     println!("| word | shift (bytes) | the slides' boundary | first word on it | sectors per warp | GPU time in ms | effective GB/s | vs shift 0 | sector model | check |");
     println!("|------|---------------|----------------------|------------------|------------------|----------------|----------------|------------|--------------|-------|");
@@ -803,6 +837,7 @@ mod tests {
             "0x846ca68bU",
             "0.5f + (float)(mix((unsigned)j ^ seed) >> 8) * (1.0f / 16777216.0f)",
             "#define COPIES_PER_THREAD 4",
+            "copy_plus_one<COPIES_PER_THREAD>(in, out, stride, offset, n);",
         ] {
             assert!(source.contains(constant), "memory.cu's hash changed: {constant}");
         }

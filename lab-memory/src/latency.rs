@@ -15,12 +15,12 @@ use common::check_cuda;
 use common::gpu::{Flush, Gpu};
 use common::phases::{self, Phase};
 use common::verify::{check_cell, poisoned_device_buffer, Random};
-use cust::device::DeviceAttribute;
 use cust::launch;
 use cust::memory::{CopyDestination, DeviceBuffer};
 use cust::module::Module;
 use cust::stream::Stream;
 
+use crate::device_query::Query;
 use crate::new_stream;
 
 /// `CHASE_SHARED_WORDS` in memory.cu: the shared table's size in words.
@@ -263,7 +263,7 @@ pub fn measure(gpu: &Gpu, module: &Module, repetitions: usize, seed: u64) -> Res
 /// `--mode latency`: the table, cycles beside the slide's and in nanoseconds at the GPU's rated
 /// clock. Returns whether every walk ended where the CPU's did.
 pub fn report(gpu: &Gpu, module: &Module, repetitions: usize, seed: u64) -> Result<bool> {
-    let clock_khz = check_cuda!(gpu.device.get_attribute(DeviceAttribute::ClockRate))?;
+    let clock_khz = Query::read(gpu.device, gpu.info.clone())?.clock_khz;
     let rows = measure(gpu, module, repetitions, seed)?;
     println!(
         "\nLatency: one thread, {STEPS} dependent steps a walk, clock64() cycles per step (median of {repetitions}); ns at the rated {:.0} MHz:\n",

@@ -15,7 +15,9 @@ pub mod line_order;
 pub mod local_arrays;
 pub mod readonly;
 pub mod registers;
+pub mod small_words;
 pub mod symbols;
+pub mod transactions;
 
 use anyhow::Result;
 use common::check_cuda;

@@ -6,13 +6,12 @@
 
 use anyhow::{ensure, Result};
 use common::check_cuda;
-use common::progress::Progress;
 use common::verify::check_cell;
 use cust::launch;
 use cust::module::Module;
 
 use crate::blocks_for;
-use crate::coalescing::{Access, Measured, Sweep, BLOCK, COPIES_PER_THREAD};
+use crate::coalescing::{measure_rows, Access, Measured, Sweep, BLOCK, COPIES_PER_THREAD};
 
 /// How a warp's threads map onto the floats of their line (`order` in `within_line`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,12 +84,9 @@ pub fn table(module: &Module, sweep: &mut Sweep, floats: usize, repetitions: usi
         elements: fitting.elements & !31,
         ..fitting
     };
-    let progress = Progress::new(Order::ALL.len(), "order within a line");
-    let measured: Vec<Measured> = Order::ALL
-        .iter()
-        .map(|&order| progress.run(order.label(), || measure(module, sweep, order, access, repetitions)))
-        .collect::<Result<_>>()?;
-    progress.done();
+    let measured = measure_rows(&Order::ALL, "order within a line", Order::label, |order| {
+        measure(module, sweep, order, access, repetitions)
+    })?;
     println!("\nThe German slides: within a 128-byte line the order of a warp's accesses does not matter. out[j] = in[j] + 1, lane l of each warp taking float j of its line:\n");
     println!("| float of the line | sectors per warp | GPU time in ms | effective GB/s | vs in order | check |");
     println!("|-------------------|------------------|----------------|----------------|-------------|-------|");

@@ -6,7 +6,8 @@
 //! `symbols` (`cudaMemcpyToSymbol` / `FromSymbol`, `cudaGetSymbolAddress`, a `__device__` lock),
 //! `contexts` (the context stack: `cuCtxCreate`, `cuCtxPopCurrent`, `cuCtxPushCurrent` on another thread),
 //! `readonly` (`__ldg` and texture objects), `coherence` (the L2 as the only coherent level), `latency`
-//! (the Greek slides' cycles per access, as a pointer chase) and `device-query` (the Greek slides'
+//! (the Greek slides' cycles per access, as a pointer chase), `transactions` (the German slides' 128-byte
+//! L1 lines against L2's 32-byte transactions, as bytes per clock) and `device-query` (the Greek slides'
 //! property listing, then both halves of the notes' bandwidth arithmetic: the GPU's and this machine's
 //! CPU).
 
@@ -21,7 +22,7 @@ use common::output::check_output_path;
 use common::verify::verdict;
 use lab_memory::{
     banks, cache, coalescing, coherence, contexts, device_query, divergence, indexing, latency, local_arrays, readonly,
-    registers, symbols,
+    registers, symbols, transactions,
 };
 
 /// The memory chapters: coalescing, banks, thread indexing, register caps, local arrays, warp
@@ -29,15 +30,16 @@ use lab_memory::{
 #[derive(Parser, Debug)]
 #[command(name = "lab-memory", version, about)]
 struct Args {
-    /// Which experiment: coalescing (the notes' kernel_1 and kernel_2, strides, offsets, word sizes, the order
-    /// within a line), banks (shared-memory
+    /// Which experiment: coalescing (the notes' kernel_1 and kernel_2, strides, offsets, word sizes from 8 to
+    /// 128 bits, the order within a line), banks (shared-memory
     /// conflicts, the notes' structs, the padded transpose), indexing (every getGlobalIdx helper), registers
     /// (-maxrregcount), local (float a[3]: registers or local memory), divergence (threadIdx.x % 2 against
     /// one side per warp), cache (L1 / shared-memory preference), symbols (cudaMemcpyToSymbol and back,
     /// cudaGetSymbolAddress, a __device__ lock), contexts (a second context pushed, popped, used on another
     /// host thread), readonly (__ldg and a texture object), coherence (a write by one block, read by another
     /// through its L1, through L2 and volatile), latency (cycles per dependent access to
-    /// registers, shared, constant, L1, L2 and DRAM), device-query (every property, derived figures, a
+    /// registers, shared, constant, L1, L2 and DRAM), transactions (bytes per clock per multiprocessor of
+    /// 128-byte warp loads hitting L1 against loads served by L2), device-query (every property, derived figures, a
     /// measured copy, the notes' arithmetic for this GPU and this CPU), or all.
     #[arg(long, value_enum, default_value = "all")]
     mode: Mode,
@@ -108,6 +110,7 @@ enum Mode {
     Readonly,
     Coherence,
     Latency,
+    Transactions,
     DeviceQuery,
     All,
 }
@@ -201,6 +204,9 @@ fn run(args: Args) -> Result<()> {
     }
     if Mode::Latency.chosen(args.mode) {
         passed &= latency::report(&gpu, &module, repetitions, seed)?;
+    }
+    if Mode::Transactions.chosen(args.mode) {
+        passed &= transactions::report(&gpu, &module, repetitions, seed)?;
     }
     if Mode::DeviceQuery.chosen(args.mode) {
         passed &= device_query::report(&gpu, args.copy_bytes, repetitions, seed)?;

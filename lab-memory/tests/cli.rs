@@ -32,6 +32,7 @@ fn help_explains_every_flag() {
         "cache",
         "symbols",
         "readonly",
+        "transactions",
         "device-query",
     ];
     for flag in flags.into_iter().chain(modes) {

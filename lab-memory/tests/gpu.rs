@@ -16,7 +16,9 @@ use lab_memory::line_order::{self, Order};
 use lab_memory::local_arrays::{self, Indexing};
 use lab_memory::readonly::{self, Path, Pattern};
 use lab_memory::registers::{self, Variant, Work};
+use lab_memory::small_words::{self, Small};
 use lab_memory::symbols::{self, round_trip, Symbols, SYMBOL_LENGTH};
+use lab_memory::transactions::{self, Path as ReadPath};
 
 const NEEDS_GPU: &str = "needs a GPU: bash gpu-bundle/run.sh";
 
@@ -340,6 +342,71 @@ fn every_read_path_gathers_the_same_elements() {
                 let (_timing, wrong) = readonly::measure(&module, &gather, path, 1).unwrap();
                 assert_eq!(wrong, 0, "{path:?} {pattern:?} table {table}, {n} elements");
             }
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn every_small_word_copy_changes_every_byte_and_nothing_beside() {
+    let gpu = Gpu::open(0).expect(NEEDS_GPU);
+    let module = gpu.load(&kernels::MEMORY).unwrap();
+    let (l2, peak) = (gpu.info.l2_bytes, gpu.info.peak_bandwidth());
+    for (floats, seed) in [(1_000_003, 6), (4096, 2)] {
+        let mut sweep = Sweep::new(&module, floats, l2, peak, seed).unwrap();
+        // One float (a partial warp of every word size), a partial block, a partial grid, and the
+        // table's own launch: the floats of the 32-bit row.
+        let table = Words::fitting(4, 0, floats).access().elements;
+        let from_start = |elements| Access {
+            elements,
+            ..Access::fitting(1, 0, floats)
+        };
+        let lengths = [1, 7, 333, 3 * 1024 + 5, table];
+        for (elements, small) in lengths.into_iter().flat_map(|e| Small::ALL.map(|s| (e, s))) {
+            let wrong = small_words::measure(&module, &mut sweep, small, from_start(elements), 2)
+                .unwrap()
+                .wrong;
+            assert_eq!(wrong, 0, "{floats} floats, {elements} elements, {small:?}");
+        }
+        // The check can fail: bytes plus 1 checked as halves plus 1 differ in most floats.
+        // 2048 floats and the neighbour the check reads fit the smaller buffer too.
+        let n = 2048;
+        let access = from_start(n);
+        let copy = module.get_function("word_copy_8").unwrap();
+        let measured = sweep
+            .measure_other_as(
+                access,
+                1,
+                |x| Small::Halves.changed(x),
+                |stream, input, output| {
+                    // __global__ void word_copy_8(const unsigned char* in, unsigned char* out, int n)
+                    // SAFETY: the arguments match the kernel's C signature in order; 4 x n bytes lie
+                    // inside both of the sweep's buffers.
+                    unsafe { cust::launch!(copy<<<16, 256, 0, stream>>>(input, output, 4 * n as i32)) }?;
+                    Ok(())
+                },
+            )
+            .unwrap();
+        let wrong = measured.wrong;
+        assert!(
+            wrong > n / 2,
+            "a byte copy checked as a copy of halves: only {wrong} of {n} wrong"
+        );
+    }
+}
+
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn every_line_read_sums_what_the_cpu_sums() {
+    let gpu = Gpu::open(0).expect(NEEDS_GPU);
+    let l2 = gpu.info.l2_bytes as usize;
+    let module = gpu.load(&kernels::MEMORY).unwrap();
+    for path in ReadPath::ALL {
+        for (blocks, seed) in [(1, 3), (7, 5), (2 * gpu.info.multiprocessors, 8)] {
+            let measured = transactions::measure(&module, path, l2, blocks, 2, seed).unwrap();
+            assert_eq!(measured.wrong, 0, "{path:?}, {blocks} blocks, seed {seed}");
+            assert_eq!(measured.threads, blocks as usize * transactions::BLOCK as usize);
+            assert!(measured.bandwidth() > 0.0, "{path:?}");
         }
     }
 }

@@ -77,9 +77,26 @@ pub struct Args {
     /// slide's and Pd is the CPU's product.
     #[arg(long, conflicts_with_all = [
         "files", "random", "size", "kernel", "block_size", "precision", "repetitions", "print", "output",
-        "ptxas", "ladder", "kernel_source",
+        "ptxas", "ladder", "kernel_source", "unroll", "reads",
     ])]
     pub tile_example: bool,
+    /// The German slides' `#pragma unroll`, measured: the tiled mmm as printed beside the same file
+    /// with `#pragma unroll 1` (the loop kept) and without the pragma (the compiler's choice), at each
+    /// BLOCK_SIZE and precision: registers from ptxas's report, GPU time, GFLOP/s, time against the
+    /// kernel as printed, and each C checked against the CPU (random 1024 x 1024 unless sizes are given).
+    #[arg(long, conflicts_with_all = ["output", "print", "kernel", "ladder", "kernel_source", "reads", "ptxas"])]
+    pub unroll: bool,
+    /// The notes' read counts, counted by the GPU: runs mmm-ab and mmm once each under Nsight Compute
+    /// (ncu) and prints, per kernel, the global loads per element of C beside the notes' 2 K (mmm-ab)
+    /// and 2 K / BLOCK_SIZE (mmm), and the bytes L1, L2 and device memory served beside the bytes that
+    /// count would read (random 1024 x 1024 unless --size or --random is given).
+    #[arg(long, conflicts_with_all = [
+        "files", "output", "print", "kernel", "ladder", "kernel_source", "ptxas", "counters",
+    ])]
+    pub reads: bool,
+    /// What --reads runs under ncu: each kernel launched once, nothing checked or printed.
+    #[arg(long, hide = true, conflicts_with_all = ["files", "reads", "unroll", "ladder", "kernel_source"])]
+    pub reads_child: bool,
     #[command(flatten)]
     pub student: StudentArgs,
     #[command(flatten)]

@@ -427,7 +427,7 @@ pub const MEASURED: [&str; 3] = [
 /// instructions count, and the PTX rule against generic loads in both keeps them from hiding their
 /// own behind `printf`'s. Every
 /// metric is there from sm_75 to sm_120; the copies that skip the registers are [`COPIES`].
-const METRICS: [&str; 8] = [
+pub(crate) const METRICS: [&str; 8] = [
     GLOBAL_LOADS[0],
     GLOBAL_LOADS[1],
     OTHER_GLOBAL_READS[0],
@@ -458,7 +458,7 @@ const OTHER_GLOBAL_READS: [&str; 4] = [
 /// may not, the instructions are the larger count. TMA and bulk copies (sm_90 on) count in the bytes
 /// L1 reads for them from L2, as elements (32-byte sectors: a 16-byte copy of a double reads 4).
 /// On an older GPU `cp.async` compiles to a load and a store, which the loads count.
-const COPIES: [(u32, &str); 2] = [
+pub(crate) const COPIES: [(u32, &str); 2] = [
     (80, "smsp__inst_executed_op_ldgsts.sum"),
     (90, "l1tex__m_xbar2l1tex_read_bytes_mem_global_op_tma_ld.sum"),
 ];
@@ -617,7 +617,7 @@ pub fn judge_printing(case: &Case, launches: &[Launch]) -> Vec<Row> {
 /// Global reads per element of C (a thread's): the loads (the larger of the instructions, `cp.async`
 /// among them, and L1's requests: [`GLOBAL_LOADS`]; the instructions alone where the kernel
 /// `prints`), the other reads and the bytes TMA read ([`COPIES`]), as elements of `bytes` each.
-fn global_reads(launch: &Launch, prints: bool, elements: f64, bytes: f64) -> f64 {
+pub(crate) fn global_reads(launch: &Launch, prints: bool, elements: f64, bytes: f64) -> f64 {
     let instructions = (launch.value(GLOBAL_LOADS[0]) + optional(launch, COPIES[0].1)) * 32.0 / elements;
     let requests = per_thread(launch, &GLOBAL_LOADS[1..], elements);
     let loads = if prints {

@@ -17,9 +17,11 @@ pub mod climb;
 pub mod cublas;
 pub mod inputs;
 pub mod ladder;
+pub mod reads;
 pub mod split_k;
 pub mod sweep;
 pub mod tile_example;
+pub mod unroll;
 pub mod wgmma;
 
 /// What `--precision` asks for.

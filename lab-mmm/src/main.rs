@@ -20,8 +20,10 @@ use grading::Entry;
 use kernels::KernelImage;
 use lab_mmm::background::Checker;
 use lab_mmm::climb::climb;
-use lab_mmm::tile_example;
-use lab_mmm::{check, format_table, host_bytes, sweep, time_on_gpu, KernelChoice, Precision, PrecisionFlag, Row};
+use lab_mmm::{
+    check, format_table, host_bytes, reads, sweep, tile_example, time_on_gpu, unroll, KernelChoice, Precision,
+    PrecisionFlag, Row,
+};
 use matrix::mmm::{check_product_fits, check_sizes_match};
 use matrix::staging::Staging;
 use matrix::{file, Element, Matrix};
@@ -98,6 +100,14 @@ fn run(args: Args) -> Result<()> {
         host_bytes(sizes),
         &format!("multiplying {} x {} by {} x {}", sizes.0, sizes.1, sizes.1, sizes.2),
     )?;
+    // --reads runs this lab under ncu with --reads-child, which only launches the kernels.
+    if args.reads_child {
+        let gpu = Gpu::open(0)?;
+        return reads::launch_all(&gpu, sizes, &precisions, &args.block_size, &mut random);
+    }
+    if args.reads {
+        return show_reads(&args, sizes, &precisions);
+    }
     if let Some(path) = &args.output {
         check_output_path(path, args.force)?;
     }
@@ -117,6 +127,17 @@ fn run(args: Args) -> Result<()> {
     };
     if args.ladder {
         return climb(&gpu, &a, &b, &precisions, args.repetitions as usize, &mut random);
+    }
+    if args.unroll {
+        let variants = unroll::variants(&args.block_size)?;
+        let repetitions = args.repetitions as usize;
+        let rows = unroll::run(&gpu, (&mut a, &mut b), &precisions, &variants, repetitions, &mut random)?;
+        println!("\n{}", unroll::format_table(&rows));
+        let failed = rows.iter().filter(|row| !row.check.passed()).count();
+        return verdict(
+            failed == 0,
+            &format!("{failed} of {} products differ from the CPU", rows.len()),
+        );
     }
     if args.print || !args.files.is_empty() {
         print!("A =\n{a}B =\n{b}");
@@ -276,6 +297,30 @@ fn multiply<T: Element>(
     a.free_gpu_copy();
     b.free_gpu_copy();
     Ok(())
+}
+
+/// `--reads`: the kernels counted under ncu, the table, and PASS where every kernel's loads per element
+/// of C are the notes' count (within 1 %), at the block sizes that divide the sizes (elsewhere the
+/// count is not the notes' whole count: [`reads::ReadRow::judged`]).
+fn show_reads(args: &Args, sizes: (usize, usize, usize), precisions: &[Precision]) -> Result<()> {
+    let launched = reads::launches(precisions, &args.block_size);
+    let child = reads::child_arguments(sizes, precisions, &args.block_size, args.seed);
+    let (measured, ncu) = reads::measure(&child)?;
+    let rows = reads::rows(&launched, sizes, &measured)?;
+    let (m, k, n) = sizes;
+    println!(
+        "Global reads of mmm-ab and mmm at {m} x {k} x {n}, counted by Nsight Compute ({ncu}): one launch of each, caches flushed before it\n"
+    );
+    println!("{}", reads::format_table(&rows));
+    let off = rows
+        .iter()
+        .filter(|row| row.judged() && (row.loads_per_element / row.slides_per_element() - 1.0).abs() > 0.01)
+        .count();
+    let judged = rows.iter().filter(|row| row.judged()).count();
+    verdict(
+        off == 0,
+        &format!("{off} of {judged} kernels read other than the notes count"),
+    )
 }
 
 /// `--ptxas`: the report of every kernel that ran, beside the driver's view.

@@ -28,9 +28,38 @@ fn help_explains_every_flag() {
         "--sweep",
         "--plot",
         "--tile-example",
+        "--unroll",
+        "--reads",
     ] {
         assert!(outcome.stdout.contains(flag), "--help does not mention {flag}");
     }
+    // What --reads runs under ncu is no flag of the user's.
+    assert!(!outcome.stdout.contains("--reads-child"), "{}", outcome.stdout);
+}
+
+/// `--unroll` times the tiled kernel's variants and `--reads` counts the slides' two kernels under ncu:
+/// neither takes the flags that choose or write another run's products, nor the other, and `--reads`
+/// runs its own ncu (not inside `--counters`').
+#[test]
+fn unroll_and_reads_refuse_what_they_do_not_run() {
+    for (args, flag) in [
+        (&["--unroll", "--reads"][..], "--unroll"),
+        (&["--unroll", "--kernel", "naive"], "--unroll"),
+        (&["--unroll", "--ladder"], "--unroll"),
+        (&["--unroll", "--output", "/tmp/lab-mmm-never-written.txt"], "--unroll"),
+        (&["--reads", "--counters"], "--reads"),
+        (&["--reads", "--ptxas"], "--reads"),
+        (&["--reads", "--kernel", "tiled"], "--reads"),
+        (&["--reads", "lab-mmm/data/A.txt", "lab-mmm/data/B.txt"], "--reads"),
+    ] {
+        let outcome = run(LAB, args);
+        assert!(
+            outcome.is_one_line_error("lab-mmm", &format!("'{flag}")) && outcome.stderr.contains("cannot be used with"),
+            "{args:?}: {outcome:?}"
+        );
+    }
+    let outcome = run(LAB, &["--unroll", "--block-size", "8"]);
+    assert!(outcome.is_one_line_error("lab-mmm", "--block-size"), "{outcome:?}");
 }
 
 #[test]

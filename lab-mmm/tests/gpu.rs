@@ -9,6 +9,7 @@ use cust::module::Module;
 use lab_mmm::cublas::{Cublas, Math};
 use lab_mmm::ladder::{run_library, run_library_in, run_step, Ladder, Step};
 use lab_mmm::tile_example::{self, format_phases, Trace};
+use lab_mmm::unroll;
 use lab_mmm::wgmma::{self, Operand};
 use lab_mmm::{sweep, time_on_gpu, Precision, BF16_TOLERANCE, TF32_TOLERANCE};
 use matrix::mmm::{check_product, check_product_fits, load_mmm, MmmKernel};
@@ -63,6 +64,41 @@ fn every_kernel_precision_and_block_size_agrees_with_the_cpu_at_awkward_sizes() 
     for (seed, shape) in square.into_iter().chain(non_square).enumerate() {
         check_shape::<f64>(&gpu, &modules, shape, seed as u64);
         check_shape::<f32>(&gpu, &modules, shape, seed as u64 + 100);
+    }
+}
+
+/// `--unroll`'s path: mmm.cu's tiled kernel as printed, with `#pragma unroll 1` and without the pragma,
+/// at every BLOCK_SIZE and in both precisions, C poisoned before every launch and checked against the
+/// CPU, at sizes no tile divides and at 1000.
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn every_unroll_variant_agrees_with_the_cpu_at_awkward_sizes() {
+    let gpu = Gpu::open(0).expect(NEEDS_GPU);
+    let variants = unroll::variants(&kernels::MMM_BLOCK_SIZES).unwrap();
+    assert_eq!(variants.len(), 3 * kernels::MMM_BLOCK_SIZES.len());
+    for (seed, (m, k, n)) in [(100, 37, 53), (1, 513, 2), (1000, 1000, 1000)].into_iter().enumerate() {
+        let mut random = Random::new(seed as u64);
+        let mut a = Matrix::<f64>::random(m, k, &mut random).unwrap();
+        let mut b = Matrix::<f64>::random(k, n, &mut random).unwrap();
+        let rows = unroll::run(
+            &gpu,
+            (&mut a, &mut b),
+            &[Precision::F64, Precision::F32],
+            &variants,
+            1,
+            &mut random,
+        )
+        .unwrap();
+        assert_eq!(rows.len(), 2 * variants.len());
+        for row in &rows {
+            assert!(
+                row.check.passed() && row.registers.is_some(),
+                "{} {} BLOCK_SIZE {} at {m} x {k} x {n}: {row:?}",
+                row.variant,
+                row.precision,
+                row.block_size
+            );
+        }
     }
 }
 

@@ -6,8 +6,11 @@
 //! (`cudaHostAllocMapped`, `cudaHostRegisterMapped`) has a device address only there, unless portable
 //! too (`cudaHostAllocMapped | cudaHostAllocPortable`). The CUDA programming guide adds that with
 //! unified addressing, memory from `cudaMallocHost` and `cudaHostAlloc` is directly accessible from
-//! every device that supports it. Each row measures what this driver does: the copy bandwidth from each context, whether each context gets a device pointer, and
-//! whether the second context's GPU writes the memory through it.
+//! every device that supports it. The second context works on a host thread of its own, as in the
+//! Korean notes, where each of two GPUs has its host thread and memory pinned by one thread was of no
+//! use to the other. Each row measures what this driver does: the copy bandwidth from each context,
+//! whether each context gets a device pointer, and whether the second context's GPU writes the memory
+//! through it.
 
 use anyhow::{ensure, Result};
 use common::check_cuda;
@@ -205,7 +208,8 @@ pub fn second_context() -> Result<(Context, u32)> {
     Ok((context, ordinal))
 }
 
-/// One row: the buffer made in the lab's (current) context, seen there and from `second`.
+/// One row: the buffer made in the lab's (current) context on this host thread, seen there, then from
+/// `second` on another host thread.
 pub fn row(flags: Flags, bytes: usize, second: &Context, random: &mut Random) -> Result<(Seen, Seen)> {
     ensure!(
         bytes >= 4 && bytes.is_multiple_of(4),
@@ -218,10 +222,19 @@ pub fn row(flags: Flags, bytes: usize, second: &Context, random: &mut Random) ->
         .take(bytes)
         .collect();
     let here = see(&mut host, &original)?;
-    check_cuda!(ContextStack::push(second))?;
-    let there = see(&mut host, &original);
-    check_cuda!(ContextStack::pop())?;
-    Ok((here, there?))
+    let second = second.get_unowned();
+    let there = std::thread::scope(|scope| {
+        scope
+            .spawn(|| -> Result<Seen> {
+                check_cuda!(ContextStack::push(&second))?;
+                let seen = see(&mut host, &original);
+                check_cuda!(ContextStack::pop())?;
+                seen
+            })
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    })?;
+    Ok((here, there))
 }
 
 /// `--flags`: the table, a row per kind of host memory. Returns whether every round trip and every
@@ -229,7 +242,7 @@ pub fn row(flags: Flags, bytes: usize, second: &Context, random: &mut Random) ->
 pub fn report(random: &mut Random) -> Result<bool> {
     let (second, ordinal) = second_context()?;
     println!(
-        "\nHost-memory flags: {} buffers made in the lab's context (GPU 0), used there and from a second context ({}); H2D = cudaMemcpy host to device, median of 5:\n",
+        "\nHost-memory flags: {} buffers made in the lab's context (GPU 0) on the main host thread, used there and from a second context on a second host thread ({}); H2D = cudaMemcpy host to device, median of 5:\n",
         common::format_bytes(BYTES as u64),
         if ordinal == 1 { "on GPU 1" } else { "on the same GPU: this machine has one" }
     );

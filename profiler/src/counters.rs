@@ -16,7 +16,7 @@ use super::records::{demangle, Activity, What};
 use super::Window;
 
 /// The metrics read (Nsight Compute 2025 names), and what the notes called them with nvprof.
-pub const METRICS: [(&str, &str); 19] = [
+pub const METRICS: [(&str, &str); 22] = [
     (
         "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
         "gld_transactions (32-byte sectors)",
@@ -24,6 +24,18 @@ pub const METRICS: [(&str, &str); 19] = [
     (
         "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
         "global load requests (warp instructions)",
+    ),
+    (
+        "l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum",
+        "global_hit_rate's numerator (load sectors found in L1)",
+    ),
+    (
+        "lts__t_sectors_srcunit_tex_op_read.sum",
+        "l2_tex_read_transactions (32-byte sectors L2 served to L1 for reads)",
+    ),
+    (
+        "lts__t_requests_srcunit_tex_op_read.sum",
+        "read requests L1 sent to L2 (one request carries up to the 4 sectors of a line)",
     ),
     ("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", "gst_transactions"),
     (
@@ -288,8 +300,8 @@ pub fn per_window(windows: &[Window], all: &[Activity], launches: &[Launch]) -> 
 pub fn table(windows: &[Window], counters: &[(usize, Vec<Launch>)], version: &str) -> String {
     let mut out = format!(
         "Hardware counters ({version}; a separate run of the same command under ncu, which replays every kernel: its times are not these)\n\
-         | window | kernels read | global ld sectors / request | global st sectors / request | shared wavefronts / load | shared bank conflicts / load | achieved occupancy % | local memory bytes / launch | DRAM MB / launch | FP64 pipe % | DMMA pipe % | FMA GFLOP/s under ncu | threads per warp instruction |\n\
-         |--------|-------------:|----------------------------:|----------------------------:|-------------------------:|-----------------------------:|---------------------:|----------------------------:|-----------------:|------------:|------------:|----------------------:|-----------------------------:|\n"
+         | window | kernels read | global ld sectors / request | L1 hit % of ld sectors | L2 sectors / L2 read request | global st sectors / request | shared wavefronts / load | shared bank conflicts / load | achieved occupancy % | local memory bytes / launch | DRAM MB / launch | FP64 pipe % | DMMA pipe % | FMA GFLOP/s under ncu | threads per warp instruction |\n\
+         |--------|-------------:|----------------------------:|-----------------------:|-----------------------------:|----------------------------:|-------------------------:|-----------------------------:|---------------------:|----------------------------:|-----------------:|------------:|------------:|----------------------:|-----------------------------:|\n"
     );
     for (window, (kernels, launches)) in windows.iter().zip(counters) {
         if *kernels == 0 {
@@ -300,6 +312,15 @@ pub fn table(windows: &[Window], counters: &[(usize, Vec<Launch>)], version: &st
         let ratio = |a: &str, b: &str| {
             if sum(b) > 0.0 {
                 format!("{:.2}", sum(a) / sum(b))
+            } else {
+                "-".into()
+            }
+        };
+        // A share of a sum that saved output without the numerator (older fixtures) leaves blank.
+        let percent = |a: &str, b: &str| {
+            let share = 100.0 * sum(a) / sum(b);
+            if sum(b) > 0.0 && share.is_finite() {
+                format!("{share:.1}")
             } else {
                 "-".into()
             }
@@ -315,12 +336,20 @@ pub fn table(windows: &[Window], counters: &[(usize, Vec<Launch>)], version: &st
             + sum("sm__sass_thread_inst_executed_op_ffma_pred_on.sum");
         let seconds = sum("gpu__time_duration.sum") * 1e-9;
         out.push_str(&format!(
-            "| {} | {} of {kernels} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            "| {} | {} of {kernels} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
             window.label,
             launches.len(),
             ratio(
                 "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
                 "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"
+            ),
+            percent(
+                "l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum",
+                "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"
+            ),
+            ratio(
+                "lts__t_sectors_srcunit_tex_op_read.sum",
+                "lts__t_requests_srcunit_tex_op_read.sum"
             ),
             ratio(
                 "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
@@ -422,9 +451,44 @@ mod tests {
         assert_eq!(matched[0], (1, vec![launch("a", 2.0)]));
         assert_eq!(matched[1], (2, vec![launch("a", 4.0), launch("b", 7.0)]));
         let table = table(&windows, &matched, "ncu 2025");
-        assert!(table.contains("| first | 1 of 1 | - | - | 2.00 |"), "{table}");
-        assert!(table.contains("| second | 2 of 2 | - | - | 5.50 |"), "{table}");
+        assert!(table.contains("| first | 1 of 1 | - | - | - | - | 2.00 |"), "{table}");
+        assert!(table.contains("| second | 2 of 2 | - | - | - | - | 5.50 |"), "{table}");
         assert!(!table.contains("copies only"), "{table}");
+    }
+
+    #[test]
+    fn l1_hits_and_the_sectors_l2_sends_per_request_have_their_columns() {
+        // Two launches reading whole lines: one found 300 of its 400 sectors in L1, L2 sent the other
+        // 100 in 25 requests; the other found all 400 in L1.
+        let read = |hits: f64, l2_sectors: f64, l2_requests: f64| Launch {
+            kernel: "read_lines_l1".into(),
+            values: [
+                ("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", 400.0),
+                ("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", 100.0),
+                ("l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum", hits),
+                ("lts__t_sectors_srcunit_tex_op_read.sum", l2_sectors),
+                ("lts__t_requests_srcunit_tex_op_read.sum", l2_requests),
+            ]
+            .iter()
+            .map(|(k, v)| (k.to_string(), *v))
+            .collect(),
+        };
+        let window = Window {
+            label: "lines".into(),
+            work: vec![kernel("read_lines_l1", 1), kernel("read_lines_l1", 2)],
+            ..Window::default()
+        };
+        let matched = vec![(2, vec![read(300.0, 100.0, 25.0), read(400.0, 0.0, 0.0)])];
+        let table = table(&[window], &matched, "ncu 2025");
+        assert!(table.contains("| lines | 2 of 2 | 4.00 | 87.5 | 4.00 | - |"), "{table}");
+        assert!(table.contains("| L1 hit % of ld sectors | L2 sectors / L2 read request |"));
+        for metric in [
+            "l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum",
+            "lts__t_sectors_srcunit_tex_op_read.sum",
+            "lts__t_requests_srcunit_tex_op_read.sum",
+        ] {
+            assert!(METRICS.iter().any(|(name, _)| *name == metric), "{metric} is not read");
+        }
     }
 
     #[test]
