@@ -15,8 +15,8 @@
 # a typo, a bad weight, a column weighted twice), --ids (students without an id, lines naming
 # nobody), the kept --check outputs; --dry-run without a GPU and without building; no GPU found
 # before anything is built; an empty submissions folder, a LAB_BIN_DIR without labs and an sbatch
-# that refuses the array (nothing left behind); that --help names every option; and a program week
-# (05-streams) in a dry run with the real lab-streams.
+# that refuses the array (nothing left behind); that --help names every option; a program week
+# (05-streams) in a dry run with the real lab-streams; and scripts/make-class.sh's class.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target=${CARGO_TARGET_DIR:-target}
@@ -64,6 +64,7 @@ if [[ -z $file ]]; then
     exit 0
 fi
 echo "begin $(basename "$file") ${CUDA_VISIBLE_DEVICES:-unset}" >>"$STUB_LOG"
+echo "${CUDA_VISIBLE_DEVICES:-unset} ${LAB_GPU_LOCK:-unset}" >>"$STUB_LOG.locks"
 trap 'echo "end $(basename "$file") ${CUDA_VISIBLE_DEVICES:-unset}" >>"$STUB_LOG"' EXIT
 sleep "0.$((RANDOM % 4))"
 first=$(head -n 1 "$file")
@@ -231,10 +232,18 @@ for run in 1 2 3 4 5; do
     grade two --jobs 2 03-mmm-tiled "$subs" >/dev/null
     expect "two jobs on two GPUs, run $run" "$(gpus_used)" "one at a time on 0,1"
 done
-rm -f "$STUB_LOG"
+rm -f "$STUB_LOG" "$STUB_LOG.locks"
 expect "a scheduler's GPUs exit" "$(CUDA_VISIBLE_DEVICES=5,7 grade share --jobs 2 03-mmm-tiled "$subs")" 0
 expect "a scheduler's GPUs" "$(gpus_used)" "one at a time on 5,7"
 expect "a scheduler's GPUs, same CSV" "$(cmp -s "$work/one.csv" "$work/share.csv" && echo same || echo different)" same
+# The GPUs' locks (issue 65): every lab, our solution's check too, names its GPU's lock file in one
+# private folder of the run, gone when the run is.
+locks=$(sort -u "$STUB_LOG.locks")
+lock_folder=$(dirname "$(head -n 1 <<<"$locks" | cut -d ' ' -f 2)")
+expect "a lock file per GPU" "$(sed "s|$lock_folder/||" <<<"$locks")" "5 gpu-5.lock
+7 gpu-7.lock"
+expect "in a private folder of the run, gone after it" "$(basename "$lock_folder" | sed 's/-[0-9]*-[0-9a-f]\{16\}$//') $([[ -e $lock_folder ]] && echo kept || echo gone)" "grade-gpu-locks gone"
+expect "every check has it, our solution's too" "$(grep -c " $lock_folder/gpu-[57].lock$" "$STUB_LOG.locks")" "$(grep -c '^begin' "$STUB_LOG")"
 
 # Progress: a line per submission on stderr, none in the CSV.
 expect "progress lines" "$(grep -c '^grade.sh: graded [1-9] of 9: ' "$work/three.err")" 9
@@ -820,6 +829,17 @@ expect "scores: the starter 0, a skipped technique 50" "$(columns "$work/week-sc
 row untiled | 17 of 18 |  | 50.0"
 expect "scores: --rule-cap 100" "$(grade week-scores --rule-cap 100 03-mmm-tiled "$week_scores"; columns "$work/week-scores.csv" student score | grep '^row untiled')" "0
 row untiled | 94.4"
+
+# scripts/make-class.sh, the class of issue 65's timing (graded on a GPU machine): COUNT copies of the
+# week's kernels in turn, no two alike, each named in originals.txt; an OUT that exists is refused.
+class=$work/class
+expect "make-class.sh exits" "$(bash scripts/make-class.sh 03-mmm-tiled 40 "$class" >/dev/null && echo 0 || echo $?)" 0
+expect "a class of 40" "$(find "$class" -name 's*.cu' | wc -l) $(for f in "$class"/s*.cu; do sha256sum <"$f"; done | sort -u | wc -l)" "40 40"
+expect "originals.txt: a line per copy, each of a file of the week" "$(wc -l <"$class/originals.txt") $(while IFS=$'\t' read -r copy original; do [[ -f $class/$copy && -f assignments/03-mmm-tiled/$original && $copy == s[0-9][0-9][0-9][0-9]-"${original#*/}" ]] && echo ok; done <"$class/originals.txt" | wc -l)" "40 40"
+expect "each copy says what it copies" "$(head -n 1 "$class/s0001-"*.cu) | $(tail -n +2 "$class/s0001-"*.cu | cmp -s - "assignments/03-mmm-tiled/$(cut -f 2 <<<"$(head -n 1 "$class/originals.txt")")" && echo same)" \
+    "// class copy 1 of 03-mmm-tiled/$(cut -f 2 <<<"$(head -n 1 "$class/originals.txt")") | same"
+expect "make-class.sh refuses an OUT that exists" "$(bash scripts/make-class.sh 03-mmm-tiled 3 "$class" 2>"$work/class.err" && echo 0 || echo $?) $(cat "$work/class.err") $(ls "$class" | wc -l)" \
+    "2 make-class.sh: $class exists already: name a new folder 41"
 
 echo "test-grade.sh: $checks checks, $failures failed"
 [[ $failures == 0 ]]

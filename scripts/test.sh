@@ -20,7 +20,7 @@ bash scripts/compare.sh --build-only "$references"
 # built in place of ours, and their compare.toml read.
 bash scripts/compare.sh --originals reference/slides --build-only "$references/slides"
 bash scripts/test-compare.sh
-# grade.sh's CSV, --jobs, GPUs in turn, --cases and errors, with a stand-in lab (no GPU).
+# grade.sh's CSV, --jobs, GPUs in turn, --cases and errors, with a stand-in lab (no GPU); make-class.sh.
 bash scripts/test-grade.sh
 # The student pack (dev profile, one architecture): its audit for our solutions, its labs' --check
 # --dry-run, and a build from its sources without nvcc.

@@ -129,6 +129,23 @@ pub struct Lab {
     pub folder: String,
     /// The code of the week's starter (see [`code_of`]): handed in unchanged, it scores 0 unrun.
     pub starter: Option<Vec<u8>>,
+    /// The folder of the GPUs' lock files, where several labs share a GPU (a local run's jobs): each
+    /// lab gets `LAB_GPU_LOCK` naming its GPU's ([`gpu_lock_file`]), under which its timed cases run
+    /// alone. None: the labs run as they are (a Slurm task, one course-server worker per GPU).
+    pub gpu_locks: Option<PathBuf>,
+}
+
+/// The variable that names a lab's GPU lock file, for the grader and the labs (`grading::gpu_lock`).
+pub const GPU_LOCK_ENV: &str = "LAB_GPU_LOCK";
+
+/// The lock file of GPU `device` (a CUDA_VISIBLE_DEVICES value: a number or a UUID) in `folder`:
+/// `gpu-<device>.lock`, every character but letters, digits and `-` made `_`.
+pub fn gpu_lock_file(folder: &Path, device: &str) -> PathBuf {
+    let name: String = device
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' })
+        .collect();
+    folder.join(format!("gpu-{name}.lock"))
 }
 
 /// The code of `week`'s starter in `repository`, where it is there.
@@ -291,6 +308,7 @@ impl Lab {
             listing,
             folder,
             starter: starter_code(week, repository),
+            gpu_locks: None,
         })
     }
 
@@ -313,6 +331,17 @@ impl Lab {
             vec!["--check", "--time-limit", &limit, "--csv"]
         };
         flags.into_iter().map(OsString::from).collect()
+    }
+
+    /// `command` run on GPU `device` (none in a dry run), with its lock file where [`Lab::gpu_locks`]
+    /// says.
+    fn on_gpu(&self, command: &mut Command, device: Option<&str>) {
+        if let Some(device) = device {
+            command.env("CUDA_VISIBLE_DEVICES", device);
+            if let Some(folder) = &self.gpu_locks {
+                command.env(GPU_LOCK_ENV, gpu_lock_file(folder, device));
+            }
+        }
     }
 
     /// Our own solution's check of the cases, before any submission (issue 66), with the same flags:
@@ -340,9 +369,7 @@ impl Lab {
         words.extend(self.check_flags());
         let mut command = Command::new(&words[0]);
         command.args(&words[1..]).stdin(Stdio::null());
-        if let Some(device) = device {
-            command.env("CUDA_VISIBLE_DEVICES", device);
-        }
+        self.on_gpu(&mut command, device);
         let output = command.output().map_err(|err| {
             stop(
                 MACHINE,
@@ -453,9 +480,7 @@ impl Lab {
         words.push("--mark".into());
         let mut command = Command::new(&words[0]);
         command.args(&words[1..]);
-        if let Some(device) = device {
-            command.env("CUDA_VISIBLE_DEVICES", device);
-        }
+        self.on_gpu(&mut command, device);
         let (status, stdout, stderr) = run_with_input(&mut command, format!("{key}\n").as_bytes());
         // The mark is over the bytes the lab printed (a shell's $(...) drops the trailing line breaks).
         let end = stdout.iter().rposition(|byte| *byte != b'\n').map_or(0, |at| at + 1);

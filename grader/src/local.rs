@@ -1,6 +1,13 @@
-//! Grading here: our solution's check of the cases first, then every submission, `--jobs` at a time,
-//! each job on its own GPU where there are enough; the CSV in the submissions' order, whatever order
-//! they finish in; each `--check`'s output kept; the feedback pages last.
+//! Grading here: our solution's check of the cases first, then every submission, `--jobs` at a time
+//! (by default one per GPU: [`default_jobs`]), the jobs spread over the GPUs in turn; the CSV in
+//! the submissions' order, whatever order they finish in; each `--check`'s output kept; the feedback
+//! pages last.
+//!
+//! With more jobs than GPUs, several share a GPU (issue 65: nvcc compiling some submissions while
+//! the GPU runs the others' cases), and a per-GPU lock keeps the GPU's timed work and ncu apart: each
+//! lab gets `LAB_GPU_LOCK`, a file per GPU in a private folder of this run ([`LockFolder`]), and runs
+//! its timed cases and its ncu run holding it alone, its sanitizer runs beside other such runs
+//! (`grading::gpu_lock`).
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -13,7 +20,7 @@ use crate::feedback::Feedback;
 use crate::lab::{Graded, Lab};
 use crate::output::{claim, Claimed, Csv};
 use crate::rows::Rows;
-use crate::stop::{say, stop, Final, NOT_GRADED};
+use crate::stop::{say, stop, Final, MACHINE, NOT_GRADED};
 use crate::submissions::Submission;
 
 /// A local run.
@@ -72,6 +79,53 @@ pub fn find_gpus() -> Result<Vec<String>> {
     Ok((0..count).map(|gpu| gpu.to_string()).collect())
 }
 
+/// Without `--jobs`: one job per GPU, or in a dry run, which only compiles, one per CPU core. More
+/// jobs than GPUs share them, their timed work kept apart by the GPUs' lock; issue 65's runs on an
+/// H200 did not yet show that a class goes faster that way (`results/h200/issue65/`).
+pub fn default_jobs(devices: &[String]) -> usize {
+    if devices.is_empty() {
+        std::thread::available_parallelism().map_or(1, usize::from)
+    } else {
+        devices.len()
+    }
+}
+
+/// The folder of a run's GPU lock files ([`Lab::gpu_locks`]): new, private (0700) in the system's
+/// temporary folder, and removed with what is in it when dropped. The labs make the files in it.
+pub struct LockFolder {
+    pub path: PathBuf,
+}
+
+impl LockFolder {
+    /// A new one; a folder that cannot be made is the machine's (exit code 3), before anything is
+    /// graded.
+    pub fn new() -> Result<LockFolder> {
+        use std::os::unix::fs::DirBuilderExt as _;
+        let tmp = std::env::temp_dir();
+        let random = crate::lab::random_hex().map(|hex| hex[..16].to_string());
+        let made = random.and_then(|random| {
+            let path = tmp.join(format!("grade-gpu-locks-{}-{random}", std::process::id()));
+            std::fs::DirBuilder::new().mode(0o700).create(&path).map(|()| path)
+        });
+        match made {
+            Ok(path) => Ok(LockFolder { path }),
+            Err(err) => Err(stop(
+                MACHINE,
+                format!(
+                    "cannot make a private folder for the GPUs' locks in {}: {err}",
+                    crate::csv::shown(&tmp)
+                ),
+            )),
+        }
+    }
+}
+
+impl Drop for LockFolder {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
+}
+
 /// Where each submission's `--check` output is kept where `--keep` does not say: a new folder beside
 /// the CSV (grades-checks/, or grades-checks-2/ ... where that has files), or nowhere when the CSV
 /// goes to no file; stderr says which.
@@ -117,8 +171,14 @@ pub fn say_kept(keep: &Option<Claimed>) {
 }
 
 impl Local {
-    /// Grades every submission and writes the CSV; the exit code says what was not graded.
-    pub fn run(self) -> Result<u8> {
+    /// Grades every submission and writes the CSV; the exit code says what was not graded. The GPUs'
+    /// lock files live as long as the run.
+    pub fn run(mut self) -> Result<u8> {
+        let locks = match self.devices.is_empty() {
+            true => None,
+            false => Some(LockFolder::new()?),
+        };
+        self.lab.gpu_locks = locks.as_ref().map(|locks| locks.path.clone());
         self.lab
             .check_ours(&self.repository, self.devices.first().map(String::as_str))?;
         say_kept(&self.keep);
@@ -137,8 +197,9 @@ impl Local {
         Ok(code.0)
     }
 
-    /// Every submission graded, `--jobs` at a time: job slot s grades on GPU s modulo their count, so
-    /// that with no more jobs than GPUs no two submissions share one.
+    /// Every submission graded, `--jobs` at a time: job slot s grades on GPU s modulo their count (with
+    /// no more jobs than GPUs, no two submissions share one; with more, the GPU's lock keeps their
+    /// timed work apart).
     fn grade_all(&self) -> Vec<Graded> {
         let total = self.submissions.len();
         let next = AtomicUsize::new(0);
@@ -203,5 +264,46 @@ pub fn keep_output(dir: &Path, submission: &Submission, graded: &Graded) {
             crate::csv::shown(&submission.entry),
             crate::csv::shown(dir)
         ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lab::gpu_lock_file;
+
+    #[test]
+    fn a_gpu_lock_file_is_named_after_its_device() {
+        let folder = Path::new("/tmp/locks");
+        assert_eq!(gpu_lock_file(folder, "0"), folder.join("gpu-0.lock"));
+        assert_eq!(
+            gpu_lock_file(folder, "GPU-8a3c-11ef"),
+            folder.join("gpu-GPU-8a3c-11ef.lock")
+        );
+        assert_eq!(
+            gpu_lock_file(folder, "MIG-GPU-8a3c/1/0"),
+            folder.join("gpu-MIG-GPU-8a3c_1_0.lock")
+        );
+        assert_eq!(gpu_lock_file(folder, "../x y"), folder.join("gpu-___x_y.lock"));
+    }
+
+    #[test]
+    fn the_lock_folder_is_private_and_removed() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let (first, second) = (LockFolder::new().unwrap(), LockFolder::new().unwrap());
+        assert_ne!(first.path, second.path);
+        let mode = std::fs::metadata(&first.path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o700);
+        let path = first.path.clone();
+        std::fs::write(gpu_lock_file(&path, "0"), "").unwrap();
+        drop(first);
+        assert!(!path.exists(), "removed with its files");
+    }
+
+    #[test]
+    fn jobs_default_to_one_per_gpu_and_one_per_core_in_a_dry_run() {
+        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        assert_eq!(default_jobs(&["0".to_string(), "1".to_string()]), 2);
+        assert_eq!(default_jobs(&[]), cores);
     }
 }

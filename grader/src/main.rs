@@ -10,7 +10,7 @@ use clap::{CommandFactory, FromArgMatches, Parser};
 use grader::csv::shown;
 use grader::feedback::{self, Feedback};
 use grader::lab::{self, Lab};
-use grader::local::{find_gpus, keep_beside, Local};
+use grader::local::{default_jobs, find_gpus, keep_beside, Local};
 use grader::output::{claim, new_or_empty, Csv};
 use grader::rows::Rows;
 use grader::slurm::{self, Array, Resources};
@@ -45,9 +45,9 @@ fn long_about() -> String {
 #[derive(Parser, Debug)]
 #[command(name = "grade.sh", about = ABOUT)]
 struct Args {
-    /// Grade N submissions at once (default: one per GPU, those CUDA_VISIBLE_DEVICES names, else all
-    /// nvidia-smi lists; in a dry run one per CPU core); more jobs than GPUs share them in turn; the
-    /// CSV is the same as with one job
+    /// Grade N submissions at once (default: one per GPU), spread over the GPUs in turn (those
+    /// CUDA_VISIBLE_DEVICES names, else all nvidia-smi lists); labs that share a GPU run their timed
+    /// work and ncu one at a time (a lock per GPU) while others compile
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     jobs: Option<u32>,
     /// Run every case under compute-sanitizer (slow)
@@ -356,16 +356,6 @@ fn check_options(args: &Args, mode: &str) -> Result<()> {
         ));
     }
     Ok(())
-}
-
-/// Without --jobs: one job per GPU (no two submissions share one), or in a dry run, which only
-/// compiles, one per CPU core.
-fn default_jobs(devices: &[String]) -> usize {
-    if devices.is_empty() {
-        std::thread::available_parallelism().map_or(1, usize::from)
-    } else {
-        devices.len()
-    }
 }
 
 /// Where the CSV goes: --out's file, else stdout.

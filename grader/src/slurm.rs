@@ -356,6 +356,8 @@ impl Array {
             listing,
             folder,
             starter,
+            // One lab per task and GPU: nothing to share.
+            gpu_locks: None,
         };
         Ok(Array {
             out: out.to_path_buf(),

@@ -50,6 +50,17 @@ pub struct CaseRun {
 }
 
 impl CaseRun {
+    /// A case the machine kept from running (MACHINE), without output.
+    pub fn machine(case: &str, why: String) -> CaseRun {
+        CaseRun {
+            row: Row {
+                case: case.to_string(),
+                result: Err(NoResult::Machine(why)),
+            },
+            ..CaseRun::fault(case, String::new())
+        }
+    }
+
     /// A case that ends as a fault without having run, or without output of its own.
     pub fn fault(case: &str, why: String) -> CaseRun {
         CaseRun {
@@ -81,9 +92,12 @@ pub struct Deadline {
 }
 
 impl Deadline {
-    /// Whether the check's time is up.
+    /// Whether the check's time is up. The time this process waited for its GPU ([`gpu_lock::waited`],
+    /// while other checks' cases had it) does not count: the check gets the time it would get alone.
+    ///
+    /// [`gpu_lock::waited`]: crate::gpu_lock::waited
     pub fn passed(&self) -> bool {
-        Instant::now() >= self.at
+        Instant::now() >= self.at + crate::gpu_lock::waited()
     }
 }
 

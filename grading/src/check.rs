@@ -3,6 +3,10 @@
 //! cases allow; with `--sanitize` each case alone under compute-sanitizer's tools; racecheck and
 //! synccheck on the race case in every check), the measured technique beside them. In a child, its
 //! cases run one after another and each one's row is written where the parent said.
+//!
+//! Under the grader, several checks may share a GPU ([`gpu_lock`]): the plain cases, which are timed,
+//! and the measured child (ncu) hold it alone; the sanitizer's runs, whose results are findings, hold
+//! it beside each other.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -17,6 +21,7 @@ use crate::case_process::{self, Batch, CaseRun, Deadline, Limits, Slot};
 use crate::cases_file;
 use crate::entries::{student_report, Entry};
 use crate::exit::machine_of;
+use crate::gpu_lock;
 use crate::mark;
 use crate::measure;
 use crate::progress::Progress;
@@ -83,10 +88,6 @@ pub(crate) fn run_cases<C>(
             return Ok(());
         }
     };
-    // One reference to the GPU's primary context for the whole child: each case's own `Gpu::open`
-    // then finds it made, instead of making it again (0.1 s on an H100). Where it fails, each case's
-    // own open says why.
-    let held = common::gpu::Gpu::open(0).ok();
     if args.measure_technique {
         let measure = check.measure.as_ref().context("this week measures no technique")?;
         if let (Some(go), Some(parent)) = (&args.measure_after, args.measure_parent) {
@@ -101,6 +102,11 @@ pub(crate) fn run_cases<C>(
         };
         return case_process::write_row(&result(first), &row);
     }
+    // One reference to the GPU's primary context for the whole child: each case's own `Gpu::open`
+    // then finds it made, instead of making it again (0.1 s on an H100). Where it fails, each case's
+    // own open says why. Not in the measured child, which touches the GPU only once the cases are
+    // done: a context made there would be made while they are timed.
+    let held = common::gpu::Gpu::open(0).ok();
     for index in first..=last {
         let Some(case) = check.cases.cases.get(index) else {
             bail!("there is no check case {index}")
@@ -237,13 +243,29 @@ pub(crate) fn run_check<C>(
         )
     });
     let mut races = None;
+    // Alone on a GPU, the measured child starts now and waits for the cases, so that ncu's start
+    // overlaps them. Where checks share the GPU (the grader's lock), every process that touches the
+    // GPU starts only while its check holds it: the measured child once the GPU is held for it,
+    // after the cases. Started early, beside 15 other checks, it left a class of 48 on an H200 with
+    // none graded after 9 minutes (issue 65, run 1).
+    let early = !gpu_lock::named();
     let (runs, measured) = std::thread::scope(|scope| {
-        let measuring = measured.map(|(week, prepared)| {
-            let thread = prepared.map(|(under_ncu, csv, result, limits)| {
-                scope.spawn(move || measure::launches(under_ncu, &csv, &result, limits, deadline))
-            });
-            (week, thread)
-        });
+        let start = |prepared: Result<_, NoResult>| {
+            prepared.map(
+                |(under_ncu, csv, result, limits): (Command, PathBuf, PathBuf, Limits)| {
+                    scope.spawn(move || measure::launches(under_ncu, &csv, &result, limits, deadline))
+                },
+            )
+        };
+        let (mut measuring, mut pending) = (None, None);
+        if let Some((week, prepared)) = measured {
+            if early {
+                measuring = Some((week, Some(start(prepared))));
+            } else {
+                measuring = Some((week, None));
+                pending = Some(prepared);
+            }
+        }
         let go = measure::Go(&go);
         let alone = uses_the_device_heap(image);
         let children = Children {
@@ -267,23 +289,41 @@ pub(crate) fn run_check<C>(
                         .copied()
                         .filter(|&tool| shared_checked || tool == Tool::Memcheck)
                         .collect();
-                    children.run_sanitized(index, sanitizer, &tools)
+                    children.run_sanitized_beside_others(index, sanitizer, &tools)
                 })
                 .collect(),
             None => {
-                let mut runs = children.run_all();
+                let mut runs = children.run_alone();
                 races = check_races(&children, check.cases.race_case, &tools, &mut runs);
                 runs
             }
         };
+        // ncu, held alone from before the measured child may start (`go`) until it is done: in run 3
+        // of issue 65, with 16 checks whose ncu runs shared one H200, the three that ended took 202
+        // to 214 s each and their counts were FAULT.
+        let will_measure = pending
+            .as_ref()
+            .map_or(matches!(measuring, Some((_, Some(Ok(_))))), Result::is_ok);
+        let measuring_alone = will_measure.then(gpu_lock::exclusive);
         drop(go);
+        if let (Some((_, thread)), Some(prepared)) = (&mut measuring, pending) {
+            *thread = Some(start(prepared));
+        }
         progress.case(0, "the technique, measured with hardware counters (ncu)", None);
         let measured = measuring.map(|(week, thread)| {
-            let launches = thread.and_then(|thread| {
-                thread
-                    .join()
-                    .unwrap_or_else(|_| Err("the measurement's thread panicked".into()))
-            });
+            let launches = thread
+                .unwrap_or_else(|| Err(NoResult::Fault("the measurement did not start".into())))
+                .and_then(|thread| {
+                    thread
+                        .join()
+                        .unwrap_or_else(|_| Err("the measurement's thread panicked".into()))
+                });
+            // Where the GPU could not be held, the measurement ran beside others' timed cases.
+            let launches = match &measuring_alone {
+                Some(Err(err)) => Err(NoResult::Machine(format!("{err:#}"))),
+                _ => launches,
+            };
+            drop(measuring_alone);
             let rows = week.rows(launches);
             // Under grade.sh (the closing mark), the machine's rows stay MACHINE; on a student's own
             // machine, rules it cannot measure are left to grading.
@@ -307,6 +347,11 @@ pub(crate) fn run_check<C>(
     report(args, check, &rows, &runs, sanitized, races)
 }
 
+/// The longest a check's plain cases hold the GPU alone ([`Children::run_alone`]): on an H200 a whole
+/// week-3 check of an honest kernel took 4.3 s, compile, ncu and compute-sanitizer included
+/// (`results/h200/issue61/honest/run-4/padded-tiles.log`).
+const ALONE_AT_MOST: Duration = Duration::from_secs(5);
+
 /// Issue 61: racecheck and synccheck on the case set's race case ([`CaseSet::race_case`]) in every
 /// check, not only under `--sanitize`: a missing barrier whose race the cases' values happen to hide
 /// fails that case with the tool's finding. Where the kernels use no shared memory and no barrier
@@ -321,7 +366,17 @@ fn check_races(children: &Children, race_case: Option<usize>, tools: &[Tool], ru
             sanitizer::WHERE_WE_LOOK
         ));
     };
-    let raced = children.run_sanitized(index, &sanitizer, &[Tool::Racecheck, Tool::Synccheck]);
+    let raced = match gpu_lock::shared() {
+        Ok(_beside_others) => children.run_sanitized(index, &sanitizer, &[Tool::Racecheck, Tool::Synccheck]),
+        Err(err) => {
+            // Not checked for the machine's want (grading's lock): not graded, never passed as is.
+            let why = format!("{err:#}");
+            if let Some(run) = runs.get_mut(index) {
+                run.row.result = Err(NoResult::Machine(why.clone()));
+            }
+            return Some(format!("races not checked on \"{name}\": {why}"));
+        }
+    };
     // Only a tool's finding fails the case here; anything else (a time limit used up, the tool's
     // own failure) leaves it as its plain run judged it.
     let by_a_tool = |why: &str| why.starts_with("racecheck: ") || why.starts_with("synccheck: ");
@@ -403,6 +458,45 @@ fn boundary() -> String {
 }
 
 impl Children<'_> {
+    /// Every case ([`Children::run_all`]) with the GPU held alone ([`gpu_lock::exclusive`]): their times
+    /// are compared with ours, and another check's work beside them would slow them down. Held for
+    /// [`ALONE_AT_MOST`] at most: a kernel that runs that long is no match for ours whatever its
+    /// neighbours, and held longer it stops the class behind it (issue 65, run 2: 15 checks waited
+    /// two minutes and more for one that printed from every thread). Where the GPU cannot be held,
+    /// every case is MACHINE.
+    fn run_alone(&self) -> Vec<CaseRun> {
+        match gpu_lock::exclusive() {
+            Ok(alone) => std::thread::scope(|scope| {
+                let (done, finished) = std::sync::mpsc::channel::<()>();
+                scope.spawn(move || {
+                    // Whichever comes first: the cases' end (or the sender gone) or the lease's.
+                    let _ = finished.recv_timeout(ALONE_AT_MOST);
+                    drop(alone);
+                });
+                let runs = self.run_all();
+                drop(done);
+                runs
+            }),
+            Err(err) => {
+                let why = format!("{err:#}");
+                self.names
+                    .iter()
+                    .map(|name| CaseRun::machine(name, why.clone()))
+                    .collect()
+            }
+        }
+    }
+
+    /// [`Children::run_sanitized`] with the GPU shared with other checks' sanitizers
+    /// ([`gpu_lock::shared`]): findings do not depend on who else runs. Where the GPU cannot be held,
+    /// the case is MACHINE.
+    fn run_sanitized_beside_others(&self, index: usize, sanitizer: &Path, tools: &[Tool]) -> CaseRun {
+        match gpu_lock::shared() {
+            Ok(_beside_others) => self.run_sanitized(index, sanitizer, tools),
+            Err(err) => CaseRun::machine(&self.names[index], format!("{err:#}")),
+        }
+    }
+
     /// Every case, in as few children as the cases allow: a child runs the cases from the first it
     /// is given until one ends it, and the next child starts after that one. A MACHINE row counts
     /// only from a child's first case (where nothing of the student's has run in it yet); one that

@@ -11,7 +11,8 @@
 //! This crate is the grading engine, whole: the kernel weeks' side of a lab ([`kernel_week`], as
 //! [`program`] is the program weeks'), the flags and the student's file ([`student_args`],
 //! [`entries`]), the week's cases ([`weeks`], [`cases_file`], [`parameters`]), the check runner and
-//! its times ([`check`], [`times`]), the case processes and their output ([`case_process`],
+//! its times ([`check`], [`times`]), the lock that keeps a shared GPU's timed work apart
+//! ([`gpu_lock`]), the case processes and their output ([`case_process`],
 //! [`output`], [`progress`]), the rules read from the PTX ([`ptx`]) and from hardware counters
 //! ([`measure`]), the guard zones ([`guard`]), compute-sanitizer ([`sanitizer`]), the rows, the table
 //! and the CSV ([`row`], [`report`], [`csv`](mod@csv)), whose an error is and the exit codes
@@ -29,6 +30,7 @@ pub mod check;
 pub mod csv;
 pub mod entries;
 pub mod exit;
+pub mod gpu_lock;
 pub mod guard;
 pub mod kernel_week;
 pub mod mark;

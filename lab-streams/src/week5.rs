@@ -10,8 +10,10 @@
 //! CPU's values, bit for bit, and reads the week's rules from the program's trace (the thresholds are
 //! in the week's README): every element copied once each way, from pinned memory, on NST streams,
 //! with kernels and copies overlapping, both copy engines at work, and a GPU time near ours: the
-//! lab's own pipeline (`--mode chunked`) on the same case. STEPS is chosen for the GPU the check runs
-//! on ([`calibrated_steps`]), so that the overlap rules ask the same of a T4 as of an H100.
+//! lab's own pipeline (`--mode chunked`) on the same case. STEPS is fixed per GPU model
+//! ([`STEPS_BY_MODEL`], part of the case set's hash), so that the overlap rules ask the same of a T4
+//! as of an H100, and every check on one model runs the same cases; a model not in the table is
+//! calibrated ([`calibrated_steps`]).
 
 use std::path::Path;
 
@@ -81,8 +83,8 @@ pub struct Week5<'m> {
     pub work: Kernel<'m>,
     /// The GPU's copy engines (`asyncEngineCount`).
     pub copy_engines: i32,
-    /// The multiply-adds per element of every case, chosen for this GPU ([`calibrated_steps`]).
-    pub steps: u32,
+    /// The multiply-adds per element of every case, for this GPU ([`Steps::for_gpu`]).
+    pub steps: Steps,
     /// The inputs of the case being judged, kept from [`Week::prepare`].
     input: Vec<f32>,
 }
@@ -91,8 +93,9 @@ impl<'m> Week5<'m> {
     pub fn new(module: &'m Module) -> Result<Week5<'m>> {
         let device = check_cuda!(cust::context::CurrentContext::get_device())?;
         let work = Kernel::get(module, "vector_work")?;
+        let model = check_cuda!(device.name())?;
         Ok(Week5 {
-            steps: calibrated_steps(&work)?,
+            steps: Steps::for_gpu(&model, &work)?,
             work,
             copy_engines: check_cuda!(device.get_attribute(cust::device::DeviceAttribute::AsyncEngineCount))?,
             input: Vec::new(),
@@ -102,7 +105,7 @@ impl<'m> Week5<'m> {
     /// Our pipeline on the same case: the median host time of three runs after a warm-up, and the
     /// median time of its kernels alone (on one stream), in ms.
     fn ours_ms(&self, case: &Case) -> Result<(f64, f64)> {
-        let mut job = VectorJob::<Pinned<f32>>::random(case.n, self.steps, case.seed)?;
+        let mut job = VectorJob::<Pinned<f32>>::random(case.n, self.steps.count, case.seed)?;
         let streams = new_streams(case.streams)?;
         let pipeline = time_on_host(1, 3, || {
             job.pipeline(&self.work, &streams, Synchronize::PerStream, None)
@@ -111,6 +114,54 @@ impl<'m> Week5<'m> {
         let kernels = time_on_stream(&one[0], 1, 3, || job.kernels(&self.work, &one, &mut None))?;
         Ok((pipeline.median_ms(), kernels.median_ms()))
     }
+}
+
+/// STEPS on the GPU models it was measured on ([`calibrated_steps`], the name as the driver gives it):
+/// on an H200 calibration gave 1000 to 1200 from one lab start to the next (29 checks), on an H100
+/// 1100, and a STEPS that moves moves the rules' measures with it (issue 65).
+pub const STEPS_BY_MODEL: [(&str, u32); 2] = [("NVIDIA H100 80GB HBM3", 1100), ("NVIDIA H200", 1100)];
+
+/// The STEPS of this check, and whether the table fixed it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Steps {
+    pub count: u32,
+    pub fixed: bool,
+}
+
+impl Steps {
+    /// The table's STEPS for `model`, else this GPU calibrated, rounded to a power of two so that two
+    /// checks on one model nearly always agree.
+    pub fn for_gpu(model: &str, work: &Kernel) -> Result<Steps> {
+        match Steps::of_model(model) {
+            Some(steps) => Ok(steps),
+            None => Ok(Steps {
+                count: power_of_two(calibrated_steps(work)?),
+                fixed: false,
+            }),
+        }
+    }
+
+    /// The table's entry for `model`, if it has one.
+    pub fn of_model(model: &str) -> Option<Steps> {
+        STEPS_BY_MODEL
+            .iter()
+            .find(|(name, _)| *name == model.trim())
+            .map(|&(_, count)| Steps { count, fixed: true })
+    }
+}
+
+/// The table as the case set's hash includes it: a new entry is a new case set.
+pub fn steps_hashed() -> String {
+    let models: Vec<String> = STEPS_BY_MODEL
+        .iter()
+        .map(|(model, steps)| format!("{model}={steps}"))
+        .collect();
+    format!("STEPS {}; other GPUs calibrated to a power of two", models.join(", "))
+}
+
+/// The power of two nearest `steps` on a log scale.
+fn power_of_two(steps: u32) -> u32 {
+    1 << (f64::from(steps.max(1)).log2().round() as u32)
 }
 
 /// The multiply-adds per element at which a chunk's kernel takes about half as long as its copy to
@@ -129,7 +180,7 @@ pub fn calibrated_steps(work: &Kernel) -> Result<u32> {
     let (copies_ms, slow_ms) = (time(1)?, time(MANY)?);
     let per_step_ms = ((slow_ms - copies_ms) / f64::from(MANY - 1)).max(1e-9);
     let steps = (0.5 * (copies_ms / 2.0) / per_step_ms).clamp(10.0, 20_000.0);
-    // Two significant digits, so that two checks on one GPU nearly always run the same cases.
+    // Two significant digits, as the table has them.
     let unit = 10f64.powi(steps.log10().floor() as i32 - 1);
     Ok(((steps / unit).round() * unit) as u32)
 }
@@ -224,29 +275,38 @@ impl Week for Week5<'_> {
         format!("N {}, Nst {}", case.n, case.streams)
     }
 
+    fn hashed() -> String {
+        steps_hashed()
+    }
+
     fn about(&self) -> String {
+        let how = if self.steps.fixed {
+            "fixed for this GPU model"
+        } else {
+            "calibrated on this GPU, a model the week's table does not have"
+        };
         format!(
-            "STEPS {} on this GPU: a chunk's kernel takes about half as long as its copy",
-            self.steps
+            "STEPS {} ({how}): a chunk's kernel takes about half as long as its copy",
+            self.steps.count
         )
     }
 
     /// The lab's own pipeline on the case, drawn as `--mode chunked --timeline` draws it.
     fn our_chronogram(&mut self, case: &Case, path: &Path) -> Result<()> {
-        let mut job = VectorJob::<Pinned<f32>>::random(case.n, self.steps, case.seed)?;
+        let mut job = VectorJob::<Pinned<f32>>::random(case.n, self.steps.count, case.seed)?;
         let streams = new_streams(case.streams)?;
         let main = check_cuda!(Stream::new(StreamFlags::DEFAULT, None))?;
         let spans = record(&main, |recorder| {
             fork(&main, &streams)?;
             job.pipeline(&self.work, &streams, Synchronize::PerStream, Some(recorder))
         })?;
-        let title = format!("ours: N {}, Nst {}, {} steps", case.n, case.streams, self.steps);
+        let title = format!("ours: N {}, Nst {}, {} steps", case.n, case.streams, self.steps.count);
         write_svg(path, false, &title, &stream_lanes(case.streams), &spans)?;
         Ok(())
     }
 
     fn prepare(&mut self, case: &Case, dir: &Path) -> Result<Prepared> {
-        let sizes = [case.n, case.streams, self.steps as usize].map(|size| size.to_string());
+        let sizes = [case.n, case.streams, self.steps.count as usize].map(|size| size.to_string());
         let (prepared, input) = Prepared::random_input(dir, case.n, case.seed, &sizes, case.n)?;
         self.input = input;
         Ok(prepared)
@@ -254,7 +314,7 @@ impl Week for Week5<'_> {
 
     fn judge(&mut self, case: &Case, output: Result<Vec<u8>, String>, trace: &Trace) -> Result<Vec<Rule>> {
         let (ours_ms, our_kernels_ms) = self.ours_ms(case)?;
-        let (input, steps) = (&self.input, self.steps);
+        let (input, steps) = (&self.input, self.steps.count);
         let mut rows = vec![
             grading::program::results_costing(output, input.len(), u64::from(steps), |i| expected(input[i], steps)),
             grading::program::waited(trace),
@@ -298,5 +358,28 @@ mod tests {
             assert_eq!(failed.is_empty(), failing.is_empty(), "{name}: {failed:?}");
             assert!(failing.is_empty() || failed.contains(&failing), "{name}: {failed:?}");
         }
+    }
+
+    /// The models of the table get their STEPS whatever their name's padding; others none, so they
+    /// are calibrated; calibration lands on powers of two; the table is in the hash.
+    #[test]
+    fn steps_are_fixed_per_model_and_hashed() {
+        assert_eq!(
+            Steps::of_model("NVIDIA H200 "),
+            Some(Steps {
+                count: 1100,
+                fixed: true
+            })
+        );
+        assert_eq!(Steps::of_model("NVIDIA H100 80GB HBM3").map(|s| s.count), Some(1100));
+        assert_eq!(Steps::of_model("Tesla T4"), None);
+        // 1000 to 1200, the H200's calibrations, all land on 1024.
+        assert!([1000, 1100, 1200].iter().all(|&s| power_of_two(s) == 1024));
+        assert_eq!((power_of_two(1), power_of_two(3), power_of_two(20_000)), (1, 4, 16384));
+        let hashed = steps_hashed();
+        assert!(
+            STEPS_BY_MODEL.iter().all(|(model, _)| hashed.contains(model)),
+            "{hashed}"
+        );
     }
 }

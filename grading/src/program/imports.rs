@@ -253,8 +253,8 @@ mod tests {
         refused(&program.object, &program.executable).unwrap()
     }
 
-    /// Our solutions, the starters, the broken programs and the honest corpus of weeks 5 and 6 call
-    /// nothing refused: the checks cost an honest program nothing (nvcc, no GPU).
+    /// Our solutions, the starters, the broken programs, the honest corpus and the near-limit programs
+    /// of weeks 5 and 6 call nothing refused: the checks cost an honest program nothing (nvcc, no GPU).
     #[test]
     fn every_honest_program_of_the_weeks_passes() {
         let mut files = vec![
@@ -264,7 +264,7 @@ mod tests {
             "reference/weeks/zero_copy.cu".into(),
         ];
         for week in ["05-streams", "06-pinned-mapped"] {
-            for folder in ["", "/broken", "/honest"].map(|sub| format!("assignments/{week}{sub}")) {
+            for folder in ["", "/broken", "/honest", "/near-limit"].map(|sub| format!("assignments/{week}{sub}")) {
                 let path = common::testing::repository_file(&folder, env!("CARGO_MANIFEST_DIR"));
                 for entry in std::fs::read_dir(path).unwrap() {
                     let name = entry.unwrap().file_name().to_string_lossy().into_owned();

@@ -14,6 +14,7 @@ pub mod chronogram;
 pub mod csv;
 pub mod imports;
 pub mod mmm_week;
+pub mod repeat;
 pub mod rows;
 pub mod rules;
 pub mod run;
@@ -30,7 +31,10 @@ use kernels::runtime::{self, CompileError};
 use crate::cases_file::{CaseFormat, CaseSet};
 use crate::exit::{Machine, Usage};
 use rows::fault;
-pub use rows::{gpu_time, host_memory, kernel_time, overlap, results, results_costing, waited, Rule, Verdict};
+pub use rows::{
+    gpu_time, gpu_time_if_comparable, host_memory, kernel_time, overlap, results, results_costing, waited, Rule,
+    Verdict,
+};
 use trace::Trace;
 
 /// The course's header for whole programs: the only one a week-5 or week-6 program may include
@@ -163,6 +167,11 @@ pub trait Week {
     fn line(case: &Self::Case) -> String;
     /// The case in a few words (`N 4194304, Nst 4`): its label in the table, its column in the CSV.
     fn name(case: &Self::Case) -> String;
+    /// What the cases depend on beyond their lines (week 5's STEPS per GPU model), hashed with them
+    /// into the case set's hash: a change to it is a new case set.
+    fn hashed() -> String {
+        String::new()
+    }
     /// What the check chose for this GPU, said once above the table.
     fn about(&self) -> String {
         String::new()
@@ -189,7 +198,12 @@ pub fn case_set<W: Week>(args: &ProgramArgs) -> Result<CaseSet<W::Case>> {
         name: &W::name,
         shared_checks: None,
     };
-    format.load(args.cases.as_deref(), W::builtin())
+    let mut set = format.load(args.cases.as_deref(), W::builtin())?;
+    let hashed = W::hashed();
+    if !hashed.is_empty() {
+        set.hash = crate::cases_file::case_set_hash(&[set.hash, hashed]);
+    }
+    Ok(set)
 }
 
 /// `--list-cases`: the cases and the rules with the case set's hash, or with `--csv` the CSV header
@@ -221,6 +235,9 @@ pub struct Built<C> {
     layers: Option<sandbox::Layers>,
     /// Our solution, built as the program is ([`our_solution`]), and its file as given.
     ours: Option<(runtime::Program, PathBuf)>,
+    /// The GPU, held alone from before the lab opens it to the end of the cases: every run of a
+    /// program week is timed ([`crate::gpu_lock`]; nothing where the grader names no lock).
+    gpu: Option<crate::gpu_lock::Guard>,
 }
 
 /// The first half of `--program-source FILE --check`, before the lab opens the GPU: the flags and
@@ -273,6 +290,7 @@ fn build<W: Week>(args: &ProgramArgs) -> Result<Built<W::Case>> {
         set,
         layers: None,
         ours,
+        gpu: None,
     })
 }
 
@@ -350,6 +368,7 @@ pub fn before_gpu<W: Week>(args: &ProgramArgs) -> Result<Option<Built<W::Case>>>
         return Ok(None);
     }
     built.layers = Some(sandbox_layers(args, &built)?);
+    built.gpu = Some(crate::gpu_lock::exclusive().map_err(|err| Machine(format!("{err:#}")))?);
     Ok(Some(built))
 }
 
@@ -386,7 +405,7 @@ pub fn check<W: Week>(args: &ProgramArgs, built: &Built<W::Case>, week: &mut W) 
     } else {
         let ours = match &built.ours {
             Some((_, path)) => format!(
-                "Our solution ({}) runs each case first: a time rule it does not meet clearly there is not judged.",
+                "Our solution ({}) runs before the program on each case, under the same recorder, and the time rules compare the two; where a value lies within 15% of a limit, both run again (3, then 5 pairs) and the median run counts.",
                 path.display()
             ),
             None => "No solution of ours beside this lab (--ours): every rule is judged on every case.".to_string(),
@@ -434,7 +453,10 @@ pub fn check<W: Week>(args: &ProgramArgs, built: &Built<W::Case>, week: &mut W) 
     Ok(())
 }
 
-/// One case: its folder, the program run under the recorder, the rows.
+/// One case: pairs of runs, ours and then the program, as many as [`repeat::PAIRS`] says (more where a
+/// value lies near a limit, [`repeat::near_a_limit`]); each rule's row from their median
+/// ([`repeat::median_rows`]), against ours ([`rows::against_ours`]). A run that cannot be judged ends
+/// the case with its fault. What the program printed is shown for a failing case.
 fn run_case<W: Week>(
     args: &ProgramArgs,
     week: &mut W,
@@ -443,6 +465,65 @@ fn run_case<W: Week>(
     built: &Built<W::Case>,
     index: usize,
 ) -> Result<Vec<Rule>> {
+    let (mut yours, mut ours) = (Vec::new(), Vec::new());
+    let mut first_run = None;
+    let mut rows = Vec::new();
+    for pairs in repeat::PAIRS {
+        while yours.len() < pairs {
+            let pair = run_pair(args, week, case, label, built, index, yours.is_empty())?;
+            let faulted = pair.yours.iter().any(|row| row.verdict == Verdict::Fault);
+            ours.extend(pair.ours);
+            yours.push(pair.yours);
+            first_run.get_or_insert(pair.ran);
+            if faulted {
+                break;
+            }
+        }
+        let our_rows = repeat::median_rows(&ours);
+        rows = repeat::median_rows(&yours);
+        if built.ours.is_some() {
+            rows = rows::against_ours(rows, &our_rows);
+        }
+        let faulted = rows.iter().any(|row| row.verdict == Verdict::Fault);
+        if faulted || repeat::near_a_limit(&rows, &our_rows).is_none() {
+            break;
+        }
+    }
+    let failed = rows
+        .iter()
+        .any(|row| matches!(row.verdict, Verdict::Fail | Verdict::Fault));
+    if let Some(ran) = first_run.filter(|_| (failed || args.show_output) && !args.csv) {
+        for (stream, captured) in [("stdout", &ran.stdout), ("stderr", &ran.stderr)] {
+            if !captured.is_empty() {
+                eprintln!("--- case {label}: the program's {stream} ---\n{}", captured.shown());
+            }
+        }
+    }
+    Ok(rows)
+}
+
+/// One pair of runs of a case: ours, then the program.
+struct Pair {
+    /// Our solution's rows, where there is one.
+    ours: Option<Vec<Rule>>,
+    /// The program's rows, its time rules against ours's run ([`rows::timed_against`]); one fault
+    /// row where the run cannot be judged.
+    yours: Vec<Rule>,
+    /// The program's run, for what it printed.
+    ran: run::Ran,
+}
+
+/// A pair of runs in a fresh folder of the case's: a run cannot leave anything for the next. The
+/// `first` pair writes the chronograms.
+fn run_pair<W: Week>(
+    args: &ProgramArgs,
+    week: &mut W,
+    case: &W::Case,
+    label: &str,
+    built: &Built<W::Case>,
+    index: usize,
+    first: bool,
+) -> Result<Pair> {
     let dir = PrivateDir::new("lab-case").map_err(|err| Machine(err.to_string()))?;
     let prepared = week
         .prepare(case, dir.path())
@@ -460,10 +541,9 @@ fn run_case<W: Week>(
         CASE_LIMIT,
         &boxed,
     );
-    let failing = ran.fault();
-    let rows = match (&failing, &ran.trace) {
+    let yours = match (ran.fault(), &ran.trace) {
         (None, Ok(trace)) => {
-            if let Some(folder) = &args.chronograms {
+            if let Some(folder) = args.chronograms.as_ref().filter(|_| first) {
                 chronogram::write(folder, index, label, trace)?;
                 week.our_chronogram(case, &folder.join(format!("case-{}-ours.svg", index + 1)))
                     .map_err(|err| Machine(format!("{err:#}")))?;
@@ -476,28 +556,24 @@ fn run_case<W: Week>(
                 .judge(case, output, trace)
                 .map_err(|err| Machine(format!("{err:#}")))?;
             match &ours {
-                Some(ours) => rows::against_ours(rows, ours),
+                Some((_, our_trace)) => rows::timed_against(rows, trace, our_trace),
                 None => rows,
             }
         }
-        (why, _) => vec![fault(why.clone().unwrap_or_default())],
+        (why, _) => vec![fault(why.unwrap_or_default())],
     };
-    let failed = rows
-        .iter()
-        .any(|row| matches!(row.verdict, Verdict::Fail | Verdict::Fault));
-    if (failed || args.show_output) && !args.csv {
-        for (stream, captured) in [("stdout", &ran.stdout), ("stderr", &ran.stderr)] {
-            if !captured.is_empty() {
-                eprintln!("--- case {label}: the program's {stream} ---\n{}", captured.shown());
-            }
-        }
-    }
-    Ok(rows)
+    Ok(Pair {
+        ours: ours.map(|(rows, _)| rows),
+        yours,
+        ran,
+    })
 }
 
 /// Our solution on the case, in the case's folder before the program (its output removed after),
-/// boxed as the program is: its rows, for [`rows::against_ours`]. A run that fails is the machine's;
-/// a rule it fails that no case's size excuses ([`rows::excused_by_size`]) refuses the case.
+/// boxed as the program is: its rows, its time rules against its own run, for
+/// [`rows::against_ours`], and its trace, for the program's time rules. A run that fails is the
+/// machine's; a rule it fails that no case's size excuses ([`rows::excused_by_size`]) refuses the
+/// case.
 fn run_ours<W: Week>(
     week: &mut W,
     case: &W::Case,
@@ -506,7 +582,7 @@ fn run_ours<W: Week>(
     ours: &runtime::Program,
     dir: &Path,
     prepared: &Prepared,
-) -> Result<Vec<Rule>> {
+) -> Result<(Vec<Rule>, Trace)> {
     let mut policy = policy(built, dir);
     policy.execute.push(ours.dir.path().to_path_buf());
     let boxed = sandbox::Sandbox::prepare(&policy).map_err(Machine)?;
@@ -532,6 +608,7 @@ fn run_ours<W: Week>(
     let rows = week
         .judge(case, output, &trace)
         .map_err(|err| Machine(format!("{err:#}")))?;
+    let rows = rows::timed_against(rows, &trace, &trace);
     if let Some(row) = rows
         .iter()
         .find(|row| row.verdict == Verdict::Fail && !rows::excused_by_size(row.name))
@@ -541,7 +618,7 @@ fn run_ours<W: Week>(
             row.name, row.measured
         )));
     }
-    Ok(rows)
+    Ok((rows, trace))
 }
 
 /// The student's program, built for `arch`; a compile error is the student's, a missing nvcc the

@@ -1,0 +1,120 @@
+//! Issue 65, the same verdict twice: a case's rows come from pairs of runs, our solution and then the
+//! program, each pair in a fresh folder ([`super::run_case`]). One pair where every time rule lies
+//! clear of the value at which its verdict changes; where one lies within [`NEAR`] of it, more pairs,
+//! up to the last of [`PAIRS`], and each rule's row is that of the run of median margin. A time
+//! measured once moves from run to run (an H200 ran the same program 8% apart); the median of
+//! interleaved runs moves less, and runs that are far from a limit need no second look.
+
+use super::rows::{excused_by_size, Rule, Verdict, EXCUSED_BY_SIZE, LEAST_SCALE};
+
+/// How near a limit a measured value may lie before the case is run again: within 15%, the spread
+/// of a program's GPU time between runs on one GPU, with room to spare.
+pub const NEAR: f64 = 1.15;
+
+/// The pairs of runs a case takes: the first count, then the next while a value lies [`NEAR`] a limit.
+pub const PAIRS: [usize; 3] = [1, 3, 5];
+
+/// The rows of several runs of one program on one case, rule by rule (the first run's rules, in
+/// its order): where every run measured the rule against a limit ([`Rule::margin`]), the run of
+/// median margin, its row saying of how many runs; else the first run that failed the rule, or the
+/// first run. A rule judged on correctness (results, waits) fails if any run failed it.
+pub fn median_rows(runs: &[Vec<Rule>]) -> Vec<Rule> {
+    let Some(first) = runs.first() else {
+        return Vec::new();
+    };
+    first
+        .iter()
+        .map(|row| {
+            let mut same: Vec<&Rule> = runs
+                .iter()
+                .filter_map(|run| run.iter().find(|other| other.name == row.name))
+                .collect();
+            let measured = same.len() > 1
+                && same
+                    .iter()
+                    .all(|rule| rule.margin.is_some() && rule.verdict != Verdict::NotApplicable);
+            if measured {
+                same.sort_by(|a, b| a.margin.unwrap_or(0.0).total_cmp(&b.margin.unwrap_or(0.0)));
+                let median = same[same.len() / 2];
+                Rule {
+                    measured: format!("{} (the median of {} runs)", median.measured, same.len()),
+                    ..median.clone()
+                }
+            } else {
+                same.iter()
+                    .find(|rule| matches!(rule.verdict, Verdict::Fail | Verdict::Fault))
+                    .copied()
+                    .unwrap_or(row)
+                    .clone()
+            }
+        })
+        .collect()
+}
+
+/// The first rule whose verdict a second look could change: a row of the program's, judged against a
+/// limit it meets or misses by less than [`NEAR`]; or our row of a rule [`EXCUSED_BY_SIZE`] whose
+/// share of the limit lies that near [`LEAST_SCALE`], below which the rule is not judged.
+pub fn near_a_limit(rows: &[Rule], ours: &[Rule]) -> Option<&'static str> {
+    let near = |margin: f64| margin > 1.0 / NEAR && margin < NEAR;
+    let yours = rows
+        .iter()
+        .find(|row| matches!(row.verdict, Verdict::Pass | Verdict::Fail) && row.margin.is_some_and(near));
+    let ours = ours.iter().find(|our| {
+        let needed = EXCUSED_BY_SIZE
+            .iter()
+            .find(|(rule, _)| *rule == our.name)
+            .map(|(_, m)| *m);
+        excused_by_size(our.name)
+            && our.verdict != Verdict::NotApplicable
+            && our
+                .margin
+                .zip(needed)
+                .is_some_and(|(margin, needed)| near(margin / needed / LEAST_SCALE))
+    });
+    yours.or(ours).map(|row| row.name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn timed(name: &'static str, margin: f64) -> Rule {
+        Rule::judged(name, format!("{margin}"), "limit", margin >= 1.0).with_margin(margin)
+    }
+
+    /// The median run's row for measured rules; the failing run's for the others.
+    #[test]
+    fn each_rule_takes_its_median_run_or_its_failing_run() {
+        let run = |gpu: f64, results: bool| {
+            vec![
+                Rule::judged("results", "r".into(), "all", results),
+                timed("GPU time", gpu),
+            ]
+        };
+        let rows = median_rows(&[run(0.9, true), run(1.3, false), run(1.1, true)]);
+        assert_eq!(rows[0].verdict, Verdict::Fail);
+        assert_eq!(rows[1].margin, Some(1.1));
+        assert_eq!(rows[1].measured, "1.1 (the median of 3 runs)");
+        assert_eq!(rows[1].verdict, Verdict::Pass);
+        // One run: the row as it was.
+        assert_eq!(median_rows(&[run(0.9, true)])[1].measured, "0.9");
+        assert!(median_rows(&[]).is_empty());
+    }
+
+    /// Within 15% of a limit, either side, is near; a not-judged row never is; ours is near only
+    /// where its share of the limit lies near the least share judged.
+    #[test]
+    fn values_within_fifteen_percent_of_a_limit_are_measured_again() {
+        assert_eq!(near_a_limit(&[timed("GPU time", 1.1)], &[]), Some("GPU time"));
+        assert_eq!(near_a_limit(&[timed("GPU time", 0.9)], &[]), Some("GPU time"));
+        assert_eq!(
+            near_a_limit(&[timed("GPU time", 1.2), timed("overlap", 0.5)], &[]),
+            None
+        );
+        let not_judged = Rule::not_applicable("overlap", "one stream");
+        assert_eq!(near_a_limit(&[not_judged], &[]), None);
+        // Overlap's margin is 2.5: ours at 0.625 of the limit sits at the least share judged.
+        assert_eq!(near_a_limit(&[], &[timed("overlap", 0.65)]), Some("overlap"));
+        assert_eq!(near_a_limit(&[], &[timed("overlap", 2.6), timed("copies", 1.0)]), None);
+    }
+}
