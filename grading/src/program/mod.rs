@@ -455,8 +455,9 @@ pub fn check<W: Week>(args: &ProgramArgs, built: &Built<W::Case>, week: &mut W) 
 
 /// One case: pairs of runs, ours and then the program, as many as [`repeat::PAIRS`] says (more where a
 /// value lies near a limit, [`repeat::near_a_limit`]); each rule's row from their median
-/// ([`repeat::median_rows`]), against ours ([`rows::against_ours`]). A run that cannot be judged ends
-/// the case with its fault. What the program printed is shown for a failing case.
+/// ([`repeat::median_rows`]), against ours ([`rows::against_ours`]). A run that cannot be judged, in
+/// any pair, ends the case with its fault. What the program printed is shown for a failing case: the
+/// run that could not be judged, else the first.
 fn run_case<W: Week>(
     args: &ProgramArgs,
     week: &mut W,
@@ -471,35 +472,44 @@ fn run_case<W: Week>(
     for pairs in repeat::PAIRS {
         while yours.len() < pairs {
             let pair = run_pair(args, week, case, label, built, index, yours.is_empty())?;
-            let faulted = pair.yours.iter().any(|row| row.verdict == Verdict::Fault);
+            // A run that cannot be judged is the case's verdict, whichever pair it was: its rows are
+            // one fault row, which no median of the other runs' rules would keep.
+            if pair.yours.iter().any(|row| row.verdict == Verdict::Fault) {
+                show_output(args, label, &pair.ran, true);
+                return Ok(pair.yours);
+            }
             ours.extend(pair.ours);
             yours.push(pair.yours);
             first_run.get_or_insert(pair.ran);
-            if faulted {
-                break;
-            }
         }
         let our_rows = repeat::median_rows(&ours);
         rows = repeat::median_rows(&yours);
         if built.ours.is_some() {
             rows = rows::against_ours(rows, &our_rows);
         }
-        let faulted = rows.iter().any(|row| row.verdict == Verdict::Fault);
-        if faulted || repeat::near_a_limit(&rows, &our_rows).is_none() {
+        if repeat::near_a_limit(&rows, &our_rows).is_none() {
             break;
         }
     }
     let failed = rows
         .iter()
         .any(|row| matches!(row.verdict, Verdict::Fail | Verdict::Fault));
-    if let Some(ran) = first_run.filter(|_| (failed || args.show_output) && !args.csv) {
+    if let Some(ran) = &first_run {
+        show_output(args, label, ran, failed);
+    }
+    Ok(rows)
+}
+
+/// What the program printed in `ran`, where its case `failed` or `--show-output` asks, and not in a
+/// CSV run.
+fn show_output(args: &ProgramArgs, label: &str, ran: &run::Ran, failed: bool) {
+    if (failed || args.show_output) && !args.csv {
         for (stream, captured) in [("stdout", &ran.stdout), ("stderr", &ran.stderr)] {
             if !captured.is_empty() {
                 eprintln!("--- case {label}: the program's {stream} ---\n{}", captured.shown());
             }
         }
     }
-    Ok(rows)
 }
 
 /// One pair of runs of a case: ours, then the program.

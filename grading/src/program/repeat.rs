@@ -5,7 +5,7 @@
 //! measured once moves from run to run (an H200 ran the same program 8% apart); the median of
 //! interleaved runs moves less, and runs that are far from a limit need no second look.
 
-use super::rows::{excused_by_size, Rule, Verdict, EXCUSED_BY_SIZE, LEAST_SCALE};
+use super::rows::{margin_needed, Rule, Verdict, LEAST_SCALE};
 
 /// How near a limit a measured value may lie before the case is run again: within 15%, the spread
 /// of a program's GPU time between runs on one GPU, with room to spare.
@@ -52,7 +52,7 @@ pub fn median_rows(runs: &[Vec<Rule>]) -> Vec<Rule> {
 }
 
 /// The first rule whose verdict a second look could change: a row of the program's, judged against a
-/// limit it meets or misses by less than [`NEAR`]; or our row of a rule [`EXCUSED_BY_SIZE`] whose
+/// limit it meets or misses by less than [`NEAR`]; or our row of a rule [`EXCUSED_BY_SIZE`](super::rows::EXCUSED_BY_SIZE) whose
 /// share of the limit lies that near [`LEAST_SCALE`], below which the rule is not judged.
 pub fn near_a_limit(rows: &[Rule], ours: &[Rule]) -> Option<&'static str> {
     let near = |margin: f64| margin > 1.0 / NEAR && margin < NEAR;
@@ -60,15 +60,10 @@ pub fn near_a_limit(rows: &[Rule], ours: &[Rule]) -> Option<&'static str> {
         .iter()
         .find(|row| matches!(row.verdict, Verdict::Pass | Verdict::Fail) && row.margin.is_some_and(near));
     let ours = ours.iter().find(|our| {
-        let needed = EXCUSED_BY_SIZE
-            .iter()
-            .find(|(rule, _)| *rule == our.name)
-            .map(|(_, m)| *m);
-        excused_by_size(our.name)
-            && our.verdict != Verdict::NotApplicable
+        our.verdict != Verdict::NotApplicable
             && our
                 .margin
-                .zip(needed)
+                .zip(margin_needed(our.name))
                 .is_some_and(|(margin, needed)| near(margin / needed / LEAST_SCALE))
     });
     yours.or(ours).map(|row| row.name)

@@ -344,9 +344,18 @@ pub const EXCUSED_BY_SIZE: [(&str, f64); 4] = [
 /// the case for any limit to mean something there: the rule is not judged.
 pub const LEAST_SCALE: f64 = 0.25;
 
+/// The margin by which ours must meet the rule `name` for the program to be held to the rule's own
+/// limit, where it is one of [`EXCUSED_BY_SIZE`].
+pub fn margin_needed(name: &str) -> Option<f64> {
+    EXCUSED_BY_SIZE
+        .iter()
+        .find(|(rule, _)| *rule == name)
+        .map(|(_, margin)| *margin)
+}
+
 /// Whether the rule `name` is one of [`EXCUSED_BY_SIZE`].
 pub fn excused_by_size(name: &str) -> bool {
-    EXCUSED_BY_SIZE.iter().any(|(rule, _)| *rule == name)
+    margin_needed(name).is_some()
 }
 
 /// How much of a rule's limit the program is held to on a case, from our row of the rule there: 1
@@ -354,7 +363,7 @@ pub fn excused_by_size(name: &str) -> bool {
 /// ours's margin over that margin, so that ours still meets the scaled limit by it; `None` where that
 /// is under [`LEAST_SCALE`] (or ours has no measure of it), and the rule is not judged.
 pub fn scale_of(our: &Rule) -> Option<f64> {
-    let Some((_, needed)) = EXCUSED_BY_SIZE.iter().find(|(rule, _)| *rule == our.name) else {
+    let Some(needed) = margin_needed(our.name) else {
         return Some(1.0);
     };
     let scale = (our.margin? / needed).min(1.0);
