@@ -308,7 +308,7 @@ pub fn gpu_time_if_comparable(trace: &Trace, ours_ms: f64) -> Rule {
 }
 
 /// Issue 65: the rows of a run of the program with its GPU time rule measured against our
-/// solution's run just before it (`ours`), under the same recorder: both sides the GPU's busy time
+/// solution's faster run around it (`ours`), under the same recorder: both sides the GPU's busy time
 /// from CUPTI. The week's own row compares with the lab's pipeline timed by events, which a program
 /// of the week does not match exactly (our own program took 1.26x the lab's time on case 2 of week 5
 /// in one of ten gradings on an H200, past the 1.25x at which ours meets the rule clearly, so the rule
