@@ -24,6 +24,7 @@ use crate::exit::machine_of;
 use crate::gpu_lock;
 use crate::mark;
 use crate::measure;
+use crate::phases;
 use crate::progress::Progress;
 use crate::report::{report, unrun};
 use crate::row::{NoResult, Outcome, Row};
@@ -280,21 +281,25 @@ pub(crate) fn run_check<C>(
             alone,
         };
         let runs = match &sanitizer {
-            Some(sanitizer) => (0..check.cases.names.len())
-                .map(|index| {
-                    // A case the set says nothing of is checked with every tool.
-                    let shared_checked = check.cases.shared_checked.get(index).copied().unwrap_or(true);
-                    let tools: Vec<Tool> = tools
-                        .iter()
-                        .copied()
-                        .filter(|&tool| shared_checked || tool == Tool::Memcheck)
-                        .collect();
-                    children.run_sanitized_beside_others(index, sanitizer, &tools)
-                })
-                .collect(),
+            Some(sanitizer) => phases::timed("cases", || {
+                (0..check.cases.names.len())
+                    .map(|index| {
+                        // A case the set says nothing of is checked with every tool.
+                        let shared_checked = check.cases.shared_checked.get(index).copied().unwrap_or(true);
+                        let tools: Vec<Tool> = tools
+                            .iter()
+                            .copied()
+                            .filter(|&tool| shared_checked || tool == Tool::Memcheck)
+                            .collect();
+                        children.run_sanitized_beside_others(index, sanitizer, &tools)
+                    })
+                    .collect()
+            }),
             None => {
-                let mut runs = children.run_alone();
-                races = check_races(&children, check.cases.race_case, &tools, &mut runs);
+                let mut runs = phases::timed("cases", || children.run_alone());
+                races = phases::timed("races", || {
+                    check_races(&children, check.cases.race_case, &tools, &mut runs)
+                });
                 runs
             }
         };
@@ -311,6 +316,7 @@ pub(crate) fn run_check<C>(
         }
         progress.case(0, "the technique, measured with hardware counters (ncu)", None);
         let measured = measuring.map(|(week, thread)| {
+            let measuring_started = Instant::now();
             let launches = thread
                 .unwrap_or_else(|| Err(NoResult::Fault("the measurement did not start".into())))
                 .and_then(|thread| {
@@ -324,6 +330,7 @@ pub(crate) fn run_check<C>(
                 _ => launches,
             };
             drop(measuring_alone);
+            phases::note("ncu", measuring_started.elapsed());
             let rows = week.rows(launches);
             // Under grade.sh (the closing mark), the machine's rows stay MACHINE; on a student's own
             // machine, rules it cannot measure are left to grading.
@@ -336,6 +343,7 @@ pub(crate) fn run_check<C>(
         (runs, measured)
     });
     progress.clear();
+    phases::write(Path::new(image.source));
     let mut rows = rules;
     rows.extend(measured.unwrap_or_default());
     rows.extend(runs.iter().map(|run| run.row.clone()));

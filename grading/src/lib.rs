@@ -12,7 +12,7 @@
 //! [`program`] is the program weeks'), the flags and the student's file ([`student_args`],
 //! [`entries`]), the week's cases ([`weeks`], [`cases_file`], [`parameters`]), the check runner and
 //! its times ([`check`], [`times`]), the lock that keeps a shared GPU's timed work apart
-//! ([`gpu_lock`]), the case processes and their output ([`case_process`],
+//! ([`gpu_lock`]), where a check's time goes ([`phases`]), the case processes and their output ([`case_process`],
 //! [`output`], [`progress`]), the rules read from the PTX ([`ptx`]) and from hardware counters
 //! ([`measure`]), the guard zones ([`guard`]), compute-sanitizer ([`sanitizer`]), the rows, the table
 //! and the CSV ([`row`], [`report`], [`csv`](mod@csv)), whose an error is and the exit codes
@@ -37,6 +37,7 @@ pub mod mark;
 pub mod measure;
 pub mod output;
 pub mod parameters;
+pub mod phases;
 pub mod program;
 pub mod progress;
 pub mod ptx;

@@ -132,7 +132,7 @@ impl StudentArgs {
         }
         refuse_another_weeks_file(path, entries)?;
         let (arch, _) = compile_target(self.dry_run);
-        let output = runtime::compile(path, ours, arch).map_err(|err| {
+        let output = crate::phases::timed("compile", || runtime::compile(path, ours, arch)).map_err(|err| {
             if let CompileError::Nvcc { messages, .. } = &err {
                 eprint!("{messages}");
             }

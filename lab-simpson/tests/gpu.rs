@@ -247,6 +247,39 @@ fn week_1_compute_sanitizer_failing_on_its_own_is_the_machines() {
     }
 }
 
+/// Issue 65, item 3: with `LAB_PHASES` naming a file, a check appends one line to it, the file's
+/// name and where its time went (compile, cases, races, the whole); its own output says nothing of
+/// it, as students' feedback pages quote that.
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn week_1_a_check_appends_its_phases_where_lab_phases_says() {
+    let phases = common::testing::temp_file("phases.txt", "an earlier line\n");
+    let run = common::testing::check_kernel_source_with(
+        "lab-simpson",
+        env!("CARGO_BIN_EXE_lab-simpson"),
+        env!("CARGO_MANIFEST_DIR"),
+        "kernels/cuda/simpson.cu",
+        &[],
+        &[("LAB_PHASES", phases.as_str())],
+    );
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let written = std::fs::read_to_string(&phases).unwrap_or_default();
+    let lines: Vec<&str> = written.lines().collect();
+    assert!(
+        lines.len() == 2
+            && lines[0] == "an earlier line"
+            && lines[1].starts_with("simpson.cu: compile ")
+            && [", cases ", " s, waited for the GPU ", " s, all "]
+                .iter()
+                .all(|part| lines[1].contains(part)),
+        "{written}"
+    );
+    assert!(
+        !run.stderr.contains(", all ") && !run.stdout.contains(", all "),
+        "{run:?}"
+    );
+}
+
 /// Issue 60: grade.sh's run of a check, `--mark` with the key on stdin: the case children run as
 /// without it (they get no key), every case passes, stdout ends with the closing mark, and the lab
 /// itself vouches for that output and for nothing else (`--verify-mark`).

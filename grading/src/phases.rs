@@ -1,0 +1,102 @@
+//! Where a kernel week's check spends its time (issue 65, item 3: to grade 300 week-3 submissions in
+//! ten minutes on one GPU, one must know which phase to overlap with others and which to batch). With
+//! [`ENV`] naming a file, each check appends one line to it when it ends, for instance
+//!
+//! ```text
+//! mmm.cu: compile 2.10 s, cases 0.93 s, races 1.20 s, ncu 3.05 s, waited for the GPU 0.00 s, all 7.41 s
+//! ```
+//!
+//! A phase's time includes any wait for the GPU's lock within it; "waited for the GPU" is their sum
+//! ([`crate::gpu_lock::waited`]), and "all" runs from the first phase's start to the line. Nothing is written where the variable is unset, and nothing reaches
+//! the check's own output: students' feedback pages quote its stderr.
+
+use std::io::Write as _;
+use std::path::Path;
+use std::sync::{Mutex, OnceLock, PoisonError};
+use std::time::{Duration, Instant};
+
+/// The variable naming the file the phases are appended to.
+pub const ENV: &str = "LAB_PHASES";
+
+/// The phases timed so far in this process, in the order they ended.
+static PHASES: Mutex<Vec<(&'static str, Duration)>> = Mutex::new(Vec::new());
+
+/// When the first phase began.
+static FIRST: OnceLock<Instant> = OnceLock::new();
+
+/// Runs `work` as the phase `name` and notes how long it took.
+pub fn timed<T>(name: &'static str, work: impl FnOnce() -> T) -> T {
+    let start = Instant::now();
+    FIRST.get_or_init(|| start);
+    let result = work();
+    note(name, start.elapsed());
+    result
+}
+
+/// Notes that the phase `name` took `took` (one that ends in another thread than it began).
+pub fn note(name: &'static str, took: Duration) {
+    FIRST.get_or_init(|| Instant::now().checked_sub(took).unwrap_or_else(Instant::now));
+    PHASES.lock().unwrap_or_else(PoisonError::into_inner).push((name, took));
+}
+
+/// The check of `source` has ended: its line appended to [`ENV`]'s file, where it names one. A file
+/// that cannot be written costs the check nothing; a line on stderr says so.
+pub fn write(source: &Path) {
+    let Some(path) = std::env::var_os(ENV) else {
+        return;
+    };
+    let all = FIRST.get().map_or(Duration::ZERO, Instant::elapsed);
+    let phases = PHASES.lock().unwrap_or_else(PoisonError::into_inner);
+    let line = line(source, &phases, crate::gpu_lock::waited(), all);
+    let appended = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .and_then(|mut file| file.write_all(line.as_bytes()));
+    if let Err(err) = appended {
+        eprintln!("{ENV}: cannot append to {}: {err}", Path::new(&path).display());
+    }
+}
+
+/// One line: the file's name, each phase in seconds, the waits, and the whole check.
+fn line(source: &Path, phases: &[(&str, Duration)], waited: Duration, all: Duration) -> String {
+    let name = source.file_name().unwrap_or(source.as_os_str()).to_string_lossy();
+    let mut parts: Vec<String> = phases
+        .iter()
+        .map(|(phase, took)| format!("{phase} {:.2} s", took.as_secs_f64()))
+        .collect();
+    parts.push(format!("waited for the GPU {:.2} s", waited.as_secs_f64()));
+    parts.push(format!("all {:.2} s", all.as_secs_f64()));
+    format!("{name}: {}\n", parts.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The line names the file alone, each phase in the order given, the waits and the whole.
+    #[test]
+    fn a_line_gives_each_phase_in_seconds() {
+        let phases = [
+            ("compile", Duration::from_millis(2104)),
+            ("cases", Duration::from_millis(930)),
+        ];
+        assert_eq!(
+            line(
+                Path::new("/tmp/class/a b.cu"),
+                &phases,
+                Duration::from_millis(5),
+                Duration::from_secs(4)
+            ),
+            "a b.cu: compile 2.10 s, cases 0.93 s, waited for the GPU 0.01 s, all 4.00 s\n"
+        );
+    }
+
+    /// A phase timed is noted, with what its work returned.
+    #[test]
+    fn a_timed_phase_is_noted() {
+        assert_eq!(timed("a test's phase", || 7), 7);
+        let noted = PHASES.lock().unwrap_or_else(PoisonError::into_inner);
+        assert!(noted.iter().any(|(name, _)| *name == "a test's phase"));
+    }
+}
