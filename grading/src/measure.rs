@@ -61,30 +61,19 @@ impl<C> Measure<'_, C> {
     /// its counters written to `csv`.
     pub fn under_ncu(&self, program: &Command, csv: &Path) -> Result<Command, NoResult> {
         let ncu = counters::ncu().map_err(|_| NoResult::Machine("these rules need Nsight Compute (ncu) to read the GPU's counters, and none was found ($NCU, PATH, $CUDA_PATH/bin, /usr/local/cuda/bin)".to_string()))?;
-        let mut under_ncu = Command::new(&ncu);
         // Counts of instructions and requests need neither locked clocks nor flushed caches: ncu leaves
         // the GPU's clocks alone and saves the time of the flushes.
-        under_ncu
-            .args([
-                "--csv",
-                "--page",
-                "raw",
-                "--print-units",
-                "base",
-                "--clock-control",
-                "none",
-                "--cache-control",
-                "none",
-                "--kernel-name",
-            ])
-            .arg(self.kernels);
-        under_ncu
-            .arg("--metrics")
-            .arg(self.metrics_for(common::gpu::first_gpu_arch()).join(","))
-            .arg("--log-file")
-            .arg(csv)
-            .arg(program.get_program())
-            .args(program.get_args());
+        let options = [
+            "--clock-control",
+            "none",
+            "--cache-control",
+            "none",
+            "--kernel-name",
+            self.kernels,
+        ];
+        let metrics = self.metrics_for(common::gpu::first_gpu_arch()).join(",");
+        let mut under_ncu = counters::under_ncu(&ncu, &options, &metrics, csv);
+        under_ncu.arg(program.get_program()).args(program.get_args());
         Ok(under_ncu)
     }
 

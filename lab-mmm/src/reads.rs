@@ -15,9 +15,6 @@
 //! `--counters` (every lab's flag) cannot carry this table: its counters stay inside the profiler,
 //! which reports them per timed window, not per kernel.
 
-use std::path::Path;
-use std::process::Command;
-
 use anyhow::{anyhow, bail, ensure, Context as _, Result};
 use common::gpu::Gpu;
 use common::verify::Random;
@@ -287,10 +284,17 @@ pub fn child_arguments(
     ]
 }
 
-/// ncu's options: its raw page as CSV in base units, the slides' kernels only, clocks left alone
-/// (counts need no locked clocks) and every cache flushed before each kernel it measures, so the
-/// device-memory bytes are those of one launch from cold caches.
-const NCU_OPTIONS: &str = "--csv --page raw --print-units base --clock-control none --cache-control all";
+/// ncu's options: the slides' kernels only, clocks left alone (counts need no locked clocks) and
+/// every cache flushed before each kernel it measures, so the device-memory bytes are those of one
+/// launch from cold caches.
+const NCU_OPTIONS: [&str; 6] = [
+    "--clock-control",
+    "none",
+    "--cache-control",
+    "all",
+    "--kernel-name",
+    KERNELS,
+];
 
 /// Runs this lab under ncu with `child` (from [`child_arguments`]) and returns ncu's launches and
 /// where ncu was found.
@@ -309,13 +313,9 @@ pub fn measure(child: &[String]) -> Result<(Vec<Launch>, String)> {
         ncu.display()
     );
     let said = std::fs::File::create(&log).with_context(|| format!("creating {}", log.display()))?;
-    let mut command = Command::new(&ncu);
+    let metrics = metrics(common::gpu::first_gpu_arch()).join(",");
+    let mut command = counters::under_ncu(&ncu, &NCU_OPTIONS, &metrics, &csv);
     command
-        .args(NCU_OPTIONS.split(' '))
-        .args(["--kernel-name", KERNELS, "--metrics"])
-        .arg(metrics(common::gpu::first_gpu_arch()).join(","))
-        .arg("--log-file")
-        .arg(&csv)
         .arg(std::env::current_exe().context("finding this lab's executable")?)
         .args(child)
         .stdout(said.try_clone()?)
@@ -331,19 +331,9 @@ pub fn measure(child: &[String]) -> Result<(Vec<Launch>, String)> {
     ensure!(
         status.success(),
         "the lab under ncu failed ({status}): {}",
-        last_line(&log, &text)
+        counters::last_said(&log, &text)
     );
     Ok((counters::parse_csv(&text)?, ncu.display().to_string()))
-}
-
-/// The last line the run under ncu wrote, for its error.
-fn last_line(log: &Path, csv: &str) -> String {
-    let said = std::fs::read_to_string(log).unwrap_or_default();
-    said.lines()
-        .chain(csv.lines())
-        .rfind(|line| !line.trim().is_empty())
-        .unwrap_or("no output")
-        .to_string()
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{anyhow, bail, ensure, Context as _, Result};
@@ -132,6 +132,33 @@ pub fn child_arguments(args: impl IntoIterator<Item = OsString>) -> Vec<OsString
     kept
 }
 
+/// ncu around a program (which the caller adds: `.arg(program).args(its arguments)`): its raw page
+/// as CSV in base units, as [`parse_csv`] reads it, into `csv`, with `metrics` (comma-separated) for
+/// every launch it profiles; `options` (clock and cache control, a kernel filter) before them. The one
+/// command line of `--counters`, lab-mmm's `--reads` and the grader's measured rules.
+pub fn under_ncu(ncu: &Path, options: &[&str], metrics: &str, csv: &Path) -> Command {
+    let mut command = Command::new(ncu);
+    command
+        .args(["--csv", "--page", "raw", "--print-units", "base"])
+        .args(options)
+        .arg("--metrics")
+        .arg(metrics)
+        .arg("--log-file")
+        .arg(csv);
+    command
+}
+
+/// The last line a run under ncu wrote, to say why it failed: its `log` (ncu's and the program's
+/// stdout and stderr), then the `csv` it wrote.
+pub fn last_said(log: &Path, csv: &str) -> String {
+    let said = std::fs::read_to_string(log).unwrap_or_default();
+    said.lines()
+        .chain(csv.lines())
+        .rfind(|line| !line.trim().is_empty())
+        .unwrap_or("no output")
+        .to_string()
+}
+
 /// Runs this lab again under ncu with the same flags and reads every launch's counters.
 pub fn collect() -> Result<(Vec<Launch>, String)> {
     let ncu = ncu()?;
@@ -145,20 +172,7 @@ pub fn collect() -> Result<(Vec<Launch>, String)> {
         ncu.display()
     );
     let output = std::fs::File::create(&log).with_context(|| format!("creating {}", log.display()))?;
-    let status = Command::new(&ncu)
-        .args([
-            "--csv",
-            "--page",
-            "raw",
-            "--print-units",
-            "base",
-            "--print-kernel-base",
-            "mangled",
-            "--metrics",
-        ])
-        .arg(metrics.join(","))
-        .arg("--log-file")
-        .arg(&csv)
+    let status = under_ncu(&ncu, &["--print-kernel-base", "mangled"], &metrics.join(","), &csv)
         .arg(&exe)
         .args(child_arguments(std::env::args_os().skip(1)))
         .stdout(output.try_clone()?)
@@ -167,14 +181,7 @@ pub fn collect() -> Result<(Vec<Launch>, String)> {
         .with_context(|| format!("running {}", ncu.display()))?;
     let text = std::fs::read_to_string(&csv).unwrap_or_default();
     if !status.success() {
-        let said = std::fs::read_to_string(&log).unwrap_or_default();
-        let last = said
-            .lines()
-            .chain(text.lines())
-            .rfind(|line| !line.trim().is_empty())
-            .unwrap_or("no output")
-            .to_string();
-        bail!("the lab under ncu failed ({status}): {last}");
+        bail!("the lab under ncu failed ({status}): {}", last_said(&log, &text));
     }
     let version = Command::new(&ncu)
         .arg("--version")
@@ -489,6 +496,46 @@ mod tests {
         ] {
             assert!(METRICS.iter().any(|(name, _)| *name == metric), "{metric} is not read");
         }
+    }
+
+    /// ncu's command line: the CSV form parse_csv reads, the caller's options, the metrics, the file.
+    #[test]
+    fn ncus_command_line_has_its_csv_form_then_the_options_metrics_and_file() {
+        let command = under_ncu(
+            Path::new("/opt/ncu"),
+            &["--kernel-name", "mmm"],
+            "a.sum,b.max",
+            Path::new("/tmp/c.csv"),
+        );
+        let args: Vec<&std::ffi::OsStr> = command.get_args().collect();
+        assert_eq!(command.get_program(), "/opt/ncu");
+        assert_eq!(
+            args,
+            [
+                "--csv",
+                "--page",
+                "raw",
+                "--print-units",
+                "base",
+                "--kernel-name",
+                "mmm",
+                "--metrics",
+                "a.sum,b.max",
+                "--log-file",
+                "/tmp/c.csv"
+            ]
+        );
+    }
+
+    /// What a failed run under ncu said last: its log's last line, else its CSV's, else "no output".
+    #[test]
+    fn the_last_line_said_comes_from_the_log_then_the_csv() {
+        let dir = common::private_dir::PrivateDir::new("counters-test").unwrap();
+        let log = dir.path().join("log");
+        std::fs::write(&log, "first\nlast words\n\n").unwrap();
+        assert_eq!(last_said(&log, ""), "last words");
+        assert_eq!(last_said(&dir.path().join("none"), "a\nb\n"), "b");
+        assert_eq!(last_said(&dir.path().join("none"), " \n"), "no output");
     }
 
     #[test]
