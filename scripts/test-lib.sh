@@ -1,7 +1,8 @@
 # shellcheck shell=bash
 # What every scripts/test-*.sh check shares (sourced, from the repository root): the counts of checks
-# and failures, expect, which compares one result with the wanted one and says what differs, and
-# skipped, for a test that cannot run on this machine.
+# and failures, expect, which compares one result with the wanted one and says what differs,
+# skipped, for a test that cannot run on this machine, and below, the helpers of a few tests (a
+# marking stand-in lab, Chromium, the slide checks' command line and self-test).
 failures=0 checks=0
 expect() {  # expect WHAT GOT WANTED
     checks=$((checks + 1))
@@ -58,4 +59,51 @@ find_chromium() {
             skipped "apt-get could not install chromium"
         browser=$(command -v chromium)
     fi
+}
+
+# What test-slide-quotes.sh and test-slide-locators.sh share: each checks what the repository credits
+# to the lecture texts, against the texts where they are, else against hashes it keeps.
+#
+# slide_check_args NAME THINGS GLOB... -- [--update] [FILE...]: reads the check's command line. Sets
+# update (0 or 1), slides (the texts' folder, ../shared/slides or $SLIDES_DIR, or empty where they are
+# not here) and targets: the FILEs, else every tracked file GLOB names outside vendor/, results/ and
+# scripts/fixtures/, in which case self_test is 1 (without --update: the checker tests itself first).
+# --update without the texts, or with FILEs, is one line naming NAME and exit code 2.
+slide_check_args() {
+    local name=$1 things=$2 globs=()
+    shift 2
+    while [[ $1 != -- ]]; do globs+=("$1"); shift; done
+    shift
+    update=0 self_test=0
+    if [[ ${1:-} == --update ]]; then update=1; shift; fi
+    slides=${SLIDES_DIR:-../shared/slides}
+    [[ -d $slides ]] || slides=''
+    [[ $update == 0 || -n $slides ]] || { echo "$name: --update needs the lecture texts (../shared/slides or \$SLIDES_DIR)" >&2; exit 2; }
+    targets=("$@")
+    if [[ $# == 0 ]]; then
+        mapfile -t targets < <(git ls-files "${globs[@]}" | grep -v -e '^vendor/' -e '^results/' -e '^scripts/fixtures/')
+        [[ $update == 1 ]] || self_test=1
+    elif [[ $update == 1 ]]; then
+        echo "$name: --update takes no FILE (it records every tracked file's $things)" >&2
+        exit 2
+    fi
+}
+
+# slide_check_self_test NAME FIXTURE EXPECTED... -- UNEXPECTED...: the checker ($0) run on FIXTURE must
+# fail, and its output must hold every EXPECTED and none of the UNEXPECTED; else one line and exit 1.
+slide_check_self_test() {
+    local name=$1 fixture=$2 output part
+    shift 2
+    if output=$(bash "$0" "$fixture"); then
+        echo "$name: the checker passed $fixture, which must fail" >&2
+        exit 1
+    fi
+    while [[ $1 != -- ]]; do
+        [[ $output == *"$1"* ]] || { echo "$name: self-test missed: $1" >&2; echo "$output" >&2; exit 1; }
+        shift
+    done
+    shift
+    for part in "$@"; do
+        [[ $output != *"$part"* ]] || { echo "$name: self-test flagged $part" >&2; echo "$output" >&2; exit 1; }
+    done
 }

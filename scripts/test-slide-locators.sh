@@ -35,38 +35,18 @@
 # must fail); --update needs the lecture texts and the default file set.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-update=0
-if [[ ${1:-} == --update ]]; then
-    update=1
-    shift
-fi
-slides=${SLIDES_DIR:-../shared/slides}
-[[ -d $slides ]] || slides=''
-[[ $update == 0 || -n $slides ]] || { echo "slide locators: --update needs the lecture texts (../shared/slides or \$SLIDES_DIR)" >&2; exit 2; }
-if [[ $# == 0 ]]; then
-    mapfile -t files < <(git ls-files '*.md' | grep -v -e '^vendor/' -e '^results/' -e '^scripts/fixtures/')
-    set -- "${files[@]}"
-    if [[ $update == 0 ]]; then
-        # The checker itself: the fixture must fail on its invented locators, and on those alone.
-        fixture=scripts/fixtures/slide-locators/README.md
-        if output=$(bash "$0" "$fixture"); then
-            echo "slide locators: the checker passed $fixture, which must fail" >&2
-            exit 1
-        fi
-        for expected in 'German block 7, `Cache-Kohärenz`' 'block 46, `Cache-Kohärenz`' 'German block 47' \
+source scripts/test-lib.sh
+slide_check_args "slide locators" locators '*.md' -- "$@"
+set -- "${targets[@]}"
+if [[ $self_test == 1 ]]; then
+    # The checker itself: the fixture must fail on its invented locators, and on those alone.
+    slide_check_self_test "slide locators" scripts/fixtures/slide-locators/README.md \
+        'German block 7, `Cache-Kohärenz`' 'block 46, `Cache-Kohärenz`' 'German block 47' \
             'German blocks 1-7:' 'Chinese `5.9 Texture memory`' 'Greek `Κοινή μνήμη`' \
             'French part 2, `Allocation de mémoire verrouillée`' 'French part 3, `Recouvrement de transferts et de calculs GPU`, `v3`' \
-            'French part 1:' 'Korean post `스트림.` (2017.01.03)' 'Korean post `메모리 타입.`:' '11 of 20 locators'; do
-            [[ $output == *"$expected"* ]] || { echo "slide locators: self-test missed: $expected" >&2; echo "$output" >&2; exit 1; }
-        done
-        for unexpected in 'Speicherkante' 'ptxas-options' '5.6 Shared Memory' 'Καθορισμός' 'Basic approach' \
-            'Conversion de' 'CUDA 컴파일' 'our own' 'nvprof mmm-mapped' 'a table without'; do
-            [[ $output != *"$unexpected"* ]] || { echo "slide locators: self-test flagged $unexpected" >&2; echo "$output" >&2; exit 1; }
-        done
-    fi
-elif [[ $update == 1 ]]; then
-    echo "slide locators: --update takes no FILE (it records every tracked file's locators)" >&2
-    exit 2
+            'French part 1:' 'Korean post `스트림.` (2017.01.03)' 'Korean post `메모리 타입.`:' '11 of 20 locators' -- \
+        'Speicherkante' 'ptxas-options' '5.6 Shared Memory' 'Καθορισμός' 'Basic approach' \
+            'Conversion de' 'CUDA 컴파일' 'our own' 'nvprof mmm-mapped' 'a table without'
 fi
 SLIDES=$slides UPDATE=$update FIXTURE=scripts/fixtures/slide-locators/README.md python3 - "$@" <<'PYTHON'
 import glob, hashlib, os, re, sys

@@ -30,37 +30,17 @@
 # fail); --update needs the lecture texts and the default file set.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-update=0
-if [[ ${1:-} == --update ]]; then
-    update=1
-    shift
-fi
-slides=${SLIDES_DIR:-../shared/slides}
-[[ -d $slides ]] || slides=''
-[[ $update == 0 || -n $slides ]] || { echo "slide quotes: --update needs the lecture texts (../shared/slides or \$SLIDES_DIR)" >&2; exit 2; }
-if [[ $# == 0 ]]; then
-    mapfile -t files < <(git ls-files '*.md' '*.rs' '*.cu' '*.cuh' | grep -v -e '^vendor/' -e '^results/' -e '^scripts/fixtures/')
-    set -- "${files[@]}"
-    if [[ $update == 0 ]]; then
-        # The checker itself: the fixture (lab-simpson's old table, and prose) must fail on its invented
-        # quotes, and on those alone; its single identifiers and the spans marked ours are not quotes.
-        fixture=scripts/fixtures/slide-quotes/README.md
-        if output=$(bash "$0" "$fixture"); then
-            echo "slide quotes: the checker passed $fixture, which must fail" >&2
-            exit 1
-        fi
-        for expected in '`double f(double x)`' '`cudaMalloc(&sums, N * sizeof(double))`' '`kernel_3<<<1, 1>>>(x)`' \
-            '3 of 7 quotes'; do
-            [[ $output == *"$expected"* ]] || { echo "slide quotes: self-test missed: $expected" >&2; echo "$output" >&2; exit 1; }
-        done
-        for unexpected in 'ptxas-options' 'our_helper' 'not_a_slide_quote' 'invented_identifier' 'our_prose_helper' \
-            'uncredited_span' 'copy_to_gpu' 'mmm<<<grid' 'no_such_program'; do
-            [[ $output != *"$unexpected"* ]] || { echo "slide quotes: self-test flagged $unexpected" >&2; echo "$output" >&2; exit 1; }
-        done
-    fi
-elif [[ $update == 1 ]]; then
-    echo "slide quotes: --update takes no FILE (it records every tracked file's quotes)" >&2
-    exit 2
+source scripts/test-lib.sh
+slide_check_args "slide quotes" quotes '*.md' '*.rs' '*.cu' '*.cuh' -- "$@"
+set -- "${targets[@]}"
+if [[ $self_test == 1 ]]; then
+    # The checker itself: the fixture (lab-simpson's old table, and prose) must fail on its invented
+    # quotes, and on those alone; its single identifiers and the spans marked ours are not quotes.
+    slide_check_self_test "slide quotes" scripts/fixtures/slide-quotes/README.md \
+        '`double f(double x)`' '`cudaMalloc(&sums, N * sizeof(double))`' '`kernel_3<<<1, 1>>>(x)`' \
+            '3 of 7 quotes' -- \
+        'ptxas-options' 'our_helper' 'not_a_slide_quote' 'invented_identifier' 'our_prose_helper' \
+            'uncredited_span' 'copy_to_gpu' 'mmm<<<grid' 'no_such_program'
 fi
 SLIDES=$slides UPDATE=$update FIXTURE=scripts/fixtures/slide-quotes/README.md python3 - "$@" <<'PYTHON'
 import glob, hashlib, os, re, sys
