@@ -116,9 +116,10 @@ impl<'m> Week5<'m> {
     }
 }
 
-/// STEPS on the GPU models it was measured on ([`calibrated_steps`], the name as the driver gives it):
-/// on an H200 calibration gave 2000 to 2400 from one lab start to the next (29 checks, at half this
-/// kernel time), on an H100 2200, and a STEPS that moves moves the rules' measures with it (issue 65).
+/// STEPS on the GPU models it was measured on ([`calibrated_steps`], the name as the driver gives it).
+/// Calibrated for a kernel half as long as its copy, an H200 gave 1000 to 1200 from one lab start to
+/// the next (29 checks) and an H100 1100; a kernel's time grows with STEPS, so twice that for one as
+/// long as its copy. A STEPS that moves moves the rules' measures with it (issue 65).
 pub const STEPS_BY_MODEL: [(&str, u32); 2] = [("NVIDIA H100 80GB HBM3", 2200), ("NVIDIA H200", 2200)];
 
 /// The STEPS of this check, and whether the table fixed it.
