@@ -10,6 +10,9 @@ cargo fmt --all --check
 cargo build --workspace --all-targets --locked
 # No warning anywhere, and every unsafe block and unsafe fn documented (the workspace's [lints]).
 cargo clippy --workspace --all-targets --locked -- -D warnings
+# Every doc link resolves, for a reader of the private items too (the crates are read more than
+# published: a link to a private item is fine, a broken or ambiguous one is not).
+RUSTDOCFLAGS="-D warnings -A rustdoc::private_intra_doc_links" cargo doc --workspace --no-deps --document-private-items --locked
 log=$(mktemp)
 references=$(mktemp -d)
 trap 'rm -rf "$log" "$references"' EXIT

@@ -1,7 +1,7 @@
 //! `course-server`: the course server (issue 63) and its command line. `--help` says everything;
 //! each module's doc says what it owns: the course file ([`course`]), the database and queue
 //! ([`store`]), tokens and limits ([`auth`]), the HTTP API ([`server`]), the pages ([`web`]), the
-//! gradebook and leaderboard ([`gradebook`]), the class page served live ([`class`]), the GPU workers ([`worker`]) and the command line's
+//! gradebook and leaderboard ([`gradebook`](mod@gradebook)), the class page served live ([`class`]), the GPU workers ([`worker`]) and the command line's
 //! client ([`client`]). It depends on `grader` (no CUDA crate): a worker runs the labs as programs.
 
 mod auth;

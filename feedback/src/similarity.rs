@@ -197,7 +197,7 @@ fn placed_tokens(source: &str) -> Vec<(&str, Option<usize>)> {
 }
 
 /// The lines (from 1) of `source` that hold a run of [`K_GRAM`] tokens whose hash is among `shared`
-/// (the fingerprints it has in common with another file, [`common`]): what a side-by-side view marks.
+/// (the fingerprints it has in common with another file, [`common()`]): what a side-by-side view marks.
 pub fn matched_lines(source: &str, shared: &Fingerprints) -> BTreeSet<usize> {
     let tokens = placed_tokens(source);
     let shown: Vec<&str> = tokens.iter().map(|(token, _)| *token).collect();

@@ -254,7 +254,7 @@ impl Local {
     }
 }
 
-/// Keeps `graded`'s output as DIR/<file or folder name>.txt; a failure is said, never fatal.
+/// Keeps `graded`'s output as `DIR/<file or folder name>.txt`; a failure is said, never fatal.
 pub fn keep_output(dir: &Path, submission: &Submission, graded: &Graded) {
     let mut name = submission.entry.file_name().unwrap_or_default().to_owned();
     name.push(".txt");

@@ -167,7 +167,7 @@ impl Week {
         self.program_file().is_some()
     }
 
-    /// The starter a student is handed, in the repository at `repository` (assignments/<folder>/ and
+    /// The starter a student is handed, in the repository at `repository` (`assignments/<folder>/` and
     /// our solution's file name).
     pub fn starter(&self, repository: &Path) -> PathBuf {
         let ours = self.ours(repository);

@@ -2,7 +2,7 @@
 //! key from its stdin before anything runs (grade.sh makes a new one for every grading run) and ends
 //! its stdout with one line, `#mark CODE TAG MESSAGE`: its exit code, the message of its error line
 //! (empty where everything passed), and the HMAC-SHA256 under that key of both and of everything it
-//! printed through [`print`] (the CSV). grade.sh checks it with `LAB --verify-mark` and takes a row, a
+//! printed through [`print()`] (the CSV). grade.sh checks it with `LAB --verify-mark` and takes a row, a
 //! verdict and a MACHINE reason only from a run whose mark holds: a line printed by anything else
 //! (after the mark, or instead of it), a lab killed by a signal or ended without its mark, gives no
 //! grade.
@@ -28,7 +28,7 @@ const PREFIX: &str = "#mark ";
 /// The key's length in bytes (64 hex digits).
 const KEY_BYTES: usize = 32;
 
-/// The key and what [`print`] printed, while the lab marks its output.
+/// The key and what [`print()`] printed, while the lab marks its output.
 static MARKING: Mutex<Option<(Vec<u8>, Vec<u8>)>> = Mutex::new(None);
 
 /// With [`FLAG`] on the command line: reads the key, one line of 64 hex digits, from stdin. Called

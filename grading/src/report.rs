@@ -159,7 +159,7 @@ fn one_line(text: &str) -> String {
 /// The end of `--check`: the table (or CSV) of `rows`, what failing cases printed (`runs`), and the
 /// verdict. With `--csv`, stdout is the CSV alone: grade.sh takes exactly its header and its row.
 /// `sanitized`: `None` without compute-sanitizer, else which cases racecheck and synccheck left out
-/// (`Some(None)`: none). `races`: what [`check_races`] says, where it ran.
+/// (`Some(None)`: none). `races`: what `check_races` (in `check.rs`) says, where it ran.
 pub(crate) fn report<C>(
     args: &StudentArgs,
     check: &Check<'_, C>,

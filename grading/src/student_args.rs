@@ -82,7 +82,7 @@ pub struct StudentArgs {
     /// Internal (--check's child processes): the case runs under compute-sanitizer.
     #[arg(long, hide = true, requires = "check_case")]
     pub under_sanitizer: bool,
-    /// Internal (grade.sh): read a key from stdin and end stdout with the closing mark ([`mark`],
+    /// Internal (grade.sh): read a key from stdin and end stdout with the closing mark ([`mark`](crate::mark),
     /// which reads the flag itself, before anything runs).
     #[arg(long, hide = true, requires = "csv")]
     pub mark: bool,

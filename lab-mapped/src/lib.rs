@@ -277,7 +277,7 @@ fn launch_add(
     Ok(())
 }
 
-/// The write-only job: out[i] = (i mod 1000) / 4, into device memory and copied back, or straight
+/// The write-only job: `out[i] = (i mod 1000) / 4`, into device memory and copied back, or straight
 /// into mapped memory.
 pub struct WriteOnly {
     pinned: LockedBuffer<f32>,

@@ -182,7 +182,7 @@ fn every_step() -> impl Iterator<Item = ((usize, usize), (usize, usize), usize)>
 }
 
 /// The slide's thread (tx, ty) of block (bx, by) in `phase`: it copies Md(row, phase * TILE_WIDTH + tx)
-/// into as[ty][tx] and Nd(phase * TILE_WIDTH + ty, col) into bs[ty][tx], row and col being its element
+/// into `as[ty][tx]` and Nd(phase * TILE_WIDTH + ty, col) into `bs[ty][tx]`, row and col being its element
 /// of Pd.
 pub fn expected_loads((bx, by): (usize, usize), (tx, ty): (usize, usize), phase: usize) -> [Source; 2] {
     let (row, col) = (by * TILE_WIDTH + ty, bx * TILE_WIDTH + tx);
@@ -192,8 +192,8 @@ pub fn expected_loads((bx, by): (usize, usize), (tx, ty): (usize, usize), phase:
     ]
 }
 
-/// ... then, the block's tiles complete, multiplies as[ty][k] = Md(row, phase * TILE_WIDTH + k) by
-/// bs[k][tx] = Nd(phase * TILE_WIDTH + k, col), for k = 0 .. TILE_WIDTH - 1.
+/// ... then, the block's tiles complete, multiplies `as[ty][k]` = Md(row, phase * TILE_WIDTH + k) by
+/// `bs[k][tx]` = Nd(phase * TILE_WIDTH + k, col), for k = 0 .. TILE_WIDTH - 1.
 pub fn expected_product(
     (bx, by): (usize, usize),
     (tx, ty): (usize, usize),
@@ -249,8 +249,8 @@ impl Trace {
         trace
     }
 
-    /// Where `load` went in its tile, [row][col]: counted from the lowest address that any store of
-    /// an element of the same matrix went to, which is as[0][0] (or bs[0][0]) when every thread of
+    /// Where `load` went in its tile, `[row][col]`: counted from the lowest address that any store of
+    /// an element of the same matrix went to, which is `as[0][0]` (or `bs[0][0]`) when every thread of
     /// the block stored one. Shared addresses are the block's own, the same in every block. None for
     /// an address between or past the tile's elements.
     pub fn position(&self, load: &Load) -> Option<(usize, usize)> {

@@ -8,7 +8,7 @@
 //!
 //! One row per line, elements separated by spaces or tabs, any number syntax Rust's `f64` parser takes
 //! (`1`, `-2.5`, `6e-3`), finite values only. The size is what the file holds; every row must be as long
-//! as the first. [`write`] writes the same format, with a `# rows x cols` comment first.
+//! as the first. [`write()`] writes the same format, with a `# rows x cols` comment first.
 
 use std::fs;
 use std::io::Write as _;

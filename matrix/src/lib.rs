@@ -7,7 +7,7 @@
 //! in page-locked memory (`cudaMallocHost`, cust's `LockedBuffer`); `common::host_memory` adds mapped
 //! and registered memory.
 //!
-//! The crate holds the matrix and what is built on it, each file above the one it uses: [`file`], the
+//! The crate holds the matrix and what is built on it, each file above the one it uses: [`file`](mod@file), the
 //! slides' matrix files; [`bound`], how far a product may be from the exact one; [`mmm`], C = A * B
 //! launched and checked against that bound; [`batch`], the COUNT products of the streams lectures
 //! (serially, kernels only, or streamed). It depends on `common` and the profiler (the chronogram's

@@ -21,7 +21,7 @@ pub struct SlideTable {
 }
 
 impl SlideTable {
-    /// The lines in the columns of [`summary::table`].
+    /// The lines in the columns of [`summary::table`](crate::summary::table).
     pub fn text(&self) -> String {
         let mut out = String::new();
         for (i, (share, time, calls, avg, min, max, name)) in self.lines.iter().enumerate() {
