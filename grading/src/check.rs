@@ -360,8 +360,8 @@ pub(crate) fn run_check<C>(
 /// (`results/h200/issue61/honest/run-4/padded-tiles.log`).
 const ALONE_AT_MOST: Duration = Duration::from_secs(5);
 
-/// Issue 61: racecheck and synccheck on the case set's race case ([`CaseSet::race_case`](cases_file::CaseSet::race_case)) in every
-/// check, not only under `--sanitize`: a missing barrier whose race the cases' values happen to hide
+/// Issue 61: racecheck and synccheck on the case set's race case
+/// ([`CaseSet::race_case`](cases_file::CaseSet::race_case)) in every check, not only under `--sanitize`: a missing barrier whose race the cases' values happen to hide
 /// fails that case with the tool's finding. Where the kernels use no shared memory and no barrier
 /// there is nothing to look for. Without compute-sanitizer, or where the tool itself fails, the case
 /// keeps its plain verdict. What the table's heading says of it.

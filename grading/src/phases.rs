@@ -7,8 +7,9 @@
 //! ```
 //!
 //! A phase's time includes any wait for the GPU's lock within it; "waited for the GPU" is their sum
-//! ([`crate::gpu_lock::waited`]), and "all" runs from the first phase's start to the line. Nothing is written where the variable is unset, and nothing reaches
-//! the check's own output: students' feedback pages quote its stderr.
+//! ([`crate::gpu_lock::waited`]), and "all" runs from the first phase's start to the line. Nothing
+//! is written where the variable is unset, and nothing reaches the check's own output: students'
+//! feedback pages quote its stderr.
 
 use std::io::Write as _;
 use std::path::Path;

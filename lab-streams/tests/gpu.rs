@@ -493,8 +493,8 @@ const PIPELINE_CASES: [&str; 4] = ["4096 4 1", "1 1 2", "100 64 3", "65536 16 4"
 
 /// Issue 66: legal cases a teacher may write where nobody can overlap (a small N, many streams for
 /// it, many tiny products), and random legal cases: our solutions pass every one, the rows too small
-/// for a rule held to ours's share of its limit, or not judged. A case on which the solution given as ours fails a rule that no
-/// size excuses is refused in one line. The seed is printed with a failure (`LAB_LEGAL_SEED` draws
+/// for a rule held to ours's share of its limit, or not judged. A case on which the solution given as
+/// ours fails a rule that no size excuses is refused in one line. The seed is printed with a failure (`LAB_LEGAL_SEED` draws
 /// the same cases again, `LAB_LEGAL_CASES` more of them).
 #[test]
 #[ignore = "needs a GPU: bash gpu-bundle/run.sh"]

@@ -454,9 +454,9 @@ pub fn check<W: Week>(args: &ProgramArgs, built: &Built<W::Case>, week: &mut W) 
     Ok(())
 }
 
-/// One case: pairs of runs, the program with ours around it, as many as [`repeat::PAIRS`] says (more where a
-/// value lies near a limit, [`repeat::near_a_limit`], or one run failed a time rule by less than twice
-/// its limit, [`repeat::failed_once`]); each rule's row from their median
+/// One case: pairs of runs, the program with ours around it, as many as [`repeat::PAIRS`] says (more
+/// where a value lies near a limit, [`repeat::near_a_limit`], or one run failed a time rule by less
+/// than twice its limit, [`repeat::failed_once`]); each rule's row from their median
 /// ([`repeat::median_rows`]), against ours ([`rows::against_ours`]). A run that cannot be judged, in
 /// any pair, ends the case with its fault. What the program printed is shown for a failing case: the
 /// run that could not be judged, else the first.
@@ -527,9 +527,9 @@ struct Pair {
     ran: run::Ran,
 }
 
-/// A pair of runs in a fresh folder of the case's: a run cannot leave anything for the next. Ours
-/// runs just before the program and again just after it, in a folder of its own ([`repeat::faster`]). The
-/// `first` pair writes the chronograms.
+/// A pair of runs in a fresh folder of the case's ([`case_folder`]): a run cannot leave anything for
+/// the next. Ours runs just before the program and again just after it, in a folder of its own
+/// ([`repeat::faster`]). The `first` pair writes the chronograms.
 fn run_pair<W: Week>(
     args: &ProgramArgs,
     week: &mut W,
@@ -539,10 +539,7 @@ fn run_pair<W: Week>(
     index: usize,
     first: bool,
 ) -> Result<Pair> {
-    let dir = PrivateDir::new("lab-case").map_err(|err| Machine(err.to_string()))?;
-    let prepared = week
-        .prepare(case, dir.path())
-        .map_err(|err| Machine(format!("{err:#}")))?;
+    let (dir, prepared) = case_folder(week, case)?;
     let before = match &built.ours {
         Some((program, _)) => Some(run_ours(week, case, label, built, program, dir.path(), &prepared)?),
         None => None,
@@ -573,10 +570,7 @@ fn run_pair<W: Week>(
             match (before, &built.ours) {
                 (Some(before), Some((program, _))) => {
                     // A folder of its own: the program may have changed anything in its own.
-                    let fresh = PrivateDir::new("lab-case").map_err(|err| Machine(err.to_string()))?;
-                    let again = week
-                        .prepare(case, fresh.path())
-                        .map_err(|err| Machine(format!("{err:#}")))?;
+                    let (fresh, again) = case_folder(week, case)?;
                     let after = run_ours(week, case, label, built, program, fresh.path(), &again)?;
                     let (our_rows, our_trace) = repeat::faster(before, after);
                     (rows::timed_against(rows, trace, &our_trace), Some(our_rows))
@@ -587,6 +581,15 @@ fn run_pair<W: Week>(
         (why, _) => (vec![fault(why.unwrap_or_default())], before.map(|(rows, _)| rows)),
     };
     Ok(Pair { ours, yours, ran })
+}
+
+/// A fresh private folder for a run on `case`, with the case's inputs written into it.
+fn case_folder<W: Week>(week: &mut W, case: &W::Case) -> Result<(PrivateDir, Prepared)> {
+    let dir = PrivateDir::new("lab-case").map_err(|err| Machine(err.to_string()))?;
+    let prepared = week
+        .prepare(case, dir.path())
+        .map_err(|err| Machine(format!("{err:#}")))?;
+    Ok((dir, prepared))
 }
 
 /// Our solution on the case, in the case's folder (its output removed after),

@@ -62,8 +62,9 @@ pub fn median_rows(runs: &[Vec<Rule>]) -> Vec<Rule> {
 }
 
 /// The first rule whose verdict a second look could change: a row of the program's, judged against a
-/// limit it meets or misses by less than [`NEAR`]; or our row of a rule [`EXCUSED_BY_SIZE`](super::rows::EXCUSED_BY_SIZE) whose
-/// share of the limit lies that near [`LEAST_SCALE`], below which the rule is not judged.
+/// limit it meets or misses by less than [`NEAR`]; or our row of a rule
+/// [`EXCUSED_BY_SIZE`](super::rows::EXCUSED_BY_SIZE) whose share of the limit lies that near
+/// [`LEAST_SCALE`], below which the rule is not judged.
 pub fn near_a_limit(rows: &[Rule], ours: &[Rule]) -> Option<&'static str> {
     let near = |margin: f64| margin > 1.0 / NEAR && margin < NEAR;
     let yours = rows
