@@ -84,14 +84,18 @@ fn a_server_killed_mid_queue_loses_no_acknowledged_submission_and_grades_each_on
         );
         assert_eq!(grades, 1, "submission {id}");
     }
+    // A submission stored just before the kill may have lost its 202 on the way out: it is graded
+    // too, so the count to match is the stored submissions, each graded once, not the acknowledged.
+    let stored = count(&database, "SELECT count(*) FROM submissions");
+    assert!(stored >= acknowledged.len() as i64);
     assert_eq!(
-        count(&database, "SELECT count(*) FROM grades"),
-        acknowledged.len() as i64
+        count(&database, "SELECT count(DISTINCT submission) FROM grades"),
+        stored
     );
+    assert_eq!(count(&database, "SELECT count(*) FROM grades"), stored);
     eprintln!(
-        "killed with {graded_before} of {} acknowledged submissions graded; after the restart all {} graded once",
+        "killed with {graded_before} of {} acknowledged submissions graded; after the restart all {stored} stored graded once",
         acknowledged.len(),
-        acknowledged.len()
     );
 }
 
