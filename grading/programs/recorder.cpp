@@ -22,12 +22,17 @@
 // in writable memory.
 //
 // The trace is text, one record per line, tab-separated; times are CUPTI's nanoseconds:
-//   lab-recorder 1 NONCE
+//   lab-recorder 2 NONCE
 //   kernel  START END DEVICE STREAM GRID_X,GRID_Y,GRID_Z BLOCK_X,BLOCK_Y,BLOCK_Z NAME
 //   memcpy  START END DEVICE STREAM COPY_KIND SRC_KIND DST_KIND BYTES CHANNEL
 //   memset  START END DEVICE STREAM BYTES
 //   mark    TIME NAME        the program reached NAME (course_program.h's write_floats calls
 //                            lab_recorder_mark: when the results were read, on CUPTI's clock)
+//   wait    TIME NAME        a CUDA call that makes the host wait for the GPU (a synchronize, a
+//                            query that found the work done, a copy, a free) returned at TIME,
+//                            successfully: the check's "waits" rule asks for one between the GPU's
+//                            last work and the read, so a program that never waited fails even when
+//                            its GPU happened to be done first (version 1 had no such lines)
 //   end     RECORDS DROPPED
 // (the kinds are CUPTI's numbers: CUpti_ActivityMemcpyKind and CUpti_ActivityMemoryKind). It is
 // written at exit (atexit, registered once CUPTI is loaded, so it runs before CUPTI's own teardown):
@@ -72,7 +77,7 @@ struct Completed {
     size_t valid;
 };
 std::vector<Completed>& completed = *new std::vector<Completed>;  // CUPTI's full buffers, read at exit
-std::string& marks = *new std::string;                           // the `mark` lines so far
+std::string& marks = *new std::string;                           // the `mark` and `wait` lines so far
 unsigned long long mark_count = 0, dropped = 0;
 
 // Copies the value of `NAME=value` into `into` when `entry` is that setting (byte by byte: no copy
@@ -193,7 +198,7 @@ void write_trace() {
     completed.clear();
     char end[64];
     std::snprintf(end, sizeof end, "end\t%llu\t%llu\n", records, dropped);
-    write_all(settings.fd, std::string("lab-recorder 1 ") + settings.nonce + "\n" + lines + marks + end);
+    write_all(settings.fd, std::string("lab-recorder 2 ") + settings.nonce + "\n" + lines + marks + end);
     close(settings.fd);
 }
 
@@ -217,6 +222,42 @@ extern "C" void lab_recorder_mark(const char* name) {
 }
 
 namespace {
+
+// The calls after which the host may take the GPU's work as done (by name, runtime and driver API
+// alike; a name's version suffix, as in cuMemcpyDtoH_v2, is covered by the prefix). Copies count
+// all of them: a synchronous copy waits, and one from pageable memory returns when it is done. A
+// free waits too, but not the stream-ordered one (cudaFreeAsync, cuMemFreeAsync).
+bool waits_for_gpu(const char* function) {
+    static const char* const prefixes[] = {
+        "cudaDeviceSynchronize", "cudaThreadSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize",
+        "cuCtxSynchronize",      "cuStreamSynchronize",   "cuEventSynchronize",    "cudaStreamQuery",
+        "cudaEventQuery",        "cuStreamQuery",         "cuEventQuery",          "cudaMemcpy",
+        "cuMemcpy",              "cudaFree",              "cuMemFree",
+    };
+    if (function == nullptr || std::strstr(function, "FreeAsync") != nullptr) return false;
+    for (const char* prefix : prefixes) {
+        if (std::strncmp(function, prefix, std::strlen(prefix)) == 0) return true;
+    }
+    return false;
+}
+
+// CUPTI's callback at every runtime and driver API call's exit: a call that waits for the GPU and
+// succeeded (cudaSuccess and CUDA_SUCCESS are both 0; a query of unfinished work returns NotReady)
+// becomes a `wait` line, timed on the same clock as the marks and the activity records.
+void CUPTIAPI api_returned(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void* data) {
+    const auto* call = static_cast<const CUpti_CallbackData*>(data);
+    if (call->callbackSite != CUPTI_API_EXIT || call->functionReturnValue == nullptr ||
+        *static_cast<const int*>(call->functionReturnValue) != 0 || !waits_for_gpu(call->functionName)) {
+        return;
+    }
+    uint64_t now = 0;
+    if (cuptiGetTimestamp(&now) != CUPTI_SUCCESS) return;
+    char text[160];
+    std::snprintf(text, sizeof text, "wait\t%llu\t%s\n", (unsigned long long)now, field(call->functionName).c_str());
+    const std::lock_guard<std::mutex> guard(lock);
+    marks += text;
+    ++mark_count;
+}
 
 // Whether `path` is a thread's name, /proc/self/task/<tid>/comm.
 bool thread_name(const char* path) {
@@ -252,6 +293,12 @@ extern "C" int InitializeInjection(void) {
                                         CUPTI_ACTIVITY_KIND_MEMSET};
     for (const CUpti_ActivityKind kind : kinds) {
         if (cuptiActivityEnable(kind) != CUPTI_SUCCESS) return 0;
+    }
+    CUpti_SubscriberHandle subscriber;
+    if (cuptiSubscribe(&subscriber, api_returned, nullptr) != CUPTI_SUCCESS ||
+        cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API) != CUPTI_SUCCESS ||
+        cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API) != CUPTI_SUCCESS) {
+        return 0;
     }
     std::atexit(write_trace);
     return 1;

@@ -130,10 +130,8 @@ impl Week for Week6<'_> {
     fn judge(&mut self, case: &Case, output: Result<Vec<u8>, String>, trace: &Trace) -> Result<Vec<Rule>> {
         let (ours_ms, our_device_kernel_ms) = self.ours_ms(case)?;
         let (a, b) = self.input.split_at(case.n);
-        let mut rows = vec![
-            grading::program::results(output, case.n, |i| a[i] + b[i]),
-            grading::program::waited(trace),
-        ];
+        let results = grading::program::results(output, case.n, |i| a[i] + b[i]);
+        let mut rows = grading::program::results_and_waits(results, trace);
         rows.extend(trace_rules(trace, ours_ms));
         // A program that copied A and B to the GPU anyway (it fails "no copy") has a kernel that
         // reads device memory, many times faster than ours across the bus: its kernel is weighed

@@ -319,10 +319,9 @@ impl Week for Week5<'_> {
     fn judge(&mut self, case: &Case, output: Result<Vec<u8>, String>, trace: &Trace) -> Result<Vec<Rule>> {
         let (ours_ms, our_kernels_ms) = self.ours_ms(case)?;
         let (input, steps) = (&self.input, self.steps.count);
-        let mut rows = vec![
-            grading::program::results_costing(output, input.len(), u64::from(steps), |i| expected(input[i], steps)),
-            grading::program::waited(trace),
-        ];
+        let results =
+            grading::program::results_costing(output, input.len(), u64::from(steps), |i| expected(input[i], steps));
+        let mut rows = grading::program::results_and_waits(results, trace);
         rows.extend(trace_rules(trace, case.n, case.streams, self.copy_engines, ours_ms));
         rows.push(grading::program::kernel_time(trace, our_kernels_ms));
         Ok(rows)

@@ -355,7 +355,7 @@ fn week_5_programs_are_judged_by_their_results_and_their_trace() {
         }
         let trace = std::fs::read_to_string(charts.join(format!("case-{case}.trace"))).unwrap_or_default();
         assert!(
-            trace.starts_with("lab-recorder 1 ") && trace.contains("\nkernel\t"),
+            trace.starts_with("lab-recorder 2 ") && trace.contains("\nkernel\t"),
             "case {case}: {trace:.200}"
         );
     }

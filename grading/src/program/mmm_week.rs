@@ -337,7 +337,7 @@ impl<F: Flavour> Week for MmmWeek<'_, F> {
         let batch = self.batch.as_mut().context("judge before prepare")?;
         // Freivalds' vectors and the samples (for N over 1024) from a seed no program can know.
         let mut random = Random::new(super::run::unpredictable());
-        let mut rows = vec![results(batch, output, &mut random), super::waited(trace)];
+        let mut rows = super::results_and_waits(results(batch, output, &mut random), trace);
         // Ours on the same case, after the program's results were checked (ours overwrites C).
         let kernels = batch.time_kernels_only(&self.mmm.plain, &self.main, Runs::warm(3), &mut random)?;
         anyhow::ensure!(

@@ -32,8 +32,8 @@ use crate::cases_file::{CaseFormat, CaseSet};
 use crate::exit::{Machine, Usage};
 use rows::fault;
 pub use rows::{
-    gpu_time, gpu_time_if_comparable, host_memory, kernel_time, overlap, results, results_costing, waited, Rule,
-    Verdict,
+    gpu_time, gpu_time_if_comparable, host_memory, kernel_time, overlap, results, results_and_waits, results_costing,
+    waited, Rule, Verdict,
 };
 use trace::Trace;
 
@@ -406,7 +406,7 @@ pub fn check<W: Week>(args: &ProgramArgs, built: &Built<W::Case>, week: &mut W) 
     } else {
         let ours = match &built.ours {
             Some((_, path)) => format!(
-                "Our solution ({}) runs just before and just after the program on each case, under the same recorder, and the time rules compare the program with the faster of the two; where a value lies within 15% of a limit, or fails one by less than twice it, both run again (3, then 5 pairs) and the median run counts.",
+                "Our solution ({}) runs just before and just after the program on each case, under the same recorder, and the time rules compare the program with the faster of the two; where a value lies within 15% of a limit, or misses one by less than a factor of 4, both run again (3, then 5 pairs) and the median run counts.",
                 path.display()
             ),
             None => "No solution of ours beside this lab (--ours): every rule is judged on every case.".to_string(),
@@ -455,8 +455,8 @@ pub fn check<W: Week>(args: &ProgramArgs, built: &Built<W::Case>, week: &mut W) 
 }
 
 /// One case: pairs of runs, the program with ours around it, as many as [`repeat::PAIRS`] says (more
-/// where a value lies near a limit, [`repeat::near_a_limit`], or one run failed a time rule by less
-/// than twice its limit, [`repeat::failed_once`]); each rule's row from their median
+/// where a value lies near a limit, [`repeat::near_a_limit`], or one run missed a limit by less than
+/// a factor of [`repeat::CONFIRM`], [`repeat::failed_once`]); each rule's row from their median
 /// ([`repeat::median_rows`]), against ours ([`rows::against_ours`]). A run that cannot be judged, in
 /// any pair, ends the case with its fault. What the program printed is shown for a failing case: the
 /// run that could not be judged, else the first.

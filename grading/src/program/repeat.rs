@@ -17,12 +17,16 @@ pub const NEAR: f64 = 1.15;
 /// (or, after the first, while a rule [`failed_once`]).
 pub const PAIRS: [usize; 3] = [1, 3, 5];
 
-/// How far past its limit a time measured once may lie and still be measured again before it fails
-/// the program: up to twice the limit. A disturbed run is slower, never faster, so one slow run can
-/// fail a program that passes, and a pass needs no such second look: on an H200 (issue 65, run 5),
-/// the near-limit program took 1.75x our GPU time on case 3 in one grading of nine, and 1.06x to
-/// 1.32x in the others; 1.75x lies outside the 15% band, so it failed on that one run.
-pub const CONFIRM: f64 = 2.0;
+/// How far past its limit a value measured once (a time, or a share of time: overlap, both
+/// directions) may lie and still be measured again before it fails the program: up to a factor of 4.
+/// A disturbed run is slower, never faster, and its copies and kernels overlap less, so one such run
+/// can fail a program that passes, and a pass needs no second look. On H200s (issue 65): the
+/// near-limit program took 1.75x our GPU time on case 3 in one grading of nine (1.06x to 1.32x in
+/// the others; run 5), and an honest program of week 5 ran both directions of copies together for 4%
+/// of its copy time on case 4, against 38% to 63% for every other honest program there and 10% asked
+/// (run 7, eleven checks at once on each GPU). Both lie outside the 15% band. A broken program that
+/// does not overlap at all, or is many times slower than ours, still fails on its first run.
+pub const CONFIRM: f64 = 4.0;
 
 /// The rows of several runs of one program on one case, rule by rule (the first run's rules, in
 /// its order): where every run measured the rule against a limit ([`Rule::margin`]), the run of
@@ -80,8 +84,8 @@ pub fn near_a_limit(rows: &[Rule], ours: &[Rule]) -> Option<&'static str> {
     yours.or(ours).map(|row| row.name)
 }
 
-/// The first rule that one run failed by less than [`CONFIRM`]: a failure one disturbed run could
-/// explain, which the median of [`PAIRS`]' second count confirms or not.
+/// The first rule that one run failed by less than a factor of [`CONFIRM`]: a failure one disturbed
+/// run could explain, which the median of [`PAIRS`]' second count confirms or not.
 pub fn failed_once(rows: &[Rule]) -> Option<&'static str> {
     rows.iter()
         .find(|row| row.verdict == Verdict::Fail && row.margin.is_some_and(|margin| margin > 1.0 / CONFIRM))
@@ -145,13 +149,21 @@ mod tests {
         assert_eq!(near_a_limit(&[], &[timed("overlap", 2.6), timed("copies", 1.0)]), None);
     }
 
-    /// A failure by less than twice the limit is one a slow run could explain; a pass, a failure
+    /// A failure by less than a factor of 4 is one a disturbed run could explain; a pass, a failure
     /// further out and a correctness rule are not.
     #[test]
-    fn a_failure_within_twice_the_limit_is_measured_again() {
-        // 1.75x ours against 1.5x: margin 0.86.
+    fn a_failure_within_a_factor_of_4_is_measured_again() {
+        // 1.75x ours against 1.5x: margin 0.86; 4% of the copy time both ways against 10%: 0.4.
         assert_eq!(failed_once(&[timed("GPU time", 1.5 / 1.75)]), Some("GPU time"));
-        assert_eq!(failed_once(&[timed("GPU time", 0.45), timed("overlap", 1.3)]), None);
+        assert_eq!(
+            failed_once(&[timed("overlap", 1.3), timed("both directions", 0.4)]),
+            Some("both directions")
+        );
+        // 8x ours against 1.5x, and no overlap at all: a broken program's first run is its verdict.
+        assert_eq!(
+            failed_once(&[timed("GPU time", 1.5 / 8.0), timed("overlap", 0.0)]),
+            None
+        );
         let wrong = Rule::judged("results", "1 wrong".into(), "all", false);
         assert_eq!(failed_once(&[wrong]), None);
     }
@@ -164,6 +176,7 @@ mod tests {
             let trace = Trace {
                 activities: vec![kernel(1, 0, end)],
                 marks: Vec::new(),
+                waits: None,
             };
             (vec![timed(name, 1.0)], trace)
         };

@@ -184,30 +184,52 @@ pub fn results_costing(
 }
 
 /// The rule every program week has: the program began to read its results (course_program.h's
-/// `write_floats` or `write_doubles`) only once the GPU's last kernel and copy had ended. A program that does not wait
-/// may still write the right numbers (its copies were quick); this finds it anyway.
+/// `write_floats` or `write_doubles`) only once the GPU's last kernel and copy had ended, and after a
+/// call that waited for them ([`rules::waited_in`]). A program that does not wait may still write
+/// the right numbers (its copies were quick), and may even read after the GPU was done; this finds
+/// it anyway, on every run. A trace of the recorder's version 1 (no waits recorded) is judged on the
+/// times alone.
 pub fn waited(trace: &Trace) -> Rule {
     let wants = "after the GPU's last work ended";
-    match rules::read_after_ns(&trace.activities, &trace.marks, &["write_floats", "write_doubles"]) {
-        None => Rule::judged(
-            "waits",
+    let judged = |measured: String, passed: bool| Rule::judged("waits", measured, wants, passed);
+    let Some(after) = rules::read_after_ns(&trace.activities, &trace.marks, &["write_floats", "write_doubles"]) else {
+        return judged(
             "the results were never written with write_floats or write_doubles".into(),
-            wants,
             false,
-        ),
-        Some(ns) if ns >= 0 => Rule::judged(
-            "waits",
-            format!("results read {:.3} ms after", ns as f64 / 1e6),
-            wants,
-            true,
-        ),
-        Some(ns) => Rule::judged(
-            "waits",
-            format!("results read {:.3} ms before the GPU was done", -ns as f64 / 1e6),
-            wants,
+        );
+    };
+    let (ms, waits) = (after.abs() as f64 / 1e6, trace.waits.as_deref());
+    if after < 0 {
+        return judged(format!("results read {ms:.3} ms before the GPU was done"), false);
+    }
+    match waits.map(|waits| rules::waited_in(&trace.activities, waits, after)) {
+        None => judged(format!("results read {ms:.3} ms after"), true),
+        Some(Some(call)) => judged(format!("results read {ms:.3} ms after, waited in {call}"), true),
+        Some(None) => judged(
+            format!("results read {ms:.3} ms after, but no call waited for the GPU: it was done first by chance"),
             false,
         ),
     }
+}
+
+/// The two rows every program week begins with: its `results`, and whether it waited for them
+/// ([`waited`]). Right results of a program that did not wait fail too, saying why: they were read
+/// while the GPU may still have been at work, right on one run and wrong on the next.
+pub fn results_and_waits(results: Rule, trace: &Trace) -> Vec<Rule> {
+    let waits = waited(trace);
+    let results = if waits.verdict == Verdict::Fail && results.verdict == Verdict::Pass {
+        Rule {
+            measured: format!(
+                "{}, but read without waiting for the GPU: right by chance",
+                results.measured
+            ),
+            verdict: Verdict::Fail,
+            ..results
+        }
+    } else {
+        results
+    };
+    vec![results, waits]
 }
 
 /// The rule against a program that computes on the CPU and keeps the GPU busy only for show: its
@@ -439,6 +461,7 @@ mod tests {
                 kernel(1, 1_000_000, 1_000_000 + kernel_ns),
             ],
             marks: Vec::new(),
+            waits: None,
         };
         let real = kernel_time(&trace(900_000), 1.0);
         assert_eq!(
@@ -505,6 +528,7 @@ mod tests {
                 kernel(1, 1_000_000, 1_000_000 + kernel_ns),
             ],
             marks: Vec::new(),
+            waits: None,
         };
         let rows = vec![
             Rule::judged("copies", "x".into(), "y", true),
@@ -520,9 +544,67 @@ mod tests {
         let tiny = Trace {
             activities: vec![kernel(1, 0, 10_000)],
             marks: Vec::new(),
+            waits: None,
         };
         let short = timed_against(vec![Rule::judged("GPU time", "".into(), "", true)], &tiny, &tiny);
         assert_eq!(short[0].verdict, Verdict::NotApplicable);
+    }
+
+    /// A read after the GPU's last work passes only after a wait (or in a version 1 trace, which
+    /// recorded none); right results of a program that did not wait fail beside its waits row.
+    #[test]
+    fn a_program_that_read_after_the_gpu_without_waiting_fails_both_rows() {
+        use super::rules::tests::copy;
+        let trace = |waits: Option<&[(u64, &str)]>, read: u64| Trace {
+            activities: vec![copy(Direction::DtoH, 1, 0, 1_000_000)],
+            marks: vec![(read, "write_floats".to_string())],
+            waits: waits.map(|waits| waits.iter().map(|&(time, name)| (time, name.to_string())).collect()),
+        };
+        let right = || Rule::judged("results", "all 3 right".into(), "all", true);
+        let rows = |trace: &Trace| {
+            let rows = results_and_waits(right(), trace);
+            rows.iter()
+                .map(|row| (row.measured.clone(), row.verdict))
+                .collect::<Vec<_>>()
+        };
+        use Verdict::*;
+        let synchronized = trace(Some(&[(1_010_000, "cudaStreamSynchronize")]), 1_020_000);
+        assert_eq!(
+            rows(&synchronized),
+            [
+                ("all 3 right".to_string(), Pass),
+                (
+                    "results read 0.020 ms after, waited in cudaStreamSynchronize".to_string(),
+                    Pass
+                )
+            ]
+        );
+        let lucky = trace(Some(&[(900_000, "cudaMemcpyAsync")]), 1_020_000);
+        assert_eq!(
+            rows(&lucky),
+            [
+                (
+                    "all 3 right, but read without waiting for the GPU: right by chance".to_string(),
+                    Fail
+                ),
+                (
+                    "results read 0.020 ms after, but no call waited for the GPU: it was done first by chance"
+                        .to_string(),
+                    Fail
+                )
+            ]
+        );
+        let early = trace(Some(&[]), 990_000);
+        assert_eq!(
+            rows(&early)[1],
+            ("results read 0.010 ms before the GPU was done".to_string(), Fail)
+        );
+        assert_eq!(rows(&early)[0].1, Fail);
+        let version_1 = trace(None, 1_020_000);
+        assert_eq!(rows(&version_1)[1], ("results read 0.020 ms after".to_string(), Pass));
+        // Wrong results stay as judged, whatever the wait.
+        let wrong = Rule::judged("results", "1 of 3 wrong".into(), "all", false);
+        assert_eq!(results_and_waits(wrong, &lucky)[0].measured, "1 of 3 wrong");
     }
 
     #[test]

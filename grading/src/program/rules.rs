@@ -120,13 +120,31 @@ pub fn read_after_ns(activities: &[Activity], marks: &[(u64, String)], names: &[
         .filter(|(_, mark)| names.contains(&mark.as_str()))
         .map(|(time, _)| *time)
         .max()?;
-    let last_end = activities
+    Some(read as i64 - last_end_ns(activities) as i64)
+}
+
+/// When the GPU's last kernel or copy ended (0 where there was none).
+fn last_end_ns(activities: &[Activity]) -> u64 {
+    activities
         .iter()
         .filter(|a| !matches!(a.what, What::Memset { .. }))
         .map(|a| a.end_ns)
         .max()
-        .unwrap_or(0);
-    Some(read as i64 - last_end as i64)
+        .unwrap_or(0)
+}
+
+/// The last of `waits` (calls that wait for the GPU, as the recorder saw them return) that returned
+/// once the GPU's last kernel or copy had ended, and at most `read_after_ns` after that end, that is
+/// before the read ([`read_after_ns`]): the call the program waited in. `None` for a program that
+/// read after the GPU was done without waiting for it, which was lucky: on a run where its GPU is
+/// slower, it reads too early.
+pub fn waited_in<'a>(activities: &[Activity], waits: &'a [(u64, String)], read_after_ns: i64) -> Option<&'a str> {
+    let end = last_end_ns(activities);
+    waits
+        .iter()
+        .filter(|(time, _)| *time >= end && (*time - end) as i64 <= read_after_ns)
+        .max_by_key(|(time, _)| *time)
+        .map(|(_, name)| name.as_str())
 }
 
 /// How many streams carried a whole job: a kernel, at least `to_gpu` bytes copied to the GPU and
@@ -349,6 +367,24 @@ pub mod tests {
         let twice = [(25, "write_floats".to_string()), (41, "write_floats".to_string())];
         assert_eq!(read_after_ns(&work, &twice, &["write_floats"]), Some(1));
         assert_eq!(read_after_ns(&work, &mark(45), &["other"]), None);
+    }
+
+    #[test]
+    fn only_a_wait_between_the_gpus_last_work_and_the_read_counts() {
+        let work = two_streams(); // the last copy back ends at 40; the program reads at 45
+        let waits = |calls: &[(u64, &str)]| -> Vec<(u64, String)> {
+            calls.iter().map(|&(time, name)| (time, name.to_string())).collect()
+        };
+        let synchronized = waits(&[(30, "cudaStreamSynchronize"), (42, "cudaDeviceSynchronize")]);
+        assert_eq!(waited_in(&work, &synchronized, 5), Some("cudaDeviceSynchronize"));
+        // Returned before the GPU was done (a wait for one stream of two), or after the read.
+        assert_eq!(waited_in(&work, &waits(&[(30, "cudaStreamSynchronize")]), 5), None);
+        assert_eq!(waited_in(&work, &waits(&[(46, "cudaFree")]), 5), None);
+        assert_eq!(
+            waited_in(&work, &waits(&[(40, "cudaStreamQuery"), (45, "cudaFree")]), 5),
+            Some("cudaFree")
+        );
+        assert_eq!(waited_in(&work, &[], 5), None);
     }
 
     fn work_memset() -> Activity {

@@ -17,6 +17,10 @@ pub struct Trace {
     /// Where the program got to, on CUPTI's clock: (time in ns, name), `write_floats` when it began
     /// to read its results.
     pub marks: Vec<(u64, String)>,
+    /// When a CUDA call that waits for the GPU returned (time in ns, the call's name), on the same
+    /// clock; `None` in a trace of the recorder's version 1, which did not record them (the traces
+    /// the tests judge again).
+    pub waits: Option<Vec<(u64, String)>>,
 }
 
 /// What CUPTI's clock and the check's may disagree by over one program's run: the GPU's timer
@@ -24,12 +28,13 @@ pub struct Trace {
 const CLOCK_SLACK_NS: u64 = 2_000_000;
 
 impl Trace {
-    /// From the first record's start to the last record's end or mark, in ns: how long the trace
-    /// says the program was at work (0 for a trace with nothing in it).
+    /// From the first record's start to the last record's end, mark or wait, in ns: how long the
+    /// trace says the program was at work (0 for a trace with nothing in it).
     pub fn span_ns(&self) -> u64 {
         let starts = self.activities.iter().map(|a| a.start_ns);
         let ends = self.activities.iter().map(|a| a.end_ns);
-        let marks = self.marks.iter().map(|(time, _)| *time);
+        let waits = self.waits.iter().flatten();
+        let marks = self.marks.iter().chain(waits).map(|(time, _)| *time);
         let first = starts.chain(marks.clone()).min();
         let last = ends.chain(marks).max();
         first.zip(last).map_or(0, |(first, last)| last.saturating_sub(first))
@@ -51,54 +56,72 @@ impl Trace {
     }
 }
 
-/// Reads `text`, a trace whose first line must name `nonce`.
+/// The recorder's version (its first line): version 2 adds the `wait` lines.
+const VERSION: &str = "2";
+
+/// Reads `text`, a trace of this recorder's version whose first line must name `nonce`.
 pub fn parse(text: &str, nonce: &str) -> Result<Trace> {
+    parse_versions(text, nonce, &[VERSION])
+}
+
+fn parse_versions(text: &str, nonce: &str, versions: &[&str]) -> Result<Trace> {
     let mut lines = text.lines().enumerate();
     let (_, first) = lines.next().ok_or_else(|| anyhow!("the trace is empty"))?;
+    let header: Vec<&str> = first.split(' ').collect();
     ensure!(
-        first.split(' ').collect::<Vec<_>>() == ["lab-recorder", "1", nonce],
+        header.len() == 3 && header[0] == "lab-recorder" && versions.contains(&header[1]) && header[2] == nonce,
         "the trace's first line is not the recorder's of this run"
     );
     let mut activities = Vec::new();
     let mut marks = Vec::new();
+    let mut waits = (header[1] != "1").then(Vec::new);
     while let Some((index, line)) = lines.next() {
         let fields: Vec<&str> = line.split('\t').collect();
-        if fields[0] == "mark" {
-            ensure!(fields.len() == 3, "line {}: `mark` takes 2 fields", index + 1);
-            marks.push((
-                number(fields[1]).with_context(|| format!("line {}", index + 1))?,
-                fields[2].to_string(),
-            ));
+        // A `wait` line in a version 1 trace is an unknown record, as that recorder wrote none.
+        let timed = match (fields[0], waits.as_mut()) {
+            ("mark", _) => Some(&mut marks),
+            ("wait", Some(waits)) => Some(waits),
+            _ => None,
+        };
+        if let Some(list) = timed {
+            ensure!(fields.len() == 3, "line {}: `{}` takes 2 fields", index + 1, fields[0]);
+            let time = number(fields[1]).with_context(|| format!("line {}", index + 1))?;
+            list.push((time, fields[2].to_string()));
             continue;
         }
         if fields[0] == "end" {
             ensure!(fields.len() == 3, "line {}: `end` takes 2 fields", index + 1);
             let records: usize = number(fields[1]).with_context(|| format!("line {}", index + 1))?;
+            let held = activities.len() + marks.len() + waits.as_ref().map_or(0, Vec::len);
             ensure!(
-                records == activities.len() + marks.len(),
-                "the trace ends with {records} records and holds {}",
-                activities.len() + marks.len()
+                records == held,
+                "the trace ends with {records} records and holds {held}"
             );
             let dropped: u64 = number(fields[2]).with_context(|| format!("line {}", index + 1))?;
             // The rules measure what ran: with records missing they would judge part of it.
             ensure!(dropped == 0, "CUPTI lost {dropped} records (its buffers were full)");
             // Our trace ends the pipe: anything after it was written by someone else.
             ensure!(lines.next().is_none(), "something was written after the trace's end");
-            return Ok(Trace { activities, marks });
+            return Ok(Trace {
+                activities,
+                marks,
+                waits,
+            });
         }
         activities.push(activity(&fields).with_context(|| format!("line {} of the trace", index + 1))?);
     }
     bail!("the trace has no `end` line: the recorder did not finish it")
 }
 
-/// Reads a trace `--chronograms` kept (case-N.trace), whose word is on its own first line.
+/// Reads a trace `--chronograms` kept (case-N.trace), whose word is on its own first line: of this
+/// recorder's version, or of version 1 (the saved traces the tests judge again).
 fn parse_saved(text: &str) -> Result<Trace> {
     let nonce = text
         .lines()
         .next()
         .and_then(|line| line.split(' ').nth(2))
         .unwrap_or_default();
-    parse(text, nonce)
+    parse_versions(text, nonce, &["1", VERSION])
 }
 
 /// A case kept for the tests that judge again what a GPU recorded: `DIR/NAME.trace` (as
@@ -190,15 +213,16 @@ fn triple(field: &str) -> Result<[i32; 3]> {
 pub mod tests {
     use super::*;
 
-    /// A trace as the recorder writes it: two chunks on streams 13 and 14, and one copy from
-    /// pageable memory.
-    pub const TRACE: &str = "lab-recorder 1 abc123
+    /// A trace as the recorder writes it: two chunks on streams 13 and 14, one copy from pageable
+    /// memory, and a wait for the GPU before the results are read.
+    pub const TRACE: &str = "lab-recorder 2 abc123
 memcpy\t1000\t2000\t0\t13\t1\t2\t3\t4096\t5
 kernel\t2000\t5000\t0\t13\t4,1,1\t256,1,1\t_Z6kernelPKfPfii
 memcpy\t2000\t3000\t0\t14\t1\t1\t3\t4096\t5
 memset\t100\t200\t0\t7\t64
+wait\t5500\tcudaDeviceSynchronize
 mark\t6000\twrite_floats
-end\t5\t0
+end\t6\t0
 ";
 
     #[test]
@@ -225,6 +249,23 @@ end\t5\t0
         );
         assert_eq!(trace.activities[0].channel, 5);
         assert_eq!(trace.marks, [(6000, "write_floats".to_string())]);
+        assert_eq!(trace.waits, Some(vec![(5500, "cudaDeviceSynchronize".to_string())]));
+    }
+
+    /// Version 1 (before the `wait` lines) is read only from a saved trace, with `waits` unknown;
+    /// a check takes only the current version, and a version 1 trace holds no `wait` line.
+    #[test]
+    fn a_version_1_trace_is_read_only_as_a_saved_one_without_waits() {
+        let version_1 = TRACE
+            .replace("lab-recorder 2", "lab-recorder 1")
+            .replace("wait\t5500\tcudaDeviceSynchronize\n", "")
+            .replace("end\t6", "end\t5");
+        let saved = parse_saved(&version_1).unwrap();
+        assert_eq!((saved.activities.len(), saved.marks.len(), saved.waits), (4, 1, None));
+        assert_eq!(parse_saved(TRACE).unwrap().waits.map(|waits| waits.len()), Some(1));
+        assert!(format!("{:#}", parse(&version_1, "abc123").unwrap_err()).contains("not the recorder's of this run"));
+        let forged = TRACE.replace("lab-recorder 2", "lab-recorder 1");
+        assert!(format!("{:#}", parse_saved(&forged).unwrap_err()).contains("unknown record `wait`"));
     }
 
     #[test]
@@ -232,15 +273,16 @@ end\t5\t0
         let refused = |text: &str| format!("{:#}", parse(text, "abc123").unwrap_err());
         assert!(refused(&TRACE.replace("abc123", "guessed")).contains("not the recorder's of this run"));
         assert!(refused("").contains("empty"));
-        assert!(refused(TRACE.trim_end_matches("end\t5\t0\n")).contains("no `end` line"));
-        assert!(refused(&TRACE.replace("end\t5", "end\t4")).contains("ends with 4 records and holds 5"));
+        assert!(refused(TRACE.trim_end_matches("end\t6\t0\n")).contains("no `end` line"));
+        assert!(refused(&TRACE.replace("end\t6", "end\t5")).contains("ends with 5 records and holds 6"));
         assert!(refused(&TRACE.replace("\twrite_floats", "")).contains("`mark` takes 2 fields"));
+        assert!(refused(&TRACE.replace("\tcudaDeviceSynchronize", "")).contains("`wait` takes 2 fields"));
         assert!(refused(&TRACE.replace("4096\t5", "4k\t5")).contains("line 2 of the trace: `4k` is not a number"));
         assert!(refused(&TRACE.replace("4,1,1", "4,1")).contains("`4,1` is not x,y,z"));
         assert!(refused(&TRACE.replace("memset\t100\t200\t0\t7\t64", "graph\t1")).contains("unknown record `graph`"));
         assert!(refused(&TRACE.replace("\t64\n", "\n")).contains("`memset` takes 5 fields, not 4"));
-        assert!(refused(&format!("{TRACE}end\t5\t0\n")).contains("written after the trace's end"));
-        assert!(refused(&TRACE.replace("end\t5\t0", "end\t5\t3")).contains("CUPTI lost 3 records"));
+        assert!(refused(&format!("{TRACE}end\t6\t0\n")).contains("written after the trace's end"));
+        assert!(refused(&TRACE.replace("end\t6\t0", "end\t6\t3")).contains("CUPTI lost 3 records"));
         assert!(refused(&TRACE.replace("memset\t100\t200", "memset\t300\t200")).contains("runs from 300 to 200 ns"));
         assert!(refused(&TRACE.replace("memset\t100\t200", "memset\t0\t0")).contains("runs from 0 to 0 ns"));
     }
@@ -260,6 +302,7 @@ end\t5\t0
         let empty = Trace {
             activities: Vec::new(),
             marks: Vec::new(),
+            waits: Some(Vec::new()),
         };
         assert_eq!(empty.span_ns(), 0);
     }

@@ -259,7 +259,7 @@ const ZERO_COPY_WAIT: &str = "    CHECK_CUDA(cudaDeviceSynchronize());\n";
 
 /// Week 5's pipeline (issues 60, 61 and 66): other pinned allocations, issue orders and waits. The
 /// README calls the slides' breadth-first order advice: the check judges what an order buys.
-pub const PIPELINE: [Rewrite; 6] = [
+pub const PIPELINE: [Rewrite; 7] = [
     mistake(
         "malloc-host",
         "the buffers from cudaMallocHost, the slides' call, instead of cudaHostAlloc.",
@@ -319,6 +319,18 @@ pub const PIPELINE: [Rewrite; 6] = [
         PIPELINE_WAIT,
         "    CHECK_CUDA(cudaDeviceSynchronize());  // every stream's work is done\n",
     ),
+    mistake(
+        "query-loop",
+        "the wait by polling: cudaStreamQuery on each stream until it no longer answers cudaErrorNotReady.",
+        PIPELINE_WAIT,
+        r#"    for (int i = 0; i < Nst; ++i) {  // asks until stream i's work is done
+        cudaError_t state;
+        while ((state = cudaStreamQuery(Stream[i])) == cudaErrorNotReady) {
+        }
+        CHECK_CUDA(state);
+    }
+"#,
+    ),
     Mistake {
         name: "non-blocking-array",
         what: "the streams in an array from new[], created non-blocking (they never wait for the NULL stream).",
@@ -356,7 +368,7 @@ pub const MMM_STREAMED: [Rewrite; 4] = [
 ];
 
 /// Week 6's zero copy: mapped memory got or reached other ways, the wait on a stream or an event.
-pub const ZERO_COPY: [Rewrite; 6] = [
+pub const ZERO_COPY: [Rewrite; 7] = [
     Mistake {
         name: "host-register-mapped",
         what: "A and C from malloc, pinned and mapped where they are with cudaHostRegister, their device addresses from cudaHostGetDevicePointer.",
@@ -399,6 +411,16 @@ pub const ZERO_COPY: [Rewrite; 6] = [
         also: &[(
             ZERO_COPY_WAIT,
             "    CHECK_CUDA(cudaEventSynchronize(done));\n    CHECK_CUDA(cudaEventDestroy(done));\n",
+        )],
+    },
+    Mistake {
+        name: "event-query",
+        what: "an event recorded after the kernel, polled with cudaEventQuery until it has happened.",
+        correct: ZERO_COPY_LAUNCH,
+        wrong: "    cudaEvent_t done;\n    CHECK_CUDA(cudaEventCreate(&done));\n    vectorAdd<<<blocks, BSX>>>(dev_A, dev_B, dev_C, N);\n    CHECK_CUDA(cudaEventRecord(done));\n",
+        also: &[(
+            ZERO_COPY_WAIT,
+            "    cudaError_t state;\n    while ((state = cudaEventQuery(done)) == cudaErrorNotReady) {\n    }\n    CHECK_CUDA(state);\n    CHECK_CUDA(cudaEventDestroy(done));\n",
         )],
     },
     mistake(
