@@ -197,20 +197,61 @@ pub fn check_kernel_source_with(
     extra: &[&str],
     env: &[(&str, &str)],
 ) -> Outcome {
+    check_source("--kernel-source", lab, built, (manifest_dir, file), extra, env)
+}
+
+/// `LAB --program-source FILE [extra] --check` (weeks 5 and 6), as [`check_kernel_source`].
+pub fn check_program_source(lab: &str, built: &str, manifest_dir: &str, file: &str, extra: &[&str]) -> Outcome {
+    check_program_source_with(lab, built, manifest_dir, file, extra, &[])
+}
+
+/// [`check_program_source`] with the variables `env` set too ([`run_with`]).
+pub fn check_program_source_with(
+    lab: &str,
+    built: &str,
+    manifest_dir: &str,
+    file: &str,
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> Outcome {
+    check_source("--program-source", lab, built, (manifest_dir, file), extra, env)
+}
+
+/// `LAB FLAG FILE [extra] --check` with `env`, `file` as for [`repository_file`] from `manifest_dir`.
+fn check_source(
+    flag: &str,
+    lab: &str,
+    built: &str,
+    (manifest_dir, file): (&str, &str),
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> Outcome {
     let file = repository_file(file, manifest_dir);
-    let mut args = vec!["--kernel-source", file.as_str()];
+    let mut args = vec![flag, file.as_str()];
     args.extend(extra);
     args.push("--check");
     run_with(Path::new("."), &lab_binary(lab, built), &args, env)
 }
 
-/// `LAB --program-source FILE [extra] --check` (weeks 5 and 6), as [`check_kernel_source`].
-pub fn check_program_source(lab: &str, built: &str, manifest_dir: &str, file: &str, extra: &[&str]) -> Outcome {
-    let file = repository_file(file, manifest_dir);
-    let mut args = vec!["--program-source", file.as_str()];
-    args.extend(extra);
-    args.push("--check");
-    run(&lab_binary(lab, built), &args)
+/// Issue 65, item 3: the check appended one line to the `LAB_PHASES` file `path`, which held
+/// `before`: `NAME: ` (the checked file's name), each of `phases` timed, the wait for the GPU and the
+/// whole check; and `run` printed none of it.
+pub fn assert_phases_appended(path: &str, before: &str, name: &str, phases: &[&str], run: &Outcome) {
+    let written = std::fs::read_to_string(path).unwrap_or_default();
+    let line = written.strip_prefix(before).unwrap_or_default();
+    let parts: Vec<String> = phases.iter().map(|phase| format!("{phase} ")).collect();
+    assert!(
+        line.lines().count() == 1
+            && line.starts_with(&format!("{name}: "))
+            && parts.iter().all(|part| line.contains(part.as_str()))
+            && line.contains(" s, waited for the GPU ")
+            && line.contains(" s, all "),
+        "{written}"
+    );
+    assert!(
+        !run.stderr.contains(", all ") && !run.stdout.contains(", all "),
+        "{run:?}"
+    );
 }
 
 /// Issue 60: every red-team program of `week` ([`adversaries`], at least `count`) meets what its

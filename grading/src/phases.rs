@@ -1,15 +1,18 @@
-//! Where a kernel week's check spends its time (issue 65, item 3: to grade 300 week-3 submissions in
-//! ten minutes on one GPU, one must know which phase to overlap with others and which to batch). With
-//! [`ENV`] naming a file, each check appends one line to it when it ends, for instance
+//! Where a check spends its time (issue 65, item 3: to grade 300 week-3 submissions in ten minutes
+//! on one GPU, one must know which phase to overlap with others and which to batch; a program week
+//! holds the GPU for its whole check, and nine of them took 533 s of an H200). With [`ENV`] naming a
+//! file, each check appends one line to it when it ends, for instance
 //!
 //! ```text
 //! mmm.cu: compile 2.10 s, cases 0.93 s, races 1.20 s, ncu 3.05 s, waited for the GPU 0.00 s, all 7.41 s
+//! pipeline.cu: compile 9.80 s, inputs 3.10 s, runs 20.40 s, judge 6.20 s, waited for the GPU 0.00 s, all 41.00 s
 //! ```
 //!
-//! A phase's time includes any wait for the GPU's lock within it; "waited for the GPU" is their sum
-//! ([`crate::gpu_lock::waited`]), and "all" runs from the first phase's start to the line. Nothing
-//! is written where the variable is unset, and nothing reaches the check's own output: students'
-//! feedback pages quote its stderr.
+//! A phase that happens many times (a program week's runs, one per program or ours on each case) is
+//! their sum, in the place of its first. A phase's time includes any wait for the GPU's lock within
+//! it; "waited for the GPU" is their sum ([`crate::gpu_lock::waited`]), and "all" runs from the
+//! first phase's start to the line. Nothing is written where the variable is unset, and nothing
+//! reaches the check's own output: students' feedback pages quote its stderr.
 
 use std::io::Write as _;
 use std::path::Path;
@@ -59,10 +62,18 @@ pub fn write(source: &Path) {
     }
 }
 
-/// One line: the file's name, each phase in seconds, the waits, and the whole check.
+/// One line: the file's name, each phase in seconds (the sum of its times, in the order phases
+/// first ended), the waits, and the whole check.
 fn line(source: &Path, phases: &[(&str, Duration)], waited: Duration, all: Duration) -> String {
     let name = source.file_name().unwrap_or(source.as_os_str()).to_string_lossy();
-    let mut parts: Vec<String> = phases
+    let mut sums: Vec<(&str, Duration)> = Vec::new();
+    for &(phase, took) in phases {
+        match sums.iter_mut().find(|(name, _)| *name == phase) {
+            Some((_, sum)) => *sum += took,
+            None => sums.push((phase, took)),
+        }
+    }
+    let mut parts: Vec<String> = sums
         .iter()
         .map(|(phase, took)| format!("{phase} {:.2} s", took.as_secs_f64()))
         .collect();
@@ -75,12 +86,15 @@ fn line(source: &Path, phases: &[(&str, Duration)], waited: Duration, all: Durat
 mod tests {
     use super::*;
 
-    /// The line names the file alone, each phase in the order given, the waits and the whole.
+    /// The line names the file alone, each phase in the order given (a repeated one summed in the
+    /// place of its first), the waits and the whole.
     #[test]
     fn a_line_gives_each_phase_in_seconds() {
         let phases = [
             ("compile", Duration::from_millis(2104)),
-            ("cases", Duration::from_millis(930)),
+            ("cases", Duration::from_millis(500)),
+            ("compile", Duration::from_millis(6)),
+            ("cases", Duration::from_millis(430)),
         ];
         assert_eq!(
             line(
@@ -89,7 +103,7 @@ mod tests {
                 Duration::from_millis(5),
                 Duration::from_secs(4)
             ),
-            "a b.cu: compile 2.10 s, cases 0.93 s, waited for the GPU 0.01 s, all 4.00 s\n"
+            "a b.cu: compile 2.11 s, cases 0.93 s, waited for the GPU 0.01 s, all 4.00 s\n"
         );
     }
 

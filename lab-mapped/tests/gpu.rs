@@ -211,6 +211,26 @@ fn week_6_red_team_programs_fail_and_leak_nothing() {
     common::testing::assert_red_team_fails("06-pinned-mapped", env!("CARGO_MANIFEST_DIR"), 3, check_program);
 }
 
+/// Issue 65, item 3: a program week's check appends where its time went to the file `LAB_PHASES`
+/// names (the compiles, the inputs written, the runs of the program and ours, the judging), and
+/// prints none of it.
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn week_6_a_check_appends_its_phases_where_lab_phases_says() {
+    let phases = common::testing::temp_file("phases.txt", "");
+    let run = common::testing::check_program_source_with(
+        "lab-mapped",
+        env!("CARGO_BIN_EXE_lab-mapped"),
+        env!("CARGO_MANIFEST_DIR"),
+        "reference/weeks/zero_copy.cu",
+        &[],
+        &[("LAB_PHASES", phases.as_str())],
+    );
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let timed = ["compile", "inputs", "runs", "judge"];
+    common::testing::assert_phases_appended(&phases, "", "zero_copy.cu", &timed, &run);
+}
+
 /// Small zero-copy cases: one float, a few, an odd million.
 const ZERO_COPY_CASES: [&str; 3] = ["1 1", "7 2", "1000003 3"];
 

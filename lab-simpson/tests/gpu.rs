@@ -263,21 +263,7 @@ fn week_1_a_check_appends_its_phases_where_lab_phases_says() {
         &[("LAB_PHASES", phases.as_str())],
     );
     assert_eq!(run.code, Some(0), "{run:?}");
-    let written = std::fs::read_to_string(&phases).unwrap_or_default();
-    let lines: Vec<&str> = written.lines().collect();
-    assert!(
-        lines.len() == 2
-            && lines[0] == "an earlier line"
-            && lines[1].starts_with("simpson.cu: compile ")
-            && [", cases ", " s, waited for the GPU ", " s, all "]
-                .iter()
-                .all(|part| lines[1].contains(part)),
-        "{written}"
-    );
-    assert!(
-        !run.stderr.contains(", all ") && !run.stdout.contains(", all "),
-        "{run:?}"
-    );
+    common::testing::assert_phases_appended(&phases, "an earlier line\n", "simpson.cu", &["compile", "cases"], &run);
 }
 
 /// Issue 60: grade.sh's run of a check, `--mark` with the key on stdin: the case children run as

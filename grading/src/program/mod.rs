@@ -30,10 +30,11 @@ use kernels::runtime::{self, CompileError};
 
 use crate::cases_file::{CaseFormat, CaseSet};
 use crate::exit::{Machine, Usage};
+use crate::phases;
 use rows::fault;
 pub use rows::{
-    gpu_time, gpu_time_if_comparable, host_memory, kernel_time, overlap, results, results_and_waits, results_costing,
-    waited, Rule, Verdict,
+    checks_every_element, gpu_time, gpu_time_if_comparable, host_memory, kernel_time, overlap, results,
+    results_and_waits, results_costing, waited, Rule, Verdict,
 };
 use trace::Trace;
 
@@ -269,7 +270,7 @@ fn build<W: Week>(args: &ProgramArgs) -> Result<Built<W::Case>> {
     } else {
         common::gpu::first_gpu_arch().unwrap_or(newest)
     };
-    let program = compile(source, arch)?;
+    let program = phases::timed("compile", || compile(source, arch))?;
     let refused = imports::refused(&program.object, &program.executable).map_err(Machine)?;
     if !refused.is_empty() {
         bail!(
@@ -278,9 +279,9 @@ fn build<W: Week>(args: &ProgramArgs) -> Result<Built<W::Case>> {
             refused.join(", ")
         );
     }
-    let (recorder, cupti) = build_recorder(program.dir.path())?;
+    let (recorder, cupti) = phases::timed("compile", || build_recorder(program.dir.path()))?;
     let ours = match our_solution::<W>(args).filter(|_| !args.dry_run) {
-        Some(path) => Some((compile_ours(&path, arch)?, path)),
+        Some(path) => Some((phases::timed("compile", || compile_ours(&path, arch))?, path)),
         None => None,
     };
     Ok(Built {
@@ -448,6 +449,7 @@ pub fn check<W: Week>(args: &ProgramArgs, built: &Built<W::Case>, week: &mut W) 
     } else {
         println!("\n{} of {judged} rules passed", judged - failed);
     }
+    phases::write(source);
     if failed > 0 {
         bail!("{failed} of {judged} rules failed");
     }
@@ -545,14 +547,16 @@ fn run_pair<W: Week>(
         None => None,
     };
     let boxed = sandbox::Sandbox::prepare(&policy(built, dir.path())).map_err(Machine)?;
-    let ran = run::run(
-        &built.program.executable,
-        &built.recorder,
-        &prepared.arguments,
-        dir.path(),
-        CASE_LIMIT,
-        &boxed,
-    );
+    let ran = phases::timed("runs", || {
+        run::run(
+            &built.program.executable,
+            &built.recorder,
+            &prepared.arguments,
+            dir.path(),
+            CASE_LIMIT,
+            &boxed,
+        )
+    });
     let (yours, ours) = match (ran.fault(), &ran.trace) {
         (None, Ok(trace)) => {
             if let Some(folder) = args.chronograms.as_ref().filter(|_| first) {
@@ -564,8 +568,7 @@ fn run_pair<W: Week>(
                     .map_err(|err| anyhow::anyhow!("cannot keep the trace as {}: {err}", kept.display()))?;
             }
             let output = run::read_output(&prepared.output, prepared.output_bytes);
-            let rows = week
-                .judge(case, output, trace)
+            let rows = phases::timed("judge", || week.judge(case, output, trace))
                 .map_err(|err| Machine(format!("{err:#}")))?;
             match (before, &built.ours) {
                 (Some(before), Some((program, _))) => {
@@ -586,9 +589,8 @@ fn run_pair<W: Week>(
 /// A fresh private folder for a run on `case`, with the case's inputs written into it.
 fn case_folder<W: Week>(week: &mut W, case: &W::Case) -> Result<(PrivateDir, Prepared)> {
     let dir = PrivateDir::new("lab-case").map_err(|err| Machine(err.to_string()))?;
-    let prepared = week
-        .prepare(case, dir.path())
-        .map_err(|err| Machine(format!("{err:#}")))?;
+    let prepared =
+        phases::timed("inputs", || week.prepare(case, dir.path())).map_err(|err| Machine(format!("{err:#}")))?;
     Ok((dir, prepared))
 }
 
@@ -609,14 +611,16 @@ fn run_ours<W: Week>(
     let mut policy = policy(built, dir);
     policy.execute.push(ours.dir.path().to_path_buf());
     let boxed = sandbox::Sandbox::prepare(&policy).map_err(Machine)?;
-    let ran = run::run(
-        &ours.executable,
-        &built.recorder,
-        &prepared.arguments,
-        dir,
-        CASE_LIMIT,
-        &boxed,
-    );
+    let ran = phases::timed("runs", || {
+        run::run(
+            &ours.executable,
+            &built.recorder,
+            &prepared.arguments,
+            dir,
+            CASE_LIMIT,
+            &boxed,
+        )
+    });
     if let Some(why) = ran.fault() {
         bail!(Machine(format!("case {label}: our own solution did not run: {why}")));
     }
@@ -628,9 +632,8 @@ fn run_ours<W: Week>(
         }
         _ => {}
     }
-    let rows = week
-        .judge(case, output, &trace)
-        .map_err(|err| Machine(format!("{err:#}")))?;
+    let rows =
+        phases::timed("judge", || week.judge(case, output, &trace)).map_err(|err| Machine(format!("{err:#}")))?;
     let rows = rows::timed_against(rows, &trace, &trace);
     if let Some(row) = rows
         .iter()

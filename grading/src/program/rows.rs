@@ -135,6 +135,13 @@ pub fn results(output: Result<Vec<u8>, String>, n: usize, expected: impl Fn(usiz
 /// second on 16 cores for week 5's chains of fused multiply-adds, each waiting for the one before.
 const FULL_CHECK_WORK: u64 = 1 << 34;
 
+/// Whether [`results_costing`] checks every one of `n` elements that cost `cost` operations each
+/// (else a sample): a week may then compute the CPU's values once per case, and judge each run of
+/// the case (ours's two and the program's, in every pair) against them.
+pub fn checks_every_element(n: usize, cost: u64) -> bool {
+    (n as u64).saturating_mul(cost) <= FULL_CHECK_WORK
+}
+
 /// The elements [`results_costing`] checks above [`FULL_CHECK_WORK`]: a program that gets one
 /// element in 10^4 wrong is caught with a probability of 1 - e^-100.
 const SAMPLED_ELEMENTS: usize = 1 << 20;
@@ -605,6 +612,18 @@ mod tests {
         // Wrong results stay as judged, whatever the wait.
         let wrong = Rule::judged("results", "1 of 3 wrong".into(), "all", false);
         assert_eq!(results_and_waits(wrong, &lucky)[0].measured, "1 of 3 wrong");
+    }
+
+    /// What a week may compute once per case is what the row checks: every element up to 2^34
+    /// operations (week 5's N 7000003 at 2200 steps), a sample beyond (N 2^28).
+    #[test]
+    fn every_element_is_checked_exactly_where_checks_every_element_says() {
+        assert!(checks_every_element(7_000_003, 2200) && !checks_every_element(1 << 28, 2200));
+        let right = |n: usize, cost: u64| results_costing(Ok(vec![0; 4 * n]), n, cost, |_| 0.0).measured;
+        assert_eq!(right(1000, 1 << 24), "all 1000 right");
+        assert!(checks_every_element(1000, 1 << 24));
+        assert!(right(1 << 21, 1 << 24).contains("sampled of 2097152"));
+        assert!(!checks_every_element(1 << 21, 1 << 24));
     }
 
     #[test]
