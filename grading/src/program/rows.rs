@@ -197,34 +197,42 @@ pub fn results_costing(
 /// it anyway, on every run. A trace of the recorder's version 1 (no waits recorded) is judged on the
 /// times alone.
 pub fn waited(trace: &Trace) -> Rule {
+    waits_row(trace).0
+}
+
+/// [`waited`]'s row, and whether the program read its results with `write_floats` or
+/// `write_doubles` at all.
+fn waits_row(trace: &Trace) -> (Rule, bool) {
     let wants = "after the GPU's last work ended";
     let judged = |measured: String, passed: bool| Rule::judged("waits", measured, wants, passed);
     let Some(after) = rules::read_after_ns(&trace.activities, &trace.marks, &["write_floats", "write_doubles"]) else {
-        return judged(
-            "the results were never written with write_floats or write_doubles".into(),
-            false,
-        );
+        let never = "the results were never written with write_floats or write_doubles";
+        return (judged(never.into(), false), false);
     };
     let (ms, waits) = (after.abs() as f64 / 1e6, trace.waits.as_deref());
     if after < 0 {
-        return judged(format!("results read {ms:.3} ms before the GPU was done"), false);
+        return (
+            judged(format!("results read {ms:.3} ms before the GPU was done"), false),
+            true,
+        );
     }
-    match waits.map(|waits| rules::waited_in(&trace.activities, waits, after)) {
+    let row = match waits.map(|waits| rules::waited_in(&trace.activities, waits, after)) {
         None => judged(format!("results read {ms:.3} ms after"), true),
         Some(Some(call)) => judged(format!("results read {ms:.3} ms after, waited in {call}"), true),
         Some(None) => judged(
             format!("results read {ms:.3} ms after, but no call waited for the GPU: it was done first by chance"),
             false,
         ),
-    }
+    };
+    (row, true)
 }
 
 /// The two rows every program week begins with: its `results`, and whether it waited for them
-/// ([`waited`]). Right results of a program that did not wait fail too, saying why: they were read
-/// while the GPU may still have been at work, right on one run and wrong on the next.
+/// ([`waited`]). Right results that the program read without waiting fail too, saying why: they
+/// were read while the GPU may still have been at work, right on one run and wrong on the next.
 pub fn results_and_waits(results: Rule, trace: &Trace) -> Vec<Rule> {
-    let waits = waited(trace);
-    let results = if waits.verdict == Verdict::Fail && results.verdict == Verdict::Pass {
+    let (waits, read) = waits_row(trace);
+    let results = if read && waits.verdict == Verdict::Fail && results.verdict == Verdict::Pass {
         Rule {
             measured: format!(
                 "{}, but read without waiting for the GPU: right by chance",
@@ -609,6 +617,11 @@ mod tests {
         assert_eq!(rows(&early)[0].1, Fail);
         let version_1 = trace(None, 1_020_000);
         assert_eq!(rows(&version_1)[1], ("results read 0.020 ms after".to_string(), Pass));
+        // Written some other way than write_floats: waits fails, and says why; results stand.
+        let mut unmarked = trace(Some(&[]), 1_020_000);
+        unmarked.marks.clear();
+        assert_eq!(rows(&unmarked)[0], ("all 3 right".to_string(), Pass));
+        assert_eq!(rows(&unmarked)[1].1, Fail);
         // Wrong results stay as judged, whatever the wait.
         let wrong = Rule::judged("results", "1 of 3 wrong".into(), "all", false);
         assert_eq!(results_and_waits(wrong, &lucky)[0].measured, "1 of 3 wrong");
