@@ -139,7 +139,7 @@ const FULL_CHECK_WORK: u64 = 1 << 34;
 /// (else a sample): a week may then compute the CPU's values once per case, and judge each run of
 /// the case (ours's two and the program's, in every pair) against them.
 pub fn checks_every_element(n: usize, cost: u64) -> bool {
-    (n as u64).saturating_mul(cost) <= FULL_CHECK_WORK
+    common::verify::checks_every(n, cost, FULL_CHECK_WORK)
 }
 
 /// The elements [`results_costing`] checks above [`FULL_CHECK_WORK`]: a program that gets one
