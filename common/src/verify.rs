@@ -56,7 +56,7 @@ impl Random {
     /// `budget` (`cost` each), else `samples` drawn from `self`, sorted and each once. For checks that
     /// run after every timed launch (issue 61), whose CPU side must stay a fraction of a case's time.
     pub fn checked_indices(&mut self, n: usize, cost: u64, budget: u64, samples: usize) -> Vec<usize> {
-        if checks_every(n, cost, budget) {
+        if (n as u64).saturating_mul(cost) <= budget {
             return (0..n).collect();
         }
         let mut drawn: Vec<usize> = (0..samples).map(|_| self.below(n as u64) as usize).collect();
@@ -226,13 +226,6 @@ pub fn verdict(pass: bool, what: &str) -> Result<()> {
         println!("Result = FAIL");
         bail!("{what}")
     }
-}
-
-/// Whether [`Random::checked_indices`] looks at every one of `n` elements that cost `cost` each
-/// within `budget` (else at a sample): a caller may then compute the expected values once and keep
-/// them for every check of the same inputs.
-pub fn checks_every(n: usize, cost: u64, budget: u64) -> bool {
-    (n as u64).saturating_mul(cost) <= budget
 }
 
 #[cfg(test)]

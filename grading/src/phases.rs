@@ -1,6 +1,7 @@
 //! Where a check spends its time (issue 65, item 3: to grade 300 week-3 submissions in ten minutes
 //! on one GPU, one must know which phase to overlap with others and which to batch; a program week
-//! holds the GPU for its whole check, and nine of them took 533 s of an H200). With [`ENV`] naming a
+//! holds the GPU for its whole check: nine of them took 533 s of an H200, and 100 s once the judging's
+//! CPU work was done once per case, [`crate::program::PerCase`]). With [`ENV`] naming a
 //! file, each check appends one line to it when it ends, for instance
 //!
 //! ```text

@@ -29,7 +29,7 @@ use profiler::records::Direction;
 use profiler::timeline::{write_svg, Kernel};
 
 use super::trace::Trace;
-use super::{rules, Prepared, ProgramArgs, Rule, Week};
+use super::{rules, PerCase, Prepared, ProgramArgs, Rule, Week};
 use crate::cases_file::field;
 use crate::exit::on_the_machine;
 
@@ -37,7 +37,7 @@ use crate::exit::on_the_machine;
 pub const BLOCK_SIZE: u32 = 16;
 
 /// One case: COUNT products of N x N doubles, inputs from `seed`.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Case {
     pub count: usize,
     pub n: usize,
@@ -141,8 +141,12 @@ impl Flavour for StreamedAndPinned {
 pub struct MmmWeek<'m, F: Flavour> {
     mmm: Kernel<'m>,
     main: Stream,
-    /// The case being judged, made in [`Week::prepare`]: its A_i and B_i went into the input file.
-    batch: Option<Batch<F::Host>>,
+    /// The case being judged, made at its first [`Week::prepare`]: its A_i and B_i go into each of
+    /// its runs' input files, and our own runs use its buffers on both sides.
+    batch: PerCase<Case, Batch<F::Host>>,
+    /// Our kernels' time on the case being judged and, in week 6, our streamed program's
+    /// ([`our_times`]), measured at its first run.
+    ours: PerCase<Case, (f64, Option<f64>)>,
 }
 
 /// `--program mmm-streamed` (or `mmm-streamed-and-pinned`) `--program-source FILE.cu --check`, and
@@ -164,7 +168,8 @@ impl<'m, F: Flavour> MmmWeek<'m, F> {
         Ok(MmmWeek {
             mmm,
             main: common::check_cuda!(Stream::new(StreamFlags::DEFAULT, None))?,
-            batch: None,
+            batch: PerCase::default(),
+            ours: PerCase::default(),
         })
     }
 }
@@ -299,7 +304,7 @@ impl<F: Flavour> Week for MmmWeek<'_, F> {
     /// `--timeline` draws it. It overwrites the batch's C, which [`Week::judge`] fills again from the
     /// program's output.
     fn our_chronogram(&mut self, case: &Case, path: &Path) -> Result<()> {
-        let batch = self.batch.as_mut().context("our chronogram before prepare")?;
+        let batch = self.batch.get_mut(case).context("our chronogram before prepare")?;
         let streams = new_streams(case.count)?;
         let spans = batch.record_streamed(&self.mmm, &self.main, &streams)?;
         let title = format!(
@@ -315,9 +320,11 @@ impl<F: Flavour> Week for MmmWeek<'_, F> {
 
     /// The case's A_i and B_i (made on the GPU's side too, for our own run) into `dir/input.bin`.
     fn prepare(&mut self, case: &Case, dir: &Path) -> Result<Prepared> {
-        let batch = Batch::<F::Host>::random(case.count, case.n, BLOCK_SIZE, case.seed)?;
+        let batch = self.batch.get_or_try_insert(case, || {
+            Batch::<F::Host>::random(case.count, case.n, BLOCK_SIZE, case.seed)
+        })?;
         let input = dir.join("input.bin");
-        write_inputs(&input, &batch).with_context(|| format!("writing {}", input.display()))?;
+        write_inputs(&input, batch).with_context(|| format!("writing {}", input.display()))?;
         let output = dir.join("output.bin");
         let arguments = vec![
             case.count.to_string().into(),
@@ -325,7 +332,6 @@ impl<F: Flavour> Week for MmmWeek<'_, F> {
             input.into_os_string(),
             output.clone().into_os_string(),
         ];
-        self.batch = Some(batch);
         Ok(Prepared {
             arguments,
             output,
@@ -334,32 +340,45 @@ impl<F: Flavour> Week for MmmWeek<'_, F> {
     }
 
     fn judge(&mut self, case: &Case, output: Result<Vec<u8>, String>, trace: &Trace) -> Result<Vec<Rule>> {
-        let batch = self.batch.as_mut().context("judge before prepare")?;
+        let MmmWeek { mmm, main, batch, ours } = self;
+        let batch = batch.get_mut(case).context("judge before prepare")?;
         // Freivalds' vectors and the samples (for N over 1024) from a seed no program can know.
         let mut random = Random::new(super::run::unpredictable());
         let mut rows = super::results_and_waits(results(batch, output, &mut random), trace);
         // Ours on the same case, after the program's results were checked (ours overwrites C).
-        let kernels = batch.time_kernels_only(&self.mmm.plain, &self.main, Runs::warm(3), &mut random)?;
-        anyhow::ensure!(
-            kernels.check.passed(),
-            "our own kernels failed their check on this case"
-        );
-        let ours_ms = if F::PINNED {
-            let streams = new_streams(case.count)?;
-            let streamed = batch.time_streamed(&self.mmm, &self.main, &streams, Runs::warm(3), &mut random)?;
-            anyhow::ensure!(
-                streamed.check.passed(),
-                "our own {} failed its check on this case",
-                F::PROGRAM
-            );
-            Some(streamed.timing.median_ms())
-        } else {
-            None
-        };
+        let (kernels_ms, ours_ms) = *ours.get_or_try_insert(case, || our_times::<F>(mmm, main, batch, &mut random))?;
         rows.extend(trace_rules(trace, case, F::PINNED, ours_ms));
-        rows.push(super::kernel_time(trace, kernels.timing.median_ms()));
+        rows.push(super::kernel_time(trace, kernels_ms));
         Ok(rows)
     }
+}
+
+/// Our kernels alone on `batch`, and in week 6 ([`Flavour::PINNED`]) our streamed program, a stream
+/// per product: their median times of three runs after a warm-up, in ms, each checked.
+fn our_times<F: Flavour>(
+    mmm: &Kernel,
+    main: &Stream,
+    batch: &mut Batch<F::Host>,
+    random: &mut Random,
+) -> Result<(f64, Option<f64>)> {
+    let kernels = batch.time_kernels_only(&mmm.plain, main, Runs::warm(3), random)?;
+    anyhow::ensure!(
+        kernels.check.passed(),
+        "our own kernels failed their check on this case"
+    );
+    let streamed_ms = if F::PINNED {
+        let streams = new_streams(batch.count())?;
+        let streamed = batch.time_streamed(mmm, main, &streams, Runs::warm(3), random)?;
+        anyhow::ensure!(
+            streamed.check.passed(),
+            "our own {} failed its check on this case",
+            F::PROGRAM
+        );
+        Some(streamed.timing.median_ms())
+    } else {
+        None
+    };
+    Ok((kernels.timing.median_ms(), streamed_ms))
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@ pub mod chronogram;
 pub mod csv;
 pub mod imports;
 pub mod mmm_week;
+pub mod per_case;
 pub mod repeat;
 pub mod rows;
 pub mod rules;
@@ -31,10 +32,11 @@ use kernels::runtime::{self, CompileError};
 use crate::cases_file::{CaseFormat, CaseSet};
 use crate::exit::{Machine, Usage};
 use crate::phases;
+pub use per_case::PerCase;
 use rows::fault;
 pub use rows::{
-    checks_every_element, gpu_time, gpu_time_if_comparable, host_memory, kernel_time, overlap, results,
-    results_and_waits, results_costing, waited, Rule, Verdict,
+    gpu_time, gpu_time_if_comparable, host_memory, kernel_time, overlap, results, results_and_waits, waited, Rule,
+    Verdict,
 };
 use trace::Trace;
 
@@ -456,9 +458,10 @@ pub fn check<W: Week>(args: &ProgramArgs, built: &Built<W::Case>, week: &mut W) 
     Ok(())
 }
 
-/// One case: pairs of runs, the program with ours around it, as many as [`repeat::PAIRS`] says (more
-/// where a value lies near a limit, [`repeat::near_a_limit`], or one run missed a limit by less than
-/// a factor of [`repeat::CONFIRM`], [`repeat::failed_once`]); each rule's row from their median
+/// One case: the program's runs with ours between them (ours, program, ours, program, ..., ours),
+/// as many of the program's as [`repeat::PAIRS`] says (more where a value lies near a limit,
+/// [`repeat::near_a_limit`], or one run missed a limit by less than a factor of
+/// [`repeat::CONFIRM`], [`repeat::failed_once`]); each rule's row from their median
 /// ([`repeat::median_rows`]), against ours ([`rows::against_ours`]). A run that cannot be judged, in
 /// any pair, ends the case with its fault. What the program printed is shown for a failing case: the
 /// run that could not be judged, else the first.
@@ -473,9 +476,10 @@ fn run_case<W: Week>(
     let (mut yours, mut ours) = (Vec::new(), Vec::new());
     let mut first_run = None;
     let mut rows = Vec::new();
+    let mut next = None;
     for pairs in repeat::PAIRS {
         while yours.len() < pairs {
-            let pair = run_pair(args, week, case, label, built, index, yours.is_empty())?;
+            let pair = run_pair(args, week, case, label, built, index, &mut next)?;
             // A run that cannot be judged is the case's verdict, whichever pair it was: its rows are
             // one fault row, which no median of the other runs' rules would keep.
             if pair.yours.iter().any(|row| row.verdict == Verdict::Fault) {
@@ -529,9 +533,29 @@ struct Pair {
     ran: run::Ran,
 }
 
-/// A pair of runs in a fresh folder of the case's ([`case_folder`]): a run cannot leave anything for
-/// the next. Ours runs just before the program and again just after it, in a folder of its own
-/// ([`repeat::faster`]). The `first` pair writes the chronograms.
+/// A fresh folder of the case's ([`case_folder`]) where our solution, if there is one, has just run
+/// ([`run_ours`]): the program's next run is there, and ours's run is the one before it.
+struct Ready {
+    dir: PrivateDir,
+    prepared: Prepared,
+    ours: Option<(Vec<Rule>, Trace)>,
+}
+
+/// A case's folder made [`Ready`]: its inputs written, and ours run in it.
+fn ready<W: Week>(week: &mut W, case: &W::Case, label: &str, built: &Built<W::Case>) -> Result<Ready> {
+    let (dir, prepared) = case_folder(week, case)?;
+    let ours = match &built.ours {
+        Some((program, _)) => Some(run_ours(week, case, label, built, program, dir.path(), &prepared)?),
+        None => None,
+    };
+    Ok(Ready { dir, prepared, ours })
+}
+
+/// A pair of runs: the program in a fresh folder of the case's, where ours has just run (`next`,
+/// left by the pair before, else made now): a run cannot leave anything for the next. Ours runs
+/// again just after the program, in a folder of its own, which it leaves in `next` for the next
+/// pair; the program's time rules take the faster of ours's two runs around it ([`repeat::faster`]),
+/// so that `k` pairs take `2k + 1` runs. The `first` pair writes the chronograms.
 fn run_pair<W: Week>(
     args: &ProgramArgs,
     week: &mut W,
@@ -539,12 +563,16 @@ fn run_pair<W: Week>(
     label: &str,
     built: &Built<W::Case>,
     index: usize,
-    first: bool,
+    next: &mut Option<Ready>,
 ) -> Result<Pair> {
-    let (dir, prepared) = case_folder(week, case)?;
-    let before = match &built.ours {
-        Some((program, _)) => Some(run_ours(week, case, label, built, program, dir.path(), &prepared)?),
-        None => None,
+    let first = next.is_none();
+    let Ready {
+        dir,
+        prepared,
+        ours: before,
+    } = match next.take() {
+        Some(ready) => ready,
+        None => ready(week, case, label, built)?,
     };
     let boxed = sandbox::Sandbox::prepare(&policy(built, dir.path())).map_err(Machine)?;
     let ran = phases::timed("runs", || {
@@ -570,15 +598,15 @@ fn run_pair<W: Week>(
             let output = run::read_output(&prepared.output, prepared.output_bytes);
             let rows = phases::timed("judge", || week.judge(case, output, trace))
                 .map_err(|err| Machine(format!("{err:#}")))?;
-            match (before, &built.ours) {
-                (Some(before), Some((program, _))) => {
+            match before {
+                Some(before) => {
                     // A folder of its own: the program may have changed anything in its own.
-                    let (fresh, again) = case_folder(week, case)?;
-                    let after = run_ours(week, case, label, built, program, fresh.path(), &again)?;
+                    let after = next.insert(ready(week, case, label, built)?);
+                    let after = after.ours.clone().context("ours ran before the program, not after")?;
                     let (our_rows, our_trace) = repeat::faster(before, after);
                     (rows::timed_against(rows, trace, &our_trace), Some(our_rows))
                 }
-                _ => (rows, None),
+                None => (rows, None),
             }
         }
         (why, _) => (vec![fault(why.unwrap_or_default())], before.map(|(rows, _)| rows)),

@@ -126,39 +126,9 @@ impl Rule {
 }
 
 /// The results row: the `n` floats the program wrote (little-endian, as course_program.h's
-/// write_floats writes them), each equal in bits to `expected(i)`, the CPU's value.
+/// write_floats writes them), each equal in bits to `expected(i)`, the CPU's value. Every element is
+/// checked: a week whose CPU values are dear computes them once per case ([`super::PerCase`]).
 pub fn results(output: Result<Vec<u8>, String>, n: usize, expected: impl Fn(usize) -> f32 + Sync) -> Rule {
-    results_costing(output, n, 1, expected)
-}
-
-/// Up to this many operations in all the CPU computes every element of [`results_costing`]: about a
-/// second on 16 cores for week 5's chains of fused multiply-adds, each waiting for the one before.
-const FULL_CHECK_WORK: u64 = 1 << 34;
-
-/// Whether [`results_costing`] checks every one of `n` elements that cost `cost` operations each
-/// (else a sample): a week may then compute the CPU's values once per case, and judge each run of
-/// the case (ours's two and the program's, in every pair) against them.
-pub fn checks_every_element(n: usize, cost: u64) -> bool {
-    common::verify::checks_every(n, cost, FULL_CHECK_WORK)
-}
-
-/// The elements [`results_costing`] checks above [`FULL_CHECK_WORK`]: a program that gets one
-/// element in 10^4 wrong is caught with a probability of 1 - e^-100.
-const SAMPLED_ELEMENTS: usize = 1 << 20;
-
-/// [`results`] where the CPU's value of an element costs `cost` operations (week 5: STEPS fused
-/// multiply-adds). Every element is checked up to [`FULL_CHECK_WORK`] operations; above it (a
-/// teacher's case of 2^28 floats took the CPU minutes) [`SAMPLED_ELEMENTS`] elements drawn from a
-/// generator no program can know ([`Random::unpredictable`], after the program ended), and the row
-/// says so.
-///
-/// [`Random::unpredictable`]: common::verify::Random::unpredictable
-pub fn results_costing(
-    output: Result<Vec<u8>, String>,
-    n: usize,
-    cost: u64,
-    expected: impl Fn(usize) -> f32 + Sync,
-) -> Rule {
     use rayon::prelude::*;
     let wants = "every element equal to the CPU's (bits)";
     let bytes = match output {
@@ -167,21 +137,14 @@ pub fn results_costing(
         Err(why) => return Rule::judged("results", why, wants, false),
     };
     let got = |i: usize| f32::from_le_bytes([bytes[4 * i], bytes[4 * i + 1], bytes[4 * i + 2], bytes[4 * i + 3]]);
-    let checked = common::verify::Random::unpredictable().checked_indices(n, cost, FULL_CHECK_WORK, SAMPLED_ELEMENTS);
-    let wrong: Vec<usize> = checked
-        .par_iter()
-        .copied()
+    let wrong: Vec<usize> = (0..n)
+        .into_par_iter()
         .filter(|&i| got(i).to_bits() != expected(i).to_bits())
         .collect();
-    let of = if checked.len() == n {
-        format!("{n}")
-    } else {
-        format!("{} sampled of {n}", checked.len())
-    };
     let measured = match wrong.first() {
-        None => format!("all {of} right"),
+        None => format!("all {n} right"),
         Some(&i) => format!(
-            "{} of {of} wrong; the first at {i}: {} (CPU {})",
+            "{} of {n} wrong; the first at {i}: {} (CPU {})",
             wrong.len(),
             got(i),
             expected(i)
@@ -627,18 +590,6 @@ mod tests {
         assert_eq!(results_and_waits(wrong, &lucky)[0].measured, "1 of 3 wrong");
     }
 
-    /// What a week may compute once per case is what the row checks: every element up to 2^34
-    /// operations (week 5's N 7000003 at 2200 steps), a sample beyond (N 2^28).
-    #[test]
-    fn every_element_is_checked_exactly_where_checks_every_element_says() {
-        assert!(checks_every_element(7_000_003, 2200) && !checks_every_element(1 << 28, 2200));
-        let right = |n: usize, cost: u64| results_costing(Ok(vec![0; 4 * n]), n, cost, |_| 0.0).measured;
-        assert_eq!(right(1000, 1 << 24), "all 1000 right");
-        assert!(checks_every_element(1000, 1 << 24));
-        assert!(right(1 << 21, 1 << 24).contains("sampled of 2097152"));
-        assert!(!checks_every_element(1 << 21, 1 << 24));
-    }
-
     #[test]
     fn results_are_compared_bit_for_bit_and_the_first_wrong_one_is_named() {
         let bytes = |values: &[f32]| Ok(values.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>());
@@ -653,21 +604,6 @@ mod tests {
         assert_eq!(
             (missing.measured.as_str(), missing.verdict),
             ("the program wrote no output.bin", Verdict::Fail)
-        );
-        // Past the CPU's budget a sample is checked, and the row says how many.
-        let n = 1 << 22;
-        let floats: Vec<f32> = (0..n).map(|i| i as f32).collect();
-        let sampled = results_costing(bytes(&floats), n, 1 << 14, |i| i as f32);
-        assert!(
-            sampled.verdict == Verdict::Pass && sampled.measured.contains(" sampled of 4194304 right"),
-            "{sampled:?}"
-        );
-        let mut zeroed = floats.clone();
-        zeroed[n / 2..].fill(0.0);
-        let half_wrong = results_costing(bytes(&zeroed), n, 1 << 14, |i| i as f32);
-        assert!(
-            half_wrong.verdict == Verdict::Fail && half_wrong.measured.contains(" sampled of 4194304 wrong"),
-            "{half_wrong:?}"
         );
     }
 }
