@@ -342,7 +342,8 @@ impl<F: Flavour> Week for MmmWeek<'_, F> {
     fn judge(&mut self, case: &Case, output: Result<Vec<u8>, String>, trace: &Trace) -> Result<Vec<Rule>> {
         let MmmWeek { mmm, main, batch, ours } = self;
         let batch = batch.get_mut(case).context("judge before prepare")?;
-        // Freivalds' vectors and the samples (for N over 1024) from a seed no program can know.
+        // For N over 1024, the samples from a seed no program can know, drawn at each run; Freivalds'
+        // vectors likewise, at the case's first run (ours's), kept with the batch for its other runs.
         let mut random = Random::new(super::run::unpredictable());
         let mut rows = super::results_and_waits(results(batch, output, &mut random), trace);
         // Ours on the same case, after the program's results were checked (ours overwrites C).

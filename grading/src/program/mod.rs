@@ -479,7 +479,9 @@ fn run_case<W: Week>(
     let mut next = None;
     for pairs in repeat::PAIRS {
         while yours.len() < pairs {
-            let pair = run_pair(args, week, case, label, built, index, &mut next)?;
+            // The first pair writes the chronograms, as the case's `index`.
+            let chronograms = yours.is_empty().then_some(index);
+            let pair = run_pair(args, week, case, label, built, chronograms, &mut next)?;
             // A run that cannot be judged is the case's verdict, whichever pair it was: its rows are
             // one fault row, which no median of the other runs' rules would keep.
             if pair.yours.iter().any(|row| row.verdict == Verdict::Fault) {
@@ -555,17 +557,16 @@ fn ready<W: Week>(week: &mut W, case: &W::Case, label: &str, built: &Built<W::Ca
 /// left by the pair before, else made now): a run cannot leave anything for the next. Ours runs
 /// again just after the program, in a folder of its own, which it leaves in `next` for the next
 /// pair; the program's time rules take the faster of ours's two runs around it ([`repeat::faster`]),
-/// so that `k` pairs take `2k + 1` runs. The `first` pair writes the chronograms.
+/// so that `k` pairs take `2k + 1` runs. A pair given `chronograms` (the case's index) writes them.
 fn run_pair<W: Week>(
     args: &ProgramArgs,
     week: &mut W,
     case: &W::Case,
     label: &str,
     built: &Built<W::Case>,
-    index: usize,
+    chronograms: Option<usize>,
     next: &mut Option<Ready>,
 ) -> Result<Pair> {
-    let first = next.is_none();
     let Ready {
         dir,
         prepared,
@@ -587,7 +588,7 @@ fn run_pair<W: Week>(
     });
     let (yours, ours) = match (ran.fault(), &ran.trace) {
         (None, Ok(trace)) => {
-            if let Some(folder) = args.chronograms.as_ref().filter(|_| first) {
+            if let (Some(folder), Some(index)) = (&args.chronograms, chronograms) {
                 chronogram::write(folder, index, label, trace)?;
                 week.our_chronogram(case, &folder.join(format!("case-{}-ours.svg", index + 1)))
                     .map_err(|err| Machine(format!("{err:#}")))?;

@@ -26,11 +26,15 @@ impl<C: PartialEq + Clone, T> PerCase<C, T> {
     }
 
     /// The value kept for `case`, else `compute`'s, kept in place of the last case's (and nothing
-    /// kept where it failed).
+    /// kept where it failed). The last case's value is dropped first: a case's buffers may take as
+    /// much of the host's or the GPU's memory as a case may.
     pub fn get_or_try_insert(&mut self, case: &C, compute: impl FnOnce() -> Result<T>) -> Result<&mut T> {
         let kept = match self.kept.take() {
             Some((kept, value)) if kept == *case => (kept, value),
-            _ => (case.clone(), compute()?),
+            last => {
+                drop(last);
+                (case.clone(), compute()?)
+            }
         };
         Ok(&mut self.kept.insert(kept).1)
     }
@@ -58,5 +62,19 @@ mod tests {
         assert_eq!(computed, 6, "1, 2, 1 again, 9 twice (never kept), then 1");
         assert_eq!(kept.get_mut(&1), Some(&mut 10));
         assert_eq!(kept.get_mut(&2), None);
+    }
+
+    /// Another case's value is computed only once the last one is gone.
+    #[test]
+    fn the_last_case_is_dropped_before_the_next_is_computed() {
+        let alive = std::rc::Rc::new(());
+        let mut kept = PerCase::default();
+        kept.get_or_try_insert(&1, || Ok(std::rc::Rc::clone(&alive))).unwrap();
+        assert_eq!(std::rc::Rc::strong_count(&alive), 2);
+        kept.get_or_try_insert(&2, || {
+            assert_eq!(std::rc::Rc::strong_count(&alive), 1, "case 1's value still held");
+            Ok(std::rc::Rc::new(()))
+        })
+        .unwrap();
     }
 }

@@ -1,6 +1,7 @@
 //! Issue 65, the same verdict twice: a case's rows come from pairs of runs, the program with our
 //! solution run just before and just after it ([`faster`]), each in a fresh folder
-//! ([`super::run_case`]; the run after one pair's program is the run before the next's). One pair where every time rule lies
+//! ([`super::run_case`]; the run after one pair's program is the run before the next's, so that a
+//! run of ours may count in the median of ours's rows twice). One pair where every time rule lies
 //! clear of the value at which its verdict changes; where one lies within [`NEAR`] of it, more pairs,
 //! up to the last of [`PAIRS`], and each rule's row is that of the run of median margin. A time
 //! measured once moves from run to run (an H200 ran the same program 8% apart); the median of
