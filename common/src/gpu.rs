@@ -108,6 +108,16 @@ fn new_context(device: Device) -> Result<Context> {
     Ok(context)
 }
 
+/// Gives device `printf` `bytes` of FIFO in the current context (`cudaLimitPrintfFifoSize`), before
+/// any kernel of it runs: once the FIFO is full, every further `printf` waits for room.
+pub fn set_printf_room(bytes: usize) -> Result<()> {
+    check_cuda!(CurrentContext::set_resource_limit(
+        cust::context::ResourceLimit::PrintfFifoSize,
+        bytes
+    ))?;
+    Ok(())
+}
+
 /// How many GPUs this machine has (initializing the driver). Without a GPU or a driver this is the
 /// error the user sees, so it says so plainly, with the driver's own code (cuInit through `raw`, not
 /// `cust::init`, which reports the codes it does not know, like 803, as unknown).

@@ -80,8 +80,9 @@ pub fn find_gpus() -> Result<Vec<String>> {
 }
 
 /// Without `--jobs`: one job per GPU, or in a dry run, which only compiles, one per CPU core. More
-/// jobs than GPUs share them, their timed work kept apart by the GPUs' lock; issue 65's runs on an
-/// H200 did not yet show that a class goes faster that way (`results/h200/issue65/`).
+/// jobs than GPUs share them, their timed work kept apart by the GPUs' lock; on an H200 16 jobs were
+/// not yet faster than one (issue 65, runs 10 and 13: 8.8 week-3 submissions a minute against 8.6,
+/// `results/h200/issue65/`).
 pub fn default_jobs(devices: &[String]) -> usize {
     if devices.is_empty() {
         std::thread::available_parallelism().map_or(1, usize::from)

@@ -25,6 +25,7 @@ use std::process::{Command, ExitStatus, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::gpu_lock::Waits;
 use crate::output::{drain, Activity, Captured};
 use crate::row::{NoResult, Row};
 
@@ -97,7 +98,13 @@ impl Deadline {
     ///
     /// [`gpu_lock::waited`]: crate::gpu_lock::waited
     pub fn passed(&self) -> bool {
-        Instant::now() >= self.at + crate::gpu_lock::waited()
+        self.passed_beside(Duration::ZERO)
+    }
+
+    /// [`Deadline::passed`] while a child has waited `child` for the GPU so far, which does not count
+    /// either.
+    pub fn passed_beside(&self, child: Duration) -> bool {
+        Instant::now() >= self.at + crate::gpu_lock::waited() + child
     }
 }
 
@@ -145,6 +152,11 @@ pub fn run(mut command: Command, batch: &Batch<'_>, mut starting: impl FnMut(usi
     // A lab stopped by Ctrl-C or killed takes its case child with it (issue 60): the child leads a
     // group of its own, which a Ctrl-C at the terminal does not reach.
     sandbox::end_with_parent(&mut command);
+    // Where checks share the GPU, the child says how long it waited for it (`gpu_lock::Waits`).
+    let waits = crate::gpu_lock::named().then(|| waits_file(&first.result));
+    if let Some(waits) = &waits {
+        command.env(crate::gpu_lock::WAITS_ENV, waits);
+    }
     let spawned = command
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -164,7 +176,10 @@ pub fn run(mut command: Command, batch: &Batch<'_>, mut starting: impl FnMut(usi
         .stderr
         .take()
         .map(|stream| drain(stream, Arc::clone(&activity), batch.boundary));
-    let ending = wait(&mut child, batch, &activity, &mut starting);
+    let ending = wait(&mut child, batch, &activity, waits.as_deref(), &mut starting);
+    if let Some(waits) = &waits {
+        crate::gpu_lock::add_waited(Waits::read(waits).total());
+    }
     // Whatever the case left behind in its group (a process still holding the pipes) goes too, or
     // the readers below would wait for it.
     stop_group(&child);
@@ -244,12 +259,33 @@ fn ended(ending: &Ending, limits: Limits, stderr: &Captured, finished: Option<i3
     }
 }
 
+/// The file in which the child whose first case writes its row to `first_result` reports its waits
+/// for the GPU, beside that row's file.
+fn waits_file(first_result: &Path) -> PathBuf {
+    let mut path = first_result.as_os_str().to_owned();
+    path.push("-gpu-waits");
+    path.into()
+}
+
+/// How long the child has been silent, where waiting for the GPU (reported in `waits`) counts as
+/// activity: a wait going on, and the start or end of one.
+fn silent_for(activity: &Activity, waits: &Waits) -> Duration {
+    if waits.now > Duration::ZERO {
+        return Duration::ZERO;
+    }
+    activity.silent_for().min(waits.since_last.unwrap_or(Duration::MAX))
+}
+
 /// Waits for the child, stopping its whole process group once its case has been silent or running
-/// too long, or the deadline has come. A case's row appearing starts the next case's clock.
+/// too long, or the deadline has come. A case's row appearing starts the next case's clock. The time
+/// the child reports in `waits` that it waited for the GPU counts against none of these (the file
+/// is read only where one is named; a case's own limit is spared all of its child's waits, its earlier
+/// cases' too, which errs on the generous side).
 fn wait(
     child: &mut std::process::Child,
     batch: &Batch<'_>,
     activity: &Activity,
+    waits: Option<&Path>,
     starting: &mut impl FnMut(usize),
 ) -> Ending {
     let mut running = 0;
@@ -259,11 +295,12 @@ fn wait(
             activity.next_case();
             starting(running);
         }
-        let stopped = if let Some(deadline) = batch.deadline.filter(Deadline::passed) {
+        let waits = waits.map(Waits::read).unwrap_or_default();
+        let stopped = if let Some(deadline) = batch.deadline.filter(|at| at.passed_beside(waits.total())) {
             Some(Ending::OutOfTime(deadline.seconds))
-        } else if activity.running_for() > batch.limits.total {
+        } else if activity.running_for().saturating_sub(waits.total()) > batch.limits.total {
             Some(Ending::TooLong)
-        } else if activity.silent_for() > batch.limits.silence {
+        } else if silent_for(activity, &waits) > batch.limits.silence {
             Some(Ending::Silent)
         } else {
             None
@@ -344,6 +381,24 @@ pub fn write_row(path: &Path, row: &Row) -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 65: a child waiting for the GPU is not silent, nor one that just began or ended a wait.
+    #[test]
+    fn waiting_for_the_gpu_is_no_silence() {
+        let activity = Activity::start();
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(silent_for(&activity, &Waits::default()) >= Duration::from_millis(50));
+        let waiting = Waits {
+            now: Duration::from_millis(40),
+            ..Waits::default()
+        };
+        assert_eq!(silent_for(&activity, &waiting), Duration::ZERO);
+        let just_ended = Waits {
+            since_last: Some(Duration::from_millis(1)),
+            ..Waits::default()
+        };
+        assert_eq!(silent_for(&activity, &just_ended), Duration::from_millis(1));
+    }
     use crate::row::{Outcome, Row};
     use common::private_dir::PrivateDir;
 

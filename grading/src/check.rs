@@ -4,9 +4,10 @@
 //! synccheck on the race case in every check), the measured technique beside them. In a child, its
 //! cases run one after another and each one's row is written where the parent said.
 //!
-//! Under the grader, several checks may share a GPU ([`gpu_lock`]): the plain cases, which are timed,
-//! and the measured child (ncu) hold it alone; the sanitizer's runs, whose results are findings, hold
-//! it beside each other.
+//! Under the grader, several checks may share a GPU ([`gpu_lock`]), and each child holds it only for
+//! the work that needs it: a case's timed rounds and the measured child's launches (ncu) alone,
+//! compute-sanitizer's runs beside each other. What a child waits for the GPU counts neither as its
+//! silence nor against its limits ([`case_process`]).
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -94,7 +95,12 @@ pub(crate) fn run_cases<C>(
         if let (Some(go), Some(parent)) = (&args.measure_after, args.measure_parent) {
             measure::wait_for_the_cases(go, parent)?;
         }
-        let row = match (measure.run)(image, &measure.cases) {
+        // The context the measured launches find made, with room for what their kernels print.
+        let _held = roomy_context();
+        // ncu's own start and its report are no GPU work: only the launches hold the GPU, alone.
+        let alone = gpu_lock::Lease::take(gpu_lock::Mode::Exclusive, measure::ALONE_AT_MOST);
+        let measured = crate::exit::on_the_machine(alone).and_then(|_alone| (measure.run)(image, &measure.cases));
+        let row = match measured {
             Ok(()) => measure::ran("measured"),
             Err(err) => Row {
                 case: "measured".to_string(),
@@ -103,22 +109,28 @@ pub(crate) fn run_cases<C>(
         };
         return case_process::write_row(&result(first), &row);
     }
-    // One reference to the GPU's primary context for the whole child: each case's own `Gpu::open`
-    // then finds it made, instead of making it again (0.1 s on an H100). Where it fails, each case's
-    // own open says why. Not in the measured child, which touches the GPU only once the cases are
-    // done: a context made there would be made while they are timed.
-    let held = common::gpu::Gpu::open(0).ok();
+    // The context for the whole child (not made in the measured child before its cases are done).
+    let held = roomy_context();
     for index in first..=last {
         let Some(case) = check.cases.cases.get(index) else {
             bail!("there is no check case {index}")
         };
-        let row = match run_case(
-            image,
-            case,
-            CaseContext {
-                sanitized: args.under_sanitizer,
-            },
-        ) {
+        // Under compute-sanitizer the case holds the GPU beside other such runs; else only its timed
+        // rounds hold it, alone (`gpu_lock`).
+        let beside = match args.under_sanitizer {
+            true => gpu_lock::Lease::take(gpu_lock::Mode::Shared, gpu_lock::SANITIZED_AT_MOST).map(Some),
+            false => Ok(None),
+        };
+        let ran = crate::exit::on_the_machine(beside).and_then(|_beside| {
+            run_case(
+                image,
+                case,
+                CaseContext {
+                    sanitized: args.under_sanitizer,
+                },
+            )
+        });
+        let row = match ran {
             Ok(outcome) => Row {
                 case: name(index),
                 result: Ok(outcome),
@@ -140,6 +152,23 @@ pub(crate) fn run_cases<C>(
         end_of_case(args.check_boundary.as_deref().unwrap_or_default())?;
     }
     Ok(())
+}
+
+/// The room device `printf` gets in a check's children (`cudaLimitPrintfFifoSize`): a line for each
+/// of a million threads. Once the FIFO is full, every further `printf` waits for room: on an H200, a
+/// kernel printing one line from each thread of a 1000 x 1000 matrix ended no launch within 60 s with
+/// the default FIFO (8 MB there), and took 0.25 to 0.40 s a launch with this room (issue 65, run 12).
+/// Its check then holds the GPU that much less; the student still sees the first 100 and the last 20
+/// lines of each case.
+const PRINTF_ROOM: usize = 256 << 20;
+
+/// A reference to the GPU's primary context for the whole child, with [`PRINTF_ROOM`]: each case's
+/// own `Gpu::open` then finds it made, instead of making it again (0.1 s on an H100). Where it fails,
+/// each case's own open says why; where the room cannot be had (a small GPU), printing is only slower.
+fn roomy_context() -> Option<common::gpu::Gpu> {
+    let gpu = common::gpu::Gpu::open(0).ok()?;
+    let _ = common::gpu::set_printf_room(PRINTF_ROOM);
+    Some(gpu)
 }
 
 /// After a case's row: what its kernels printed (device `printf` goes through the C library's
@@ -245,10 +274,10 @@ pub(crate) fn run_check<C>(
     });
     let mut races = None;
     // Alone on a GPU, the measured child starts now and waits for the cases, so that ncu's start
-    // overlaps them. Where checks share the GPU (the grader's lock), every process that touches the
-    // GPU starts only while its check holds it: the measured child once the GPU is held for it,
-    // after the cases. Started early, beside 15 other checks, it left a class of 48 on an H200 with
-    // none graded after 9 minutes (issue 65, run 1).
+    // overlaps them. Where checks share the GPU (the grader's lock), it starts after the cases, and
+    // holds the GPU alone for its launches only: started early, beside 15 other checks whose ncu ran
+    // as their lock allowed then, it left a class of 48 on an H200 with none graded after 9 minutes
+    // (issue 65, run 1).
     let early = !gpu_lock::named();
     let (runs, measured) = std::thread::scope(|scope| {
         let start = |prepared: Result<_, NoResult>| {
@@ -291,25 +320,18 @@ pub(crate) fn run_check<C>(
                             .copied()
                             .filter(|&tool| shared_checked || tool == Tool::Memcheck)
                             .collect();
-                        children.run_sanitized_beside_others(index, sanitizer, &tools)
+                        children.run_sanitized(index, sanitizer, &tools)
                     })
                     .collect()
             }),
             None => {
-                let mut runs = phases::timed("cases", || children.run_alone());
+                let mut runs = phases::timed("cases", || children.run_all());
                 races = phases::timed("races", || {
                     check_races(&children, check.cases.race_case, &tools, &mut runs)
                 });
                 runs
             }
         };
-        // ncu, held alone from before the measured child may start (`go`) until it is done: in run 3
-        // of issue 65, with 16 checks whose ncu runs shared one H200, the three that ended took 202
-        // to 214 s each and their counts were FAULT.
-        let will_measure = pending
-            .as_ref()
-            .map_or(matches!(measuring, Some((_, Some(Ok(_))))), Result::is_ok);
-        let measuring_alone = will_measure.then(gpu_lock::exclusive);
         drop(go);
         if let (Some((_, thread)), Some(prepared)) = (&mut measuring, pending) {
             *thread = Some(start(prepared));
@@ -324,12 +346,6 @@ pub(crate) fn run_check<C>(
                         .join()
                         .unwrap_or_else(|_| Err("the measurement's thread panicked".into()))
                 });
-            // Where the GPU could not be held, the measurement ran beside others' timed cases.
-            let launches = match &measuring_alone {
-                Some(Err(err)) => Err(NoResult::Machine(format!("{err:#}"))),
-                _ => launches,
-            };
-            drop(measuring_alone);
             phases::note("ncu", measuring_started.elapsed());
             let rows = week.rows(launches);
             // Under grade.sh (the closing mark), the machine's rows stay MACHINE; on a student's own
@@ -355,11 +371,6 @@ pub(crate) fn run_check<C>(
     report(args, check, &rows, &runs, sanitized, races)
 }
 
-/// The longest a check's plain cases hold the GPU alone ([`Children::run_alone`]): on an H200 a whole
-/// week-3 check of an honest kernel took 4.3 s, compile, ncu and compute-sanitizer included
-/// (`results/h200/issue61/honest/run-4/padded-tiles.log`).
-const ALONE_AT_MOST: Duration = Duration::from_secs(5);
-
 /// Issue 61: racecheck and synccheck on the case set's race case
 /// ([`CaseSet::race_case`](cases_file::CaseSet::race_case)) in every check, not only under `--sanitize`: a missing barrier whose race the cases' values happen to hide
 /// fails that case with the tool's finding. Where the kernels use no shared memory and no barrier
@@ -374,23 +385,20 @@ fn check_races(children: &Children, race_case: Option<usize>, tools: &[Tool], ru
             sanitizer::WHERE_WE_LOOK
         ));
     };
-    let raced = match gpu_lock::shared() {
-        Ok(_beside_others) => children.run_sanitized(index, &sanitizer, &[Tool::Racecheck, Tool::Synccheck]),
-        Err(err) => {
-            // Not checked for the machine's want (grading's lock): not graded, never passed as is.
-            let why = format!("{err:#}");
-            if let Some(run) = runs.get_mut(index) {
-                run.row.result = Err(NoResult::Machine(why.clone()));
-            }
-            return Some(format!("races not checked on \"{name}\": {why}"));
-        }
-    };
+    let raced = children.run_sanitized(index, &sanitizer, &[Tool::Racecheck, Tool::Synccheck]);
     // Only a tool's finding fails the case here; anything else (a time limit used up, the tool's
     // own failure) leaves it as its plain run judged it.
     let by_a_tool = |why: &str| why.starts_with("racecheck: ") || why.starts_with("synccheck: ");
     let finding = match &raced.row.result {
         Ok(outcome) => outcome.finding.clone(),
         Err(NoResult::Fault(why)) if by_a_tool(why) => Some(why.clone()),
+        Err(NoResult::Machine(why)) => {
+            // Not checked for the machine's want (the GPU's lock, say): not graded, never passed as is.
+            if let Some(run) = runs.get_mut(index) {
+                run.row.result = Err(NoResult::Machine(why.clone()));
+            }
+            return Some(format!("races not checked on \"{name}\": {why}"));
+        }
         Err(why) => return Some(format!("races not checked on \"{name}\": {}", why.why())),
     };
     let run = runs.get_mut(index)?;
@@ -466,45 +474,6 @@ fn boundary() -> String {
 }
 
 impl Children<'_> {
-    /// Every case ([`Children::run_all`]) with the GPU held alone ([`gpu_lock::exclusive`]): their times
-    /// are compared with ours, and another check's work beside them would slow them down. Held for
-    /// [`ALONE_AT_MOST`] at most: a kernel that runs that long is no match for ours whatever its
-    /// neighbours, and held longer it stops the class behind it (issue 65, run 2: 15 checks waited
-    /// two minutes and more for one that printed from every thread). Where the GPU cannot be held,
-    /// every case is MACHINE.
-    fn run_alone(&self) -> Vec<CaseRun> {
-        match gpu_lock::exclusive() {
-            Ok(alone) => std::thread::scope(|scope| {
-                let (done, finished) = std::sync::mpsc::channel::<()>();
-                scope.spawn(move || {
-                    // Whichever comes first: the cases' end (or the sender gone) or the lease's.
-                    let _ = finished.recv_timeout(ALONE_AT_MOST);
-                    drop(alone);
-                });
-                let runs = self.run_all();
-                drop(done);
-                runs
-            }),
-            Err(err) => {
-                let why = format!("{err:#}");
-                self.names
-                    .iter()
-                    .map(|name| CaseRun::machine(name, why.clone()))
-                    .collect()
-            }
-        }
-    }
-
-    /// [`Children::run_sanitized`] with the GPU shared with other checks' sanitizers
-    /// ([`gpu_lock::shared`]): findings do not depend on who else runs. Where the GPU cannot be held,
-    /// the case is MACHINE.
-    fn run_sanitized_beside_others(&self, index: usize, sanitizer: &Path, tools: &[Tool]) -> CaseRun {
-        match gpu_lock::shared() {
-            Ok(_beside_others) => self.run_sanitized(index, sanitizer, tools),
-            Err(err) => CaseRun::machine(&self.names[index], format!("{err:#}")),
-        }
-    }
-
     /// Every case, in as few children as the cases allow: a child runs the cases from the first it
     /// is given until one ends it, and the next child starts after that one. A MACHINE row counts
     /// only from a child's first case (where nothing of the student's has run in it yet); one that

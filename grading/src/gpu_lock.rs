@@ -8,7 +8,15 @@
 //! so ncu runs alone too.
 //!
 //! So it is a reader-writer lock per GPU: [`Mode::Exclusive`] for the timed work and ncu, alone on the
-//! GPU; [`Mode::Shared`] for compute-sanitizer, beside other such work. The
+//! GPU; [`Mode::Shared`] for compute-sanitizer, beside other such work.
+//!
+//! A check's children take it themselves, only for that work: a case each of its timed rounds
+//! ([`alone`]), a case under compute-sanitizer its run, the measured child its launches (not while
+//! ncu starts or writes its report). Process starts, CUDA contexts, the CPU's products, a case's
+//! checked (untimed) launches and ncu's own work run beside other checks: in
+//! run 10 of issue 65 a week-3 check of an honest kernel held an H200 alone for 4.7 s of its 6.9 s,
+//! taken in the parent around whole phases, while nvidia-smi saw a kernel running less than a tenth
+//! of the time. Each hold is a [`Lease`], given back after a bound however long a kernel runs. The
 //! grader names the lock file in [`ENV`] (one file per GPU, in a private folder of its grading run);
 //! where it is unset (a student's own `--check`, the course server's one worker per GPU) nothing is
 //! locked and every guard holds nothing.
@@ -36,9 +44,13 @@ use std::os::fd::AsRawFd as _;
 use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::sync::mpsc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context as _, Result};
+
+use crate::exit::on_the_machine;
 
 /// The variable that names the lock file of this lab's GPU (`LAB_GPU_LOCK`): the grader sets it per
 /// job, and names it once for both.
@@ -109,21 +121,163 @@ pub fn exclusive() -> Result<Guard> {
     lock(Mode::Exclusive)
 }
 
-/// The GPU held beside other shared holders, for findings ([`Mode::Shared`]).
-pub fn shared() -> Result<Guard> {
-    lock(Mode::Shared)
-}
-
-/// [`lock`] on the lock file `path` (none: nothing held), the wait added to [`waited`].
+/// [`lock`] on the lock file `path` (none: nothing held), the wait added to [`waited`] and, in a
+/// check's child, reported to its parent ([`WAITS_ENV`]) as it begins and as it ends.
 fn counted(path: Option<&Path>, mode: Mode) -> Result<Guard> {
     let Some(path) = path else {
         return Ok(Guard { file: None });
     };
     let started = Instant::now();
+    report_waits(true);
     let guard = lock_at(path, mode);
     let nanos = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
     WAITED.fetch_add(nanos, Ordering::Relaxed);
+    report_waits(false);
     guard
+}
+
+/// Adds `child`'s waits to [`waited`]: a check's child that ended ([`Waits::read`]), so that the
+/// check's `--time-limit` and its phases count them as its own.
+pub fn add_waited(child: Duration) {
+    let nanos = u64::try_from(child.as_nanos()).unwrap_or(u64::MAX);
+    WAITED.fetch_add(nanos, Ordering::Relaxed);
+}
+
+/// The variable naming the file in which a check's child reports its waits for the GPU
+/// (`LAB_GPU_WAITS`), set by the parent for each child it starts where a lock file is named: the time
+/// a child waits while other checks hold the GPU counts neither as its silence nor against its limits
+/// ([`crate::case_process`]), as the parent's own waits do not count against its `--time-limit`.
+pub const WAITS_ENV: &str = "LAB_GPU_WAITS";
+
+/// A child's waits for the GPU as its parent reads them ([`WAITS_ENV`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Waits {
+    /// The waits that ended, together.
+    pub ended: Duration,
+    /// How long the wait going on now has lasted (zero where none does).
+    pub now: Duration,
+    /// How long ago the last wait began or ended (none where no wait was reported).
+    pub since_last: Option<Duration>,
+}
+
+impl Waits {
+    /// What the child at `path` reported; nothing where it reported nothing (or nothing readable: a
+    /// file is replaced whole, never written in place).
+    pub fn read(path: &Path) -> Waits {
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        let numbers: Vec<u64> = text.split_whitespace().filter_map(|word| word.parse().ok()).collect();
+        let [ended_ns, waiting_since_ms, last_ms] = numbers[..] else {
+            return Waits::default();
+        };
+        let now_ms = unix_ms();
+        let ago = |ms: u64| Duration::from_millis(now_ms.saturating_sub(ms));
+        Waits {
+            ended: Duration::from_nanos(ended_ns),
+            now: if waiting_since_ms == 0 {
+                Duration::ZERO
+            } else {
+                ago(waiting_since_ms)
+            },
+            since_last: Some(ago(last_ms)),
+        }
+    }
+
+    /// The waits so far, the one going on included.
+    pub fn total(&self) -> Duration {
+        self.ended + self.now
+    }
+}
+
+/// Milliseconds since the Unix epoch: the clock both a child and its parent read.
+fn unix_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |since| u64::try_from(since.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// Writes this process's waits to the file [`WAITS_ENV`] names, where it names one: the ended waits'
+/// nanoseconds, when the wait now going on began (0: none) and when this report was made, in ms since
+/// the epoch. Written beside and renamed over the file, so that the parent never reads half of it.
+fn report_waits(waiting: bool) {
+    let Some(path) = std::env::var_os(WAITS_ENV).filter(|path| !path.is_empty()) else {
+        return;
+    };
+    let now = unix_ms();
+    let line = format!(
+        "{} {} {now}\n",
+        WAITED.load(Ordering::Relaxed),
+        if waiting { now } else { 0 }
+    );
+    let mut partial = path.clone();
+    partial.push(".partial");
+    // A report that cannot be written leaves the last one: the case is then only held to its limits.
+    if std::fs::write(&partial, line).is_ok() {
+        let _ = std::fs::rename(&partial, &path);
+    }
+}
+
+/// How long a check's child holds the GPU at most for one timed round ([`alone`]) before it lets go
+/// and goes on beside the others: a kernel that runs that long is no match for ours whatever its
+/// neighbours, and held longer it stops the class behind it (issue 65, run 2: 15 checks waited two
+/// minutes and more for one that printed from every thread). On an H200 a round of ours and a
+/// student's honest kernel takes milliseconds.
+pub const ROUND_AT_MOST: Duration = Duration::from_secs(5);
+
+/// How long a case under compute-sanitizer, which slows a kernel down 10 to 100 times, holds the GPU
+/// at most beside other such runs.
+pub const SANITIZED_AT_MOST: Duration = Duration::from_secs(10);
+
+/// The GPU held in one mode for at most a given time: the guard kept on a thread of its own and given
+/// back when the lease is dropped or when the time has passed, whichever comes first.
+#[must_use = "the GPU is held only while the lease lives"]
+pub struct Lease {
+    /// Dropped to end the lease early.
+    end: Option<mpsc::Sender<()>>,
+    /// Holds the guard; joined on drop, so that the GPU is given back before the holder goes on.
+    keeper: Option<JoinHandle<()>>,
+}
+
+impl Lease {
+    /// The GPU held in `mode` (a wait for it counted: [`lock`]) for at most `at_most`.
+    pub fn take(mode: Mode, at_most: Duration) -> Result<Lease> {
+        Ok(Lease::keep(lock(mode)?, at_most))
+    }
+
+    /// `guard` kept for at most `at_most` (nothing kept where it holds nothing).
+    fn keep(guard: Guard, at_most: Duration) -> Lease {
+        if !guard.holds() {
+            return Lease {
+                end: None,
+                keeper: None,
+            };
+        }
+        let (end, ended) = mpsc::channel::<()>();
+        let keeper = std::thread::spawn(move || {
+            // Whichever comes first: the lease dropped (the sender gone) or its time up.
+            let _ = ended.recv_timeout(at_most);
+            drop(guard);
+        });
+        Lease {
+            end: Some(end),
+            keeper: Some(keeper),
+        }
+    }
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        drop(self.end.take());
+        if let Some(keeper) = self.keeper.take() {
+            let _ = keeper.join();
+        }
+    }
+}
+
+/// `round` (ours and the student's kernel timed) with the GPU held alone for [`ROUND_AT_MOST`] at
+/// most. A lock that cannot be taken is the machine's error.
+pub fn alone<T>(round: impl FnOnce() -> anyhow::Result<T>) -> anyhow::Result<T> {
+    let _alone = on_the_machine(Lease::take(Mode::Exclusive, ROUND_AT_MOST))?;
+    round()
 }
 
 /// The lock on `path` taken in `mode`: the turnstile, then the lock file. Not counted in [`waited`]
@@ -326,6 +480,47 @@ mod tests {
         later.join().unwrap();
     }
 
+    /// A lease gives the GPU back when dropped, or when its time is up while its holder goes on.
+    #[test]
+    fn a_lease_ends_when_dropped_or_when_its_time_is_up() {
+        let folder = Folder::new("lease");
+        let take = |at_most| Lease::keep(lock_at(&folder.lock(), Mode::Exclusive).unwrap(), at_most);
+        let lease = take(LONG);
+        let (held, release, thread) = taker(folder.lock(), Mode::Shared);
+        assert!(held.recv_timeout(WAIT).is_err(), "a reader got in beside the lease");
+        drop(lease);
+        held.recv_timeout(LONG)
+            .expect("the reader gets in once the lease is dropped");
+        release.send(()).unwrap();
+        thread.join().unwrap();
+        let short = take(WAIT);
+        let (held, release, thread) = taker(folder.lock(), Mode::Exclusive);
+        held.recv_timeout(LONG).expect("the lease ends by itself");
+        release.send(()).unwrap();
+        thread.join().unwrap();
+        drop(short);
+    }
+
+    /// What a child reports of its waits, as its parent reads it; nothing readable is no wait.
+    #[test]
+    fn a_childs_waits_are_read_as_reported() {
+        let folder = Folder::new("waits");
+        let path = folder.0.join("waits");
+        assert_eq!(Waits::read(&path), Waits::default(), "no file");
+        std::fs::write(&path, "12 x\n").unwrap();
+        assert_eq!(Waits::read(&path), Waits::default(), "malformed");
+        let now = unix_ms();
+        std::fs::write(&path, format!("2000000000 {} {}\n", now - 3000, now - 3000)).unwrap();
+        let waiting = Waits::read(&path);
+        assert_eq!(waiting.ended, Duration::from_secs(2));
+        assert!(waiting.now >= Duration::from_secs(3) && waiting.now < Duration::from_secs(60));
+        assert!(waiting.total() >= Duration::from_secs(5));
+        std::fs::write(&path, format!("2000000000 0 {}\n", now - 1000)).unwrap();
+        let done = Waits::read(&path);
+        assert_eq!((done.ended, done.now), (Duration::from_secs(2), Duration::ZERO));
+        assert!(done.since_last.is_some_and(|ago| ago >= Duration::from_secs(1)));
+    }
+
     #[test]
     fn no_lock_file_holds_nothing() {
         assert!(!counted(None, Mode::Exclusive).unwrap().holds());
@@ -334,7 +529,7 @@ mod tests {
         if std::env::var_os(ENV).is_none() {
             let (first, second) = (exclusive().unwrap(), exclusive().unwrap());
             assert!(!first.holds() && !second.holds());
-            assert!(!shared().unwrap().holds());
+            assert!(!lock(Mode::Shared).unwrap().holds());
         }
     }
 

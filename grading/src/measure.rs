@@ -52,6 +52,12 @@ pub const LIMITS: Limits = Limits {
     total: Duration::from_secs(300),
 };
 
+/// How long the measured child holds the GPU alone at most where checks share it (the lock is taken
+/// in the child, around its launches: [`crate::gpu_lock`]): ncu replays each kernel a few times, and a
+/// kernel that prints from each of a million threads takes seconds a launch; past this, the rest is
+/// measured beside others' work (ncu profiles this process's launches only).
+pub const ALONE_AT_MOST: Duration = Duration::from_secs(60);
+
 /// While the cases run, the measured child waits: a fresh ncu and the lab under it take about 2 s to
 /// start (an H100 machine), which then overlap the cases (issue 39: a check within 5 s).
 const HEARTBEAT: Duration = Duration::from_secs(10);

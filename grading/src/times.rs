@@ -32,6 +32,14 @@ pub(crate) const MAX_SPREAD: f64 = 0.10;
 /// every launch; the table and the CSV flag it for a teacher to look at.
 pub const SUSPICIOUS_RATIO: f64 = 0.5;
 
+/// A case's timing stops once the student's timed launches have taken this long together, at least
+/// one launch in (issue 65: a correct kernel that prints from each of a million threads takes 2.5 s a
+/// launch on an H200, and twelve of them, with their warm-ups, held the GPU from a whole class for a
+/// minute). Ours takes milliseconds on any case, so such a kernel's ratio is in the thousands after
+/// one launch, and more launches would only say so again. A kernel cannot gain by it: the launches
+/// it is spared would only have been timed and checked.
+pub const STUDENT_BUDGET_MS: f64 = 1000.0;
+
 /// The student's timed launches, each one checked ([`checked_runs`]).
 #[derive(Debug, Clone)]
 pub struct Checked {
@@ -44,10 +52,14 @@ pub struct Checked {
 /// checked run). `run` poisons the output, launches (its warm-up poisoned too), reads the output back
 /// and returns the timed launch's time with what is wrong with the output, if anything. A kernel that
 /// skips its work when the output is already there, or does it only while it is checked, fails.
+/// Fewer runs where the launches used up [`STUDENT_BUDGET_MS`].
 pub fn checked_runs(launches: usize, mut run: impl FnMut() -> Result<(Timing, Option<String>)>) -> Result<Checked> {
-    let mut samples = Vec::with_capacity(launches);
+    let mut samples: Vec<f64> = Vec::with_capacity(launches);
     let mut first_wrong = None;
     for launch in 0..launches {
+        if over_budget(&samples) {
+            break;
+        }
         let (timing, wrong) = run()?;
         samples.extend(timing.samples_ms);
         if first_wrong.is_none() {
@@ -89,6 +101,11 @@ pub fn each_launch<'a, T: 'a>(
     Ok(runs.timing)
 }
 
+/// Whether timed launches of `samples` (ms) used up [`STUDENT_BUDGET_MS`].
+fn over_budget(samples: &[f64]) -> bool {
+    samples.iter().sum::<f64>() >= STUDENT_BUDGET_MS
+}
+
 /// What [`CaseContext::time`] found: the times (none under compute-sanitizer) and, as a case's
 /// finding, the first timed launch of the student's kernel that left a wrong output.
 #[derive(Debug, Clone, Default)]
@@ -102,6 +119,8 @@ impl CaseContext {
     /// case, each closure running its kernel the given number of times, each launch after a warm-up
     /// of its own (issue 29: a fair ratio). Over [`TIME_ROUNDS`] rounds, ours goes first in the even ones and theirs in the odd
     /// ones, so neither always meets the colder GPU; the medians are over every round's launches.
+    /// Each round holds the GPU alone ([`crate::gpu_lock::alone`]); no round starts once the student's
+    /// launches used up [`STUDENT_BUDGET_MS`].
     /// `ours` must leave no result of ours in device memory when it returns (issue 39: poison its
     /// output), so that the student's next launch cannot find it. Nothing is timed under
     /// compute-sanitizer, where times mean nothing.
@@ -115,6 +134,9 @@ impl CaseContext {
         }
         let (mut ours_ms, mut theirs_ms, mut wrong) = (Vec::new(), Vec::new(), None);
         for round in 0..TIME_ROUNDS {
+            if over_budget(&theirs_ms) {
+                break;
+            }
             let mut student = || -> Result<()> {
                 let checked = theirs(TIMED_LAUNCHES)?;
                 theirs_ms.extend(checked.timing.samples_ms);
@@ -129,13 +151,17 @@ impl CaseContext {
                 }
                 Ok(())
             };
-            if round % 2 == 0 {
-                ours_ms.extend(ours(TIMED_LAUNCHES)?.samples_ms);
-                student()?;
-            } else {
-                student()?;
-                ours_ms.extend(ours(TIMED_LAUNCHES)?.samples_ms);
-            }
+            // Each round alone on the GPU where checks share it: no other check's work beside it.
+            crate::gpu_lock::alone(|| {
+                if round % 2 == 0 {
+                    ours_ms.extend(ours(TIMED_LAUNCHES)?.samples_ms);
+                    student()
+                } else {
+                    student()?;
+                    ours_ms.extend(ours(TIMED_LAUNCHES)?.samples_ms);
+                    Ok(())
+                }
+            })?;
         }
         Ok(Timed {
             times: Some(Times::of(&Timing::gpu(theirs_ms), &Timing::gpu(ours_ms))),
@@ -298,5 +324,51 @@ mod tests {
             timed.wrong.as_deref(),
             Some("timed run 9 of 12: C(4, 1) is 0, expected 2")
         );
+    }
+
+    /// Issue 65: a kernel that takes seconds a launch is timed until its launches used up the
+    /// budget, at least once, and no round starts after that; ours ran in every round that did.
+    #[test]
+    fn a_slow_kernel_is_timed_until_its_budget_is_used_up() {
+        let mut runs = 0;
+        let checked = checked_runs(TIMED_LAUNCHES, || {
+            runs += 1;
+            Ok((Timing::gpu(vec![STUDENT_BUDGET_MS * 0.6]), None))
+        })
+        .unwrap();
+        assert_eq!(
+            (runs, checked.timing.samples_ms.len()),
+            (2, 2),
+            "stops once past the budget"
+        );
+        let (mut ours_rounds, mut their_launches) = (0, 0);
+        let timed = CaseContext { sanitized: false }
+            .time(
+                |launches| {
+                    ours_rounds += 1;
+                    Ok(Timing::gpu(vec![1.0; launches]))
+                },
+                |launches| {
+                    checked_runs(launches, || {
+                        their_launches += 1;
+                        Ok((Timing::gpu(vec![2.0 * STUDENT_BUDGET_MS]), None))
+                    })
+                },
+            )
+            .unwrap();
+        assert_eq!((ours_rounds, their_launches), (1, 1), "one round, one launch of theirs");
+        let times = timed.times.unwrap();
+        assert_eq!((times.student_ms, times.ours_ms), (2.0 * STUDENT_BUDGET_MS, 1.0));
+        // A kernel just under the budget gets every launch.
+        let mut fast = 0;
+        checked_runs(TIMED_LAUNCHES, || {
+            fast += 1;
+            Ok((
+                Timing::gpu(vec![STUDENT_BUDGET_MS / (TIMED_LAUNCHES as f64 + 1.0)]),
+                None,
+            ))
+        })
+        .unwrap();
+        assert_eq!(fast, TIMED_LAUNCHES);
     }
 }
