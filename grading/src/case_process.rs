@@ -381,6 +381,8 @@ pub fn write_row(path: &Path, row: &Row) -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::row::{Outcome, Row};
+    use common::private_dir::PrivateDir;
 
     /// Issue 65: a child waiting for the GPU is not silent, nor one that just began or ended a wait.
     #[test]
@@ -399,8 +401,6 @@ mod tests {
         };
         assert_eq!(silent_for(&activity, &just_ended), Duration::from_millis(1));
     }
-    use crate::row::{Outcome, Row};
-    use common::private_dir::PrivateDir;
 
     const CASE: &str = "17 x 33 x 5";
 
