@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Issue 65: do CSVs of grade.sh give the same verdicts? Times aside: the student and file columns,
-"time ratio", and the "suspiciously fast" part of the note (from times) are left out; every other
-cell must be equal.
+"time ratio", and the "suspiciously fast" part of the note (from times) are left out, and the note's
+quote of the submission's own path; every other cell must be equal.
 
   same-verdicts.py copies CLASS.csv ORIGINALS.txt ONE-AT-A-TIME.csv   each copy against its original,
                                                                      graded alone (--jobs 1), whose
@@ -10,6 +10,13 @@ cell must be equal.
                                                                      outputs (the lab's own CSV row)
   same-verdicts.py class CLASS.csv ORIGINALS.txt                     the copies of each original
                                                                      against its first copy
+  same-verdicts.py kept-runs ORIGINALS.txt ALONE-CHECKS/ CLASS-CHECKS/
+                                                                     two runs of copies of one class
+                                                                     (make-class.sh, the same names):
+                                                                     each copy's kept output against
+                                                                     ALONE's for the same original,
+                                                                     else against the class's first
+                                                                     copy of it
   same-verdicts.py rounds A.csv B.csv ...                             every round against the first
   same-verdicts.py tables NAME-1.log NAME-2.log ...                   a program week's --check tables:
                                                                      each case's verdict on each rule
@@ -47,6 +54,8 @@ def verdicts(row):
     kept = {k: v for k, v in row.items() if k not in IGNORED}
     if "note" in kept:
         kept["note"] = re.sub(r"suspiciously fast: [^;]*;? ?", "", kept["note"]).strip()
+        if row.get("file"):  # a copy's note may quote its own path
+            kept["note"] = kept["note"].replace(row["file"], "<file>")
     return kept
 
 
@@ -113,6 +122,24 @@ def main():
             compared += 1
             first = first_of[original]
             found += [f"{d} (against {first})" for d in differences(student, verdicts(copies[student]), verdicts(copies[first]))]
+    elif mode == "kept-runs":
+        originals_txt, alone_dir, class_dir = paths
+        original_of = dict(line.rstrip("\n").split("\t") for line in open(originals_txt))
+        alone, first_of = {}, {}
+        for copy, original in original_of.items():
+            row = kept_row(f"{alone_dir}/{copy}.txt")
+            if row is not None and original not in alone:
+                alone[original] = (copy, row)
+        for copy, original in original_of.items():
+            got = kept_row(f"{class_dir}/{copy}.txt")
+            if got is None:
+                continue  # not graded in the class's run
+            want = alone.get(original) or first_of.get(original)
+            if want is None:
+                first_of[original] = (copy, got)
+                continue
+            compared += 1
+            found += [f"{d} (against {want[0]})" for d in differences(copy, verdicts(got), verdicts(want[1]))]
     elif mode == "rounds":
         _, first = rows(paths[0])
         for path in paths[1:]:
