@@ -46,7 +46,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result};
 
@@ -169,7 +169,7 @@ impl Waits {
         let [ended_ns, waiting_since_ms, last_ms] = numbers[..] else {
             return Waits::default();
         };
-        let now_ms = unix_ms();
+        let now_ms = monotonic_ms();
         let ago = |ms: u64| Duration::from_millis(now_ms.saturating_sub(ms));
         Waits {
             ended: Duration::from_nanos(ended_ns),
@@ -188,21 +188,26 @@ impl Waits {
     }
 }
 
-/// Milliseconds since the Unix epoch: the clock both a child and its parent read.
-fn unix_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |since| u64::try_from(since.as_millis()).unwrap_or(u64::MAX))
+/// Milliseconds on the machine's monotonic clock (`CLOCK_MONOTONIC`): the clock both a child and its
+/// parent read, which a step of the wall clock does not move.
+fn monotonic_ms() -> u64 {
+    let mut now = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime(2) writes one timespec into `now`, which lives for the whole call.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut now) };
+    let seconds = u64::try_from(now.tv_sec).unwrap_or(0);
+    let nanos = u64::try_from(now.tv_nsec).unwrap_or(0);
+    seconds.saturating_mul(1000).saturating_add(nanos / 1_000_000)
 }
 
 /// Writes this process's waits to the file [`WAITS_ENV`] names, where it names one: the ended waits'
-/// nanoseconds, when the wait now going on began (0: none) and when this report was made, in ms since
-/// the epoch. Written beside and renamed over the file, so that the parent never reads half of it.
+/// nanoseconds, when the wait now going on began (0: none) and when this report was made, in ms of
+/// [`monotonic_ms`]. Written beside and renamed over the file, so that the parent never reads half of
+/// it.
 fn report_waits(waiting: bool) {
     let Some(path) = std::env::var_os(WAITS_ENV).filter(|path| !path.is_empty()) else {
         return;
     };
-    let now = unix_ms();
+    let now = monotonic_ms();
     let line = format!(
         "{} {} {now}\n",
         WAITED.load(Ordering::Relaxed),
@@ -509,7 +514,7 @@ mod tests {
         assert_eq!(Waits::read(&path), Waits::default(), "no file");
         std::fs::write(&path, "12 x\n").unwrap();
         assert_eq!(Waits::read(&path), Waits::default(), "malformed");
-        let now = unix_ms();
+        let now = monotonic_ms();
         std::fs::write(&path, format!("2000000000 {} {}\n", now - 3000, now - 3000)).unwrap();
         let waiting = Waits::read(&path);
         assert_eq!(waiting.ended, Duration::from_secs(2));

@@ -35,9 +35,11 @@ pub const SUSPICIOUS_RATIO: f64 = 0.5;
 /// A case's timing stops once the student's timed launches have taken this long together, at least
 /// one launch in (issue 65: a correct kernel that prints from each of a million threads takes 2.5 s a
 /// launch on an H200, and twelve of them, with their warm-ups, held the GPU from a whole class for a
-/// minute). Ours takes milliseconds on any case, so such a kernel's ratio is in the thousands after
-/// one launch, and more launches would only say so again. A kernel cannot gain by it: the launches
-/// it is spared would only have been timed and checked.
+/// minute). Ours takes milliseconds on any case, so such a kernel's ratio is in the hundreds or more
+/// after one launch, and more launches would only say so again. A kernel pays for it with its time:
+/// only one that slow is spared launches, and each launch spared is one check fewer (a slow kernel
+/// wrong on some launches only has fewer chances to be caught); the case's two checked launches and
+/// its first timed one still run.
 pub const STUDENT_BUDGET_MS: f64 = 1000.0;
 
 /// The student's timed launches, each one checked ([`checked_runs`]).
