@@ -276,6 +276,19 @@ fn silent_for(activity: &Activity, waits: &Waits) -> Duration {
     activity.silent_for().min(waits.since_last.unwrap_or(Duration::MAX))
 }
 
+/// The limit the child has reached, if any, its `waits` for the GPU counted against none.
+fn limit_reached(batch: &Batch<'_>, activity: &Activity, waits: &Waits) -> Option<Ending> {
+    if let Some(deadline) = batch.deadline.filter(|at| at.passed_beside(waits.total())) {
+        Some(Ending::OutOfTime(deadline.seconds))
+    } else if activity.running_for().saturating_sub(waits.total()) > batch.limits.total {
+        Some(Ending::TooLong)
+    } else if silent_for(activity, waits) > batch.limits.silence {
+        Some(Ending::Silent)
+    } else {
+        None
+    }
+}
+
 /// Waits for the child, stopping its whole process group once its case has been silent or running
 /// too long, or the deadline has come. A case's row appearing starts the next case's clock. The time
 /// the child reports in `waits` that it waited for the GPU counts against none of these (the file
@@ -295,16 +308,10 @@ fn wait(
             activity.next_case();
             starting(running);
         }
-        let waits = waits.map(Waits::read).unwrap_or_default();
-        let stopped = if let Some(deadline) = batch.deadline.filter(|at| at.passed_beside(waits.total())) {
-            Some(Ending::OutOfTime(deadline.seconds))
-        } else if activity.running_for().saturating_sub(waits.total()) > batch.limits.total {
-            Some(Ending::TooLong)
-        } else if silent_for(activity, &waits) > batch.limits.silence {
-            Some(Ending::Silent)
-        } else {
-            None
-        };
+        // Waits only ever hold a limit off: the child's file is read only once one is reached
+        // without them, not at every turn of this loop.
+        let stopped = limit_reached(batch, activity, &Waits::default())
+            .and_then(|_| limit_reached(batch, activity, &waits.map(Waits::read).unwrap_or_default()));
         match child.try_wait() {
             Ok(Some(status)) => return Ending::Exited(status),
             Ok(None) if stopped.is_some() => {
