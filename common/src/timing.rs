@@ -3,6 +3,7 @@
 //! costs stay out), then every repetition gets its own pair of events and the median is reported;
 //! or, with [`Runs::AS_PRINTED`] (`--as-printed`), one cold run as the slides' programs time.
 
+pub mod alone;
 pub mod observer;
 mod samples;
 
@@ -140,6 +141,8 @@ fn time_runs(
 ) -> Result<Timing> {
     ensure!(repetitions > 0, "--repetitions must be at least 1");
     let _phase = phases::enter(Phase::Gpu);
+    // Held until the device has done it all (`_wait`, declared after it, is dropped first).
+    let _alone = alone::hold()?;
     // All events exist before the first is recorded: creating one inside the loop costs host time.
     let mut events = Vec::with_capacity(2 * repetitions);
     for _ in 0..2 * repetitions {
@@ -178,6 +181,7 @@ fn time_runs(
 pub fn time_on_host(warmup: usize, repetitions: usize, mut work: impl FnMut() -> Result<()>) -> Result<Timing> {
     ensure!(repetitions > 0, "--repetitions must be at least 1");
     let _phase = phases::enter(Phase::Gpu);
+    let _alone = alone::hold()?;
     let _wait = WaitForDevice;
     for _ in 0..warmup {
         work()?;

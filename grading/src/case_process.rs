@@ -178,7 +178,7 @@ pub fn run(mut command: Command, batch: &Batch<'_>, mut starting: impl FnMut(usi
         .map(|stream| drain(stream, Arc::clone(&activity), batch.boundary));
     let ending = wait(&mut child, batch, &activity, waits.as_deref(), &mut starting);
     if let Some(waits) = &waits {
-        crate::gpu_lock::add_waited(Waits::read(waits).total());
+        crate::gpu_lock::add_child(&Waits::read(waits));
     }
     // Whatever the case left behind in its group (a process still holding the pipes) goes too, or
     // the readers below would wait for it.

@@ -5,7 +5,7 @@
 //! cases run one after another and each one's row is written where the parent said.
 //!
 //! Under the grader, several checks may share a GPU ([`gpu_lock`]), and each child holds it only for
-//! the work that needs it: a case's timed rounds and the measured child's launches (ncu) alone,
+//! the work that needs it: a case's timed loops and the measured child's launches (ncu) alone,
 //! compute-sanitizer's runs beside each other. What a child waits for the GPU counts neither as its
 //! silence nor against its limits ([`case_process`]).
 
@@ -111,12 +111,15 @@ pub(crate) fn run_cases<C>(
     }
     // The context for the whole child (not made in the measured child before its cases are done).
     let held = roomy_context();
+    if !args.under_sanitizer {
+        gpu_lock::time_alone();
+    }
     for index in first..=last {
         let Some(case) = check.cases.cases.get(index) else {
             bail!("there is no check case {index}")
         };
         // Under compute-sanitizer the case holds the GPU beside other such runs; else only its timed
-        // rounds hold it, alone (`gpu_lock`).
+        // loops hold it, alone (`gpu_lock::time_alone`).
         let beside = match args.under_sanitizer {
             true => gpu_lock::Lease::take(gpu_lock::Mode::Shared, gpu_lock::SANITIZED_AT_MOST).map(Some),
             false => Ok(None),

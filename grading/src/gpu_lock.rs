@@ -10,10 +10,11 @@
 //! So it is a reader-writer lock per GPU: [`Mode::Exclusive`] for the timed work and ncu, alone on the
 //! GPU; [`Mode::Shared`] for compute-sanitizer, beside other such work.
 //!
-//! A check's children take it themselves, only for that work: a case each of its timed rounds
-//! ([`alone`]), a case under compute-sanitizer its run, the measured child its launches (not while
-//! ncu starts or writes its report). Process starts, CUDA contexts, the CPU's products, a case's
-//! checked (untimed) launches and ncu's own work run beside other checks: in
+//! A check's children take it themselves, only for that work: a case each of its timed loops
+//! ([`time_alone`]: from a kernel's warm-up to its timed launch's end), a case under compute-sanitizer
+//! its run, the measured child its launches (not while ncu starts or writes its report). Process
+//! starts, CUDA contexts, the CPU's products, fresh inputs drawn, outputs checked and ncu's own work
+//! run beside other checks: in
 //! run 10 of issue 65 a week-3 check of an honest kernel held an H200 alone for 4.7 s of its 6.9 s,
 //! taken in the parent around whole phases, while nvidia-smi saw a kernel running less than a tenth
 //! of the time. Each hold is a [`Lease`], given back after a bound however long a kernel runs. The
@@ -59,6 +60,20 @@ pub const ENV: &str = grader::lab::GPU_LOCK_ENV;
 /// The nanoseconds this process has waited for the lock, all guards together.
 static WAITED: AtomicU64 = AtomicU64::new(0);
 
+/// The nanoseconds this process has held the GPU alone, all exclusive guards together.
+static HELD: AtomicU64 = AtomicU64::new(0);
+
+/// How long this process (and the children it added: [`add_child`]) has held the GPU alone: what a
+/// check costs the others on its GPU ([`crate::phases`]).
+pub fn held() -> Duration {
+    Duration::from_nanos(HELD.load(Ordering::Relaxed))
+}
+
+/// `took` in nanoseconds, for the counters.
+fn nanos(took: Duration) -> u64 {
+    u64::try_from(took.as_nanos()).unwrap_or(u64::MAX)
+}
+
 /// How long this process has waited for the lock, all its guards together (zero where no lock file
 /// is named): the pause in its `--time-limit`.
 pub fn waited() -> Duration {
@@ -83,6 +98,8 @@ pub enum Mode {
 #[must_use = "the GPU is held only while the guard lives"]
 pub struct Guard {
     file: Option<File>,
+    /// When an exclusive guard got the GPU: its hold is added to [`held`] when it ends.
+    alone_since: Option<Instant>,
 }
 
 impl Guard {
@@ -99,6 +116,10 @@ impl Drop for Guard {
             // this call; it reads and writes none of our memory. Closing the file would release the
             // lock too; unlocking first says so, and a failure leaves the close to do it.
             unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_UN) };
+        }
+        if let Some(since) = self.alone_since {
+            HELD.fetch_add(nanos(since.elapsed()), Ordering::Relaxed);
+            report_waits(false);
         }
     }
 }
@@ -125,22 +146,24 @@ pub fn exclusive() -> Result<Guard> {
 /// check's child, reported to its parent ([`WAITS_ENV`]) as it begins and as it ends.
 fn counted(path: Option<&Path>, mode: Mode) -> Result<Guard> {
     let Some(path) = path else {
-        return Ok(Guard { file: None });
+        return Ok(Guard {
+            file: None,
+            alone_since: None,
+        });
     };
     let started = Instant::now();
     report_waits(true);
     let guard = lock_at(path, mode);
-    let nanos = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
-    WAITED.fetch_add(nanos, Ordering::Relaxed);
+    WAITED.fetch_add(nanos(started.elapsed()), Ordering::Relaxed);
     report_waits(false);
     guard
 }
 
-/// Adds `child`'s waits to [`waited`]: a check's child that ended ([`Waits::read`]), so that the
-/// check's `--time-limit` and its phases count them as its own.
-pub fn add_waited(child: Duration) {
-    let nanos = u64::try_from(child.as_nanos()).unwrap_or(u64::MAX);
-    WAITED.fetch_add(nanos, Ordering::Relaxed);
+/// Adds a check's child that ended ([`Waits::read`]) to [`waited`] and [`held`], so that the check's
+/// `--time-limit` and its phases count them as its own.
+pub fn add_child(child: &Waits) {
+    WAITED.fetch_add(nanos(child.total()), Ordering::Relaxed);
+    HELD.fetch_add(nanos(child.held), Ordering::Relaxed);
 }
 
 /// The variable naming the file in which a check's child reports its waits for the GPU
@@ -158,6 +181,8 @@ pub struct Waits {
     pub now: Duration,
     /// How long ago the last wait began or ended (none where no wait was reported).
     pub since_last: Option<Duration>,
+    /// How long the child has held the GPU alone.
+    pub held: Duration,
 }
 
 impl Waits {
@@ -166,7 +191,7 @@ impl Waits {
     pub fn read(path: &Path) -> Waits {
         let text = std::fs::read_to_string(path).unwrap_or_default();
         let numbers: Vec<u64> = text.split_whitespace().filter_map(|word| word.parse().ok()).collect();
-        let [ended_ns, waiting_since_ms, last_ms] = numbers[..] else {
+        let [ended_ns, waiting_since_ms, last_ms, held_ns] = numbers[..] else {
             return Waits::default();
         };
         let now_ms = monotonic_ms();
@@ -179,6 +204,7 @@ impl Waits {
                 ago(waiting_since_ms)
             },
             since_last: Some(ago(last_ms)),
+            held: Duration::from_nanos(held_ns),
         }
     }
 
@@ -201,18 +227,15 @@ fn monotonic_ms() -> u64 {
 
 /// Writes this process's waits to the file [`WAITS_ENV`] names, where it names one: the ended waits'
 /// nanoseconds, when the wait now going on began (0: none) and when this report was made, in ms of
-/// [`monotonic_ms`]. Written beside and renamed over the file, so that the parent never reads half of
-/// it.
+/// [`monotonic_ms`], and the nanoseconds it held the GPU alone. Written beside and renamed over the
+/// file, so that the parent never reads half of it.
 fn report_waits(waiting: bool) {
     let Some(path) = std::env::var_os(WAITS_ENV).filter(|path| !path.is_empty()) else {
         return;
     };
     let now = monotonic_ms();
-    let line = format!(
-        "{} {} {now}\n",
-        WAITED.load(Ordering::Relaxed),
-        if waiting { now } else { 0 }
-    );
+    let (waited, held) = (WAITED.load(Ordering::Relaxed), HELD.load(Ordering::Relaxed));
+    let line = format!("{waited} {} {now} {held}\n", if waiting { now } else { 0 });
     let mut partial = path.clone();
     partial.push(".partial");
     // A report that cannot be written leaves the last one: the case is then only held to its limits.
@@ -221,12 +244,12 @@ fn report_waits(waiting: bool) {
     }
 }
 
-/// How long a check's child holds the GPU at most for one timed round ([`alone`]) before it lets go
-/// and goes on beside the others: a kernel that runs that long is no match for ours whatever its
-/// neighbours, and held longer it stops the class behind it (issue 65, run 2: 15 checks waited two
-/// minutes and more for one that printed from every thread). On an H200 a round of ours and a
-/// student's honest kernel takes milliseconds.
-pub const ROUND_AT_MOST: Duration = Duration::from_secs(5);
+/// How long a check's case holds the GPU at most for one timed loop ([`time_alone`]: a kernel's
+/// warm-up and timed launch, their inputs written) before it lets go and goes on beside the others: a
+/// kernel that runs that long is no match for ours whatever its neighbours, and held longer it stops
+/// the class behind it (issue 65, run 2: 15 checks waited two minutes and more for one that printed
+/// from every thread). On an H200 a loop of ours or of a student's honest kernel takes milliseconds.
+pub const TIMED_AT_MOST: Duration = Duration::from_secs(5);
 
 /// How long a case under compute-sanitizer, which slows a kernel down 10 to 100 times, holds the GPU
 /// at most beside other such runs.
@@ -278,11 +301,24 @@ impl Drop for Lease {
     }
 }
 
-/// `round` (ours and the student's kernel timed) with the GPU held alone for [`ROUND_AT_MOST`] at
-/// most. A lock that cannot be taken is the machine's error.
-pub fn alone<T>(round: impl FnOnce() -> anyhow::Result<T>) -> anyhow::Result<T> {
-    let _alone = on_the_machine(Lease::take(Mode::Exclusive, ROUND_AT_MOST))?;
-    round()
+/// The keeper of a check's case process ([`common::timing::alone`]): each timed loop holds the GPU
+/// alone for [`TIMED_AT_MOST`] at most; a lock that cannot be taken is the machine's error.
+struct TimedAlone;
+
+impl common::timing::alone::Keeper for TimedAlone {
+    fn hold(&self) -> Result<Box<dyn Send>> {
+        let lease = on_the_machine(Lease::take(Mode::Exclusive, TIMED_AT_MOST))?;
+        Ok(Box::new(lease))
+    }
+}
+
+/// In a check's case process that holds nothing else (not under compute-sanitizer, not the measured
+/// child: a second hold in one process would wait for the first): every timed loop from now on holds
+/// the GPU alone, and nothing else of the case does. Nothing where no lock file is named.
+pub fn time_alone() {
+    if named() {
+        common::timing::alone::install(&TimedAlone);
+    }
 }
 
 /// The lock on `path` taken in `mode`: the turnstile, then the lock file. Not counted in [`waited`]
@@ -304,7 +340,10 @@ fn lock_at(path: &Path, mode: Mode) -> Result<Guard> {
     flock(&main, operation, path)?;
     // Dropping the turnstile's file unlocks it: the next one may come in.
     drop(gate);
-    Ok(Guard { file: Some(main) })
+    Ok(Guard {
+        file: Some(main),
+        alone_since: (mode == Mode::Exclusive).then(Instant::now),
+    })
 }
 
 /// The turnstile beside the lock file `path`.
@@ -515,14 +554,17 @@ mod tests {
         std::fs::write(&path, "12 x\n").unwrap();
         assert_eq!(Waits::read(&path), Waits::default(), "malformed");
         let now = monotonic_ms();
-        std::fs::write(&path, format!("2000000000 {} {}\n", now - 3000, now - 3000)).unwrap();
+        std::fs::write(&path, format!("2000000000 {} {} 7000\n", now - 3000, now - 3000)).unwrap();
         let waiting = Waits::read(&path);
         assert_eq!(waiting.ended, Duration::from_secs(2));
         assert!(waiting.now >= Duration::from_secs(3) && waiting.now < Duration::from_secs(60));
         assert!(waiting.total() >= Duration::from_secs(5));
-        std::fs::write(&path, format!("2000000000 0 {}\n", now - 1000)).unwrap();
+        std::fs::write(&path, format!("2000000000 0 {} 7000\n", now - 1000)).unwrap();
         let done = Waits::read(&path);
-        assert_eq!((done.ended, done.now), (Duration::from_secs(2), Duration::ZERO));
+        assert_eq!(
+            (done.ended, done.now, done.held),
+            (Duration::from_secs(2), Duration::ZERO, Duration::from_micros(7))
+        );
         assert!(done.since_last.is_some_and(|ago| ago >= Duration::from_secs(1)));
     }
 

@@ -5,14 +5,15 @@
 //! file, each check appends one line to it when it ends, for instance
 //!
 //! ```text
-//! mmm.cu: compile 2.10 s, cases 0.93 s, races 1.20 s, ncu 3.05 s, waited for the GPU 0.00 s, all 7.41 s
-//! pipeline.cu: compile 9.80 s, inputs 3.10 s, runs 20.40 s, judge 6.20 s, waited for the GPU 0.00 s, all 41.00 s
+//! mmm.cu: compile 2.10 s, cases 0.93 s, races 1.20 s, ncu 3.05 s, waited for the GPU 0.00 s, held it alone 0.90 s, all 7.41 s
+//! pipeline.cu: compile 9.80 s, inputs 3.10 s, runs 20.40 s, judge 6.20 s, waited for the GPU 0.00 s, held it alone 24.10 s, all 41.00 s
 //! ```
 //!
 //! A phase that happens many times (a program week's runs, one per program or ours on each case) is
 //! their sum, in the place of its first. A phase's time includes any wait for the GPU's lock within
-//! it; "waited for the GPU" is their sum ([`crate::gpu_lock::waited`]), and "all" runs from the
-//! first phase's start to the line. Nothing is written where the variable is unset, and nothing
+//! it; "waited for the GPU" is their sum ([`crate::gpu_lock::waited`]), "held it alone" how long
+//! the check's processes held the GPU alone where checks share it ([`crate::gpu_lock::held`]: what
+//! it cost the others), and "all" runs from the first phase's start to the line. Nothing is written where the variable is unset, and nothing
 //! reaches the check's own output: students' feedback pages quote its stderr.
 
 use std::io::Write as _;
@@ -52,7 +53,7 @@ pub fn write(source: &Path) {
     };
     let all = FIRST.get().map_or(Duration::ZERO, Instant::elapsed);
     let phases = PHASES.lock().unwrap_or_else(PoisonError::into_inner);
-    let line = line(source, &phases, crate::gpu_lock::waited(), all);
+    let line = line(source, &phases, crate::gpu_lock::waited(), crate::gpu_lock::held(), all);
     let appended = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
@@ -64,8 +65,8 @@ pub fn write(source: &Path) {
 }
 
 /// One line: the file's name, each phase in seconds (the sum of its times, in the order phases
-/// first ended), the waits, and the whole check.
-fn line(source: &Path, phases: &[(&str, Duration)], waited: Duration, all: Duration) -> String {
+/// first ended), the waits, the GPU held alone, and the whole check.
+fn line(source: &Path, phases: &[(&str, Duration)], waited: Duration, held: Duration, all: Duration) -> String {
     let name = source.file_name().unwrap_or(source.as_os_str()).to_string_lossy();
     let mut sums: Vec<(&str, Duration)> = Vec::new();
     for &(phase, took) in phases {
@@ -79,6 +80,7 @@ fn line(source: &Path, phases: &[(&str, Duration)], waited: Duration, all: Durat
         .map(|(phase, took)| format!("{phase} {:.2} s", took.as_secs_f64()))
         .collect();
     parts.push(format!("waited for the GPU {:.2} s", waited.as_secs_f64()));
+    parts.push(format!("held it alone {:.2} s", held.as_secs_f64()));
     parts.push(format!("all {:.2} s", all.as_secs_f64()));
     format!("{name}: {}\n", parts.join(", "))
 }
@@ -102,9 +104,10 @@ mod tests {
                 Path::new("/tmp/class/a b.cu"),
                 &phases,
                 Duration::from_millis(5),
+                Duration::from_millis(250),
                 Duration::from_secs(4)
             ),
-            "a b.cu: compile 2.11 s, cases 0.93 s, waited for the GPU 0.01 s, all 4.00 s\n"
+            "a b.cu: compile 2.11 s, cases 0.93 s, waited for the GPU 0.01 s, held it alone 0.25 s, all 4.00 s\n"
         );
     }
 

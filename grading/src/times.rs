@@ -121,8 +121,9 @@ impl CaseContext {
     /// case, each closure running its kernel the given number of times, each launch after a warm-up
     /// of its own (issue 29: a fair ratio). Over [`TIME_ROUNDS`] rounds, ours goes first in the even ones and theirs in the odd
     /// ones, so neither always meets the colder GPU; the medians are over every round's launches.
-    /// Each round holds the GPU alone ([`crate::gpu_lock::alone`]); no round starts once the student's
-    /// launches used up [`STUDENT_BUDGET_MS`].
+    /// Where checks share the GPU, each launch's timed loop holds it alone
+    /// ([`crate::gpu_lock::time_alone`]); no round starts once the student's launches used up
+    /// [`STUDENT_BUDGET_MS`].
     /// `ours` must leave no result of ours in device memory when it returns (issue 39: poison its
     /// output), so that the student's next launch cannot find it. Nothing is timed under
     /// compute-sanitizer, where times mean nothing.
@@ -153,17 +154,13 @@ impl CaseContext {
                 }
                 Ok(())
             };
-            // Each round alone on the GPU where checks share it: no other check's work beside it.
-            crate::gpu_lock::alone(|| {
-                if round % 2 == 0 {
-                    ours_ms.extend(ours(TIMED_LAUNCHES)?.samples_ms);
-                    student()
-                } else {
-                    student()?;
-                    ours_ms.extend(ours(TIMED_LAUNCHES)?.samples_ms);
-                    Ok(())
-                }
-            })?;
+            if round % 2 == 0 {
+                ours_ms.extend(ours(TIMED_LAUNCHES)?.samples_ms);
+                student()?;
+            } else {
+                student()?;
+                ours_ms.extend(ours(TIMED_LAUNCHES)?.samples_ms);
+            }
         }
         Ok(Timed {
             times: Some(Times::of(&Timing::gpu(theirs_ms), &Timing::gpu(ours_ms))),

@@ -130,7 +130,9 @@ impl<T: Element> Inputs<T> {
 
     /// One timed launch of `module` on inputs nobody saw: before its warm-up and again before the
     /// timed launch, fresh A and B are written and C is poisoned with `poison`. The time, and the A and
-    /// B of the timed launch, of which C must now be the product.
+    /// B of the timed launch, of which C must now be the product. Both pairs are drawn before the
+    /// warm-up, so that the timed loop, which holds the GPU alone where checks share it
+    /// (`grading::gpu_lock::time_alone`), only copies them: the kernel sees neither before its launch.
     pub fn time_on_fresh(
         &mut self,
         (module, kernel, block_size): (&Module, MmmKernel, u32),
@@ -141,9 +143,10 @@ impl<T: Element> Inputs<T> {
         let (a, b) = self.views;
         let sizes = (a.rows as usize, a.cols as usize, b.cols as usize);
         let c_view = view_of_c(a, b, c)?;
+        let mut drawn = [fresh.draw::<T>(sizes)?, fresh.draw::<T>(sizes)?].into_iter();
         let mut last = None;
         let timing = multiply_after(module, kernel, block_size, (a, b, c_view), 1, || {
-            let drawn = fresh.draw::<T>(sizes)?;
+            let drawn = drawn.next().context("no fresh inputs left for the launch")?;
             self.a.write(drawn.a.data())?;
             self.b.write(drawn.b.data())?;
             c.fill(poison)?;

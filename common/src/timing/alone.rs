@@ -1,0 +1,29 @@
+//! What keeps a timed loop of [`crate::timing`] alone on its GPU, without `common` knowing who else
+//! uses it (issue 65: a class graded with several checks per GPU). The grader's checks install a
+//! [`Keeper`] in each case's process (`grading::gpu_lock`); every timed loop then holds the GPU from
+//! its first warm-up until its last event has been read, and nothing else of the case does: the CPU's
+//! work before and after (fresh inputs drawn, outputs checked) runs beside other checks' loops. Until
+//! one is installed (a lab run as it is, a student's own `--check`), [`hold`] holds nothing.
+
+use std::sync::OnceLock;
+
+use anyhow::Result;
+
+/// The side that knows how the GPU is shared.
+pub trait Keeper: Sync {
+    /// The GPU held alone until the returned value is dropped.
+    fn hold(&self) -> Result<Box<dyn Send>>;
+}
+
+static KEEPER: OnceLock<&'static dyn Keeper> = OnceLock::new();
+
+/// Makes every timed loop from now on hold the GPU through `keeper`. A process has at most one: a
+/// second call is ignored.
+pub fn install(keeper: &'static dyn Keeper) {
+    let _ = KEEPER.set(keeper);
+}
+
+/// The GPU held alone for a timed loop, until dropped (nothing held without a keeper).
+pub(crate) fn hold() -> Result<Option<Box<dyn Send>>> {
+    KEEPER.get().map(|keeper| keeper.hold()).transpose()
+}
