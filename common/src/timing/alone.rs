@@ -27,3 +27,33 @@ pub fn install(keeper: &'static dyn Keeper) {
 pub(crate) fn hold() -> Result<Option<Box<dyn Send>>> {
     KEEPER.get().map(|keeper| keeper.hold()).transpose()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// Counts the holds it gave out.
+    struct Counting(AtomicUsize);
+
+    impl Keeper for Counting {
+        fn hold(&self) -> Result<Box<dyn Send>> {
+            self.0.fetch_add(1, Ordering::SeqCst);
+            Ok(Box::new(()))
+        }
+    }
+
+    /// Once installed, every hold goes through the keeper; a second keeper is ignored. (Other tests'
+    /// timed loops may hold through it too, so the counts are lower bounds.)
+    #[test]
+    fn a_hold_goes_through_the_first_keeper_installed() {
+        static KEEPER: Counting = Counting(AtomicUsize::new(0));
+        static OTHER: Counting = Counting(AtomicUsize::new(0));
+        install(&KEEPER);
+        install(&OTHER);
+        assert!(hold().unwrap().is_some());
+        assert!(hold().unwrap().is_some());
+        assert!(KEEPER.0.load(Ordering::SeqCst) >= 2);
+        assert_eq!(OTHER.0.load(Ordering::SeqCst), 0, "the second keeper is ignored");
+    }
+}
