@@ -45,7 +45,7 @@ use std::os::fd::AsRawFd as _;
 use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc;
+use std::sync::{mpsc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -63,10 +63,15 @@ static WAITED: AtomicU64 = AtomicU64::new(0);
 /// The nanoseconds this process has held the GPU alone, all exclusive guards together.
 static HELD: AtomicU64 = AtomicU64::new(0);
 
-/// How long this process (and the children it added: [`add_child`]) has held the GPU alone: what a
-/// check costs the others on its GPU ([`crate::phases`]).
+/// When each exclusive guard of this process still held got the GPU: a program week's check writes
+/// its phases while its guard still holds the GPU.
+static LIVE: Mutex<Vec<Instant>> = Mutex::new(Vec::new());
+
+/// How long this process (and the children it added: [`add_child`]) has held the GPU alone, guards
+/// still held included: what a check costs the others on its GPU ([`crate::phases`]).
 pub fn held() -> Duration {
-    Duration::from_nanos(HELD.load(Ordering::Relaxed))
+    let live = LIVE.lock().unwrap_or_else(PoisonError::into_inner);
+    Duration::from_nanos(HELD.load(Ordering::Relaxed)) + live.iter().map(Instant::elapsed).sum::<Duration>()
 }
 
 /// `took` in nanoseconds, for the counters.
@@ -118,7 +123,12 @@ impl Drop for Guard {
             unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_UN) };
         }
         if let Some(since) = self.alone_since {
+            let mut live = LIVE.lock().unwrap_or_else(PoisonError::into_inner);
+            if let Some(at) = live.iter().position(|&other| other == since) {
+                live.swap_remove(at);
+            }
             HELD.fetch_add(nanos(since.elapsed()), Ordering::Relaxed);
+            drop(live);
             report_waits(false);
         }
     }
@@ -230,9 +240,13 @@ fn monotonic_ms() -> u64 {
 /// [`monotonic_ms`], and the nanoseconds it held the GPU alone. Written beside and renamed over the
 /// file, so that the parent never reads half of it.
 fn report_waits(waiting: bool) {
+    /// One report at a time: a lease's keeper thread reports as its guard ends, beside the thread
+    /// that waits for the next.
+    static REPORTING: Mutex<()> = Mutex::new(());
     let Some(path) = std::env::var_os(WAITS_ENV).filter(|path| !path.is_empty()) else {
         return;
     };
+    let _one = REPORTING.lock().unwrap_or_else(PoisonError::into_inner);
     let now = monotonic_ms();
     let (waited, held) = (WAITED.load(Ordering::Relaxed), HELD.load(Ordering::Relaxed));
     let line = format!("{waited} {} {now} {held}\n", if waiting { now } else { 0 });
@@ -340,9 +354,13 @@ fn lock_at(path: &Path, mode: Mode) -> Result<Guard> {
     flock(&main, operation, path)?;
     // Dropping the turnstile's file unlocks it: the next one may come in.
     drop(gate);
+    let alone_since = (mode == Mode::Exclusive).then(Instant::now);
+    if let Some(since) = alone_since {
+        LIVE.lock().unwrap_or_else(PoisonError::into_inner).push(since);
+    }
     Ok(Guard {
         file: Some(main),
-        alone_since: (mode == Mode::Exclusive).then(Instant::now),
+        alone_since,
     })
 }
 
@@ -566,6 +584,22 @@ mod tests {
             (Duration::from_secs(2), Duration::ZERO, Duration::from_micros(7))
         );
         assert!(done.since_last.is_some_and(|ago| ago >= Duration::from_secs(1)));
+    }
+
+    /// The GPU held alone counts while the guard still holds it (a program week writes its phases
+    /// then), and after; a shared guard's does not.
+    #[test]
+    fn a_guard_still_held_counts_as_held() {
+        let folder = Folder::new("held");
+        let before = held();
+        let alone = lock_at(&folder.lock(), Mode::Exclusive).unwrap();
+        std::thread::sleep(Duration::from_millis(30));
+        assert!(held() >= before + Duration::from_millis(30), "counted while held");
+        drop(alone);
+        let after = held();
+        assert!(after >= before + Duration::from_millis(30), "and after");
+        let shared = lock_at(&folder.lock(), Mode::Shared).unwrap();
+        assert!(shared.alone_since.is_none(), "a shared guard holds nothing alone");
     }
 
     #[test]
