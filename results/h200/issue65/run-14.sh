@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Issue 65, run 14 (one H200): run 13's class again with branch issue65-lock-per-launch (8ca3fc9),
+# where a case child holds the GPU lock alone only from a kernel's warm-up to its timed launches' end,
+# not around whole timed rounds: a class of 300 week-3 submissions (scripts/make-class.sh) with
+# --jobs 16 (the machine's 16 cores), LAB_PHASES and nvidia-smi's GPU use every 500 ms, at most 470 s.
+# Release labs and grader in .gpu235/bin (from .gpu235z/c.tgz). Into $OUT/issue65-run-14.tgz.
+set -u
+c=$PWD/.gpu235
+logs=$(mktemp -d)
+trap 'tar -C "$logs" -czf "$OUT/issue65-run-14.tgz" .' EXIT
+{ nvidia-smi -L; nvidia-smi --query-gpu=driver_version --format=csv,noheader; nproc; date -u; } >"$logs/gpu.txt"
+export LAB_BIN_DIR=$c/bin
+work=$(mktemp -d)
+elapsed() { local s=$1; echo $(( ($(date +%s%N) - s) / 1000000 )); }
+bash scripts/make-class.sh 03-mmm-tiled 300 "$work/class" >"$logs/make-class.log" 2>&1
+cp "$work/class/originals.txt" "$logs/class-originals.txt"
+s=$(date +%s%N)
+nvidia-smi --query-gpu=timestamp,utilization.gpu,memory.used --format=csv,noheader -lms 500 >"$logs/smi.csv" 2>&1 &
+smi=$!
+LAB_PHASES=$logs/phases.txt timeout 470 bash assignments/grade.sh --jobs 16 03-mmm-tiled "$work/class" \
+  --out "$logs/class-300.csv" --keep "$logs/class-300-checks" >"$logs/class-300.log" 2>&1
+echo "class of 300: --jobs 16, rc=$? $(elapsed "$s") ms" >>"$logs/times.txt"
+kill "$smi"
+cat "$logs/times.txt"; tail -3 "$logs/class-300.log"
