@@ -4,7 +4,8 @@
 #
 # Figures: each README section (from one heading to the next) with a number that has a decimal point
 # in it (292.54, 1.90x, 0.0084) must name the saved output it quotes, `results/<machine>/<folder>/<file
-# or glob>.log` (results/README.md lists them; `results/slides/` holds what the slides printed), and
+# or glob>.log`, or a file in a run's subfolder of it (results/README.md lists them; `results/slides/`
+# holds what the slides printed), and
 # each such number must appear in one of those files, or in the machine's gpu.txt beside them (driver
 # version), as printed (not as part of a longer number). Numbers in `inline code`, in
 # link targets and on indented command lines (cargo, bash, ...) are flags and names, not figures.
@@ -39,7 +40,7 @@ for readme in sys.argv[1:]:
     text = open(readme).read()
     for section in re.split(r"\n(?=#{1,4} )", text):
         heading = section.splitlines()[0].lstrip("# ")
-        sources = sorted(set(re.findall(r"results/[\w.-]+/[\w.*-]+/[\w.*-]+\.log", section)))
+        sources = sorted(set(re.findall(r"results/[\w.-]+/[\w.*-]+/(?:[\w.*-]+/)*[\w.*-]+\.log", section)))
         prose = COMMAND.sub(" ", section)
         prose = re.sub(r"`[^`\n]*`", " ", prose)
         prose = re.sub(r"\]\([^)]*\)", "]", prose)

@@ -1,8 +1,11 @@
-// mmm_wgmma.cu: the ladder's steps 12 and 13, Hopper's own way to multiply: what cuBLAS runs on an
+// mmm_wgmma.cu: the ladder's steps 12 to 15, Hopper's own way to multiply: what cuBLAS runs on an
 // H100. C = A * B for row-major f32 A (m x k), B (k x n) and C (m x n) of any size, as in mmm_ladder.cu.
 //
 //  12. wgmma_tma_tf32: A and B in TF32 (rounded by the copy engine), sums in f32.
 //  13. wgmma_tma_bf16: A and B converted to bf16 first (8 bits of mantissa), sums in f32.
+//  14. wgmma_tma_bf16_once: 13's GEMM alone, on bf16 copies made before the timed launches (as
+//      cuBLAS's bf16 row is timed), each stage given back as soon as it is read.
+//  15. wgmma_tma_bf16_pair: 14 in clusters of two blocks that share B^T's tiles (TMA multicast).
 //
 // What is new against steps 7 and 8 (mma.sync, one warp at a time, cp.async by every thread):
 //  - wgmma.mma_async: a warpgroup (4 warps, 128 threads) multiplies a 64 x N tile (N up to 256) by
@@ -24,12 +27,12 @@
 //    slice of k's stages, whose partial product goes to slab `slice` of `c`, and the host sums the
 //    slabs (sum_slices_f32 in mmm_ladder.cu), as steps 9 to 11 do. With one slice, c is C.
 // All of it is sm_90a: architecture-specific code that runs on compute capability 9.0 only. Builds for
-// any other architecture leave the two kernels out (__CUDA_ARCH_FEAT_SM90_ALL) and keep the prep
+// any other architecture leave the GEMMs out (__CUDA_ARCH_FEAT_SM90_ALL) and keep the prep
 // kernels below, which run everywhere.
 //
 // Which operand goes where. wgmma reads TF32 from shared memory only K-major (k contiguous): A is,
 // B (k x n, n contiguous) is not. Two ways round it:
-//  - SharedTiles (step 12 on a large C, and step 13): B is transposed into B^T first, by a pass of its
+//  - SharedTiles (step 12 on a large C, and steps 13 to 15): B is transposed into B^T first, by a pass of its
 //    own (TF32; an eighth of the step at 4096) or by bf16's conversion pass, which writes B^T as it
 //    converts. Both operands come from shared memory in 128 x 256 tiles (two consumers of 64 rows,
 //    m64n256), the shape that keeps the tensor cores busiest.
@@ -48,7 +51,6 @@
 #include <cuda.h>
 #include "matrix_view.cuh"
 
-constexpr int GROUP_M = 16;  // tile rows walked together, so neighbouring blocks share B's tiles in L2
 
 // A bf16 number: the upper 16 bits of an f32 (8 bits of mantissa). cuda_bf16.h would need CCCL's
 // headers, which the course's toolchain lacks; the rounding is three integer operations.
@@ -64,18 +66,19 @@ __device__ __forceinline__ Bf16 to_bf16(float x) {
 __device__ __forceinline__ float convert(float x, float*) { return x; }
 __device__ __forceinline__ Bf16 convert(float x, Bf16*) { return to_bf16(x); }
 
-// Which tile (row tm, column tn of tiles) is the block's tile-th: down GROUP_M tile rows, then right,
+// Which tile (row tm, column tn of tiles) is the block's tile-th: down `group` tile rows, then right,
 // so the blocks running at once read few distinct tiles of B.
-__device__ __forceinline__ void tile_coords(int tile, int tiles_m, int tiles_n, int& tm, int& tn) {
-    const int span = GROUP_M * tiles_n;
-    const int first_m = tile / span * GROUP_M;
-    const int rows = min(tiles_m - first_m, GROUP_M);
+__device__ __forceinline__ void tile_coords(int tile, int tiles_m, int tiles_n, int group, int& tm, int& tn) {
+    const int span = group * tiles_n;
+    const int first_m = tile / span * group;
+    const int rows = min(tiles_m - first_m, group);
     const int r = tile % span;
     tm = first_m + r % rows;
     tn = r / rows;
 }
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+constexpr int GROUP_M = 16;  // tile rows walked together, so neighbouring blocks share B's tiles in L2
 constexpr int THREADS = 128 * 3;  // the producer's warpgroup and up to two consumers
 constexpr int KBYTES = 128;  // bytes of k per stage and row of A: one 128-byte swizzle row
 // Dynamic shared memory: 192 KiB of stages and 1024 bytes to align them to the swizzle's 1024-byte
@@ -119,6 +122,40 @@ __device__ __forceinline__ void tma_load(unsigned int dst, const CUtensorMap* ma
     asm volatile(
         "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];\n" ::"r"(dst),
         "l"(reinterpret_cast<unsigned long long>(map)), "r"(bar), "r"(x), "r"(y)
+        : "memory");
+}
+// The same copy, multicast: the box lands at `dst` in every block of the cluster that `blocks` has a
+// bit for, each counting its bytes on its own mbarrier at `bar` (shared offsets are alike in each).
+__device__ __forceinline__ void tma_load_multicast(unsigned int dst, const CUtensorMap* map, unsigned int bar, int x, int y,
+                                                   unsigned short blocks) {
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%3, %4}], [%2], %5;\n" ::"r"(dst),
+        "l"(reinterpret_cast<unsigned long long>(map)), "r"(bar), "r"(x), "r"(y), "h"(blocks)
+        : "memory");
+}
+// This block's rank in its cluster, and how many blocks the cluster has.
+__device__ __forceinline__ unsigned int cluster_rank() {
+    unsigned int rank;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(rank));
+    return rank;
+}
+__device__ __forceinline__ unsigned int cluster_blocks() {
+    unsigned int blocks;
+    asm volatile("mov.u32 %0, %%cluster_nctarank;\n" : "=r"(blocks));
+    return blocks;
+}
+// Every thread of every block of the cluster waits here for all the others (the non-aligned form:
+// the producer's warp comes here diverged).
+__device__ __forceinline__ void cluster_sync() {
+    asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
+}
+// One arrival on the mbarrier at `bar`'s shared offset in block `rank` of the cluster (this one's too).
+__device__ __forceinline__ void mbarrier_arrive_in(unsigned int bar, unsigned int rank) {
+    asm volatile(
+        "{\n.reg .b32 remote;\n"
+        "mapa.shared::cluster.u32 remote, %0, %1;\n"
+        "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n" ::"r"(bar),
+        "r"(rank)
         : "memory");
 }
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
@@ -191,7 +228,7 @@ __device__ __forceinline__ void mma_tf32(float (&d)[64], const unsigned (&a)[4],
                  : D64(0)
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(accumulate));
 }
-// The tiles both operands of which come from shared memory (step 13, and step 12 on a large C): 128 x
+// The tiles both operands of which come from shared memory (steps 13 to 15, and step 12 on a large C): 128 x
 // 256 of C, two consumers of 64 rows each; per stage A's 128 rows and B^T's 256 rows of 128 bytes (32
 // tf32 or 64 bf16 of k), both K-major and swizzled, read by four m64n256 wgmmas per consumer.
 template <typename T>
@@ -203,11 +240,20 @@ struct SharedTiles {
     static constexpr bool FROM_REGISTERS = false;
     struct Fragments {};  // nothing in registers: both operands are read from shared memory
 
-    // The producer's copies for stage ks of tile (tm, tn) into `dst`: A's box, then B^T's.
+    // The producer's copies for stage ks of tile (tm, tn) into `dst`: A's box, then B^T's. In a
+    // cluster, whose blocks have tiles of one column tn, block `rank` brings its share of B^T's rows
+    // (the map's box is TILE_N / CLUSTER rows) into every block's stage at once.
+    template <int CLUSTER>
     static __device__ __forceinline__ void load(unsigned int dst, const CUtensorMap* a, const CUtensorMap* b_t, unsigned int bar,
-                                                int ks, int tm, int tn) {
+                                                int ks, int tm, int tn, unsigned int rank) {
         tma_load(dst, a, bar, ks * BK, tm * TILE_M);
-        tma_load(dst + STAGE_A, b_t, bar, ks * BK, tn * TILE_N);
+        if (CLUSTER == 1) {
+            tma_load(dst + STAGE_A, b_t, bar, ks * BK, tn * TILE_N);
+        } else {
+            constexpr int SHARE = TILE_N / CLUSTER;  // rows of B^T each block brings
+            tma_load_multicast(dst + STAGE_A + rank * SHARE * KBYTES, b_t, bar, ks * BK, tn * TILE_N + rank * SHARE,
+                               (1u << CLUSTER) - 1);
+        }
     }
     static __device__ __forceinline__ void load_fragments(Fragments&, unsigned int, int) {}
     static __device__ __forceinline__ void mma(float (&d)[ACCUMULATORS], const Fragments&, unsigned int stage, int consumer,
@@ -261,8 +307,10 @@ struct Tf32Narrow {
     };
 
     // The producer's copies for stage ks of tile (tm, tn) into `dst`: A's box, then B's boxes.
+    template <int CLUSTER>
     static __device__ __forceinline__ void load(unsigned int dst, const CUtensorMap* a, const CUtensorMap* b, unsigned int bar,
-                                                int ks, int tm, int tn) {
+                                                int ks, int tm, int tn, unsigned int) {
+        static_assert(CLUSTER == 1, "the narrow tiles run one block a cluster");
         tma_load(dst, a, bar, ks * BK, tm * TILE_M);
 #pragma unroll
         for (int box = 0; box < TILE_N / 32; ++box) tma_load(dst + STAGE_A + box * BOX, b, bar, tn * TILE_N + 32 * box, ks * BK);
@@ -337,14 +385,19 @@ static_assert(SharedTiles<float>::STAGE % 1024 == 0 && SharedTiles<float>::STAGE
 static_assert(Tf32Narrow::TILE_N == 64 && Tf32Narrow::ACCUMULATORS == 64, "one consumer's m64n128k8");
 
 // A block's units of work: tile (tm, tn) of C over k stages first to end - 1, the stages of slice
-// `slice`. Units go slice by slice, so one slice walks the tiles as the unsplit kernel does.
+// `slice`. Units go slice by slice, so one slice walks the tiles as the unsplit kernel does. A unit
+// is a cluster's: CLUSTER tiles of one column, one per block (`rank`); where C's tile rows run out,
+// the last blocks' tiles lie below C, and they load zeros and store nothing.
 struct Unit {
     int tm, tn, slice, first, end;
 };
-__device__ __forceinline__ Unit unit_of(int unit, int tiles_m, int tiles_n, int k_stages, int stages_per_slice) {
+template <int CLUSTER>
+__device__ __forceinline__ Unit unit_of(int unit, int tiles_m, int tiles_n, int k_stages, int stages_per_slice,
+                                        unsigned int rank) {
     Unit u;
-    const int tiles = tiles_m * tiles_n;
-    tile_coords(unit % tiles, tiles_m, tiles_n, u.tm, u.tn);
+    const int rows = (tiles_m + CLUSTER - 1) / CLUSTER, tiles = rows * tiles_n;  // rows of clusters' units
+    tile_coords(unit % tiles, rows, tiles_n, GROUP_M / CLUSTER, u.tm, u.tn);
+    u.tm = u.tm * CLUSTER + rank;
     u.slice = unit / tiles;
     u.first = u.slice * stages_per_slice;
     u.end = min(k_stages, u.first + stages_per_slice);
@@ -357,21 +410,22 @@ struct Pipeline {
     unsigned long long* empty;
     unsigned int stages;  // shared address of stage 0
     int tiles_m, tiles_n, k_stages, stages_per_slice, units;
+    unsigned int rank;  // in the cluster
 };
 
 // The producer: one thread walks the block's units and their k stages, waits until a stage is free,
 // and asks the copy engine for its tiles.
-template <class Tiles>
+template <class Tiles, int CLUSTER>
 __device__ __forceinline__ void produce(const Pipeline& p, const CUtensorMap* a, const CUtensorMap* b) {
     int stage = 0;
     unsigned int phase = 0;
-    for (int unit = blockIdx.x; unit < p.units; unit += gridDim.x) {
-        const Unit u = unit_of(unit, p.tiles_m, p.tiles_n, p.k_stages, p.stages_per_slice);
+    for (int unit = blockIdx.x / CLUSTER; unit < p.units; unit += gridDim.x / CLUSTER) {
+        const Unit u = unit_of<CLUSTER>(unit, p.tiles_m, p.tiles_n, p.k_stages, p.stages_per_slice, p.rank);
         for (int ks = u.first; ks < u.end; ++ks) {
             mbarrier_wait(shared_address(&p.empty[stage]), phase ^ 1);
             const unsigned int bar = shared_address(&p.full[stage]);
             mbarrier_expect_bytes(bar, Tiles::STAGE);  // whole boxes, zeros included
-            Tiles::load(p.stages + stage * Tiles::STAGE, a, b, bar, ks, u.tm, u.tn);
+            Tiles::template load<CLUSTER>(p.stages + stage * Tiles::STAGE, a, b, bar, ks, u.tm, u.tn, p.rank);
             if (++stage == Tiles::STAGES) {
                 stage = 0;
                 phase ^= 1;
@@ -380,12 +434,25 @@ __device__ __forceinline__ void produce(const Pipeline& p, const CUtensorMap* a,
     }
 }
 
+// A consumer warp gives a stage back to the producer. In a cluster a stage is freed in every block:
+// each one's producer may then write it in all of them.
+template <int CLUSTER>
+__device__ __forceinline__ void free_stage(const Pipeline& p, int stage) {
+    const unsigned int bar = shared_address(&p.empty[stage]);
+    if (CLUSTER == 1) {
+        mbarrier_arrive(bar);
+    } else {
+#pragma unroll
+        for (unsigned int rank = 0; rank < CLUSTER; ++rank) mbarrier_arrive_in(bar, rank);
+    }
+}
 // A consumer warpgroup: for each of the block's units, waits for each stage, loads what it reads from
-// registers, runs 4 wgmmas on it (128 bytes of k), keeps one group in flight and frees the stage
-// before it, then stores its part of the tile into the unit's slab of c (C itself with one slice).
-// Where wgmma's first operand comes from registers, the wgmmas reading them are waited for before
-// the next stage's fragments are loaded.
-template <class Tiles>
+// registers, runs 4 wgmmas on it (128 bytes of k), then stores its part of the tile into the unit's
+// slab of c (C itself with one slice). With IN_FLIGHT 1 it keeps one group of wgmmas in flight and
+// frees the stage before it; with 0 it waits for this stage's and frees it at once. Where wgmma's
+// first operand comes from registers, the wgmmas reading them are waited for before the next stage's
+// fragments are loaded.
+template <class Tiles, int CLUSTER, int IN_FLIGHT>
 __device__ __forceinline__ void consume(const Pipeline& p, MatrixView<float> c) {
     const int consumer = threadIdx.x / 128 - 1;
     if (consumer >= Tiles::CONSUMERS) return;    // the narrow tiles need one consumer
@@ -396,8 +463,8 @@ __device__ __forceinline__ void consume(const Pipeline& p, MatrixView<float> c) 
     typename Tiles::Fragments f;
     int stage = 0;
     unsigned int phase = 0;
-    for (int unit = blockIdx.x; unit < p.units; unit += gridDim.x) {
-        const Unit u = unit_of(unit, p.tiles_m, p.tiles_n, p.k_stages, p.stages_per_slice);
+    for (int unit = blockIdx.x / CLUSTER; unit < p.units; unit += gridDim.x / CLUSTER) {
+        const Unit u = unit_of<CLUSTER>(unit, p.tiles_m, p.tiles_n, p.k_stages, p.stages_per_slice, p.rank);
         int previous = 0;
         for (int ks = u.first; ks < u.end; ++ks) {
             mbarrier_wait(shared_address(&p.full[stage]), phase);
@@ -407,8 +474,13 @@ __device__ __forceinline__ void consume(const Pipeline& p, MatrixView<float> c) 
             wgmma_fence();
             Tiles::mma(d, f, at, consumer, ks == u.first);
             wgmma_commit();
-            wgmma_wait<1>();  // the previous stage's wgmmas are done: its buffers go back to the producer
-            if (ks > u.first && arrives) mbarrier_arrive(shared_address(&p.empty[previous]));
+            if (IN_FLIGHT == 0) {
+                wgmma_wait<0>();  // this stage's wgmmas are done: its buffers go back at once
+                if (arrives) free_stage<CLUSTER>(p, stage);
+            } else {
+                wgmma_wait<1>();  // the previous stage's wgmmas are done: its buffers go back to the producer
+                if (ks > u.first && arrives) free_stage<CLUSTER>(p, previous);
+            }
             previous = stage;
             if (++stage == Tiles::STAGES) {
                 stage = 0;
@@ -417,7 +489,7 @@ __device__ __forceinline__ void consume(const Pipeline& p, MatrixView<float> c) 
         }
         wgmma_wait<0>();
         fence_accumulators(d);
-        if (arrives) mbarrier_arrive(shared_address(&p.empty[previous]));
+        if (IN_FLIGHT == 1 && arrives) free_stage<CLUSTER>(p, previous);
         const MatrixView<float> slab{c.rows, c.cols, c.data + (size_t)u.slice * c.rows * c.cols};
         Tiles::store(slab, d, u.tm, u.tn, consumer);
     }
@@ -427,8 +499,10 @@ __device__ __forceinline__ void consume(const Pipeline& p, MatrixView<float> c) 
 // Tf32Narrow), as Tiles::load reads them; all swizzled in 128-byte rows. k: A's true columns. c: C,
 // or with more than one slice of stages_per_slice k stages each, the slabs of C's size the slices'
 // partial products go to (the host's Split::choose, lab-mmm/src/split_k.rs). There are
-// ceil(k_stages / stages_per_slice) slices, so none is empty.
-template <class Tiles>
+// ceil(k_stages / stages_per_slice) slices, so none is empty. CLUSTER: blocks a cluster, which share
+// B^T's tiles (the host launches CLUSTER times the blocks, and B^T's box is TILE_N / CLUSTER rows).
+// IN_FLIGHT: wgmma groups a consumer keeps running while it waits for the next stage (consume).
+template <class Tiles, int CLUSTER = 1, int IN_FLIGHT = 1>
 __device__ __forceinline__ void wgmma_tma(const CUtensorMap* a, const CUtensorMap* b, MatrixView<float> c, int k,
                                           int stages_per_slice) {
     extern __shared__ unsigned char shared[];
@@ -439,7 +513,7 @@ __device__ __forceinline__ void wgmma_tma(const CUtensorMap* a, const CUtensorMa
     // past it; a slice of no stages would store accumulators no wgmma wrote. Each stops the kernel here.
     unsigned int dynamic_bytes;
     asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(dynamic_bytes));
-    if (blockDim.x != THREADS || dynamic_bytes < SHARED_BYTES || stages_per_slice < 1) __trap();
+    if (blockDim.x != THREADS || dynamic_bytes < SHARED_BYTES || stages_per_slice < 1 || cluster_blocks() != CLUSTER) __trap();
     Pipeline p;
     p.full = full;
     p.empty = empty;
@@ -448,22 +522,31 @@ __device__ __forceinline__ void wgmma_tma(const CUtensorMap* a, const CUtensorMa
     p.tiles_n = (c.cols + Tiles::TILE_N - 1) / Tiles::TILE_N;
     p.k_stages = (k + Tiles::BK - 1) / Tiles::BK;
     p.stages_per_slice = stages_per_slice;
-    p.units = p.tiles_m * p.tiles_n * ((p.k_stages + stages_per_slice - 1) / stages_per_slice);
+    p.units = (p.tiles_m + CLUSTER - 1) / CLUSTER * p.tiles_n * ((p.k_stages + stages_per_slice - 1) / stages_per_slice);
+    p.rank = CLUSTER == 1 ? 0 : cluster_rank();
     if (threadIdx.x == 0) {
         for (int s = 0; s < Tiles::STAGES; ++s) {
-            mbarrier_init(shared_address(&full[s]), 1);                     // the producer's arrival
-            mbarrier_init(shared_address(&empty[s]), Tiles::CONSUMERS * 4);  // one per consumer warp
+            mbarrier_init(shared_address(&full[s]), 1);  // the producer's arrival
+            // one arrival per consumer warp of each block of the cluster
+            mbarrier_init(shared_address(&empty[s]), Tiles::CONSUMERS * 4 * CLUSTER);
         }
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
-    __syncthreads();
+    // A cluster's blocks arrive on and copy into each other's barriers and stages: none may start
+    // before all have set theirs up, nor leave while another may still arrive on its barriers.
+    if (CLUSTER == 1) {
+        __syncthreads();
+    } else {
+        cluster_sync();
+    }
     if (threadIdx.x < 128) {
         asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
-        if (threadIdx.x == 0) produce<Tiles>(p, a, b);
+        if (threadIdx.x == 0) produce<Tiles, CLUSTER>(p, a, b);
     } else {
         asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
-        consume<Tiles>(p, c);
+        consume<Tiles, CLUSTER, IN_FLIGHT>(p, c);
     }
+    if (CLUSTER > 1) cluster_sync();
 }
 
 // Step 12: `narrow` (the host's choice, wgmma.rs) picks the 128 x 64 tiles, and then `b` is B's map,
@@ -480,6 +563,19 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
     wgmma_tma_bf16(const __grid_constant__ CUtensorMap a, const __grid_constant__ CUtensorMap b_t, MatrixView<float> c, int k, int stages_per_slice) {
     wgmma_tma<SharedTiles<Bf16>>(&a, &b_t, c, k, stages_per_slice);
+}
+// Step 14: step 13's GEMM on operands converted before the timed launches (the host's part), its
+// consumers freeing each stage as soon as its own wgmmas are done (IN_FLIGHT 0): the other consumer's
+// wgmmas keep the tensor cores busy meanwhile, and the producer gets the stage a wgmma group sooner.
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
+    wgmma_tma_bf16_once(const __grid_constant__ CUtensorMap a, const __grid_constant__ CUtensorMap b_t, MatrixView<float> c, int k, int stages_per_slice) {
+    wgmma_tma<SharedTiles<Bf16>, 1, 0>(&a, &b_t, c, k, stages_per_slice);
+}
+// Step 15: step 14 in clusters of two blocks, on tiles one above the other, that each bring half of
+// B^T's tile into both (TMA multicast): B^T is read from L2 once for two tiles. b_t's box is 128 rows.
+extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(THREADS, 1)
+    wgmma_tma_bf16_pair(const __grid_constant__ CUtensorMap a, const __grid_constant__ CUtensorMap b_t, MatrixView<float> c, int k, int stages_per_slice) {
+    wgmma_tma<SharedTiles<Bf16>, 2, 0>(&a, &b_t, c, k, stages_per_slice);
 }
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 

@@ -255,7 +255,7 @@ impl Needs {
 /// Every kernel that needs more than sm_75, the oldest architecture CUDA 13 builds for. A test checks
 /// each build against this list: a kernel is in a build exactly when the build's architecture has what
 /// it needs ([`Needs::met_by`]).
-pub const NEEDS: [Needs; 12] = [
+pub const NEEDS: [Needs; 14] = [
     Needs {
         kernel: "async_copies_f32",
         arch: 80,
@@ -324,6 +324,18 @@ pub const NEEDS: [Needs; 12] = [
     },
     Needs {
         kernel: "wgmma_tma_bf16",
+        arch: 90,
+        feature: "wgmma, TMA and setmaxnreg, Hopper's own",
+        arch_specific: true,
+    },
+    Needs {
+        kernel: "wgmma_tma_bf16_once",
+        arch: 90,
+        feature: "wgmma, TMA and setmaxnreg, Hopper's own",
+        arch_specific: true,
+    },
+    Needs {
+        kernel: "wgmma_tma_bf16_pair",
         arch: 90,
         feature: "wgmma, TMA and setmaxnreg, Hopper's own",
         arch_specific: true,
@@ -596,7 +608,12 @@ mod tests {
         );
         for build in MMM_WGMMA.builds {
             let report = build.report().unwrap();
-            for kernel in ["wgmma_tma_tf32", "wgmma_tma_bf16"] {
+            for kernel in [
+                "wgmma_tma_tf32",
+                "wgmma_tma_bf16",
+                "wgmma_tma_bf16_once",
+                "wgmma_tma_bf16_pair",
+            ] {
                 let function = report.function(kernel);
                 assert_eq!(function.is_some(), build.arch == 90, "{kernel} on sm_{}", build.arch);
                 if let Some(function) = function {

@@ -1,11 +1,13 @@
-//! Steps 12 and 13 of `--ladder` (`kernels/cuda/mmm_wgmma.cu`): Hopper's wgmma fed by TMA. The host's
+//! Steps 12 to 15 of `--ladder` (`kernels/cuda/mmm_wgmma.cu`): Hopper's wgmma fed by TMA. The host's
 //! part: the operands as TMA wants them (rows of whole 16-byte pieces, and for bf16 converted copies,
 //! B transposed), made by the prep kernels into buffers allocated when the step is prepared; the
 //! tensor maps that describe them to the copy engine (`cuTensorMapEncodeTiled`); the tile shape; and
-//! the persistent launch, one block per multiprocessor. The prep kernels run inside the step's timed
-//! launch: they are part of what the step costs from f32 matrices. Step 12 on a small C reads A and B
-//! as they are where their rows are whole 16-byte pieces: then it is one kernel. It depends on
-//! [`crate::split_k`] where it cuts k, not on the ladder, which depends on it.
+//! the persistent launch, one block per multiprocessor. For steps 12 and 13 the prep kernels run
+//! inside the step's timed launch: they are part of what the step costs from f32 matrices. Steps 14
+//! and 15 are timed as cuBLAS's bf16 row is, on operands converted before the timed launches
+//! ([`WgmmaLaunch::convert`]). Step 12 on a small C reads A and B as they are where their rows are
+//! whole 16-byte pieces: then it is one kernel. It depends on [`crate::split_k`] where it cuts k, not
+//! on the ladder, which depends on it.
 
 use std::ffi::c_int;
 
@@ -36,6 +38,53 @@ const _: () = assert!(SHARED_BYTES <= 227 * 1024, "more than a Hopper block may 
 const NARROW_TILE: (u32, u32) = (128, 64);
 /// Rows of k in a box of B for the narrow tiles, as `Tf32Narrow::BK` (a stage's k: 128 bytes of TF32).
 const NARROW_BOX_ROWS: u32 = KBYTES / 4;
+
+/// Which of mmm_wgmma.cu's GEMMs a step runs, and when its operands are made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Gemm {
+    /// Step 12: TF32, the prep kernels inside each launch.
+    Tf32,
+    /// Step 13: bf16, converted inside each launch.
+    Bf16,
+    /// Step 14: bf16 converted before the timed launches, as cuBLAS's bf16 row gets its operands.
+    Bf16Once,
+    /// Step 15: step 14 in clusters of two blocks that share B^T's tiles (TMA multicast).
+    Bf16Pair,
+}
+
+impl Gemm {
+    /// What its tensor cores read.
+    pub fn operand(self) -> Operand {
+        match self {
+            Gemm::Tf32 => Operand::Tf32,
+            Gemm::Bf16 | Gemm::Bf16Once | Gemm::Bf16Pair => Operand::Bf16,
+        }
+    }
+
+    /// Its kernel's name in mmm_wgmma.cu.
+    pub fn kernel(self) -> &'static str {
+        match self {
+            Gemm::Tf32 => "wgmma_tma_tf32",
+            Gemm::Bf16 => "wgmma_tma_bf16",
+            Gemm::Bf16Once => "wgmma_tma_bf16_once",
+            Gemm::Bf16Pair => "wgmma_tma_bf16_pair",
+        }
+    }
+
+    /// Blocks in a cluster, as the kernel's `__cluster_dims__`.
+    fn cluster(self) -> u32 {
+        match self {
+            Gemm::Bf16Pair => 2,
+            _ => 1,
+        }
+    }
+
+    /// Whether its operands are converted before the timed launches ([`WgmmaLaunch::convert`]), not
+    /// in each.
+    fn converts_once(self) -> bool {
+        matches!(self, Gemm::Bf16Once | Gemm::Bf16Pair)
+    }
+}
 
 /// What the tensor cores read: TF32 (f32 in memory, rounded by the copy engine) or bf16 (converted by
 /// the prep kernels).
@@ -148,20 +197,38 @@ pub fn tile(operand: Operand, (m, n): (u32, u32), multiprocessors: u32) -> (u32,
     }
 }
 
-/// How the step cuts k for an `m` x `k` times `k` x `n` product: into slices of its 128-byte stages
-/// where C's tiles ([`tile`]) still leave multiprocessors idle (256 x 256: 8 tiles of 128 x 64), as
-/// split-K does for steps 9 to 11 ([`Split::choose`], one block per multiprocessor); one slice, C
-/// itself, elsewhere.
-pub fn split(operand: Operand, (m, k, n): (usize, usize, usize), multiprocessors: u32) -> Split {
-    let stages = (k * operand.bytes()).div_ceil(KBYTES as usize) as u32;
-    let c = (m as u32, n as u32);
-    Split::choose(tiles(tile(operand, c, multiprocessors), c), stages, multiprocessors, 1)
+/// A cluster's units of C: its tiles of `tile`, those of a cluster of `cluster` blocks one above the
+/// other (the kernel's `unit_of`).
+fn cluster_tiles(tile: (u32, u32), (m, n): (u32, u32), cluster: u32) -> u32 {
+    m.div_ceil(tile.0).div_ceil(cluster) * n.div_ceil(tile.1)
 }
 
-/// Blocks of the persistent grid: one per multiprocessor, fewer where C has fewer tiles of `tile`
-/// and slices.
-pub fn blocks(tile: (u32, u32), (m, n): (u32, u32), slices: u32, multiprocessors: u32) -> u32 {
-    (tiles(tile, (m, n)) * slices).min(multiprocessors)
+/// How the step cuts k for an `m` x `k` times `k` x `n` product: into slices of its 128-byte stages
+/// where C's tiles ([`tile`]) still leave multiprocessors idle (256 x 256: 8 tiles of 128 x 64), as
+/// split-K does for steps 9 to 11 ([`Split::choose`], one cluster per `cluster` multiprocessors); one
+/// slice, C itself, elsewhere.
+pub fn split(gemm: Gemm, (m, k, n): (usize, usize, usize), multiprocessors: u32) -> Split {
+    let operand = gemm.operand();
+    let stages = (k * operand.bytes()).div_ceil(KBYTES as usize) as u32;
+    let c = (m as u32, n as u32);
+    let units = cluster_tiles(tile(operand, c, multiprocessors), c, gemm.cluster());
+    Split::choose(units, stages, multiprocessors / gemm.cluster(), 1)
+}
+
+/// Blocks of the persistent grid: one per multiprocessor, fewer where C has fewer units (a cluster's
+/// tiles, times the slices). Steps 14 and 15 take the fewest clusters that still need no more rounds
+/// of units, so that each has as many (4096 x 4096: 512 tiles in 4 rounds of 128 blocks, not 3.9 of
+/// 132, whose last round leaves 4 blocks idle and ends no sooner).
+pub fn blocks(gemm: Gemm, tile: (u32, u32), (m, n): (u32, u32), slices: u32, multiprocessors: u32) -> u32 {
+    let cluster = gemm.cluster();
+    let units = cluster_tiles(tile, (m, n), cluster) * slices;
+    let clusters = (multiprocessors / cluster).max(1);
+    let grid = if gemm.converts_once() {
+        units.div_ceil(units.div_ceil(clusters))
+    } else {
+        units.min(clusters)
+    };
+    grid * cluster
 }
 
 /// A padded copy of one operand on the GPU: `rows` rows of `row_length` elements (the padding is never
@@ -221,14 +288,15 @@ impl Read {
     }
 }
 
-/// Step 12 or 13 prepared for one product's sizes: its GEMM, its prep kernels and their buffers, the
-/// tile shape, the multiprocessors the grid fills, and where k is cut into slices, the slices'
-/// partial products and the kernel that sums them.
+/// Step 12, 13, 14 or 15 prepared for one product's sizes: its GEMM, its prep kernels and their
+/// buffers, the tile shape, the multiprocessors the grid fills, and where k is cut into slices, the
+/// slices' partial products and the kernel that sums them.
 pub struct WgmmaLaunch<'a> {
+    form: Gemm,
     operand: Operand,
     /// m, k and n the buffers were made for.
     sizes: (i32, i32, i32),
-    /// wgmma_tma_tf32 or _bf16, looked up here by name: the launch below gives it its arguments.
+    /// `form`'s kernel, looked up here by name: the launch below gives it its arguments.
     gemm: Function<'a>,
     copy: Function<'a>,
     transpose: Function<'a>,
@@ -251,12 +319,13 @@ impl<'a> WgmmaLaunch<'a> {
     /// module has the kernel that sums them).
     pub fn prepare(
         module: &'a Module,
-        operand: Operand,
+        form: Gemm,
         (m, k, n): (usize, usize, usize),
         multiprocessors: u32,
         slabs: impl FnOnce(Split) -> Result<Option<Slabs<'a, f32>>>,
     ) -> Result<WgmmaLaunch<'a>> {
-        let split = split(operand, (m, k, n), multiprocessors);
+        let operand = form.operand();
+        let split = split(form, (m, k, n), multiprocessors);
         let slabs = slabs(split)?;
         ensure!(
             slabs
@@ -275,17 +344,15 @@ impl<'a> WgmmaLaunch<'a> {
                 k.div_ceil(32) <= 65535,
                 "k = {k} is longer than the wgmma steps' transpose of B takes (65535 x 32)"
             );
-            Read::new(operand, (n, k), tile.1, (Prep::Transpose, true))?
-        };
-        let gemm_name = match operand {
-            Operand::Tf32 => "wgmma_tma_tf32",
-            Operand::Bf16 => "wgmma_tma_bf16",
+            // In a cluster each block brings its share of B^T's tile.
+            Read::new(operand, (n, k), tile.1 / form.cluster(), (Prep::Transpose, true))?
         };
         let suffix = operand.suffix();
         Ok(WgmmaLaunch {
+            form,
             operand,
             sizes: (i32::try_from(m)?, i32::try_from(k)?, i32::try_from(n)?),
-            gemm: check_cuda!(module.get_function(gemm_name))?,
+            gemm: check_cuda!(module.get_function(form.kernel()))?,
             copy: check_cuda!(module.get_function(format!("copy_pad_{suffix}")))?,
             transpose: check_cuda!(module.get_function(format!("transpose_pad_{suffix}")))?,
             a,
@@ -302,9 +369,26 @@ impl<'a> WgmmaLaunch<'a> {
         (self.split.slices > 1).then_some(self.split)
     }
 
+    /// For steps 14 and 15, enqueues the conversion of `a` and `b` into the copies their GEMM reads,
+    /// which [`WgmmaLaunch::launch`] then multiplies, however often; for steps 12 and 13, whose
+    /// launches convert, nothing. Called before the timed launches, as cuBLAS's bf16 row converts.
+    ///
+    /// # Safety
+    /// As for [`WgmmaLaunch::launch`], for `a` and `b`, until the GPU has finished the conversion.
+    pub unsafe fn convert<T: Element>(&self, (a, b): (MatrixView<T>, MatrixView<T>), stream: &Stream) -> Result<()> {
+        if self.form.converts_once() {
+            self.ensure_sizes(a, b, a.rows, b.cols)?;
+            self.map(&self.a, a, stream)?;
+            self.map(&self.b, b, stream)?;
+        }
+        Ok(())
+    }
+
     /// Enqueues the prep and the GEMM on `stream`: C = A * B for f32 views of the sizes prepared for.
     /// (Generic in `T` only because the ladder's launches are; anything but f32 is refused.) A view
-    /// read in place whose address is not on 16 bytes is an error (a `Matrix`'s always is).
+    /// read in place whose address is not on 16 bytes is an error (a `Matrix`'s always is). Steps 14
+    /// and 15 multiply the copies of A and B made by the last [`WgmmaLaunch::convert`] and read
+    /// neither view.
     ///
     /// # Safety
     /// `a`, `b` and `c` must point at device memory holding their `rows` x `cols` elements, row-major
@@ -316,17 +400,11 @@ impl<'a> WgmmaLaunch<'a> {
         stream: &Stream,
     ) -> Result<()> {
         let (m, k, n) = self.sizes;
-        ensure!(
-            T::NAME == "f32" && (a.rows, a.cols, b.rows, b.cols, c.rows, c.cols) == (m, k, k, n, m, n),
-            "the wgmma steps were prepared for f32 {m} x {k} times {k} x {n}, not {} {} x {} times {} x {}",
-            T::NAME,
-            a.rows,
-            a.cols,
-            b.rows,
-            b.cols
-        );
-        let a_map = self.map(&self.a, a, stream)?;
-        let b_map = self.map(&self.b, b, stream)?;
+        self.ensure_sizes(a, b, c.rows, c.cols)?;
+        let (a_map, b_map) = match (&self.a.copy, &self.b.copy) {
+            (Some(a), Some(b)) if self.form.converts_once() => (a.map, b.map),
+            _ => (self.map(&self.a, a, stream)?, self.map(&self.b, b, stream)?),
+        };
         let c = MatrixView {
             rows: m,
             cols: n,
@@ -336,7 +414,7 @@ impl<'a> WgmmaLaunch<'a> {
             slices,
             tiles_per_slice: stages_per_slice,
         } = self.split;
-        let grid = blocks(self.tile, (m as u32, n as u32), slices, self.multiprocessors);
+        let grid = blocks(self.form, self.tile, (m as u32, n as u32), slices, self.multiprocessors);
         // The GEMM writes C itself, or with more than one slice the slabs, which sum_slices adds into C.
         let target = self.slabs.as_ref().map_or(c, |slabs| slabs.view(m, n));
         let (gemm, stages_per_slice) = (&self.gemm, stages_per_slice as i32);
@@ -346,7 +424,8 @@ impl<'a> WgmmaLaunch<'a> {
         // `target` is C (the caller's view, likewise) or the slabs, `slices` x m x n floats
         // (checked in `prepare`) that this struct owns; the kernel writes slab z for slice z <
         // ceil(k stages / stages_per_slice) = slices, in tiles of `tile` (narrow says which). It traps
-        // unless it got THREADS threads, SHARED_BYTES of shared memory and stages_per_slice >= 1.
+        // unless it got THREADS threads, SHARED_BYTES of shared memory, stages_per_slice >= 1 and
+        // clusters of its __cluster_dims__ (`blocks` gives a multiple of them).
         match self.operand {
             Operand::Tf32 => {
                 let narrow = i32::from(self.tile == NARROW_TILE);
@@ -358,7 +437,8 @@ impl<'a> WgmmaLaunch<'a> {
                 })?;
             }
             Operand::Bf16 => {
-                // __global__ void wgmma_tma_bf16(const __grid_constant__ CUtensorMap a, const __grid_constant__ CUtensorMap b_t, MatrixView<float> c, int k, int stages_per_slice)
+                // __global__ void wgmma_tma_bf16(const __grid_constant__ CUtensorMap a, const __grid_constant__ CUtensorMap b_t, MatrixView<float> c, int k, int stages_per_slice),
+                // wgmma_tma_bf16_once and wgmma_tma_bf16_pair the same
                 // SAFETY: as for the TF32 launch, with this signature.
                 check_cuda!(unsafe {
                     launch!(gemm<<<grid, THREADS, SHARED_BYTES, stream>>>(a_map, b_map, target, k, stages_per_slice))
@@ -368,6 +448,21 @@ impl<'a> WgmmaLaunch<'a> {
         if let Some(slabs) = &self.slabs {
             slabs.add_into(c, self.multiprocessors, stream)?;
         }
+        Ok(())
+    }
+
+    /// That `a` and `b` are f32 and of the sizes prepared for, and C `rows` x `cols`.
+    fn ensure_sizes<T: Element>(&self, a: MatrixView<T>, b: MatrixView<T>, rows: i32, cols: i32) -> Result<()> {
+        let (m, k, n) = self.sizes;
+        ensure!(
+            T::NAME == "f32" && (a.rows, a.cols, b.rows, b.cols, rows, cols) == (m, k, k, n, m, n),
+            "the wgmma steps were prepared for f32 {m} x {k} times {k} x {n}, not {} {} x {} times {} x {}",
+            T::NAME,
+            a.rows,
+            a.cols,
+            b.rows,
+            b.cols
+        );
         Ok(())
     }
 
@@ -494,13 +589,37 @@ mod tests {
     #[test]
     fn shared_memory_holds_the_stages_and_the_grid_one_block_per_multiprocessor() {
         assert_eq!(SHARED_BYTES, 4 * (16384 + 32768) + 1024);
-        assert_eq!(blocks(TILE, (4096, 4096), 1, 132), 132);
-        assert_eq!(blocks(TILE, (1, 1), 1, 132), 1);
-        assert_eq!(blocks(TILE, (256, 8192), 1, 132), 64);
-        assert_eq!(blocks(NARROW_TILE, (1000, 999), 1, 132), 8 * 16);
-        assert_eq!(blocks(TILE, (1000, 999), 4, 132), 8 * 4 * 4);
-        assert_eq!(blocks(NARROW_TILE, (256, 256), 16, 132), 128);
-        assert_eq!(blocks(NARROW_TILE, (256, 256), 80, 132), 132);
+        let (tf32, bf16) = (Gemm::Tf32, Gemm::Bf16);
+        assert_eq!(blocks(bf16, TILE, (4096, 4096), 1, 132), 132);
+        assert_eq!(blocks(bf16, TILE, (1, 1), 1, 132), 1);
+        assert_eq!(blocks(bf16, TILE, (256, 8192), 1, 132), 64);
+        assert_eq!(blocks(tf32, NARROW_TILE, (1000, 999), 1, 132), 8 * 16);
+        assert_eq!(blocks(bf16, TILE, (1000, 999), 4, 132), 8 * 4 * 4);
+        assert_eq!(blocks(tf32, NARROW_TILE, (256, 256), 16, 132), 128);
+        assert_eq!(blocks(tf32, NARROW_TILE, (256, 256), 80, 132), 132);
+    }
+
+    /// Steps 14 and 15: as many units for each block (cluster) as the rounds need, no block idle in
+    /// the last one where that can be helped; clusters of two blocks, on tiles one above the other.
+    #[test]
+    fn steps_14_and_15_share_c_out_evenly_and_15_launches_pairs() {
+        let (once, pair) = (Gemm::Bf16Once, Gemm::Bf16Pair);
+        // 512 tiles: 4 rounds of 128 blocks; 256 pairs: 4 rounds of 64 pairs.
+        assert_eq!(blocks(once, TILE, (4096, 4096), 1, 132), 128);
+        assert_eq!(blocks(pair, TILE, (4096, 4096), 1, 132), 128);
+        // 2048 tiles: 16 rounds of 128; 1024 pairs: 16 rounds of 64.
+        assert_eq!(blocks(once, TILE, (8192, 8192), 1, 132), 128);
+        assert_eq!(blocks(pair, TILE, (8192, 8192), 1, 132), 128);
+        // 9 x 4 = 36 tiles, one round; 5 x 4 = 20 pairs (the last row of tiles alone in its pair).
+        assert_eq!(blocks(once, TILE, (1100, 1000), 1, 132), 36);
+        assert_eq!(blocks(pair, TILE, (1100, 1000), 1, 132), 40);
+        assert_eq!(blocks(pair, TILE, (1, 1), 1, 132), 2);
+        // 19 x 7 = 133 tiles: 2 rounds of 67 blocks; 10 x 7 = 70 pairs: 2 rounds of 35 pairs.
+        assert_eq!(blocks(once, TILE, (19 * 128, 7 * 256), 1, 132), 67);
+        assert_eq!(blocks(pair, TILE, (19 * 128, 7 * 256), 1, 132), 2 * 35);
+        assert_eq!((once.cluster(), pair.cluster(), Gemm::Bf16.cluster()), (1, 2, 1));
+        assert!(once.converts_once() && pair.converts_once() && !Gemm::Bf16.converts_once());
+        assert_eq!(pair.kernel(), "wgmma_tma_bf16_pair");
     }
 
     /// Step 12 takes 128 x 64 tiles where 128 x 256 ones would leave half an H100's 132
@@ -521,23 +640,28 @@ mod tests {
     /// in TF32: 128 narrow tiles).
     #[test]
     fn k_is_cut_where_c_has_too_few_tiles() {
-        let slices = |operand, sizes| {
+        let slices = |gemm, sizes| {
             let Split {
                 slices,
                 tiles_per_slice,
-            } = split(operand, sizes, 132);
+            } = split(gemm, sizes, 132);
             (slices, tiles_per_slice)
         };
-        assert_eq!(slices(Operand::Tf32, (1024, 1024, 1024)), (1, 32));
-        assert_eq!(slices(Operand::Bf16, (1024, 1024, 1024)), (2, 8));
-        assert_eq!(slices(Operand::Tf32, (4096, 4096, 4096)), (1, 128));
-        assert_eq!(slices(Operand::Tf32, (2048, 2048, 2048)), (1, 64));
+        assert_eq!(slices(Gemm::Tf32, (1024, 1024, 1024)), (1, 32));
+        assert_eq!(slices(Gemm::Bf16, (1024, 1024, 1024)), (2, 8));
+        assert_eq!(slices(Gemm::Bf16Once, (1024, 1024, 1024)), (2, 8));
+        assert_eq!(slices(Gemm::Tf32, (4096, 4096, 4096)), (1, 128));
+        assert_eq!(slices(Gemm::Tf32, (2048, 2048, 2048)), (1, 64));
         // 8 narrow tiles: 16 slices of 16 stages.
-        assert_eq!(slices(Operand::Tf32, (256, 8192, 256)), (16, 16));
+        assert_eq!(slices(Gemm::Tf32, (256, 8192, 256)), (16, 16));
         // 66 stages on 2 x 5 narrow tiles: 8 slices of 9 (none under 8 stages), the last of 3; bf16's 33
         // stages on 2 x 2 tiles in 4 slices of 9, the last of 6.
-        assert_eq!(slices(Operand::Tf32, (129, 2085, 257)), (8, 9));
-        assert_eq!(slices(Operand::Bf16, (129, 2085, 257)), (4, 9));
-        assert_eq!(slices(Operand::Tf32, (1, 1, 1)), (1, 1));
+        assert_eq!(slices(Gemm::Tf32, (129, 2085, 257)), (8, 9));
+        assert_eq!(slices(Gemm::Bf16, (129, 2085, 257)), (4, 9));
+        // In pairs: 1 x 2 units on 66 pairs of multiprocessors.
+        assert_eq!(slices(Gemm::Bf16Pair, (129, 2085, 257)), (4, 9));
+        // 8 x 4 tiles, 4 x 4 pairs: 2 slices of 8 stages, as for the 32 tiles one by one.
+        assert_eq!(slices(Gemm::Bf16Pair, (1024, 1024, 1024)), (2, 8));
+        assert_eq!(slices(Gemm::Tf32, (1, 1, 1)), (1, 1));
     }
 }

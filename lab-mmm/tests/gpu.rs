@@ -334,7 +334,9 @@ fn split_and_check<T: Element>(ladder: &Ladder, step: Step, (m, k, n): (usize, u
     u32::from(split.is_some())
 }
 
-/// Issue 41, item 2: steps 12 and 13 (Hopper's wgmma fed by TMA) against the CPU, C poisoned before
+/// Issue 41, item 2, and issue 65, item 1: steps 12 to 15 (Hopper's wgmma fed by TMA; 14 and 15 on
+/// operands converted before their timed launches, 15 in clusters of two whose second block's tile
+/// lies below C where C has an odd number of tile rows) against the CPU, C poisoned before
 /// each run: one element, k shorter than one stage and not a multiple of 4 (A copied into padded rows),
 /// odd sizes everywhere, a k of 33 (a partial stage after a whole one), k of 36 and 4 (A read where it
 /// is, in TF32, with a partial stage, ragged m and n, and less than one stage; not 1 x 4 x 1, whose
@@ -345,7 +347,7 @@ fn split_and_check<T: Element>(ladder: &Ladder, step: Step, (m, k, n): (usize, u
 /// kernel is not in the module, and it does not run.
 #[test]
 #[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
-fn hopper_steps_12_and_13_are_right_at_awkward_sizes_or_say_they_need_sm_90a() {
+fn hopper_steps_12_to_15_are_right_at_awkward_sizes_or_say_they_need_sm_90a() {
     let gpu = Gpu::open(0).expect(NEEDS_GPU);
     let ladder = Ladder::load(&gpu).unwrap();
     let shapes = [
@@ -370,7 +372,12 @@ fn hopper_steps_12_and_13_are_right_at_awkward_sizes_or_say_they_need_sm_90a() {
         (1024, 1024, 1024),
         (129, 2085, 257),
     ];
-    for step in [Step::WgmmaTf32, Step::WgmmaBf16] {
+    for step in [
+        Step::WgmmaTf32,
+        Step::WgmmaBf16,
+        Step::WgmmaBf16Once,
+        Step::WgmmaBf16Pair,
+    ] {
         let mut random = Random::new(41);
         if let Some(why) = ladder.unavailable::<f32>(step) {
             assert!(why.starts_with("needs sm_90a (wgmma, TMA and setmaxnreg"), "{why}");
@@ -429,7 +436,7 @@ fn hopper_steps_12_and_13_are_right_at_awkward_sizes_or_say_they_need_sm_90a() {
             sliced((129, 2085, 257)),
             sliced((2048, 2048, 2048)),
         );
-        let square_split = step == Step::WgmmaBf16;
+        let square_split = step.precision::<f32>() == Precision::Bf16;
         assert!(
             (square > Some(1)) == square_split && long > Some(1) && full.is_none(),
             "{}: {square:?} {long:?} {full:?}",

@@ -27,7 +27,7 @@ use crate::wgmma::{self, WgmmaLaunch};
 pub struct Ladder {
     tiled: Module,
     ladder: Module,
-    /// mmm_wgmma.cu: on an sm_90 GPU its sm_90a build with steps 12 and 13, elsewhere the prep kernels
+    /// mmm_wgmma.cu: on an sm_90 GPU its sm_90a build with steps 12 to 15, elsewhere the prep kernels
     /// only.
     wgmma: Module,
     arch: u32,
@@ -49,7 +49,7 @@ impl Ladder {
     fn module(&self, step: Step) -> &Module {
         match step {
             Step::Tiled => &self.tiled,
-            Step::WgmmaTf32 | Step::WgmmaBf16 => &self.wgmma,
+            Step::WgmmaTf32 | Step::WgmmaBf16 | Step::WgmmaBf16Once | Step::WgmmaBf16Pair => &self.wgmma,
             _ => &self.ladder,
         }
     }
@@ -66,10 +66,10 @@ impl Ladder {
         let Some(function) = self.function::<T>(step)? else {
             return Ok(None);
         };
-        let wgmma = match step.operand() {
-            Some(operand) => Some(WgmmaLaunch::prepare(
+        let wgmma = match step.gemm() {
+            Some(gemm) => Some(WgmmaLaunch::prepare(
                 &self.wgmma,
-                operand,
+                gemm,
                 (m, k, n),
                 self.multiprocessors,
                 |split| Slabs::new(&self.ladder, split, m * n),
@@ -97,12 +97,12 @@ impl Ladder {
     }
 
     /// How a split-K step cuts k for an `m` x `k` times `k` x `n` product here ([`Split::choose`], with
-    /// this GPU's multiprocessors and the blocks of the step's kernel each holds); for steps 12 and 13,
+    /// this GPU's multiprocessors and the blocks of the step's kernel each holds); for steps 12 to 15,
     /// which cut k themselves where C has too few tiles, how they do ([`wgmma::split`]; `None` where
     /// they do not); `None` for the other steps.
     pub fn split(&self, step: Step, (m, k, n): (usize, usize, usize)) -> Option<Split> {
-        if let Some(operand) = step.operand() {
-            return Some(wgmma::split(operand, (m, k, n), self.multiprocessors)).filter(|split| split.slices > 1);
+        if let Some(gemm) = step.gemm() {
+            return Some(wgmma::split(gemm, (m, k, n), self.multiprocessors)).filter(|split| split.slices > 1);
         }
         step.split_of()?;
         let (x, y) = step.grid(m as u32, n as u32);
@@ -185,6 +185,8 @@ pub fn run_step<T: Element>(
     // SAFETY: the views are of a's, b's and c's device copies (sizes checked above), which this
     // function borrows, c mutably, until the stream is synchronized below (or, on an error, until
     // their buffers are freed, which waits for the GPU).
+    unsafe { prepared.convert((views.0, views.1), &stream) }?;
+    // SAFETY: as for the conversion just above.
     let timing = time_on_stream(&stream, 1, repetitions, || unsafe { prepared.launch(views, &stream) })?;
     check_cuda!(stream.synchronize())?; // kernel faults show up here
     c.copy_from_gpu()?;
@@ -192,7 +194,7 @@ pub fn run_step<T: Element>(
 }
 
 /// A step ready to launch ([`Ladder::prepare`]): its kernel, which has already been allowed its
-/// dynamic shared memory, for split-K what the split needs, for steps 12 and 13 their prep.
+/// dynamic shared memory, for split-K what the split needs, for steps 12 to 15 their prep.
 pub struct StepLaunch<'a, T: Element> {
     step: Step,
     function: Function<'a>,
@@ -216,7 +218,21 @@ impl<T: Element> StepLaunch<'_, T> {
         self.split.as_ref().map(|split| split.split).or_else(wgmma)
     }
 
-    /// Enqueues one product C = A * B on `stream` (the views of the sizes the step was prepared for).
+    /// Enqueues what a step does once before its timed launches: steps 14's and 15's conversion of A
+    /// and B ([`WgmmaLaunch::convert`]), which their launches then multiply; nothing for the others.
+    ///
+    /// # Safety
+    /// As for [`StepLaunch::launch`], for `a` and `b`.
+    pub unsafe fn convert(&self, (a, b): (MatrixView<T>, MatrixView<T>), stream: &Stream) -> Result<()> {
+        match &self.wgmma {
+            // SAFETY: this function's contract is WgmmaLaunch::convert's.
+            Some(wgmma) => unsafe { wgmma.convert((a, b), stream) },
+            None => Ok(()),
+        }
+    }
+
+    /// Enqueues one product C = A * B on `stream` (the views of the sizes the step was prepared for;
+    /// steps 14 and 15 multiply what [`StepLaunch::convert`] made of A and B).
     ///
     /// # Safety
     /// `a`, `b` and `c` must point at device memory holding their `rows` x `cols` elements, row-major

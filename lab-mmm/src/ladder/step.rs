@@ -1,14 +1,14 @@
 //! The ladder's rungs ([`Step`]): each step's name, kernel, precision and launch shape (threads, tile
 //! of C, dynamic shared memory, grid), with the shared memory of the kernels' stages as
 //! `kernels/cuda/mmm_ladder.cu` sizes them. It depends on the kernels' images, the slides' mmm and
-//! [`crate::wgmma`] (steps 12's and 13's shape), on nothing else of the ladder: the rest of the ladder
+//! [`crate::wgmma`] (the shape of steps 12 to 15), on nothing else of the ladder: the rest of the ladder
 //! depends on it.
 
 use kernels::KernelImage;
 use matrix::mmm::MmmKernel;
 use matrix::Element;
 
-use crate::wgmma::{self, Operand};
+use crate::wgmma::{self, Gemm};
 use crate::Precision;
 
 /// One rung of the ladder.
@@ -46,13 +46,18 @@ pub enum Step {
     WgmmaTf32,
     /// wgmma on bf16 copies of A and B^T, both read from shared memory: precision "bf16".
     WgmmaBf16,
+    /// Step 13's GEMM alone, on bf16 copies made before the timed launches as cuBLAS's bf16 row's are,
+    /// each stage given back as soon as it is read, every block as many tiles.
+    WgmmaBf16Once,
+    /// Step 14 in clusters of two blocks that share B^T's tiles, multicast by TMA.
+    WgmmaBf16Pair,
 }
 
 /// The slides' BLOCK_SIZE for the first rung: the faster of the two on an H200.
 pub const TILED_BLOCK_SIZE: u32 = 32;
 
 impl Step {
-    pub const ALL: [Step; 14] = [
+    pub const ALL: [Step; 16] = [
         Step::Tiled,
         Step::RegisterBlocked,
         Step::WideLoads,
@@ -67,6 +72,8 @@ impl Step {
         Step::SplitTf32,
         Step::WgmmaTf32,
         Step::WgmmaBf16,
+        Step::WgmmaBf16Once,
+        Step::WgmmaBf16Pair,
     ];
 
     pub fn name(self) -> &'static str {
@@ -85,6 +92,8 @@ impl Step {
             Step::SplitTf32 => "11. split-K on step 8 (tf32)",
             Step::WgmmaTf32 => "12. wgmma + TMA, warp-specialized (tf32)",
             Step::WgmmaBf16 => "13. wgmma + TMA (bf16)",
+            Step::WgmmaBf16Once => "14. bf16 converted before timing, as cuBLAS's",
+            Step::WgmmaBf16Pair => "15. clusters of 2, B^T multicast by TMA (bf16)",
         }
     }
 
@@ -110,19 +119,22 @@ impl Step {
             Step::SplitMmaTiled => "mma_tiled_split",
             Step::SplitTf32 if T::NAME != "f32" => return None,
             Step::SplitTf32 => return Some("mma_tiled_split_tf32".to_string()),
-            Step::WgmmaTf32 | Step::WgmmaBf16 if T::NAME != "f32" => return None,
-            Step::WgmmaTf32 => return Some("wgmma_tma_tf32".to_string()),
-            Step::WgmmaBf16 => return Some("wgmma_tma_bf16".to_string()),
+            Step::WgmmaTf32 | Step::WgmmaBf16 | Step::WgmmaBf16Once | Step::WgmmaBf16Pair => {
+                return self
+                    .gemm()
+                    .filter(|_| T::NAME == "f32")
+                    .map(|gemm| gemm.kernel().to_string())
+            }
         };
         Some(format!("{stem}_{}", T::NAME))
     }
 
     /// The precision the step computes in with matrices of `T`: `T`'s own, but TF32 for steps 8, 11 and
-    /// 12 and bf16 for step 13.
+    /// 12 and bf16 for steps 13 to 15.
     pub fn precision<T: Element>(self) -> Precision {
         match (self, T::NAME) {
             (Step::Tf32 | Step::SplitTf32 | Step::WgmmaTf32, _) => Precision::Tf32,
-            (Step::WgmmaBf16, _) => Precision::Bf16,
+            (Step::WgmmaBf16 | Step::WgmmaBf16Once | Step::WgmmaBf16Pair, _) => Precision::Bf16,
             (_, "f64") => Precision::F64,
             _ => Precision::F32,
         }
@@ -140,16 +152,18 @@ impl Step {
     pub fn image(self) -> &'static KernelImage {
         match self {
             Step::Tiled => kernels::mmm_for_block_size(TILED_BLOCK_SIZE).expect("BLOCK_SIZE 32 is compiled"),
-            Step::WgmmaTf32 | Step::WgmmaBf16 => &kernels::MMM_WGMMA,
+            Step::WgmmaTf32 | Step::WgmmaBf16 | Step::WgmmaBf16Once | Step::WgmmaBf16Pair => &kernels::MMM_WGMMA,
             _ => &kernels::MMM_LADDER,
         }
     }
 
-    /// What a wgmma step's tensor cores read; `None` for the other steps.
-    pub fn operand(self) -> Option<Operand> {
+    /// Which of mmm_wgmma.cu's GEMMs a wgmma step runs; `None` for the other steps.
+    pub fn gemm(self) -> Option<Gemm> {
         match self {
-            Step::WgmmaTf32 => Some(Operand::Tf32),
-            Step::WgmmaBf16 => Some(Operand::Bf16),
+            Step::WgmmaTf32 => Some(Gemm::Tf32),
+            Step::WgmmaBf16 => Some(Gemm::Bf16),
+            Step::WgmmaBf16Once => Some(Gemm::Bf16Once),
+            Step::WgmmaBf16Pair => Some(Gemm::Bf16Pair),
             _ => None,
         }
     }
@@ -187,7 +201,9 @@ impl Step {
             Step::SplitTf32 => Step::Tf32.shape(),
             // A producer warpgroup and two consumers, stages of 128 bytes of k (wgmma.rs); step 12 takes
             // narrower tiles on a small C (wgmma::tile).
-            Step::WgmmaTf32 | Step::WgmmaBf16 => (wgmma::THREADS, wgmma::TILE, wgmma::SHARED_BYTES),
+            Step::WgmmaTf32 | Step::WgmmaBf16 | Step::WgmmaBf16Once | Step::WgmmaBf16Pair => {
+                (wgmma::THREADS, wgmma::TILE, wgmma::SHARED_BYTES)
+            }
         }
     }
 
@@ -307,7 +323,7 @@ mod tests {
                 }
             }
         }
-        // Steps 12 and 13: f32 matrices, Hopper only.
+        // Steps 12 to 15: f32 matrices, Hopper only.
         assert_eq!(
             (
                 Step::WgmmaTf32.c_name::<f32>().as_deref(),
@@ -417,7 +433,10 @@ mod tests {
             ]
         );
         assert_eq!(Step::of_precision::<f32>(Precision::Tf32), [Tf32, SplitTf32, WgmmaTf32]);
-        assert_eq!(Step::of_precision::<f32>(Precision::Bf16), [WgmmaBf16]);
+        assert_eq!(
+            Step::of_precision::<f32>(Precision::Bf16),
+            [WgmmaBf16, WgmmaBf16Once, WgmmaBf16Pair]
+        );
         assert!(Step::of_precision::<f64>(Precision::Tf32).is_empty());
         assert!(Step::of_precision::<f64>(Precision::Bf16).is_empty());
         assert_eq!(
@@ -448,12 +467,20 @@ mod tests {
         );
     }
 
-    /// Steps 12 and 13 come last, numbered as the table and the precision line number them; each step
+    /// Steps 12 to 15 come last, numbered as the table and the precision line number them; each step
     /// has the shape of mmm_wgmma.cu: 384 threads, 128 x 256 tiles (step 12's narrower ones on a small
     /// C: wgmma.rs), 192 KiB of stages.
     #[test]
-    fn the_wgmma_steps_are_12_and_13_with_the_kernels_shape() {
-        assert_eq!(&Step::ALL[12..], [Step::WgmmaTf32, Step::WgmmaBf16]);
+    fn the_wgmma_steps_are_12_to_15_with_the_kernels_shape() {
+        assert_eq!(
+            &Step::ALL[12..],
+            [
+                Step::WgmmaTf32,
+                Step::WgmmaBf16,
+                Step::WgmmaBf16Once,
+                Step::WgmmaBf16Pair
+            ]
+        );
         for (index, step) in Step::ALL.into_iter().enumerate() {
             assert!(step.name().starts_with(&format!("{index}. ")), "{}", step.name());
         }
@@ -461,15 +488,25 @@ mod tests {
         assert_eq!(Step::WgmmaBf16.name(), "13. wgmma + TMA (bf16)");
         assert_eq!(Step::WgmmaBf16.shape(), (384, (128, 256), 197632));
         assert_eq!(Step::WgmmaTf32.shape(), Step::WgmmaBf16.shape());
+        assert_eq!(Step::WgmmaBf16Pair.shape(), Step::WgmmaBf16.shape());
         assert_eq!(
             (
-                Step::WgmmaTf32.operand(),
-                Step::WgmmaBf16.operand(),
-                Step::Tf32.operand()
+                Step::WgmmaTf32.gemm(),
+                Step::WgmmaBf16.gemm(),
+                Step::WgmmaBf16Pair.gemm(),
+                Step::Tf32.gemm()
             ),
-            (Some(Operand::Tf32), Some(Operand::Bf16), None)
+            (Some(Gemm::Tf32), Some(Gemm::Bf16), Some(Gemm::Bf16Pair), None)
         );
-        assert_eq!((Step::WgmmaTf32.split_of(), Step::WgmmaBf16.split_of()), (None, None));
+        assert_eq!(
+            (Step::WgmmaTf32.split_of(), Step::WgmmaBf16Once.split_of()),
+            (None, None)
+        );
+        assert_eq!(
+            Step::WgmmaBf16Once.c_name::<f32>().as_deref(),
+            Some("wgmma_tma_bf16_once")
+        );
+        assert_eq!(Step::WgmmaBf16Pair.c_name::<f64>(), None);
     }
 
     /// Split-K runs the step it splits, in the same blocks; slices are whole tiles of k.
