@@ -354,9 +354,7 @@ fn run_case(student: &KernelImage, case: &Case, context: CaseContext) -> Result<
         .map(|trespass| trespass.describe("image", "width*height"));
     // The image crosses the GPU's memory at least once.
     let bytes = (reference.len() * std::mem::size_of::<u32>()) as f64;
-    let below_the_floor = timed
-        .times
-        .and_then(|times| times.below_the_floor(bytes, gpu.info.peak_bandwidth()));
+    let below_the_floor = timed.below_the_floor(bytes, gpu.info.peak_bandwidth());
     let (wrong, first) = first_mismatch(&image, &reference, right);
     let first = first.map(|i| {
         let (x, y) = (i % width, i / width);

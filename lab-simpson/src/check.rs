@@ -202,9 +202,7 @@ fn run_case(student: &KernelImage, problem: &Problem, context: CaseContext) -> R
     let outside = sums.trespass()?.map(|trespass| trespass.describe("sums", "n"));
     // The sums cross the GPU's memory at least once.
     let bytes = (theirs.sums.len() * std::mem::size_of::<f64>()) as f64;
-    let below_the_floor = timed
-        .times
-        .and_then(|times| times.below_the_floor(bytes, gpu.info.peak_bandwidth()));
+    let below_the_floor = timed.below_the_floor(bytes, gpu.info.peak_bandwidth());
     let (cpu, wrong, first) = compared(problem, &theirs.sums);
     let block = problem.block_size as usize;
     let first = first.map(|i| FirstWrong {
