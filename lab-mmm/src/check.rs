@@ -350,9 +350,7 @@ fn compare<T: Element>(
     )?;
     // A, B and C each cross the GPU's memory at least once.
     let bytes = ((case.m * case.k + case.k * case.n + case.m * case.n) * std::mem::size_of::<T>()) as f64;
-    let below_the_floor = timed
-        .times
-        .and_then(|times| times.below_the_floor(bytes, peak_bandwidth));
+    let below_the_floor = timed.below_the_floor(bytes, peak_bandwidth);
     // The guard zones after every launch, the timed ones too.
     let findings = [
         c.trespass()?.map(|trespass| trespass.describe("C", "m*n")),
