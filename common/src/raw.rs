@@ -440,6 +440,8 @@ pub struct CuTensorMap {
 // SAFETY: 128 bytes of plain data that the kernel reads as its parameter; no pointer the host owns.
 unsafe impl cust::memory::DeviceCopy for CuTensorMap {}
 
+/// `CU_TENSOR_MAP_DATA_TYPE_FLOAT32`: 4-byte f32 elements, as they are.
+pub const CU_TENSOR_MAP_DATA_TYPE_FLOAT32: c_int = 7;
 /// `CU_TENSOR_MAP_DATA_TYPE_BFLOAT16`: 2-byte bf16 elements.
 pub const CU_TENSOR_MAP_DATA_TYPE_BFLOAT16: c_int = 9;
 /// `CU_TENSOR_MAP_DATA_TYPE_TFLOAT32`: f32 elements, rounded to TF32 (10 bits of mantissa) as they are

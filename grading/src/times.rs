@@ -275,10 +275,14 @@ mod tests {
             order.borrow_mut().push('o');
             Ok(Timing::gpu(vec![1.0; launches]))
         };
+        // The student's launches take 3 ms, but the very first 2.5 ms: the fastest, kept for the floor.
+        let first = std::cell::Cell::new(true);
         let theirs = |launches: usize| {
             order.borrow_mut().push('t');
+            let mut samples = vec![3.0; launches];
+            samples[0] = if first.replace(false) { 2.5 } else { 3.0 };
             Ok(Checked {
-                timing: Timing::gpu(vec![3.0; launches]),
+                timing: Timing::gpu(samples),
                 wrong: None,
             })
         };
@@ -289,11 +293,11 @@ mod tests {
             (
                 times.student_ms,
                 times.ours_ms,
-                times.spread,
                 times.ratio(),
+                timed.student_fastest_ms,
                 timed.wrong
             ),
-            (3.0, 1.0, 0.0, 3.0, None)
+            (3.0, 1.0, 3.0, Some(2.5), None)
         );
         order.borrow_mut().clear();
         assert!(CaseContext { sanitized: true }

@@ -1,4 +1,4 @@
-// mmm_wgmma.cu: the ladder's steps 12 to 15, Hopper's own way to multiply: what cuBLAS runs on an
+// mmm_wgmma.cu: the ladder's steps 12 to 16, Hopper's own way to multiply: what cuBLAS runs on an
 // H100. C = A * B for row-major f32 A (m x k), B (k x n) and C (m x n) of any size, as in mmm_ladder.cu.
 //
 //  12. wgmma_tma_tf32: A and B in TF32 (rounded by the copy engine), sums in f32.
@@ -6,6 +6,7 @@
 //  14. wgmma_tma_bf16_once: 13's GEMM alone, on bf16 copies made before the timed launches (as
 //      cuBLAS's bf16 row is timed), each stage given back as soon as it is read.
 //  15. wgmma_tma_bf16_pair: 14 in clusters of two blocks that share B^T's tiles (TMA multicast).
+//  16. wgmma_tma_bf16_stored: 14 storing C through shared memory by TMA, while the next tile runs.
 //
 // What is new against steps 7 and 8 (mma.sync, one warp at a time, cp.async by every thread):
 //  - wgmma.mma_async: a warpgroup (4 warps, 128 threads) multiplies a 64 x N tile (N up to 256) by
@@ -32,7 +33,7 @@
 //
 // Which operand goes where. wgmma reads TF32 from shared memory only K-major (k contiguous): A is,
 // B (k x n, n contiguous) is not. Two ways round it:
-//  - SharedTiles (step 12 on a large C, and steps 13 to 15): B is transposed into B^T first, by a pass of its
+//  - SharedTiles (step 12 on a large C, and steps 13 to 16): B is transposed into B^T first, by a pass of its
 //    own (TF32; an eighth of the step at 4096) or by bf16's conversion pass, which writes B^T as it
 //    converts. Both operands come from shared memory in 128 x 256 tiles (two consumers of 64 rows,
 //    m64n256), the shape that keeps the tensor cores busiest.
@@ -86,6 +87,9 @@ constexpr int KBYTES = 128;  // bytes of k per stage and row of A: one 128-byte 
 constexpr int SHARED_BYTES = 192 * 1024 + 1024;
 static_assert(SHARED_BYTES <= 227 * 1024, "more than a Hopper block may have");
 constexpr int MAX_STAGES = 8;
+// Step 16's buffers for storing C through shared memory: two of 8 KiB per consumer, past the stages.
+constexpr int STORE_BYTES = 2 * 2 * 8192;
+static_assert(SHARED_BYTES + STORE_BYTES <= 227 * 1024, "more than a Hopper block may have");
 // How many stages of `stage_bytes` the shared memory holds, up to MAX_STAGES.
 constexpr int stages_that_fit(int stage_bytes) {
     return (SHARED_BYTES - 1024) / stage_bytes < MAX_STAGES ? (SHARED_BYTES - 1024) / stage_bytes : MAX_STAGES;
@@ -228,7 +232,7 @@ __device__ __forceinline__ void mma_tf32(float (&d)[64], const unsigned (&a)[4],
                  : D64(0)
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(accumulate));
 }
-// The tiles both operands of which come from shared memory (steps 13 to 15, and step 12 on a large C): 128 x
+// The tiles both operands of which come from shared memory (steps 13 to 16, and step 12 on a large C): 128 x
 // 256 of C, two consumers of 64 rows each; per stage A's 128 rows and B^T's 256 rows of 128 bytes (32
 // tf32 or 64 bf16 of k), both K-major and swizzled, read by four m64n256 wgmmas per consumer.
 template <typename T>
@@ -283,6 +287,47 @@ struct SharedTiles {
                     if (cc < c.cols) c(r, cc) = x;
                     if (cc + 1 < c.cols) c(r, cc + 1) = y;
                 }
+            }
+        }
+    }
+    // Step 16: the same half-tile stored through shared memory, so the consumer can go on to the next
+    // tile while the copy engine writes this one. 8 chunks of 64 rows x 32 floats (128 bytes: the
+    // 128-byte swizzle, so the 8 rows a warp writes at once fall on different banks) go through two
+    // 8 KiB buffers at `buffers` (this consumer's); one thread hands each chunk to the copy engine, a
+    // bulk tensor store into slab `slice` of `c_map` (C, or the slabs, as n x m x slices floats),
+    // which leaves out what lies past C. Only a buffer's reuse waits: for the store two chunks back to
+    // have read it. The consumer's last stores are waited for when it ends (consume).
+    static __device__ __forceinline__ void store_through_shared(const CUtensorMap* c_map, const float (&d)[ACCUMULATORS],
+                                                                int tm, int tn, int slice, int consumer, int rows,
+                                                                unsigned int buffers) {
+        const int row0 = tm * TILE_M + consumer * 64, col0 = tn * TILE_N;
+        if (row0 >= rows) return;  // the whole consumer alike: its rows lie below C
+        const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
+        const int row = warp * 16 + lane / 4;
+#pragma unroll
+        for (int j = 0; j < TILE_N / 32; ++j) {
+            const unsigned int buffer = buffers + (j % 2) * 8192;
+            if (t == 0) asm volatile("cp.async.bulk.wait_group.read 1;\n" ::: "memory");
+            asm volatile("bar.sync %0, 128;\n" ::"r"(1 + consumer) : "memory");  // the buffer is free
+#pragma unroll
+            for (int ii = 0; ii < 4; ++ii) {
+                const int i = 4 * j + ii, byte = (8 * ii + 2 * (lane % 4)) * 4;
+                asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(buffer + swizzled(row, byte)), "f"(d[4 * i]),
+                             "f"(d[4 * i + 1])
+                             : "memory");
+                asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(buffer + swizzled(row + 8, byte)),
+                             "f"(d[4 * i + 2]), "f"(d[4 * i + 3])
+                             : "memory");
+            }
+            // The writes made visible to the copy engine (the async proxy), by all 128 threads.
+            asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+            asm volatile("bar.sync %0, 128;\n" ::"r"(1 + consumer) : "memory");
+            if (t == 0) {
+                asm volatile(
+                    "cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%1, %2, %3}], [%4];\n"
+                    "cp.async.bulk.commit_group;\n" ::"l"(reinterpret_cast<unsigned long long>(c_map)),
+                    "r"(col0 + 32 * j), "r"(row0), "r"(slice), "r"(buffer)
+                    : "memory");
             }
         }
     }
@@ -411,6 +456,10 @@ struct Pipeline {
     unsigned int stages;  // shared address of stage 0
     int tiles_m, tiles_n, k_stages, stages_per_slice, units;
     unsigned int rank;  // in the cluster
+    // Step 16: C's map where C is stored through shared memory (else null: stored from registers),
+    // and the shared address of the consumers' store buffers.
+    const CUtensorMap* c_map;
+    unsigned int buffers;
 };
 
 // The producer: one thread walks the block's units and their k stages, waits until a stage is free,
@@ -452,7 +501,7 @@ __device__ __forceinline__ void free_stage(const Pipeline& p, int stage) {
 // frees the stage before it; with 0 it waits for this stage's and frees it at once. Where wgmma's
 // first operand comes from registers, the wgmmas reading them are waited for before the next stage's
 // fragments are loaded.
-template <class Tiles, int CLUSTER, int IN_FLIGHT>
+template <class Tiles, int CLUSTER, int IN_FLIGHT, bool TMA_STORE>
 __device__ __forceinline__ void consume(const Pipeline& p, MatrixView<float> c) {
     const int consumer = threadIdx.x / 128 - 1;
     if (consumer >= Tiles::CONSUMERS) return;    // the narrow tiles need one consumer
@@ -490,9 +539,18 @@ __device__ __forceinline__ void consume(const Pipeline& p, MatrixView<float> c) 
         wgmma_wait<0>();
         fence_accumulators(d);
         if (IN_FLIGHT == 1 && arrives) free_stage<CLUSTER>(p, previous);
-        const MatrixView<float> slab{c.rows, c.cols, c.data + (size_t)u.slice * c.rows * c.cols};
-        Tiles::store(slab, d, u.tm, u.tn, consumer);
+        if (TMA_STORE && p.c_map != nullptr) {
+            if constexpr (TMA_STORE) {
+                Tiles::store_through_shared(p.c_map, d, u.tm, u.tn, u.slice, consumer, c.rows,
+                                            p.buffers + consumer * (STORE_BYTES / 2));
+            }
+        } else {
+            const MatrixView<float> slab{c.rows, c.cols, c.data + (size_t)u.slice * c.rows * c.cols};
+            Tiles::store(slab, d, u.tm, u.tn, consumer);
+        }
     }
+    // The shared memory a bulk store reads must outlive it: the thread that issued them waits.
+    if (TMA_STORE) asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
 }
 
 // a: A (m x k), box 128 bytes of k x TILE_M rows; b: B^T (n x k, SharedTiles) or B (k x n,
@@ -502,9 +560,10 @@ __device__ __forceinline__ void consume(const Pipeline& p, MatrixView<float> c) 
 // ceil(k_stages / stages_per_slice) slices, so none is empty. CLUSTER: blocks a cluster, which share
 // B^T's tiles (the host launches CLUSTER times the blocks, and B^T's box is TILE_N / CLUSTER rows).
 // IN_FLIGHT: wgmma groups a consumer keeps running while it waits for the next stage (consume).
-template <class Tiles, int CLUSTER = 1, int IN_FLIGHT = 1>
+// TMA_STORE: C may be stored through shared memory, where `c_map` is given (step 16).
+template <class Tiles, int CLUSTER = 1, int IN_FLIGHT = 1, bool TMA_STORE = false>
 __device__ __forceinline__ void wgmma_tma(const CUtensorMap* a, const CUtensorMap* b, MatrixView<float> c, int k,
-                                          int stages_per_slice) {
+                                          int stages_per_slice, const CUtensorMap* c_map = nullptr) {
     extern __shared__ unsigned char shared[];
     __shared__ __align__(8) unsigned long long full[MAX_STAGES];
     __shared__ __align__(8) unsigned long long empty[MAX_STAGES];
@@ -513,7 +572,8 @@ __device__ __forceinline__ void wgmma_tma(const CUtensorMap* a, const CUtensorMa
     // past it; a slice of no stages would store accumulators no wgmma wrote. Each stops the kernel here.
     unsigned int dynamic_bytes;
     asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(dynamic_bytes));
-    if (blockDim.x != THREADS || dynamic_bytes < SHARED_BYTES || stages_per_slice < 1 || cluster_blocks() != CLUSTER) __trap();
+    const unsigned int needed = SHARED_BYTES + (TMA_STORE ? STORE_BYTES : 0);
+    if (blockDim.x != THREADS || dynamic_bytes < needed || stages_per_slice < 1 || cluster_blocks() != CLUSTER) __trap();
     Pipeline p;
     p.full = full;
     p.empty = empty;
@@ -524,6 +584,8 @@ __device__ __forceinline__ void wgmma_tma(const CUtensorMap* a, const CUtensorMa
     p.stages_per_slice = stages_per_slice;
     p.units = (p.tiles_m + CLUSTER - 1) / CLUSTER * p.tiles_n * ((p.k_stages + stages_per_slice - 1) / stages_per_slice);
     p.rank = CLUSTER == 1 ? 0 : cluster_rank();
+    p.c_map = c_map;
+    p.buffers = p.stages + Tiles::STAGES * Tiles::STAGE;
     if (threadIdx.x == 0) {
         for (int s = 0; s < Tiles::STAGES; ++s) {
             mbarrier_init(shared_address(&full[s]), 1);  // the producer's arrival
@@ -544,7 +606,7 @@ __device__ __forceinline__ void wgmma_tma(const CUtensorMap* a, const CUtensorMa
         if (threadIdx.x == 0) produce<Tiles, CLUSTER>(p, a, b);
     } else {
         asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
-        consume<Tiles, CLUSTER, IN_FLIGHT>(p, c);
+        consume<Tiles, CLUSTER, IN_FLIGHT, TMA_STORE>(p, c);
     }
     if (CLUSTER > 1) cluster_sync();
 }
@@ -576,6 +638,15 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(THREADS, 1)
     wgmma_tma_bf16_pair(const __grid_constant__ CUtensorMap a, const __grid_constant__ CUtensorMap b_t, MatrixView<float> c, int k, int stages_per_slice) {
     wgmma_tma<SharedTiles<Bf16>, 2, 0>(&a, &b_t, c, k, stages_per_slice);
+}
+// Step 16: step 14 storing C through shared memory by TMA where `tma_store` (the host's choice: C's
+// rows must be whole 16-byte pieces, n % 4 == 0), `c_map` describing C, or with more than one slice
+// the slabs, as n x m x slices floats; elsewhere from registers, as step 14 does.
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
+    wgmma_tma_bf16_stored(const __grid_constant__ CUtensorMap a, const __grid_constant__ CUtensorMap b_t,
+                          const __grid_constant__ CUtensorMap c_map, MatrixView<float> c, int k, int stages_per_slice,
+                          int tma_store) {
+    wgmma_tma<SharedTiles<Bf16>, 1, 0, true>(&a, &b_t, c, k, stages_per_slice, tma_store ? &c_map : nullptr);
 }
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 

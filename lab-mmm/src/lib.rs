@@ -31,7 +31,7 @@ pub enum PrecisionFlag {
     F64,
     /// TF32 tensor cores on f32 matrices (--ladder only: the slides' kernels have no TF32 version).
     Tf32,
-    /// bf16 tensor cores on f32 matrices converted on the GPU (--ladder only, Hopper's steps 13 to 15).
+    /// bf16 tensor cores on f32 matrices converted on the GPU (--ladder only, Hopper's steps 13 to 16).
     Bf16,
     /// f64 (the slides' double) first, then f32.
     Both,
@@ -71,7 +71,7 @@ impl PrecisionFlag {
 
 /// One precision a product is computed in: f64 (the slides' double), f32, TF32, the tensor cores'
 /// rounded f32 (f32 matrices, the ladder's steps 8, 11 and 12 and cuBLAS in TF32 math), or bf16 (f32
-/// matrices converted to bf16 on the GPU, products summed in f32: steps 13 to 15 and cuBLAS's GemmEx).
+/// matrices converted to bf16 on the GPU, products summed in f32: steps 13 to 16 and cuBLAS's GemmEx).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Precision {
     F64,

@@ -1,11 +1,11 @@
-//! Steps 12 to 15 of `--ladder` (`kernels/cuda/mmm_wgmma.cu`): Hopper's wgmma fed by TMA. The host's
+//! Steps 12 to 16 of `--ladder` (`kernels/cuda/mmm_wgmma.cu`): Hopper's wgmma fed by TMA. The host's
 //! part: the operands as TMA wants them (rows of whole 16-byte pieces, and for bf16 converted copies,
 //! B transposed), made by the prep kernels into buffers allocated when the step is prepared; the
 //! tensor maps that describe them to the copy engine (`cuTensorMapEncodeTiled`); the tile shape; and
-//! the persistent launch, one block per multiprocessor. For steps 12 and 13 the prep kernels run
+//! the persistent launch, a block per multiprocessor at most ([`blocks`]). For steps 12 and 13 the prep kernels run
 //! inside the step's timed launch: they are part of what the step costs from f32 matrices. Steps 14
-//! and 15 are timed as cuBLAS's bf16 row is, on operands converted before the timed launches
-//! ([`WgmmaLaunch::convert`]). Step 12 on a small C reads A and B as they are where their rows are
+//! to 16 are timed as cuBLAS's bf16 row is, on operands converted before the timed launches
+//! ([`WgmmaLaunch::convert`]); step 16 also stores C by TMA, through a map of C made here. Step 12 on a small C reads A and B as they are where their rows are
 //! whole 16-byte pieces: then it is one kernel. It depends on [`crate::split_k`] where it cuts k, not
 //! on the ladder, which depends on it.
 
@@ -34,6 +34,15 @@ const KBYTES: u32 = 128;
 /// block may have. Each tile shape fits as many stages as it can (4 of 128 x 256, 8 of 128 x 64).
 pub const SHARED_BYTES: u32 = 192 * 1024 + 1024;
 const _: () = assert!(SHARED_BYTES <= 227 * 1024, "more than a Hopper block may have");
+/// Step 16's buffers for storing C through shared memory, as `STORE_BYTES`: two of 8 KiB per
+/// consumer, past the stages.
+const STORE_BYTES: u32 = 2 * 2 * 8192;
+const _: () = assert!(
+    SHARED_BYTES + STORE_BYTES <= 227 * 1024,
+    "more than a Hopper block may have"
+);
+/// What one bulk store of step 16 writes: 32 floats (128 bytes, one swizzle row) by 64 rows.
+const STORE_BOX: (u32, u32) = (32, 64);
 /// Step 12's tiles where [`TILE`]s leave half the multiprocessors idle (`Tf32Narrow`): 128 x 64.
 const NARROW_TILE: (u32, u32) = (128, 64);
 /// Rows of k in a box of B for the narrow tiles, as `Tf32Narrow::BK` (a stage's k: 128 bytes of TF32).
@@ -50,6 +59,8 @@ pub enum Gemm {
     Bf16Once,
     /// Step 15: step 14 in clusters of two blocks that share B^T's tiles (TMA multicast).
     Bf16Pair,
+    /// Step 16: step 14 storing C through shared memory by TMA, overlapping the next tile.
+    Bf16Stored,
 }
 
 impl Gemm {
@@ -57,7 +68,7 @@ impl Gemm {
     pub fn operand(self) -> Operand {
         match self {
             Gemm::Tf32 => Operand::Tf32,
-            Gemm::Bf16 | Gemm::Bf16Once | Gemm::Bf16Pair => Operand::Bf16,
+            Gemm::Bf16 | Gemm::Bf16Once | Gemm::Bf16Pair | Gemm::Bf16Stored => Operand::Bf16,
         }
     }
 
@@ -68,6 +79,15 @@ impl Gemm {
             Gemm::Bf16 => "wgmma_tma_bf16",
             Gemm::Bf16Once => "wgmma_tma_bf16_once",
             Gemm::Bf16Pair => "wgmma_tma_bf16_pair",
+            Gemm::Bf16Stored => "wgmma_tma_bf16_stored",
+        }
+    }
+
+    /// The dynamic shared memory its kernel launches with: the stages, and step 16's store buffers.
+    pub fn shared_bytes(self) -> u32 {
+        match self {
+            Gemm::Bf16Stored => SHARED_BYTES + STORE_BYTES,
+            _ => SHARED_BYTES,
         }
     }
 
@@ -82,7 +102,7 @@ impl Gemm {
     /// Whether its operands are converted before the timed launches ([`WgmmaLaunch::convert`]), not
     /// in each.
     fn converts_once(self) -> bool {
-        matches!(self, Gemm::Bf16Once | Gemm::Bf16Pair)
+        matches!(self, Gemm::Bf16Once | Gemm::Bf16Pair | Gemm::Bf16Stored)
     }
 }
 
@@ -151,34 +171,80 @@ impl MapShape {
     /// The tensor map of the matrix at `address`, swizzled in 128-byte rows (as the kernel's
     /// descriptors read it), zeros where a box reaches past the matrix.
     fn encode(&self, operand: Operand, address: u64) -> Result<raw::CuTensorMap> {
-        ensure!(
-            self.row_bytes.is_multiple_of(16) && address.is_multiple_of(16),
-            "TMA needs rows and addresses on 16 bytes, not rows of {} bytes at {address:#x}",
-            self.row_bytes
-        );
-        let mut map = raw::CuTensorMap { opaque: [0; 16] };
-        let element_strides = [1u32, 1];
-        // SAFETY: `map` is a 64-byte aligned CUtensorMap the driver fills; the arrays live through the
-        // call and hold rank (2) entries, rank - 1 for the strides; the address is only recorded in the
-        // map, not read (the kernel that uses the map reads it, and its caller keeps it alive).
-        check_cuda!(unsafe {
-            raw::cuTensorMapEncodeTiled(
-                &mut map,
-                operand.data_type(),
-                2,
-                address as *mut std::ffi::c_void,
-                self.dims.as_ptr(),
-                &self.row_bytes,
-                self.box_dims.as_ptr(),
-                element_strides.as_ptr(),
-                raw::CU_TENSOR_MAP_INTERLEAVE_NONE,
-                raw::CU_TENSOR_MAP_SWIZZLE_128B,
-                raw::CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                raw::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
-            )
-        })?;
-        Ok(map)
+        encode_tiled(
+            operand.data_type(),
+            address,
+            &self.dims,
+            &[self.row_bytes],
+            &self.box_dims,
+        )
     }
+}
+
+/// `cuTensorMapEncodeTiled` for a tensor at `address` of `dims` elements (innermost first), the
+/// strides in bytes of its outer dimensions, in boxes of `box_dims`, swizzled in 128-byte rows.
+/// Strides and the address off 16 bytes are an error, not a driver call.
+fn encode_tiled(
+    data_type: c_int,
+    address: u64,
+    dims: &[u64],
+    strides: &[u64],
+    box_dims: &[u32],
+) -> Result<raw::CuTensorMap> {
+    ensure!(
+        (2..=3).contains(&dims.len()) && dims.len() == box_dims.len() && strides.len() + 1 == dims.len(),
+        "a tensor map of {} dimensions: 2 or 3, with as many box sizes and one stride fewer",
+        dims.len()
+    );
+    ensure!(
+        strides.iter().all(|stride| stride.is_multiple_of(16)) && address.is_multiple_of(16),
+        "TMA needs rows and addresses on 16 bytes, not rows of {} bytes at {address:#x}",
+        strides[0]
+    );
+    let mut map = raw::CuTensorMap { opaque: [0; 16] };
+    let element_strides = [1u32; 3];
+    // SAFETY: `map` is a 64-byte aligned CUtensorMap the driver fills; the slices live through the
+    // call and hold rank entries (checked above; at most 3 element strides are read, the rank of
+    // the maps made here), rank - 1 for the strides; the address is only recorded in the map, not
+    // read (the kernel that uses the map reads it, and its caller keeps it alive).
+    check_cuda!(unsafe {
+        raw::cuTensorMapEncodeTiled(
+            &mut map,
+            data_type,
+            dims.len() as u32,
+            address as *mut std::ffi::c_void,
+            dims.as_ptr(),
+            strides.as_ptr(),
+            box_dims.as_ptr(),
+            element_strides.as_ptr(),
+            raw::CU_TENSOR_MAP_INTERLEAVE_NONE,
+            raw::CU_TENSOR_MAP_SWIZZLE_128B,
+            raw::CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+            raw::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
+        )
+    })?;
+    Ok(map)
+}
+
+/// Step 16's map of what its GEMM writes (`wgmma_tma_bf16_stored`): `slices` matrices of `rows` x
+/// `cols` floats one after the other at `address` (C itself, or split-K's slabs), as one tensor of
+/// cols x rows x slices, in boxes of 32 floats (128 bytes) by 64 rows of one slice, the 128-byte
+/// swizzle its store writes in. `None` where TMA cannot write C (rows not whole 16-byte pieces: n %
+/// 4 != 0; C's address off 16 bytes): the kernel then stores from registers, as step 14 does.
+fn store_map(address: u64, (rows, cols): (usize, usize), slices: u32) -> Result<Option<raw::CuTensorMap>> {
+    let row_bytes = (cols * 4) as u64;
+    if !row_bytes.is_multiple_of(16) || !address.is_multiple_of(16) {
+        return Ok(None);
+    }
+    let dims = [cols as u64, rows as u64, u64::from(slices)];
+    let map = encode_tiled(
+        raw::CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
+        address,
+        &dims,
+        &[row_bytes, row_bytes * rows as u64],
+        &[STORE_BOX.0, STORE_BOX.1, 1],
+    )?;
+    Ok(Some(map))
 }
 
 /// Tiles of `tile` in an `m` x `n` C, as the kernel walks them.
@@ -216,9 +282,9 @@ pub fn split(gemm: Gemm, (m, k, n): (usize, usize, usize), multiprocessors: u32)
 }
 
 /// Blocks of the persistent grid: one per multiprocessor, fewer where C has fewer units (a cluster's
-/// tiles, times the slices). Steps 14 and 15 take the fewest clusters that still need no more rounds
-/// of units, so that each has as many (4096 x 4096: 512 tiles in 4 rounds of 128 blocks, not 3.9 of
-/// 132, whose last round leaves 4 blocks idle and ends no sooner).
+/// tiles, times the slices). Steps 14 to 16 take the fewest clusters that still need no more rounds
+/// of units (4096 x 4096: 512 tiles in 4 rounds of 128 blocks, none idle in the last; 132 blocks
+/// take 4 rounds as well, and leave 16 idle in the last).
 pub fn blocks(gemm: Gemm, tile: (u32, u32), (m, n): (u32, u32), slices: u32, multiprocessors: u32) -> u32 {
     let cluster = gemm.cluster();
     let units = cluster_tiles(tile, (m, n), cluster) * slices;
@@ -288,12 +354,11 @@ impl Read {
     }
 }
 
-/// Step 12, 13, 14 or 15 prepared for one product's sizes: its GEMM, its prep kernels and their
+/// One of steps 12 to 16 prepared for one product's sizes: its GEMM, its prep kernels and their
 /// buffers, the tile shape, the multiprocessors the grid fills, and where k is cut into slices, the
 /// slices' partial products and the kernel that sums them.
 pub struct WgmmaLaunch<'a> {
     form: Gemm,
-    operand: Operand,
     /// m, k and n the buffers were made for.
     sizes: (i32, i32, i32),
     /// `form`'s kernel, looked up here by name: the launch below gives it its arguments.
@@ -350,7 +415,6 @@ impl<'a> WgmmaLaunch<'a> {
         let suffix = operand.suffix();
         Ok(WgmmaLaunch {
             form,
-            operand,
             sizes: (i32::try_from(m)?, i32::try_from(k)?, i32::try_from(n)?),
             gemm: check_cuda!(module.get_function(form.kernel()))?,
             copy: check_cuda!(module.get_function(format!("copy_pad_{suffix}")))?,
@@ -369,7 +433,7 @@ impl<'a> WgmmaLaunch<'a> {
         (self.split.slices > 1).then_some(self.split)
     }
 
-    /// For steps 14 and 15, enqueues the conversion of `a` and `b` into the copies their GEMM reads,
+    /// For steps 14 to 16, enqueues the conversion of `a` and `b` into the copies their GEMM reads,
     /// which [`WgmmaLaunch::launch`] then multiplies, however often; for steps 12 and 13, whose
     /// launches convert, nothing. Called before the timed launches, as cuBLAS's bf16 row converts.
     ///
@@ -424,24 +488,37 @@ impl<'a> WgmmaLaunch<'a> {
         // `target` is C (the caller's view, likewise) or the slabs, `slices` x m x n floats
         // (checked in `prepare`) that this struct owns; the kernel writes slab z for slice z <
         // ceil(k stages / stages_per_slice) = slices, in tiles of `tile` (narrow says which). It traps
-        // unless it got THREADS threads, SHARED_BYTES of shared memory, stages_per_slice >= 1 and
+        // unless it got THREADS threads, its shared memory (`shared`), stages_per_slice >= 1 and
         // clusters of its __cluster_dims__ (`blocks` gives a multiple of them).
-        match self.operand {
-            Operand::Tf32 => {
+        let shared = self.form.shared_bytes();
+        match self.form {
+            Gemm::Tf32 => {
                 let narrow = i32::from(self.tile == NARROW_TILE);
                 // __global__ void wgmma_tma_tf32(const __grid_constant__ CUtensorMap a, const __grid_constant__ CUtensorMap b, MatrixView<float> c, int k, int stages_per_slice, int narrow)
                 // SAFETY: the arguments match that signature in type and order (CuTensorMap is
                 // CUtensorMap's 128 bytes); what they point to is as said before the match.
                 check_cuda!(unsafe {
-                    launch!(gemm<<<grid, THREADS, SHARED_BYTES, stream>>>(a_map, b_map, target, k, stages_per_slice, narrow))
+                    launch!(gemm<<<grid, THREADS, shared, stream>>>(a_map, b_map, target, k, stages_per_slice, narrow))
                 })?;
             }
-            Operand::Bf16 => {
+            Gemm::Bf16Stored => {
+                // Where TMA cannot write C, a map of zeros that the kernel, told so, does not read.
+                let c_map = store_map(target.data.as_raw(), (m as usize, n as usize), slices)?;
+                let tma_store = i32::from(c_map.is_some());
+                let c_map = c_map.unwrap_or(raw::CuTensorMap { opaque: [0; 16] });
+                // __global__ void wgmma_tma_bf16_stored(const __grid_constant__ CUtensorMap a, const __grid_constant__ CUtensorMap b_t, const __grid_constant__ CUtensorMap c_map, MatrixView<float> c, int k, int stages_per_slice, int tma_store)
+                // SAFETY: as for the TF32 launch, with this signature; `c_map` describes `target`'s
+                // slices x m x n floats, which the kernel writes in either way.
+                check_cuda!(unsafe {
+                    launch!(gemm<<<grid, THREADS, shared, stream>>>(a_map, b_map, c_map, target, k, stages_per_slice, tma_store))
+                })?;
+            }
+            Gemm::Bf16 | Gemm::Bf16Once | Gemm::Bf16Pair => {
                 // __global__ void wgmma_tma_bf16(const __grid_constant__ CUtensorMap a, const __grid_constant__ CUtensorMap b_t, MatrixView<float> c, int k, int stages_per_slice),
                 // wgmma_tma_bf16_once and wgmma_tma_bf16_pair the same
                 // SAFETY: as for the TF32 launch, with this signature.
                 check_cuda!(unsafe {
-                    launch!(gemm<<<grid, THREADS, SHARED_BYTES, stream>>>(a_map, b_map, target, k, stages_per_slice))
+                    launch!(gemm<<<grid, THREADS, shared, stream>>>(a_map, b_map, target, k, stages_per_slice))
                 })?;
             }
         }
@@ -476,7 +553,8 @@ impl<'a> WgmmaLaunch<'a> {
             }
             None => {
                 let (rows, cols) = read.sizes;
-                MapShape::new(self.operand, (rows, cols), cols, read.box_rows).encode(self.operand, src.data.as_raw())
+                MapShape::new(self.form.operand(), (rows, cols), cols, read.box_rows)
+                    .encode(self.form.operand(), src.data.as_raw())
             }
         }
     }
@@ -584,6 +662,25 @@ mod tests {
         );
     }
 
+    /// Step 16 stores C by TMA only where its rows are whole 16-byte pieces and it starts on 16 bytes;
+    /// elsewhere there is no map and the kernel stores from registers. (The maps it does make are
+    /// the driver's work, checked on the GPU.) A map of another rank is refused before the driver.
+    #[test]
+    fn step_16_stores_by_tma_only_where_c_rows_are_whole_16_byte_pieces() {
+        assert!(store_map(0x1000, (1000, 999), 1).unwrap().is_none());
+        assert!(store_map(0x1000, (1000, 1001), 4).unwrap().is_none());
+        assert!(store_map(0x1004, (1000, 1000), 1).unwrap().is_none());
+        let error = encode_tiled(raw::CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 0x1000, &[4], &[], &[4]).unwrap_err();
+        assert!(error.to_string().starts_with("a tensor map of 1 dimensions"), "{error}");
+        assert_eq!(Gemm::Bf16Stored.shared_bytes(), SHARED_BYTES + 32768);
+        assert_eq!(Gemm::Bf16Once.shared_bytes(), SHARED_BYTES);
+        assert_eq!(
+            (Gemm::Bf16Stored.kernel(), Gemm::Bf16Stored.cluster()),
+            ("wgmma_tma_bf16_stored", 1)
+        );
+        assert!(Gemm::Bf16Stored.converts_once());
+    }
+
     /// As the kernel's constants: 192 KiB of stages and the alignment; the grid one block per
     /// multiprocessor, fewer where C has fewer tiles and slices.
     #[test]
@@ -599,7 +696,7 @@ mod tests {
         assert_eq!(blocks(tf32, NARROW_TILE, (256, 256), 80, 132), 132);
     }
 
-    /// Steps 14 and 15: as many units for each block (cluster) as the rounds need, no block idle in
+    /// Steps 14 to 16: as many units for each block (cluster) as the rounds need, no block idle in
     /// the last one where that can be helped; clusters of two blocks, on tiles one above the other.
     #[test]
     fn steps_14_and_15_share_c_out_evenly_and_15_launches_pairs() {

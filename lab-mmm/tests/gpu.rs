@@ -334,9 +334,10 @@ fn split_and_check<T: Element>(ladder: &Ladder, step: Step, (m, k, n): (usize, u
     u32::from(split.is_some())
 }
 
-/// Issue 41, item 2, and issue 65, item 1: steps 12 to 15 (Hopper's wgmma fed by TMA; 14 and 15 on
+/// Issue 41, item 2, and issue 65, item 1: steps 12 to 16 (Hopper's wgmma fed by TMA; 14 to 16 on
 /// operands converted before their timed launches, 15 in clusters of two whose second block's tile
-/// lies below C where C has an odd number of tile rows) against the CPU, C poisoned before
+/// lies below C where C has an odd number of tile rows, 16 storing C by TMA where n % 4 == 0, into
+/// the slabs too where it cuts k, and from registers elsewhere) against the CPU, C poisoned before
 /// each run: one element, k shorter than one stage and not a multiple of 4 (A copied into padded rows),
 /// odd sizes everywhere, a k of 33 (a partial stage after a whole one), k of 36 and 4 (A read where it
 /// is, in TF32, with a partial stage, ragged m and n, and less than one stage; not 1 x 4 x 1, whose
@@ -347,7 +348,7 @@ fn split_and_check<T: Element>(ladder: &Ladder, step: Step, (m, k, n): (usize, u
 /// kernel is not in the module, and it does not run.
 #[test]
 #[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
-fn hopper_steps_12_to_15_are_right_at_awkward_sizes_or_say_they_need_sm_90a() {
+fn hopper_steps_12_to_16_are_right_at_awkward_sizes_or_say_they_need_sm_90a() {
     let gpu = Gpu::open(0).expect(NEEDS_GPU);
     let ladder = Ladder::load(&gpu).unwrap();
     let shapes = [
@@ -371,12 +372,16 @@ fn hopper_steps_12_to_15_are_right_at_awkward_sizes_or_say_they_need_sm_90a() {
         // tf32, whose narrow tiles fill the GPU; 8 and 4, the last one shorter).
         (1024, 1024, 1024),
         (129, 2085, 257),
+        // Split-K on 3 x 2 tiles: step 15's second pair has a tile below C; step 16 stores by TMA
+        // into the slabs (n % 4 == 0).
+        (300, 2085, 260),
     ];
     for step in [
         Step::WgmmaTf32,
         Step::WgmmaBf16,
         Step::WgmmaBf16Once,
         Step::WgmmaBf16Pair,
+        Step::WgmmaBf16Stored,
     ] {
         let mut random = Random::new(41);
         if let Some(why) = ladder.unavailable::<f32>(step) {

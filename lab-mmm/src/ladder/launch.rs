@@ -27,7 +27,7 @@ use crate::wgmma::{self, WgmmaLaunch};
 pub struct Ladder {
     tiled: Module,
     ladder: Module,
-    /// mmm_wgmma.cu: on an sm_90 GPU its sm_90a build with steps 12 to 15, elsewhere the prep kernels
+    /// mmm_wgmma.cu: on an sm_90 GPU its sm_90a build with steps 12 to 16, elsewhere the prep kernels
     /// only.
     wgmma: Module,
     arch: u32,
@@ -49,7 +49,9 @@ impl Ladder {
     fn module(&self, step: Step) -> &Module {
         match step {
             Step::Tiled => &self.tiled,
-            Step::WgmmaTf32 | Step::WgmmaBf16 | Step::WgmmaBf16Once | Step::WgmmaBf16Pair => &self.wgmma,
+            Step::WgmmaTf32 | Step::WgmmaBf16 | Step::WgmmaBf16Once | Step::WgmmaBf16Pair | Step::WgmmaBf16Stored => {
+                &self.wgmma
+            }
             _ => &self.ladder,
         }
     }
@@ -97,7 +99,7 @@ impl Ladder {
     }
 
     /// How a split-K step cuts k for an `m` x `k` times `k` x `n` product here ([`Split::choose`], with
-    /// this GPU's multiprocessors and the blocks of the step's kernel each holds); for steps 12 to 15,
+    /// this GPU's multiprocessors and the blocks of the step's kernel each holds); for steps 12 to 16,
     /// which cut k themselves where C has too few tiles, how they do ([`wgmma::split`]; `None` where
     /// they do not); `None` for the other steps.
     pub fn split(&self, step: Step, (m, k, n): (usize, usize, usize)) -> Option<Split> {
@@ -194,7 +196,7 @@ pub fn run_step<T: Element>(
 }
 
 /// A step ready to launch ([`Ladder::prepare`]): its kernel, which has already been allowed its
-/// dynamic shared memory, for split-K what the split needs, for steps 12 to 15 their prep.
+/// dynamic shared memory, for split-K what the split needs, for steps 12 to 16 their prep.
 pub struct StepLaunch<'a, T: Element> {
     step: Step,
     function: Function<'a>,
@@ -218,7 +220,7 @@ impl<T: Element> StepLaunch<'_, T> {
         self.split.as_ref().map(|split| split.split).or_else(wgmma)
     }
 
-    /// Enqueues what a step does once before its timed launches: steps 14's and 15's conversion of A
+    /// Enqueues what a step does once before its timed launches: steps 14 to 16's conversion of A
     /// and B ([`WgmmaLaunch::convert`]), which their launches then multiply; nothing for the others.
     ///
     /// # Safety
@@ -232,7 +234,7 @@ impl<T: Element> StepLaunch<'_, T> {
     }
 
     /// Enqueues one product C = A * B on `stream` (the views of the sizes the step was prepared for;
-    /// steps 14 and 15 multiply what [`StepLaunch::convert`] made of A and B).
+    /// steps 14 to 16 multiply what [`StepLaunch::convert`] made of A and B).
     ///
     /// # Safety
     /// `a`, `b` and `c` must point at device memory holding their `rows` x `cols` elements, row-major

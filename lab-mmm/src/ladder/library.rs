@@ -56,7 +56,7 @@ pub fn run_library<T: Gemm>(
 
 /// cuBLAS's row for `precision`: [`run_library`] in [`library_math`], or for bf16 cublasGemmEx on bf16
 /// copies of A and B, rounded on the host before the timed launches: the library's speed on bf16
-/// inputs (step 13's time includes its conversions, those of steps 14 and 15 do not).
+/// inputs (step 13's time includes its conversions, those of steps 14 to 16 do not).
 pub fn run_library_in<T: Gemm>(
     cublas: &Cublas,
     precision: Precision,

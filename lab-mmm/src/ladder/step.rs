@@ -1,7 +1,7 @@
 //! The ladder's rungs ([`Step`]): each step's name, kernel, precision and launch shape (threads, tile
 //! of C, dynamic shared memory, grid), with the shared memory of the kernels' stages as
 //! `kernels/cuda/mmm_ladder.cu` sizes them. It depends on the kernels' images, the slides' mmm and
-//! [`crate::wgmma`] (the shape of steps 12 to 15), on nothing else of the ladder: the rest of the ladder
+//! [`crate::wgmma`] (the shape of steps 12 to 16), on nothing else of the ladder: the rest of the ladder
 //! depends on it.
 
 use kernels::KernelImage;
@@ -47,17 +47,19 @@ pub enum Step {
     /// wgmma on bf16 copies of A and B^T, both read from shared memory: precision "bf16".
     WgmmaBf16,
     /// Step 13's GEMM alone, on bf16 copies made before the timed launches as cuBLAS's bf16 row's are,
-    /// each stage given back as soon as it is read, every block as many tiles.
+    /// each stage given back as soon as it is read, the grid no wider than its rounds of tiles need.
     WgmmaBf16Once,
     /// Step 14 in clusters of two blocks that share B^T's tiles, multicast by TMA.
     WgmmaBf16Pair,
+    /// Step 14 storing C through shared memory by TMA, while the next tile's multiply-adds run.
+    WgmmaBf16Stored,
 }
 
 /// The slides' BLOCK_SIZE for the first rung: the faster of the two on an H200.
 pub const TILED_BLOCK_SIZE: u32 = 32;
 
 impl Step {
-    pub const ALL: [Step; 16] = [
+    pub const ALL: [Step; 17] = [
         Step::Tiled,
         Step::RegisterBlocked,
         Step::WideLoads,
@@ -74,6 +76,7 @@ impl Step {
         Step::WgmmaBf16,
         Step::WgmmaBf16Once,
         Step::WgmmaBf16Pair,
+        Step::WgmmaBf16Stored,
     ];
 
     pub fn name(self) -> &'static str {
@@ -92,8 +95,9 @@ impl Step {
             Step::SplitTf32 => "11. split-K on step 8 (tf32)",
             Step::WgmmaTf32 => "12. wgmma + TMA, warp-specialized (tf32)",
             Step::WgmmaBf16 => "13. wgmma + TMA (bf16)",
-            Step::WgmmaBf16Once => "14. bf16 converted before timing, as cuBLAS's",
+            Step::WgmmaBf16Once => "14. converted before timing, as cuBLAS's (bf16)",
             Step::WgmmaBf16Pair => "15. clusters of 2, B^T multicast by TMA (bf16)",
+            Step::WgmmaBf16Stored => "16. C stored by TMA, overlapping the next tile (bf16)",
         }
     }
 
@@ -119,7 +123,7 @@ impl Step {
             Step::SplitMmaTiled => "mma_tiled_split",
             Step::SplitTf32 if T::NAME != "f32" => return None,
             Step::SplitTf32 => return Some("mma_tiled_split_tf32".to_string()),
-            Step::WgmmaTf32 | Step::WgmmaBf16 | Step::WgmmaBf16Once | Step::WgmmaBf16Pair => {
+            Step::WgmmaTf32 | Step::WgmmaBf16 | Step::WgmmaBf16Once | Step::WgmmaBf16Pair | Step::WgmmaBf16Stored => {
                 return self
                     .gemm()
                     .filter(|_| T::NAME == "f32")
@@ -130,11 +134,11 @@ impl Step {
     }
 
     /// The precision the step computes in with matrices of `T`: `T`'s own, but TF32 for steps 8, 11 and
-    /// 12 and bf16 for steps 13 to 15.
+    /// 12 and bf16 for steps 13 to 16.
     pub fn precision<T: Element>(self) -> Precision {
         match (self, T::NAME) {
             (Step::Tf32 | Step::SplitTf32 | Step::WgmmaTf32, _) => Precision::Tf32,
-            (Step::WgmmaBf16 | Step::WgmmaBf16Once | Step::WgmmaBf16Pair, _) => Precision::Bf16,
+            (Step::WgmmaBf16 | Step::WgmmaBf16Once | Step::WgmmaBf16Pair | Step::WgmmaBf16Stored, _) => Precision::Bf16,
             (_, "f64") => Precision::F64,
             _ => Precision::F32,
         }
@@ -152,7 +156,9 @@ impl Step {
     pub fn image(self) -> &'static KernelImage {
         match self {
             Step::Tiled => kernels::mmm_for_block_size(TILED_BLOCK_SIZE).expect("BLOCK_SIZE 32 is compiled"),
-            Step::WgmmaTf32 | Step::WgmmaBf16 | Step::WgmmaBf16Once | Step::WgmmaBf16Pair => &kernels::MMM_WGMMA,
+            Step::WgmmaTf32 | Step::WgmmaBf16 | Step::WgmmaBf16Once | Step::WgmmaBf16Pair | Step::WgmmaBf16Stored => {
+                &kernels::MMM_WGMMA
+            }
             _ => &kernels::MMM_LADDER,
         }
     }
@@ -164,6 +170,7 @@ impl Step {
             Step::WgmmaBf16 => Some(Gemm::Bf16),
             Step::WgmmaBf16Once => Some(Gemm::Bf16Once),
             Step::WgmmaBf16Pair => Some(Gemm::Bf16Pair),
+            Step::WgmmaBf16Stored => Some(Gemm::Bf16Stored),
             _ => None,
         }
     }
@@ -201,8 +208,9 @@ impl Step {
             Step::SplitTf32 => Step::Tf32.shape(),
             // A producer warpgroup and two consumers, stages of 128 bytes of k (wgmma.rs); step 12 takes
             // narrower tiles on a small C (wgmma::tile).
-            Step::WgmmaTf32 | Step::WgmmaBf16 | Step::WgmmaBf16Once | Step::WgmmaBf16Pair => {
-                (wgmma::THREADS, wgmma::TILE, wgmma::SHARED_BYTES)
+            Step::WgmmaTf32 | Step::WgmmaBf16 | Step::WgmmaBf16Once | Step::WgmmaBf16Pair | Step::WgmmaBf16Stored => {
+                let gemm = self.gemm().expect("a wgmma step has a GEMM");
+                (wgmma::THREADS, wgmma::TILE, gemm.shared_bytes())
             }
         }
     }
@@ -323,7 +331,7 @@ mod tests {
                 }
             }
         }
-        // Steps 12 to 15: f32 matrices, Hopper only.
+        // Steps 12 to 16: f32 matrices, Hopper only.
         assert_eq!(
             (
                 Step::WgmmaTf32.c_name::<f32>().as_deref(),
@@ -435,7 +443,7 @@ mod tests {
         assert_eq!(Step::of_precision::<f32>(Precision::Tf32), [Tf32, SplitTf32, WgmmaTf32]);
         assert_eq!(
             Step::of_precision::<f32>(Precision::Bf16),
-            [WgmmaBf16, WgmmaBf16Once, WgmmaBf16Pair]
+            [WgmmaBf16, WgmmaBf16Once, WgmmaBf16Pair, WgmmaBf16Stored]
         );
         assert!(Step::of_precision::<f64>(Precision::Tf32).is_empty());
         assert!(Step::of_precision::<f64>(Precision::Bf16).is_empty());
@@ -467,18 +475,19 @@ mod tests {
         );
     }
 
-    /// Steps 12 to 15 come last, numbered as the table and the precision line number them; each step
+    /// Steps 12 to 16 come last, numbered as the table and the precision line number them; each step
     /// has the shape of mmm_wgmma.cu: 384 threads, 128 x 256 tiles (step 12's narrower ones on a small
-    /// C: wgmma.rs), 192 KiB of stages.
+    /// C: wgmma.rs), 192 KiB of stages (and step 16's store buffers).
     #[test]
-    fn the_wgmma_steps_are_12_to_15_with_the_kernels_shape() {
+    fn the_wgmma_steps_are_12_to_16_with_the_kernels_shape() {
         assert_eq!(
             &Step::ALL[12..],
             [
                 Step::WgmmaTf32,
                 Step::WgmmaBf16,
                 Step::WgmmaBf16Once,
-                Step::WgmmaBf16Pair
+                Step::WgmmaBf16Pair,
+                Step::WgmmaBf16Stored
             ]
         );
         for (index, step) in Step::ALL.into_iter().enumerate() {
@@ -489,6 +498,8 @@ mod tests {
         assert_eq!(Step::WgmmaBf16.shape(), (384, (128, 256), 197632));
         assert_eq!(Step::WgmmaTf32.shape(), Step::WgmmaBf16.shape());
         assert_eq!(Step::WgmmaBf16Pair.shape(), Step::WgmmaBf16.shape());
+        // Step 16: two 8 KiB store buffers per consumer past the stages, 225 KiB of the 227.
+        assert_eq!(Step::WgmmaBf16Stored.shape(), (384, (128, 256), 197632 + 32768));
         assert_eq!(
             (
                 Step::WgmmaTf32.gemm(),
