@@ -50,7 +50,7 @@ const NARROW_BOX_ROWS: u32 = KBYTES / 4;
 
 /// Which of mmm_wgmma.cu's GEMMs a step runs, and when its operands are made.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Gemm {
+pub enum WgmmaGemm {
     /// Step 12: TF32, the prep kernels inside each launch.
     Tf32,
     /// Step 13: bf16, converted inside each launch.
@@ -63,30 +63,30 @@ pub enum Gemm {
     Bf16Stored,
 }
 
-impl Gemm {
+impl WgmmaGemm {
     /// What its tensor cores read.
     pub fn operand(self) -> Operand {
         match self {
-            Gemm::Tf32 => Operand::Tf32,
-            Gemm::Bf16 | Gemm::Bf16Once | Gemm::Bf16Pair | Gemm::Bf16Stored => Operand::Bf16,
+            WgmmaGemm::Tf32 => Operand::Tf32,
+            WgmmaGemm::Bf16 | WgmmaGemm::Bf16Once | WgmmaGemm::Bf16Pair | WgmmaGemm::Bf16Stored => Operand::Bf16,
         }
     }
 
     /// Its kernel's name in mmm_wgmma.cu.
     pub fn kernel(self) -> &'static str {
         match self {
-            Gemm::Tf32 => "wgmma_tma_tf32",
-            Gemm::Bf16 => "wgmma_tma_bf16",
-            Gemm::Bf16Once => "wgmma_tma_bf16_once",
-            Gemm::Bf16Pair => "wgmma_tma_bf16_pair",
-            Gemm::Bf16Stored => "wgmma_tma_bf16_stored",
+            WgmmaGemm::Tf32 => "wgmma_tma_tf32",
+            WgmmaGemm::Bf16 => "wgmma_tma_bf16",
+            WgmmaGemm::Bf16Once => "wgmma_tma_bf16_once",
+            WgmmaGemm::Bf16Pair => "wgmma_tma_bf16_pair",
+            WgmmaGemm::Bf16Stored => "wgmma_tma_bf16_stored",
         }
     }
 
     /// The dynamic shared memory its kernel launches with: the stages, and step 16's store buffers.
     pub fn shared_bytes(self) -> u32 {
         match self {
-            Gemm::Bf16Stored => SHARED_BYTES + STORE_BYTES,
+            WgmmaGemm::Bf16Stored => SHARED_BYTES + STORE_BYTES,
             _ => SHARED_BYTES,
         }
     }
@@ -94,7 +94,7 @@ impl Gemm {
     /// Blocks in a cluster, as the kernel's `__cluster_dims__`.
     fn cluster(self) -> u32 {
         match self {
-            Gemm::Bf16Pair => 2,
+            WgmmaGemm::Bf16Pair => 2,
             _ => 1,
         }
     }
@@ -102,7 +102,7 @@ impl Gemm {
     /// Whether its operands are converted before the timed launches ([`WgmmaLaunch::convert`]), not
     /// in each.
     fn converts_once(self) -> bool {
-        matches!(self, Gemm::Bf16Once | Gemm::Bf16Pair | Gemm::Bf16Stored)
+        matches!(self, WgmmaGemm::Bf16Once | WgmmaGemm::Bf16Pair | WgmmaGemm::Bf16Stored)
     }
 }
 
@@ -273,7 +273,7 @@ fn cluster_tiles(tile: (u32, u32), (m, n): (u32, u32), cluster: u32) -> u32 {
 /// where C's tiles ([`tile`]) still leave multiprocessors idle (256 x 256: 8 tiles of 128 x 64), as
 /// split-K does for steps 9 to 11 ([`Split::choose`], one cluster per `cluster` multiprocessors); one
 /// slice, C itself, elsewhere.
-pub fn split(gemm: Gemm, (m, k, n): (usize, usize, usize), multiprocessors: u32) -> Split {
+pub fn split(gemm: WgmmaGemm, (m, k, n): (usize, usize, usize), multiprocessors: u32) -> Split {
     let operand = gemm.operand();
     let stages = (k * operand.bytes()).div_ceil(KBYTES as usize) as u32;
     let c = (m as u32, n as u32);
@@ -285,7 +285,7 @@ pub fn split(gemm: Gemm, (m, k, n): (usize, usize, usize), multiprocessors: u32)
 /// tiles, times the slices). Steps 14 to 16 take the fewest clusters that still need no more rounds
 /// of units (4096 x 4096: 512 tiles in 4 rounds of 128 blocks, none idle in the last; 132 blocks
 /// take 4 rounds as well, and leave 16 idle in the last).
-pub fn blocks(gemm: Gemm, tile: (u32, u32), (m, n): (u32, u32), slices: u32, multiprocessors: u32) -> u32 {
+pub fn blocks(gemm: WgmmaGemm, tile: (u32, u32), (m, n): (u32, u32), slices: u32, multiprocessors: u32) -> u32 {
     let cluster = gemm.cluster();
     let units = cluster_tiles(tile, (m, n), cluster) * slices;
     let clusters = (multiprocessors / cluster).max(1);
@@ -358,7 +358,7 @@ impl Read {
 /// buffers, the tile shape, the multiprocessors the grid fills, and where k is cut into slices, the
 /// slices' partial products and the kernel that sums them.
 pub struct WgmmaLaunch<'a> {
-    form: Gemm,
+    form: WgmmaGemm,
     /// m, k and n the buffers were made for.
     sizes: (i32, i32, i32),
     /// `form`'s kernel, looked up here by name: the launch below gives it its arguments.
@@ -384,7 +384,7 @@ impl<'a> WgmmaLaunch<'a> {
     /// module has the kernel that sums them).
     pub fn prepare(
         module: &'a Module,
-        form: Gemm,
+        form: WgmmaGemm,
         (m, k, n): (usize, usize, usize),
         multiprocessors: u32,
         slabs: impl FnOnce(Split) -> Result<Option<Slabs<'a, f32>>>,
@@ -492,7 +492,7 @@ impl<'a> WgmmaLaunch<'a> {
         // clusters of its __cluster_dims__ (`blocks` gives a multiple of them).
         let shared = self.form.shared_bytes();
         match self.form {
-            Gemm::Tf32 => {
+            WgmmaGemm::Tf32 => {
                 let narrow = i32::from(self.tile == NARROW_TILE);
                 // __global__ void wgmma_tma_tf32(const __grid_constant__ CUtensorMap a, const __grid_constant__ CUtensorMap b, MatrixView<float> c, int k, int stages_per_slice, int narrow)
                 // SAFETY: the arguments match that signature in type and order (CuTensorMap is
@@ -501,7 +501,7 @@ impl<'a> WgmmaLaunch<'a> {
                     launch!(gemm<<<grid, THREADS, shared, stream>>>(a_map, b_map, target, k, stages_per_slice, narrow))
                 })?;
             }
-            Gemm::Bf16Stored => {
+            WgmmaGemm::Bf16Stored => {
                 // Where TMA cannot write C, a map of zeros that the kernel, told so, does not read.
                 let c_map = store_map(target.data.as_raw(), (m as usize, n as usize), slices)?;
                 let tma_store = i32::from(c_map.is_some());
@@ -513,7 +513,7 @@ impl<'a> WgmmaLaunch<'a> {
                     launch!(gemm<<<grid, THREADS, shared, stream>>>(a_map, b_map, c_map, target, k, stages_per_slice, tma_store))
                 })?;
             }
-            Gemm::Bf16 | Gemm::Bf16Once | Gemm::Bf16Pair => {
+            WgmmaGemm::Bf16 | WgmmaGemm::Bf16Once | WgmmaGemm::Bf16Pair => {
                 // __global__ void wgmma_tma_bf16(const __grid_constant__ CUtensorMap a, const __grid_constant__ CUtensorMap b_t, MatrixView<float> c, int k, int stages_per_slice),
                 // wgmma_tma_bf16_once and wgmma_tma_bf16_pair the same
                 // SAFETY: as for the TF32 launch, with this signature.
@@ -672,13 +672,13 @@ mod tests {
         assert!(store_map(0x1004, (1000, 1000), 1).unwrap().is_none());
         let error = encode_tiled(raw::CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 0x1000, &[4], &[], &[4]).unwrap_err();
         assert!(error.to_string().starts_with("a tensor map of 1 dimensions"), "{error}");
-        assert_eq!(Gemm::Bf16Stored.shared_bytes(), SHARED_BYTES + 32768);
-        assert_eq!(Gemm::Bf16Once.shared_bytes(), SHARED_BYTES);
+        assert_eq!(WgmmaGemm::Bf16Stored.shared_bytes(), SHARED_BYTES + 32768);
+        assert_eq!(WgmmaGemm::Bf16Once.shared_bytes(), SHARED_BYTES);
         assert_eq!(
-            (Gemm::Bf16Stored.kernel(), Gemm::Bf16Stored.cluster()),
+            (WgmmaGemm::Bf16Stored.kernel(), WgmmaGemm::Bf16Stored.cluster()),
             ("wgmma_tma_bf16_stored", 1)
         );
-        assert!(Gemm::Bf16Stored.converts_once());
+        assert!(WgmmaGemm::Bf16Stored.converts_once());
     }
 
     /// As the kernel's constants: 192 KiB of stages and the alignment; the grid one block per
@@ -686,7 +686,7 @@ mod tests {
     #[test]
     fn shared_memory_holds_the_stages_and_the_grid_one_block_per_multiprocessor() {
         assert_eq!(SHARED_BYTES, 4 * (16384 + 32768) + 1024);
-        let (tf32, bf16) = (Gemm::Tf32, Gemm::Bf16);
+        let (tf32, bf16) = (WgmmaGemm::Tf32, WgmmaGemm::Bf16);
         assert_eq!(blocks(bf16, TILE, (4096, 4096), 1, 132), 132);
         assert_eq!(blocks(bf16, TILE, (1, 1), 1, 132), 1);
         assert_eq!(blocks(bf16, TILE, (256, 8192), 1, 132), 64);
@@ -700,7 +700,7 @@ mod tests {
     /// the last one where that can be helped; clusters of two blocks, on tiles one above the other.
     #[test]
     fn steps_14_and_15_share_c_out_evenly_and_15_launches_pairs() {
-        let (once, pair) = (Gemm::Bf16Once, Gemm::Bf16Pair);
+        let (once, pair) = (WgmmaGemm::Bf16Once, WgmmaGemm::Bf16Pair);
         // 512 tiles: 4 rounds of 128 blocks; 256 pairs: 4 rounds of 64 pairs.
         assert_eq!(blocks(once, TILE, (4096, 4096), 1, 132), 128);
         assert_eq!(blocks(pair, TILE, (4096, 4096), 1, 132), 128);
@@ -714,8 +714,8 @@ mod tests {
         // 19 x 7 = 133 tiles: 2 rounds of 67 blocks; 10 x 7 = 70 pairs: 2 rounds of 35 pairs.
         assert_eq!(blocks(once, TILE, (19 * 128, 7 * 256), 1, 132), 67);
         assert_eq!(blocks(pair, TILE, (19 * 128, 7 * 256), 1, 132), 2 * 35);
-        assert_eq!((once.cluster(), pair.cluster(), Gemm::Bf16.cluster()), (1, 2, 1));
-        assert!(once.converts_once() && pair.converts_once() && !Gemm::Bf16.converts_once());
+        assert_eq!((once.cluster(), pair.cluster(), WgmmaGemm::Bf16.cluster()), (1, 2, 1));
+        assert!(once.converts_once() && pair.converts_once() && !WgmmaGemm::Bf16.converts_once());
         assert_eq!(pair.kernel(), "wgmma_tma_bf16_pair");
     }
 
@@ -744,21 +744,21 @@ mod tests {
             } = split(gemm, sizes, 132);
             (slices, tiles_per_slice)
         };
-        assert_eq!(slices(Gemm::Tf32, (1024, 1024, 1024)), (1, 32));
-        assert_eq!(slices(Gemm::Bf16, (1024, 1024, 1024)), (2, 8));
-        assert_eq!(slices(Gemm::Bf16Once, (1024, 1024, 1024)), (2, 8));
-        assert_eq!(slices(Gemm::Tf32, (4096, 4096, 4096)), (1, 128));
-        assert_eq!(slices(Gemm::Tf32, (2048, 2048, 2048)), (1, 64));
+        assert_eq!(slices(WgmmaGemm::Tf32, (1024, 1024, 1024)), (1, 32));
+        assert_eq!(slices(WgmmaGemm::Bf16, (1024, 1024, 1024)), (2, 8));
+        assert_eq!(slices(WgmmaGemm::Bf16Once, (1024, 1024, 1024)), (2, 8));
+        assert_eq!(slices(WgmmaGemm::Tf32, (4096, 4096, 4096)), (1, 128));
+        assert_eq!(slices(WgmmaGemm::Tf32, (2048, 2048, 2048)), (1, 64));
         // 8 narrow tiles: 16 slices of 16 stages.
-        assert_eq!(slices(Gemm::Tf32, (256, 8192, 256)), (16, 16));
+        assert_eq!(slices(WgmmaGemm::Tf32, (256, 8192, 256)), (16, 16));
         // 66 stages on 2 x 5 narrow tiles: 8 slices of 9 (none under 8 stages), the last of 3; bf16's 33
         // stages on 2 x 2 tiles in 4 slices of 9, the last of 6.
-        assert_eq!(slices(Gemm::Tf32, (129, 2085, 257)), (8, 9));
-        assert_eq!(slices(Gemm::Bf16, (129, 2085, 257)), (4, 9));
+        assert_eq!(slices(WgmmaGemm::Tf32, (129, 2085, 257)), (8, 9));
+        assert_eq!(slices(WgmmaGemm::Bf16, (129, 2085, 257)), (4, 9));
         // In pairs: 1 x 2 units on 66 pairs of multiprocessors.
-        assert_eq!(slices(Gemm::Bf16Pair, (129, 2085, 257)), (4, 9));
+        assert_eq!(slices(WgmmaGemm::Bf16Pair, (129, 2085, 257)), (4, 9));
         // 8 x 4 tiles, 4 x 4 pairs: 2 slices of 8 stages, as for the 32 tiles one by one.
-        assert_eq!(slices(Gemm::Bf16Pair, (1024, 1024, 1024)), (2, 8));
-        assert_eq!(slices(Gemm::Tf32, (1, 1, 1)), (1, 1));
+        assert_eq!(slices(WgmmaGemm::Bf16Pair, (1024, 1024, 1024)), (2, 8));
+        assert_eq!(slices(WgmmaGemm::Tf32, (1, 1, 1)), (1, 1));
     }
 }

@@ -8,7 +8,7 @@ use kernels::KernelImage;
 use matrix::mmm::MmmKernel;
 use matrix::Element;
 
-use crate::wgmma::{self, Gemm};
+use crate::wgmma::{self, WgmmaGemm};
 use crate::Precision;
 
 /// One rung of the ladder.
@@ -164,13 +164,13 @@ impl Step {
     }
 
     /// Which of mmm_wgmma.cu's GEMMs a wgmma step runs; `None` for the other steps.
-    pub fn gemm(self) -> Option<Gemm> {
+    pub fn gemm(self) -> Option<WgmmaGemm> {
         match self {
-            Step::WgmmaTf32 => Some(Gemm::Tf32),
-            Step::WgmmaBf16 => Some(Gemm::Bf16),
-            Step::WgmmaBf16Once => Some(Gemm::Bf16Once),
-            Step::WgmmaBf16Pair => Some(Gemm::Bf16Pair),
-            Step::WgmmaBf16Stored => Some(Gemm::Bf16Stored),
+            Step::WgmmaTf32 => Some(WgmmaGemm::Tf32),
+            Step::WgmmaBf16 => Some(WgmmaGemm::Bf16),
+            Step::WgmmaBf16Once => Some(WgmmaGemm::Bf16Once),
+            Step::WgmmaBf16Pair => Some(WgmmaGemm::Bf16Pair),
+            Step::WgmmaBf16Stored => Some(WgmmaGemm::Bf16Stored),
             _ => None,
         }
     }
@@ -507,7 +507,12 @@ mod tests {
                 Step::WgmmaBf16Pair.gemm(),
                 Step::Tf32.gemm()
             ),
-            (Some(Gemm::Tf32), Some(Gemm::Bf16), Some(Gemm::Bf16Pair), None)
+            (
+                Some(WgmmaGemm::Tf32),
+                Some(WgmmaGemm::Bf16),
+                Some(WgmmaGemm::Bf16Pair),
+                None
+            )
         );
         assert_eq!(
             (Step::WgmmaTf32.split_of(), Step::WgmmaBf16Once.split_of()),
