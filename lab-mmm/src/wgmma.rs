@@ -482,7 +482,7 @@ impl<'a> WgmmaLaunch<'a> {
         // The GEMM writes C itself, or with more than one slice the slabs, which sum_slices adds into C.
         let target = self.slabs.as_ref().map_or(c, |slabs| slabs.view(m, n));
         let (gemm, stages_per_slice) = (&self.gemm, stages_per_slice as i32);
-        // Both launches: `gemm` is the kernel named, looked up by name in `prepare`. The maps describe
+        // Each launch: `gemm` is the kernel named, looked up by name in `prepare`. The maps describe
         // the caller's A and B (views of the sizes prepared for, checked above, whose memory is this
         // function's contract) or this struct's copies of them, freed only after a synchronize (Drop).
         // `target` is C (the caller's view, likewise) or the slabs, `slices` x m x n floats
