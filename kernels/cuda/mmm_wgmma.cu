@@ -539,15 +539,15 @@ __device__ __forceinline__ void consume(const Pipeline& p, MatrixView<float> c) 
         wgmma_wait<0>();
         fence_accumulators(d);
         if (IN_FLIGHT == 1 && arrives) free_stage<CLUSTER>(p, previous);
-        if (TMA_STORE && p.c_map != nullptr) {
-            if constexpr (TMA_STORE) {
+        if constexpr (TMA_STORE) {
+            if (p.c_map != nullptr) {
                 Tiles::store_through_shared(p.c_map, d, u.tm, u.tn, u.slice, consumer, c.rows,
                                             p.buffers + consumer * (STORE_BYTES / 2));
+                continue;
             }
-        } else {
-            const MatrixView<float> slab{c.rows, c.cols, c.data + (size_t)u.slice * c.rows * c.cols};
-            Tiles::store(slab, d, u.tm, u.tn, consumer);
         }
+        const MatrixView<float> slab{c.rows, c.cols, c.data + (size_t)u.slice * c.rows * c.cols};
+        Tiles::store(slab, d, u.tm, u.tn, consumer);
     }
     // The shared memory a bulk store reads must outlive it: the thread that issued them waits.
     if (TMA_STORE) asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
