@@ -97,9 +97,9 @@ pub(crate) fn run_cases<C>(
         }
         // The context the measured launches find made, with room for what their kernels print.
         let _held = roomy_context();
-        // ncu's own start and its report are no GPU work: only the launches hold the GPU, alone.
-        let alone = gpu_lock::Lease::take(gpu_lock::Mode::Exclusive, measure::ALONE_AT_MOST);
-        let measured = crate::exit::on_the_machine(alone).and_then(|_alone| (measure.run)(image, &measure.cases));
+        // ncu's own start and its report are no GPU work: only the launches hold the GPU, alone
+        // (`measure::alone`).
+        let measured = (measure.run)(image, &measure.cases, args.measure_whose);
         let row = match measured {
             Ok(()) => measure::ran("measured"),
             Err(err) => Row {
@@ -248,17 +248,25 @@ pub(crate) fn run_check<C>(
     // the GPU, so ncu's start overlaps them; it measures once they are done.
     let go = dir.path().join("go");
     let measured = check.measure.as_ref().map(|week| {
-        let prefix = dir.path().join("result-measured-");
-        let mut program = Command::new(&exe);
-        program
-            .args(child_args(&image_path, 0..=0, &prefix, false, check.child_flags, ""))
-            .arg("--measure-technique");
-        program
-            .arg("--measure-after")
-            .arg(&go)
-            .arg("--measure-parent")
-            .arg(std::process::id().to_string());
-        let csv = dir.path().join("measured.csv");
+        // A measured child launching `whose` kernels, ncu's counters into `csv`.
+        let child = |whose: measure::Whose, csv: PathBuf| -> Result<measure::MeasuredChild, NoResult> {
+            let prefix = dir.path().join(format!("result-measured-{}-", whose.flag()));
+            let mut program = Command::new(&exe);
+            program
+                .args(child_args(&image_path, 0..=0, &prefix, false, check.child_flags, ""))
+                .arg("--measure-technique")
+                .args(["--measure-whose", whose.flag()]);
+            program
+                .arg("--measure-after")
+                .arg(&go)
+                .arg("--measure-parent")
+                .arg(std::process::id().to_string());
+            Ok(measure::MeasuredChild {
+                under_ncu: week.under_ncu(&program, &csv)?,
+                csv,
+                result: case_process::result_file(&prefix, 0),
+            })
+        };
         // It may wait as long as every case may run, then run as long as a measurement may.
         let per_case = if sanitizer.is_some() {
             SANITIZED_LIMITS.total * tools.len() as u32
@@ -269,11 +277,31 @@ pub(crate) fn run_check<C>(
             silence: measure::LIMITS.silence,
             total: measure::LIMITS.total + per_case * check.cases.names.len() as u32,
         };
-        (
-            week,
-            week.under_ncu(&program, &csv)
-                .map(|under_ncu| (under_ncu, csv, case_process::result_file(&prefix, 0), limits)),
-        )
+        // Alone on a GPU, the child launches the student's kernels and ours; where checks share it,
+        // ours are measured once for all of them (`measure::Ours`).
+        let prepared = (|| -> Result<measure::Measuring, NoResult> {
+            let ours = match week.ours_file(check.lab, &check.cases.hash) {
+                Some(file) => Some(measure::Ours {
+                    child: child(measure::Whose::Ours, measure::Ours::partial(&file))?,
+                    file,
+                    per_case: week.launches_per_case / 2,
+                    cases: week.cases.len(),
+                }),
+                None => None,
+            };
+            let whose = if ours.is_some() {
+                measure::Whose::Theirs
+            } else {
+                measure::Whose::Both
+            };
+            Ok(measure::Measuring {
+                child: child(whose, dir.path().join("measured.csv"))?,
+                ours,
+                limits,
+                deadline,
+            })
+        })();
+        (week, prepared)
     });
     let mut races = None;
     // Alone on a GPU, the measured child starts now and waits for the cases, so that ncu's start
@@ -283,12 +311,8 @@ pub(crate) fn run_check<C>(
     // (issue 65, run 1).
     let early = !gpu_lock::named();
     let (runs, measured) = std::thread::scope(|scope| {
-        let start = |prepared: Result<_, NoResult>| {
-            prepared.map(
-                |(under_ncu, csv, result, limits): (Command, PathBuf, PathBuf, Limits)| {
-                    scope.spawn(move || measure::launches(under_ncu, &csv, &result, limits, deadline))
-                },
-            )
+        let start = |prepared: Result<measure::Measuring, NoResult>| {
+            prepared.map(|measuring| scope.spawn(move || measuring.run()))
         };
         let (mut measuring, mut pending) = (None, None);
         if let Some((week, prepared)) = measured {

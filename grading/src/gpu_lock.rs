@@ -12,7 +12,8 @@
 //!
 //! A check's children take it themselves, only for that work: a case each of its timed loops
 //! ([`time_alone`]: from a kernel's warm-up to its timed launch's end), a case under compute-sanitizer
-//! its run, the measured child its launches (not while ncu starts or writes its report). Process
+//! its run, the measured child each kernel's launches ([`crate::measure::alone`]: not while ncu starts,
+//! loads the modules or writes its report). Process
 //! starts, CUDA contexts, the CPU's products, fresh inputs drawn, outputs checked and ncu's own work
 //! run beside other checks: in
 //! run 10 of issue 65 a week-3 check of an honest kernel held an H200 alone for 4.7 s of its 6.9 s,
@@ -138,13 +139,27 @@ impl Drop for Guard {
 /// that holds nothing). Blocks until the GPU is held, and adds the wait to [`waited`]; an error (a
 /// file that cannot be opened or locked) names the file.
 pub fn lock(mode: Mode) -> Result<Guard> {
-    let named = std::env::var_os(ENV).filter(|path| !path.is_empty());
-    counted(named.as_deref().map(Path::new), mode)
+    counted(path().as_deref(), mode)
 }
 
 /// Whether a lock file is named ([`ENV`]): whether this lab shares its GPU with other checks.
 pub fn named() -> bool {
-    std::env::var_os(ENV).is_some_and(|path| !path.is_empty())
+    path().is_some()
+}
+
+/// The lock file [`ENV`] names, where it names one: in a private folder of the grading run, one per
+/// GPU, so that what the checks on one GPU share can lie beside it ([`crate::measure::Ours`]).
+pub fn path() -> Option<PathBuf> {
+    std::env::var_os(ENV).filter(|path| !path.is_empty()).map(PathBuf::from)
+}
+
+/// `path` (made where missing) held with an exclusive `flock(2)` until the file returned is dropped:
+/// one process at a time for work that is not the GPU's (one measurement of ours per grading run);
+/// no wait is counted.
+pub fn one_at_a_time(path: &Path) -> Result<File> {
+    let file = open(path)?;
+    flock(&file, libc::LOCK_EX, path)?;
+    Ok(file)
 }
 
 /// The GPU held alone, for timed work ([`Mode::Exclusive`]).
@@ -381,7 +396,7 @@ fn open(path: &Path) -> Result<File> {
         .truncate(false)
         .mode(0o600)
         .open(path)
-        .with_context(|| format!("opening the GPU lock {}", path.display()))
+        .with_context(|| format!("opening the lock {}", path.display()))
 }
 
 /// `flock(2)` with `operation` on `file` (at `path`, for the message), again where a signal broke the
@@ -395,7 +410,7 @@ fn flock(file: &File, operation: libc::c_int, path: &Path) -> Result<()> {
         }
         let err = std::io::Error::last_os_error();
         if err.kind() != std::io::ErrorKind::Interrupted {
-            return Err(err).with_context(|| format!("locking the GPU lock {}", path.display()));
+            return Err(err).with_context(|| format!("locking {}", path.display()));
         }
     }
 }

@@ -6,19 +6,26 @@
 //! rule rows with the measured value beside the bound and ours ("global loads per element: 128.0;
 //! at most 20.0; ours 8.0"), each rule's row from the first case that breaks it.
 //!
+//! Where checks share a GPU, ours are measured once per grading run and GPU ([`Ours`]) and each
+//! check's child launches the student's kernels alone ([`Whose`]).
+//!
 //! The counters come from ncu's own file, which the child's output cannot reach. Without ncu, or
 //! without permission to read the GPU's counters, every measured rule is MACHINE (issue 45): a rule
 //! that was not measured is never passed, and the machine, not the student, kept it from running.
 //! Any other measurement that gives no counters is a FAULT.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
 use crate::case_process::{self, Batch, Deadline, Limits, Slot};
+use crate::gpu_lock;
 use crate::row::{NoResult, Outcome, Row};
 use kernels::KernelImage;
 use profiler::counters::{self, Launch};
+
+/// What launches a week's kernels in the measured child ([`Measure::run`]).
+pub type MeasuredRun<C> = dyn Fn(&KernelImage, &[C], Whose) -> anyhow::Result<()>;
 
 /// A week's measured rules: the cases measured, what ncu reads, and how the launches become rows.
 pub struct Measure<'a, C> {
@@ -35,13 +42,62 @@ pub struct Measure<'a, C> {
     pub newer_metrics: &'a [(u32, &'a str)],
     /// ncu's `--kernel-name` filter (`regex:^mmm_f(32|64)$`): the kernels whose launches count.
     pub kernels: &'a str,
-    /// The launches `run` makes per case (the student's and ours, each once or twice).
+    /// The launches `run` makes per case with [`Whose::Both`]: the student's, then as many of ours
+    /// (each once or twice).
     pub launches_per_case: usize,
-    /// In the child: launches the student's kernels (of the image given), then ours, on each case.
-    pub run: &'a dyn Fn(&KernelImage, &[C]) -> anyhow::Result<()>,
+    /// In the child: on each case, the student's kernels (of the image given) and then ours, or only
+    /// the side [`Whose`] names, each kernel's launches in [`alone`].
+    pub run: &'a MeasuredRun<C>,
     /// One case's launches ([`Measure::launches_per_case`] of them, in the order `run` made them) into
     /// one row per rule, in the order of `rules`.
     pub judge: &'a dyn Fn(&C, &[Launch]) -> Vec<Row>,
+}
+
+/// Whose kernels a measured child launches (`--measure-whose`). Where checks share a GPU, ours are
+/// measured once per grading run ([`ours_once`]) and each check's child launches the student's alone:
+/// on an H200, ncu read a week-3 check's twelve kernels in six passes each, and ours were half of
+/// them (issue 65, run 25).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Whose {
+    /// The student's kernels, then ours, on each case: a check alone on its GPU.
+    #[default]
+    Both,
+    /// The student's alone.
+    Theirs,
+    /// Ours alone: the student's module is never loaded.
+    Ours,
+}
+
+impl Whose {
+    /// Whether the student's kernels run.
+    pub fn theirs(self) -> bool {
+        self != Whose::Ours
+    }
+
+    /// Whether ours run.
+    pub fn ours(self) -> bool {
+        self != Whose::Theirs
+    }
+
+    /// The value of `--measure-whose`.
+    pub fn flag(self) -> &'static str {
+        match self {
+            Whose::Both => "both",
+            Whose::Theirs => "theirs",
+            Whose::Ours => "ours",
+        }
+    }
+}
+
+/// In the measured child: one kernel's launches (`launch`: ncu replays each of them in it), holding
+/// the GPU alone where checks share it, for [`ALONE_AT_MOST`] at most. The child's start, its modules
+/// loaded and its inputs drawn run beside the others: in a week-3 check of ours on an H200, the
+/// measured run held the GPU 2.2 s, where ncu's passes over its kernels took about 1.5 s (issue 65,
+/// runs 24 and 25). A lock that cannot be taken is the machine's error.
+pub fn alone<R>(launch: impl FnOnce() -> anyhow::Result<R>) -> anyhow::Result<R> {
+    let lease = gpu_lock::Lease::take(gpu_lock::Mode::Exclusive, ALONE_AT_MOST);
+    let _alone = crate::exit::on_the_machine(lease)?;
+    launch()
 }
 
 /// How long the measured run may take once it may start: ncu replays each kernel a few times
@@ -81,6 +137,20 @@ impl<C> Measure<'_, C> {
         let mut under_ncu = counters::under_ncu(&ncu, &options, &metrics, csv);
         under_ncu.arg(program.get_program()).args(program.get_args());
         Ok(under_ncu)
+    }
+
+    /// Where checks share a GPU: the file in which our kernels' launches on the measured cases (ncu's
+    /// own file) are kept for every check of the grading run on that GPU ([`Ours`]), beside its lock
+    /// file ([`gpu_lock::path`]), named by what they depend on: the lab, its case set (`case_set`,
+    /// its hash), the kernels and metrics measured. None where no lock is named.
+    pub fn ours_file(&self, lab: &str, case_set: &str) -> Option<PathBuf> {
+        use std::hash::{Hash as _, Hasher as _};
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        (lab, case_set, self.kernels, self.metrics, self.newer_metrics).hash(&mut hasher);
+        (self.cases.len(), self.launches_per_case).hash(&mut hasher);
+        let mut name = gpu_lock::path()?.into_os_string();
+        name.push(format!(".ours-{:016x}.csv", hasher.finish()));
+        Some(PathBuf::from(name))
     }
 
     /// The metrics ncu reads on a GPU of architecture `arch` (86 for compute capability 8.6): every
@@ -181,16 +251,11 @@ pub fn at_grading(rows: Vec<Row>) -> Vec<Row> {
 /// send among them) and a report missing or unreadable after a run that ended well are the
 /// machine's; a run that failed or ran past its time is a fault (the same kernel runs in the cases,
 /// so a kernel that hangs or crashes fails there too, and cannot hide behind MACHINE here).
-pub fn launches(
-    under_ncu: Command,
-    csv: &Path,
-    result: &Path,
-    limits: Limits,
-    deadline: Option<Deadline>,
-) -> Result<Vec<Launch>, NoResult> {
+fn launches(child: MeasuredChild, limits: Limits, deadline: Option<Deadline>) -> Result<Vec<Launch>, NoResult> {
+    let MeasuredChild { under_ncu, csv, result } = child;
     let slot = [Slot {
         case: "measured".to_string(),
-        result: result.to_path_buf(),
+        result,
     }];
     let batch = Batch {
         cases: &slot,
@@ -200,7 +265,7 @@ pub fn launches(
         boundary: "",
     };
     let run = case_process::run(under_ncu, &batch, |_| {}).remove(0);
-    let text = std::fs::read_to_string(csv).unwrap_or_default();
+    let text = std::fs::read_to_string(&csv).unwrap_or_default();
     if let Some(line) = text.lines().find(|line| line.contains("ERR_NVGPUCTRPERM")) {
         return Err(NoResult::Machine(format!(
             "ncu may not read this GPU's counters here ({}); an administrator can allow it",
@@ -219,6 +284,103 @@ pub fn launches(
     }
     // The run ended well and ncu's report is missing or unreadable: ncu's own failure (issue 60).
     counters::parse_csv(&text).map_err(|err| NoResult::Machine(format!("ncu's counters could not be read: {err}")))
+}
+
+/// The student's launches and ours, measured apart, in the order one child launching both makes
+/// them: on each case, its `per_side` of the student's, then its `per_side` of ours. A count that is
+/// not the same on both sides is a fault.
+pub fn interleave(theirs: Vec<Launch>, ours: Vec<Launch>, per_side: usize) -> Result<Vec<Launch>, NoResult> {
+    if theirs.len() != ours.len() || per_side == 0 {
+        return Err(NoResult::Fault(format!(
+            "ncu measured {} launches of the student's kernels and {} of ours, not as many",
+            theirs.len(),
+            ours.len()
+        )));
+    }
+    let cases = theirs.chunks(per_side).zip(ours.chunks(per_side));
+    Ok(cases
+        .flat_map(|(theirs, ours)| theirs.iter().chain(ours))
+        .cloned()
+        .collect())
+}
+
+/// A measured child ready to start: ncu around this lab with the measuring flags, the file ncu
+/// writes its counters to, and the file the child's row goes to.
+pub struct MeasuredChild {
+    pub under_ncu: Command,
+    pub csv: PathBuf,
+    pub result: PathBuf,
+}
+
+/// Our kernels' launches kept for the checks that share a GPU ([`ours_once`]).
+pub struct Ours {
+    /// Where they are kept ([`Measure::ours_file`]).
+    pub file: PathBuf,
+    /// The child that measures them where they are not kept yet, writing ncu's file to
+    /// [`Ours::partial`].
+    pub child: MeasuredChild,
+    /// Our launches per case, as many as the student's: half of [`Measure::launches_per_case`].
+    pub per_case: usize,
+    /// The cases measured.
+    pub cases: usize,
+}
+
+impl Ours {
+    /// The file the child measuring ours writes before it is kept as `file`.
+    pub fn partial(file: &Path) -> PathBuf {
+        let mut path = file.as_os_str().to_owned();
+        path.push(".partial");
+        PathBuf::from(path)
+    }
+}
+
+/// What a check measures: the measured child ([`Whose::Both`] alone on a GPU, else
+/// [`Whose::Theirs`] with [`Ours`]) within `limits`, before `deadline`.
+pub struct Measuring {
+    pub child: MeasuredChild,
+    pub ours: Option<Ours>,
+    pub limits: Limits,
+    pub deadline: Option<Deadline>,
+}
+
+impl Measuring {
+    /// Every launch measured, in the order one child launching both sides makes them
+    /// ([`interleave`]). Needs no borrow of the week's [`Measure`], so it runs on a thread of its own
+    /// beside the cases.
+    pub fn run(self) -> Result<Vec<Launch>, NoResult> {
+        let Some(ours) = self.ours else {
+            return launches(self.child, self.limits, self.deadline);
+        };
+        let per_case = ours.per_case;
+        let ours = ours_once(ours, self.limits, self.deadline)?;
+        interleave(launches(self.child, self.limits, self.deadline)?, ours, per_case)
+    }
+}
+
+/// Our kernels' launches on the measured cases from [`Ours::file`], where an earlier check of the
+/// grading run measured them; else measured now by [`Ours::child`] (which launches ours alone,
+/// [`Whose::Ours`]) and kept there for the checks after this one. One check at a time reads or
+/// measures: the first of a class measures, the others wait for it. Counts of instructions and
+/// requests are the same on every launch of the same kernel on the same case; ours run in a child
+/// that loads no student's code, so nothing a submission does reaches another's measured rules.
+fn ours_once(ours: Ours, limits: Limits, deadline: Option<Deadline>) -> Result<Vec<Launch>, NoResult> {
+    let expected = ours.per_case * ours.cases;
+    let mut lock = ours.file.as_os_str().to_owned();
+    lock.push(".lock");
+    let _one = gpu_lock::one_at_a_time(Path::new(&lock)).map_err(|err| NoResult::Machine(format!("{err:#}")))?;
+    let kept = std::fs::read_to_string(&ours.file)
+        .ok()
+        .and_then(|text| counters::parse_csv(&text).ok());
+    if let Some(launches) = kept.filter(|launches| launches.len() == expected) {
+        return Ok(launches);
+    }
+    let partial = ours.child.csv.clone();
+    let launches = launches(ours.child, limits, deadline)?;
+    if launches.len() == expected {
+        // Where it cannot be kept, the next check measures ours again.
+        let _ = std::fs::rename(&partial, &ours.file);
+    }
+    Ok(launches)
 }
 
 /// In the measured child, before it touches the GPU: waits until `go` exists (the parent's cases are
@@ -326,7 +488,7 @@ mod tests {
 
     #[test]
     fn without_ncu_every_rule_is_machine_and_other_failures_a_fault() {
-        let run = |_: &KernelImage, _: &[()]| Ok(());
+        let run = |_: &KernelImage, _: &[()], _: Whose| Ok(());
         let judge = |_: &(), _: &[Launch]| {
             vec![Row {
                 case: "judged".to_string(),
@@ -381,13 +543,7 @@ mod tests {
         );
         // A child that writes no row (here `true`) is a fault too, wherever ncu is.
         let dir = common::private_dir::PrivateDir::new("measure-test").unwrap();
-        let found = launches(
-            Command::new("true"),
-            &dir.path().join("csv"),
-            &dir.path().join("row"),
-            LIMITS,
-            None,
-        );
+        let found = launches(child_of(Command::new("true"), dir.path()), LIMITS, None);
         assert!(found.is_err(), "{found:?}");
         if counters::ncu().is_err() {
             let why = measure
@@ -398,6 +554,74 @@ mod tests {
                 "{why:?}"
             );
         }
+    }
+
+    /// A child that runs `command`, its counters and its row in `dir`.
+    fn child_of(command: Command, dir: &Path) -> MeasuredChild {
+        MeasuredChild {
+            under_ncu: command,
+            csv: dir.join("csv"),
+            result: dir.join("row"),
+        }
+    }
+
+    /// A launch of `kernel` whose one metric is `value`.
+    fn launch(kernel: &str, value: f64) -> Launch {
+        Launch {
+            kernel: kernel.to_string(),
+            values: [("m__x.sum".to_string(), value)].into(),
+        }
+    }
+
+    /// Measured apart, the student's launches and ours come back in the order of one child that
+    /// launches both, case by case; counts that differ are a fault.
+    #[test]
+    fn the_students_launches_and_ours_interleave_case_by_case() {
+        let theirs = vec![launch("t", 1.0), launch("t", 2.0), launch("t", 3.0), launch("t", 4.0)];
+        let ours = vec![launch("o", 5.0), launch("o", 6.0), launch("o", 7.0), launch("o", 8.0)];
+        let values = |launches: Vec<Launch>| launches.iter().map(|l| l.value("m__x.sum")).collect::<Vec<_>>();
+        let both = interleave(theirs.clone(), ours.clone(), 2).unwrap();
+        assert_eq!(values(both), [1.0, 2.0, 5.0, 6.0, 3.0, 4.0, 7.0, 8.0]);
+        let both = interleave(theirs.clone(), ours.clone(), 1).unwrap();
+        assert_eq!(values(both), [1.0, 5.0, 2.0, 6.0, 3.0, 7.0, 4.0, 8.0]);
+        let short = interleave(theirs[..3].to_vec(), ours, 1).unwrap_err();
+        assert!(
+            matches!(&short, NoResult::Fault(why) if why.contains("3 launches of the student's kernels and 4 of ours")),
+            "{short:?}"
+        );
+        assert!(Whose::Both.theirs() && Whose::Both.ours());
+        assert!(Whose::Theirs.theirs() && !Whose::Theirs.ours());
+        assert!(!Whose::Ours.theirs() && Whose::Ours.ours());
+    }
+
+    /// Ours are measured once: where the file holds as many launches as expected, they are read and no
+    /// child runs; where it holds another count, or nothing, the child runs, and one that fails leaves
+    /// nothing kept.
+    #[test]
+    fn ours_kept_are_read_and_not_measured_again() {
+        let dir = common::private_dir::PrivateDir::new("ours-test").unwrap();
+        let file = dir.path().join("ours.csv");
+        let ours = |per_case: usize| Ours {
+            file: file.clone(),
+            // A child that would fail: no row, no counters.
+            child: child_of(Command::new("false"), dir.path()),
+            per_case,
+            cases: 2,
+        };
+        let csv = "\"ID\",\"Kernel Name\",\"m__x.sum\"\n\"\",\"\",\"\"\n\"0\",\"mmm_f64\",\"1,024\"\n\"1\",\"mmm_f32\",\"7\"\n";
+        std::fs::write(&file, csv).unwrap();
+        let kept = ours_once(ours(1), LIMITS, None).unwrap();
+        assert_eq!(
+            kept.iter().map(|l| l.value("m__x.sum")).collect::<Vec<_>>(),
+            [1024.0, 7.0]
+        );
+        assert!(
+            ours_once(ours(2), LIMITS, None).is_err(),
+            "4 expected, 2 kept: measured, and the child fails"
+        );
+        std::fs::remove_file(&file).unwrap();
+        assert!(ours_once(ours(1), LIMITS, None).is_err());
+        assert!(!file.exists(), "a failed measurement keeps nothing");
     }
 
     /// Issue 62: on a student's own machine, measured rules the machine kept from running are not run,
@@ -428,7 +652,7 @@ mod tests {
     /// the last case's.
     #[test]
     fn each_rule_shows_the_first_case_that_breaks_it_else_the_last() {
-        let run = |_: &KernelImage, _: &[f64]| Ok(());
+        let run = |_: &KernelImage, _: &[f64], _: Whose| Ok(());
         let judge = |case: &f64, launches: &[Launch]| {
             let name = format!("{case} ({} launches)", launches.len());
             vec![
@@ -468,7 +692,7 @@ mod tests {
     /// metric the GPU lacks.
     #[test]
     fn newer_metrics_are_read_only_from_their_architecture_on() {
-        let run = |_: &KernelImage, _: &[()]| Ok(());
+        let run = |_: &KernelImage, _: &[()], _: Whose| Ok(());
         let judge = |_: &(), _: &[Launch]| Vec::new();
         let measure = Measure {
             cases: vec![()],

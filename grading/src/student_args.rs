@@ -89,6 +89,9 @@ pub struct StudentArgs {
     /// Internal (--check's child processes): the child runs under ncu for the measured rules.
     #[arg(long, hide = true, requires = "check_case")]
     pub measure_technique: bool,
+    /// Internal (--check's child processes): whose kernels the measured child launches.
+    #[arg(long, hide = true, value_enum, default_value_t = crate::measure::Whose::Both, requires = "measure_technique")]
+    pub measure_whose: crate::measure::Whose,
     /// Internal (--check's child processes): the measured child waits for this file (the cases are
     /// done) before it touches the GPU, and for no parent that is gone (`--measure-parent`).
     #[arg(long, hide = true, requires_all = ["measure_technique", "measure_parent"])]

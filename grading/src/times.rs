@@ -3,6 +3,8 @@
 //! inputs of its own ([`fresh_inputs`], [`each_launch`]), and what their medians say ([`Times`]: the
 //! ratio, whether it is steady or suspiciously low, a time below the physical floor).
 
+use std::time::{Duration, Instant};
+
 use anyhow::{Context as _, Result};
 use common::timing::Timing;
 use common::verify::Random;
@@ -32,15 +34,19 @@ pub(crate) const MAX_SPREAD: f64 = 0.10;
 /// every launch; the table and the CSV flag it for a teacher to look at.
 pub const SUSPICIOUS_RATIO: f64 = 0.5;
 
-/// A case's timing stops once the student's timed launches have taken this long together, at least
-/// one launch in (issue 65: a correct kernel that prints from each of a million threads takes 2.5 s a
+/// A case's timing stops once the student's timed runs have taken this long together, at least one
+/// run in (issue 65: a correct kernel that prints from each of a million threads takes 2.5 s a
 /// launch on an H200, and twelve of them, with their warm-ups, held the GPU from a whole class for a
-/// minute). Ours takes milliseconds on any case, so such a kernel's ratio is in the hundreds or more
-/// after one launch, and more launches would only say so again. A kernel pays for it with its time:
-/// only one that slow is spared launches, and each launch spared is one check fewer (a slow kernel
-/// wrong on some launches only has fewer chances to be caught); the case's two checked launches and
-/// its first timed one still run.
-pub const STUDENT_BUDGET_MS: f64 = 1000.0;
+/// minute). A run's time is the longer of its wall-clock time (its warm-up, its inputs, the lines
+/// its kernel printed written out, its output read back and checked) and its timed launch's: in a
+/// check of that kernel on an H200 the cases held the GPU 38 s where the budget counted the timed
+/// launches alone (issue 65, run 24), while an honest kernel's twelve runs of the week's largest case
+/// take a few tenths of a second. Ours takes milliseconds on any case, so such a kernel's ratio is
+/// in the hundreds or more after one run, and more runs would only say so again. A kernel pays for
+/// it with its time: only one that slow is spared runs, and each run spared is one check fewer (a
+/// slow kernel wrong on some launches only has fewer chances to be caught); the case's two checked
+/// launches and its first timed run still run.
+pub const STUDENT_BUDGET: Duration = Duration::from_secs(1);
 
 /// The student's timed launches, each one checked ([`checked_runs`]).
 #[derive(Debug, Clone)]
@@ -48,21 +54,35 @@ pub struct Checked {
     pub timing: Timing,
     /// The first launch whose output was wrong: its index among these launches and what was wrong.
     pub wrong: Option<(usize, String)>,
+    /// What the runs took from [`STUDENT_BUDGET`].
+    pub spent: Duration,
 }
 
 /// `launches` timed runs of the student's kernel, each one checked (issue 39: every timed run is a
 /// checked run). `run` poisons the output, launches (its warm-up poisoned too), reads the output back
 /// and returns the timed launch's time with what is wrong with the output, if anything. A kernel that
 /// skips its work when the output is already there, or does it only while it is checked, fails.
-/// Fewer runs where the launches used up [`STUDENT_BUDGET_MS`].
-pub fn checked_runs(launches: usize, mut run: impl FnMut() -> Result<(Timing, Option<String>)>) -> Result<Checked> {
+/// Fewer runs where the runs used up [`STUDENT_BUDGET`].
+pub fn checked_runs(launches: usize, run: impl FnMut() -> Result<(Timing, Option<String>)>) -> Result<Checked> {
+    checked_runs_within(STUDENT_BUDGET, launches, run)
+}
+
+/// [`checked_runs`] within `budget`.
+fn checked_runs_within(
+    budget: Duration,
+    launches: usize,
+    mut run: impl FnMut() -> Result<(Timing, Option<String>)>,
+) -> Result<Checked> {
     let mut samples: Vec<f64> = Vec::with_capacity(launches);
-    let mut first_wrong = None;
+    let (mut first_wrong, mut spent) = (None, Duration::ZERO);
     for launch in 0..launches {
-        if over_budget(&samples) {
+        if spent >= budget {
             break;
         }
+        let started = Instant::now();
         let (timing, wrong) = run()?;
+        let timed = Duration::from_secs_f64(timing.samples_ms.iter().sum::<f64>().max(0.0) / 1e3);
+        spent += started.elapsed().max(timed);
         samples.extend(timing.samples_ms);
         if first_wrong.is_none() {
             first_wrong = wrong.map(|what| (launch, what));
@@ -71,6 +91,7 @@ pub fn checked_runs(launches: usize, mut run: impl FnMut() -> Result<(Timing, Op
     Ok(Checked {
         timing: Timing::gpu(samples),
         wrong: first_wrong,
+        spent,
     })
 }
 
@@ -103,11 +124,6 @@ pub fn each_launch<'a, T: 'a>(
     Ok(runs.timing)
 }
 
-/// Whether timed launches of `samples` (ms) used up [`STUDENT_BUDGET_MS`].
-fn over_budget(samples: &[f64]) -> bool {
-    samples.iter().sum::<f64>() >= STUDENT_BUDGET_MS
-}
-
 /// What [`CaseContext::time`] found: the times (none under compute-sanitizer), the student's
 /// fastest timed launch, and, as a case's finding, the first timed launch of the student's kernel
 /// that left a wrong output.
@@ -124,8 +140,8 @@ impl CaseContext {
     /// of its own (issue 29: a fair ratio). Over [`TIME_ROUNDS`] rounds, ours goes first in the even ones and theirs in the odd
     /// ones, so neither always meets the colder GPU; the medians are over every round's launches.
     /// Where checks share the GPU, each launch's timed loop holds it alone
-    /// ([`crate::gpu_lock::time_alone`]); no round starts once the student's launches used up
-    /// [`STUDENT_BUDGET_MS`].
+    /// ([`crate::gpu_lock::time_alone`]); no round starts once the student's runs used up
+    /// [`STUDENT_BUDGET`].
     /// `ours` must leave no result of ours in device memory when it returns (issue 39: poison its
     /// output), so that the student's next launch cannot find it. Nothing is timed under
     /// compute-sanitizer, where times mean nothing.
@@ -138,12 +154,14 @@ impl CaseContext {
             return Ok(Timed::default());
         }
         let (mut ours_ms, mut theirs_ms, mut wrong) = (Vec::new(), Vec::new(), None);
+        let mut spent = Duration::ZERO;
         for round in 0..TIME_ROUNDS {
-            if over_budget(&theirs_ms) {
+            if spent >= STUDENT_BUDGET {
                 break;
             }
             let mut student = || -> Result<()> {
                 let checked = theirs(TIMED_LAUNCHES)?;
+                spent += checked.spent;
                 theirs_ms.extend(checked.timing.samples_ms);
                 if wrong.is_none() {
                     wrong = checked.wrong.map(|(launch, what)| {
@@ -284,6 +302,7 @@ mod tests {
             Ok(Checked {
                 timing: Timing::gpu(samples),
                 wrong: None,
+                spent: Duration::ZERO,
             })
         };
         let timed = CaseContext { sanitized: false }.time(ours, theirs).unwrap();
@@ -332,6 +351,7 @@ mod tests {
             Ok(Checked {
                 timing: Timing::gpu(vec![1.0; launches]),
                 wrong,
+                spent: Duration::ZERO,
             })
         };
         let timed = CaseContext { sanitized: false }
@@ -343,6 +363,27 @@ mod tests {
         );
     }
 
+    /// [`STUDENT_BUDGET`] in milliseconds.
+    fn budget_ms() -> f64 {
+        STUDENT_BUDGET.as_secs_f64() * 1e3
+    }
+
+    /// Issue 65: a run counts for its wall-clock time where that is longer than its timed launch's (a
+    /// kernel whose printed lines take longer to write out than it runs): runs of 30 ms timed at
+    /// 1 ms each stop once past a budget of 50 ms, after two.
+    #[test]
+    fn a_run_counts_for_its_wall_clock_time() {
+        let mut runs = 0;
+        let checked = checked_runs_within(Duration::from_millis(50), TIMED_LAUNCHES, || {
+            runs += 1;
+            std::thread::sleep(Duration::from_millis(30));
+            Ok((Timing::gpu(vec![1.0]), None))
+        })
+        .unwrap();
+        assert_eq!((runs, checked.timing.samples_ms.len()), (2, 2));
+        assert!(checked.spent >= Duration::from_millis(60), "{:?}", checked.spent);
+    }
+
     /// Issue 65: a kernel that takes seconds a launch is timed until its launches used up the
     /// budget, at least once, and no round starts after that; ours ran in every round that did.
     #[test]
@@ -350,7 +391,7 @@ mod tests {
         let mut runs = 0;
         let checked = checked_runs(TIMED_LAUNCHES, || {
             runs += 1;
-            Ok((Timing::gpu(vec![STUDENT_BUDGET_MS * 0.6]), None))
+            Ok((Timing::gpu(vec![budget_ms() * 0.6]), None))
         })
         .unwrap();
         assert_eq!(
@@ -368,22 +409,19 @@ mod tests {
                 |launches| {
                     checked_runs(launches, || {
                         their_launches += 1;
-                        Ok((Timing::gpu(vec![2.0 * STUDENT_BUDGET_MS]), None))
+                        Ok((Timing::gpu(vec![2.0 * budget_ms()]), None))
                     })
                 },
             )
             .unwrap();
         assert_eq!((ours_rounds, their_launches), (1, 1), "one round, one launch of theirs");
         let times = timed.times.unwrap();
-        assert_eq!((times.student_ms, times.ours_ms), (2.0 * STUDENT_BUDGET_MS, 1.0));
+        assert_eq!((times.student_ms, times.ours_ms), (2.0 * budget_ms(), 1.0));
         // A kernel just under the budget gets every launch.
         let mut fast = 0;
         checked_runs(TIMED_LAUNCHES, || {
             fast += 1;
-            Ok((
-                Timing::gpu(vec![STUDENT_BUDGET_MS / (TIMED_LAUNCHES as f64 + 1.0)]),
-                None,
-            ))
+            Ok((Timing::gpu(vec![budget_ms() / (TIMED_LAUNCHES as f64 + 1.0)]), None))
         })
         .unwrap();
         assert_eq!(fast, TIMED_LAUNCHES);

@@ -12,7 +12,7 @@ use common::gpu::Gpu;
 use common::verify::{Poison, Random};
 use grading::cases_file::{field, CaseFormat, CaseSet};
 use grading::kernel_week::KernelWeek;
-use grading::measure::{per_thread, rule_row, Bound, Measure};
+use grading::measure::{self, per_thread, rule_row, Bound, Measure, Whose};
 use grading::{
     checked_runs, each_launch, first_mismatch, fresh_inputs, on_the_machine, written, written_once, CaseContext, Entry,
     FirstWrong, Outcome, Row,
@@ -234,8 +234,9 @@ fn measure() -> Measure<'static, Case> {
     }
 }
 
-/// In the measured child: the student's tracer, then ours (each a warm-up and one render).
-fn measured_launches(student: &KernelImage, cases: &[Case]) -> Result<()> {
+/// In the measured child: the student's tracer, then ours (each a warm-up and one render, alone on the
+/// GPU), or only the side `whose` names.
+fn measured_launches(student: &KernelImage, cases: &[Case], whose: Whose) -> Result<()> {
     let case = cases.first().context("no case to measure")?;
     let (view, spheres) = (
         View::new(case.width, case.height)?,
@@ -246,8 +247,10 @@ fn measured_launches(student: &KernelImage, cases: &[Case]) -> Result<()> {
         let ours = gpu.load(&kernels::TRACER)?;
         Ok((gpu, ours))
     })())?;
-    for module in [gpu.load(student)?, ours] {
-        DeviceScene::new(&module, &spheres, view)?.render(&module, Variant::Constant, 1)?;
+    let theirs = whose.theirs().then(|| gpu.load(student)).transpose()?;
+    for module in theirs.iter().chain(whose.ours().then_some(&ours)) {
+        let mut scene = DeviceScene::new(module, &spheres, view)?;
+        measure::alone(|| scene.render(module, Variant::Constant, 1))?;
     }
     Ok(())
 }

@@ -14,7 +14,7 @@ use common::verify::Random;
 use grading::cases_file::{choice, field, CaseFormat, CaseSet};
 use grading::guard::Guarded;
 use grading::kernel_week::KernelWeek;
-use grading::measure::{rule_row, Bound, Measure};
+use grading::measure::{self, rule_row, Bound, Measure, Whose};
 use grading::ptx;
 use grading::{
     checked_runs, each_launch, first_mismatch, fresh_inputs, on_the_machine, shown, CaseContext, Entry, FirstWrong,
@@ -552,13 +552,15 @@ fn machine_first() -> Result<(Gpu, cust::module::Module, Guarded<Tally>)> {
     })())
 }
 
-/// In the measured child: the student's tree, then ours (each a warm-up and one run).
-fn measured_launches(student: &KernelImage, problems: &[Problem]) -> Result<()> {
+/// In the measured child: the student's tree, then ours (each a warm-up and one run, alone on the
+/// GPU), or only the side `whose` names.
+fn measured_launches(student: &KernelImage, problems: &[Problem], whose: Whose) -> Result<()> {
     let problem = problems.first().context("no problem to measure")?;
     let (gpu, ours, tally) = machine_first()?;
-    let theirs = gpu.load(student)?;
-    device_driven_into(&theirs, problem, &tally, 1)?;
-    device_driven_into(&ours, problem, &tally, 1)?;
+    let theirs = whose.theirs().then(|| gpu.load(student)).transpose()?;
+    for module in theirs.iter().chain(whose.ours().then_some(&ours)) {
+        measure::alone(|| device_driven_into(module, problem, &tally, 1))?;
+    }
     Ok(())
 }
 

@@ -14,7 +14,7 @@ use cust::module::Module;
 use grading::cases_file::{choice, field, CaseFormat, CaseSet, SharedChecks};
 use grading::guard::{first_changed, Guarded};
 use grading::kernel_week::{self, KernelWeek};
-use grading::measure::{optional, per_thread, rule_row, Bound, Measure};
+use grading::measure::{self, optional, per_thread, rule_row, Bound, Measure, Whose};
 use grading::ptx::{self, Barriers};
 use grading::{
     checked_runs, first_mismatch, on_the_machine, shown, written, written_once, CaseContext, Entry, FirstWrong,
@@ -566,33 +566,36 @@ pub fn week_of(image: &KernelImage) -> (MmmKernel, String) {
     }
 }
 
-/// In the measured child: on each case, the student's tiled kernel then ours, once.
-pub fn measured_launches(student: &KernelImage, cases: &[Case]) -> Result<()> {
+/// In the measured child: on each case, the student's tiled kernel then ours, once, or only the
+/// side `whose` names.
+pub fn measured_launches(student: &KernelImage, cases: &[Case], whose: Whose) -> Result<()> {
     let (gpu, ours) = on_the_machine((|| {
         let gpu = Gpu::open(0)?;
         let ours = gpu.load(&kernels::MMM_BS16)?;
         Ok((gpu, ours))
     })())?;
-    let theirs = gpu.load(student)?;
+    let theirs = whose.theirs().then(|| gpu.load(student)).transpose()?;
+    let modules: Vec<&Module> = theirs.iter().chain(whose.ours().then_some(&ours)).collect();
     for case in cases {
         if case.f64 {
-            launch_both::<f64>(&theirs, &ours, case)?;
+            launch_each::<f64>(&modules, case)?;
         } else {
-            launch_both::<f32>(&theirs, &ours, case)?;
+            launch_each::<f32>(&modules, case)?;
         }
     }
     Ok(())
 }
 
-fn launch_both<T: Element>(theirs: &Module, ours: &Module, case: &Case) -> Result<()> {
+/// The tiled `mmm` of each of `modules` launched once on `case`, each alone on the GPU.
+fn launch_each<T: Element>(modules: &[&Module], case: &Case) -> Result<()> {
     let mut random = Random::new(case.seed);
     let mut a: Matrix<T> = Matrix::<f64>::random(case.m, case.k, &mut random)?.convert()?;
     let mut b: Matrix<T> = Matrix::<f64>::random(case.k, case.n, &mut random)?.convert()?;
     a.copy_to_gpu()?;
     b.copy_to_gpu()?;
     let mut c = Matrix::<T>::new(case.m, case.n)?;
-    for module in [theirs, ours] {
-        multiply_once(module, case.kernel, BLOCK_SIZE, &a, &b, &mut c)?;
+    for module in modules {
+        measure::alone(|| multiply_once(module, case.kernel, BLOCK_SIZE, &a, &b, &mut c))?;
     }
     Ok(())
 }
