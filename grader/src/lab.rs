@@ -133,6 +133,18 @@ pub struct Lab {
     /// lab gets `LAB_GPU_LOCK` naming its GPU's ([`gpu_lock_file`]), under which its timed cases run
     /// alone. None: the labs run as they are (a Slurm task, one course-server worker per GPU).
     pub gpu_locks: Option<PathBuf>,
+    /// The threads each lab's parallel CPU work may use (`RAYON_NUM_THREADS`) where several jobs
+    /// share the machine's cores ([`cpu_threads`]); none: every core (a job alone, a Slurm task).
+    pub cpu_threads: Option<usize>,
+}
+
+/// Each of `jobs` labs' share of the machine's cores, at least one, where there are several jobs:
+/// with 16 jobs on 16 cores, each lab's CPU products and checks on every core made the lab that held
+/// the GPU wait for a core (issue 65: a check held the GPU 2.0 to 6.4 s where 16 shared it, 2.6 s
+/// alone, run 26).
+pub fn cpu_threads(jobs: usize) -> Option<usize> {
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    (jobs > 1).then(|| (cores / jobs).max(1))
 }
 
 /// The variable that names a lab's GPU lock file, for the grader and the labs (`grading::gpu_lock`).
@@ -309,6 +321,7 @@ impl Lab {
             folder,
             starter: starter_code(week, repository),
             gpu_locks: None,
+            cpu_threads: None,
         })
     }
 
@@ -334,8 +347,11 @@ impl Lab {
     }
 
     /// `command` run on GPU `device` (none in a dry run), with its lock file where [`Lab::gpu_locks`]
-    /// says.
+    /// says, and its share of the cores where [`Lab::cpu_threads`] says.
     fn on_gpu(&self, command: &mut Command, device: Option<&str>) {
+        if let Some(threads) = self.cpu_threads {
+            command.env("RAYON_NUM_THREADS", threads.to_string());
+        }
         if let Some(device) = device {
             command.env("CUDA_VISIBLE_DEVICES", device);
             if let Some(folder) = &self.gpu_locks {

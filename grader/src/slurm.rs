@@ -358,6 +358,7 @@ impl Array {
             starter,
             // One lab per task and GPU: nothing to share.
             gpu_locks: None,
+            cpu_threads: None,
         };
         Ok(Array {
             out: out.to_path_buf(),

@@ -46,8 +46,7 @@ use std::os::fd::AsRawFd as _;
 use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{mpsc, Mutex, PoisonError};
-use std::thread::JoinHandle;
+use std::sync::{mpsc, Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result};
@@ -284,14 +283,16 @@ pub const TIMED_AT_MOST: Duration = Duration::from_secs(5);
 /// at most beside other such runs.
 pub const SANITIZED_AT_MOST: Duration = Duration::from_secs(10);
 
-/// The GPU held in one mode for at most a given time: the guard kept on a thread of its own and given
-/// back when the lease is dropped or when the time has passed, whichever comes first.
+/// The GPU held in one mode for at most a given time: given back when the lease is dropped, in the
+/// thread that drops it, or by a thread of its own once the time has passed, whichever comes first.
+/// The thread that drops it gives the GPU back itself, without waiting for another to be scheduled:
+/// with 16 checks on 16 cores, a case's timed loops hold the GPU hundreds of times a check.
 #[must_use = "the GPU is held only while the lease lives"]
 pub struct Lease {
-    /// Dropped to end the lease early.
+    /// The guard, taken by whichever ends the lease first (none where nothing is held).
+    guard: Arc<Mutex<Option<Guard>>>,
+    /// Dropped to wake the thread that would end the lease when its time is up.
     end: Option<mpsc::Sender<()>>,
-    /// Holds the guard; joined on drop, so that the GPU is given back before the holder goes on.
-    keeper: Option<JoinHandle<()>>,
 }
 
 impl Lease {
@@ -304,29 +305,27 @@ impl Lease {
     fn keep(guard: Guard, at_most: Duration) -> Lease {
         if !guard.holds() {
             return Lease {
+                guard: Arc::new(Mutex::new(None)),
                 end: None,
-                keeper: None,
             };
         }
+        let guard = Arc::new(Mutex::new(Some(guard)));
         let (end, ended) = mpsc::channel::<()>();
-        let keeper = std::thread::spawn(move || {
-            // Whichever comes first: the lease dropped (the sender gone) or its time up.
-            let _ = ended.recv_timeout(at_most);
-            drop(guard);
+        let kept = Arc::clone(&guard);
+        // Not joined: once the lease is dropped it only wakes up and ends.
+        std::thread::spawn(move || {
+            if ended.recv_timeout(at_most) == Err(mpsc::RecvTimeoutError::Timeout) {
+                drop(kept.lock().unwrap_or_else(PoisonError::into_inner).take());
+            }
         });
-        Lease {
-            end: Some(end),
-            keeper: Some(keeper),
-        }
+        Lease { guard, end: Some(end) }
     }
 }
 
 impl Drop for Lease {
     fn drop(&mut self) {
+        drop(self.guard.lock().unwrap_or_else(PoisonError::into_inner).take());
         drop(self.end.take());
-        if let Some(keeper) = self.keeper.take() {
-            let _ = keeper.join();
-        }
     }
 }
 
