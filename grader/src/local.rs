@@ -172,6 +172,27 @@ pub fn say_kept(keep: &Option<Claimed>) {
 }
 
 impl Local {
+    /// Our solution's check ([`Lab::check_ours`]) on every GPU at once, before any submission (once
+    /// in a dry run): each GPU shown to work, and the counters of our kernels that the checks on it
+    /// share measured there before any student's check runs (issue 65, `grading::measure::Ours`).
+    fn check_ours_everywhere(&self) -> Result<()> {
+        if self.devices.is_empty() {
+            return self.lab.check_ours(&self.repository, None);
+        }
+        std::thread::scope(|scope| {
+            let checks: Vec<_> = self
+                .devices
+                .iter()
+                .map(|device| scope.spawn(move || self.lab.check_ours(&self.repository, Some(device))))
+                .collect();
+            checks.into_iter().try_for_each(|check| {
+                check
+                    .join()
+                    .unwrap_or_else(|_| Err(stop(MACHINE, "our solution's check panicked".to_string())))
+            })
+        })
+    }
+
     /// Grades every submission and writes the CSV; the exit code says what was not graded. The GPUs'
     /// lock files live as long as the run.
     pub fn run(mut self) -> Result<u8> {
@@ -181,8 +202,7 @@ impl Local {
         };
         self.lab.gpu_locks = locks.as_ref().map(|locks| locks.path.clone());
         self.lab.cpu_threads = crate::lab::cpu_threads(self.jobs);
-        self.lab
-            .check_ours(&self.repository, self.devices.first().map(String::as_str))?;
+        self.check_ours_everywhere()?;
         say_kept(&self.keep);
         let graded = self.grade_all();
         let alike = match &self.feedback {

@@ -277,8 +277,8 @@ pub(crate) fn run_check<C>(
             silence: measure::LIMITS.silence,
             total: measure::LIMITS.total + per_case * check.cases.names.len() as u32,
         };
-        // Alone on a GPU, the child launches the student's kernels and ours; where checks share it,
-        // ours are measured once for all of them (`measure::Ours`).
+        // Where no lock file is named, the child launches the student's kernels and ours; where one
+        // is (grade.sh, whatever its jobs), ours are measured once for all checks (`measure::Ours`).
         let prepared = (|| -> Result<measure::Measuring, NoResult> {
             let ours = match week.ours_file(check.lab, &check.cases.hash) {
                 Some(file) => Some(measure::Ours {

@@ -6,8 +6,8 @@
 //! rule rows with the measured value beside the bound and ours ("global loads per element: 128.0;
 //! at most 20.0; ours 8.0"), each rule's row from the first case that breaks it.
 //!
-//! Where checks share a GPU, ours are measured once per grading run and GPU ([`Ours`]) and each
-//! check's child launches the student's kernels alone ([`Whose`]).
+//! Where a lock file is named (grade.sh on its machine's GPUs), ours are measured once per grading
+//! run and GPU ([`Ours`]) and each check's child launches the student's kernels alone ([`Whose`]).
 //!
 //! The counters come from ncu's own file, which the child's output cannot reach. Without ncu, or
 //! without permission to read the GPU's counters, every measured rule is MACHINE (issue 45): a rule
@@ -16,7 +16,8 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::Duration;
+use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use crate::case_process::{self, Batch, Deadline, Limits, Slot};
 use crate::gpu_lock;
@@ -53,13 +54,15 @@ pub struct Measure<'a, C> {
     pub judge: &'a dyn Fn(&C, &[Launch]) -> Vec<Row>,
 }
 
-/// Whose kernels a measured child launches (`--measure-whose`). Where checks share a GPU, ours are
-/// measured once per grading run ([`ours_once`]) and each check's child launches the student's alone:
+/// Whose kernels a measured child launches (`--measure-whose`). Where a lock file is named (grade.sh
+/// on its machine's GPUs, whatever its jobs), ours are measured once per grading run ([`Ours`]) and
+/// each check's child launches the student's alone:
 /// on an H200, ncu read a week-3 check's twelve kernels in six passes each, and ours were half of
 /// them (issue 65, run 25).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum Whose {
-    /// The student's kernels, then ours, on each case: a check alone on its GPU.
+    /// The student's kernels, then ours, on each case: where no lock file is named (a student's own
+    /// `--check`, a Slurm task, the course server's workers).
     #[default]
     Both,
     /// The student's alone.
@@ -90,14 +93,25 @@ impl Whose {
 }
 
 /// In the measured child: one kernel's launches (`launch`: ncu replays each of them in it), holding
-/// the GPU alone where checks share it, for [`ALONE_AT_MOST`] at most. The child's start, its modules
-/// loaded and its inputs drawn run beside the others: in a week-3 check of ours on an H200, the
-/// measured run held the GPU 2.2 s, where ncu's passes over its kernels took about 1.5 s (issue 65,
-/// runs 24 and 25). A lock that cannot be taken is the machine's error.
+/// the GPU alone where checks share it, all of them together for [`ALONE_AT_MOST`] at most; past that,
+/// beside the others. The child's start, its modules loaded and its inputs drawn run beside the
+/// others: in a week-3 check of ours on an H200, the measured run held the GPU 2.2 s, where ncu's
+/// passes over its kernels took about 1.5 s (issue 65, runs 24 and 25). A lock that cannot be taken
+/// is the machine's error.
 pub fn alone<R>(launch: impl FnOnce() -> anyhow::Result<R>) -> anyhow::Result<R> {
-    let lease = gpu_lock::Lease::take(gpu_lock::Mode::Exclusive, ALONE_AT_MOST);
+    /// What is left of this process's [`ALONE_AT_MOST`].
+    static LEFT: Mutex<Duration> = Mutex::new(ALONE_AT_MOST);
+    let left = *LEFT.lock().unwrap_or_else(PoisonError::into_inner);
+    if left.is_zero() || !gpu_lock::named() {
+        return launch();
+    }
+    let lease = gpu_lock::Lease::take(gpu_lock::Mode::Exclusive, left);
     let _alone = crate::exit::on_the_machine(lease)?;
-    launch()
+    let started = Instant::now();
+    let launched = launch();
+    let mut left = LEFT.lock().unwrap_or_else(PoisonError::into_inner);
+    *left = left.saturating_sub(started.elapsed());
+    launched
 }
 
 /// How long the measured run may take once it may start: ncu replays each kernel a few times
@@ -108,10 +122,11 @@ pub const LIMITS: Limits = Limits {
     total: Duration::from_secs(300),
 };
 
-/// How long the measured child holds the GPU alone at most where checks share it (the lock is taken
-/// in the child, around its launches: [`crate::gpu_lock`]): ncu replays each kernel a few times, and a
-/// kernel that prints from each of a million threads takes seconds a launch; past this, the rest is
-/// measured beside others' work (ncu profiles this process's launches only).
+/// How long the measured child holds the GPU alone at most where checks share it, all its launches
+/// together (the lock is taken in the child, around each kernel's launches: [`alone`]): ncu replays
+/// each kernel a few times, and a kernel that prints from each of a million threads takes seconds a
+/// launch; past this, the rest is measured beside others' work (ncu profiles this process's launches
+/// only).
 pub const ALONE_AT_MOST: Duration = Duration::from_secs(60);
 
 /// While the cases run, the measured child waits: a fresh ncu and the lab under it take about 2 s to
@@ -244,9 +259,8 @@ pub fn at_grading(rows: Vec<Row>) -> Vec<Row> {
         .collect()
 }
 
-/// Runs `under_ncu` (from [`Measure::under_ncu`]) within `limits` and reads the counters ncu wrote to
-/// `csv`; the child's row goes to `result`. Needs no borrow of the week's [`Measure`], so it can run
-/// on a thread of its own beside the cases. No permission for the counters (ncu's own file says so,
+/// Runs the measured `child` (ncu around it, from [`Measure::under_ncu`]) within `limits` and before
+/// `deadline`, and reads the counters ncu wrote to its file. No permission for the counters (ncu's own file says so,
 /// which the child's output cannot reach), a MACHINE row from the child (a SIGKILL the check did not
 /// send among them) and a report missing or unreadable after a run that ended well are the
 /// machine's; a run that failed or ran past its time is a fault (the same kernel runs in the cases,
@@ -334,7 +348,7 @@ impl Ours {
     }
 }
 
-/// What a check measures: the measured child ([`Whose::Both`] alone on a GPU, else
+/// What a check measures: the measured child ([`Whose::Both`] where no lock file is named, else
 /// [`Whose::Theirs`] with [`Ours`]) within `limits`, before `deadline`.
 pub struct Measuring {
     pub child: MeasuredChild,
@@ -352,18 +366,21 @@ impl Measuring {
             return launches(self.child, self.limits, self.deadline);
         };
         let per_case = ours.per_case;
-        let ours = ours_once(ours, self.limits, self.deadline)?;
+        let ours = ours_once(ours)?;
         interleave(launches(self.child, self.limits, self.deadline)?, ours, per_case)
     }
 }
 
 /// Our kernels' launches on the measured cases from [`Ours::file`], where an earlier check of the
-/// grading run measured them; else measured now by [`Ours::child`] (which launches ours alone,
-/// [`Whose::Ours`]) and kept there for the checks after this one. One check at a time reads or
-/// measures: the first of a class measures, the others wait for it. Counts of instructions and
-/// requests are the same on every launch of the same kernel on the same case; ours run in a child
-/// that loads no student's code, so nothing a submission does reaches another's measured rules.
-fn ours_once(ours: Ours, limits: Limits, deadline: Option<Deadline>) -> Result<Vec<Launch>, NoResult> {
+/// grading run measured them (our solution's, before the class: the grader checks it on every GPU
+/// first); else measured now by [`Ours::child`] (which launches ours alone, [`Whose::Ours`]) within
+/// [`LIMITS`], whatever the check's `--time-limit`, and kept there for the checks after this one.
+/// One check at a time reads or measures; the others wait, and their wait is no time of theirs
+/// ([`gpu_lock::one_at_a_time`]). Counts of instructions and requests are the same on every launch
+/// of the same kernel on the same case; ours run in a child that loads no student's code, so nothing
+/// a submission does reaches another's measured rules. Ours not measured is the machine's, never
+/// the student's.
+fn ours_once(ours: Ours) -> Result<Vec<Launch>, NoResult> {
     let expected = ours.per_case * ours.cases;
     let mut lock = ours.file.as_os_str().to_owned();
     lock.push(".lock");
@@ -375,11 +392,16 @@ fn ours_once(ours: Ours, limits: Limits, deadline: Option<Deadline>) -> Result<V
         return Ok(launches);
     }
     let partial = ours.child.csv.clone();
-    let launches = launches(ours.child, limits, deadline)?;
-    if launches.len() == expected {
-        // Where it cannot be kept, the next check measures ours again.
-        let _ = std::fs::rename(&partial, &ours.file);
+    let launches = launches(ours.child, LIMITS, None)
+        .map_err(|why| NoResult::Machine(format!("measuring our kernels: {}", why.why())))?;
+    if launches.len() != expected {
+        return Err(NoResult::Machine(format!(
+            "ncu measured {} launches of our kernels, not {expected}",
+            launches.len()
+        )));
     }
+    // Where it cannot be kept, the next check measures ours again.
+    let _ = std::fs::rename(&partial, &ours.file);
     Ok(launches)
 }
 
@@ -595,8 +617,8 @@ mod tests {
     }
 
     /// Ours are measured once: where the file holds as many launches as expected, they are read and no
-    /// child runs; where it holds another count, or nothing, the child runs, and one that fails leaves
-    /// nothing kept.
+    /// child runs; where it holds another count, or nothing, the child runs, and one that fails is the
+    /// machine's and leaves nothing kept.
     #[test]
     fn ours_kept_are_read_and_not_measured_again() {
         let dir = common::private_dir::PrivateDir::new("ours-test").unwrap();
@@ -610,17 +632,19 @@ mod tests {
         };
         let csv = "\"ID\",\"Kernel Name\",\"m__x.sum\"\n\"\",\"\",\"\"\n\"0\",\"mmm_f64\",\"1,024\"\n\"1\",\"mmm_f32\",\"7\"\n";
         std::fs::write(&file, csv).unwrap();
-        let kept = ours_once(ours(1), LIMITS, None).unwrap();
+        let kept = ours_once(ours(1)).unwrap();
         assert_eq!(
             kept.iter().map(|l| l.value("m__x.sum")).collect::<Vec<_>>(),
             [1024.0, 7.0]
         );
+        // 4 expected, 2 kept: measured again, and the child fails: the machine's, never the student's.
+        let failed = ours_once(ours(2)).unwrap_err();
         assert!(
-            ours_once(ours(2), LIMITS, None).is_err(),
-            "4 expected, 2 kept: measured, and the child fails"
+            matches!(&failed, NoResult::Machine(why) if why.starts_with("measuring our kernels: ")),
+            "{failed:?}"
         );
         std::fs::remove_file(&file).unwrap();
-        assert!(ours_once(ours(1), LIMITS, None).is_err());
+        assert!(matches!(ours_once(ours(1)), Err(NoResult::Machine(_))));
         assert!(!file.exists(), "a failed measurement keeps nothing");
     }
 

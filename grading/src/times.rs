@@ -38,7 +38,8 @@ pub const SUSPICIOUS_RATIO: f64 = 0.5;
 /// run in (issue 65: a correct kernel that prints from each of a million threads takes 2.5 s a
 /// launch on an H200, and twelve of them, with their warm-ups, held the GPU from a whole class for a
 /// minute). A run's time is the longer of its wall-clock time (its warm-up, its inputs, the lines
-/// its kernel printed written out, its output read back and checked) and its timed launch's: in a
+/// its kernel printed written out, its output read back and checked; not its waits for the GPU's
+/// lock, [`crate::gpu_lock::waited`]) and its timed launch's: in a
 /// check of that kernel on an H200 the cases held the GPU 38 s where the budget counted the timed
 /// launches alone (issue 65, run 24), while an honest kernel's twelve runs of the week's largest case
 /// take a few tenths of a second. Ours takes milliseconds on any case, so such a kernel's ratio is
@@ -64,12 +65,14 @@ pub struct Checked {
 /// skips its work when the output is already there, or does it only while it is checked, fails.
 /// Fewer runs where the runs used up [`STUDENT_BUDGET`].
 pub fn checked_runs(launches: usize, run: impl FnMut() -> Result<(Timing, Option<String>)>) -> Result<Checked> {
-    checked_runs_within(STUDENT_BUDGET, launches, run)
+    checked_runs_within(STUDENT_BUDGET, &crate::gpu_lock::waited, launches, run)
 }
 
-/// [`checked_runs`] within `budget`.
+/// [`checked_runs`] within `budget`, `waited` saying how long this process has waited for the GPU's
+/// lock so far.
 fn checked_runs_within(
     budget: Duration,
+    waited: &dyn Fn() -> Duration,
     launches: usize,
     mut run: impl FnMut() -> Result<(Timing, Option<String>)>,
 ) -> Result<Checked> {
@@ -79,10 +82,13 @@ fn checked_runs_within(
         if spent >= budget {
             break;
         }
-        let started = Instant::now();
+        // The run's wall-clock time, less its waits for the GPU's lock (another check's work, which
+        // must cost this one no runs), against its timed launch's.
+        let (started, waited_before) = (Instant::now(), waited());
         let (timing, wrong) = run()?;
-        let timed = Duration::from_secs_f64(timing.samples_ms.iter().sum::<f64>().max(0.0) / 1e3);
-        spent += started.elapsed().max(timed);
+        let waits = waited().saturating_sub(waited_before);
+        let timed = Duration::try_from_secs_f64(timing.samples_ms.iter().sum::<f64>() / 1e3).unwrap_or_default();
+        spent += started.elapsed().saturating_sub(waits).max(timed);
         samples.extend(timing.samples_ms);
         if first_wrong.is_none() {
             first_wrong = wrong.map(|what| (launch, what));
@@ -371,10 +377,13 @@ mod tests {
     /// Issue 65: a run counts for its wall-clock time where that is longer than its timed launch's (a
     /// kernel whose printed lines take longer to write out than it runs): runs of 30 ms timed at
     /// 1 ms each stop once past a budget of 50 ms, after two.
+    ///
+    /// A run's waits for the GPU's lock do not count: runs of 230 ms of which 200 ms waited all run.
     #[test]
-    fn a_run_counts_for_its_wall_clock_time() {
+    fn a_run_counts_for_its_wall_clock_time_less_its_waits() {
+        let no_waits = || Duration::ZERO;
         let mut runs = 0;
-        let checked = checked_runs_within(Duration::from_millis(50), TIMED_LAUNCHES, || {
+        let checked = checked_runs_within(Duration::from_millis(50), &no_waits, TIMED_LAUNCHES, || {
             runs += 1;
             std::thread::sleep(Duration::from_millis(30));
             Ok((Timing::gpu(vec![1.0]), None))
@@ -382,6 +391,15 @@ mod tests {
         .unwrap();
         assert_eq!((runs, checked.timing.samples_ms.len()), (2, 2));
         assert!(checked.spent >= Duration::from_millis(60), "{:?}", checked.spent);
+        let waited = std::cell::Cell::new(Duration::ZERO);
+        let waits = || waited.get();
+        let checked = checked_runs_within(Duration::from_millis(100), &waits, TIMED_LAUNCHES, || {
+            std::thread::sleep(Duration::from_millis(230));
+            waited.set(waited.get() + Duration::from_millis(200));
+            Ok((Timing::gpu(vec![1.0]), None))
+        })
+        .unwrap();
+        assert_eq!(checked.timing.samples_ms.len(), TIMED_LAUNCHES, "{:?}", checked.spent);
     }
 
     /// Issue 65: a kernel that takes seconds a launch is timed until its launches used up the

@@ -2,8 +2,9 @@
 # Issue 65, run 27 (one H200): the measured rules after ours came to be measured once per grading run
 # (where a lock file is named: the student's kernels in one ncu child, ours in another, once) and
 # the measured child to hold the GPU per launch. Weeks 4 and 7 (the other two measured weeks):
-# every honest, broken and adversarial submission through grade.sh with --jobs 1 (no lock: one child
-# measures both) and --jobs 4 (a lock: ours once), CSVs compared. Week 3's solution checked alone
+# every honest, broken and adversarial submission through grade.sh with --jobs 1 and --jobs 4, CSVs
+# compared (grade.sh names a lock per GPU in both: ours measured once, by our solution's check; this
+# comment corrected after the run, which said --jobs 1 named none). Week 3's solution checked alone
 # without a lock and with one (LAB_PHASES). Release labs and grader in .gpu243/bin. Into
 # $OUT/issue65-run-27.tgz.
 set -u
