@@ -383,8 +383,14 @@ fn lock_at(path: &Path, mode: Mode) -> Result<Guard> {
 
 /// The turnstile beside the lock file `path`.
 pub fn turnstile_of(path: &Path) -> PathBuf {
+    beside(path, TURNSTILE)
+}
+
+/// The file named as `path` with `suffix` added (`gpu-0.lock.turnstile`): the files that go with a
+/// lock file, or with one beside it.
+pub fn beside(path: &Path, suffix: &str) -> PathBuf {
     let mut name = path.as_os_str().to_owned();
-    name.push(TURNSTILE);
+    name.push(suffix);
     PathBuf::from(name)
 }
 

@@ -22,6 +22,8 @@ use std::time::{Duration, Instant};
 use crate::case_process::{self, Batch, Deadline, Limits, Slot};
 use crate::gpu_lock;
 use crate::row::{NoResult, Outcome, Row};
+use common::gpu::Gpu;
+use cust::module::Module;
 use kernels::KernelImage;
 use profiler::counters::{self, Launch};
 
@@ -80,6 +82,19 @@ impl Whose {
     /// Whether ours run.
     pub fn ours(self) -> bool {
         self != Whose::Theirs
+    }
+
+    /// The modules a measured child launches, in order: the student's (`student`, loaded only where
+    /// it runs: a load that fails is the student's), then `ours`.
+    pub fn modules(self, gpu: &Gpu, student: &KernelImage, ours: Module) -> anyhow::Result<Vec<Module>> {
+        let mut modules = Vec::with_capacity(2);
+        if self.theirs() {
+            modules.push(gpu.load(student)?);
+        }
+        if self.ours() {
+            modules.push(ours);
+        }
+        Ok(modules)
     }
 
     /// The value of `--measure-whose`.
@@ -163,9 +178,10 @@ impl<C> Measure<'_, C> {
         let mut hasher = std::collections::hash_map::DefaultHasher::new();
         (lab, case_set, self.kernels, self.metrics, self.newer_metrics).hash(&mut hasher);
         (self.cases.len(), self.launches_per_case).hash(&mut hasher);
-        let mut name = gpu_lock::path()?.into_os_string();
-        name.push(format!(".ours-{:016x}.csv", hasher.finish()));
-        Some(PathBuf::from(name))
+        Some(gpu_lock::beside(
+            &gpu_lock::path()?,
+            &format!(".ours-{:016x}.csv", hasher.finish()),
+        ))
     }
 
     /// The metrics ncu reads on a GPU of architecture `arch` (86 for compute capability 8.6): every
@@ -342,9 +358,7 @@ pub struct Ours {
 impl Ours {
     /// The file the child measuring ours writes before it is kept as `file`.
     pub fn partial(file: &Path) -> PathBuf {
-        let mut path = file.as_os_str().to_owned();
-        path.push(".partial");
-        PathBuf::from(path)
+        gpu_lock::beside(file, ".partial")
     }
 }
 
@@ -382,9 +396,8 @@ impl Measuring {
 /// the student's.
 fn ours_once(ours: Ours) -> Result<Vec<Launch>, NoResult> {
     let expected = ours.per_case * ours.cases;
-    let mut lock = ours.file.as_os_str().to_owned();
-    lock.push(".lock");
-    let _one = gpu_lock::one_at_a_time(Path::new(&lock)).map_err(|err| NoResult::Machine(format!("{err:#}")))?;
+    let lock = gpu_lock::beside(&ours.file, ".lock");
+    let _one = gpu_lock::one_at_a_time(&lock).map_err(|err| NoResult::Machine(format!("{err:#}")))?;
     let kept = std::fs::read_to_string(&ours.file)
         .ok()
         .and_then(|text| counters::parse_csv(&text).ok());

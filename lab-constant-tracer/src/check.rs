@@ -247,8 +247,7 @@ fn measured_launches(student: &KernelImage, cases: &[Case], whose: Whose) -> Res
         let ours = gpu.load(&kernels::TRACER)?;
         Ok((gpu, ours))
     })())?;
-    let theirs = whose.theirs().then(|| gpu.load(student)).transpose()?;
-    for module in theirs.iter().chain(whose.ours().then_some(&ours)) {
+    for module in &whose.modules(&gpu, student, ours)? {
         let mut scene = DeviceScene::new(module, &spheres, view)?;
         measure::alone(|| scene.render(module, Variant::Constant, 1))?;
     }

@@ -557,8 +557,7 @@ fn machine_first() -> Result<(Gpu, cust::module::Module, Guarded<Tally>)> {
 fn measured_launches(student: &KernelImage, problems: &[Problem], whose: Whose) -> Result<()> {
     let problem = problems.first().context("no problem to measure")?;
     let (gpu, ours, tally) = machine_first()?;
-    let theirs = whose.theirs().then(|| gpu.load(student)).transpose()?;
-    for module in theirs.iter().chain(whose.ours().then_some(&ours)) {
+    for module in &whose.modules(&gpu, student, ours)? {
         measure::alone(|| device_driven_into(module, problem, &tally, 1))?;
     }
     Ok(())

@@ -574,8 +574,7 @@ pub fn measured_launches(student: &KernelImage, cases: &[Case], whose: Whose) ->
         let ours = gpu.load(&kernels::MMM_BS16)?;
         Ok((gpu, ours))
     })())?;
-    let theirs = whose.theirs().then(|| gpu.load(student)).transpose()?;
-    let modules: Vec<&Module> = theirs.iter().chain(whose.ours().then_some(&ours)).collect();
+    let modules = whose.modules(&gpu, student, ours)?;
     for case in cases {
         if case.f64 {
             launch_each::<f64>(&modules, case)?;
@@ -587,7 +586,7 @@ pub fn measured_launches(student: &KernelImage, cases: &[Case], whose: Whose) ->
 }
 
 /// The tiled `mmm` of each of `modules` launched once on `case`, each alone on the GPU.
-fn launch_each<T: Element>(modules: &[&Module], case: &Case) -> Result<()> {
+fn launch_each<T: Element>(modules: &[Module], case: &Case) -> Result<()> {
     let mut random = Random::new(case.seed);
     let mut a: Matrix<T> = Matrix::<f64>::random(case.m, case.k, &mut random)?.convert()?;
     let mut b: Matrix<T> = Matrix::<f64>::random(case.k, case.n, &mut random)?.convert()?;
