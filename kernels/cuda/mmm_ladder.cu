@@ -819,7 +819,7 @@ using MmaTiledF64 = DmmaTiling<128, 64, 16, 64, 32, 3, 2>;
 // multiprocessor. A and B are stored as they lie (A row-major, 16-byte cp.async.cg for both), each row
 // padded so that a warp's fragment loads fall into different banks: A's rows BK + 4 numbers long, B's
 // BN + 32 bytes. cuBLAS's TF32 GEMM on Hopper runs faster still, on the warpgroup instructions (wgmma)
-// of sm_90a: steps 12 to 16 (mmm_wgmma.cu).
+// of sm_90a: steps 12 to 17 (mmm_wgmma.cu).
 
 // The lane's fragments of A (16 x 8), B (8 x 8) and its 4 numbers of the 16 x 8 tile of C. Lane (g, t)
 // = (lane / 4, lane % 4) holds A's (g, t) and (g + 8, t), then the same 4 k on; B's (t, g), then

@@ -1,4 +1,4 @@
-// mmm_wgmma.cu: the ladder's steps 12 to 16, Hopper's own way to multiply: what cuBLAS runs on an
+// mmm_wgmma.cu: the ladder's steps 12 to 17, Hopper's own way to multiply: what cuBLAS runs on an
 // H100. C = A * B for row-major f32 A (m x k), B (k x n) and C (m x n) of any size, as in mmm_ladder.cu.
 //
 //  12. wgmma_tma_tf32: A and B in TF32 (rounded by the copy engine), sums in f32.
@@ -7,6 +7,8 @@
 //      cuBLAS's bf16 row is timed), each stage given back as soon as it is read.
 //  15. wgmma_tma_bf16_pair: 14 in clusters of two blocks that share B^T's tiles (TMA multicast).
 //  16. wgmma_tma_bf16_stored: 14 storing C through shared memory by TMA, while the next tile runs.
+//  17. wgmma_tma_tf32_wide: 12 with no transpose of B on a large C: C^T on 256 x 128 tiles, B's tile
+//      through registers (Tf32Wide), C stored as 16 does.
 //
 // What is new against steps 7 and 8 (mma.sync, one warp at a time, cp.async by every thread):
 //  - wgmma.mma_async: a warpgroup (4 warps, 128 threads) multiplies a 64 x N tile (N up to 256) by
@@ -44,9 +46,11 @@
 //    tile of C^T, are stored transposed. Tiles of 128 x 64 (1024 x 1024 is 128 of them), one
 //    consumer, m64n128k8. At 1024 the transpose and the sum of split-K's slabs took two fifths of
 //    the step's time before.
+//  - Tf32Wide (step 17 on a large C): the same C^T on the tiles of SharedTiles, turned: 256 x 128
+//    of C, two consumers of 64 columns, m64n256k8, with no pass at all.
 //
 // TMA needs each row of a matrix to start 16 bytes after the previous one's start. In TF32 the step
-// reads A as it is where k % 4 == 0, and B with the narrow tiles where n % 4 == 0; otherwise a prep
+// reads A as it is where k % 4 == 0, and B as it is (C^T's tiles) where n % 4 == 0; otherwise a prep
 // kernel copies it into rows rounded up to 4 floats. B^T is always a copy (the transpose), and so are
 // the bf16 operands (rows rounded up to 8).
 #include <cuda.h>
@@ -232,6 +236,13 @@ __device__ __forceinline__ void mma_tf32(float (&d)[64], const unsigned (&a)[4],
                  : D64(0)
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(accumulate));
 }
+// The same, m64n256k8: step 17's consumers, 128 accumulators each.
+__device__ __forceinline__ void mma_tf32(float (&d)[128], const unsigned (&a)[4], unsigned long long b, int accumulate) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %133, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 " REGS128 ", {%128, %129, %130, %131}, %132, p, 1, 1;\n}\n"
+                 : D64(0), D64(64)
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(accumulate));
+}
 // The tiles both operands of which come from shared memory (steps 13 to 16, and step 12 on a large C): 128 x
 // 256 of C, two consumers of 64 rows each; per stage A's 128 rows and B^T's 256 rows of 128 bytes (32
 // tf32 or 64 bf16 of k), both K-major and swizzled, read by four m64n256 wgmmas per consumer.
@@ -241,7 +252,7 @@ struct SharedTiles {
     static constexpr int BK = KBYTES / sizeof(T);  // k per stage
     static constexpr int STAGE_A = TILE_M * KBYTES, STAGE = (TILE_M + TILE_N) * KBYTES;
     static constexpr int STAGES = stages_that_fit(STAGE);
-    static constexpr bool FROM_REGISTERS = false;
+    static constexpr bool WAITS_BEFORE_FRAGMENTS = false;
     struct Fragments {};  // nothing in registers: both operands are read from shared memory
 
     // The producer's copies for stage ks of tile (tm, tn) into `dst`: A's box, then B^T's. In a
@@ -260,7 +271,7 @@ struct SharedTiles {
         }
     }
     static __device__ __forceinline__ void load_fragments(Fragments&, unsigned int, int) {}
-    static __device__ __forceinline__ void mma(float (&d)[ACCUMULATORS], const Fragments&, unsigned int stage, int consumer,
+    static __device__ __forceinline__ void mma(float (&d)[ACCUMULATORS], Fragments&, unsigned int stage, int consumer,
                                                bool first) {
         const unsigned long long a = descriptor(stage + consumer * 64 * KBYTES), b = descriptor(stage + STAGE_A);
 #pragma unroll
@@ -298,10 +309,10 @@ struct SharedTiles {
     // which leaves out what lies past C. Only a buffer's reuse waits: for the store two chunks back to
     // have read it. The consumer's last stores are waited for when it ends (consume).
     static __device__ __forceinline__ void store_through_shared(const CUtensorMap* c_map, const float (&d)[ACCUMULATORS],
-                                                                int tm, int tn, int slice, int consumer, int rows,
-                                                                unsigned int buffers) {
+                                                                int tm, int tn, int slice, int consumer,
+                                                                MatrixView<float> c, unsigned int buffers) {
         const int row0 = tm * TILE_M + consumer * 64, col0 = tn * TILE_N;
-        if (row0 >= rows) return;  // the whole consumer alike: its rows lie below C
+        if (row0 >= c.rows) return;  // the whole consumer alike: its rows lie below C
         const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
         const int row = warp * 16 + lane / 4;
 #pragma unroll
@@ -333,90 +344,194 @@ struct SharedTiles {
     }
 };
 
-// Step 12's tiles on a small C: 128 x 64, one consumer, computed as C^T (see the top). Per stage A's
-// 128 rows of 128 bytes (32 k, K-major, swizzled), wgmma's second operand, and B's 32 rows of k in two
-// boxes of 32 columns (128 bytes, swizzled), from which the consumer loads wgmma's first operand.
-struct Tf32Narrow {
-    static constexpr int TILE_M = 128, TILE_N = 64, CONSUMERS = 1, ACCUMULATORS = TILE_M / 2;
+// ---- The tiles computed as C^T = B^T A^T (see the top): step 12's narrow ones and step 17's ----
+// wgmma's first operand, B^T, comes from registers: each consumer loads it from B's tile as TMA
+// brought it (32 rows of k by 32 columns a box, 128 bytes, swizzled; TF32 already: the map's TFLOAT32
+// type rounds as TMA copies, as for A). Its second, A^T, is A's tile, K-major, from shared memory.
+
+constexpr int TF32_BOX = 32 * KBYTES;  // a box of B: 32 rows of k by 32 columns
+
+// Which of a consumer's 64 columns of C a row of its wgmma tile is. wgmma's A fragment gives the
+// lanes of a warp rows 16 warp + {0..7} (+ 8), lane / 4 apart, and k lane % 4 (+ 4): read as columns
+// 0..7 of B, the four k of each load would fall on the same 8 banks twice over. Any order of the
+// columns is right if the store keeps it; this one puts the 8 lanes of a k on four columns in each
+// half of the 128-byte row (two sets of banks the swizzle of the 4 k keeps apart): rows 8g..8g+7
+// (g = 2 warp + half) are columns 32 (g / 4) + 4 (g % 4) + {0, 1, 2, 3, 16, 17, 18, 19}.
+__device__ __forceinline__ int fragment_column(int warp, int half, int lane) {
+    const int g = 2 * warp + half, r = lane / 4;
+    return 32 * (g / 4) + 4 * (g % 4) + (r % 4) + 16 * (r / 4);
+}
+
+// B^T's part of a stage in registers, as wgmma's tf32 fragment wants it: a0..a3 of each k step of 8.
+struct Tf32Fragments {
+    unsigned a[KBYTES / 32][4];
+};
+
+// Loads k step kk of the thread's fragment from the consumer's two boxes of B, the first at `boxes`.
+// a0: (row, k), a1: (row + 8, k), a2: (row, k + 4), a3: (row + 8, k + 4). Each k step is 8 rows of
+// 128 bytes on, the swizzle's whole pattern: the same four offsets in it.
+__device__ __forceinline__ void load_fragment(unsigned (&a)[4], int kk, unsigned int boxes) {
+    const int warp = threadIdx.x % 128 / 32, lane = threadIdx.x % 32;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        const int col = fragment_column(warp, i % 2, lane), k = 8 * kk + lane % 4 + 4 * (i / 2);
+        asm volatile("ld.shared.b32 %0, [%1];\n"
+                     : "=r"(a[i])
+                     : "r"(boxes + (col / 32) * TF32_BOX + swizzled(k, 4 * (col % 32)))
+                     : "memory");
+    }
+}
+
+// A consumer's tile of C^T (N accumulators: 2N rows of C by 64 columns), stored into C from row0,
+// col0: d[4i + {0, 1}] is wgmma row 16 warp + lane / 4 (C's column `fragment_column`), wgmma columns
+// 8i + 2 (lane % 4) + {0, 1} (C's rows); d[4i + {2, 3}] the row 8 below. Threads outside C store nothing.
+// One pointer walks down each column (8 rows a step), which keeps step 17's 128 accumulators and
+// the addresses within the registers a thread has.
+template <int N>
+__device__ __forceinline__ void store_transposed(MatrixView<float> c, const float (&d)[N], int row0, int col0) {
+    const int warp = threadIdx.x % 128 / 32, lane = threadIdx.x % 32;
+    const int first = row0 + 2 * (lane % 4);
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+        const int col = col0 + fragment_column(warp, half, lane);
+        if (col >= c.cols) continue;
+        float* at = c.data + (size_t)first * c.cols + col;
+#pragma unroll
+        for (int i = 0; i < N / 4; ++i, at += 8 * (size_t)c.cols) {
+#pragma unroll
+            for (int j = 0; j < 2; ++j) {
+                if (first + 8 * i + j < c.rows) at[j * (size_t)c.cols] = d[4 * i + 2 * half + j];
+            }
+        }
+    }
+}
+
+// What the tiles computed as C^T share: M x N of C; per stage A's M rows of 128 bytes (32 k), then
+// B's 32 rows of k in boxes of 32 columns; one block a cluster.
+template <int M, int N>
+struct Tf32Transposed {
+    static constexpr int TILE_M = M, TILE_N = N;
     static constexpr int BK = KBYTES / 4;  // k per stage
     static constexpr int STAGE_A = TILE_M * KBYTES, STAGE = (TILE_M + TILE_N) * KBYTES;
     static constexpr int STAGES = stages_that_fit(STAGE);
-    static constexpr int BOX = 32 * KBYTES;  // a box of B: 32 rows of k by 32 columns
-    // One set of fragments: ptxas serializes every wgmma (C7513) where registers a wgmma reads are
-    // written while wgmmas are in flight, even registers of the next stage's set, so the consumer
-    // waits for its wgmmas before it loads the next stage's fragments.
-    static constexpr bool FROM_REGISTERS = true;
-    // B^T's part of a stage in registers: [k step of 8][a0..a3], as wgmma's tf32 fragment wants it.
-    struct Fragments {
-        unsigned a[KBYTES / 32][4];
-    };
+    using Fragments = Tf32Fragments;
 
     // The producer's copies for stage ks of tile (tm, tn) into `dst`: A's box, then B's boxes.
     template <int CLUSTER>
     static __device__ __forceinline__ void load(unsigned int dst, const CUtensorMap* a, const CUtensorMap* b, unsigned int bar,
                                                 int ks, int tm, int tn, unsigned int) {
-        static_assert(CLUSTER == 1, "the narrow tiles run one block a cluster");
+        static_assert(CLUSTER == 1, "the tiles computed as C^T run one block a cluster");
         tma_load(dst, a, bar, ks * BK, tm * TILE_M);
 #pragma unroll
-        for (int box = 0; box < TILE_N / 32; ++box) tma_load(dst + STAGE_A + box * BOX, b, bar, tn * TILE_N + 32 * box, ks * BK);
+        for (int box = 0; box < TILE_N / 32; ++box)
+            tma_load(dst + STAGE_A + box * TF32_BOX, b, bar, tn * TILE_N + 32 * box, ks * BK);
     }
+};
 
-    // Which of the tile's 64 columns of C a row of the wgmma tile is. wgmma's A fragment gives
-    // the lanes of a warp rows 16 warp + {0..7} (+ 8), lane / 4 apart, and k lane % 4 (+ 4): read as
-    // columns 0..7 of B, the four k of each load would fall on the same 8 banks twice over. Any
-    // order of the columns is right if the store keeps it; this one puts the 8 lanes of a k on four
-    // columns in each half of the 128-byte row (two sets of banks the swizzle of the 4 k keeps apart):
-    // rows 8g..8g+7 (g = 2 warp + half) are columns 32 (g / 4) + 4 (g % 4) + {0, 1, 2, 3, 16, 17, 18, 19}.
-    static __device__ __forceinline__ int column(int warp, int half, int lane) {
-        const int g = 2 * warp + half, r = lane / 4;
-        return 32 * (g / 4) + 4 * (g % 4) + (r % 4) + 16 * (r / 4);
-    }
-    // The thread's four numbers of each k step of 8, from B's boxes of this stage (TF32 already: the
-    // map's TFLOAT32 type rounds as TMA copies, as for A). Each k step is 8 rows of 128 bytes on, the
-    // swizzle's whole pattern: the same four offsets in it.
+// Step 12's tiles on a small C: 128 x 64, one consumer, m64n128k8, B in two boxes.
+struct Tf32Narrow : Tf32Transposed<128, 64> {
+    static constexpr int CONSUMERS = 1, ACCUMULATORS = TILE_M / 2;
+    // The consumer waits for its wgmmas before it loads the next stage's fragments, all four k steps
+    // at once (step 17 loads half of them while the wgmmas before run).
+    static constexpr bool WAITS_BEFORE_FRAGMENTS = true;
+
     static __device__ __forceinline__ void load_fragments(Fragments& f, unsigned int stage, int) {
-        const int warp = threadIdx.x % 128 / 32, lane = threadIdx.x % 32;
-        unsigned int at[4];  // a0: (row, k), a1: (row + 8, k), a2: (row, k + 4), a3: (row + 8, k + 4)
 #pragma unroll
-        for (int i = 0; i < 4; ++i) {
-            const int col = column(warp, i % 2, lane), k = lane % 4 + 4 * (i / 2);
-            at[i] = stage + STAGE_A + (col / 32) * BOX + swizzled(k, 4 * (col % 32));
-        }
-#pragma unroll
-        for (int kk = 0; kk < KBYTES / 32; ++kk) {
-#pragma unroll
-            for (int i = 0; i < 4; ++i) {
-                asm volatile("ld.shared.b32 %0, [%1];\n"
-                             : "=r"(f.a[kk][i])
-                             : "r"(at[i] + kk * 8 * 128)
-                             : "memory");
-            }
-        }
+        for (int kk = 0; kk < KBYTES / 32; ++kk) load_fragment(f.a[kk], kk, stage + STAGE_A);
     }
-    static __device__ __forceinline__ void mma(float (&d)[ACCUMULATORS], const Fragments& f, unsigned int stage, int,
+    static __device__ __forceinline__ void mma(float (&d)[ACCUMULATORS], Fragments& f, unsigned int stage, int,
                                                bool first) {
         const unsigned long long a_t = descriptor(stage);
 #pragma unroll
         for (int kk = 0; kk < KBYTES / 32; ++kk) mma_tf32(d, f.a[kk], a_t + 2 * kk, !first || kk > 0);
     }
-    // The consumer's tile of C^T, stored into C: d[4i + {0, 1}] is wgmma row 16 warp + lane / 4 (C's
-    // column `column`), wgmma columns 8i + 2 (lane % 4) + {0, 1} (C's rows); d[4i + {2, 3}] the row 8
-    // below. Threads outside C store nothing.
     static __device__ __forceinline__ void store(MatrixView<float> c, const float (&d)[ACCUMULATORS], int tm, int tn,
                                                  int) {
-        const int row0 = tm * TILE_M, col0 = tn * TILE_N;
-        const int warp = threadIdx.x % 128 / 32, lane = threadIdx.x % 32;
-        const bool whole = row0 + TILE_M <= c.rows && col0 + TILE_N <= c.cols;
+        store_transposed(c, d, tm * TILE_M, tn * TILE_N);
+    }
+};
+
+// Step 17's tiles on a large C: 256 x 128, two consumers of 64 columns each, m64n256k8: as cuBLAS's
+// TF32 kernel, 128 x 256 tiles of C^T with no transpose of B. Per stage A's 256 rows of 128 bytes (32
+// k), which both consumers read, and B's 32 rows of k in four boxes of 32 columns, two per consumer.
+// The fragments go two k steps at a time, in four sets of registers: a consumer loads steps 0 and 1
+// and issues their wgmmas as one group; waits for the group before (the last stage's steps 2 and 3),
+// which frees those sets; loads steps 2 and 3 into them and issues their group. While it loads, its
+// own group before and the other consumer's wgmmas keep the tensor cores busy. (A group a k step,
+// two sets, was 2.5% slower at 4096: issue 65's run 34.) Stored through shared memory by TMA (step
+// 16's way) in chunks of 32 rows by 64 columns.
+struct Tf32Wide : Tf32Transposed<256, 128> {
+    static constexpr int CONSUMERS = 2, ACCUMULATORS = 128;
+    static constexpr bool WAITS_BEFORE_FRAGMENTS = false;
+
+    // The consumer's boxes of B in the stage at `stage`.
+    static __device__ __forceinline__ unsigned int boxes(unsigned int stage, int consumer) {
+        return stage + STAGE_A + 2 * consumer * TF32_BOX;
+    }
+    // k steps 0 and 1: the last stage's wgmmas that read their sets are done (consume waited).
+    static __device__ __forceinline__ void load_fragments(Fragments& f, unsigned int stage, int consumer) {
+        load_fragment(f.a[0], 0, boxes(stage, consumer));
+        load_fragment(f.a[1], 1, boxes(stage, consumer));
+    }
+    // The stage's two groups of two wgmmas (see above). The second is committed by consume.
+    static __device__ __forceinline__ void mma(float (&d)[ACCUMULATORS], Fragments& f, unsigned int stage, int consumer,
+                                               bool first) {
+        const unsigned long long a_t = descriptor(stage);
+        mma_tf32(d, f.a[0], a_t, !first);
+        mma_tf32(d, f.a[1], a_t + 2, 1);
+        wgmma_commit();
+        wgmma_wait<1>();
+        load_fragment(f.a[2], 2, boxes(stage, consumer));
+        load_fragment(f.a[3], 3, boxes(stage, consumer));
+        wgmma_fence();
+        mma_tf32(d, f.a[2], a_t + 4, 1);
+        mma_tf32(d, f.a[3], a_t + 6, 1);
+    }
+    static __device__ __forceinline__ void store(MatrixView<float> c, const float (&d)[ACCUMULATORS], int tm, int tn,
+                                                 int consumer) {
+        store_transposed(c, d, tm * TILE_M, tn * TILE_N + 64 * consumer);
+    }
+    // As SharedTiles' (step 16), for a tile of C^T: 8 chunks of 32 rows by the consumer's 64 columns,
+    // each two boxes of 32 x 32 floats (4 KiB, the 128-byte swizzle) in one of two 8 KiB buffers and
+    // two bulk stores. A thread's numbers lie in different rows of C, so it stores them one by one.
+    static __device__ __forceinline__ void store_through_shared(const CUtensorMap* c_map, const float (&d)[ACCUMULATORS],
+                                                                int tm, int tn, int slice, int consumer,
+                                                                MatrixView<float> c, unsigned int buffers) {
+        const int row0 = tm * TILE_M, col0 = tn * TILE_N + 64 * consumer;
+        if (col0 >= c.cols) return;  // the whole consumer alike: its columns lie right of C
+        const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
 #pragma unroll
-        for (int half = 0; half < 2; ++half) {
-            const int col = col0 + column(warp, half, lane);
+        for (int j = 0; j < TILE_M / 32; ++j) {
+            const unsigned int buffer = buffers + (j % 2) * 8192;
+            if (t == 0) asm volatile("cp.async.bulk.wait_group.read 1;\n" ::: "memory");
+            asm volatile("bar.sync %0, 128;\n" ::"r"(1 + consumer) : "memory");  // the buffer is free
 #pragma unroll
-            for (int i = 0; i < ACCUMULATORS / 4; ++i) {
+            for (int ii = 0; ii < 4; ++ii) {
 #pragma unroll
-                for (int j = 0; j < 2; ++j) {
-                    const int row = row0 + 8 * i + 2 * (lane % 4) + j;
-                    if (whole || (row < c.rows && col < c.cols)) c(row, col) = d[4 * i + 2 * half + j];
+                for (int half = 0; half < 2; ++half) {
+                    const int col = fragment_column(warp, half, lane);
+#pragma unroll
+                    for (int jj = 0; jj < 2; ++jj) {
+                        const int row = 8 * ii + 2 * (lane % 4) + jj;
+                        asm volatile("st.shared.f32 [%0], %1;\n" ::"r"(buffer + (col / 32) * 4096 +
+                                                                         swizzled(row, 4 * (col % 32))),
+                                     "f"(d[4 * (4 * j + ii) + 2 * half + jj])
+                                     : "memory");
+                    }
                 }
+            }
+            asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+            asm volatile("bar.sync %0, 128;\n" ::"r"(1 + consumer) : "memory");
+            if (t == 0) {
+#pragma unroll
+                for (int box = 0; box < 2; ++box) {
+                    asm volatile(
+                        "cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%1, %2, %3}], [%4];\n" ::"l"(
+                            reinterpret_cast<unsigned long long>(c_map)),
+                        "r"(col0 + 32 * box), "r"(row0 + 32 * j), "r"(slice), "r"(buffer + box * 4096)
+                        : "memory");
+                }
+                asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
             }
         }
     }
@@ -425,9 +540,13 @@ struct Tf32Narrow {
 // What the host (lab-mmm/src/wgmma.rs) and the code above take for granted: every stage and box starts
 // on the swizzle's 1024-byte pattern, the narrow tile's B is whole boxes of 32 columns, and its
 // accumulators are those of one m64n128 (mma_tf32).
-static_assert(Tf32Narrow::STAGE % 1024 == 0 && Tf32Narrow::STAGE_A % 1024 == 0 && Tf32Narrow::BOX % 1024 == 0, "");
+static_assert(Tf32Narrow::STAGE % 1024 == 0 && Tf32Narrow::STAGE_A % 1024 == 0 && TF32_BOX % 1024 == 0, "");
+static_assert(Tf32Wide::STAGE % 1024 == 0 && Tf32Wide::STAGE_A % 1024 == 0, "");
 static_assert(SharedTiles<float>::STAGE % 1024 == 0 && SharedTiles<float>::STAGE_A % 1024 == 0, "");
 static_assert(Tf32Narrow::TILE_N == 64 && Tf32Narrow::ACCUMULATORS == 64, "one consumer's m64n128k8");
+static_assert(Tf32Wide::TILE_N == 2 * 64 && Tf32Wide::TILE_M == 256 && Tf32Wide::ACCUMULATORS == 128,
+              "two consumers' m64n256k8, each 64 columns of C");
+static_assert(Tf32Wide::BK == 4 * 8, "Tf32Wide::mma: four k steps of 8 a stage");
 
 // A block's units of work: tile (tm, tn) of C over k stages first to end - 1, the stages of slice
 // `slice`. Units go slice by slice, so one slice walks the tiles as the unsplit kernel does. A unit
@@ -499,8 +618,8 @@ __device__ __forceinline__ void free_stage(const Pipeline& p, int stage) {
 // registers, runs 4 wgmmas on it (128 bytes of k), then stores its part of the tile into the unit's
 // slab of c (C itself with one slice). With IN_FLIGHT 1 it keeps one group of wgmmas in flight and
 // frees the stage before it; with 0 it waits for this stage's and frees it at once. Where wgmma's
-// first operand comes from registers, the wgmmas reading them are waited for before the next stage's
-// fragments are loaded.
+// first operand comes from registers, step 12's narrow tiles wait for the wgmmas reading them before
+// they load the next stage's fragments; step 17's load half of them between two wgmma groups (Tf32Wide::mma).
 template <class Tiles, int CLUSTER, int IN_FLIGHT, bool TMA_STORE>
 __device__ __forceinline__ void consume(const Pipeline& p, MatrixView<float> c) {
     const int consumer = threadIdx.x / 128 - 1;
@@ -518,7 +637,7 @@ __device__ __forceinline__ void consume(const Pipeline& p, MatrixView<float> c) 
         for (int ks = u.first; ks < u.end; ++ks) {
             mbarrier_wait(shared_address(&p.full[stage]), phase);
             const unsigned int at = p.stages + stage * Tiles::STAGE;
-            if (Tiles::FROM_REGISTERS) wgmma_wait<0>();
+            if (Tiles::WAITS_BEFORE_FRAGMENTS) wgmma_wait<0>();
             Tiles::load_fragments(f, at, consumer);
             wgmma_fence();
             Tiles::mma(d, f, at, consumer, ks == u.first);
@@ -541,7 +660,7 @@ __device__ __forceinline__ void consume(const Pipeline& p, MatrixView<float> c) 
         if (IN_FLIGHT == 1 && arrives) free_stage<CLUSTER>(p, previous);
         if constexpr (TMA_STORE) {
             if (p.c_map != nullptr) {
-                Tiles::store_through_shared(p.c_map, d, u.tm, u.tn, u.slice, consumer, c.rows,
+                Tiles::store_through_shared(p.c_map, d, u.tm, u.tn, u.slice, consumer, c,
                                             p.buffers + consumer * (STORE_BYTES / 2));
                 continue;
             }
@@ -647,6 +766,20 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
                           const __grid_constant__ CUtensorMap c_map, MatrixView<float> c, int k, int stages_per_slice,
                           int tma_store) {
     wgmma_tma<SharedTiles<Bf16>, 1, 0, true>(&a, &b_t, c, k, stages_per_slice, tma_store ? &c_map : nullptr);
+}
+// Step 17: TF32 with no transpose of B, on 256 x 128 tiles computed as C^T (Tf32Wide), stored by
+// TMA where `tma_store` (as step 16: n % 4 == 0), `c_map` in boxes of 32 x 32 floats; where
+// `narrow` (the host's choice, as for step 12), step 12's narrow tiles, which need no transpose
+// either. `b` is B's map in both.
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
+    wgmma_tma_tf32_wide(const __grid_constant__ CUtensorMap a, const __grid_constant__ CUtensorMap b,
+                        const __grid_constant__ CUtensorMap c_map, MatrixView<float> c, int k, int stages_per_slice,
+                        int tma_store, int narrow) {
+    if (narrow) {
+        wgmma_tma<Tf32Narrow>(&a, &b, c, k, stages_per_slice);
+    } else {
+        wgmma_tma<Tf32Wide, 1, 1, true>(&a, &b, c, k, stages_per_slice, tma_store ? &c_map : nullptr);
+    }
 }
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 

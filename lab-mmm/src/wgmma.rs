@@ -1,12 +1,13 @@
-//! Steps 12 to 16 of `--ladder` (`kernels/cuda/mmm_wgmma.cu`): Hopper's wgmma fed by TMA. The host's
+//! Steps 12 to 17 of `--ladder` (`kernels/cuda/mmm_wgmma.cu`): Hopper's wgmma fed by TMA. The host's
 //! part: the operands as TMA wants them (rows of whole 16-byte pieces, and for bf16 converted copies,
 //! B transposed), made by the prep kernels into buffers allocated when the step is prepared; the
 //! tensor maps that describe them to the copy engine (`cuTensorMapEncodeTiled`); the tile shape; and
 //! the persistent launch, a block per multiprocessor at most ([`blocks`]). For steps 12 and 13 the prep kernels run
 //! inside the step's timed launch: they are part of what the step costs from f32 matrices. Steps 14
 //! to 16 are timed as cuBLAS's bf16 row is, on operands converted before the timed launches
-//! ([`WgmmaLaunch::convert`]); step 16 also stores C by TMA, through a map of C made here. Step 12 on a small C reads A and B as they are where their rows are
-//! whole 16-byte pieces: then it is one kernel. It depends on [`crate::split_k`] where it cuts k, not
+//! ([`WgmmaLaunch::convert`]); step 16 also stores C by TMA, through a map of C made here. Step 17
+//! is step 12 with no transpose of B, storing C as step 16 does; it and step 12 on a small C read A
+//! and B as they are where their rows are whole 16-byte pieces: then they are one kernel. It depends on [`crate::split_k`] where it cuts k, not
 //! on the ladder, which depends on it.
 
 use std::ffi::c_int;
@@ -43,8 +44,12 @@ const _: () = assert!(
 );
 /// What one bulk store of step 16 writes: 32 floats (128 bytes, one swizzle row) by 64 rows.
 const STORE_BOX: (u32, u32) = (32, 64);
+/// Step 17's tiles on a large C (`Tf32Wide`): 256 x 128, computed as C^T, B read as it is.
+pub const WIDE_TILE: (u32, u32) = (256, 128);
+/// What one bulk store of step 17 writes: 32 floats by 32 rows.
+const WIDE_STORE_BOX: (u32, u32) = (32, 32);
 /// Step 12's tiles where [`TILE`]s leave half the multiprocessors idle (`Tf32Narrow`): 128 x 64.
-const NARROW_TILE: (u32, u32) = (128, 64);
+pub const NARROW_TILE: (u32, u32) = (128, 64);
 /// Rows of k in a box of B for the narrow tiles, as `Tf32Narrow::BK` (a stage's k: 128 bytes of TF32).
 const NARROW_BOX_ROWS: u32 = KBYTES / 4;
 
@@ -61,13 +66,16 @@ pub enum WgmmaGemm {
     Bf16Pair,
     /// Step 16: step 14 storing C through shared memory by TMA, overlapping the next tile.
     Bf16Stored,
+    /// Step 17: TF32 with no transpose of B: C^T on [`WIDE_TILE`]s, B's tile read through
+    /// registers, C stored as step 16 does; step 12's narrow tiles on a small C.
+    Tf32Wide,
 }
 
 impl WgmmaGemm {
     /// What its tensor cores read.
     pub fn operand(self) -> Operand {
         match self {
-            WgmmaGemm::Tf32 => Operand::Tf32,
+            WgmmaGemm::Tf32 | WgmmaGemm::Tf32Wide => Operand::Tf32,
             WgmmaGemm::Bf16 | WgmmaGemm::Bf16Once | WgmmaGemm::Bf16Pair | WgmmaGemm::Bf16Stored => Operand::Bf16,
         }
     }
@@ -80,13 +88,15 @@ impl WgmmaGemm {
             WgmmaGemm::Bf16Once => "wgmma_tma_bf16_once",
             WgmmaGemm::Bf16Pair => "wgmma_tma_bf16_pair",
             WgmmaGemm::Bf16Stored => "wgmma_tma_bf16_stored",
+            WgmmaGemm::Tf32Wide => "wgmma_tma_tf32_wide",
         }
     }
 
-    /// The dynamic shared memory its kernel launches with: the stages, and step 16's store buffers.
+    /// The dynamic shared memory its kernel launches with: the stages, and steps 16 and 17's store
+    /// buffers.
     pub fn shared_bytes(self) -> u32 {
         match self {
-            WgmmaGemm::Bf16Stored => SHARED_BYTES + STORE_BYTES,
+            WgmmaGemm::Bf16Stored | WgmmaGemm::Tf32Wide => SHARED_BYTES + STORE_BYTES,
             _ => SHARED_BYTES,
         }
     }
@@ -103,6 +113,23 @@ impl WgmmaGemm {
     /// in each.
     fn converts_once(self) -> bool {
         matches!(self, WgmmaGemm::Bf16Once | WgmmaGemm::Bf16Pair | WgmmaGemm::Bf16Stored)
+    }
+
+    /// The tile it multiplies a C in where C has tiles enough ([`tile`]).
+    pub fn large_tile(self) -> (u32, u32) {
+        match self {
+            WgmmaGemm::Tf32Wide => WIDE_TILE,
+            _ => TILE,
+        }
+    }
+
+    /// The bulk stores' box where it stores C by TMA: `None` where it stores from registers.
+    fn store_box(self) -> Option<(u32, u32)> {
+        match self {
+            WgmmaGemm::Bf16Stored => Some(STORE_BOX),
+            WgmmaGemm::Tf32Wide => Some(WIDE_STORE_BOX),
+            _ => None,
+        }
     }
 }
 
@@ -226,12 +253,17 @@ fn encode_tiled(
     Ok(map)
 }
 
-/// Step 16's map of what its GEMM writes (`wgmma_tma_bf16_stored`): `slices` matrices of `rows` x
-/// `cols` floats one after the other at `address` (C itself, or split-K's slabs), as one tensor of
-/// cols x rows x slices, in boxes of 32 floats (128 bytes) by 64 rows of one slice, the 128-byte
-/// swizzle its store writes in. `None` where TMA cannot write C (rows not whole 16-byte pieces: n %
+/// Steps 16 and 17's map of what their GEMM writes: `slices` matrices of `rows` x `cols` floats one
+/// after the other at `address` (C itself, or split-K's slabs), as one tensor of cols x rows x
+/// slices, in boxes of `store_box` (32 floats, 128 bytes, by 64 or 32 rows) of one slice, the 128-byte
+/// swizzle their stores write in. `None` where TMA cannot write C (rows not whole 16-byte pieces: n %
 /// 4 != 0; C's address off 16 bytes): the kernel then stores from registers, as step 14 does.
-fn store_map(address: u64, (rows, cols): (usize, usize), slices: u32) -> Result<Option<raw::CuTensorMap>> {
+fn store_map(
+    address: u64,
+    (rows, cols): (usize, usize),
+    slices: u32,
+    store_box: (u32, u32),
+) -> Result<Option<raw::CuTensorMap>> {
     let row_bytes = (cols * 4) as u64;
     if !row_bytes.is_multiple_of(16) || !address.is_multiple_of(16) {
         return Ok(None);
@@ -242,7 +274,7 @@ fn store_map(address: u64, (rows, cols): (usize, usize), slices: u32) -> Result<
         address,
         &dims,
         &[row_bytes, row_bytes * rows as u64],
-        &[STORE_BOX.0, STORE_BOX.1, 1],
+        &[store_box.0, store_box.1, 1],
     )?;
     Ok(Some(map))
 }
@@ -252,14 +284,15 @@ fn tiles(tile: (u32, u32), (m, n): (u32, u32)) -> u32 {
     m.div_ceil(tile.0) * n.div_ceil(tile.1)
 }
 
-/// The tile the step multiplies an `m` x `n` C in: [`TILE`], but for TF32 128 x 64 where those leave
-/// at least half the multiprocessors idle (1024 x 1024: 32 tiles of 128 x 256 for an H100's 132, 128
-/// of 128 x 64). bf16 has one shape.
-pub fn tile(operand: Operand, (m, n): (u32, u32), multiprocessors: u32) -> (u32, u32) {
-    if operand == Operand::Tf32 && 2 * tiles(TILE, (m, n)) <= multiprocessors {
+/// The tile the step multiplies an `m` x `n` C in: its large one ([`TILE`], step 17's
+/// [`WIDE_TILE`]), but for TF32 128 x 64 where 128 x 256 tiles leave at least half the
+/// multiprocessors idle (1024 x 1024: 32 tiles of 128 x 256 for an H100's 132, 128 of 128 x 64).
+/// bf16 has one shape.
+pub fn tile(gemm: WgmmaGemm, (m, n): (u32, u32), multiprocessors: u32) -> (u32, u32) {
+    if gemm.operand() == Operand::Tf32 && 2 * tiles(TILE, (m, n)) <= multiprocessors {
         NARROW_TILE
     } else {
-        TILE
+        gemm.large_tile()
     }
 }
 
@@ -277,19 +310,19 @@ pub fn split(gemm: WgmmaGemm, (m, k, n): (usize, usize, usize), multiprocessors:
     let operand = gemm.operand();
     let stages = (k * operand.bytes()).div_ceil(KBYTES as usize) as u32;
     let c = (m as u32, n as u32);
-    let units = cluster_tiles(tile(operand, c, multiprocessors), c, gemm.cluster());
+    let units = cluster_tiles(tile(gemm, c, multiprocessors), c, gemm.cluster());
     Split::choose(units, stages, multiprocessors / gemm.cluster(), 1)
 }
 
 /// Blocks of the persistent grid: one per multiprocessor, fewer where C has fewer units (a cluster's
-/// tiles, times the slices). Steps 14 to 16 take the fewest clusters that still need no more rounds
+/// tiles, times the slices). Steps 14 to 17 take the fewest clusters that still need no more rounds
 /// of units (4096 x 4096: 512 tiles in 4 rounds of 128 blocks, none idle in the last; 132 blocks
 /// take 4 rounds as well, and leave 16 idle in the last).
 pub fn blocks(gemm: WgmmaGemm, tile: (u32, u32), (m, n): (u32, u32), slices: u32, multiprocessors: u32) -> u32 {
     let cluster = gemm.cluster();
     let units = cluster_tiles(tile, (m, n), cluster) * slices;
     let clusters = (multiprocessors / cluster).max(1);
-    let grid = if gemm.converts_once() {
+    let grid = if gemm.converts_once() || gemm == WgmmaGemm::Tf32Wide {
         units.div_ceil(units.div_ceil(clusters))
     } else {
         units.min(clusters)
@@ -354,7 +387,7 @@ impl Read {
     }
 }
 
-/// One of steps 12 to 16 prepared for one product's sizes: its GEMM, its prep kernels and their
+/// One of steps 12 to 17 prepared for one product's sizes: its GEMM, its prep kernels and their
 /// buffers, the tile shape, the multiprocessors the grid fills, and where k is cut into slices, the
 /// slices' partial products and the kernel that sums them.
 pub struct WgmmaLaunch<'a> {
@@ -365,7 +398,8 @@ pub struct WgmmaLaunch<'a> {
     gemm: Function<'a>,
     copy: Function<'a>,
     transpose: Function<'a>,
-    /// A (m x k), and B^T (n x k), or with step 12's narrow tiles B (k x n) in boxes of 32 rows of k.
+    /// A (m x k), and B^T (n x k), or with the tiles computed as C^T (step 12's narrow ones, step
+    /// 17's) B (k x n) in boxes of 32 rows of k.
     a: Read,
     b: Read,
     tile: (u32, u32),
@@ -379,7 +413,7 @@ impl<'a> WgmmaLaunch<'a> {
     /// The step for an `m` x `k` times `k` x `n` product from `module` (mmm_wgmma.cu, whose GEMM has
     /// been allowed [`SHARED_BYTES`] of dynamic shared memory), its buffers allocated here, outside the
     /// timed launches. TF32 reads A as it is where its rows are whole 16-byte pieces (k % 4 == 0), and
-    /// so B with the narrow tiles (n % 4 == 0); bf16 always converts them. k is cut as [`split`] says;
+    /// so B with the tiles computed as C^T (n % 4 == 0); bf16 always converts them. k is cut as [`split`] says;
     /// `slabs` makes the slabs for that split where it has more than one slice (the ladder does: its
     /// module has the kernel that sums them).
     pub fn prepare(
@@ -399,10 +433,11 @@ impl<'a> WgmmaLaunch<'a> {
             "slabs for {} slices of {m} x {n} are not those of this split",
             split.slices
         );
-        let tile = tile(operand, (m as u32, n as u32), multiprocessors);
+        let tile = tile(form, (m as u32, n as u32), multiprocessors);
         let in_place = |length: usize| operand == Operand::Tf32 && length.is_multiple_of(4);
         let a = Read::new(operand, (m, k), tile.0, (Prep::Copy, !in_place(k)))?;
-        let b = if tile == NARROW_TILE {
+        // The tiles computed as C^T read B as it is, in boxes of a stage's 32 rows of k.
+        let b = if tile == NARROW_TILE || tile == WIDE_TILE {
             Read::new(operand, (k, n), NARROW_BOX_ROWS, (Prep::Copy, !in_place(n)))?
         } else {
             ensure!(
@@ -502,15 +537,22 @@ impl<'a> WgmmaLaunch<'a> {
                 })?;
             }
             WgmmaGemm::Bf16Stored => {
-                // Where TMA cannot write C, a map of zeros that the kernel, told so, does not read.
-                let c_map = store_map(target.data.as_raw(), (m as usize, n as usize), slices)?;
-                let tma_store = i32::from(c_map.is_some());
-                let c_map = c_map.unwrap_or(raw::CuTensorMap { opaque: [0; 16] });
+                let (c_map, tma_store) = self.store_map(target, slices)?;
                 // __global__ void wgmma_tma_bf16_stored(const __grid_constant__ CUtensorMap a, const __grid_constant__ CUtensorMap b_t, const __grid_constant__ CUtensorMap c_map, MatrixView<float> c, int k, int stages_per_slice, int tma_store)
                 // SAFETY: as for the TF32 launch, with this signature; `c_map` describes `target`'s
                 // slices x m x n floats, which the kernel writes in either way.
                 check_cuda!(unsafe {
                     launch!(gemm<<<grid, THREADS, shared, stream>>>(a_map, b_map, c_map, target, k, stages_per_slice, tma_store))
+                })?;
+            }
+            WgmmaGemm::Tf32Wide => {
+                let (c_map, tma_store) = self.store_map(target, slices)?;
+                let narrow = i32::from(self.tile == NARROW_TILE);
+                // __global__ void wgmma_tma_tf32_wide(const __grid_constant__ CUtensorMap a, const __grid_constant__ CUtensorMap b, const __grid_constant__ CUtensorMap c_map, MatrixView<float> c, int k, int stages_per_slice, int tma_store, int narrow)
+                // SAFETY: as for the step 16 launch, with this signature; `b` is B's map on either
+                // tile (`prepare`).
+                check_cuda!(unsafe {
+                    launch!(gemm<<<grid, THREADS, shared, stream>>>(a_map, b_map, c_map, target, k, stages_per_slice, tma_store, narrow))
                 })?;
             }
             WgmmaGemm::Bf16 | WgmmaGemm::Bf16Once | WgmmaGemm::Bf16Pair => {
@@ -526,6 +568,17 @@ impl<'a> WgmmaLaunch<'a> {
             slabs.add_into(c, self.multiprocessors, stream)?;
         }
         Ok(())
+    }
+
+    /// The map steps 16 and 17 store `target` (C or the slabs, `slices` of them) through, and whether
+    /// they do (1) or store from registers (0), where TMA cannot write it: then a map of zeros, which
+    /// the kernel, told so, does not read.
+    fn store_map(&self, target: MatrixView<f32>, slices: u32) -> Result<(raw::CuTensorMap, i32)> {
+        let (m, _, n) = self.sizes;
+        let store_box = self.form.store_box().expect("only steps 16 and 17 store by TMA");
+        let c_map = store_map(target.data.as_raw(), (m as usize, n as usize), slices, store_box)?;
+        let tma_store = i32::from(c_map.is_some());
+        Ok((c_map.unwrap_or(raw::CuTensorMap { opaque: [0; 16] }), tma_store))
     }
 
     /// That `a` and `b` are f32 and of the sizes prepared for, and C `rows` x `cols`.
@@ -666,10 +719,10 @@ mod tests {
     /// elsewhere there is no map and the kernel stores from registers. (The maps it does make are
     /// the driver's work, checked on the GPU.) A map of another rank is refused before the driver.
     #[test]
-    fn step_16_stores_by_tma_only_where_c_rows_are_whole_16_byte_pieces() {
-        assert!(store_map(0x1000, (1000, 999), 1).unwrap().is_none());
-        assert!(store_map(0x1000, (1000, 1001), 4).unwrap().is_none());
-        assert!(store_map(0x1004, (1000, 1000), 1).unwrap().is_none());
+    fn steps_16_and_17_store_by_tma_only_where_c_rows_are_whole_16_byte_pieces() {
+        assert!(store_map(0x1000, (1000, 999), 1, STORE_BOX).unwrap().is_none());
+        assert!(store_map(0x1000, (1000, 1001), 4, WIDE_STORE_BOX).unwrap().is_none());
+        assert!(store_map(0x1004, (1000, 1000), 1, STORE_BOX).unwrap().is_none());
         let error = encode_tiled(raw::CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 0x1000, &[4], &[], &[4]).unwrap_err();
         assert!(error.to_string().starts_with("a tensor map of 1 dimensions"), "{error}");
         assert_eq!(WgmmaGemm::Bf16Stored.shared_bytes(), SHARED_BYTES + 32768);
@@ -679,6 +732,21 @@ mod tests {
             ("wgmma_tma_bf16_stored", 1)
         );
         assert!(WgmmaGemm::Bf16Stored.converts_once());
+        // Step 17: the same buffers, chunks of 32 x 32 floats; TF32 read from f32 in each launch.
+        let wide = WgmmaGemm::Tf32Wide;
+        assert_eq!(wide.shared_bytes(), SHARED_BYTES + 32768);
+        assert_eq!(
+            (wide.kernel(), wide.cluster(), wide.operand(), wide.converts_once()),
+            ("wgmma_tma_tf32_wide", 1, Operand::Tf32, false)
+        );
+        assert_eq!(
+            (
+                wide.store_box(),
+                WgmmaGemm::Bf16Stored.store_box(),
+                WgmmaGemm::Bf16Once.store_box()
+            ),
+            (Some((32, 32)), Some((32, 64)), None)
+        );
     }
 
     /// As the kernel's constants: 192 KiB of stages and the alignment; the grid one block per
@@ -719,17 +787,36 @@ mod tests {
         assert_eq!(pair.kernel(), "wgmma_tma_bf16_pair");
     }
 
-    /// Step 12 takes 128 x 64 tiles where 128 x 256 ones would leave half an H100's 132
-    /// multiprocessors idle (66 tiles or fewer); step 13 has one shape.
+    /// Steps 12 and 17 take 128 x 64 tiles where 128 x 256 ones would leave half an H100's 132
+    /// multiprocessors idle (66 tiles or fewer), step 17 256 x 128 ones elsewhere; step 13 has one
+    /// shape.
     #[test]
     fn tf32_takes_narrow_tiles_where_wide_ones_leave_half_the_gpu_idle() {
-        assert_eq!(tile(Operand::Tf32, (1024, 1024), 132), (128, 64));
-        assert_eq!(tile(Operand::Tf32, (1408, 1536), 132), (128, 64)); // 11 x 6 = 66 wide tiles
-        assert_eq!(tile(Operand::Tf32, (1536, 1536), 132), (128, 256)); // 12 x 6 = 72
-        assert_eq!(tile(Operand::Tf32, (4096, 4096), 132), (128, 256));
-        assert_eq!(tile(Operand::Tf32, (1024, 1024), 60), (128, 256));
-        assert_eq!(tile(Operand::Bf16, (1024, 1024), 132), (128, 256));
-        assert_eq!(tile(Operand::Bf16, (1, 1), 132), (128, 256));
+        let (tf32, wide, bf16) = (WgmmaGemm::Tf32, WgmmaGemm::Tf32Wide, WgmmaGemm::Bf16);
+        assert_eq!(tile(tf32, (1024, 1024), 132), (128, 64));
+        assert_eq!(tile(tf32, (1408, 1536), 132), (128, 64)); // 11 x 6 = 66 wide tiles
+        assert_eq!(tile(tf32, (1536, 1536), 132), (128, 256)); // 12 x 6 = 72
+        assert_eq!(tile(tf32, (4096, 4096), 132), (128, 256));
+        assert_eq!(tile(tf32, (1024, 1024), 60), (128, 256));
+        assert_eq!(tile(bf16, (1024, 1024), 132), (128, 256));
+        assert_eq!(tile(bf16, (1, 1), 132), (128, 256));
+        assert_eq!(tile(wide, (1024, 1024), 132), (128, 64));
+        assert_eq!(tile(wide, (1408, 1536), 132), (128, 64));
+        assert_eq!(tile(wide, (1536, 1536), 132), (256, 128));
+        assert_eq!(tile(wide, (4096, 4096), 132), (256, 128));
+    }
+
+    /// Step 17's grid: as many tiles for each block as the rounds need (4096: 16 x 32 tiles of 256 x
+    /// 128 in 4 rounds of 128 blocks), and the narrow tiles' one block each up to the
+    /// multiprocessors.
+    #[test]
+    fn step_17_shares_its_tiles_out_evenly() {
+        let wide = WgmmaGemm::Tf32Wide;
+        assert_eq!(blocks(wide, WIDE_TILE, (4096, 4096), 1, 132), 128);
+        assert_eq!(blocks(wide, WIDE_TILE, (8192, 8192), 1, 132), 128);
+        // 5 x 16 = 80 tiles: one round.
+        assert_eq!(blocks(wide, WIDE_TILE, (1100, 2000), 1, 132), 80);
+        assert_eq!(blocks(wide, NARROW_TILE, (1024, 1024), 1, 132), 128);
     }
 
     /// Split-K where C's tiles leave an H100's 132 multiprocessors idle, slices of at least 8 stages of
@@ -760,5 +847,8 @@ mod tests {
         // 8 x 4 tiles, 4 x 4 pairs: 2 slices of 8 stages, as for the 32 tiles one by one.
         assert_eq!(slices(WgmmaGemm::Bf16Pair, (1024, 1024, 1024)), (2, 8));
         assert_eq!(slices(WgmmaGemm::Tf32, (1, 1, 1)), (1, 1));
+        // Step 17 cuts k as step 12 does on the narrow tiles, and its 256 x 128 tiles fill the GPU.
+        assert_eq!(slices(WgmmaGemm::Tf32Wide, (129, 2085, 257)), (8, 9));
+        assert_eq!(slices(WgmmaGemm::Tf32Wide, (4096, 4096, 4096)), (1, 128));
     }
 }

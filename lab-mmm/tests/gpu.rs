@@ -10,7 +10,7 @@ use lab_mmm::cublas::{Cublas, Math};
 use lab_mmm::ladder::{run_library, run_library_in, run_step, Ladder, Step};
 use lab_mmm::tile_example::{self, format_phases, Trace};
 use lab_mmm::unroll;
-use lab_mmm::wgmma::{self, Operand};
+use lab_mmm::wgmma::{self, WgmmaGemm};
 use lab_mmm::{sweep, time_on_gpu, Precision, BF16_TOLERANCE, TF32_TOLERANCE};
 use matrix::mmm::{check_product, check_product_fits, load_mmm, MmmKernel};
 use matrix::{Element, Matrix};
@@ -334,21 +334,21 @@ fn split_and_check<T: Element>(ladder: &Ladder, step: Step, (m, k, n): (usize, u
     u32::from(split.is_some())
 }
 
-/// Issue 41, item 2, and issue 65, item 1: steps 12 to 16 (Hopper's wgmma fed by TMA; 14 to 16 on
+/// Issue 41, item 2, and issue 65, item 1: steps 12 to 17 (Hopper's wgmma fed by TMA; 14 to 16 on
 /// operands converted before their timed launches, 15 in clusters of two whose second block's tile
-/// lies below C where C has an odd number of tile rows, 16 storing C by TMA where n % 4 == 0, into
-/// the slabs too where it cuts k, and from registers elsewhere) against the CPU, C poisoned before
+/// lies below C where C has an odd number of tile rows, 16 and 17 storing C by TMA where n % 4 == 0,
+/// into the slabs too where they cut k, and from registers elsewhere) against the CPU, C poisoned before
 /// each run: one element, k shorter than one stage and not a multiple of 4 (A copied into padded rows),
 /// odd sizes everywhere, a k of 33 (a partial stage after a whole one), k of 36 and 4 (A read where it
 /// is, in TF32, with a partial stage, ragged m and n, and less than one stage; not 1 x 4 x 1, whose
-/// one element may cancel to far below its products' rounding in bf16), and a large square. Step 12
-/// meets both its tile shapes: the 128 x 256 ones with A read in place and copied, the narrow ones with
-/// A and B each read in place and copied, and more narrow tiles than multiprocessors. Sizes are m x k
-/// x n. On any GPU but an sm_90 running the sm_90a build, each step says it needs sm_90a, its
+/// one element may cancel to far below its products' rounding in bf16), and a large square. Steps 12
+/// and 17 meet all their tile shapes: step 12's 128 x 256 ones with A read in place and copied, step
+/// 17's 256 x 128 ones and the narrow ones with A and B each read in place and copied, and more tiles
+/// of each than multiprocessors. Sizes are m x k x n. On any GPU but an sm_90 running the sm_90a build, each step says it needs sm_90a, its
 /// kernel is not in the module, and it does not run.
 #[test]
 #[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
-fn hopper_steps_12_to_16_are_right_at_awkward_sizes_or_say_they_need_sm_90a() {
+fn hopper_steps_12_to_17_are_right_at_awkward_sizes_or_say_they_need_sm_90a() {
     let gpu = Gpu::open(0).expect(NEEDS_GPU);
     let ladder = Ladder::load(&gpu).unwrap();
     let shapes = [
@@ -361,9 +361,14 @@ fn hopper_steps_12_to_16_are_right_at_awkward_sizes_or_say_they_need_sm_90a() {
         (64, 4, 96),
         (2048, 2048, 2048),
         // Step 12's 128 x 256 tiles with ragged edges (B^T made by its transpose, A read in place and
-        // copied), and its narrow tiles with A copied and B read in place, and the other way round.
+        // copied), and its narrow tiles with A copied and B read in place, and the other way round;
+        // step 17's 256 x 128 tiles with each of A and B read in place or copied, and 153 of them
+        // (more than an H100's or H200's 132 multiprocessors) with ragged edges.
         (1100, 36, 2000),
         (1100, 1001, 1999),
+        (1100, 1001, 2000),
+        (1100, 36, 1999),
+        (2300, 64, 2170),
         (1000, 1001, 1000),
         (300, 516, 301),
         // 264 narrow tiles on an H100's 132 multiprocessors: blocks take a second tile.
@@ -382,6 +387,7 @@ fn hopper_steps_12_to_16_are_right_at_awkward_sizes_or_say_they_need_sm_90a() {
         Step::WgmmaBf16Once,
         Step::WgmmaBf16Pair,
         Step::WgmmaBf16Stored,
+        Step::WgmmaTf32Wide,
     ] {
         let mut random = Random::new(41);
         if let Some(why) = ladder.unavailable::<f32>(step) {
@@ -402,33 +408,42 @@ fn hopper_steps_12_to_16_are_right_at_awkward_sizes_or_say_they_need_sm_90a() {
             continue;
         }
         assert_eq!(ladder.arch(), 90, "{} runs on sm_90 only", step.name());
-        if step == Step::WgmmaTf32 {
+        if step.precision::<f32>() == Precision::Tf32 {
+            let gemm = step.gemm().expect("a wgmma step runs a GEMM");
             let multiprocessors = gpu.info.multiprocessors;
-            // In TF32 A is read in place where k % 4 == 0, and B with the narrow tiles where n % 4 ==
-            // 0; the shapes above meet each way, and one has more narrow tiles than multiprocessors.
+            let tile = |(m, n): (usize, usize)| wgmma::tile(gemm, (m as u32, n as u32), multiprocessors);
+            // In TF32 A is read in place where k % 4 == 0, and B where n % 4 == 0 on the tiles
+            // computed as C^T (step 12's 128 x 256 ones read B^T, always a copy); the shapes above
+            // meet each way, and have more tiles of each shape than multiprocessors.
             let tf32_reads: Vec<_> = shapes
                 .iter()
                 .map(|&(m, k, n)| {
-                    let tile = wgmma::tile(Operand::Tf32, (m as u32, n as u32), multiprocessors);
-                    (tile == wgmma::TILE, k % 4 == 0, tile == wgmma::TILE || n % 4 == 0)
+                    let tile = tile((m, n));
+                    (tile == gemm.large_tile(), k % 4 == 0, tile == wgmma::TILE || n % 4 == 0)
                 })
                 .collect();
-            for (wide, a_in_place, b_in_place_or_transposed) in [
+            let mut wanted = vec![
                 (true, true, true),
                 (true, false, true),
                 (false, true, true),
                 (false, false, false),
                 (false, true, false),
                 (false, false, true),
-            ] {
-                let read = (wide, a_in_place, b_in_place_or_transposed);
+            ];
+            if gemm == WgmmaGemm::Tf32Wide {
+                wanted.extend([(true, true, false), (true, false, false)]);
+            }
+            for read in wanted {
                 assert!(tf32_reads.contains(&read), "{read:?}: {tf32_reads:?}");
             }
-            assert!(shapes.iter().any(|&(m, _, n): &(usize, usize, usize)| {
-                let tile = wgmma::tile(Operand::Tf32, (m as u32, n as u32), multiprocessors);
-                tile != wgmma::TILE
-                    && m.div_ceil(tile.0 as usize) * n.div_ceil(tile.1 as usize) > multiprocessors as usize
-            }));
+            for shape in [wgmma::NARROW_TILE, gemm.large_tile()] {
+                assert!(
+                    shapes.iter().any(|&(m, _, n)| {
+                        tile((m, n)) == shape
+                            && m.div_ceil(shape.0 as usize) * n.div_ceil(shape.1 as usize) > multiprocessors as usize
+                    }) || shape == wgmma::TILE
+                );
+            }
         }
         let sliced = |sizes| {
             let launch = ladder.prepare::<f32>(step, sizes).unwrap().unwrap();

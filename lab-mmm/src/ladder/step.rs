@@ -1,7 +1,7 @@
 //! The ladder's rungs ([`Step`]): each step's name, kernel, precision and launch shape (threads, tile
 //! of C, dynamic shared memory, grid), with the shared memory of the kernels' stages as
 //! `kernels/cuda/mmm_ladder.cu` sizes them. It depends on the kernels' images, the slides' mmm and
-//! [`crate::wgmma`] (the shape of steps 12 to 16), on nothing else of the ladder: the rest of the ladder
+//! [`crate::wgmma`] (the shape of steps 12 to 17), on nothing else of the ladder: the rest of the ladder
 //! depends on it.
 
 use kernels::KernelImage;
@@ -53,13 +53,16 @@ pub enum Step {
     WgmmaBf16Pair,
     /// Step 14 storing C through shared memory by TMA, while the next tile's multiply-adds run.
     WgmmaBf16Stored,
+    /// Step 12 with no transpose of B on a large C: C^T on 256 x 128 tiles, B's tile read through
+    /// registers two k steps at a time, C stored as step 16 does (precision "tf32").
+    WgmmaTf32Wide,
 }
 
 /// The slides' BLOCK_SIZE for the first rung: the faster of the two on an H200.
 pub const TILED_BLOCK_SIZE: u32 = 32;
 
 impl Step {
-    pub const ALL: [Step; 17] = [
+    pub const ALL: [Step; 18] = [
         Step::Tiled,
         Step::RegisterBlocked,
         Step::WideLoads,
@@ -77,6 +80,7 @@ impl Step {
         Step::WgmmaBf16Once,
         Step::WgmmaBf16Pair,
         Step::WgmmaBf16Stored,
+        Step::WgmmaTf32Wide,
     ];
 
     pub fn name(self) -> &'static str {
@@ -98,6 +102,7 @@ impl Step {
             Step::WgmmaBf16Once => "14. converted before timing, as cuBLAS's (bf16)",
             Step::WgmmaBf16Pair => "15. clusters of 2, B^T multicast by TMA (bf16)",
             Step::WgmmaBf16Stored => "16. C stored by TMA, overlapping the next tile (bf16)",
+            Step::WgmmaTf32Wide => "17. no transpose: B through registers, C^T tiles (tf32)",
         }
     }
 
@@ -123,7 +128,8 @@ impl Step {
             Step::SplitMmaTiled => "mma_tiled_split",
             Step::SplitTf32 if T::NAME != "f32" => return None,
             Step::SplitTf32 => return Some("mma_tiled_split_tf32".to_string()),
-            Step::WgmmaTf32 | Step::WgmmaBf16 | Step::WgmmaBf16Once | Step::WgmmaBf16Pair | Step::WgmmaBf16Stored => {
+            // The wgmma steps: mmm_wgmma.cu's GEMMs, on f32 matrices only.
+            _ => {
                 return self
                     .gemm()
                     .filter(|_| T::NAME == "f32")
@@ -133,11 +139,11 @@ impl Step {
         Some(format!("{stem}_{}", T::NAME))
     }
 
-    /// The precision the step computes in with matrices of `T`: `T`'s own, but TF32 for steps 8, 11 and
-    /// 12 and bf16 for steps 13 to 16.
+    /// The precision the step computes in with matrices of `T`: `T`'s own, but TF32 for steps 8, 11,
+    /// 12 and 17 and bf16 for steps 13 to 16.
     pub fn precision<T: Element>(self) -> Precision {
         match (self, T::NAME) {
-            (Step::Tf32 | Step::SplitTf32 | Step::WgmmaTf32, _) => Precision::Tf32,
+            (Step::Tf32 | Step::SplitTf32 | Step::WgmmaTf32 | Step::WgmmaTf32Wide, _) => Precision::Tf32,
             (Step::WgmmaBf16 | Step::WgmmaBf16Once | Step::WgmmaBf16Pair | Step::WgmmaBf16Stored, _) => Precision::Bf16,
             (_, "f64") => Precision::F64,
             _ => Precision::F32,
@@ -156,9 +162,7 @@ impl Step {
     pub fn image(self) -> &'static KernelImage {
         match self {
             Step::Tiled => kernels::mmm_for_block_size(TILED_BLOCK_SIZE).expect("BLOCK_SIZE 32 is compiled"),
-            Step::WgmmaTf32 | Step::WgmmaBf16 | Step::WgmmaBf16Once | Step::WgmmaBf16Pair | Step::WgmmaBf16Stored => {
-                &kernels::MMM_WGMMA
-            }
+            _ if self.gemm().is_some() => &kernels::MMM_WGMMA,
             _ => &kernels::MMM_LADDER,
         }
     }
@@ -171,6 +175,7 @@ impl Step {
             Step::WgmmaBf16Once => Some(WgmmaGemm::Bf16Once),
             Step::WgmmaBf16Pair => Some(WgmmaGemm::Bf16Pair),
             Step::WgmmaBf16Stored => Some(WgmmaGemm::Bf16Stored),
+            Step::WgmmaTf32Wide => Some(WgmmaGemm::Tf32Wide),
             _ => None,
         }
     }
@@ -206,11 +211,11 @@ impl Step {
             Step::SplitWarpTiled => Step::WarpTiled.shape(),
             Step::SplitMmaTiled => Step::MmaTiled.shape(),
             Step::SplitTf32 => Step::Tf32.shape(),
-            // A producer warpgroup and two consumers, stages of 128 bytes of k (wgmma.rs); step 12 takes
-            // narrower tiles on a small C (wgmma::tile).
-            Step::WgmmaTf32 | Step::WgmmaBf16 | Step::WgmmaBf16Once | Step::WgmmaBf16Pair | Step::WgmmaBf16Stored => {
-                let gemm = self.gemm().expect("a wgmma step has a GEMM");
-                (wgmma::THREADS, wgmma::TILE, gemm.shared_bytes())
+            // A producer warpgroup and two consumers, stages of 128 bytes of k (wgmma.rs); steps 12 and
+            // 17 take narrower tiles on a small C (wgmma::tile).
+            _ => {
+                let gemm = self.gemm().expect("every other step is a wgmma step, with a GEMM");
+                (wgmma::THREADS, gemm.large_tile(), gemm.shared_bytes())
             }
         }
     }
@@ -331,7 +336,7 @@ mod tests {
                 }
             }
         }
-        // Steps 12 to 16: f32 matrices, Hopper only.
+        // Steps 12 to 17: f32 matrices, Hopper only.
         assert_eq!(
             (
                 Step::WgmmaTf32.c_name::<f32>().as_deref(),
@@ -440,7 +445,10 @@ mod tests {
                 SplitWarpTiled
             ]
         );
-        assert_eq!(Step::of_precision::<f32>(Precision::Tf32), [Tf32, SplitTf32, WgmmaTf32]);
+        assert_eq!(
+            Step::of_precision::<f32>(Precision::Tf32),
+            [Tf32, SplitTf32, WgmmaTf32, WgmmaTf32Wide]
+        );
         assert_eq!(
             Step::of_precision::<f32>(Precision::Bf16),
             [WgmmaBf16, WgmmaBf16Once, WgmmaBf16Pair, WgmmaBf16Stored]
@@ -475,11 +483,12 @@ mod tests {
         );
     }
 
-    /// Steps 12 to 16 come last, numbered as the table and the precision line number them; each step
-    /// has the shape of mmm_wgmma.cu: 384 threads, 128 x 256 tiles (step 12's narrower ones on a small
-    /// C: wgmma.rs), 192 KiB of stages (and step 16's store buffers).
+    /// Steps 12 to 17 come last, numbered as the table and the precision line number them; each step
+    /// has the shape of mmm_wgmma.cu: 384 threads, 128 x 256 tiles (step 17's 256 x 128; steps 12
+    /// and 17's narrower ones on a small C: wgmma.rs), 192 KiB of stages (and steps 16 and 17's
+    /// store buffers).
     #[test]
-    fn the_wgmma_steps_are_12_to_16_with_the_kernels_shape() {
+    fn the_wgmma_steps_are_12_to_17_with_the_kernels_shape() {
         assert_eq!(
             &Step::ALL[12..],
             [
@@ -487,7 +496,8 @@ mod tests {
                 Step::WgmmaBf16,
                 Step::WgmmaBf16Once,
                 Step::WgmmaBf16Pair,
-                Step::WgmmaBf16Stored
+                Step::WgmmaBf16Stored,
+                Step::WgmmaTf32Wide
             ]
         );
         for (index, step) in Step::ALL.into_iter().enumerate() {
@@ -500,6 +510,15 @@ mod tests {
         assert_eq!(Step::WgmmaBf16Pair.shape(), Step::WgmmaBf16.shape());
         // Step 16: two 8 KiB store buffers per consumer past the stages, 225 KiB of the 227.
         assert_eq!(Step::WgmmaBf16Stored.shape(), (384, (128, 256), 197632 + 32768));
+        assert_eq!(Step::WgmmaTf32Wide.shape(), (384, (256, 128), 197632 + 32768));
+        assert_eq!(
+            (
+                Step::WgmmaTf32Wide.c_name::<f32>().as_deref(),
+                Step::WgmmaTf32Wide.c_name::<f64>(),
+                Step::WgmmaTf32Wide.precision::<f32>()
+            ),
+            (Some("wgmma_tma_tf32_wide"), None, Precision::Tf32)
+        );
         assert_eq!(
             (
                 Step::WgmmaTf32.gemm(),
