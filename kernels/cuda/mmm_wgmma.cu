@@ -351,15 +351,16 @@ struct SharedTiles {
 
 constexpr int TF32_BOX = 32 * KBYTES;  // a box of B: 32 rows of k by 32 columns
 
-// Which of a consumer's 64 columns of C a row of its wgmma tile is. wgmma's A fragment gives the
-// lanes of a warp rows 16 warp + {0..7} (+ 8), lane / 4 apart, and k lane % 4 (+ 4): read as columns
-// 0..7 of B, the four k of each load would fall on the same 8 banks twice over. Any order of the
-// columns is right if the store keeps it; this one puts the 8 lanes of a k on four columns in each
-// half of the 128-byte row (two sets of banks the swizzle of the 4 k keeps apart): rows 8g..8g+7
-// (g = 2 warp + half) are columns 32 (g / 4) + 4 (g % 4) + {0, 1, 2, 3, 16, 17, 18, 19}.
-__device__ __forceinline__ int fragment_column(int warp, int half, int lane) {
-    const int g = 2 * warp + half, r = lane / 4;
-    return 32 * (g / 4) + 4 * (g % 4) + (r % 4) + 16 * (r / 4);
+// Which of a consumer's 64 columns of C the lane's row of its wgmma tile is; the row 8 below is the
+// next column. wgmma's A fragment gives the lanes of a warp rows 16 warp + lane / 4 (a0, a2) and the
+// row 8 below (a1, a3), k lane % 4 (+ 4): as columns c and c + 1 of B, a0 and a1 are one 8-byte
+// load. Any order of the columns is right if the store keeps it. This one makes each 8-byte load
+// conflict-free: a half-warp (4 k by 4 pairs of columns) reads two 16-byte pieces of each of 4 rows
+// of k, pieces 0 and 4 (or 1 and 5, ...), which the swizzle of the 4 rows (piece ^ k) spreads over
+// all 32 banks. Warp w's pairs start at 32 (w / 2) + 8 (w % 2) + {0, 2, 16, 18, 4, 6, 20, 22}.
+__device__ __forceinline__ int fragment_column(int warp, int lane) {
+    const int r = lane / 4;
+    return 32 * (warp / 2) + 8 * (warp % 2) + 2 * (r % 2) + 16 * (r / 2 % 2) + 4 * (r / 4);
 }
 
 // B^T's part of a stage in registers, as wgmma's tf32 fragment wants it: a0..a3 of each k step of 8.
@@ -368,39 +369,47 @@ struct Tf32Fragments {
 };
 
 // Loads k step kk of the thread's fragment from the consumer's two boxes of B, the first at `boxes`.
-// a0: (row, k), a1: (row + 8, k), a2: (row, k + 4), a3: (row + 8, k + 4). Each k step is 8 rows of
-// 128 bytes on, the swizzle's whole pattern: the same four offsets in it.
+// a0: (row, k), a1: (row + 8, k), a2: (row, k + 4), a3: (row + 8, k + 4); rows row and row + 8 are
+// columns col and col + 1. Each k step is 8 rows of 128 bytes on, the swizzle's whole pattern.
 __device__ __forceinline__ void load_fragment(unsigned (&a)[4], int kk, unsigned int boxes) {
     const int warp = threadIdx.x % 128 / 32, lane = threadIdx.x % 32;
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-        const int col = fragment_column(warp, i % 2, lane), k = 8 * kk + lane % 4 + 4 * (i / 2);
-        asm volatile("ld.shared.b32 %0, [%1];\n"
-                     : "=r"(a[i])
-                     : "r"(boxes + (col / 32) * TF32_BOX + swizzled(k, 4 * (col % 32)))
-                     : "memory");
-    }
+    const int col = fragment_column(warp, lane), k = 8 * kk + lane % 4;
+    const unsigned int at = boxes + (col / 32) * TF32_BOX;
+    asm volatile("ld.shared.v2.b32 {%0, %1}, [%2];\n"
+                 : "=r"(a[0]), "=r"(a[1])
+                 : "r"(at + swizzled(k, 4 * (col % 32)))
+                 : "memory");
+    asm volatile("ld.shared.v2.b32 {%0, %1}, [%2];\n"
+                 : "=r"(a[2]), "=r"(a[3])
+                 : "r"(at + swizzled(k + 4, 4 * (col % 32)))
+                 : "memory");
 }
 
 // A consumer's tile of C^T (N accumulators: 2N rows of C by 64 columns), stored into C from row0,
 // col0: d[4i + {0, 1}] is wgmma row 16 warp + lane / 4 (C's column `fragment_column`), wgmma columns
-// 8i + 2 (lane % 4) + {0, 1} (C's rows); d[4i + {2, 3}] the row 8 below. Threads outside C store nothing.
-// One pointer walks down each column (8 rows a step), which keeps step 17's 128 accumulators and
-// the addresses within the registers a thread has.
+// 8i + 2 (lane % 4) + {0, 1} (C's rows); d[4i + {2, 3}] the row 8 below (the next column). So the
+// thread has pairs of neighbours in each of its rows: d[4i + j] and d[4i + 2 + j], stored as one
+// float2 where they are 8-byte aligned (C on 8 bytes, its rows of even length). Threads outside C
+// store nothing. One pointer walks down the columns (8 rows a step), which keeps step 17's 128
+// accumulators and the addresses within the registers a thread has.
 template <int N>
 __device__ __forceinline__ void store_transposed(MatrixView<float> c, const float (&d)[N], int row0, int col0) {
     const int warp = threadIdx.x % 128 / 32, lane = threadIdx.x % 32;
-    const int first = row0 + 2 * (lane % 4);
+    const int first = row0 + 2 * (lane % 4), col = col0 + fragment_column(warp, lane);
+    if (col >= c.cols) return;
+    const bool pair = col + 1 < c.cols && c.cols % 2 == 0 && reinterpret_cast<unsigned long long>(c.data) % 8 == 0;
+    float* at = c.data + (size_t)first * c.cols + col;
 #pragma unroll
-    for (int half = 0; half < 2; ++half) {
-        const int col = col0 + fragment_column(warp, half, lane);
-        if (col >= c.cols) continue;
-        float* at = c.data + (size_t)first * c.cols + col;
+    for (int i = 0; i < N / 4; ++i, at += 8 * (size_t)c.cols) {
 #pragma unroll
-        for (int i = 0; i < N / 4; ++i, at += 8 * (size_t)c.cols) {
-#pragma unroll
-            for (int j = 0; j < 2; ++j) {
-                if (first + 8 * i + j < c.rows) at[j * (size_t)c.cols] = d[4 * i + 2 * half + j];
+        for (int j = 0; j < 2; ++j) {
+            if (first + 8 * i + j >= c.rows) continue;
+            float* p = at + j * (size_t)c.cols;
+            if (pair) {
+                *reinterpret_cast<float2*>(p) = make_float2(d[4 * i + j], d[4 * i + 2 + j]);
+            } else {
+                p[0] = d[4 * i + j];
+                if (col + 1 < c.cols) p[1] = d[4 * i + 2 + j];
             }
         }
     }
@@ -458,8 +467,9 @@ struct Tf32Narrow : Tf32Transposed<128, 64> {
 // and issues their wgmmas as one group; waits for the group before (the last stage's steps 2 and 3),
 // which frees those sets; loads steps 2 and 3 into them and issues their group. While it loads, its
 // own group before and the other consumer's wgmmas keep the tensor cores busy. (A group a k step,
-// two sets, was 2.5% slower at 4096: issue 65's run 34.) Stored through shared memory by TMA (step
-// 16's way) in chunks of 32 rows by 64 columns.
+// two sets, was 2.5% slower at 4096: issue 65's run 34; four 4-byte loads a k step instead of
+// load_fragment's two 8-byte ones, 5% slower: runs 35 and 38.) Stored through shared memory by TMA
+// (step 16's way) in chunks of 32 rows by 64 columns.
 struct Tf32Wide : Tf32Transposed<256, 128> {
     static constexpr int CONSUMERS = 2, ACCUMULATORS = 128;
     static constexpr bool WAITS_BEFORE_FRAGMENTS = false;
@@ -493,31 +503,27 @@ struct Tf32Wide : Tf32Transposed<256, 128> {
     }
     // As SharedTiles' (step 16), for a tile of C^T: 8 chunks of 32 rows by the consumer's 64 columns,
     // each two boxes of 32 x 32 floats (4 KiB, the 128-byte swizzle) in one of two 8 KiB buffers and
-    // two bulk stores. A thread's numbers lie in different rows of C, so it stores them one by one.
+    // two bulk stores. A thread's pairs of neighbours (store_transposed) go 8 bytes at a time.
     static __device__ __forceinline__ void store_through_shared(const CUtensorMap* c_map, const float (&d)[ACCUMULATORS],
                                                                 int tm, int tn, int slice, int consumer,
                                                                 MatrixView<float> c, unsigned int buffers) {
         const int row0 = tm * TILE_M, col0 = tn * TILE_N + 64 * consumer;
         if (col0 >= c.cols) return;  // the whole consumer alike: its columns lie right of C
-        const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
+        const int t = threadIdx.x % 128, lane = t % 32, col = fragment_column(t / 32, lane);
 #pragma unroll
         for (int j = 0; j < TILE_M / 32; ++j) {
             const unsigned int buffer = buffers + (j % 2) * 8192;
             if (t == 0) asm volatile("cp.async.bulk.wait_group.read 1;\n" ::: "memory");
             asm volatile("bar.sync %0, 128;\n" ::"r"(1 + consumer) : "memory");  // the buffer is free
+            const unsigned int at = buffer + (col / 32) * 4096;
 #pragma unroll
             for (int ii = 0; ii < 4; ++ii) {
 #pragma unroll
-                for (int half = 0; half < 2; ++half) {
-                    const int col = fragment_column(warp, half, lane);
-#pragma unroll
-                    for (int jj = 0; jj < 2; ++jj) {
-                        const int row = 8 * ii + 2 * (lane % 4) + jj;
-                        asm volatile("st.shared.f32 [%0], %1;\n" ::"r"(buffer + (col / 32) * 4096 +
-                                                                         swizzled(row, 4 * (col % 32))),
-                                     "f"(d[4 * (4 * j + ii) + 2 * half + jj])
-                                     : "memory");
-                    }
+                for (int jj = 0; jj < 2; ++jj) {
+                    const int row = 8 * ii + 2 * (lane % 4) + jj, i = 4 * j + ii;
+                    asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(at + swizzled(row, 4 * (col % 32))),
+                                 "f"(d[4 * i + jj]), "f"(d[4 * i + 2 + jj])
+                                 : "memory");
                 }
             }
             asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
