@@ -2,13 +2,13 @@
 //! part: the operands as TMA wants them (rows of whole 16-byte pieces, and for bf16 converted copies,
 //! B transposed), made by the prep kernels into buffers allocated when the step is prepared; the
 //! tensor maps that describe them to the copy engine (`cuTensorMapEncodeTiled`); the tile shape; and
-//! the persistent launch, a block per multiprocessor at most ([`blocks`]). For steps 12 and 13 the prep kernels run
-//! inside the step's timed launch: they are part of what the step costs from f32 matrices. Steps 14
-//! to 16 are timed as cuBLAS's bf16 row is, on operands converted before the timed launches
-//! ([`WgmmaLaunch::convert`]); step 16 also stores C by TMA, through a map of C made here. Step 17
-//! is step 12 with no transpose of B, storing C as step 16 does; it and step 12 on a small C read A
-//! and B as they are where their rows are whole 16-byte pieces: then they are one kernel. It depends on [`crate::split_k`] where it cuts k, not
-//! on the ladder, which depends on it.
+//! the persistent launch, a block per multiprocessor at most ([`blocks`]). For steps 12, 13 and 17
+//! the prep kernels run inside the step's timed launch: they are part of what the step costs from
+//! f32 matrices. Steps 14 to 16 are timed as cuBLAS's bf16 row is, on operands converted before the
+//! timed launches ([`WgmmaLaunch::convert`]); steps 16 and 17 also store C by TMA, through a map of C
+//! made here. Step 17 is step 12 with no transpose of B; it and step 12 on a small C read A and B as
+//! they are where their rows are whole 16-byte pieces: then they are one kernel. It depends on
+//! [`crate::split_k`] where it cuts k, not on the ladder, which depends on it.
 
 use std::ffi::c_int;
 
@@ -411,11 +411,11 @@ pub struct WgmmaLaunch<'a> {
 
 impl<'a> WgmmaLaunch<'a> {
     /// The step for an `m` x `k` times `k` x `n` product from `module` (mmm_wgmma.cu, whose GEMM has
-    /// been allowed [`SHARED_BYTES`] of dynamic shared memory), its buffers allocated here, outside the
-    /// timed launches. TF32 reads A as it is where its rows are whole 16-byte pieces (k % 4 == 0), and
-    /// so B with the tiles computed as C^T (n % 4 == 0); bf16 always converts them. k is cut as [`split`] says;
-    /// `slabs` makes the slabs for that split where it has more than one slice (the ladder does: its
-    /// module has the kernel that sums them).
+    /// been allowed [`WgmmaGemm::shared_bytes`] of dynamic shared memory), its buffers allocated here,
+    /// outside the timed launches. TF32 reads A as it is where its rows are whole 16-byte pieces (k %
+    /// 4 == 0), and so B with the tiles computed as C^T (n % 4 == 0); bf16 always converts them. k is
+    /// cut as [`split`] says; `slabs` makes the slabs for that split where it has more than one slice
+    /// (the ladder does: its module has the kernel that sums them).
     pub fn prepare(
         module: &'a Module,
         form: WgmmaGemm,
