@@ -115,6 +115,12 @@ impl WgmmaGemm {
         matches!(self, WgmmaGemm::Bf16Once | WgmmaGemm::Bf16Pair | WgmmaGemm::Bf16Stored)
     }
 
+    /// Whether its grid is the fewest clusters that need no more rounds of units than one per
+    /// multiprocessor would ([`blocks`]): steps 14 to 17, whose time is their GEMM's alone.
+    fn evens_rounds(self) -> bool {
+        self.converts_once() || self == WgmmaGemm::Tf32Wide
+    }
+
     /// The tile it multiplies a C in where C has tiles enough ([`tile`]).
     pub fn large_tile(self) -> (u32, u32) {
         match self {
@@ -322,7 +328,7 @@ pub fn blocks(gemm: WgmmaGemm, tile: (u32, u32), (m, n): (u32, u32), slices: u32
     let cluster = gemm.cluster();
     let units = cluster_tiles(tile, (m, n), cluster) * slices;
     let clusters = (multiprocessors / cluster).max(1);
-    let grid = if gemm.converts_once() || gemm == WgmmaGemm::Tf32Wide {
+    let grid = if gemm.evens_rounds() {
         units.div_ceil(units.div_ceil(clusters))
     } else {
         units.min(clusters)
@@ -784,6 +790,7 @@ mod tests {
         assert_eq!(blocks(pair, TILE, (19 * 128, 7 * 256), 1, 132), 2 * 35);
         assert_eq!((once.cluster(), pair.cluster(), WgmmaGemm::Bf16.cluster()), (1, 2, 1));
         assert!(once.converts_once() && pair.converts_once() && !WgmmaGemm::Bf16.converts_once());
+        assert!(once.evens_rounds() && WgmmaGemm::Tf32Wide.evens_rounds() && !WgmmaGemm::Tf32.evens_rounds());
         assert_eq!(pair.kernel(), "wgmma_tma_bf16_pair");
     }
 
