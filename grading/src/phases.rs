@@ -5,15 +5,18 @@
 //! file, each check appends one line to it when it ends, for instance
 //!
 //! ```text
-//! mmm.cu: compile 2.10 s, cases 0.93 s, races 1.20 s, ncu 3.05 s, waited for the GPU 0.00 s, held it alone 0.90 s, all 7.41 s
-//! pipeline.cu: compile 9.80 s, inputs 3.10 s, runs 20.40 s, judge 6.20 s, waited for the GPU 0.00 s, held it alone 24.10 s, all 41.00 s
+//! mmm.cu: compile 2.10 s, cases 0.93 s, races 1.20 s, ncu 3.05 s, waited for the GPU 0.00 s, held it alone 0.90 s, cpu 21.30 s, all 7.41 s
+//! pipeline.cu: compile 9.80 s, inputs 3.10 s, runs 20.40 s, judge 6.20 s, waited for the GPU 0.00 s, held it alone 24.10 s, cpu 30.05 s, all 41.00 s
 //! ```
 //!
 //! A phase that happens many times (a program week's runs, one per program or ours on each case) is
 //! their sum, in the place of its first. A phase's time includes any wait for the GPU's lock within
 //! it; "waited for the GPU" is their sum ([`crate::gpu_lock::waited`]), "held it alone" how long
 //! the check's processes held the GPU alone where checks share it ([`crate::gpu_lock::held`]: what
-//! it cost the others), and "all" runs from the first phase's start to the line. Nothing is written where the variable is unset, and nothing
+//! it cost the others), "cpu" the CPU time the check's process and the children it waited for used
+//! (user and system: what it cost the machine's cores; issue 65, run 44: with 16 jobs on 16 cores
+//! the cores were 67% idle and the GPU's lock 58% held, so neither alone set the rate), and "all"
+//! runs from the first phase's start to the line. Nothing is written where the variable is unset, and nothing
 //! reaches the check's own output: students' feedback pages quote its stderr.
 
 use std::io::Write as _;
@@ -53,7 +56,14 @@ pub fn write(source: &Path) {
     };
     let all = FIRST.get().map_or(Duration::ZERO, Instant::elapsed);
     let phases = PHASES.lock().unwrap_or_else(PoisonError::into_inner);
-    let line = line(source, &phases, crate::gpu_lock::waited(), crate::gpu_lock::held(), all);
+    let line = line(
+        source,
+        &phases,
+        crate::gpu_lock::waited(),
+        crate::gpu_lock::held(),
+        cpu_time(),
+        all,
+    );
     let appended = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
@@ -64,9 +74,37 @@ pub fn write(source: &Path) {
     }
 }
 
+/// The CPU time, user and system, that this process and its children that ended (and were waited
+/// for, with theirs) have used.
+fn cpu_time() -> Duration {
+    used(libc::RUSAGE_SELF) + used(libc::RUSAGE_CHILDREN)
+}
+
+/// The CPU time, user and system, that getrusage(2) gives for `who` (zero where it fails).
+fn used(who: libc::c_int) -> Duration {
+    let seconds = |time: libc::timeval| {
+        let micros = u64::try_from(time.tv_sec).unwrap_or(0) * 1_000_000 + u64::try_from(time.tv_usec).unwrap_or(0);
+        Duration::from_micros(micros)
+    };
+    // SAFETY: rusage is plain integers, for which all zeros is a value.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage(2) writes one rusage into `usage`, which lives for the whole call.
+    match unsafe { libc::getrusage(who, &mut usage) } {
+        0 => seconds(usage.ru_utime) + seconds(usage.ru_stime),
+        _ => Duration::ZERO,
+    }
+}
+
 /// One line: the file's name, each phase in seconds (the sum of its times, in the order phases
-/// first ended), the waits, the GPU held alone, and the whole check.
-fn line(source: &Path, phases: &[(&str, Duration)], waited: Duration, held: Duration, all: Duration) -> String {
+/// first ended), the waits, the GPU held alone, the CPU time, and the whole check.
+fn line(
+    source: &Path,
+    phases: &[(&str, Duration)],
+    waited: Duration,
+    held: Duration,
+    cpu: Duration,
+    all: Duration,
+) -> String {
     let name = source.file_name().unwrap_or(source.as_os_str()).to_string_lossy();
     let mut sums: Vec<(&str, Duration)> = Vec::new();
     for &(phase, took) in phases {
@@ -81,6 +119,7 @@ fn line(source: &Path, phases: &[(&str, Duration)], waited: Duration, held: Dura
         .collect();
     parts.push(format!("waited for the GPU {:.2} s", waited.as_secs_f64()));
     parts.push(format!("held it alone {:.2} s", held.as_secs_f64()));
+    parts.push(format!("cpu {:.2} s", cpu.as_secs_f64()));
     parts.push(format!("all {:.2} s", all.as_secs_f64()));
     format!("{name}: {}\n", parts.join(", "))
 }
@@ -105,9 +144,10 @@ mod tests {
                 &phases,
                 Duration::from_millis(5),
                 Duration::from_millis(250),
+                Duration::from_millis(6318),
                 Duration::from_secs(4)
             ),
-            "a b.cu: compile 2.11 s, cases 0.93 s, waited for the GPU 0.01 s, held it alone 0.25 s, all 4.00 s\n"
+            "a b.cu: compile 2.11 s, cases 0.93 s, waited for the GPU 0.01 s, held it alone 0.25 s, cpu 6.32 s, all 4.00 s\n"
         );
     }
 
@@ -117,5 +157,20 @@ mod tests {
         assert_eq!(timed("a test's phase", || 7), 7);
         let noted = PHASES.lock().unwrap_or_else(PoisonError::into_inner);
         assert!(noted.iter().any(|(name, _)| *name == "a test's phase"));
+    }
+
+    /// The CPU time counts a child's once it has ended: a check's cases, compiles and measured runs
+    /// are all children.
+    #[test]
+    fn the_cpu_time_holds_the_childrens() {
+        let before = used(libc::RUSAGE_CHILDREN);
+        let status = std::process::Command::new("sh")
+            .args(["-c", "i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done"])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let child = used(libc::RUSAGE_CHILDREN).saturating_sub(before);
+        assert!(child >= Duration::from_millis(20), "{child:?}");
+        assert!(cpu_time() >= child);
     }
 }

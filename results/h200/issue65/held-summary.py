@@ -2,8 +2,9 @@
 """Issue 65: what a class's checks held the GPU alone, from LAB_PHASES lines (grading/src/phases.rs).
 
   held-summary.py PHASES.txt SECONDS    the checks that ended within SECONDS of the class's start:
-                                        how many, per minute, the sum of their holds, and each
-                                        original's holds (make-class.sh copies, sNNNN-NAME.cu)
+                                        how many, per minute, the sum of their holds, their CPU time
+                                        (where the lines have it), and each original's holds
+                                        (make-class.sh copies, sNNNN-NAME.cu)
 """
 import re
 import sys
@@ -13,12 +14,18 @@ from collections import defaultdict
 def main():
     path, seconds = sys.argv[1], float(sys.argv[2])
     held = defaultdict(list)
+    cpu = []
     for line in open(path):
         name = re.sub(r"^s\d+-", "", line.split(":")[0])
         held[name].append(float(re.search(r"held it alone ([\d.]+) s", line).group(1)))
+        used = re.search(r"cpu ([\d.]+) s", line)  # from issue 65's run 47 on
+        if used:
+            cpu.append(float(used.group(1)))
     count = sum(len(h) for h in held.values())
     total = sum(sum(h) for h in held.values())
     print(f"{count} checks in {seconds:.0f} s: {60 * count / seconds:.1f} a minute; held the GPU alone {total:.0f} s in all")
+    if cpu:
+        print(f"cpu {sum(cpu):.0f} s in all, {sum(cpu) / len(cpu):.1f} s a check ({min(cpu):.1f} to {max(cpu):.1f})")
     for name, h in sorted(held.items(), key=lambda item: -sum(item[1])):
         print(f"{name}: {len(h)} checks, held {min(h):.2f} to {max(h):.2f} s, {sum(h):.2f} s in all")
 
