@@ -202,6 +202,24 @@ pub fn time_on_host(warmup: usize, repetitions: usize, mut work: impl FnMut() ->
     Ok(timing)
 }
 
+/// The CPU time, user and system, that getrusage(2) gives for `who`: `libc::RUSAGE_SELF` this
+/// process, `libc::RUSAGE_CHILDREN` its children that ended and were waited for (with theirs). Zero
+/// where the call fails. What host work costs the cores, beside the clocks above.
+pub fn cpu_used(who: libc::c_int) -> Duration {
+    let seconds = |time: libc::timeval| {
+        let micros = u64::try_from(time.tv_sec).unwrap_or(0) * 1_000_000 + u64::try_from(time.tv_usec).unwrap_or(0);
+        Duration::from_micros(micros)
+    };
+    // SAFETY: rusage is plain integers, for which all zeros is a value.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage(2) writes one rusage into `usage`, which lives for the whole call, and keeps no
+    // pointer to it.
+    match unsafe { libc::getrusage(who, &mut usage) } {
+        0 => seconds(usage.ru_utime) + seconds(usage.ru_stime),
+        _ => Duration::ZERO,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -24,6 +24,8 @@ use std::path::Path;
 use std::sync::{Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
+use common::timing::cpu_used;
+
 /// The variable naming the file the phases are appended to.
 pub const ENV: &str = "LAB_PHASES";
 
@@ -77,22 +79,7 @@ pub fn write(source: &Path) {
 /// The CPU time, user and system, that this process and its children that ended (and were waited
 /// for, with theirs) have used.
 fn cpu_time() -> Duration {
-    used(libc::RUSAGE_SELF) + used(libc::RUSAGE_CHILDREN)
-}
-
-/// The CPU time, user and system, that getrusage(2) gives for `who` (zero where it fails).
-fn used(who: libc::c_int) -> Duration {
-    let seconds = |time: libc::timeval| {
-        let micros = u64::try_from(time.tv_sec).unwrap_or(0) * 1_000_000 + u64::try_from(time.tv_usec).unwrap_or(0);
-        Duration::from_micros(micros)
-    };
-    // SAFETY: rusage is plain integers, for which all zeros is a value.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: getrusage(2) writes one rusage into `usage`, which lives for the whole call.
-    match unsafe { libc::getrusage(who, &mut usage) } {
-        0 => seconds(usage.ru_utime) + seconds(usage.ru_stime),
-        _ => Duration::ZERO,
-    }
+    cpu_used(libc::RUSAGE_SELF) + cpu_used(libc::RUSAGE_CHILDREN)
 }
 
 /// One line: the file's name, each phase in seconds (the sum of its times, in the order phases
@@ -163,13 +150,13 @@ mod tests {
     /// are all children.
     #[test]
     fn the_cpu_time_holds_the_childrens() {
-        let before = used(libc::RUSAGE_CHILDREN);
+        let before = cpu_used(libc::RUSAGE_CHILDREN);
         let status = std::process::Command::new("sh")
             .args(["-c", "i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done"])
             .status()
             .unwrap();
         assert!(status.success());
-        let child = used(libc::RUSAGE_CHILDREN).saturating_sub(before);
+        let child = cpu_used(libc::RUSAGE_CHILDREN).saturating_sub(before);
         assert!(child >= Duration::from_millis(20), "{child:?}");
         assert!(cpu_time() >= child);
     }

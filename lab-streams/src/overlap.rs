@@ -232,15 +232,7 @@ cudaEventElapsedTime's resolution (German slides: about half a microsecond): {EV
 
 /// User and system CPU time of the whole process so far (`getrusage`), in ms.
 fn process_cpu_ms() -> f64 {
-    // SAFETY: struct rusage holds integers only, so all zeros is a value of it; getrusage writes one
-    // struct rusage, which `usage` is, and keeps no pointer to it.
-    let usage = unsafe {
-        let mut usage = std::mem::zeroed::<libc::rusage>();
-        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
-        usage
-    };
-    let ms = |t: libc::timeval| t.tv_sec as f64 * 1e3 + t.tv_usec as f64 / 1e3;
-    ms(usage.ru_utime) + ms(usage.ru_stime)
+    common::timing::cpu_used(libc::RUSAGE_SELF).as_secs_f64() * 1e3
 }
 
 fn host_ms(mut work: impl FnMut() -> Result<()>) -> Result<f64> {
