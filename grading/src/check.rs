@@ -248,7 +248,8 @@ pub(crate) fn run_check<C>(
     // the GPU, so ncu's start overlaps them; it measures once they are done.
     let go = dir.path().join("go");
     let measured = check.measure.as_ref().map(|week| {
-        // A measured child launching `whose` kernels, ncu's counters into `csv`.
+        // A measured child launching `whose` kernels, ncu's counters into `csv`: its metrics for the
+        // student's PTX where it launches the student's alone, else for any code.
         let child = |whose: measure::Whose, csv: PathBuf| -> Result<measure::MeasuredChild, NoResult> {
             let prefix = dir.path().join(format!("result-measured-{}-", whose.flag()));
             let mut program = Command::new(&exe);
@@ -261,11 +262,8 @@ pub(crate) fn run_check<C>(
                 .arg(&go)
                 .arg("--measure-parent")
                 .arg(std::process::id().to_string());
-            Ok(measure::MeasuredChild {
-                under_ncu: week.under_ncu(&program, &csv)?,
-                csv,
-                result: case_process::result_file(&prefix, 0),
-            })
+            let ptx = build.ptx.filter(|_| whose == measure::Whose::Theirs);
+            week.child(&program, csv, case_process::result_file(&prefix, 0), ptx)
         };
         // It may wait as long as every case may run, then run as long as a measurement may.
         let per_case = if sanitizer.is_some() {

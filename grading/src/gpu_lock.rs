@@ -124,13 +124,18 @@ impl Drop for Guard {
         }
         if let Some(since) = self.alone_since {
             let mut live = LIVE.lock().unwrap_or_else(PoisonError::into_inner);
-            if let Some(at) = live.iter().position(|&other| other == since) {
-                live.swap_remove(at);
-            }
+            forget(&mut live, since);
             HELD.fetch_add(nanos(since.elapsed()), Ordering::Relaxed);
             drop(live);
             report_waits(false);
         }
+    }
+}
+
+/// `since` taken off the exclusive guards still held ([`LIVE`]).
+fn forget(live: &mut Vec<Instant>, since: Instant) {
+    if let Some(at) = live.iter().position(|&other| other == since) {
+        live.swap_remove(at);
     }
 }
 
@@ -162,6 +167,35 @@ pub fn one_at_a_time(path: &Path) -> Result<File> {
     flock(&file, libc::LOCK_EX, path)?;
     WAITED.fetch_add(nanos(started.elapsed()), Ordering::Relaxed);
     Ok(file)
+}
+
+/// The file, in the folder of the grading run's lock files, that keeps its measured runs of different
+/// metrics apart ([`metric_set`]).
+pub const METRIC_SET: &str = "metric-set.lock";
+
+/// A measured run under ncu, from before ncu starts to its end, kept apart from the grading run's
+/// others that read other metrics, on any of its GPUs (ncu's own lock is the machine's, not a
+/// GPU's): one that reads the week's usual metrics in [`Mode::Shared`], beside other such runs; one
+/// that reads others (a student's TMA copies: [`crate::measure::OptionalMetric`]) in
+/// [`Mode::Exclusive`], with no other measured run alive. Why, as far as runs 44 and 46 of issue 65
+/// show (run 47, `results/h200/issue65/run-47.sh`, is to confirm it): where runs of different metrics
+/// were alive at once, one held the GPU for a launch that did not end while the others waited for
+/// the GPU between their launches, until the GPU's lease ended, 60 s, again and again; runs of one
+/// set of metrics did not (run 41), and ncu's preparations of a process's first launch wait for each
+/// other (run 45). Not a hold of the GPU ([`held`]); the wait counts as a wait for it ([`waited`]).
+/// Nothing where no lock file is named; never taken by a thread that holds the GPU.
+pub fn metric_set(mode: Mode) -> Result<Guard> {
+    let path = path().map(|path| path.with_file_name(METRIC_SET));
+    metric_set_at(path.as_deref(), mode)
+}
+
+/// [`metric_set`] on the file `path` (none: nothing held).
+fn metric_set_at(path: Option<&Path>, mode: Mode) -> Result<Guard> {
+    let mut guard = counted(path, mode)?;
+    if let Some(since) = guard.alone_since.take() {
+        forget(&mut LIVE.lock().unwrap_or_else(PoisonError::into_inner), since);
+    }
+    Ok(guard)
 }
 
 /// The GPU held alone, for timed work ([`Mode::Exclusive`]).
@@ -498,6 +532,41 @@ mod tests {
             .expect("the writer gets in once the readers are gone");
         release.send(()).unwrap();
         thread.join().unwrap();
+    }
+
+    /// Issue 65: a measured run of other metrics waits for the usual ones alive and keeps new ones
+    /// out; it holds no GPU.
+    #[test]
+    fn a_measured_run_of_other_metrics_runs_with_no_other_alive() {
+        let folder = Folder::new("metric-set");
+        let set = folder.lock().with_file_name(METRIC_SET);
+        let usual = metric_set_at(Some(&set), Mode::Shared).unwrap();
+        let (shared, release_shared, sharing) = taker(set.clone(), Mode::Shared);
+        shared.recv_timeout(LONG).expect("usual runs share");
+        release_shared.send(()).unwrap();
+        sharing.join().unwrap();
+        let (held, release, thread) = taker(set.clone(), Mode::Exclusive);
+        assert!(held.recv_timeout(WAIT).is_err(), "other metrics beside a usual run");
+        drop(usual);
+        held.recv_timeout(LONG)
+            .expect("other metrics once the usual runs are gone");
+        // A usual run waits now, and its wait counts as one for the GPU.
+        let waited_before = waited();
+        let waiting = std::thread::spawn(move || drop(metric_set_at(Some(&set), Mode::Shared).unwrap()));
+        std::thread::sleep(WAIT);
+        release.send(()).unwrap();
+        thread.join().unwrap();
+        waiting.join().unwrap();
+        assert!(
+            waited() >= waited_before + WAIT / 2,
+            "the wait for the metrics was not counted"
+        );
+        let other = metric_set_at(Some(&folder.lock().with_file_name(METRIC_SET)), Mode::Exclusive).unwrap();
+        assert!(
+            other.holds() && other.alone_since.is_none(),
+            "no hold of the GPU: {other:?}"
+        );
+        assert!(!metric_set_at(None, Mode::Exclusive).unwrap().holds());
     }
 
     /// Another process (util-linux's flock(1), where it is installed) sees the lock too.

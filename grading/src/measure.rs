@@ -21,6 +21,7 @@ use std::time::{Duration, Instant};
 
 use crate::case_process::{self, Batch, Deadline, Limits, Slot};
 use crate::gpu_lock;
+use crate::ptx;
 use crate::row::{NoResult, Outcome, Row};
 use common::gpu::Gpu;
 use cust::module::Module;
@@ -39,10 +40,9 @@ pub struct Measure<'a, C> {
     pub rules: &'a [&'a str],
     /// The metrics ncu reads (Nsight Compute names).
     pub metrics: &'a [&'a str],
-    /// Metrics a GPU has only from an architecture on (issue 61: `cp.async` from sm_80, TMA from
-    /// sm_90), read where GPU 0's is at least that one: ncu refuses a metric the GPU lacks. A launch
-    /// holds none of them on an older GPU, whose kernels cannot do what they count ([`optional`]).
-    pub newer_metrics: &'a [(u32, &'a str)],
+    /// Metrics read only where they can count something ([`OptionalMetric`]): a launch holds none
+    /// of them where they were not asked for ([`optional`]).
+    pub optional_metrics: &'a [OptionalMetric<'a>],
     /// ncu's `--kernel-name` filter (`regex:^mmm_f(32|64)$`): the kernels whose launches count.
     pub kernels: &'a str,
     /// The launches `run` makes per case with [`Whose::Both`]: the student's, then as many of ours
@@ -54,6 +54,37 @@ pub struct Measure<'a, C> {
     /// One case's launches ([`Measure::launches_per_case`] of them, in the order `run` made them) into
     /// one row per rule, in the order of `rules`.
     pub judge: &'a dyn Fn(&C, &[Launch]) -> Vec<Row>,
+}
+
+/// A metric ncu reads only where it can count something. A GPU has some only from an architecture on
+/// (issue 61: `cp.async` from sm_80, TMA from sm_90), and ncu refuses a metric the GPU lacks; some
+/// cost ncu many passes, and count instructions a kernel can only run where its PTX has them (issue
+/// 65: on an H200 ncu took 120 ms a week-3 kernel with texture, surface and TMA requests among the
+/// metrics and 10 ms without them, `results/h200/issue65/run-43/run-43.log`). A kernel whose GPU or
+/// PTX rules a metric out cannot do what it counts: 0 ([`optional`]). A measured run whose metrics
+/// differ from the week's usual ones runs with no other of the grading run alive
+/// ([`gpu_lock::metric_set`]). Where no lock file is named (a student's own `--check`, a Slurm task,
+/// the course server) the child launches ours too, whose PTX is unknown, and reads them all.
+#[derive(Debug, Clone, Copy, Hash)]
+pub struct OptionalMetric<'a> {
+    /// The Nsight Compute name.
+    pub metric: &'a str,
+    /// The architecture the GPU has it from (75: every GPU of the course's).
+    pub from_arch: u32,
+    /// The PTX instructions it counts (`tex`, `cp.async.bulk`: [`ptx::mentions`]): read only where the
+    /// kernels' module names one of them, or where the module's PTX is unknown (ours). None: wherever
+    /// the GPU has it.
+    pub opcodes: &'a [&'a str],
+}
+
+impl OptionalMetric<'_> {
+    /// Whether ncu reads it on a GPU of architecture `arch` (none: unknown) for kernels of the module
+    /// whose PTX is `ptx` (none: unknown).
+    fn asked(&self, arch: Option<u32>, ptx: Option<&str>) -> bool {
+        let on_the_gpu = arch.is_some_and(|arch| arch >= self.from_arch);
+        let in_the_code = self.opcodes.is_empty() || ptx.is_none_or(|ptx| ptx::mentions(ptx, self.opcodes));
+        on_the_gpu && in_the_code
+    }
 }
 
 /// Whose kernels a measured child launches (`--measure-whose`). Where a lock file is named (grade.sh
@@ -113,6 +144,12 @@ impl Whose {
 /// others: in a week-3 check of ours on an H200, the measured run held the GPU 2.2 s, where ncu's
 /// passes over its kernels took about 1.5 s (issue 65, runs 24 and 25). A lock that cannot be taken
 /// is the machine's error.
+///
+/// ncu prepares the first launch it measures in a process for about 0.6 s, and that stays inside the
+/// hold: ncu's preparations wait for each other across processes (4 to 7 s each beside eight others
+/// preparing, issue 65, run 45), and with a launch of ours prepared first outside the lock, a
+/// student's launches measured in several passes held the GPU 60 s and two checks' measured rules
+/// were FAULT (run 44). Every measured launch holds the GPU alone.
 pub fn alone<R>(launch: impl FnOnce() -> anyhow::Result<R>) -> anyhow::Result<R> {
     /// What is left of this process's [`ALONE_AT_MOST`].
     static LEFT: Mutex<Duration> = Mutex::new(ALONE_AT_MOST);
@@ -149,9 +186,41 @@ pub const ALONE_AT_MOST: Duration = Duration::from_secs(60);
 const HEARTBEAT: Duration = Duration::from_secs(10);
 
 impl<C> Measure<'_, C> {
-    /// ncu with this week's metrics and kernels around `program` (this lab, with the measuring flags),
-    /// its counters written to `csv`.
-    pub fn under_ncu(&self, program: &Command, csv: &Path) -> Result<Command, NoResult> {
+    /// The measured child: ncu around `program` (this lab, with the measuring flags) with this
+    /// week's kernels and the metrics for kernels of the module whose PTX is `ptx` (none: unknown),
+    /// its counters written to `csv` and its row to `result`.
+    pub fn child(
+        &self,
+        program: &Command,
+        csv: PathBuf,
+        result: PathBuf,
+        ptx: Option<&str>,
+    ) -> Result<MeasuredChild, NoResult> {
+        let arch = common::gpu::first_gpu_arch();
+        let metrics = self.metrics_for(arch, ptx);
+        // `metrics_for` puts the optional ones after the week's own.
+        let optional = metrics[self.metrics.len()..]
+            .iter()
+            .map(|metric| metric.to_string())
+            .collect();
+        Ok(MeasuredChild {
+            under_ncu: self.under_ncu(program, &csv, &metrics)?,
+            usual: self.usual(arch, ptx),
+            csv,
+            result,
+            optional,
+        })
+    }
+
+    /// Whether ncu reads the week's usual metrics on a GPU of architecture `arch` for the module whose
+    /// PTX is `ptx` (none: unknown): those of a kernel whose PTX has none of the optional metrics'
+    /// instructions ([`MeasuredChild::usual`]).
+    pub fn usual(&self, arch: Option<u32>, ptx: Option<&str>) -> bool {
+        self.metrics_for(arch, ptx) == self.metrics_for(arch, Some(""))
+    }
+
+    /// ncu reading `metrics` of this week's kernels around `program`, its counters written to `csv`.
+    fn under_ncu(&self, program: &Command, csv: &Path, metrics: &[&str]) -> Result<Command, NoResult> {
         let ncu = counters::ncu().map_err(|_| NoResult::Machine("these rules need Nsight Compute (ncu) to read the GPU's counters, and none was found ($NCU, PATH, $CUDA_PATH/bin, /usr/local/cuda/bin)".to_string()))?;
         // Counts of instructions and requests need neither locked clocks nor flushed caches: ncu leaves
         // the GPU's clocks alone and saves the time of the flushes.
@@ -163,8 +232,7 @@ impl<C> Measure<'_, C> {
             "--kernel-name",
             self.kernels,
         ];
-        let metrics = self.metrics_for(common::gpu::first_gpu_arch()).join(",");
-        let mut under_ncu = counters::under_ncu(&ncu, &options, &metrics, csv);
+        let mut under_ncu = counters::under_ncu(&ncu, &options, &metrics.join(","), csv);
         under_ncu.arg(program.get_program()).args(program.get_args());
         Ok(under_ncu)
     }
@@ -176,7 +244,7 @@ impl<C> Measure<'_, C> {
     pub fn ours_file(&self, lab: &str, case_set: &str) -> Option<PathBuf> {
         use std::hash::{Hash as _, Hasher as _};
         let mut hasher = std::collections::hash_map::DefaultHasher::new();
-        (lab, case_set, self.kernels, self.metrics, self.newer_metrics).hash(&mut hasher);
+        (lab, case_set, self.kernels, self.metrics, self.optional_metrics).hash(&mut hasher);
         (self.cases.len(), self.launches_per_case).hash(&mut hasher);
         Some(gpu_lock::beside(
             &gpu_lock::path()?,
@@ -184,38 +252,26 @@ impl<C> Measure<'_, C> {
         ))
     }
 
-    /// The metrics ncu reads on a GPU of architecture `arch` (86 for compute capability 8.6): every
-    /// one of [`Measure::metrics`], and those of [`Measure::newer_metrics`] it has. None of the newer
-    /// ones where the architecture is unknown.
-    pub fn metrics_for(&self, arch: Option<u32>) -> Vec<&str> {
-        let newer = self
-            .newer_metrics
+    /// The metrics ncu reads on a GPU of architecture `arch` (86 for compute capability 8.6) for
+    /// kernels of the module whose PTX is `ptx`: every one of [`Measure::metrics`], and those of
+    /// [`Measure::optional_metrics`] that can count something there. None of the optional ones where
+    /// the architecture is unknown.
+    pub fn metrics_for(&self, arch: Option<u32>, ptx: Option<&str>) -> Vec<&str> {
+        let optional = self
+            .optional_metrics
             .iter()
-            .filter(|(from, _)| arch.is_some_and(|arch| arch >= *from))
-            .map(|(_, metric)| *metric);
-        self.metrics.iter().copied().chain(newer).collect()
+            .filter(|metric| metric.asked(arch, ptx))
+            .map(|metric| metric.metric);
+        self.metrics.iter().copied().chain(optional).collect()
     }
 
     /// The rule rows from what [`launches`] measured; where nothing was, rows that say why: MACHINE
     /// where the machine kept ncu from measuring, else FAULT. Each rule's row is that of the first
     /// case that breaks it, else that of the last case (the largest, where the week orders them).
     pub fn rows(&self, measured: Result<Vec<Launch>, NoResult>) -> Vec<Row> {
-        self.rows_on(measured, common::gpu::first_gpu_arch())
-    }
-
-    /// [`Measure::rows`] on a GPU of architecture `arch`: a newer metric ncu was asked for
-    /// ([`Measure::metrics_for`]) and did not give is NaN, which fails its rule ([`optional`] reads 0
-    /// only for those not asked for).
-    fn rows_on(&self, measured: Result<Vec<Launch>, NoResult>, arch: Option<u32>) -> Vec<Row> {
         let expected = self.launches_per_case * self.cases.len();
-        let asked = self.metrics_for(arch);
-        let all = measured.and_then(|mut launches| {
+        let all = measured.and_then(|launches| {
             if launches.len() == expected && expected > 0 {
-                for launch in &mut launches {
-                    for (_, metric) in self.newer_metrics.iter().filter(|(_, metric)| asked.contains(metric)) {
-                        launch.values.entry(metric.to_string()).or_insert(f64::NAN);
-                    }
-                }
                 Ok(launches)
             } else {
                 Err(NoResult::Fault(format!(
@@ -275,14 +331,26 @@ pub fn at_grading(rows: Vec<Row>) -> Vec<Row> {
         .collect()
 }
 
-/// Runs the measured `child` (ncu around it, from [`Measure::under_ncu`]) within `limits` and before
-/// `deadline`, and reads the counters ncu wrote to its file. No permission for the counters (ncu's own file says so,
+/// Runs the measured `child` (ncu around it, from [`Measure::child`]) within `limits` and before
+/// `deadline`, apart from measured runs of other metrics ([`gpu_lock::metric_set`]), and reads the
+/// counters ncu wrote to its file. No permission for the counters (ncu's own file says so,
 /// which the child's output cannot reach), a MACHINE row from the child (a SIGKILL the check did not
 /// send among them) and a report missing or unreadable after a run that ended well are the
 /// machine's; a run that failed or ran past its time is a fault (the same kernel runs in the cases,
 /// so a kernel that hangs or crashes fails there too, and cannot hide behind MACHINE here).
 fn launches(child: MeasuredChild, limits: Limits, deadline: Option<Deadline>) -> Result<Vec<Launch>, NoResult> {
-    let MeasuredChild { under_ncu, csv, result } = child;
+    let MeasuredChild {
+        under_ncu,
+        csv,
+        result,
+        optional,
+        usual,
+    } = child;
+    let mode = match usual {
+        true => gpu_lock::Mode::Shared,
+        false => gpu_lock::Mode::Exclusive,
+    };
+    let _set = gpu_lock::metric_set(mode).map_err(|err| NoResult::Machine(format!("{err:#}")))?;
     let slot = [Slot {
         case: "measured".to_string(),
         result,
@@ -313,7 +381,20 @@ fn launches(child: MeasuredChild, limits: Limits, deadline: Option<Deadline>) ->
         Ok(_) => {}
     }
     // The run ended well and ncu's report is missing or unreadable: ncu's own failure (issue 60).
-    counters::parse_csv(&text).map_err(|err| NoResult::Machine(format!("ncu's counters could not be read: {err}")))
+    read_launches(&text, &optional).map_err(|err| NoResult::Machine(format!("ncu's counters could not be read: {err}")))
+}
+
+/// The launches in ncu's file `text`; an `optional` metric (one asked for: [`OptionalMetric`]) that
+/// ncu did not give is NaN, which fails its rule, never 0 ([`optional`] reads 0 only for those not
+/// asked for).
+fn read_launches(text: &str, optional: &[String]) -> anyhow::Result<Vec<Launch>> {
+    let mut launches = counters::parse_csv(text)?;
+    for launch in &mut launches {
+        for metric in optional {
+            launch.values.entry(metric.clone()).or_insert(f64::NAN);
+        }
+    }
+    Ok(launches)
 }
 
 /// The student's launches and ours, measured apart, in the order one child launching both makes
@@ -340,6 +421,12 @@ pub struct MeasuredChild {
     pub under_ncu: Command,
     pub csv: PathBuf,
     pub result: PathBuf,
+    /// The optional metrics ncu was asked for ([`OptionalMetric`]).
+    pub optional: Vec<String>,
+    /// Whether it reads the week's usual metrics, those of a kernel whose PTX names none of the
+    /// optional ones' instructions: it runs beside other such runs, and one that reads others runs
+    /// with no other alive ([`gpu_lock::metric_set`]).
+    pub usual: bool,
 }
 
 /// Our kernels' launches kept for the checks that share a GPU ([`ours_once`]).
@@ -400,7 +487,7 @@ fn ours_once(ours: Ours) -> Result<Vec<Launch>, NoResult> {
     let _one = gpu_lock::one_at_a_time(&lock).map_err(|err| NoResult::Machine(format!("{err:#}")))?;
     let kept = std::fs::read_to_string(&ours.file)
         .ok()
-        .and_then(|text| counters::parse_csv(&text).ok());
+        .and_then(|text| read_launches(&text, &ours.child.optional).ok());
     if let Some(launches) = kept.filter(|launches| launches.len() == expected) {
         return Ok(launches);
     }
@@ -465,9 +552,9 @@ pub fn per_thread(launch: &Launch, metrics: &[&str], count: f64) -> f64 {
     metrics.iter().map(|metric| launch.value(metric)).sum::<f64>() * 32.0 / count
 }
 
-/// The value of a metric of [`Measure::newer_metrics`]: 0 where ncu was not asked for it because the
-/// GPU predates it (a kernel there cannot do what it counts); NaN where it was asked for and ncu gave
-/// none ([`Measure::rows`]).
+/// The value of a metric of [`Measure::optional_metrics`]: 0 where ncu was not asked for it because
+/// the GPU or the kernels' PTX rules it out (the kernel cannot do what it counts); NaN where it was
+/// asked for and ncu gave none ([`read_launches`]).
 pub fn optional(launch: &Launch, metric: &str) -> f64 {
     launch.values.get(metric).copied().unwrap_or(0.0)
 }
@@ -534,7 +621,7 @@ mod tests {
             cases: vec![()],
             rules: &["a", "b"],
             metrics: &["m"],
-            newer_metrics: &[],
+            optional_metrics: &[],
             kernels: "k",
             launches_per_case: 4,
             run: &run,
@@ -581,9 +668,9 @@ mod tests {
         let found = launches(child_of(Command::new("true"), dir.path()), LIMITS, None);
         assert!(found.is_err(), "{found:?}");
         if counters::ncu().is_err() {
-            let why = measure
-                .under_ncu(&Command::new("true"), Path::new("/tmp/x"))
-                .unwrap_err();
+            let Err(why) = measure.child(&Command::new("true"), "/tmp/x".into(), "/tmp/y".into(), None) else {
+                panic!("a measured child without ncu")
+            };
             assert!(
                 matches!(&why, NoResult::Machine(why) if why.starts_with("these rules need Nsight Compute (ncu)")),
                 "{why:?}"
@@ -597,6 +684,8 @@ mod tests {
             under_ncu: command,
             csv: dir.join("csv"),
             result: dir.join("row"),
+            optional: Vec::new(),
+            usual: true,
         }
     }
 
@@ -701,7 +790,7 @@ mod tests {
             cases,
             rules: &["loads", "shared"],
             metrics: &["m"],
-            newer_metrics: &[],
+            optional_metrics: &[],
             kernels: "k",
             launches_per_case: 2,
             run: &run,
@@ -726,48 +815,62 @@ mod tests {
     }
 
     /// Issue 61: `cp.async` and TMA are counted where the GPU has them, and ncu is never asked for a
-    /// metric the GPU lacks.
+    /// metric the GPU lacks. Issue 65: a metric that counts instructions is asked for only where the
+    /// PTX names one of them, or where the PTX is unknown.
     #[test]
-    fn newer_metrics_are_read_only_from_their_architecture_on() {
+    fn optional_metrics_are_read_where_the_gpu_and_the_code_can_move_them() {
         let run = |_: &KernelImage, _: &[()], _: Whose| Ok(());
         let judge = |_: &(), _: &[Launch]| Vec::new();
+        let metric = |metric, from_arch, opcodes| OptionalMetric {
+            metric,
+            from_arch,
+            opcodes,
+        };
         let measure = Measure {
             cases: vec![()],
             rules: &["a"],
             metrics: &["m"],
-            newer_metrics: &[(80, "ldgsts"), (90, "tma")],
+            optional_metrics: &[
+                metric("tex", 75, &["tex", "suld"]),
+                metric("ldgsts", 80, &[]),
+                metric("tma", 90, &["cp.async.bulk"]),
+            ],
             kernels: "k",
             launches_per_case: 1,
             run: &run,
             judge: &judge,
         };
-        assert_eq!(measure.metrics_for(None), ["m"]);
-        assert_eq!(measure.metrics_for(Some(75)), ["m"]);
-        assert_eq!(measure.metrics_for(Some(86)), ["m", "ldgsts"]);
-        assert_eq!(measure.metrics_for(Some(90)), ["m", "ldgsts", "tma"]);
-        assert_eq!(measure.metrics_for(Some(120)), ["m", "ldgsts", "tma"]);
+        let kernel = |body: &str| format!(".visible .entry k()\n{{\n\t{body};\n}}\n");
+        let (loads, surfaces, tensors) = (
+            kernel("ld.global.f32 %f1, [%rd1]"),
+            kernel("suld.b.1d.b32.trap {%r1}, [%rd1, {%r2}]"),
+            kernel("cp.async.bulk.tensor.2d.shared::cluster.global [%r1], [%rd1, {%r2, %r3}], [%r4]"),
+        );
+        let plain = Some(loads.as_str());
+        assert_eq!(measure.metrics_for(None, None), ["m"]);
+        assert_eq!(measure.metrics_for(Some(75), plain), ["m"]);
+        assert_eq!(measure.metrics_for(Some(75), None), ["m", "tex"]);
+        assert_eq!(measure.metrics_for(Some(86), plain), ["m", "ldgsts"]);
+        assert_eq!(measure.metrics_for(Some(90), plain), ["m", "ldgsts"]);
+        assert_eq!(measure.metrics_for(Some(90), Some(&surfaces)), ["m", "tex", "ldgsts"]);
+        assert_eq!(measure.metrics_for(Some(90), Some(&tensors)), ["m", "ldgsts", "tma"]);
+        // The usual metrics: a plain kernel's; ours (no PTX) and one with bulk copies read others.
+        assert!(measure.usual(Some(90), plain));
+        assert!(!measure.usual(Some(90), None) && !measure.usual(Some(90), Some(&tensors)));
+        assert!(measure.usual(Some(75), Some(&tensors)), "no TMA before sm_90");
+        assert_eq!(measure.metrics_for(Some(120), None), ["m", "tex", "ldgsts", "tma"]);
         let launch = Launch {
             kernel: "k".to_string(),
             values: [("ldgsts".to_string(), 5.0)].into_iter().collect(),
         };
         assert_eq!((optional(&launch, "ldgsts"), optional(&launch, "tma")), (5.0, 0.0));
-        // Asked for on an sm_90 GPU and not given: NaN, never 0.
-        let judge = |_: &(), launches: &[Launch]| {
-            vec![rule_row(
-                "copies",
-                "k",
-                optional(&launches[0], "tma"),
-                Bound::AtMost(1.0),
-                "x",
-                0.0,
-            )]
-        };
-        let measure = Measure {
-            judge: &judge,
-            ..measure
-        };
-        assert!(measure.rows_on(Ok(vec![launch.clone()]), Some(80))[0].passed());
-        assert!(!measure.rows_on(Ok(vec![launch]), Some(90))[0].passed());
+        // A metric asked for and not given is NaN, never 0.
+        let csv = "\"ID\",\"Kernel Name\",\"m__ldgsts\"\n\"\",\"\",\"\"\n\"1\",\"k1\",\"5\"\n";
+        let read = read_launches(csv, &["m__ldgsts".to_string(), "m__tma".to_string()]).unwrap();
+        assert_eq!(read.len(), 1);
+        assert_eq!(optional(&read[0], "m__ldgsts"), 5.0);
+        assert!(optional(&read[0], "m__tma").is_nan());
+        assert_eq!(optional(&read_launches(csv, &[]).unwrap()[0], "m__tma"), 0.0);
     }
 
     #[test]

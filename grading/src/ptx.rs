@@ -158,6 +158,26 @@ fn is_identifier_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || "_$.".contains(c)
 }
 
+/// Whether an instruction of `ptx`, in any function, reached or not, is one of `opcodes`: its opcode is
+/// the opcode or begins with it and a `.` (`tex` in `tex.2d.v4.f32.f32`, `cp.async.bulk` in
+/// `cp.async.bulk.tensor.2d...`), guarded or not. The measured rules ask ncu for a costly metric only
+/// where the module can move it (issue 65, [`crate::measure::OptionalMetric`]). Instructions only, not
+/// any word: a variable named `tex` (`.global .b8 tex[16]`) would otherwise make every measured run
+/// on the GPU wait for this one ([`crate::gpu_lock::metric_set`]).
+pub fn mentions(ptx: &str, opcodes: &[&str]) -> bool {
+    functions(ptx)
+        .iter()
+        .flat_map(|function| &function.body)
+        .any(|statement| {
+            let opcode = instruction(statement);
+            opcodes.iter().any(|wanted| {
+                opcode
+                    .strip_prefix(wanted)
+                    .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
+            })
+        })
+}
+
 fn identifiers(statement: &str) -> impl Iterator<Item = &str> {
     statement
         .split(|c: char| !is_identifier_char(c))
@@ -370,6 +390,34 @@ $L__BB0_2:
 	ret;
 }
 "#;
+
+    /// `body` as the body of a kernel.
+    fn kernel(body: &str) -> String {
+        format!(".visible .entry k(\n\t.param .u64 k_param_0\n)\n{{\n{body}\n}}\n")
+    }
+
+    /// Issue 65: an instruction is found by its opcode, guarded or inside inline assembly's braces;
+    /// `cp.async` (LDGSTS) is not `cp.async.bulk`; names, comments and words that only begin with the
+    /// letters are not instructions.
+    #[test]
+    fn an_opcode_is_found_in_the_instructions_only() {
+        let bulk = "\t@%p1 cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd2], 64, [%r3];";
+        assert!(mentions(&kernel(bulk), &["cp.async.bulk"]));
+        assert!(!mentions(
+            &kernel("\tcp.async.ca.shared.global [%r1], [%rd2], 8;"),
+            &["cp.async.bulk"]
+        ));
+        let asm = "\t{ .reg .f32 t; tex.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f5, %f6}]; }";
+        assert!(mentions(&kernel(asm), &["suld", "tex"]));
+        assert!(!mentions(&kernel("\t// suld.b.1d in a comment\n\tret;"), &["suld"]));
+        let named = format!(
+            ".global .align 4 .b8 tex[16];\n{}",
+            kernel("\tld.global.f32 %f1, [tex];")
+        );
+        assert!(!mentions(&named, &["tex"]));
+        assert!(!mentions(&kernel("\ttexture_rows: ret;"), &["tex"]));
+        assert!(!mentions(TILED, &["tex", "suld", "cp.async.bulk"]));
+    }
 
     const NAIVE: &str = r#"
 .visible .entry naive(

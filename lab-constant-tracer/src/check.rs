@@ -226,7 +226,7 @@ fn measure() -> Measure<'static, Case> {
         cases: vec![case],
         rules: &MEASURED,
         metrics: &METRICS,
-        newer_metrics: &[],
+        optional_metrics: &[],
         kernels: "regex:^trace_constant$",
         launches_per_case: 4,
         run: &measured_launches,

@@ -533,7 +533,7 @@ fn measure() -> Measure<'static, Problem> {
         cases: vec![problem],
         rules: &MEASURED,
         metrics: &METRICS,
-        newer_metrics: &[],
+        optional_metrics: &[],
         kernels: "regex:^adaptive_master_",
         launches_per_case: 4,
         run: &measured_launches,

@@ -14,7 +14,7 @@ use cust::module::Module;
 use grading::cases_file::{choice, field, CaseFormat, CaseSet, SharedChecks};
 use grading::guard::{first_changed, Guarded};
 use grading::kernel_week::{self, KernelWeek};
-use grading::measure::{self, optional, per_thread, rule_row, Bound, Measure, Whose};
+use grading::measure::{self, optional, per_thread, rule_row, Bound, Measure, OptionalMetric, Whose};
 use grading::ptx::{self, Barriers};
 use grading::{
     checked_runs, first_mismatch, on_the_machine, shown, written, written_once, CaseContext, Entry, FirstWrong,
@@ -424,14 +424,13 @@ pub const MEASURED: [&str; 3] = [
 /// kernel that prints from every thread measured 260 per element there), so for both the
 /// instructions count, and the PTX rule against generic loads in both keeps them from hiding their
 /// own behind `printf`'s. Every
-/// metric is there from sm_75 to sm_120; the copies that skip the registers are [`COPIES`].
-pub(crate) const METRICS: [&str; 8] = [
+/// metric is there from sm_75 to sm_120; the reads through the texture pipe and the copies that skip
+/// the registers are [`OPTIONAL`].
+pub(crate) const METRICS: [&str; 6] = [
     GLOBAL_LOADS[0],
     GLOBAL_LOADS[1],
     OTHER_GLOBAL_READS[0],
     OTHER_GLOBAL_READS[1],
-    OTHER_GLOBAL_READS[2],
-    OTHER_GLOBAL_READS[3],
     SHARED_LOADS,
     SHARED_PER_BLOCK,
 ];
@@ -442,23 +441,57 @@ const GLOBAL_LOADS: [&str; 2] = [
     "smsp__inst_executed_op_global_ld.sum",
     "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
 ];
-/// The other reads of global memory, added to the loads.
-const OTHER_GLOBAL_READS: [&str; 4] = [
+/// The other reads of global memory through L1's load and store pipe, added to the loads.
+const OTHER_GLOBAL_READS: [&str; 2] = [
     "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum",
     "l1tex__t_requests_pipe_lsu_mem_global_op_red.sum",
-    "l1tex__t_requests_pipe_tex_mem_texture.sum",
-    "l1tex__t_requests_pipe_tex_mem_surface.sum",
 ];
 /// Copies from global into shared memory that pass no register (issue 61: a naive body copying each
-/// element it sums into shared memory first), read where the GPU has them. `cp.async` (LDGSTS, sm_80
+/// element it sums into shared memory first), read where the GPU has them ([`OPTIONAL`]: TMA's only
+/// where the student's PTX has bulk copies). `cp.async` (LDGSTS, sm_80
 /// on) counts as a load instruction: L1's requests for global loads hold it on an H200
 /// (`cp-async-naive.cu` measured twice its loads when both were added), and on a GPU whose requests
 /// may not, the instructions are the larger count. TMA and bulk copies (sm_90 on) count in the bytes
 /// L1 reads for them from L2, as elements (32-byte sectors: a 16-byte copy of a double reads 4).
 /// On an older GPU `cp.async` compiles to a load and a store, which the loads count.
-pub(crate) const COPIES: [(u32, &str); 2] = [
-    (80, "smsp__inst_executed_op_ldgsts.sum"),
-    (90, "l1tex__m_xbar2l1tex_read_bytes_mem_global_op_tma_ld.sum"),
+pub(crate) const COPIES: [&str; 2] = [
+    "smsp__inst_executed_op_ldgsts.sum",
+    "l1tex__m_xbar2l1tex_read_bytes_mem_global_op_tma_ld.sum",
+];
+/// Reads of global memory through the texture pipe, added to the loads: L1's requests for textures
+/// and surfaces (which a kernel reads through objects the host makes: ours makes none).
+const TEXTURE_READS: [&str; 2] = [
+    "l1tex__t_requests_pipe_tex_mem_texture.sum",
+    "l1tex__t_requests_pipe_tex_mem_surface.sum",
+];
+/// The PTX instructions that go through the texture pipe.
+const TEXTURE_OPCODES: &[&str] = &["tex", "tld4", "txq", "suld", "sust", "sured", "suq"];
+
+/// The metrics read only where they count something ([`OptionalMetric`]): the texture pipe's
+/// requests and TMA's bytes where the student's PTX has such instructions (issue 65: with them
+/// among the metrics, ncu took 120 ms a kernel on an H200, 10 ms without, so that they cost every
+/// week-3 check about 0.7 s of the GPU alone), and `cp.async` from sm_80 on.
+pub(crate) const OPTIONAL: [OptionalMetric<'static>; 4] = [
+    OptionalMetric {
+        metric: TEXTURE_READS[0],
+        from_arch: 75,
+        opcodes: TEXTURE_OPCODES,
+    },
+    OptionalMetric {
+        metric: TEXTURE_READS[1],
+        from_arch: 75,
+        opcodes: TEXTURE_OPCODES,
+    },
+    OptionalMetric {
+        metric: COPIES[0],
+        from_arch: 80,
+        opcodes: &[],
+    },
+    OptionalMetric {
+        metric: COPIES[1],
+        from_arch: 90,
+        opcodes: &["cp.async.bulk", "cp.reduce.async.bulk"],
+    },
 ];
 /// Shared-memory load instructions.
 const SHARED_LOADS: &str = "smsp__inst_executed_op_shared_ld.sum";
@@ -524,7 +557,7 @@ pub fn measure(kernels: &[MmmKernel], cases: &[Case], prints: bool) -> Option<Me
         cases: measured_cases(cases),
         rules: &MEASURED,
         metrics: &METRICS,
-        newer_metrics: &COPIES,
+        optional_metrics: &OPTIONAL,
         kernels: "regex:^mmm_f(32|64)$",
         launches_per_case: 2,
         run: &measured_launches,
@@ -616,17 +649,19 @@ pub fn judge_printing(case: &Case, launches: &[Launch]) -> Vec<Row> {
 
 /// Global reads per element of C (a thread's): the loads (the larger of the instructions, `cp.async`
 /// among them, and L1's requests: [`GLOBAL_LOADS`]; the instructions alone where the kernel
-/// `prints`), the other reads and the bytes TMA read ([`COPIES`]), as elements of `bytes` each.
+/// `prints`), the other reads (through the texture pipe too) and the bytes TMA read ([`COPIES`]), as
+/// elements of `bytes` each.
 pub(crate) fn global_reads(launch: &Launch, prints: bool, elements: f64, bytes: f64) -> f64 {
-    let instructions = (launch.value(GLOBAL_LOADS[0]) + optional(launch, COPIES[0].1)) * 32.0 / elements;
+    let instructions = (launch.value(GLOBAL_LOADS[0]) + optional(launch, COPIES[0])) * 32.0 / elements;
     let requests = per_thread(launch, &GLOBAL_LOADS[1..], elements);
     let loads = if prints {
         instructions
     } else {
         instructions.max(requests)
     };
-    let tma = optional(launch, COPIES[1].1) / bytes / elements;
-    loads + per_thread(launch, &OTHER_GLOBAL_READS, elements) + tma
+    let texture = TEXTURE_READS.iter().map(|metric| optional(launch, metric)).sum::<f64>() * 32.0 / elements;
+    let tma = optional(launch, COPIES[1]) / bytes / elements;
+    loads + per_thread(launch, &OTHER_GLOBAL_READS, elements) + texture + tma
 }
 
 fn judge_kernel(case: &Case, launches: &[Launch], prints: bool) -> Vec<Row> {
@@ -803,6 +838,33 @@ mod tests {
         assert_eq!(measured_cases(&[tiny, tiny]), [measured_case()]);
     }
 
+    /// Issue 65: ncu reads TMA's bytes for the week's bulk-copy submission, whose PTX has bulk copies as
+    /// the check compiles it, and neither TMA's nor the texture pipe's for an honest one or the starter.
+    #[test]
+    fn tma_bytes_are_read_where_the_ptx_has_bulk_copies() {
+        let ptx = |file: &str| {
+            let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../assignments/03-mmm-tiled")
+                .join(file);
+            let image = kernels::runtime::compile(&path, &kernels::MMM_BS16, 90).unwrap().image;
+            image.newest().and_then(|build| build.ptx).unwrap().to_string()
+        };
+        let (bulk, honest, starter) = (
+            ptx("adversarial/bulk-copy-naive.cu"),
+            ptx("honest/cp-async-tiles.cu"),
+            ptx("mmm.cu"),
+        );
+        let optional = |ptx: &str| {
+            OPTIONAL
+                .iter()
+                .filter(|metric| grading::ptx::mentions(ptx, metric.opcodes) && !metric.opcodes.is_empty())
+                .map(|metric| metric.metric)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(optional(&bulk), [COPIES[1]]);
+        assert!(optional(&honest).is_empty() && optional(&starter).is_empty());
+    }
+
     /// A tiled kernel's counts pass and the naive body's fail, atomics and generic loads included;
     /// tiles loaded through generic pointers pass. For a kernel that prints, L1's requests for global
     /// loads (printf's among them) do not count.
@@ -836,13 +898,14 @@ mod tests {
         let naive_through_generic_pointers = with_tiles(&[(GLOBAL_LOADS[1], 128.0 * warps)]);
         // Issue 61: copies into shared memory that pass no register. A TMA kernel's bytes: 2 tiles
         // of 16 x 16 doubles per block and step, 4 steps, 16 blocks.
-        let tiles_through_cp_async = with_tiles(&[(COPIES[0].1, 8.0 * warps)]);
+        let tiles_through_cp_async = with_tiles(&[(COPIES[0], 8.0 * warps)]);
         // On an H200 L1's requests for global loads hold cp.async too: counted once.
         let tiles_through_cp_async_and_requests =
-            with_tiles(&[(COPIES[0].1, 8.0 * warps), (GLOBAL_LOADS[1], 8.0 * warps)]);
-        let tiles_through_tma = with_tiles(&[(COPIES[1].1, 16.0 * 4.0 * 2.0 * 256.0 * 8.0)]);
-        let naive_through_cp_async = with_tiles(&[(COPIES[0].1, 128.0 * warps)]);
-        let naive_through_tma = with_tiles(&[(COPIES[1].1, 64.0 * 64.0 * 128.0 * 8.0)]);
+            with_tiles(&[(COPIES[0], 8.0 * warps), (GLOBAL_LOADS[1], 8.0 * warps)]);
+        let tiles_through_tma = with_tiles(&[(COPIES[1], 16.0 * 4.0 * 2.0 * 256.0 * 8.0)]);
+        let naive_through_cp_async = with_tiles(&[(COPIES[0], 128.0 * warps)]);
+        let naive_through_tma = with_tiles(&[(COPIES[1], 64.0 * 64.0 * 128.0 * 8.0)]);
+        let naive_through_surfaces = with_tiles(&[(TEXTURE_READS[1], 128.0 * warps)]);
         for passes in [
             &tiled,
             &tiles_through_generic_pointers,
@@ -857,6 +920,7 @@ mod tests {
             naive_through_generic_pointers.clone(),
             naive_through_cp_async,
             naive_through_tma,
+            naive_through_surfaces,
         ] {
             let rows = judge(&case, &[fails, tiled.clone()]);
             assert!(!rows[0].passed() && rows[1].passed() && rows[2].passed(), "{rows:?}");

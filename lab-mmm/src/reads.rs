@@ -35,13 +35,14 @@ pub const L1_GLOBAL_SECTORS: &str = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.
 /// ncu's filter: the slides' two kernels in both precisions, nothing else the lab may launch.
 const KERNELS: &str = "regex:^mmm(_ab)?_f(32|64)$";
 
-/// What ncu reads on a GPU of architecture `arch`: week 3's metrics for global loads (with the copies
-/// its GPU has), and where the loads were served.
+/// What ncu reads on a GPU of architecture `arch`: week 3's metrics for global loads (with every
+/// optional one its GPU has: the lab's own kernels, measured for the lesson, not for time), and where
+/// the loads were served.
 pub fn metrics(arch: Option<u32>) -> Vec<&'static str> {
-    let newer = check::COPIES
+    let newer = check::OPTIONAL
         .iter()
-        .filter(|(from, _)| arch.is_some_and(|arch| arch >= *from))
-        .map(|(_, metric)| *metric);
+        .filter(|optional| arch.is_some_and(|arch| arch >= optional.from_arch))
+        .map(|optional| optional.metric);
     check::METRICS
         .iter()
         .copied()

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Issue 65: one class run on the GPU machine, what runs 41, 44 and 46 did each in a script of their
+# own: a class of 300 week-3 copies (scripts/make-class.sh) graded by grade.sh with the bundle's
+# grader and lab-mmm, for at most SECONDS, with LAB_PHASES, nvidia-smi's GPU use every 500 ms and
+# vmstat every 2 s; then held-summary.py over the phases and same-verdicts.py against run 10's
+# --jobs 1 outputs. Everything into $OUT/issue65-NAME.tgz.
+#
+#   bash results/h200/issue65/class-run.sh BUNDLE JOBS SECONDS NAME     (BUNDLE/bin: grader, lab-mmm)
+set -u
+[[ $# == 4 ]] || { echo "usage: class-run.sh BUNDLE JOBS SECONDS NAME" >&2; exit 2; }
+bundle=$(realpath "$1") jobs=$2 seconds=$3 name=$4
+logs=$(mktemp -d)
+trap 'tar -C "$logs" -czf "$OUT/issue65-$name.tgz" .' EXIT
+{ nvidia-smi -L; nvidia-smi --query-gpu=driver_version --format=csv,noheader; nproc; date -u; } >"$logs/gpu.txt"
+export LAB_BIN_DIR=$bundle/bin
+work=$(mktemp -d)
+bash scripts/make-class.sh 03-mmm-tiled 300 "$work/class" >"$logs/make-class.log" 2>&1
+cp "$work/class/originals.txt" "$logs/class-originals.txt"
+start=$(date +%s%N)
+nvidia-smi --query-gpu=timestamp,utilization.gpu,memory.used --format=csv,noheader -lms 500 >"$logs/smi.csv" 2>&1 &
+smi=$!
+vmstat 2 >"$logs/vmstat.txt" 2>&1 &
+vm=$!
+LAB_PHASES=$logs/phases.txt timeout "$seconds" bash assignments/grade.sh --jobs "$jobs" 03-mmm-tiled "$work/class" \
+  --out "$logs/class-300.csv" --keep "$logs/class-300-checks" >"$logs/class-300.log" 2>&1
+rc=$?
+took=$(( ($(date +%s%N) - start) / 1000000 ))
+echo "class of 300: --jobs $jobs, rc=$rc $took ms" >>"$logs/times.txt"
+kill "$smi" "$vm"
+python3 results/h200/issue65/held-summary.py "$logs/phases.txt" "$(( took / 1000 ))" >"$logs/held-summary.log"
+python3 results/h200/issue65/same-verdicts.py kept-runs "$logs/class-originals.txt" results/h200/issue65/run-10/j1-checks \
+  "$logs/class-300-checks" >"$logs/same-verdicts.log" 2>&1
+echo "same-verdicts rc=$?" >>"$logs/times.txt"
+cat "$logs/times.txt" "$logs/held-summary.log" | head -30
+tail -5 "$logs/same-verdicts.log"
