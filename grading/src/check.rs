@@ -95,11 +95,12 @@ pub(crate) fn run_cases<C>(
         if let (Some(go), Some(parent)) = (&args.measure_after, args.measure_parent) {
             measure::wait_for_the_cases(go, parent)?;
         }
-        // The context the measured launches find made, with room for what their kernels print.
-        let _held = roomy_context();
-        // ncu's own start and its report are no GPU work: only the launches hold the GPU, alone
-        // (`measure::alone`).
-        let measured = (measure.run)(image, &measure.cases, args.measure_whose);
+        // From the context made (with room for what the kernels print) to the last launch, alone on
+        // the GPU where checks share it (`measure::alone`).
+        let measured = measure::alone(|| {
+            let _held = roomy_context();
+            (measure.run)(image, &measure.cases, args.measure_whose)
+        });
         let row = match measured {
             Ok(()) => measure::ran("measured"),
             Err(err) => Row {
@@ -304,7 +305,8 @@ pub(crate) fn run_check<C>(
     let mut races = None;
     // Alone on a GPU, the measured child starts now and waits for the cases, so that ncu's start
     // overlaps them. Where checks share the GPU (the grader's lock), it starts after the cases, and
-    // holds the GPU alone for its launches only: started early, beside 15 other checks whose ncu ran
+    // holds the GPU alone from its CUDA context to its last launch (`measure::alone`), not while ncu
+    // starts or writes its report: started early, beside 15 other checks whose ncu ran
     // as their lock allowed then, it left a class of 48 on an H200 with none graded after 9 minutes
     // (issue 65, run 1).
     let early = !gpu_lock::named();

@@ -12,10 +12,10 @@
 //!
 //! A check's children take it themselves, only for that work: a case each of its timed loops
 //! ([`time_alone`]: from a kernel's warm-up to its timed launch's end), a case under compute-sanitizer
-//! its run, the measured child each kernel's launches ([`crate::measure::alone`]: not while ncu starts,
-//! loads the modules or writes its report). Process
-//! starts, CUDA contexts, the CPU's products, fresh inputs drawn, outputs checked and ncu's own work
-//! run beside other checks: in
+//! its run, the measured child its run from its CUDA context to its last launch
+//! ([`crate::measure::alone`]: not while ncu starts or writes its report). Process starts, the cases'
+//! CUDA contexts, the CPU's products, fresh inputs drawn, outputs checked and ncu's own work run
+//! beside other checks: in
 //! run 10 of issue 65 a week-3 check of an honest kernel held an H200 alone for 4.7 s of its 6.9 s,
 //! taken in the parent around whole phases, while nvidia-smi saw a kernel running less than a tenth
 //! of the time. Each hold is a [`Lease`], given back after a bound however long a kernel runs. The
@@ -177,13 +177,13 @@ pub const METRIC_SET: &str = "metric-set.lock";
 /// others that read other metrics, on any of its GPUs (ncu's own lock is the machine's, not a
 /// GPU's): one that reads the week's usual metrics in [`Mode::Shared`], beside other such runs; one
 /// that reads others (a student's TMA copies: [`crate::measure::OptionalMetric`]) in
-/// [`Mode::Exclusive`], with no other measured run alive. Why, as far as runs 44 and 46 of issue 65
-/// show (run 47, `results/h200/issue65/run-47.sh`, is to confirm it): where runs of different metrics
-/// were alive at once, one held the GPU for a launch that did not end while the others waited for
-/// the GPU between their launches, until the GPU's lease ended, 60 s, again and again; runs of one
-/// set of metrics did not (run 41), and ncu's preparations of a process's first launch wait for each
-/// other (run 45). Not a hold of the GPU ([`held`]); the wait counts as a wait for it ([`waited`]).
-/// Nothing where no lock file is named; never taken by a thread that holds the GPU.
+/// [`Mode::Exclusive`], with no other measured run alive. Why (issue 65): where runs of different
+/// metrics were alive at once (run 44, `--jobs 16`), a student's run of TMA's bytes held the GPU for a
+/// launch that did not end while the others waited for the GPU between their launches, until the
+/// GPU's lease ended, 60 s; kept apart (run 47), the same student's run held it 5.94 s. ncu's
+/// preparations of a process's first launch wait for each other (run 45). Not a hold of the GPU
+/// ([`held`]); the wait counts as a wait for it ([`waited`]). Nothing where no lock file is named;
+/// never taken by a thread that holds the GPU.
 pub fn metric_set(mode: Mode) -> Result<Guard> {
     let path = path().map(|path| path.with_file_name(METRIC_SET));
     metric_set_at(path.as_deref(), mode)

@@ -16,8 +16,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::{Mutex, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::case_process::{self, Batch, Deadline, Limits, Slot};
 use crate::gpu_lock;
@@ -49,7 +48,7 @@ pub struct Measure<'a, C> {
     /// (each once or twice).
     pub launches_per_case: usize,
     /// In the child: on each case, the student's kernels (of the image given) and then ours, or only
-    /// the side [`Whose`] names, each kernel's launches in [`alone`].
+    /// the side [`Whose`] names (the whole run holding the GPU alone: [`alone`]).
     pub run: &'a MeasuredRun<C>,
     /// One case's launches ([`Measure::launches_per_case`] of them, in the order `run` made them) into
     /// one row per rule, in the order of `rules`.
@@ -138,32 +137,26 @@ impl Whose {
     }
 }
 
-/// In the measured child: one kernel's launches (`launch`: ncu replays each of them in it), holding
-/// the GPU alone where checks share it, all of them together for [`ALONE_AT_MOST`] at most; past that,
-/// beside the others. The child's start, its modules loaded and its inputs drawn run beside the
-/// others: in a week-3 check of ours on an H200, the measured run held the GPU 2.2 s, where ncu's
-/// passes over its kernels took about 1.5 s (issue 65, runs 24 and 25). A lock that cannot be taken
-/// is the machine's error.
+/// In the measured child: the whole measured run (`run`: its CUDA context made, its modules loaded,
+/// its inputs copied and its kernels launched, ncu replaying each launch), holding the GPU alone where
+/// checks share it, for [`ALONE_AT_MOST`] at most; past that, beside the others. ncu's own start and
+/// its report, after the child, run beside the others. A lock that cannot be taken is the machine's
+/// error.
 ///
-/// ncu prepares the first launch it measures in a process for about 0.6 s, and that stays inside the
-/// hold: ncu's preparations wait for each other across processes (4 to 7 s each beside eight others
-/// preparing, issue 65, run 45), and with a launch of ours prepared first outside the lock, a
-/// student's launches measured in several passes held the GPU 60 s and two checks' measured rules
-/// were FAULT (run 44). Every measured launch holds the GPU alone.
-pub fn alone<R>(launch: impl FnOnce() -> anyhow::Result<R>) -> anyhow::Result<R> {
-    /// What is left of this process's [`ALONE_AT_MOST`].
-    static LEFT: Mutex<Duration> = Mutex::new(ALONE_AT_MOST);
-    let left = *LEFT.lock().unwrap_or_else(PoisonError::into_inner);
-    if left.is_zero() || !gpu_lock::named() {
-        return launch();
+/// Why the whole run and not only its launches (issue 65): with the GPU held around each kernel's
+/// launches only, 32 jobs on one H200 (runs 46 to 48) left each measured run that took the GPU holding
+/// it for a launch that did not end until its lease did, 60 s, one after another, while others had
+/// made their contexts and loaded their modules beside it and waited for the GPU; with at most eight
+/// measured runs alive (run 48) as well. ncu prepares the first launch it measures in a process for
+/// about 0.6 s, and those preparations wait for each other across processes (4 to 7 s each beside
+/// eight others, run 45).
+pub fn alone<R>(run: impl FnOnce() -> anyhow::Result<R>) -> anyhow::Result<R> {
+    if !gpu_lock::named() {
+        return run();
     }
-    let lease = gpu_lock::Lease::take(gpu_lock::Mode::Exclusive, left);
+    let lease = gpu_lock::Lease::take(gpu_lock::Mode::Exclusive, ALONE_AT_MOST);
     let _alone = crate::exit::on_the_machine(lease)?;
-    let started = Instant::now();
-    let launched = launch();
-    let mut left = LEFT.lock().unwrap_or_else(PoisonError::into_inner);
-    *left = left.saturating_sub(started.elapsed());
-    launched
+    run()
 }
 
 /// How long the measured run may take once it may start: ncu replays each kernel a few times
@@ -174,11 +167,10 @@ pub const LIMITS: Limits = Limits {
     total: Duration::from_secs(300),
 };
 
-/// How long the measured child holds the GPU alone at most where checks share it, all its launches
-/// together (the lock is taken in the child, around each kernel's launches: [`alone`]): ncu replays
-/// each kernel a few times, and a kernel that prints from each of a million threads takes seconds a
-/// launch; past this, the rest is measured beside others' work (ncu profiles this process's launches
-/// only).
+/// How long the measured child holds the GPU alone at most where checks share it ([`alone`]): ncu
+/// replays each kernel a few times, and a kernel that prints from each of a million threads takes
+/// seconds a launch; past this, the rest is measured beside others' work (ncu profiles this process's
+/// launches only).
 pub const ALONE_AT_MOST: Duration = Duration::from_secs(60);
 
 /// While the cases run, the measured child waits: a fresh ncu and the lab under it take about 2 s to
@@ -333,10 +325,10 @@ pub fn at_grading(rows: Vec<Row>) -> Vec<Row> {
 
 /// Runs the measured `child` (ncu around it, from [`Measure::child`]) within `limits` and before
 /// `deadline`, apart from measured runs of other metrics ([`gpu_lock::metric_set`]), and reads the
-/// counters ncu wrote to its file. No permission for the counters (ncu's own file says so,
-/// which the child's output cannot reach), a MACHINE row from the child (a SIGKILL the check did not
-/// send among them) and a report missing or unreadable after a run that ended well are the
-/// machine's; a run that failed or ran past its time is a fault (the same kernel runs in the cases,
+/// counters ncu wrote to its file. No
+/// permission for the counters (ncu's own file says so, which the child's output cannot reach), a
+/// MACHINE row from the child (a SIGKILL the check did not send among them) and a report missing or
+/// unreadable after a run that ended well are the machine's; a run that failed or ran past its time is a fault (the same kernel runs in the cases,
 /// so a kernel that hangs or crashes fails there too, and cannot hide behind MACHINE here).
 fn launches(child: MeasuredChild, limits: Limits, deadline: Option<Deadline>) -> Result<Vec<Launch>, NoResult> {
     let MeasuredChild {
