@@ -5,19 +5,22 @@
 //! file, each check appends one line to it when it ends, for instance
 //!
 //! ```text
-//! mmm.cu: compile 2.10 s, cases 0.93 s, races 1.20 s, ncu 3.05 s, waited for the GPU 0.00 s, held it alone 0.90 s, cpu 21.30 s, all 7.41 s
-//! pipeline.cu: compile 9.80 s, inputs 3.10 s, runs 20.40 s, judge 6.20 s, waited for the GPU 0.00 s, held it alone 24.10 s, cpu 30.05 s, all 41.00 s
+//! mmm.cu: compile 2.10 s, cases 0.93 s alone 0.31 s, races 1.20 s, ncu 3.05 s alone 0.59 s, waited for the GPU 0.00 s, held it alone 0.90 s, cpu 21.30 s, all 7.41 s
+//! pipeline.cu: compile 9.80 s, inputs 3.10 s alone 3.10 s, runs 20.40 s alone 20.40 s, judge 6.20 s, waited for the GPU 0.00 s, held it alone 23.50 s, cpu 30.05 s, all 41.00 s
 //! ```
 //!
 //! A phase that happens many times (a program week's runs, one per program or ours on each case) is
 //! their sum, in the place of its first. A phase's time includes any wait for the GPU's lock within
 //! it; "waited for the GPU" is their sum ([`crate::gpu_lock::waited`]), "held it alone" how long
 //! the check's processes held the GPU alone where checks share it ([`crate::gpu_lock::held`]: what
-//! it cost the others), "cpu" the CPU time the check's process and the children it waited for used
-//! (user and system: what it cost the machine's cores; issue 65, run 44: with 16 jobs on 16 cores
-//! the cores were 67% idle and the GPU's lock 58% held, so neither alone set the rate), and "all"
-//! runs from the first phase's start to the line. Nothing is written where the variable is unset, and nothing
-//! reaches the check's own output: students' feedback pages quote its stderr.
+//! it cost the others), a phase's "alone" the part of that held from the end of the phase before it
+//! to its own end, left out where there is none (in run 49 of issue 65 a check held the GPU a median
+//! of 2.18 s, and the lines did not say whether its cases or its ncu run held it), "cpu" the CPU time
+//! the check's process and the children it waited for used (user and system: what it cost the
+//! machine's cores; issue 65, run 44: with 16 jobs on 16 cores the cores were 67% idle and the GPU's
+//! lock 58% held, so neither alone set the rate), and "all" runs from the first phase's start to the
+//! line. Nothing is written where the variable is unset, and nothing reaches the check's own output:
+//! students' feedback pages quote its stderr.
 
 use std::io::Write as _;
 use std::path::Path;
@@ -29,8 +32,17 @@ use common::timing::cpu_used;
 /// The variable naming the file the phases are appended to.
 pub const ENV: &str = "LAB_PHASES";
 
-/// The phases timed so far in this process, in the order they ended.
-static PHASES: Mutex<Vec<(&'static str, Duration)>> = Mutex::new(Vec::new());
+/// The phases timed so far in this process, in the order they ended, each with how long it took
+/// and how long the GPU had been held alone when it ended ([`crate::gpu_lock::held`]).
+static PHASES: Mutex<Vec<Phase>> = Mutex::new(Vec::new());
+
+/// A phase that ended: its name, how long it took, and the GPU's hold so far when it ended.
+#[derive(Debug, Clone, Copy)]
+struct Phase {
+    name: &'static str,
+    took: Duration,
+    held_by_its_end: Duration,
+}
 
 /// When the first phase began.
 static FIRST: OnceLock<Instant> = OnceLock::new();
@@ -47,7 +59,12 @@ pub fn timed<T>(name: &'static str, work: impl FnOnce() -> T) -> T {
 /// Notes that the phase `name` took `took` (one that ends in another thread than it began).
 pub fn note(name: &'static str, took: Duration) {
     FIRST.get_or_init(|| Instant::now().checked_sub(took).unwrap_or_else(Instant::now));
-    PHASES.lock().unwrap_or_else(PoisonError::into_inner).push((name, took));
+    let phase = Phase {
+        name,
+        took,
+        held_by_its_end: crate::gpu_lock::held(),
+    };
+    PHASES.lock().unwrap_or_else(PoisonError::into_inner).push(phase);
 }
 
 /// The check of `source` has ended: its line appended to [`ENV`]'s file, where it names one. A file
@@ -83,26 +100,29 @@ fn cpu_time() -> Duration {
 }
 
 /// One line: the file's name, each phase in seconds (the sum of its times, in the order phases
-/// first ended), the waits, the GPU held alone, the CPU time, and the whole check.
-fn line(
-    source: &Path,
-    phases: &[(&str, Duration)],
-    waited: Duration,
-    held: Duration,
-    cpu: Duration,
-    all: Duration,
-) -> String {
+/// first ended, with its part of the GPU's hold where it has one), the waits, the GPU held alone,
+/// the CPU time, and the whole check.
+fn line(source: &Path, phases: &[Phase], waited: Duration, held: Duration, cpu: Duration, all: Duration) -> String {
     let name = source.file_name().unwrap_or(source.as_os_str()).to_string_lossy();
-    let mut sums: Vec<(&str, Duration)> = Vec::new();
-    for &(phase, took) in phases {
-        match sums.iter_mut().find(|(name, _)| *name == phase) {
-            Some((_, sum)) => *sum += took,
-            None => sums.push((phase, took)),
+    let mut sums: Vec<(&str, Duration, Duration)> = Vec::new();
+    let mut held_before = Duration::ZERO;
+    for phase in phases {
+        let alone = phase.held_by_its_end.saturating_sub(held_before);
+        held_before = held_before.max(phase.held_by_its_end);
+        match sums.iter_mut().find(|(name, ..)| *name == phase.name) {
+            Some((_, took, held)) => {
+                *took += phase.took;
+                *held += alone;
+            }
+            None => sums.push((phase.name, phase.took, alone)),
         }
     }
     let mut parts: Vec<String> = sums
         .iter()
-        .map(|(phase, took)| format!("{phase} {:.2} s", took.as_secs_f64()))
+        .map(|(phase, took, alone)| match alone.is_zero() {
+            true => format!("{phase} {:.2} s", took.as_secs_f64()),
+            false => format!("{phase} {:.2} s alone {:.2} s", took.as_secs_f64(), alone.as_secs_f64()),
+        })
         .collect();
     parts.push(format!("waited for the GPU {:.2} s", waited.as_secs_f64()));
     parts.push(format!("held it alone {:.2} s", held.as_secs_f64()));
@@ -116,14 +136,19 @@ mod tests {
     use super::*;
 
     /// The line names the file alone, each phase in the order given (a repeated one summed in the
-    /// place of its first), the waits and the whole.
+    /// place of its first, with its part of the hold where it has one), the waits and the whole.
     #[test]
     fn a_line_gives_each_phase_in_seconds() {
+        let phase = |name, took, held| Phase {
+            name,
+            took: Duration::from_millis(took),
+            held_by_its_end: Duration::from_millis(held),
+        };
         let phases = [
-            ("compile", Duration::from_millis(2104)),
-            ("cases", Duration::from_millis(500)),
-            ("compile", Duration::from_millis(6)),
-            ("cases", Duration::from_millis(430)),
+            phase("compile", 2104, 0),
+            phase("cases", 500, 100),
+            phase("compile", 6, 100),
+            phase("cases", 430, 250),
         ];
         assert_eq!(
             line(
@@ -134,7 +159,7 @@ mod tests {
                 Duration::from_millis(6318),
                 Duration::from_secs(4)
             ),
-            "a b.cu: compile 2.11 s, cases 0.93 s, waited for the GPU 0.01 s, held it alone 0.25 s, cpu 6.32 s, all 4.00 s\n"
+            "a b.cu: compile 2.11 s, cases 0.93 s alone 0.25 s, waited for the GPU 0.01 s, held it alone 0.25 s, cpu 6.32 s, all 4.00 s\n"
         );
     }
 
@@ -143,7 +168,7 @@ mod tests {
     fn a_timed_phase_is_noted() {
         assert_eq!(timed("a test's phase", || 7), 7);
         let noted = PHASES.lock().unwrap_or_else(PoisonError::into_inner);
-        assert!(noted.iter().any(|(name, _)| *name == "a test's phase"));
+        assert!(noted.iter().any(|phase| phase.name == "a test's phase"));
     }
 
     /// The CPU time counts a child's once it has ended: a check's cases, compiles and measured runs

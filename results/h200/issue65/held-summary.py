@@ -2,8 +2,9 @@
 """Issue 65: what a class's checks held the GPU alone, from LAB_PHASES lines (grading/src/phases.rs).
 
   held-summary.py PHASES.txt SECONDS    the checks that ended within SECONDS of the class's start:
-                                        how many, per minute, the sum of their holds, their CPU time
-                                        (where the lines have it), and each original's holds
+                                        how many, per minute, the sum of their holds and of each
+                                        phase's part of them, their CPU time (where the lines have
+                                        them), and each original's holds
                                         (make-class.sh copies, sNNNN-NAME.cu)
 """
 import re
@@ -15,7 +16,10 @@ def main():
     path, seconds = sys.argv[1], float(sys.argv[2])
     held = defaultdict(list)
     cpu = []
+    phases = defaultdict(float)
     for line in open(path):
+        for phase, alone in re.findall(r"(\w+) [\d.]+ s alone ([\d.]+) s", line):  # after issue 65's run 49
+            phases[phase] += float(alone)
         name = re.sub(r"^s\d+-", "", line.split(":")[0])
         held[name].append(float(re.search(r"held it alone ([\d.]+) s", line).group(1)))
         used = re.search(r"cpu ([\d.]+) s", line)  # from issue 65's run 47 on
@@ -24,6 +28,8 @@ def main():
     count = sum(len(h) for h in held.values())
     total = sum(sum(h) for h in held.values())
     print(f"{count} checks in {seconds:.0f} s: {60 * count / seconds:.1f} a minute; held the GPU alone {total:.0f} s in all")
+    if phases:
+        print("of it: " + ", ".join(f"{phase} {alone:.0f} s" for phase, alone in phases.items()))
     if cpu:
         print(f"cpu {sum(cpu):.0f} s in all, {sum(cpu) / len(cpu):.1f} s a check ({min(cpu):.1f} to {max(cpu):.1f})")
     for name, h in sorted(held.items(), key=lambda item: -sum(item[1])):
