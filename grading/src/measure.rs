@@ -197,18 +197,18 @@ impl<C> Measure<'_, C> {
             .collect();
         Ok(MeasuredChild {
             under_ncu: self.under_ncu(program, &csv, &metrics)?,
-            usual: self.usual(arch, ptx),
+            usual: self.usual(arch, &metrics),
             csv,
             result,
             optional,
         })
     }
 
-    /// Whether ncu reads the week's usual metrics on a GPU of architecture `arch` for the module whose
-    /// PTX is `ptx` (none: unknown): those of a kernel whose PTX has none of the optional metrics'
-    /// instructions ([`MeasuredChild::usual`]).
-    pub fn usual(&self, arch: Option<u32>, ptx: Option<&str>) -> bool {
-        self.metrics_for(arch, ptx) == self.metrics_for(arch, Some(""))
+    /// Whether `metrics` (from [`Measure::metrics_for`]) are the week's usual ones on a GPU of
+    /// architecture `arch`: those of a kernel whose PTX has none of the optional metrics'
+    /// instructions ([`MeasuredChild::usual`]). Given the metrics, not the PTX, which is read once.
+    pub fn usual(&self, arch: Option<u32>, metrics: &[&str]) -> bool {
+        metrics == self.metrics_for(arch, Some(""))
     }
 
     /// ncu reading `metrics` of this week's kernels around `program`, its counters written to `csv`.
@@ -325,11 +325,11 @@ pub fn at_grading(rows: Vec<Row>) -> Vec<Row> {
 
 /// Runs the measured `child` (ncu around it, from [`Measure::child`]) within `limits` and before
 /// `deadline`, apart from measured runs of other metrics ([`gpu_lock::metric_set`]), and reads the
-/// counters ncu wrote to its file. No
-/// permission for the counters (ncu's own file says so, which the child's output cannot reach), a
-/// MACHINE row from the child (a SIGKILL the check did not send among them) and a report missing or
-/// unreadable after a run that ended well are the machine's; a run that failed or ran past its time is a fault (the same kernel runs in the cases,
-/// so a kernel that hangs or crashes fails there too, and cannot hide behind MACHINE here).
+/// counters ncu wrote to its file. No permission for the counters (ncu's own file says so, which the
+/// child's output cannot reach), a MACHINE row from the child (a SIGKILL the check did not send among
+/// them) and a report missing or unreadable after a run that ended well are the machine's; a run that
+/// failed or ran past its time is a fault (the same kernel runs in the cases, so a kernel that hangs
+/// or crashes fails there too, and cannot hide behind MACHINE here).
 fn launches(child: MeasuredChild, limits: Limits, deadline: Option<Deadline>) -> Result<Vec<Launch>, NoResult> {
     let MeasuredChild {
         under_ncu,
@@ -847,9 +847,10 @@ mod tests {
         assert_eq!(measure.metrics_for(Some(90), Some(&surfaces)), ["m", "tex", "ldgsts"]);
         assert_eq!(measure.metrics_for(Some(90), Some(&tensors)), ["m", "ldgsts", "tma"]);
         // The usual metrics: a plain kernel's; ours (no PTX) and one with bulk copies read others.
-        assert!(measure.usual(Some(90), plain));
-        assert!(!measure.usual(Some(90), None) && !measure.usual(Some(90), Some(&tensors)));
-        assert!(measure.usual(Some(75), Some(&tensors)), "no TMA before sm_90");
+        let usual = |arch, ptx| measure.usual(arch, &measure.metrics_for(arch, ptx));
+        assert!(usual(Some(90), plain));
+        assert!(!usual(Some(90), None) && !usual(Some(90), Some(&tensors)));
+        assert!(usual(Some(75), Some(&tensors)), "no TMA before sm_90");
         assert_eq!(measure.metrics_for(Some(120), None), ["m", "tex", "ldgsts", "tma"]);
         let launch = Launch {
             kernel: "k".to_string(),
