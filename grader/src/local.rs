@@ -81,8 +81,8 @@ pub fn find_gpus() -> Result<Vec<String>> {
 
 /// Without `--jobs`: one job per GPU, or in a dry run, which only compiles, one per CPU core. More
 /// jobs than GPUs share them, their timed work kept apart by the GPUs' lock; on an H200 one job graded
-/// a week-3 submission in about 7 s and 16 jobs graded 103 in 560 s (issue 65, runs 10 and 26,
-/// `results/h200/issue65/`).
+/// a week-3 submission in about 7 s, 12 jobs graded 95 in 360 s and 32 jobs 107 in 540 s: beside more
+/// jobs each check holds the GPU's lock longer (issue 65, runs 10, 52 and 53, `results/h200/issue65/`).
 pub fn default_jobs(devices: &[String]) -> usize {
     if devices.is_empty() {
         std::thread::available_parallelism().map_or(1, usize::from)

@@ -12,8 +12,8 @@
 //!
 //! A check's children take it themselves, only for that work: a case each of its timed loops
 //! ([`time_alone`]: from a kernel's warm-up to its timed launch's end), a case under compute-sanitizer
-//! its run, the measured child its run from its CUDA context to its last launch
-//! ([`crate::measure::alone`]: not while ncu starts or writes its report). Process starts, the cases'
+//! its run, the measured child its run from before its first launch to after its last
+//! ([`crate::measure::alone`]: not while ncu starts or writes its report). Process starts, the
 //! CUDA contexts, the CPU's products, fresh inputs drawn, outputs checked and ncu's own work run
 //! beside other checks: in
 //! run 10 of issue 65 a week-3 check of an honest kernel held an H200 alone for 4.7 s of its 6.9 s,

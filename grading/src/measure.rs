@@ -137,19 +137,23 @@ impl Whose {
     }
 }
 
-/// In the measured child: the whole measured run (`run`: its CUDA context made, its modules loaded,
-/// its inputs copied and its kernels launched, ncu replaying each launch), holding the GPU alone where
-/// checks share it, for [`ALONE_AT_MOST`] at most; past that, beside the others. ncu's own start and
-/// its report, after the child, run beside the others. A lock that cannot be taken is the machine's
-/// error.
+/// In the measured child: its run (`run`: its modules loaded, its inputs copied and its kernels
+/// launched, ncu replaying each launch), holding the GPU alone where checks share it, for
+/// [`ALONE_AT_MOST`] at most; past that, beside the others. A lock that cannot be taken is the
+/// machine's error. The child makes its CUDA context before and destroys it after, beside other
+/// checks' work, as a case's child does; ncu's own start and its report run beside them too.
 ///
-/// Why the whole run and not only its launches (issue 65): with the GPU held around each kernel's
-/// launches only, 32 jobs on one H200 (runs 46 to 48) left each measured run that took the GPU holding
-/// it for a launch that did not end until its lease did, 60 s, one after another, while others had
-/// made their contexts and loaded their modules beside it and waited for the GPU; with at most eight
-/// measured runs alive (run 48) as well. ncu prepares the first launch it measures in a process for
-/// about 0.6 s, and those preparations wait for each other across processes (4 to 7 s each beside
-/// eight others, run 45).
+/// Why from before the first launch to after the last, and not around each launch (issue 65): ncu
+/// keeps a lock of its own across processes (`nsight_compute/lock` in its temporary folder), from
+/// the first launch it measures in a process to about the process's end (run 51, from
+/// `/proc/locks`: taken 0.21 to 0.55 s after the GPU's, once the context was made, and given back
+/// within 0.08 s of the GPU's, which the child then held to its context's end). With
+/// the GPU held around each launch, a process that had launched once held ncu's lock while it waited
+/// for the GPU, and the holder of the GPU waited for ncu's lock in its first launch until its lease
+/// ran out: 32 jobs on one H200 (runs 46 to 48) held the GPU 60 s a check, one after another.
+/// Taken before the first launch, the GPU's lock always comes first. ncu prepares the first launch
+/// it measures in a process for about 0.65 s (run 51), under its lock: no other process's ncu
+/// overlaps it.
 pub fn alone<R>(run: impl FnOnce() -> anyhow::Result<R>) -> anyhow::Result<R> {
     if !gpu_lock::named() {
         return run();

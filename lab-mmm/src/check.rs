@@ -15,6 +15,7 @@ use grading::cases_file::{choice, field, CaseFormat, CaseSet, SharedChecks};
 use grading::guard::{first_changed, Guarded};
 use grading::kernel_week::{self, KernelWeek};
 use grading::measure::{optional, per_thread, rule_row, Bound, Measure, OptionalMetric, Whose};
+use grading::phases;
 use grading::ptx::{self, Barriers};
 use grading::{
     checked_runs, first_mismatch, on_the_machine, shown, written, written_once, CaseContext, Entry, FirstWrong,
@@ -291,15 +292,7 @@ fn compare<T: Element>(
     })())?;
     let theirs = &gpu.load(student)?;
     let launch = (theirs, case.kernel, BLOCK_SIZE);
-    multiply_into(
-        theirs,
-        case.kernel,
-        BLOCK_SIZE,
-        inputs.views(),
-        &mut c,
-        T::POISON_WORD,
-        1,
-    )?;
+    multiply_into(theirs, case.kernel, BLOCK_SIZE, inputs.views(), &mut c, T::POISON_WORD)?;
     let gpu = c.read()?;
     multiply_into(
         theirs,
@@ -308,7 +301,6 @@ fn compare<T: Element>(
         inputs.views(),
         &mut c,
         T::SECOND_POISON_WORD,
-        1,
     )?;
     let again = c.read()?;
     let (wrong, first) = first_mismatch(&gpu, &cpu, right);
@@ -600,36 +592,47 @@ pub fn week_of(image: &KernelImage) -> (MmmKernel, String) {
 }
 
 /// In the measured child: on each case, the student's tiled kernel then ours, once, or only the
-/// side `whose` names.
+/// side `whose` names. With `LAB_PHASES` set, the child's line names the time its modules, its
+/// inputs, its first launch (ncu prepares its counters there) and the others took.
 pub fn measured_launches(student: &KernelImage, cases: &[Case], whose: Whose) -> Result<()> {
-    let (gpu, ours) = on_the_machine((|| {
-        let gpu = Gpu::open(0)?;
-        let ours = gpu.load(&kernels::MMM_BS16)?;
-        Ok((gpu, ours))
-    })())?;
-    let modules = whose.modules(&gpu, student, ours)?;
-    for case in cases {
+    // Declared before them, the context outlives the modules.
+    let (_gpu, modules) = phases::timed("modules", || {
+        let (gpu, ours) = on_the_machine((|| {
+            let gpu = Gpu::open(0)?;
+            let ours = gpu.load(&kernels::MMM_BS16)?;
+            Ok((gpu, ours))
+        })())?;
+        let modules = whose.modules(&gpu, student, ours)?;
+        anyhow::Ok((gpu, modules))
+    })?;
+    for (index, case) in cases.iter().enumerate() {
+        let launches = if index == 0 { "first launch" } else { "launches" };
         if case.f64 {
-            launch_each::<f64>(&modules, case)?;
+            launch_each::<f64>(&modules, case, launches)?;
         } else {
-            launch_each::<f32>(&modules, case)?;
+            launch_each::<f32>(&modules, case, launches)?;
         }
     }
     Ok(())
 }
 
-/// The tiled `mmm` of each of `modules` launched once on `case`, each alone on the GPU.
-fn launch_each<T: Element>(modules: &[Module], case: &Case) -> Result<()> {
-    let mut random = Random::new(case.seed);
-    let mut a: Matrix<T> = Matrix::<f64>::random(case.m, case.k, &mut random)?.convert()?;
-    let mut b: Matrix<T> = Matrix::<f64>::random(case.k, case.n, &mut random)?.convert()?;
-    a.copy_to_gpu()?;
-    b.copy_to_gpu()?;
-    let mut c = Matrix::<T>::new(case.m, case.n)?;
-    for module in modules {
-        multiply_once(module, case.kernel, BLOCK_SIZE, &a, &b, &mut c)?;
-    }
-    Ok(())
+/// The tiled `mmm` of each of `modules` launched once on `case`, each alone on the GPU, as the
+/// phase `launches` (`LAB_PHASES`).
+fn launch_each<T: Element>(modules: &[Module], case: &Case, launches: &'static str) -> Result<()> {
+    let (a, b, mut c) = phases::timed("inputs", || -> Result<_> {
+        let mut random = Random::new(case.seed);
+        let mut a: Matrix<T> = Matrix::<f64>::random(case.m, case.k, &mut random)?.convert()?;
+        let mut b: Matrix<T> = Matrix::<f64>::random(case.k, case.n, &mut random)?.convert()?;
+        a.copy_to_gpu()?;
+        b.copy_to_gpu()?;
+        Ok((a, b, Matrix::<T>::new(case.m, case.n)?))
+    })?;
+    phases::timed(launches, || {
+        for module in modules {
+            multiply_once(module, case.kernel, BLOCK_SIZE, &a, &b, &mut c)?;
+        }
+        Ok(())
+    })
 }
 
 /// One case's launches (the student's, ours; [`Measure::rows`] hands exactly two) into the rows of

@@ -169,7 +169,7 @@ impl<T: Element> Inputs<T> {
         let n = views.1.cols as usize;
         for (input, zones) in [("A", &mut self.a), ("B", &mut self.b)] {
             zones.fill_guards(0)?;
-            multiply_into(theirs, kernel, block_size, views, c, T::POISON_WORD, 1)?;
+            multiply_into(theirs, kernel, block_size, views, c, T::POISON_WORD)?;
             zones.fill_guards(INPUT_GUARD_WORD)?;
             if !c.read()?[element].to_f64().is_nan() {
                 let (row, col) = (element / n, element % n);

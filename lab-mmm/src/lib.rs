@@ -4,6 +4,7 @@
 use anyhow::{bail, ensure, Result};
 use clap::ValueEnum;
 use common::check_cuda;
+use common::context::WaitForDevice;
 use common::timing::{time_on_stream, time_on_stream_after, Timing};
 use cust::module::Module;
 use cust::stream::Stream;
@@ -180,8 +181,11 @@ pub fn time_on_gpu<T: Element>(
 }
 
 /// The same from A and B wherever they are (`--check` keeps them in guard zones) into a C with guard
-/// zones around it; C stays on the GPU. Every launch, the warm-up's too, starts from C poisoned with
-/// `poison` (issue 39), so a kernel that skips its work when C is already written leaves C unwritten.
+/// zones around it; C stays on the GPU. Two launches, as a timed run makes them: a warm-up's and the
+/// one whose C the check reads, each from C poisoned with `poison` (issue 39: a kernel that skips its
+/// work when C is already written leaves C unwritten). Untimed, so it never holds the GPU alone where
+/// checks share it (issue 65, run 50: in these runs, then timed, a kernel that traps held it 8 to
+/// 14 s a check, one that prints from every thread 16 s). Returns once both have ended, on every path.
 pub fn multiply_into<T: Element>(
     module: &Module,
     kernel: MmmKernel,
@@ -189,12 +193,20 @@ pub fn multiply_into<T: Element>(
     (a, b): (MatrixView<T>, MatrixView<T>),
     c: &mut Guarded<T>,
     poison: u32,
-    repetitions: usize,
-) -> Result<Timing> {
+) -> Result<()> {
     let c_view = view_of_c(a, b, c)?;
-    multiply_after(module, kernel, block_size, (a, b, c_view), repetitions, || {
-        c.fill(poison)
-    })
+    let mmm = check_cuda!(module.get_function(kernel.c_name::<T>()))?;
+    let stream = check_cuda!(Stream::new(cust::stream::StreamFlags::DEFAULT, None))?;
+    // The launches read and write memory the caller frees once this returns.
+    let wait = WaitForDevice;
+    for _ in 0..2 {
+        // The memset goes to the NULL stream, which this (blocking) stream waits for and which waits for it.
+        c.fill(poison)?;
+        launch_mmm(&mmm, a, b, c_view, block_size, &stream)?;
+    }
+    check_cuda!(stream.synchronize())?; // kernel faults show up here
+    wait.disarm();
+    Ok(())
 }
 
 /// C's view in its guard zones, for A and B.

@@ -5,9 +5,12 @@
                                         how many, per minute, the sum of their holds and of each
                                         phase's part of them, their CPU time (where the lines have
                                         them), and each original's holds
-                                        (make-class.sh copies, sNNNN-NAME.cu)
+                                        (make-class.sh copies, sNNNN-NAME.cu); then the measured
+                                        children's own lines ("(measured)", after issue 65's run 50):
+                                        the median of each of their phases
 """
 import re
+import statistics
 import sys
 from collections import defaultdict
 
@@ -17,7 +20,13 @@ def main():
     held = defaultdict(list)
     cpu = []
     phases = defaultdict(float)
+    measured = defaultdict(list)
     for line in open(path):
+        if "(measured):" in line:
+            for part in line.split(":", 1)[1].split(","):
+                phase, took = re.match(r"\s*(.+?) ([\d.]+) s", part).groups()
+                measured[phase].append(float(took))
+            continue
         for phase, alone in re.findall(r"(\w+) [\d.]+ s alone ([\d.]+) s", line):  # after issue 65's run 49
             phases[phase] += float(alone)
         name = re.sub(r"^s\d+-", "", line.split(":")[0])
@@ -34,6 +43,9 @@ def main():
         print(f"cpu {sum(cpu):.0f} s in all, {sum(cpu) / len(cpu):.1f} s a check ({min(cpu):.1f} to {max(cpu):.1f})")
     for name, h in sorted(held.items(), key=lambda item: -sum(item[1])):
         print(f"{name}: {len(h)} checks, held {min(h):.2f} to {max(h):.2f} s, {sum(h):.2f} s in all")
+    if measured:
+        medians = ", ".join(f"{phase} {statistics.median(took):.2f} s" for phase, took in measured.items())
+        print(f"measured children: {len(measured['all'])}, medians: {medians}")
 
 
 main()

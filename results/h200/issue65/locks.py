@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""Issue 65: who holds and who waits for which file lock while a class is graded, from /proc/locks.
+
+  locks.py watch OUT.tsv [MS]     every MS ms (10) until killed: each lock held or waited for, as
+                                  time (s since start), state (held, waits), pid, the process's
+                                  name, the locked file (found through the holder's open files),
+                                  and its kind (READ: shared, WRITE: exclusive)
+  locks.py spans OUT.tsv          from such a file: each process's spans of holding each file
+                                  (start, end, length), then per file the sum and the median span
+  locks.py use OUT.tsv[.gz] FILE  (files from run 52 on, with the kind) the share of the samples
+                                  in which FILE (a name: gpu-0.lock) was
+                                  free, held exclusive (any WRITE) or only shared (READ); the
+                                  grading run holds a lock throughout, so every sample is there
+
+Made to tell whether Nsight Compute's own lock across processes (nvidia/nsight_compute/lock in its
+temporary folder, run 51) is held past the grader's GPU lock (gpu-N.lock), and for how long.
+"""
+import gzip
+import os
+import statistics
+import sys
+import time
+from collections import defaultdict
+
+
+def path_of(pid, inode, cache):
+    if inode in cache:
+        return cache[inode]
+    try:
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            link = f"/proc/{pid}/fd/{fd}"
+            try:
+                if os.stat(link).st_ino == inode:
+                    cache[inode] = os.readlink(link)
+                    return cache[inode]
+            except OSError:
+                pass
+    except OSError:
+        pass
+    return f"inode {inode}"
+
+
+def name_of(pid):
+    try:
+        return open(f"/proc/{pid}/comm").read().strip()
+    except OSError:
+        return "?"
+
+
+def watch(out, ms="10"):
+    cache, start = {}, time.monotonic()
+    with open(out, "w") as file:
+        while True:
+            now = time.monotonic() - start
+            for line in open("/proc/locks"):
+                words = line.split()
+                waits = words[1] == "->"
+                if waits:
+                    words = words[:1] + words[2:]
+                pid, inode = int(words[4]), int(words[5].split(":")[2])
+                state = "waits" if waits else "held"
+                locked = path_of(pid, inode, cache)
+                file.write(f"{now:.3f}\t{state}\t{pid}\t{name_of(pid)}\t{locked}\t{words[3]}\n")
+            time.sleep(float(ms) / 1000)
+
+
+def spans(path):
+    seen = defaultdict(list)  # (pid, name, file) -> times held
+    for line in open(path):
+        at, state, pid, name, locked = line.rstrip("\n").split("\t")[:5]
+        if state == "held":
+            seen[(pid, name, os.path.basename(locked))].append(float(at))
+    per_file = defaultdict(list)
+    for (pid, name, locked), times in sorted(seen.items(), key=lambda item: item[1][0]):
+        start = previous = times[0]
+        for at in times[1:] + [None]:
+            if at is None or at - previous > 0.05:
+                print(f"{locked}\t{pid}\t{name}\t{start:.3f}\t{previous:.3f}\t{previous - start:.3f}")
+                per_file[locked].append(previous - start)
+                start = at
+            previous = at if at is not None else previous
+    for locked, lengths in per_file.items():
+        print(f"# {locked}: {len(lengths)} spans, {sum(lengths):.2f} s in all, median {statistics.median(lengths):.3f} s")
+
+
+def use(path, name):
+    opened = gzip.open(path, "rt") if path.endswith(".gz") else open(path)
+    holds = defaultdict(list)  # time -> kinds of the holds of `name`
+    for line in opened:
+        at, state, _, _, locked, kind = line.rstrip("\n").split("\t")
+        holds[at]  # every sample counts, held or not
+        if state == "held" and os.path.basename(locked) == name:
+            holds[at].append(kind)
+    counts = defaultdict(int)
+    for kinds in holds.values():
+        counts["free" if not kinds else "exclusive" if "WRITE" in kinds else "shared"] += 1
+    total = sum(counts.values())
+    shares = ", ".join(f"{state} {100 * counts[state] / total:.1f}%" for state in ("exclusive", "shared", "free"))
+    print(f"{name} in {total} samples: {shares}")
+
+
+{"watch": watch, "spans": spans, "use": use}[sys.argv[1]](*sys.argv[2:])
