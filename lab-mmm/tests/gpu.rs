@@ -611,6 +611,53 @@ fn week_3_ncu_failing_on_its_own_is_the_machines() {
     );
 }
 
+/// Issue 65, item 3: with `LAB_PHASES` naming a file, week 3's check appends its line and each
+/// measured child (ncu around the lab) one of its own, named `(measured)`: its context, modules,
+/// inputs, first launch (where ncu prepares its counters) and other launches, with its wait for the
+/// GPU and its hold of it. With no lock named, and with one as grade.sh names it (then ours may be
+/// measured by a child of its own, a second such line).
+#[test]
+#[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
+fn week_3_each_measured_child_appends_its_own_phases() {
+    let lock = common::testing::temp_file("measured-phases-gpu.lock", "");
+    for (name, named) in [
+        ("measured-phases-no-lock.txt", None),
+        ("measured-phases-lock.txt", Some(&lock)),
+    ] {
+        let phases = common::testing::temp_file(name, "");
+        let mut env = vec![("LAB_PHASES", phases.as_str())];
+        env.extend(named.map(|lock| ("LAB_GPU_LOCK", lock.as_str())));
+        let run = common::testing::check_kernel_source_with(
+            "lab-mmm",
+            env!("CARGO_BIN_EXE_lab-mmm"),
+            env!("CARGO_MANIFEST_DIR"),
+            "kernels/cuda/mmm.cu",
+            &["--kernel", "tiled"],
+            &env,
+        );
+        assert_eq!(run.code, Some(0), "{run:?}");
+        let written = std::fs::read_to_string(&phases).unwrap_or_default();
+        let (measured, checks): (Vec<&str>, Vec<&str>) =
+            written.lines().partition(|line| line.contains(" (measured): "));
+        let parts = [
+            "context ",
+            "modules ",
+            "inputs ",
+            "first launch ",
+            "launches ",
+            "waited for the GPU ",
+            "held it alone ",
+        ];
+        assert!(
+            checks.len() == 1
+                && checks[0].starts_with("mmm.cu: ")
+                && (1..=2).contains(&measured.len())
+                && measured.iter().all(|line| parts.iter().all(|part| line.contains(part))),
+            "{written}"
+        );
+    }
+}
+
 /// With --csv, stdout is the CSV alone, a header and one row (grade.sh takes nothing else): a
 /// passing solution's verdict line once followed the row there, and grade.sh then called every
 /// passing submission "no result".
