@@ -5,7 +5,7 @@
                                   time (s since start), state (held, waits), pid, the process's
                                   name, the locked file (found through the holder's open files),
                                   and its kind (READ: shared, WRITE: exclusive)
-  locks.py spans OUT.tsv          from such a file: each process's spans of holding each file
+  locks.py spans OUT.tsv[.gz]     from such a file: each process's spans of holding each file
                                   (start, end, length), then per file the sum and the median span
   locks.py use OUT.tsv[.gz] FILE  (files from run 52 on, with the kind) the share of the samples
                                   in which FILE (a name: gpu-0.lock) was
@@ -64,9 +64,14 @@ def watch(out, ms="10"):
             time.sleep(float(ms) / 1000)
 
 
+def lines(path):
+    """The lines of a file that watch wrote, gzipped (.gz) or not."""
+    return gzip.open(path, "rt") if path.endswith(".gz") else open(path)
+
+
 def spans(path):
     seen = defaultdict(list)  # (pid, name, file) -> times held
-    for line in open(path):
+    for line in lines(path):
         at, state, pid, name, locked = line.rstrip("\n").split("\t")[:5]
         if state == "held":
             seen[(pid, name, os.path.basename(locked))].append(float(at))
@@ -84,13 +89,12 @@ def spans(path):
 
 
 def use(path, name):
-    opened = gzip.open(path, "rt") if path.endswith(".gz") else open(path)
-    holds = defaultdict(list)  # time -> kinds of the holds of `name`
-    for line in opened:
+    holds = {}  # time -> kinds of the holds of `name`; every sample counts, held or not
+    for line in lines(path):
         at, state, _, _, locked, kind = line.rstrip("\n").split("\t")
-        holds[at]  # every sample counts, held or not
+        kinds = holds.setdefault(at, [])
         if state == "held" and os.path.basename(locked) == name:
-            holds[at].append(kind)
+            kinds.append(kind)
     counts = defaultdict(int)
     for kinds in holds.values():
         counts["free" if not kinds else "exclusive" if "WRITE" in kinds else "shared"] += 1
