@@ -11,8 +11,8 @@
 //! GPU; [`Mode::Shared`] for compute-sanitizer, beside other such work.
 //!
 //! A check's children take it themselves, only for that work: a case each of its timed loops
-//! ([`time_alone`]: from a kernel's warm-up to its timed launch's end), a case under compute-sanitizer
-//! its run, the measured child its run from before its first launch to after its last
+//! ([`time_alone`]: from a kernel's warm-up to its timed launch's end) and, shared, its untimed
+//! launches of the student's kernel, a case under compute-sanitizer its run, the measured child its run from before its first launch to after its last
 //! ([`crate::measure::alone`]: not while ncu starts or writes its report). Process starts, the
 //! CUDA contexts, the CPU's products, fresh inputs drawn, outputs checked and ncu's own work run
 //! beside other checks: in
@@ -317,7 +317,8 @@ fn report_waits(waiting: bool) {
 pub const TIMED_AT_MOST: Duration = Duration::from_secs(5);
 
 /// How long a case under compute-sanitizer, which slows a kernel down 10 to 100 times, holds the GPU
-/// at most beside other such runs.
+/// at most beside other such runs; also a case's untimed launches of the student's kernel
+/// ([`TimedAlone`]'s `beside`).
 pub const SANITIZED_AT_MOST: Duration = Duration::from_secs(10);
 
 /// The GPU held in one mode for at most a given time: given back when the lease is dropped, in the
@@ -367,7 +368,9 @@ impl Drop for Lease {
 }
 
 /// The keeper of a check's case process ([`common::timing::alone`]): each timed loop holds the GPU
-/// alone for [`TIMED_AT_MOST`] at most; a lock that cannot be taken is the machine's error.
+/// alone for [`TIMED_AT_MOST`] at most, and untimed launches of the student's kernel hold it shared,
+/// beside other checks' such launches and compute-sanitizer's runs, for [`SANITIZED_AT_MOST`] at
+/// most; a lock that cannot be taken is the machine's error.
 struct TimedAlone;
 
 impl common::timing::alone::Keeper for TimedAlone {
@@ -375,11 +378,17 @@ impl common::timing::alone::Keeper for TimedAlone {
         let lease = on_the_machine(Lease::take(Mode::Exclusive, TIMED_AT_MOST))?;
         Ok(Box::new(lease))
     }
+
+    fn beside(&self) -> Result<Box<dyn Send>> {
+        let lease = on_the_machine(Lease::take(Mode::Shared, SANITIZED_AT_MOST))?;
+        Ok(Box::new(lease))
+    }
 }
 
 /// In a check's case process that holds nothing else (not under compute-sanitizer, not the measured
 /// child: a second hold in one process would wait for the first): every timed loop from now on holds
-/// the GPU alone, and nothing else of the case does. Nothing where no lock file is named.
+/// the GPU alone, its untimed launches of the student's kernel hold it shared, and nothing else of
+/// the case does. Nothing where no lock file is named.
 pub fn time_alone() {
     if named() {
         common::timing::alone::install(&TimedAlone);

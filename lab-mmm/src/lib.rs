@@ -183,9 +183,11 @@ pub fn time_on_gpu<T: Element>(
 /// The same from A and B wherever they are (`--check` keeps them in guard zones) into a C with guard
 /// zones around it; C stays on the GPU. Two launches, as a timed run makes them: a warm-up's and the
 /// one whose C the check reads, each from C poisoned with `poison` (issue 39: a kernel that skips its
-/// work when C is already written leaves C unwritten). Untimed, so it never holds the GPU alone where
-/// checks share it (issue 65, run 50: in these runs, then timed, a kernel that traps held it 8 to
-/// 14 s a check, one that prints from every thread 16 s). Returns once both have ended, on every path.
+/// work when C is already written leaves C unwritten). Untimed, so where checks share the GPU it holds
+/// it only shared (`common::timing::alone::beside`): beside other checks' untimed launches, never
+/// beside a timed loop, which the student's kernel would slow (issue 65, run 50: in these runs, then
+/// timed and alone, a kernel that traps held the GPU 8 to 14 s a check, one that prints from every
+/// thread 16 s). Returns once both have ended, on every path.
 pub fn multiply_into<T: Element>(
     module: &Module,
     kernel: MmmKernel,
@@ -197,7 +199,9 @@ pub fn multiply_into<T: Element>(
     let c_view = view_of_c(a, b, c)?;
     let mmm = check_cuda!(module.get_function(kernel.c_name::<T>()))?;
     let stream = check_cuda!(Stream::new(cust::stream::StreamFlags::DEFAULT, None))?;
-    // The launches read and write memory the caller frees once this returns.
+    let _beside = common::timing::alone::beside()?;
+    // The launches read and write memory the caller frees once this returns (waited for before the
+    // GPU is given back: `wait` is dropped first).
     let wait = WaitForDevice;
     for _ in 0..2 {
         // The memset goes to the NULL stream, which this (blocking) stream waits for and which waits for it.
