@@ -145,6 +145,7 @@ fn specs() -> Vec<Spec> {
     specs.push(plain("STREAMS", "streams.cu"));
     specs.push(plain("MAPPED", "mapped.cu"));
     specs.push(plain("TIMELINE", "timeline.cu"));
+    specs.push(plain("FIRST_LAUNCH", "first_launch.cu"));
     specs.push(plain("MMM_LADDER", "mmm_ladder.cu"));
     specs.push(Spec {
         sm_90a: true,

@@ -95,11 +95,21 @@ pub(crate) fn run_cases<C>(
         if let (Some(go), Some(parent)) = (&args.measure_after, args.measure_parent) {
             measure::wait_for_the_cases(go, parent)?;
         }
-        // The context (with room for what the kernels print) made beside other checks' work, then
-        // from before the first launch to after the last alone on the GPU where checks share it
-        // (`measure::alone`); the context is destroyed once the GPU is given back.
-        let _held = phases::timed("context", roomy_context);
-        let measured = measure::alone(|| (measure.run)(image, &measure.cases, args.measure_whose));
+        // The context (with room for what the kernels print) made beside other checks' work; then,
+        // in its turn with ncu (`gpu_lock::ncu_turn`), ncu's first launch beside them, and from
+        // before the week's first launch to after its last alone on the GPU where checks share it
+        // (`measure::alone`). The context is destroyed once the GPU is given back, and the turn
+        // (declared first) given back after it.
+        let mut ncu_turn = None;
+        let held = phases::timed("context", roomy_context);
+        let ncu_ready = held.as_ref().map(|gpu| {
+            ncu_turn = crate::exit::on_the_machine(phases::timed("ncu's turn", gpu_lock::ncu_turn))?;
+            phases::timed("ncu's first launch", || measure::first_launch(gpu))
+        });
+        let measured = match ncu_ready {
+            Some(Err(err)) => Err(err),
+            _ => measure::alone(|| (measure.run)(image, &measure.cases, args.measure_whose)),
+        };
         // Its own line beside the check's (`LAB_PHASES`): where the hold that the check's line names
         // "ncu ... alone" went.
         phases::write(Path::new(&format!("{} (measured)", image.source)));
@@ -307,8 +317,8 @@ pub(crate) fn run_check<C>(
     let mut races = None;
     // Alone on a GPU, the measured child starts now and waits for the cases, so that ncu's start
     // overlaps them. Where checks share the GPU (the grader's lock), it starts after the cases, and
-    // holds the GPU alone from before its first launch to after its last (`measure::alone`), not
-    // while ncu starts or writes its report: started early, beside 15 other checks whose ncu ran
+    // holds the GPU alone from before the week's first launch to after its last (`measure::alone`),
+    // not while ncu starts, prepares its first launch or writes its report: started early, beside 15 other checks whose ncu ran
     // as their lock allowed then, it left a class of 48 on an H200 with none graded after 9 minutes
     // (issue 65, run 1).
     let early = !gpu_lock::named();

@@ -12,8 +12,9 @@
 //!
 //! A check's children take it themselves, only for that work: a case each of its timed loops
 //! ([`time_alone`]: from a kernel's warm-up to its timed launch's end) and, shared, its untimed
-//! launches of the student's kernel, a case under compute-sanitizer its run, the measured child its run from before its first launch to after its last
-//! ([`crate::measure::alone`]: not while ncu starts or writes its report). Process starts, the
+//! launches of the student's kernel, a case under compute-sanitizer its run, the measured child its
+//! run from before the week's first launch to after its last ([`crate::measure::alone`]: not while
+//! ncu starts, prepares its first launch or writes its report). Process starts, the
 //! CUDA contexts, the CPU's products, fresh inputs drawn, outputs checked and ncu's own work run
 //! beside other checks: in
 //! run 10 of issue 65 a week-3 check of an honest kernel held an H200 alone for 4.7 s of its 6.9 s,
@@ -162,11 +163,27 @@ pub fn path() -> Option<PathBuf> {
 /// The wait is added to [`waited`]: another check's work, which does not count against this one's
 /// `--time-limit`.
 pub fn one_at_a_time(path: &Path) -> Result<File> {
-    let started = Instant::now();
-    let file = open(path)?;
-    flock(&file, libc::LOCK_EX, path)?;
-    WAITED.fetch_add(nanos(started.elapsed()), Ordering::Relaxed);
-    Ok(file)
+    waiting(|| {
+        let file = open(path)?;
+        flock(&file, libc::LOCK_EX, path)?;
+        Ok(file)
+    })
+}
+
+/// What the file that gives measured runs their turn on a GPU ([`ncu_turn`]) adds to its lock file's.
+pub const NCU_TURN: &str = ".ncu";
+
+/// In a measured child where checks share the GPU (none elsewhere): its turn with ncu on this GPU,
+/// from before ncu's first launch ([`crate::measure::first_launch`]) to the end of its run, one
+/// measured child at a time ([`one_at_a_time`], the wait counted). Why (issue 65, run 55, `/proc/locks`):
+/// ncu keeps the GPU's counters for one process at a time with a lock of its own, which a process
+/// gives up after its first launch where others wait for it, and must then take again (with 1 to 3 s
+/// more of ncu's work) for its next launches: 16 jobs kept that lock busy 80% of the time, each
+/// child holding it twice. Taken in turn here, nobody waits for ncu's lock, and each child holds it
+/// once. Taken after the child's context is made and before the GPU ([`Mode::Exclusive`]), never
+/// while the GPU is held.
+pub fn ncu_turn() -> Result<Option<File>> {
+    path().map(|path| one_at_a_time(&beside(&path, NCU_TURN))).transpose()
 }
 
 /// The file, in the folder of the grading run's lock files, that keeps its measured runs of different
@@ -203,8 +220,7 @@ pub fn exclusive() -> Result<Guard> {
     lock(Mode::Exclusive)
 }
 
-/// [`lock`] on the lock file `path` (none: nothing held), the wait added to [`waited`] and, in a
-/// check's child, reported to its parent ([`WAITS_ENV`]) as it begins and as it ends.
+/// [`lock`] on the lock file `path` (none: nothing held), the wait counted ([`waiting`]).
 fn counted(path: Option<&Path>, mode: Mode) -> Result<Guard> {
     let Some(path) = path else {
         return Ok(Guard {
@@ -212,12 +228,21 @@ fn counted(path: Option<&Path>, mode: Mode) -> Result<Guard> {
             alone_since: None,
         });
     };
+    waiting(|| lock_at(path, mode))
+}
+
+/// `wait()`, a wait for other checks' work on the GPU: its time added to [`waited`] and, in a check's
+/// child, reported to its parent ([`WAITS_ENV`]) as it begins and as it ends, so that it counts
+/// neither as the child's silence nor against the check's limits. For a lock, and for ncu's first
+/// measured launch in a process, which waits for the other measured processes to end
+/// ([`crate::measure::first_launch`]).
+pub fn waiting<R>(wait: impl FnOnce() -> R) -> R {
     let started = Instant::now();
     report_waits(true);
-    let guard = lock_at(path, mode);
+    let waited = wait();
     WAITED.fetch_add(nanos(started.elapsed()), Ordering::Relaxed);
     report_waits(false);
-    guard
+    waited
 }
 
 /// Adds a check's child that ended ([`Waits::read`]) to [`waited`] and [`held`], so that the check's
@@ -541,6 +566,34 @@ mod tests {
             .expect("the writer gets in once the readers are gone");
         release.send(()).unwrap();
         thread.join().unwrap();
+    }
+
+    /// Issue 65: measured children have their turn with ncu one at a time, the wait counted as one
+    /// for the GPU.
+    #[test]
+    fn measured_children_have_their_turn_with_ncu_one_at_a_time() {
+        let folder = Folder::new("ncu-turn");
+        let turn = beside(&folder.lock(), NCU_TURN);
+        let first = one_at_a_time(&turn).unwrap();
+        let waited_before = waited();
+        let (got, got_it) = mpsc::channel();
+        let second = {
+            let turn = turn.clone();
+            std::thread::spawn(move || {
+                let _turn = one_at_a_time(&turn).unwrap();
+                got.send(()).unwrap();
+            })
+        };
+        assert!(got_it.recv_timeout(WAIT).is_err(), "two turns at once");
+        drop(first);
+        got_it
+            .recv_timeout(LONG)
+            .expect("the next turn once the first is given back");
+        second.join().unwrap();
+        assert!(
+            waited() >= waited_before + WAIT / 2,
+            "the wait for the turn was not counted"
+        );
     }
 
     /// Issue 65: a measured run of other metrics waits for the usual ones alive and keeps new ones

@@ -140,20 +140,19 @@ impl Whose {
 /// In the measured child: its run (`run`: its modules loaded, its inputs copied and its kernels
 /// launched, ncu replaying each launch), holding the GPU alone where checks share it, for
 /// [`ALONE_AT_MOST`] at most; past that, beside the others. A lock that cannot be taken is the
-/// machine's error. The child makes its CUDA context before and destroys it after, beside other
-/// checks' work, as a case's child does; ncu's own start and its report run beside them too.
+/// machine's error. The child makes its CUDA context and ncu's first launch ([`first_launch`]) before,
+/// and destroys the context after, beside other checks' work, as a case's child does; ncu's own start
+/// and its report run beside them too.
 ///
-/// Why from before the first launch to after the last, and not around each launch (issue 65): ncu
-/// keeps a lock of its own across processes (`nsight_compute/lock` in its temporary folder), from
-/// the first launch it measures in a process to about the process's end (run 51, from
-/// `/proc/locks`: taken 0.21 to 0.55 s after the GPU's, once the context was made, and given back
-/// within 0.08 s of the GPU's, which the child then held to its context's end). With
-/// the GPU held around each launch, a process that had launched once held ncu's lock while it waited
-/// for the GPU, and the holder of the GPU waited for ncu's lock in its first launch until its lease
-/// ran out: 32 jobs on one H200 (runs 46 to 48) held the GPU 60 s a check, one after another.
-/// Taken before the first launch, the GPU's lock always comes first. ncu prepares the first launch
-/// it measures in a process for about 0.65 s (run 51), under its lock: no other process's ncu
-/// overlaps it.
+/// Why from before the first launch of the week's kernels to after the last, and not around each
+/// launch (issue 65): ncu keeps the GPU's counters for one process at a time, with a lock of its own
+/// (`nsight_compute/lock.<the GPU's UUID>` in its temporary folder), which a process holds from a
+/// measured launch to its end, or gives up between launches where another process waits for it
+/// (`/proc/locks`, runs 51 and 55). With the GPU held around each launch, a process that had launched
+/// once kept ncu while it waited for the GPU, and the holder of the GPU waited for ncu until its
+/// lease ran out: 32 jobs on one H200 (runs 46 to 48) held the GPU 60 s a check, one after another.
+/// In its turn ([`gpu_lock::ncu_turn`]), with ncu's first launch made before the GPU is taken, the
+/// child always has ncu first, and no holder of the GPU waits for it.
 pub fn alone<R>(run: impl FnOnce() -> anyhow::Result<R>) -> anyhow::Result<R> {
     if !gpu_lock::named() {
         return run();
@@ -161,6 +160,35 @@ pub fn alone<R>(run: impl FnOnce() -> anyhow::Result<R>) -> anyhow::Result<R> {
     let lease = gpu_lock::Lease::take(gpu_lock::Mode::Exclusive, ALONE_AT_MOST);
     let _alone = crate::exit::on_the_machine(lease)?;
     run()
+}
+
+/// The kernel that bears ncu's preparation of a process's first measured launch
+/// (`kernels/cuda/first_launch.cu`): measured with the week's kernels, its launch is not theirs
+/// ([`read_launches`] leaves it out).
+pub const FIRST_LAUNCH_KERNEL: &str = "ncu_first_launch";
+
+/// In the measured child, in its turn with ncu ([`gpu_lock::ncu_turn`]) and before it takes the GPU
+/// ([`alone`]): ncu's first measured launch in this process, of a kernel of ours that does nothing
+/// ([`FIRST_LAUNCH_KERNEL`]). ncu prepares it for 0.6 to 1.0 s on an H200, where later launches take
+/// 0.01 s (issue 65, run 54, `ncu-first-launch.sh`). Made here, that time is no longer a hold of the
+/// GPU, and no holder of the GPU waits for ncu. Counted as a wait for other checks' work
+/// ([`gpu_lock::waiting`]; it also waits for ncu's lock, where another process has it): neither the
+/// student's silence nor time.
+/// The student's module is not loaded yet: a failure is the machine's.
+pub fn first_launch(gpu: &Gpu) -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    use cust::launch;
+    use cust::stream::{Stream, StreamFlags};
+    let launched = gpu_lock::waiting(|| {
+        let module = gpu.load(&kernels::FIRST_LAUNCH)?;
+        let kernel = common::check_cuda!(module.get_function(FIRST_LAUNCH_KERNEL))?;
+        let stream = common::check_cuda!(Stream::new(StreamFlags::NON_BLOCKING, None))?;
+        // SAFETY: the kernel takes no parameters and touches no memory; the stream is waited for
+        // before the module it came from is dropped.
+        common::check_cuda!(unsafe { launch!(kernel<<<1, 1, 0, stream>>>()) })?;
+        anyhow::Ok(common::check_cuda!(stream.synchronize())?)
+    });
+    crate::exit::on_the_machine(launched.context("ncu's first launch, of a kernel of ours"))
 }
 
 /// How long the measured run may take once it may start: ncu replays each kernel a few times
@@ -226,11 +254,21 @@ impl<C> Measure<'_, C> {
             "--cache-control",
             "none",
             "--kernel-name",
-            self.kernels,
+            &self.kernels_with_first_launch(),
         ];
         let mut under_ncu = counters::under_ncu(&ncu, &options, &metrics.join(","), csv);
         under_ncu.arg(program.get_program()).args(program.get_args());
         Ok(under_ncu)
+    }
+
+    /// ncu's `--kernel-name` filter: the week's kernels ([`Measure::kernels`], a name or a `regex:`)
+    /// and [`FIRST_LAUNCH_KERNEL`].
+    fn kernels_with_first_launch(&self) -> String {
+        let week = match self.kernels.strip_prefix("regex:") {
+            Some(pattern) => pattern.to_string(),
+            None => format!("^{}$", self.kernels),
+        };
+        format!("regex:^{FIRST_LAUNCH_KERNEL}$|{week}")
     }
 
     /// Where checks share a GPU: the file in which our kernels' launches on the measured cases (ncu's
@@ -380,11 +418,12 @@ fn launches(child: MeasuredChild, limits: Limits, deadline: Option<Deadline>) ->
     read_launches(&text, &optional).map_err(|err| NoResult::Machine(format!("ncu's counters could not be read: {err}")))
 }
 
-/// The launches in ncu's file `text`; an `optional` metric (one asked for: [`OptionalMetric`]) that
-/// ncu did not give is NaN, which fails its rule, never 0 ([`optional`] reads 0 only for those not
-/// asked for).
+/// The launches of the week's kernels in ncu's file `text` (not [`FIRST_LAUNCH_KERNEL`]'s); an
+/// `optional` metric (one asked for: [`OptionalMetric`]) that ncu did not give is NaN, which fails
+/// its rule, never 0 ([`optional`] reads 0 only for those not asked for).
 fn read_launches(text: &str, optional: &[String]) -> anyhow::Result<Vec<Launch>> {
     let mut launches = counters::parse_csv(text)?;
+    launches.retain(|launch| launch.kernel != FIRST_LAUNCH_KERNEL);
     for launch in &mut launches {
         for metric in optional {
             launch.values.entry(metric.clone()).or_insert(f64::NAN);
@@ -808,6 +847,34 @@ mod tests {
         assert!(rows[1].passed() && position(&rows[1]) == "2 (2 launches)", "{rows:?}");
         let rows = measure(vec![1.0, 3.0]).rows(launches(3));
         assert!(rows.iter().all(|row| row.verdict() == "FAULT"), "{rows:?}");
+    }
+
+    /// Issue 65: ncu measures our first launch with the week's kernels (a name or a `regex:`), and its
+    /// launch is never one of theirs: not where a student names a kernel of theirs after it either.
+    #[test]
+    fn ncu_measures_our_first_launch_and_it_is_not_the_weeks() {
+        let run = |_: &KernelImage, _: &[f64], _: Whose| Ok(());
+        let judge = |_: &f64, _: &[Launch]| Vec::new();
+        let measure = |kernels| Measure {
+            cases: vec![1.0],
+            rules: &[],
+            metrics: &["m"],
+            optional_metrics: &[],
+            kernels,
+            launches_per_case: 1,
+            run: &run,
+            judge: &judge,
+        };
+        assert_eq!(
+            measure("regex:^mmm_f(32|64)$").kernels_with_first_launch(),
+            "regex:^ncu_first_launch$|^mmm_f(32|64)$"
+        );
+        assert_eq!(measure("k").kernels_with_first_launch(), "regex:^ncu_first_launch$|^k$");
+        let csv =
+            "\"ID\",\"Kernel Name\",\"m__x\"\n\"\",\"\",\"\"\n\"0\",\"ncu_first_launch\",\"1\"\n\"1\",\"k\",\"5\"\n";
+        let read = read_launches(csv, &[]).unwrap();
+        assert_eq!(read.len(), 1);
+        assert_eq!((read[0].kernel.as_str(), read[0].values["m__x"]), ("k", 5.0));
     }
 
     /// Issue 61: `cp.async` and TMA are counted where the GPU has them, and ncu is never asked for a

@@ -700,6 +700,9 @@ mod tests {
         assert!(reports(&TIMELINE)
             .iter()
             .all(|(_, report)| report.function("read_global_timer").is_some()));
+        assert!(reports(&FIRST_LAUNCH)
+            .iter()
+            .all(|(_, report)| report.function("ncu_first_launch").is_some_and(|f| f.is_entry())));
     }
 
     #[test]

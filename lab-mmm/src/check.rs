@@ -593,7 +593,8 @@ pub fn week_of(image: &KernelImage) -> (MmmKernel, String) {
 
 /// In the measured child: on each case, the student's tiled kernel then ours, once, or only the
 /// side `whose` names. With `LAB_PHASES` set, the child's line names the time its modules, its
-/// inputs, its first launch (ncu prepares its counters there) and the others took.
+/// inputs and its launches took (ncu's preparation of its counters went to a launch of ours before:
+/// `grading::measure::first_launch`).
 pub fn measured_launches(student: &KernelImage, cases: &[Case], whose: Whose) -> Result<()> {
     // Declared before them, the context outlives the modules.
     let (_gpu, modules) = phases::timed("modules", || {
@@ -605,12 +606,11 @@ pub fn measured_launches(student: &KernelImage, cases: &[Case], whose: Whose) ->
         let modules = whose.modules(&gpu, student, ours)?;
         anyhow::Ok((gpu, modules))
     })?;
-    for (index, case) in cases.iter().enumerate() {
-        let launches = if index == 0 { "first launch" } else { "launches" };
+    for case in cases {
         if case.f64 {
-            launch_each::<f64>(&modules, case, launches)?;
+            launch_each::<f64>(&modules, case)?;
         } else {
-            launch_each::<f32>(&modules, case, launches)?;
+            launch_each::<f32>(&modules, case)?;
         }
     }
     Ok(())
@@ -618,7 +618,7 @@ pub fn measured_launches(student: &KernelImage, cases: &[Case], whose: Whose) ->
 
 /// The tiled `mmm` of each of `modules` launched once on `case`, each alone on the GPU, as the
 /// phase `launches` (`LAB_PHASES`).
-fn launch_each<T: Element>(modules: &[Module], case: &Case, launches: &'static str) -> Result<()> {
+fn launch_each<T: Element>(modules: &[Module], case: &Case) -> Result<()> {
     let (a, b, mut c) = phases::timed("inputs", || -> Result<_> {
         let mut random = Random::new(case.seed);
         let mut a: Matrix<T> = Matrix::<f64>::random(case.m, case.k, &mut random)?.convert()?;
@@ -627,7 +627,7 @@ fn launch_each<T: Element>(modules: &[Module], case: &Case, launches: &'static s
         b.copy_to_gpu()?;
         Ok((a, b, Matrix::<T>::new(case.m, case.n)?))
     })?;
-    phases::timed(launches, || {
+    phases::timed("launches", || {
         for module in modules {
             multiply_once(module, case.kernel, BLOCK_SIZE, &a, &b, &mut c)?;
         }
