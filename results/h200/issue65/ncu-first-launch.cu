@@ -6,7 +6,10 @@
 //   pause     1.5 s without the GPU, with whether ncu's lock is held by this process at its start
 //   mmm N     four launches of a naive 256 x 256 x 256 `mmm_f32`, each waited for
 //   end       with whether the lock is held then
-// The lock is read from /proc/locks: the inode of ncu's lock file against each line's.
+// The lock is read from /proc/locks: the inode of ncu's lock file against each line's. Run 54 showed
+// that this file is held shared by every process ncu measures, so what it prints of it says little;
+// the lock the processes wait for is the one beside it named after the GPU's UUID (lock.<UUID>,
+// run 55's locks.tsv.gz), which this program does not read.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
