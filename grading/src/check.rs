@@ -318,9 +318,9 @@ pub(crate) fn run_check<C>(
     // Alone on a GPU, the measured child starts now and waits for the cases, so that ncu's start
     // overlaps them. Where checks share the GPU (the grader's lock), it starts after the cases, and
     // holds the GPU alone from before the week's first launch to after its last (`measure::alone`),
-    // not while ncu starts, prepares its first launch or writes its report: started early, beside 15 other checks whose ncu ran
-    // as their lock allowed then, it left a class of 48 on an H200 with none graded after 9 minutes
-    // (issue 65, run 1).
+    // not while ncu starts, prepares its first launch or writes its report: started early, beside
+    // 15 other checks whose ncu ran as their lock allowed then, it left a class of 48 on an H200
+    // with none graded after 9 minutes (issue 65, run 1).
     let early = !gpu_lock::named();
     let (runs, measured) = std::thread::scope(|scope| {
         let start = |prepared: Result<measure::Measuring, NoResult>| {

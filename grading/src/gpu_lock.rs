@@ -58,7 +58,8 @@ use crate::exit::on_the_machine;
 /// job, and names it once for both.
 pub const ENV: &str = grader::lab::GPU_LOCK_ENV;
 
-/// The nanoseconds this process has waited for the lock, all guards together.
+/// The nanoseconds this process has waited for other checks' work: the GPU's lock, and where it
+/// measures, the metric set and its turn with ncu ([`waiting`]).
 static WAITED: AtomicU64 = AtomicU64::new(0);
 
 /// The nanoseconds this process has held the GPU alone, all exclusive guards together.
@@ -80,8 +81,8 @@ fn nanos(took: Duration) -> u64 {
     u64::try_from(took.as_nanos()).unwrap_or(u64::MAX)
 }
 
-/// How long this process has waited for the lock, all its guards together (zero where no lock file
-/// is named): the pause in its `--time-limit`.
+/// How long this process has waited for other checks' work ([`WAITED`]; zero where no lock file is
+/// named): the pause in its `--time-limit`.
 pub fn waited() -> Duration {
     Duration::from_nanos(WAITED.load(Ordering::Relaxed))
 }
@@ -179,8 +180,8 @@ pub const NCU_TURN: &str = ".ncu";
 /// ncu keeps the GPU's counters for one process at a time with a lock of its own, which a process
 /// gives up after its first launch where others wait for it, and must then take again (with 1 to 3 s
 /// more of ncu's work) for its next launches: 16 jobs kept that lock busy 80% of the time, each
-/// child holding it twice. Taken in turn here, nobody waits for ncu's lock, and each child holds it
-/// once. Taken after the child's context is made and before the GPU ([`Mode::Exclusive`]), never
+/// child holding it twice. Taken in turn here, nobody waits for ncu's lock (run 56). The holder is
+/// held to its child's limits, which the first launch counts against. Taken after the child's context is made and before the GPU ([`Mode::Exclusive`]), never
 /// while the GPU is held.
 pub fn ncu_turn() -> Result<Option<File>> {
     path().map(|path| one_at_a_time(&beside(&path, NCU_TURN))).transpose()
@@ -191,8 +192,8 @@ pub fn ncu_turn() -> Result<Option<File>> {
 pub const METRIC_SET: &str = "metric-set.lock";
 
 /// A measured run under ncu, from before ncu starts to its end, kept apart from the grading run's
-/// others that read other metrics, on any of its GPUs (ncu's own lock is the machine's, not a
-/// GPU's): one that reads the week's usual metrics in [`Mode::Shared`], beside other such runs; one
+/// others that read other metrics, on any of its GPUs (one file for them all: runs of other metrics
+/// were only seen to stall each other on one GPU): one that reads the week's usual metrics in [`Mode::Shared`], beside other such runs; one
 /// that reads others (a student's TMA copies: [`crate::measure::OptionalMetric`]) in
 /// [`Mode::Exclusive`], with no other measured run alive. Why (issue 65): where runs of different
 /// metrics were alive at once (run 44, `--jobs 16`), a student's run of TMA's bytes held the GPU for a
@@ -233,9 +234,9 @@ fn counted(path: Option<&Path>, mode: Mode) -> Result<Guard> {
 
 /// `wait()`, a wait for other checks' work on the GPU: its time added to [`waited`] and, in a check's
 /// child, reported to its parent ([`WAITS_ENV`]) as it begins and as it ends, so that it counts
-/// neither as the child's silence nor against the check's limits. For a lock, and for ncu's first
-/// measured launch in a process, which waits for the other measured processes to end
-/// ([`crate::measure::first_launch`]).
+/// neither as the child's silence nor against the check's limits. Only for locks, each of whose
+/// holders is held to limits of its own (a lease, or its child's limits): a wait that may never end
+/// would stop the class.
 pub fn waiting<R>(wait: impl FnOnce() -> R) -> R {
     let started = Instant::now();
     report_waits(true);

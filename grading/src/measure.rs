@@ -167,19 +167,31 @@ pub fn alone<R>(run: impl FnOnce() -> anyhow::Result<R>) -> anyhow::Result<R> {
 /// ([`read_launches`] leaves it out).
 pub const FIRST_LAUNCH_KERNEL: &str = "ncu_first_launch";
 
+/// `name` as a regular expression that matches it as written: its metacharacters behind a backslash.
+fn escaped(name: &str) -> String {
+    let mut pattern = String::with_capacity(name.len());
+    for c in name.chars() {
+        if "\\^$.|?*+()[]{}".contains(c) {
+            pattern.push('\\');
+        }
+        pattern.push(c);
+    }
+    pattern
+}
+
 /// In the measured child, in its turn with ncu ([`gpu_lock::ncu_turn`]) and before it takes the GPU
 /// ([`alone`]): ncu's first measured launch in this process, of a kernel of ours that does nothing
 /// ([`FIRST_LAUNCH_KERNEL`]). ncu prepares it for 0.6 to 1.0 s on an H200, where later launches take
 /// 0.01 s (issue 65, run 54, `ncu-first-launch.sh`). Made here, that time is no longer a hold of the
-/// GPU, and no holder of the GPU waits for ncu. Counted as a wait for other checks' work
-/// ([`gpu_lock::waiting`]; it also waits for ncu's lock, where another process has it): neither the
-/// student's silence nor time.
-/// The student's module is not loaded yet: a failure is the machine's.
+/// GPU, and no holder of the GPU waits for ncu. It counts against the measured child's limits, as
+/// it did inside the GPU's hold: a launch that never ends (ncu's lock kept by a process outside the
+/// grading run) ends the child at its silence limit, and with it its turn. The student's module is
+/// not loaded yet: a failure is the machine's.
 pub fn first_launch(gpu: &Gpu) -> anyhow::Result<()> {
     use anyhow::Context as _;
     use cust::launch;
     use cust::stream::{Stream, StreamFlags};
-    let launched = gpu_lock::waiting(|| {
+    let launched = (|| {
         let module = gpu.load(&kernels::FIRST_LAUNCH)?;
         let kernel = common::check_cuda!(module.get_function(FIRST_LAUNCH_KERNEL))?;
         let stream = common::check_cuda!(Stream::new(StreamFlags::NON_BLOCKING, None))?;
@@ -187,7 +199,7 @@ pub fn first_launch(gpu: &Gpu) -> anyhow::Result<()> {
         // before the module it came from is dropped.
         common::check_cuda!(unsafe { launch!(kernel<<<1, 1, 0, stream>>>()) })?;
         anyhow::Ok(common::check_cuda!(stream.synchronize())?)
-    });
+    })();
     crate::exit::on_the_machine(launched.context("ncu's first launch, of a kernel of ours"))
 }
 
@@ -266,7 +278,7 @@ impl<C> Measure<'_, C> {
     fn kernels_with_first_launch(&self) -> String {
         let week = match self.kernels.strip_prefix("regex:") {
             Some(pattern) => pattern.to_string(),
-            None => format!("^{}$", self.kernels),
+            None => format!("^{}$", escaped(self.kernels)),
         };
         format!("regex:^{FIRST_LAUNCH_KERNEL}$|{week}")
     }
@@ -870,6 +882,10 @@ mod tests {
             "regex:^ncu_first_launch$|^mmm_f(32|64)$"
         );
         assert_eq!(measure("k").kernels_with_first_launch(), "regex:^ncu_first_launch$|^k$");
+        assert_eq!(
+            measure("mmm(float*)").kernels_with_first_launch(),
+            r"regex:^ncu_first_launch$|^mmm\(float\*\)$"
+        );
         let csv =
             "\"ID\",\"Kernel Name\",\"m__x\"\n\"\",\"\",\"\"\n\"0\",\"ncu_first_launch\",\"1\"\n\"1\",\"k\",\"5\"\n";
         let read = read_launches(csv, &[]).unwrap();

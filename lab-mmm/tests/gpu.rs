@@ -612,9 +612,9 @@ fn week_3_ncu_failing_on_its_own_is_the_machines() {
 }
 
 /// Issue 65, item 3: with `LAB_PHASES` naming a file, week 3's check appends its line and each
-/// measured child (ncu around the lab) one of its own, named `(measured)`: its context, ncu's first
-/// launch (of a kernel of ours, where ncu prepares its counters), modules, inputs and launches, with
-/// its wait for the GPU and its hold of it. With no lock named, and with one as grade.sh names it (then ours may be
+/// measured child (ncu around the lab) one of its own, named `(measured)`: its context, its turn
+/// with ncu, ncu's first launch (of a kernel of ours, where ncu prepares its counters), modules,
+/// inputs and launches, with its wait for the GPU and its hold of it. With no lock named, and with one as grade.sh names it (then ours may be
 /// measured by a child of its own, a second such line).
 #[test]
 #[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
@@ -641,6 +641,7 @@ fn week_3_each_measured_child_appends_its_own_phases() {
             written.lines().partition(|line| line.contains(" (measured): "));
         let parts = [
             "context ",
+            "ncu's turn ",
             "ncu's first launch ",
             "modules ",
             "inputs ",
