@@ -175,14 +175,15 @@ pub fn one_at_a_time(path: &Path) -> Result<File> {
 pub const NCU_TURN: &str = ".ncu";
 
 /// In a measured child where checks share the GPU (none elsewhere): its turn with ncu on this GPU,
-/// from before ncu's first launch ([`crate::measure::first_launch`]) to the end of its run, one
-/// measured child at a time ([`one_at_a_time`], the wait counted). Why (issue 65, run 55, `/proc/locks`):
-/// ncu keeps the GPU's counters for one process at a time with a lock of its own, which a process
-/// gives up after its first launch where others wait for it, and must then take again (with 1 to 3 s
-/// more of ncu's work) for its next launches: 16 jobs kept that lock busy 80% of the time, each
-/// child holding it twice. Taken in turn here, nobody waits for ncu's lock (run 56). The holder is
-/// held to its child's limits, which the first launch counts against. Taken after the child's context is made and before the GPU ([`Mode::Exclusive`]), never
-/// while the GPU is held.
+/// from before ncu's first launch ([`crate::measure::first_launch`]) to after its context is
+/// destroyed, one measured child at a time ([`one_at_a_time`], the wait counted). Why (issue 65,
+/// run 55, `/proc/locks`): ncu keeps the GPU's counters for one process at a time with a lock of its
+/// own, which a process gives up after its first launch where others wait for it, and must then take
+/// again (with 1 to 3 s more of ncu's work) for its next launches: 16 jobs kept that lock busy 80%
+/// of the time, each child holding it twice. Taken in turn here, nobody waits for ncu's lock (run
+/// 56). The holder is held to its child's limits, which the first launch counts against. Taken
+/// after the child's context is made and before the GPU ([`Mode::Exclusive`]), never while the GPU
+/// is held.
 pub fn ncu_turn() -> Result<Option<File>> {
     path().map(|path| one_at_a_time(&beside(&path, NCU_TURN))).transpose()
 }
@@ -193,15 +194,15 @@ pub const METRIC_SET: &str = "metric-set.lock";
 
 /// A measured run under ncu, from before ncu starts to its end, kept apart from the grading run's
 /// others that read other metrics, on any of its GPUs (one file for them all: runs of other metrics
-/// were only seen to stall each other on one GPU): one that reads the week's usual metrics in [`Mode::Shared`], beside other such runs; one
-/// that reads others (a student's TMA copies: [`crate::measure::OptionalMetric`]) in
-/// [`Mode::Exclusive`], with no other measured run alive. Why (issue 65): where runs of different
-/// metrics were alive at once (run 44, `--jobs 16`), a student's run of TMA's bytes held the GPU for a
-/// launch that did not end while the others waited for the GPU between their launches, until the
-/// GPU's lease ended, 60 s; kept apart (run 47), the same student's run held it 5.94 s. ncu's
-/// preparations of a process's first launch wait for each other (run 45). Not a hold of the GPU
-/// ([`held`]); the wait counts as a wait for it ([`waited`]). Nothing where no lock file is named;
-/// never taken by a thread that holds the GPU.
+/// were only seen to stall each other on one GPU): one that reads the week's usual metrics in
+/// [`Mode::Shared`], beside other such runs; one that reads others (a student's TMA copies:
+/// [`crate::measure::OptionalMetric`]) in [`Mode::Exclusive`], with no other measured run alive.
+/// Why (issue 65): where runs of different metrics were alive at once (run 44, `--jobs 16`), a
+/// student's run of TMA's bytes held the GPU for a launch that did not end while the others waited
+/// for the GPU between their launches, until the GPU's lease ended, 60 s; kept apart (run 47), the
+/// same student's run held it 5.94 s. ncu's preparations of a process's first launch wait for each
+/// other (run 45). Not a hold of the GPU ([`held`]); the wait counts as a wait for it ([`waited`]).
+/// Nothing where no lock file is named; never taken by a thread that holds the GPU.
 pub fn metric_set(mode: Mode) -> Result<Guard> {
     let path = path().map(|path| path.with_file_name(METRIC_SET));
     metric_set_at(path.as_deref(), mode)
