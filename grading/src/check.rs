@@ -134,10 +134,10 @@ pub(crate) fn run_cases<C>(
         // Under compute-sanitizer the case holds the GPU beside other such runs; else only its timed
         // loops hold it, alone (`gpu_lock::time_alone`).
         let beside = match args.under_sanitizer {
-            true => gpu_lock::Lease::take(gpu_lock::Mode::Shared, gpu_lock::SANITIZED_AT_MOST).map(Some),
+            true => gpu_lock::Lease::shared().map(Some),
             false => Ok(None),
         };
-        let ran = crate::exit::on_the_machine(beside).and_then(|_beside| {
+        let ran = beside.and_then(|_beside| {
             run_case(
                 image,
                 case,

@@ -345,7 +345,7 @@ pub const TIMED_AT_MOST: Duration = Duration::from_secs(5);
 
 /// How long a case under compute-sanitizer, which slows a kernel down 10 to 100 times, holds the GPU
 /// at most beside other such runs; also a case's untimed launches of the student's kernel
-/// ([`TimedAlone`]'s `beside`).
+/// ([`Lease::shared`]).
 pub const SANITIZED_AT_MOST: Duration = Duration::from_secs(10);
 
 /// The GPU held in one mode for at most a given time: given back when the lease is dropped, in the
@@ -364,6 +364,13 @@ impl Lease {
     /// The GPU held in `mode` (a wait for it counted: [`lock`]) for at most `at_most`.
     pub fn take(mode: Mode, at_most: Duration) -> Result<Lease> {
         Ok(Lease::keep(lock(mode)?, at_most))
+    }
+
+    /// The GPU held shared, beside other checks' untimed work (compute-sanitizer's runs, a case's
+    /// untimed launches of the student's kernel), for [`SANITIZED_AT_MOST`] at most; a lock that
+    /// cannot be taken is the machine's error.
+    pub fn shared() -> Result<Lease> {
+        on_the_machine(Lease::take(Mode::Shared, SANITIZED_AT_MOST))
     }
 
     /// `guard` kept for at most `at_most` (nothing kept where it holds nothing).
@@ -407,8 +414,7 @@ impl common::timing::alone::Keeper for TimedAlone {
     }
 
     fn beside(&self) -> Result<Box<dyn Send>> {
-        let lease = on_the_machine(Lease::take(Mode::Shared, SANITIZED_AT_MOST))?;
-        Ok(Box::new(lease))
+        Ok(Box::new(Lease::shared()?))
     }
 }
 
