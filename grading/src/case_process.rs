@@ -135,6 +135,10 @@ pub struct Batch<'a> {
     /// The line the child prints on stdout and stderr after each case ([`super::output::Segments`]);
     /// empty for a child of one case.
     pub boundary: &'a str,
+    /// Whether the child does other checks' work (a batch of their measured runs,
+    /// [`crate::ncu_batch`]): its waits for the GPU still spare its own limits, but they and its holds
+    /// are not this check's ([`crate::gpu_lock::add_child`]).
+    pub others: bool,
 }
 
 /// Runs `command` (stdout and stderr drained, stdin closed) for `batch`, calling `starting` with the
@@ -177,7 +181,7 @@ pub fn run(mut command: Command, batch: &Batch<'_>, mut starting: impl FnMut(usi
         .take()
         .map(|stream| drain(stream, Arc::clone(&activity), batch.boundary));
     let ending = wait(&mut child, batch, &activity, waits.as_deref(), &mut starting);
-    if let Some(waits) = &waits {
+    if let Some(waits) = waits.as_ref().filter(|_| !batch.others) {
         crate::gpu_lock::add_child(&Waits::read(waits));
     }
     // Whatever the case left behind in its group (a process still holding the pipes) goes too, or
@@ -261,7 +265,7 @@ fn ended(ending: &Ending, limits: Limits, stderr: &Captured, finished: Option<i3
 
 /// The file in which the child whose first case writes its row to `first_result` reports its waits
 /// for the GPU, beside that row's file.
-fn waits_file(first_result: &Path) -> PathBuf {
+pub(crate) fn waits_file(first_result: &Path) -> PathBuf {
     let mut path = first_result.as_os_str().to_owned();
     path.push("-gpu-waits");
     path.into()
@@ -467,6 +471,7 @@ mod tests {
             deadline: None,
             finished,
             boundary: "",
+            others: false,
         };
         let mut runs = run(command, &batch, |_| {});
         assert_eq!(runs.len(), 1);
@@ -507,6 +512,7 @@ mod tests {
             deadline,
             finished: None,
             boundary: "<end 42>\n",
+            others: false,
         };
         let mut started = Vec::new();
         let runs = run(command, &batch, |index| started.push(index));

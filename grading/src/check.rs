@@ -275,8 +275,10 @@ pub(crate) fn run_check<C>(
                 .arg(&go)
                 .arg("--measure-parent")
                 .arg(std::process::id().to_string());
-            let ptx = build.ptx.filter(|_| whose == measure::Whose::Theirs);
-            week.child(&program, csv, case_process::result_file(&prefix, 0), ptx)
+            // The student's kernels alone (where checks share the GPU) may be measured in a batch.
+            let theirs = whose == measure::Whose::Theirs;
+            let ptx = build.ptx.filter(|_| theirs);
+            week.child(&program, csv, case_process::result_file(&prefix, 0), ptx, theirs)
         };
         // It may wait as long as every case may run, then run as long as a measurement may.
         let per_case = if sanitizer.is_some() {
@@ -575,6 +577,7 @@ impl Children<'_> {
             deadline: self.deadline,
             finished: None,
             boundary: &self.boundary,
+            others: false,
         };
         case_process::run(command, &batch, |offset| {
             self.progress.case(first + offset, &self.names[first + offset], None)
@@ -601,6 +604,7 @@ impl Children<'_> {
             deadline: self.deadline,
             finished: Some(sanitizer::ERROR_EXIT_CODE),
             boundary: "",
+            others: false,
         };
         case_process::run(command, &batch, |_| self.progress.case(index, name, Some(tool.name()))).remove(0)
     }

@@ -9,6 +9,7 @@ use anyhow::Result;
 use kernels::runtime::CompileError;
 
 use crate::mark;
+use crate::ncu_batch;
 
 /// An error in how the lab was called (a flag, a `--cases` file), not in the student's file nor the
 /// machine: exit code 2 under [`run_lab`].
@@ -73,10 +74,15 @@ pub fn exit_code(err: &anyhow::Error) -> u8 {
 /// Without those flags every error ends with 1, as in every lab.
 ///
 /// With `--mark` (grade.sh's), stdout ends with the closing mark ([`mark`]); `--verify-mark` alone
-/// checks one.
-pub fn run_lab<A: clap::Parser>(run: impl FnOnce(A) -> Result<()>) -> std::process::ExitCode {
-    if std::env::args_os().nth(1).is_some_and(|arg| arg == mark::VERIFY_FLAG) {
+/// checks one. `--measure-batch` runs the measured children of other checks in this process, one
+/// after another ([`ncu_batch::serve`]).
+pub fn run_lab<A: clap::Parser>(run: impl Fn(A) -> Result<()>) -> std::process::ExitCode {
+    let first = std::env::args_os().nth(1);
+    if first.as_ref().is_some_and(|arg| arg == mark::VERIFY_FLAG) {
         return mark::verify_from_stdin();
+    }
+    if first.is_some_and(|arg| arg == ncu_batch::FLAG) {
+        return ncu_batch::serve(&run);
     }
     if let Err(why) = mark::start() {
         eprintln!("{}: error: {why}", A::command().get_name());

@@ -14,7 +14,7 @@
 //! its times ([`check`], [`times`]), the lock that keeps a shared GPU's timed work apart
 //! ([`gpu_lock`]), where a check's time goes ([`phases`]), the case processes and their output ([`case_process`],
 //! [`output`], [`progress`]), the rules read from the PTX ([`ptx`]) and from hardware counters
-//! ([`measure`]), the guard zones ([`guard`]), compute-sanitizer ([`sanitizer`]), the rows, the table
+//! ([`measure`], several checks' in one ncu process: [`ncu_batch`]), the guard zones ([`guard`]), compute-sanitizer ([`sanitizer`]), the rows, the table
 //! and the CSV ([`row`], [`report`], [`csv`](mod@csv)), whose an error is and the exit codes
 //! ([`exit`]) and the CSV's closing mark for the grader ([`mark`]); and, as a binary, the generator
 //! of the weeks' templates and broken kernels (`cargo run -p grading --bin templates`).
@@ -35,6 +35,7 @@ pub mod guard;
 pub mod kernel_week;
 pub mod mark;
 pub mod measure;
+pub mod ncu_batch;
 pub mod output;
 pub mod parameters;
 pub mod phases;

@@ -7,19 +7,23 @@
 //! at most 20.0; ours 8.0"), each rule's row from the first case that breaks it.
 //!
 //! Where a lock file is named (grade.sh on its machine's GPUs), ours are measured once per grading
-//! run and GPU ([`Ours`]) and each check's child launches the student's kernels alone ([`Whose`]).
+//! run and GPU ([`Ours`]) and each check's child launches the student's kernels alone ([`Whose`]),
+//! in one ncu process with the children of the other checks that wait for ncu at the same time
+//! ([`ncu_batch`]).
 //!
 //! The counters come from ncu's own file, which the child's output cannot reach. Without ncu, or
 //! without permission to read the GPU's counters, every measured rule is MACHINE (issue 45): a rule
 //! that was not measured is never passed, and the machine, not the student, kept it from running.
 //! Any other measurement that gives no counters is a FAULT.
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
 use crate::case_process::{self, Batch, Deadline, Limits, Slot};
 use crate::gpu_lock;
+use crate::ncu_batch;
 use crate::ptx;
 use crate::row::{NoResult, Outcome, Row};
 use common::gpu::Gpu;
@@ -224,13 +228,16 @@ const HEARTBEAT: Duration = Duration::from_secs(10);
 impl<C> Measure<'_, C> {
     /// The measured child: ncu around `program` (this lab, with the measuring flags) with this
     /// week's kernels and the metrics for kernels of the module whose PTX is `ptx` (none: unknown),
-    /// its counters written to `csv` and its row to `result`.
+    /// its counters written to `csv` and its row to `result`. Where `batched` (the student's kernels
+    /// alone, where checks share the GPU) and the metrics are the week's usual ones, it may be
+    /// measured in one ncu process with other checks' ([`ncu_batch`]).
     pub fn child(
         &self,
         program: &Command,
         csv: PathBuf,
         result: PathBuf,
         ptx: Option<&str>,
+        batched: bool,
     ) -> Result<MeasuredChild, NoResult> {
         let arch = common::gpu::first_gpu_arch();
         let metrics = self.metrics_for(arch, ptx);
@@ -239,9 +246,19 @@ impl<C> Measure<'_, C> {
             .iter()
             .map(|metric| metric.to_string())
             .collect();
+        let usual = self.usual(arch, &metrics);
+        let request = ncu_batch::Request {
+            ncu: self.ncu()?,
+            options: self.ncu_options(),
+            metrics: metrics.join(","),
+            program: program.get_program().to_owned(),
+            args: program.get_args().map(OsStr::to_owned).collect(),
+            result: result.clone(),
+        };
         Ok(MeasuredChild {
-            under_ncu: self.under_ncu(program, &csv, &metrics)?,
-            usual: self.usual(arch, &metrics),
+            under_ncu: request.under_ncu(&csv),
+            batch: (batched && usual).then_some(request),
+            usual,
             csv,
             result,
             optional,
@@ -255,22 +272,20 @@ impl<C> Measure<'_, C> {
         metrics == self.metrics_for(arch, Some(""))
     }
 
-    /// ncu reading `metrics` of this week's kernels around `program`, its counters written to `csv`.
-    fn under_ncu(&self, program: &Command, csv: &Path, metrics: &[&str]) -> Result<Command, NoResult> {
-        let ncu = counters::ncu().map_err(|_| NoResult::Machine("these rules need Nsight Compute (ncu) to read the GPU's counters, and none was found ($NCU, PATH, $CUDA_PATH/bin, /usr/local/cuda/bin)".to_string()))?;
-        // Counts of instructions and requests need neither locked clocks nor flushed caches: ncu leaves
-        // the GPU's clocks alone and saves the time of the flushes.
-        let options = [
-            "--clock-control",
-            "none",
-            "--cache-control",
-            "none",
-            "--kernel-name",
-            &self.kernels_with_first_launch(),
-        ];
-        let mut under_ncu = counters::under_ncu(&ncu, &options, &metrics.join(","), csv);
-        under_ncu.arg(program.get_program()).args(program.get_args());
-        Ok(under_ncu)
+    /// Nsight Compute, where it is; none is the machine's.
+    fn ncu(&self) -> Result<PathBuf, NoResult> {
+        counters::ncu().map_err(|_| NoResult::Machine("these rules need Nsight Compute (ncu) to read the GPU's counters, and none was found ($NCU, PATH, $CUDA_PATH/bin, /usr/local/cuda/bin)".to_string()))
+    }
+
+    /// ncu's options for this week's kernels. Counts of instructions and requests need neither
+    /// locked clocks nor flushed caches: ncu leaves the GPU's clocks alone and saves the time of the
+    /// flushes.
+    fn ncu_options(&self) -> Vec<String> {
+        ["--clock-control", "none", "--cache-control", "none", "--kernel-name"]
+            .into_iter()
+            .map(str::to_string)
+            .chain([self.kernels_with_first_launch()])
+            .collect()
     }
 
     /// ncu's `--kernel-name` filter: the week's kernels ([`Measure::kernels`], a name or a `regex:`)
@@ -387,6 +402,7 @@ pub fn at_grading(rows: Vec<Row>) -> Vec<Row> {
 fn launches(child: MeasuredChild, limits: Limits, deadline: Option<Deadline>) -> Result<Vec<Launch>, NoResult> {
     let MeasuredChild {
         under_ncu,
+        batch,
         csv,
         result,
         optional,
@@ -397,26 +413,21 @@ fn launches(child: MeasuredChild, limits: Limits, deadline: Option<Deadline>) ->
         false => gpu_lock::Mode::Exclusive,
     };
     let _set = gpu_lock::metric_set(mode).map_err(|err| NoResult::Machine(format!("{err:#}")))?;
-    let slot = [Slot {
-        case: "measured".to_string(),
-        result,
-    }];
-    let batch = Batch {
-        cases: &slot,
-        limits,
-        deadline,
-        finished: None,
-        boundary: "",
+    // Measured in a batch where it may be and its time is not up (else the run alone would stop at
+    // once, as the check's --time-limit says); where the batch could not measure it, alone.
+    let in_time = deadline.is_none_or(|deadline| !deadline.passed());
+    let batched = batch.as_ref().filter(|_| in_time).and_then(ncu_batch::measured);
+    let (row, text) = match batched {
+        Some(text) => (Ok(()), text),
+        None => alone_under_ncu(under_ncu, &result, &csv, limits, deadline),
     };
-    let run = case_process::run(under_ncu, &batch, |_| {}).remove(0);
-    let text = std::fs::read_to_string(&csv).unwrap_or_default();
     if let Some(line) = text.lines().find(|line| line.contains("ERR_NVGPUCTRPERM")) {
         return Err(NoResult::Machine(format!(
             "ncu may not read this GPU's counters here ({}); an administrator can allow it",
             line.trim()
         )));
     }
-    match run.row.result {
+    match row {
         Err(NoResult::Machine(why)) => return Err(NoResult::Machine(format!("the measured run: {why}"))),
         Err(why) => {
             return Err(NoResult::Fault(format!(
@@ -428,6 +439,35 @@ fn launches(child: MeasuredChild, limits: Limits, deadline: Option<Deadline>) ->
     }
     // The run ended well and ncu's report is missing or unreadable: ncu's own failure (issue 60).
     read_launches(&text, &optional).map_err(|err| NoResult::Machine(format!("ncu's counters could not be read: {err}")))
+}
+
+/// A measured child (`under_ncu`) run in an ncu process of its own, within `limits` and before
+/// `deadline`: whether it wrote its row to `result`, and the file ncu wrote (`csv`; empty where there
+/// is none). A row left by a batch that could not measure it ([`ncu_batch`]) is removed first, so
+/// that only this run's row is read.
+fn alone_under_ncu(
+    under_ncu: Command,
+    result: &Path,
+    csv: &Path,
+    limits: Limits,
+    deadline: Option<Deadline>,
+) -> (Result<(), NoResult>, String) {
+    let _ = std::fs::remove_file(result);
+    let slot = [Slot {
+        case: "measured".to_string(),
+        result: result.to_path_buf(),
+    }];
+    let batch = Batch {
+        cases: &slot,
+        limits,
+        deadline,
+        finished: None,
+        boundary: "",
+        others: false,
+    };
+    let run = case_process::run(under_ncu, &batch, |_| {}).remove(0);
+    let text = std::fs::read_to_string(csv).unwrap_or_default();
+    (run.row.result.map(|_| ()), text)
 }
 
 /// The launches of the week's kernels in ncu's file `text` (not [`FIRST_LAUNCH_KERNEL`]'s); an
@@ -466,6 +506,9 @@ pub fn interleave(theirs: Vec<Launch>, ours: Vec<Launch>, per_side: usize) -> Re
 /// writes its counters to, and the file the child's row goes to.
 pub struct MeasuredChild {
     pub under_ncu: Command,
+    /// What a batch of measured children needs of it, where it may be measured in one
+    /// ([`Measure::child`], [`ncu_batch`]).
+    pub batch: Option<ncu_batch::Request>,
     pub csv: PathBuf,
     pub result: PathBuf,
     /// The optional metrics ncu was asked for ([`OptionalMetric`]).
@@ -715,7 +758,7 @@ mod tests {
         let found = launches(child_of(Command::new("true"), dir.path()), LIMITS, None);
         assert!(found.is_err(), "{found:?}");
         if counters::ncu().is_err() {
-            let Err(why) = measure.child(&Command::new("true"), "/tmp/x".into(), "/tmp/y".into(), None) else {
+            let Err(why) = measure.child(&Command::new("true"), "/tmp/x".into(), "/tmp/y".into(), None, false) else {
                 panic!("a measured child without ncu")
             };
             assert!(
@@ -729,6 +772,7 @@ mod tests {
     fn child_of(command: Command, dir: &Path) -> MeasuredChild {
         MeasuredChild {
             under_ncu: command,
+            batch: None,
             csv: dir.join("csv"),
             result: dir.join("row"),
             optional: Vec::new(),

@@ -24,6 +24,7 @@
 
 use std::io::Write as _;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -47,6 +48,10 @@ struct Phase {
 /// When the first phase began.
 static FIRST: OnceLock<Instant> = OnceLock::new();
 
+/// Whether this process measures other checks' submissions in one batch ([`crate::ncu_batch`]): each
+/// one's run ends without a line, and the batch writes one for all ([`write_batch`]).
+static IN_A_BATCH: AtomicBool = AtomicBool::new(false);
+
 /// Runs `work` as the phase `name` and notes how long it took.
 pub fn timed<T>(name: &'static str, work: impl FnOnce() -> T) -> T {
     let start = Instant::now();
@@ -67,9 +72,29 @@ pub fn note(name: &'static str, took: Duration) {
     PHASES.lock().unwrap_or_else(PoisonError::into_inner).push(phase);
 }
 
-/// The check of `source` has ended: its line appended to [`ENV`]'s file, where it names one. A file
-/// that cannot be written costs the check nothing; a line on stderr says so.
+/// The check of `source` has ended: its line appended to [`ENV`]'s file, where it names one (not in
+/// a batch: [`write_batch`]). A file that cannot be written costs the check nothing; a line on stderr
+/// says so.
 pub fn write(source: &Path) {
+    if !IN_A_BATCH.load(Ordering::Relaxed) {
+        append(source);
+    }
+}
+
+/// From now on this process is a batch of measured runs: their lines are left out, and
+/// [`write_batch`] writes one for all.
+pub fn in_a_batch() {
+    IN_A_BATCH.store(true, Ordering::Relaxed);
+}
+
+/// A batch of measured runs has ended: one line for all of them, named `name`, each phase the sum of
+/// theirs.
+pub fn write_batch(name: &str) {
+    append(Path::new(name));
+}
+
+/// [`write()`]'s line, appended.
+fn append(source: &Path) {
     let Some(path) = std::env::var_os(ENV) else {
         return;
     };

@@ -5,9 +5,11 @@
                                         how many, per minute, the sum of their holds and of each
                                         phase's part of them, their CPU time (where the lines have
                                         them), and each original's holds
-                                        (make-class.sh copies, sNNNN-NAME.cu); then the measured
-                                        children's own lines ("(measured)", after issue 65's run 50):
-                                        the median of each of their phases
+                                        (make-class.sh copies, sNNNN-NAME.cu), and the median of
+                                        each phase of the checks' lines; then the measured
+                                        children's own lines ("(measured)", after issue 65's run 50;
+                                        from run 60 a batch of them has one, "batch of N"): the
+                                        median of each of their phases
 """
 import re
 import statistics
@@ -21,14 +23,22 @@ def main():
     cpu = []
     phases = defaultdict(float)
     measured = defaultdict(list)
+    checks = defaultdict(list)
+    batched = []
     for line in open(path):
         if "(measured):" in line:
+            batch = re.match(r"batch of (\d+) ", line)
+            if batch:
+                batched.append(int(batch.group(1)))
             for part in line.split(":", 1)[1].split(","):
                 phase, took = re.match(r"\s*(.+?) ([\d.]+) s", part).groups()
                 measured[phase].append(float(took))
             continue
         for phase, alone in re.findall(r"(\w+) [\d.]+ s alone ([\d.]+) s", line):  # after issue 65's run 49
             phases[phase] += float(alone)
+        for part in line.split(":", 1)[1].split(","):
+            phase, took = re.match(r"\s*(.+?) ([\d.]+) s", part).groups()
+            checks[phase].append(float(took))
         name = re.sub(r"^s\d+-", "", line.split(":")[0])
         held[name].append(float(re.search(r"held it alone ([\d.]+) s", line).group(1)))
         used = re.search(r"cpu ([\d.]+) s", line)  # from issue 65's run 47 on
@@ -43,9 +53,12 @@ def main():
         print(f"cpu {sum(cpu):.0f} s in all, {sum(cpu) / len(cpu):.1f} s a check ({min(cpu):.1f} to {max(cpu):.1f})")
     for name, h in sorted(held.items(), key=lambda item: -sum(item[1])):
         print(f"{name}: {len(h)} checks, held {min(h):.2f} to {max(h):.2f} s, {sum(h):.2f} s in all")
+    if checks:
+        print("checks, medians: " + ", ".join(f"{phase} {statistics.median(took):.2f} s" for phase, took in checks.items()))
     if measured:
         medians = ", ".join(f"{phase} {statistics.median(took):.2f} s" for phase, took in measured.items())
-        print(f"measured children: {len(measured['all'])}, medians: {medians}")
+        batches = f" ({len(batched)} of them batches, of {sum(batched)} requests in all)" if batched else ""
+        print(f"measured children: {len(measured['all'])}{batches}, medians: {medians}")
 
 
 main()
