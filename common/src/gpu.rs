@@ -155,6 +155,20 @@ pub fn first_gpu_arch() -> Option<u32> {
     arch_of(Device::get_device(0).ok()?).ok()
 }
 
+/// Whether the kernels of GPU 0 can read and write the host's pageable memory
+/// (`CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS`: HMM or ATS), and so the memory of the process that
+/// launched them, not only what it mapped for them; true where it cannot be told.
+pub fn reaches_pageable_memory() -> bool {
+    let access = || {
+        cust::init(CudaFlags::empty()).ok()?;
+        Device::get_device(0)
+            .ok()?
+            .get_attribute(DeviceAttribute::PageableMemoryAccess)
+            .ok()
+    };
+    access().is_none_or(|access| access != 0)
+}
+
 /// Loads a kernel image into the current context: the build this GPU runs ([`KernelImage::code_for`]),
 /// as machine code, or as PTX the driver compiles (linked with the device runtime here first where the
 /// kernels launch kernels, since linked code carries no PTX).

@@ -256,11 +256,16 @@ fn ended(ending: &Ending, limits: Limits, stderr: &Captured, finished: Option<i3
             limits.silence.as_secs()
         ),
         Ending::TooLong => format!("still running after {} s; stopped", limits.total.as_secs()),
-        Ending::OutOfTime(seconds) => format!("still running when the --time-limit of {seconds} s ran out; stopped"),
+        Ending::OutOfTime(seconds) => out_of_time(*seconds),
         Ending::Lost(why) => format!("lost the case: {why}"),
         _ if exited_well(ending, finished) => "the case ended without reporting a result".to_string(),
         Ending::Exited(status) => format!("{} ({status})", stderr.last_line().unwrap_or("no message")),
     }
+}
+
+/// Why a case stopped at the check's `--time-limit` of `seconds`.
+pub(crate) fn out_of_time(seconds: u64) -> String {
+    format!("still running when the --time-limit of {seconds} s ran out; stopped")
 }
 
 /// The file in which the child whose first case writes its row to `first_result` reports its waits

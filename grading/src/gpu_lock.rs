@@ -46,7 +46,7 @@ use std::fs::{File, OpenOptions};
 use std::os::fd::AsRawFd as _;
 use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -185,7 +185,25 @@ pub const NCU_TURN: &str = ".ncu";
 /// after the child's context is made and before the GPU ([`Mode::Exclusive`]), never while the GPU
 /// is held.
 pub fn ncu_turn() -> Result<Option<File>> {
+    if TURN_HELD.load(Ordering::Relaxed) {
+        return Ok(None);
+    }
     path().map(|path| one_at_a_time(&beside(&path, NCU_TURN))).transpose()
+}
+
+/// Whether this process holds its turn with ncu for all its measured runs ([`hold_ncu_turn`]).
+static TURN_HELD: AtomicBool = AtomicBool::new(false);
+
+/// In a batch of measured runs (`crate::ncu_batch::serve`): the turn with ncu ([`ncu_turn`]) for
+/// the whole batch, until the file returned is dropped at its end; its runs take no turn of their
+/// own. Why: ncu keeps its lock after a process's launches unless another process waits for it
+/// then, so a batch that gave its turn back between two runs could leave a measured child that took
+/// the turn waiting for ncu's lock, and itself waiting for the turn, until the child's silence limit
+/// ended it.
+pub fn hold_ncu_turn() -> Result<Option<File>> {
+    let turn = ncu_turn()?;
+    TURN_HELD.store(true, Ordering::Relaxed);
+    Ok(turn)
 }
 
 /// The file, in the folder of the grading run's lock files, that keeps its measured runs of different
@@ -245,6 +263,15 @@ pub fn waiting<R>(wait: impl FnOnce() -> R) -> R {
     WAITED.fetch_add(nanos(started.elapsed()), Ordering::Relaxed);
     report_waits(false);
     waited
+}
+
+/// Takes `own` back out of [`waited`]: time within a wait that was this process's own work (its
+/// measured run in a batch that another check led, `crate::ncu_batch`), which counts against its
+/// `--time-limit` as it would have measured alone.
+pub fn not_a_wait(own: Duration) {
+    let _ = WAITED.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |waited| {
+        Some(waited.saturating_sub(nanos(own)))
+    });
 }
 
 /// Adds a check's child that ended ([`Waits::read`]) to [`waited`] and [`held`], so that the check's

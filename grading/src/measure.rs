@@ -166,6 +166,12 @@ pub fn alone<R>(run: impl FnOnce() -> anyhow::Result<R>) -> anyhow::Result<R> {
     run()
 }
 
+/// The place of this process's measured run in its batch, from 1 (`crate::ncu_batch::serve`; 1 for
+/// a measured child alone): the blocks of its [`first_launch`], which ncu's file gives as the
+/// launch's grid size, so that each run's part of the file says whose it is
+/// ([`ncu_batch::split`]).
+pub(crate) static PLACE: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(1);
+
 /// The kernel that bears ncu's preparation of a process's first measured launch
 /// (`kernels/cuda/first_launch.cu`): measured with the week's kernels, its launch is not theirs
 /// ([`read_launches`] leaves it out).
@@ -199,9 +205,10 @@ pub fn first_launch(gpu: &Gpu) -> anyhow::Result<()> {
         let module = gpu.load(&kernels::FIRST_LAUNCH)?;
         let kernel = common::check_cuda!(module.get_function(FIRST_LAUNCH_KERNEL))?;
         let stream = common::check_cuda!(Stream::new(StreamFlags::NON_BLOCKING, None))?;
+        let blocks = PLACE.load(std::sync::atomic::Ordering::Relaxed);
         // SAFETY: the kernel takes no parameters and touches no memory; the stream is waited for
         // before the module it came from is dropped.
-        common::check_cuda!(unsafe { launch!(kernel<<<1, 1, 0, stream>>>()) })?;
+        common::check_cuda!(unsafe { launch!(kernel<<<blocks, 1, 0, stream>>>()) })?;
         anyhow::Ok(common::check_cuda!(stream.synchronize())?)
     })();
     crate::exit::on_the_machine(launched.context("ncu's first launch, of a kernel of ours"))
@@ -247,6 +254,9 @@ impl<C> Measure<'_, C> {
             .map(|metric| metric.to_string())
             .collect();
         let usual = self.usual(arch, &metrics);
+        // In a batch, a kernel that reached the host's pageable memory would reach the process that
+        // runs the next submissions; alone, only its own.
+        let batched = batched && usual && !common::gpu::reaches_pageable_memory();
         let request = ncu_batch::Request {
             ncu: self.ncu()?,
             options: self.ncu_options(),
@@ -257,7 +267,7 @@ impl<C> Measure<'_, C> {
         };
         Ok(MeasuredChild {
             under_ncu: request.under_ncu(&csv),
-            batch: (batched && usual).then_some(request),
+            batch: batched.then_some(request),
             usual,
             csv,
             result,
@@ -414,11 +424,19 @@ fn launches(child: MeasuredChild, limits: Limits, deadline: Option<Deadline>) ->
     };
     let _set = gpu_lock::metric_set(mode).map_err(|err| NoResult::Machine(format!("{err:#}")))?;
     // Measured in a batch where it may be and its time is not up (else the run alone would stop at
-    // once, as the check's --time-limit says); where the batch could not measure it, alone.
+    // once, as the check's --time-limit says); where the batch could not measure it, alone. Its own
+    // run in the batch counts against the --time-limit, as it would alone.
     let in_time = deadline.is_none_or(|deadline| !deadline.passed());
-    let batched = batch.as_ref().filter(|_| in_time).and_then(ncu_batch::measured);
-    let (row, text) = match batched {
-        Some(text) => (Ok(()), text),
+    let batched = batch
+        .as_ref()
+        .filter(|_| in_time)
+        .map(ncu_batch::measured)
+        .transpose()?;
+    let (row, text) = match batched.flatten() {
+        Some(text) => match deadline.filter(Deadline::passed) {
+            Some(deadline) => (Err(NoResult::Fault(case_process::out_of_time(deadline.seconds))), text),
+            None => (Ok(()), text),
+        },
         None => alone_under_ncu(under_ncu, &result, &csv, limits, deadline),
     };
     if let Some(line) = text.lines().find(|line| line.contains("ERR_NVGPUCTRPERM")) {

@@ -31,13 +31,14 @@ use std::ffi::{OsStr, OsString};
 use std::hash::{Hash as _, Hasher as _};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context as _, Result};
 
-use crate::case_process::{self, Batch, Slot};
+use crate::case_process::{self, Batch, Limits, Slot};
 use crate::gpu_lock;
 use crate::measure::{FIRST_LAUNCH_KERNEL, LIMITS};
+use crate::row::NoResult;
 
 /// The hidden flag of a lab run as a batch: `lab --measure-batch LIST`, LIST naming one request's
 /// file a line ([`serve`]).
@@ -49,6 +50,10 @@ const MOST: usize = 64;
 
 /// The metric ncu gives every launch with the CUDA context it ran in.
 const CONTEXT: &str = "launch__context_id";
+
+/// The metric ncu gives every launch with its blocks: a first launch's is its request's place in
+/// the batch ([`crate::measure::PLACE`]).
+const PLACE: &str = "launch__grid_size";
 
 /// A measured child as a batch runs it: ncu with its options and metrics, and the lab with the
 /// measuring flags, whose row goes to `result`.
@@ -80,20 +85,32 @@ impl Request {
 }
 
 /// The checks' side: `request` measured in a batch, or measured by a batch already; its part of
-/// ncu's file. None where no lock file is named, or where the batch could not measure it: the check
-/// then measures it alone.
-pub fn measured(request: &Request) -> Option<String> {
-    let bus = Bus::of(request)?;
-    let id = bus.enqueue(request).ok()?;
-    let answer = (|| {
+/// ncu's file, its own run's time taken back out of the check's waits ([`gpu_lock::not_a_wait`]).
+/// None where no lock file is named, or where the batch could not measure it: the check then
+/// measures it alone. Where the bus's lock cannot be taken after a batch has taken the request, the
+/// machine's error: the batch may still be running it, into the same row's file.
+pub fn measured(request: &Request) -> Result<Option<String>, NoResult> {
+    let Some(bus) = Bus::of(request) else {
+        return Ok(None);
+    };
+    let Ok(id) = bus.enqueue(request) else {
+        return Ok(None);
+    };
+    let answer = match gpu_lock::one_at_a_time(&bus.dir.join("lock")) {
         // The bus's lock, waited for as for the GPU: the batches of others are no time of this
         // check's.
-        let _bus = gpu_lock::one_at_a_time(&bus.dir.join("lock")).ok()?;
-        if bus.answer(&id).is_none() && bus.queued(&id) {
-            gpu_lock::waiting(|| bus.lead(request));
+        Ok(_bus) => {
+            if bus.answer(&id).is_none() && bus.queued(&id) {
+                gpu_lock::waiting(|| bus.lead(request));
+            }
+            Ok(bus.answer(&id).and_then(Result::ok))
         }
-        bus.answer(&id)?.ok()
-    })();
+        Err(_) if bus.unqueue(&id) => Ok(None),
+        Err(err) => Err(NoResult::Machine(format!("{err:#}"))),
+    };
+    if let Ok(Some(_)) = &answer {
+        gpu_lock::not_a_wait(bus.took(&id));
+    }
     bus.forget(&id);
     answer
 }
@@ -102,6 +119,8 @@ pub fn measured(request: &Request) -> Option<String> {
 /// requests, the queue of those not yet taken, and the answers.
 struct Bus {
     dir: PathBuf,
+    /// Each request's limits in a batch: the measured child's ([`LIMITS`]).
+    limits: Limits,
 }
 
 impl Bus {
@@ -112,7 +131,7 @@ impl Bus {
         (&request.ncu, &request.options, &request.metrics, &request.program).hash(&mut hasher);
         let dir = gpu_lock::beside(&gpu_lock::path()?, &format!(".ncu-batch-{:016x}", hasher.finish()));
         std::fs::create_dir_all(dir.join("queue")).ok()?;
-        Some(Bus { dir })
+        Some(Bus { dir, limits: LIMITS })
     }
 
     /// Writes `request` (its row's file, then its flags: [`fields`]) and queues it: its id, in the
@@ -136,6 +155,18 @@ impl Bus {
         self.dir.join("queue").join(id).exists()
     }
 
+    /// Takes request `id` off the queue: whether it was still there (no batch took it).
+    fn unqueue(&self, id: &str) -> bool {
+        std::fs::remove_file(self.dir.join("queue").join(id)).is_ok()
+    }
+
+    /// How long request `id`'s own run in its batch took, its waits for the GPU left out ([`serve`]
+    /// writes it); nothing where it did not.
+    fn took(&self, id: &str) -> Duration {
+        let nanos = std::fs::read_to_string(self.file(id, "took")).ok();
+        Duration::from_nanos(nanos.and_then(|nanos| nanos.trim().parse().ok()).unwrap_or(0))
+    }
+
     /// The answer to request `id`, where a batch gave one: its part of ncu's file, or `Err` where it
     /// is to be measured alone.
     fn answer(&self, id: &str) -> Option<Result<String, ()>> {
@@ -154,11 +185,9 @@ impl Bus {
         }
     }
 
-    /// Removes request `id` from the queue, where it still is (its check measures it alone), and its
-    /// files once its check has its answer.
+    /// Removes request `id`'s files once its check has its answer.
     fn forget(&self, id: &str) {
-        let _ = std::fs::remove_file(self.dir.join("queue").join(id));
-        for suffix in ["request", "csv", "alone"] {
+        for suffix in ["request", "csv", "alone", "took"] {
             let _ = std::fs::remove_file(self.file(id, suffix));
         }
     }
@@ -185,14 +214,16 @@ impl Bus {
             })
             .unwrap_or_default();
         ids.sort();
-        ids.retain(|id| std::fs::remove_file(queue.join(id)).is_ok());
+        ids.retain(|id| self.unqueue(id));
         ids
     }
 
     /// One ncu process over the requests `ids`, in order: each one measured gets its part of ncu's
     /// file; the first whose run did not end well is measured alone; the ids of those after it, to
     /// run again. A request whose file cannot be read is measured alone. Where ncu's file cannot be
-    /// split into a part for each request measured ([`split`]), all of them are measured alone.
+    /// split into a part for each request measured ([`split`]: ncu writes it only when the lab
+    /// exits, so a batch stopped at a limit has none), the one that did not end well is measured
+    /// alone and all the others run again; where every run ended well, all are measured alone.
     fn run(&self, ids: Vec<String>, template: &Request) -> Vec<String> {
         let mut batch: Vec<(String, PathBuf)> = Vec::new();
         for id in ids {
@@ -205,43 +236,58 @@ impl Bus {
             return Vec::new();
         };
         let (list, csv) = (self.file(first, "list"), self.file(first, "batch.csv"));
-        let requests = batch.iter().map(|(id, _)| self.file(id, "request").into_os_string());
-        let runs = match std::fs::write(
-            &list,
-            joined(requests.collect::<Vec<_>>().iter().map(OsString::as_os_str)),
-        ) {
+        let requests: Vec<OsString> = batch
+            .iter()
+            .map(|(id, _)| self.file(id, "request").into_os_string())
+            .collect();
+        let runs = match std::fs::write(&list, joined(requests.iter().map(OsString::as_os_str))) {
             Ok(()) => self.measure(&batch, template, &list, &csv),
             Err(_) => Vec::new(),
         };
         let text = std::fs::read_to_string(&csv).unwrap_or_default();
         let _ = (std::fs::remove_file(&list), std::fs::remove_file(&csv));
-        let measured = runs.iter().take_while(|run| run.row.result.is_ok()).count();
-        let parts = match measured {
+        // The first whose run did not end well; those before it ran well.
+        let failed = runs
+            .iter()
+            .position(|run| run.row.result.is_err())
+            .unwrap_or(runs.len());
+        let parts = match failed {
             0 => Some(Vec::new()),
-            _ => split(&text)
-                .ok()
-                .filter(|parts| parts.len() >= measured && !text.contains("ERR_NVGPUCTRPERM")),
+            _ => split(&text).ok().filter(|parts| parts.len() >= failed),
         };
-        let Some(parts) = parts.filter(|_| !runs.is_empty()) else {
-            batch.iter().for_each(|(id, _)| self.give(id, None));
-            return Vec::new();
-        };
-        for ((id, _), part) in batch.iter().zip(&parts).take(measured) {
+        match parts.filter(|_| !text.contains("ERR_NVGPUCTRPERM")) {
+            Some(parts) if !runs.is_empty() => self.answer_all(&batch, &parts, failed),
+            // Nothing to read: the one that did not end well alone, the others again.
+            _ if failed < batch.len() && !runs.is_empty() => self.answer_all(&batch, &[], failed),
+            _ => {
+                batch.iter().for_each(|(id, _)| self.give(id, None));
+                Vec::new()
+            }
+        }
+    }
+
+    /// The answers of a batch's requests (`batch`): those before the one at `failed` (whose run did
+    /// not end well, and which is measured alone) get their `parts`, as far as there are parts; the
+    /// ids of the others, to run again.
+    fn answer_all(&self, batch: &[(String, PathBuf)], parts: &[String], failed: usize) -> Vec<String> {
+        let measured = parts.len().min(failed);
+        for ((id, _), part) in batch.iter().zip(parts).take(measured) {
             self.give(id, Some(part));
         }
-        match batch.get(measured) {
-            Some((id, _)) => {
-                self.give(id, None);
-                batch[measured + 1..].iter().map(|(id, _)| id.clone()).collect()
-            }
-            None => Vec::new(),
+        if let Some((id, _)) = batch.get(failed) {
+            self.give(id, None);
         }
+        batch
+            .iter()
+            .enumerate()
+            .filter(|&(at, _)| at >= measured && at != failed)
+            .map(|(_, (id, _))| id.clone())
+            .collect()
     }
 
     /// The lab over the requests of `batch` (their ids and rows' files) listed in `list`, under ncu
     /// as `template` runs it, its counters written to `csv`: each request's run, up to the first
-    /// whose run did not end well ([`case_process::run`]), each within the measured child's
-    /// [`LIMITS`].
+    /// whose run did not end well ([`case_process::run`]), each within the bus's limits.
     fn measure(
         &self,
         batch: &[(String, PathBuf)],
@@ -263,7 +309,7 @@ impl Bus {
         let command = template.command(csv, &[FLAG.into(), list.into()]);
         let runs = Batch {
             cases: &slots,
-            limits: LIMITS,
+            limits: self.limits,
             deadline: None,
             finished: None,
             boundary: "",
@@ -307,11 +353,12 @@ fn fields(file: &Path) -> Result<Vec<OsString>> {
 }
 
 /// ncu's file `text` split at the rows of [`FIRST_LAUNCH_KERNEL`], which each request launches once
-/// in a new CUDA context before its own: one part a request, in the order they ran, each a file of
-/// ncu's own form (its header, its units, the request's rows). An error where the rows cannot be
-/// read, where a launch comes before the first request's, or where ncu says a part's launches ran in
-/// two CUDA contexts, or in the context of the part before: nothing of one request is read as
-/// another's.
+/// in a new CUDA context before its own, with as many blocks as its place in the batch
+/// ([`crate::measure::PLACE`]): one part a request, in the order they ran, each a file of ncu's own
+/// form (its header, its units, the request's rows). An error where the rows cannot be read, where
+/// a launch comes before the first request's, where a first launch is not the next request's, or
+/// where ncu says a part's launches ran in two CUDA contexts, or in the context of the part before:
+/// nothing of one request is read as another's.
 pub(crate) fn split(text: &str) -> Result<Vec<String>> {
     let launches = profiler::counters::parse_csv(text)?;
     let mut lines = text.lines().skip_while(|line| !line.starts_with("\"ID\""));
@@ -325,11 +372,21 @@ pub(crate) fn split(text: &str) -> Result<Vec<String>> {
     );
     let mut parts: Vec<(String, f64)> = Vec::new();
     for (row, launch) in rows.iter().zip(&launches) {
-        let context = *launch
-            .values
-            .get(CONTEXT)
-            .context("ncu gave a launch without its CUDA context")?;
+        let value = |metric: &str| {
+            launch
+                .values
+                .get(metric)
+                .copied()
+                .with_context(|| format!("ncu gave a launch without {metric}"))
+        };
+        let context = value(CONTEXT)?;
         if launch.kernel == FIRST_LAUNCH_KERNEL {
+            let place = value(PLACE)?;
+            anyhow::ensure!(
+                place == (parts.len() + 1) as f64,
+                "request {}'s first launch is that of request {place}",
+                parts.len() + 1
+            );
             anyhow::ensure!(
                 parts.last().is_none_or(|(_, before)| *before != context),
                 "two requests ran in one CUDA context"
@@ -351,9 +408,11 @@ pub(crate) fn split(text: &str) -> Result<Vec<String>> {
 
 /// The lab's side, run by [`crate::exit::run_lab`] for `lab --measure-batch LIST`: each request of
 /// LIST in turn, parsed as the lab's flags and run by `run` as the measured child would run (which
-/// writes its row where the request says), in this process under ncu. The first request that fails
-/// ends the batch with its exit code; [`Bus::run`] measures it alone. One line of phases for the
-/// batch.
+/// writes its row where the request says), in this process under ncu, with its place in the batch
+/// ([`crate::measure::PLACE`]) and, beside its file, how long its own run took ([`Bus::took`]). The
+/// turn with ncu is held for the whole batch ([`gpu_lock::hold_ncu_turn`]). The first request that
+/// fails ends the batch with its exit code; [`Bus::run`] measures it alone. One line of phases for
+/// the batch.
 pub fn serve<A: clap::Parser>(run: &impl Fn(A) -> Result<()>) -> ExitCode {
     crate::phases::in_a_batch();
     let mut args = std::env::args_os();
@@ -369,29 +428,50 @@ pub fn serve<A: clap::Parser>(run: &impl Fn(A) -> Result<()>) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    for request in &requests {
-        // The first field is the row's file, which the flags name too.
-        let flags = match fields(Path::new(request)) {
-            Ok(fields) => fields.into_iter().skip(1),
-            Err(err) => {
-                eprintln!("{FLAG}: {err:#}");
-                return ExitCode::from(2);
-            }
-        };
-        let parsed = match A::try_parse_from(std::iter::once(lab.clone()).chain(flags)) {
-            Ok(parsed) => parsed,
-            Err(err) => {
-                eprintln!("{FLAG}: {}: {}", Path::new(request).display(), err.kind());
-                return ExitCode::from(2);
-            }
-        };
-        if let Err(err) = run(parsed) {
-            eprintln!("{FLAG}: {}: {err:#}", Path::new(request).display());
-            return ExitCode::from(crate::exit::exit_code(&err));
+    let _turn = match gpu_lock::hold_ncu_turn() {
+        Ok(turn) => turn,
+        Err(err) => {
+            eprintln!("{FLAG}: {err:#}");
+            return ExitCode::from(3);
         }
-    }
-    crate::phases::write_batch(&format!("batch of {} (measured)", requests.len()));
-    ExitCode::SUCCESS
+    };
+    let mut ran = 0;
+    let code = requests
+        .iter()
+        .enumerate()
+        .find_map(|(at, request)| {
+            ran = at + 1;
+            crate::measure::PLACE.store(ran as u32, std::sync::atomic::Ordering::Relaxed);
+            serve_one(Path::new(request), &lab, run).err()
+        })
+        .unwrap_or(ExitCode::SUCCESS);
+    crate::phases::write_batch(&format!("batch of {ran} (measured)"));
+    code
+}
+
+/// One request of a batch ([`serve`]): its flags (after its row's file) parsed with `lab`'s name
+/// and run by `run`, and its own time, its waits for the GPU left out, written beside its file. The
+/// exit code that ends the batch where it fails.
+fn serve_one<A: clap::Parser>(request: &Path, lab: &OsStr, run: &impl Fn(A) -> Result<()>) -> Result<(), ExitCode> {
+    let flags = fields(request).map_err(|err| {
+        eprintln!("{FLAG}: {err:#}");
+        ExitCode::from(2)
+    })?;
+    let parsed =
+        A::try_parse_from(std::iter::once(lab.to_owned()).chain(flags.into_iter().skip(1))).map_err(|err| {
+            eprintln!("{FLAG}: {}: {}", request.display(), err.kind());
+            ExitCode::from(2)
+        })?;
+    let (started, waited) = (Instant::now(), gpu_lock::waited());
+    run(parsed).map_err(|err| {
+        eprintln!("{FLAG}: {}: {err:#}", request.display());
+        ExitCode::from(crate::exit::exit_code(&err))
+    })?;
+    let own = started
+        .elapsed()
+        .saturating_sub(gpu_lock::waited().saturating_sub(waited));
+    let _ = std::fs::write(request.with_extension("took"), own.as_nanos().to_string());
+    Ok(())
 }
 
 #[cfg(test)]
@@ -399,13 +479,14 @@ mod tests {
     use super::*;
     use common::private_dir::PrivateDir;
 
-    /// ncu's file of a batch: each launch as (kernel, context, value), after the header and units.
-    fn ncu_file(launches: &[(&str, u32, u32)]) -> String {
-        let mut text =
-            "==PROF== Connected\n\"ID\",\"Kernel Name\",\"launch__context_id\",\"m__x.sum\"\n\"\",\"\",\"\",\"\"\n"
-                .to_string();
-        for (id, (kernel, context, value)) in launches.iter().enumerate() {
-            text.push_str(&format!("\"{id}\",\"{kernel}\",\"{context}\",\"{value}\"\n"));
+    /// ncu's file of a batch: each launch as (kernel, context, blocks, value), after the header and
+    /// units.
+    fn ncu_file(launches: &[(&str, u32, u32, u32)]) -> String {
+        let mut text = "==PROF== Connected\n\"ID\",\"Kernel Name\",\"launch__context_id\",\"launch__grid_size\",\"m__x.sum\"\n\"\",\"\",\"\",\"\",\"\"\n".to_string();
+        for (id, (kernel, context, blocks, value)) in launches.iter().enumerate() {
+            text.push_str(&format!(
+                "\"{id}\",\"{kernel}\",\"{context}\",\"{blocks}\",\"{value}\"\n"
+            ));
         }
         text
     }
@@ -415,12 +496,12 @@ mod tests {
     #[test]
     fn ncu_s_file_splits_at_each_requests_first_launch() {
         let text = ncu_file(&[
-            (FIRST_LAUNCH_KERNEL, 1, 0),
-            ("mmm_f64", 1, 10),
-            ("mmm_f32", 1, 11),
-            (FIRST_LAUNCH_KERNEL, 2, 0),
-            ("mmm_f64", 2, 20),
-            (FIRST_LAUNCH_KERNEL, 3, 0),
+            (FIRST_LAUNCH_KERNEL, 7, 1, 0),
+            ("mmm_f64", 7, 4096, 10),
+            ("mmm_f32", 7, 4096, 11),
+            (FIRST_LAUNCH_KERNEL, 8, 2, 0),
+            ("mmm_f64", 8, 4096, 20),
+            (FIRST_LAUNCH_KERNEL, 9, 3, 0),
         ]);
         let parts = split(&text).unwrap();
         assert_eq!(parts.len(), 3);
@@ -447,27 +528,31 @@ mod tests {
     }
 
     /// Nothing of one request is read as another's: two requests in one CUDA context, one request's
-    /// launches in two, a launch before the first request's, and a file without rows are errors.
+    /// launches in two, a launch before the first request's, a first launch out of its place (a
+    /// request whose first launch ncu did not measure), and a file without rows are errors.
     #[test]
-    fn a_file_whose_parts_share_a_context_or_have_none_is_refused() {
-        let first = (FIRST_LAUNCH_KERNEL, 1, 0);
+    fn a_file_whose_parts_share_a_context_or_are_out_of_place_is_refused() {
+        let first = (FIRST_LAUNCH_KERNEL, 1, 1, 0);
         let refused = [
             ncu_file(&[
                 first,
-                ("mmm_f64", 1, 10),
-                (FIRST_LAUNCH_KERNEL, 1, 0),
-                ("mmm_f64", 1, 20),
+                ("mmm_f64", 1, 1, 10),
+                (FIRST_LAUNCH_KERNEL, 1, 2, 0),
+                ("mmm_f64", 1, 1, 20),
             ]),
-            ncu_file(&[first, ("mmm_f64", 2, 10)]),
-            ncu_file(&[("mmm_f64", 1, 10), first]),
+            ncu_file(&[first, ("mmm_f64", 2, 1, 10)]),
+            ncu_file(&[("mmm_f64", 1, 1, 10), first]),
+            ncu_file(&[first, ("mmm_f64", 1, 1, 10), (FIRST_LAUNCH_KERNEL, 3, 3, 0)]),
+            ncu_file(&[(FIRST_LAUNCH_KERNEL, 1, 2, 0)]),
             "==ERROR== ERR_NVGPUCTRPERM\n".to_string(),
         ];
         for text in refused {
             assert!(split(&text).is_err(), "{text}");
         }
         let without_contexts =
-            "\"ID\",\"Kernel Name\",\"m__x.sum\"\n\"\",\"\",\"\"\n\"0\",\"ncu_first_launch\",\"0\"\n";
+            "\"ID\",\"Kernel Name\",\"launch__grid_size\"\n\"\",\"\",\"\"\n\"0\",\"ncu_first_launch\",\"1\"\n";
         assert!(split(without_contexts).is_err());
+        assert!(split(&ncu_file(&[first, (FIRST_LAUNCH_KERNEL, 2, 2, 0)])).is_ok());
     }
 
     /// A request's file holds any bytes but NUL in its fields, and reads back as written.
@@ -489,32 +574,36 @@ mod tests {
         assert!(fields(&dir.path().join("none")).is_err());
     }
 
-    /// A stand-in for ncu around a batch: each request's first flag says what its run does. `ok`
-    /// launches the first launch and one kernel (its value the request's place in the batch) in a
+    /// A stand-in for ncu around a batch, which writes its file when the lab ends, as ncu does, and
+    /// not where it is killed: each request's first flag says what its run does. `ok` launches the
+    /// first launch (its blocks its place) and one kernel (its value the request's place) in a
     /// context of its own and writes the request's row; `fault` launches the first launch and ends
-    /// the batch without a row; `machine` writes a MACHINE row and goes on without a first launch.
+    /// the batch without a row; `machine` writes a MACHINE row and goes on without a first launch;
+    /// `hang` launches the first launch and never ends.
     fn stand_in_ncu(dir: &Path) -> PathBuf {
         use std::os::unix::fs::PermissionsExt as _;
         let ran = crate::measure::ran("measured").to_line();
         let machine = crate::row::Row {
             case: "measured".to_string(),
-            result: Err(crate::row::NoResult::Machine("no GPU".to_string())),
+            result: Err(NoResult::Machine("no GPU".to_string())),
         }
         .to_line();
         let script = format!(
             r#"#!/bin/sh
 while [ "$1" != --log-file ]; do shift; done
 csv=$2; list=$5
-printf '"ID","Kernel Name","launch__context_id","m__x.sum"\n"","","",""\n' >"$csv"
+printf '"ID","Kernel Name","launch__context_id","launch__grid_size","m__x.sum"\n"","","","",""\n' >"$csv.part"
+trap 'mv "$csv.part" "$csv"' EXIT
 n=0
 for request in $(tr '\0' ' ' <"$list"); do
   n=$((n + 1))
   result=$(tr '\0' '\n' <"$request" | sed -n 1p)
   what=$(tr '\0' '\n' <"$request" | sed -n 2p)
   if [ "$what" = machine ]; then printf '%s\n' '{machine}' >"$result"; continue; fi
-  printf '"%s","ncu_first_launch","%s","0"\n' "$n" "$n" >>"$csv"
+  printf '"%s","ncu_first_launch","%s","%s","0"\n' "$n" "$n" "$n" >>"$csv.part"
   [ "$what" = fault ] && exit 1
-  printf '"%s","mmm_f64","%s","%s"\n' "$n" "$n" "$n" >>"$csv"
+  [ "$what" = hang ] && exec sleep 1000
+  printf '"%s","mmm_f64","%s","4096","%s"\n' "$n" "$n" "$n" >>"$csv.part"
   printf '%s\n' '{ran}' >"$result"
 done
 "#
@@ -526,12 +615,19 @@ done
     }
 
     /// A batch measures every request that runs well; the first that does not is measured alone, and
-    /// the requests after it run in the next batch, where their parts are their own again.
+    /// the requests after it run in the next batch, where their parts are their own again. A batch
+    /// stopped at its limits leaves no file: the one stopped is measured alone, and all the others
+    /// run again. A request that failed before its first launch leaves the next ones' parts out of
+    /// place: the batch after it is not read as theirs.
     #[test]
     fn a_request_that_fails_is_measured_alone_and_the_rest_run_again() {
         let dir = PrivateDir::new("ncu-batch-test").unwrap();
         let bus = Bus {
             dir: dir.path().join("bus"),
+            limits: Limits {
+                silence: Duration::from_millis(500),
+                total: Duration::from_secs(20),
+            },
         };
         std::fs::create_dir_all(bus.dir.join("queue")).unwrap();
         let template = Request {
@@ -542,7 +638,7 @@ done
             args: Vec::new(),
             result: PathBuf::new(),
         };
-        let whats = ["ok", "fault", "ok", "machine", "ok", "ok"];
+        let whats = ["ok", "fault", "ok", "machine", "ok", "hang", "ok"];
         let ids: Vec<String> = whats
             .iter()
             .enumerate()
@@ -572,7 +668,8 @@ done
             Some(Err(())) => None,
             None => panic!("request {id} has no answer"),
         };
-        // Batch 1: ok (1), fault (alone). Batch 2: ok (1), machine (alone). Batch 3: ok (1), ok (2).
+        // 1: ok (1), fault (alone). 2: ok, machine (alone), ok, hang: stopped, no file. 3: ok, ok,
+        // hang (alone): stopped. 4: ok (1), ok (2), ok (3).
         let answers: Vec<_> = ids.iter().map(|id| value(id)).collect();
         assert_eq!(
             answers,
@@ -581,8 +678,9 @@ done
                 None,
                 Some(vec![0.0, 1.0]),
                 None,
-                Some(vec![0.0, 1.0]),
-                Some(vec![0.0, 2.0])
+                Some(vec![0.0, 2.0]),
+                None,
+                Some(vec![0.0, 3.0])
             ]
         );
         assert!(ids.iter().all(|id| !bus.queued(id)));

@@ -715,7 +715,13 @@ fn week_3_checks_measured_in_one_batch_get_the_rows_they_get_alone() {
     for ((file, alone), together) in files.iter().zip(&alone).zip(&together) {
         assert_eq!(alone, together, "{file}\n{written}");
     }
-    assert!(written.contains("batch of "), "{written}");
+    // The five checks' cases end within seconds of each other (run 60: a batch of 4), so their
+    // measured runs meet in a batch of two or more.
+    let largest = written
+        .lines()
+        .filter_map(|line| line.strip_prefix("batch of ")?.split(' ').next()?.parse::<usize>().ok())
+        .max();
+    assert!(largest >= Some(2), "no batch of two or more:\n{written}");
     eprintln!("{written}");
 }
 
