@@ -7,22 +7,28 @@
 //!
 //! The checks' side ([`measured`]), in the order it runs: a check whose measured child may be
 //! batched ([`crate::measure::Measure::child`]: the student's kernels alone, the week's usual
-//! metrics) writes its request into the bus of its GPU, lab and metrics ([`Bus`], beside the GPU's
-//! lock file) and takes the bus's lock (a wait of its, which is no time of its own). Its answer may
-//! be there already; else it leads: one ncu process runs this lab with [`FLAG`] over every request
-//! waiting ([`Bus::lead`]), each request as the measured child would have run it, in a context of
-//! its own made and destroyed as the child's; ncu's file is split at each request's first launch
-//! ([`split`]), and each request's part is its answer. Nothing of a request leaves the batch where
-//! ncu did not measure it as its own child would have:
-//! - a request whose run did not end well (its kernel faulted, hung, or the machine failed) ends the
-//!   batch: it is measured alone, as before, and the requests after it go to the next batch;
-//! - where ncu's parts are fewer than the requests that ran, or two parts share a CUDA context, every
-//!   request of the batch is measured alone.
+//! metrics, a GPU whose kernels cannot reach the host's pageable memory) writes its request into the
+//! bus of its GPU, lab and metrics ([`Bus`], beside the GPU's lock file) and takes the bus's lock (a
+//! wait of its, which is no time of its own). Its answer may be there already; else it leads: one ncu
+//! process runs this lab with [`FLAG`] over every request waiting ([`Bus::lead`], [`serve`]), each
+//! request as the measured child would have run it, in a context of its own made and destroyed as
+//! the child's, the batch holding its turn with ncu throughout; ncu's file is split at each
+//! request's first launch, whose blocks are its place in the batch ([`split`]), and each request's
+//! part is its answer, with its own run's time, which counts against its check's `--time-limit` as
+//! it would alone. Nothing of a request leaves the batch where ncu did not measure it as its own
+//! child would have:
+//! - the first request whose run did not end well (its kernel faulted or hung, or the machine
+//!   failed) ends what the batch gives: it is measured alone, as before, and the requests after it
+//!   go to the next batch;
+//! - where ncu's file has no part in its place for a request that ran well (a batch stopped at its
+//!   limits has no file: ncu writes it when the lab ends), those requests go to the next batch too;
+//!   where every run ended well and there is still none, all are measured alone.
 //!
 //! Measured alone, a request gets the verdict it always had; a submission can only cost the others
 //! of its batch a second ncu start, or, where its kernel hangs, the measured child's silence limit,
 //! which their waits do not count against their `--time-limit`. No two requests' CUDA contexts are
-//! alive at once, and nothing of a request runs on the host but our lab.
+//! alive at once (ncu's file says so, [`split`]), and nothing of a request runs on the host but our
+//! lab.
 //!
 //! On an H200 with 16 jobs (run 60), 44 week-3 checks were measured in 8 batches of up to 15, and the
 //! class went from 14.4 checks a minute (run 56) to 18.4, with the verdicts of one job at a time.
@@ -40,8 +46,8 @@ use crate::gpu_lock;
 use crate::measure::{FIRST_LAUNCH_KERNEL, LIMITS};
 use crate::row::NoResult;
 
-/// The hidden flag of a lab run as a batch: `lab --measure-batch LIST`, LIST naming one request's
-/// file a line ([`serve`]).
+/// The hidden flag of a lab run as a batch: `lab --measure-batch LIST`, LIST naming the requests'
+/// files ([`joined`], [`serve`]).
 pub const FLAG: &str = "--measure-batch";
 
 /// The most requests one ncu process measures: a batch's file stays small, and a request that ends
@@ -145,7 +151,8 @@ impl Bus {
         Ok(id)
     }
 
-    /// The file of request `id` with `suffix`: `request`, its answer `csv` or `alone`.
+    /// The file of request `id` with `suffix`: `request`, its answer (`csv` or `alone`), its own
+    /// run's time (`took`); a batch's `list` and ncu's `batch.csv` are named after its first request.
     fn file(&self, id: &str, suffix: &str) -> PathBuf {
         self.dir.join(format!("{id}.{suffix}"))
     }
