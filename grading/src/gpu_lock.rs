@@ -489,6 +489,19 @@ pub fn turnstile_of(path: &Path) -> PathBuf {
     beside(path, TURNSTILE)
 }
 
+/// Where a lock file is named ([`path`]): the file beside it that holds what depends on `key` for
+/// every check of the grading run on that GPU, `.NAME-HASH` and `extension` after the lock file's
+/// name. None where no lock file is named.
+pub fn beside_keyed(name: &str, key: impl std::hash::Hash, extension: &str) -> Option<PathBuf> {
+    use std::hash::Hasher as _;
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    key.hash(&mut hasher);
+    Some(beside(
+        &path()?,
+        &format!(".{name}-{:016x}{extension}", hasher.finish()),
+    ))
+}
+
 /// The file named as `path` with `suffix` added (`gpu-0.lock.turnstile`): the files that go with a
 /// lock file, or with one beside it.
 pub fn beside(path: &Path, suffix: &str) -> PathBuf {

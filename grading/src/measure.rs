@@ -313,14 +313,8 @@ impl<C> Measure<'_, C> {
     /// file ([`gpu_lock::path`]), named by what they depend on: the lab, its case set (`case_set`,
     /// its hash), the kernels and metrics measured. None where no lock is named.
     pub fn ours_file(&self, lab: &str, case_set: &str) -> Option<PathBuf> {
-        use std::hash::{Hash as _, Hasher as _};
-        let mut hasher = std::collections::hash_map::DefaultHasher::new();
-        (lab, case_set, self.kernels, self.metrics, self.optional_metrics).hash(&mut hasher);
-        (self.cases.len(), self.launches_per_case).hash(&mut hasher);
-        Some(gpu_lock::beside(
-            &gpu_lock::path()?,
-            &format!(".ours-{:016x}.csv", hasher.finish()),
-        ))
+        let key = (lab, case_set, self.kernels, self.metrics, self.optional_metrics);
+        gpu_lock::beside_keyed("ours", (key, self.cases.len(), self.launches_per_case), ".csv")
     }
 
     /// The metrics ncu reads on a GPU of architecture `arch` (86 for compute capability 8.6) for

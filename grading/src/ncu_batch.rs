@@ -36,7 +36,6 @@
 //! with the verdicts of one job at a time.
 
 use std::ffi::{OsStr, OsString};
-use std::hash::{Hash as _, Hasher as _};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -143,9 +142,8 @@ impl Bus {
     /// The bus of `request`'s GPU, lab, ncu and metrics; none where no lock file is named or its
     /// folder cannot be made.
     fn of(request: &Request) -> Option<Bus> {
-        let mut hasher = std::collections::hash_map::DefaultHasher::new();
-        (&request.ncu, &request.options, &request.metrics, &request.program).hash(&mut hasher);
-        let dir = gpu_lock::beside(&gpu_lock::path()?, &format!(".ncu-batch-{:016x}", hasher.finish()));
+        let key = (&request.ncu, &request.options, &request.metrics, &request.program);
+        let dir = gpu_lock::beside_keyed("ncu-batch", key, "")?;
         std::fs::create_dir_all(dir.join("queue")).ok()?;
         Some(Bus { dir, limits: LIMITS })
     }
