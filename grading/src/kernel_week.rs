@@ -44,6 +44,14 @@ pub trait KernelWeek {
     fn child_flags(&self) -> &[&'static str] {
         &[]
     }
+    /// Whether [`KernelWeek::run_case`] holds the GPU around each of its launches itself: its timed
+    /// loops through `common::timing`, its untimed launches of the student's kernels through
+    /// `common::timing::alone::beside` (lab-mmm). Under compute-sanitizer, where checks share the
+    /// GPU, such a case holds it only around those launches ([`crate::gpu_lock::launches_beside`]);
+    /// any other case holds it for its whole run.
+    fn holds_its_launches(&self) -> bool {
+        false
+    }
     /// Runs one case with `image` (the student's kernels) and judges it against the CPU and ours.
     fn run_case(&self, image: &KernelImage, case: &Self::Case, context: CaseContext) -> Result<Outcome>;
 }
@@ -72,6 +80,7 @@ pub fn run_compiled<W: KernelWeek>(
         measure: week.measure(&cases.cases),
         cases,
         child_flags: week.child_flags(),
+        holds_its_launches: week.holds_its_launches(),
     };
     let rules = |image: &KernelImage| week.rules(image);
     let run_case = |image: &KernelImage, case: &W::Case, context| week.run_case(image, case, context);

@@ -761,6 +761,12 @@ impl KernelWeek for Week2Or3 {
         self.child_flags
     }
 
+    /// The student's kernels launch only in `multiply_into` (untimed, held shared) and in the timed
+    /// loops (`multiply_after`), ours only in the timed loops.
+    fn holds_its_launches(&self) -> bool {
+        true
+    }
+
     fn run_case(&self, image: &KernelImage, case: &Case, context: CaseContext) -> Result<Outcome> {
         run_case(image, case, context)
     }
