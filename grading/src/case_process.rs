@@ -106,14 +106,6 @@ impl Deadline {
     pub fn passed_beside(&self, child: Duration) -> bool {
         Instant::now() >= self.at + crate::gpu_lock::waited() + child
     }
-
-    /// Whether work that takes `own` of the check's time (its waits for others' work left out) and
-    /// starts now would end past the `--time-limit`: how a measurement made beside the cases, on a
-    /// clock of its own, is judged once they end, as if it had started then
-    /// ([`crate::measure::Measured`]).
-    pub fn passed_after(&self, own: Duration) -> bool {
-        Instant::now() + own >= self.at + crate::gpu_lock::waited()
-    }
 }
 
 /// The file a child writes case `index`'s row to, given the prefix the parent named

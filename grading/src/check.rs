@@ -265,9 +265,9 @@ pub(crate) fn run_check<C>(
         at: Instant::now() + Duration::from_secs(seconds),
         seconds,
     });
-    // The measured child (ncu around this lab) starts now, beside the cases (`beside` below).
+    // The measured child (ncu around this lab) starts now and waits for the cases before it touches
+    // the GPU, so ncu's start overlaps them; it measures once they are done.
     let go = dir.path().join("go");
-    let beside = gpu_lock::named();
     let measured = check.measure.as_ref().map(|week| {
         // A measured child launching `whose` kernels, ncu's counters into `csv`: its metrics for the
         // student's PTX where it launches the student's alone, else for any code.
@@ -278,13 +278,11 @@ pub(crate) fn run_check<C>(
                 .args(child_args(&image_path, 0..=0, &prefix, false, check.child_flags, ""))
                 .arg("--measure-technique")
                 .args(["--measure-whose", whose.flag()]);
-            if !beside {
-                program
-                    .arg("--measure-after")
-                    .arg(&go)
-                    .arg("--measure-parent")
-                    .arg(std::process::id().to_string());
-            }
+            program
+                .arg("--measure-after")
+                .arg(&go)
+                .arg("--measure-parent")
+                .arg(std::process::id().to_string());
             // The student's kernels alone (where checks share the GPU) may be measured in a batch.
             let theirs = whose == measure::Whose::Theirs;
             let ptx = build.ptx.filter(|_| theirs);
@@ -322,28 +320,31 @@ pub(crate) fn run_check<C>(
                 ours,
                 limits,
                 deadline,
-                beside,
             })
         })();
         (week, prepared)
     });
     let mut races = None;
-    // The measured child starts now. Alone on a GPU it waits for the cases (`go`) before it touches
-    // the GPU, so that ncu's start overlaps them and its launches do not slow their timed loops.
-    // Where checks share the GPU (the grader's lock) it measures at once, beside the cases: the lock
-    // keeps its launches (`measure::alone`) apart from their timed loops, ncu's turn
-    // (`gpu_lock::ncu_turn`) keeps one ncu at a time, and a batch (`ncu_batch`) measures it with
-    // other checks' children. It then runs on a clock of its own, judged against the --time-limit
-    // once the cases and races have ended, as if it had started then (`measure::Measured`), so the
-    // check gets the verdict it gets alone. Measured after the cases instead, a week-3 check of a
-    // class of 300 on an H200 spent a median of 13.3 s of its 45.6 s waiting for ncu's batch (issue
-    // 65, run 61). Before ncu's turn and its batches, measured children started at once beside 15
-    // other checks' left a class of 48 with none graded after 9 minutes (run 1).
+    // Alone on a GPU, the measured child starts now and waits for the cases, so that ncu's start
+    // overlaps them. Where checks share the GPU (the grader's lock), it starts after the cases, and
+    // holds the GPU alone from before the week's first launch to after its last (`measure::alone`),
+    // not while ncu starts, prepares its first launch or writes its report: started early, beside
+    // 15 other checks whose ncu ran as their lock allowed then, it left a class of 48 on an H200
+    // with none graded after 9 minutes (issue 65, run 1).
+    let early = !gpu_lock::named();
     let (runs, measured) = std::thread::scope(|scope| {
         let start = |prepared: Result<measure::Measuring, NoResult>| {
             prepared.map(|measuring| scope.spawn(move || measuring.run()))
         };
-        let measuring = measured.map(|(week, prepared)| (week, start(prepared)));
+        let (mut measuring, mut pending) = (None, None);
+        if let Some((week, prepared)) = measured {
+            if early {
+                measuring = Some((week, Some(start(prepared))));
+            } else {
+                measuring = Some((week, None));
+                pending = Some(prepared);
+            }
+        }
         let go = measure::Go(&go);
         let alone = uses_the_device_heap(image);
         let children = Children {
@@ -381,19 +382,20 @@ pub(crate) fn run_check<C>(
             }
         };
         drop(go);
+        if let (Some((_, thread)), Some(prepared)) = (&mut measuring, pending) {
+            *thread = Some(start(prepared));
+        }
         progress.case(0, "the technique, measured with hardware counters (ncu)", None);
         let measured = measuring.map(|(week, thread)| {
             let measuring_started = Instant::now();
-            let measured = thread.and_then(|thread| {
-                thread
-                    .join()
-                    .map_err(|_| NoResult::Fault("the measurement's thread panicked".into()))
-            });
+            let launches = thread
+                .unwrap_or_else(|| Err(NoResult::Fault("the measurement did not start".into())))
+                .and_then(|thread| {
+                    thread
+                        .join()
+                        .unwrap_or_else(|_| Err("the measurement's thread panicked".into()))
+                });
             phases::note("ncu", measuring_started.elapsed());
-            if let (true, Ok(measured)) = (beside, &measured) {
-                phases::note("ncu beside the cases", measured.took);
-            }
-            let launches = measured.and_then(|measured| measured.launches(deadline));
             let rows = week.rows(launches);
             // Under grade.sh (the closing mark), the machine's rows stay MACHINE; on a student's own
             // machine, rules it cannot measure are left to grading.

@@ -19,7 +19,7 @@
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::case_process::{self, Batch, Deadline, Limits, Slot};
 use crate::gpu_lock;
@@ -433,13 +433,6 @@ fn launches(child: MeasuredChild, limits: Limits, deadline: Option<Deadline>) ->
         },
         None => alone_under_ncu(under_ncu, &result, &csv, limits, deadline),
     };
-    judged(row, &text, &optional)
-}
-
-/// What a measured run that ended with `row` and left ncu's file `text` gives: no permission for the
-/// counters (in ncu's file) is the machine's, so is a MACHINE row; another row without a result is a
-/// fault; else the launches in ncu's file, which the run ended well without is ncu's failure.
-fn judged(row: Result<(), NoResult>, text: &str, optional: &[String]) -> Result<Vec<Launch>, NoResult> {
     if let Some(line) = text.lines().find(|line| line.contains("ERR_NVGPUCTRPERM")) {
         return Err(NoResult::Machine(format!(
             "ncu may not read this GPU's counters here ({}); an administrator can allow it",
@@ -457,7 +450,7 @@ fn judged(row: Result<(), NoResult>, text: &str, optional: &[String]) -> Result<
         Ok(_) => {}
     }
     // The run ended well and ncu's report is missing or unreadable: ncu's own failure (issue 60).
-    read_launches(text, optional).map_err(|err| NoResult::Machine(format!("ncu's counters could not be read: {err}")))
+    read_launches(&text, &optional).map_err(|err| NoResult::Machine(format!("ncu's counters could not be read: {err}")))
 }
 
 /// A measured child (`under_ncu`) run in an ncu process of its own, within `limits` and before
@@ -565,76 +558,19 @@ pub struct Measuring {
     pub ours: Option<Ours>,
     pub limits: Limits,
     pub deadline: Option<Deadline>,
-    /// Whether it runs beside the check's cases (where checks share the GPU, whose lock keeps its
-    /// launches apart from their timed loops) on a clock of its own, judged against `deadline` once
-    /// they end ([`Measured::launches`]); else on the check's clock, `deadline` passing as it runs.
-    pub beside: bool,
 }
 
 impl Measuring {
-    /// Every measurement made (ours first where they are measured apart). Needs no borrow of the
-    /// week's [`Measure`], so it runs on a thread of its own beside the cases.
-    pub fn run(self) -> Measured {
-        let started = Instant::now();
-        let deadline = self.deadline.filter(|_| !self.beside);
-        let measure = || -> Result<_, NoResult> {
-            let ours = match self.ours {
-                Some(ours) => Some((ours.per_case, ours_once(ours)?)),
-                None => None,
-            };
-            Ok((launches(self.child, self.limits, deadline), ours))
-        };
-        let (result, own) = match self.beside {
-            true => {
-                let (result, waited) = gpu_lock::apart(measure);
-                (result, Some(started.elapsed().saturating_sub(waited)))
-            }
-            false => (measure(), None),
-        };
-        Measured {
-            result,
-            own,
-            took: started.elapsed(),
-        }
-    }
-}
-
-/// Our launches per case and our launches, where they are measured apart ([`Ours`]).
-type OursMeasured = Option<(usize, Vec<Launch>)>;
-
-/// What [`Measuring::run`] measured: ours where measured apart (with their launches per case) and
-/// the student's launches, or why ours could not be measured.
-pub struct Measured {
-    result: Result<(Result<Vec<Launch>, NoResult>, OursMeasured), NoResult>,
-    /// Where it ran beside the cases: its own time, its waits for others' work left out.
-    own: Option<Duration>,
-    /// How long it ran, waits and all.
-    pub took: Duration,
-}
-
-impl Measured {
     /// Every launch measured, in the order one child launching both sides makes them
-    /// ([`interleave`]). A measurement made beside the cases is judged against `deadline` now, once
-    /// they have ended, as if it had started now, after them, as it does alone on a GPU: where its
-    /// own time would have taken it past the `--time-limit`, it gets the fault of a measured run
-    /// stopped there. Ours are no part of that: a run of ours that failed is the machine's whatever
-    /// the time.
-    pub fn launches(self, deadline: Option<Deadline>) -> Result<Vec<Launch>, NoResult> {
-        let (theirs, ours) = self.result?;
-        let late = deadline
-            .zip(self.own)
-            .filter(|(deadline, own)| deadline.passed_after(*own));
-        let theirs = match late {
-            Some((deadline, _)) => {
-                let stopped = NoResult::Fault(case_process::out_of_time(deadline.seconds));
-                judged(Err(stopped), "", &[])?
-            }
-            None => theirs?,
+    /// ([`interleave`]). Needs no borrow of the week's [`Measure`], so it runs on a thread of its own
+    /// beside the cases.
+    pub fn run(self) -> Result<Vec<Launch>, NoResult> {
+        let Some(ours) = self.ours else {
+            return launches(self.child, self.limits, self.deadline);
         };
-        match ours {
-            Some((per_case, ours)) => interleave(theirs, ours, per_case),
-            None => Ok(theirs),
-        }
+        let per_case = ours.per_case;
+        let ours = ours_once(ours)?;
+        interleave(launches(self.child, self.limits, self.deadline)?, ours, per_case)
     }
 }
 

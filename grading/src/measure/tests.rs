@@ -127,50 +127,6 @@ fn the_students_launches_and_ours_interleave_case_by_case() {
     assert!(!Whose::Ours.theirs() && Whose::Ours.ours());
 }
 
-/// A measurement made beside the cases is judged against the --time-limit once they end, as if it
-/// started then: its own time past what the check has left gets the fault of a run stopped at the
-/// limit; within it, or with no limit, its launches (interleaved with ours). One made on the
-/// check's clock was judged as it ran. Ours not measured stay the machine's whatever the time.
-/// (Other tests' waits may add to the check's clock meanwhile: hours tell them apart.)
-#[test]
-fn a_measurement_beside_the_cases_is_judged_as_if_it_started_after_them() {
-    let hour = Duration::from_secs(3600);
-    let theirs = vec![launch("t", 1.0), launch("t", 2.0)];
-    let ours = vec![launch("o", 3.0), launch("o", 4.0)];
-    let measured = |own: Option<Duration>| Measured {
-        result: Ok((Ok(theirs.clone()), Some((1, ours.clone())))),
-        own,
-        took: Duration::ZERO,
-    };
-    let left = |left: Duration| Deadline {
-        at: std::time::Instant::now() + left,
-        seconds: 9,
-    };
-    let values = |launches: Vec<Launch>| launches.iter().map(|l| l.value("m__x.sum")).collect::<Vec<_>>();
-    let within = measured(Some(Duration::from_secs(1)))
-        .launches(Some(left(hour)))
-        .unwrap();
-    assert_eq!(values(within), [1.0, 3.0, 2.0, 4.0]);
-    let late = measured(Some(hour)).launches(Some(left(Duration::from_secs(1))));
-    assert_eq!(
-        late.unwrap_err(),
-        NoResult::Fault(
-            "the measured run under ncu failed: still running when the --time-limit of 9 s ran out; stopped".into()
-        )
-    );
-    assert!(measured(Some(hour)).launches(None).is_ok());
-    assert!(measured(None).launches(Some(left(Duration::ZERO))).is_ok());
-    let ours_failed = Measured {
-        result: Err(NoResult::Machine("measuring our kernels: x".into())),
-        own: Some(hour),
-        took: Duration::ZERO,
-    };
-    assert_eq!(
-        ours_failed.launches(Some(left(Duration::ZERO))).unwrap_err(),
-        NoResult::Machine("measuring our kernels: x".into())
-    );
-}
-
 /// Ours are measured once: where the file holds as many launches as expected, they are read and no
 /// child runs; where it holds another count, or nothing, the child runs, and one that fails is the
 /// machine's and leaves nothing kept.
