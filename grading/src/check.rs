@@ -131,12 +131,17 @@ pub(crate) fn run_cases<C>(
     // where it holds the GPU there itself (`gpu_lock::launches_beside`), else for its whole run. Not
     // under it, only its timed loops hold the GPU alone, and its untimed launches shared
     // (`gpu_lock::time_alone`).
-    let whole_case = args.under_sanitizer && !check.holds_its_launches;
-    match args.under_sanitizer {
-        false => gpu_lock::time_alone(),
-        true if check.holds_its_launches => gpu_lock::launches_beside(),
-        true => {}
-    }
+    let whole_case = match (args.under_sanitizer, check.holds_its_launches) {
+        (false, _) => {
+            gpu_lock::time_alone();
+            false
+        }
+        (true, true) => {
+            gpu_lock::launches_beside();
+            false
+        }
+        (true, false) => true,
+    };
     for index in first..=last {
         let Some(case) = check.cases.cases.get(index) else {
             bail!("there is no check case {index}")

@@ -12,7 +12,8 @@
 //!
 //! A check's children take it themselves, only for that work: a case each of its timed loops
 //! ([`time_alone`]: from a kernel's warm-up to its timed launch's end) and, shared, its untimed
-//! launches of the student's kernel, a case under compute-sanitizer its run, the measured child its
+//! launches of the student's kernel, a case under compute-sanitizer its run (lab-mmm's: each of its
+//! launches, [`launches_beside`]), the measured child its
 //! run from before the week's first launch to after its last ([`crate::measure::alone`]: not while
 //! ncu starts, prepares its first launch or writes its report). Process starts, the
 //! CUDA contexts, the CPU's products, fresh inputs drawn, outputs checked and ncu's own work run
@@ -371,8 +372,8 @@ fn report_waits(waiting: bool) {
 pub const TIMED_AT_MOST: Duration = Duration::from_secs(5);
 
 /// How long a case under compute-sanitizer, which slows a kernel down 10 to 100 times, holds the GPU
-/// at most beside other such runs; also a case's untimed launches of the student's kernel
-/// ([`Lease::shared`]).
+/// at most beside other such runs (lab-mmm's: each of its launches); also a case's untimed launches
+/// of the student's kernel ([`Lease::shared`]).
 pub const SANITIZED_AT_MOST: Duration = Duration::from_secs(10);
 
 /// The GPU held in one mode for at most a given time: given back when the lease is dropped, in the
@@ -441,8 +442,13 @@ impl common::timing::alone::Keeper for TimedAlone {
     }
 
     fn beside(&self) -> Result<Box<dyn Send>> {
-        Ok(Box::new(Lease::shared()?))
+        shared_lease()
     }
+}
+
+/// [`Lease::shared`], as a keeper hands it out.
+fn shared_lease() -> Result<Box<dyn Send>> {
+    Ok(Box::new(Lease::shared()?))
 }
 
 /// In a check's case process that holds nothing else (not under compute-sanitizer, not the measured
@@ -456,24 +462,28 @@ pub fn time_alone() {
 }
 
 /// The keeper of a check's case process under compute-sanitizer whose case holds the GPU around
-/// each of its launches ([`launches_beside`]): every hold shared.
+/// each of its launches ([`launches_beside`]): every hold shared. Nothing is timed under the
+/// sanitizer (`crate::times::CaseContext::time`), so only untimed launches come here; a timed loop
+/// would be held shared too.
 struct SanitizedBeside;
 
 impl common::timing::alone::Keeper for SanitizedBeside {
     fn hold(&self) -> Result<Box<dyn Send>> {
-        Ok(Box::new(Lease::shared()?))
+        shared_lease()
     }
 
     fn beside(&self) -> Result<Box<dyn Send>> {
-        Ok(Box::new(Lease::shared()?))
+        shared_lease()
     }
 }
 
 /// In a check's case process under compute-sanitizer whose case holds the GPU around each of its
 /// launches (`crate::kernel_week::KernelWeek::holds_its_launches`: lab-mmm), and that holds nothing
 /// else: each of them holds it shared, beside other sanitized runs and untimed launches, never
-/// beside a timed loop; the sanitizer's start, its instrumented load of the student's module, and
-/// the CPU's product and checks hold nothing. Why (issue 65): held for its whole run, each race
+/// beside a timed loop, for [`SANITIZED_AT_MOST`] at most (as the whole case was held before); the
+/// sanitizer's start, its instrumented load of the student's module, the CPU's product and checks,
+/// and the case's copies and memsets (microseconds of the GPU, as in a case not under the
+/// sanitizer) hold nothing. Why (issue 65): held for its whole run, each race
 /// case under racecheck and under synccheck held the GPU shared, and while it did, a timed loop
 /// waiting for the GPU kept the class's other loops out too (the turnstile). With 16 checks on an
 /// H200 a check waited a median of 24.28 s for the GPU, which it held alone for 0.42 s, and the
