@@ -127,10 +127,10 @@ pub(crate) fn run_cases<C>(
     }
     // The context for the whole child (not made in the measured child before its cases are done).
     let held = roomy_context();
-    // Under compute-sanitizer the case holds the GPU beside other such runs: around each launch
-    // where it holds the GPU there itself (`gpu_lock::launches_beside`), else for its whole run. Not
-    // under it, only its timed loops hold the GPU alone, and its untimed launches shared
-    // (`gpu_lock::time_alone`).
+    // Under compute-sanitizer the case holds the GPU beside other such runs: around each of its
+    // launches where the lab's case takes the GPU for them itself (`holds_its_launches`,
+    // `gpu_lock::launches_beside`), else for its whole run. Not under it, only its timed loops hold
+    // the GPU alone, and its untimed launches shared (`gpu_lock::time_alone`).
     let whole_case = match (args.under_sanitizer, check.holds_its_launches) {
         (false, _) => {
             gpu_lock::time_alone();

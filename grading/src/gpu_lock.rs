@@ -480,7 +480,7 @@ impl common::timing::alone::Keeper for SanitizedBeside {
 /// In a check's case process under compute-sanitizer whose case holds the GPU around each of its
 /// launches (`crate::kernel_week::KernelWeek::holds_its_launches`: lab-mmm), and that holds nothing
 /// else: each of them holds it shared, beside other sanitized runs and untimed launches, never
-/// beside a timed loop, for [`SANITIZED_AT_MOST`] at most (as the whole case was held before); the
+/// beside a timed loop, for [`SANITIZED_AT_MOST`] at most (each, as the whole case otherwise); the
 /// sanitizer's start, its instrumented load of the student's module, the CPU's product and checks,
 /// and the case's copies and memsets (microseconds of the GPU, as in a case not under the
 /// sanitizer) hold nothing. Why (issue 65): held for its whole run, each race
