@@ -3,7 +3,8 @@
 # own: a class of 300 week-3 copies (scripts/make-class.sh) graded by grade.sh with the bundle's
 # grader and lab-mmm, for at most SECONDS, with LAB_PHASES, nvidia-smi's GPU use every 500 ms and
 # vmstat every 2 s; then held-summary.py over the phases and same-verdicts.py against run 10's
-# --jobs 1 outputs. Everything into $OUT/issue65-NAME.tgz.
+# --jobs 1 outputs; from run 66 on grade.sh's log with the time of each line, and the rate past the
+# first minute. Everything into $OUT/issue65-NAME.tgz.
 #
 #   bash results/h200/issue65/class-run.sh BUNDLE JOBS SECONDS NAME     (BUNDLE/bin: grader, lab-mmm)
 set -u
@@ -21,11 +22,20 @@ nvidia-smi --query-gpu=timestamp,utilization.gpu,memory.used --format=csv,nohead
 smi=$!
 vmstat 2 >"$logs/vmstat.txt" 2>&1 &
 vm=$!
-LAB_PHASES=$logs/phases.txt timeout "$seconds" bash assignments/grade.sh --jobs "$jobs" 03-mmm-tiled "$work/class" \
-  --out "$logs/class-300.csv" --keep "$logs/class-300-checks" >"$logs/class-300.log" 2>&1
-rc=$?
+# Each line of grade.sh's log begins with the seconds since the class began (from run 66 on).
+LAB_PHASES=$logs/phases.txt timeout -k 10 "$seconds" bash assignments/grade.sh --jobs "$jobs" 03-mmm-tiled "$work/class" \
+  --out "$logs/class-300.csv" --keep "$logs/class-300-checks" 2>&1 \
+  | python3 -u -c 'import sys, time
+t0 = float(sys.argv[1])
+for line in sys.stdin:
+    print(f"{time.time() - t0:7.2f} {line}", end="", flush=True)' "$(date +%s.%N)" >"$logs/class-300.log"
+rc=${PIPESTATUS[0]}
 took=$(( ($(date +%s%N) - start) / 1000000 ))
 echo "class of 300: --jobs $jobs, rc=$rc $took ms" >>"$logs/times.txt"
+# Past the first minute (the class's start, when nothing has ended yet): submissions a minute.
+awk -v end="$(( took / 1000 ))" '$2 == "grade.sh:" && $3 == "graded" && $1 >= 60 { n++ }
+  END { if (end > 60) printf "after the first 60 s: %d graded in %d s, %.1f a minute\n", n, end - 60, 60 * n / (end - 60) }' \
+  "$logs/class-300.log" >>"$logs/times.txt"
 kill "$smi" "$vm"
 python3 results/h200/issue65/held-summary.py "$logs/phases.txt" "$(( took / 1000 ))" >"$logs/held-summary.log"
 python3 results/h200/issue65/same-verdicts.py kept-runs "$logs/class-originals.txt" results/h200/issue65/run-10/j1-checks \
