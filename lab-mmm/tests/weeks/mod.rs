@@ -15,13 +15,7 @@ fn our_mmm_cu() -> String {
 
 /// `lab-mmm --kernel-source FILE --kernel KERNEL --check`, as a student runs it (assignments/02, 03).
 fn check(file: &str, kernel: &str) -> common::testing::Outcome {
-    common::testing::check_kernel_source(
-        "lab-mmm",
-        env!("CARGO_BIN_EXE_lab-mmm"),
-        env!("CARGO_MANIFEST_DIR"),
-        file,
-        &["--kernel", kernel],
-    )
+    check_with(file, kernel, &[])
 }
 
 /// Issues 60 and 62: ncu failing on its own is the machine's. A stand-in for ncu runs the measured
@@ -66,14 +60,7 @@ fn week_3_ncu_failing_on_its_own_is_the_machines() {
         "{graded:?}"
     );
     common::testing::assert_mark_vouches_for(&lab, &key, 3, &graded.stdout);
-    let own = common::testing::check_kernel_source_with(
-        "lab-mmm",
-        env!("CARGO_BIN_EXE_lab-mmm"),
-        env!("CARGO_MANIFEST_DIR"),
-        "kernels/cuda/mmm.cu",
-        &["--kernel", "tiled"],
-        &[("NCU", ncu.as_str())],
-    );
+    let own = check_with_env("kernels/cuda/mmm.cu", "tiled", &[], &[("NCU", ncu.as_str())]);
     let left_to_grading = |line: &&str| {
         line.contains("tiling, measured:") && line.contains("| - | not run (measured when the course grades it")
     };
@@ -107,14 +94,7 @@ fn week_3_each_measured_child_appends_its_own_phases() {
         let phases = common::testing::temp_file(name, "");
         let mut env = vec![("LAB_PHASES", phases.as_str())];
         env.extend(named.map(|lock| ("LAB_GPU_LOCK", lock.as_str())));
-        let run = common::testing::check_kernel_source_with(
-            "lab-mmm",
-            env!("CARGO_BIN_EXE_lab-mmm"),
-            env!("CARGO_MANIFEST_DIR"),
-            "kernels/cuda/mmm.cu",
-            &["--kernel", "tiled"],
-            &env,
-        );
+        let run = check_with_env("kernels/cuda/mmm.cu", "tiled", &[], &env);
         assert_eq!(run.code, Some(0), "{run:?}");
         let written = std::fs::read_to_string(&phases).unwrap_or_default();
         let (measured, checks): (Vec<&str>, Vec<&str>) =
@@ -159,14 +139,7 @@ fn week_3_checks_measured_in_one_batch_get_the_rows_they_get_alone() {
         "kernels/cuda/mmm.cu",
     ];
     let measured_rows = |env: &[(&str, &str)], file: &str| {
-        let run = common::testing::check_kernel_source_with(
-            "lab-mmm",
-            env!("CARGO_BIN_EXE_lab-mmm"),
-            env!("CARGO_MANIFEST_DIR"),
-            file,
-            &["--kernel", "tiled"],
-            env,
-        );
+        let run = check_with_env(file, "tiled", &[], env);
         // A FAULT's reason quotes how its run ended, which may name its folder: its verdict alone.
         let rows: Vec<String> = run
             .stdout
@@ -314,14 +287,21 @@ fn week_3_broken_kernels_are_caught() {
 
 /// `lab-mmm --kernel-source FILE --kernel KERNEL --check` with more flags (`--sanitize`, `--show-output`).
 fn check_with(file: &str, kernel: &str, flags: &[&str]) -> common::testing::Outcome {
+    check_with_env(file, kernel, flags, &[])
+}
+
+/// [`check_with`] with the variables `env` set too (`LAB_GPU_LOCK` as grade.sh names it,
+/// `LAB_PHASES`, `NCU`).
+fn check_with_env(file: &str, kernel: &str, flags: &[&str], env: &[(&str, &str)]) -> common::testing::Outcome {
     let mut extra = vec!["--kernel", kernel];
     extra.extend(flags);
-    common::testing::check_kernel_source(
+    common::testing::check_kernel_source_with(
         "lab-mmm",
         env!("CARGO_BIN_EXE_lab-mmm"),
         env!("CARGO_MANIFEST_DIR"),
         file,
         &extra,
+        env,
     )
 }
 
@@ -625,17 +605,12 @@ fn week_3_a_plain_check_finds_a_missing_barrier_on_its_race_case() {
     let lock = common::testing::temp_file("race-case-gpu.lock", "");
     for named in [None, Some(&lock)] {
         let env: Vec<(&str, &str)> = named.map(|lock| ("LAB_GPU_LOCK", lock.as_str())).into_iter().collect();
-        let check = |file: &str| {
-            common::testing::check_kernel_source_with(
-                "lab-mmm",
-                env!("CARGO_BIN_EXE_lab-mmm"),
-                env!("CARGO_MANIFEST_DIR"),
-                file,
-                &["--kernel", "tiled"],
-                &env,
-            )
-        };
-        let racy = check("assignments/03-mmm-tiled/broken/missing-second-syncthreads.cu");
+        let racy = check_with_env(
+            "assignments/03-mmm-tiled/broken/missing-second-syncthreads.cu",
+            "tiled",
+            &[],
+            &env,
+        );
         assert_eq!(racy.code, Some(1), "{racy:?}");
         let row = common::testing::check_row(&racy.stdout, "f64, 17 x 33 times 33 x 5");
         assert!(
@@ -644,7 +619,7 @@ fn week_3_a_plain_check_finds_a_missing_barrier_on_its_race_case() {
         );
         let heading = "racecheck and synccheck on \"mmm f64, 17 x 33 times 33 x 5\" too";
         assert!(racy.stdout.contains(heading), "{racy:?}");
-        let solution = check("kernels/cuda/mmm.cu");
+        let solution = check_with_env("kernels/cuda/mmm.cu", "tiled", &[], &env);
         assert_eq!(solution.code, Some(0), "{solution:?}");
         assert!(solution.stdout.contains(heading), "{solution:?}");
     }
