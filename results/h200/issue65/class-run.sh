@@ -3,7 +3,7 @@
 # own: a class of 300 week-3 copies (scripts/make-class.sh) graded by grade.sh with the bundle's
 # grader and lab-mmm, for at most SECONDS, with LAB_PHASES, nvidia-smi's GPU use every 500 ms and
 # vmstat every 2 s; then held-summary.py over the phases and same-verdicts.py against run 10's
-# --jobs 1 outputs; from run 66 on grade.sh's log with the time of each line, and the rate past the
+# --jobs 1 outputs; from run 65 on grade.sh's log with the time of each line, and the rate past the
 # first minute. Everything into $OUT/issue65-NAME.tgz.
 #
 #   bash results/h200/issue65/class-run.sh BUNDLE JOBS SECONDS NAME     (BUNDLE/bin: grader, lab-mmm)
@@ -22,7 +22,7 @@ nvidia-smi --query-gpu=timestamp,utilization.gpu,memory.used --format=csv,nohead
 smi=$!
 vmstat 2 >"$logs/vmstat.txt" 2>&1 &
 vm=$!
-# Each line of grade.sh's log begins with the seconds since the class began (from run 66 on).
+# Each line of grade.sh's log begins with the seconds since the class began (from run 65 on).
 LAB_PHASES=$logs/phases.txt timeout -k 10 "$seconds" bash assignments/grade.sh --jobs "$jobs" 03-mmm-tiled "$work/class" \
   --out "$logs/class-300.csv" --keep "$logs/class-300-checks" 2>&1 \
   | python3 -u -c 'import sys, time

@@ -11,6 +11,13 @@
                                   in which FILE (a name: gpu-0.lock) was
                                   free, held exclusive (any WRITE) or only shared (READ); the
                                   grading run holds a lock throughout, so every sample is there
+  locks.py states OUT.tsv[.gz] [FROM]
+                                  (run 65 on) for the samples from FROM s on (60): in each state of
+                                  gpu-0.lock, how many on average waited for it and at its
+                                  turnstile, waited for ncu's batch (the bus, ncu_batch.rs) or held
+                                  it, held ncu's turn, Nsight Compute's own lock, the metric set;
+                                  then the same every 10 s: where the class waits while the GPU's
+                                  lock is free
 
 Made to tell whether Nsight Compute's own lock across processes (nvidia/nsight_compute/lock in its
 temporary folder, run 51) is held past the grader's GPU lock (gpu-N.lock), and for how long.
@@ -103,4 +110,41 @@ def use(path, name):
     print(f"{name} in {total} samples: {shares}")
 
 
-{"watch": watch, "spans": spans, "use": use}[sys.argv[1]](*sys.argv[2:])
+def states(path, since="60"):
+    samples = defaultdict(list)  # time -> (state, file's name, kind, path)
+    for line in lines(path):
+        at, state, _, _, locked, kind = line.rstrip("\n").split("\t")
+        samples[float(at)].append((state, os.path.basename(locked), kind, locked))
+    counters = [
+        ("gpu waits", lambda r: r[1] == "gpu-0.lock" and r[0] == "waits"),
+        ("turnstile waits", lambda r: r[1] == "gpu-0.lock.turnstile" and r[0] == "waits"),
+        ("bus waits", lambda r: "ncu-batch" in r[3] and r[0] == "waits"),
+        ("bus held", lambda r: "ncu-batch" in r[3] and r[0] == "held"),
+        ("ncu turn held", lambda r: r[1] == "gpu-0.lock.ncu" and r[0] == "held"),
+        ("nsight held", lambda r: r[3].endswith("nsight_compute/lock") and r[0] == "held"),
+        ("metric set held", lambda r: r[1] == "metric-set.lock" and r[0] == "held"),
+    ]
+    by_state, by_ten = defaultdict(lambda: defaultdict(float)), defaultdict(lambda: defaultdict(float))
+    for at, rows in samples.items():
+        kinds = [r[2] for r in rows if r[1] == "gpu-0.lock" and r[0] == "held"]
+        state = "free" if not kinds else "exclusive" if "WRITE" in kinds else "shared"
+        for totals in ([by_state[state]] if at >= float(since) else []) + [by_ten[int(at // 10) * 10]]:
+            totals["samples"] += 1
+            totals[state] += 1
+            for name, counts in counters:
+                totals[name] += sum(1 for r in rows if counts(r))
+    total = int(sum(totals["samples"] for totals in by_state.values()))
+    print(f"from {since} s on, {total} samples; on average, in each state of gpu-0.lock:")
+    for state, totals in sorted(by_state.items()):
+        n = totals["samples"]
+        means = ", ".join(f"{name} {totals[name] / n:.2f}" for name, _ in counters)
+        print(f"{state} {100 * n / total:.1f}%: {means}")
+    print("every 10 s: gpu-0.lock free, exclusive, shared; on average, the others")
+    for ten, totals in sorted(by_ten.items()):
+        n = totals["samples"]
+        shares = " ".join(f"{state} {100 * totals[state] / n:5.1f}%" for state in ("free", "exclusive", "shared"))
+        means = ", ".join(f"{name} {totals[name] / n:.2f}" for name, _ in counters[2:])
+        print(f"{ten:4d} s: {shares}; {means}")
+
+
+{"watch": watch, "spans": spans, "use": use, "states": states}[sys.argv[1]](*sys.argv[2:])
