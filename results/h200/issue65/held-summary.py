@@ -9,7 +9,8 @@
                                         each phase of the checks' lines; then the measured
                                         children's own lines ("(measured)", after issue 65's run 50;
                                         from run 60 a batch of them has one, "batch of N"): the
-                                        median of each of their phases
+                                        median of each of their phases, their sums, and the sums
+                                        per request (from run 67 on)
 """
 import re
 import statistics
@@ -59,6 +60,12 @@ def main():
         medians = ", ".join(f"{phase} {statistics.median(took):.2f} s" for phase, took in measured.items())
         batches = f" ({len(batched)} of them batches, of {sum(batched)} requests in all)" if batched else ""
         print(f"measured children: {len(measured['all'])}{batches}, medians: {medians}")
+        # From run 67 on: what all of them took together, and per request (a child alone is one).
+        requests = sum(batched) + len(measured["all"]) - len(batched)
+        sums = ", ".join(f"{phase} {sum(took):.2f} s" for phase, took in measured.items())
+        print(f"measured children, in all, {requests} requests: {sums}")
+        means = ", ".join(f"{phase} {sum(took) / requests:.2f} s" for phase, took in measured.items())
+        print(f"measured children, a request: {means}")
 
 
 main()
