@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Issue 65, run 68 (one H200): does a busy GPU, not busy cores, make ncu's batch slow to start? In
-# runs 66 and 67 a batch's CUDA context took a median of 1.17 s and ncu's first launch 2.88 s beside
-# the class, against 0.17 s and 0.63 s alone (the batch of 1 in run 67's tests). ncu-first-launch.sh's
-# `measured` run (its context and ncu's first launch, timed by the program) alone, twice; then beside
-# 8 processes of gpu-busy.cu spinning kernels of 20 ms on the GPU, twice; then beside 8 of them under
-# compute-sanitizer --tool racecheck (as a class's race cases), twice.
+# Issue 65, run 68 (one H200): does a busy GPU, not busy cores, slow ncu's batch? In run 67's class a
+# batch's CUDA contexts together took a median of 1.17 s and ncu's first launches in them 2.88 s (26
+# batches of 109 requests), against 0.17 s and 0.63 s for a batch of 1 alone (run 67's tests).
+# ncu-first-launch.sh's `measured` run (its context and ncu's first launch, timed by the program)
+# alone, twice; then beside 8 processes of gpu-busy.cu spinning kernels of 20 ms on the GPU, twice;
+# then beside 8 of them under compute-sanitizer --tool racecheck (as a class's race cases), twice.
 set -u
 here=results/h200/issue65
 dir=$OUT/ncu-first-launch-busy
