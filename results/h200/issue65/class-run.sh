@@ -4,7 +4,8 @@
 # grader and lab-mmm, for at most SECONDS, with LAB_PHASES, nvidia-smi's GPU use every 500 ms and
 # vmstat every 2 s; then held-summary.py over the phases and same-verdicts.py against run 10's
 # --jobs 1 outputs; from run 65 on grade.sh's log with the time of each line, and the rate past the
-# first minute. Everything into $OUT/issue65-NAME.tgz.
+# first minute; from run 69 on /proc/locks every 20 ms (locks.py watch, then its use and states of
+# gpu-0.lock), which runs 65 to 67 ran beside it. Everything into $OUT/issue65-NAME.tgz.
 #
 #   bash results/h200/issue65/class-run.sh BUNDLE JOBS SECONDS NAME     (BUNDLE/bin: grader, lab-mmm)
 set -u
@@ -22,6 +23,8 @@ nvidia-smi --query-gpu=timestamp,utilization.gpu,memory.used --format=csv,nohead
 smi=$!
 vmstat 2 >"$logs/vmstat.txt" 2>&1 &
 vm=$!
+python3 results/h200/issue65/locks.py watch "$logs/locks.tsv" 20 &
+watcher=$!
 # Each line of grade.sh's log begins with the seconds since the class began (from run 65 on).
 LAB_PHASES=$logs/phases.txt timeout -k 10 "$seconds" bash assignments/grade.sh --jobs "$jobs" 03-mmm-tiled "$work/class" \
   --out "$logs/class-300.csv" --keep "$logs/class-300-checks" 2>&1 \
@@ -36,10 +39,14 @@ echo "class of 300: --jobs $jobs, rc=$rc $took ms" >>"$logs/times.txt"
 awk -v end="$(( took / 1000 ))" '$2 == "grade.sh:" && $3 == "graded" && $1 >= 60 { n++ }
   END { if (end > 60) printf "after the first 60 s: %d graded in %d s, %.1f a minute\n", n, end - 60, 60 * n / (end - 60) }' \
   "$logs/class-300.log" >>"$logs/times.txt"
-kill "$smi" "$vm"
+kill "$smi" "$vm" "$watcher"
+gzip "$logs/locks.tsv"
+{ python3 results/h200/issue65/locks.py use "$logs/locks.tsv.gz" gpu-0.lock
+  python3 results/h200/issue65/locks.py states "$logs/locks.tsv.gz"; } >"$logs/locks-states.log" 2>&1
 python3 results/h200/issue65/held-summary.py "$logs/phases.txt" "$(( took / 1000 ))" >"$logs/held-summary.log"
 python3 results/h200/issue65/same-verdicts.py kept-runs "$logs/class-originals.txt" results/h200/issue65/run-10/j1-checks \
   "$logs/class-300-checks" >"$logs/same-verdicts.log" 2>&1
 echo "same-verdicts rc=$?" >>"$logs/times.txt"
 cat "$logs/times.txt" "$logs/held-summary.log" | head -30
+head -8 "$logs/locks-states.log"
 tail -5 "$logs/same-verdicts.log"
