@@ -4,6 +4,9 @@
 #   measure LOAD   ncu-batch.cu's batch of those cubins under ncu with week 3's usual metrics and
 #                  options (as ncu-batch.sh), into DIR/LOAD.log; its wall, user and sys time to
 #                  DIR/time.txt
+#   beside LOAD COUNT COMMAND...
+#                  COUNT processes of COMMAND started, `measure LOAD` beside them, then they are
+#                  stopped; the first one's first line to DIR/time.txt
 #   medians LOAD.. for each LOAD, the median of each part over the submissions after the first
 nvcc=/usr/local/cuda/bin/nvcc
 here=results/h200/issue65
@@ -27,6 +30,18 @@ measure() { # LOAD
   { time timeout 100 /usr/local/cuda/bin/ncu --csv --page raw --print-units base --clock-control none \
     --cache-control none --kernel-name 'regex:^ncu_first_launch$|^mmm_f(32|64)$' --metrics "$metrics" \
     --log-file "$dir/$1.csv" "$dir/batch" "$dir"/cubins/*.cubin >"$dir/$1.log" 2>&1; } 2>>"$dir/time.txt"
+}
+
+beside() { # LOAD COUNT COMMAND...
+  local load=$1 count=$2
+  shift 2
+  for i in $(seq "$count"); do "$@" >"$dir/$load-load-$i.log" 2>&1 & done
+  sleep 3
+  measure "$load"
+  kill $(jobs -p) 2>/dev/null
+  pkill -f "$dir/(busy|churn)" 2>/dev/null
+  wait
+  head -1 "$dir/$load-load-1.log" | sed "s/^/$load load: /" >>"$dir/time.txt"
 }
 
 medians() { # LOAD...

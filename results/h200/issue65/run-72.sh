@@ -12,17 +12,6 @@ set -u
 dir=$OUT/run-72
 source results/h200/issue65/batch-beside.sh
 build || exit 1
-beside() { # LOAD COUNT COMMAND...
-  local load=$1 count=$2
-  shift 2
-  for i in $(seq "$count"); do "$@" >"$dir/$load-load-$i.log" 2>&1 & done
-  sleep 3
-  measure "$load"
-  kill $(jobs -p) 2>/dev/null
-  pkill -f "$dir/(busy|churn)" 2>/dev/null
-  wait
-  head -1 "$dir/$load-load-1.log" | sed "s/^/$load load: /" >>"$dir/time.txt"
-}
 measure alone
 beside cpu 16 timeout 40 sh -c 'while :; do :; done'
 beside gpu 8 "$dir/busy" 20 40

@@ -3,9 +3,9 @@
 # quiet GPU; 1.56 s beside other processes' kernels, 2.68 s beside processes making and destroying
 # contexts): each request of the batch holds the GPU alone from before its context to after it (as
 # run 69), and each case child makes and destroys its context holding the GPU shared, never beside a
-# timed loop or a request (`ContextBeside` in grading/src/check.rs). (1) lab-mmm's GPU tests of the
-# batch, a plain check's finding and the time limit; (2) the class of 300 with --jobs 16 for 360 s.
-# (.gpu274z/c.tgz carried.)
+# timed loop or a request (`ContextBeside`: run-73/context-beside.patch, not kept). (1) lab-mmm's GPU
+# tests of the batch, a plain check's finding and the time limit; (2) the class of 300 with --jobs 16
+# for 360 s. (.gpu274z/c.tgz carried.)
 set -u
 tar xzf .gpu274z/c.tgz
 c=$PWD/.gpu274

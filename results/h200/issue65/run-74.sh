@@ -12,17 +12,9 @@ dir=$OUT/run-74
 source results/h200/issue65/batch-beside.sh
 build || exit 1
 for mode in contexts launched roomy; do "$dir/churn" "$mode" 15 | sed 's/^/alone, one process: /' >>"$dir/time.txt"; done
-beside() { # MODE
-  for i in $(seq 8); do "$dir/churn" "$1" 40 >"$dir/$1-load-$i.log" 2>&1 & done
-  sleep 3
-  measure "$1"
-  pkill -f "$dir/churn"
-  wait
-  head -1 "$dir/$1-load-1.log" | sed "s/^/$1 load (killed early, so 'rounds' only): /" >>"$dir/time.txt"
-}
 measure alone
-beside launched
-beside roomy
+beside launched 8 "$dir/churn" launched 40
+beside roomy 8 "$dir/churn" roomy 40
 cat "$dir/nvcc.log" "$dir/time.txt"
 tar -C "$dir" -czf "$OUT/run-74.tgz" time.txt nvcc.log alone.log launched.log roomy.log
 medians alone launched roomy

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Issue 65, run 75 (one H200): a check's children give their context 256 MiB of printf FIFO only
-# where the student's PTX names vprintf (grading/src/check.rs, `may_print`), after run 74 timed what
-# that room costs a context's life and the others beside it. (1) lab-mmm's GPU test that a batch's
-# rows are those each check gets alone; (2) the class of 300 with --jobs 16 for 300 s (what the
-# device time left allows). (.gpu275z/c.tgz carried.)
+# where the student's PTX names vprintf (`may_print`: run-75/printf-room-where-printed.patch, not
+# kept), after run 74 timed what that room costs a context's life and the others beside it.
+# (1) lab-mmm's GPU test that a batch's rows are those each check gets alone; (2) the class of 300
+# with --jobs 16 for 300 s (what the device time left allows). (.gpu275z/c.tgz carried.)
 set -u
 tar xzf .gpu275z/c.tgz
 c=$PWD/.gpu275
