@@ -29,6 +29,11 @@
 //  - Split-K where C has too few tiles for the multiprocessors: a block's unit of work is a tile and a
 //    slice of k's stages, whose partial product goes to slab `slice` of `c`, and the host sums the
 //    slabs (sum_slices_f32 in mmm_ladder.cu), as steps 9 to 11 do. With one slice, c is C.
+//  - Stream-K (step 18) where C has more tiles than blocks but not a whole number of rounds of them
+//    (4096 x 4096: 512 tiles, 3 rounds of 132 and 116 left): the whole rounds go tile by tile, and the
+//    k stages of the tiles left are cut into one even run per block, across tile boundaries. The
+//    block that has a tile's first stage stores it, once the blocks with its later stages have left
+//    their partial sums in global memory and counted themselves in (Tail, below).
 // All of it is sm_90a: architecture-specific code that runs on compute capability 9.0 only. Builds for
 // any other architecture leave the GEMMs out (__CUDA_ARCH_FEAT_SM90_ALL) and keep the prep
 // kernels below, which run everywhere.
@@ -560,6 +565,7 @@ static_assert(Tf32Wide::BK == 4 * 8, "Tf32Wide::mma: four k steps of 8 a stage")
 // the last blocks' tiles lie below C, and they load zeros and store nothing.
 struct Unit {
     int tm, tn, slice, first, end;
+    int tail;  // step 18: which of the last round's tiles this is, shared out along k; -1 for a whole tile
 };
 template <int CLUSTER>
 __device__ __forceinline__ Unit unit_of(int unit, int tiles_m, int tiles_n, int k_stages, int stages_per_slice,
@@ -571,6 +577,7 @@ __device__ __forceinline__ Unit unit_of(int unit, int tiles_m, int tiles_n, int 
     u.slice = unit / tiles;
     u.first = u.slice * stages_per_slice;
     u.end = min(k_stages, u.first + stages_per_slice);
+    u.tail = -1;
     return u;
 }
 
@@ -585,16 +592,121 @@ struct Pipeline {
     // and the shared address of the consumers' store buffers.
     const CUtensorMap* c_map;
     unsigned int buffers;
+    // Step 18: the last `tail` tiles are shared out along k (none where 0), the units before them go
+    // whole; `partials` holds a block's partial sums, `arrivals` counts them per tile and consumer.
+    int tail, whole_units;
+    float* partials;
+    unsigned int* arrivals;
 };
+
+// Where a block is in its units: the next whole one, and its run of the shared-out tiles' stages,
+// numbered tile after tile (tile j's stage s is j * k_stages + s), at to end.
+struct Walk {
+    int unit, at, end;
+};
+
+// Step 18's even runs: block b gets stages [b * S / G, (b + 1) * S / G) of the S shared-out ones, G
+// blocks. The first block whose run starts at `stage` or later (G where none does).
+__device__ __forceinline__ int first_run_from(long long stage, long long stages) {
+    return (int)((stage * gridDim.x + stages - 1) / stages);
+}
+
+// Without STREAM_K (steps 12 to 17) the walk is the units alone, as the kernels had it before step 18.
+template <int CLUSTER, bool STREAM_K>
+__device__ __forceinline__ Walk walk_start(const Pipeline& p) {
+    if (!STREAM_K) return Walk{(int)blockIdx.x / CLUSTER, 0, 0};
+    const long long stages = (long long)p.tail * p.k_stages;
+    return Walk{(int)blockIdx.x / CLUSTER, (int)(stages * blockIdx.x / gridDim.x),
+                (int)(stages * (blockIdx.x + 1) / gridDim.x)};
+}
+
+// The block's next unit: its whole units first, then the pieces of its run, one per tile it
+// crosses; false once there are none. Producer and consumers walk the same units.
+template <int CLUSTER, bool STREAM_K>
+__device__ __forceinline__ bool next_unit(const Pipeline& p, Walk& w, Unit& u) {
+    if (w.unit < (STREAM_K ? p.whole_units : p.units)) {
+        u = unit_of<CLUSTER>(w.unit, p.tiles_m, p.tiles_n, p.k_stages, p.stages_per_slice, p.rank);
+        w.unit += gridDim.x / CLUSTER;
+        return true;
+    }
+    if (!STREAM_K || w.at >= w.end) return false;
+    const int tail = w.at / p.k_stages;
+    u = unit_of<CLUSTER>(p.whole_units + tail, p.tiles_m, p.tiles_n, p.k_stages, p.stages_per_slice, p.rank);
+    u.tail = tail;
+    u.first = w.at % p.k_stages;
+    u.end = min(p.k_stages, u.first + (w.end - w.at));
+    w.at += u.end - u.first;
+    return true;
+}
+
+// Step 18's partial sums, a consumer's 128 accumulators per thread: a block leaves at most one (its
+// run's first piece, where the run starts inside a tile), in its own slot, laid out so that a warp's
+// 16-byte stores fall side by side.
+template <int ACCUMULATORS>
+__device__ __forceinline__ float4* partial_slot(const Pipeline& p, int block, int consumer) {
+    return reinterpret_cast<float4*>(p.partials) + ((size_t)block * 2 + consumer) * (ACCUMULATORS / 4) * 128;
+}
+
+// A piece that is not a tile's first: its sums go to this block's slot, then the consumer counts
+// itself in on the tile's arrivals (the fence orders all 128 threads' stores, which the named barrier
+// gathered, before the count: the pattern of CUTLASS's semaphores).
+template <int ACCUMULATORS>
+__device__ __forceinline__ void give_partial(const Pipeline& p, const float (&d)[ACCUMULATORS], int tail, int consumer) {
+    const int t = threadIdx.x % 128;
+    float4* slot = partial_slot<ACCUMULATORS>(p, blockIdx.x, consumer);
+#pragma unroll
+    for (int i = 0; i < ACCUMULATORS / 4; ++i) {
+        __stcg(&slot[i * 128 + t], make_float4(d[4 * i], d[4 * i + 1], d[4 * i + 2], d[4 * i + 3]));
+    }
+    asm volatile("bar.sync %0, 128;\n" ::"r"(1 + consumer) : "memory");
+    if (t == 0) {
+        asm volatile("fence.acq_rel.gpu;\n" ::: "memory");
+        asm volatile("red.relaxed.gpu.global.add.u32 [%0], 1;\n" ::"l"(&p.arrivals[2 * tail + consumer]) : "memory");
+    }
+}
+
+// A tile's first piece: waits until every block whose run starts inside the tile has left its sums,
+// adds them, in the order of the blocks (the same sums each launch), and sets the count back to zero
+// for the next launch. The blocks it waits for run at once with it (the grid is one block per
+// multiprocessor) and leave their sums at the start of their runs, while it ends its own with this.
+template <int ACCUMULATORS>
+__device__ __forceinline__ void take_partials(const Pipeline& p, float (&d)[ACCUMULATORS], int tail, int consumer) {
+    const long long stages = (long long)p.tail * p.k_stages, first = (long long)tail * p.k_stages;
+    const int from = first_run_from(first + 1, stages), to = first_run_from(first + p.k_stages, stages);
+    if (to <= from) return;
+    const int t = threadIdx.x % 128;
+    if (t == 0) {
+        unsigned int* count = &p.arrivals[2 * tail + consumer];
+        unsigned int arrived = 0;
+        do {
+            asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(arrived) : "l"(count) : "memory");
+        } while (arrived < (unsigned int)(to - from));
+        if (arrived != (unsigned int)(to - from)) __trap();  // a count left over: an earlier launch's
+        *count = 0;
+    }
+    asm volatile("bar.sync %0, 128;\n" ::"r"(1 + consumer) : "memory");
+    for (int block = from; block < to; ++block) {
+        const float4* slot = partial_slot<ACCUMULATORS>(p, block, consumer);
+#pragma unroll
+        for (int i = 0; i < ACCUMULATORS / 4; ++i) {
+            const float4 v = __ldcg(&slot[i * 128 + t]);
+            d[4 * i] += v.x;
+            d[4 * i + 1] += v.y;
+            d[4 * i + 2] += v.z;
+            d[4 * i + 3] += v.w;
+        }
+    }
+}
 
 // The producer: one thread walks the block's units and their k stages, waits until a stage is free,
 // and asks the copy engine for its tiles.
-template <class Tiles, int CLUSTER>
+template <class Tiles, int CLUSTER, bool STREAM_K>
 __device__ __forceinline__ void produce(const Pipeline& p, const CUtensorMap* a, const CUtensorMap* b) {
     int stage = 0;
     unsigned int phase = 0;
-    for (int unit = blockIdx.x / CLUSTER; unit < p.units; unit += gridDim.x / CLUSTER) {
-        const Unit u = unit_of<CLUSTER>(unit, p.tiles_m, p.tiles_n, p.k_stages, p.stages_per_slice, p.rank);
+    Walk w = walk_start<CLUSTER, STREAM_K>(p);
+    Unit u;
+    while (next_unit<CLUSTER, STREAM_K>(p, w, u)) {
         for (int ks = u.first; ks < u.end; ++ks) {
             mbarrier_wait(shared_address(&p.empty[stage]), phase ^ 1);
             const unsigned int bar = shared_address(&p.full[stage]);
@@ -626,7 +738,7 @@ __device__ __forceinline__ void free_stage(const Pipeline& p, int stage) {
 // frees the stage before it; with 0 it waits for this stage's and frees it at once. Where wgmma's
 // first operand comes from registers, step 12's narrow tiles wait for the wgmmas reading them before
 // they load the next stage's fragments; step 17's load half of them between two wgmma groups (Tf32Wide::mma).
-template <class Tiles, int CLUSTER, int IN_FLIGHT, bool TMA_STORE>
+template <class Tiles, int CLUSTER, int IN_FLIGHT, bool TMA_STORE, bool STREAM_K>
 __device__ __forceinline__ void consume(const Pipeline& p, MatrixView<float> c) {
     const int consumer = threadIdx.x / 128 - 1;
     if (consumer >= Tiles::CONSUMERS) return;    // the narrow tiles need one consumer
@@ -637,8 +749,9 @@ __device__ __forceinline__ void consume(const Pipeline& p, MatrixView<float> c) 
     typename Tiles::Fragments f;
     int stage = 0;
     unsigned int phase = 0;
-    for (int unit = blockIdx.x / CLUSTER; unit < p.units; unit += gridDim.x / CLUSTER) {
-        const Unit u = unit_of<CLUSTER>(unit, p.tiles_m, p.tiles_n, p.k_stages, p.stages_per_slice, p.rank);
+    Walk w = walk_start<CLUSTER, STREAM_K>(p);
+    Unit u;
+    while (next_unit<CLUSTER, STREAM_K>(p, w, u)) {
         int previous = 0;
         for (int ks = u.first; ks < u.end; ++ks) {
             mbarrier_wait(shared_address(&p.full[stage]), phase);
@@ -664,6 +777,13 @@ __device__ __forceinline__ void consume(const Pipeline& p, MatrixView<float> c) 
         wgmma_wait<0>();
         fence_accumulators(d);
         if (IN_FLIGHT == 1 && arrives) free_stage<CLUSTER>(p, previous);
+        if (STREAM_K && u.tail >= 0) {  // step 18: a piece of a shared-out tile
+            if (u.first > 0) {
+                give_partial(p, d, u.tail, consumer);
+                continue;
+            }
+            take_partials(p, d, u.tail, consumer);
+        }
         if constexpr (TMA_STORE) {
             if (p.c_map != nullptr) {
                 Tiles::store_through_shared(p.c_map, d, u.tm, u.tn, u.slice, consumer, c,
@@ -686,9 +806,12 @@ __device__ __forceinline__ void consume(const Pipeline& p, MatrixView<float> c) 
 // B^T's tiles (the host launches CLUSTER times the blocks, and B^T's box is TILE_N / CLUSTER rows).
 // IN_FLIGHT: wgmma groups a consumer keeps running while it waits for the next stage (consume).
 // TMA_STORE: C may be stored through shared memory, where `c_map` is given (step 16).
-template <class Tiles, int CLUSTER = 1, int IN_FLIGHT = 1, bool TMA_STORE = false>
+// STREAM_K (step 18), tail, partials, arrivals: the shared-out tiles (Pipeline); with tail > 0 the
+// grid must fit on the GPU at once (a block waits for others' partial sums) and k must be one slice.
+template <class Tiles, int CLUSTER = 1, int IN_FLIGHT = 1, bool TMA_STORE = false, bool STREAM_K = false>
 __device__ __forceinline__ void wgmma_tma(const CUtensorMap* a, const CUtensorMap* b, MatrixView<float> c, int k,
-                                          int stages_per_slice, const CUtensorMap* c_map = nullptr) {
+                                          int stages_per_slice, const CUtensorMap* c_map = nullptr, int tail = 0,
+                                          float* partials = nullptr, unsigned int* arrivals = nullptr) {
     extern __shared__ unsigned char shared[];
     __shared__ __align__(8) unsigned long long full[MAX_STAGES];
     __shared__ __align__(8) unsigned long long empty[MAX_STAGES];
@@ -711,6 +834,15 @@ __device__ __forceinline__ void wgmma_tma(const CUtensorMap* a, const CUtensorMa
     p.rank = CLUSTER == 1 ? 0 : cluster_rank();
     p.c_map = c_map;
     p.buffers = p.stages + Tiles::STAGES * Tiles::STAGE;
+    // Step 18: the tiles shared out are whole ones of one slice, each block's run is at least a stage
+    // (a run of none would leave a tile's count short for ever), and a round of whole tiles comes first.
+    p.tail = tail;
+    p.whole_units = p.units - tail;
+    p.partials = partials;
+    p.arrivals = arrivals;
+    if (tail > 0 && (!STREAM_K || CLUSTER != 1 || stages_per_slice < p.k_stages || (long long)tail * p.k_stages < gridDim.x ||
+                     p.whole_units < (int)gridDim.x || partials == nullptr || arrivals == nullptr))
+        __trap();
     if (threadIdx.x == 0) {
         for (int s = 0; s < Tiles::STAGES; ++s) {
             mbarrier_init(shared_address(&full[s]), 1);  // the producer's arrival
@@ -728,10 +860,10 @@ __device__ __forceinline__ void wgmma_tma(const CUtensorMap* a, const CUtensorMa
     }
     if (threadIdx.x < 128) {
         asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
-        if (threadIdx.x == 0) produce<Tiles, CLUSTER>(p, a, b);
+        if (threadIdx.x == 0) produce<Tiles, CLUSTER, STREAM_K>(p, a, b);
     } else {
         asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
-        consume<Tiles, CLUSTER, IN_FLIGHT, TMA_STORE>(p, c);
+        consume<Tiles, CLUSTER, IN_FLIGHT, TMA_STORE, STREAM_K>(p, c);
     }
     if (CLUSTER > 1) cluster_sync();
 }
@@ -786,6 +918,19 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     } else {
         wgmma_tma<Tf32Wide, 1, 1, true>(&a, &b, c, k, stages_per_slice, tma_store ? &c_map : nullptr);
     }
+}
+// Step 18: step 16 with the last, partial round of tiles shared out along k (stream-K) where `tail` >
+// 0 (the host's choice: a grid of one block per multiprocessor, C of one slice, more tiles than
+// blocks and not a multiple of them): the last `tail` tiles' stages cut evenly over the blocks,
+// `partials` room for a consumer's sums per block and consumer, `arrivals` a zero per tile and
+// consumer (zero again when the launch ends).
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
+    wgmma_tma_bf16_streamk(const __grid_constant__ CUtensorMap a, const __grid_constant__ CUtensorMap b_t,
+                           const __grid_constant__ CUtensorMap c_map, MatrixView<float> c, int k, int stages_per_slice,
+                           int tma_store, int tail, float* partials, unsigned int* arrivals) {
+    static_assert(SharedTiles<Bf16>::CONSUMERS == 2, "partial_slot: two consumers a block");
+    wgmma_tma<SharedTiles<Bf16>, 1, 0, true, true>(&a, &b_t, c, k, stages_per_slice, tma_store ? &c_map : nullptr,
+                                                   tail, partials, arrivals);
 }
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 

@@ -255,7 +255,7 @@ impl Needs {
 /// Every kernel that needs more than sm_75, the oldest architecture CUDA 13 builds for. A test checks
 /// each build against this list: a kernel is in a build exactly when the build's architecture has what
 /// it needs ([`Needs::met_by`]).
-pub const NEEDS: [Needs; 16] = [
+pub const NEEDS: [Needs; 17] = [
     Needs {
         kernel: "async_copies_f32",
         arch: 80,
@@ -348,6 +348,12 @@ pub const NEEDS: [Needs; 16] = [
     },
     Needs {
         kernel: "wgmma_tma_tf32_wide",
+        arch: 90,
+        feature: "wgmma, TMA and setmaxnreg, Hopper's own",
+        arch_specific: true,
+    },
+    Needs {
+        kernel: "wgmma_tma_bf16_streamk",
         arch: 90,
         feature: "wgmma, TMA and setmaxnreg, Hopper's own",
         arch_specific: true,
@@ -627,6 +633,7 @@ mod tests {
                 "wgmma_tma_bf16_pair",
                 "wgmma_tma_bf16_stored",
                 "wgmma_tma_tf32_wide",
+                "wgmma_tma_bf16_streamk",
             ] {
                 let function = report.function(kernel);
                 assert_eq!(function.is_some(), build.arch == 90, "{kernel} on sm_{}", build.arch);

@@ -1,4 +1,4 @@
-//! Split-K, shared by the ladder's steps 9 to 11 and Hopper's steps 12 to 17 ([`crate::wgmma`]): how
+//! Split-K, shared by the ladder's steps 9 to 11 and Hopper's steps 12 to 18 ([`crate::wgmma`]): how
 //! k is cut into slices for one product ([`Split`]), and the slices' partial products with the kernel
 //! that adds them into C (`sum_slices` in `kernels/cuda/mmm_ladder.cu`: [`Slabs`]). It depends on
 //! `common`, `cust` and `matrix` only: the ladder and wgmma both depend on it, it on neither.
@@ -63,7 +63,7 @@ impl Split {
 }
 
 /// Split-K's partial products: `slices` slabs of C's size, one per slice of k, and sum_slices, the
-/// kernel that adds them into C in slice order (steps 9 to 11, and 12 to 17 where they cut k).
+/// kernel that adds them into C in slice order (steps 9 to 11, and 12 to 18 where they cut k).
 pub struct Slabs<'a, T: Element> {
     slices: u32,
     sum: Function<'a>,
@@ -73,7 +73,7 @@ pub struct Slabs<'a, T: Element> {
 impl<'a, T: Element> Slabs<'a, T> {
     /// The slabs for `split` of a C of `elements` elements, where it has more than one slice (`None`
     /// for one: the kernel writes C itself), with sum_slices from `module`: mmm_ladder.cu's, which the
-    /// ladder loads, for steps 12 to 17 too (mmm_wgmma.cu has no sum of its own).
+    /// ladder loads, for steps 12 to 18 too (mmm_wgmma.cu has no sum of its own).
     pub fn new(module: &'a Module, split: Split, elements: usize) -> Result<Option<Slabs<'a, T>>> {
         if split.slices == 1 {
             return Ok(None);

@@ -1,12 +1,13 @@
-//! Steps 12 to 17 of `--ladder` (`kernels/cuda/mmm_wgmma.cu`): Hopper's wgmma fed by TMA. The host's
+//! Steps 12 to 18 of `--ladder` (`kernels/cuda/mmm_wgmma.cu`): Hopper's wgmma fed by TMA. The host's
 //! part: the operands as TMA wants them (rows of whole 16-byte pieces, and for bf16 converted copies,
 //! B transposed), made by the prep kernels into buffers allocated when the step is prepared; the
 //! tensor maps that describe them to the copy engine (`cuTensorMapEncodeTiled`); the tile shape; and
 //! the persistent launch, a block per multiprocessor at most ([`blocks`]). For steps 12, 13 and 17
 //! the prep kernels run inside the step's timed launch: they are part of what the step costs from
-//! f32 matrices. Steps 14 to 16 are timed as cuBLAS's bf16 row is, on operands converted before the
-//! timed launches ([`WgmmaLaunch::convert`]); steps 16 and 17 also store C by TMA, through a map of C
-//! made here. Step 17 is step 12 with no transpose of B; it and step 12 on a small C read A and B as
+//! f32 matrices. Steps 14 to 16 and 18 are timed as cuBLAS's bf16 row is, on operands converted before the
+//! timed launches ([`WgmmaLaunch::convert`]); steps 16 to 18 also store C by TMA, through a map of C
+//! made here. Step 18 shares the last, partial round of tiles out along k ([`tail`]), its partial
+//! sums in a workspace allocated with the step ([`StreamK`]). Step 17 is step 12 with no transpose of B; it and step 12 on a small C read A and B as
 //! they are where their rows are whole 16-byte pieces: then they are one kernel. It depends on
 //! [`crate::split_k`] where it cuts k, not on the ladder, which depends on it.
 
@@ -17,7 +18,7 @@ use common::verify::poisoned_device_buffer;
 use common::{check_cuda, raw};
 use cust::function::{BlockSize, Function, GridSize};
 use cust::launch;
-use cust::memory::DeviceBuffer;
+use cust::memory::{DeviceBuffer, DevicePointer};
 use cust::module::Module;
 use cust::stream::Stream;
 use matrix::{Element, MatrixView};
@@ -69,6 +70,9 @@ pub enum WgmmaGemm {
     /// Step 17: TF32 with no transpose of B: C^T on [`WIDE_TILE`]s, B's tile read through
     /// registers, C stored as step 16 does; step 12's narrow tiles on a small C.
     Tf32Wide,
+    /// Step 18: step 16 on every multiprocessor, the last, partial round of tiles shared out along k
+    /// (stream-K, [`tail`]).
+    Bf16StreamK,
 }
 
 impl WgmmaGemm {
@@ -76,7 +80,11 @@ impl WgmmaGemm {
     pub fn operand(self) -> Operand {
         match self {
             WgmmaGemm::Tf32 | WgmmaGemm::Tf32Wide => Operand::Tf32,
-            WgmmaGemm::Bf16 | WgmmaGemm::Bf16Once | WgmmaGemm::Bf16Pair | WgmmaGemm::Bf16Stored => Operand::Bf16,
+            WgmmaGemm::Bf16
+            | WgmmaGemm::Bf16Once
+            | WgmmaGemm::Bf16Pair
+            | WgmmaGemm::Bf16Stored
+            | WgmmaGemm::Bf16StreamK => Operand::Bf16,
         }
     }
 
@@ -89,14 +97,15 @@ impl WgmmaGemm {
             WgmmaGemm::Bf16Pair => "wgmma_tma_bf16_pair",
             WgmmaGemm::Bf16Stored => "wgmma_tma_bf16_stored",
             WgmmaGemm::Tf32Wide => "wgmma_tma_tf32_wide",
+            WgmmaGemm::Bf16StreamK => "wgmma_tma_bf16_streamk",
         }
     }
 
-    /// The dynamic shared memory its kernel launches with: the stages, and steps 16 and 17's store
+    /// The dynamic shared memory its kernel launches with: the stages, and steps 16 to 18's store
     /// buffers.
     pub fn shared_bytes(self) -> u32 {
         match self {
-            WgmmaGemm::Bf16Stored | WgmmaGemm::Tf32Wide => SHARED_BYTES + STORE_BYTES,
+            WgmmaGemm::Bf16Stored | WgmmaGemm::Tf32Wide | WgmmaGemm::Bf16StreamK => SHARED_BYTES + STORE_BYTES,
             _ => SHARED_BYTES,
         }
     }
@@ -112,11 +121,15 @@ impl WgmmaGemm {
     /// Whether its operands are converted before the timed launches ([`WgmmaLaunch::convert`]), not
     /// in each.
     fn converts_once(self) -> bool {
-        matches!(self, WgmmaGemm::Bf16Once | WgmmaGemm::Bf16Pair | WgmmaGemm::Bf16Stored)
+        matches!(
+            self,
+            WgmmaGemm::Bf16Once | WgmmaGemm::Bf16Pair | WgmmaGemm::Bf16Stored | WgmmaGemm::Bf16StreamK
+        )
     }
 
     /// Whether its grid is the fewest clusters that need no more rounds of units than one per
-    /// multiprocessor would ([`blocks`]): steps 14 to 17, whose time is their GEMM's alone.
+    /// multiprocessor would ([`blocks`]): steps 14 to 18, whose time is their GEMM's alone (step 18
+    /// where it shares nothing out: [`tail`]).
     fn evens_rounds(self) -> bool {
         self.converts_once() || self == WgmmaGemm::Tf32Wide
     }
@@ -132,7 +145,7 @@ impl WgmmaGemm {
     /// The bulk stores' box where it stores C by TMA: `None` where it stores from registers.
     fn store_box(self) -> Option<(u32, u32)> {
         match self {
-            WgmmaGemm::Bf16Stored => Some(STORE_BOX),
+            WgmmaGemm::Bf16Stored | WgmmaGemm::Bf16StreamK => Some(STORE_BOX),
             WgmmaGemm::Tf32Wide => Some(WIDE_STORE_BOX),
             _ => None,
         }
@@ -259,7 +272,7 @@ fn encode_tiled(
     Ok(map)
 }
 
-/// Steps 16 and 17's map of what their GEMM writes: `slices` matrices of `rows` x `cols` floats one
+/// Steps 16 to 18's map of what their GEMM writes: `slices` matrices of `rows` x `cols` floats one
 /// after the other at `address` (C itself, or split-K's slabs), as one tensor of cols x rows x
 /// slices, in boxes of `store_box` (32 floats, 128 bytes, by 64 or 32 rows) of one slice, the 128-byte
 /// swizzle their stores write in. `None` where TMA cannot write C (rows not whole 16-byte pieces: n %
@@ -321,7 +334,7 @@ pub fn split(gemm: WgmmaGemm, (m, k, n): (usize, usize, usize), multiprocessors:
 }
 
 /// Blocks of the persistent grid: one per multiprocessor, fewer where C has fewer units (a cluster's
-/// tiles, times the slices). Steps 14 to 17 take the fewest clusters that still need no more rounds
+/// tiles, times the slices). Steps 14 to 18 take the fewest clusters that still need no more rounds
 /// of units (4096 x 4096: 512 tiles in 4 rounds of 128 blocks, none idle in the last; 132 blocks
 /// take 4 rounds as well, and leave 16 idle in the last).
 pub fn blocks(gemm: WgmmaGemm, tile: (u32, u32), (m, n): (u32, u32), slices: u32, multiprocessors: u32) -> u32 {
@@ -334,6 +347,68 @@ pub fn blocks(gemm: WgmmaGemm, tile: (u32, u32), (m, n): (u32, u32), slices: u32
         units.min(clusters)
     };
     grid * cluster
+}
+
+/// The fewest stage-times per block that the multiprocessors a last round leaves idle must add up to
+/// for step 18 to share it out ([`tail`]). An H200 multiplying bf16 runs at the clock its power
+/// allows (ncu: 1.59 GHz, 132 blocks or 128): a multiprocessor idle in the last round lets the others
+/// run faster, and sharing out costs fix-ups. At 4096 (a last round of 116 of 132 tiles of 64 stages:
+/// 7.8 stage-times idle per block) sharing out took 0.192 ms where 132 blocks without it took 0.184;
+/// at 8192 (68 of 132, of 128 stages: 62 per block) it took 1.384 and 1.387 ms where step 16 took
+/// 1.394 and 1.392 (issue 65, runs 76, 77 and 79). 32 lies between: a guess from two sizes on one
+/// GPU, which a GPU whose clocks its power does not hold back may put lower.
+const MIN_IDLE_STAGES: u64 = 32;
+
+/// Step 18's tiles shared out along k (stream-K): on a grid of one block per multiprocessor (not
+/// [`blocks`]'), the tiles of the last round where C has more tiles than multiprocessors, not a whole
+/// number of rounds of them, and a last round that would leave multiprocessors idle long enough
+/// ([`MIN_IDLE_STAGES`]; 8192 x 8192: 2048 tiles of 128 x 256, 15 rounds of 132 and 68 left, which
+/// would leave 64 multiprocessors idle for a round). Their `k_stages` stages each are cut into one
+/// even run per block, so the last round takes 68 / 132 of one. None for the other steps, where k is
+/// cut into slices, or where the runs would be shorter than a stage (the kernel's counts need every
+/// block to have one).
+pub fn tail(
+    gemm: WgmmaGemm,
+    tile: (u32, u32),
+    (m, n): (u32, u32),
+    k_stages: u32,
+    slices: u32,
+    multiprocessors: u32,
+) -> u32 {
+    let (tiles, blocks) = (tiles(tile, (m, n)), multiprocessors.max(1));
+    let rest = tiles % blocks;
+    let (rest_stages, idle_stages) = (
+        u64::from(rest) * u64::from(k_stages),
+        u64::from(blocks - rest) * u64::from(k_stages),
+    );
+    let worth_it = rest_stages >= u64::from(blocks) && idle_stages >= MIN_IDLE_STAGES * u64::from(blocks);
+    match gemm == WgmmaGemm::Bf16StreamK && slices == 1 && tiles > blocks && worth_it {
+        true => rest,
+        false => 0,
+    }
+}
+
+/// Step 18's workspace where it shares tiles out ([`tail`]): each block's partial sums (a consumer's
+/// 128 accumulators per thread, for two consumers of 128 threads: 128 KiB a block) and, per tile
+/// shared out and consumer, the count of partial sums left for it, zero between launches (the
+/// kernel sets it back).
+struct StreamK {
+    tail: u32,
+    partials: DeviceBuffer<f32>,
+    arrivals: DeviceBuffer<u32>,
+}
+
+impl StreamK {
+    /// The workspace for `tail` tiles shared out over `blocks` blocks.
+    fn new(tail: u32, blocks: u32) -> Result<StreamK> {
+        let partials = poisoned_device_buffer::<f32>(blocks as usize * 2 * 128 * 128)?;
+        let arrivals = check_cuda!(DeviceBuffer::zeroed(2 * tail as usize))?;
+        Ok(StreamK {
+            tail,
+            partials,
+            arrivals,
+        })
+    }
 }
 
 /// A padded copy of one operand on the GPU: `rows` rows of `row_length` elements (the padding is never
@@ -393,7 +468,7 @@ impl Read {
     }
 }
 
-/// One of steps 12 to 17 prepared for one product's sizes: its GEMM, its prep kernels and their
+/// One of steps 12 to 18 prepared for one product's sizes: its GEMM, its prep kernels and their
 /// buffers, the tile shape, the multiprocessors the grid fills, and where k is cut into slices, the
 /// slices' partial products and the kernel that sums them.
 pub struct WgmmaLaunch<'a> {
@@ -413,6 +488,8 @@ pub struct WgmmaLaunch<'a> {
     split: Split,
     /// The slices' partial products, where there are two slices or more.
     slabs: Option<Slabs<'a, f32>>,
+    /// Step 18's workspace, where it shares tiles out along k ([`tail`]).
+    stream_k: Option<StreamK>,
 }
 
 impl<'a> WgmmaLaunch<'a> {
@@ -440,6 +517,16 @@ impl<'a> WgmmaLaunch<'a> {
             split.slices
         );
         let tile = tile(form, (m as u32, n as u32), multiprocessors);
+        let k_stages = (k * operand.bytes()).div_ceil(KBYTES as usize) as u32;
+        let tail = tail(
+            form,
+            tile,
+            (m as u32, n as u32),
+            k_stages,
+            split.slices,
+            multiprocessors,
+        );
+        let stream_k = (tail > 0).then(|| StreamK::new(tail, multiprocessors)).transpose()?;
         let in_place = |length: usize| operand == Operand::Tf32 && length.is_multiple_of(4);
         let a = Read::new(operand, (m, k), tile.0, (Prep::Copy, !in_place(k)))?;
         // The tiles computed as C^T read B as it is, in boxes of a stage's 32 rows of k.
@@ -466,6 +553,7 @@ impl<'a> WgmmaLaunch<'a> {
             multiprocessors,
             split,
             slabs,
+            stream_k,
         })
     }
 
@@ -498,7 +586,8 @@ impl<'a> WgmmaLaunch<'a> {
     /// # Safety
     /// `a`, `b` and `c` must point at device memory holding their `rows` x `cols` elements, row-major
     /// (as a `Matrix`'s device copy does), that stays allocated, and that nothing else writes, until
-    /// the GPU has finished the launch.
+    /// the GPU has finished the launch. No other launch of this `WgmmaLaunch` may run at the same
+    /// time (on another stream): step 18's partial sums and counts are its own, one launch's.
     pub unsafe fn launch<T: Element>(
         &self,
         (a, b, c): (MatrixView<T>, MatrixView<T>, MatrixView<T>),
@@ -519,7 +608,20 @@ impl<'a> WgmmaLaunch<'a> {
             slices,
             tiles_per_slice: stages_per_slice,
         } = self.split;
-        let grid = blocks(self.form, self.tile, (m as u32, n as u32), slices, self.multiprocessors);
+        // Step 18's tiles shared out along k on one block per multiprocessor, and its workspace;
+        // where it shares nothing out (tail 0) it runs as step 16 does.
+        let (grid, tail, partials, arrivals) = match &self.stream_k {
+            Some(stream_k) => (
+                self.multiprocessors,
+                stream_k.tail as i32,
+                stream_k.partials.as_device_ptr(),
+                stream_k.arrivals.as_device_ptr(),
+            ),
+            None => {
+                let grid = blocks(self.form, self.tile, (m as u32, n as u32), slices, self.multiprocessors);
+                (grid, 0, DevicePointer::null(), DevicePointer::null())
+            }
+        };
         // The GEMM writes C itself, or with more than one slice the slabs, which sum_slices adds into C.
         let target = self.slabs.as_ref().map_or(c, |slabs| slabs.view(m, n));
         let (gemm, stages_per_slice) = (&self.gemm, stages_per_slice as i32);
@@ -551,6 +653,18 @@ impl<'a> WgmmaLaunch<'a> {
                     launch!(gemm<<<grid, THREADS, shared, stream>>>(a_map, b_map, c_map, target, k, stages_per_slice, tma_store))
                 })?;
             }
+            WgmmaGemm::Bf16StreamK => {
+                let (c_map, tma_store) = self.store_map(target, slices)?;
+                // __global__ void wgmma_tma_bf16_streamk(const __grid_constant__ CUtensorMap a, const __grid_constant__ CUtensorMap b_t, const __grid_constant__ CUtensorMap c_map, MatrixView<float> c, int k, int stages_per_slice, int tma_store, int tail, float* partials, unsigned int* arrivals)
+                // SAFETY: as for the step 16 launch, with this signature. Where `tail` > 0 (`prepare`:
+                // one slice, more tiles than blocks), `grid` is one block per multiprocessor, all
+                // resident at once (one fits a multiprocessor), and the workspace holds `grid`
+                // blocks' partial sums and `tail` x 2 zero counts, this struct's, which no other
+                // launch uses meanwhile (this function's contract); where 0 the pointers are not read.
+                check_cuda!(unsafe {
+                    launch!(gemm<<<grid, THREADS, shared, stream>>>(a_map, b_map, c_map, target, k, stages_per_slice, tma_store, tail, partials, arrivals))
+                })?;
+            }
             WgmmaGemm::Tf32Wide => {
                 let (c_map, tma_store) = self.store_map(target, slices)?;
                 let narrow = i32::from(self.tile == NARROW_TILE);
@@ -576,12 +690,12 @@ impl<'a> WgmmaLaunch<'a> {
         Ok(())
     }
 
-    /// The map steps 16 and 17 store `target` (C or the slabs, `slices` of them) through, and whether
+    /// The map steps 16 to 18 store `target` (C or the slabs, `slices` of them) through, and whether
     /// they do (1) or store from registers (0), where TMA cannot write it: then a map of zeros, which
     /// the kernel, told so, does not read.
     fn store_map(&self, target: MatrixView<f32>, slices: u32) -> Result<(raw::CuTensorMap, i32)> {
         let (m, _, n) = self.sizes;
-        let store_box = self.form.store_box().expect("only steps 16 and 17 store by TMA");
+        let store_box = self.form.store_box().expect("only steps 16 to 18 store by TMA");
         let c_map = store_map(target.data.as_raw(), (m as usize, n as usize), slices, store_box)?;
         let tma_store = i32::from(c_map.is_some());
         Ok((c_map.unwrap_or(raw::CuTensorMap { opaque: [0; 16] }), tma_store))
@@ -824,6 +938,49 @@ mod tests {
         // 5 x 16 = 80 tiles: one round.
         assert_eq!(blocks(wide, WIDE_TILE, (1100, 2000), 1, 132), 80);
         assert_eq!(blocks(wide, NARROW_TILE, (1024, 1024), 1, 132), 128);
+    }
+
+    /// Step 18 shares out the last round's tiles where C has more tiles than multiprocessors, not a
+    /// whole number of rounds, and a last round that would leave them idle for 32 stages a block or
+    /// more (8192: 2048 tiles, 68 left after 15 rounds of 132, 64 idle for 128 stages), on one block
+    /// per multiprocessor; nowhere else: a nearly full last round (4096: 116 of 132, 16 idle for 64
+    /// stages), a whole number of rounds, one round or less (where k may be cut instead), runs
+    /// shorter than a stage, or another step.
+    #[test]
+    fn step_18_shares_out_the_last_round_where_it_would_leave_the_gpu_idle_long() {
+        let streamk = WgmmaGemm::Bf16StreamK;
+        assert_eq!(tail(streamk, TILE, (8192, 8192), 128, 1, 132), 68);
+        assert_eq!(tail(streamk, TILE, (4096, 4096), 64, 1, 132), 0);
+        // Where it shares nothing out, step 16's grid (launch takes one block per multiprocessor
+        // where it does).
+        assert_eq!(blocks(streamk, TILE, (4096, 4096), 1, 132), 128);
+        // 18 x 9 = 162 tiles, 30 left: of 47 stages (k = 3000 in bf16), 102 x 47 / 132 = 36 idle
+        // stage-times a block; of 40 stages 31, too few; of one stage, runs shorter than a stage.
+        assert_eq!(tail(streamk, TILE, (2300, 2170), 47, 1, 132), 30);
+        assert_eq!(tail(streamk, TILE, (2300, 2170), 40, 1, 132), 0);
+        // 133 tiles, 1 left, of 100 stages: a run of under a stage each.
+        assert_eq!(tail(streamk, TILE, (19 * 128, 7 * 256), 100, 1, 132), 0);
+        // 4 rounds of 128 on 128 multiprocessors; 128 tiles on 132; k cut into slices; step 16.
+        assert_eq!(tail(streamk, TILE, (4096, 4096), 64, 1, 128), 0);
+        assert_eq!(tail(streamk, TILE, (2048, 2048), 32, 1, 132), 0);
+        assert_eq!(tail(streamk, TILE, (8192, 8192), 128, 2, 132), 0);
+        assert_eq!(tail(WgmmaGemm::Bf16Stored, TILE, (8192, 8192), 128, 1, 132), 0);
+        assert_eq!(
+            (
+                streamk.kernel(),
+                streamk.shared_bytes(),
+                streamk.store_box(),
+                streamk.operand()
+            ),
+            (
+                "wgmma_tma_bf16_streamk",
+                SHARED_BYTES + STORE_BYTES,
+                Some(STORE_BOX),
+                Operand::Bf16
+            )
+        );
+        assert!(streamk.converts_once() && streamk.evens_rounds());
+        assert_eq!(split(streamk, (8192, 8192, 8192), 132).slices, 1);
     }
 
     /// Split-K where C's tiles leave an H100's 132 multiprocessors idle, slices of at least 8 stages of

@@ -339,10 +339,12 @@ fn split_and_check<T: Element>(ladder: &Ladder, step: Step, (m, k, n): (usize, u
     u32::from(split.is_some())
 }
 
-/// Issue 41, item 2, and issue 65, item 1: steps 12 to 17 (Hopper's wgmma fed by TMA; 14 to 16 on
-/// operands converted before their timed launches, 15 in clusters of two whose second block's tile
-/// lies below C where C has an odd number of tile rows, 16 and 17 storing C by TMA where n % 4 == 0,
-/// into the slabs too where they cut k, and from registers elsewhere) against the CPU, C poisoned before
+/// Issue 41, item 2, and issue 65, item 1: steps 12 to 18 (Hopper's wgmma fed by TMA; 14 to 16 and 18
+/// on operands converted before their timed launches, 15 in clusters of two whose second block's tile
+/// lies below C where C has an odd number of tile rows, 16 to 18 storing C by TMA where n % 4 == 0,
+/// into the slabs too where they cut k, and from registers elsewhere; 18 sharing the last round's
+/// tiles out along k, three launches in a row, each of which must find the counts its launch before
+/// left at zero) against the CPU, C poisoned before
 /// each run: one element, k shorter than one stage and not a multiple of 4 (A copied into padded rows),
 /// odd sizes everywhere, a k of 33 (a partial stage after a whole one), k of 36 and 4 (A read where it
 /// is, in TF32, with a partial stage, ragged m and n, and less than one stage; not 1 x 4 x 1, whose
@@ -353,7 +355,7 @@ fn split_and_check<T: Element>(ladder: &Ladder, step: Step, (m, k, n): (usize, u
 /// kernel is not in the module, and it does not run.
 #[test]
 #[ignore = "needs a GPU: bash gpu-bundle/run.sh"]
-fn hopper_steps_12_to_17_are_right_at_awkward_sizes_or_say_they_need_sm_90a() {
+fn hopper_steps_12_to_18_are_right_at_awkward_sizes_or_say_they_need_sm_90a() {
     let gpu = Gpu::open(0).expect(NEEDS_GPU);
     let ladder = Ladder::load(&gpu).unwrap();
     let shapes = [
@@ -385,6 +387,12 @@ fn hopper_steps_12_to_17_are_right_at_awkward_sizes_or_say_they_need_sm_90a() {
         // Split-K on 3 x 2 tiles: step 15's second pair has a tile below C; step 16 stores by TMA
         // into the slabs (n % 4 == 0).
         (300, 2085, 260),
+        // Step 18 sharing out the last round (18 x 9 = 162 tiles, 30 left after 132 on an H100 or
+        // H200, 48 after 114 on an H100 PCIe; of 63 stages: on 132, runs of 14 to 15, a tile in
+        // pieces from up to six blocks) with ragged edges, stored by TMA and from registers (n % 4
+        // != 0).
+        (2300, 4000, 2170),
+        (2300, 4001, 2171),
     ];
     for step in [
         Step::WgmmaTf32,
@@ -393,6 +401,7 @@ fn hopper_steps_12_to_17_are_right_at_awkward_sizes_or_say_they_need_sm_90a() {
         Step::WgmmaBf16Pair,
         Step::WgmmaBf16Stored,
         Step::WgmmaTf32Wide,
+        Step::WgmmaBf16StreamK,
     ] {
         let mut random = Random::new(41);
         if let Some(why) = ladder.unavailable::<f32>(step) {
@@ -449,6 +458,27 @@ fn hopper_steps_12_to_17_are_right_at_awkward_sizes_or_say_they_need_sm_90a() {
                     }) || shape == wgmma::TILE
                 );
             }
+        }
+        if step == Step::WgmmaBf16StreamK {
+            // Every sm_90 GPU has 132 multiprocessors or fewer, and 114 or more: the last two
+            // shapes' 162 tiles leave a partial round, shared out.
+            let multiprocessors = gpu.info.multiprocessors;
+            let shared_out = shapes.iter().filter(|&&(m, k, n)| {
+                let slices = wgmma::split(WgmmaGemm::Bf16StreamK, (m, k, n), multiprocessors).slices;
+                let stages = (2 * k).div_ceil(128) as u32;
+                wgmma::tail(
+                    WgmmaGemm::Bf16StreamK,
+                    wgmma::TILE,
+                    (m as u32, n as u32),
+                    stages,
+                    slices,
+                    multiprocessors,
+                ) > 0
+            });
+            assert!(
+                shared_out.count() >= 2,
+                "step 18 shares no tiles out on {multiprocessors} multiprocessors"
+            );
         }
         let sliced = |sizes| {
             let launch = ladder.prepare::<f32>(step, sizes).unwrap().unwrap();

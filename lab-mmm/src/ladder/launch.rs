@@ -27,7 +27,7 @@ use crate::wgmma::{self, WgmmaLaunch};
 pub struct Ladder {
     tiled: Module,
     ladder: Module,
-    /// mmm_wgmma.cu: on an sm_90 GPU its sm_90a build with steps 12 to 17, elsewhere the prep kernels
+    /// mmm_wgmma.cu: on an sm_90 GPU its sm_90a build with steps 12 to 18, elsewhere the prep kernels
     /// only.
     wgmma: Module,
     arch: u32,
@@ -97,7 +97,7 @@ impl Ladder {
     }
 
     /// How a split-K step cuts k for an `m` x `k` times `k` x `n` product here ([`Split::choose`], with
-    /// this GPU's multiprocessors and the blocks of the step's kernel each holds); for steps 12 to 17,
+    /// this GPU's multiprocessors and the blocks of the step's kernel each holds); for steps 12 to 18,
     /// which cut k themselves where C has too few tiles, how they do ([`wgmma::split`]; `None` where
     /// they do not); `None` for the other steps.
     pub fn split(&self, step: Step, (m, k, n): (usize, usize, usize)) -> Option<Split> {
@@ -194,7 +194,7 @@ pub fn run_step<T: Element>(
 }
 
 /// A step ready to launch ([`Ladder::prepare`]): its kernel, which has already been allowed its
-/// dynamic shared memory, for split-K what the split needs, for steps 12 to 17 their prep.
+/// dynamic shared memory, for split-K what the split needs, for steps 12 to 18 their prep.
 pub struct StepLaunch<'a, T: Element> {
     step: Step,
     function: Function<'a>,

@@ -1,5 +1,5 @@
 //! `--ladder`: the steps from the slides' tiled kernel towards cuBLAS (`kernels/cuda/mmm_ladder.cu`, and
-//! `kernels/cuda/mmm_wgmma.cu` for Hopper's steps 12 to 17, whose host side is [`crate::wgmma`]), each
+//! `kernels/cuda/mmm_wgmma.cu` for Hopper's steps 12 to 18, whose host side is [`crate::wgmma`]), each
 //! timed like the slide's kernels and checked against the CPU.
 //!
 //! This file owns the ladder's table: a rung measured ([`Rung`]), a row ([`LadderRow`]), the table

@@ -1,7 +1,7 @@
 //! The ladder's rungs ([`Step`]): each step's name, kernel, precision and launch shape (threads, tile
 //! of C, dynamic shared memory, grid), with the shared memory of the kernels' stages as
 //! `kernels/cuda/mmm_ladder.cu` sizes them. It depends on the kernels' images, the slides' mmm and
-//! [`crate::wgmma`] (the shape of steps 12 to 17), on nothing else of the ladder: the rest of the ladder
+//! [`crate::wgmma`] (the shape of steps 12 to 18), on nothing else of the ladder: the rest of the ladder
 //! depends on it.
 
 use kernels::KernelImage;
@@ -56,13 +56,16 @@ pub enum Step {
     /// Step 12 with no transpose of B on a large C: C^T on 256 x 128 tiles, B's tile read through
     /// registers two k steps at a time, C stored as step 16 does (precision "tf32").
     WgmmaTf32Wide,
+    /// Step 16 on every multiprocessor, the last, partial round of tiles shared out along k
+    /// (stream-K): a block ends a tile with the partial sums of the blocks that ran its later stages.
+    WgmmaBf16StreamK,
 }
 
 /// The slides' BLOCK_SIZE for the first rung: the faster of the two on an H200.
 pub const TILED_BLOCK_SIZE: u32 = 32;
 
 impl Step {
-    pub const ALL: [Step; 18] = [
+    pub const ALL: [Step; 19] = [
         Step::Tiled,
         Step::RegisterBlocked,
         Step::WideLoads,
@@ -81,6 +84,7 @@ impl Step {
         Step::WgmmaBf16Pair,
         Step::WgmmaBf16Stored,
         Step::WgmmaTf32Wide,
+        Step::WgmmaBf16StreamK,
     ];
 
     pub fn name(self) -> &'static str {
@@ -103,6 +107,7 @@ impl Step {
             Step::WgmmaBf16Pair => "15. clusters of 2, B^T multicast by TMA (bf16)",
             Step::WgmmaBf16Stored => "16. C stored by TMA, overlapping the next tile (bf16)",
             Step::WgmmaTf32Wide => "17. no transpose: B through registers, C^T tiles (tf32)",
+            Step::WgmmaBf16StreamK => "18. stream-K: the last round's tiles shared out along k (bf16)",
         }
     }
 
@@ -140,11 +145,18 @@ impl Step {
     }
 
     /// The precision the step computes in with matrices of `T`: `T`'s own, but TF32 for steps 8, 11,
-    /// 12 and 17 and bf16 for steps 13 to 16.
+    /// 12 and 17 and bf16 for steps 13 to 16 and 18.
     pub fn precision<T: Element>(self) -> Precision {
         match (self, T::NAME) {
             (Step::Tf32 | Step::SplitTf32 | Step::WgmmaTf32 | Step::WgmmaTf32Wide, _) => Precision::Tf32,
-            (Step::WgmmaBf16 | Step::WgmmaBf16Once | Step::WgmmaBf16Pair | Step::WgmmaBf16Stored, _) => Precision::Bf16,
+            (
+                Step::WgmmaBf16
+                | Step::WgmmaBf16Once
+                | Step::WgmmaBf16Pair
+                | Step::WgmmaBf16Stored
+                | Step::WgmmaBf16StreamK,
+                _,
+            ) => Precision::Bf16,
             (_, "f64") => Precision::F64,
             _ => Precision::F32,
         }
@@ -176,6 +188,7 @@ impl Step {
             Step::WgmmaBf16Pair => Some(WgmmaGemm::Bf16Pair),
             Step::WgmmaBf16Stored => Some(WgmmaGemm::Bf16Stored),
             Step::WgmmaTf32Wide => Some(WgmmaGemm::Tf32Wide),
+            Step::WgmmaBf16StreamK => Some(WgmmaGemm::Bf16StreamK),
             _ => None,
         }
     }
@@ -336,7 +349,7 @@ mod tests {
                 }
             }
         }
-        // Steps 12 to 17: f32 matrices, Hopper only.
+        // Steps 12 to 18: f32 matrices, Hopper only.
         assert_eq!(
             (
                 Step::WgmmaTf32.c_name::<f32>().as_deref(),
@@ -451,7 +464,13 @@ mod tests {
         );
         assert_eq!(
             Step::of_precision::<f32>(Precision::Bf16),
-            [WgmmaBf16, WgmmaBf16Once, WgmmaBf16Pair, WgmmaBf16Stored]
+            [
+                WgmmaBf16,
+                WgmmaBf16Once,
+                WgmmaBf16Pair,
+                WgmmaBf16Stored,
+                WgmmaBf16StreamK
+            ]
         );
         assert!(Step::of_precision::<f64>(Precision::Tf32).is_empty());
         assert!(Step::of_precision::<f64>(Precision::Bf16).is_empty());
@@ -483,12 +502,12 @@ mod tests {
         );
     }
 
-    /// Steps 12 to 17 come last, numbered as the table and the precision line number them; each step
+    /// Steps 12 to 18 come last, numbered as the table and the precision line number them; each step
     /// has the shape of mmm_wgmma.cu: 384 threads, 128 x 256 tiles (step 17's 256 x 128; steps 12
-    /// and 17's narrower ones on a small C: wgmma.rs), 192 KiB of stages (and steps 16 and 17's
+    /// and 17's narrower ones on a small C: wgmma.rs), 192 KiB of stages (and steps 16 to 18's
     /// store buffers).
     #[test]
-    fn the_wgmma_steps_are_12_to_17_with_the_kernels_shape() {
+    fn the_wgmma_steps_are_12_to_18_with_the_kernels_shape() {
         assert_eq!(
             &Step::ALL[12..],
             [
@@ -497,7 +516,8 @@ mod tests {
                 Step::WgmmaBf16Once,
                 Step::WgmmaBf16Pair,
                 Step::WgmmaBf16Stored,
-                Step::WgmmaTf32Wide
+                Step::WgmmaTf32Wide,
+                Step::WgmmaBf16StreamK
             ]
         );
         for (index, step) in Step::ALL.into_iter().enumerate() {
@@ -511,6 +531,15 @@ mod tests {
         // Step 16: two 8 KiB store buffers per consumer past the stages, 225 KiB of the 227.
         assert_eq!(Step::WgmmaBf16Stored.shape(), (384, (128, 256), 197632 + 32768));
         assert_eq!(Step::WgmmaTf32Wide.shape(), (384, (256, 128), 197632 + 32768));
+        assert_eq!(Step::WgmmaBf16StreamK.shape(), Step::WgmmaBf16Stored.shape());
+        assert_eq!(
+            (
+                Step::WgmmaBf16StreamK.c_name::<f32>().as_deref(),
+                Step::WgmmaBf16StreamK.c_name::<f64>(),
+                Step::WgmmaBf16StreamK.gemm()
+            ),
+            (Some("wgmma_tma_bf16_streamk"), None, Some(WgmmaGemm::Bf16StreamK))
+        );
         assert_eq!(
             (
                 Step::WgmmaTf32Wide.c_name::<f32>().as_deref(),
