@@ -151,12 +151,20 @@ pub fn plot(points: &[Point], title: &str, path: &Path, overwrite: bool) -> Resu
     }
     let x_of = |shape| shapes.iter().position(|&s| s == shape).unwrap_or_default() as f64;
     let labels: Vec<String> = shapes.iter().map(|&shape| shape_name(shape)).collect();
+    let precisions: Vec<Precision> = Precision::ALL
+        .into_iter()
+        .filter(|p| points.iter().any(|point| point.precision == *p))
+        .collect();
+    // The legend (two rows a precision) sits in the upper left corner, above the lines: the y axis
+    // goes that much higher than the fastest point.
+    let legend_share = LEGEND_ROW_SHARE * (2 * precisions.len()) as f64;
     let top = points
         .iter()
         .flat_map(|p| [Some(p.step_tflops), p.library_tflops])
         .flatten()
         .fold(1.0_f64, f64::max)
-        * 1.1;
+        * 1.1
+        / (1.0 - legend_share);
     let top_share = points.iter().filter_map(Point::share).fold(1.0_f64, f64::max) * 110.0;
     let colours = [
         RGBColor(225, 87, 89),
@@ -164,10 +172,6 @@ pub fn plot(points: &[Point], title: &str, path: &Path, overwrite: bool) -> Resu
         RGBColor(89, 161, 79),
         RGBColor(176, 122, 161),
     ];
-    let precisions: Vec<Precision> = Precision::ALL
-        .into_iter()
-        .filter(|p| points.iter().any(|point| point.precision == *p))
-        .collect();
 
     let root = SVGBackend::new(path, (1000, 800)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| draw(&e))?;
@@ -260,6 +264,11 @@ fn panel<'a, 'b>(
         .map_err(|e| draw(&e))?;
     Ok(chart)
 }
+
+/// The share of the upper panel's height one legend row takes: plotters' rows of about 17 pixels in
+/// its plotting area of about 400 (the panel's 480 less margins and the x labels), with room for the
+/// legend's border.
+const LEGEND_ROW_SHARE: f64 = 0.045;
 
 /// A line through `points` with a dot at each; the line's series, for a legend entry.
 fn draw_line<'c, 'a, 'b>(
