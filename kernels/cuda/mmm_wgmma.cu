@@ -29,8 +29,9 @@
 //  - Split-K where C has too few tiles for the multiprocessors: a block's unit of work is a tile and a
 //    slice of k's stages, whose partial product goes to slab `slice` of `c`, and the host sums the
 //    slabs (sum_slices_f32 in mmm_ladder.cu), as steps 9 to 11 do. With one slice, c is C.
-//  - Stream-K (step 18) where C has more tiles than blocks but not a whole number of rounds of them
-//    (4096 x 4096: 512 tiles, 3 rounds of 132 and 116 left): the whole rounds go tile by tile, and the
+//  - Stream-K (step 18) where C has more tiles than blocks but not a whole number of rounds of them,
+//    and the last round would leave the multiprocessors idle long (8192 x 8192: 2048 tiles, 15 rounds
+//    of 132 and 68 left; the host's wgmma::tail): the whole rounds go tile by tile, and the
 //    k stages of the tiles left are cut into one even run per block, across tile boundaries. The
 //    block that has a tile's first stage stores it, once the blocks with its later stages have left
 //    their partial sums in global memory and counted themselves in (Tail, below).
@@ -667,8 +668,9 @@ __device__ __forceinline__ void give_partial(const Pipeline& p, const float (&d)
 
 // A tile's first piece: waits until every block whose run starts inside the tile has left its sums,
 // adds them, in the order of the blocks (the same sums each launch), and sets the count back to zero
-// for the next launch. The blocks it waits for run at once with it (the grid is one block per
-// multiprocessor) and leave their sums at the start of their runs, while it ends its own with this.
+// for the next launch. The blocks it waits for are numbered above it and leave their sums at the
+// start of their runs, before any wait of their own, while it ends its own run with this: with one
+// block per multiprocessor they run at once, and where fewer fit, the lowest blocks still end first.
 template <int ACCUMULATORS>
 __device__ __forceinline__ void take_partials(const Pipeline& p, float (&d)[ACCUMULATORS], int tail, int consumer) {
     const long long stages = (long long)p.tail * p.k_stages, first = (long long)tail * p.k_stages;
@@ -806,8 +808,8 @@ __device__ __forceinline__ void consume(const Pipeline& p, MatrixView<float> c) 
 // B^T's tiles (the host launches CLUSTER times the blocks, and B^T's box is TILE_N / CLUSTER rows).
 // IN_FLIGHT: wgmma groups a consumer keeps running while it waits for the next stage (consume).
 // TMA_STORE: C may be stored through shared memory, where `c_map` is given (step 16).
-// STREAM_K (step 18), tail, partials, arrivals: the shared-out tiles (Pipeline); with tail > 0 the
-// grid must fit on the GPU at once (a block waits for others' partial sums) and k must be one slice.
+// STREAM_K (step 18), tail, partials, arrivals: the shared-out tiles (Pipeline); with tail > 0 k must
+// be one slice, and the grid should fit on the GPU at once (a block waits for higher blocks' sums).
 template <class Tiles, int CLUSTER = 1, int IN_FLIGHT = 1, bool TMA_STORE = false, bool STREAM_K = false>
 __device__ __forceinline__ void wgmma_tma(const CUtensorMap* a, const CUtensorMap* b, MatrixView<float> c, int k,
                                           int stages_per_slice, const CUtensorMap* c_map = nullptr, int tail = 0,
@@ -920,8 +922,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     }
 }
 // Step 18: step 16 with the last, partial round of tiles shared out along k (stream-K) where `tail` >
-// 0 (the host's choice: a grid of one block per multiprocessor, C of one slice, more tiles than
-// blocks and not a multiple of them): the last `tail` tiles' stages cut evenly over the blocks,
+// 0 (the host's choice, wgmma::tail: a grid of one block per multiprocessor, C of one slice, more
+// tiles than blocks and not a multiple of them, the idle multiprocessors of the last round adding up
+// to MIN_IDLE_STAGES stage-times a block or more): the last `tail` tiles' stages cut evenly over the blocks,
 // `partials` room for a consumer's sums per block and consumer, `arrivals` a zero per tile and
 // consumer (zero again when the launch ends).
 extern "C" __global__ void __launch_bounds__(THREADS, 1)

@@ -70,8 +70,8 @@ pub enum WgmmaGemm {
     /// Step 17: TF32 with no transpose of B: C^T on [`WIDE_TILE`]s, B's tile read through
     /// registers, C stored as step 16 does; step 12's narrow tiles on a small C.
     Tf32Wide,
-    /// Step 18: step 16 on every multiprocessor, the last, partial round of tiles shared out along k
-    /// (stream-K, [`tail`]).
+    /// Step 18: step 16 with the last, partial round of tiles shared out along k where it would leave
+    /// the multiprocessors idle long (stream-K, [`tail`]: then one block per multiprocessor).
     Bf16StreamK,
 }
 
@@ -562,7 +562,7 @@ impl<'a> WgmmaLaunch<'a> {
         (self.split.slices > 1).then_some(self.split)
     }
 
-    /// For steps 14 to 16, enqueues the conversion of `a` and `b` into the copies their GEMM reads,
+    /// For steps 14 to 16 and 18, enqueues the conversion of `a` and `b` into the copies their GEMM reads,
     /// which [`WgmmaLaunch::launch`] then multiplies, however often; for steps 12 and 13, whose
     /// launches convert, nothing. Called before the timed launches, as cuBLAS's bf16 row converts.
     ///
@@ -657,10 +657,12 @@ impl<'a> WgmmaLaunch<'a> {
                 let (c_map, tma_store) = self.store_map(target, slices)?;
                 // __global__ void wgmma_tma_bf16_streamk(const __grid_constant__ CUtensorMap a, const __grid_constant__ CUtensorMap b_t, const __grid_constant__ CUtensorMap c_map, MatrixView<float> c, int k, int stages_per_slice, int tma_store, int tail, float* partials, unsigned int* arrivals)
                 // SAFETY: as for the step 16 launch, with this signature. Where `tail` > 0 (`prepare`:
-                // one slice, more tiles than blocks), `grid` is one block per multiprocessor, all
-                // resident at once (one fits a multiprocessor), and the workspace holds `grid`
-                // blocks' partial sums and `tail` x 2 zero counts, this struct's, which no other
-                // launch uses meanwhile (this function's contract); where 0 the pointers are not read.
+                // one slice, more tiles than blocks), the workspace holds `grid` blocks' partial
+                // sums and `tail` x 2 zero counts, this struct's, which no other launch uses
+                // meanwhile (this function's contract); where 0 the pointers are not read. A block
+                // waits only for blocks numbered above it, which leave their sums before they wait
+                // themselves: with one block per multiprocessor all run at once, and where fewer
+                // fit (another kernel beside it), the blocks started first, the lowest, still end.
                 check_cuda!(unsafe {
                     launch!(gemm<<<grid, THREADS, shared, stream>>>(a_map, b_map, c_map, target, k, stages_per_slice, tma_store, tail, partials, arrivals))
                 })?;

@@ -358,7 +358,8 @@ fn split_and_check<T: Element>(ladder: &Ladder, step: Step, (m, k, n): (usize, u
 fn hopper_steps_12_to_18_are_right_at_awkward_sizes_or_say_they_need_sm_90a() {
     let gpu = Gpu::open(0).expect(NEEDS_GPU);
     let ladder = Ladder::load(&gpu).unwrap();
-    let shapes = [
+    let multiprocessors = gpu.info.multiprocessors;
+    let mut shapes = vec![
         (1, 1, 1),
         (17, 5, 33),
         (200, 70, 1999),
@@ -394,6 +395,7 @@ fn hopper_steps_12_to_18_are_right_at_awkward_sizes_or_say_they_need_sm_90a() {
         (2300, 4000, 2170),
         (2300, 4001, 2171),
     ];
+    shapes.extend(stream_k_shapes(multiprocessors));
     for step in [
         Step::WgmmaTf32,
         Step::WgmmaBf16,
@@ -424,7 +426,6 @@ fn hopper_steps_12_to_18_are_right_at_awkward_sizes_or_say_they_need_sm_90a() {
         assert_eq!(ladder.arch(), 90, "{} runs on sm_90 only", step.name());
         if step.precision::<f32>() == Precision::Tf32 {
             let gemm = step.gemm().expect("a wgmma step runs a GEMM");
-            let multiprocessors = gpu.info.multiprocessors;
             let tile = |(m, n): (usize, usize)| wgmma::tile(gemm, (m as u32, n as u32), multiprocessors);
             // In TF32 A is read in place where k % 4 == 0, and B where n % 4 == 0 on the tiles
             // computed as C^T (step 12's 128 x 256 ones read B^T, always a copy); the shapes above
@@ -460,21 +461,9 @@ fn hopper_steps_12_to_18_are_right_at_awkward_sizes_or_say_they_need_sm_90a() {
             }
         }
         if step == Step::WgmmaBf16StreamK {
-            // Every sm_90 GPU has 132 multiprocessors or fewer, and 114 or more: the last two
-            // shapes' 162 tiles leave a partial round, shared out.
-            let multiprocessors = gpu.info.multiprocessors;
-            let shared_out = shapes.iter().filter(|&&(m, k, n)| {
-                let slices = wgmma::split(WgmmaGemm::Bf16StreamK, (m, k, n), multiprocessors).slices;
-                let stages = (2 * k).div_ceil(128) as u32;
-                wgmma::tail(
-                    WgmmaGemm::Bf16StreamK,
-                    wgmma::TILE,
-                    (m as u32, n as u32),
-                    stages,
-                    slices,
-                    multiprocessors,
-                ) > 0
-            });
+            // 2300 x 4000 x 2170 and 2300 x 4001 x 2171 on an H100 or H200, else two like them
+            // (stream_k_shapes): tiles shared out, stored by TMA and from registers.
+            let shared_out = shapes.iter().filter(|&&shape| shares_out(shape, multiprocessors));
             assert!(
                 shared_out.count() >= 2,
                 "step 18 shares no tiles out on {multiprocessors} multiprocessors"
@@ -484,20 +473,20 @@ fn hopper_steps_12_to_18_are_right_at_awkward_sizes_or_say_they_need_sm_90a() {
             let launch = ladder.prepare::<f32>(step, sizes).unwrap().unwrap();
             launch.split().map(|split| split.slices)
         };
-        // Every sm_90 GPU has 114 multiprocessors or more: 32 tiles of bf16's 128 x 256 leave most
-        // idle, 128 do not; step 12's 128 narrow tiles at 1024 do not either.
+        // 32 tiles of bf16's 128 x 256 leave most of an H100's or H200's multiprocessors idle (split-K
+        // where 64 or more), 128 do not; step 12's 128 narrow tiles at 1024 do not either.
         let (square, long, full) = (
             sliced((1024, 1024, 1024)),
             sliced((129, 2085, 257)),
             sliced((2048, 2048, 2048)),
         );
-        let square_split = step.precision::<f32>() == Precision::Bf16;
+        let square_split = step.precision::<f32>() == Precision::Bf16 && multiprocessors >= 64;
         assert!(
             (square > Some(1)) == square_split && long > Some(1) && full.is_none(),
             "{}: {square:?} {long:?} {full:?}",
             step.name()
         );
-        for (m, k, n) in shapes {
+        for &(m, k, n) in &shapes {
             let (a, b, mut c) = operands::<f32>((m, k, n), &mut random);
             run_step(&ladder, step, &a, &b, &mut c, 2).unwrap().unwrap();
             let check = step.precision::<f32>().judge(check_product(&a, &b, &c, &mut random));
@@ -505,6 +494,28 @@ fn hopper_steps_12_to_18_are_right_at_awkward_sizes_or_say_they_need_sm_90a() {
             eprintln!("{} at {m} x {k} x {n}: max rel. error {:.1e}", step.name(), check.error);
         }
     }
+}
+
+/// Whether step 18 shares the last round of `shape`'s tiles out along k on `multiprocessors`.
+fn shares_out((m, k, n): (usize, usize, usize), multiprocessors: u32) -> bool {
+    let gemm = WgmmaGemm::Bf16StreamK;
+    let slices = wgmma::split(gemm, (m, k, n), multiprocessors).slices;
+    let stages = (2 * k).div_ceil(128) as u32;
+    wgmma::tail(gemm, wgmma::TILE, (m as u32, n as u32), stages, slices, multiprocessors) > 0
+}
+
+/// Two shapes whose tiles step 18 shares out on this GPU (n % 4 == 0 and != 0), where the test's
+/// 2300 x 4000 x 2170 does not (a GPU with other than an H100's or H200's 114 to 132
+/// multiprocessors: an H20, a MIG slice): as tall as it takes, with ragged edges. None where it does.
+fn stream_k_shapes(multiprocessors: u32) -> Vec<(usize, usize, usize)> {
+    if shares_out((2300, 4000, 2170), multiprocessors) {
+        return Vec::new();
+    }
+    (2..=64)
+        .map(|tiles_m| tiles_m * 128 - 4)
+        .find(|&m| shares_out((m, 4000, 2170), multiprocessors))
+        .map(|m| vec![(m, 4000, 2170), (m, 4001, 2171)])
+        .unwrap_or_default()
 }
 
 /// Issue 24: cuBLAS in TF32 math really rounds (its error is TF32's, far above its own f32 GEMM's),

@@ -218,7 +218,7 @@ impl<T: Element> StepLaunch<'_, T> {
         self.split.as_ref().map(|split| split.split).or_else(wgmma)
     }
 
-    /// Enqueues what a step does once before its timed launches: steps 14 to 16's conversion of A
+    /// Enqueues what a step does once before its timed launches: steps 14 to 16 and 18's conversion of A
     /// and B ([`WgmmaLaunch::convert`]), which their launches then multiply; nothing for the others.
     ///
     /// # Safety
@@ -232,12 +232,13 @@ impl<T: Element> StepLaunch<'_, T> {
     }
 
     /// Enqueues one product C = A * B on `stream` (the views of the sizes the step was prepared for;
-    /// steps 14 to 16 multiply what [`StepLaunch::convert`] made of A and B).
+    /// steps 14 to 16 and 18 multiply what [`StepLaunch::convert`] made of A and B).
     ///
     /// # Safety
     /// `a`, `b` and `c` must point at device memory holding their `rows` x `cols` elements, row-major
     /// (as a `Matrix`'s device copy does), that stays allocated, and that nothing else writes, until
-    /// the GPU has finished the launch.
+    /// the GPU has finished the launch. No other launch of this `StepLaunch` may run at the same time
+    /// (on another stream): step 18's partial sums and counts are its own, one launch's.
     pub unsafe fn launch(
         &self,
         (a, b, c): (MatrixView<T>, MatrixView<T>, MatrixView<T>),

@@ -56,8 +56,9 @@ pub enum Step {
     /// Step 12 with no transpose of B on a large C: C^T on 256 x 128 tiles, B's tile read through
     /// registers two k steps at a time, C stored as step 16 does (precision "tf32").
     WgmmaTf32Wide,
-    /// Step 16 on every multiprocessor, the last, partial round of tiles shared out along k
-    /// (stream-K): a block ends a tile with the partial sums of the blocks that ran its later stages.
+    /// Step 16 with the last, partial round of tiles shared out along k where it would leave the
+    /// multiprocessors idle long (stream-K, one block per multiprocessor): a block ends a tile with
+    /// the partial sums of the blocks that ran its later stages.
     WgmmaBf16StreamK,
 }
 
