@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 65, run 88 (one H200): bf16 at 4096 and 8192, each GEMM by itself launched 2000 (4096) and
-# 300 (8192) times back to back, with NVML's power and SM clock meanwhile (run-88/bf16-bench.cu
-# --sustained), in run 85's order and reversed, twice each; then in turn launch by launch once.
+# 300 (8192) times back to back, with NVML's power and SM clock meanwhile (the bench's --sustained),
+# in run 85's order and reversed, twice each; then in turn launch by launch once.
 # The bench is run 85's with run-88/bf16-bench.diff applied (patch). Into $OUT/issue65-run-88.tgz.
 set -u
 logs=$(mktemp -d)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Issue 65, run 89 (one H200): what holds the SM clock at about 1.5 GHz while bf16 GEMMs run (run 88:
-# 1545 to 1560 MHz at 4096, 320 to 350 W of a 700 W limit)? Run 88's bench with each GEMM launched
+# 1545 to 1560 MHz at 4096, and NVML's 320 to 350 W of a 700 W limit, which this run found had not
+# caught up with runs under half a second)? Run 88's bench with each GEMM launched
 # 20000 times back to back at 4096 (about 4 s each), with nvidia-smi's clocks, power, temperature
 # and clock event reasons every 100 ms beside it, and `nvidia-smi -q -d PERFORMANCE,CLOCK` twice
 # while it runs. Reads the GPU's state only. Into $OUT/issue65-run-89.tgz.
