@@ -64,7 +64,7 @@ if [[ -z $file ]]; then
     exit 0
 fi
 echo "begin $(basename "$file") ${CUDA_VISIBLE_DEVICES:-unset}" >>"$STUB_LOG"
-echo "${CUDA_VISIBLE_DEVICES:-unset} ${LAB_GPU_LOCK:-unset}" >>"$STUB_LOG.locks"
+echo "${CUDA_VISIBLE_DEVICES:-unset} ${LAB_GPU_LOCK:-unset} ${CUDA_DEVICE_MAX_CONNECTIONS:-unset}" >>"$STUB_LOG.locks"
 trap 'echo "end $(basename "$file") ${CUDA_VISIBLE_DEVICES:-unset}" >>"$STUB_LOG"' EXIT
 sleep "0.$((RANDOM % 4))"
 first=$(head -n 1 "$file")
@@ -237,13 +237,14 @@ expect "a scheduler's GPUs exit" "$(CUDA_VISIBLE_DEVICES=5,7 grade share --jobs 
 expect "a scheduler's GPUs" "$(gpus_used)" "one at a time on 5,7"
 expect "a scheduler's GPUs, same CSV" "$(cmp -s "$work/one.csv" "$work/share.csv" && echo same || echo different)" same
 # The GPUs' locks (issue 65): every lab, our solution's check too, names its GPU's lock file in one
-# private folder of the run, gone when the run is.
+# private folder of the run, gone when the run is, and (a kernel week) runs with one hardware queue per
+# CUDA context.
 locks=$(sort -u "$STUB_LOG.locks")
 lock_folder=$(dirname "$(head -n 1 <<<"$locks" | cut -d ' ' -f 2)")
-expect "a lock file per GPU" "$(sed "s|$lock_folder/||" <<<"$locks")" "5 gpu-5.lock
-7 gpu-7.lock"
+expect "a lock file per GPU" "$(sed "s|$lock_folder/||" <<<"$locks")" "5 gpu-5.lock 1
+7 gpu-7.lock 1"
 expect "in a private folder of the run, gone after it" "$(basename "$lock_folder" | sed 's/-[0-9]*-[0-9a-f]\{16\}$//') $([[ -e $lock_folder ]] && echo kept || echo gone)" "grade-gpu-locks gone"
-expect "every check has it, our solution's too" "$(grep -c " $lock_folder/gpu-[57].lock$" "$STUB_LOG.locks")" "$(grep -c '^begin' "$STUB_LOG")"
+expect "every check has it, our solution's too" "$(grep -c " $lock_folder/gpu-[57].lock 1$" "$STUB_LOG.locks")" "$(grep -c '^begin' "$STUB_LOG")"
 
 # Progress: a line per submission on stderr, none in the CSV.
 expect "progress lines" "$(grep -c '^grade.sh: graded [1-9] of 9: ' "$work/three.err")" 9

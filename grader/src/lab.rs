@@ -15,7 +15,7 @@ use crate::csv::{escaped, record, shown, text_of};
 use crate::listing::{is_hash, passed_shown, row, Listing};
 use crate::stop::{stop, MACHINE, NOT_GRADED, USAGE};
 use crate::submissions::{code_of, Found, Submission};
-use crate::weeks::Week;
+use crate::weeks::{Handed, Week};
 
 /// The repository: where grade.sh says (GRADE_REPOSITORY: the GPU bundle's own folder), else where
 /// this program was built.
@@ -149,6 +149,10 @@ pub fn cpu_threads(jobs: usize) -> Option<usize> {
 
 /// The variable that names a lab's GPU lock file, for the grader and the labs (`grading::gpu_lock`).
 pub const GPU_LOCK_ENV: &str = "LAB_GPU_LOCK";
+
+/// The variable that caps the hardware queues each CUDA context gets (`CUDA_DEVICE_MAX_CONNECTIONS`,
+/// 8 where unset): [`Lab::on_gpu`] sets it to 1 for a kernel week's check.
+pub const CONNECTIONS_ENV: &str = "CUDA_DEVICE_MAX_CONNECTIONS";
 
 /// The lock file of GPU `device` (a CUDA_VISIBLE_DEVICES value: a number or a UUID) in `folder`:
 /// `gpu-<device>.lock`, every character but letters, digits and `-` made `_`.
@@ -348,6 +352,18 @@ impl Lab {
 
     /// `command` run on GPU `device` (none in a dry run), with its lock file where [`Lab::gpu_locks`]
     /// says, and its share of the cores where [`Lab::cpu_threads`] says.
+    ///
+    /// A kernel week's check (and each process it starts: its cases, compute-sanitizer's runs, ncu's
+    /// measured run) runs with one hardware queue per CUDA context ([`CONNECTIONS_ENV`]), on any
+    /// number of jobs, so that one job and many grade under the same settings. Each of those
+    /// processes makes a context, and where checks share a GPU, contexts being made and destroyed
+    /// slow everyone's driver calls (issue 65, run 72). On an H200 (issue 65, run 91) one process's
+    /// context, from its making to its end, took 67.6 ms with one queue and 179.6 ms with the
+    /// default 8; a request of ncu's batch beside 8 processes making contexts took 1.222 s and
+    /// 2.665 s; a class of week-3 copies with 16 jobs graded 37.8 a minute past its first minute
+    /// and 27.2 without, with the same verdicts (run 92). A kernel week's processes launch on one
+    /// stream at a time, which one queue serves as well. A program week's are left alone: one queue
+    /// would serialize the streams its programs, ours included, overlap.
     fn on_gpu(&self, command: &mut Command, device: Option<&str>) {
         if let Some(threads) = self.cpu_threads {
             command.env("RAYON_NUM_THREADS", threads.to_string());
@@ -356,6 +372,9 @@ impl Lab {
             command.env("CUDA_VISIBLE_DEVICES", device);
             if let Some(folder) = &self.gpu_locks {
                 command.env(GPU_LOCK_ENV, gpu_lock_file(folder, device));
+            }
+            if matches!(self.week.handed, Handed::Kernel { .. }) {
+                command.env(CONNECTIONS_ENV, "1");
             }
         }
     }
@@ -720,5 +739,91 @@ pub fn run_with_input(command: &mut Command, input: &[u8]) -> (i32, Vec<u8>, Vec
     match child.wait_with_output() {
         Ok(output) => (exit_code(output.status), output.stdout, output.stderr),
         Err(err) => (127, Vec::new(), format!("{err}\n").into_bytes()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The lab of week `name`, with nothing listed: enough for the settings a check runs with.
+    fn lab_of(name: &str, gpu_locks: Option<PathBuf>) -> Lab {
+        Lab {
+            week: crate::weeks::week(name).unwrap(),
+            bin: PathBuf::from("lab"),
+            cases_file: None,
+            sanitize: false,
+            limit: 600,
+            dry: false,
+            listing: Listing {
+                header: String::new(),
+                names: Vec::new(),
+                cases: 0,
+                hash: String::new(),
+                note_at: None,
+            },
+            folder: String::new(),
+            starter: None,
+            gpu_locks,
+            cpu_threads: Some(2),
+        }
+    }
+
+    /// What `lab` sets for a check on `device`, by name.
+    fn settings(lab: &Lab, device: Option<&str>) -> Vec<(String, String)> {
+        let mut command = Command::new("lab");
+        lab.on_gpu(&mut command, device);
+        let mut set: Vec<(String, String)> = command
+            .get_envs()
+            .map(|(name, value)| {
+                let value = value.map_or(String::new(), |value| value.to_string_lossy().into_owned());
+                (name.to_string_lossy().into_owned(), value)
+            })
+            .collect();
+        set.sort();
+        set
+    }
+
+    /// A kernel week's check on a GPU gets one hardware queue per context, with one job as with
+    /// many (issue 65, runs 91 and 92); a program week's keeps the driver's default, whose streams
+    /// overlap; a dry run, on no GPU, gets no GPU settings at all.
+    #[test]
+    fn a_kernel_weeks_check_on_a_gpu_gets_one_queue_per_context() {
+        let pairs = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
+            pairs
+                .iter()
+                .map(|(name, value)| (name.to_string(), value.to_string()))
+                .collect()
+        };
+        let locks = PathBuf::from("/run/locks");
+        assert_eq!(
+            settings(&lab_of("03-mmm-tiled", Some(locks.clone())), Some("1")),
+            pairs(&[
+                ("CUDA_DEVICE_MAX_CONNECTIONS", "1"),
+                ("CUDA_VISIBLE_DEVICES", "1"),
+                ("LAB_GPU_LOCK", "/run/locks/gpu-1.lock"),
+                ("RAYON_NUM_THREADS", "2"),
+            ])
+        );
+        assert_eq!(
+            settings(&lab_of("07-dynamic-parallelism", None), Some("0")),
+            pairs(&[
+                ("CUDA_DEVICE_MAX_CONNECTIONS", "1"),
+                ("CUDA_VISIBLE_DEVICES", "0"),
+                ("RAYON_NUM_THREADS", "2"),
+            ])
+        );
+        assert_eq!(
+            settings(&lab_of("05-streams", Some(locks)), Some("1")),
+            pairs(&[
+                ("CUDA_VISIBLE_DEVICES", "1"),
+                ("LAB_GPU_LOCK", "/run/locks/gpu-1.lock"),
+                ("RAYON_NUM_THREADS", "2"),
+            ])
+        );
+        assert_eq!(
+            settings(&lab_of("03-mmm-tiled", None), None),
+            pairs(&[("RAYON_NUM_THREADS", "2")])
+        );
     }
 }

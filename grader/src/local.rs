@@ -7,7 +7,8 @@
 //! the GPU runs the others' cases), and a per-GPU lock keeps the GPU's timed work and ncu apart: each
 //! lab gets `LAB_GPU_LOCK`, a file per GPU in a private folder of this run ([`LockFolder`]), and runs
 //! its timed cases and its ncu run holding it alone, its sanitizer runs beside other such runs
-//! (`grading::gpu_lock`).
+//! (`grading::gpu_lock`). A kernel week's labs run with one hardware queue per CUDA context, which
+//! makes the contexts their processes make cost the others on the GPU less (`Lab::on_gpu`).
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
