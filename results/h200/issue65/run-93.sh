@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# Issue 65, run 93 (one H200; prepared, not run yet): the committed form of run 92's B, the grader
+# Issue 65, run 93 (one H200; 282 of 300 graded by the limit): the committed form of run 92's B, the grader
 # setting CUDA_DEVICE_MAX_CONNECTIONS=1 for each kernel week's lab (grader's Lab::on_gpu):
 # .gpu293z/c.tgz holds bin/ with a bundle's grader, lab-mmm, feedback and libcupti.so.13 (from
 # scripts/gpu-bundle.sh at a597c68 or later; lab-mmm as at c9058df). The whole class of 300
 # with --jobs 16, for at most 550 s (run 92's rate gives about 510 s), and beside it every 0.5 s
 # /proc/PID/environ of each lab-mmm, compute-sanitizer and ncu process (environ-summary.txt: how many
-# processes had which value). Into $OUT/issue65-run-93.tgz (class-run.sh's files) and $OUT/run-93/.
+# processes had which value; "unset" also where a process's environ could not be read as it ended,
+# and for lab-mmm's --list-cases, --help and --verify-mark, which the grader starts without the
+# variable: they launch no kernel). Into $OUT/issue65-run-93.tgz (class-run.sh's files) and
+# $OUT/run-93/.
 set -u
 mkdir -p .gpu293 && tar -C .gpu293 -xzf .gpu293z/c.tgz
 logs=$OUT/run-93
