@@ -39,10 +39,8 @@ echo "class of 300: --jobs $jobs, rc=$rc $took ms" >>"$logs/times.txt"
 awk -v end="$(( took / 1000 ))" '$2 == "grade.sh:" && $3 == "graded" && $1 >= 60 { n++ }
   END { if (end > 60) printf "after the first 60 s: %d graded in %d s, %.1f a minute\n", n, end - 60, 60 * n / (end - 60) }' \
   "$logs/class-300.log" >>"$logs/times.txt"
-# From run 95 on, how many were graded in each 30 s (a first wave of many jobs ends past the first minute).
-awk '$2 == "grade.sh:" && $3 == "graded" { n[int($1 / 30)]++; last = int($1 / 30) }
-  END { printf "graded in each 30 s:"; for (w = 0; w <= last; w++) printf " %d", n[w]; print "" }' \
-  "$logs/class-300.log" >>"$logs/times.txt"
+# From run 95 on, how many were graded in each 30 s.
+{ echo "graded in each 30 s:"; bash results/h200/issue65/windows.sh "$logs/class-300.log"; } >>"$logs/times.txt"
 kill "$smi" "$vm" "$watcher"
 gzip "$logs/locks.tsv"
 { python3 results/h200/issue65/locks.py use "$logs/locks.tsv.gz" gpu-0.lock
