@@ -84,9 +84,10 @@ pub fn find_gpus() -> Result<Vec<String>> {
 /// jobs than GPUs share them, their timed work kept apart by the GPUs' lock; on an H200 one job graded
 /// a week-3 submission in about 7 s, 12 jobs graded 95 in 360 s and 32 jobs 107 in 540 s: beside more
 /// jobs each check holds the GPU's lock longer (issue 65, runs 10, 52 and 53, `results/h200/issue65/`).
-/// Since a kernel week's checks get one hardware queue per CUDA context (`Lab::on_gpu`), 24 jobs
-/// graded 46 a minute where 16 graded 30 (run 94): a class is graded faster with `--jobs 24` on one
-/// H200; without `--jobs` it stays one job per GPU.
+/// Since a kernel week's checks get one hardware queue per CUDA context (`Lab::on_gpu`), 16 jobs
+/// graded a class of 300 in 571 s (run 96); 24 jobs were faster for a minute (run 94) but no faster
+/// over a whole class (run 95): `--jobs 16` on one H200. Without `--jobs` it stays one job per GPU:
+/// a machine's cores and memory, not only its GPUs, bound how many checks it can run at once.
 pub fn default_jobs(devices: &[String]) -> usize {
     if devices.is_empty() {
         std::thread::available_parallelism().map_or(1, usize::from)

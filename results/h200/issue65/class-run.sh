@@ -2,10 +2,11 @@
 # Issue 65: one class run on the GPU machine, what runs 41, 44 and 46 did each in a script of their
 # own: a class of 300 week-3 copies (scripts/make-class.sh) graded by grade.sh with the bundle's
 # grader and lab-mmm, for at most SECONDS, with LAB_PHASES, nvidia-smi's GPU use every 500 ms and
-# vmstat every 2 s; then held-summary.py over the phases and same-verdicts.py against run 10's
-# --jobs 1 outputs; from run 65 on grade.sh's log with the time of each line, and the rate past the
-# first minute; from run 69 on /proc/locks every 20 ms (locks.py watch, then its use and states of
-# gpu-0.lock), which runs 65 to 67 ran beside it. Everything into $OUT/issue65-NAME.tgz.
+# vmstat every 2 s; then held-summary.py over the phases and same-verdicts.py against the --jobs 1
+# outputs (run 10's; from run 97 on same-as-alone.sh, with run 97's for the kinds run 10 lacks);
+# from run 65 on grade.sh's log with the time of each line, and the rate past the first minute;
+# from run 69 on /proc/locks every 20 ms (locks.py watch, then its use and states of gpu-0.lock),
+# which runs 65 to 67 ran beside it. Everything into $OUT/issue65-NAME.tgz.
 #
 #   bash results/h200/issue65/class-run.sh BUNDLE JOBS SECONDS NAME     (BUNDLE/bin: grader, lab-mmm)
 set -u
@@ -46,8 +47,7 @@ gzip "$logs/locks.tsv"
 { python3 results/h200/issue65/locks.py use "$logs/locks.tsv.gz" gpu-0.lock
   python3 results/h200/issue65/locks.py states "$logs/locks.tsv.gz"; } >"$logs/locks-states.log" 2>&1
 python3 results/h200/issue65/held-summary.py "$logs/phases.txt" "$(( took / 1000 ))" >"$logs/held-summary.log"
-python3 results/h200/issue65/same-verdicts.py kept-runs "$logs/class-originals.txt" results/h200/issue65/run-10/j1-checks \
-  "$logs/class-300-checks" >"$logs/same-verdicts.log" 2>&1
+bash results/h200/issue65/same-as-alone.sh "$logs" >"$logs/same-verdicts.log" 2>&1
 echo "same-verdicts rc=$?" >>"$logs/times.txt"
 cat "$logs/times.txt" "$logs/held-summary.log" | head -30
 head -8 "$logs/locks-states.log"
