@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 65, run 93 (one H200; 282 of 300 graded by the limit): the committed form of run 92's B, the grader
+# Issue 65, run 93 (one H200; 283 of 300 graded by the limit): the committed form of run 92's B, the grader
 # setting CUDA_DEVICE_MAX_CONNECTIONS=1 for each kernel week's lab (grader's Lab::on_gpu):
 # .gpu293z/c.tgz holds bin/ with a bundle's grader, lab-mmm, feedback and libcupti.so.13 (from
 # scripts/gpu-bundle.sh at a597c68 or later; lab-mmm as at c9058df). The whole class of 300

@@ -13,7 +13,7 @@ state=/tmp/run-96
 wait_for_the_class() {
   for _ in $(seq "$1"); do [[ -e $state/done ]] && break; sleep 1; done
   if [[ -e $state/done ]]; then cp "$state"/out/* "$OUT"/; else cp "$state"/tmp/tmp.*/class-300.log "$OUT"/ 2>/dev/null; fi
-  cp "$state/class.log" "$OUT/run-96-class.log"
+  cp "$state/class.log" "$OUT/run-96-output.log"
 }
 if [[ ${1-} == collect ]]; then wait_for_the_class 560; exit; fi
 echo "uid $(id -u)"
