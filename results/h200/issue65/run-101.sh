@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Issue 65, run 101 (one H200): where a launch of step 16 (and of pair_stored) goes, block by block:
+# run-101/bf16-bench.cu's --stamps after its ladder-row timings, at 4096 twice and at 8192 once.
+# The stamps ran with run-101/mmm_wgmma-stamps.diff applied to the kernels
+# (git apply results/h200/issue65/run-101/mmm_wgmma-stamps.diff), which were then put back.
+# Into $OUT/issue65-run-101.tgz.
+set -u
+logs=$(mktemp -d)
+trap 'tar -C "$logs" -czf "$OUT/issue65-run-101.tgz" .' EXIT
+{ nvidia-smi -L; nvidia-smi --query-gpu=driver_version,power.limit --format=csv,noheader; date -u; } >"$logs/gpu.txt"
+bench=$(mktemp -d)/bench
+/usr/local/cuda/bin/nvcc -std=c++17 -O3 -arch=sm_90a -I kernels/cuda results/h200/issue65/run-101/bf16-bench.cu \
+  -lcublas -lcuda -lnvidia-ml -o "$bench" >"$logs/build.log" 2>&1
+echo "build rc=$?" >>"$logs/rc.txt"
+run() {  # name, then the bench's arguments
+  local name=$1
+  shift
+  timeout 100 "$bench" "$@" >"$logs/$name.log" 2>&1
+  echo "$name rc=$?" >>"$logs/rc.txt"
+}
+run stamps-4096-1 4096x4096x4096 --ladder --stamps
+run stamps-4096-2 4096x4096x4096 --ladder --stamps
+run stamps-8192 8192x8192x8192 --ladder --stamps
+cat "$logs/rc.txt" "$logs/build.log"
+for f in "$logs"/stamps-*.log; do
+  echo "== ${f##*/}"; grep -vE "^  block|^device|^driver|^cuBLAS vs" "$f" | cut -c1-170
+done
