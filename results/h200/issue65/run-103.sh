@@ -2,7 +2,8 @@
 # Issue 65, run 103 (one H200): step 16 against three trials of it that store 2, 4 or 8 of each
 # consumer's 8 chunks of C from registers, the rest through shared memory, and cuBLAS, bf16, with
 # run-103/bf16-bench.cu: in turn launch by launch at 4096, 8192 and 4000 (partial tiles); as ladder
-# rows (--ladder) three times, cuBLAS last, first, last; in turn again; back to back 2000 times. Into $OUT/issue65-run-103.tgz.
+# rows (--ladder) three times, cuBLAS last, first, last; in turn again; back to back 2000 times.
+# Into $OUT/issue65-run-103.tgz.
 # The trials ran with run-103/mmm_wgmma-direct.diff applied to the kernels
 # (git apply results/h200/issue65/run-103/mmm_wgmma-direct.diff), which were then put back.
 set -u

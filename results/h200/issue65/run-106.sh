@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Issue 65, run 106 (one H200): step 16 against a trial of it that stores C warp by warp, and
-# cuBLAS, bf16, with run-106/bf16-bench.cu: in turn launch by launch
-# at 4096, 8192 and 4000 (partial tiles); as ladder rows (--ladder) three times, cuBLAS last, first,
-# last; in turn again; back to back 2000 times. Into $OUT/issue65-run-106.tgz.
-# The trials ran with run-106/mmm_wgmma-by-warps.diff applied to the kernels
-# (git apply results/h200/issue65/run-106/mmm_wgmma-by-warps.diff), which were then put back.
+# cuBLAS, bf16, with run-106/bf16-bench.cu: in turn launch by launch at 4096, 8192 and 4000 (partial
+# tiles); as ladder rows (--ladder) three times, cuBLAS last, first, last; in turn again; back to
+# back 2000 times. Into $OUT/issue65-run-106.tgz.
+# The trial ran with run-106/mmm_wgmma-by-warps.diff applied to the kernels (git apply
+# results/h200/issue65/run-106/mmm_wgmma-by-warps.diff), which were then put back.
 set -u
 logs=$(mktemp -d)
 trap 'tar -C "$logs" -czf "$OUT/issue65-run-106.tgz" .' EXIT
