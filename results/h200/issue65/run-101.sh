@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # Issue 65, run 101 (one H200): where a launch of step 16 (and of pair_stored) goes, block by block:
-# run-101/bf16-bench.cu's --stamps after its ladder-row timings, at 4096 twice and at 8192 once.
-# The stamps ran with run-101/mmm_wgmma-stamps.diff applied to the kernels
-# (git apply results/h200/issue65/run-101/mmm_wgmma-stamps.diff), which were then put back.
-# Into $OUT/issue65-run-101.tgz.
+# the --stamps of run 100's bench with run-101/bf16-bench.diff applied, after its ladder-row
+# timings, at 4096 twice and at 8192 once. The stamps ran with run-101/mmm_wgmma-stamps.diff applied
+# to the kernels (git apply results/h200/issue65/run-101/mmm_wgmma-stamps.diff), which were then put
+# back. Into $OUT/issue65-run-101.tgz.
 set -u
 logs=$(mktemp -d)
 trap 'tar -C "$logs" -czf "$OUT/issue65-run-101.tgz" .' EXIT
 { nvidia-smi -L; nvidia-smi --query-gpu=driver_version,power.limit --format=csv,noheader; date -u; } >"$logs/gpu.txt"
 bench=$(mktemp -d)/bench
-/usr/local/cuda/bin/nvcc -std=c++17 -O3 -arch=sm_90a -I kernels/cuda results/h200/issue65/run-101/bf16-bench.cu \
+src=$(mktemp -d)
+patch -s -o "$src/bf16-bench.cu" results/h200/issue65/run-100/bf16-bench.cu results/h200/issue65/run-101/bf16-bench.diff \
+  || { echo "patch failed" >>"$logs/rc.txt"; cat "$logs/rc.txt"; exit 1; }
+/usr/local/cuda/bin/nvcc -std=c++17 -O3 -arch=sm_90a -I kernels/cuda "$src/bf16-bench.cu" \
   -lcublas -lcuda -lnvidia-ml -o "$bench" >"$logs/build.log" 2>&1
 echo "build rc=$?" >>"$logs/rc.txt"
 run() {  # name, then the bench's arguments

@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
 # Issue 65, run 103 (one H200): step 16 against three trials of it that store 2, 4 or 8 of each
 # consumer's 8 chunks of C from registers, the rest through shared memory, and cuBLAS, bf16, with
-# run-103/bf16-bench.cu: in turn launch by launch at 4096, 8192 and 4000 (partial tiles); as ladder
-# rows (--ladder) three times, cuBLAS last, first, last; in turn again; back to back 2000 times.
-# Into $OUT/issue65-run-103.tgz.
-# The trials ran with run-103/mmm_wgmma-direct.diff applied to the kernels
-# (git apply results/h200/issue65/run-103/mmm_wgmma-direct.diff), which were then put back.
+# run-103/bf16-bench.diff (applied to run 100's bench): in turn launch by launch at 4096, 8192 and
+# 4000 (partial tiles); as ladder rows (--ladder) three times, cuBLAS last, first, last; in turn
+# again; back to back 2000 times. Into $OUT/issue65-run-103.tgz. The trials ran with
+# run-103/mmm_wgmma-direct.diff applied to the kernels (git apply
+# results/h200/issue65/run-103/mmm_wgmma-direct.diff), which were then put back.
 set -u
 logs=$(mktemp -d)
 trap 'tar -C "$logs" -czf "$OUT/issue65-run-103.tgz" .' EXIT
 { nvidia-smi -L; nvidia-smi --query-gpu=driver_version,power.limit --format=csv,noheader; date -u; } >"$logs/gpu.txt"
 bench=$(mktemp -d)/bench
-/usr/local/cuda/bin/nvcc -std=c++17 -O3 -arch=sm_90a -I kernels/cuda results/h200/issue65/run-103/bf16-bench.cu \
+src=$(mktemp -d)
+patch -s -o "$src/bf16-bench.cu" results/h200/issue65/run-100/bf16-bench.cu results/h200/issue65/run-103/bf16-bench.diff \
+  || { echo "patch failed" >>"$logs/rc.txt"; cat "$logs/rc.txt"; exit 1; }
+/usr/local/cuda/bin/nvcc -std=c++17 -O3 -arch=sm_90a -I kernels/cuda "$src/bf16-bench.cu" \
   -lcublas -lcuda -lnvidia-ml -o "$bench" >"$logs/build.log" 2>&1
 echo "build rc=$?" >>"$logs/rc.txt"
 run() {  # name, then the bench's arguments
