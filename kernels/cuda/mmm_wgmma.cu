@@ -734,6 +734,13 @@ __device__ __forceinline__ void free_stage(const Pipeline& p, int stage) {
         for (unsigned int rank = 0; rank < CLUSTER; ++rank) mbarrier_arrive_in(bar, rank);
     }
 }
+// x, which is the same in every thread of the warp, said so to ptxas: lane 0's, broadcast. ptxas keeps
+// values it knows to be warp-uniform in uniform registers, where wgmma reads its descriptors from; one
+// it cannot prove uniform (anything from threadIdx, or what step 18's walk makes of blockIdx) it builds
+// in each thread's registers and moves over (R2UR), about a dozen instructions more for each wgmma.
+// Where ptxas proves x uniform itself, the shuffle is gone from the machine code.
+__device__ __forceinline__ unsigned int warp_uniform(unsigned int x) { return __shfl_sync(0xffffffffu, x, 0); }
+
 // A consumer warpgroup: for each of the block's units, waits for each stage, loads what it reads from
 // registers, runs 4 wgmmas on it (128 bytes of k), then stores its part of the tile into the unit's
 // slab of c (C itself with one slice). With IN_FLIGHT 1 it keeps one group of wgmmas in flight and
@@ -742,7 +749,7 @@ __device__ __forceinline__ void free_stage(const Pipeline& p, int stage) {
 // they load the next stage's fragments; step 17's load half of them between two wgmma groups (Tf32Wide::mma).
 template <class Tiles, int CLUSTER, int IN_FLIGHT, bool TMA_STORE, bool STREAM_K>
 __device__ __forceinline__ void consume(const Pipeline& p, MatrixView<float> c) {
-    const int consumer = threadIdx.x / 128 - 1;
+    const int consumer = warp_uniform(threadIdx.x / 128 - 1);
     if (consumer >= Tiles::CONSUMERS) return;    // the narrow tiles need one consumer
     const bool arrives = threadIdx.x % 32 == 0;  // lane 0 of each warp frees a stage
     float d[Tiles::ACCUMULATORS];
@@ -757,7 +764,7 @@ __device__ __forceinline__ void consume(const Pipeline& p, MatrixView<float> c) 
         int previous = 0;
         for (int ks = u.first; ks < u.end; ++ks) {
             mbarrier_wait(shared_address(&p.full[stage]), phase);
-            const unsigned int at = p.stages + stage * Tiles::STAGE;
+            const unsigned int at = warp_uniform(p.stages + stage * Tiles::STAGE);
             if (Tiles::WAITS_BEFORE_FRAGMENTS) wgmma_wait<0>();
             Tiles::load_fragments(f, at, consumer);
             wgmma_fence();
@@ -926,14 +933,20 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 // tiles than blocks and not a multiple of them, the idle multiprocessors of the last round adding up
 // to MIN_IDLE_STAGES stage-times a block or more): the last `tail` tiles' stages cut evenly over the blocks,
 // `partials` room for a consumer's sums per block and consumer, `arrivals` a zero per tile and
-// consumer (zero again when the launch ends).
+// consumer (zero again when the launch ends). Where `tail` is 0 it runs step 16's code itself: with
+// the stream-K walk compiled in, ptxas no longer keeps the consumers' loop in uniform registers (see
+// warp_uniform), and step 18 would be slower than step 16 where it shares nothing out (4096 x 4096).
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
     wgmma_tma_bf16_streamk(const __grid_constant__ CUtensorMap a, const __grid_constant__ CUtensorMap b_t,
                            const __grid_constant__ CUtensorMap c_map, MatrixView<float> c, int k, int stages_per_slice,
                            int tma_store, int tail, float* partials, unsigned int* arrivals) {
     static_assert(SharedTiles<Bf16>::CONSUMERS == 2, "partial_slot: two consumers a block");
-    wgmma_tma<SharedTiles<Bf16>, 1, 0, true, true>(&a, &b_t, c, k, stages_per_slice, tma_store ? &c_map : nullptr,
-                                                   tail, partials, arrivals);
+    const CUtensorMap* store = tma_store ? &c_map : nullptr;
+    if (tail == 0) {
+        wgmma_tma<SharedTiles<Bf16>, 1, 0, true>(&a, &b_t, c, k, stages_per_slice, store);
+    } else {
+        wgmma_tma<SharedTiles<Bf16>, 1, 0, true, true>(&a, &b_t, c, k, stages_per_slice, store, tail, partials, arrivals);
+    }
 }
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 
